@@ -1,0 +1,147 @@
+//! Activities: the compact, human-facing projection of a run's events.
+
+use crate::domain::run::{RunEvent, RunStatus};
+use serde::{Deserialize, Serialize};
+
+/// One row of the compact timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Activity {
+    /// `thinking`, `tool_call`, `approval`, `files_changed`, `final_answer` or `run_result`.
+    #[serde(rename = "type")]
+    pub activity_type: String,
+    /// `running`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// Short title.
+    pub title: String,
+    /// Optional detail line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// When the first event behind this row happened.
+    pub created_at: String,
+}
+
+/// Projects a run's ordered events (and its terminal status) into activities:
+/// consecutive thought deltas fold into one `thinking` row, tool calls into one row
+/// each, file changes into one `files_changed` row, text into `final_answer`.
+pub fn project(events: &[RunEvent], status: RunStatus) -> Vec<Activity> {
+    let mut out: Vec<Activity> = Vec::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut files_at: Option<String> = None;
+    let mut answer_at: Option<String> = None;
+    for e in events {
+        match e.event_type.as_str() {
+            "thought_delta" => {
+                if out.last().map(|a| a.activity_type.as_str()) != Some("thinking") {
+                    out.push(Activity {
+                        activity_type: "thinking".into(),
+                        status: "completed".into(),
+                        title: "Thinking".into(),
+                        detail: None,
+                        created_at: e.occurred_at.clone(),
+                    });
+                }
+            }
+            "tool_call_started" => out.push(Activity {
+                activity_type: "tool_call".into(),
+                status: "running".into(),
+                title: e.data["name"].as_str().unwrap_or("tool").to_string(),
+                detail: e.data["id"].as_str().map(str::to_string),
+                created_at: e.occurred_at.clone(),
+            }),
+            "tool_call_updated" => {
+                let id = e.data["id"].as_str();
+                if let (Some(id), Some(st)) = (id, e.data["status"].as_str())
+                    && let Some(row) = out
+                        .iter_mut()
+                        .rev()
+                        .find(|a| a.activity_type == "tool_call" && a.detail.as_deref() == Some(id))
+                {
+                    row.status = st.to_string();
+                }
+            }
+            "file_changed" => {
+                if let Some(p) = e.data["path"].as_str()
+                    && !files.iter().any(|f| f == p)
+                {
+                    files.push(p.to_string());
+                }
+                files_at.get_or_insert_with(|| e.occurred_at.clone());
+            }
+            "text_delta" => {
+                answer_at.get_or_insert_with(|| e.occurred_at.clone());
+            }
+            _ => {}
+        }
+    }
+    if let Some(at) = files_at {
+        out.push(Activity {
+            activity_type: "files_changed".into(),
+            status: "completed".into(),
+            title: "Files changed".into(),
+            detail: Some(format!("{} file(s) changed", files.len())),
+            created_at: at,
+        });
+    }
+    if let Some(at) = answer_at {
+        out.push(Activity {
+            activity_type: "final_answer".into(),
+            status: if status == RunStatus::Completed {
+                "completed".into()
+            } else {
+                status.as_str().into()
+            },
+            title: "Final answer".into(),
+            detail: None,
+            created_at: at,
+        });
+    }
+    if status.is_terminal() {
+        out.push(Activity {
+            activity_type: "run_result".into(),
+            status: status.as_str().into(),
+            title: format!("Run {}", status.as_str()),
+            detail: None,
+            created_at: events
+                .last()
+                .map(|e| e.occurred_at.clone())
+                .unwrap_or_default(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::RunId;
+    use serde_json::json;
+
+    fn ev(seq: i64, t: &str, data: serde_json::Value) -> RunEvent {
+        RunEvent {
+            run_id: RunId::from("run_x"),
+            sequence: seq,
+            event_type: t.into(),
+            data,
+            occurred_at: format!("2026-01-01T00:00:{seq:02}Z"),
+        }
+    }
+
+    #[test]
+    fn folds_events_into_compact_rows() {
+        let events = vec![
+            ev(1, "thought_delta", json!({"text": "a"})),
+            ev(2, "thought_delta", json!({"text": "b"})),
+            ev(3, "tool_call_started", json!({"id": "t1", "name": "Edit a.rs"})),
+            ev(4, "tool_call_updated", json!({"id": "t1", "status": "completed"})),
+            ev(5, "file_changed", json!({"path": "a.rs", "change": "modified"})),
+            ev(6, "text_delta", json!({"text": "done"})),
+        ];
+        let rows = project(&events, RunStatus::Completed);
+        let kinds: Vec<_> = rows.iter().map(|r| r.activity_type.as_str()).collect();
+        assert_eq!(
+            kinds,
+            ["thinking", "tool_call", "files_changed", "final_answer", "run_result"]
+        );
+        assert_eq!(rows[1].status, "completed");
+    }
+}

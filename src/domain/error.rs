@@ -1,0 +1,322 @@
+//! The one error type of the Hecate library, whose `type` codes are stable and shared
+//! by every surface (CLI exit codes, HTTP envelopes, ACP and MCP error data).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The stable machine code of an error; clients branch on this, never on text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ErrorType {
+    /// Request fields, parameters or arguments are invalid.
+    #[serde(rename = "invalid_request")]
+    InvalidRequest,
+    /// The named resource does not exist (in this namespace).
+    #[serde(rename = "not_found")]
+    NotFound,
+    /// The resource changed state or the transition is not valid now.
+    #[serde(rename = "conflict")]
+    Conflict,
+    /// Hecate or an upstream failed in a way not classified more precisely.
+    #[serde(rename = "gateway_error")]
+    GatewayError,
+    /// A provider or local limiter rejected the request for rate.
+    #[serde(rename = "rate_limit_exceeded")]
+    RateLimitExceeded,
+    /// The selected model is not configured or not reported by its provider.
+    #[serde(rename = "model_not_configured")]
+    ModelNotConfigured,
+    /// No configured provider can serve the request.
+    #[serde(rename = "route_impossible")]
+    RouteImpossible,
+    /// The store could not be opened, migrated, read or written.
+    #[serde(rename = "store_error")]
+    StoreError,
+    /// A turn is already active in this session.
+    #[serde(rename = "agent_chat.agent_session_busy")]
+    AgentSessionBusy,
+    /// Another Hecate process holds the session's owner lease.
+    #[serde(rename = "agent_chat.session_busy_elsewhere")]
+    SessionBusyElsewhere,
+    /// The runtime needs a workspace directory and none (or no valid one) was given.
+    #[serde(rename = "agent_chat.workspace_required")]
+    WorkspaceRequired,
+    /// The runtime needs an explicit model.
+    #[serde(rename = "agent_chat.model_required")]
+    ModelRequired,
+    /// The runtime kind is not `model`, `agent` or `external_agent`.
+    #[serde(rename = "agent_chat.runtime_kind_invalid")]
+    RuntimeKindInvalid,
+    /// The requested runtime does not match the session's kind.
+    #[serde(rename = "agent_chat.runtime_mismatch")]
+    RuntimeMismatch,
+    /// The requested runtime exists in the vocabulary but is not available in this build.
+    #[serde(rename = "agent_chat.runtime_unavailable")]
+    RuntimeUnavailable,
+    /// The named external-agent adapter is not registered.
+    #[serde(rename = "agent_chat.adapter_not_found")]
+    AdapterNotFound,
+    /// The session is still cancelling or closing.
+    #[serde(rename = "agent_chat.session_stopping")]
+    SessionStopping,
+    /// A stop was requested while no turn was running.
+    #[serde(rename = "agent_chat.session_not_running")]
+    SessionNotRunning,
+    /// The per-session turn limit was reached.
+    #[serde(rename = "agent_chat.session_limit_exceeded")]
+    SessionLimitExceeded,
+    /// The per-session wall-clock limit was reached.
+    #[serde(rename = "agent_chat.session_duration_limit_exceeded")]
+    SessionDurationLimitExceeded,
+    /// The session was idle beyond the configured timeout.
+    #[serde(rename = "agent_chat.session_idle_timeout")]
+    SessionIdleTimeout,
+}
+
+impl ErrorType {
+    /// The stable code string, e.g. `agent_chat.agent_session_busy`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::NotFound => "not_found",
+            Self::Conflict => "conflict",
+            Self::GatewayError => "gateway_error",
+            Self::RateLimitExceeded => "rate_limit_exceeded",
+            Self::ModelNotConfigured => "model_not_configured",
+            Self::RouteImpossible => "route_impossible",
+            Self::StoreError => "store_error",
+            Self::AgentSessionBusy => "agent_chat.agent_session_busy",
+            Self::SessionBusyElsewhere => "agent_chat.session_busy_elsewhere",
+            Self::WorkspaceRequired => "agent_chat.workspace_required",
+            Self::ModelRequired => "agent_chat.model_required",
+            Self::RuntimeKindInvalid => "agent_chat.runtime_kind_invalid",
+            Self::RuntimeMismatch => "agent_chat.runtime_mismatch",
+            Self::RuntimeUnavailable => "agent_chat.runtime_unavailable",
+            Self::AdapterNotFound => "agent_chat.adapter_not_found",
+            Self::SessionStopping => "agent_chat.session_stopping",
+            Self::SessionNotRunning => "agent_chat.session_not_running",
+            Self::SessionLimitExceeded => "agent_chat.session_limit_exceeded",
+            Self::SessionDurationLimitExceeded => "agent_chat.session_duration_limit_exceeded",
+            Self::SessionIdleTimeout => "agent_chat.session_idle_timeout",
+        }
+    }
+
+    /// The HTTP status this error type maps to on the HTTP surface.
+    pub fn http_status(self) -> u16 {
+        match self {
+            Self::InvalidRequest
+            | Self::WorkspaceRequired
+            | Self::ModelRequired
+            | Self::RuntimeKindInvalid
+            | Self::RuntimeMismatch
+            | Self::AdapterNotFound => 400,
+            Self::NotFound => 404,
+            Self::Conflict
+            | Self::AgentSessionBusy
+            | Self::SessionBusyElsewhere
+            | Self::SessionStopping
+            | Self::SessionNotRunning => 409,
+            Self::RateLimitExceeded => 429,
+            Self::ModelNotConfigured
+            | Self::RouteImpossible
+            | Self::SessionLimitExceeded
+            | Self::SessionDurationLimitExceeded
+            | Self::SessionIdleTimeout => 422,
+            Self::RuntimeUnavailable => 501,
+            Self::GatewayError => 502,
+            Self::StoreError => 500,
+        }
+    }
+
+    /// The process exit code the CLI uses for this error, so scripts can branch.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Self::InvalidRequest
+            | Self::WorkspaceRequired
+            | Self::ModelRequired
+            | Self::RuntimeKindInvalid
+            | Self::RuntimeMismatch => 2,
+            Self::NotFound | Self::AdapterNotFound => 3,
+            Self::Conflict
+            | Self::AgentSessionBusy
+            | Self::SessionBusyElsewhere
+            | Self::SessionStopping
+            | Self::SessionNotRunning => 4,
+            Self::ModelNotConfigured | Self::RouteImpossible | Self::RuntimeUnavailable => 5,
+            Self::RateLimitExceeded | Self::GatewayError => 6,
+            Self::SessionLimitExceeded
+            | Self::SessionDurationLimitExceeded
+            | Self::SessionIdleTimeout => 7,
+            Self::StoreError => 8,
+        }
+    }
+
+    fn default_user_message(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "The request is invalid.",
+            Self::NotFound => "The requested resource does not exist.",
+            Self::Conflict => "The resource is not in a state that allows this.",
+            Self::GatewayError => "Hecate or an upstream failed.",
+            Self::RateLimitExceeded => "The provider is rate limiting requests.",
+            Self::ModelNotConfigured => "The selected model is not available.",
+            Self::RouteImpossible => "No configured provider can serve this request.",
+            Self::StoreError => "Hecate's data store failed.",
+            Self::AgentSessionBusy => "This session is already running a turn.",
+            Self::SessionBusyElsewhere => "Another Hecate process is driving this session.",
+            Self::WorkspaceRequired => "This session needs a workspace directory.",
+            Self::ModelRequired => "Choose a model first.",
+            Self::RuntimeKindInvalid => "The runtime kind is not recognised.",
+            Self::RuntimeMismatch => "This session cannot switch to that runtime.",
+            Self::RuntimeUnavailable => "That runtime is not available in this build.",
+            Self::AdapterNotFound => "The external agent is not registered.",
+            Self::SessionStopping => "The session is still stopping.",
+            Self::SessionNotRunning => "No turn is running in this session.",
+            Self::SessionLimitExceeded => "The session reached its turn limit.",
+            Self::SessionDurationLimitExceeded => "The session reached its time limit.",
+            Self::SessionIdleTimeout => "The session was idle for too long.",
+        }
+    }
+
+    fn default_operator_action(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "Fix the request and retry.",
+            Self::NotFound => "Check the id (and namespace) and retry.",
+            Self::Conflict => "Refresh the resource state and retry if still relevant.",
+            Self::GatewayError => "Check `hecate doctor` and the logs, then retry.",
+            Self::RateLimitExceeded => "Wait for the provider's cooldown or route elsewhere.",
+            Self::ModelNotConfigured => {
+                "Choose a model the provider reports (see `hecate doctor`) or fix provider discovery."
+            }
+            Self::RouteImpossible => {
+                "Configure a provider in the config file or PROVIDER_<NAME>_* env vars (see `hecate doctor`)."
+            }
+            Self::StoreError => "Check the database file named in the message, its permissions and free disk space.",
+            Self::AgentSessionBusy => "Wait for the running turn to finish or cancel it, then retry.",
+            Self::SessionBusyElsewhere => {
+                "Use the process that owns the session, or wait until its lease expires."
+            }
+            Self::WorkspaceRequired => "Pass an existing workspace directory.",
+            Self::ModelRequired => "Pass a model as PROVIDER/MODEL.",
+            Self::RuntimeKindInvalid => "Use one of model, agent or external_agent.",
+            Self::RuntimeMismatch => "Start a new session for that runtime.",
+            Self::RuntimeUnavailable => "Use the model runtime, or a build that includes this runtime.",
+            Self::AdapterNotFound => "Run `hecate adapters list` to see registered agents.",
+            Self::SessionStopping => "Retry after the session settles.",
+            Self::SessionNotRunning => "Nothing to cancel.",
+            Self::SessionLimitExceeded => "Start a new session or raise max_turns_per_session.",
+            Self::SessionDurationLimitExceeded => {
+                "Start a new session or raise max_session_duration."
+            }
+            Self::SessionIdleTimeout => "Start a new session or raise idle_timeout.",
+        }
+    }
+}
+
+impl fmt::Display for ErrorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A classified failure: a stable type, a detailed message, short human copy, a
+/// repair hint and optional structured fields (e.g. `turns_used`, `limit_ms`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{error_type}: {message}")]
+pub struct HecateError {
+    /// The stable machine code.
+    #[serde(rename = "type")]
+    pub error_type: ErrorType,
+    /// The detailed message; may include upstream wording.
+    pub message: String,
+    /// A short summary safe to show to a user.
+    pub user_message: String,
+    /// The recommended next step for an operator.
+    pub operator_action: String,
+    /// Extra fields that help repair the failure.
+    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
+    pub details: Map<String, Value>,
+}
+
+impl HecateError {
+    /// Builds an error of `error_type` with the default human copy for that type.
+    pub fn new(error_type: ErrorType, message: impl Into<String>) -> Self {
+        Self {
+            error_type,
+            message: message.into(),
+            user_message: error_type.default_user_message().to_string(),
+            operator_action: error_type.default_operator_action().to_string(),
+            details: Map::new(),
+        }
+    }
+
+    /// Replaces the short user-facing summary.
+    pub fn with_user_message(mut self, s: impl Into<String>) -> Self {
+        self.user_message = s.into();
+        self
+    }
+
+    /// Replaces the operator repair hint.
+    pub fn with_operator_action(mut self, s: impl Into<String>) -> Self {
+        self.operator_action = s.into();
+        self
+    }
+
+    /// Attaches one structured detail field.
+    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// Shorthand for an `invalid_request` error.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorType::InvalidRequest, message)
+    }
+
+    /// Shorthand for a `not_found` error naming what was missing.
+    pub fn not_found(what: &str, id: &str) -> Self {
+        Self::new(ErrorType::NotFound, format!("{what} {id} not found"))
+    }
+
+    /// Shorthand for a `store_error`.
+    pub fn store(message: impl Into<String>) -> Self {
+        Self::new(ErrorType::StoreError, message)
+    }
+
+    /// Shorthand for a `gateway_error`.
+    pub fn gateway(message: impl Into<String>) -> Self {
+        Self::new(ErrorType::GatewayError, message)
+    }
+}
+
+/// The result type of the Hecate library.
+pub type Result<T, E = HecateError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serializes_with_stable_type_code_and_details() {
+        let e = HecateError::new(ErrorType::SessionLimitExceeded, "3 of 3 turns used")
+            .with_detail("turns_used", 3);
+        let v = serde_json::to_value(&e).expect("serializes");
+        assert_eq!(v["type"], "agent_chat.session_limit_exceeded");
+        assert_eq!(v["turns_used"], 3);
+        assert!(v["operator_action"].as_str().is_some_and(|s| !s.is_empty()));
+        let back: HecateError = serde_json::from_value(v).expect("deserializes");
+        assert_eq!(back, e);
+    }
+
+    #[test]
+    fn code_matches_serde_name() {
+        for t in [
+            ErrorType::AgentSessionBusy,
+            ErrorType::SessionBusyElsewhere,
+            ErrorType::ModelNotConfigured,
+            ErrorType::StoreError,
+        ] {
+            let v = serde_json::to_value(t).expect("serializes");
+            assert_eq!(v, t.code());
+        }
+    }
+}

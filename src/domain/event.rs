@@ -1,0 +1,132 @@
+//! Engine events: the normalized unit that flows out of a runtime and to every
+//! subscriber. ACP updates, MCP progress and SSE frames are renderings of these.
+
+use crate::domain::error::HecateError;
+use crate::domain::ids::{RunId, SessionId};
+use crate::domain::provider_call::Usage;
+use crate::domain::run::RunStatus;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What a runtime reports while a turn runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RuntimeEvent {
+    /// A piece of answer text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A piece of reasoning.
+    ThoughtDelta {
+        /// The text.
+        text: String,
+    },
+    /// A tool call started.
+    ToolCallStarted {
+        /// Call id.
+        id: String,
+        /// Tool name or title.
+        name: String,
+        /// Tool kind, when known (read, edit, execute, ...).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<String>,
+        /// Arguments, when known.
+        #[serde(default, skip_serializing_if = "Value::is_null")]
+        input: Value,
+    },
+    /// A tool call progressed or finished.
+    ToolCallUpdated {
+        /// Call id.
+        id: String,
+        /// New status (pending, in_progress, completed, failed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        /// Output or other fields.
+        #[serde(default, skip_serializing_if = "Value::is_null")]
+        output: Value,
+    },
+    /// The agent's plan.
+    Plan {
+        /// Plan entries.
+        entries: Value,
+    },
+    /// A file in the workspace changed.
+    FileChanged {
+        /// Workspace-relative path.
+        path: String,
+        /// What happened (modified, added, deleted).
+        change: String,
+    },
+    /// Token usage for the turn so far.
+    Usage {
+        /// Counts.
+        usage: Usage,
+    },
+    /// A raw frame kept for diagnostics.
+    Raw {
+        /// The frame.
+        data: Value,
+    },
+}
+
+/// An event published by the engine about one session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EngineEvent {
+    /// A turn started.
+    TurnStarted {
+        /// Session.
+        session_id: SessionId,
+        /// Run.
+        run_id: RunId,
+    },
+    /// A runtime event inside a turn.
+    Runtime {
+        /// Session.
+        session_id: SessionId,
+        /// Run.
+        run_id: RunId,
+        /// The runtime event.
+        update: RuntimeEvent,
+    },
+    /// A turn ended.
+    TurnFinished {
+        /// Session.
+        session_id: SessionId,
+        /// Run.
+        run_id: RunId,
+        /// Terminal status.
+        status: RunStatus,
+        /// The error, when it failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<HecateError>,
+    },
+}
+
+impl EngineEvent {
+    /// The session an event is about.
+    pub fn session_id(&self) -> &SessionId {
+        match self {
+            Self::TurnStarted { session_id, .. }
+            | Self::Runtime { session_id, .. }
+            | Self::TurnFinished { session_id, .. } => session_id,
+        }
+    }
+}
+
+impl RuntimeEvent {
+    /// The stable event type name used in run-event logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::TextDelta { .. } => "text_delta",
+            Self::ThoughtDelta { .. } => "thought_delta",
+            Self::ToolCallStarted { .. } => "tool_call_started",
+            Self::ToolCallUpdated { .. } => "tool_call_updated",
+            Self::Plan { .. } => "plan",
+            Self::FileChanged { .. } => "file_changed",
+            Self::Usage { .. } => "usage",
+            Self::Raw { .. } => "raw",
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! The shared vocabulary of Hecate: ids, sessions, messages, events, activities,
+//! approvals and the error type. Plain data and pure functions; depends on nothing
+//! else in the crate.
+
+pub mod activity;
+pub mod approval;
+pub mod error;
+pub mod event;
+pub mod ids;
+pub mod message;
+pub mod provider_call;
+pub mod run;
+pub mod segment;
+pub mod session;
+pub mod time;
+
+pub use error::{ErrorType, HecateError};

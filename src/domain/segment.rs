@@ -1,0 +1,130 @@
+//! Segments: runs of consecutive messages with the same runtime snapshot. Derived
+//! from messages on read; never stored as truth.
+
+use crate::domain::ids::SegmentId;
+use crate::domain::message::{Message, RuntimeSnapshot};
+use crate::domain::session::RuntimeKind;
+use serde::{Deserialize, Serialize};
+
+/// One derived segment of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    /// Segment id (from the messages).
+    pub segment_id: SegmentId,
+    /// Runtime kind.
+    pub runtime_kind: RuntimeKind,
+    /// Provider snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Model snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Adapter snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_id: Option<String>,
+    /// Run id of the latest turn in the segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_run_id: Option<String>,
+    /// Status of the last message in the segment.
+    pub status: String,
+    /// Number of messages.
+    pub message_count: usize,
+    /// First message time.
+    pub first_at: String,
+    /// Last message time.
+    pub last_at: String,
+}
+
+/// Groups contiguous messages sharing a segment id, in sequence order.
+pub fn derive(messages: &[Message]) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::new();
+    for m in messages {
+        match out.last_mut() {
+            Some(seg) if seg.segment_id == m.runtime.segment_id => {
+                seg.message_count += 1;
+                seg.last_at = m.created_at.clone();
+                seg.status = m.status.as_str().to_string();
+                if let Some(r) = &m.run_id {
+                    seg.latest_run_id = Some(r.to_string());
+                }
+            }
+            _ => out.push(Segment {
+                segment_id: m.runtime.segment_id.clone(),
+                runtime_kind: m.runtime.runtime_kind,
+                provider: m.runtime.provider.clone(),
+                model: m.runtime.model.clone(),
+                adapter_id: m.runtime.adapter_id.clone(),
+                latest_run_id: m.run_id.as_ref().map(|r| r.to_string()),
+                status: m.status.as_str().to_string(),
+                message_count: 1,
+                first_at: m.created_at.clone(),
+                last_at: m.created_at.clone(),
+            }),
+        }
+    }
+    out
+}
+
+/// Chooses the segment id for a new turn: the previous message's segment continues
+/// when the target is unchanged, otherwise a new segment starts.
+pub fn next_segment_id(previous: Option<&RuntimeSnapshot>, target: &RuntimeSnapshot) -> SegmentId {
+    match previous {
+        Some(prev) if prev.same_target(target) => prev.segment_id.clone(),
+        _ => SegmentId::generate(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::{MessageId, SessionId};
+    use crate::domain::message::{MessageStatus, Role};
+
+    fn msg(seq: i64, seg: &str, model: &str) -> Message {
+        Message {
+            id: MessageId::generate(),
+            session_id: SessionId::from("s"),
+            sequence: seq,
+            role: Role::User,
+            content: String::new(),
+            content_blocks: vec![],
+            tool_calls: vec![],
+            tool_call_id: None,
+            tool_error: false,
+            produced_by_call_id: None,
+            run_id: None,
+            status: MessageStatus::Completed,
+            error: None,
+            is_summary: false,
+            runtime: RuntimeSnapshot {
+                runtime_kind: RuntimeKind::Model,
+                segment_id: SegmentId::from(seg),
+                provider: Some("p".into()),
+                model: Some(model.into()),
+                adapter_id: None,
+            },
+            created_at: format!("t{seq}"),
+        }
+    }
+
+    #[test]
+    fn groups_contiguous_messages() {
+        let ms = vec![msg(0, "a", "m1"), msg(1, "a", "m1"), msg(2, "b", "m2"), msg(3, "a", "m1")];
+        let segs = derive(&ms);
+        assert_eq!(segs.len(), 3);
+        assert_eq!(segs[0].message_count, 2);
+        assert_eq!(segs[1].model.as_deref(), Some("m2"));
+        assert_eq!(segs[2].first_at, "t3");
+    }
+
+    #[test]
+    fn continues_segment_only_for_the_same_target() {
+        let prev = msg(0, "a", "m1").runtime;
+        let mut same = prev.clone();
+        same.segment_id = SegmentId::from("new");
+        assert_eq!(next_segment_id(Some(&prev), &same).as_str(), "a");
+        let mut other = same.clone();
+        other.model = Some("m2".into());
+        assert_ne!(next_segment_id(Some(&prev), &other).as_str(), "a");
+    }
+}

@@ -1,0 +1,6 @@
+//! Hecate: one local hub between editors, coding agents, tool servers and models.
+//! The library holds every layer; the `hecate` binary only parses arguments and
+//! hands the engine to a bridge.
+
+pub mod domain;
+pub mod store;

@@ -1,0 +1,179 @@
+//! Persistence behind one set of traits. The SQLite backend (a file, or `:memory:`
+//! for the in-memory backend) implements all of them; other backends (PostgreSQL for
+//! several replicas) can follow the same contract.
+
+pub mod history;
+pub mod sqlite;
+
+use crate::domain::approval::{Approval, ApprovalStatus, Grant};
+use crate::domain::error::Result;
+use crate::domain::ids::{ApprovalId, GrantId, MessageId, RunId, SessionId};
+use crate::domain::message::{Message, NewMessage};
+use crate::domain::provider_call::ProviderCall;
+use crate::domain::run::{Run, RunEvent, RunStatus};
+use crate::domain::session::{Session, SessionSummary};
+use serde::Serialize;
+use serde_json::Value;
+
+pub use sqlite::SqliteStore;
+
+/// Session rows, always addressed by (namespace, id).
+pub trait SessionStore: Send + Sync {
+    /// Inserts a new session.
+    fn create_session(&self, session: &Session) -> Result<()>;
+    /// Reads one session, or `not_found`.
+    fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session>;
+    /// Lists sessions, newest first, with counts.
+    fn list_sessions(&self, namespace: &str, limit: usize) -> Result<Vec<SessionSummary>>;
+    /// Overwrites the mutable header fields of a session.
+    fn update_session(&self, session: &Session) -> Result<()>;
+    /// Deletes a session and everything it owns, or `not_found`.
+    fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()>;
+}
+
+/// The message and provider-call streams of a session.
+pub trait MessageStore: Send + Sync {
+    /// Appends messages (assigning gap-free sequences) and, when given, the provider
+    /// call that produced them, in one transaction.
+    fn append_exchange(
+        &self,
+        session_id: &SessionId,
+        messages: Vec<NewMessage>,
+        call: Option<&ProviderCall>,
+    ) -> Result<Vec<Message>>;
+    /// Messages with sequence greater than `after`, in order, at most `limit`.
+    fn list_messages(
+        &self,
+        session_id: &SessionId,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<Message>>;
+    /// The last `n` messages in sequence order, read with an SQL LIMIT.
+    fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>>;
+    /// The sequence of the newest summary message, if any.
+    fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>>;
+    /// Number of messages in the session.
+    fn count_messages(&self, session_id: &SessionId) -> Result<u64>;
+    /// The provider calls of a session, oldest first.
+    fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>>;
+    /// Stores an artifact (such as a diff) on a message.
+    fn add_artifact(&self, message_id: &MessageId, kind: &str, path: &str, data: &str)
+    -> Result<()>;
+    /// The artifacts of a message as (kind, path, data).
+    fn list_artifacts(&self, message_id: &MessageId) -> Result<Vec<(String, String, String)>>;
+}
+
+/// Runs and their ordered event logs.
+pub trait RunStore: Send + Sync {
+    /// Inserts a run.
+    fn create_run(&self, run: &Run) -> Result<()>;
+    /// Marks a run terminal with an optional error.
+    fn finish_run(
+        &self,
+        run_id: &RunId,
+        status: RunStatus,
+        error: Option<(&str, &str)>,
+    ) -> Result<()>;
+    /// Reads one run.
+    fn get_run(&self, run_id: &RunId) -> Result<Run>;
+    /// Runs of a session, oldest first.
+    fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>>;
+    /// Appends events (type, data, time) to a run, assigning sequences.
+    fn append_run_events(&self, run_id: &RunId, events: &[(String, Value, String)]) -> Result<()>;
+    /// Events of a run after `after`, in order.
+    fn list_run_events(&self, run_id: &RunId, after: Option<i64>) -> Result<Vec<RunEvent>>;
+}
+
+/// Approval rows and grants.
+pub trait ApprovalStore: Send + Sync {
+    /// Inserts a pending approval.
+    fn create_approval(&self, approval: &Approval) -> Result<()>;
+    /// Reads one approval.
+    fn get_approval(&self, id: &ApprovalId) -> Result<Approval>;
+    /// Approvals of a session, optionally only those with `status`.
+    fn list_approvals(
+        &self,
+        session_id: Option<&SessionId>,
+        status: Option<ApprovalStatus>,
+    ) -> Result<Vec<Approval>>;
+    /// Resolves a pending approval; `conflict` when it is no longer pending.
+    fn resolve_approval(&self, resolved: &Approval) -> Result<()>;
+    /// Inserts a grant.
+    fn create_grant(&self, grant: &Grant) -> Result<()>;
+    /// Grants of a namespace.
+    fn list_grants(&self, namespace: &str) -> Result<Vec<Grant>>;
+    /// Deletes a grant, or `not_found`.
+    fn revoke_grant(&self, namespace: &str, id: &GrantId) -> Result<()>;
+}
+
+/// Owner leases: which process drives a live session.
+pub trait LeaseStore: Send + Sync {
+    /// Takes or renews the lease for `owner` until `now + ttl_ms`; `Ok(Some(holder))`
+    /// names the other live owner when the lease is held elsewhere.
+    fn acquire_lease(&self, session_id: &SessionId, owner: &str, ttl_ms: i64)
+    -> Result<Option<String>>;
+    /// Releases the lease if `owner` holds it.
+    fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()>;
+    /// Marks runs and approvals left behind by dead owners as failed / timed out.
+    /// `is_dead` says whether an owner whose lease has not expired yet is known dead.
+    fn reconcile(&self, is_dead: &dyn Fn(&str) -> bool) -> Result<ReconcileReport>;
+}
+
+/// What startup reconciliation changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ReconcileReport {
+    /// Runs marked failed with reason `interrupted`.
+    pub runs_failed: usize,
+    /// Approvals marked timed out with path `startup_reconcile`.
+    pub approvals_timed_out: usize,
+}
+
+/// Store identity and health, for `hecate doctor` and system stats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoreHealth {
+    /// Backend name.
+    pub backend: String,
+    /// Database location (`:memory:` for the in-memory backend).
+    pub location: String,
+    /// Applied schema version.
+    pub schema_version: i64,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// `ok` or the integrity check's complaint.
+    pub integrity: String,
+}
+
+/// Everything the engine needs from persistence.
+pub trait Store: SessionStore + MessageStore + RunStore + ApprovalStore + LeaseStore {
+    /// Backend identity and health.
+    fn health(&self) -> Result<StoreHealth>;
+}
+
+/// A failure of the store layer, converted to the domain error at the trait edge.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreFailure {
+    /// SQLite reported an error.
+    #[error("{location}: {source}")]
+    Sqlite {
+        /// Database file.
+        location: String,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A stored JSON column did not parse.
+    #[error("{location}: corrupt stored JSON: {source}")]
+    Json {
+        /// Database file.
+        location: String,
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl From<StoreFailure> for crate::domain::HecateError {
+    fn from(f: StoreFailure) -> Self {
+        crate::domain::HecateError::store(f.to_string())
+    }
+}

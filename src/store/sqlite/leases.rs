@@ -1,0 +1,113 @@
+//! Owner leases on sessions and startup reconciliation of what dead owners left.
+
+use super::SqliteStore;
+use crate::domain::approval::STARTUP_RECONCILE_PATH;
+use crate::domain::error::Result;
+use crate::domain::ids::SessionId;
+use crate::domain::run::INTERRUPTED_REASON;
+use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::{LeaseStore, ReconcileReport};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+impl LeaseStore for SqliteStore {
+    fn acquire_lease(
+        &self,
+        session_id: &SessionId,
+        owner: &str,
+        ttl_ms: i64,
+    ) -> Result<Option<String>> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let now = now_millis();
+            let n = tx.execute(
+                "UPDATE sessions SET owner_id = ?2, lease_expires_ms = ?3 WHERE id = ?1 AND \
+                 (owner_id IS NULL OR owner_id = ?2 OR lease_expires_ms IS NULL OR lease_expires_ms < ?4)",
+                params![session_id.as_str(), owner, now + ttl_ms, now],
+            )?;
+            let holder = if n == 0 {
+                tx.query_row(
+                    "SELECT owner_id FROM sessions WHERE id = ?1",
+                    params![session_id.as_str()],
+                    |r| r.get::<_, Option<String>>(0),
+                )
+                .optional()?
+                .flatten()
+            } else {
+                None
+            };
+            tx.commit()?;
+            Ok(holder)
+        })
+    }
+
+    fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sessions SET owner_id = NULL, lease_expires_ms = NULL \
+                 WHERE id = ?1 AND owner_id = ?2",
+                params![session_id.as_str(), owner],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn reconcile(&self, is_dead: &dyn Fn(&str) -> bool) -> Result<ReconcileReport> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let now = now_millis();
+            let now_text = now_rfc3339();
+            // Sessions whose owner is gone: no lease, an expired lease, or a dead owner.
+            let mut stale: Vec<String> = Vec::new();
+            {
+                let mut stmt = tx.prepare(
+                    "SELECT DISTINCT s.id, s.owner_id, s.lease_expires_ms FROM sessions s \
+                     WHERE s.id IN (SELECT session_id FROM runs WHERE status IN ('running','awaiting_approval')) \
+                        OR s.id IN (SELECT session_id FROM approvals WHERE status = 'pending')",
+                )?;
+                let rows = stmt.query_map([], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, Option<i64>>(2)?,
+                    ))
+                })?;
+                for row in rows {
+                    let (id, owner, expires) = row?;
+                    let gone = match (owner, expires) {
+                        (Some(o), Some(exp)) => exp < now || is_dead(&o),
+                        _ => true,
+                    };
+                    if gone {
+                        stale.push(id);
+                    }
+                }
+            }
+            let mut report = ReconcileReport::default();
+            for id in &stale {
+                report.runs_failed += tx.execute(
+                    "UPDATE runs SET status = 'failed', error_type = ?2, \
+                     error_message = 'the process driving this turn stopped before it finished', \
+                     completed_at = ?3, duration_ms = MAX(0, ?4 - started_ms) \
+                     WHERE session_id = ?1 AND status IN ('running','awaiting_approval')",
+                    params![id, INTERRUPTED_REASON, now_text, now],
+                )?;
+                report.approvals_timed_out += tx.execute(
+                    "UPDATE approvals SET status = 'timed_out', path = ?2, resolved_at = ?3 \
+                     WHERE session_id = ?1 AND status = 'pending'",
+                    params![id, STARTUP_RECONCILE_PATH, now_text],
+                )?;
+                tx.execute(
+                    "UPDATE sessions SET status = 'failed', owner_id = NULL, lease_expires_ms = NULL, \
+                     updated_at = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')",
+                    params![id, now_text],
+                )?;
+                tx.execute(
+                    "UPDATE messages SET status = 'failed' WHERE session_id = ?1 AND status = 'running'",
+                    params![id],
+                )?;
+            }
+            tx.commit()?;
+            Ok(report)
+        })
+    }
+}

@@ -1,0 +1,283 @@
+//! The message and provider-call streams, and message artifacts.
+
+use super::{OpResult, SqliteStore};
+use crate::domain::error::Result;
+use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
+use crate::domain::message::{
+    ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, ToolCall,
+};
+use crate::domain::provider_call::{ProviderCall, Usage};
+use crate::domain::time::now_rfc3339;
+use crate::store::MessageStore;
+use rusqlite::{Row, TransactionBehavior, params};
+use serde::{Deserialize, Serialize};
+
+/// The parts of a message kept as JSON beside its indexed columns.
+#[derive(Serialize, Deserialize)]
+struct MessageBody {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    content_blocks: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    tool_error: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    runtime: RuntimeSnapshot,
+}
+
+const MESSAGE_COLUMNS: &str = "id, session_id, sequence, role, content, produced_by_call_id, \
+     run_id, status, is_summary, body_json, created_at";
+
+fn row_to_message(r: &Row<'_>) -> rusqlite::Result<OpResult<Message>> {
+    let body: String = r.get(9)?;
+    let body: MessageBody = match serde_json::from_str(&body) {
+        Ok(b) => b,
+        Err(e) => return Ok(Err(e.into())),
+    };
+    let role: String = r.get(3)?;
+    let status: String = r.get(7)?;
+    Ok(Ok(Message {
+        id: MessageId(r.get(0)?),
+        session_id: SessionId(r.get(1)?),
+        sequence: r.get(2)?,
+        role: Role::parse(&role).unwrap_or(Role::User),
+        content: r.get(4)?,
+        produced_by_call_id: r.get::<_, Option<String>>(5)?.map(CallId),
+        run_id: r.get::<_, Option<String>>(6)?.map(RunId),
+        status: match status.as_str() {
+            "running" => MessageStatus::Running,
+            "failed" => MessageStatus::Failed,
+            "cancelled" => MessageStatus::Cancelled,
+            _ => MessageStatus::Completed,
+        },
+        is_summary: r.get::<_, i64>(8)? != 0,
+        content_blocks: body.content_blocks,
+        tool_calls: body.tool_calls,
+        tool_call_id: body.tool_call_id,
+        tool_error: body.tool_error,
+        error: body.error,
+        runtime: body.runtime,
+        created_at: r.get(10)?,
+    }))
+}
+
+fn collect_messages(
+    stmt: &mut rusqlite::Statement<'_>,
+    params: impl rusqlite::Params,
+) -> OpResult<Vec<Message>> {
+    let rows = stmt.query_map(params, row_to_message)?;
+    let mut out = Vec::new();
+    for r in rows {
+        out.push(r??);
+    }
+    Ok(out)
+}
+
+fn insert_call(tx: &rusqlite::Transaction<'_>, call: &ProviderCall) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO provider_calls (id, session_id, run_id, request_id, provider, model, \
+         prompt_tokens, completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+        params![
+            call.id.as_str(),
+            call.session_id.as_str(),
+            call.run_id.as_ref().map(|r| r.as_str()),
+            call.request_id,
+            call.provider,
+            call.model,
+            call.usage.prompt_tokens as i64,
+            call.usage.completion_tokens as i64,
+            call.usage.total_tokens as i64,
+            call.cost_micros_usd,
+            call.duration_ms,
+            call.created_at,
+        ],
+    )?;
+    Ok(())
+}
+
+impl MessageStore for SqliteStore {
+    fn append_exchange(
+        &self,
+        session_id: &SessionId,
+        messages: Vec<NewMessage>,
+        call: Option<&ProviderCall>,
+    ) -> Result<Vec<Message>> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if let Some(call) = call {
+                insert_call(&tx, call)?;
+            }
+            let mut next: i64 = tx.query_row(
+                "SELECT COALESCE(MAX(sequence), -1) + 1 FROM messages WHERE session_id = ?1",
+                params![session_id.as_str()],
+                |r| r.get(0),
+            )?;
+            let now = now_rfc3339();
+            let mut stored = Vec::with_capacity(messages.len());
+            {
+                let mut insert = tx.prepare_cached(&format!(
+                    "INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
+                ))?;
+                for m in messages {
+                    let body = MessageBody {
+                        content_blocks: m.content_blocks,
+                        tool_calls: m.tool_calls,
+                        tool_call_id: m.tool_call_id,
+                        tool_error: m.tool_error,
+                        error: m.error,
+                        runtime: m.runtime,
+                    };
+                    insert.execute(params![
+                        m.id.as_str(),
+                        session_id.as_str(),
+                        next,
+                        m.role.as_str(),
+                        m.content,
+                        m.produced_by_call_id.as_ref().map(|c| c.as_str()),
+                        m.run_id.as_ref().map(|r| r.as_str()),
+                        m.status.as_str(),
+                        m.is_summary as i64,
+                        serde_json::to_string(&body)?,
+                        now,
+                    ])?;
+                    stored.push(Message {
+                        id: m.id,
+                        session_id: session_id.clone(),
+                        sequence: next,
+                        role: m.role,
+                        content: m.content,
+                        content_blocks: body.content_blocks,
+                        tool_calls: body.tool_calls,
+                        tool_call_id: body.tool_call_id,
+                        tool_error: body.tool_error,
+                        produced_by_call_id: m.produced_by_call_id,
+                        run_id: m.run_id,
+                        status: m.status,
+                        error: body.error,
+                        is_summary: m.is_summary,
+                        runtime: body.runtime,
+                        created_at: now.clone(),
+                    });
+                    next += 1;
+                }
+            }
+            tx.execute(
+                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+                params![session_id.as_str(), now],
+            )?;
+            tx.commit()?;
+            Ok(stored)
+        })
+    }
+
+    fn list_messages(
+        &self,
+        session_id: &SessionId,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence > ?2 \
+                 ORDER BY sequence LIMIT ?3"
+            ))?;
+            collect_messages(
+                &mut stmt,
+                params![
+                    session_id.as_str(),
+                    after.unwrap_or(-1),
+                    limit.min(i64::MAX as usize) as i64
+                ],
+            )
+        })
+    }
+
+    fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 \
+                 ORDER BY sequence DESC LIMIT ?2"
+            ))?;
+            let mut out = collect_messages(&mut stmt, params![session_id.as_str(), n as i64])?;
+            out.reverse();
+            Ok(out)
+        })
+    }
+
+    fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT MAX(sequence) FROM messages WHERE session_id = ?1 AND is_summary = 1",
+                params![session_id.as_str()],
+                |r| r.get(0),
+            )?)
+        })
+    }
+
+    fn count_messages(&self, session_id: &SessionId) -> Result<u64> {
+        self.with(|c| {
+            let n: i64 = c.query_row(
+                "SELECT COUNT(*) FROM messages WHERE session_id = ?1",
+                params![session_id.as_str()],
+                |r| r.get(0),
+            )?;
+            Ok(n as u64)
+        })
+    }
+
+    fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, session_id, run_id, request_id, provider, model, prompt_tokens, \
+                 completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at \
+                 FROM provider_calls WHERE session_id = ?1 ORDER BY created_at, rowid",
+            )?;
+            let rows = stmt.query_map(params![session_id.as_str()], |r| {
+                Ok(ProviderCall {
+                    id: CallId(r.get(0)?),
+                    session_id: SessionId(r.get(1)?),
+                    run_id: r.get::<_, Option<String>>(2)?.map(RunId),
+                    request_id: r.get(3)?,
+                    provider: r.get(4)?,
+                    model: r.get(5)?,
+                    usage: Usage {
+                        prompt_tokens: r.get::<_, i64>(6)? as u64,
+                        completion_tokens: r.get::<_, i64>(7)? as u64,
+                        total_tokens: r.get::<_, i64>(8)? as u64,
+                    },
+                    cost_micros_usd: r.get(9)?,
+                    duration_ms: r.get(10)?,
+                    created_at: r.get(11)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
+    fn add_artifact(&self, message_id: &MessageId, kind: &str, path: &str, data: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO message_artifacts (message_id, kind, path, data, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![message_id.as_str(), kind, path, data, now_rfc3339()],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn list_artifacts(&self, message_id: &MessageId) -> Result<Vec<(String, String, String)>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT kind, path, data FROM message_artifacts WHERE message_id = ?1 ORDER BY id",
+            )?;
+            let rows = stmt.query_map(params![message_id.as_str()], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+}

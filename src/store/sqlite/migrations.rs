@@ -1,0 +1,161 @@
+//! Versioned schema migrations, applied in order and recorded in `user_version`.
+
+/// Each entry upgrades the schema from version `index` to `index + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // v1: sessions with their two streams, messages and provider calls.
+    r#"
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        title TEXT NOT NULL,
+        runtime_kind TEXT NOT NULL,
+        provider TEXT,
+        model TEXT,
+        adapter_id TEXT,
+        workspace TEXT,
+        system_prompt TEXT,
+        status TEXT NOT NULL,
+        native_session_id TEXT,
+        max_turns INTEGER,
+        max_duration_ms INTEGER,
+        idle_timeout_ms INTEGER,
+        turns_used INTEGER NOT NULL DEFAULT 0,
+        session_started_at TEXT,
+        last_activity_at TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX sessions_by_namespace ON sessions(namespace, updated_at);
+    CREATE TABLE provider_calls (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        run_id TEXT,
+        request_id TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        total_tokens INTEGER NOT NULL,
+        cost_micros_usd INTEGER,
+        duration_ms INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX provider_calls_by_session ON provider_calls(session_id, created_at);
+    CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        produced_by_call_id TEXT REFERENCES provider_calls(id) ON DELETE SET NULL,
+        run_id TEXT,
+        status TEXT NOT NULL,
+        is_summary INTEGER NOT NULL DEFAULT 0,
+        body_json TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (session_id, sequence)
+    );
+    "#,
+    // v2: runs, their event logs, and owner leases on sessions.
+    r#"
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        status TEXT NOT NULL,
+        error_type TEXT,
+        error_message TEXT,
+        request_id TEXT NOT NULL,
+        trace_id TEXT,
+        started_at TEXT NOT NULL,
+        started_ms INTEGER NOT NULL,
+        completed_at TEXT,
+        duration_ms INTEGER
+    );
+    CREATE INDEX runs_by_session ON runs(session_id, started_ms);
+    CREATE INDEX runs_by_status ON runs(status);
+    CREATE TABLE run_events (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        data_json TEXT NOT NULL,
+        occurred_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, sequence)
+    );
+    ALTER TABLE sessions ADD COLUMN owner_id TEXT;
+    ALTER TABLE sessions ADD COLUMN lease_expires_ms INTEGER;
+    CREATE INDEX messages_summaries ON messages(session_id, sequence) WHERE is_summary = 1;
+    "#,
+    // v3: approvals, grants and message artifacts (diffs).
+    r#"
+    CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        run_id TEXT,
+        status TEXT NOT NULL,
+        tool_kind TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        options_json TEXT NOT NULL,
+        decision TEXT,
+        scope TEXT,
+        path TEXT,
+        selected_option TEXT,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        resolved_at TEXT
+    );
+    CREATE INDEX approvals_by_session ON approvals(session_id, status);
+    CREATE TABLE grants (
+        id TEXT PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+        adapter_id TEXT,
+        workspace TEXT,
+        tool_kind TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT
+    );
+    CREATE INDEX grants_by_namespace ON grants(namespace);
+    CREATE TABLE message_artifacts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        path TEXT NOT NULL,
+        data TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX artifacts_by_message ON message_artifacts(message_id);
+    "#,
+];
+
+/// The schema version a fully migrated database has.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Applies every migration above the database's current version, each in its own
+/// transaction; returns the version reached.
+pub fn migrate(conn: &mut rusqlite::Connection) -> rusqlite::Result<i64> {
+    migrate_to(conn, latest_version())
+}
+
+/// Applies migrations up to `target` (used by upgrade tests to build old schemas).
+pub fn migrate_to(conn: &mut rusqlite::Connection, target: i64) -> rusqlite::Result<i64> {
+    let mut version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    while version < target {
+        let Some(sql) = MIGRATIONS.get(version as usize) else {
+            break;
+        };
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Another process may have migrated while we waited for the write lock.
+        let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if current == version {
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", version + 1)?;
+        }
+        tx.commit()?;
+        version = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    }
+    Ok(version)
+}

@@ -1,0 +1,163 @@
+//! Runs and run-event logs.
+
+use super::SqliteStore;
+use crate::domain::error::{HecateError, Result};
+use crate::domain::ids::{RunId, SessionId};
+use crate::domain::run::{Run, RunEvent, RunStatus};
+use crate::domain::time::{now_millis, now_rfc3339, parse_millis};
+use crate::store::RunStore;
+use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
+use serde_json::Value;
+
+const RUN_COLUMNS: &str = "id, session_id, status, error_type, error_message, request_id, \
+     trace_id, started_at, completed_at, duration_ms";
+
+fn row_to_run(r: &Row<'_>) -> rusqlite::Result<Run> {
+    let status: String = r.get(2)?;
+    Ok(Run {
+        id: RunId(r.get(0)?),
+        session_id: SessionId(r.get(1)?),
+        status: RunStatus::parse(&status),
+        error_type: r.get(3)?,
+        error_message: r.get(4)?,
+        request_id: r.get(5)?,
+        trace_id: r.get(6)?,
+        started_at: r.get(7)?,
+        completed_at: r.get(8)?,
+        duration_ms: r.get(9)?,
+    })
+}
+
+impl RunStore for SqliteStore {
+    fn create_run(&self, run: &Run) -> Result<()> {
+        let started_ms = parse_millis(&run.started_at).unwrap_or_else(now_millis);
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO runs (id, session_id, status, error_type, error_message, request_id, \
+                 trace_id, started_at, started_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                params![
+                    run.id.as_str(),
+                    run.session_id.as_str(),
+                    run.status.as_str(),
+                    run.error_type,
+                    run.error_message,
+                    run.request_id,
+                    run.trace_id,
+                    run.started_at,
+                    started_ms,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn finish_run(
+        &self,
+        run_id: &RunId,
+        status: RunStatus,
+        error: Option<(&str, &str)>,
+    ) -> Result<()> {
+        self.with(|c| {
+            let n = c.execute(
+                "UPDATE runs SET status = ?2, error_type = ?3, error_message = ?4, \
+                 completed_at = ?5, duration_ms = MAX(0, ?6 - started_ms) WHERE id = ?1",
+                params![
+                    run_id.as_str(),
+                    status.as_str(),
+                    error.map(|e| e.0),
+                    error.map(|e| e.1),
+                    now_rfc3339(),
+                    now_millis(),
+                ],
+            )?;
+            if n == 0 {
+                return Err(HecateError::not_found("run", run_id.as_str()).into());
+            }
+            Ok(())
+        })
+    }
+
+    fn get_run(&self, run_id: &RunId) -> Result<Run> {
+        self.with(|c| {
+            c.query_row(
+                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
+                params![run_id.as_str()],
+                row_to_run,
+            )
+            .optional()?
+            .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
+        })
+    }
+
+    fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ?1 ORDER BY started_ms, rowid"
+            ))?;
+            let rows = stmt.query_map(params![session_id.as_str()], row_to_run)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
+    fn append_run_events(&self, run_id: &RunId, events: &[(String, Value, String)]) -> Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut next: i64 = tx.query_row(
+                "SELECT COALESCE(MAX(sequence), 0) + 1 FROM run_events WHERE run_id = ?1",
+                params![run_id.as_str()],
+                |r| r.get(0),
+            )?;
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT INTO run_events (run_id, sequence, type, data_json, occurred_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?;
+                for (kind, data, at) in events {
+                    insert.execute(params![
+                        run_id.as_str(),
+                        next,
+                        kind,
+                        serde_json::to_string(data)?,
+                        at
+                    ])?;
+                    next += 1;
+                }
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    fn list_run_events(&self, run_id: &RunId, after: Option<i64>) -> Result<Vec<RunEvent>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT run_id, sequence, type, data_json, occurred_at FROM run_events \
+                 WHERE run_id = ?1 AND sequence > ?2 ORDER BY sequence",
+            )?;
+            let rows = stmt.query_map(params![run_id.as_str(), after.unwrap_or(0)], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (run, sequence, event_type, data, occurred_at) = row?;
+                out.push(RunEvent {
+                    run_id: RunId(run),
+                    sequence,
+                    event_type,
+                    data: serde_json::from_str(&data)?,
+                    occurred_at,
+                });
+            }
+            Ok(out)
+        })
+    }
+}

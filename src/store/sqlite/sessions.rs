@@ -1,0 +1,161 @@
+//! Session rows.
+
+use super::{OpResult, SqliteStore};
+use crate::domain::error::{HecateError, Result};
+use crate::domain::ids::SessionId;
+use crate::domain::session::{Guardrails, Session, SessionStatus, SessionSummary};
+use crate::store::SessionStore;
+use rusqlite::{OptionalExtension, Row, params};
+
+const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
+     system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
+     turns_used, session_started_at, last_activity_at, created_at, updated_at";
+
+fn row_to_session(r: &Row<'_>) -> rusqlite::Result<Session> {
+    let kind: String = r.get(3)?;
+    let status: String = r.get(9)?;
+    Ok(Session {
+        namespace: r.get(0)?,
+        id: SessionId(r.get(1)?),
+        title: r.get(2)?,
+        runtime_kind: kind.parse().map_err(|e: HecateError| {
+            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e))
+        })?,
+        provider: r.get(4)?,
+        model: r.get(5)?,
+        adapter_id: r.get(6)?,
+        workspace: r.get(7)?,
+        system_prompt: r.get(8)?,
+        status: SessionStatus::parse(&status),
+        native_session_id: r.get(10)?,
+        guardrails: Guardrails {
+            max_turns: r.get::<_, Option<i64>>(11)?.map(|v| v as u32),
+            max_duration_ms: r.get::<_, Option<i64>>(12)?.map(|v| v as u64),
+            idle_timeout_ms: r.get::<_, Option<i64>>(13)?.map(|v| v as u64),
+        },
+        turns_used: r.get::<_, i64>(14)? as u32,
+        session_started_at: r.get(15)?,
+        last_activity_at: r.get(16)?,
+        created_at: r.get(17)?,
+        updated_at: r.get(18)?,
+    })
+}
+
+impl SessionStore for SqliteStore {
+    fn create_session(&self, s: &Session) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                &format!(
+                    "INSERT INTO sessions ({COLUMNS}) VALUES \
+                     (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
+                ),
+                params![
+                    s.namespace,
+                    s.id.as_str(),
+                    s.title,
+                    s.runtime_kind.as_str(),
+                    s.provider,
+                    s.model,
+                    s.adapter_id,
+                    s.workspace,
+                    s.system_prompt,
+                    s.status.as_str(),
+                    s.native_session_id,
+                    s.guardrails.max_turns.map(i64::from),
+                    s.guardrails.max_duration_ms.map(|v| v as i64),
+                    s.guardrails.idle_timeout_ms.map(|v| v as i64),
+                    s.turns_used as i64,
+                    s.session_started_at,
+                    s.last_activity_at,
+                    s.created_at,
+                    s.updated_at,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
+        self.with(|c| {
+            c.query_row(
+                &format!("SELECT {COLUMNS} FROM sessions WHERE namespace = ?1 AND id = ?2"),
+                params![namespace, id.as_str()],
+                row_to_session,
+            )
+            .optional()?
+            .ok_or_else(|| HecateError::not_found("session", id.as_str()).into())
+        })
+    }
+
+    fn list_sessions(&self, namespace: &str, limit: usize) -> Result<Vec<SessionSummary>> {
+        self.with(|c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {COLUMNS}, \
+                 (SELECT COUNT(*) FROM messages m WHERE m.session_id = sessions.id), \
+                 (SELECT COUNT(*) FROM provider_calls p WHERE p.session_id = sessions.id), \
+                 (SELECT SUM(cost_micros_usd) FROM provider_calls p WHERE p.session_id = sessions.id) \
+                 FROM sessions WHERE namespace = ?1 ORDER BY updated_at DESC, id DESC LIMIT ?2"
+            ))?;
+            let rows = stmt.query_map(params![namespace, limit as i64], |r| {
+                Ok(SessionSummary {
+                    session: row_to_session(r)?,
+                    message_count: r.get::<_, i64>(19)? as u64,
+                    provider_call_count: r.get::<_, i64>(20)? as u64,
+                    total_cost_micros_usd: r.get(21)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
+    fn update_session(&self, s: &Session) -> Result<()> {
+        self.with(|c| {
+            let n = c.execute(
+                "UPDATE sessions SET title=?3, runtime_kind=?4, provider=?5, model=?6, \
+                 adapter_id=?7, workspace=?8, system_prompt=?9, status=?10, native_session_id=?11, \
+                 max_turns=?12, max_duration_ms=?13, idle_timeout_ms=?14, turns_used=?15, \
+                 session_started_at=?16, last_activity_at=?17, updated_at=?18 \
+                 WHERE namespace=?1 AND id=?2",
+                params![
+                    s.namespace,
+                    s.id.as_str(),
+                    s.title,
+                    s.runtime_kind.as_str(),
+                    s.provider,
+                    s.model,
+                    s.adapter_id,
+                    s.workspace,
+                    s.system_prompt,
+                    s.status.as_str(),
+                    s.native_session_id,
+                    s.guardrails.max_turns.map(i64::from),
+                    s.guardrails.max_duration_ms.map(|v| v as i64),
+                    s.guardrails.idle_timeout_ms.map(|v| v as i64),
+                    s.turns_used as i64,
+                    s.session_started_at,
+                    s.last_activity_at,
+                    s.updated_at,
+                ],
+            )?;
+            not_found_if_zero(n, s.id.as_str())
+        })
+    }
+
+    fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
+        self.with(|c| {
+            let n = c.execute(
+                "DELETE FROM sessions WHERE namespace = ?1 AND id = ?2",
+                params![namespace, id.as_str()],
+            )?;
+            not_found_if_zero(n, id.as_str())
+        })
+    }
+}
+
+fn not_found_if_zero(n: usize, id: &str) -> OpResult<()> {
+    if n == 0 {
+        Err(HecateError::not_found("session", id).into())
+    } else {
+        Ok(())
+    }
+}
