@@ -2,5 +2,10 @@
 //! The library holds every layer; the `hecate` binary only parses arguments and
 //! hands the engine to a bridge.
 
+pub mod adapters;
+pub mod bridges;
+pub mod cli;
 pub mod domain;
+pub mod engine;
+pub mod runtimes;
 pub mod store;

@@ -1,1 +1,29 @@
-fn main() {}
+//! The `hecate` binary: installs the TLS provider, sets up logging, runs the CLI.
+
+use clap::Parser;
+
+fn main() {
+    let cli = hecate::cli::Cli::parse();
+    let _telemetry = hecate::cli::telemetry::init(cli.verbose, cli.log_format);
+    // reqwest is built without a default TLS backend; ring is the provider.
+    if rustls::crypto::ring::default_provider()
+        .install_default()
+        .is_err()
+    {
+        tracing::debug!("a rustls crypto provider was already installed");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("hecate: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = runtime.block_on(hecate::cli::run(cli));
+    drop(runtime);
+    drop(_telemetry);
+    std::process::exit(code);
+}

@@ -131,16 +131,34 @@ mod tests {
         let events = vec![
             ev(1, "thought_delta", json!({"text": "a"})),
             ev(2, "thought_delta", json!({"text": "b"})),
-            ev(3, "tool_call_started", json!({"id": "t1", "name": "Edit a.rs"})),
-            ev(4, "tool_call_updated", json!({"id": "t1", "status": "completed"})),
-            ev(5, "file_changed", json!({"path": "a.rs", "change": "modified"})),
+            ev(
+                3,
+                "tool_call_started",
+                json!({"id": "t1", "name": "Edit a.rs"}),
+            ),
+            ev(
+                4,
+                "tool_call_updated",
+                json!({"id": "t1", "status": "completed"}),
+            ),
+            ev(
+                5,
+                "file_changed",
+                json!({"path": "a.rs", "change": "modified"}),
+            ),
             ev(6, "text_delta", json!({"text": "done"})),
         ];
         let rows = project(&events, RunStatus::Completed);
         let kinds: Vec<_> = rows.iter().map(|r| r.activity_type.as_str()).collect();
         assert_eq!(
             kinds,
-            ["thinking", "tool_call", "files_changed", "final_answer", "run_result"]
+            [
+                "thinking",
+                "tool_call",
+                "files_changed",
+                "final_answer",
+                "run_result"
+            ]
         );
         assert_eq!(rows[1].status, "completed");
     }

@@ -190,8 +190,12 @@ impl ErrorType {
             Self::RouteImpossible => {
                 "Configure a provider in the config file or PROVIDER_<NAME>_* env vars (see `hecate doctor`)."
             }
-            Self::StoreError => "Check the database file named in the message, its permissions and free disk space.",
-            Self::AgentSessionBusy => "Wait for the running turn to finish or cancel it, then retry.",
+            Self::StoreError => {
+                "Check the database file named in the message, its permissions and free disk space."
+            }
+            Self::AgentSessionBusy => {
+                "Wait for the running turn to finish or cancel it, then retry."
+            }
             Self::SessionBusyElsewhere => {
                 "Use the process that owns the session, or wait until its lease expires."
             }
@@ -199,7 +203,9 @@ impl ErrorType {
             Self::ModelRequired => "Pass a model as PROVIDER/MODEL.",
             Self::RuntimeKindInvalid => "Use one of model, agent or external_agent.",
             Self::RuntimeMismatch => "Start a new session for that runtime.",
-            Self::RuntimeUnavailable => "Use the model runtime, or a build that includes this runtime.",
+            Self::RuntimeUnavailable => {
+                "Use the model runtime, or a build that includes this runtime."
+            }
             Self::AdapterNotFound => "Run `hecate adapters list` to see registered agents.",
             Self::SessionStopping => "Retry after the session settles.",
             Self::SessionNotRunning => "Nothing to cancel.",

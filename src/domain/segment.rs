@@ -109,7 +109,12 @@ mod tests {
 
     #[test]
     fn groups_contiguous_messages() {
-        let ms = vec![msg(0, "a", "m1"), msg(1, "a", "m1"), msg(2, "b", "m2"), msg(3, "a", "m1")];
+        let ms = vec![
+            msg(0, "a", "m1"),
+            msg(1, "a", "m1"),
+            msg(2, "b", "m2"),
+            msg(3, "a", "m1"),
+        ];
         let segs = derive(&ms);
         assert_eq!(segs.len(), 3);
         assert_eq!(segs[0].message_count, 2);

@@ -112,10 +112,16 @@ impl SessionStatus {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Guardrails {
     /// Maximum number of turns in the session.
-    #[serde(rename = "max_turns_per_session", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "max_turns_per_session",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_turns: Option<u32>,
     /// Maximum wall-clock life of the session, from its first turn, in milliseconds.
-    #[serde(rename = "max_session_duration_ms", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "max_session_duration_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_duration_ms: Option<u64>,
     /// Maximum idle time between turns, in milliseconds.
     #[serde(rename = "idle_timeout_ms", skip_serializing_if = "Option::is_none")]

@@ -57,8 +57,13 @@ pub trait MessageStore: Send + Sync {
     /// The provider calls of a session, oldest first.
     fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>>;
     /// Stores an artifact (such as a diff) on a message.
-    fn add_artifact(&self, message_id: &MessageId, kind: &str, path: &str, data: &str)
-    -> Result<()>;
+    fn add_artifact(
+        &self,
+        message_id: &MessageId,
+        kind: &str,
+        path: &str,
+        data: &str,
+    ) -> Result<()>;
     /// The artifacts of a message as (kind, path, data).
     fn list_artifacts(&self, message_id: &MessageId) -> Result<Vec<(String, String, String)>>;
 }
@@ -110,8 +115,12 @@ pub trait ApprovalStore: Send + Sync {
 pub trait LeaseStore: Send + Sync {
     /// Takes or renews the lease for `owner` until `now + ttl_ms`; `Ok(Some(holder))`
     /// names the other live owner when the lease is held elsewhere.
-    fn acquire_lease(&self, session_id: &SessionId, owner: &str, ttl_ms: i64)
-    -> Result<Option<String>>;
+    fn acquire_lease(
+        &self,
+        session_id: &SessionId,
+        owner: &str,
+        ttl_ms: i64,
+    ) -> Result<Option<String>>;
     /// Releases the lease if `owner` holds it.
     fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()>;
     /// Marks runs and approvals left behind by dead owners as failed / timed out.

@@ -258,7 +258,13 @@ impl MessageStore for SqliteStore {
         })
     }
 
-    fn add_artifact(&self, message_id: &MessageId, kind: &str, path: &str, data: &str) -> Result<()> {
+    fn add_artifact(
+        &self,
+        message_id: &MessageId,
+        kind: &str,
+        path: &str,
+        data: &str,
+    ) -> Result<()> {
         self.with(|c| {
             c.execute(
                 "INSERT INTO message_artifacts (message_id, kind, path, data, created_at) \

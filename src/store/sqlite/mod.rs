@@ -62,8 +62,7 @@ impl SqliteStore {
 
     /// Opens a fresh in-memory database (the in-memory backend: same code, no file).
     pub fn open_in_memory() -> Result<Self> {
-        let conn = Connection::open_in_memory()
-            .map_err(|e| open_error(MEMORY_LOCATION, e))?;
+        let conn = Connection::open_in_memory().map_err(|e| open_error(MEMORY_LOCATION, e))?;
         Self::init(conn, MEMORY_LOCATION.to_string(), false)
     }
 
@@ -71,8 +70,7 @@ impl SqliteStore {
         let setup = |conn: &mut Connection| -> rusqlite::Result<()> {
             conn.busy_timeout(BUSY_TIMEOUT)?;
             if wal {
-                let mode: String =
-                    conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+                let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
                 if !mode.eq_ignore_ascii_case("wal") {
                     tracing::warn!(mode, "SQLite did not switch to WAL");
                 }

@@ -69,7 +69,11 @@ fn append_assigns_gap_free_sequences_and_links_calls() {
     let s = session("default");
     store.create_session(&s).expect("creates");
     let first = store
-        .append_exchange(&s.id, vec![NewMessage::text(Role::User, "hi", snap())], None)
+        .append_exchange(
+            &s.id,
+            vec![NewMessage::text(Role::User, "hi", snap())],
+            None,
+        )
         .expect("appends");
     assert_eq!(first[0].sequence, 0);
     let c = call(&s.id);
@@ -119,7 +123,12 @@ fn namespaces_are_isolated() {
     store.create_session(&a).expect("creates");
     let e = store.get_session("agent-b", &a.id).expect_err("isolated");
     assert_eq!(e.error_type, ErrorType::NotFound);
-    assert!(store.list_sessions("agent-b", 10).expect("lists").is_empty());
+    assert!(
+        store
+            .list_sessions("agent-b", 10)
+            .expect("lists")
+            .is_empty()
+    );
     assert_eq!(store.list_sessions("agent-a", 10).expect("lists").len(), 1);
     assert!(store.delete_session("agent-b", &a.id).is_err());
 }
@@ -247,12 +256,19 @@ fn upgrades_from_every_earlier_schema_version() {
         );
         if from >= 1 {
             let id = SessionId::from("agent_chat_old");
-            let s = store.get_session("default", &id).expect("old session survives");
+            let s = store
+                .get_session("default", &id)
+                .expect("old session survives");
             assert_eq!(s.title, "old");
             let msgs = store.list_messages(&id, None, 10).expect("old messages");
             assert_eq!(msgs[0].content, "kept");
             // New tables work on the upgraded file.
-            assert!(store.acquire_lease(&id, "o", 1000).expect("lease").is_none());
+            assert!(
+                store
+                    .acquire_lease(&id, "o", 1000)
+                    .expect("lease")
+                    .is_none()
+            );
         }
     }
 }

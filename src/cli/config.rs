@@ -1,0 +1,372 @@
+//! The configuration file (TOML) and the `PROVIDER_<NAME>_*` environment overrides.
+
+use crate::adapters::providers::pricing::Price;
+use crate::adapters::providers::{ProviderConfig, ProviderKind};
+use crate::domain::session::Guardrails;
+use crate::store::history::HistoryStrategy;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Errors reading or interpreting configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML for this schema.
+    #[error("invalid config file {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What and where (line and column).
+        message: String,
+    },
+    /// A value is present but unusable.
+    #[error("invalid provider {name}: {message}")]
+    Provider {
+        /// Provider name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The file's shape.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// `[server]`.
+    #[serde(default)]
+    pub server: ServerSection,
+    /// `[providers.NAME]`.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSection>,
+    /// `[history]`.
+    #[serde(default)]
+    pub history: HistorySection,
+    /// `[guardrails]`.
+    #[serde(default)]
+    pub guardrails: GuardrailsSection,
+    /// `[pricing."provider/model"]`.
+    #[serde(default)]
+    pub pricing: BTreeMap<String, PriceSection>,
+}
+
+/// `[server]`: the HTTP listener.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    /// Listen address, `127.0.0.1:8765` by default.
+    pub listen: Option<String>,
+    /// Bearer token required on API requests, when set.
+    pub token: Option<String>,
+}
+
+/// `[providers.NAME]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    /// `openai` or `anthropic`.
+    pub kind: Option<String>,
+    /// Base URL.
+    pub base_url: Option<String>,
+    /// API key, literal or `$VAR`.
+    pub api_key: Option<String>,
+    /// Declared models.
+    #[serde(default)]
+    pub models: Vec<String>,
+}
+
+/// `[history]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySection {
+    /// `buffer_window` (default) or `summary_checkpoint`.
+    pub strategy: Option<String>,
+    /// Window size for `buffer_window`.
+    pub window: Option<usize>,
+}
+
+/// `[guardrails]`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuardrailsSection {
+    /// Turn limit per session.
+    pub max_turns_per_session: Option<u32>,
+    /// Wall-clock limit per session in milliseconds.
+    pub max_session_duration_ms: Option<u64>,
+    /// Idle limit between turns in milliseconds.
+    pub idle_timeout_ms: Option<u64>,
+}
+
+/// `[pricing.KEY]` in USD per million tokens.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceSection {
+    /// Input price.
+    pub input_usd_per_mtok: f64,
+    /// Output price.
+    pub output_usd_per_mtok: f64,
+}
+
+/// Configuration after merging the file and the environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The path the file was (or would be) read from.
+    pub path: PathBuf,
+    /// Whether that file exists.
+    pub file_exists: bool,
+    /// The parsed file (defaults when absent).
+    pub file: FileConfig,
+    /// Providers, file first, then env overrides.
+    pub providers: Vec<ProviderConfig>,
+    /// Where each provider's definition came from (`file`, `env`, `file+env`).
+    pub provider_sources: HashMap<String, String>,
+}
+
+impl Config {
+    /// Loads `path` (a missing file is an empty config) and applies `env`.
+    pub fn load(path: &Path, env: &HashMap<String, String>) -> Result<Self, ConfigError> {
+        let (file, file_exists) = match std::fs::read_to_string(path) {
+            Ok(text) => (
+                toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: describe_toml_error(&text, &e),
+                })?,
+                true,
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (FileConfig::default(), false),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let mut merged: BTreeMap<String, ProviderSection> = file.providers.clone();
+        let mut sources: HashMap<String, String> = merged
+            .keys()
+            .map(|k| (k.clone(), "file".to_string()))
+            .collect();
+        for (key, value) in env {
+            let Some(rest) = key.strip_prefix("PROVIDER_") else {
+                continue;
+            };
+            let Some((name, field)) = ["_BASE_URL", "_API_KEY", "_KIND", "_MODELS"]
+                .iter()
+                .find_map(|suffix| rest.strip_suffix(suffix).map(|n| (n, *suffix)))
+            else {
+                continue;
+            };
+            let name = name.to_ascii_lowercase();
+            if name.is_empty() {
+                continue;
+            }
+            let entry = merged.entry(name.clone()).or_default();
+            sources
+                .entry(name.clone())
+                .and_modify(|s| {
+                    if s == "file" {
+                        *s = "file+env".into()
+                    }
+                })
+                .or_insert_with(|| "env".into());
+            match field {
+                "_BASE_URL" => entry.base_url = Some(value.clone()),
+                "_API_KEY" => entry.api_key = Some(value.clone()),
+                "_KIND" => entry.kind = Some(value.clone()),
+                _ => {
+                    entry.models = value
+                        .split(',')
+                        .map(|m| m.trim().to_string())
+                        .filter(|m| !m.is_empty())
+                        .collect()
+                }
+            }
+        }
+        let mut providers = Vec::new();
+        for (name, p) in merged {
+            let kind = match p.kind.as_deref() {
+                None => ProviderKind::Openai,
+                Some(k) => ProviderKind::parse(k).ok_or_else(|| ConfigError::Provider {
+                    name: name.clone(),
+                    message: format!("kind {k:?} is not \"openai\" or \"anthropic\""),
+                })?,
+            };
+            let base_url = match p.base_url {
+                Some(u) if !u.trim().is_empty() => u,
+                _ => default_base_url(&name, kind).ok_or_else(|| ConfigError::Provider {
+                    name: name.clone(),
+                    message: "base_url is required (or set PROVIDER_<NAME>_BASE_URL)".into(),
+                })?,
+            };
+            let url = reqwest::Url::parse(&base_url).map_err(|e| ConfigError::Provider {
+                name: name.clone(),
+                message: format!("base_url {base_url:?} is not a URL: {e}"),
+            })?;
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(ConfigError::Provider {
+                    name,
+                    message: format!("base_url {base_url:?} must be http or https"),
+                });
+            }
+            providers.push(ProviderConfig {
+                api_key: p.api_key.as_deref().and_then(|k| resolve_secret(k, env)),
+                name,
+                kind,
+                base_url,
+                models: p.models,
+            });
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            file_exists,
+            file,
+            providers,
+            provider_sources: sources,
+        })
+    }
+
+    /// The history strategy the config selects.
+    pub fn history(&self) -> HistoryStrategy {
+        match self.file.history.strategy.as_deref() {
+            Some("summary_checkpoint") => HistoryStrategy::SummaryCheckpoint,
+            _ => HistoryStrategy::BufferWindow {
+                window: self.file.history.window.unwrap_or(100).max(1),
+            },
+        }
+    }
+
+    /// Default guardrails for new sessions.
+    pub fn guardrails(&self) -> Guardrails {
+        let g = self.file.guardrails;
+        Guardrails {
+            max_turns: g.max_turns_per_session,
+            max_duration_ms: g.max_session_duration_ms,
+            idle_timeout_ms: g.idle_timeout_ms,
+        }
+    }
+
+    /// Operator price overrides in micro-USD.
+    pub fn prices(&self) -> HashMap<String, Price> {
+        self.file
+            .pricing
+            .iter()
+            .map(|(k, p)| {
+                (
+                    k.clone(),
+                    Price {
+                        input_micros_per_mtok: (p.input_usd_per_mtok * 1e6).round() as i64,
+                        output_micros_per_mtok: (p.output_usd_per_mtok * 1e6).round() as i64,
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+fn default_base_url(name: &str, kind: ProviderKind) -> Option<String> {
+    match (name, kind) {
+        ("openai", ProviderKind::Openai) => Some("https://api.openai.com/v1".into()),
+        ("anthropic", ProviderKind::Anthropic) => Some("https://api.anthropic.com".into()),
+        ("ollama", ProviderKind::Openai) => Some("http://127.0.0.1:11434/v1".into()),
+        _ => None,
+    }
+}
+
+/// Resolves `$VAR` / `${VAR}` references against `env`; literals pass through.
+pub fn resolve_secret(value: &str, env: &HashMap<String, String>) -> Option<String> {
+    let name = value
+        .strip_prefix("${")
+        .and_then(|v| v.strip_suffix('}'))
+        .or_else(|| value.strip_prefix('$'));
+    match name {
+        Some(var) => env.get(var).cloned().filter(|v| !v.is_empty()),
+        None => Some(value.to_string()).filter(|v| !v.is_empty()),
+    }
+}
+
+fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: {}", e.message())
+        }
+        None => e.message().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn env_alone_defines_a_provider_and_overrides_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[providers.local]\nkind = \"anthropic\"\nbase_url = \"http://a\"\napi_key = \"$KEY\"\n",
+        )
+        .expect("writes");
+        let c = Config::load(
+            &path,
+            &env(&[
+                ("KEY", "sekrit"),
+                ("PROVIDER_LOCAL_BASE_URL", "http://b"),
+                ("PROVIDER_FIX_BASE_URL", "http://127.0.0.1:1/v1"),
+                ("PROVIDER_FIX_MODELS", "m1, m2"),
+            ]),
+        )
+        .expect("loads");
+        let local = c
+            .providers
+            .iter()
+            .find(|p| p.name == "local")
+            .expect("local");
+        assert_eq!(local.base_url, "http://b");
+        assert_eq!(local.kind, ProviderKind::Anthropic);
+        assert_eq!(local.api_key.as_deref(), Some("sekrit"));
+        let fix = c.providers.iter().find(|p| p.name == "fix").expect("fix");
+        assert_eq!(fix.kind, ProviderKind::Openai);
+        assert_eq!(fix.models, ["m1", "m2"]);
+        assert_eq!(c.provider_sources["local"], "file+env");
+    }
+
+    #[test]
+    fn bad_files_name_the_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[server]\nlisten = 1\n\n[nope]\n").expect("writes");
+        let e = Config::load(&path, &HashMap::new()).expect_err("rejects");
+        assert!(e.to_string().contains("line 2"), "{e}");
+        let missing = Config::load(&dir.path().join("absent.toml"), &HashMap::new()).expect("ok");
+        assert!(!missing.file_exists);
+    }
+
+    #[test]
+    fn unresolved_secret_is_absent_not_literal() {
+        assert_eq!(resolve_secret("$NOPE", &HashMap::new()), None);
+        assert_eq!(
+            resolve_secret("lit", &HashMap::new()).as_deref(),
+            Some("lit")
+        );
+        assert_eq!(
+            resolve_secret("${A}", &env(&[("A", "x")])).as_deref(),
+            Some("x")
+        );
+    }
+}

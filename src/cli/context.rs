@@ -1,0 +1,90 @@
+//! Builds what every command needs from the global flags: configuration, the store
+//! and the engine.
+
+use super::Cli;
+use super::config::Config;
+use crate::adapters::providers::ProviderClient;
+use crate::adapters::providers::pricing::Pricebook;
+use crate::engine::{Engine, EngineConfig};
+use crate::runtimes::model::ModelRuntime;
+use crate::store::{SqliteStore, Store};
+use anyhow::Context;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The database file name inside the data directory.
+pub const DB_FILE: &str = "hecate.db";
+
+/// Configuration, store and engine for one command.
+pub struct AppContext {
+    /// Merged configuration.
+    pub config: Config,
+    /// The data directory (`:memory:` for the in-memory store).
+    pub data_dir: PathBuf,
+    /// The engine.
+    pub engine: Engine,
+    /// The namespace commands act in.
+    pub namespace: String,
+}
+
+/// The default config file path.
+pub fn default_config_path() -> PathBuf {
+    dirs::config_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("hecate")
+        .join("config.toml")
+}
+
+/// The default data directory (XDG data dir on Linux).
+pub fn default_data_dir() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("hecate")
+}
+
+/// Loads the configuration named by the flags.
+pub fn load_config(cli: &Cli) -> anyhow::Result<Config> {
+    let path = cli.config.clone().unwrap_or_else(default_config_path);
+    let env: HashMap<String, String> = std::env::vars().collect();
+    Ok(Config::load(&path, &env)?)
+}
+
+/// Opens the store in the data directory named by the flags.
+pub fn open_store(cli: &Cli) -> anyhow::Result<(PathBuf, Arc<dyn Store>)> {
+    let dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
+    let store: Arc<dyn Store> = if dir.as_os_str() == ":memory:" {
+        Arc::new(SqliteStore::open_in_memory()?)
+    } else {
+        Arc::new(SqliteStore::open(&dir.join(DB_FILE))?)
+    };
+    Ok((dir, store))
+}
+
+impl AppContext {
+    /// Builds configuration, store and engine (running startup reconciliation).
+    pub async fn build(cli: &Cli) -> anyhow::Result<Self> {
+        let config = load_config(cli)?;
+        let (data_dir, store) = open_store(cli)?;
+        let http = ProviderClient::default_http().context("building the HTTP client")?;
+        let providers = config
+            .providers
+            .iter()
+            .cloned()
+            .map(|p| ProviderClient::new(http.clone(), p))
+            .collect();
+        let model = ModelRuntime::new(providers, Pricebook::new(config.prices()));
+        let engine_config = EngineConfig {
+            history: config.history(),
+            default_guardrails: config.guardrails(),
+            ..EngineConfig::default()
+        };
+        let (engine, _report) = Engine::start(store, model, engine_config).await?;
+        Ok(Self {
+            config,
+            data_dir,
+            engine,
+            namespace: cli.namespace.clone(),
+        })
+    }
+}

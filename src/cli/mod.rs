@@ -1,0 +1,79 @@
+//! The `hecate` command: parses arguments, builds the engine, hands it to a bridge
+//! or prints what the store holds. No business logic lives here.
+
+mod bench;
+mod chat;
+pub mod config;
+mod context;
+mod doctor;
+mod output;
+mod serve;
+mod sessions;
+pub mod telemetry;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+pub use context::AppContext;
+pub use output::Format;
+
+/// Hecate: one local hub between editors, coding agents, tool servers and models.
+#[derive(Debug, Parser)]
+#[command(name = "hecate", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Configuration file (default: <config dir>/hecate/config.toml).
+    #[arg(long, global = true, env = "HECATE_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Data directory holding the SQLite store; `:memory:` for an in-memory store.
+    #[arg(long, global = true, env = "HECATE_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Namespace that isolates sessions between clients.
+    #[arg(
+        long,
+        global = true,
+        env = "HECATE_NAMESPACE",
+        default_value = "default"
+    )]
+    pub namespace: String,
+    /// More log output on stderr (-v info, -vv debug, -vvv trace).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Log line format on stderr.
+    #[arg(long, global = true, value_enum, default_value = "text")]
+    pub log_format: telemetry::LogFormat,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP server (REST + SSE) on loopback.
+    Serve(serve::ServeArgs),
+    /// Chat with a model; the answer streams to stdout.
+    Chat(chat::ChatArgs),
+    /// List, show, export and delete stored sessions.
+    #[command(subcommand)]
+    Sessions(sessions::SessionsCommand),
+    /// Report configuration, data directory, store health and provider readiness.
+    Doctor(doctor::DoctorArgs),
+    /// Measure the store and the model path against the direct path.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Runs the parsed command and returns the process exit code.
+pub async fn run(cli: Cli) -> i32 {
+    let result = match cli.command {
+        Command::Serve(ref a) => serve::run(&cli, a).await,
+        Command::Chat(ref a) => chat::run(&cli, a).await,
+        Command::Sessions(ref c) => sessions::run(&cli, c).await,
+        Command::Doctor(ref a) => doctor::run(&cli, a).await,
+        Command::Bench(ref c) => bench::run(&cli, c).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => output::report_error(&e),
+    }
+}

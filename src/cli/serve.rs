@@ -1,0 +1,83 @@
+//! `hecate serve`: the HTTP server on loopback.
+
+use super::{AppContext, Cli};
+use crate::bridges::http::{HttpState, router};
+use anyhow::Context;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// Arguments of `hecate serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (default from `[server] listen`, else 127.0.0.1:8765).
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// Allow a non-loopback address (requires a configured token).
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
+    let ctx = AppContext::build(cli).await?;
+    let listen = args
+        .listen
+        .clone()
+        .or_else(|| ctx.config.file.server.listen.clone())
+        .unwrap_or_else(|| "127.0.0.1:8765".to_string());
+    let addr: SocketAddr = listen
+        .parse()
+        .with_context(|| format!("--listen {listen:?} is not an address like 127.0.0.1:8765"))?;
+    let token = std::env::var("HECATE_TOKEN")
+        .ok()
+        .or_else(|| ctx.config.file.server.token.clone())
+        .filter(|t| !t.is_empty());
+    if !addr.ip().is_loopback() && !(args.allow_remote && token.is_some()) {
+        return Err(crate::domain::HecateError::invalid(format!(
+            "refusing to listen on non-loopback {addr}: pass --allow-remote and configure a token \
+             ([server] token or HECATE_TOKEN)"
+        ))
+        .into());
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    let local = listener.local_addr()?;
+    let health = ctx.engine.store_health().await?;
+    eprintln!(
+        "hecate {} listening on http://{local}",
+        env!("CARGO_PKG_VERSION")
+    );
+    eprintln!("store: {} ({})", health.location, health.backend);
+    tracing::info!(%local, "serving");
+    let app = router(HttpState {
+        engine: ctx.engine.clone(),
+        started: Instant::now(),
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("serving HTTP")?;
+    eprintln!("hecate stopped");
+    Ok(0)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,181 @@
+//! `hecate sessions list|show|export|delete`.
+
+use super::output::{Format, print_resource, print_text};
+use super::{AppContext, Cli};
+use crate::domain::ids::SessionId;
+use crate::domain::provider_call::format_usd;
+use crate::engine::Transcript;
+use std::fmt::Write as _;
+
+/// The `sessions` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions, newest first.
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Print a transcript with per-message provider, model, tokens and cost.
+    Show {
+        /// Session id.
+        id: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Export a session as JSON or Markdown.
+    Export {
+        /// Session id.
+        id: String,
+        /// `json` or `md`.
+        #[arg(long, value_enum, default_value = "json")]
+        format: ExportFormat,
+    },
+    /// Delete a session and everything stored about it.
+    Delete {
+        /// Session id.
+        id: String,
+    },
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// The transcript resource as JSON.
+    Json,
+    /// A Markdown document.
+    Md,
+}
+
+pub async fn run(cli: &Cli, cmd: &SessionsCommand) -> anyhow::Result<i32> {
+    let ctx = AppContext::build(cli).await?;
+    let ns = ctx.namespace.as_str();
+    match cmd {
+        SessionsCommand::List { format, limit } => {
+            let list = ctx.engine.list_sessions(ns, *limit).await?;
+            match format {
+                Format::Json => print_resource("agent_chat_sessions", &list)?,
+                Format::Text => {
+                    let mut out = String::new();
+                    for s in &list {
+                        let target = match (&s.session.provider, &s.session.model) {
+                            (Some(p), Some(m)) => format!("{p}/{m}"),
+                            _ => s.session.adapter_id.clone().unwrap_or_default(),
+                        };
+                        let _ = writeln!(
+                            out,
+                            "{}  {:<10} {:<9} {:>4} msgs  {}  {}",
+                            s.session.id,
+                            s.session.status.as_str(),
+                            s.session.runtime_kind.as_str(),
+                            s.message_count,
+                            target,
+                            s.session.title
+                        );
+                    }
+                    if list.is_empty() {
+                        out.push_str("no sessions\n");
+                    }
+                    print_text(&out)?;
+                }
+            }
+        }
+        SessionsCommand::Show { id, format } => {
+            let t = ctx
+                .engine
+                .transcript(ns, &SessionId::from(id.as_str()))
+                .await?;
+            match format {
+                Format::Json => print_resource("agent_chat_session", &t)?,
+                Format::Text => print_text(&render_text(&t))?,
+            }
+        }
+        SessionsCommand::Export { id, format } => {
+            let t = ctx
+                .engine
+                .transcript(ns, &SessionId::from(id.as_str()))
+                .await?;
+            match format {
+                ExportFormat::Json => print_resource("agent_chat_session", &t)?,
+                ExportFormat::Md => print_text(&render_markdown(&t))?,
+            }
+        }
+        SessionsCommand::Delete { id } => {
+            ctx.engine
+                .delete_session(ns, &SessionId::from(id.as_str()))
+                .await?;
+            eprintln!("deleted {id}");
+        }
+    }
+    Ok(0)
+}
+
+/// Per-message call details: provider/model, tokens, cost (or "cost unknown").
+fn call_line(t: &Transcript, m: &crate::domain::message::Message) -> Option<String> {
+    let id = m.produced_by_call_id.as_ref()?;
+    let c = t.provider_calls.iter().find(|c| &c.id == id)?;
+    let cost = c
+        .cost_micros_usd
+        .map(|m| format!("${}", format_usd(m)))
+        .unwrap_or_else(|| "cost unknown".into());
+    Some(format!(
+        "{}/{} · {} in / {} out tokens · {} · {} ms",
+        c.provider, c.model, c.usage.prompt_tokens, c.usage.completion_tokens, cost, c.duration_ms
+    ))
+}
+
+fn render_text(t: &Transcript) -> String {
+    let s = &t.session;
+    let mut out = String::new();
+    let _ = writeln!(out, "{}  {}", s.id, s.title);
+    let _ = writeln!(
+        out,
+        "runtime {} · status {} · turns {} · created {}",
+        s.runtime_kind.as_str(),
+        s.status.as_str(),
+        s.turns_used,
+        s.created_at
+    );
+    for m in &t.messages {
+        let status = match m.status.as_str() {
+            "completed" => String::new(),
+            other => format!(
+                " [{other}{}]",
+                m.error
+                    .as_ref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
+            ),
+        };
+        let _ = writeln!(out, "\n#{} {}{}", m.sequence, m.role.as_str(), status);
+        if let Some(line) = call_line(t, m) {
+            let _ = writeln!(out, "  ({line})");
+        }
+        let _ = writeln!(out, "{}", m.content);
+    }
+    out
+}
+
+fn render_markdown(t: &Transcript) -> String {
+    let s = &t.session;
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", s.title);
+    let _ = writeln!(out, "- Session: `{}`", s.id);
+    let _ = writeln!(out, "- Runtime: {}", s.runtime_kind.as_str());
+    let _ = writeln!(out, "- Created: {}\n", s.created_at);
+    for m in &t.messages {
+        let _ = writeln!(out, "## {} (#{})\n", m.role.as_str(), m.sequence);
+        if let Some(line) = call_line(t, m) {
+            let _ = writeln!(out, "_{line}_\n");
+        }
+        if m.status.as_str() != "completed" {
+            let _ = writeln!(out, "> status: {}\n", m.status.as_str());
+        }
+        let _ = writeln!(out, "{}\n", m.content);
+    }
+    out
+}

@@ -1,0 +1,104 @@
+//! Logging to stderr through tracing, and OpenTelemetry OTLP export when the
+//! standard `OTEL_EXPORTER_OTLP_*` variables ask for it.
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Keeps the exporter alive; flushes spans when dropped.
+pub struct TelemetryGuard {
+    provider: Option<SdkTracerProvider>,
+}
+
+impl Drop for TelemetryGuard {
+    fn drop(&mut self) {
+        if let Some(p) = self.provider.take()
+            && let Err(e) = p.shutdown()
+        {
+            eprintln!("hecate: telemetry shutdown: {e}");
+        }
+    }
+}
+
+/// Installs the global subscriber: `HECATE_LOG` (an EnvFilter) wins, else the
+/// verbosity count picks warn / info / debug / trace. Logs always go to stderr.
+pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
+    let default = match verbosity {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = std::env::var("HECATE_LOG")
+        .ok()
+        .and_then(|v| EnvFilter::try_new(v).ok())
+        .unwrap_or_else(|| EnvFilter::new(format!("{default},h2=warn,hyper=warn,reqwest=warn")));
+    let provider = otlp_provider();
+    let otel = provider
+        .as_ref()
+        .map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer("hecate")));
+    let registry = tracing_subscriber::registry().with(filter).with(otel);
+    let result = match format {
+        LogFormat::Text => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_target(false),
+            )
+            .try_init(),
+        LogFormat::Json => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_writer(std::io::stderr),
+            )
+            .try_init(),
+    };
+    if let Err(e) = result {
+        eprintln!("hecate: logging already initialised: {e}");
+    }
+    TelemetryGuard { provider }
+}
+
+fn otlp_provider() -> Option<SdkTracerProvider> {
+    let wanted = [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    ]
+    .iter()
+    .any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty()));
+    if !wanted {
+        return None;
+    }
+    let exporter = match opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .build()
+    {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("hecate: OTLP exporter disabled: {e}");
+            return None;
+        }
+    };
+    Some(
+        SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(
+                opentelemetry_sdk::Resource::builder()
+                    .with_service_name("hecate")
+                    .build(),
+            )
+            .build(),
+    )
+}

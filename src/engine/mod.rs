@@ -1,0 +1,153 @@
+//! The session engine: the only place that decides. Sessions, turns, the busy rule,
+//! guardrails, owner leases, runtime switching, event fan-out and reconciliation.
+//! It knows no wire format.
+
+pub mod bus;
+pub mod guardrails;
+pub mod owner;
+mod sessions;
+mod turns;
+pub mod workspace;
+
+pub use sessions::{CreateSession, Transcript};
+pub use turns::{SendMessage, TurnHandle, TurnResult};
+
+use crate::domain::error::{HecateError, Result};
+use crate::domain::ids::SessionId;
+use crate::domain::session::Guardrails;
+use crate::runtimes::model::ModelRuntime;
+use crate::store::history::HistoryStrategy;
+use crate::store::{ReconcileReport, Store};
+use bus::EventBus;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// Largest prompt accepted, in bytes.
+pub const MAX_PROMPT_BYTES: usize = 1024 * 1024;
+
+/// How long an owner lease lasts without renewal.
+pub const LEASE_TTL_MS: i64 = 30_000;
+
+/// Tunables of an engine.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// This process's owner id for leases.
+    pub owner_id: String,
+    /// Lease lifetime; renewed at a third of it while a turn runs.
+    pub lease_ttl_ms: i64,
+    /// How history is loaded for a turn.
+    pub history: HistoryStrategy,
+    /// Guardrails applied to sessions created without their own.
+    pub default_guardrails: Guardrails,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            owner_id: owner::new_owner_id(),
+            lease_ttl_ms: LEASE_TTL_MS,
+            history: HistoryStrategy::default(),
+            default_guardrails: Guardrails::default(),
+        }
+    }
+}
+
+/// A turn in progress in this process.
+#[derive(Debug, Clone)]
+struct ActiveTurn {
+    cancel: CancellationToken,
+}
+
+/// The session engine shared by every bridge in a process.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    model: ModelRuntime,
+    bus: EventBus,
+    config: EngineConfig,
+    active: Mutex<HashMap<SessionId, ActiveTurn>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("owner_id", &self.inner.config.owner_id)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// Builds an engine over `store` and `model`, and reconciles whatever dead
+    /// processes left running or pending.
+    pub async fn start(
+        store: Arc<dyn Store>,
+        model: ModelRuntime,
+        config: EngineConfig,
+    ) -> Result<(Self, ReconcileReport)> {
+        let engine = Self {
+            inner: Arc::new(Inner {
+                store,
+                model,
+                bus: EventBus::default(),
+                config,
+                active: Mutex::new(HashMap::new()),
+            }),
+        };
+        let report = engine
+            .blocking(|s| s.reconcile(&owner::owner_is_dead))
+            .await?;
+        if report != ReconcileReport::default() {
+            tracing::warn!(
+                runs_failed = report.runs_failed,
+                approvals_timed_out = report.approvals_timed_out,
+                "startup reconcile closed work left by a stopped process"
+            );
+        }
+        Ok((engine, report))
+    }
+
+    /// The event bus, for bridges that stream engine events.
+    pub fn bus(&self) -> &EventBus {
+        &self.inner.bus
+    }
+
+    /// The model runtime (its providers), for readiness reporting.
+    pub fn model_runtime(&self) -> &ModelRuntime {
+        &self.inner.model
+    }
+
+    /// The engine's configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    /// The store's identity and health.
+    pub async fn store_health(&self) -> Result<crate::store::StoreHealth> {
+        self.blocking(|s| s.health()).await
+    }
+
+    /// Number of turns running in this process.
+    pub fn running_turns(&self) -> usize {
+        self.active().len()
+    }
+
+    fn active(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, ActiveTurn>> {
+        self.inner.active.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs a blocking store operation off the async threads.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let store = self.inner.store.clone();
+        tokio::task::spawn_blocking(move || f(store.as_ref()))
+            .await
+            .map_err(|e| HecateError::gateway(format!("store task failed: {e}")))?
+    }
+}

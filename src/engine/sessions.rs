@@ -1,0 +1,164 @@
+//! Session lifecycle: create, read, list, delete, and the assembled transcript.
+
+use super::Engine;
+use super::workspace::canonical_workspace;
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::ids::SessionId;
+use crate::domain::message::Message;
+use crate::domain::provider_call::ProviderCall;
+use crate::domain::run::Run;
+use crate::domain::segment::{Segment, derive};
+use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus, SessionSummary};
+use crate::domain::time::now_rfc3339;
+use serde::Serialize;
+
+/// What a caller asks for when creating a session.
+#[derive(Debug, Clone, Default)]
+pub struct CreateSession {
+    /// Title; a default is derived when absent.
+    pub title: Option<String>,
+    /// Runtime kind (`model` when absent).
+    pub runtime_kind: Option<RuntimeKind>,
+    /// Provider name.
+    pub provider: Option<String>,
+    /// Model, bare or as `provider/model`.
+    pub model: Option<String>,
+    /// External-agent adapter id.
+    pub adapter_id: Option<String>,
+    /// Workspace directory.
+    pub workspace: Option<String>,
+    /// System prompt for model turns.
+    pub system_prompt: Option<String>,
+    /// Limits; the engine defaults when absent.
+    pub guardrails: Option<Guardrails>,
+}
+
+/// A session with everything stored about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Transcript {
+    /// The header.
+    #[serde(flatten)]
+    pub session: Session,
+    /// Messages in sequence order.
+    pub messages: Vec<Message>,
+    /// Provider calls in order.
+    pub provider_calls: Vec<ProviderCall>,
+    /// Derived segments.
+    pub segments: Vec<Segment>,
+    /// Runs in order.
+    pub runs: Vec<Run>,
+}
+
+impl Engine {
+    /// Creates a session after validating its runtime target and workspace.
+    #[tracing::instrument(skip(self, req), fields(namespace))]
+    pub async fn create_session(&self, namespace: &str, req: CreateSession) -> Result<Session> {
+        let kind = req.runtime_kind.unwrap_or(RuntimeKind::Model);
+        let workspace = match req.workspace.as_deref().filter(|w| !w.is_empty()) {
+            Some(w) => Some(canonical_workspace(w)?),
+            None => None,
+        };
+        let (provider, model) = match kind {
+            RuntimeKind::Model | RuntimeKind::Agent => {
+                let model = req.model.as_deref().unwrap_or_default();
+                let target = self.inner.model.resolve(req.provider.as_deref(), model)?;
+                if kind == RuntimeKind::Agent && workspace.is_none() {
+                    return Err(HecateError::new(
+                        ErrorType::WorkspaceRequired,
+                        "the agent runtime needs a workspace",
+                    ));
+                }
+                (Some(target.provider), Some(target.model))
+            }
+            RuntimeKind::ExternalAgent => {
+                if workspace.is_none() {
+                    return Err(HecateError::new(
+                        ErrorType::WorkspaceRequired,
+                        "external agents need a workspace",
+                    ));
+                }
+                let adapter = req.adapter_id.clone().unwrap_or_default();
+                return Err(HecateError::new(
+                    ErrorType::AdapterNotFound,
+                    format!("external agent adapter {adapter:?} is not registered"),
+                ));
+            }
+        };
+        let now = now_rfc3339();
+        let title = req
+            .title
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(|| "Hecate Chat".to_string());
+        let session = Session {
+            namespace: namespace.to_string(),
+            id: SessionId::generate(),
+            title,
+            runtime_kind: kind,
+            provider,
+            model,
+            adapter_id: None,
+            workspace,
+            system_prompt: req.system_prompt.filter(|s| !s.is_empty()),
+            status: SessionStatus::Idle,
+            native_session_id: None,
+            guardrails: req
+                .guardrails
+                .unwrap_or(self.inner.config.default_guardrails),
+            turns_used: 0,
+            session_started_at: None,
+            last_activity_at: now.clone(),
+            created_at: now.clone(),
+            updated_at: now,
+        };
+        let stored = session.clone();
+        self.blocking(move |s| s.create_session(&stored)).await?;
+        tracing::info!(session_id = %session.id, runtime = %kind, "session created");
+        Ok(session)
+    }
+
+    /// Reads a session header.
+    pub async fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
+        let (ns, id) = (namespace.to_string(), id.clone());
+        self.blocking(move |s| s.get_session(&ns, &id)).await
+    }
+
+    /// Lists sessions of a namespace, newest first.
+    pub async fn list_sessions(
+        &self,
+        namespace: &str,
+        limit: usize,
+    ) -> Result<Vec<SessionSummary>> {
+        let ns = namespace.to_string();
+        self.blocking(move |s| s.list_sessions(&ns, limit)).await
+    }
+
+    /// Reads a session with its messages, provider calls, runs and segments.
+    pub async fn transcript(&self, namespace: &str, id: &SessionId) -> Result<Transcript> {
+        let (ns, id) = (namespace.to_string(), id.clone());
+        self.blocking(move |s| {
+            let session = s.get_session(&ns, &id)?;
+            let messages = s.list_messages(&id, None, usize::MAX)?;
+            let provider_calls = s.list_provider_calls(&id)?;
+            let runs = s.list_runs(&id)?;
+            Ok(Transcript {
+                segments: derive(&messages),
+                session,
+                messages,
+                provider_calls,
+                runs,
+            })
+        })
+        .await
+    }
+
+    /// Deletes a session and everything it owns; a running turn is cancelled first.
+    pub async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
+        let (ns, sid) = (namespace.to_string(), id.clone());
+        // Confirm the session is visible in this namespace before touching turns.
+        self.get_session(namespace, id).await?;
+        if let Some(turn) = self.active().get(id).cloned() {
+            turn.cancel.cancel();
+        }
+        self.blocking(move |s| s.delete_session(&ns, &sid)).await
+    }
+}

@@ -1,0 +1,581 @@
+//! Turns: the busy rule, guardrails, leases, persistence-first prompt handling, the
+//! driver that streams runtime events to subscribers and the store, and cancel.
+
+use super::{ActiveTurn, Engine, MAX_PROMPT_BYTES, guardrails};
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::event::{EngineEvent, RuntimeEvent};
+use crate::domain::ids::{CallId, RequestId, RunId, SessionId};
+use crate::domain::message::{
+    ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, plain_text,
+};
+use crate::domain::provider_call::ProviderCall;
+use crate::domain::run::{Run, RunStatus};
+use crate::domain::segment::next_segment_id;
+use crate::domain::session::{RuntimeKind, Session, SessionStatus};
+use crate::domain::time::{now_millis, now_rfc3339};
+use crate::engine::bus::Subscription;
+use crate::runtimes::model::ModelTarget;
+use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
+use crate::store::history::summarization_needed;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// Run events are flushed to the store after this many, or this long.
+const FLUSH_EVERY_EVENTS: usize = 64;
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+
+/// A prompt and its per-turn overrides.
+#[derive(Debug, Clone, Default)]
+pub struct SendMessage {
+    /// The prompt text.
+    pub content: String,
+    /// Runtime for this turn (must be a permitted switch).
+    pub runtime_kind: Option<RuntimeKind>,
+    /// Provider override.
+    pub provider: Option<String>,
+    /// Model override, bare or `provider/model`.
+    pub model: Option<String>,
+    /// System prompt override (kept on the session).
+    pub system_prompt: Option<String>,
+    /// Workspace override (kept on the session).
+    pub workspace: Option<String>,
+    /// Caller's correlation id; generated when absent.
+    pub request_id: Option<String>,
+}
+
+/// A started turn: its ids, the stored user message, a live event subscription
+/// (opened before the turn started, so nothing is missed) and its completion.
+#[derive(Debug)]
+pub struct TurnHandle {
+    /// Session.
+    pub session_id: SessionId,
+    /// Run.
+    pub run_id: RunId,
+    /// The user message, already durable.
+    pub user_message: Message,
+    /// Events of this session from the turn's start on.
+    pub events: Subscription,
+    done: JoinHandle<TurnResult>,
+}
+
+impl TurnHandle {
+    /// Waits for the turn to end.
+    pub async fn wait(&mut self) -> TurnResult {
+        match (&mut self.done).await {
+            Ok(r) => r,
+            Err(e) => TurnResult::lost(self.run_id.clone(), &self.session_id, e.to_string()),
+        }
+    }
+}
+
+/// How a turn ended and what it stored.
+#[derive(Debug, Clone)]
+pub struct TurnResult {
+    /// The run as stored at the end.
+    pub run: Run,
+    /// The assistant message (partial and marked when the turn did not complete).
+    pub assistant: Option<Message>,
+    /// The error, when the turn failed.
+    pub error: Option<HecateError>,
+    /// Whether the session just crossed a summarization boundary.
+    pub summarization_needed: bool,
+}
+
+impl TurnResult {
+    fn lost(run_id: RunId, session_id: &SessionId, why: String) -> Self {
+        let error = HecateError::gateway(format!("turn task ended abnormally: {why}"));
+        Self {
+            run: Run {
+                id: run_id,
+                session_id: session_id.clone(),
+                status: RunStatus::Failed,
+                error_type: Some(error.error_type.code().to_string()),
+                error_message: Some(error.message.clone()),
+                request_id: String::new(),
+                trace_id: None,
+                started_at: String::new(),
+                completed_at: None,
+                duration_ms: None,
+            },
+            assistant: None,
+            error: Some(error),
+            summarization_needed: false,
+        }
+    }
+}
+
+/// Removes the in-process busy marker when a turn ends or fails to start.
+struct ActiveGuard {
+    engine: Engine,
+    session_id: SessionId,
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        self.engine.active().remove(&self.session_id);
+    }
+}
+
+/// Everything the driver needs, moved into its task.
+struct TurnPlan {
+    session: Session,
+    run: Run,
+    snapshot: RuntimeSnapshot,
+    target: ModelTarget,
+    cancel: CancellationToken,
+    guard: ActiveGuard,
+}
+
+impl Engine {
+    /// Starts a turn: validates, stores the user message, and runs the runtime in the
+    /// background. Errors here mean nothing started (and nothing was stored).
+    pub async fn send_message(
+        &self,
+        namespace: &str,
+        session_id: &SessionId,
+        req: SendMessage,
+    ) -> Result<TurnHandle> {
+        if req.content.trim().is_empty() {
+            return Err(HecateError::invalid("the prompt is empty"));
+        }
+        if req.content.len() > MAX_PROMPT_BYTES {
+            return Err(HecateError::invalid(format!(
+                "the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}",
+                req.content.len()
+            ))
+            .with_detail("limit_bytes", MAX_PROMPT_BYTES));
+        }
+        let mut session = self.get_session(namespace, session_id).await?;
+        let kind = req.runtime_kind.unwrap_or(session.runtime_kind);
+        if !session.runtime_kind.can_switch_to(kind) {
+            return Err(HecateError::new(
+                ErrorType::RuntimeMismatch,
+                format!(
+                    "a {} session cannot run a {} turn",
+                    session.runtime_kind, kind
+                ),
+            ));
+        }
+        if kind != RuntimeKind::Model {
+            return Err(HecateError::new(
+                ErrorType::RuntimeUnavailable,
+                format!("the {kind} runtime is not available in this build"),
+            ));
+        }
+        let target = match req.model.as_deref() {
+            Some(m) => self.inner.model.resolve(req.provider.as_deref(), m)?,
+            None => self.inner.model.resolve(
+                req.provider.as_deref().or(session.provider.as_deref()),
+                session.model.as_deref().unwrap_or_default(),
+            )?,
+        };
+        if let Some(w) = req.workspace.as_deref().filter(|w| !w.is_empty()) {
+            session.workspace = Some(super::workspace::canonical_workspace(w)?);
+        }
+        guardrails::check(&session, now_millis())?;
+
+        let cancel = CancellationToken::new();
+        {
+            let mut active = self.active();
+            if active.contains_key(session_id) {
+                return Err(HecateError::new(
+                    ErrorType::AgentSessionBusy,
+                    format!("session {session_id} is already running a turn"),
+                ));
+            }
+            active.insert(
+                session_id.clone(),
+                ActiveTurn {
+                    cancel: cancel.clone(),
+                },
+            );
+        }
+        let guard = ActiveGuard {
+            engine: self.clone(),
+            session_id: session_id.clone(),
+        };
+        let owner = self.inner.config.owner_id.clone();
+        let ttl = self.inner.config.lease_ttl_ms;
+        let sid = session_id.clone();
+        if let Some(holder) = self
+            .blocking(move |s| s.acquire_lease(&sid, &owner, ttl))
+            .await?
+        {
+            return Err(HecateError::new(
+                ErrorType::SessionBusyElsewhere,
+                format!("session {session_id} is driven by another Hecate process"),
+            )
+            .with_detail("owner_id", holder));
+        }
+
+        let now = now_rfc3339();
+        let run = Run {
+            id: RunId::generate(),
+            session_id: session_id.clone(),
+            status: RunStatus::Running,
+            error_type: None,
+            error_message: None,
+            request_id: req
+                .request_id
+                .clone()
+                .unwrap_or_else(|| RequestId::generate().0),
+            trace_id: current_trace_id(),
+            started_at: now.clone(),
+            completed_at: None,
+            duration_ms: None,
+        };
+        session.runtime_kind = kind;
+        session.provider = Some(target.provider.clone());
+        session.model = Some(target.model.clone());
+        if let Some(sp) = req.system_prompt.clone() {
+            session.system_prompt = Some(sp).filter(|s| !s.is_empty());
+        }
+        session.status = SessionStatus::Running;
+        session.turns_used += 1;
+        session
+            .session_started_at
+            .get_or_insert_with(|| now.clone());
+        session.updated_at = now.clone();
+
+        let sid = session_id.clone();
+        let stored_run = run.clone();
+        let stored_session = session.clone();
+        let content = req.content.clone();
+        let (user_message, snapshot) = match self
+            .blocking(move |s| {
+                let previous = s.last_messages(&sid, 1)?.pop().map(|m| m.runtime);
+                let mut snapshot = RuntimeSnapshot {
+                    runtime_kind: kind,
+                    segment_id: crate::domain::ids::SegmentId::generate(),
+                    provider: stored_session.provider.clone(),
+                    model: stored_session.model.clone(),
+                    adapter_id: None,
+                };
+                snapshot.segment_id = next_segment_id(previous.as_ref(), &snapshot);
+                s.create_run(&stored_run)?;
+                let mut user = NewMessage::text(Role::User, content, snapshot.clone());
+                user.run_id = Some(stored_run.id.clone());
+                let stored = s.append_exchange(&sid, vec![user], None)?;
+                s.update_session(&stored_session)?;
+                Ok((stored, snapshot))
+            })
+            .await
+        {
+            Ok((mut stored, snapshot)) => match stored.pop() {
+                Some(m) => (m, snapshot),
+                None => return Err(HecateError::store("user message was not stored")),
+            },
+            Err(e) => {
+                self.release_lease(session_id).await;
+                return Err(e);
+            }
+        };
+
+        let events = self.inner.bus.subscribe(Some(session_id.clone()));
+        self.inner.bus.publish(EngineEvent::TurnStarted {
+            session_id: session_id.clone(),
+            run_id: run.id.clone(),
+        });
+        let span = tracing::info_span!("turn", session_id = %session_id, run_id = %run.id, provider = %target.provider, model = %target.model);
+        let plan = TurnPlan {
+            session,
+            run: run.clone(),
+            snapshot,
+            target,
+            cancel,
+            guard,
+        };
+        let engine = self.clone();
+        let done = tokio::spawn(async move { engine.drive(plan).await }.instrument(span));
+        Ok(TurnHandle {
+            session_id: session_id.clone(),
+            run_id: run.id,
+            user_message,
+            events,
+            done,
+        })
+    }
+
+    /// Signals the running turn of a session to stop; `session_not_running` when
+    /// this process runs none.
+    pub async fn cancel(&self, namespace: &str, session_id: &SessionId) -> Result<()> {
+        self.get_session(namespace, session_id).await?;
+        match self.active().get(session_id) {
+            Some(turn) => {
+                turn.cancel.cancel();
+                Ok(())
+            }
+            None => Err(HecateError::new(
+                ErrorType::SessionNotRunning,
+                format!("session {session_id} has no running turn in this process"),
+            )),
+        }
+    }
+
+    async fn release_lease(&self, session_id: &SessionId) {
+        let owner = self.inner.config.owner_id.clone();
+        let sid = session_id.clone();
+        if let Err(e) = self.blocking(move |s| s.release_lease(&sid, &owner)).await {
+            tracing::warn!(error = %e, "could not release session lease");
+        }
+    }
+
+    async fn drive(self, plan: TurnPlan) -> TurnResult {
+        let TurnPlan {
+            mut session,
+            run,
+            snapshot,
+            target,
+            cancel,
+            guard,
+        } = plan;
+        let renew = self.spawn_lease_renewal(&session.id);
+        let result = self
+            .run_turn(&mut session, &run, snapshot, target, cancel)
+            .await;
+        renew.abort();
+        self.release_lease(&session.id).await;
+        drop(guard);
+        let result = match result {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, "turn could not be recorded");
+                let mut lost = TurnResult::lost(run.id.clone(), &session.id, e.to_string());
+                lost.error = Some(e);
+                lost
+            }
+        };
+        self.inner.bus.publish(EngineEvent::TurnFinished {
+            session_id: session.id.clone(),
+            run_id: run.id.clone(),
+            status: result.run.status,
+            error: result.error.clone(),
+        });
+        result
+    }
+
+    fn spawn_lease_renewal(&self, session_id: &SessionId) -> JoinHandle<()> {
+        let engine = self.clone();
+        let sid = session_id.clone();
+        let every = Duration::from_millis((self.inner.config.lease_ttl_ms / 3).max(10) as u64);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let owner = engine.inner.config.owner_id.clone();
+                let ttl = engine.inner.config.lease_ttl_ms;
+                let s = sid.clone();
+                if let Err(e) = engine
+                    .blocking(move |st| st.acquire_lease(&s, &owner, ttl))
+                    .await
+                {
+                    tracing::warn!(error = %e, "lease renewal failed");
+                }
+            }
+        })
+    }
+
+    async fn run_turn(
+        &self,
+        session: &mut Session,
+        run: &Run,
+        snapshot: RuntimeSnapshot,
+        target: ModelTarget,
+        cancel: CancellationToken,
+    ) -> Result<TurnResult> {
+        let strategy = self.inner.config.history;
+        let sid = session.id.clone();
+        let history = self.blocking(move |s| strategy.load(s, &sid)).await?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let ctx = TurnContext {
+            session_id: session.id.clone(),
+            run_id: run.id.clone(),
+            request_id: run.request_id.clone(),
+            provider: target.provider.clone(),
+            model: target.model.clone(),
+            system: session.system_prompt.clone(),
+            history,
+            cancel,
+            events: tx,
+        };
+        let runtime = self.inner.model.clone();
+        let runtime_fut = runtime.run(ctx);
+        tokio::pin!(runtime_fut);
+        let mut sink = EventSink::new(self.clone(), session.id.clone(), run.id.clone());
+        let report: TurnReport = loop {
+            tokio::select! {
+                Some(ev) = rx.recv() => sink.push(ev).await,
+                report = &mut runtime_fut => break report,
+            }
+        };
+        while let Ok(ev) = rx.try_recv() {
+            sink.push(ev).await;
+        }
+        sink.flush().await;
+
+        let (status, msg_status, error) = match &report.end {
+            TurnEnd::Completed => (RunStatus::Completed, MessageStatus::Completed, None),
+            TurnEnd::Failed(e) => (RunStatus::Failed, MessageStatus::Failed, Some(e.clone())),
+            TurnEnd::Cancelled => (RunStatus::Cancelled, MessageStatus::Cancelled, None),
+        };
+        let blocks = if report.blocks.is_empty() {
+            sink.partial_blocks()
+        } else {
+            report.blocks.clone()
+        };
+        let call = report.called_upstream.then(|| ProviderCall {
+            id: CallId::generate(),
+            session_id: session.id.clone(),
+            run_id: Some(run.id.clone()),
+            request_id: run.request_id.clone(),
+            provider: target.provider.clone(),
+            model: target.model.clone(),
+            usage: report.usage.unwrap_or_default(),
+            cost_micros_usd: report.cost_micros_usd,
+            duration_ms: report.duration_ms,
+            created_at: now_rfc3339(),
+        });
+        let mut assistant = NewMessage::text(Role::Assistant, plain_text(&blocks), snapshot);
+        assistant.content_blocks = if blocks
+            .iter()
+            .all(|b| matches!(b, ContentBlock::Text { .. }))
+        {
+            Vec::new()
+        } else {
+            blocks
+        };
+        assistant.tool_calls = report.tool_calls.clone();
+        assistant.produced_by_call_id = call.as_ref().map(|c| c.id.clone());
+        assistant.run_id = Some(run.id.clone());
+        assistant.status = msg_status;
+        assistant.error = match (&error, status) {
+            (Some(e), _) => Some(e.error_type.code().to_string()),
+            (None, RunStatus::Cancelled) => Some("cancelled".to_string()),
+            _ => None,
+        };
+
+        let now = now_rfc3339();
+        session.status = match status {
+            RunStatus::Completed => SessionStatus::Completed,
+            RunStatus::Cancelled => SessionStatus::Cancelled,
+            _ => SessionStatus::Failed,
+        };
+        session.last_activity_at = now.clone();
+        session.updated_at = now;
+        let stored_session = session.clone();
+        let run_id = run.id.clone();
+        let err_fields = error
+            .as_ref()
+            .map(|e| (e.error_type.code().to_string(), e.message.clone()));
+        let (assistant, run, count) = self
+            .blocking(move |s| {
+                let sid = stored_session.id.clone();
+                let mut stored = s.append_exchange(&sid, vec![assistant], call.as_ref())?;
+                s.finish_run(
+                    &run_id,
+                    status,
+                    err_fields.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+                )?;
+                s.update_session(&stored_session)?;
+                Ok((stored.pop(), s.get_run(&run_id)?, s.count_messages(&sid)?))
+            })
+            .await?;
+        if let Some(e) = &error {
+            tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
+        }
+        Ok(TurnResult {
+            run,
+            assistant,
+            error,
+            summarization_needed: summarization_needed(count, 2),
+        })
+    }
+}
+
+/// Publishes runtime events, keeps what they say for a partial answer, and flushes
+/// them to the run's event log in batches.
+struct EventSink {
+    engine: Engine,
+    session_id: SessionId,
+    run_id: RunId,
+    pending: Vec<(String, Value, String)>,
+    last_flush: Instant,
+    text: String,
+    thinking: String,
+}
+
+impl EventSink {
+    fn new(engine: Engine, session_id: SessionId, run_id: RunId) -> Self {
+        Self {
+            engine,
+            session_id,
+            run_id,
+            pending: Vec::new(),
+            last_flush: Instant::now(),
+            text: String::new(),
+            thinking: String::new(),
+        }
+    }
+
+    async fn push(&mut self, ev: RuntimeEvent) {
+        match &ev {
+            RuntimeEvent::TextDelta { text } => self.text.push_str(text),
+            RuntimeEvent::ThoughtDelta { text } => self.thinking.push_str(text),
+            _ => {}
+        }
+        let data = serde_json::to_value(&ev).unwrap_or(Value::Null);
+        self.pending
+            .push((ev.kind().to_string(), data, now_rfc3339()));
+        self.engine.inner.bus.publish(EngineEvent::Runtime {
+            session_id: self.session_id.clone(),
+            run_id: self.run_id.clone(),
+            update: ev,
+        });
+        if self.pending.len() >= FLUSH_EVERY_EVENTS || self.last_flush.elapsed() >= FLUSH_EVERY {
+            self.flush().await;
+        }
+    }
+
+    async fn flush(&mut self) {
+        self.last_flush = Instant::now();
+        if self.pending.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.pending);
+        let run_id = self.run_id.clone();
+        if let Err(e) = self
+            .engine
+            .blocking(move |s| s.append_run_events(&run_id, &batch))
+            .await
+        {
+            tracing::warn!(error = %e, "could not persist run events");
+        }
+    }
+
+    fn partial_blocks(&self) -> Vec<ContentBlock> {
+        let mut blocks = Vec::new();
+        if !self.thinking.is_empty() {
+            blocks.push(ContentBlock::Thinking {
+                thinking: self.thinking.clone(),
+                signature: None,
+            });
+        }
+        if !self.text.is_empty() {
+            blocks.push(ContentBlock::Text {
+                text: self.text.clone(),
+            });
+        }
+        blocks
+    }
+}
+
+/// The OpenTelemetry trace id of the current span, when tracing exports one.
+fn current_trace_id() -> Option<String> {
+    use opentelemetry::trace::TraceContextExt;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let cx = tracing::Span::current().context();
+    let id = cx.span().span_context().trace_id();
+    (id != opentelemetry::trace::TraceId::INVALID).then(|| id.to_string())
+}

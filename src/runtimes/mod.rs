@@ -1,0 +1,66 @@
+//! What answers a prompt. Each runtime turns a prompt, with the context the engine
+//! chose, into a stream of domain events and a final report. Runtimes never decide
+//! policy and never load history themselves.
+
+pub mod model;
+
+use crate::domain::error::HecateError;
+use crate::domain::event::RuntimeEvent;
+use crate::domain::ids::{RunId, SessionId};
+use crate::domain::message::{ContentBlock, Message, ToolCall};
+use crate::domain::provider_call::Usage;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+/// Everything a runtime needs for one turn.
+#[derive(Debug, Clone)]
+pub struct TurnContext {
+    /// Session.
+    pub session_id: SessionId,
+    /// Run.
+    pub run_id: RunId,
+    /// Correlation id.
+    pub request_id: String,
+    /// Provider name.
+    pub provider: String,
+    /// Model name.
+    pub model: String,
+    /// System prompt.
+    pub system: Option<String>,
+    /// The history the engine chose, ending with the new user message.
+    pub history: Vec<Message>,
+    /// Cancelled when the turn must stop.
+    pub cancel: CancellationToken,
+    /// Where to send events as they happen.
+    pub events: UnboundedSender<RuntimeEvent>,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEnd {
+    /// Finished normally.
+    Completed,
+    /// Failed with a classified error.
+    Failed(HecateError),
+    /// Stopped by cancellation.
+    Cancelled,
+}
+
+/// What a runtime reports when a turn ends, whatever the ending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnReport {
+    /// How it ended.
+    pub end: TurnEnd,
+    /// Output content (partial unless completed).
+    pub blocks: Vec<ContentBlock>,
+    /// Tool calls the model requested.
+    pub tool_calls: Vec<ToolCall>,
+    /// Usage, when reported.
+    pub usage: Option<Usage>,
+    /// Cost in micro-USD, when the price is known.
+    pub cost_micros_usd: Option<i64>,
+    /// Whether an upstream call was made (and so should be recorded).
+    pub called_upstream: bool,
+    /// Wall time of the upstream call.
+    pub duration_ms: i64,
+}
