@@ -125,7 +125,7 @@ fn new_session(store: &SqliteStore) -> anyhow::Result<Session> {
 }
 
 fn message(i: usize) -> NewMessage {
-    let role = if i % 2 == 0 {
+    let role = if i.is_multiple_of(2) {
         Role::User
     } else {
         Role::Assistant

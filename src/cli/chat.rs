@@ -46,6 +46,7 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
     } else {
         args.prompt.clone()
     };
+    crate::engine::validate_prompt(&prompt)?;
     let ctx = AppContext::build(cli).await?;
     let engine = &ctx.engine;
     let ns = ctx.namespace.as_str();

@@ -31,7 +31,8 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
         .ok()
         .or_else(|| ctx.config.file.server.token.clone())
         .filter(|t| !t.is_empty());
-    if !addr.ip().is_loopback() && !(args.allow_remote && token.is_some()) {
+    let allowed = addr.ip().is_loopback() || (args.allow_remote && token.is_some());
+    if !allowed {
         return Err(crate::domain::HecateError::invalid(format!(
             "refusing to listen on non-loopback {addr}: pass --allow-remote and configure a token \
              ([server] token or HECATE_TOKEN)"

@@ -30,16 +30,16 @@ pub fn project(events: &[RunEvent], status: RunStatus) -> Vec<Activity> {
     let mut answer_at: Option<String> = None;
     for e in events {
         match e.event_type.as_str() {
-            "thought_delta" => {
-                if out.last().map(|a| a.activity_type.as_str()) != Some("thinking") {
-                    out.push(Activity {
-                        activity_type: "thinking".into(),
-                        status: "completed".into(),
-                        title: "Thinking".into(),
-                        detail: None,
-                        created_at: e.occurred_at.clone(),
-                    });
-                }
+            "thought_delta"
+                if out.last().map(|a| a.activity_type.as_str()) != Some("thinking") =>
+            {
+                out.push(Activity {
+                    activity_type: "thinking".into(),
+                    status: "completed".into(),
+                    title: "Thinking".into(),
+                    detail: None,
+                    created_at: e.occurred_at.clone(),
+                });
             }
             "tool_call_started" => out.push(Activity {
                 activity_type: "tool_call".into(),

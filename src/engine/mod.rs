@@ -10,7 +10,7 @@ mod turns;
 pub mod workspace;
 
 pub use sessions::{CreateSession, Transcript};
-pub use turns::{SendMessage, TurnHandle, TurnResult};
+pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
 
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::SessionId;

@@ -27,6 +27,21 @@ use tracing::Instrument;
 const FLUSH_EVERY_EVENTS: usize = 64;
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
 
+/// Rejects empty prompts and prompts over `MAX_PROMPT_BYTES` with `invalid_request`.
+pub fn validate_prompt(content: &str) -> Result<()> {
+    if content.trim().is_empty() {
+        return Err(HecateError::invalid("the prompt is empty"));
+    }
+    if content.len() > MAX_PROMPT_BYTES {
+        return Err(HecateError::invalid(format!(
+            "the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}",
+            content.len()
+        ))
+        .with_detail("limit_bytes", MAX_PROMPT_BYTES));
+    }
+    Ok(())
+}
+
 /// A prompt and its per-turn overrides.
 #[derive(Debug, Clone, Default)]
 pub struct SendMessage {
@@ -138,16 +153,7 @@ impl Engine {
         session_id: &SessionId,
         req: SendMessage,
     ) -> Result<TurnHandle> {
-        if req.content.trim().is_empty() {
-            return Err(HecateError::invalid("the prompt is empty"));
-        }
-        if req.content.len() > MAX_PROMPT_BYTES {
-            return Err(HecateError::invalid(format!(
-                "the prompt is {} bytes; the limit is {MAX_PROMPT_BYTES}",
-                req.content.len()
-            ))
-            .with_detail("limit_bytes", MAX_PROMPT_BYTES));
-        }
+        validate_prompt(&req.content)?;
         let mut session = self.get_session(namespace, session_id).await?;
         let kind = req.runtime_kind.unwrap_or(session.runtime_kind);
         if !session.runtime_kind.can_switch_to(kind) {

@@ -46,8 +46,9 @@ impl ModelRuntime {
         self.providers.values()
     }
 
-    /// Resolves `model` (either `provider/model` or a bare model) and an optional
-    /// explicit provider to a configured target.
+    /// Resolves `model` (either `provider/model`, whose first segment must name a
+    /// configured provider, or a bare model) and an optional explicit provider to a
+    /// configured target.
     pub fn resolve(&self, provider: Option<&str>, model: &str) -> Result<ModelTarget> {
         let model = model.trim();
         if model.is_empty() {
@@ -58,8 +59,8 @@ impl ModelRuntime {
         }
         let (provider, model) = match (provider, model.split_once('/')) {
             (Some(p), _) if !p.is_empty() => (p.to_string(), model.to_string()),
-            (_, Some((p, m))) if self.providers.contains_key(p) => (p.to_string(), m.to_string()),
-            _ => {
+            (_, Some((p, m))) => (p.to_string(), m.to_string()),
+            (_, None) => {
                 let candidates: Vec<&String> = self
                     .providers
                     .iter()
