@@ -13,7 +13,14 @@ fn chat_streams_records_and_continues_with_history() {
         {"match": {"api": "openai_chat", "contains": "second question"}, "text": "second answer"}
     ])));
     let home = Home::with_openai(&server);
-    let out = home.run(&["chat", "--model", "fix/fixture-model", "--system", "be brief", "first question"]);
+    let out = home.run(&[
+        "chat",
+        "--model",
+        "fix/fixture-model",
+        "--system",
+        "be brief",
+        "first question",
+    ]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stdout.trim(), "first answer here");
@@ -26,8 +33,14 @@ fn chat_streams_records_and_continues_with_history() {
     // The second request carried the system prompt and the whole history.
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2);
-    let msgs = reqs[1]["body"]["messages"].as_array().expect("messages").clone();
-    let roles: Vec<_> = msgs.iter().map(|m| m["role"].as_str().unwrap_or("")).collect();
+    let msgs = reqs[1]["body"]["messages"]
+        .as_array()
+        .expect("messages")
+        .clone();
+    let roles: Vec<_> = msgs
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or(""))
+        .collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
     assert_eq!(msgs[0]["content"], "be brief");
     assert_eq!(msgs[2]["content"], "first answer here");
@@ -45,16 +58,28 @@ fn chat_streams_records_and_continues_with_history() {
     assert_eq!(seqs, [0, 1, 2, 3]);
     assert_eq!(data["turns_used"], 2);
     assert_eq!(data["provider_calls"][0]["prompt_tokens"], 7);
-    assert!(data["provider_calls"][0]["cost_micros_usd"].is_null(), "unknown price stays unknown");
-    assert_eq!(data["messages"][1]["produced_by_call_id"], data["provider_calls"][0]["id"]);
+    assert!(
+        data["provider_calls"][0]["cost_micros_usd"].is_null(),
+        "unknown price stays unknown"
+    );
+    assert_eq!(
+        data["messages"][1]["produced_by_call_id"],
+        data["provider_calls"][0]["id"]
+    );
     assert_eq!(data["segments"].as_array().map(Vec::len), Some(1));
     assert_eq!(data["runs"][1]["status"], "completed");
 
     let text_show = text(&home.run(&["sessions", "show", &id])).0;
-    assert!(text_show.contains("fix/fixture-model · 7 in / 3 out tokens · cost unknown"), "{text_show}");
+    assert!(
+        text_show.contains("fix/fixture-model · 7 in / 3 out tokens · cost unknown"),
+        "{text_show}"
+    );
 
     let md = text(&home.run(&["sessions", "export", &id, "--format", "md"])).0;
-    assert!(md.contains("## assistant (#3)") && md.contains("second answer"), "{md}");
+    assert!(
+        md.contains("## assistant (#3)") && md.contains("second answer"),
+        "{md}"
+    );
 
     let list = home.json(&["sessions", "list", "--format", "json"]);
     assert_eq!(list["object"], "agent_chat_sessions");
@@ -80,7 +105,11 @@ fn anthropic_thinking_keeps_its_signature_and_is_replayed() {
     assert!(out.status.success(), "{}", text(&out).1);
     assert_eq!(text(&out).0.trim(), "pondered answer");
     let id = session_id_from(&out.stderr);
-    assert!(home.run(&["chat", "--session", &id, "again"]).status.success());
+    assert!(
+        home.run(&["chat", "--session", &id, "again"])
+            .status
+            .success()
+    );
 
     let reqs = server.requests();
     assert_eq!(reqs[0]["headers"]["x-api-key"], "test-key");
@@ -101,13 +130,21 @@ fn tool_calls_pass_through_into_the_message_model() {
         {"text": "calling", "tool_calls": [{"id": "call_9", "name": "read_file", "arguments": {"path": "a.txt"}}]}
     ])));
     let home = Home::with_openai(&server);
-    let out = home.run(&["chat", "--model", "fix/fixture-model", "--format", "json", "read it"]);
+    let out = home.run(&[
+        "chat",
+        "--model",
+        "fix/fixture-model",
+        "--format",
+        "json",
+        "read it",
+    ]);
     assert!(out.status.success(), "{}", text(&out).1);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let a = &v["data"]["assistant"];
     assert_eq!(a["tool_calls"][0]["name"], "read_file");
     let args: serde_json::Value =
-        serde_json::from_str(a["tool_calls"][0]["arguments"].as_str().expect("args")).expect("json args");
+        serde_json::from_str(a["tool_calls"][0]["arguments"].as_str().expect("args"))
+            .expect("json args");
     assert_eq!(args["path"], "a.txt");
     assert_eq!(a["content_blocks"][1]["type"], "tool_use");
 }
@@ -137,7 +174,14 @@ fn bad_input_gets_stable_errors_and_exit_codes() {
     assert_eq!(missing.status.code(), Some(3));
     assert!(text(&missing).1.contains("not_found"));
 
-    let bad_ws = home.run(&["chat", "--model", "fix/m", "--workspace", "/no/such/dir", "hi"]);
+    let bad_ws = home.run(&[
+        "chat",
+        "--model",
+        "fix/m",
+        "--workspace",
+        "/no/such/dir",
+        "hi",
+    ]);
     assert_eq!(bad_ws.status.code(), Some(2));
     assert!(text(&bad_ws).1.contains("agent_chat.workspace_required"));
 
@@ -154,13 +198,24 @@ fn switching_model_starts_a_new_segment() {
     let out = home.run(&["chat", "--model", "fix/m1", "one"]);
     assert!(out.status.success(), "{}", text(&out).1);
     let id = session_id_from(&out.stderr);
-    assert!(home.run(&["chat", "--session", &id, "two"]).status.success());
-    assert!(home.run(&["chat", "--session", &id, "--model", "fix/m2", "three"]).status.success());
+    assert!(
+        home.run(&["chat", "--session", &id, "two"])
+            .status
+            .success()
+    );
+    assert!(
+        home.run(&["chat", "--session", &id, "--model", "fix/m2", "three"])
+            .status
+            .success()
+    );
     let stale = home.run(&["chat", "--session", &id, "--model", "fix/m3", "four"]);
     assert_eq!(stale.status.code(), Some(5));
     assert!(text(&stale).1.contains("model_not_configured"));
     let show = home.json(&["sessions", "show", &id, "--format", "json"]);
-    let segs = show["data"]["segments"].as_array().expect("segments").clone();
+    let segs = show["data"]["segments"]
+        .as_array()
+        .expect("segments")
+        .clone();
     assert_eq!(segs.len(), 2);
     assert_eq!(segs[0]["model"], "m1");
     assert_eq!(segs[0]["message_count"], 4);

@@ -12,7 +12,10 @@ fn failed_turn(home: &Home, model: &str) -> (i32, Value, Value) {
     let code = out.status.code().unwrap_or(-1);
     let turn: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|_| panic!("turn JSON on stdout: {:?}", text(&out)));
-    let id = turn["data"]["session_id"].as_str().expect("session id").to_string();
+    let id = turn["data"]["session_id"]
+        .as_str()
+        .expect("session id")
+        .to_string();
     let show = home.json(&["sessions", "show", &id, "--format", "json"]);
     (code, turn, show)
 }
@@ -21,7 +24,11 @@ fn assert_failed_with(turn: &Value, show: &Value, error_type: &str, reason: &str
     assert_eq!(turn["data"]["run"]["status"], "failed", "{turn}");
     assert_eq!(turn["data"]["error"]["type"], error_type, "{turn}");
     assert_eq!(turn["data"]["error"]["reason"], reason, "{turn}");
-    assert!(turn["data"]["error"]["operator_action"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(
+        turn["data"]["error"]["operator_action"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
     let msgs = show["data"]["messages"].as_array().expect("messages");
     assert_eq!(msgs[0]["role"], "user");
     assert_eq!(msgs[0]["content"], "hello", "the user message stays stored");
@@ -91,14 +98,21 @@ fn an_unreachable_provider_fails_with_an_actionable_error() {
         .expect("addr")
         .port();
     let mut home = Home::empty();
-    home.set("PROVIDER_DOWN_BASE_URL", &format!("http://127.0.0.1:{port}/v1"));
+    home.set(
+        "PROVIDER_DOWN_BASE_URL",
+        &format!("http://127.0.0.1:{port}/v1"),
+    );
     let (code, turn, show) = failed_turn(&home, "down/m");
     assert_failed_with(&turn, &show, "gateway_error", "provider_unreachable");
     assert_eq!(code, 6);
     // The session can be continued once the provider is back; the failed answer is
     // not replayed to it.
     let out = home.run(&["doctor", "--format", "json", "--timeout", "2"]);
-    assert_eq!(out.status.code(), Some(5), "doctor reports nothing routable");
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "doctor reports nothing routable"
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("doctor JSON");
     let checks = &doc["data"]["providers"][0]["readiness_checks"];
     assert_eq!(checks[2]["name"], "health");

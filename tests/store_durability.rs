@@ -74,12 +74,17 @@ fn concurrent_processes_lose_nothing_and_keep_sequences_gap_free() {
         for i in 1..=turns {
             let bin = env!("CARGO_BIN_EXE_hecate");
             match &id {
-                Some(id) => script.push_str(&format!("{bin} chat --session {id} {tag}{i} || exit 1\n")),
+                Some(id) => {
+                    script.push_str(&format!("{bin} chat --session {id} {tag}{i} || exit 1\n"))
+                }
                 None => script.push_str(&format!("{bin} chat --model fix/m {tag}{i} || exit 1\n")),
             }
         }
         let mut c = std::process::Command::new("sh");
-        c.arg("-c").arg(script).stdout(Stdio::null()).stderr(Stdio::piped());
+        c.arg("-c")
+            .arg(script)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         for (k, v) in &home.env {
             c.env(k, v);
         }
@@ -135,10 +140,17 @@ fn a_session_driven_by_another_process_answers_busy_elsewhere() {
     let out = home.run(&["chat", "--session", &id, "me too"]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
-    assert!(stderr.contains("agent_chat.session_busy_elsewhere"), "{stderr}");
+    assert!(
+        stderr.contains("agent_chat.session_busy_elsewhere"),
+        "{stderr}"
+    );
     assert!(slow.wait().expect("wait").success());
     // Once the owner finished, anyone may continue the session.
-    assert!(home.run(&["chat", "--session", &id, "now"]).status.success());
+    assert!(
+        home.run(&["chat", "--session", &id, "now"])
+            .status
+            .success()
+    );
 }
 
 #[test]
@@ -172,7 +184,11 @@ fn a_hecate_killed_mid_turn_leaves_an_interrupted_run_and_an_intact_transcript()
     assert_eq!(runs[1]["status"], "failed");
     assert_eq!(runs[1]["error_type"], "interrupted");
     let msgs = data["messages"].as_array().expect("messages");
-    assert_eq!(msgs.len(), 3, "transcript before the kill plus the durable prompt");
+    assert_eq!(
+        msgs.len(),
+        3,
+        "transcript before the kill plus the durable prompt"
+    );
     assert_eq!(msgs[1]["content"], "stored answer");
     assert_eq!(msgs[2]["content"], "stream slowly");
     assert_eq!(data["status"], "failed");

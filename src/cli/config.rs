@@ -350,9 +350,15 @@ mod tests {
     fn bad_files_name_the_line() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("config.toml");
-        std::fs::write(&path, "[server]\nlisten = 1\n\n[nope]\n").expect("writes");
+        std::fs::write(&path, "[server]\nlisten = 1\n").expect("writes");
         let e = Config::load(&path, &HashMap::new()).expect_err("rejects");
         assert!(e.to_string().contains("line 2"), "{e}");
+        std::fs::write(&path, "\n\n[nope]\n").expect("writes");
+        let e = Config::load(&path, &HashMap::new()).expect_err("rejects");
+        assert!(
+            e.to_string().contains("line 3") && e.to_string().contains("nope"),
+            "{e}"
+        );
         let missing = Config::load(&dir.path().join("absent.toml"), &HashMap::new()).expect("ok");
         assert!(!missing.file_exists);
     }

@@ -30,9 +30,7 @@ pub fn project(events: &[RunEvent], status: RunStatus) -> Vec<Activity> {
     let mut answer_at: Option<String> = None;
     for e in events {
         match e.event_type.as_str() {
-            "thought_delta"
-                if out.last().map(|a| a.activity_type.as_str()) != Some("thinking") =>
-            {
+            "thought_delta" if out.last().map(|a| a.activity_type.as_str()) != Some("thinking") => {
                 out.push(Activity {
                     activity_type: "thinking".into(),
                     status: "completed".into(),
