@@ -3,13 +3,14 @@
 use clap::Parser;
 
 fn main() {
-    let cli = hecate::cli::Cli::parse();
-    let _telemetry = hecate::cli::telemetry::init(cli.verbose, cli.log_format);
-    // reqwest is built without a default TLS backend; ring is the provider.
-    if rustls::crypto::ring::default_provider()
+    // reqwest (providers and the OTLP exporter) is built without a default TLS
+    // backend; ring is the provider and must be installed before any client exists.
+    let ring_already_installed = rustls::crypto::ring::default_provider()
         .install_default()
-        .is_err()
-    {
+        .is_err();
+    let cli = hecate::cli::Cli::parse();
+    let telemetry = hecate::cli::telemetry::init(cli.verbose, cli.log_format);
+    if ring_already_installed {
         tracing::debug!("a rustls crypto provider was already installed");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -24,6 +25,6 @@ fn main() {
     };
     let code = runtime.block_on(hecate::cli::run(cli));
     drop(runtime);
-    drop(_telemetry);
+    drop(telemetry);
     std::process::exit(code);
 }

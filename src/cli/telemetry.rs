@@ -4,6 +4,7 @@
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -45,23 +46,33 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
         .and_then(|v| EnvFilter::try_new(v).ok())
         .unwrap_or_else(|| EnvFilter::new(format!("{default},h2=warn,hyper=warn,reqwest=warn")));
     let provider = otlp_provider();
-    let otel = provider
-        .as_ref()
-        .map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer("hecate")));
-    let registry = tracing_subscriber::registry().with(filter).with(otel);
+    // Exported spans do not depend on stderr verbosity: the exporter gets
+    // `hecate=info` unless HECATE_OTEL_LOG says otherwise.
+    let otel = provider.as_ref().map(|p| {
+        let otel_filter = std::env::var("HECATE_OTEL_LOG")
+            .ok()
+            .and_then(|v| EnvFilter::try_new(v).ok())
+            .unwrap_or_else(|| EnvFilter::new("hecate=info"));
+        tracing_opentelemetry::layer()
+            .with_tracer(p.tracer("hecate"))
+            .with_filter(otel_filter)
+    });
+    let registry = tracing_subscriber::registry().with(otel);
     let result = match format {
         LogFormat::Text => registry
             .with(
                 tracing_subscriber::fmt::layer()
                     .with_writer(std::io::stderr)
-                    .with_target(false),
+                    .with_target(false)
+                    .with_filter(filter),
             )
             .try_init(),
         LogFormat::Json => registry
             .with(
                 tracing_subscriber::fmt::layer()
                     .json()
-                    .with_writer(std::io::stderr),
+                    .with_writer(std::io::stderr)
+                    .with_filter(filter),
             )
             .try_init(),
     };
