@@ -8,6 +8,7 @@ pub mod error;
 pub mod event;
 pub mod ids;
 pub mod message;
+pub mod permission;
 pub mod provider_call;
 pub mod run;
 pub mod segment;
