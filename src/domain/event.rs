@@ -63,6 +63,26 @@ pub enum RuntimeEvent {
         /// Counts.
         usage: Usage,
     },
+    /// The agent replayed (or echoed) a user message, e.g. while loading a session.
+    UserMessage {
+        /// The text.
+        text: String,
+    },
+    /// The commands the agent offers changed.
+    AvailableCommands {
+        /// The commands as the agent listed them.
+        commands: Value,
+    },
+    /// The agent's current mode changed.
+    ModeChanged {
+        /// The new mode id.
+        mode_id: String,
+    },
+    /// The agent's configuration options (e.g. model) changed.
+    ConfigChanged {
+        /// The options as the agent listed them.
+        options: Value,
+    },
     /// A raw frame kept for diagnostics.
     Raw {
         /// The frame.
@@ -126,6 +146,10 @@ impl RuntimeEvent {
             Self::Plan { .. } => "plan",
             Self::FileChanged { .. } => "file_changed",
             Self::Usage { .. } => "usage",
+            Self::UserMessage { .. } => "user_message",
+            Self::AvailableCommands { .. } => "available_commands",
+            Self::ModeChanged { .. } => "mode_changed",
+            Self::ConfigChanged { .. } => "config_changed",
             Self::Raw { .. } => "raw",
         }
     }
