@@ -116,3 +116,148 @@ pub struct Grant {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
 }
+
+/// How permission requests are answered when no grant applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalMode {
+    /// Ask whoever can answer (editor, MCP client, operator), with a timeout.
+    #[default]
+    Prompt,
+    /// Allow once without asking.
+    Auto,
+    /// Reject without asking.
+    Deny,
+}
+
+impl ApprovalMode {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Prompt => "prompt",
+            Self::Auto => "auto",
+            Self::Deny => "deny",
+        }
+    }
+
+    /// Parses `prompt`, `auto` or `deny`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "prompt" => Some(Self::Prompt),
+            "auto" => Some(Self::Auto),
+            "deny" => Some(Self::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// An operator's decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Allow.
+    Approve,
+    /// Refuse.
+    Reject,
+}
+
+impl Decision {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approve => "approve",
+            Self::Reject => "reject",
+        }
+    }
+}
+
+/// How far a decision reaches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// This request only.
+    #[default]
+    Once,
+    /// This tool kind for the rest of the session.
+    Session,
+    /// This tool kind in this workspace.
+    WorkspaceTool,
+    /// This tool kind for this adapter anywhere.
+    AdapterTool,
+}
+
+impl Scope {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Once => "once",
+            Self::Session => "session",
+            Self::WorkspaceTool => "workspace_tool",
+            Self::AdapterTool => "adapter_tool",
+        }
+    }
+
+    /// Every scope, in the order they are offered.
+    pub const ALL: [Scope; 4] = [
+        Scope::Once,
+        Scope::Session,
+        Scope::WorkspaceTool,
+        Scope::AdapterTool,
+    ];
+}
+
+/// Picks the agent option that carries out `decision` at `scope`, by kind: allow-once
+/// for a one-off approval, allow-always (else allow-once) for a wider one, reject-once
+/// (else reject-always) for a rejection. `None` when the agent offered no such option.
+pub fn pick_option(
+    options: &[crate::domain::permission::PermissionOption],
+    decision: Decision,
+    scope: Scope,
+) -> Option<String> {
+    use crate::domain::permission::PermissionKind as K;
+    let order: &[K] = match (decision, scope) {
+        (Decision::Approve, Scope::Once) => &[K::AllowOnce, K::AllowAlways],
+        (Decision::Approve, _) => &[K::AllowAlways, K::AllowOnce],
+        (Decision::Reject, Scope::Once) => &[K::RejectOnce, K::RejectAlways],
+        (Decision::Reject, _) => &[K::RejectAlways, K::RejectOnce],
+    };
+    order
+        .iter()
+        .find_map(|k| options.iter().find(|o| o.kind == *k))
+        .map(|o| o.id.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::permission::{PermissionKind, PermissionOption};
+
+    fn opt(id: &str, kind: PermissionKind) -> PermissionOption {
+        PermissionOption {
+            id: id.into(),
+            name: id.into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn options_are_chosen_by_kind_never_by_id() {
+        let codex = vec![
+            opt("approved", PermissionKind::AllowOnce),
+            opt("abort", PermissionKind::RejectOnce),
+        ];
+        assert_eq!(pick_option(&codex, Decision::Approve, Scope::Session).as_deref(), Some("approved"));
+        assert_eq!(pick_option(&codex, Decision::Reject, Scope::Once).as_deref(), Some("abort"));
+        let claude = vec![
+            opt("allow_always", PermissionKind::AllowAlways),
+            opt("allow", PermissionKind::AllowOnce),
+            opt("reject", PermissionKind::RejectOnce),
+        ];
+        assert_eq!(pick_option(&claude, Decision::Approve, Scope::Once).as_deref(), Some("allow"));
+        assert_eq!(
+            pick_option(&claude, Decision::Approve, Scope::AdapterTool).as_deref(),
+            Some("allow_always")
+        );
+        assert_eq!(pick_option(&[], Decision::Approve, Scope::Once), None);
+    }
+}

@@ -1,6 +1,7 @@
 //! Engine events: the normalized unit that flows out of a runtime and to every
 //! subscriber. ACP updates, MCP progress and SSE frames are renderings of these.
 
+use crate::domain::approval::Approval;
 use crate::domain::error::HecateError;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::provider_call::Usage;
@@ -122,6 +123,20 @@ pub enum EngineEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<HecateError>,
     },
+    /// A permission request is waiting for a decision.
+    ApprovalRequested {
+        /// Session.
+        session_id: SessionId,
+        /// The pending approval.
+        approval: Approval,
+    },
+    /// A permission request was decided (by someone, a grant, a mode, a timeout).
+    ApprovalResolved {
+        /// Session.
+        session_id: SessionId,
+        /// The resolved approval.
+        approval: Approval,
+    },
 }
 
 impl EngineEvent {
@@ -130,7 +145,9 @@ impl EngineEvent {
         match self {
             Self::TurnStarted { session_id, .. }
             | Self::Runtime { session_id, .. }
-            | Self::TurnFinished { session_id, .. } => session_id,
+            | Self::TurnFinished { session_id, .. }
+            | Self::ApprovalRequested { session_id, .. }
+            | Self::ApprovalResolved { session_id, .. } => session_id,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! guardrails, owner leases, runtime switching, event fan-out and reconciliation.
 //! It knows no wire format.
 
+mod approvals;
 pub mod bus;
 pub mod guardrails;
 pub mod owner;
@@ -12,7 +13,9 @@ pub mod workspace;
 pub use sessions::{CreateSession, Transcript};
 pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
 
+use crate::domain::approval::{Approval, ApprovalMode};
 use crate::domain::error::{HecateError, Result};
+use crate::domain::ids::ApprovalId;
 use crate::domain::ids::SessionId;
 use crate::domain::session::Guardrails;
 use crate::runtimes::model::ModelRuntime;
@@ -21,10 +24,15 @@ use crate::store::{ReconcileReport, Store};
 use bus::EventBus;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 /// Largest prompt accepted, in bytes.
 pub const MAX_PROMPT_BYTES: usize = 1024 * 1024;
+
+/// How long a prompted permission request waits by default.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How long an owner lease lasts without renewal.
 pub const LEASE_TTL_MS: i64 = 30_000;
@@ -40,6 +48,10 @@ pub struct EngineConfig {
     pub history: HistoryStrategy,
     /// Guardrails applied to sessions created without their own.
     pub default_guardrails: Guardrails,
+    /// How permission requests are answered when a turn names no mode.
+    pub approval_mode: ApprovalMode,
+    /// How long a prompted permission request waits for an answer.
+    pub approval_timeout: Duration,
 }
 
 impl Default for EngineConfig {
@@ -49,6 +61,8 @@ impl Default for EngineConfig {
             lease_ttl_ms: LEASE_TTL_MS,
             history: HistoryStrategy::default(),
             default_guardrails: Guardrails::default(),
+            approval_mode: ApprovalMode::Prompt,
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
         }
     }
 }
@@ -71,6 +85,7 @@ struct Inner {
     bus: EventBus,
     config: EngineConfig,
     active: Mutex<HashMap<SessionId, ActiveTurn>>,
+    waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Approval>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -96,6 +111,7 @@ impl Engine {
                 bus: EventBus::default(),
                 config,
                 active: Mutex::new(HashMap::new()),
+                waiters: Mutex::new(HashMap::new()),
             }),
         };
         let report = engine
@@ -138,6 +154,13 @@ impl Engine {
 
     fn active(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, ActiveTurn>> {
         self.inner.active.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<ApprovalId, oneshot::Sender<Approval>>> {
+        self.inner
+            .waiters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Runs a blocking store operation off the async threads.

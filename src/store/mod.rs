@@ -79,6 +79,9 @@ pub trait RunStore: Send + Sync {
         status: RunStatus,
         error: Option<(&str, &str)>,
     ) -> Result<()>;
+    /// Sets a non-terminal status (running / awaiting_approval) on a run and its session.
+    fn set_run_status(&self, session_id: &SessionId, run_id: &RunId, status: RunStatus)
+    -> Result<()>;
     /// Reads one run.
     fn get_run(&self, run_id: &RunId) -> Result<Run>;
     /// Runs of a session, oldest first.
@@ -95,9 +98,11 @@ pub trait ApprovalStore: Send + Sync {
     fn create_approval(&self, approval: &Approval) -> Result<()>;
     /// Reads one approval.
     fn get_approval(&self, id: &ApprovalId) -> Result<Approval>;
-    /// Approvals of a session, optionally only those with `status`.
+    /// Approvals of a namespace (or one of its sessions), optionally only those with
+    /// `status`, oldest first.
     fn list_approvals(
         &self,
+        namespace: &str,
         session_id: Option<&SessionId>,
         status: Option<ApprovalStatus>,
     ) -> Result<Vec<Approval>>;

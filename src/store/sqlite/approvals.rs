@@ -89,17 +89,23 @@ impl ApprovalStore for SqliteStore {
 
     fn list_approvals(
         &self,
+        namespace: &str,
         session_id: Option<&SessionId>,
         status: Option<ApprovalStatus>,
     ) -> Result<Vec<Approval>> {
         self.with(|c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {APPROVAL_COLUMNS} FROM approvals \
-                 WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR status = ?2) \
+                 WHERE session_id IN (SELECT id FROM sessions WHERE namespace = ?3) \
+                 AND (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR status = ?2) \
                  ORDER BY created_at, id"
             ))?;
             let rows = stmt.query_map(
-                params![session_id.map(|s| s.as_str()), status.map(|s| s.as_str())],
+                params![
+                    session_id.map(|s| s.as_str()),
+                    status.map(|s| s.as_str()),
+                    namespace
+                ],
                 row_to_approval,
             )?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

@@ -77,6 +77,27 @@ impl RunStore for SqliteStore {
         })
     }
 
+    fn set_run_status(
+        &self,
+        session_id: &SessionId,
+        run_id: &RunId,
+        status: RunStatus,
+    ) -> Result<()> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE runs SET status = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')",
+                params![run_id.as_str(), status.as_str()],
+            )?;
+            tx.execute(
+                "UPDATE sessions SET status = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')",
+                params![session_id.as_str(), status.as_str()],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
     fn get_run(&self, run_id: &RunId) -> Result<Run> {
         self.with(|c| {
             c.query_row(
