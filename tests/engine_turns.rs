@@ -34,7 +34,7 @@ async fn engine(server: &ModelServer) -> Engine {
         Pricebook::default(),
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().expect("store"));
-    Engine::start(store, runtime, EngineConfig::default())
+    Engine::start(store, runtime.into(), EngineConfig::default())
         .await
         .expect("engine")
         .0

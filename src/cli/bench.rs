@@ -263,7 +263,7 @@ async fn bench_model(
     );
     let dir = tempfile_dir()?;
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.join("bench.db"))?);
-    let (engine, _) = Engine::start(store, runtime, EngineConfig::default()).await?;
+    let (engine, _) = Engine::start(store, runtime.into(), EngineConfig::default()).await?;
     // Warm both paths.
     direct_turn(&http, base_url, model).await?;
     hecate_turn(&engine, model).await?;

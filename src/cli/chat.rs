@@ -6,6 +6,9 @@ use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::SessionId;
 use crate::domain::run::RunStatus;
 use crate::engine::bus::Received;
+use crate::domain::approval::{ApprovalMode, Decision, Scope};
+use crate::domain::ids::ApprovalId;
+use crate::domain::session::RuntimeKind;
 use crate::engine::{CreateSession, SendMessage};
 use anyhow::Context;
 use serde_json::json;
@@ -15,8 +18,14 @@ use std::io::Read;
 #[derive(Debug, clap::Args)]
 pub struct ChatArgs {
     /// Model as PROVIDER/MODEL (required for a new session; switches model when given with --session).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "agent")]
     pub model: Option<String>,
+    /// External agent adapter id (codex, claude_code, cursor_agent, gemini, opencode, ...).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// How the agent's permission requests are answered: ask here, allow, or reject.
+    #[arg(long, value_enum)]
+    pub approval: Option<ApprovalArg>,
     /// Continue this session instead of creating one.
     #[arg(long)]
     pub session: Option<String>,
@@ -34,6 +43,54 @@ pub struct ChatArgs {
     pub format: Format,
     /// The prompt; `-` reads it from stdin.
     pub prompt: String,
+}
+
+/// `--approval` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApprovalArg {
+    /// Ask on this terminal (or let another terminal answer with `hecate approvals resolve`).
+    Prompt,
+    /// Allow once without asking.
+    Auto,
+    /// Reject without asking.
+    Deny,
+}
+
+impl From<ApprovalArg> for ApprovalMode {
+    fn from(a: ApprovalArg) -> Self {
+        match a {
+            ApprovalArg::Prompt => ApprovalMode::Prompt,
+            ApprovalArg::Auto => ApprovalMode::Auto,
+            ApprovalArg::Deny => ApprovalMode::Deny,
+        }
+    }
+}
+
+/// Lines typed on stdin, read on a thread so the turn keeps streaming meanwhile.
+fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut line = String::new();
+        while stdin.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+            if tx.send(line.trim().to_string()).is_err() {
+                break;
+            }
+            line.clear();
+        }
+    });
+    rx
+}
+
+fn approval_choice(line: &str) -> Option<(Decision, Scope)> {
+    match line.to_ascii_lowercase().as_str() {
+        "a" | "y" | "yes" | "approve" | "once" => Some((Decision::Approve, Scope::Once)),
+        "s" | "session" => Some((Decision::Approve, Scope::Session)),
+        "w" | "workspace" | "workspace_tool" => Some((Decision::Approve, Scope::WorkspaceTool)),
+        "t" | "adapter" | "adapter_tool" => Some((Decision::Approve, Scope::AdapterTool)),
+        "r" | "n" | "no" | "reject" => Some((Decision::Reject, Scope::Once)),
+        _ => None,
+    }
 }
 
 pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
@@ -57,25 +114,35 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
             (id, args.model.clone())
         }
         None => {
-            let Some(model) = args.model.clone() else {
-                return Err(crate::domain::HecateError::new(
-                    crate::domain::ErrorType::ModelRequired,
-                    "a new chat needs --model PROVIDER/MODEL",
-                )
-                .into());
+            let create = match (&args.agent, &args.model) {
+                (Some(agent), _) => CreateSession {
+                    title: args.title.clone(),
+                    runtime_kind: Some(RuntimeKind::ExternalAgent),
+                    adapter_id: Some(agent.clone()),
+                    workspace: Some(args.workspace.clone().ok_or_else(|| {
+                        crate::domain::HecateError::new(
+                            crate::domain::ErrorType::WorkspaceRequired,
+                            "an external agent needs --workspace DIR",
+                        )
+                    })?),
+                    ..Default::default()
+                },
+                (None, Some(model)) => CreateSession {
+                    title: args.title.clone(),
+                    model: Some(model.clone()),
+                    workspace: args.workspace.clone(),
+                    system_prompt: args.system.clone(),
+                    ..Default::default()
+                },
+                (None, None) => {
+                    return Err(crate::domain::HecateError::new(
+                        crate::domain::ErrorType::ModelRequired,
+                        "a new chat needs --model PROVIDER/MODEL or --agent ADAPTER_ID",
+                    )
+                    .into());
+                }
             };
-            let s = engine
-                .create_session(
-                    ns,
-                    CreateSession {
-                        title: args.title.clone(),
-                        model: Some(model),
-                        workspace: args.workspace.clone(),
-                        system_prompt: args.system.clone(),
-                        ..Default::default()
-                    },
-                )
-                .await?;
+            let s = engine.create_session(ns, create).await?;
             (s.id, None)
         }
     };
@@ -89,12 +156,15 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
                 model: model_override,
                 workspace: args.session.as_ref().and(args.workspace.clone()),
                 system_prompt: args.session.as_ref().and(args.system.clone()),
+                approval_mode: args.approval.map(Into::into),
                 ..Default::default()
             },
         )
         .await?;
     let stream = args.format == Format::Text;
     let mut wrote_text = false;
+    let mut answers = (args.prompt != "-").then(stdin_lines);
+    let mut pending: Vec<ApprovalId> = Vec::new();
     loop {
         tokio::select! {
             received = turn.events.recv() => match received {
@@ -104,13 +174,45 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
                         wrote_text = true;
                     }
                     RuntimeEvent::ThoughtDelta { text } => eprint!("{text}"),
-                    RuntimeEvent::ToolCallStarted { name, .. } => eprintln!("[tool call: {name}]"),
+                    RuntimeEvent::ToolCallStarted { name, kind, .. } => {
+                        eprintln!("[tool: {name}{}]", kind.map(|k| format!(" ({k})")).unwrap_or_default())
+                    }
+                    RuntimeEvent::ToolCallUpdated { id, status: Some(st), .. } => eprintln!("[tool {id}: {st}]"),
+                    RuntimeEvent::Plan { entries } => eprintln!("[plan: {entries}]"),
+                    RuntimeEvent::FileChanged { path, change } => eprintln!("[{change}: {path}]"),
                     _ => {}
                 },
+                Some(Received::Event(EngineEvent::ApprovalRequested { approval, .. })) => {
+                    eprintln!(
+                        "\npermission requested: {} ({})\n  answer [a]pprove once, approve for the [s]ession, this [w]orkspace's tool, this agen[t]'s tool, or [r]eject;\n  or from another terminal: hecate approvals resolve {} --decision approve|reject",
+                        approval.tool_name, approval.tool_kind, approval.id
+                    );
+                    pending.push(approval.id);
+                }
+                Some(Received::Event(EngineEvent::ApprovalResolved { approval, .. })) => {
+                    pending.retain(|id| id != &approval.id);
+                    eprintln!(
+                        "[permission {}: {}{}]",
+                        approval.status.as_str(),
+                        approval.path.as_deref().unwrap_or(""),
+                        approval.selected_option.as_ref().map(|o| format!(", option {o}")).unwrap_or_default()
+                    );
+                }
                 Some(Received::Event(EngineEvent::TurnFinished { .. })) | None => break,
                 Some(Received::Lagged(n)) => eprintln!("[{n} updates skipped]"),
                 Some(_) => {}
             },
+            Some(line) = next_line(&mut answers), if !pending.is_empty() => {
+                match approval_choice(&line) {
+                    Some((decision, scope)) => {
+                        let id = pending.remove(0);
+                        if let Err(e) = engine.resolve_approval(ns, &id, decision, scope).await {
+                            eprintln!("could not resolve {id}: {}", e.message);
+                        }
+                    }
+                    None => eprintln!("answer a, s, w, t or r"),
+                }
+            }
             _ = tokio::signal::ctrl_c() => {
                 eprintln!("\ncancelling…");
                 let _ = engine.cancel(ns, &session_id).await;
@@ -121,6 +223,16 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
     if wrote_text {
         print_text("\n")?;
     }
+    if let Some(m) = &result.assistant
+        && let Ok(files) = engine.message_files(ns, &session_id, &m.id).await
+        && !files.is_empty()
+    {
+        eprintln!("files changed by this turn (message {}):", m.id);
+        for f in &files {
+            eprintln!("  {:<9} +{} -{} {}", f.status, f.additions, f.deletions, f.path);
+        }
+    }
+    engine.shutdown().await;
     if args.format == Format::Json {
         print_resource(
             "agent_chat_turn",
@@ -144,4 +256,11 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
         }
         _ => 1,
     })
+}
+
+async fn next_line(rx: &mut Option<tokio::sync::mpsc::UnboundedReceiver<String>>) -> Option<String> {
+    match rx {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
+    }
 }

@@ -56,6 +56,41 @@ pub struct FileConfig {
     /// `[pricing."provider/model"]`.
     #[serde(default)]
     pub pricing: BTreeMap<String, PriceSection>,
+    /// `[approvals]`.
+    #[serde(default)]
+    pub approvals: ApprovalsSection,
+    /// `[agents]`.
+    #[serde(default)]
+    pub agents: AgentsSection,
+}
+
+/// `[approvals]`: how permission requests are answered.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalsSection {
+    /// `prompt` (default), `auto` or `deny`.
+    pub mode: Option<String>,
+    /// How long a prompted request waits, in milliseconds (default 300000).
+    pub timeout_ms: Option<u64>,
+}
+
+/// `[agents]`: external ACP agents.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsSection {
+    /// Where managed agent packages are installed (default `<cache dir>/hecate`).
+    pub cache_dir: Option<PathBuf>,
+    /// A turn fails when the agent is silent this long, in milliseconds.
+    pub idle_timeout_ms: Option<u64>,
+    /// A turn fails when it runs longer than this, in milliseconds.
+    pub turn_timeout_ms: Option<u64>,
+    /// How long `initialize` / `session/new` may take, in milliseconds.
+    pub start_timeout_ms: Option<u64>,
+    /// After a cancel, how long to wait for the agent to end the turn, in milliseconds.
+    pub cancel_grace_ms: Option<u64>,
+    /// Extra environment opted in per adapter: `[agents.env.codex] OPENAI_API_KEY = "$OPENAI_API_KEY"`.
+    #[serde(default)]
+    pub env: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// `[server]`: the HTTP listener.
@@ -241,6 +276,44 @@ impl Config {
                 window: self.file.history.window.unwrap_or(100).max(1),
             },
         }
+    }
+
+    /// The approval mode for turns that name none.
+    pub fn approval_mode(&self) -> Result<crate::domain::approval::ApprovalMode, ConfigError> {
+        match self.file.approvals.mode.as_deref() {
+            None => Ok(crate::domain::approval::ApprovalMode::Prompt),
+            Some(m) => crate::domain::approval::ApprovalMode::parse(m).ok_or_else(|| {
+                ConfigError::Parse {
+                    path: self.path.clone(),
+                    message: format!("[approvals] mode {m:?} is not prompt, auto or deny"),
+                }
+            }),
+        }
+    }
+
+    /// Per-adapter opted-in environment with `$VAR` references resolved.
+    pub fn agent_env(&self, env: &HashMap<String, String>) -> HashMap<String, Vec<(String, String)>> {
+        self.file
+            .agents
+            .env
+            .iter()
+            .map(|(id, vars)| {
+                let resolved = vars
+                    .iter()
+                    .filter_map(|(k, v)| resolve_secret(v, env).map(|v| (k.clone(), v)))
+                    .collect();
+                (id.clone(), resolved)
+            })
+            .collect()
+    }
+
+    /// The directory user adapter manifests are read from: `adapters/` beside the
+    /// config file.
+    pub fn adapters_dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .map(|p| p.join("adapters"))
+            .unwrap_or_else(|| PathBuf::from("adapters"))
     }
 
     /// Default guardrails for new sessions.

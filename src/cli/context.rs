@@ -5,7 +5,10 @@ use super::Cli;
 use super::config::Config;
 use crate::adapters::providers::ProviderClient;
 use crate::adapters::providers::pricing::Pricebook;
-use crate::engine::{Engine, EngineConfig};
+use crate::adapters::acp::catalog::BUILTIN_MANIFESTS;
+use crate::adapters::acp::{AcpOptions, Catalog, LauncherOptions};
+use crate::engine::{Engine, EngineConfig, Runtimes};
+use crate::runtimes::external::ExternalRuntime;
 use crate::runtimes::model::ModelRuntime;
 use crate::store::{SqliteStore, Store};
 use anyhow::Context;
@@ -74,12 +77,52 @@ impl AppContext {
             .map(|p| ProviderClient::new(http.clone(), p))
             .collect();
         let model = ModelRuntime::new(providers, Pricebook::new(config.prices()));
+        let env: HashMap<String, String> = std::env::vars().collect();
+        let (catalog, manifest_errors) =
+            Catalog::load(BUILTIN_MANIFESTS, Some(&config.adapters_dir()));
+        for e in &manifest_errors {
+            tracing::warn!("ignoring adapter manifest: {e}");
+        }
+        let agents = &config.file.agents;
+        let mut acp = AcpOptions::default();
+        let ms = std::time::Duration::from_millis;
+        if let Some(v) = agents.idle_timeout_ms {
+            acp.prompt_idle_timeout = Some(ms(v));
+        }
+        if let Some(v) = agents.turn_timeout_ms {
+            acp.prompt_timeout = Some(ms(v));
+        }
+        if let Some(v) = agents.start_timeout_ms {
+            acp.initialize_timeout = ms(v);
+            acp.new_session_timeout = ms(v);
+        }
+        if let Some(v) = agents.cancel_grace_ms {
+            acp.cancel_grace = ms(v);
+        }
+        let external = ExternalRuntime::new(
+            catalog,
+            LauncherOptions {
+                cache_dir: agents.cache_dir.clone(),
+                path: None,
+            },
+            env.clone(),
+            config.agent_env(&env),
+            acp,
+        );
         let engine_config = EngineConfig {
             history: config.history(),
             default_guardrails: config.guardrails(),
+            approval_mode: config.approval_mode()?,
+            approval_timeout: std::time::Duration::from_millis(
+                config.file.approvals.timeout_ms.unwrap_or(300_000),
+            ),
             ..EngineConfig::default()
         };
-        let (engine, _report) = Engine::start(store, model, engine_config).await?;
+        let runtimes = Runtimes {
+            model,
+            external: Some(external),
+        };
+        let (engine, _report) = Engine::start(store, runtimes, engine_config).await?;
         Ok(Self {
             config,
             data_dir,

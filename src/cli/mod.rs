@@ -1,6 +1,8 @@
 //! The `hecate` command: parses arguments, builds the engine, hands it to a bridge
 //! or prints what the store holds. No business logic lives here.
 
+mod adapters;
+mod approvals;
 mod bench;
 mod chat;
 pub mod config;
@@ -56,6 +58,15 @@ pub enum Command {
     /// List, show, export and delete stored sessions.
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
+    /// External coding agents: list the catalog, probe one.
+    #[command(subcommand)]
+    Adapters(adapters::AdaptersCommand),
+    /// List, resolve and cancel permission requests.
+    #[command(subcommand)]
+    Approvals(approvals::ApprovalsCommand),
+    /// List and revoke standing grants.
+    #[command(subcommand)]
+    Grants(approvals::GrantsCommand),
     /// Report configuration, data directory, store health and provider readiness.
     Doctor(doctor::DoctorArgs),
     /// Measure the store and the model path against the direct path.
@@ -69,6 +80,9 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Serve(ref a) => serve::run(&cli, a).await,
         Command::Chat(ref a) => chat::run(&cli, a).await,
         Command::Sessions(ref c) => sessions::run(&cli, c).await,
+        Command::Adapters(ref c) => adapters::run(&cli, c).await,
+        Command::Approvals(ref c) => approvals::run_approvals(&cli, c).await,
+        Command::Grants(ref c) => approvals::run_grants(&cli, c).await,
         Command::Doctor(ref a) => doctor::run(&cli, a).await,
         Command::Bench(ref c) => bench::run(&cli, c).await,
     };

@@ -1,10 +1,11 @@
-//! `hecate serve`: the HTTP server on loopback.
+//! `hecate serve`: the HTTP server (REST + SSE) on loopback, or on another address
+//! with `--allow-remote` and a token.
 
 use super::{AppContext, Cli};
-use crate::bridges::http::{HttpState, router};
+use crate::bridges::http::{HttpConfig, router};
 use anyhow::Context;
 use std::net::SocketAddr;
-use std::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// Arguments of `hecate serve`.
 #[derive(Debug, clap::Args)]
@@ -50,12 +51,22 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     );
     eprintln!("store: {} ({})", health.location, health.backend);
     tracing::info!(%local, "serving");
-    let app = router(HttpState {
-        engine: ctx.engine.clone(),
-        started: Instant::now(),
-    });
+    let shutdown = CancellationToken::new();
+    let app = router(
+        ctx.engine.clone(),
+        HttpConfig {
+            namespace: ctx.namespace.clone(),
+            token,
+            bound: local,
+            shutdown: shutdown.clone(),
+        },
+    );
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            // Open event streams end so the graceful shutdown does not wait on them.
+            shutdown.cancel();
+        })
         .await
         .context("serving HTTP")?;
     eprintln!("hecate stopped");

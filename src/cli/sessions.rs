@@ -2,7 +2,7 @@
 
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, Cli};
-use crate::domain::ids::SessionId;
+use crate::domain::ids::{MessageId, SessionId};
 use crate::domain::provider_call::format_usd;
 use crate::engine::Transcript;
 use std::fmt::Write as _;
@@ -39,6 +39,31 @@ pub enum SessionsCommand {
     Delete {
         /// Session id.
         id: String,
+    },
+    /// Restore the files a message's turn changed to their state before the turn.
+    Revert {
+        /// Session id.
+        session: String,
+        /// Assistant message id whose turn captured the diff.
+        message: String,
+        /// Only these captured paths (default: all of them).
+        paths: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// List the files a message's turn changed.
+    Files {
+        /// Session id.
+        session: String,
+        /// Assistant message id.
+        message: String,
+        /// Print this file's diff instead of the list.
+        #[arg(long)]
+        diff: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
     },
 }
 
@@ -102,6 +127,60 @@ pub async fn run(cli: &Cli, cmd: &SessionsCommand) -> anyhow::Result<i32> {
             match format {
                 ExportFormat::Json => print_resource("agent_chat_session", &t)?,
                 ExportFormat::Md => print_text(&render_markdown(&t))?,
+            }
+        }
+        SessionsCommand::Revert {
+            session,
+            message,
+            paths,
+            format,
+        } => {
+            let r = ctx
+                .engine
+                .revert_message(
+                    ns,
+                    &SessionId::from(session.as_str()),
+                    &MessageId::from(message.as_str()),
+                    paths,
+                )
+                .await?;
+            match format {
+                Format::Json => print_resource("agent_chat_revert", &r)?,
+                Format::Text => print_text(&format!("reverted {}\n", r.paths.join(", ")))?,
+            }
+        }
+        SessionsCommand::Files {
+            session,
+            message,
+            diff,
+            format,
+        } => {
+            let (sid, mid) = (SessionId::from(session.as_str()), MessageId::from(message.as_str()));
+            match diff {
+                Some(path) => {
+                    let (change, text) = ctx.engine.message_file_diff(ns, &sid, &mid, path).await?;
+                    match format {
+                        Format::Json => print_resource(
+                            "agent_chat_changed_file_diff",
+                            &serde_json::json!({"path": change.path, "status": change.status,
+                                "additions": change.additions, "deletions": change.deletions, "diff": text}),
+                        )?,
+                        Format::Text => print_text(&text)?,
+                    }
+                }
+                None => {
+                    let files = ctx.engine.message_files(ns, &sid, &mid).await?;
+                    match format {
+                        Format::Json => print_resource("agent_chat_changed_files", &files)?,
+                        Format::Text => {
+                            let mut out = String::new();
+                            for f in &files {
+                                let _ = writeln!(out, "{:<9} +{:<4} -{:<4} {}", f.status, f.additions, f.deletions, f.path);
+                            }
+                            print_text(&out)?;
+                        }
+                    }
+                }
             }
         }
         SessionsCommand::Delete { id } => {

@@ -4,12 +4,16 @@
 
 mod approvals;
 pub mod bus;
+pub mod diffs;
+mod external;
 pub mod guardrails;
 pub mod owner;
+mod queries;
 mod sessions;
 mod turns;
 pub mod workspace;
 
+pub use external::AdapterStatus;
 pub use sessions::{CreateSession, Transcript};
 pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
 
@@ -18,6 +22,7 @@ use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::ApprovalId;
 use crate::domain::ids::SessionId;
 use crate::domain::session::Guardrails;
+use crate::runtimes::external::ExternalRuntime;
 use crate::runtimes::model::ModelRuntime;
 use crate::store::history::HistoryStrategy;
 use crate::store::{ReconcileReport, Store};
@@ -67,6 +72,24 @@ impl Default for EngineConfig {
     }
 }
 
+/// The runtimes an engine drives.
+#[derive(Debug, Default)]
+pub struct Runtimes {
+    /// Direct model turns.
+    pub model: ModelRuntime,
+    /// Supervised external agents, when enabled.
+    pub external: Option<ExternalRuntime>,
+}
+
+impl From<ModelRuntime> for Runtimes {
+    fn from(model: ModelRuntime) -> Self {
+        Self {
+            model,
+            external: None,
+        }
+    }
+}
+
 /// A turn in progress in this process.
 #[derive(Debug, Clone)]
 struct ActiveTurn {
@@ -82,6 +105,7 @@ pub struct Engine {
 struct Inner {
     store: Arc<dyn Store>,
     model: ModelRuntime,
+    external: Option<Arc<ExternalRuntime>>,
     bus: EventBus,
     config: EngineConfig,
     active: Mutex<HashMap<SessionId, ActiveTurn>>,
@@ -101,13 +125,14 @@ impl Engine {
     /// processes left running or pending.
     pub async fn start(
         store: Arc<dyn Store>,
-        model: ModelRuntime,
+        runtimes: Runtimes,
         config: EngineConfig,
     ) -> Result<(Self, ReconcileReport)> {
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
-                model,
+                model: runtimes.model,
+                external: runtimes.external.map(Arc::new),
                 bus: EventBus::default(),
                 config,
                 active: Mutex::new(HashMap::new()),

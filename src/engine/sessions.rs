@@ -71,17 +71,15 @@ impl Engine {
                 (Some(target.provider), Some(target.model))
             }
             RuntimeKind::ExternalAgent => {
+                let adapter = req.adapter_id.clone().unwrap_or_default();
+                self.check_adapter(&adapter)?;
                 if workspace.is_none() {
                     return Err(HecateError::new(
                         ErrorType::WorkspaceRequired,
                         "external agents need a workspace",
                     ));
                 }
-                let adapter = req.adapter_id.clone().unwrap_or_default();
-                return Err(HecateError::new(
-                    ErrorType::AdapterNotFound,
-                    format!("external agent adapter {adapter:?} is not registered"),
-                ));
+                (None, None)
             }
         };
         let now = now_rfc3339();
@@ -96,7 +94,9 @@ impl Engine {
             runtime_kind: kind,
             provider,
             model,
-            adapter_id: None,
+            adapter_id: (kind == RuntimeKind::ExternalAgent)
+                .then(|| req.adapter_id.clone())
+                .flatten(),
             workspace,
             system_prompt: req.system_prompt.filter(|s| !s.is_empty()),
             status: SessionStatus::Idle,
@@ -156,9 +156,7 @@ impl Engine {
         let (ns, sid) = (namespace.to_string(), id.clone());
         // Confirm the session is visible in this namespace before touching turns.
         self.get_session(namespace, id).await?;
-        if let Some(turn) = self.active().get(id).cloned() {
-            turn.cancel.cancel();
-        }
+        self.close_session(namespace, id).await?;
         self.blocking(move |s| s.delete_session(&ns, &sid)).await
     }
 }

@@ -14,8 +14,10 @@ use crate::domain::segment::next_segment_id;
 use crate::domain::session::{RuntimeKind, Session, SessionStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::engine::bus::Subscription;
-use crate::runtimes::model::ModelTarget;
-use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
+use crate::domain::approval::ApprovalMode;
+use crate::engine::approvals::TurnAsker;
+use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
+use std::sync::Arc;
 use crate::store::history::summarization_needed;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -59,6 +61,15 @@ pub struct SendMessage {
     pub workspace: Option<String>,
     /// Caller's correlation id; generated when absent.
     pub request_id: Option<String>,
+    /// How this turn's permission requests are answered (engine default when absent).
+    pub approval_mode: Option<ApprovalMode>,
+}
+
+/// Who may answer a turn's permission requests, and how to stop it.
+struct TurnPolicy {
+    namespace: String,
+    approval_mode: ApprovalMode,
+    cancel: CancellationToken,
 }
 
 /// A started turn: its ids, the stored user message, a live event subscription
@@ -139,7 +150,9 @@ struct TurnPlan {
     session: Session,
     run: Run,
     snapshot: RuntimeSnapshot,
-    target: ModelTarget,
+    target: TurnTarget,
+    namespace: String,
+    approval_mode: ApprovalMode,
     cancel: CancellationToken,
     guard: ActiveGuard,
 }
@@ -165,22 +178,10 @@ impl Engine {
                 ),
             ));
         }
-        if kind != RuntimeKind::Model {
-            return Err(HecateError::new(
-                ErrorType::RuntimeUnavailable,
-                format!("the {kind} runtime is not available in this build"),
-            ));
-        }
-        let target = match req.model.as_deref() {
-            Some(m) => self.inner.model.resolve(req.provider.as_deref(), m)?,
-            None => self.inner.model.resolve(
-                req.provider.as_deref().or(session.provider.as_deref()),
-                session.model.as_deref().unwrap_or_default(),
-            )?,
-        };
         if let Some(w) = req.workspace.as_deref().filter(|w| !w.is_empty()) {
             session.workspace = Some(super::workspace::canonical_workspace(w)?);
         }
+        let target = self.turn_target(&session, kind, &req)?;
         guardrails::check(&session, now_millis())?;
 
         let cancel = CancellationToken::new();
@@ -234,8 +235,10 @@ impl Engine {
             duration_ms: None,
         };
         session.runtime_kind = kind;
-        session.provider = Some(target.provider.clone());
-        session.model = Some(target.model.clone());
+        if let TurnTarget::Model { provider, model } = &target {
+            session.provider = Some(provider.clone());
+            session.model = Some(model.clone());
+        }
         if let Some(sp) = req.system_prompt.clone() {
             session.system_prompt = Some(sp).filter(|s| !s.is_empty());
         }
@@ -256,9 +259,15 @@ impl Engine {
                 let mut snapshot = RuntimeSnapshot {
                     runtime_kind: kind,
                     segment_id: crate::domain::ids::SegmentId::generate(),
-                    provider: stored_session.provider.clone(),
-                    model: stored_session.model.clone(),
-                    adapter_id: None,
+                    provider: (kind != RuntimeKind::ExternalAgent)
+                        .then(|| stored_session.provider.clone())
+                        .flatten(),
+                    model: (kind != RuntimeKind::ExternalAgent)
+                        .then(|| stored_session.model.clone())
+                        .flatten(),
+                    adapter_id: (kind == RuntimeKind::ExternalAgent)
+                        .then(|| stored_session.adapter_id.clone())
+                        .flatten(),
                 };
                 snapshot.segment_id = next_segment_id(previous.as_ref(), &snapshot);
                 s.create_run(&stored_run)?;
@@ -285,12 +294,14 @@ impl Engine {
             session_id: session_id.clone(),
             run_id: run.id.clone(),
         });
-        let span = tracing::info_span!("turn", session_id = %session_id, run_id = %run.id, provider = %target.provider, model = %target.model);
+        let span = tracing::info_span!("turn", session_id = %session_id, run_id = %run.id, runtime = %kind);
         let plan = TurnPlan {
             session,
             run: run.clone(),
             snapshot,
             target,
+            namespace: namespace.to_string(),
+            approval_mode: req.approval_mode.unwrap_or(self.inner.config.approval_mode),
             cancel,
             guard,
         };
@@ -321,6 +332,56 @@ impl Engine {
         }
     }
 
+    /// Resolves what answers a turn of `kind` in `session` with `req`'s overrides.
+    fn turn_target(
+        &self,
+        session: &Session,
+        kind: RuntimeKind,
+        req: &SendMessage,
+    ) -> Result<TurnTarget> {
+        match kind {
+            RuntimeKind::Model => {
+                let t = match req.model.as_deref() {
+                    Some(m) => self.inner.model.resolve(req.provider.as_deref(), m)?,
+                    None => self.inner.model.resolve(
+                        req.provider.as_deref().or(session.provider.as_deref()),
+                        session.model.as_deref().unwrap_or_default(),
+                    )?,
+                };
+                Ok(TurnTarget::Model {
+                    provider: t.provider,
+                    model: t.model,
+                })
+            }
+            RuntimeKind::Agent => Err(HecateError::new(
+                ErrorType::RuntimeUnavailable,
+                "Hecate's own tool-loop runtime is not available in this build",
+            )),
+            RuntimeKind::ExternalAgent => {
+                let adapter_id = session.adapter_id.clone().unwrap_or_default();
+                self.check_adapter(&adapter_id)?;
+                let workspace = session.workspace.clone().ok_or_else(|| {
+                    HecateError::new(ErrorType::WorkspaceRequired, "external agents need a workspace")
+                })?;
+                // The workspace must still exist and be a directory.
+                super::workspace::canonical_workspace(&workspace)?;
+                Ok(TurnTarget::External {
+                    adapter_id,
+                    workspace,
+                    native_session_id: session.native_session_id.clone(),
+                })
+            }
+        }
+    }
+
+    /// Runs the runtime that answers `ctx.target`.
+    async fn run_runtime(&self, ctx: TurnContext) -> TurnReport {
+        match &ctx.target {
+            TurnTarget::Model { .. } => self.inner.model.run(ctx).await,
+            TurnTarget::External { .. } => self.run_external(ctx).await,
+        }
+    }
+
     async fn release_lease(&self, session_id: &SessionId) {
         let owner = self.inner.config.owner_id.clone();
         let sid = session_id.clone();
@@ -335,12 +396,24 @@ impl Engine {
             run,
             snapshot,
             target,
+            namespace,
+            approval_mode,
             cancel,
             guard,
         } = plan;
         let renew = self.spawn_lease_renewal(&session.id);
         let result = self
-            .run_turn(&mut session, &run, snapshot, target, cancel)
+            .run_turn(
+                &mut session,
+                &run,
+                snapshot,
+                target,
+                TurnPolicy {
+                    namespace,
+                    approval_mode,
+                    cancel,
+                },
+            )
             .await;
         renew.abort();
         self.release_lease(&session.id).await;
@@ -388,26 +461,39 @@ impl Engine {
         session: &mut Session,
         run: &Run,
         snapshot: RuntimeSnapshot,
-        target: ModelTarget,
-        cancel: CancellationToken,
+        target: TurnTarget,
+        policy: TurnPolicy,
     ) -> Result<TurnResult> {
         let strategy = self.inner.config.history;
         let sid = session.id.clone();
         let history = self.blocking(move |s| strategy.load(s, &sid)).await?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let workspace = session.workspace.clone();
+        let asker = Arc::new(TurnAsker {
+            engine: self.clone(),
+            namespace: policy.namespace.clone(),
+            adapter_id: session.adapter_id.clone(),
+            workspace: workspace.clone(),
+            mode: policy.approval_mode,
+            timeout: self.inner.config.approval_timeout,
+            cancel: policy.cancel.clone(),
+        });
+        let baseline = match (&target, &workspace) {
+            (TurnTarget::External { .. }, Some(ws)) => super::diffs::baseline(ws).await,
+            _ => None,
+        };
         let ctx = TurnContext {
             session_id: session.id.clone(),
             run_id: run.id.clone(),
             request_id: run.request_id.clone(),
-            provider: target.provider.clone(),
-            model: target.model.clone(),
+            target: target.clone(),
             system: session.system_prompt.clone(),
             history,
-            cancel,
+            cancel: policy.cancel.clone(),
             events: tx,
+            asker,
         };
-        let runtime = self.inner.model.clone();
-        let runtime_fut = runtime.run(ctx);
+        let runtime_fut = self.run_runtime(ctx);
         tokio::pin!(runtime_fut);
         let mut sink = EventSink::new(self.clone(), session.id.clone(), run.id.clone());
         let report: TurnReport = loop {
@@ -431,13 +517,26 @@ impl Engine {
         } else {
             report.blocks.clone()
         };
+        let turn_diff = match (&baseline, &workspace) {
+            (Some(base), Some(ws)) => super::diffs::capture(ws, base)
+                .await
+                .filter(|d| !d.files.is_empty()),
+            _ => None,
+        };
+        if report.native_session_id.is_some() {
+            session.native_session_id = report.native_session_id.clone();
+        }
+        let (provider, model) = match &target {
+            TurnTarget::Model { provider, model } => (provider.clone(), model.clone()),
+            TurnTarget::External { adapter_id, .. } => (adapter_id.clone(), String::new()),
+        };
         let call = report.called_upstream.then(|| ProviderCall {
             id: CallId::generate(),
             session_id: session.id.clone(),
             run_id: Some(run.id.clone()),
             request_id: run.request_id.clone(),
-            provider: target.provider.clone(),
-            model: target.model.clone(),
+            provider,
+            model,
             usage: report.usage.unwrap_or_default(),
             cost_micros_usd: report.cost_micros_usd,
             duration_ms: report.duration_ms,
@@ -479,6 +578,11 @@ impl Engine {
             .blocking(move |s| {
                 let sid = stored_session.id.clone();
                 let mut stored = s.append_exchange(&sid, vec![assistant], call.as_ref())?;
+                if let (Some(d), Some(m)) = (&turn_diff, stored.last()) {
+                    let data = serde_json::to_string(d)
+                        .map_err(|e| HecateError::store(format!("encoding a diff: {e}")))?;
+                    s.add_artifact(&m.id, super::diffs::TURN_DIFF_ARTIFACT, "", &data)?;
+                }
                 s.finish_run(
                     &run_id,
                     status,

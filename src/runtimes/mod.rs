@@ -2,6 +2,7 @@
 //! chose, into a stream of domain events and a final report. Runtimes never decide
 //! policy and never load history themselves.
 
+pub mod external;
 pub mod model;
 
 use crate::domain::error::HecateError;
@@ -9,11 +10,13 @@ use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::message::{ContentBlock, Message, ToolCall};
 use crate::domain::provider_call::Usage;
+use crate::domain::permission::PermissionAsker;
+use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 /// Everything a runtime needs for one turn.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TurnContext {
     /// Session.
     pub session_id: SessionId,
@@ -21,10 +24,8 @@ pub struct TurnContext {
     pub run_id: RunId,
     /// Correlation id.
     pub request_id: String,
-    /// Provider name.
-    pub provider: String,
-    /// Model name.
-    pub model: String,
+    /// What answers the turn.
+    pub target: TurnTarget,
     /// System prompt.
     pub system: Option<String>,
     /// The history the engine chose, ending with the new user message.
@@ -33,6 +34,29 @@ pub struct TurnContext {
     pub cancel: CancellationToken,
     /// Where to send events as they happen.
     pub events: UnboundedSender<RuntimeEvent>,
+    /// How to ask permission for a tool call.
+    pub asker: Arc<dyn PermissionAsker>,
+}
+
+/// The runtime target of a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnTarget {
+    /// A provider model.
+    Model {
+        /// Provider name.
+        provider: String,
+        /// Model name.
+        model: String,
+    },
+    /// A supervised external ACP agent.
+    External {
+        /// Catalog adapter id.
+        adapter_id: String,
+        /// Canonical workspace directory.
+        workspace: String,
+        /// The agent's own session id from an earlier turn, if any.
+        native_session_id: Option<String>,
+    },
 }
 
 /// How a turn ended.
@@ -63,4 +87,22 @@ pub struct TurnReport {
     pub called_upstream: bool,
     /// Wall time of the upstream call.
     pub duration_ms: i64,
+    /// The external agent's session id after the turn.
+    pub native_session_id: Option<String>,
+}
+
+impl TurnReport {
+    /// An empty report that ended with `end`.
+    pub fn ended(end: TurnEnd) -> Self {
+        Self {
+            end,
+            blocks: Vec::new(),
+            tool_calls: Vec::new(),
+            usage: None,
+            cost_micros_usd: None,
+            called_upstream: false,
+            duration_ms: 0,
+            native_session_id: None,
+        }
+    }
 }

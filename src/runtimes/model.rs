@@ -4,7 +4,7 @@ use crate::adapters::providers::pricing::Pricebook;
 use crate::adapters::providers::{ChatRequest, ProviderClient, StreamDelta};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
-use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
+use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -108,21 +108,22 @@ impl ModelRuntime {
 
     /// Runs one turn: streams the provider's answer as events and reports the end.
     pub async fn run(&self, ctx: TurnContext) -> TurnReport {
-        let mut report = TurnReport {
-            end: TurnEnd::Completed,
-            blocks: Vec::new(),
-            tool_calls: Vec::new(),
-            usage: None,
-            cost_micros_usd: None,
-            called_upstream: false,
-            duration_ms: 0,
+        let mut report = TurnReport::ended(TurnEnd::Completed);
+        let (provider, model) = match &ctx.target {
+            TurnTarget::Model { provider, model } => (provider.clone(), model.clone()),
+            TurnTarget::External { .. } => {
+                return TurnReport::ended(TurnEnd::Failed(HecateError::new(
+                    ErrorType::RuntimeMismatch,
+                    "the model runtime cannot run an external-agent turn",
+                )));
+            }
         };
-        let Some(client) = self.providers.get(&ctx.provider) else {
-            report.end = TurnEnd::Failed(self.route_impossible(&ctx.provider));
+        let Some(client) = self.providers.get(&provider) else {
+            report.end = TurnEnd::Failed(self.route_impossible(&provider));
             return report;
         };
         let req = ChatRequest {
-            model: ctx.model.clone(),
+            model: model.clone(),
             system: ctx.system.clone(),
             messages: ctx.history.clone(),
             max_tokens: self.max_tokens,
@@ -156,15 +157,15 @@ impl ModelRuntime {
             }
             Some(Ok(o)) => o,
             Some(Err(f)) => {
-                report.end = TurnEnd::Failed(f.error.into_hecate(&ctx.provider, &ctx.model));
+                report.end = TurnEnd::Failed(f.error.into_hecate(&provider, &model));
                 f.partial
             }
         };
         if let Some(u) = outcome.usage {
             let _ = ctx.events.send(RuntimeEvent::Usage { usage: u });
             report.cost_micros_usd = self.pricebook.cost(
-                &ctx.provider,
-                &ctx.model,
+                &provider,
+                &model,
                 u.prompt_tokens,
                 u.completion_tokens,
             );

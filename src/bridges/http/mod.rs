@@ -1,43 +1,172 @@
-//! The HTTP surface (axum): liveness today; the `/hecate/v1` API grows here.
+//! The HTTP surface (axum): `/healthz`, and the `/hecate/v1` API — system stats,
+//! Agent Chat sessions, messages and SSE streams, and the OpenAPI document. One
+//! module per resource; every route is listed once in [`routes`], from which both
+//! the router and the OpenAPI drift test are built.
+//!
+//! Layers, outermost first: correlation ids and error envelopes (`request_id`),
+//! CORS for loopback origins, access control (`auth`: Host/Origin, token), the body
+//! limit, then the handlers. Handlers only call the engine.
 
+mod auth;
 mod envelope;
+mod extract;
+mod feed;
+mod hub;
+mod messages;
+mod openapi;
+mod project;
+mod request_id;
+mod sessions;
+mod stream;
+mod system;
+pub mod wire;
+
+pub use auth::HostPolicy;
+pub use envelope::{ApiError, ErrorBody, ErrorEnvelope};
+pub use extract::MAX_BODY_BYTES;
+pub use openapi::document as openapi_document;
 
 use crate::engine::Engine;
 use axum::Router;
-use axum::routing::get;
-use serde_json::json;
+use axum::extract::DefaultBodyLimit;
+use axum::handler::Handler;
+use axum::http::{HeaderName, Method, Uri, header};
+use axum::routing::{self, MethodRouter};
+use hub::StreamHub;
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
-pub use envelope::ApiError;
+/// How a server is configured: the namespace it serves, its token and address.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Namespace every session of this server lives in.
+    pub namespace: String,
+    /// Bearer token required on `/hecate/v1/*`, when set.
+    pub token: Option<String>,
+    /// The address the server is bound to (decides the Host/Origin policy).
+    pub bound: SocketAddr,
+    /// Cancelled when the server shuts down; open streams then end.
+    pub shutdown: CancellationToken,
+}
 
 /// Shared state of the HTTP handlers.
 #[derive(Clone)]
 pub struct HttpState {
     /// The engine.
     pub engine: Engine,
+    /// The namespace this server serves.
+    pub namespace: Arc<str>,
     /// When the server started.
     pub started: Instant,
+    /// The live-stream hub.
+    hub: StreamHub,
+    /// Ends open streams on shutdown.
+    shutdown: CancellationToken,
 }
 
-/// Builds the router: `/healthz` outside the envelope, every unknown path a 404 in it.
-pub fn router(state: HttpState) -> Router {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .fallback(not_found)
+/// One API route: method and OpenAPI-style path, with its handler.
+pub struct ApiRoute {
+    /// Lower-case method name as OpenAPI writes it.
+    pub method: &'static str,
+    /// The path template, e.g. `/hecate/v1/agent-chat/sessions/{id}`.
+    pub path: &'static str,
+    handler: MethodRouter<HttpState>,
+}
+
+impl ApiRoute {
+    fn get<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
+        Self {
+            method: "get",
+            path,
+            handler: routing::get(h),
+        }
+    }
+
+    fn post<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
+        Self {
+            method: "post",
+            path,
+            handler: routing::post(h),
+        }
+    }
+
+    fn delete<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
+        Self {
+            method: "delete",
+            path,
+            handler: routing::delete(h),
+        }
+    }
+}
+
+const SESSIONS: &str = "/hecate/v1/agent-chat/sessions";
+const SESSION: &str = "/hecate/v1/agent-chat/sessions/{id}";
+
+/// Every route the server answers. Add new resources here (one module each).
+pub fn routes() -> Vec<ApiRoute> {
+    vec![
+        ApiRoute::get("/healthz", system::healthz),
+        ApiRoute::get("/hecate/v1/system/stats", system::stats),
+        ApiRoute::get("/hecate/v1/openapi.json", openapi::openapi_json),
+        ApiRoute::get(SESSIONS, sessions::list),
+        ApiRoute::post(SESSIONS, sessions::create),
+        ApiRoute::get(SESSION, sessions::get),
+        ApiRoute::delete(SESSION, sessions::delete),
+        ApiRoute::post(
+            "/hecate/v1/agent-chat/sessions/{id}/messages",
+            messages::send,
+        ),
+        ApiRoute::post("/hecate/v1/agent-chat/sessions/{id}/cancel", sessions::cancel),
+        ApiRoute::post("/hecate/v1/agent-chat/sessions/{id}/close", sessions::close),
+        ApiRoute::get("/hecate/v1/agent-chat/sessions/{id}/stream", stream::stream),
+    ]
+}
+
+/// Builds the router over `engine`. Must run inside the tokio runtime: it starts
+/// the stream hub's tap on the engine bus, so call it before any turn starts.
+pub fn router(engine: Engine, config: HttpConfig) -> Router {
+    let guard = Arc::new(auth::Guard::new(
+        config.token.clone(),
+        HostPolicy::for_bound(config.bound.ip()),
+    ));
+    let state = HttpState {
+        hub: StreamHub::start(engine.clone(), config.namespace.clone()),
+        engine,
+        namespace: Arc::from(config.namespace.as_str()),
+        started: Instant::now(),
+        shutdown: config.shutdown,
+    };
+    let mut app = Router::new();
+    for route in routes() {
+        app = app.route(route.path, route.handler);
+    }
+    app.fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(guard, auth::middleware))
+        .layer(cors())
+        .layer(axum::middleware::from_fn(request_id::middleware))
         .with_state(state)
 }
 
-async fn healthz() -> axum::Json<serde_json::Value> {
-    axum::Json(json!({
-        "status": "ok",
-        "time": crate::domain::time::now_rfc3339(),
-        "version": env!("CARGO_PKG_VERSION"),
-    }))
+/// CORS for browser UIs served from loopback origins.
+fn cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(|origin, _| {
+            origin.to_str().is_ok_and(auth::origin_is_loopback)
+        }))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            HeaderName::from_static("last-event-id"),
+            request_id::X_REQUEST_ID,
+        ])
+        .expose_headers([request_id::X_REQUEST_ID, request_id::X_TRACE_ID])
 }
 
-async fn not_found(uri: axum::http::Uri) -> ApiError {
-    ApiError(crate::domain::HecateError::new(
-        crate::domain::ErrorType::NotFound,
-        format!("no route for {}", uri.path()),
-    ))
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::no_route(uri.path())
 }

@@ -1,0 +1,148 @@
+//! State shared between a connection's handlers and its callers: which native
+//! session's updates go where (the running turn's event channel, or a
+//! `session/load` replay), the permission asker of the running turn, and activity
+//! tracking for the idle timeout.
+
+use crate::adapters::acp::terminal::Terminals;
+use crate::domain::event::RuntimeEvent;
+use crate::domain::ids::{RunId, SessionId};
+use crate::domain::permission::PermissionAsker;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+/// When the agent last showed signs of life, and how many of its requests to us
+/// are still being served (time spent waiting on us is not idleness).
+#[derive(Debug)]
+pub(crate) struct Activity {
+    last: Mutex<Instant>,
+    inflight: AtomicUsize,
+}
+
+impl Activity {
+    pub(crate) fn new() -> Self {
+        Self {
+            last: Mutex::new(Instant::now()),
+            inflight: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn touch(&self) {
+        if let Ok(mut l) = self.last.lock() {
+            *l = Instant::now();
+        }
+    }
+
+    /// How long the agent has been silent; zero while we are serving it.
+    pub(crate) fn idle_for(&self) -> Duration {
+        if self.inflight.load(Ordering::Acquire) > 0 {
+            return Duration::ZERO;
+        }
+        self.last.lock().map(|l| l.elapsed()).unwrap_or_default()
+    }
+
+    /// Marks one agent request as being served until the guard drops.
+    pub(crate) fn serving(self: &Arc<Self>) -> ServingGuard {
+        self.touch();
+        self.inflight.fetch_add(1, Ordering::AcqRel);
+        ServingGuard(self.clone())
+    }
+}
+
+/// Ends a "serving the agent" interval.
+pub(crate) struct ServingGuard(Arc<Activity>);
+
+impl Drop for ServingGuard {
+    fn drop(&mut self) {
+        self.0.inflight.fetch_sub(1, Ordering::AcqRel);
+        self.0.touch();
+    }
+}
+
+/// The turn a native session is running.
+#[derive(Clone)]
+pub(crate) struct TurnRoute {
+    pub session_id: SessionId,
+    pub run_id: RunId,
+    pub asker: Arc<dyn PermissionAsker>,
+    /// Cancelled when the turn is cancelled or ends: pending asks answer `cancelled`.
+    pub cancel: CancellationToken,
+}
+
+/// Where one native session's traffic goes.
+#[derive(Clone)]
+pub(crate) struct Route {
+    pub events: UnboundedSender<RuntimeEvent>,
+    pub turn: Option<TurnRoute>,
+    pub activity: Arc<Activity>,
+}
+
+/// A connection's shared state.
+pub(crate) struct Shared {
+    /// The canonical workspace every fs/terminal request is confined to.
+    pub workspace: PathBuf,
+    /// The agent's sanitized environment (terminals start from it).
+    pub env: Vec<(String, String)>,
+    /// Whether every update is also kept as a raw frame.
+    pub raw_frames: bool,
+    /// Terminals the agent created.
+    pub terminals: Terminals,
+    routes: Mutex<HashMap<String, Route>>,
+}
+
+impl Shared {
+    pub(crate) fn new(workspace: PathBuf, env: Vec<(String, String)>, raw_frames: bool) -> Self {
+        Self {
+            workspace,
+            env,
+            raw_frames,
+            terminals: Terminals::default(),
+            routes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn route(&self, native_id: &str) -> Option<Route> {
+        self.routes.lock().ok()?.get(native_id).cloned()
+    }
+
+    pub(crate) fn set_route(&self, native_id: &str, route: Route) {
+        if let Ok(mut r) = self.routes.lock() {
+            r.insert(native_id.to_string(), route);
+        }
+    }
+
+    pub(crate) fn clear_route(&self, native_id: &str) {
+        let removed = self
+            .routes
+            .lock()
+            .ok()
+            .and_then(|mut r| r.remove(native_id));
+        if let Some(turn) = removed.and_then(|r| r.turn) {
+            turn.cancel.cancel();
+        }
+    }
+
+    /// Sends `event` to whoever listens to `native_id` (dropped when no one does).
+    pub(crate) fn emit(&self, native_id: &str, event: RuntimeEvent) {
+        if let Some(route) = self.route(native_id) {
+            let _ = route.events.send(event);
+        }
+    }
+
+    /// Sends a diagnostic to every active listener and to the log.
+    pub(crate) fn diagnostic(&self, data: Value) {
+        tracing::info!(diagnostic = %data, "ACP agent diagnostic");
+        let routes: Vec<Route> = match self.routes.lock() {
+            Ok(r) => r.values().cloned().collect(),
+            Err(_) => return,
+        };
+        for route in routes {
+            let _ = route.events.send(RuntimeEvent::Raw { data: data.clone() });
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! Terminals the agent asks for (`terminal/*`): commands run on a PTY inside the
+//! workspace with the agent's sanitized environment, output kept up to a byte
+//! limit (truncated from the front on a UTF-8 boundary), killed on release and on
+//! connection shutdown.
+
+use crate::adapters::acp::paths::confine;
+use agent_client_protocol::v1::schema::{
+    CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse,
+};
+use agent_client_protocol::{Error as RpcError, ErrorCode};
+use portable_pty::{ChildKiller, CommandBuilder, MasterPty, PtySize, native_pty_system};
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Output kept when the agent names no limit.
+pub const DEFAULT_OUTPUT_LIMIT: usize = 1024 * 1024;
+const READER_GRACE: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Default)]
+struct Output {
+    data: Vec<u8>,
+    limit: usize,
+    truncated: bool,
+}
+
+impl Output {
+    fn push(&mut self, bytes: &[u8]) {
+        self.data.extend_from_slice(bytes);
+        if self.data.len() > self.limit {
+            let mut cut = self.data.len() - self.limit;
+            while cut < self.data.len() && (self.data[cut] & 0xC0) == 0x80 {
+                cut += 1;
+            }
+            self.data.drain(..cut);
+            self.truncated = true;
+        }
+    }
+}
+
+/// How a terminal's command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Exit {
+    code: Option<u32>,
+    signal: Option<String>,
+}
+
+impl Exit {
+    fn to_acp(&self) -> TerminalExitStatus {
+        TerminalExitStatus::new()
+            .exit_code(self.code)
+            .signal(self.signal.clone())
+    }
+}
+
+struct Terminal {
+    output: Arc<Mutex<Output>>,
+    exit: watch::Receiver<Option<Exit>>,
+    pid: Option<i32>,
+    killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
+    _master: Mutex<Box<dyn MasterPty + Send>>,
+}
+
+impl Terminal {
+    fn kill(&self) {
+        if self.exit.borrow().is_some() {
+            return;
+        }
+        if let Some(pid) = self.pid {
+            // SAFETY: kill(2) has no memory-safety preconditions; the PTY child
+            // called setsid(), so -pid is the process group it leads.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        } else if let Ok(mut k) = self.killer.lock() {
+            let _ = k.kill();
+        }
+    }
+}
+
+fn not_found(id: &str) -> RpcError {
+    RpcError::new(ErrorCode::INVALID_PARAMS, format!("unknown terminal {id}"))
+        .data(serde_json::json!({ "terminalId": id, "reason": "unknown terminal" }))
+}
+
+fn internal(message: String) -> RpcError {
+    RpcError::new(ErrorCode::INTERNAL_ERROR, message)
+}
+
+/// A connection's terminals, by id.
+#[derive(Default)]
+pub(crate) struct Terminals {
+    map: Mutex<HashMap<String, Arc<Terminal>>>,
+}
+
+impl Terminals {
+    fn get(&self, id: &str) -> Result<Arc<Terminal>, RpcError> {
+        self.map
+            .lock()
+            .ok()
+            .and_then(|m| m.get(id).cloned())
+            .ok_or_else(|| not_found(id))
+    }
+
+    /// Starts the requested command; returns the new terminal's id.
+    pub(crate) fn create(
+        &self,
+        req: &CreateTerminalRequest,
+        workspace: &Path,
+        base_env: &[(String, String)],
+    ) -> Result<String, RpcError> {
+        let cwd = match &req.cwd {
+            Some(c) => {
+                confine(workspace, c)
+                    .map_err(|r| {
+                        RpcError::new(
+                            ErrorCode::INVALID_PARAMS,
+                            format!("terminal cwd {} rejected: {}", r.path, r.reason),
+                        )
+                        .data(serde_json::json!({ "path": r.path, "reason": r.reason }))
+                    })?
+                    .real
+            }
+            None => workspace.to_path_buf(),
+        };
+        if !cwd.is_dir() {
+            return Err(RpcError::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("terminal cwd {} is not a directory", cwd.display()),
+            ));
+        }
+        let mut cmd = if req.args.is_empty() && req.command.contains(char::is_whitespace) {
+            let mut c = CommandBuilder::new("sh");
+            c.args(["-c", req.command.as_str()]);
+            c
+        } else {
+            let mut c = CommandBuilder::new(&req.command);
+            c.args(&req.args);
+            c
+        };
+        cmd.env_clear();
+        for (k, v) in base_env {
+            cmd.env(k, v);
+        }
+        for var in &req.env {
+            cmd.env(&var.name, &var.value);
+        }
+        cmd.cwd(&cwd);
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 40,
+                cols: 200,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| internal(format!("openpty failed: {e}")))?;
+        let mut child = pair
+            .slave
+            .spawn_command(cmd)
+            .map_err(|e| internal(format!("cannot start {}: {e}", req.command)))?;
+        drop(pair.slave);
+        let reader = pair
+            .master
+            .try_clone_reader()
+            .map_err(|e| internal(format!("pty reader: {e}")))?;
+        let limit = req
+            .output_byte_limit
+            .and_then(|l| usize::try_from(l).ok())
+            .unwrap_or(DEFAULT_OUTPUT_LIMIT);
+        let output = Arc::new(Mutex::new(Output {
+            limit,
+            ..Output::default()
+        }));
+        let (reader_done_tx, reader_done_rx) = std::sync::mpsc::channel::<()>();
+        let out = output.clone();
+        std::thread::spawn(move || read_pty(reader, out, reader_done_tx));
+        let (exit_tx, exit_rx) = watch::channel(None);
+        let pid = child.process_id().and_then(|p| i32::try_from(p).ok());
+        let killer = child.clone_killer();
+        std::thread::spawn(move || {
+            let exit = match child.wait() {
+                Ok(s) => match s.signal() {
+                    Some(sig) => Exit {
+                        code: None,
+                        signal: Some(sig.to_string()),
+                    },
+                    None => Exit {
+                        code: Some(s.exit_code()),
+                        signal: None,
+                    },
+                },
+                Err(_) => Exit {
+                    code: None,
+                    signal: None,
+                },
+            };
+            // Let the reader collect what the command wrote last.
+            let _ = reader_done_rx.recv_timeout(READER_GRACE);
+            let _ = exit_tx.send(Some(exit));
+        });
+        let id = format!("term_{}", uuid::Uuid::new_v4().simple());
+        let terminal = Arc::new(Terminal {
+            output,
+            exit: exit_rx,
+            pid,
+            killer: Mutex::new(killer),
+            _master: Mutex::new(pair.master),
+        });
+        if let Ok(mut m) = self.map.lock() {
+            m.insert(id.clone(), terminal);
+        }
+        Ok(id)
+    }
+
+    /// The output so far, whether it was truncated, and the exit status once exited.
+    pub(crate) fn output(&self, id: &str) -> Result<TerminalOutputResponse, RpcError> {
+        let t = self.get(id)?;
+        let (text, truncated) = match t.output.lock() {
+            Ok(o) => (String::from_utf8_lossy(&o.data).into_owned(), o.truncated),
+            Err(_) => (String::new(), false),
+        };
+        let exit = t.exit.borrow().clone();
+        Ok(TerminalOutputResponse::new(text, truncated).exit_status(exit.map(|e| e.to_acp())))
+    }
+
+    /// Waits until the command exits.
+    pub(crate) async fn wait_for_exit(&self, id: &str) -> Result<TerminalExitStatus, RpcError> {
+        let t = self.get(id)?;
+        let mut rx = t.exit.clone();
+        let exit = rx
+            .wait_for(Option::is_some)
+            .await
+            .map(|v| v.clone())
+            .ok()
+            .flatten()
+            .unwrap_or(Exit {
+                code: None,
+                signal: None,
+            });
+        Ok(exit.to_acp())
+    }
+
+    /// Kills the command; the terminal stays readable.
+    pub(crate) fn kill(&self, id: &str) -> Result<(), RpcError> {
+        self.get(id)?.kill();
+        Ok(())
+    }
+
+    /// Kills the command if it still runs and forgets the terminal.
+    pub(crate) fn release(&self, id: &str) -> Result<(), RpcError> {
+        let t = self
+            .map
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(id))
+            .ok_or_else(|| not_found(id))?;
+        t.kill();
+        Ok(())
+    }
+
+    /// Kills every terminal (connection shutdown).
+    pub(crate) fn kill_all(&self) {
+        let all: Vec<Arc<Terminal>> = match self.map.lock() {
+            Ok(mut m) => m.drain().map(|(_, t)| t).collect(),
+            Err(_) => return,
+        };
+        for t in all {
+            t.kill();
+        }
+    }
+}
+
+impl Drop for Terminals {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
+fn read_pty(
+    mut reader: Box<dyn Read + Send>,
+    output: Arc<Mutex<Output>>,
+    done: std::sync::mpsc::Sender<()>,
+) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match reader.read(&mut buf) {
+            // EOF, or EIO once the last slave fd closes (normal on Linux).
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if let Ok(mut o) = output.lock() {
+                    o.push(&buf[..n]);
+                }
+            }
+        }
+    }
+    let _ = done.send(());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_truncates_from_the_front_on_char_boundaries() {
+        let mut o = Output {
+            limit: 5,
+            ..Output::default()
+        };
+        o.push("ab".as_bytes());
+        assert!(!o.truncated);
+        o.push("cdéf".as_bytes());
+        assert!(o.truncated);
+        assert!(o.data.len() <= 5);
+        let s = String::from_utf8(o.data.clone()).expect("valid utf-8");
+        assert!(s.ends_with("éf"), "{s}");
+        o.push("€€".as_bytes());
+        let s = String::from_utf8(o.data.clone()).expect("valid utf-8");
+        assert_eq!(s, "€");
+    }
+}

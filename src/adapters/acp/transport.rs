@@ -1,0 +1,208 @@
+//! The ACP transport over the child's pipes. Lines are framed by the SDK's `Lines`
+//! transport; this module only supplies the line stream and sink. Lines on stdout
+//! that are not JSON (banners, log lines some agents print) are diverted to
+//! diagnostics instead of reaching the SDK, which would answer each with a
+//! parse-error frame the agent never asked for. Oversized lines are dropped too.
+
+use agent_client_protocol::Lines;
+use futures::{Sink, SinkExt, Stream, StreamExt};
+use serde_json::{Value, json};
+use std::io;
+use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio_util::sync::CancellationToken;
+
+/// Largest frame accepted from an agent (bigger lines are dropped with a diagnostic).
+pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+const DIAGNOSTIC_LINE_CHARS: usize = 2000;
+
+/// Receives diagnostics (non-JSON lines, oversized frames) as JSON values.
+pub type DiagnosticSink = Arc<dyn Fn(Value) + Send + Sync>;
+
+enum LineRead {
+    Line(Vec<u8>),
+    TooLong(usize),
+}
+
+struct Reader {
+    inner: BufReader<ChildStdout>,
+    buf: Vec<u8>,
+    max: usize,
+}
+
+impl Reader {
+    /// Reads one line without holding more than `max` bytes of it.
+    async fn next_line(&mut self) -> io::Result<Option<LineRead>> {
+        self.buf.clear();
+        let mut dropped = 0usize;
+        loop {
+            let avail = self.inner.fill_buf().await?;
+            if avail.is_empty() {
+                return Ok(match (self.buf.is_empty(), dropped) {
+                    (true, 0) => None,
+                    (_, 0) => Some(LineRead::Line(std::mem::take(&mut self.buf))),
+                    (_, n) => Some(LineRead::TooLong(n)),
+                });
+            }
+            let (chunk, found) = match avail.iter().position(|b| *b == b'\n') {
+                Some(i) => (&avail[..i], Some(i + 1)),
+                None => (avail, None),
+            };
+            if dropped > 0 || self.buf.len() + chunk.len() > self.max {
+                dropped += self.buf.len() + chunk.len();
+                self.buf.clear();
+            } else {
+                self.buf.extend_from_slice(chunk);
+            }
+            let used = found.unwrap_or(avail.len());
+            self.inner.consume(used);
+            if found.is_some() {
+                return Ok(Some(if dropped > 0 {
+                    LineRead::TooLong(dropped)
+                } else {
+                    LineRead::Line(std::mem::take(&mut self.buf))
+                }));
+            }
+        }
+    }
+}
+
+fn preview(line: &str) -> String {
+    line.chars().take(DIAGNOSTIC_LINE_CHARS).collect()
+}
+
+/// Classifies one stdout line: `Some(frame)` for JSON, `None` after reporting
+/// anything else to `diag`.
+fn filter_line(raw: Vec<u8>, diag: &DiagnosticSink) -> Option<String> {
+    let line = match String::from_utf8(raw) {
+        Ok(s) => s,
+        Err(e) => {
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            diag(json!({ "diagnostic": "non_utf8_stdout", "line": preview(&text) }));
+            return None;
+        }
+    };
+    let trimmed = line.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
+        return Some(trimmed.to_string());
+    }
+    diag(json!({ "diagnostic": "non_json_stdout", "line": preview(trimmed) }));
+    None
+}
+
+fn incoming(
+    stdout: ChildStdout,
+    diag: DiagnosticSink,
+    max: usize,
+) -> impl Stream<Item = io::Result<String>> + Send + 'static {
+    let reader = Reader {
+        inner: BufReader::with_capacity(64 * 1024, stdout),
+        buf: Vec::new(),
+        max,
+    };
+    futures::stream::unfold(reader, |mut r| async move {
+        match r.next_line().await {
+            Ok(Some(line)) => Some((Ok(Some(line)), r)),
+            Ok(None) => None,
+            Err(e) => Some((Err(e), r)),
+        }
+    })
+    .filter_map(move |item| {
+        let out = match item {
+            Ok(Some(LineRead::Line(raw))) => filter_line(raw, &diag).map(Ok),
+            Ok(Some(LineRead::TooLong(n))) => {
+                diag(json!({ "diagnostic": "oversized_stdout_line", "bytes": n }));
+                None
+            }
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        };
+        futures::future::ready(out)
+    })
+}
+
+fn outgoing(
+    stdin: ChildStdin,
+    close: CancellationToken,
+) -> impl Sink<String, Error = io::Error> + Send + 'static {
+    let (tx, mut rx) = futures::channel::mpsc::unbounded::<String>();
+    tokio::spawn(async move {
+        let mut stdin = stdin;
+        loop {
+            let line = tokio::select! {
+                _ = close.cancelled() => break,
+                line = rx.next() => line,
+            };
+            let Some(mut line) = line else { break };
+            line.push('\n');
+            if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
+                break;
+            }
+        }
+        // Dropping stdin closes the pipe: the agent sees EOF.
+    });
+    tx.sink_map_err(|e| io::Error::new(io::ErrorKind::BrokenPipe, e))
+}
+
+/// Builds the SDK transport over the child's pipes. Cancelling `close_stdin`
+/// closes the agent's stdin.
+pub fn child_transport(
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    close_stdin: CancellationToken,
+    diag: DiagnosticSink,
+) -> Lines<
+    impl Sink<String, Error = io::Error> + Send + 'static,
+    impl Stream<Item = io::Result<String>> + Send + 'static,
+> {
+    Lines::new(
+        outgoing(stdin, close_stdin),
+        incoming(stdout, diag, MAX_FRAME_BYTES),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[tokio::test]
+    async fn non_json_and_oversized_lines_are_diverted() {
+        let seen = Arc::new(Mutex::new(Vec::<Value>::new()));
+        let sink = seen.clone();
+        let diag: DiagnosticSink = Arc::new(move |v| {
+            if let Ok(mut s) = sink.lock() {
+                s.push(v);
+            }
+        });
+        let script = format!(
+            "printf '%s\\n' '{{\"jsonrpc\":\"2.0\",\"method\":\"x\"}}' 'Starting agent...' '' '{}' '{{\"a\":1}}'; printf 'tail-no-newline'",
+            "y".repeat(300)
+        );
+        let mut child = tokio::process::Command::new("/bin/sh")
+            .args(["-c", &script])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let stdout = child.stdout.take().expect("stdout");
+        let lines: Vec<String> = incoming(stdout, diag, 100)
+            .filter_map(|r| futures::future::ready(r.ok()))
+            .collect()
+            .await;
+        let _ = child.wait().await;
+        assert_eq!(
+            lines,
+            vec![r#"{"jsonrpc":"2.0","method":"x"}"#, r#"{"a":1}"#]
+        );
+        let seen = seen.lock().expect("lock").clone();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert_eq!(seen[0]["diagnostic"], "non_json_stdout");
+        assert_eq!(seen[0]["line"], "Starting agent...");
+        assert_eq!(seen[1]["diagnostic"], "oversized_stdout_line");
+        assert_eq!(seen[2]["line"], "tail-no-newline");
+    }
+}

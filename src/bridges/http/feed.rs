@@ -1,0 +1,315 @@
+//! A session feed: one task per streamed session that renders the session
+//! snapshot (at most every `THROTTLE`, at once for turn starts and ends) and
+//! publishes it on a watch channel, so any number of subscribers share one render
+//! and a slow one simply skips to the newest snapshot.
+//!
+//! Every frame has a position `(run ordinal, run-event sequence, done)`; its SSE id
+//! is `<run_id>:<sequence>` while the run is live and `<run_id>:<sequence>:done`
+//! once it is terminal (see `docs/api.md`).
+
+use super::hub::{DIRTY_STORE, FeedHandle, HubInner};
+use super::project::{last_sequence, transcript_dto};
+use super::wire::SessionResponse;
+use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
+use crate::domain::ErrorType;
+use crate::domain::approval::Approval;
+use crate::domain::ids::{RunId, SessionId};
+use crate::domain::run::RunEvent;
+use crate::engine::Transcript;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Minimum spacing of snapshots caused by runtime events.
+pub const THROTTLE: Duration = Duration::from_millis(100);
+/// How often a feed re-reads the session header to notice changes made by other
+/// processes sharing the store.
+pub const POLL: Duration = Duration::from_secs(1);
+
+/// Where a frame stands in a session's history; ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Position {
+    /// 1-based index of the run in the session's runs (0: no run yet).
+    pub run: usize,
+    /// Run-event sequence reflected.
+    pub seq: i64,
+    /// Whether the run is terminal.
+    pub done: bool,
+}
+
+/// One rendered session snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// Its position.
+    pub position: Position,
+    /// The latest run, if any.
+    pub run_id: Option<RunId>,
+    /// `{"object":"agent_chat_session","data":…}` as JSON text.
+    pub json: Arc<str>,
+}
+
+impl Frame {
+    /// The SSE id: `<run_id>:<seq>` or `<run_id>:<seq>:done`; `None` before any run.
+    pub fn event_id(&self) -> Option<String> {
+        let run = self.run_id.as_ref()?;
+        Some(if self.position.done {
+            format!("{run}:{}:done", self.position.seq)
+        } else {
+            format!("{run}:{}", self.position.seq)
+        })
+    }
+}
+
+/// What subscribers watch.
+#[derive(Debug, Clone)]
+pub struct FeedState {
+    /// The newest frame.
+    pub latest: Arc<Frame>,
+    /// The newest terminal frame, so a slow subscriber never misses a `done`.
+    pub last_terminal: Option<Arc<Frame>>,
+    /// The session's run ids in order, to place a client's cursor.
+    pub runs: Arc<Vec<RunId>>,
+    /// The session was deleted; streams end.
+    pub gone: bool,
+}
+
+impl FeedState {
+    /// Places a `Last-Event-ID` value; `None` when it names no run of the session.
+    pub fn locate(&self, event_id: &str) -> Option<Position> {
+        let mut parts = event_id.trim().split(':');
+        let run = parts.next()?;
+        let seq = parts.next()?.parse::<i64>().ok()?;
+        let done = match parts.next() {
+            None => false,
+            Some("done") => true,
+            Some(_) => return None,
+        };
+        let ordinal = self.runs.iter().position(|r| r.as_str() == run)? + 1;
+        Some(Position {
+            run: ordinal,
+            seq,
+            done,
+        })
+    }
+
+    /// The position `after_sequence` names: that sequence of the latest run.
+    pub fn after_sequence(&self, seq: i64) -> Option<Position> {
+        (!self.runs.is_empty()).then(|| Position {
+            run: self.runs.len(),
+            seq,
+            done: false,
+        })
+    }
+}
+
+/// A discrete approval event (`approval.requested` / `approval.resolved`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalFrame {
+    /// The SSE event name.
+    pub event: &'static str,
+    /// Its JSON payload.
+    pub json: Arc<str>,
+}
+
+impl ApprovalFrame {
+    /// `approval.requested` for a pending approval.
+    pub fn requested(a: &Approval) -> Self {
+        Self {
+            event: "approval.requested",
+            json: json_text(&ApprovalRequestedDto::from(a)),
+        }
+    }
+
+    /// `approval.resolved` for a decided approval.
+    pub fn resolved(a: &Approval) -> Self {
+        Self {
+            event: "approval.resolved",
+            json: json_text(&ApprovalResolvedDto::from(a)),
+        }
+    }
+}
+
+fn json_text<T: serde::Serialize>(v: &T) -> Arc<str> {
+    Arc::from(serde_json::to_string(v).unwrap_or_default())
+}
+
+/// The stored part of a render, reloaded only when stored state changes.
+#[derive(Default)]
+struct Cache {
+    transcript: Option<Transcript>,
+    events: HashMap<RunId, Vec<RunEvent>>,
+    last_terminal: Option<Arc<Frame>>,
+    last_json: Option<Arc<str>>,
+}
+
+/// The feed task of one session; ends when its last subscriber leaves.
+pub async fn run(hub: Arc<HubInner>, session_id: SessionId, handle: FeedHandle) {
+    let mut cache = Cache::default();
+    let mut last_render: Option<Instant> = None;
+    let mut next_poll = Instant::now() + POLL;
+    loop {
+        let flags = handle.dirty.load(Ordering::SeqCst);
+        if flags != 0 {
+            if flags & DIRTY_STORE == 0
+                && let Some(at) = last_render
+                && at.elapsed() < THROTTLE
+            {
+                tokio::time::sleep(THROTTLE - at.elapsed()).await;
+            }
+            let flags = handle.dirty.swap(0, Ordering::SeqCst);
+            last_render = Some(Instant::now());
+            match render(&hub, &session_id, &mut cache, flags).await {
+                Ok(Some(state)) => {
+                    handle.state.send_replace(Some(Arc::new(state)));
+                }
+                Ok(None) => {}
+                Err(gone) => {
+                    handle.state.send_replace(Some(Arc::new(gone)));
+                    hub.retire_feed_if_unused(&session_id);
+                    return;
+                }
+            }
+        }
+        if handle.state.receiver_count() == 0 && hub.retire_feed_if_unused(&session_id) {
+            return;
+        }
+        tokio::select! {
+            _ = handle.wake.notified() => {}
+            _ = tokio::time::sleep_until(next_poll) => {
+                next_poll = Instant::now() + POLL;
+                poll_store(&hub, &session_id, &cache, &handle).await;
+            }
+            _ = handle.state.closed() => {}
+        }
+    }
+}
+
+/// Marks the feed dirty when another process changed the session, or when a turn
+/// runs elsewhere (its stored events then drive the snapshots).
+async fn poll_store(hub: &HubInner, session_id: &SessionId, cache: &Cache, handle: &FeedHandle) {
+    let Some(t) = &cache.transcript else { return };
+    match hub.engine.get_session(&hub.namespace, session_id).await {
+        Ok(s) if s.updated_at != t.session.updated_at || s.status != t.session.status => {
+            handle.dirty.fetch_or(DIRTY_STORE, Ordering::SeqCst);
+        }
+        Ok(_) => {
+            let remote_running = t.runs.last().is_some_and(|r| !r.status.is_terminal())
+                && !hub.is_live(session_id);
+            if remote_running {
+                handle.dirty.fetch_or(DIRTY_STORE, Ordering::SeqCst);
+            }
+        }
+        Err(e) if e.error_type == ErrorType::NotFound => {
+            handle.dirty.fetch_or(DIRTY_STORE, Ordering::SeqCst);
+        }
+        Err(_) => {}
+    }
+}
+
+/// Renders the session; `Ok(None)` when nothing changed, `Err(state)` when the
+/// session is gone.
+async fn render(
+    hub: &HubInner,
+    session_id: &SessionId,
+    cache: &mut Cache,
+    flags: u8,
+) -> Result<Option<FeedState>, FeedState> {
+    let engine = &hub.engine;
+    if flags & DIRTY_STORE != 0 || cache.transcript.is_none() {
+        match engine.transcript(&hub.namespace, session_id).await {
+            Ok(t) => cache.transcript = Some(t),
+            Err(e) if e.error_type == ErrorType::NotFound => return Err(gone_state(cache)),
+            Err(e) => {
+                tracing::warn!(error = %e, "session feed could not read the transcript");
+                if cache.transcript.is_none() {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    let Some(t) = cache.transcript.as_ref() else {
+        return Ok(None);
+    };
+    let latest = t.runs.last();
+    let running = latest.filter(|r| !r.status.is_terminal()).map(|r| r.id.clone());
+    let live = running
+        .as_ref()
+        .and_then(|id| hub.live_events(session_id, id));
+    // Stored logs: terminal runs once, a running turn every time unless live.
+    let missing: Vec<RunId> = t
+        .runs
+        .iter()
+        .filter(|r| {
+            if Some(&r.id) == running.as_ref() {
+                live.is_none()
+            } else {
+                !cache.events.contains_key(&r.id)
+            }
+        })
+        .map(|r| r.id.clone())
+        .collect();
+    if !missing.is_empty() {
+        match engine
+            .run_events_of(&hub.namespace, session_id, missing)
+            .await
+        {
+            Ok(found) => cache.events.extend(found),
+            Err(e) if e.error_type == ErrorType::NotFound => return Err(gone_state(cache)),
+            Err(e) => tracing::warn!(error = %e, "session feed could not read run events"),
+        }
+    }
+    let live_ref = match (&running, &live) {
+        (Some(id), Some(evs)) => Some((id, evs.as_slice())),
+        _ => None,
+    };
+    let data = transcript_dto(t, &cache.events, live_ref);
+    let json: Arc<str> = Arc::from(
+        serde_json::to_string(&SessionResponse {
+            object: "agent_chat_session".to_string(),
+            data,
+        })
+        .unwrap_or_default(),
+    );
+    if cache.last_json.as_deref() == Some(&*json) {
+        return Ok(None);
+    }
+    cache.last_json = Some(json.clone());
+    let seq = match (&live, latest) {
+        (Some(evs), _) => last_sequence(evs),
+        (None, Some(r)) => cache.events.get(&r.id).map_or(0, |e| last_sequence(e)),
+        (None, None) => 0,
+    };
+    let frame = Arc::new(Frame {
+        position: Position {
+            run: t.runs.len(),
+            seq,
+            done: latest.is_some_and(|r| r.status.is_terminal()),
+        },
+        run_id: latest.map(|r| r.id.clone()),
+        json,
+    });
+    if frame.position.done {
+        cache.last_terminal = Some(frame.clone());
+    }
+    Ok(Some(FeedState {
+        latest: frame,
+        last_terminal: cache.last_terminal.clone(),
+        runs: Arc::new(t.runs.iter().map(|r| r.id.clone()).collect()),
+        gone: false,
+    }))
+}
+
+fn gone_state(cache: &Cache) -> FeedState {
+    FeedState {
+        latest: Arc::new(Frame {
+            position: Position::default(),
+            run_id: None,
+            json: Arc::from(""),
+        }),
+        last_terminal: cache.last_terminal.clone(),
+        runs: Arc::new(Vec::new()),
+        gone: true,
+    }
+}

@@ -1,0 +1,175 @@
+//! Projects an engine transcript (plus run events) into the wire transcript:
+//! per-assistant-message run metadata, usage, activities and raw output, and the
+//! live assistant message of a running turn synthesized from its events.
+
+use super::wire::{
+    ActivityDto, MessageDto, ProviderCallDto, RunDto, SegmentDto, SessionDto, TranscriptDto,
+    UsageDto,
+};
+use crate::domain::activity::project;
+use crate::domain::ids::RunId;
+use crate::domain::message::{ContentBlock, Role};
+use crate::domain::run::{Run, RunEvent};
+use crate::engine::Transcript;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Builds the wire transcript. `events` holds the stored events of the runs whose
+/// messages are rendered; `live` (run id and its events so far) overrides them for
+/// a running turn, whose assistant message is synthesized.
+pub fn transcript_dto(
+    t: &Transcript,
+    events: &HashMap<RunId, Vec<RunEvent>>,
+    live: Option<(&RunId, &[RunEvent])>,
+) -> TranscriptDto {
+    let runs: HashMap<&RunId, &Run> = t.runs.iter().map(|r| (&r.id, r)).collect();
+    let mut messages: Vec<MessageDto> = t
+        .messages
+        .iter()
+        .map(|m| {
+            let mut dto = MessageDto::from(m);
+            if m.role == Role::Assistant
+                && let Some(run) = m.run_id.as_ref().and_then(|id| runs.get(id))
+            {
+                let evs = events.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
+                decorate(&mut dto, run, evs);
+            }
+            if let Some(call) = m
+                .produced_by_call_id
+                .as_ref()
+                .and_then(|id| t.provider_calls.iter().find(|c| &c.id == id))
+            {
+                dto.usage = Some(UsageDto::from(call));
+            }
+            dto
+        })
+        .collect();
+    if let Some(run) = t.runs.last().filter(|r| !r.status.is_terminal())
+        && !t
+            .messages
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.run_id.as_ref() == Some(&run.id))
+    {
+        let evs = match live {
+            Some((id, evs)) if id == &run.id => evs,
+            _ => events.get(&run.id).map(Vec::as_slice).unwrap_or(&[]),
+        };
+        messages.push(running_message(t, run, evs));
+    }
+    TranscriptDto {
+        session: SessionDto::from(&t.session),
+        latest_run_id: t.runs.last().map(|r| r.id.to_string()),
+        messages,
+        provider_calls: t.provider_calls.iter().map(ProviderCallDto::from).collect(),
+        runs: t.runs.iter().map(RunDto::from).collect(),
+        segments: t.segments.iter().map(SegmentDto::from).collect(),
+    }
+}
+
+/// Adds a turn's metadata, activities and raw output to its assistant message.
+fn decorate(dto: &mut MessageDto, run: &Run, events: &[RunEvent]) {
+    dto.request_id = Some(run.request_id.clone());
+    dto.trace_id = run.trace_id.clone();
+    dto.started_at = Some(run.started_at.clone());
+    dto.completed_at = run.completed_at.clone();
+    dto.duration_ms = run.duration_ms;
+    dto.error_message = run.error_message.clone();
+    dto.activities = Some(
+        project(events, run.status)
+            .iter()
+            .map(ActivityDto::from)
+            .collect(),
+    );
+    dto.raw_output = raw_output(events);
+}
+
+/// The `raw` frames of a run as one JSON array text, when there are any.
+fn raw_output(events: &[RunEvent]) -> Option<String> {
+    let raw: Vec<&Value> = events
+        .iter()
+        .filter(|e| e.event_type == "raw")
+        .map(|e| e.data.get("data").unwrap_or(&e.data))
+        .collect();
+    (!raw.is_empty()).then(|| serde_json::to_string(&raw).unwrap_or_default())
+}
+
+/// The assistant message of a turn still running: text and reasoning so far.
+fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto {
+    let mut text = String::new();
+    let mut thinking = String::new();
+    for e in events {
+        let piece = e.data.get("text").and_then(Value::as_str).unwrap_or("");
+        match e.event_type.as_str() {
+            "text_delta" => text.push_str(piece),
+            "thought_delta" => thinking.push_str(piece),
+            _ => {}
+        }
+    }
+    let user = t
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.run_id.as_ref() == Some(&run.id));
+    let runtime = user.map(|m| m.runtime.clone());
+    let mut blocks = Vec::new();
+    if !thinking.is_empty() {
+        blocks.push(ContentBlock::Thinking {
+            thinking,
+            signature: None,
+        });
+        blocks.push(ContentBlock::Text { text: text.clone() });
+    }
+    let mut dto = MessageDto {
+        id: format!("pending_{}", run.id),
+        sequence: t.messages.last().map_or(0, |m| m.sequence + 1),
+        role: Role::Assistant.as_str().to_string(),
+        content: text,
+        content_blocks: blocks
+            .iter()
+            .map(|b| serde_json::to_value(b).unwrap_or(Value::Null))
+            .collect(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        tool_error: false,
+        produced_by_call_id: None,
+        status: "running".to_string(),
+        error: None,
+        error_message: None,
+        is_summary: false,
+        runtime_kind: runtime
+            .as_ref()
+            .map_or(t.session.runtime_kind, |r| r.runtime_kind)
+            .as_str()
+            .to_string(),
+        segment_id: runtime
+            .as_ref()
+            .map(|r| r.segment_id.to_string())
+            .unwrap_or_default(),
+        provider: runtime
+            .as_ref()
+            .and_then(|r| r.provider.clone())
+            .or_else(|| t.session.provider.clone()),
+        model: runtime
+            .as_ref()
+            .and_then(|r| r.model.clone())
+            .or_else(|| t.session.model.clone()),
+        adapter_id: runtime.as_ref().and_then(|r| r.adapter_id.clone()),
+        run_id: Some(run.id.to_string()),
+        request_id: None,
+        trace_id: None,
+        started_at: None,
+        completed_at: None,
+        duration_ms: None,
+        usage: None,
+        activities: None,
+        raw_output: None,
+        created_at: run.started_at.clone(),
+    };
+    decorate(&mut dto, run, events);
+    dto
+}
+
+/// The highest event sequence in `events` (0 when there are none).
+pub fn last_sequence(events: &[RunEvent]) -> i64 {
+    events.last().map_or(0, |e| e.sequence)
+}

@@ -1,0 +1,270 @@
+//! Agent Chat sessions: list, create, read (the full transcript), delete, cancel the
+//! running turn, and close.
+
+use super::HttpState;
+use super::envelope::{ApiError, ErrorEnvelope};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::project::transcript_dto;
+use super::wire::{
+    CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
+    ListSessionsQuery, SessionListResponse, SessionResponse, SessionSummaryDto, TranscriptDto,
+    parse_runtime_kind,
+};
+use crate::domain::ErrorType;
+use crate::domain::HecateError;
+use crate::domain::ids::SessionId;
+use crate::domain::session::Guardrails;
+use crate::engine::CreateSession;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use std::time::Duration;
+
+/// Default and largest page of `GET /hecate/v1/agent-chat/sessions`.
+const DEFAULT_LIMIT: u32 = 50;
+const MAX_LIMIT: u32 = 1000;
+
+/// How long `close` waits for a cancelled turn to settle.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// Reads a session as the wire transcript: stored messages with their turns'
+/// activities, plus the live assistant message of a running turn.
+pub async fn load_transcript(
+    state: &HttpState,
+    session_id: &SessionId,
+) -> Result<TranscriptDto, ApiError> {
+    let engine = &state.engine;
+    let t = engine.transcript(&state.namespace, session_id).await?;
+    let run_ids = t.runs.iter().map(|r| r.id.clone()).collect();
+    let events = engine
+        .run_events_of(&state.namespace, session_id, run_ids)
+        .await?;
+    let running = t.runs.last().filter(|r| !r.status.is_terminal());
+    let live = running.and_then(|r| {
+        state
+            .hub
+            .live_events(session_id, &r.id)
+            .map(|evs| (r.id.clone(), evs))
+    });
+    Ok(transcript_dto(
+        &t,
+        &events,
+        live.as_ref().map(|(id, evs)| (id, evs.as_slice())),
+    ))
+}
+
+/// Wraps a transcript as `{"object": "agent_chat_session", "data": …}`.
+pub fn session_response(data: TranscriptDto) -> Json<SessionResponse> {
+    Json(SessionResponse {
+        object: "agent_chat_session".to_string(),
+        data,
+    })
+}
+
+/// Lists sessions of this server's namespace, newest first, with counts.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/agent-chat/sessions",
+    operation_id = "list_sessions",
+    tag = "agent-chat",
+    params(ListSessionsQuery),
+    responses(
+        (status = 200, description = "Session summaries, newest first", body = SessionListResponse),
+        (status = 400, description = "Bad query", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn list(
+    State(state): State<HttpState>,
+    ApiQuery(q): ApiQuery<ListSessionsQuery>,
+) -> Result<Json<SessionListResponse>, ApiError> {
+    let limit = match q.limit {
+        None => DEFAULT_LIMIT,
+        Some(n) if (1..=MAX_LIMIT).contains(&n) => n,
+        Some(n) => {
+            return Err(ApiError::invalid(format!(
+                "limit must be between 1 and {MAX_LIMIT}, got {n}"
+            ))
+            .with_detail("limit", n));
+        }
+    } as usize;
+    let list = state.engine.list_sessions(&state.namespace, limit).await?;
+    Ok(Json(SessionListResponse {
+        object: "agent_chat_sessions".to_string(),
+        data: list.iter().map(SessionSummaryDto::from).collect(),
+    }))
+}
+
+/// Creates a session after validating its runtime, target and workspace.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/agent-chat/sessions",
+    operation_id = "create_session",
+    tag = "agent-chat",
+    request_body = CreateSessionRequest,
+    responses(
+        (status = 200, description = "The new session", body = SessionResponse, links(
+            ("GetSession" = (operation_id = "get_session", parameters(("id" = "$response.body#/data/id")))),
+            ("SendMessage" = (operation_id = "send_message", parameters(("id" = "$response.body#/data/id")))),
+            ("CancelTurn" = (operation_id = "cancel_turn", parameters(("id" = "$response.body#/data/id")))),
+            ("CloseSession" = (operation_id = "close_session", parameters(("id" = "$response.body#/data/id")))),
+            ("DeleteSession" = (operation_id = "delete_session", parameters(("id" = "$response.body#/data/id"))))
+        )),
+        (status = 400, description = "Invalid body, runtime kind, workspace or model", body = ErrorEnvelope),
+        (status = 422, description = "Model not configured or no route", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn create(
+    State(state): State<HttpState>,
+    ApiJson(req): ApiJson<CreateSessionRequest>,
+) -> Result<Json<SessionResponse>, ApiError> {
+    let runtime_kind = parse_runtime_kind(req.runtime_kind.as_deref())?;
+    let defaults = state.engine.config().default_guardrails;
+    let guardrails = (req.max_turns_per_session.is_some()
+        || req.max_session_duration_ms.is_some()
+        || req.idle_timeout_ms.is_some())
+    .then(|| Guardrails {
+        max_turns: req.max_turns_per_session.or(defaults.max_turns),
+        max_duration_ms: req.max_session_duration_ms.or(defaults.max_duration_ms),
+        idle_timeout_ms: req.idle_timeout_ms.or(defaults.idle_timeout_ms),
+    });
+    let session = state
+        .engine
+        .create_session(
+            &state.namespace,
+            CreateSession {
+                title: req.title,
+                runtime_kind,
+                provider: req.provider.filter(|p| !p.is_empty()),
+                model: req.model,
+                adapter_id: req.adapter_id,
+                workspace: req.workspace,
+                system_prompt: req.system_prompt,
+                guardrails,
+            },
+        )
+        .await?;
+    Ok(session_response(load_transcript(&state, &session.id).await?))
+}
+
+/// The full transcript: messages with runtime snapshots and turn metadata,
+/// provider calls, runs and derived segments.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/agent-chat/sessions/{id}",
+    operation_id = "get_session",
+    tag = "agent-chat",
+    params(("id" = String, Path, description = "Session id")),
+    responses(
+        (status = 200, description = "The session with its transcript", body = SessionResponse),
+        (status = 404, description = "No such session", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn get(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<SessionResponse>, ApiError> {
+    Ok(session_response(
+        load_transcript(&state, &SessionId::from(id)).await?,
+    ))
+}
+
+/// Deletes a session and everything stored about it; a running turn is cancelled.
+#[utoipa::path(
+    delete,
+    path = "/hecate/v1/agent-chat/sessions/{id}",
+    operation_id = "delete_session",
+    tag = "agent-chat",
+    params(("id" = String, Path, description = "Session id")),
+    responses(
+        (status = 200, description = "Deleted", body = DeletedResponse),
+        (status = 404, description = "No such session", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn delete(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<DeletedResponse>, ApiError> {
+    let sid = SessionId::from(id);
+    state.engine.delete_session(&state.namespace, &sid).await?;
+    Ok(Json(DeletedResponse {
+        object: "agent_chat_session_deleted".to_string(),
+        data: DeletedDto {
+            id: sid.to_string(),
+            deleted: true,
+        },
+    }))
+}
+
+/// Signals the running turn to stop: 202 when one was signalled, 409
+/// `agent_chat.session_not_running` when none runs.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/agent-chat/sessions/{id}/cancel",
+    operation_id = "cancel_turn",
+    tag = "agent-chat",
+    params(("id" = String, Path, description = "Session id")),
+    responses(
+        (status = 202, description = "The running turn was signalled", body = CancelResponse),
+        (status = 404, description = "No such session", body = ErrorEnvelope),
+        (status = 409, description = "No turn is running", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn cancel(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<(StatusCode, Json<CancelResponse>), ApiError> {
+    let sid = SessionId::from(id);
+    state.engine.cancel(&state.namespace, &sid).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(CancelResponse {
+            object: "agent_chat_cancel".to_string(),
+            data: CancelDto {
+                id: sid.to_string(),
+                status: "cancelling".to_string(),
+            },
+        }),
+    ))
+}
+
+/// Closes the session's live resources while keeping its history: a running turn
+/// is cancelled and awaited briefly (409 `agent_chat.session_stopping` if it does
+/// not settle). Model sessions hold nothing else, so they are returned as they are.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/agent-chat/sessions/{id}/close",
+    operation_id = "close_session",
+    tag = "agent-chat",
+    params(("id" = String, Path, description = "Session id")),
+    responses(
+        (status = 200, description = "The session after closing", body = SessionResponse),
+        (status = 404, description = "No such session", body = ErrorEnvelope),
+        (status = 409, description = "The turn is still stopping", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn close(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<SessionResponse>, ApiError> {
+    let sid = SessionId::from(id);
+    match state.engine.cancel(&state.namespace, &sid).await {
+        Ok(()) => {
+            if !state.engine.wait_turn_settled(&sid, CLOSE_WAIT).await {
+                return Err(HecateError::new(
+                    ErrorType::SessionStopping,
+                    format!("session {sid} is still stopping its turn"),
+                )
+                .into());
+            }
+        }
+        Err(e) if e.error_type == ErrorType::SessionNotRunning => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(session_response(load_transcript(&state, &sid).await?))
+}

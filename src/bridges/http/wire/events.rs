@@ -1,0 +1,87 @@
+//! Payloads of the discrete SSE events of a session stream (`approval.requested`,
+//! `approval.resolved`); `snapshot` and `done` carry a `SessionResponse`.
+
+use crate::domain::approval::Approval;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// `event: approval.requested`: a permission request waits for a decision.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ApprovalRequestedDto {
+    /// Approval id (`appr_…`).
+    pub approval_id: String,
+    /// Session.
+    pub session_id: String,
+    /// The turn that asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Tool kind (file_write, execute, ...).
+    pub tool_kind: String,
+    /// Human tool name or title.
+    pub tool_name: String,
+    /// The options the agent offered, verbatim.
+    #[schema(value_type = Object)]
+    pub options: Value,
+    /// Creation time.
+    pub created_at: String,
+    /// Deadline, when the request times out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+impl From<&Approval> for ApprovalRequestedDto {
+    fn from(a: &Approval) -> Self {
+        Self {
+            approval_id: a.id.to_string(),
+            session_id: a.session_id.to_string(),
+            run_id: a.run_id.as_ref().map(|r| r.to_string()),
+            tool_kind: a.tool_kind.clone(),
+            tool_name: a.tool_name.clone(),
+            options: a.options.clone(),
+            created_at: a.created_at.clone(),
+            expires_at: a.expires_at.clone(),
+        }
+    }
+}
+
+/// `event: approval.resolved`: a permission request was decided.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ApprovalResolvedDto {
+    /// Approval id.
+    pub approval_id: String,
+    /// Session.
+    pub session_id: String,
+    /// `approved`, `rejected`, `timed_out` or `cancelled`.
+    pub status: String,
+    /// `approve` or `reject`, when decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// Scope of the decision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// How it was resolved: operator, grant, default_mode, timeout, request_cancelled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The agent option chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected_option: Option<String>,
+    /// Resolution time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<String>,
+}
+
+impl From<&Approval> for ApprovalResolvedDto {
+    fn from(a: &Approval) -> Self {
+        Self {
+            approval_id: a.id.to_string(),
+            session_id: a.session_id.to_string(),
+            status: a.status.as_str().to_string(),
+            decision: a.decision.clone(),
+            scope: a.scope.clone(),
+            path: a.path.clone(),
+            selected_option: a.selected_option.clone(),
+            resolved_at: a.resolved_at.clone(),
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Messages on the wire: content, runtime snapshot, and for assistant messages the
+//! run metadata (ids, timing, usage) and the compact activity timeline.
+
+use crate::domain::activity::Activity;
+use crate::domain::message::{Message, ToolCall};
+use crate::domain::provider_call::{ProviderCall, format_usd};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// A tool call an assistant message requested.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ToolCallDto {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as a JSON string, verbatim from the model.
+    pub arguments: String,
+}
+
+impl From<&ToolCall> for ToolCallDto {
+    fn from(t: &ToolCall) -> Self {
+        Self {
+            id: t.id.clone(),
+            name: t.name.clone(),
+            arguments: t.arguments.clone(),
+        }
+    }
+}
+
+/// One row of the compact activity timeline of a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ActivityDto {
+    /// `thinking`, `tool_call`, `approval`, `files_changed`, `final_answer` or `run_result`.
+    #[serde(rename = "type")]
+    pub activity_type: String,
+    /// `running`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// Short title.
+    pub title: String,
+    /// Optional detail line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// When the first event behind this row happened.
+    pub created_at: String,
+}
+
+impl From<&Activity> for ActivityDto {
+    fn from(a: &Activity) -> Self {
+        Self {
+            activity_type: a.activity_type.clone(),
+            status: a.status.clone(),
+            title: a.title.clone(),
+            detail: a.detail.clone(),
+            created_at: a.created_at.clone(),
+        }
+    }
+}
+
+/// Tokens and cost of the provider call that produced a message.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct UsageDto {
+    /// Input tokens.
+    pub prompt_tokens: u64,
+    /// Output tokens.
+    pub completion_tokens: u64,
+    /// Total tokens.
+    pub total_tokens: u64,
+    /// Cost in micro-USD; absent when the price is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_micros_usd: Option<i64>,
+    /// The same cost as a decimal dollar string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<String>,
+}
+
+impl From<&ProviderCall> for UsageDto {
+    fn from(c: &ProviderCall) -> Self {
+        Self {
+            prompt_tokens: c.usage.prompt_tokens,
+            completion_tokens: c.usage.completion_tokens,
+            total_tokens: c.usage.total_tokens,
+            cost_micros_usd: c.cost_micros_usd,
+            cost_usd: c.cost_micros_usd.map(format_usd),
+        }
+    }
+}
+
+/// An entry of a session's message stream.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct MessageDto {
+    /// Message id (`msg_…`; `pending_<run_id>` for a running turn's live answer).
+    pub id: String,
+    /// Position in the session (monotonic, gap-free, from 0).
+    pub sequence: i64,
+    /// `system`, `user`, `assistant` or `tool`.
+    pub role: String,
+    /// Plain-text content.
+    pub content: String,
+    /// Rich content blocks (text, thinking, tool_use, tool_result, image, resource)
+    /// when richer than plain text.
+    #[schema(value_type = Vec<Object>)]
+    pub content_blocks: Vec<Value>,
+    /// Tool calls requested by an assistant message.
+    pub tool_calls: Vec<ToolCallDto>,
+    /// For tool messages, the call answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For tool messages, whether the tool failed.
+    pub tool_error: bool,
+    /// The provider call that emitted this message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub produced_by_call_id: Option<String>,
+    /// `completed`, `running`, `failed` or `cancelled`.
+    pub status: String,
+    /// Error type when the producing turn failed or was cancelled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Error message when the producing turn failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// Whether this message is a history summary checkpoint.
+    pub is_summary: bool,
+    /// Runtime snapshot: kind.
+    pub runtime_kind: String,
+    /// Runtime snapshot: segment.
+    pub segment_id: String,
+    /// Runtime snapshot: provider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Runtime snapshot: model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Runtime snapshot: adapter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter_id: Option<String>,
+    /// The turn this message belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Request id of the turn (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// Trace id of the turn, when tracing exported one (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// When the turn started (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// When the turn ended (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    /// Turn duration in milliseconds (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<i64>,
+    /// Tokens and cost of the producing call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageDto>,
+    /// Compact activity timeline of the turn (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub activities: Option<Vec<ActivityDto>>,
+    /// Raw diagnostic frames the runtime reported, as JSON text, when there were any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_output: Option<String>,
+    /// Creation time.
+    pub created_at: String,
+}
+
+impl From<&Message> for MessageDto {
+    fn from(m: &Message) -> Self {
+        Self {
+            id: m.id.to_string(),
+            sequence: m.sequence,
+            role: m.role.as_str().to_string(),
+            content: m.content.clone(),
+            content_blocks: m
+                .content_blocks
+                .iter()
+                .map(|b| serde_json::to_value(b).unwrap_or(Value::Null))
+                .collect(),
+            tool_calls: m.tool_calls.iter().map(ToolCallDto::from).collect(),
+            tool_call_id: m.tool_call_id.clone(),
+            tool_error: m.tool_error,
+            produced_by_call_id: m.produced_by_call_id.as_ref().map(|c| c.to_string()),
+            status: m.status.as_str().to_string(),
+            error: m.error.clone(),
+            error_message: None,
+            is_summary: m.is_summary,
+            runtime_kind: m.runtime.runtime_kind.as_str().to_string(),
+            segment_id: m.runtime.segment_id.to_string(),
+            provider: m.runtime.provider.clone(),
+            model: m.runtime.model.clone(),
+            adapter_id: m.runtime.adapter_id.clone(),
+            run_id: m.run_id.as_ref().map(|r| r.to_string()),
+            request_id: None,
+            trace_id: None,
+            started_at: None,
+            completed_at: None,
+            duration_ms: None,
+            usage: None,
+            activities: None,
+            raw_output: None,
+            created_at: m.created_at.clone(),
+        }
+    }
+}

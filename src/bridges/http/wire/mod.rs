@@ -1,0 +1,168 @@
+//! Wire types of the HTTP API: request bodies, `{"object", "data"}` responses and
+//! the resources they carry. They mirror the domain types (which stay free of HTTP
+//! and OpenAPI concerns) and derive `ToSchema` for the OpenAPI document.
+
+pub mod events;
+pub mod message;
+pub mod session;
+pub mod system;
+
+use crate::domain::HecateError;
+use crate::domain::session::RuntimeKind;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use utoipa::{IntoParams, ToSchema};
+
+pub use message::{ActivityDto, MessageDto, ToolCallDto, UsageDto};
+pub use session::{
+    ProviderCallDto, RunDto, SegmentDto, SessionDto, SessionSummaryDto, TranscriptDto,
+};
+pub use system::{HealthDto, McpPoolDto, StatsDto, StoreDto};
+
+/// The runtime kinds a request may name.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeKindName {
+    /// One provider call per turn.
+    Model,
+    /// Hecate's own tool loop.
+    Agent,
+    /// A supervised external ACP agent.
+    ExternalAgent,
+}
+
+/// Parses a requested runtime kind; anything else is `agent_chat.runtime_kind_invalid`.
+pub fn parse_runtime_kind(raw: Option<&str>) -> Result<Option<RuntimeKind>, HecateError> {
+    match raw {
+        None | Some("") => Ok(None),
+        Some(s) => s.parse::<RuntimeKind>().map(Some),
+    }
+}
+
+/// Body of `POST /hecate/v1/agent-chat/sessions`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[schema(example = json!({"runtime_kind": "model", "model": "ollama/qwen2.5-coder", "title": "Hecate Chat"}))]
+pub struct CreateSessionRequest {
+    /// `model` (default), `agent` or `external_agent`.
+    #[schema(value_type = Option<RuntimeKindName>)]
+    pub runtime_kind: Option<String>,
+    /// Provider name; optional when `model` is `provider/model` or unambiguous.
+    pub provider: Option<String>,
+    /// Model, bare or as `provider/model`.
+    pub model: Option<String>,
+    /// External-agent adapter id (`external_agent` sessions).
+    pub adapter_id: Option<String>,
+    /// Human title.
+    pub title: Option<String>,
+    /// Workspace directory; must exist.
+    pub workspace: Option<String>,
+    /// System prompt for direct model turns.
+    pub system_prompt: Option<String>,
+    /// Turn limit of the session.
+    pub max_turns_per_session: Option<u32>,
+    /// Wall-clock limit from the first turn, in milliseconds.
+    pub max_session_duration_ms: Option<u64>,
+    /// Idle limit between turns, in milliseconds.
+    pub idle_timeout_ms: Option<u64>,
+}
+
+/// Body of `POST /hecate/v1/agent-chat/sessions/{id}/messages`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[schema(example = json!({"content": "Explain this error and suggest a fix."}))]
+pub struct SendMessageRequest {
+    /// The prompt.
+    pub content: String,
+    /// Runtime for this turn (must be a permitted switch).
+    #[schema(value_type = Option<RuntimeKindName>)]
+    pub runtime_kind: Option<String>,
+    /// Provider override for this turn.
+    pub provider: Option<String>,
+    /// Model override, bare or `provider/model`.
+    pub model: Option<String>,
+    /// System prompt override (kept on the session).
+    pub system_prompt: Option<String>,
+    /// Workspace override (kept on the session; must exist).
+    pub workspace: Option<String>,
+}
+
+/// Query of `GET /hecate/v1/agent-chat/sessions`.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListSessionsQuery {
+    /// At most this many sessions, newest first (1–1000, default 50).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+}
+
+/// Query of `GET /hecate/v1/agent-chat/sessions/{id}/stream`.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StreamQuery {
+    /// Resume after this run-event sequence of the session's latest run (an
+    /// alternative to the `Last-Event-ID` header).
+    #[param(minimum = 0)]
+    pub after_sequence: Option<i64>,
+}
+
+/// `{"object": "agent_chat_session", "data": …}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SessionResponse {
+    /// Always `agent_chat_session`.
+    pub object: String,
+    /// The session with its transcript.
+    pub data: TranscriptDto,
+}
+
+/// `{"object": "agent_chat_sessions", "data": […]}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SessionListResponse {
+    /// Always `agent_chat_sessions`.
+    pub object: String,
+    /// Session summaries, newest first.
+    pub data: Vec<SessionSummaryDto>,
+}
+
+/// What `POST …/{id}/cancel` answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CancelDto {
+    /// The session.
+    pub id: String,
+    /// Always `cancelling`: the turn was signalled and ends shortly.
+    pub status: String,
+}
+
+/// `{"object": "agent_chat_cancel", "data": …}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CancelResponse {
+    /// Always `agent_chat_cancel`.
+    pub object: String,
+    /// The signalled session.
+    pub data: CancelDto,
+}
+
+/// What `DELETE …/{id}` answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DeletedDto {
+    /// The deleted session.
+    pub id: String,
+    /// Always true.
+    pub deleted: bool,
+}
+
+/// `{"object": "agent_chat_session_deleted", "data": …}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DeletedResponse {
+    /// Always `agent_chat_session_deleted`.
+    pub object: String,
+    /// The deleted session.
+    pub data: DeletedDto,
+}
+
+/// `{"object": "system_stats", "data": …}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct StatsResponse {
+    /// Always `system_stats`.
+    pub object: String,
+    /// The figures.
+    pub data: StatsDto,
+}

@@ -1,0 +1,281 @@
+//! Session resources on the wire: the header, listing summaries, the full
+//! transcript, runs, provider calls and derived segments.
+
+use super::message::MessageDto;
+use crate::domain::provider_call::{ProviderCall, format_usd};
+use crate::domain::run::Run;
+use crate::domain::segment::Segment;
+use crate::domain::session::{Session, SessionSummary};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A session header: runtime, target, guardrails and lifecycle.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct SessionDto {
+    /// Session id (`agent_chat_…`).
+    pub id: String,
+    /// Namespace the session lives in.
+    pub namespace: String,
+    /// Human title.
+    pub title: String,
+    /// `model`, `agent` or `external_agent`.
+    pub runtime_kind: String,
+    /// Provider, for model and agent runtimes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Model, for model and agent runtimes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// External-agent adapter id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter_id: Option<String>,
+    /// Canonical workspace directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// System prompt for direct model turns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// `idle`, `running`, `awaiting_approval`, `completed`, `failed`, `cancelled` or `closed`.
+    pub status: String,
+    /// The external agent's own session id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native_session_id: Option<String>,
+    /// Turn limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turns_per_session: Option<u32>,
+    /// Wall-clock limit from the first turn, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_session_duration_ms: Option<u64>,
+    /// Idle limit between turns, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_ms: Option<u64>,
+    /// Turns started so far.
+    pub turns_used: u32,
+    /// When the first turn started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_started_at: Option<String>,
+    /// When the last turn ended (or the session was created).
+    pub last_activity_at: String,
+    /// Creation time.
+    pub created_at: String,
+    /// Last update time.
+    pub updated_at: String,
+}
+
+impl From<&Session> for SessionDto {
+    fn from(s: &Session) -> Self {
+        Self {
+            id: s.id.to_string(),
+            namespace: s.namespace.clone(),
+            title: s.title.clone(),
+            runtime_kind: s.runtime_kind.as_str().to_string(),
+            provider: s.provider.clone(),
+            model: s.model.clone(),
+            adapter_id: s.adapter_id.clone(),
+            workspace: s.workspace.clone(),
+            system_prompt: s.system_prompt.clone(),
+            status: s.status.as_str().to_string(),
+            native_session_id: s.native_session_id.clone(),
+            max_turns_per_session: s.guardrails.max_turns,
+            max_session_duration_ms: s.guardrails.max_duration_ms,
+            idle_timeout_ms: s.guardrails.idle_timeout_ms,
+            turns_used: s.turns_used,
+            session_started_at: s.session_started_at.clone(),
+            last_activity_at: s.last_activity_at.clone(),
+            created_at: s.created_at.clone(),
+            updated_at: s.updated_at.clone(),
+        }
+    }
+}
+
+/// A session header with counts, as listings show it (no message bodies).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct SessionSummaryDto {
+    /// The header.
+    #[serde(flatten)]
+    pub session: SessionDto,
+    /// Stored messages.
+    pub message_count: u64,
+    /// Stored provider calls.
+    pub provider_call_count: u64,
+    /// Summed known cost in micro-USD; absent when no call had a known price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cost_micros_usd: Option<i64>,
+    /// The same cost as a decimal dollar string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cost_usd: Option<String>,
+}
+
+impl From<&SessionSummary> for SessionSummaryDto {
+    fn from(s: &SessionSummary) -> Self {
+        Self {
+            session: SessionDto::from(&s.session),
+            message_count: s.message_count,
+            provider_call_count: s.provider_call_count,
+            total_cost_micros_usd: s.total_cost_micros_usd,
+            total_cost_usd: s.total_cost_micros_usd.map(format_usd),
+        }
+    }
+}
+
+/// One upstream model request with its tokens and cost.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ProviderCallDto {
+    /// Call id (`call_…`); messages point at it with `produced_by_call_id`.
+    pub id: String,
+    /// Owning turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Request id of the turn that made the call.
+    pub request_id: String,
+    /// Provider name.
+    pub provider: String,
+    /// Model as sent.
+    pub model: String,
+    /// Input tokens.
+    pub prompt_tokens: u64,
+    /// Output tokens.
+    pub completion_tokens: u64,
+    /// Total tokens.
+    pub total_tokens: u64,
+    /// Cost in micro-USD; absent when the price is unknown (never a fake zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_micros_usd: Option<i64>,
+    /// The same cost as a decimal dollar string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<String>,
+    /// Wall time of the call in milliseconds.
+    pub duration_ms: i64,
+    /// Creation time.
+    pub created_at: String,
+}
+
+impl From<&ProviderCall> for ProviderCallDto {
+    fn from(c: &ProviderCall) -> Self {
+        Self {
+            id: c.id.to_string(),
+            run_id: c.run_id.as_ref().map(|r| r.to_string()),
+            request_id: c.request_id.clone(),
+            provider: c.provider.clone(),
+            model: c.model.clone(),
+            prompt_tokens: c.usage.prompt_tokens,
+            completion_tokens: c.usage.completion_tokens,
+            total_tokens: c.usage.total_tokens,
+            cost_micros_usd: c.cost_micros_usd,
+            cost_usd: c.cost_micros_usd.map(format_usd),
+            duration_ms: c.duration_ms,
+            created_at: c.created_at.clone(),
+        }
+    }
+}
+
+/// One turn: status, timing and correlation ids.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct RunDto {
+    /// Run id (`run_…`).
+    pub id: String,
+    /// `running`, `awaiting_approval`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// Error type when it failed (`interrupted` after a crash).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    /// Error message when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// Request id of the request that started it.
+    pub request_id: String,
+    /// Trace id, when tracing exported one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// Start time.
+    pub started_at: String,
+    /// End time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    /// Duration in milliseconds, once ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<i64>,
+}
+
+impl From<&Run> for RunDto {
+    fn from(r: &Run) -> Self {
+        Self {
+            id: r.id.to_string(),
+            status: r.status.as_str().to_string(),
+            error_type: r.error_type.clone(),
+            error_message: r.error_message.clone(),
+            request_id: r.request_id.clone(),
+            trace_id: r.trace_id.clone(),
+            started_at: r.started_at.clone(),
+            completed_at: r.completed_at.clone(),
+            duration_ms: r.duration_ms,
+        }
+    }
+}
+
+/// A derived run of consecutive messages with the same runtime snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct SegmentDto {
+    /// Segment id (`seg_…`).
+    pub segment_id: String,
+    /// Runtime kind.
+    pub runtime_kind: String,
+    /// Provider snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Model snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Adapter snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter_id: Option<String>,
+    /// Run id of the latest turn in the segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_run_id: Option<String>,
+    /// Status of the segment's last message.
+    pub status: String,
+    /// Number of messages.
+    pub message_count: u64,
+    /// First message time.
+    pub first_at: String,
+    /// Last message time.
+    pub last_at: String,
+}
+
+impl From<&Segment> for SegmentDto {
+    fn from(s: &Segment) -> Self {
+        Self {
+            segment_id: s.segment_id.to_string(),
+            runtime_kind: s.runtime_kind.as_str().to_string(),
+            provider: s.provider.clone(),
+            model: s.model.clone(),
+            adapter_id: s.adapter_id.clone(),
+            latest_run_id: s.latest_run_id.clone(),
+            status: s.status.clone(),
+            message_count: s.message_count as u64,
+            first_at: s.first_at.clone(),
+            last_at: s.last_at.clone(),
+        }
+    }
+}
+
+/// A session with everything stored about it, plus the live state of a running
+/// turn (its assistant message, with status `running`, is synthesized from the
+/// run's events until the turn stores it).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct TranscriptDto {
+    /// The header.
+    #[serde(flatten)]
+    pub session: SessionDto,
+    /// The latest run's id, when the session has run a turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_run_id: Option<String>,
+    /// Messages in sequence order.
+    pub messages: Vec<MessageDto>,
+    /// Provider calls, oldest first.
+    pub provider_calls: Vec<ProviderCallDto>,
+    /// Runs, oldest first.
+    pub runs: Vec<RunDto>,
+    /// Derived segments.
+    pub segments: Vec<SegmentDto>,
+}

@@ -1,0 +1,64 @@
+//! System resources on the wire: liveness and the operator's stats.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// `GET /healthz`: the process is up and serving HTTP.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HealthDto {
+    /// Always `ok`.
+    pub status: String,
+    /// Current time (RFC 3339, UTC).
+    pub time: String,
+    /// Hecate's version.
+    pub version: String,
+}
+
+/// The shared MCP client pool (not configured in this build: all zero).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpPoolDto {
+    /// Whether a pool is wired.
+    pub configured: bool,
+    /// Cached clients.
+    pub entries: u64,
+    /// Sum of acquisitions currently held.
+    pub in_use: u64,
+    /// Entries nobody holds.
+    pub idle: u64,
+}
+
+/// The store's identity and size.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct StoreDto {
+    /// Backend name (`sqlite`).
+    pub backend: String,
+    /// Database location (`:memory:` for the in-memory backend).
+    pub location: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Applied schema version.
+    pub schema_version: i64,
+}
+
+/// `GET /hecate/v1/system/stats`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct StatsDto {
+    /// Hecate's version.
+    pub version: String,
+    /// Milliseconds since this server started.
+    pub uptime_ms: u64,
+    /// Sessions with a turn running in this process.
+    pub live_sessions: u64,
+    /// Turns running in this process.
+    pub turns_running: u64,
+    /// Approvals waiting for a decision in this namespace.
+    pub pending_approvals: u64,
+    /// How permission requests are answered by default: `prompt`, `auto` or `deny`.
+    pub approval_mode: String,
+    /// The MCP client pool.
+    pub mcp_pool: McpPoolDto,
+    /// The store.
+    pub store: StoreDto,
+    /// Open SSE streams on this server.
+    pub sse_subscribers: u64,
+}

@@ -1,0 +1,89 @@
+//! `hecate adapters list|probe`: the external-agent catalog and readiness checks.
+
+use super::output::{Format, print_resource, print_text};
+use super::{AppContext, Cli};
+use std::fmt::Write as _;
+
+/// The `adapters` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum AdaptersCommand {
+    /// Every catalog agent with availability, path, version and tested range.
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Start an agent in a temporary workspace and classify whether it is ready.
+    Probe {
+        /// Adapter id.
+        id: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+}
+
+pub async fn run(cli: &Cli, cmd: &AdaptersCommand) -> anyhow::Result<i32> {
+    let ctx = AppContext::build(cli).await?;
+    match cmd {
+        AdaptersCommand::List { format } => {
+            let list = ctx.engine.list_adapters().await?;
+            match format {
+                Format::Json => print_resource("agent_adapters", &list)?,
+                Format::Text => {
+                    let mut out = String::new();
+                    for a in &list {
+                        let _ = writeln!(
+                            out,
+                            "{:<13} {:<9} {:<10} {}{}",
+                            a.id,
+                            a.status,
+                            a.availability.version.as_deref().unwrap_or("-"),
+                            a.availability
+                                .path
+                                .as_ref()
+                                .map(|p| p.display().to_string())
+                                .unwrap_or_else(|| format!("({} not found)", a.command)),
+                            if a.availability.version_outside_range {
+                                format!("  [outside tested range {}]", a.tested_range.as_deref().unwrap_or("?"))
+                            } else {
+                                String::new()
+                            }
+                        );
+                        if a.status != "available"
+                            && let Some(p) = &a.package
+                        {
+                            let _ = writeln!(out, "{:<13} install: npm install -g {p}", "");
+                        }
+                    }
+                    print_text(&out)?;
+                }
+            }
+            Ok(0)
+        }
+        AdaptersCommand::Probe { id, format } => {
+            let report = ctx.engine.probe_adapter(id).await?;
+            match format {
+                Format::Json => print_resource("agent_adapter_probe", &report)?,
+                Format::Text => {
+                    let mut out = format!(
+                        "{}: {} at stage {} in {} ms\n",
+                        report.adapter_id,
+                        serde_json::to_value(report.status)?.as_str().unwrap_or("?"),
+                        report.stage,
+                        report.duration_ms
+                    );
+                    if let Some(e) = &report.error {
+                        let _ = writeln!(out, "error: {e}");
+                    }
+                    if let Some(t) = &report.stderr_tail {
+                        let _ = writeln!(out, "stderr tail:\n{t}");
+                    }
+                    print_text(&out)?;
+                }
+            }
+            let ready = matches!(report.status, crate::adapters::acp::ProbeStatus::Ready);
+            Ok(if ready { 0 } else { 9 })
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! `hecate approvals list|resolve|cancel` and `hecate grants list|revoke`: decide
+//! permission requests from any terminal against the same store.
+
+use super::output::{Format, print_resource, print_text};
+use super::{AppContext, Cli};
+use crate::domain::approval::{ApprovalStatus, Decision, Scope};
+use crate::domain::ids::{ApprovalId, GrantId, SessionId};
+use std::fmt::Write as _;
+
+/// The `approvals` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum ApprovalsCommand {
+    /// List approvals (pending only unless --all).
+    List {
+        /// Only this session's.
+        #[arg(long)]
+        session: Option<String>,
+        /// Include resolved ones.
+        #[arg(long)]
+        all: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Decide a pending approval.
+    Resolve {
+        /// Approval id.
+        id: String,
+        /// approve or reject.
+        #[arg(long, value_enum)]
+        decision: DecisionArg,
+        /// How far the decision reaches; anything but once becomes a grant.
+        #[arg(long, value_enum, default_value = "once")]
+        scope: ScopeArg,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Cancel a pending approval (the agent is told nobody decided).
+    Cancel {
+        /// Approval id.
+        id: String,
+    },
+}
+
+/// The `grants` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum GrantsCommand {
+    /// List standing grants.
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Delete a grant.
+    Revoke {
+        /// Grant id.
+        id: String,
+    },
+}
+
+/// A decision on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum DecisionArg {
+    /// Allow.
+    Approve,
+    /// Refuse.
+    Reject,
+}
+
+/// A scope on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// This request only.
+    Once,
+    /// This tool kind for the rest of the session.
+    Session,
+    /// This tool kind in this workspace.
+    WorkspaceTool,
+    /// This tool kind for this adapter.
+    AdapterTool,
+}
+
+impl From<DecisionArg> for Decision {
+    fn from(d: DecisionArg) -> Self {
+        match d {
+            DecisionArg::Approve => Decision::Approve,
+            DecisionArg::Reject => Decision::Reject,
+        }
+    }
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Self {
+        match s {
+            ScopeArg::Once => Scope::Once,
+            ScopeArg::Session => Scope::Session,
+            ScopeArg::WorkspaceTool => Scope::WorkspaceTool,
+            ScopeArg::AdapterTool => Scope::AdapterTool,
+        }
+    }
+}
+
+pub async fn run_approvals(cli: &Cli, cmd: &ApprovalsCommand) -> anyhow::Result<i32> {
+    let ctx = AppContext::build(cli).await?;
+    let ns = ctx.namespace.as_str();
+    match cmd {
+        ApprovalsCommand::List {
+            session,
+            all,
+            format,
+        } => {
+            let sid = session.as_deref().map(SessionId::from);
+            let status = (!all).then_some(ApprovalStatus::Pending);
+            let list = ctx.engine.list_approvals(ns, sid.as_ref(), status).await?;
+            match format {
+                Format::Json => print_resource("agent_chat_approvals", &list)?,
+                Format::Text => {
+                    let mut out = String::new();
+                    for a in &list {
+                        let _ = writeln!(
+                            out,
+                            "{}  {:<9} {:<10} {}  session {}{}",
+                            a.id,
+                            a.status.as_str(),
+                            a.tool_kind,
+                            a.tool_name,
+                            a.session_id,
+                            a.path
+                                .as_ref()
+                                .map(|p| format!("  ({p})"))
+                                .unwrap_or_default()
+                        );
+                    }
+                    if list.is_empty() {
+                        out.push_str("no approvals\n");
+                    }
+                    print_text(&out)?;
+                }
+            }
+        }
+        ApprovalsCommand::Resolve {
+            id,
+            decision,
+            scope,
+            format,
+        } => {
+            let a = ctx
+                .engine
+                .resolve_approval(
+                    ns,
+                    &ApprovalId::from(id.as_str()),
+                    (*decision).into(),
+                    (*scope).into(),
+                )
+                .await?;
+            match format {
+                Format::Json => print_resource("agent_chat_approval", &a)?,
+                Format::Text => print_text(&format!(
+                    "{} {} (option {})\n",
+                    a.id,
+                    a.status.as_str(),
+                    a.selected_option.as_deref().unwrap_or("none")
+                ))?,
+            }
+        }
+        ApprovalsCommand::Cancel { id } => {
+            let a = ctx
+                .engine
+                .cancel_approval(ns, &ApprovalId::from(id.as_str()))
+                .await?;
+            print_text(&format!("{} {}\n", a.id, a.status.as_str()))?;
+        }
+    }
+    Ok(0)
+}
+
+pub async fn run_grants(cli: &Cli, cmd: &GrantsCommand) -> anyhow::Result<i32> {
+    let ctx = AppContext::build(cli).await?;
+    let ns = ctx.namespace.as_str();
+    match cmd {
+        GrantsCommand::List { format } => {
+            let list = ctx.engine.list_grants(ns).await?;
+            match format {
+                Format::Json => print_resource("agent_chat_grants", &list)?,
+                Format::Text => {
+                    let mut out = String::new();
+                    for g in &list {
+                        let target = g
+                            .session_id
+                            .as_ref()
+                            .map(|s| format!("session {s}"))
+                            .or_else(|| g.workspace.as_ref().map(|w| format!("workspace {w}")))
+                            .or_else(|| g.adapter_id.as_ref().map(|a| format!("adapter {a}")))
+                            .unwrap_or_default();
+                        let _ = writeln!(
+                            out,
+                            "{}  {:<7} {:<14} {:<10} {}",
+                            g.id, g.decision, g.scope, g.tool_kind, target
+                        );
+                    }
+                    if list.is_empty() {
+                        out.push_str("no grants\n");
+                    }
+                    print_text(&out)?;
+                }
+            }
+        }
+        GrantsCommand::Revoke { id } => {
+            ctx.engine
+                .revoke_grant(ns, &GrantId::from(id.as_str()))
+                .await?;
+            eprintln!("revoked {id}");
+        }
+    }
+    Ok(0)
+}

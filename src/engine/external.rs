@@ -1,0 +1,137 @@
+//! The engine's side of external agents: which adapters exist, turns through the
+//! external runtime, closing native sessions, and adapter listing and probing.
+
+use super::Engine;
+use crate::adapters::acp::launcher::{self, Availability};
+use crate::adapters::acp::{ProbeOptions, ProbeReport, probe};
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::ids::SessionId;
+use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
+use serde::Serialize;
+
+/// One catalog agent as `adapters list` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdapterStatus {
+    /// Adapter id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Direct command.
+    pub command: String,
+    /// Managed npm package, when any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Where it was found and at which version.
+    #[serde(flatten)]
+    pub availability: Availability,
+    /// `available` or `missing`.
+    pub status: &'static str,
+    /// Tested version range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tested_range: Option<String>,
+    /// How to authenticate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_hint: Option<String>,
+    /// Always `external`: the agent bills its own provider.
+    pub cost_mode: String,
+    /// Built-in or from the user's config dir.
+    pub origin: String,
+}
+
+impl Engine {
+    /// `agent_chat.adapter_not_found` unless `adapter_id` is registered.
+    pub(crate) fn check_adapter(&self, adapter_id: &str) -> Result<()> {
+        match &self.inner.external {
+            Some(rt) if rt.has_adapter(adapter_id) => Ok(()),
+            Some(rt) => Err(HecateError::new(
+                ErrorType::AdapterNotFound,
+                format!("external agent adapter {adapter_id:?} is not registered"),
+            )
+            .with_detail("adapters", rt.catalog().ids())),
+            None => Err(HecateError::new(
+                ErrorType::AdapterNotFound,
+                "external agents are not enabled in this process",
+            )),
+        }
+    }
+
+    pub(crate) async fn run_external(&self, ctx: TurnContext) -> TurnReport {
+        match &self.inner.external {
+            Some(rt) => rt.run(ctx).await,
+            None => TurnReport::ended(TurnEnd::Failed(HecateError::new(
+                ErrorType::AdapterNotFound,
+                "external agents are not enabled in this process",
+            ))),
+        }
+    }
+
+    /// Closes a session's native agent session and process, keeping its history.
+    pub async fn close_session(&self, namespace: &str, session_id: &SessionId) -> Result<()> {
+        self.get_session(namespace, session_id).await?;
+        if let Some(turn) = self.active().get(session_id).cloned() {
+            turn.cancel.cancel();
+        }
+        if let Some(rt) = &self.inner.external {
+            rt.close(session_id).await;
+        }
+        Ok(())
+    }
+
+    /// Shuts down every supervised agent (process exit).
+    pub async fn shutdown(&self) {
+        for turn in self.active().values() {
+            turn.cancel.cancel();
+        }
+        if let Some(rt) = &self.inner.external {
+            rt.close_all().await;
+        }
+    }
+
+    /// Every catalog agent with its availability.
+    pub async fn list_adapters(&self) -> Result<Vec<AdapterStatus>> {
+        let Some(rt) = &self.inner.external else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for entry in rt.catalog().entries() {
+            let m = &entry.manifest;
+            let availability = launcher::availability(m, rt.launcher(), &rt.env_for(m)).await;
+            out.push(AdapterStatus {
+                id: m.id.clone(),
+                name: m.name.clone(),
+                command: m.command.clone(),
+                package: m.package.clone(),
+                status: if availability.available { "available" } else { "missing" },
+                availability,
+                tested_range: m.tested_range.clone(),
+                auth_hint: m.auth.hint.clone(),
+                cost_mode: m.cost_mode.clone(),
+                origin: format!("{:?}", entry.origin).to_lowercase(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Spawns an agent in a temporary workspace and classifies whether it is ready.
+    pub async fn probe_adapter(&self, adapter_id: &str) -> Result<ProbeReport> {
+        self.check_adapter(adapter_id)?;
+        let Some(rt) = &self.inner.external else {
+            return Err(HecateError::new(ErrorType::AdapterNotFound, adapter_id));
+        };
+        let Some(m) = rt.catalog().get(adapter_id) else {
+            return Err(HecateError::new(ErrorType::AdapterNotFound, adapter_id));
+        };
+        let extra: Vec<(String, String)> = rt
+            .env_for(m)
+            .into_iter()
+            .filter(|(k, _)| !rt.base_env().contains_key(k))
+            .collect();
+        let opts = ProbeOptions {
+            launcher: rt.launcher().clone(),
+            acp: rt.options().clone(),
+            base_env: rt.base_env().clone(),
+            extra_env: extra,
+        };
+        Ok(probe(m, &opts).await)
+    }
+}

@@ -1,0 +1,302 @@
+//! The external-agent runtime: one supervised ACP agent process and one native
+//! session per Hecate session, each prompt the next ACP turn. Reattaches after a
+//! restart with `session/load` when the agent supports it, and otherwise opens a
+//! fresh native session primed with the stored transcript.
+
+use crate::adapters::acp::catalog::{AgentManifest, Catalog};
+use crate::adapters::acp::{AcpOptions, AgentConnection, McpServerSpec, StopReason, TurnIo};
+use crate::adapters::acp::env::sanitized_env;
+use crate::adapters::acp::launcher::{self, LauncherOptions};
+use crate::domain::error::{ErrorType, HecateError};
+use crate::domain::ids::SessionId;
+use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
+use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+/// How a turn reached its native session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attach {
+    /// The live connection from an earlier turn in this process.
+    Live,
+    /// The agent reloaded its own session (`session/load`).
+    Loaded,
+    /// A fresh native session, primed with the stored transcript.
+    Primed,
+    /// A fresh native session for a new conversation.
+    New,
+}
+
+/// A live agent bound to one Hecate session.
+struct LiveAgent {
+    conn: AgentConnection,
+    native_id: String,
+}
+
+/// Supervises external agents for the engine.
+pub struct ExternalRuntime {
+    catalog: Arc<Catalog>,
+    launcher: LauncherOptions,
+    base_env: HashMap<String, String>,
+    extra_env: HashMap<String, Vec<(String, String)>>,
+    options: AcpOptions,
+    mcp_servers: Vec<McpServerSpec>,
+    live: Mutex<HashMap<SessionId, Arc<LiveAgent>>>,
+}
+
+impl std::fmt::Debug for ExternalRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExternalRuntime")
+            .field("adapters", &self.catalog.ids())
+            .finish()
+    }
+}
+
+impl ExternalRuntime {
+    /// A runtime over `catalog`; `base_env` is Hecate's own environment (filtered per
+    /// manifest before it reaches an agent) and `extra_env` per-adapter opt-ins.
+    pub fn new(
+        catalog: Catalog,
+        launcher: LauncherOptions,
+        base_env: HashMap<String, String>,
+        extra_env: HashMap<String, Vec<(String, String)>>,
+        options: AcpOptions,
+    ) -> Self {
+        Self {
+            catalog: Arc::new(catalog),
+            launcher,
+            base_env,
+            extra_env,
+            options,
+            mcp_servers: Vec::new(),
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The adapter catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The connection options (timeouts).
+    pub fn options(&self) -> &AcpOptions {
+        &self.options
+    }
+
+    /// Hecate's own environment as agents see it before filtering.
+    pub fn base_env(&self) -> &HashMap<String, String> {
+        &self.base_env
+    }
+
+    /// The launcher options (cache dir, PATH).
+    pub fn launcher(&self) -> &LauncherOptions {
+        &self.launcher
+    }
+
+    /// The environment an adapter's process receives.
+    pub fn env_for(&self, manifest: &AgentManifest) -> Vec<(String, String)> {
+        let extra = self
+            .extra_env
+            .get(&manifest.id)
+            .cloned()
+            .unwrap_or_default();
+        sanitized_env(&self.base_env, &manifest.env_allow, &extra)
+    }
+
+    /// Whether `adapter_id` is in the catalog.
+    pub fn has_adapter(&self, adapter_id: &str) -> bool {
+        self.catalog.get(adapter_id).is_some()
+    }
+
+    /// Number of live agent processes.
+    pub async fn live_count(&self) -> usize {
+        self.live.lock().await.len()
+    }
+
+    /// Shuts down the agent process of one session, if any.
+    pub async fn close(&self, session_id: &SessionId) {
+        let live = self.live.lock().await.remove(session_id);
+        if let Some(l) = live {
+            shutdown(l).await;
+        }
+    }
+
+    /// Shuts down every agent process.
+    pub async fn close_all(&self) {
+        let all: Vec<_> = self.live.lock().await.drain().map(|(_, l)| l).collect();
+        for l in all {
+            shutdown(l).await;
+        }
+    }
+
+    /// Runs one turn through the session's agent.
+    pub async fn run(&self, ctx: TurnContext) -> TurnReport {
+        let TurnTarget::External {
+            adapter_id,
+            workspace,
+            native_session_id,
+        } = ctx.target.clone()
+        else {
+            return TurnReport::ended(TurnEnd::Failed(HecateError::new(
+                ErrorType::RuntimeMismatch,
+                "the external runtime can only run external-agent turns",
+            )));
+        };
+        let (live, attach) = match self
+            .attach(&ctx, &adapter_id, &workspace, native_session_id.as_deref())
+            .await
+        {
+            Ok(x) => x,
+            Err(e) => {
+                return TurnReport::ended(TurnEnd::Failed(e));
+            }
+        };
+        let prompt = prompt_blocks(&ctx.history, attach == Attach::Primed);
+        let io = TurnIo {
+            events: ctx.events.clone(),
+            asker: ctx.asker.clone(),
+            session_id: ctx.session_id.clone(),
+            run_id: ctx.run_id.clone(),
+            cancel: ctx.cancel.clone(),
+        };
+        let result = live.conn.prompt(&live.native_id, prompt, io).await;
+        let mut report = TurnReport::ended(TurnEnd::Completed);
+        report.native_session_id = Some(live.native_id.clone());
+        match result {
+            Ok(StopReason::Cancelled) => report.end = TurnEnd::Cancelled,
+            Ok(_) => {}
+            Err(e) => {
+                if !live.conn.is_alive() {
+                    self.live.lock().await.remove(&ctx.session_id);
+                }
+                report.end = TurnEnd::Failed(e.into_hecate(&adapter_id));
+            }
+        }
+        report
+    }
+
+    async fn attach(
+        &self,
+        ctx: &TurnContext,
+        adapter_id: &str,
+        workspace: &str,
+        native_id: Option<&str>,
+    ) -> Result<(Arc<LiveAgent>, Attach), HecateError> {
+        if let Some(l) = self.live.lock().await.get(&ctx.session_id).cloned() {
+            if l.conn.is_alive() {
+                return Ok((l, Attach::Live));
+            }
+            self.live.lock().await.remove(&ctx.session_id);
+        }
+        let manifest = self.catalog.get(adapter_id).ok_or_else(|| {
+            HecateError::new(
+                ErrorType::AdapterNotFound,
+                format!("external agent adapter {adapter_id:?} is not registered"),
+            )
+        })?;
+        let spec = launcher::resolve(manifest, &self.launcher).ok_or_else(|| {
+            crate::adapters::acp::error::AcpError::NotInstalled(manifest.command.clone())
+                .into_hecate(adapter_id)
+        })?;
+        let env = self.env_for(manifest);
+        let ws = Path::new(workspace);
+        let conn = AgentConnection::start(&spec, ws, env, self.options.clone())
+            .await
+            .map_err(|e| e.into_hecate(adapter_id))?;
+        let mut attach = Attach::New;
+        let mut native: Option<String> = None;
+        if let Some(old) = native_id {
+            if conn.agent_info().load_session && !manifest.quirks.broken_load_session {
+                // Replayed history is already in Hecate's transcript: discard it.
+                let (sink, _drop) = tokio::sync::mpsc::unbounded_channel();
+                match conn.load_session(old, ws, &self.mcp_servers, sink).await {
+                    Ok(_) => {
+                        native = Some(old.to_string());
+                        attach = Attach::Loaded;
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "session/load failed; priming a fresh session")
+                    }
+                }
+            }
+        }
+        let native = match native {
+            Some(n) => n,
+            None => {
+                let n = conn
+                    .new_session(ws, &self.mcp_servers)
+                    .await
+                    .map_err(|e| e.into_hecate(adapter_id))?
+                    .id;
+                if has_earlier_turns(&ctx.history) {
+                    attach = Attach::Primed;
+                }
+                if let Some(mode) = &manifest.quirks.initial_mode
+                    && let Err(e) = conn.set_mode(&n, mode).await
+                {
+                    tracing::warn!(error = %e, mode, "could not set the adapter's initial mode");
+                }
+                n
+            }
+        };
+        tracing::info!(adapter_id, native_session_id = %native, ?attach, "external agent attached");
+        let live = Arc::new(LiveAgent {
+            conn,
+            native_id: native,
+        });
+        self.live
+            .lock()
+            .await
+            .insert(ctx.session_id.clone(), live.clone());
+        Ok((live, attach))
+    }
+}
+
+async fn shutdown(live: Arc<LiveAgent>) {
+    live.conn.shutdown().await;
+}
+
+fn has_earlier_turns(history: &[Message]) -> bool {
+    history.len() > 1
+}
+
+/// The prompt for this turn: the newest user message, preceded (when priming a fresh
+/// native session) by the earlier transcript so no context is silently lost.
+fn prompt_blocks(history: &[Message], primed: bool) -> Vec<ContentBlock> {
+    let Some((last, earlier)) = history.split_last() else {
+        return Vec::new();
+    };
+    let mut blocks = Vec::new();
+    if primed && !earlier.is_empty() {
+        let mut context = String::from(
+            "Context: this conversation continues an earlier session whose agent process \
+             was restarted. The transcript so far:\n\n",
+        );
+        for m in earlier {
+            let who = match m.role {
+                Role::User => "User",
+                Role::Assistant => "Assistant",
+                Role::System => "System",
+                Role::Tool => "Tool",
+            };
+            let note = match m.status {
+                MessageStatus::Completed | MessageStatus::Running => "",
+                MessageStatus::Failed => " (failed, partial)",
+                MessageStatus::Cancelled => " (cancelled, partial)",
+            };
+            context.push_str(&format!("{who}{note}: {}\n\n", m.content));
+        }
+        context.push_str("The new message follows.");
+        blocks.push(ContentBlock::Text { text: context });
+    }
+    if last.content_blocks.is_empty() {
+        blocks.push(ContentBlock::Text {
+            text: last.content.clone(),
+        });
+    } else {
+        blocks.extend(last.content_blocks.iter().cloned());
+    }
+    blocks
+}
