@@ -128,6 +128,9 @@ async fn events_arrive_in_order_and_are_persisted_on_the_run() {
             EngineEvent::TurnStarted { .. } => "started".to_string(),
             EngineEvent::Runtime { update, .. } => update.kind().to_string(),
             EngineEvent::TurnFinished { .. } => "finished".to_string(),
+            EngineEvent::ApprovalRequested { .. } | EngineEvent::ApprovalResolved { .. } => {
+                "approval".to_string()
+            }
         });
         if done {
             break;

@@ -35,7 +35,11 @@ async fn a_configured_token_is_required_on_the_api_but_not_on_healthz() {
     let wrong = Api::new(&s).with_token("s3cret-tokeN");
     let a = wrong.get("/hecate/v1/system/stats").await;
     assert_eq!(a.status, 401);
-    assert!(a.body["error"]["message"].as_str().is_some_and(|m| m.contains("wrong")));
+    assert!(
+        a.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("wrong"))
+    );
 
     let basic = anonymous
         .send(

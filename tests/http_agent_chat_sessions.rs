@@ -11,7 +11,9 @@ use std::time::Duration;
 
 async fn wait_running(api: &Api, id: &str) -> Value {
     for _ in 0..500 {
-        let a = api.get(&format!("/hecate/v1/agent-chat/sessions/{id}")).await;
+        let a = api
+            .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+            .await;
         if a.body["data"]["status"] == "running" && last_message(&a.body)["status"] == "running" {
             return a.body;
         }
@@ -88,7 +90,11 @@ async fn a_turn_records_messages_runs_calls_segments_and_activities() {
     assert_eq!(reply["model"], "fixture-model");
     assert_eq!(reply["segment_id"], messages[0]["segment_id"]);
     assert_eq!(reply["request_id"], "req-http-test-1");
-    assert!(reply["run_id"].as_str().is_some_and(|r| r.starts_with("run_")));
+    assert!(
+        reply["run_id"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("run_"))
+    );
     assert!(reply["started_at"].is_string() && reply["completed_at"].is_string());
     assert!(reply["duration_ms"].is_i64());
     assert_eq!(reply["usage"]["prompt_tokens"], 11);
@@ -103,13 +109,21 @@ async fn a_turn_records_messages_runs_calls_segments_and_activities() {
     assert_eq!(data["runs"][0]["id"], reply["run_id"]);
     assert_eq!(data["runs"][0]["status"], "completed");
     assert_eq!(data["latest_run_id"], reply["run_id"]);
-    assert_eq!(data["provider_calls"][0]["id"], reply["produced_by_call_id"]);
+    assert_eq!(
+        data["provider_calls"][0]["id"],
+        reply["produced_by_call_id"]
+    );
     assert_eq!(data["segments"].as_array().map(Vec::len), Some(1));
     assert_eq!(data["segments"][0]["message_count"], 2);
     // The provider saw the system prompt.
-    assert_eq!(server.requests()[0]["body"]["messages"][0]["content"], "be brief");
+    assert_eq!(
+        server.requests()[0]["body"]["messages"][0]["content"],
+        "be brief"
+    );
 
-    let got = api.get(&format!("/hecate/v1/agent-chat/sessions/{id}")).await;
+    let got = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
     assert_eq!(got.status, 200);
     assert_eq!(got.body["data"], a.body["data"]);
 
@@ -140,12 +154,18 @@ async fn a_turn_records_messages_runs_calls_segments_and_activities() {
     assert!(st["store"]["size_bytes"].as_u64().is_some_and(|n| n > 0));
     assert!(st["uptime_ms"].is_u64());
 
-    let d = api.delete(&format!("/hecate/v1/agent-chat/sessions/{other}")).await;
+    let d = api
+        .delete(&format!("/hecate/v1/agent-chat/sessions/{other}"))
+        .await;
     assert_eq!(d.status, 200);
     assert_eq!(d.body["data"]["deleted"], true);
-    let d = api.delete(&format!("/hecate/v1/agent-chat/sessions/{other}")).await;
+    let d = api
+        .delete(&format!("/hecate/v1/agent-chat/sessions/{other}"))
+        .await;
     assert_eq!(d.status, 404);
-    let g = api.get(&format!("/hecate/v1/agent-chat/sessions/{other}")).await;
+    let g = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{other}"))
+        .await;
     assert_eq!(g.status, 404);
 }
 
@@ -164,7 +184,10 @@ async fn a_failed_turn_answers_200_with_a_failed_assistant_message() {
     let reply = last_message(&a.body);
     assert_eq!(reply["role"], "assistant");
     assert_eq!(reply["status"], "failed");
-    assert!(reply["error"].as_str().is_some_and(|e| !e.is_empty()), "{reply}");
+    assert!(
+        reply["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{reply}"
+    );
     assert!(
         reply["error_message"]
             .as_str()
@@ -197,9 +220,11 @@ async fn busy_sessions_refuse_a_second_turn_and_cancel_and_close_stop_the_runnin
         async move { api.say(&id, "long answer please").await }
     });
     let running = wait_running(&api, &id).await;
-    assert!(last_message(&running)["id"]
-        .as_str()
-        .is_some_and(|m| m.starts_with("pending_run_")));
+    assert!(
+        last_message(&running)["id"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("pending_run_"))
+    );
     let stats = api.get("/hecate/v1/system/stats").await;
     assert_eq!(stats.body["data"]["turns_running"], 1);
 
@@ -208,7 +233,10 @@ async fn busy_sessions_refuse_a_second_turn_and_cancel_and_close_stop_the_runnin
     assert_eq!(busy.error_type(), "agent_chat.agent_session_busy");
 
     let c = api
-        .post(&format!("/hecate/v1/agent-chat/sessions/{id}/cancel"), json!({}))
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/cancel"),
+            json!({}),
+        )
         .await;
     assert_eq!(c.status, 202, "{}", c.body);
     assert_eq!(c.body["data"]["status"], "cancelling");
@@ -221,7 +249,10 @@ async fn busy_sessions_refuse_a_second_turn_and_cancel_and_close_stop_the_runnin
 
     // Close with nothing running returns the session as it is.
     let closed = api
-        .post(&format!("/hecate/v1/agent-chat/sessions/{id}/close"), json!({}))
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/close"),
+            json!({}),
+        )
         .await;
     assert_eq!(closed.status, 200, "{}", closed.body);
     assert_eq!(closed.body["data"]["status"], "cancelled");
@@ -234,11 +265,17 @@ async fn busy_sessions_refuse_a_second_turn_and_cancel_and_close_stop_the_runnin
     });
     wait_running(&api, &id).await;
     let closed = api
-        .post(&format!("/hecate/v1/agent-chat/sessions/{id}/close"), json!({}))
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/close"),
+            json!({}),
+        )
         .await;
     assert_eq!(closed.status, 200, "{}", closed.body);
     assert_eq!(closed.body["data"]["status"], "cancelled");
     assert_eq!(last_message(&closed.body)["status"], "cancelled");
     let done = second.await.expect("join");
-    assert_eq!(done.body["data"]["messages"].as_array().map(Vec::len), Some(4));
+    assert_eq!(
+        done.body["data"]["messages"].as_array().map(Vec::len),
+        Some(4)
+    );
 }

@@ -13,7 +13,13 @@ fn assert_envelope(a: &http_support::Answer, status: u16, error_type: &str) {
     assert_eq!(a.status, status, "status of {}", a.body);
     assert_eq!(a.error_type(), error_type, "type of {}", a.body);
     let e = &a.body["error"];
-    for field in ["message", "user_message", "operator_action", "request_id", "trace_id"] {
+    for field in [
+        "message",
+        "user_message",
+        "operator_action",
+        "request_id",
+        "trace_id",
+    ] {
         assert!(
             e[field].as_str().is_some_and(|s| !s.is_empty()),
             "{field} missing in {e}"
@@ -34,7 +40,10 @@ async fn unknown_paths_wrong_methods_and_unknown_sessions_are_enveloped() {
     let api = Api::new(&s);
     let a = api.get("/hecate/v1/nope").await;
     assert_envelope(&a, 404, "not_found");
-    assert!(a.header("x-request-id").is_some_and(|r| r.starts_with("req_")));
+    assert!(
+        a.header("x-request-id")
+            .is_some_and(|r| r.starts_with("req_"))
+    );
     let a = api.get("/somewhere/else").await;
     assert_envelope(&a, 404, "not_found");
     let a = api
@@ -45,11 +54,11 @@ async fn unknown_paths_wrong_methods_and_unknown_sessions_are_enveloped() {
         .await;
     assert_envelope(&a, 405, "invalid_request");
     assert!(a.header("allow").is_some());
-    let a = api.get("/hecate/v1/agent-chat/sessions/agent_chat_missing").await;
-    assert_envelope(&a, 404, "not_found");
     let a = api
-        .say("agent_chat_missing", "hello")
+        .get("/hecate/v1/agent-chat/sessions/agent_chat_missing")
         .await;
+    assert_envelope(&a, 404, "not_found");
+    let a = api.say("agent_chat_missing", "hello").await;
     assert_envelope(&a, 404, "not_found");
     // A client's request id is echoed, in the header and the envelope.
     let a = api
@@ -82,7 +91,11 @@ async fn malformed_bodies_are_400_and_oversized_bodies_413() {
         )
         .await;
     assert_envelope(&a, 400, "invalid_request");
-    assert!(a.body["error"]["message"].as_str().is_some_and(|m| m.contains("JSON")));
+    assert!(
+        a.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("JSON"))
+    );
 
     let a = api
         .send(
@@ -106,7 +119,11 @@ async fn malformed_bodies_are_400_and_oversized_bodies_413() {
         )
         .await;
     assert_envelope(&a, 400, "invalid_request");
-    assert!(a.body["error"]["message"].as_str().is_some_and(|m| m.contains("content")));
+    assert!(
+        a.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("content"))
+    );
 
     let a = api
         .post(&format!("{sessions}/{id}/messages"), json!({"content": 7}))
@@ -114,13 +131,19 @@ async fn malformed_bodies_are_400_and_oversized_bodies_413() {
     assert_envelope(&a, 400, "invalid_request");
 
     let a = api
-        .post(&format!("{sessions}/{id}/messages"), json!({"content": "   "}))
+        .post(
+            &format!("{sessions}/{id}/messages"),
+            json!({"content": "   "}),
+        )
         .await;
     assert_envelope(&a, 400, "invalid_request");
 
     let big = "x".repeat(3 * 1024 * 1024);
     let a = api
-        .post(&format!("{sessions}/{id}/messages"), json!({ "content": big }))
+        .post(
+            &format!("{sessions}/{id}/messages"),
+            json!({ "content": big }),
+        )
         .await;
     assert_envelope(&a, 413, "invalid_request");
     assert_eq!(a.body["error"]["limit_bytes"], 2 * 1024 * 1024);
@@ -139,7 +162,10 @@ async fn runtime_workspace_and_model_mistakes_have_stable_types() {
     let sessions = "/hecate/v1/agent-chat/sessions";
 
     let a = api
-        .post(sessions, json!({"runtime_kind": "robot", "model": "fix/fixture-model"}))
+        .post(
+            sessions,
+            json!({"runtime_kind": "robot", "model": "fix/fixture-model"}),
+        )
         .await;
     assert_envelope(&a, 400, "agent_chat.runtime_kind_invalid");
 
@@ -151,7 +177,9 @@ async fn runtime_workspace_and_model_mistakes_have_stable_types() {
         .await;
     assert_envelope(&a, 400, "agent_chat.workspace_required");
 
-    let a = api.post(sessions, json!({"model": "fix/retired-model"})).await;
+    let a = api
+        .post(sessions, json!({"model": "fix/retired-model"}))
+        .await;
     assert_envelope(&a, 422, "model_not_configured");
     assert_eq!(
         a.body["error"]["suggested_models"],
@@ -167,7 +195,10 @@ async fn runtime_workspace_and_model_mistakes_have_stable_types() {
     let id = api.create_session(json!({})).await;
     let msgs = format!("{sessions}/{id}/messages");
     let a = api
-        .post(&msgs, json!({"content": "hi", "runtime_kind": "external_agent"}))
+        .post(
+            &msgs,
+            json!({"content": "hi", "runtime_kind": "external_agent"}),
+        )
         .await;
     assert_envelope(&a, 400, "agent_chat.runtime_mismatch");
     let a = api
@@ -175,15 +206,23 @@ async fn runtime_workspace_and_model_mistakes_have_stable_types() {
         .await;
     assert_envelope(&a, 400, "agent_chat.runtime_kind_invalid");
     let a = api
-        .post(&msgs, json!({"content": "hi", "model": "fix/retired-model"}))
+        .post(
+            &msgs,
+            json!({"content": "hi", "model": "fix/retired-model"}),
+        )
         .await;
     assert_envelope(&a, 422, "model_not_configured");
     let a = api
-        .post(&msgs, json!({"content": "hi", "workspace": "/definitely/not/here"}))
+        .post(
+            &msgs,
+            json!({"content": "hi", "workspace": "/definitely/not/here"}),
+        )
         .await;
     assert_envelope(&a, 400, "agent_chat.workspace_required");
 
-    let a = api.post(&format!("{sessions}/{id}/cancel"), json!({})).await;
+    let a = api
+        .post(&format!("{sessions}/{id}/cancel"), json!({}))
+        .await;
     assert_envelope(&a, 409, "agent_chat.session_not_running");
 }
 

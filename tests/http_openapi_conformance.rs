@@ -21,7 +21,11 @@ async fn every_documented_operation_is_routed() {
     let api = Api::new(&s);
     let doc = api.get("/hecate/v1/openapi.json").await;
     assert_eq!(doc.status, 200);
-    assert!(doc.body["openapi"].as_str().is_some_and(|v| v.starts_with("3.1")));
+    assert!(
+        doc.body["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.1"))
+    );
     assert_eq!(doc.body["info"]["version"], env!("CARGO_PKG_VERSION"));
     let paths = doc.body["paths"].as_object().expect("paths");
     for expected in [
@@ -54,7 +58,9 @@ async fn every_documented_operation_is_routed() {
             assert_ne!(a.status, 405, "{m} {path} is documented but not routed");
             if a.status == 404 {
                 assert_ne!(
-                    a.body["error"]["message"].as_str().map(|m| m.starts_with("no route")),
+                    a.body["error"]["message"]
+                        .as_str()
+                        .map(|m| m.starts_with("no route")),
                     Some(true),
                     "{m} {path} is documented but not routed"
                 );
@@ -88,7 +94,14 @@ async fn schemathesis_finds_no_server_errors_or_schema_violations() {
     let mut child = Command::new(&bin)
         .args(["run", &schema])
         .args(["--checks", "not_a_server_error,response_schema_conformance"])
-        .args(["--max-examples", "25", "--seed", "20261122", "--workers", "2"])
+        .args([
+            "--max-examples",
+            "25",
+            "--seed",
+            "20261122",
+            "--workers",
+            "2",
+        ])
         .args(["--request-timeout", "30", "--max-failures", "5"])
         .args(["--exclude-path-regex", ".*/stream$"])
         .args(["--header", "Authorization: Bearer schemathesis-token"])

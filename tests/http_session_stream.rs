@@ -14,7 +14,10 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(30);
 
 fn full_text(words: usize) -> String {
-    (0..words).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ")
+    (0..words)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The `(run_id, seq, done)` of an event id.
@@ -63,20 +66,36 @@ async fn a_subscriber_sees_partial_snapshots_and_then_done() {
         .filter(|e| e.event == "snapshot")
         .map(|e| data(e))
         .filter(|v| last_message(v)["status"] == "running")
-        .map(|v| last_message(&v)["content"].as_str().unwrap_or("").to_string())
+        .map(|v| {
+            last_message(&v)["content"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
         .collect();
     assert!(
-        partial.iter().any(|c| !c.is_empty() && c.len() < full_text(30).len()),
+        partial
+            .iter()
+            .any(|c| !c.is_empty() && c.len() < full_text(30).len()),
         "expected a snapshot with partial content, got {partial:?}"
     );
     for p in &partial {
-        assert!(full_text(30).starts_with(p.as_str()), "{p:?} is not a prefix");
+        assert!(
+            full_text(30).starts_with(p.as_str()),
+            "{p:?} is not a prefix"
+        );
     }
     // Ids name the run and only move forward.
     let ids: Vec<(String, i64, bool)> = events.iter().map(|e| parse_id(&e.id)).collect();
-    let run_id = last_message(&final_session)["run_id"].as_str().unwrap_or("").to_string();
+    let run_id = last_message(&final_session)["run_id"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
     assert!(ids.iter().all(|(r, _, _)| *r == run_id));
-    assert!(ids.windows(2).all(|w| (w[0].1, w[0].2) <= (w[1].1, w[1].2)), "{ids:?}");
+    assert!(
+        ids.windows(2).all(|w| (w[0].1, w[0].2) <= (w[1].1, w[1].2)),
+        "{ids:?}"
+    );
     assert!(ids.last().is_some_and(|(_, _, d)| *d));
     // The stream ends after done.
     assert!(sse.next(WAIT).await.is_none());
@@ -113,12 +132,22 @@ async fn reconnecting_with_last_event_id_resumes_without_duplicates() {
     assert_eq!(resumed.last().map(|e| e.event.as_str()), Some("done"));
     let seen_ids: HashSet<&str> = seen.iter().map(|e| e.id.as_str()).collect();
     for e in &resumed {
-        assert!(!seen_ids.contains(e.id.as_str()), "duplicate event id {}", e.id);
+        assert!(
+            !seen_ids.contains(e.id.as_str()),
+            "duplicate event id {}",
+            e.id
+        );
         let (r, seq, _) = parse_id(&e.id);
         assert_eq!(r, run);
         assert!(seq >= last_seq, "{seq} went back before {last_seq}");
-        let content = last_message(&data(e))["content"].as_str().unwrap_or("").to_string();
-        assert!(content.starts_with(&last_content), "gap: {content:?} vs {last_content:?}");
+        let content = last_message(&data(e))["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(
+            content.starts_with(&last_content),
+            "gap: {content:?} vs {last_content:?}"
+        );
     }
     let done = data(resumed.last().expect("done"));
     assert_eq!(last_message(&done)["content"], full_text(40));
@@ -165,11 +194,16 @@ async fn clients_that_disconnect_do_not_disturb_the_turn() {
     let e = sse.next(WAIT).await.expect("a snapshot");
     assert_eq!(e.event, "snapshot");
     drop(sse);
-    assert!(impatient.await.expect("join").is_err(), "the POST was cut short");
+    assert!(
+        impatient.await.expect("join").is_err(),
+        "the POST was cut short"
+    );
 
     let mut done = None;
     for _ in 0..1500 {
-        let a = api.get(&format!("/hecate/v1/agent-chat/sessions/{id}")).await;
+        let a = api
+            .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+            .await;
         if a.body["data"]["status"] == "completed" {
             done = Some(a.body);
             break;

@@ -34,17 +34,25 @@ async fn a_session_created_over_http_continues_in_the_cli_and_back() {
         .iter()
         .filter_map(|m| m["content"].as_str())
         .collect();
-    assert_eq!(sent, ["question from http", "answer one", "question from the cli"]);
+    assert_eq!(
+        sent,
+        ["question from http", "answer one", "question from the cli"]
+    );
 
     let listed = home.json(&["sessions", "list", "--format", "json"]);
     let rows = listed["data"].as_array().expect("rows");
-    let row = rows.iter().find(|r| r["id"] == id.as_str()).expect("listed");
+    let row = rows
+        .iter()
+        .find(|r| r["id"] == id.as_str())
+        .expect("listed");
     assert_eq!(row["title"], "shared");
     assert_eq!(row["message_count"], 4);
     let plain = text(&home.run(&["sessions", "list"])).0;
     assert!(plain.contains(&id), "{plain}");
 
-    let got = api.get(&format!("/hecate/v1/agent-chat/sessions/{id}")).await;
+    let got = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
     let contents: Vec<&str> = got.body["data"]["messages"]
         .as_array()
         .expect("messages")
@@ -53,7 +61,12 @@ async fn a_session_created_over_http_continues_in_the_cli_and_back() {
         .collect();
     assert_eq!(
         contents,
-        ["question from http", "answer one", "question from the cli", "answer two"]
+        [
+            "question from http",
+            "answer one",
+            "question from the cli",
+            "answer two"
+        ]
     );
     assert_eq!(got.body["data"]["turns_used"], 2);
 }

@@ -113,7 +113,12 @@ pub async fn diff(ws: &Path, base: &str, after: &str) -> Result<TreeDiff, GitErr
     let root = Path::new(&root);
     let stat = git(root, &["diff", "--stat", "-M", base, after], None).await?;
     let numstat = git(root, &["diff", "--numstat", "-z", "-M", base, after], None).await?;
-    let name_status = git(root, &["diff", "--name-status", "-z", "-M", base, after], None).await?;
+    let name_status = git(
+        root,
+        &["diff", "--name-status", "-z", "-M", base, after],
+        None,
+    )
+    .await?;
     let mut files = parse_name_status(&name_status);
     apply_numstat(&mut files, &numstat);
     let mut diffs = Vec::with_capacity(files.len());
@@ -145,11 +150,21 @@ pub async fn restore(ws: &Path, base: &str, changes: &[FileChange]) -> Result<()
             "renamed" => {
                 remove(root, &c.path).await?;
                 if let Some(old) = &c.old_path {
-                    git(root, &["restore", "--source", base, "--worktree", "--", old], None).await?;
+                    git(
+                        root,
+                        &["restore", "--source", base, "--worktree", "--", old],
+                        None,
+                    )
+                    .await?;
                 }
             }
             _ => {
-                git(root, &["restore", "--source", base, "--worktree", "--", &c.path], None).await?;
+                git(
+                    root,
+                    &["restore", "--source", base, "--worktree", "--", &c.path],
+                    None,
+                )
+                .await?;
             }
         }
     }
@@ -249,15 +264,25 @@ mod tests {
                 printf 'move me\\n' > from.txt && git add -A && git commit -qm init && \
                 printf 'dirty before\\n' >> keep.txt").await;
         let base = snapshot(ws).await.expect("base");
-        sh(ws, "printf 'x\\ny\\n' > edit.txt && rm gone.txt && printf 'new\\n' > added.txt && \
+        sh(
+            ws,
+            "printf 'x\\ny\\n' > edit.txt && rm gone.txt && printf 'new\\n' > added.txt && \
                 git mv -f from.txt to.txt 2>/dev/null || mv from.txt to.txt; \
-                printf '\\000\\001' > bin.dat").await;
+                printf '\\000\\001' > bin.dat",
+        )
+        .await;
         let after = snapshot(ws).await.expect("after");
         let d = diff(ws, &base, &after).await.expect("diff");
         let by_path = |p: &str| d.files.iter().find(|f| f.path == p).cloned();
-        assert!(by_path("keep.txt").is_none(), "pre-existing dirt is not the turn's");
+        assert!(
+            by_path("keep.txt").is_none(),
+            "pre-existing dirt is not the turn's"
+        );
         let edit = by_path("edit.txt").expect("edit");
-        assert_eq!((edit.status.as_str(), edit.additions, edit.deletions), ("modified", 1, 0));
+        assert_eq!(
+            (edit.status.as_str(), edit.additions, edit.deletions),
+            ("modified", 1, 0)
+        );
         assert_eq!(by_path("gone.txt").expect("gone").status, "deleted");
         assert_eq!(by_path("added.txt").expect("added").status, "added");
         let moved = by_path("to.txt").expect("renamed");
@@ -267,20 +292,32 @@ mod tests {
         assert!(d.stat.contains("edit.txt"));
         assert_eq!(d.diffs.len(), d.files.len());
         // The user's index is untouched.
-        let status = git(ws, &["diff", "--cached", "--name-only"], None).await.expect("status");
+        let status = git(ws, &["diff", "--cached", "--name-only"], None)
+            .await
+            .expect("status");
         assert!(!status.contains("edit.txt"), "{status}");
 
         restore(ws, &base, &d.files).await.expect("restore");
-        assert_eq!(std::fs::read_to_string(ws.join("edit.txt")).expect("edit"), "x\n");
+        assert_eq!(
+            std::fs::read_to_string(ws.join("edit.txt")).expect("edit"),
+            "x\n"
+        );
         assert!(ws.join("gone.txt").exists());
         assert!(!ws.join("added.txt").exists());
         assert!(ws.join("from.txt").exists() && !ws.join("to.txt").exists());
-        assert!(std::fs::read_to_string(ws.join("keep.txt")).expect("keep").contains("dirty before"));
+        assert!(
+            std::fs::read_to_string(ws.join("keep.txt"))
+                .expect("keep")
+                .contains("dirty before")
+        );
     }
 
     #[tokio::test]
     async fn a_plain_directory_says_so() {
         let dir = tempfile::tempdir().expect("tempdir");
-        assert!(matches!(snapshot(dir.path()).await, Err(GitError::NotARepository(_))));
+        assert!(matches!(
+            snapshot(dir.path()).await,
+            Err(GitError::NotARepository(_))
+        ));
     }
 }

@@ -45,7 +45,10 @@ pub async fn run(cli: &Cli, cmd: &AdaptersCommand) -> anyhow::Result<i32> {
                                 .map(|p| p.display().to_string())
                                 .unwrap_or_else(|| format!("({} not found)", a.command)),
                             if a.availability.version_outside_range {
-                                format!("  [outside tested range {}]", a.tested_range.as_deref().unwrap_or("?"))
+                                format!(
+                                    "  [outside tested range {}]",
+                                    a.tested_range.as_deref().unwrap_or("?")
+                                )
                             } else {
                                 String::new()
                             }

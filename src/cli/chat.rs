@@ -2,13 +2,13 @@
 
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, Cli};
+use crate::domain::approval::{ApprovalMode, Decision, Scope};
 use crate::domain::event::{EngineEvent, RuntimeEvent};
+use crate::domain::ids::ApprovalId;
 use crate::domain::ids::SessionId;
 use crate::domain::run::RunStatus;
-use crate::engine::bus::Received;
-use crate::domain::approval::{ApprovalMode, Decision, Scope};
-use crate::domain::ids::ApprovalId;
 use crate::domain::session::RuntimeKind;
+use crate::engine::bus::Received;
 use crate::engine::{CreateSession, SendMessage};
 use anyhow::Context;
 use serde_json::json;
@@ -229,7 +229,10 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
     {
         eprintln!("files changed by this turn (message {}):", m.id);
         for f in &files {
-            eprintln!("  {:<9} +{} -{} {}", f.status, f.additions, f.deletions, f.path);
+            eprintln!(
+                "  {:<9} +{} -{} {}",
+                f.status, f.additions, f.deletions, f.path
+            );
         }
     }
     engine.shutdown().await;
@@ -258,7 +261,9 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
     })
 }
 
-async fn next_line(rx: &mut Option<tokio::sync::mpsc::UnboundedReceiver<String>>) -> Option<String> {
+async fn next_line(
+    rx: &mut Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+) -> Option<String> {
     match rx {
         Some(r) => r.recv().await,
         None => std::future::pending().await,

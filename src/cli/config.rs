@@ -282,17 +282,20 @@ impl Config {
     pub fn approval_mode(&self) -> Result<crate::domain::approval::ApprovalMode, ConfigError> {
         match self.file.approvals.mode.as_deref() {
             None => Ok(crate::domain::approval::ApprovalMode::Prompt),
-            Some(m) => crate::domain::approval::ApprovalMode::parse(m).ok_or_else(|| {
-                ConfigError::Parse {
+            Some(m) => {
+                crate::domain::approval::ApprovalMode::parse(m).ok_or_else(|| ConfigError::Parse {
                     path: self.path.clone(),
                     message: format!("[approvals] mode {m:?} is not prompt, auto or deny"),
-                }
-            }),
+                })
+            }
         }
     }
 
     /// Per-adapter opted-in environment with `$VAR` references resolved.
-    pub fn agent_env(&self, env: &HashMap<String, String>) -> HashMap<String, Vec<(String, String)>> {
+    pub fn agent_env(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> HashMap<String, Vec<(String, String)>> {
         self.file
             .agents
             .env

@@ -3,10 +3,10 @@
 
 use super::Cli;
 use super::config::Config;
-use crate::adapters::providers::ProviderClient;
-use crate::adapters::providers::pricing::Pricebook;
 use crate::adapters::acp::catalog::BUILTIN_MANIFESTS;
 use crate::adapters::acp::{AcpOptions, Catalog, LauncherOptions};
+use crate::adapters::providers::ProviderClient;
+use crate::adapters::providers::pricing::Pricebook;
 use crate::engine::{Engine, EngineConfig, Runtimes};
 use crate::runtimes::external::ExternalRuntime;
 use crate::runtimes::model::ModelRuntime;

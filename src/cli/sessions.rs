@@ -155,7 +155,10 @@ pub async fn run(cli: &Cli, cmd: &SessionsCommand) -> anyhow::Result<i32> {
             diff,
             format,
         } => {
-            let (sid, mid) = (SessionId::from(session.as_str()), MessageId::from(message.as_str()));
+            let (sid, mid) = (
+                SessionId::from(session.as_str()),
+                MessageId::from(message.as_str()),
+            );
             match diff {
                 Some(path) => {
                     let (change, text) = ctx.engine.message_file_diff(ns, &sid, &mid, path).await?;
@@ -175,7 +178,11 @@ pub async fn run(cli: &Cli, cmd: &SessionsCommand) -> anyhow::Result<i32> {
                         Format::Text => {
                             let mut out = String::new();
                             for f in &files {
-                                let _ = writeln!(out, "{:<9} +{:<4} -{:<4} {}", f.status, f.additions, f.deletions, f.path);
+                                let _ = writeln!(
+                                    out,
+                                    "{:<9} +{:<4} -{:<4} {}",
+                                    f.status, f.additions, f.deletions, f.path
+                                );
                             }
                             print_text(&out)?;
                         }

@@ -246,14 +246,23 @@ mod tests {
             opt("approved", PermissionKind::AllowOnce),
             opt("abort", PermissionKind::RejectOnce),
         ];
-        assert_eq!(pick_option(&codex, Decision::Approve, Scope::Session).as_deref(), Some("approved"));
-        assert_eq!(pick_option(&codex, Decision::Reject, Scope::Once).as_deref(), Some("abort"));
+        assert_eq!(
+            pick_option(&codex, Decision::Approve, Scope::Session).as_deref(),
+            Some("approved")
+        );
+        assert_eq!(
+            pick_option(&codex, Decision::Reject, Scope::Once).as_deref(),
+            Some("abort")
+        );
         let claude = vec![
             opt("allow_always", PermissionKind::AllowAlways),
             opt("allow", PermissionKind::AllowOnce),
             opt("reject", PermissionKind::RejectOnce),
         ];
-        assert_eq!(pick_option(&claude, Decision::Approve, Scope::Once).as_deref(), Some("allow"));
+        assert_eq!(
+            pick_option(&claude, Decision::Approve, Scope::Once).as_deref(),
+            Some("allow")
+        );
         assert_eq!(
             pick_option(&claude, Decision::Approve, Scope::AdapterTool).as_deref(),
             Some("allow_always")

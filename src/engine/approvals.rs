@@ -79,7 +79,10 @@ impl TurnAsker {
         if g.tool_kind != tool_kind {
             return false;
         }
-        if let Some(exp) = g.expires_at.as_deref().and_then(crate::domain::time::parse_millis)
+        if let Some(exp) = g
+            .expires_at
+            .as_deref()
+            .and_then(crate::domain::time::parse_millis)
             && exp < crate::domain::time::now_millis()
         {
             return false;
@@ -137,12 +140,24 @@ impl TurnAsker {
         match self.mode {
             ApprovalMode::Auto => {
                 return self
-                    .record_immediate(approval, &req.options, Decision::Approve, Scope::Once, path::DEFAULT_MODE)
+                    .record_immediate(
+                        approval,
+                        &req.options,
+                        Decision::Approve,
+                        Scope::Once,
+                        path::DEFAULT_MODE,
+                    )
                     .await;
             }
             ApprovalMode::Deny => {
                 return self
-                    .record_immediate(approval, &req.options, Decision::Reject, Scope::Once, path::DEFAULT_MODE)
+                    .record_immediate(
+                        approval,
+                        &req.options,
+                        Decision::Reject,
+                        Scope::Once,
+                        path::DEFAULT_MODE,
+                    )
                     .await;
             }
             ApprovalMode::Prompt => {}
@@ -331,7 +346,11 @@ impl Engine {
             return Err(HecateError::invalid(format!(
                 "scope {} needs a session with {}",
                 scope.as_str(),
-                if scope == Scope::AdapterTool { "an adapter" } else { "a workspace" }
+                if scope == Scope::AdapterTool {
+                    "an adapter"
+                } else {
+                    "a workspace"
+                }
             )));
         }
         let stored = approval.clone();

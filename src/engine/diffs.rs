@@ -104,7 +104,12 @@ impl Engine {
         diff.files
             .iter()
             .position(|f| f.path == path)
-            .map(|i| (diff.files[i].clone(), diff.diffs.get(i).cloned().unwrap_or_default()))
+            .map(|i| {
+                (
+                    diff.files[i].clone(),
+                    diff.diffs.get(i).cloned().unwrap_or_default(),
+                )
+            })
             .ok_or_else(|| HecateError::not_found("file", path))
     }
 
@@ -119,7 +124,9 @@ impl Engine {
     ) -> Result<RevertResult> {
         let (workspace, diff) = self.stored_diff(namespace, session_id, message_id).await?;
         if workspace.is_empty() {
-            return Err(HecateError::invalid("this session has no workspace to revert"));
+            return Err(HecateError::invalid(
+                "this session has no workspace to revert",
+            ));
         }
         let diff = diff.ok_or_else(|| {
             HecateError::invalid(
@@ -127,10 +134,16 @@ impl Engine {
             )
         })?;
         for p in paths {
-            if !diff.files.iter().any(|f| &f.path == p || f.old_path.as_ref() == Some(p)) {
+            if !diff
+                .files
+                .iter()
+                .any(|f| &f.path == p || f.old_path.as_ref() == Some(p))
+            {
                 return Err(HecateError::new(
                     ErrorType::InvalidRequest,
-                    format!("{p} was not changed by this turn; only captured paths can be reverted"),
+                    format!(
+                        "{p} was not changed by this turn; only captured paths can be reverted"
+                    ),
                 )
                 .with_detail("path", p.clone()));
             }
@@ -138,7 +151,12 @@ impl Engine {
         let chosen: Vec<FileChange> = diff
             .files
             .iter()
-            .filter(|f| paths.is_empty() || paths.iter().any(|p| &f.path == p || f.old_path.as_ref() == Some(p)))
+            .filter(|f| {
+                paths.is_empty()
+                    || paths
+                        .iter()
+                        .any(|p| &f.path == p || f.old_path.as_ref() == Some(p))
+            })
             .cloned()
             .collect();
         let ws = Path::new(&workspace);

@@ -101,7 +101,11 @@ impl Engine {
                 name: m.name.clone(),
                 command: m.command.clone(),
                 package: m.package.clone(),
-                status: if availability.available { "available" } else { "missing" },
+                status: if availability.available {
+                    "available"
+                } else {
+                    "missing"
+                },
                 availability,
                 tested_range: m.tested_range.clone(),
                 auth_hint: m.auth.hint.clone(),

@@ -182,10 +182,7 @@ impl Engine {
     }
 
     fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<ApprovalId, oneshot::Sender<Approval>>> {
-        self.inner
-            .waiters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        self.inner.waiters.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Runs a blocking store operation off the async threads.

@@ -2,6 +2,7 @@
 //! driver that streams runtime events to subscribers and the store, and cancel.
 
 use super::{ActiveTurn, Engine, MAX_PROMPT_BYTES, guardrails};
+use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::{CallId, RequestId, RunId, SessionId};
@@ -13,13 +14,12 @@ use crate::domain::run::{Run, RunStatus};
 use crate::domain::segment::next_segment_id;
 use crate::domain::session::{RuntimeKind, Session, SessionStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
-use crate::engine::bus::Subscription;
-use crate::domain::approval::ApprovalMode;
 use crate::engine::approvals::TurnAsker;
+use crate::engine::bus::Subscription;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
-use std::sync::Arc;
 use crate::store::history::summarization_needed;
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -361,7 +361,10 @@ impl Engine {
                 let adapter_id = session.adapter_id.clone().unwrap_or_default();
                 self.check_adapter(&adapter_id)?;
                 let workspace = session.workspace.clone().ok_or_else(|| {
-                    HecateError::new(ErrorType::WorkspaceRequired, "external agents need a workspace")
+                    HecateError::new(
+                        ErrorType::WorkspaceRequired,
+                        "external agents need a workspace",
+                    )
                 })?;
                 // The workspace must still exist and be a directory.
                 super::workspace::canonical_workspace(&workspace)?;

@@ -4,9 +4,9 @@
 //! fresh native session primed with the stored transcript.
 
 use crate::adapters::acp::catalog::{AgentManifest, Catalog};
-use crate::adapters::acp::{AcpOptions, AgentConnection, McpServerSpec, StopReason, TurnIo};
 use crate::adapters::acp::env::sanitized_env;
 use crate::adapters::acp::launcher::{self, LauncherOptions};
+use crate::adapters::acp::{AcpOptions, AgentConnection, McpServerSpec, StopReason, TurnIo};
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
@@ -168,10 +168,23 @@ impl ExternalRuntime {
             Ok(StopReason::Cancelled) => report.end = TurnEnd::Cancelled,
             Ok(_) => {}
             Err(e) => {
+                let mut err = e.into_hecate(&adapter_id);
+                if !err.details.contains_key("stderr_tail") {
+                    let tail = live.conn.stderr_tail();
+                    if !tail.is_empty() {
+                        err = err.with_detail("stderr_tail", tail);
+                    }
+                }
                 if !live.conn.is_alive() {
                     self.live.lock().await.remove(&ctx.session_id);
+                } else if matches!(
+                    err.details.get("reason").and_then(|r| r.as_str()),
+                    Some("agent_timeout")
+                ) {
+                    // A hung agent cannot be trusted with the next turn: restart it then.
+                    self.close(&ctx.session_id).await;
                 }
-                report.end = TurnEnd::Failed(e.into_hecate(&adapter_id));
+                report.end = TurnEnd::Failed(err);
             }
         }
         report

@@ -163,12 +163,9 @@ impl ModelRuntime {
         };
         if let Some(u) = outcome.usage {
             let _ = ctx.events.send(RuntimeEvent::Usage { usage: u });
-            report.cost_micros_usd = self.pricebook.cost(
-                &provider,
-                &model,
-                u.prompt_tokens,
-                u.completion_tokens,
-            );
+            report.cost_micros_usd =
+                self.pricebook
+                    .cost(&provider, &model, u.prompt_tokens, u.completion_tokens);
         }
         report.blocks = outcome.blocks;
         report.tool_calls = outcome.tool_calls;

@@ -80,8 +80,12 @@ pub trait RunStore: Send + Sync {
         error: Option<(&str, &str)>,
     ) -> Result<()>;
     /// Sets a non-terminal status (running / awaiting_approval) on a run and its session.
-    fn set_run_status(&self, session_id: &SessionId, run_id: &RunId, status: RunStatus)
-    -> Result<()>;
+    fn set_run_status(
+        &self,
+        session_id: &SessionId,
+        run_id: &RunId,
+        status: RunStatus,
+    ) -> Result<()>;
     /// Reads one run.
     fn get_run(&self, run_id: &RunId) -> Result<Run>;
     /// Runs of a session, oldest first.

@@ -339,3 +339,24 @@ async fn launcher_prefers_direct_then_managed() {
         Some(LaunchSource::Direct)
     );
 }
+
+#[tokio::test]
+async fn requests_the_agent_lacks_are_protocol_errors() {
+    let (_g, ws) = workspace();
+    let conn = start(&ws, &[]).await;
+    let native = conn.new_session(&ws, &[]).await.expect("session").id;
+    match conn.set_mode(&native, "default").await {
+        Err(AcpError::Protocol { stage, code, .. }) => {
+            assert_eq!(stage, Stage::SetMode);
+            assert_eq!(code, -32601);
+        }
+        other => panic!("expected method-not-found, got {other:?}"),
+    }
+    assert!(conn.is_alive());
+    assert_eq!(
+        turn(&conn, &native, "still here").await.text(),
+        "echo: still here"
+    );
+    conn.shutdown().await;
+    assert!(!conn.is_alive());
+}

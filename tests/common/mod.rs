@@ -174,3 +174,47 @@ pub fn text(o: &Output) -> (String, String) {
 pub fn exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// A Git workspace with one committed file, `a.txt` = "original\n".
+pub fn git_workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(
+            "git init -q && git config user.email t@example.com && git config user.name t && \
+             printf 'original\\n' > a.txt && git add -A && git commit -qm init",
+        )
+        .current_dir(dir.path())
+        .status()
+        .expect("git");
+    assert!(st.success());
+    dir
+}
+
+impl Home {
+    /// Registers a user adapter manifest `id` that runs the fixture ACP agent with
+    /// `args` (after `acp-agent`).
+    pub fn add_fixture_agent(&self, id: &str, args: &[&str]) {
+        let dir = self.dir.path().join("adapters");
+        std::fs::create_dir_all(&dir).expect("adapters dir");
+        let args: Vec<String> = std::iter::once("acp-agent".to_string())
+            .chain(args.iter().map(|a| a.to_string()))
+            .collect();
+        let manifest = format!(
+            "id = {id:?}\nname = \"Fixture {id}\"\ncommand = {:?}\nargs = {}\n",
+            env!("CARGO_BIN_EXE_hecate-fixtures"),
+            serde_json::to_string(&args).expect("args")
+        );
+        std::fs::write(dir.join(format!("{id}.toml")), manifest).expect("manifest");
+    }
+
+    /// Writes the config file.
+    pub fn write_config(&self, toml: &str) {
+        std::fs::write(self.dir.path().join("config.toml"), toml).expect("config");
+    }
+
+    /// A path inside this home (for scripts and state).
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}

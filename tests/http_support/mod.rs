@@ -228,7 +228,9 @@ impl SseReader {
 
     /// Whether nothing arrives within `wait` (the stream stays open and quiet).
     pub async fn quiet_for(&mut self, wait: Duration) -> bool {
-        tokio::time::timeout(wait, self.events.next()).await.is_err()
+        tokio::time::timeout(wait, self.events.next())
+            .await
+            .is_err()
     }
 
     /// Reads events until `done` (inclusive) or the end; panics after `wait`.

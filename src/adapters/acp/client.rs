@@ -229,10 +229,18 @@ impl AgentConnection {
                 }
             }
         });
-        let cx = tokio::select! {
+        let ready = tokio::select! {
             biased;
-            cx = ready_rx => cx.map_err(|_| AcpError::Initialize("the connection ended before it started".into()))?,
-            _ = process.wait_exit() => return Err(process.exited_error().await),
+            cx = ready_rx => cx.map_err(|_| AcpError::Initialize("the connection ended before it started".into())),
+            _ = process.wait_exit() => Err(process.exited_error().await),
+        };
+        let cx = match ready {
+            Ok(cx) => cx,
+            Err(e) => {
+                stop.cancel();
+                driver.abort();
+                return Err(e);
+            }
         };
         let mut conn = AgentConnection {
             cx,

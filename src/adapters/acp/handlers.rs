@@ -109,8 +109,8 @@ fn log_respond(result: Result<(), RpcError>) {
     }
 }
 
-/// Runs the connection until `stop` is cancelled or the agent goes away; the
-/// connection handle is sent on `ready` as soon as it exists.
+/// Runs the connection until `stop` is cancelled or the agent closes its stdout;
+/// the connection handle is sent on `ready` as soon as it exists.
 pub(crate) async fn run_connection(
     shared: Arc<Shared>,
     transport: impl ConnectTo<Client> + 'static,
@@ -227,8 +227,12 @@ pub(crate) async fn run_connection(
             on_receive_request!(),
         )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            let _ = ready.send(cx);
-            stop.cancelled().await;
+            let _ = ready.send(cx.clone());
+            // Run until Hecate stops the connection or the agent closes its stdout.
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                _ = cx.incoming_closed() => {}
+            }
             Ok(())
         })
         .await

@@ -72,8 +72,9 @@ fn preview(line: &str) -> String {
     line.chars().take(DIAGNOSTIC_LINE_CHARS).collect()
 }
 
-/// Classifies one stdout line: `Some(frame)` for JSON, `None` after reporting
-/// anything else to `diag`.
+/// Classifies one stdout line: `Some(frame)` for a JSON object or array (the
+/// SDK judges those), `None` after reporting anything else (text, bare JSON
+/// scalars such as a printed number) to `diag`.
 fn filter_line(raw: Vec<u8>, diag: &DiagnosticSink) -> Option<String> {
     let line = match String::from_utf8(raw) {
         Ok(s) => s,
@@ -87,7 +88,8 @@ fn filter_line(raw: Vec<u8>, diag: &DiagnosticSink) -> Option<String> {
     if trimmed.is_empty() {
         return None;
     }
-    if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
+    let structured = trimmed.starts_with('{') || trimmed.starts_with('[');
+    if structured && serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
         return Some(trimmed.to_string());
     }
     diag(json!({ "diagnostic": "non_json_stdout", "line": preview(trimmed) }));
@@ -180,7 +182,7 @@ mod tests {
             }
         });
         let script = format!(
-            "printf '%s\\n' '{{\"jsonrpc\":\"2.0\",\"method\":\"x\"}}' 'Starting agent...' '' '{}' '{{\"a\":1}}'; printf 'tail-no-newline'",
+            "printf '%s\\n' '{{\"jsonrpc\":\"2.0\",\"method\":\"x\"}}' 'Starting agent...' '' '{}' '42' '{{\"a\":1}}'; printf 'tail-no-newline'",
             "y".repeat(300)
         );
         let mut child = tokio::process::Command::new("/bin/sh")
@@ -199,10 +201,11 @@ mod tests {
             vec![r#"{"jsonrpc":"2.0","method":"x"}"#, r#"{"a":1}"#]
         );
         let seen = seen.lock().expect("lock").clone();
-        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert_eq!(seen.len(), 4, "{seen:?}");
         assert_eq!(seen[0]["diagnostic"], "non_json_stdout");
         assert_eq!(seen[0]["line"], "Starting agent...");
         assert_eq!(seen[1]["diagnostic"], "oversized_stdout_line");
-        assert_eq!(seen[2]["line"], "tail-no-newline");
+        assert_eq!(seen[2]["line"], "42");
+        assert_eq!(seen[3]["line"], "tail-no-newline");
     }
 }

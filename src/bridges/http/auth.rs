@@ -72,7 +72,9 @@ impl Guard {
             return Ok(());
         };
         let Some(value) = header_str(headers, header::AUTHORIZATION) else {
-            return Err(ApiError::unauthorized("the Authorization header is missing"));
+            return Err(ApiError::unauthorized(
+                "the Authorization header is missing",
+            ));
         };
         let presented = value
             .split_once(' ')
@@ -178,10 +180,7 @@ mod tests {
         ]);
         assert!(g.check(&ok).is_ok());
         let wrong = headers(&[(header::AUTHORIZATION, "bearer nope")]);
-        assert_eq!(
-            g.check(&wrong).map_err(|e| e.status.as_u16()),
-            Err(401)
-        );
+        assert_eq!(g.check(&wrong).map_err(|e| e.status.as_u16()), Err(401));
         let missing = headers(&[]);
         assert_eq!(g.check(&missing).map_err(|e| e.status.as_u16()), Err(401));
         let foreign = headers(&[

@@ -210,8 +210,7 @@ fn generic_for(status: StatusCode) -> ApiError {
         }
         StatusCode::NOT_FOUND => ApiError::no_route("this path"),
         s if s.is_server_error() => {
-            ApiError::from(HecateError::gateway(format!("the server answered {s}")))
-                .with_status(s)
+            ApiError::from(HecateError::gateway(format!("the server answered {s}"))).with_status(s)
         }
         s => ApiError::invalid(format!("the request was refused ({s})")).with_status(s),
     }
@@ -251,7 +250,10 @@ mod tests {
             .expect("response");
         let r = finalize(bare, true, "req_2", "t2");
         assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
-        assert_eq!(r.headers().get(header::ALLOW).map(|v| v.as_bytes()), Some(&b"GET"[..]));
+        assert_eq!(
+            r.headers().get(header::ALLOW).map(|v| v.as_bytes()),
+            Some(&b"GET"[..])
+        );
         let ok = Response::new(Body::empty());
         assert_eq!(finalize(ok, true, "r", "t").status(), StatusCode::OK);
     }

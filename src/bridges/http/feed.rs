@@ -195,8 +195,8 @@ async fn poll_store(hub: &HubInner, session_id: &SessionId, cache: &Cache, handl
             handle.dirty.fetch_or(DIRTY_STORE, Ordering::SeqCst);
         }
         Ok(_) => {
-            let remote_running = t.runs.last().is_some_and(|r| !r.status.is_terminal())
-                && !hub.is_live(session_id);
+            let remote_running =
+                t.runs.last().is_some_and(|r| !r.status.is_terminal()) && !hub.is_live(session_id);
             if remote_running {
                 handle.dirty.fetch_or(DIRTY_STORE, Ordering::SeqCst);
             }
@@ -233,7 +233,9 @@ async fn render(
         return Ok(None);
     };
     let latest = t.runs.last();
-    let running = latest.filter(|r| !r.status.is_terminal()).map(|r| r.id.clone());
+    let running = latest
+        .filter(|r| !r.status.is_terminal())
+        .map(|r| r.id.clone());
     let live = running
         .as_ref()
         .and_then(|id| hub.live_events(session_id, id));

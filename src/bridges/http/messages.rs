@@ -12,8 +12,8 @@ use super::sessions::{load_transcript, session_response};
 use super::wire::{SendMessageRequest, SessionResponse, parse_runtime_kind};
 use crate::domain::ids::SessionId;
 use crate::engine::SendMessage;
-use axum::extract::{Extension, State};
 use axum::Json;
+use axum::extract::{Extension, State};
 
 /// Sends a prompt and waits for the turn to end.
 #[utoipa::path(

@@ -119,7 +119,10 @@ pub fn routes() -> Vec<ApiRoute> {
             "/hecate/v1/agent-chat/sessions/{id}/messages",
             messages::send,
         ),
-        ApiRoute::post("/hecate/v1/agent-chat/sessions/{id}/cancel", sessions::cancel),
+        ApiRoute::post(
+            "/hecate/v1/agent-chat/sessions/{id}/cancel",
+            sessions::cancel,
+        ),
         ApiRoute::post("/hecate/v1/agent-chat/sessions/{id}/close", sessions::close),
         ApiRoute::get("/hecate/v1/agent-chat/sessions/{id}/stream", stream::stream),
     ]
@@ -145,7 +148,10 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
     }
     app.fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn_with_state(guard, auth::middleware))
+        .layer(axum::middleware::from_fn_with_state(
+            guard,
+            auth::middleware,
+        ))
         .layer(cors())
         .layer(axum::middleware::from_fn(request_id::middleware))
         .with_state(state)

@@ -82,7 +82,10 @@ pub fn document() -> Value {
                     .into_iter()
                     .flat_map(|r| r.values_mut())
                     .filter_map(|r| r.get_mut("links").and_then(Value::as_object_mut));
-                for link in links.flat_map(|l| l.values_mut()).filter_map(Value::as_object_mut) {
+                for link in links
+                    .flat_map(|l| l.values_mut())
+                    .filter_map(Value::as_object_mut)
+                {
                     for (from, to) in [
                         ("operation_id", "operationId"),
                         ("operation_ref", "operationRef"),
@@ -144,10 +147,14 @@ mod tests {
     #[test]
     fn the_document_is_openapi_3_1_with_spec_spelled_links() {
         let doc = document();
-        assert!(doc["openapi"].as_str().is_some_and(|v| v.starts_with("3.1")));
+        assert!(
+            doc["openapi"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("3.1"))
+        );
         assert!(doc["components"]["schemas"]["ErrorEnvelope"].is_object());
-        let link = &doc["paths"]["/hecate/v1/agent-chat/sessions"]["post"]["responses"]["200"]
-            ["links"]["GetSession"];
+        let link = &doc["paths"]["/hecate/v1/agent-chat/sessions"]["post"]["responses"]["200"]["links"]
+            ["GetSession"];
         assert_eq!(link["operationId"], "get_session");
         assert!(link.get("operation_id").is_none());
     }

@@ -49,7 +49,8 @@ pub async fn middleware(mut req: Request, next: Next) -> Response {
         path = %req.uri().path(),
         request_id = %request_id,
     );
-    let trace_id = otel_trace_id(&span).unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    let trace_id =
+        otel_trace_id(&span).unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
     let api_path = is_api_path(req.uri().path());
     req.extensions_mut().insert(RequestIds {
         request_id: request_id.clone(),
@@ -71,8 +72,7 @@ pub async fn middleware(mut req: Request, next: Next) -> Response {
 fn acceptable_client_id(v: &str) -> bool {
     !v.is_empty()
         && v.len() <= MAX_CLIENT_ID_LEN
-        && v
-            .bytes()
+        && v.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 

@@ -145,7 +145,9 @@ pub async fn create(
             },
         )
         .await?;
-    Ok(session_response(load_transcript(&state, &session.id).await?))
+    Ok(session_response(
+        load_transcript(&state, &session.id).await?,
+    ))
 }
 
 /// The full transcript: messages with runtime snapshots and turn metadata,

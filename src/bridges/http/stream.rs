@@ -255,7 +255,10 @@ mod tests {
     fn fresh_subscriber_gets_a_snapshot_then_done_of_the_running_turn() {
         let (mut f, first) = Follower::start(&state(frame(1, 2, false), None, 1), &Cursor::Fresh);
         assert!(matches!(first, Some(Emit::Snapshot(_))));
-        assert!(matches!(f.next(&state(frame(1, 5, false), None, 1)), Some(Emit::Snapshot(_))));
+        assert!(matches!(
+            f.next(&state(frame(1, 5, false), None, 1)),
+            Some(Emit::Snapshot(_))
+        ));
         let end = frame(1, 6, true);
         assert_eq!(
             f.next(&state(end.clone(), Some(end.clone()), 1)),
@@ -269,9 +272,15 @@ mod tests {
         let (mut f, first) =
             Follower::start(&state(old.clone(), Some(old.clone()), 1), &Cursor::Fresh);
         assert_eq!(first, Some(Emit::Snapshot(old.clone())));
-        assert!(matches!(f.next(&state(frame(2, 1, false), Some(old), 2)), Some(Emit::Snapshot(_))));
+        assert!(matches!(
+            f.next(&state(frame(2, 1, false), Some(old), 2)),
+            Some(Emit::Snapshot(_))
+        ));
         let end = frame(2, 3, true);
-        assert_eq!(f.next(&state(end.clone(), Some(end.clone()), 2)), Some(Emit::Done(end)));
+        assert_eq!(
+            f.next(&state(end.clone(), Some(end.clone()), 2)),
+            Some(Emit::Done(end))
+        );
     }
 
     #[test]

@@ -10,7 +10,6 @@ pub mod system;
 use crate::domain::HecateError;
 use crate::domain::session::RuntimeKind;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 
 pub use message::{ActivityDto, MessageDto, ToolCallDto, UsageDto};
