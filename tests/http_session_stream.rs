@@ -64,7 +64,7 @@ async fn a_subscriber_sees_partial_snapshots_and_then_done() {
     let partial: Vec<String> = events
         .iter()
         .filter(|e| e.event == "snapshot")
-        .map(|e| data(e))
+        .map(data)
         .filter(|v| last_message(v)["status"] == "running")
         .map(|v| {
             last_message(&v)["content"]
@@ -238,4 +238,39 @@ async fn streaming_an_unknown_session_is_a_404_envelope() {
         .await;
     assert_eq!(a.status, 404);
     assert_eq!(a.error_type(), "not_found");
+}
+
+#[tokio::test]
+async fn the_server_stops_on_sigterm_while_streams_are_open() {
+    let server = ModelServer::start(None);
+    let home = Home::with_openai(&server);
+    let mut s = serve(&home);
+    let api = Api::new(&s);
+    let id = api.create_session(json!({})).await;
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        let mut sse = api.stream(&id, None).await;
+        sse.next(WAIT).await.expect("initial snapshot");
+        open.push(sse);
+    }
+    let pid = s.child.id().to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    for sse in &mut open {
+        assert!(
+            sse.next(WAIT).await.is_none(),
+            "the stream ends on shutdown"
+        );
+    }
+    for _ in 0..200 {
+        if let Some(st) = s.child.try_wait().expect("try_wait") {
+            assert!(st.success(), "graceful exit, got {st:?}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("serve did not stop on SIGTERM with open streams");
 }

@@ -1,13 +1,15 @@
 //! Sessions created over HTTP are the same store rows the CLI sees: a session made
 //! with `POST /hecate/v1/agent-chat/sessions` continues with `hecate chat --session`
-//! and is listed by `hecate sessions list`, and the CLI's turn shows up over HTTP.
+//! and is listed by `hecate sessions list`, and the CLI's turn shows up over HTTP,
+//! on an open stream too (the feed notices changes other processes store).
 
 mod common;
 mod http_support;
 
 use common::{Home, ModelServer, text};
-use http_support::{Api, serve};
+use http_support::{Api, data, last_message, serve};
 use serde_json::json;
+use std::time::Duration;
 
 #[tokio::test]
 async fn a_session_created_over_http_continues_in_the_cli_and_back() {
@@ -21,6 +23,11 @@ async fn a_session_created_over_http_continues_in_the_cli_and_back() {
     let id = api.create_session(json!({"title": "shared"})).await;
     let a = api.say(&id, "question from http").await;
     assert_eq!(a.status, 200, "{}", a.body);
+
+    let mut sse = api.stream(&id, None).await;
+    sse.next(Duration::from_secs(30))
+        .await
+        .expect("initial snapshot");
 
     let out = home.run(&["chat", "--session", &id, "question from the cli"]);
     let (stdout, stderr) = text(&out);

@@ -225,10 +225,8 @@ fn apply_numstat(files: &mut [FileChange], z: &str) {
         };
         if let Some(f) = files.iter_mut().find(|f| f.path == path) {
             match (add, del) {
-                (Some("-"), Some("-")) => {
-                    if f.status == "modified" {
-                        f.status = "binary".into();
-                    }
+                (Some("-"), Some("-")) if f.status == "modified" => {
+                    f.status = "binary".into();
                 }
                 (Some(a), Some(d)) => {
                     f.additions = a.parse().unwrap_or(0);

@@ -35,6 +35,25 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// External-agent streaming overhead through Hecate vs Hecate's ACP client direct
+    /// to the same fixture agent, time to first chunk, and probe time per agent.
+    Agent {
+        /// Chunks per turn.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+        chunks: Vec<usize>,
+        /// Turns per path and size.
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+        /// The hecate-fixtures binary (default: next to hecate).
+        #[arg(long)]
+        fixture_bin: Option<std::path::PathBuf>,
+        /// Also probe every catalog agent.
+        #[arg(long)]
+        probes: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Model-turn overhead of Hecate vs the same streaming request sent directly.
     Model {
         /// Base URL of an OpenAI-compatible server (e.g. the fixture model server's `/v1`).
@@ -69,9 +88,21 @@ pub async fn run(_cli: &Cli, cmd: &BenchCommand) -> anyhow::Result<i32> {
             turns,
             ..
         } => bench_model(base_url, model, (*turns).max(1)).await?,
+        BenchCommand::Agent {
+            chunks,
+            repeats,
+            fixture_bin,
+            probes,
+            ..
+        } => {
+            super::bench_agent::bench(chunks, (*repeats).max(1), fixture_bin.as_deref(), *probes)
+                .await?
+        }
     };
     let json = match cmd {
-        BenchCommand::Store { json, .. } | BenchCommand::Model { json, .. } => *json,
+        BenchCommand::Store { json, .. }
+        | BenchCommand::Model { json, .. }
+        | BenchCommand::Agent { json, .. } => *json,
     };
     if json {
         print_resource("bench", &report)?;

@@ -4,6 +4,7 @@
 mod adapters;
 mod approvals;
 mod bench;
+mod bench_agent;
 mod chat;
 pub mod config;
 mod context;

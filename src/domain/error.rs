@@ -238,9 +238,9 @@ pub struct HecateError {
     pub user_message: String,
     /// The recommended next step for an operator.
     pub operator_action: String,
-    /// Extra fields that help repair the failure.
-    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
-    pub details: Map<String, Value>,
+    /// Extra fields that help repair the failure (boxed to keep `Result`s small).
+    #[serde(flatten, default, skip_serializing_if = "no_details")]
+    pub details: Box<Map<String, Value>>,
 }
 
 impl HecateError {
@@ -251,7 +251,7 @@ impl HecateError {
             message: message.into(),
             user_message: error_type.default_user_message().to_string(),
             operator_action: error_type.default_operator_action().to_string(),
-            details: Map::new(),
+            details: Box::default(),
         }
     }
 
@@ -292,6 +292,10 @@ impl HecateError {
     pub fn gateway(message: impl Into<String>) -> Self {
         Self::new(ErrorType::GatewayError, message)
     }
+}
+
+fn no_details(d: &Map<String, Value>) -> bool {
+    d.is_empty()
 }
 
 /// The result type of the Hecate library.

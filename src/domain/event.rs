@@ -128,14 +128,14 @@ pub enum EngineEvent {
         /// Session.
         session_id: SessionId,
         /// The pending approval.
-        approval: Approval,
+        approval: Box<Approval>,
     },
     /// A permission request was decided (by someone, a grant, a mode, a timeout).
     ApprovalResolved {
         /// Session.
         session_id: SessionId,
         /// The resolved approval.
-        approval: Approval,
+        approval: Box<Approval>,
     },
 }
 

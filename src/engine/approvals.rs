@@ -177,7 +177,7 @@ impl TurnAsker {
             .await;
         self.engine.bus().publish(EngineEvent::ApprovalRequested {
             session_id: req.session_id.clone(),
-            approval: approval.clone(),
+            approval: Box::new(approval.clone()),
         });
         let sleep = tokio::time::sleep(self.timeout);
         tokio::pin!(sleep);
@@ -190,7 +190,7 @@ impl TurnAsker {
                     if current.status != ApprovalStatus::Pending {
                         self.engine.bus().publish(EngineEvent::ApprovalResolved {
                             session_id: req.session_id.clone(),
-                            approval: current.clone(),
+                            approval: Box::new(current.clone()),
                         });
                         break current;
                     }
@@ -236,7 +236,7 @@ impl TurnAsker {
             .await?;
         self.engine.bus().publish(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
-            approval: approval.clone(),
+            approval: Box::new(approval.clone()),
         });
         Ok(outcome_of(&approval))
     }
@@ -264,7 +264,7 @@ impl TurnAsker {
             .await?;
         self.engine.bus().publish(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
-            approval: result.clone(),
+            approval: Box::new(result.clone()),
         });
         Ok(result)
     }
@@ -367,7 +367,7 @@ impl Engine {
         }
         self.bus().publish(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
-            approval: approval.clone(),
+            approval: Box::new(approval.clone()),
         });
         Ok(approval)
     }
@@ -391,7 +391,7 @@ impl Engine {
         }
         self.bus().publish(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
-            approval: approval.clone(),
+            approval: Box::new(approval.clone()),
         });
         Ok(approval)
     }

@@ -176,7 +176,8 @@ impl ExternalRuntime {
                     }
                 }
                 if !live.conn.is_alive() {
-                    self.live.lock().await.remove(&ctx.session_id);
+                    // Reap what is left of the process group (grandchildren included).
+                    self.close(&ctx.session_id).await;
                 } else if matches!(
                     err.details.get("reason").and_then(|r| r.as_str()),
                     Some("agent_timeout")
@@ -220,8 +221,11 @@ impl ExternalRuntime {
             .map_err(|e| e.into_hecate(adapter_id))?;
         let mut attach = Attach::New;
         let mut native: Option<String> = None;
-        if let Some(old) = native_id {
-            if conn.agent_info().load_session && !manifest.quirks.broken_load_session {
+        if let Some(old) = native_id
+            && conn.agent_info().load_session
+            && !manifest.quirks.broken_load_session
+        {
+            {
                 // Replayed history is already in Hecate's transcript: discard it.
                 let (sink, _drop) = tokio::sync::mpsc::unbounded_channel();
                 match conn.load_session(old, ws, &self.mcp_servers, sink).await {

@@ -50,13 +50,14 @@ pub struct ErrorEnvelope {
     pub error: ErrorBody,
 }
 
-/// An error answered over HTTP: a status code and an [`ErrorBody`].
+/// An error answered over HTTP: a status code and an [`ErrorBody`] (boxed, so
+/// `Result<_, ApiError>` stays small).
 #[derive(Debug, Clone)]
 pub struct ApiError {
     /// The HTTP status.
     pub status: StatusCode,
     /// The envelope body (correlation ids are filled in by the middleware).
-    pub body: ErrorBody,
+    pub body: Box<ErrorBody>,
 }
 
 impl ApiError {
@@ -70,7 +71,7 @@ impl ApiError {
     ) -> Self {
         Self {
             status,
-            body: ErrorBody {
+            body: Box::new(ErrorBody {
                 error_type: error_type.to_string(),
                 message: message.into(),
                 user_message: user_message.to_string(),
@@ -78,7 +79,7 @@ impl ApiError {
                 request_id: None,
                 trace_id: None,
                 details: Map::new(),
-            },
+            }),
         }
     }
 
@@ -135,15 +136,15 @@ impl From<HecateError> for ApiError {
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         Self {
             status,
-            body: ErrorBody {
+            body: Box::new(ErrorBody {
                 error_type: e.error_type.code().to_string(),
                 message: e.message,
                 user_message: e.user_message,
                 operator_action: e.operator_action,
                 request_id: None,
                 trace_id: None,
-                details: e.details,
-            },
+                details: *e.details,
+            }),
         }
     }
 }
@@ -151,7 +152,7 @@ impl From<HecateError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = render(self.status, &self.body);
-        response.extensions_mut().insert(self.body);
+        response.extensions_mut().insert(*self.body);
         response
     }
 }
@@ -179,7 +180,7 @@ pub fn finalize(response: Response, api_path: bool, request_id: &str, trace_id: 
     let body = match existing {
         Some(body) => body,
         None if api_path && (status.is_client_error() || status.is_server_error()) => {
-            generic_for(status).body
+            *generic_for(status).body
         }
         None => return response,
     };

@@ -167,7 +167,7 @@ pub async fn run(hub: Arc<HubInner>, session_id: SessionId, handle: FeedHandle) 
                 Ok(None) => {}
                 Err(gone) => {
                     handle.state.send_replace(Some(Arc::new(gone)));
-                    hub.retire_feed_if_unused(&session_id);
+                    hub.remove_feed(&session_id);
                     return;
                 }
             }
@@ -189,7 +189,11 @@ pub async fn run(hub: Arc<HubInner>, session_id: SessionId, handle: FeedHandle) 
 /// Marks the feed dirty when another process changed the session, or when a turn
 /// runs elsewhere (its stored events then drive the snapshots).
 async fn poll_store(hub: &HubInner, session_id: &SessionId, cache: &Cache, handle: &FeedHandle) {
-    let Some(t) = &cache.transcript else { return };
+    let Some(t) = &cache.transcript else {
+        // The first read failed; try again.
+        handle.dirty.fetch_or(DIRTY_STORE, Ordering::SeqCst);
+        return;
+    };
     match hub.engine.get_session(&hub.namespace, session_id).await {
         Ok(s) if s.updated_at != t.session.updated_at || s.status != t.session.status => {
             handle.dirty.fetch_or(DIRTY_STORE, Ordering::SeqCst);
@@ -313,5 +317,70 @@ fn gone_state(cache: &Cache) -> FeedState {
         last_terminal: cache.last_terminal.clone(),
         runs: Arc::new(Vec::new()),
         gone: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn approval(status: &str) -> Approval {
+        let decided = status != "pending";
+        serde_json::from_value(serde_json::json!({
+            "id": "appr_1",
+            "session_id": "agent_chat_1",
+            "run_id": "run_1",
+            "status": status,
+            "tool_kind": "edit",
+            "tool_name": "Edit src/a.rs",
+            "options": [{"optionId": "allow", "kind": "allow_once"}],
+            "decision": decided.then_some("approve"),
+            "path": decided.then_some("operator"),
+            "created_at": "2026-01-01T00:00:00Z"
+        }))
+        .expect("an approval")
+    }
+
+    #[test]
+    fn approval_frames_carry_the_seed_field_names() {
+        let f = ApprovalFrame::requested(&approval("pending"));
+        assert_eq!(f.event, "approval.requested");
+        let v: serde_json::Value = serde_json::from_str(&f.json).expect("json");
+        assert_eq!(v["approval_id"], "appr_1");
+        assert_eq!(v["session_id"], "agent_chat_1");
+        assert_eq!(v["tool_kind"], "edit");
+        let f = ApprovalFrame::resolved(&approval("approved"));
+        assert_eq!(f.event, "approval.resolved");
+        let v: serde_json::Value = serde_json::from_str(&f.json).expect("json");
+        assert_eq!(v["status"], "approved");
+        assert_eq!(v["path"], "operator");
+    }
+
+    #[test]
+    fn cursors_place_known_runs_only() {
+        let state = FeedState {
+            latest: Arc::new(Frame {
+                position: Position::default(),
+                run_id: None,
+                json: Arc::from(""),
+            }),
+            last_terminal: None,
+            runs: Arc::new(vec![RunId::from("run_a"), RunId::from("run_b")]),
+            gone: false,
+        };
+        let p = state.locate("run_b:7:done").expect("known");
+        assert_eq!((p.run, p.seq, p.done), (2, 7, true));
+        assert!(
+            state
+                .locate("run_a:3")
+                .is_some_and(|p| p.run == 1 && !p.done)
+        );
+        assert_eq!(state.locate("run_zzz:1"), None);
+        assert_eq!(state.locate("garbage"), None);
+        assert_eq!(state.locate("run_a:x"), None);
+        assert_eq!(
+            state.after_sequence(4).map(|p| (p.run, p.seq)),
+            Some((2, 4))
+        );
     }
 }

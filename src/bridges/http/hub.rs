@@ -189,6 +189,11 @@ impl HubInner {
         }
     }
 
+    /// Forgets the feed of `session_id` (its session is gone); its subscribers end.
+    pub fn remove_feed(&self, session_id: &SessionId) {
+        self.feeds().remove(session_id);
+    }
+
     fn mark(&self, session_id: &SessionId, flags: u8) {
         if let Some(h) = self.feeds().get(session_id) {
             h.mark(flags);

@@ -7,6 +7,7 @@ pub mod message;
 pub mod session;
 pub mod system;
 
+use super::envelope::ApiError;
 use crate::domain::HecateError;
 use crate::domain::session::RuntimeKind;
 use serde::{Deserialize, Serialize};
@@ -31,10 +32,13 @@ pub enum RuntimeKindName {
 }
 
 /// Parses a requested runtime kind; anything else is `agent_chat.runtime_kind_invalid`.
-pub fn parse_runtime_kind(raw: Option<&str>) -> Result<Option<RuntimeKind>, HecateError> {
+pub fn parse_runtime_kind(raw: Option<&str>) -> Result<Option<RuntimeKind>, ApiError> {
     match raw {
         None | Some("") => Ok(None),
-        Some(s) => s.parse::<RuntimeKind>().map(Some),
+        Some(s) => s
+            .parse::<RuntimeKind>()
+            .map(Some)
+            .map_err(|e: HecateError| ApiError::from(e)),
     }
 }
 
