@@ -3,4 +3,5 @@
 
 pub mod acp;
 pub mod git;
+pub mod mcp;
 pub mod providers;

@@ -62,6 +62,17 @@ pub struct FileConfig {
     /// `[agents]`.
     #[serde(default)]
     pub agents: AgentsSection,
+    /// `[acp]`.
+    #[serde(default)]
+    pub acp: AcpSection,
+}
+
+/// `[acp]`: `hecate acp` defaults.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcpSection {
+    /// Target for new editor threads: `model:PROVIDER/MODEL` or `agent:ADAPTER_ID`.
+    pub default_target: Option<String>,
 }
 
 /// `[approvals]`: how permission requests are answered.

@@ -1,6 +1,7 @@
 //! The `hecate` command: parses arguments, builds the engine, hands it to a bridge
 //! or prints what the store holds. No business logic lives here.
 
+mod acp;
 mod adapters;
 mod approvals;
 mod bench;
@@ -52,6 +53,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Serve ACP on stdio: Hecate as an agent for Zed, JetBrains and other editors.
+    Acp(acp::AcpArgs),
     /// Run the HTTP server (REST + SSE) on loopback.
     Serve(serve::ServeArgs),
     /// Chat with a model; the answer streams to stdout.
@@ -79,6 +82,7 @@ pub enum Command {
 pub async fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Serve(ref a) => serve::run(&cli, a).await,
+        Command::Acp(ref a) => acp::run(&cli, a).await,
         Command::Chat(ref a) => chat::run(&cli, a).await,
         Command::Sessions(ref c) => sessions::run(&cli, c).await,
         Command::Adapters(ref c) => adapters::run(&cli, c).await,

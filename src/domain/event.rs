@@ -127,6 +127,9 @@ pub enum EngineEvent {
     ApprovalRequested {
         /// Session.
         session_id: SessionId,
+        /// The agent's tool call the request is about.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
         /// The pending approval.
         approval: Box<Approval>,
     },

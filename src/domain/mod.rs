@@ -7,6 +7,7 @@ pub mod approval;
 pub mod error;
 pub mod event;
 pub mod ids;
+pub mod mcp;
 pub mod message;
 pub mod permission;
 pub mod provider_call;

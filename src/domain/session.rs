@@ -29,11 +29,12 @@ impl RuntimeKind {
         }
     }
 
-    /// Whether a session created with `self` may run a turn with `next` (seed rule:
-    /// Hecate Chat switches between model and agent; external sessions stay external).
+    /// Whether a session now on `self` may run a turn with `next`. Hecate Chat
+    /// (model / agent) switches freely and may hand the transcript to an external
+    /// agent; an external-agent session cannot switch back into Hecate Chat runtimes.
     pub fn can_switch_to(self, next: RuntimeKind) -> bool {
         match self {
-            Self::Model | Self::Agent => matches!(next, Self::Model | Self::Agent),
+            Self::Model | Self::Agent => true,
             Self::ExternalAgent => next == Self::ExternalAgent,
         }
     }
@@ -198,7 +199,7 @@ mod tests {
     fn runtime_switching_follows_the_seed_rules() {
         assert!(RuntimeKind::Model.can_switch_to(RuntimeKind::Agent));
         assert!(RuntimeKind::Agent.can_switch_to(RuntimeKind::Model));
-        assert!(!RuntimeKind::Model.can_switch_to(RuntimeKind::ExternalAgent));
+        assert!(RuntimeKind::Model.can_switch_to(RuntimeKind::ExternalAgent));
         assert!(!RuntimeKind::ExternalAgent.can_switch_to(RuntimeKind::Model));
         assert!(RuntimeKind::ExternalAgent.can_switch_to(RuntimeKind::ExternalAgent));
     }

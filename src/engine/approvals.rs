@@ -177,6 +177,7 @@ impl TurnAsker {
             .await;
         self.engine.bus().publish(EngineEvent::ApprovalRequested {
             session_id: req.session_id.clone(),
+            tool_call_id: Some(req.tool_call_id.clone()),
             approval: Box::new(approval.clone()),
         });
         let sleep = tokio::time::sleep(self.timeout);

@@ -7,13 +7,21 @@ pub mod bus;
 pub mod diffs;
 mod external;
 pub mod guardrails;
+mod mcp_catalog;
+mod mcp_tools;
 pub mod owner;
 mod queries;
 mod sessions;
+pub mod targets;
 mod turns;
 pub mod workspace;
 
 pub use external::AdapterStatus;
+pub use mcp_catalog::{
+    MAX_TOOL_NAME, McpCatalog, McpChange, ServerSpec, ToolPolicy, UPSTREAM_META_KEY,
+    UpstreamFailure, UpstreamServer, UpstreamTool, expose_names,
+};
+pub use mcp_tools::{ApprovalPrompter, McpCallOptions, UpstreamNotice};
 pub use sessions::{CreateSession, Transcript};
 pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
 
@@ -110,6 +118,7 @@ struct Inner {
     config: EngineConfig,
     active: Mutex<HashMap<SessionId, ActiveTurn>>,
     waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Approval>>>,
+    mcp: Arc<mcp_catalog::McpHub>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -137,6 +146,7 @@ impl Engine {
                 config,
                 active: Mutex::new(HashMap::new()),
                 waiters: Mutex::new(HashMap::new()),
+                mcp: mcp_catalog::McpHub::start(),
             }),
         };
         let report = engine

@@ -6,6 +6,7 @@ use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::{CallId, RequestId, RunId, SessionId};
+use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{
     ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, plain_text,
 };
@@ -63,6 +64,13 @@ pub struct SendMessage {
     pub request_id: Option<String>,
     /// How this turn's permission requests are answered (engine default when absent).
     pub approval_mode: Option<ApprovalMode>,
+    /// External agent for this turn (switches a Hecate Chat session to it, or an
+    /// external session to another agent, which then starts a fresh native session).
+    pub adapter_id: Option<String>,
+    /// MCP servers the external agent should use for this session.
+    pub mcp_servers: Vec<McpServerConfig>,
+    /// Rich prompt content (images, resources) beside the plain text, when any.
+    pub blocks: Vec<ContentBlock>,
 }
 
 /// Who may answer a turn's permission requests, and how to stop it.
@@ -181,6 +189,14 @@ impl Engine {
         if let Some(w) = req.workspace.as_deref().filter(|w| !w.is_empty()) {
             session.workspace = Some(super::workspace::canonical_workspace(w)?);
         }
+        if kind == RuntimeKind::ExternalAgent
+            && let Some(a) = req.adapter_id.as_ref().filter(|a| !a.is_empty())
+            && session.adapter_id.as_ref() != Some(a)
+        {
+            self.check_adapter(a)?;
+            session.adapter_id = Some(a.clone());
+            session.native_session_id = None;
+        }
         let target = self.turn_target(&session, kind, &req)?;
         guardrails::check(&session, now_millis())?;
 
@@ -253,6 +269,7 @@ impl Engine {
         let stored_run = run.clone();
         let stored_session = session.clone();
         let content = req.content.clone();
+        let blocks = req.blocks.clone();
         let (user_message, snapshot) = match self
             .blocking(move |s| {
                 let previous = s.last_messages(&sid, 1)?.pop().map(|m| m.runtime);
@@ -272,6 +289,7 @@ impl Engine {
                 snapshot.segment_id = next_segment_id(previous.as_ref(), &snapshot);
                 s.create_run(&stored_run)?;
                 let mut user = NewMessage::text(Role::User, content, snapshot.clone());
+                user.content_blocks = blocks;
                 user.run_id = Some(stored_run.id.clone());
                 let stored = s.append_exchange(&sid, vec![user], None)?;
                 s.update_session(&stored_session)?;
@@ -372,6 +390,7 @@ impl Engine {
                     adapter_id,
                     workspace,
                     native_session_id: session.native_session_id.clone(),
+                    mcp_servers: req.mcp_servers.clone(),
                 })
             }
         }

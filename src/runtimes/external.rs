@@ -9,6 +9,7 @@ use crate::adapters::acp::launcher::{self, LauncherOptions};
 use crate::adapters::acp::{AcpOptions, AgentConnection, McpServerSpec, StopReason, TurnIo};
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
+use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use std::collections::HashMap;
@@ -33,6 +34,25 @@ pub enum Attach {
 struct LiveAgent {
     conn: AgentConnection,
     native_id: String,
+    adapter_id: String,
+}
+
+fn to_spec(m: &McpServerConfig) -> McpServerSpec {
+    match m.clone() {
+        McpServerConfig::Stdio {
+            name,
+            command,
+            args,
+            env,
+        } => McpServerSpec::Stdio {
+            name,
+            command: command.into(),
+            args,
+            env,
+        },
+        McpServerConfig::Http { name, url, headers } => McpServerSpec::Http { name, url, headers },
+        McpServerConfig::Sse { name, url, headers } => McpServerSpec::Sse { name, url, headers },
+    }
 }
 
 /// Supervises external agents for the engine.
@@ -42,7 +62,6 @@ pub struct ExternalRuntime {
     base_env: HashMap<String, String>,
     extra_env: HashMap<String, Vec<(String, String)>>,
     options: AcpOptions,
-    mcp_servers: Vec<McpServerSpec>,
     live: Mutex<HashMap<SessionId, Arc<LiveAgent>>>,
 }
 
@@ -70,7 +89,6 @@ impl ExternalRuntime {
             base_env,
             extra_env,
             options,
-            mcp_servers: Vec::new(),
             live: Mutex::new(HashMap::new()),
         }
     }
@@ -137,6 +155,7 @@ impl ExternalRuntime {
             adapter_id,
             workspace,
             native_session_id,
+            mcp_servers,
         } = ctx.target.clone()
         else {
             return TurnReport::ended(TurnEnd::Failed(HecateError::new(
@@ -145,7 +164,13 @@ impl ExternalRuntime {
             )));
         };
         let (live, attach) = match self
-            .attach(&ctx, &adapter_id, &workspace, native_session_id.as_deref())
+            .attach(
+                &ctx,
+                &adapter_id,
+                &workspace,
+                native_session_id.as_deref(),
+                &mcp_servers.iter().map(to_spec).collect::<Vec<_>>(),
+            )
             .await
         {
             Ok(x) => x,
@@ -197,12 +222,15 @@ impl ExternalRuntime {
         adapter_id: &str,
         workspace: &str,
         native_id: Option<&str>,
+        mcp_servers: &[McpServerSpec],
     ) -> Result<(Arc<LiveAgent>, Attach), HecateError> {
-        if let Some(l) = self.live.lock().await.get(&ctx.session_id).cloned() {
-            if l.conn.is_alive() {
+        let existing = self.live.lock().await.get(&ctx.session_id).cloned();
+        if let Some(l) = existing {
+            if l.conn.is_alive() && l.adapter_id == adapter_id {
                 return Ok((l, Attach::Live));
             }
-            self.live.lock().await.remove(&ctx.session_id);
+            // A dead process, or the session switched to another agent.
+            self.close(&ctx.session_id).await;
         }
         let manifest = self.catalog.get(adapter_id).ok_or_else(|| {
             HecateError::new(
@@ -228,7 +256,7 @@ impl ExternalRuntime {
             {
                 // Replayed history is already in Hecate's transcript: discard it.
                 let (sink, _drop) = tokio::sync::mpsc::unbounded_channel();
-                match conn.load_session(old, ws, &self.mcp_servers, sink).await {
+                match conn.load_session(old, ws, mcp_servers, sink).await {
                     Ok(_) => {
                         native = Some(old.to_string());
                         attach = Attach::Loaded;
@@ -243,7 +271,7 @@ impl ExternalRuntime {
             Some(n) => n,
             None => {
                 let n = conn
-                    .new_session(ws, &self.mcp_servers)
+                    .new_session(ws, mcp_servers)
                     .await
                     .map_err(|e| e.into_hecate(adapter_id))?
                     .id;
@@ -262,6 +290,7 @@ impl ExternalRuntime {
         let live = Arc::new(LiveAgent {
             conn,
             native_id: native,
+            adapter_id: adapter_id.to_string(),
         });
         self.live
             .lock()

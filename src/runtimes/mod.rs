@@ -8,6 +8,7 @@ pub mod model;
 use crate::domain::error::HecateError;
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
+use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{ContentBlock, Message, ToolCall};
 use crate::domain::permission::PermissionAsker;
 use crate::domain::provider_call::Usage;
@@ -56,6 +57,8 @@ pub enum TurnTarget {
         workspace: String,
         /// The agent's own session id from an earlier turn, if any.
         native_session_id: Option<String>,
+        /// MCP servers the client asked the agent to use.
+        mcp_servers: Vec<McpServerConfig>,
     },
 }
 

@@ -137,6 +137,53 @@ pub trait LeaseStore: Send + Sync {
     fn reconcile(&self, is_dead: &dyn Fn(&str) -> bool) -> Result<ReconcileReport>;
 }
 
+/// One upstream MCP tool call proxied by the MCP bridge, as the audit log keeps
+/// it: who called what, what the policy decided and how it ended. Argument values
+/// are not stored (they may hold secrets), only their keys and size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpCallRecord {
+    /// Record id.
+    pub id: String,
+    /// Namespace of the caller.
+    pub namespace: String,
+    /// Upstream server name (the `[mcp_servers.NAME]` alias).
+    pub server: String,
+    /// The tool's own name upstream.
+    pub tool: String,
+    /// The name the caller used (`NAME__tool`).
+    pub exposed_name: String,
+    /// The calling client (its `clientInfo.name` and transport).
+    pub client: String,
+    /// The policy that applied: `auto`, `require_approval` or `block`.
+    pub policy: String,
+    /// What the policy gate decided: `allowed`, `approved`, `rejected`, `blocked`, `cancelled`.
+    pub decision: String,
+    /// The approval that decided it, for `require_approval`.
+    pub approval_id: Option<String>,
+    /// How the call ended: `ok`, `tool_error`, `failed`, `cancelled`, `not_called`.
+    pub outcome: String,
+    /// Stable error type, when it failed.
+    pub error_type: Option<String>,
+    /// Error message, when it failed.
+    pub error_message: Option<String>,
+    /// Top-level argument names.
+    pub argument_keys: Vec<String>,
+    /// Size of the JSON arguments in bytes.
+    pub argument_bytes: u64,
+    /// When the call arrived.
+    pub started_at: String,
+    /// How long it took, gate included.
+    pub duration_ms: i64,
+}
+
+/// The audit log of proxied upstream MCP tool calls.
+pub trait AuditStore: Send + Sync {
+    /// Appends one record.
+    fn record_mcp_call(&self, record: &McpCallRecord) -> Result<()>;
+    /// The newest records of a namespace, newest first, at most `limit`.
+    fn list_mcp_calls(&self, namespace: &str, limit: usize) -> Result<Vec<McpCallRecord>>;
+}
+
 /// What startup reconciliation changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ReconcileReport {
@@ -162,7 +209,9 @@ pub struct StoreHealth {
 }
 
 /// Everything the engine needs from persistence.
-pub trait Store: SessionStore + MessageStore + RunStore + ApprovalStore + LeaseStore {
+pub trait Store:
+    SessionStore + MessageStore + RunStore + ApprovalStore + LeaseStore + AuditStore
+{
     /// Backend identity and health.
     fn health(&self) -> Result<StoreHealth>;
 }

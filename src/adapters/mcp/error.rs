@@ -39,7 +39,10 @@ pub enum McpClientError {
         millis: u128,
     },
     /// The connection to the upstream is gone (process exited, socket closed).
-    #[error("the connection to the upstream closed: {message}{}", tail_suffix(stderr_tail))]
+    #[error(
+        "the connection to the upstream closed: {message}{}",
+        tail_suffix(stderr_tail)
+    )]
     Closed {
         /// What the transport reported.
         message: String,

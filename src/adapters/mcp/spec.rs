@@ -68,7 +68,10 @@ impl std::fmt::Debug for ResolvedTransport {
             Self::Http { url, headers } => f
                 .debug_struct("Http")
                 .field("url", url)
-                .field("headers", &headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
+                .field(
+                    "headers",
+                    &headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+                )
                 .finish(),
         }
     }
@@ -94,7 +97,10 @@ impl ResolvedTransport {
 impl ServerSpec {
     /// Resolves every `$VAR` reference against `env`; an unset or empty variable is
     /// an error naming it (never a literal `$VAR` sent upstream).
-    pub fn resolve(&self, env: &HashMap<String, String>) -> Result<ResolvedTransport, McpClientError> {
+    pub fn resolve(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> Result<ResolvedTransport, McpClientError> {
         match self {
             Self::Stdio {
                 command,
@@ -196,7 +202,10 @@ mod tests {
 
     #[test]
     fn references_resolve_anywhere_in_a_value() {
-        assert_eq!(interpolate("Bearer $TOKEN", &env()).expect("ok"), "Bearer s3cret");
+        assert_eq!(
+            interpolate("Bearer $TOKEN", &env()).expect("ok"),
+            "Bearer s3cret"
+        );
         assert_eq!(interpolate("${TOKEN}x", &env()).expect("ok"), "s3cretx");
         assert_eq!(interpolate("a$$b", &env()).expect("ok"), "a$b");
         assert_eq!(interpolate("plain", &env()).expect("ok"), "plain");

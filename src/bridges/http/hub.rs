@@ -262,6 +262,7 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
             Received::Event(EngineEvent::ApprovalRequested {
                 session_id,
                 approval,
+                ..
             }) => hub.send_approval(&session_id, ApprovalFrame::requested(&approval)),
             Received::Event(EngineEvent::ApprovalResolved {
                 session_id,

@@ -127,6 +127,28 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX artifacts_by_message ON message_artifacts(message_id);
     "#,
+    // v4: the audit log of upstream MCP tool calls proxied by the MCP bridge.
+    r#"
+    CREATE TABLE mcp_calls (
+        id TEXT PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        server TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        exposed_name TEXT NOT NULL,
+        client TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        approval_id TEXT,
+        outcome TEXT NOT NULL,
+        error_type TEXT,
+        error_message TEXT,
+        argument_keys_json TEXT NOT NULL,
+        argument_bytes INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        duration_ms INTEGER NOT NULL
+    );
+    CREATE INDEX mcp_calls_by_namespace ON mcp_calls(namespace, started_at);
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

@@ -2,6 +2,7 @@
 //! busy timeout, `BEGIN IMMEDIATE` for every write that assigns sequences.
 
 mod approvals;
+mod audit;
 mod leases;
 mod messages;
 pub mod migrations;

@@ -1,0 +1,390 @@
+//! The client pool: one live connection per resolved transport (the hash key
+//! excludes the alias), shared by refcounted leases, closed after an idle TTL,
+//! capped with LRU eviction of idle entries, pinged while idle, evicted on
+//! transport errors, and brought up with one bounded retry.
+
+use super::client::{Changed, Upstream};
+use super::error::McpClientError;
+use super::spec::{ResolvedTransport, ServerSpec};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::{OnceCell, broadcast};
+
+/// Tunables of a pool.
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    /// Soft cap on cached entries; idle entries are evicted least recently used first.
+    pub max_entries: usize,
+    /// An entry idle this long is closed.
+    pub idle_ttl: Duration,
+    /// How often idle entries are pinged (`ZERO` disables pinging).
+    pub ping_interval: Duration,
+    /// Deadline of one ping; failure or timeout evicts the entry.
+    pub ping_timeout: Duration,
+    /// Deadline of spawn plus `initialize`.
+    pub init_timeout: Duration,
+    /// Pause before the one retry of a failed bring-up.
+    pub retry_delay: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        Self {
+            max_entries: 256,
+            idle_ttl: Duration::from_secs(300),
+            ping_interval: Duration::from_secs(60),
+            ping_timeout: Duration::from_secs(5),
+            init_timeout: Duration::from_secs(30),
+            retry_delay: Duration::from_millis(200),
+        }
+    }
+}
+
+/// A snapshot of the pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PoolStats {
+    /// Cached connections.
+    pub entries: usize,
+    /// Sum of leases held (an entry used by two calls counts twice).
+    pub in_use: usize,
+    /// Entries nobody holds.
+    pub idle: usize,
+}
+
+/// A cached connection with its bookkeeping.
+#[derive(Debug)]
+pub struct Entry {
+    key: u64,
+    upstream: Upstream,
+    refs: AtomicUsize,
+    last_used: Mutex<Instant>,
+    last_ping: Mutex<Instant>,
+    evicted: AtomicBool,
+}
+
+impl Entry {
+    fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_used
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .elapsed()
+    }
+}
+
+type Slot = Arc<OnceCell<Arc<Entry>>>;
+
+struct Inner {
+    opts: PoolOptions,
+    base_env: Vec<(String, String)>,
+    env: HashMap<String, String>,
+    slots: Mutex<HashMap<u64, Slot>>,
+    changes: broadcast::Sender<(u64, Changed)>,
+}
+
+/// The shared MCP client pool.
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+/// A held connection; the entry stays cached and counts as in use until dropped.
+#[derive(Debug)]
+pub struct Lease {
+    entry: Arc<Entry>,
+}
+
+impl std::ops::Deref for Lease {
+    type Target = Upstream;
+    fn deref(&self) -> &Upstream {
+        &self.entry.upstream
+    }
+}
+
+impl Lease {
+    /// The pool key of the connection.
+    pub fn key(&self) -> u64 {
+        self.entry.key
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.entry.touch();
+        self.entry.refs.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Pool {
+    /// A pool whose children start from `base_env` (already sanitized) and whose
+    /// `$VAR` references resolve against `env`. Must be called inside a tokio
+    /// runtime: it starts the background reaper.
+    pub fn new(
+        opts: PoolOptions,
+        base_env: Vec<(String, String)>,
+        env: HashMap<String, String>,
+    ) -> Self {
+        let (changes, _) = broadcast::channel(256);
+        let inner = Arc::new(Inner {
+            opts,
+            base_env,
+            env,
+            slots: Mutex::new(HashMap::new()),
+            changes,
+        });
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::spawn(reaper(Arc::downgrade(&inner)));
+        }
+        Self { inner }
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Slot>> {
+        self.inner.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Resolves `spec` (secret references) into the transport to spawn or dial.
+    pub fn resolve(&self, spec: &ServerSpec) -> Result<ResolvedTransport, McpClientError> {
+        spec.resolve(&self.inner.env)
+    }
+
+    /// List changes of every cached connection, tagged with its pool key.
+    pub fn changes(&self) -> broadcast::Receiver<(u64, Changed)> {
+        self.inner.changes.subscribe()
+    }
+
+    /// A lease on the connection for `spec`, bringing it up (with one retry) when
+    /// it is not cached.
+    pub async fn acquire(&self, spec: &ServerSpec) -> Result<Lease, McpClientError> {
+        let transport = self.resolve(spec)?;
+        let key = transport.key();
+        loop {
+            let slot = self.slots().entry(key).or_default().clone();
+            let result = slot
+                .get_or_try_init(|| self.bring_up(&transport, key))
+                .await
+                .cloned();
+            match result {
+                Ok(entry)
+                    if entry.evicted.load(Ordering::Acquire) || entry.upstream.is_closed() =>
+                {
+                    self.evict_entry(&entry);
+                    continue;
+                }
+                Ok(entry) => {
+                    entry.refs.fetch_add(1, Ordering::AcqRel);
+                    entry.touch();
+                    return Ok(Lease { entry });
+                }
+                Err(e) => {
+                    let mut slots = self.slots();
+                    if slots.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                        slots.remove(&key);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    async fn bring_up(
+        &self,
+        transport: &ResolvedTransport,
+        key: u64,
+    ) -> Result<Arc<Entry>, McpClientError> {
+        let opts = &self.inner.opts;
+        let upstream = match Upstream::connect(transport, &self.inner.base_env, opts.init_timeout)
+            .await
+        {
+            Ok(u) => u,
+            Err(e) if e.is_retryable() => {
+                tracing::warn!(upstream = %transport.label(), error = %e, "MCP upstream bring-up failed; retrying once");
+                tokio::time::sleep(opts.retry_delay).await;
+                Upstream::connect(transport, &self.inner.base_env, opts.init_timeout).await?
+            }
+            Err(e) => return Err(e),
+        };
+        let mut changes = upstream.changes();
+        let tx = self.inner.changes.clone();
+        tokio::spawn(async move {
+            loop {
+                match changes.recv().await {
+                    Ok(c) => {
+                        let _ = tx.send((key, c));
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let _ = tx.send((key, Changed::Tools));
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+        let now = Instant::now();
+        let entry = Arc::new(Entry {
+            key,
+            upstream,
+            refs: AtomicUsize::new(0),
+            last_used: Mutex::new(now),
+            last_ping: Mutex::new(now),
+            evicted: AtomicBool::new(false),
+        });
+        tracing::info!(upstream = %transport.label(), pid = ?entry.upstream.pid(), "MCP upstream connected");
+        self.enforce_cap(key);
+        Ok(entry)
+    }
+
+    /// Evicts idle entries, least recently used first, while over the cap (never
+    /// the entry being added, never one in use).
+    fn enforce_cap(&self, adding: u64) {
+        let cap = self.inner.opts.max_entries.max(1);
+        let mut victims = Vec::new();
+        {
+            let slots = self.slots();
+            let count = slots.len();
+            if count <= cap {
+                return;
+            }
+            let mut idle: Vec<Arc<Entry>> = slots
+                .iter()
+                .filter(|(k, _)| **k != adding)
+                .filter_map(|(_, s)| s.get().cloned())
+                .filter(|e| e.refs.load(Ordering::Acquire) == 0)
+                .collect();
+            idle.sort_by_key(|e| std::cmp::Reverse(e.idle_for()));
+            victims.extend(idle.into_iter().take(count - cap));
+        }
+        for v in victims {
+            self.evict_entry(&v);
+        }
+    }
+
+    /// Drops the connection behind `lease` from the cache and closes it (after a
+    /// transport error); other holders see their calls fail.
+    pub fn evict(&self, lease: &Lease) {
+        self.evict_entry(&lease.entry);
+    }
+
+    fn evict_entry(&self, entry: &Arc<Entry>) {
+        entry.evicted.store(true, Ordering::Release);
+        {
+            let mut slots = self.slots();
+            if slots
+                .get(&entry.key)
+                .and_then(|s| s.get())
+                .is_some_and(|e| Arc::ptr_eq(e, entry))
+            {
+                slots.remove(&entry.key);
+            }
+        }
+        tracing::info!(upstream = %entry.upstream.label(), "MCP upstream evicted");
+        entry.upstream.shutdown();
+    }
+
+    /// Entries, leases held and idle entries.
+    pub fn stats(&self) -> PoolStats {
+        let slots = self.slots();
+        let entries: Vec<Arc<Entry>> = slots.values().filter_map(|s| s.get().cloned()).collect();
+        let in_use = entries.iter().map(|e| e.refs.load(Ordering::Acquire)).sum();
+        let idle = entries
+            .iter()
+            .filter(|e| e.refs.load(Ordering::Acquire) == 0)
+            .count();
+        PoolStats {
+            entries: entries.len(),
+            in_use,
+            idle,
+        }
+    }
+
+    /// Brings `spec` up outside the cache, lists its tools and closes it.
+    pub async fn probe(
+        &self,
+        spec: &ServerSpec,
+        timeout: Duration,
+    ) -> Result<ProbeReport, McpClientError> {
+        let transport = self.resolve(spec)?;
+        let upstream = Upstream::connect(&transport, &self.inner.base_env, timeout).await?;
+        let tools = upstream.list_tools(timeout).await;
+        let server = upstream.server_info();
+        upstream.shutdown();
+        Ok(ProbeReport {
+            server,
+            tools: tools?,
+        })
+    }
+
+    /// One pass of the reaper: closes entries idle past the TTL and pings the rest.
+    pub async fn sweep(&self) {
+        let opts = self.inner.opts.clone();
+        let idle: Vec<Arc<Entry>> = self
+            .slots()
+            .values()
+            .filter_map(|s| s.get().cloned())
+            .filter(|e| e.refs.load(Ordering::Acquire) == 0)
+            .collect();
+        for entry in idle {
+            if entry.idle_for() >= opts.idle_ttl || entry.upstream.is_closed() {
+                self.evict_entry(&entry);
+                continue;
+            }
+            if opts.ping_interval.is_zero() {
+                continue;
+            }
+            let due = {
+                let last = entry.last_ping.lock().unwrap_or_else(|p| p.into_inner());
+                last.elapsed() >= opts.ping_interval
+            };
+            if due {
+                *entry.last_ping.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+                if let Err(e) = entry.upstream.ping(opts.ping_timeout).await {
+                    tracing::warn!(upstream = %entry.upstream.label(), error = %e, "idle MCP upstream failed its ping");
+                    self.evict_entry(&entry);
+                }
+            }
+        }
+    }
+}
+
+/// What a probe found.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeReport {
+    /// The server's `serverInfo`.
+    pub server: serde_json::Value,
+    /// Its tools, un-namespaced, with schemas verbatim.
+    pub tools: Vec<serde_json::Value>,
+}
+
+async fn reaper(inner: Weak<Inner>) {
+    loop {
+        let every = match inner.upgrade() {
+            Some(i) => {
+                let o = &i.opts;
+                let base = if o.ping_interval.is_zero() {
+                    o.idle_ttl
+                } else {
+                    o.ping_interval.min(o.idle_ttl)
+                };
+                (base / 2).max(Duration::from_millis(50))
+            }
+            None => return,
+        };
+        tokio::time::sleep(every).await;
+        match inner.upgrade() {
+            Some(i) => Pool { inner: i }.sweep().await,
+            None => return,
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Hecate as an ACP agent on stdio (`hecate acp`): each editor thread is a durable
+//! Hecate session answered by a model or a supervised external agent, chosen through
+//! ACP session modes and a `target` config option. Translates ACP to engine calls
+//! and engine events back to `session/update`; touches nothing but the engine.
+
+mod convert;
+mod handlers;
+mod permission;
+mod render;
+mod state;
+
+use crate::engine::Engine;
+use agent_client_protocol::Agent;
+use std::sync::Arc;
+
+pub use state::BridgeConfig;
+
+/// Errors that end the ACP connection (protocol errors are answered to the peer).
+#[derive(Debug, thiserror::Error)]
+pub enum AcpBridgeError {
+    /// The connection failed.
+    #[error("ACP connection failed: {0}")]
+    Connection(String),
+}
+
+/// Serves ACP on this process's stdin/stdout until the client closes stdin; then
+/// cancels running turns and shuts down every supervised agent.
+pub async fn serve_stdio(engine: Engine, config: BridgeConfig) -> Result<(), AcpBridgeError> {
+    let shared = Arc::new(state::Shared::new(engine.clone(), config));
+    let result = handlers::connect(shared, agent_client_protocol::Stdio::new()).await;
+    engine.shutdown().await;
+    result
+}
+
+/// The agent role builder (exposed for in-process tests over other transports).
+pub fn agent_role() -> Agent {
+    Agent
+}

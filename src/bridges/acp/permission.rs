@@ -1,0 +1,100 @@
+//! The permission bridge: an engine approval for a thread's turn becomes the
+//! editor's `session/request_permission` with the agent's options intact, and the
+//! editor's choice resolves the approval.
+
+use super::render::permission_tool_call;
+use super::state::Shared;
+use crate::domain::approval::{Approval, Decision, Scope};
+use crate::domain::permission::{PermissionKind, PermissionOption};
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    PermissionOption as AcpOption, RequestPermissionOutcome, RequestPermissionRequest,
+};
+use std::sync::Arc;
+
+fn acp_options(approval: &Approval) -> Vec<AcpOption> {
+    let options: Vec<PermissionOption> =
+        serde_json::from_value(approval.options.clone()).unwrap_or_default();
+    options
+        .iter()
+        .filter_map(|o| {
+            serde_json::from_value(serde_json::json!({
+                "optionId": o.id, "name": o.name, "kind": o.kind,
+            }))
+            .ok()
+        })
+        .collect()
+}
+
+fn decision_for(approval: &Approval, option_id: &str) -> Option<(Decision, Scope)> {
+    let options: Vec<PermissionOption> =
+        serde_json::from_value(approval.options.clone()).unwrap_or_default();
+    let kind = options.iter().find(|o| o.id == option_id)?.kind;
+    Some(match kind {
+        PermissionKind::AllowOnce => (Decision::Approve, Scope::Once),
+        PermissionKind::AllowAlways => (Decision::Approve, Scope::Session),
+        PermissionKind::RejectOnce => (Decision::Reject, Scope::Once),
+        PermissionKind::RejectAlways => (Decision::Reject, Scope::Session),
+    })
+}
+
+/// Asks the editor about `approval` and resolves it with the answer (in a task, so
+/// the connection keeps flowing while the user decides).
+pub fn forward(
+    shared: Arc<Shared>,
+    cx: ConnectionTo<Client>,
+    approval: Approval,
+    tool_call_id: Option<String>,
+) {
+    tokio::spawn(async move {
+        let call_id = tool_call_id.unwrap_or_else(|| approval.id.to_string());
+        let Some(tool_call) =
+            permission_tool_call(&call_id, &approval.tool_name, &approval.tool_kind)
+        else {
+            return;
+        };
+        let request = RequestPermissionRequest::new(
+            approval.session_id.to_string(),
+            tool_call,
+            acp_options(&approval),
+        );
+        let ns = shared.config.namespace.clone();
+        let answer = cx.send_request(request).block_task().await;
+        let result = match answer {
+            Ok(resp) => match resp.outcome {
+                RequestPermissionOutcome::Selected(s) => {
+                    match decision_for(&approval, &s.option_id.0) {
+                        Some((d, scope)) => shared
+                            .engine
+                            .resolve_approval(&ns, &approval.id, d, scope)
+                            .await
+                            .map(|_| ()),
+                        None => shared
+                            .engine
+                            .cancel_approval(&ns, &approval.id)
+                            .await
+                            .map(|_| ()),
+                    }
+                }
+                _ => shared
+                    .engine
+                    .cancel_approval(&ns, &approval.id)
+                    .await
+                    .map(|_| ()),
+            },
+            Err(e) => {
+                tracing::warn!(error = ?e, "the client did not answer the permission request");
+                shared
+                    .engine
+                    .cancel_approval(&ns, &approval.id)
+                    .await
+                    .map(|_| ())
+            }
+        };
+        if let Err(e) = result {
+            // Someone else (a grant, a timeout, another terminal) answered first.
+            tracing::debug!(error = %e, "permission answer not applied");
+        }
+    });
+}

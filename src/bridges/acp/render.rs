@@ -1,0 +1,169 @@
+//! Engine events and stored transcripts rendered as ACP `session/update`s.
+
+use crate::domain::event::RuntimeEvent;
+use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
+use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallUpdate};
+use serde_json::{Value, json};
+
+fn update(v: Value) -> Option<SessionUpdate> {
+    match serde_json::from_value::<SessionUpdate>(v.clone()) {
+        Ok(u) => Some(u),
+        Err(e) => {
+            tracing::debug!(error = %e, update = %v, "update not representable in ACP");
+            None
+        }
+    }
+}
+
+fn chunk(kind: &str, text: &str) -> Option<SessionUpdate> {
+    update(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}))
+}
+
+/// The ACP update for a runtime event, when it has one (diagnostics and events
+/// about the agent's own modes stay inside Hecate).
+pub fn runtime_event(ev: &RuntimeEvent) -> Option<SessionUpdate> {
+    match ev {
+        RuntimeEvent::TextDelta { text } => chunk("agent_message_chunk", text),
+        RuntimeEvent::ThoughtDelta { text } => chunk("agent_thought_chunk", text),
+        RuntimeEvent::ToolCallStarted {
+            id,
+            name,
+            kind,
+            input,
+        } => {
+            let mut v = json!({
+                "sessionUpdate": "tool_call",
+                "toolCallId": id,
+                "title": name,
+                "status": input.get("status").cloned().unwrap_or(json!("pending")),
+            });
+            if let Some(k) = kind {
+                v["kind"] = json!(k);
+            }
+            for (from, to) in [
+                ("content", "content"),
+                ("locations", "locations"),
+                ("raw_input", "rawInput"),
+            ] {
+                if let Some(x) = input.get(from).filter(|x| !x.is_null()) {
+                    v[to] = x.clone();
+                }
+            }
+            if input.get("raw_input").is_none()
+                && !input.is_null()
+                && input.get("content").is_none()
+            {
+                v["rawInput"] = input.clone();
+            }
+            update(v)
+        }
+        RuntimeEvent::ToolCallUpdated { id, status, output } => {
+            let mut v = json!({"sessionUpdate": "tool_call_update", "toolCallId": id});
+            if let Some(s) = status {
+                v["status"] = json!(s);
+            }
+            for (from, to) in [
+                ("title", "title"),
+                ("kind", "kind"),
+                ("content", "content"),
+                ("locations", "locations"),
+                ("raw_input", "rawInput"),
+                ("raw_output", "rawOutput"),
+            ] {
+                if let Some(x) = output.get(from).filter(|x| !x.is_null()) {
+                    v[to] = x.clone();
+                }
+            }
+            update(v)
+        }
+        RuntimeEvent::Plan { entries } => {
+            update(json!({"sessionUpdate": "plan", "entries": entries}))
+        }
+        RuntimeEvent::AvailableCommands { commands } => update(json!({
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": commands,
+        })),
+        RuntimeEvent::FileChanged { .. }
+        | RuntimeEvent::Usage { .. }
+        | RuntimeEvent::UserMessage { .. }
+        | RuntimeEvent::ModeChanged { .. }
+        | RuntimeEvent::ConfigChanged { .. }
+        | RuntimeEvent::Raw { .. } => None,
+    }
+}
+
+/// A stored transcript replayed as updates (for `session/load`): user chunks,
+/// thoughts, answers, and a note on answers that did not complete.
+pub fn transcript(messages: &[Message]) -> Vec<SessionUpdate> {
+    let mut out = Vec::new();
+    for m in messages {
+        match m.role {
+            Role::User => out.extend(chunk("user_message_chunk", &m.content)),
+            Role::Assistant => {
+                for b in &m.content_blocks {
+                    if let ContentBlock::Thinking { thinking, .. } = b {
+                        out.extend(chunk("agent_thought_chunk", thinking));
+                    }
+                }
+                if !m.content.is_empty() {
+                    out.extend(chunk("agent_message_chunk", &m.content));
+                }
+                let note = match m.status {
+                    MessageStatus::Failed => Some(format!(
+                        "\n\n[this answer failed: {}]",
+                        m.error.as_deref().unwrap_or("error")
+                    )),
+                    MessageStatus::Cancelled => Some("\n\n[cancelled]".to_string()),
+                    _ => None,
+                };
+                if let Some(n) = note {
+                    out.extend(chunk("agent_message_chunk", &n));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A tool-call reference for a permission request.
+pub fn permission_tool_call(tool_call_id: &str, title: &str, kind: &str) -> Option<ToolCallUpdate> {
+    serde_json::from_value(json!({"toolCallId": tool_call_id, "title": title, "kind": kind}))
+        .or_else(|_| serde_json::from_value(json!({"toolCallId": tool_call_id, "title": title})))
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_visible_runtime_event_becomes_an_acp_update() {
+        let evs = [
+            RuntimeEvent::TextDelta { text: "a".into() },
+            RuntimeEvent::ThoughtDelta { text: "b".into() },
+            RuntimeEvent::ToolCallStarted {
+                id: "t".into(),
+                name: "Edit".into(),
+                kind: Some("edit".into()),
+                input: json!({"raw_input": {"p": 1}, "locations": [{"path": "/x"}], "content": [], "status": "pending"}),
+            },
+            RuntimeEvent::ToolCallUpdated {
+                id: "t".into(),
+                status: Some("completed".into()),
+                output: json!({"content": [{"type": "diff", "path": "/x", "oldText": null, "newText": "y"}]}),
+            },
+            RuntimeEvent::Plan {
+                entries: json!([{"content": "s", "priority": "high", "status": "pending"}]),
+            },
+            RuntimeEvent::AvailableCommands {
+                commands: json!([{"name": "x", "description": "y"}]),
+            },
+        ];
+        for ev in &evs {
+            assert!(runtime_event(ev).is_some(), "{ev:?}");
+        }
+        assert!(runtime_event(&RuntimeEvent::Raw { data: json!({}) }).is_none());
+        assert!(permission_tool_call("t1", "Write", "edit").is_some());
+    }
+}

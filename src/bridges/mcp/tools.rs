@@ -1,0 +1,382 @@
+//! Hecate's own MCP tools: sessions and transcripts, turns, approvals and
+//! grants, adapters, delegation and upstream status. Each calls the engine only;
+//! failures are tool results with `isError: true`.
+
+use super::args::*;
+use super::errors::tool_error;
+use super::server::HecateMcp;
+use crate::domain::approval::{ApprovalStatus, Decision, Scope};
+use crate::domain::error::HecateError;
+use crate::domain::ids::{ApprovalId, GrantId, SessionId};
+use crate::domain::session::RuntimeKind;
+use crate::engine::CreateSession;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{Json, RoleServer, tool, tool_router};
+use serde_json::json;
+
+/// A tool's outcome: structured output, or a tool error result.
+pub type ToolOut<T> = Result<Json<T>, CallToolResult>;
+
+fn fail(e: HecateError) -> CallToolResult {
+    tool_error(&e)
+}
+
+/// Sessions searched by `search_sessions` (newest first).
+const SEARCH_WINDOW: usize = 200;
+
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Self {
+        match s {
+            ScopeArg::Once => Scope::Once,
+            ScopeArg::Session => Scope::Session,
+            ScopeArg::WorkspaceTool => Scope::WorkspaceTool,
+            ScopeArg::AdapterTool => Scope::AdapterTool,
+        }
+    }
+}
+
+#[tool_router(router = own_tools, vis = "pub(crate)")]
+impl HecateMcp {
+    #[tool(
+        description = "List Hecate Chat sessions (shared with the CLI and HTTP API), newest first.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn list_sessions(
+        &self,
+        Parameters(a): Parameters<ListSessionsArgs>,
+    ) -> ToolOut<SessionsOut> {
+        let limit = a.limit.unwrap_or(50).clamp(1, 500) as usize;
+        let list = self
+            .engine
+            .list_sessions(self.ns(), limit)
+            .await
+            .map_err(fail)?;
+        Ok(Json(SessionsOut {
+            sessions: list.iter().map(SessionInfo::from).collect(),
+        }))
+    }
+
+    #[tool(
+        description = "Find sessions whose title, id or messages contain the query (case-insensitive).",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn search_sessions(
+        &self,
+        Parameters(a): Parameters<SearchSessionsArgs>,
+    ) -> ToolOut<SessionsOut> {
+        let needle = a.query.to_lowercase();
+        if needle.trim().is_empty() {
+            return Err(fail(HecateError::invalid("the query is empty")));
+        }
+        let limit = a.limit.unwrap_or(20).clamp(1, 200) as usize;
+        let list = self
+            .engine
+            .list_sessions(self.ns(), SEARCH_WINDOW)
+            .await
+            .map_err(fail)?;
+        let mut found = Vec::new();
+        for s in &list {
+            if found.len() >= limit {
+                break;
+            }
+            let head = format!("{} {}", s.session.title, s.session.id).to_lowercase();
+            let hit = head.contains(&needle)
+                || match self.engine.transcript(self.ns(), &s.session.id).await {
+                    Ok(t) => t
+                        .messages
+                        .iter()
+                        .any(|m| m.content.to_lowercase().contains(&needle)),
+                    Err(_) => false,
+                };
+            if hit {
+                found.push(SessionInfo::from(s));
+            }
+        }
+        Ok(Json(SessionsOut { sessions: found }))
+    }
+
+    #[tool(
+        description = "Read one session's header (runtime, model or agent, workspace, status).",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn get_session(&self, Parameters(a): Parameters<SessionArgs>) -> ToolOut<SessionOut> {
+        let s = self
+            .engine
+            .get_session(self.ns(), &SessionId::from(a.session_id.as_str()))
+            .await
+            .map_err(fail)?;
+        Ok(Json(SessionOut {
+            session: SessionInfo::from(&s),
+        }))
+    }
+
+    #[tool(
+        description = "Read a session's transcript: its messages in order (optionally only the last N).",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn get_transcript(
+        &self,
+        Parameters(a): Parameters<TranscriptArgs>,
+    ) -> ToolOut<TranscriptOut> {
+        let t = self
+            .engine
+            .transcript(self.ns(), &SessionId::from(a.session_id.as_str()))
+            .await
+            .map_err(fail)?;
+        let skip = a
+            .last
+            .map(|n| t.messages.len().saturating_sub(n as usize))
+            .unwrap_or(0);
+        Ok(Json(TranscriptOut {
+            session: SessionInfo::from(&t.session),
+            messages: t
+                .messages
+                .iter()
+                .skip(skip)
+                .map(MessageInfo::from)
+                .collect(),
+        }))
+    }
+
+    #[tool(
+        description = "Create a session answered by a model (`model`: provider/model) or an external coding agent (`agent`: adapter id, with a `workspace`).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn create_session(
+        &self,
+        Parameters(a): Parameters<CreateSessionArgs>,
+    ) -> ToolOut<SessionOut> {
+        let req = match (&a.agent, &a.model) {
+            (Some(_), Some(_)) => {
+                return Err(fail(HecateError::invalid(
+                    "give either `model` or `agent`, not both",
+                )));
+            }
+            (Some(agent), None) => CreateSession {
+                title: a.title,
+                runtime_kind: Some(RuntimeKind::ExternalAgent),
+                adapter_id: Some(agent.clone()),
+                workspace: a.workspace,
+                ..Default::default()
+            },
+            (None, model) => CreateSession {
+                title: a.title,
+                model: model.clone(),
+                workspace: a.workspace,
+                system_prompt: a.system_prompt,
+                ..Default::default()
+            },
+        };
+        let s = self
+            .engine
+            .create_session(self.ns(), req)
+            .await
+            .map_err(fail)?;
+        Ok(Json(SessionOut {
+            session: SessionInfo::from(&s),
+        }))
+    }
+
+    #[tool(
+        description = "Send a prompt to a session and wait for the turn to end. Streams progress notifications when the request carries a progressToken; cancelling the request cancels the turn. Returns the answer and the files the turn changed.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn send_message(
+        &self,
+        Parameters(a): Parameters<SendMessageArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolOut<TurnOut> {
+        let sid = SessionId::from(a.session_id.as_str());
+        self.run_turn(&sid, a.content, a.approval_mode, &ctx)
+            .await
+            .map(Json)
+            .map_err(fail)
+    }
+
+    #[tool(
+        description = "Delegate a task to another agent (`agent:ID`, see list_adapters) or a model (`model:PROVIDER/MODEL`), in a workspace. Runs one turn with progress notifications; the agent's permission requests are put to you by elicitation when your client supports it. Returns the answer, the session id (pass it back to continue) and the files changed.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn ask_agent(
+        &self,
+        Parameters(a): Parameters<AskAgentArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolOut<TurnOut> {
+        self.delegate(a, &ctx).await.map(Json).map_err(fail)
+    }
+
+    #[tool(
+        description = "Cancel the running turn of a session.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn cancel_turn(&self, Parameters(a): Parameters<SessionArgs>) -> ToolOut<DoneOut> {
+        self.engine
+            .cancel(self.ns(), &SessionId::from(a.session_id.as_str()))
+            .await
+            .map_err(fail)?;
+        Ok(Json(DoneOut { ok: true }))
+    }
+
+    #[tool(
+        description = "List permission requests (pending by default) from agents' turns and proxied tool calls.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn list_approvals(
+        &self,
+        Parameters(a): Parameters<ListApprovalsArgs>,
+    ) -> ToolOut<ApprovalsOut> {
+        let sid = a.session_id.as_deref().map(SessionId::from);
+        let status = (!a.all.unwrap_or(false)).then_some(ApprovalStatus::Pending);
+        let list = self
+            .engine
+            .list_approvals(self.ns(), sid.as_ref(), status)
+            .await
+            .map_err(fail)?;
+        Ok(Json(ApprovalsOut {
+            approvals: list.iter().map(ApprovalInfo::from).collect(),
+        }))
+    }
+
+    #[tool(
+        description = "Approve or reject a pending permission request; a scope wider than `once` also creates a grant.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn resolve_approval(
+        &self,
+        Parameters(a): Parameters<ResolveApprovalArgs>,
+    ) -> ToolOut<ApprovalOut> {
+        let decision = match a.decision {
+            DecisionArg::Approve => Decision::Approve,
+            DecisionArg::Reject => Decision::Reject,
+        };
+        let scope = a.scope.map(Scope::from).unwrap_or_default();
+        let approval = self
+            .engine
+            .resolve_approval(
+                self.ns(),
+                &ApprovalId::from(a.approval_id.as_str()),
+                decision,
+                scope,
+            )
+            .await
+            .map_err(fail)?;
+        Ok(Json(ApprovalOut {
+            approval: ApprovalInfo::from(&approval),
+        }))
+    }
+
+    #[tool(
+        description = "List standing grants that pre-answer permission requests.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn list_grants(&self, Parameters(_): Parameters<NoArgs>) -> ToolOut<GrantsOut> {
+        let list = self.engine.list_grants(self.ns()).await.map_err(fail)?;
+        Ok(Json(GrantsOut {
+            grants: list.iter().map(GrantInfo::from).collect(),
+        }))
+    }
+
+    #[tool(
+        description = "Revoke a standing grant.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn revoke_grant(&self, Parameters(a): Parameters<RevokeGrantArgs>) -> ToolOut<DoneOut> {
+        self.engine
+            .revoke_grant(self.ns(), &GrantId::from(a.grant_id.as_str()))
+            .await
+            .map_err(fail)?;
+        Ok(Json(DoneOut { ok: true }))
+    }
+
+    #[tool(
+        description = "List the external coding agents Hecate can drive (codex, claude_code, gemini, opencode, ...) and whether each is installed.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn list_adapters(&self, Parameters(_): Parameters<NoArgs>) -> ToolOut<AdaptersOut> {
+        let list = self.engine.list_adapters().await.map_err(fail)?;
+        let adapters = list
+            .iter()
+            .map(|a| serde_json::to_value(a).unwrap_or_default())
+            .collect();
+        Ok(Json(AdaptersOut { adapters }))
+    }
+
+    #[tool(
+        description = "Start an external agent in a scratch workspace and report whether it is ready (installed, authenticated, answering).",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = true)
+    )]
+    async fn probe_adapter(
+        &self,
+        Parameters(a): Parameters<ProbeAdapterArgs>,
+    ) -> ToolOut<ProbeOut> {
+        let report = self
+            .engine
+            .probe_adapter(&a.adapter_id)
+            .await
+            .map_err(fail)?;
+        Ok(Json(ProbeOut {
+            report: serde_json::to_value(&report).unwrap_or_default(),
+        }))
+    }
+
+    #[tool(
+        description = "Upstream MCP servers aggregated by this hub (policy, tools, failures) and the client pool's entries / in use / idle.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn upstream_status(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> ToolOut<UpstreamStatusOut> {
+        let catalog = self.engine.mcp_tools().await;
+        let servers = self
+            .engine
+            .mcp_servers()
+            .iter()
+            .map(|s| {
+                let failure = catalog.failures.iter().find(|f| f.server == s.name);
+                json!({
+                    "name": s.name,
+                    "policy": s.policy.as_str(),
+                    "tools": catalog.tools.iter().filter(|t| t.server == s.name).count(),
+                    "error": failure.map(|f| &f.error),
+                })
+            })
+            .collect();
+        Ok(Json(UpstreamStatusOut {
+            servers,
+            pool: serde_json::to_value(self.engine.mcp_pool_stats()).unwrap_or_default(),
+        }))
+    }
+}

@@ -1,0 +1,156 @@
+//! Upstream MCP tools as this connection exposes them (namespaced `NAME__tool`
+//! on the hub, original names on a single-upstream endpoint) and proxied calls:
+//! through the engine's policy gate, with upstream progress and logging relayed
+//! to the caller before the result, and MCP cancellation passed on.
+
+use super::elicit::{ElicitingPrompter, supports_elicitation};
+use super::errors::{protocol_error, tool_error};
+use super::server::HecateMcp;
+use crate::domain::error::{ErrorType, HecateError};
+use crate::engine::{ApprovalPrompter, McpCallOptions, UpstreamNotice, UpstreamTool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ProgressNotificationParam,
+    ProgressToken, Tool,
+};
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+impl HecateMcp {
+    /// Whether `t` belongs to what this connection serves.
+    fn in_scope(&self, t: &UpstreamTool) -> bool {
+        self.opts.upstream.as_ref().is_none_or(|u| *u == t.server)
+    }
+
+    /// The upstream tools this connection lists, schemas verbatim.
+    pub(crate) async fn upstream_tools(&self) -> Vec<Tool> {
+        let catalog = self.engine.mcp_tools().await;
+        for f in &catalog.failures {
+            tracing::warn!(server = %f.server, error = %f.error, "upstream MCP server unavailable");
+        }
+        catalog
+            .tools
+            .into_iter()
+            .filter(|t| self.in_scope(t))
+            .filter_map(|t| {
+                let mut def = t.definition;
+                if !self.is_hub()
+                    && let Some(obj) = def.as_object_mut()
+                {
+                    obj.insert("name".into(), serde_json::Value::String(t.tool.clone()));
+                }
+                match serde_json::from_value::<Tool>(def) {
+                    Ok(tool) => Some(tool),
+                    Err(e) => {
+                        tracing::warn!(tool = %t.exposed, error = %e, "skipping an upstream tool with an invalid definition");
+                        None
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The hub-wide name of a tool this connection calls `name`.
+    async fn exposed_name(&self, name: &str) -> String {
+        match &self.opts.upstream {
+            None => name.to_string(),
+            Some(server) => self
+                .engine
+                .mcp_tools()
+                .await
+                .tools
+                .into_iter()
+                .find(|t| &t.server == server && t.tool == name)
+                .map(|t| t.exposed)
+                .unwrap_or_else(|| format!("{server}__{name}")),
+        }
+    }
+
+    /// Proxies a call to an upstream tool.
+    pub(crate) async fn call_upstream(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let exposed = self.exposed_name(&request.name).await;
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let prompter: Option<Arc<dyn ApprovalPrompter>> =
+            supports_elicitation(&context.peer).then(|| {
+                Arc::new(ElicitingPrompter {
+                    peer: context.peer.clone(),
+                }) as Arc<dyn ApprovalPrompter>
+            });
+        let opts = McpCallOptions {
+            client: self.caller(&context.peer),
+            notices: Some(tx),
+            cancel: context.ct.clone(),
+            prompter,
+        };
+        let token = context.meta.get_progress_token();
+        let call = self
+            .engine
+            .mcp_call_tool(self.ns(), &exposed, request.arguments, opts);
+        tokio::pin!(call);
+        let result = loop {
+            tokio::select! {
+                r = &mut call => break r,
+                Some(n) = rx.recv() => relay(&context.peer, token.as_ref(), n).await,
+            }
+        };
+        while let Ok(n) = rx.try_recv() {
+            relay(&context.peer, token.as_ref(), n).await;
+        }
+        match result {
+            Ok(v) => match serde_json::from_value::<CallToolResult>(v) {
+                Ok(r) => Ok(r.into()),
+                Err(e) => Ok(tool_error(&HecateError::gateway(format!(
+                    "the upstream's result is not a CallToolResult: {e}"
+                )))
+                .into()),
+            },
+            Err(e) if e.error_type == ErrorType::NotFound => Err(protocol_error(&e)),
+            Err(e) => Ok(tool_error(&e).into()),
+        }
+    }
+}
+
+/// Forwards one upstream notification to the caller.
+#[allow(deprecated)]
+async fn relay(peer: &Peer<RoleServer>, token: Option<&ProgressToken>, n: UpstreamNotice) {
+    let sent = match n {
+        UpstreamNotice::Progress {
+            progress,
+            total,
+            message,
+        } => {
+            let Some(token) = token else { return };
+            let mut p = ProgressNotificationParam::new(token.clone(), progress);
+            if let Some(t) = total {
+                p = p.with_total(t);
+            }
+            if let Some(m) = message {
+                p = p.with_message(m);
+            }
+            peer.notify_progress(p).await
+        }
+        UpstreamNotice::Log {
+            level,
+            logger,
+            data,
+        } => {
+            let level = serde_json::from_value::<LoggingLevel>(serde_json::Value::String(level))
+                .unwrap_or(LoggingLevel::Info);
+            let mut p = LoggingMessageNotificationParam::new(level, data);
+            if let Some(l) = logger {
+                p = p.with_logger(l);
+            }
+            peer.notify_logging_message(p).await
+        }
+    };
+    if let Err(e) = sent {
+        tracing::debug!(error = %e, "could not relay an upstream notification");
+    }
+}

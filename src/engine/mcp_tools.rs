@@ -1,0 +1,373 @@
+//! Calls to upstream MCP tools made through the hub: the policy gate (auto,
+//! approval through the approval coordinator, block), the pooled call with
+//! progress, logging and cancellation passed through, eviction of broken
+//! connections, and an audit record of every call in the store.
+
+use super::Engine;
+use super::approvals::TurnAsker;
+use super::mcp_catalog::{DEFAULT_CALL_TIMEOUT, ToolPolicy, UpstreamTool, client_error};
+use crate::adapters::mcp::McpClientError;
+use crate::domain::approval::{Approval, ApprovalMode, Decision, Scope};
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::event::EngineEvent;
+use crate::domain::ids::{RunId, SessionId};
+use crate::domain::permission::{
+    PermissionAsker, PermissionKind, PermissionOption, PermissionOutcome, PermissionRequest,
+};
+use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus};
+use crate::domain::time::{now_millis, now_rfc3339};
+use crate::engine::bus::Received;
+use crate::store::McpCallRecord;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use crate::adapters::mcp::Notice as UpstreamNotice;
+
+/// Someone who can answer an approval on the spot (an MCP client's user, through
+/// elicitation). `None` means they did not answer; the approval is cancelled.
+pub trait ApprovalPrompter: Send + Sync {
+    /// Asks about `approval` and waits for the decision.
+    fn prompt(&self, approval: Approval) -> BoxFuture<'static, Option<(Decision, Scope)>>;
+}
+
+/// Who makes a proxied call and how to reach them while it runs.
+#[derive(Clone, Default)]
+pub struct McpCallOptions {
+    /// The calling client, for the audit log (e.g. `claude-code (stdio)`).
+    pub client: String,
+    /// Where progress and logging notifications of the upstream call go.
+    pub notices: Option<mpsc::UnboundedSender<UpstreamNotice>>,
+    /// Cancelled when the caller cancels; the upstream is told.
+    pub cancel: CancellationToken,
+    /// Asks the caller's user when the policy requires approval.
+    pub prompter: Option<Arc<dyn ApprovalPrompter>>,
+}
+
+/// How the policy gate decided.
+struct Gate {
+    decision: &'static str,
+    approval_id: Option<String>,
+    allowed: bool,
+}
+
+impl Engine {
+    /// The id of the namespace's hub session, which owns approvals of proxied
+    /// calls (approvals always belong to a session).
+    fn gateway_session_id(namespace: &str) -> SessionId {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        namespace.hash(&mut h);
+        SessionId(format!("agent_chat_mcp_gateway_{:016x}", h.finish()))
+    }
+
+    async fn ensure_gateway_session(&self, namespace: &str) -> Result<SessionId> {
+        let id = Self::gateway_session_id(namespace);
+        let known = self
+            .mcp_hub()
+            .gateway_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(namespace);
+        if known {
+            return Ok(id);
+        }
+        match self.get_session(namespace, &id).await {
+            Ok(_) => {}
+            Err(e) if e.error_type == ErrorType::NotFound => {
+                let now = now_rfc3339();
+                let session = Session {
+                    namespace: namespace.to_string(),
+                    id: id.clone(),
+                    title: "MCP tool calls (approvals of proxied upstream tools)".into(),
+                    runtime_kind: RuntimeKind::Model,
+                    provider: None,
+                    model: None,
+                    adapter_id: None,
+                    workspace: None,
+                    system_prompt: None,
+                    status: SessionStatus::Idle,
+                    native_session_id: None,
+                    guardrails: Guardrails::default(),
+                    turns_used: 0,
+                    session_started_at: None,
+                    last_activity_at: now.clone(),
+                    created_at: now.clone(),
+                    updated_at: now,
+                };
+                let created = self.blocking(move |s| s.create_session(&session)).await;
+                if created.is_err() {
+                    // Another process may have created it meanwhile.
+                    self.get_session(namespace, &id).await?;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        self.mcp_hub()
+            .gateway_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(namespace.to_string());
+        Ok(id)
+    }
+
+    /// Asks the approval coordinator about a `require_approval` call; the caller's
+    /// prompter (when any) answers the pending approval, otherwise an operator
+    /// (`hecate approvals resolve`) or the timeout does.
+    async fn gate_by_approval(
+        &self,
+        namespace: &str,
+        tool: &UpstreamTool,
+        opts: &McpCallOptions,
+    ) -> Result<Gate> {
+        let session_id = self.ensure_gateway_session(namespace).await?;
+        let run_id = RunId::generate();
+        let asker = TurnAsker {
+            engine: self.clone(),
+            namespace: namespace.to_string(),
+            adapter_id: Some(format!("mcp:{}", tool.server)),
+            workspace: None,
+            mode: ApprovalMode::Prompt,
+            timeout: self.config().approval_timeout,
+            cancel: opts.cancel.clone(),
+        };
+        let request = PermissionRequest {
+            session_id: session_id.clone(),
+            run_id: run_id.clone(),
+            tool_call_id: run_id.to_string(),
+            title: format!(
+                "Call {} ({} on MCP server {})",
+                tool.exposed, tool.tool, tool.server
+            ),
+            tool_kind: Some(format!("mcp:{}", tool.exposed)),
+            raw: json!({"server": tool.server, "tool": tool.tool, "client": opts.client}),
+            options: vec![
+                PermissionOption {
+                    id: "allow_once".into(),
+                    name: "Allow once".into(),
+                    kind: PermissionKind::AllowOnce,
+                },
+                PermissionOption {
+                    id: "allow_always".into(),
+                    name: "Allow for this session".into(),
+                    kind: PermissionKind::AllowAlways,
+                },
+                PermissionOption {
+                    id: "reject_once".into(),
+                    name: "Reject".into(),
+                    kind: PermissionKind::RejectOnce,
+                },
+            ],
+        };
+        let mut events = self.bus().subscribe(Some(session_id));
+        let ask = asker.ask(request);
+        tokio::pin!(ask);
+        let mut approval_id = None;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut ask => break outcome,
+                ev = events.recv() => match ev {
+                    Some(Received::Event(EngineEvent::ApprovalRequested { approval, .. }))
+                        if approval.run_id.as_ref() == Some(&run_id) =>
+                    {
+                        approval_id = Some(approval.id.to_string());
+                        if let Some(p) = opts.prompter.clone() {
+                            self.spawn_prompt(namespace, p, *approval);
+                        }
+                    }
+                    Some(Received::Event(EngineEvent::ApprovalResolved { approval, .. }))
+                        if approval.run_id.as_ref() == Some(&run_id) =>
+                    {
+                        approval_id = Some(approval.id.to_string());
+                    }
+                    Some(_) => {}
+                    None => {}
+                },
+            }
+        };
+        let (decision, allowed) = match outcome {
+            PermissionOutcome::Selected { option_id } if option_id.starts_with("allow") => {
+                ("approved", true)
+            }
+            PermissionOutcome::Selected { .. } => ("rejected", false),
+            PermissionOutcome::Cancelled => ("cancelled", false),
+        };
+        Ok(Gate {
+            decision,
+            approval_id,
+            allowed,
+        })
+    }
+
+    fn spawn_prompt(
+        &self,
+        namespace: &str,
+        prompter: Arc<dyn ApprovalPrompter>,
+        approval: Approval,
+    ) {
+        let engine = self.clone();
+        let ns = namespace.to_string();
+        tokio::spawn(async move {
+            let id = approval.id.clone();
+            let answer = prompter.prompt(approval).await;
+            let result = match answer {
+                Some((decision, scope)) => engine.resolve_approval(&ns, &id, decision, scope).await,
+                None => engine.cancel_approval(&ns, &id).await,
+            };
+            if let Err(e) = result
+                && e.error_type != ErrorType::Conflict
+            {
+                tracing::warn!(error = %e, "could not apply the client's approval answer");
+            }
+        });
+    }
+
+    /// Calls the upstream tool exposed as `exposed` with `arguments`, enforcing its
+    /// policy. Returns the upstream's `CallToolResult` JSON verbatim (which may be
+    /// a tool error). `not_found` means no such tool (a protocol error for MCP
+    /// clients); any other error is the call's failure, reported as a tool error.
+    pub async fn mcp_call_tool(
+        &self,
+        namespace: &str,
+        exposed: &str,
+        arguments: Option<Map<String, Value>>,
+        opts: McpCallOptions,
+    ) -> Result<Value> {
+        let started_at = now_rfc3339();
+        let started = now_millis();
+        let catalog = self.mcp_tools().await;
+        let tool = match catalog.tools.into_iter().find(|t| t.exposed == exposed) {
+            Some(t) => t,
+            None => return Err(self.unknown_or_blocked(exposed).await),
+        };
+        let mut record = McpCallRecord {
+            id: format!("mcpcall_{}", uuid::Uuid::now_v7().simple()),
+            namespace: namespace.to_string(),
+            server: tool.server.clone(),
+            tool: tool.tool.clone(),
+            exposed_name: tool.exposed.clone(),
+            client: opts.client.clone(),
+            policy: tool.policy.as_str().to_string(),
+            decision: "allowed".into(),
+            approval_id: None,
+            outcome: "not_called".into(),
+            error_type: None,
+            error_message: None,
+            argument_keys: arguments
+                .as_ref()
+                .map(|a| a.keys().cloned().collect())
+                .unwrap_or_default(),
+            argument_bytes: arguments
+                .as_ref()
+                .map(|a| {
+                    serde_json::to_string(a)
+                        .map(|s| s.len() as u64)
+                        .unwrap_or(0)
+                })
+                .unwrap_or(0),
+            started_at,
+            duration_ms: 0,
+        };
+        let result = self
+            .gated_call(namespace, &tool, arguments, &opts, &mut record)
+            .await;
+        record.duration_ms = now_millis() - started;
+        if let Err(e) = &result {
+            record.error_type = Some(e.error_type.code().to_string());
+            record.error_message = Some(e.message.clone());
+        }
+        let stored = record.clone();
+        if let Err(e) = self.blocking(move |s| s.record_mcp_call(&stored)).await {
+            tracing::warn!(error = %e, "could not write the MCP call audit record");
+        }
+        result
+    }
+
+    async fn unknown_or_blocked(&self, exposed: &str) -> HecateError {
+        let blocked = self.mcp_servers().iter().any(|s| {
+            exposed
+                .strip_prefix(&format!("{}__", s.name))
+                .is_some_and(|tool| s.policy_for(tool) == ToolPolicy::Block)
+        });
+        if blocked {
+            HecateError::invalid(format!("tool {exposed} is blocked by the hub's policy"))
+                .with_detail("policy", "block")
+        } else {
+            HecateError::not_found("tool", exposed)
+        }
+    }
+
+    async fn gated_call(
+        &self,
+        namespace: &str,
+        tool: &UpstreamTool,
+        arguments: Option<Map<String, Value>>,
+        opts: &McpCallOptions,
+        record: &mut McpCallRecord,
+    ) -> Result<Value> {
+        if tool.policy == ToolPolicy::RequireApproval {
+            let gate = self.gate_by_approval(namespace, tool, opts).await?;
+            record.decision = gate.decision.to_string();
+            record.approval_id = gate.approval_id;
+            if !gate.allowed {
+                return Err(HecateError::new(
+                    ErrorType::Conflict,
+                    format!(
+                        "the call to {} was not approved ({})",
+                        tool.exposed, gate.decision
+                    ),
+                )
+                .with_detail("decision", gate.decision));
+            }
+        }
+        let server = self.mcp_server(&tool.server)?;
+        let hub = self.mcp_hub();
+        let lease = hub.pool.acquire(&server.spec).await.map_err(|e| {
+            record.outcome = "failed".into();
+            client_error(&server.name, &e)
+        })?;
+        let timeout = server.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT);
+        match lease
+            .call_tool(
+                &tool.tool,
+                arguments,
+                opts.notices.clone(),
+                &opts.cancel,
+                timeout,
+            )
+            .await
+        {
+            Ok(v) => {
+                let is_error = v.get("isError").and_then(Value::as_bool).unwrap_or(false);
+                record.outcome = if is_error { "tool_error" } else { "ok" }.into();
+                Ok(v)
+            }
+            Err(McpClientError::Cancelled) => {
+                record.outcome = "cancelled".into();
+                Err(HecateError::new(
+                    ErrorType::Conflict,
+                    format!("the call to {} was cancelled", tool.exposed),
+                ))
+            }
+            Err(e) => {
+                if e.is_fatal_to_connection() {
+                    hub.pool.evict(&lease);
+                }
+                record.outcome = "failed".into();
+                Err(client_error(&server.name, &e))
+            }
+        }
+    }
+
+    /// The newest audit records of proxied calls in `namespace`.
+    pub async fn list_mcp_calls(
+        &self,
+        namespace: &str,
+        limit: usize,
+    ) -> Result<Vec<McpCallRecord>> {
+        let ns = namespace.to_string();
+        self.blocking(move |s| s.list_mcp_calls(&ns, limit)).await
+    }
+}
