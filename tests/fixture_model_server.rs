@@ -781,3 +781,122 @@ async fn model_listing_and_recording() {
     assert_eq!(chat["headers"]["content-type"], "application/json");
     assert_eq!(chat["body"], chat_body("hi", false));
 }
+
+#[tokio::test]
+async fn agent_mode_answers_by_request_shape() {
+    let server = Server::start(None, &["--agent-mode"]);
+
+    // Codex-shaped Responses request offering the freeform apply_patch tool.
+    let codex = json!({
+        "model": "gpt-5.5", "stream": true,
+        "tools": [{"type": "function", "name": "exec_command",
+                   "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}},
+                  {"type": "custom", "name": "apply_patch"}],
+        "input": [{"type": "message", "role": "user",
+                   "content": [{"type": "input_text", "text": "create file hello.txt containing hi"}]}],
+    });
+    let events = sse(post(&server.url("/v1/responses"), &codex).await).await;
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert!(
+        names.contains(&"response.custom_tool_call_input.delta"),
+        "{names:?}"
+    );
+    let (_, done) = events
+        .iter()
+        .find(|(e, _)| e == "response.output_item.done")
+        .expect("item done");
+    let item = &data_json(done)["item"];
+    assert_eq!(item["type"], "custom_tool_call");
+    assert_eq!(item["name"], "apply_patch");
+    assert_eq!(
+        item["input"],
+        "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"
+    );
+
+    // The tool result comes back: final text.
+    let mut follow_up = codex.clone();
+    follow_up["input"]
+        .as_array_mut()
+        .expect("input")
+        .extend([
+            json!({"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "..."}),
+            json!({"type": "custom_tool_call_output", "call_id": "c1", "output": "Success. Updated the following files:\nA hello.txt"}),
+        ]);
+    follow_up["stream"] = json!(false);
+    let body: Value = post(&server.url("/v1/responses"), &follow_up)
+        .await
+        .json()
+        .await
+        .expect("response");
+    assert_eq!(
+        body["output"][0]["content"][0]["text"],
+        "done: Success. Updated the following files: A hello.txt"
+    );
+
+    // Claude-shaped structured output (a title request) and a Write tool call.
+    let title = json!({
+        "model": "claude", "max_tokens": 100,
+        "messages": [{"role": "user", "content": "name this session"}],
+        "output_config": {"format": {"type": "json_schema", "schema": {
+            "type": "object", "properties": {"title": {"type": "string"}},
+            "required": ["title"], "additionalProperties": false}}},
+    });
+    let body: Value = post(&server.url("/v1/messages?beta=true"), &title)
+        .await
+        .json()
+        .await
+        .expect("message");
+    let text = body["content"][0]["text"].as_str().expect("text");
+    assert_eq!(data_json(text), json!({"title": "fixture"}));
+    let write = json!({
+        "model": "claude", "max_tokens": 100, "stream": false,
+        "system": "Primary working directory: /ws\n",
+        "tools": [{"name": "Write", "input_schema": {"type": "object",
+                   "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}}}}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "create file a.txt containing x"}]}],
+    });
+    let body: Value = post(&server.url("/v1/messages"), &write)
+        .await
+        .json()
+        .await
+        .expect("message");
+    assert_eq!(body["stop_reason"], "tool_use");
+    assert_eq!(
+        body["content"][0]["input"],
+        json!({"file_path": "/ws/a.txt", "content": "x\n"})
+    );
+
+    // Gemini-shaped shell request; plain prompts echo; Claude's connectivity check.
+    let gemini = json!({
+        "contents": [{"role": "user", "parts": [{"text": "run the command echo hi"}]}],
+        "tools": [{"functionDeclarations": [{"name": "run_shell_command",
+            "parametersJsonSchema": {"type": "object", "properties": {"command": {"type": "string"}}}}]}],
+    });
+    let body: Value = post(&server.url("/v1beta/models/g:generateContent"), &gemini)
+        .await
+        .json()
+        .await
+        .expect("gemini");
+    assert_eq!(
+        body["candidates"][0]["content"]["parts"][0]["functionCall"],
+        json!({"name": "run_shell_command", "args": {"command": "echo hi"}})
+    );
+    let body: Value = post(
+        &server.url("/v1/chat/completions"),
+        &chat_body("just chatting", false),
+    )
+    .await
+    .json()
+    .await
+    .expect("chat");
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "echo: just chatting"
+    );
+    let hello = client()
+        .head(server.url("/api/hello"))
+        .send()
+        .await
+        .expect("hello");
+    assert_eq!(hello.status(), 200);
+}

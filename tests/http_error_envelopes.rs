@@ -192,15 +192,34 @@ async fn runtime_workspace_and_model_mistakes_have_stable_types() {
     let a = api.post(sessions, json!({"title": "no model"})).await;
     assert_envelope(&a, 400, "agent_chat.model_required");
 
-    let id = api.create_session(json!({})).await;
-    let msgs = format!("{sessions}/{id}/messages");
+    let a = api
+        .post(sessions, json!({"runtime_kind": "external_agent", "adapter_id": "no-such-agent", "workspace": "/"}))
+        .await;
+    assert_envelope(&a, 400, "agent_chat.adapter_not_found");
+    // An external-agent session cannot switch back to a Hecate Chat runtime.
+    let workspace = tempfile::tempdir().expect("workspace");
     let a = api
         .post(
-            &msgs,
-            json!({"content": "hi", "runtime_kind": "external_agent"}),
+            sessions,
+            json!({
+                "runtime_kind": "external_agent",
+                "adapter_id": "codex",
+                "workspace": workspace.path().display().to_string()
+            }),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let external = a.body["data"]["id"].as_str().expect("id").to_string();
+    let a = api
+        .post(
+            &format!("{sessions}/{external}/messages"),
+            json!({"content": "hi", "runtime_kind": "model", "model": "fix/fixture-model"}),
         )
         .await;
     assert_envelope(&a, 400, "agent_chat.runtime_mismatch");
+
+    let id = api.create_session(json!({})).await;
+    let msgs = format!("{sessions}/{id}/messages");
     let a = api
         .post(&msgs, json!({"content": "hi", "runtime_kind": "robot"}))
         .await;

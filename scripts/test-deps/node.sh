@@ -25,7 +25,7 @@ BIN="$DEST/node_modules/.bin"
 BINS=(node claude-agent-acp codex-acp gemini opencode)
 
 # The stamp: the pinned package files and this script (how they are installed).
-want=$(cat "$SRC/package.json"  "$SRC/package-lock.json" scripts/test-deps/node.sh | sha256sum | cut -d' ' -f1)
+want=$(cat "$SRC/package.json" "$SRC/package-lock.json" scripts/test-deps/node.sh | sha256sum | cut -d' ' -f1)
 
 installed() {
     [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] || return 1

@@ -84,6 +84,7 @@ async fn direct(bin: &Path, script: &Path, ws: &Path) -> anyhow::Result<Timing> 
         session_id: SessionId::from("bench"),
         run_id: RunId::from("bench"),
         cancel: CancellationToken::new(),
+        delegate: None,
     };
     conn.prompt(
         &native.id,

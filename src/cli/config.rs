@@ -65,6 +65,39 @@ pub struct FileConfig {
     /// `[acp]`.
     #[serde(default)]
     pub acp: AcpSection,
+    /// `[mcp_servers.NAME]`: upstream MCP servers aggregated by `hecate mcp`.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerSection>,
+}
+
+/// `[mcp_servers.NAME]`: one upstream MCP server, over stdio (`command`, `args`,
+/// `env`, `cwd`) or Streamable HTTP (`url`, `headers`); values may reference
+/// `$VAR` / `${VAR}`, resolved when the server is started.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSection {
+    /// Program of a stdio server.
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment (added to the sanitized base environment).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// URL of a Streamable HTTP server.
+    pub url: Option<String>,
+    /// Headers sent to an HTTP server.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// `auto` (default), `require_approval` or `block`.
+    pub policy: Option<String>,
+    /// Per-tool policy overrides: `[mcp_servers.NAME.tools] write_file = "require_approval"`.
+    #[serde(default)]
+    pub tools: BTreeMap<String, String>,
+    /// Deadline of one call in milliseconds (default 120000).
+    pub timeout_ms: Option<u64>,
 }
 
 /// `[acp]`: `hecate acp` defaults.
@@ -330,6 +363,66 @@ impl Config {
             .unwrap_or_else(|| PathBuf::from("adapters"))
     }
 
+    /// The upstream MCP servers of `[mcp_servers.NAME]`, validated.
+    pub fn mcp_servers(&self) -> Result<Vec<crate::engine::UpstreamServer>, ConfigError> {
+        use crate::engine::{ServerSpec, ToolPolicy, UpstreamServer};
+        let bad = |name: &str, message: String| ConfigError::Parse {
+            path: self.path.clone(),
+            message: format!("[mcp_servers.{name}] {message}"),
+        };
+        let policy = |name: &str, v: &str| {
+            ToolPolicy::parse(v).ok_or_else(|| {
+                bad(
+                    name,
+                    format!("policy {v:?} is not auto, require_approval or block"),
+                )
+            })
+        };
+        let mut out = Vec::new();
+        for (name, s) in &self.file.mcp_servers {
+            let valid_name = !name.is_empty()
+                && !name.contains("__")
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid_name {
+                return Err(bad(
+                    name,
+                    "the name must be letters, digits, '-' or '_' (no \"__\")".into(),
+                ));
+            }
+            let spec = match (&s.command, &s.url) {
+                (Some(command), None) => ServerSpec::Stdio {
+                    command: command.clone(),
+                    args: s.args.clone(),
+                    env: s.env.clone(),
+                    cwd: s.cwd.clone(),
+                },
+                (None, Some(url)) => ServerSpec::Http {
+                    url: url.clone(),
+                    headers: s.headers.clone(),
+                },
+                _ => return Err(bad(name, "set exactly one of `command` or `url`".into())),
+            };
+            let tool_policies = s
+                .tools
+                .iter()
+                .map(|(t, p)| Ok((t.clone(), policy(name, p)?)))
+                .collect::<Result<_, ConfigError>>()?;
+            out.push(UpstreamServer {
+                name: name.clone(),
+                spec,
+                policy: match &s.policy {
+                    Some(p) => policy(name, p)?,
+                    None => ToolPolicy::Auto,
+                },
+                tool_policies,
+                call_timeout: s.timeout_ms.map(std::time::Duration::from_millis),
+            });
+        }
+        Ok(out)
+    }
+
     /// Default guardrails for new sessions.
     pub fn guardrails(&self) -> Guardrails {
         let g = self.file.guardrails;
@@ -448,6 +541,43 @@ mod tests {
         );
         let missing = Config::load(&dir.path().join("absent.toml"), &HashMap::new()).expect("ok");
         assert!(!missing.file_exists);
+    }
+
+    #[test]
+    fn mcp_servers_parse_with_policies_and_reject_ambiguity() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"srv\"]\nenv = { TOKEN = \"$T\" }\n\
+             policy = \"require_approval\"\n[mcp_servers.fs.tools]\nread = \"auto\"\n\
+             [mcp_servers.web]\nurl = \"http://127.0.0.1:1/mcp\"\nheaders = { Authorization = \"Bearer $T\" }\n",
+        )
+        .expect("writes");
+        let c = Config::load(&path, &HashMap::new()).expect("loads");
+        let servers = c.mcp_servers().expect("valid");
+        assert_eq!(servers.len(), 2);
+        let fs = &servers[0];
+        assert_eq!(fs.name, "fs");
+        assert_eq!(fs.policy_for("read"), crate::engine::ToolPolicy::Auto);
+        assert_eq!(
+            fs.policy_for("write"),
+            crate::engine::ToolPolicy::RequireApproval
+        );
+        std::fs::write(
+            &path,
+            "[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://b\"\n",
+        )
+        .expect("writes");
+        let c = Config::load(&path, &HashMap::new()).expect("loads");
+        assert!(c.mcp_servers().is_err(), "command and url together");
+        std::fs::write(
+            &path,
+            "[mcp_servers.x]\ncommand = \"a\"\npolicy = \"maybe\"\n",
+        )
+        .expect("writes");
+        let c = Config::load(&path, &HashMap::new()).expect("loads");
+        assert!(c.mcp_servers().is_err(), "unknown policy");
     }
 
     #[test]

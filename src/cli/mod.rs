@@ -10,6 +10,7 @@ mod chat;
 pub mod config;
 mod context;
 mod doctor;
+mod mcp;
 mod output;
 mod serve;
 mod sessions;
@@ -55,6 +56,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve ACP on stdio: Hecate as an agent for Zed, JetBrains and other editors.
     Acp(acp::AcpArgs),
+    /// Serve MCP on stdio (Hecate's tools and upstream servers); probe upstreams.
+    Mcp(mcp::McpArgs),
     /// Run the HTTP server (REST + SSE) on loopback.
     Serve(serve::ServeArgs),
     /// Chat with a model; the answer streams to stdout.
@@ -83,6 +86,7 @@ pub async fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Serve(ref a) => serve::run(&cli, a).await,
         Command::Acp(ref a) => acp::run(&cli, a).await,
+        Command::Mcp(ref a) => mcp::run(&cli, a).await,
         Command::Chat(ref a) => chat::run(&cli, a).await,
         Command::Sessions(ref c) => sessions::run(&cli, c).await,
         Command::Adapters(ref c) => adapters::run(&cli, c).await,

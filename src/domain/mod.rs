@@ -15,5 +15,6 @@ pub mod run;
 pub mod segment;
 pub mod session;
 pub mod time;
+pub mod workspace;
 
 pub use error::{ErrorType, HecateError};

@@ -25,6 +25,10 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Deadline of listing one upstream's tools, resources or prompts.
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a failed upstream listing is remembered before it is tried again, so
+/// one broken upstream does not make every listing wait for it.
+const FAILURE_TTL: Duration = Duration::from_secs(5);
+
 /// Deadline of a probe (spawn, initialize, tools/list).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -138,6 +142,7 @@ pub(crate) struct McpHub {
     servers: RwLock<Arc<Vec<UpstreamServer>>>,
     pub(crate) pool: Pool,
     tools: Mutex<HashMap<String, Vec<Value>>>,
+    failures: Mutex<HashMap<String, (std::time::Instant, HecateError)>>,
     resource_owner: Mutex<HashMap<String, String>>,
     pub(crate) changes: broadcast::Sender<McpChange>,
     pub(crate) gateway_sessions: Mutex<HashSet<String>>,
@@ -157,6 +162,7 @@ impl McpHub {
             servers: RwLock::new(Arc::new(Vec::new())),
             pool,
             tools: Mutex::new(HashMap::new()),
+            failures: Mutex::new(HashMap::new()),
             resource_owner: Mutex::new(HashMap::new()),
             changes,
             gateway_sessions: Mutex::new(HashSet::new()),
@@ -359,9 +365,30 @@ impl Engine {
         if let Some(t) = hub.cached_tools(&server.name) {
             return Ok(t);
         }
+        let recent = hub
+            .failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&server.name)
+            .filter(|(at, _)| at.elapsed() < FAILURE_TTL)
+            .map(|(_, e)| e.clone());
+        if let Some(e) = recent {
+            return Err(e);
+        }
+        let result = self.list_upstream_tools(server).await;
+        let mut failures = hub.failures.lock().unwrap_or_else(|p| p.into_inner());
+        match &result {
+            Ok(_) => failures.remove(&server.name),
+            Err(e) => failures.insert(server.name.clone(), (std::time::Instant::now(), e.clone())),
+        };
+        result
+    }
+
+    async fn list_upstream_tools(&self, server: &UpstreamServer) -> Result<Vec<Value>> {
+        let hub = self.mcp_hub();
         let lease = hub
             .pool
-            .acquire(&server.spec)
+            .acquire(&server.spec, server.call_timeout)
             .await
             .map_err(|e| client_error(&server.name, &e))?;
         let tools = match lease.list_tools(LIST_TIMEOUT).await {
@@ -383,8 +410,15 @@ impl Engine {
     /// The aggregated tools of every non-blocked upstream (blocked tools hidden).
     pub async fn mcp_tools(&self) -> McpCatalog {
         let servers = self.mcp_servers();
+        self.mcp_tools_of(servers.iter().collect()).await
+    }
+
+    /// The tools of `servers` only, named as in the full catalog (server names
+    /// contain no `__`, so names of different servers cannot collide except in
+    /// degenerate cases).
+    pub(crate) async fn mcp_tools_of(&self, servers: Vec<&UpstreamServer>) -> McpCatalog {
         let active: Vec<&UpstreamServer> = servers
-            .iter()
+            .into_iter()
             .filter(|s| s.policy != ToolPolicy::Block || !s.tool_policies.is_empty())
             .collect();
         let lists = futures::future::join_all(active.iter().map(|s| self.upstream_tools(s))).await;
@@ -442,7 +476,7 @@ impl Engine {
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
         {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec).await else {
+            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
                 continue;
             };
             if let Ok(list) = lease.list_resources(LIST_TIMEOUT).await {
@@ -470,7 +504,7 @@ impl Engine {
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
         {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec).await else {
+            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
                 continue;
             };
             if let Ok(list) = lease.list_resource_templates(LIST_TIMEOUT).await {
@@ -497,7 +531,7 @@ impl Engine {
             .collect();
         order.sort_by_key(|s| Some(&s.name) != owner.as_ref());
         for s in order {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec).await else {
+            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
                 continue;
             };
             if let Ok(v) = lease.read_resource(uri, LIST_TIMEOUT).await {
@@ -516,7 +550,7 @@ impl Engine {
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
         {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec).await else {
+            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
                 continue;
             };
             if let Ok(list) = lease.list_prompts(LIST_TIMEOUT).await {
@@ -533,6 +567,22 @@ impl Engine {
                 (s, n, e, def)
             })
             .collect()
+    }
+
+    /// Asks upstream `server` for completions; params and result are the MCP
+    /// `completion/complete` JSON.
+    pub async fn mcp_complete(&self, server: &str, params: Value) -> Result<Value> {
+        let s = self.mcp_server(server)?;
+        let lease = self
+            .mcp_hub()
+            .pool
+            .acquire(&s.spec, s.call_timeout)
+            .await
+            .map_err(|e| client_error(server, &e))?;
+        lease
+            .complete(params, LIST_TIMEOUT)
+            .await
+            .map_err(|e| client_error(server, &e))
     }
 
     /// Gets an upstream prompt by its exposed name; `not_found` when no upstream
@@ -554,7 +604,7 @@ impl Engine {
         let lease = self
             .mcp_hub()
             .pool
-            .acquire(&s.spec)
+            .acquire(&s.spec, s.call_timeout)
             .await
             .map_err(|e| client_error(&server, &e))?;
         lease

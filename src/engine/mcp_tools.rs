@@ -237,8 +237,7 @@ impl Engine {
     ) -> Result<Value> {
         let started_at = now_rfc3339();
         let started = now_millis();
-        let catalog = self.mcp_tools().await;
-        let tool = match catalog.tools.into_iter().find(|t| t.exposed == exposed) {
+        let tool = match self.find_upstream_tool(exposed).await {
             Some(t) => t,
             None => return Err(self.unknown_or_blocked(exposed).await),
         };
@@ -285,6 +284,31 @@ impl Engine {
         result
     }
 
+    /// Finds the tool exposed as `exposed`: first among the tools of the server its
+    /// prefix names (so a broken upstream elsewhere does not delay the call), then
+    /// in the whole catalog.
+    async fn find_upstream_tool(&self, exposed: &str) -> Option<UpstreamTool> {
+        let servers = self.mcp_servers();
+        if let Some((prefix, _)) = exposed.split_once("__") {
+            let own: Vec<_> = servers.iter().filter(|s| s.name == prefix).collect();
+            if !own.is_empty()
+                && let Some(t) = self
+                    .mcp_tools_of(own)
+                    .await
+                    .tools
+                    .into_iter()
+                    .find(|t| t.exposed == exposed)
+            {
+                return Some(t);
+            }
+        }
+        self.mcp_tools()
+            .await
+            .tools
+            .into_iter()
+            .find(|t| t.exposed == exposed)
+    }
+
     async fn unknown_or_blocked(&self, exposed: &str) -> HecateError {
         let blocked = self.mcp_servers().iter().any(|s| {
             exposed
@@ -324,10 +348,14 @@ impl Engine {
         }
         let server = self.mcp_server(&tool.server)?;
         let hub = self.mcp_hub();
-        let lease = hub.pool.acquire(&server.spec).await.map_err(|e| {
-            record.outcome = "failed".into();
-            client_error(&server.name, &e)
-        })?;
+        let lease = hub
+            .pool
+            .acquire(&server.spec, server.call_timeout)
+            .await
+            .map_err(|e| {
+                record.outcome = "failed".into();
+                client_error(&server.name, &e)
+            })?;
         let timeout = server.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT);
         match lease
             .call_tool(

@@ -15,6 +15,7 @@ use crate::domain::run::{Run, RunStatus};
 use crate::domain::segment::next_segment_id;
 use crate::domain::session::{RuntimeKind, Session, SessionStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::domain::workspace::WorkspaceDelegate;
 use crate::engine::approvals::TurnAsker;
 use crate::engine::bus::Subscription;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
@@ -71,6 +72,9 @@ pub struct SendMessage {
     pub mcp_servers: Vec<McpServerConfig>,
     /// Rich prompt content (images, resources) beside the plain text, when any.
     pub blocks: Vec<ContentBlock>,
+    /// Where an external agent's fs/terminal requests go when the client serves
+    /// them itself (an editor); Hecate serves them when absent.
+    pub workspace_delegate: Option<Arc<dyn WorkspaceDelegate>>,
 }
 
 /// Who may answer a turn's permission requests, and how to stop it.
@@ -78,6 +82,7 @@ struct TurnPolicy {
     namespace: String,
     approval_mode: ApprovalMode,
     cancel: CancellationToken,
+    delegate: Option<Arc<dyn WorkspaceDelegate>>,
 }
 
 /// A started turn: its ids, the stored user message, a live event subscription
@@ -162,6 +167,7 @@ struct TurnPlan {
     namespace: String,
     approval_mode: ApprovalMode,
     cancel: CancellationToken,
+    delegate: Option<Arc<dyn WorkspaceDelegate>>,
     guard: ActiveGuard,
 }
 
@@ -321,6 +327,7 @@ impl Engine {
             namespace: namespace.to_string(),
             approval_mode: req.approval_mode.unwrap_or(self.inner.config.approval_mode),
             cancel,
+            delegate: req.workspace_delegate.clone(),
             guard,
         };
         let engine = self.clone();
@@ -421,6 +428,7 @@ impl Engine {
             namespace,
             approval_mode,
             cancel,
+            delegate,
             guard,
         } = plan;
         let renew = self.spawn_lease_renewal(&session.id);
@@ -434,6 +442,7 @@ impl Engine {
                     namespace,
                     approval_mode,
                     cancel,
+                    delegate,
                 },
             )
             .await;
@@ -514,6 +523,7 @@ impl Engine {
             cancel: policy.cancel.clone(),
             events: tx,
             asker,
+            workspace_delegate: policy.delegate.clone(),
         };
         let runtime_fut = self.run_runtime(ctx);
         tokio::pin!(runtime_fut);

@@ -185,6 +185,7 @@ impl ExternalRuntime {
             session_id: ctx.session_id.clone(),
             run_id: ctx.run_id.clone(),
             cancel: ctx.cancel.clone(),
+            delegate: ctx.workspace_delegate.clone(),
         };
         let result = live.conn.prompt(&live.native_id, prompt, io).await;
         let mut report = TurnReport::ended(TurnEnd::Completed);

@@ -12,6 +12,7 @@ use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{ContentBlock, Message, ToolCall};
 use crate::domain::permission::PermissionAsker;
 use crate::domain::provider_call::Usage;
+use crate::domain::workspace::WorkspaceDelegate;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -37,6 +38,8 @@ pub struct TurnContext {
     pub events: UnboundedSender<RuntimeEvent>,
     /// How to ask permission for a tool call.
     pub asker: Arc<dyn PermissionAsker>,
+    /// Who serves an external agent's fs/terminal requests instead of Hecate.
+    pub workspace_delegate: Option<Arc<dyn WorkspaceDelegate>>,
 }
 
 /// The runtime target of a turn.

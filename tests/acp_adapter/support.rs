@@ -116,6 +116,7 @@ pub fn turn_io(
         session_id: SessionId::generate(),
         run_id: RunId::generate(),
         cancel,
+        delegate: None,
     };
     (io, rx)
 }

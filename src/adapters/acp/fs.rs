@@ -1,8 +1,10 @@
 //! `fs/read_text_file` and `fs/write_text_file`, confined to the session workspace.
 //! A missing file inside the workspace reads as empty (Gemini reads before it
 //! writes); a refused path answers a JSON-RPC error and leaves a diagnostic; a
-//! write reports the changed file.
+//! write reports the changed file. When the turn's client serves files itself (an
+//! editor), confined requests are forwarded to it instead (`editor.rs`).
 
+use crate::adapters::acp::editor;
 use crate::adapters::acp::paths::{PathRejection, confine};
 use crate::adapters::acp::routes::Shared;
 use crate::domain::event::RuntimeEvent;
@@ -56,6 +58,9 @@ pub(crate) async fn read_text_file(
 ) -> Result<ReadTextFileResponse, RpcError> {
     let native = req.session_id.0.as_ref();
     let path = confine(&shared.workspace, &req.path).map_err(|r| rejected(shared, native, r))?;
+    if let Some(d) = shared.delegate(native, |c| c.read_text_file) {
+        return editor::read_text_file(shared, native, d, path, req).await;
+    }
     let bytes = match tokio::fs::read(&path.real).await {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -81,6 +86,9 @@ pub(crate) async fn write_text_file(
         ));
     }
     let existed = tokio::fs::try_exists(&path.real).await.unwrap_or(false);
+    if let Some(d) = shared.delegate(native, |c| c.write_text_file) {
+        return editor::write_text_file(shared, native, d, path, existed, req).await;
+    }
     if let Some(parent) = path.real.parent() {
         tokio::fs::create_dir_all(parent)
             .await

@@ -2,12 +2,13 @@
 //! every agent→client message Hecate serves. Notifications are routed
 //! synchronously (keeping update order); requests are answered from spawned tasks
 //! so no handler ever blocks the dispatch loop (the SDK deadlock rule). Requests
-//! without a handler get the SDK's method-not-found answer.
+//! without a handler get the SDK's method-not-found answer. When the turn's client
+//! serves fs/terminal itself, those requests are forwarded to it (`editor.rs`).
 
 use crate::adapters::acp::convert::{permission_outcome, permission_request};
-use crate::adapters::acp::fs;
 use crate::adapters::acp::normalize::{normalize, raw_frame};
 use crate::adapters::acp::routes::{Route, ServingGuard, Shared};
+use crate::adapters::acp::{editor, fs};
 use crate::domain::event::RuntimeEvent;
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, CreateTerminalResponse, KillTerminalRequest, KillTerminalResponse,
@@ -173,7 +174,16 @@ pub(crate) async fn run_connection(
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: CreateTerminalRequest, responder, _cx: ConnectionTo<Agent>| {
+            async move |req: CreateTerminalRequest, responder, cx: ConnectionTo<Agent>| {
+                if let Some(d) = s_tcreate.delegate(&req.session_id.0, |c| c.terminal) {
+                    let shared = s_tcreate.clone();
+                    return cx.spawn(async move {
+                        let _serving = serving(&shared, &req.session_id.0);
+                        let result = editor::create_terminal(&shared, d, &req).await;
+                        log_respond(responder.respond_with_result(result));
+                        Ok(())
+                    });
+                }
                 let _serving = serving(&s_tcreate, &req.session_id.0);
                 let result = s_tcreate
                     .terminals
@@ -184,7 +194,16 @@ pub(crate) async fn run_connection(
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: TerminalOutputRequest, responder, _cx: ConnectionTo<Agent>| {
+            async move |req: TerminalOutputRequest, responder, cx: ConnectionTo<Agent>| {
+                if let Some(d) = s_tout.editor_terminal(&req.terminal_id.0) {
+                    let shared = s_tout.clone();
+                    return cx.spawn(async move {
+                        let _serving = serving(&shared, &req.session_id.0);
+                        let result = editor::terminal_output(d, &req.terminal_id.0).await;
+                        log_respond(responder.respond_with_result(result));
+                        Ok(())
+                    });
+                }
                 let _serving = serving(&s_tout, &req.session_id.0);
                 responder.respond_with_result(s_tout.terminals.output(&req.terminal_id.0))
             },
@@ -195,11 +214,14 @@ pub(crate) async fn run_connection(
                 let shared = s_twait.clone();
                 cx.spawn(async move {
                     let _serving = serving(&shared, &req.session_id.0);
-                    let result = shared
-                        .terminals
-                        .wait_for_exit(&req.terminal_id.0)
-                        .await
-                        .map(WaitForTerminalExitResponse::new);
+                    let result = match shared.editor_terminal(&req.terminal_id.0) {
+                        Some(d) => {
+                            let native = req.session_id.0.as_ref();
+                            editor::wait_for_exit(&shared, native, d, &req.terminal_id.0).await
+                        }
+                        None => shared.terminals.wait_for_exit(&req.terminal_id.0).await,
+                    }
+                    .map(WaitForTerminalExitResponse::new);
                     log_respond(responder.respond_with_result(result));
                     Ok(())
                 })
@@ -207,7 +229,17 @@ pub(crate) async fn run_connection(
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: KillTerminalRequest, responder, _cx: ConnectionTo<Agent>| {
+            async move |req: KillTerminalRequest, responder, cx: ConnectionTo<Agent>| {
+                if let Some(d) = s_tkill.editor_terminal(&req.terminal_id.0) {
+                    return cx.spawn(async move {
+                        let result = editor::kill(d, &req.terminal_id.0).await;
+                        log_respond(
+                            responder
+                                .respond_with_result(result.map(|()| KillTerminalResponse::new())),
+                        );
+                        Ok(())
+                    });
+                }
                 let result = s_tkill
                     .terminals
                     .kill(&req.terminal_id.0)
@@ -217,7 +249,19 @@ pub(crate) async fn run_connection(
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: ReleaseTerminalRequest, responder, _cx: ConnectionTo<Agent>| {
+            async move |req: ReleaseTerminalRequest, responder, cx: ConnectionTo<Agent>| {
+                if let Some(d) = s_trel.editor_terminal(&req.terminal_id.0) {
+                    let shared = s_trel.clone();
+                    return cx.spawn(async move {
+                        let result = editor::release(&shared, d, &req.terminal_id.0).await;
+                        log_respond(
+                            responder.respond_with_result(
+                                result.map(|()| ReleaseTerminalResponse::new()),
+                            ),
+                        );
+                        Ok(())
+                    });
+                }
                 let result = s_trel
                     .terminals
                     .release(&req.terminal_id.0)

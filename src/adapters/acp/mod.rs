@@ -7,6 +7,7 @@
 pub mod catalog;
 mod client;
 pub mod convert;
+mod editor;
 pub mod env;
 pub mod error;
 mod fs;

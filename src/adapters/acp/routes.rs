@@ -7,6 +7,7 @@ use crate::adapters::acp::terminal::Terminals;
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::permission::PermissionAsker;
+use crate::domain::workspace::{DelegateCapabilities, WorkspaceDelegate};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -72,6 +73,8 @@ pub(crate) struct TurnRoute {
     pub asker: Arc<dyn PermissionAsker>,
     /// Cancelled when the turn is cancelled or ends: pending asks answer `cancelled`.
     pub cancel: CancellationToken,
+    /// Serves fs/terminal requests instead of Hecate (the editor), when set.
+    pub delegate: Option<Arc<dyn WorkspaceDelegate>>,
 }
 
 /// Where one native session's traffic goes.
@@ -93,6 +96,7 @@ pub(crate) struct Shared {
     /// Terminals the agent created.
     pub terminals: Terminals,
     routes: Mutex<HashMap<String, Route>>,
+    editor_terminals: Mutex<HashMap<String, Arc<dyn WorkspaceDelegate>>>,
 }
 
 impl Shared {
@@ -103,7 +107,39 @@ impl Shared {
             raw_frames,
             terminals: Terminals::default(),
             routes: Mutex::new(HashMap::new()),
+            editor_terminals: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The running turn's delegate for `native_id`, when it serves what `serves` picks.
+    pub(crate) fn delegate(
+        &self,
+        native_id: &str,
+        serves: impl Fn(DelegateCapabilities) -> bool,
+    ) -> Option<Arc<dyn WorkspaceDelegate>> {
+        self.route(native_id)?
+            .turn?
+            .delegate
+            .filter(|d| serves(d.capabilities()))
+    }
+
+    /// Remembers that terminal `id` lives in `delegate` (or forgets it with `None`).
+    pub(crate) fn set_editor_terminal(
+        &self,
+        id: &str,
+        delegate: Option<Arc<dyn WorkspaceDelegate>>,
+    ) {
+        if let Ok(mut m) = self.editor_terminals.lock() {
+            match delegate {
+                Some(d) => m.insert(id.to_string(), d),
+                None => m.remove(id),
+            };
+        }
+    }
+
+    /// The delegate owning terminal `id`, when the editor created it.
+    pub(crate) fn editor_terminal(&self, id: &str) -> Option<Arc<dyn WorkspaceDelegate>> {
+        self.editor_terminals.lock().ok()?.get(id).cloned()
     }
 
     pub(crate) fn route(&self, native_id: &str) -> Option<Route> {

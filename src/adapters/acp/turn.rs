@@ -10,6 +10,7 @@ use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::message::ContentBlock;
 use crate::domain::permission::PermissionAsker;
+use crate::domain::workspace::WorkspaceDelegate;
 use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,6 +33,8 @@ pub struct TurnIo {
     pub run_id: RunId,
     /// Cancelled to stop the turn.
     pub cancel: CancellationToken,
+    /// Serves the agent's fs/terminal requests instead of Hecate (an editor), when set.
+    pub delegate: Option<Arc<dyn WorkspaceDelegate>>,
 }
 
 impl std::fmt::Debug for TurnIo {
@@ -65,6 +68,7 @@ impl AgentConnection {
                     run_id: io.run_id.clone(),
                     asker: io.asker.clone(),
                     cancel: turn_cancel.clone(),
+                    delegate: io.delegate.clone(),
                 }),
                 activity: activity.clone(),
             },

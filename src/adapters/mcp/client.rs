@@ -8,16 +8,18 @@ use super::error::McpClientError;
 use super::process::UpstreamProcess;
 use super::spec::ResolvedTransport;
 // Logging is SEP-2577-deprecated in rmcp but still part of protocol 2025-11-25.
-#[allow(deprecated)]
-use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, GetPromptRequestParams, Implementation, PingRequest,
-    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
-    ResourceUpdatedNotificationParam, ServerResult,
+    ClientConfig, ClientRequest, CompleteRequest, CompleteRequestParams, ElicitRequestParams,
+    ElicitResult, GetPromptRequestParams, Implementation, PingRequest, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, ResourceUpdatedNotificationParam, ServerResult,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+#[allow(deprecated)]
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, LoggingMessageNotificationParam,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,8 +31,12 @@ use tokio_util::sync::CancellationToken;
 /// How long a dying process gets to flush its last stderr lines into an error.
 const STDERR_DRAIN: Duration = Duration::from_millis(150);
 
-/// A notification an upstream sent while one of our calls was in flight.
-#[derive(Debug, Clone, PartialEq)]
+/// The answer to an upstream's request: the result JSON, or a JSON-RPC error.
+pub type Reply = Result<Value, (i32, String)>;
+
+/// A notification (or request) an upstream sent while one of our calls was in
+/// flight.
+#[derive(Debug)]
 pub enum Notice {
     /// `notifications/progress` for the call.
     Progress {
@@ -49,6 +55,16 @@ pub enum Notice {
         logger: Option<String>,
         /// The payload.
         data: Value,
+    },
+    /// A server→client request (`sampling/createMessage`, `elicitation/create`)
+    /// to be answered by whoever made the call.
+    Request {
+        /// The method.
+        method: String,
+        /// Its params.
+        params: Value,
+        /// Where the answer goes.
+        reply: tokio::sync::oneshot::Sender<Reply>,
     },
 }
 
@@ -98,13 +114,82 @@ struct Handler {
     changes: broadcast::Sender<Changed>,
 }
 
+impl Handler {
+    /// Forwards a server→client request to the most recent in-flight call.
+    async fn forward(&self, method: &str, params: Value) -> Result<Value, ErrorData> {
+        let sink = {
+            let inflight = Routes::lock(&self.routes.inflight);
+            inflight
+                .iter()
+                .max_by_key(|(k, _)| **k)
+                .map(|(_, s)| s.clone())
+        };
+        let Some(sink) = sink else {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("{method}: no call in flight whose client could answer"),
+                None,
+            ));
+        };
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        sink.send(Notice::Request {
+            method: method.to_string(),
+            params,
+            reply,
+        })
+        .map_err(|_| ErrorData::internal_error("the caller is gone", None))?;
+        match rx.await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err((code, message))) => {
+                Err(ErrorData::new(rmcp::model::ErrorCode(code), message, None))
+            }
+            Err(_) => Err(ErrorData::internal_error("the caller did not answer", None)),
+        }
+    }
+}
+
 #[allow(deprecated)]
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        // Sampling and elicitation are advertised so upstreams can ask; each
+        // request is forwarded to the client that made the call in flight.
+        let caps: ClientCapabilities = serde_json::from_value(serde_json::json!({
+            "sampling": {},
+            "elicitation": {}
+        }))
+        .unwrap_or_default();
         ClientConfig::new(
-            ClientCapabilities::default(),
+            caps,
             Implementation::new("hecate", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let v = self
+            .forward(
+                "sampling/createMessage",
+                serde_json::to_value(&params).unwrap_or_default(),
+            )
+            .await?;
+        serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let v = self
+            .forward(
+                "elicitation/create",
+                serde_json::to_value(&request).unwrap_or_default(),
+            )
+            .await?;
+        serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn on_progress(
@@ -133,13 +218,12 @@ impl ClientHandler for Handler {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_else(|| "info".into());
-        let notice = Notice::Log {
-            level,
-            logger: params.logger,
-            data: params.data,
-        };
         for sink in Routes::lock(&self.routes.inflight).values() {
-            let _ = sink.send(notice.clone());
+            let _ = sink.send(Notice::Log {
+                level: level.clone(),
+                logger: params.logger.clone(),
+                data: params.data.clone(),
+            });
         }
     }
 
@@ -537,6 +621,30 @@ impl Upstream {
                 "prompts/get",
                 timeout,
                 self.service.peer().get_prompt(params),
+            )
+            .await?;
+        Ok(serde_json::to_value(&r).unwrap_or(Value::Null))
+    }
+
+    /// Asks for completions (`completion/complete`, params as JSON); the
+    /// `CompleteResult` as JSON.
+    pub async fn complete(
+        &self,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, McpClientError> {
+        let params: CompleteRequestParams =
+            serde_json::from_value(params).map_err(|e| McpClientError::Protocol {
+                code: -32602,
+                message: e.to_string(),
+            })?;
+        let r = self
+            .bounded(
+                "completion/complete",
+                timeout,
+                self.service
+                    .peer()
+                    .send_request(ClientRequest::CompleteRequest(CompleteRequest::new(params))),
             )
             .await?;
         Ok(serde_json::to_value(&r).unwrap_or(Value::Null))

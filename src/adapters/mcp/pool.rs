@@ -167,14 +167,20 @@ impl Pool {
     }
 
     /// A lease on the connection for `spec`, bringing it up (with one retry) when
-    /// it is not cached.
-    pub async fn acquire(&self, spec: &ServerSpec) -> Result<Lease, McpClientError> {
+    /// it is not cached; `init_timeout` bounds each bring-up attempt (the pool's
+    /// default when absent).
+    pub async fn acquire(
+        &self,
+        spec: &ServerSpec,
+        init_timeout: Option<Duration>,
+    ) -> Result<Lease, McpClientError> {
         let transport = self.resolve(spec)?;
+        let init_timeout = init_timeout.unwrap_or(self.inner.opts.init_timeout);
         let key = transport.key();
         loop {
             let slot = self.slots().entry(key).or_default().clone();
             let result = slot
-                .get_or_try_init(|| self.bring_up(&transport, key))
+                .get_or_try_init(|| self.bring_up(&transport, key, init_timeout))
                 .await
                 .cloned();
             match result {
@@ -204,16 +210,16 @@ impl Pool {
         &self,
         transport: &ResolvedTransport,
         key: u64,
+        init_timeout: Duration,
     ) -> Result<Arc<Entry>, McpClientError> {
         let opts = &self.inner.opts;
-        let upstream = match Upstream::connect(transport, &self.inner.base_env, opts.init_timeout)
-            .await
+        let upstream = match Upstream::connect(transport, &self.inner.base_env, init_timeout).await
         {
             Ok(u) => u,
             Err(e) if e.is_retryable() => {
                 tracing::warn!(upstream = %transport.label(), error = %e, "MCP upstream bring-up failed; retrying once");
                 tokio::time::sleep(opts.retry_delay).await;
-                Upstream::connect(transport, &self.inner.base_env, opts.init_timeout).await?
+                Upstream::connect(transport, &self.inner.base_env, init_timeout).await?
             }
             Err(e) => return Err(e),
         };

@@ -103,6 +103,15 @@ pub fn mcp_server(s: &McpServer) -> Option<McpServerConfig> {
 /// A Hecate error as a JSON-RPC error for the editor: readable message, stable
 /// `type` in `data`; auth and not-found get their ACP codes.
 pub fn to_rpc(e: &HecateError) -> Error {
+    let mut data = serde_json::to_value(e).unwrap_or_default();
+    if e.details.get("reason").and_then(|r| r.as_str()) == Some("agent_auth_required") {
+        data["authRequired"] = serde_json::json!(true);
+        return Error::new(
+            ErrorCode::AUTH_REQUIRED,
+            format!("Authentication required: {}", e.message),
+        )
+        .data(data);
+    }
     let code = match e.error_type {
         ErrorType::NotFound => ErrorCode::RESOURCE_NOT_FOUND,
         ErrorType::InvalidRequest
@@ -111,8 +120,7 @@ pub fn to_rpc(e: &HecateError) -> Error {
         | ErrorType::ModelRequired => ErrorCode::INVALID_PARAMS,
         _ => ErrorCode::INTERNAL_ERROR,
     };
-    Error::new(code, format!("{} {}", e.user_message, e.message))
-        .data(serde_json::to_value(e).unwrap_or_default())
+    Error::new(code, format!("{} {}", e.user_message, e.message)).data(data)
 }
 
 /// The error sent when nothing is configured to answer.

@@ -6,8 +6,12 @@
 mod convert;
 mod handlers;
 mod permission;
+mod prompt;
 mod render;
+mod sessions;
 mod state;
+pub mod transport;
+mod workspace;
 
 use crate::engine::Engine;
 use agent_client_protocol::Agent;
@@ -23,11 +27,12 @@ pub enum AcpBridgeError {
     Connection(String),
 }
 
-/// Serves ACP on this process's stdin/stdout until the client closes stdin; then
+/// Serves ACP on this process's stdin/stdout (lines over
+/// [`transport::MAX_FRAME_BYTES`] refused) until the client closes stdin; then
 /// cancels running turns and shuts down every supervised agent.
 pub async fn serve_stdio(engine: Engine, config: BridgeConfig) -> Result<(), AcpBridgeError> {
     let shared = Arc::new(state::Shared::new(engine.clone(), config));
-    let result = handlers::connect(shared, agent_client_protocol::Stdio::new()).await;
+    let result = handlers::connect(shared, transport::stdio(transport::MAX_FRAME_BYTES)).await;
     engine.shutdown().await;
     result
 }

@@ -5,7 +5,10 @@
 use super::render::permission_tool_call;
 use super::state::Shared;
 use crate::domain::approval::{Approval, Decision, Scope};
+use crate::domain::event::EngineEvent;
+use crate::domain::ids::ApprovalId;
 use crate::domain::permission::{PermissionKind, PermissionOption};
+use crate::engine::bus::{Received, Subscription};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -39,8 +42,47 @@ fn decision_for(approval: &Approval, option_id: &str) -> Option<(Decision, Scope
     })
 }
 
+/// Waits until `approval` is resolved by someone other than the editor (a
+/// timeout, a cancelled turn, another process); never returns otherwise.
+async fn resolved_elsewhere(mut events: Subscription, approval: &ApprovalId) {
+    while let Some(r) = events.recv().await {
+        if let Received::Event(EngineEvent::ApprovalResolved { approval: a, .. }) = r
+            && &a.id == approval
+        {
+            return;
+        }
+    }
+    std::future::pending::<()>().await;
+}
+
+/// Applies the editor's answer to `approval`.
+async fn apply(shared: &Shared, approval: &Approval, outcome: Option<RequestPermissionOutcome>) {
+    let ns = &shared.config.namespace;
+    let decision = match outcome {
+        Some(RequestPermissionOutcome::Selected(s)) => decision_for(approval, &s.option_id.0),
+        _ => None,
+    };
+    let result = match decision {
+        Some((d, scope)) => shared
+            .engine
+            .resolve_approval(ns, &approval.id, d, scope)
+            .await
+            .map(|_| ()),
+        None => shared
+            .engine
+            .cancel_approval(ns, &approval.id)
+            .await
+            .map(|_| ()),
+    };
+    if let Err(e) = result {
+        // Someone else (a grant, a timeout, another terminal) answered first.
+        tracing::debug!(error = %e, "permission answer not applied");
+    }
+}
+
 /// Asks the editor about `approval` and resolves it with the answer (in a task, so
-/// the connection keeps flowing while the user decides).
+/// the connection keeps flowing while the user decides). When the approval is
+/// resolved elsewhere first, the editor's request is withdrawn.
 pub fn forward(
     shared: Arc<Shared>,
     cx: ConnectionTo<Client>,
@@ -59,42 +101,22 @@ pub fn forward(
             tool_call,
             acp_options(&approval),
         );
-        let ns = shared.config.namespace.clone();
-        let answer = cx.send_request(request).block_task().await;
-        let result = match answer {
-            Ok(resp) => match resp.outcome {
-                RequestPermissionOutcome::Selected(s) => {
-                    match decision_for(&approval, &s.option_id.0) {
-                        Some((d, scope)) => shared
-                            .engine
-                            .resolve_approval(&ns, &approval.id, d, scope)
-                            .await
-                            .map(|_| ()),
-                        None => shared
-                            .engine
-                            .cancel_approval(&ns, &approval.id)
-                            .await
-                            .map(|_| ()),
-                    }
+        let events = shared
+            .engine
+            .bus()
+            .subscribe(Some(approval.session_id.clone()));
+        let answer = cx.send_request(request).block_task();
+        let outcome = tokio::select! {
+            a = answer => match a {
+                Ok(resp) => Some(resp.outcome),
+                Err(e) => {
+                    tracing::warn!(error = ?e, "the client did not answer the permission request");
+                    None
                 }
-                _ => shared
-                    .engine
-                    .cancel_approval(&ns, &approval.id)
-                    .await
-                    .map(|_| ()),
             },
-            Err(e) => {
-                tracing::warn!(error = ?e, "the client did not answer the permission request");
-                shared
-                    .engine
-                    .cancel_approval(&ns, &approval.id)
-                    .await
-                    .map(|_| ())
-            }
+            // Dropping the pending request withdraws it from the editor.
+            _ = resolved_elsewhere(events, &approval.id) => return,
         };
-        if let Err(e) = result {
-            // Someone else (a grant, a timeout, another terminal) answered first.
-            tracing::debug!(error = %e, "permission answer not applied");
-        }
+        apply(&shared, &approval, outcome).await;
     });
 }

@@ -1,13 +1,17 @@
 //! The bridge's per-process and per-thread state: configuration, the current target
-//! of each session, and the client's capabilities.
+//! of each session, the client's capabilities, and the prompts in flight (so a
+//! `session/cancel` that overtakes a starting turn still stops it).
 
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
+use crate::domain::workspace::DelegateCapabilities;
 use crate::engine::Engine;
 use crate::engine::targets::{Target, TargetRef};
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// How `hecate acp` was configured.
 #[derive(Debug, Clone, Default)]
@@ -38,7 +42,13 @@ pub struct Shared {
     /// Configuration.
     pub config: BridgeConfig,
     threads: Mutex<HashMap<SessionId, Thread>>,
-    client_fs: Mutex<(bool, bool, bool)>,
+    client_caps: Mutex<DelegateCapabilities>,
+    prompts: Mutex<HashMap<SessionId, (u64, CancellationToken)>>,
+    next_prompt: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Shared {
@@ -48,27 +58,25 @@ impl Shared {
             engine,
             config,
             threads: Mutex::new(HashMap::new()),
-            client_fs: Mutex::new((false, false, false)),
+            client_caps: Mutex::new(DelegateCapabilities::default()),
+            prompts: Mutex::new(HashMap::new()),
+            next_prompt: AtomicU64::new(1),
         }
-    }
-
-    fn threads(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Thread>> {
-        self.threads.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The thread of a session, if this process knows it.
     pub fn thread(&self, id: &SessionId) -> Option<Thread> {
-        self.threads().get(id).cloned()
+        lock(&self.threads).get(id).cloned()
     }
 
     /// Records (or replaces) a thread.
     pub fn set_thread(&self, id: SessionId, thread: Thread) {
-        self.threads().insert(id, thread);
+        lock(&self.threads).insert(id, thread);
     }
 
     /// Changes a thread's target.
     pub fn set_target(&self, id: &SessionId, target: TargetRef) -> bool {
-        match self.threads().get_mut(id) {
+        match lock(&self.threads).get_mut(id) {
             Some(t) => {
                 t.target = target;
                 true
@@ -77,9 +85,43 @@ impl Shared {
         }
     }
 
-    /// Remembers what the client can do (fs read, fs write, terminal).
-    pub fn set_client_caps(&self, read: bool, write: bool, terminal: bool) {
-        *self.client_fs.lock().unwrap_or_else(|p| p.into_inner()) = (read, write, terminal);
+    /// Remembers what the client serves itself (fs read, fs write, terminal).
+    pub fn set_client_caps(&self, caps: DelegateCapabilities) {
+        *lock(&self.client_caps) = caps;
+    }
+
+    /// What the client serves itself.
+    pub fn client_caps(&self) -> DelegateCapabilities {
+        *lock(&self.client_caps)
+    }
+
+    /// Marks a prompt of `id` as received and returns its ticket and cancel token
+    /// (fired by `session/cancel`). Called from the dispatch loop, so it is in
+    /// place before any cancel the client sends after the prompt.
+    pub fn prompt_received(&self, id: &SessionId) -> (u64, CancellationToken) {
+        let ticket = self.next_prompt.fetch_add(1, Ordering::Relaxed);
+        let token = CancellationToken::new();
+        lock(&self.prompts).insert(id.clone(), (ticket, token.clone()));
+        (ticket, token)
+    }
+
+    /// Forgets the prompt of `id` with `ticket` (a newer prompt keeps its entry).
+    pub fn prompt_done(&self, id: &SessionId, ticket: u64) {
+        let mut prompts = lock(&self.prompts);
+        if prompts.get(id).is_some_and(|(t, _)| *t == ticket) {
+            prompts.remove(id);
+        }
+    }
+
+    /// Fires the cancel token of `id`'s prompt, when one is in flight.
+    pub fn cancel_prompt(&self, id: &SessionId) -> bool {
+        match lock(&self.prompts).get(id) {
+            Some((_, t)) => {
+                t.cancel();
+                true
+            }
+            None => false,
+        }
     }
 
     /// The targets on offer now.

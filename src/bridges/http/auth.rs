@@ -1,6 +1,7 @@
-//! Access control for the API paths (`/hecate/v1/*`, later `/mcp`): DNS-rebinding
-//! protection (Host and Origin must name loopback when the server is bound to
-//! loopback) and the bearer token, compared in constant time. `/healthz` is open.
+//! Access control for the API paths (`/hecate/v1/*`): DNS-rebinding protection
+//! (Host and Origin must name loopback when the server is bound to loopback) and
+//! the bearer token, compared in constant time. `/healthz` is open. [`Guard`] is
+//! public so other HTTP surfaces (the MCP endpoint) can apply the same rules.
 
 use super::envelope::ApiError;
 use super::request_id::is_api_path;

@@ -156,7 +156,13 @@ pub async fn run(hub: Arc<HubInner>, session_id: SessionId, handle: FeedHandle) 
                 && let Some(at) = last_render
                 && at.elapsed() < THROTTLE
             {
-                tokio::time::sleep(THROTTLE - at.elapsed()).await;
+                // Runtime events wait out the throttle; a turn's start or end
+                // (a store change) cuts the wait short.
+                tokio::select! {
+                    _ = tokio::time::sleep(THROTTLE - at.elapsed()) => {}
+                    _ = handle.wake.notified() => {}
+                }
+                continue;
             }
             let flags = handle.dirty.swap(0, Ordering::SeqCst);
             last_render = Some(Instant::now());

@@ -52,6 +52,7 @@ pub async fn send(
                 model: req.model.filter(|m| !m.is_empty()),
                 system_prompt: req.system_prompt,
                 workspace: req.workspace,
+                adapter_id: req.adapter_id.filter(|a| !a.is_empty()),
                 request_id: ids.map(|Extension(ids)| ids.request_id),
                 ..SendMessage::default()
             },

@@ -21,7 +21,7 @@ mod stream;
 mod system;
 pub mod wire;
 
-pub use auth::HostPolicy;
+pub use auth::{Guard, HostPolicy};
 pub use envelope::{ApiError, ErrorBody, ErrorEnvelope};
 pub use extract::MAX_BODY_BYTES;
 pub use openapi::document as openapi_document;

@@ -28,9 +28,10 @@ pub struct RequestIds {
     pub trace_id: String,
 }
 
-/// Whether `path` belongs to the enveloped API (`/hecate/v1` and, later, `/mcp`).
+/// Whether `path` belongs to the enveloped, guarded API (`/hecate/v1`). The MCP
+/// endpoint (`/mcp`, nested beside this router) has its own guard and framing.
 pub fn is_api_path(path: &str) -> bool {
-    path == "/hecate/v1" || path.starts_with("/hecate/v1/") || path == "/mcp"
+    path == "/hecate/v1" || path.starts_with("/hecate/v1/")
 }
 
 /// Assigns the ids, runs the request inside a tracing span carrying them, sets the
@@ -103,5 +104,6 @@ mod tests {
         assert!(is_api_path("/hecate/v1"));
         assert!(!is_api_path("/hecate/v10"));
         assert!(!is_api_path("/healthz"));
+        assert!(!is_api_path("/mcp"));
     }
 }

@@ -236,7 +236,8 @@ pub async fn cancel(
 
 /// Closes the session's live resources while keeping its history: a running turn
 /// is cancelled and awaited briefly (409 `agent_chat.session_stopping` if it does
-/// not settle). Model sessions hold nothing else, so they are returned as they are.
+/// not settle) and an external agent's native session and process are closed.
+/// Model sessions hold nothing else, so they are returned as they are.
 #[utoipa::path(
     post,
     path = "/hecate/v1/agent-chat/sessions/{id}/close",
@@ -255,18 +256,13 @@ pub async fn close(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<SessionResponse>, ApiError> {
     let sid = SessionId::from(id);
-    match state.engine.cancel(&state.namespace, &sid).await {
-        Ok(()) => {
-            if !state.engine.wait_turn_settled(&sid, CLOSE_WAIT).await {
-                return Err(HecateError::new(
-                    ErrorType::SessionStopping,
-                    format!("session {sid} is still stopping its turn"),
-                )
-                .into());
-            }
-        }
-        Err(e) if e.error_type == ErrorType::SessionNotRunning => {}
-        Err(e) => return Err(e.into()),
+    state.engine.close_session(&state.namespace, &sid).await?;
+    if !state.engine.wait_turn_settled(&sid, CLOSE_WAIT).await {
+        return Err(HecateError::new(
+            ErrorType::SessionStopping,
+            format!("session {sid} is still stopping its turn"),
+        )
+        .into());
     }
     Ok(session_response(load_transcript(&state, &sid).await?))
 }

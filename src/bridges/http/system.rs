@@ -40,6 +40,7 @@ pub async fn stats(State(state): State<HttpState>) -> Result<Json<StatsResponse>
     let store = engine.store_health().await?;
     let pending = engine.pending_approval_count(&state.namespace).await?;
     let running = engine.running_turns() as u64;
+    let pool = engine.mcp_pool_stats();
     Ok(Json(StatsResponse {
         object: "system_stats".to_string(),
         data: StatsDto {
@@ -50,10 +51,10 @@ pub async fn stats(State(state): State<HttpState>) -> Result<Json<StatsResponse>
             pending_approvals: pending as u64,
             approval_mode: engine.config().approval_mode.as_str().to_string(),
             mcp_pool: McpPoolDto {
-                configured: false,
-                entries: 0,
-                in_use: 0,
-                idle: 0,
+                configured: !engine.mcp_servers().is_empty(),
+                entries: pool.entries as u64,
+                in_use: pool.in_use as u64,
+                idle: pool.idle as u64,
             },
             store: StoreDto {
                 backend: store.backend,

@@ -7,10 +7,11 @@ use crate::engine::Engine;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 // Logging is SEP-2577-deprecated in rmcp but still part of protocol 2025-11-25.
 #[allow(deprecated)]
@@ -112,6 +113,7 @@ impl ServerHandler for HecateMcp {
     fn get_info(&self) -> ServerConfig {
         let caps = ServerCapabilities::builder()
             .enable_logging()
+            .enable_completions()
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_resources()
@@ -235,6 +237,22 @@ impl ServerHandler for HecateMcp {
         self.prompt(&request.name, request.arguments)
             .await
             .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Some(server) = &self.opts.upstream else {
+            return Ok(CompleteResult::default());
+        };
+        let params = serde_json::to_value(&request).unwrap_or_default();
+        match self.engine.mcp_complete(server, params).await {
+            Ok(v) => serde_json::from_value(v)
+                .map_err(|e| ErrorData::internal_error(format!("upstream completion: {e}"), None)),
+            Err(e) => Err(super::errors::protocol_error(&e)),
+        }
     }
 
     #[allow(deprecated)]

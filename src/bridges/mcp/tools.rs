@@ -16,9 +16,6 @@ use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use serde_json::json;
 
-/// A tool's outcome: structured output, or a tool error result.
-pub type ToolOut<T> = Result<Json<T>, CallToolResult>;
-
 fn fail(e: HecateError) -> CallToolResult {
     tool_error(&e)
 }
@@ -46,7 +43,7 @@ impl HecateMcp {
     async fn list_sessions(
         &self,
         Parameters(a): Parameters<ListSessionsArgs>,
-    ) -> ToolOut<SessionsOut> {
+    ) -> Result<Json<SessionsOut>, CallToolResult> {
         let limit = a.limit.unwrap_or(50).clamp(1, 500) as usize;
         let list = self
             .engine
@@ -65,7 +62,7 @@ impl HecateMcp {
     async fn search_sessions(
         &self,
         Parameters(a): Parameters<SearchSessionsArgs>,
-    ) -> ToolOut<SessionsOut> {
+    ) -> Result<Json<SessionsOut>, CallToolResult> {
         let needle = a.query.to_lowercase();
         if needle.trim().is_empty() {
             return Err(fail(HecateError::invalid("the query is empty")));
@@ -101,7 +98,10 @@ impl HecateMcp {
         description = "Read one session's header (runtime, model or agent, workspace, status).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn get_session(&self, Parameters(a): Parameters<SessionArgs>) -> ToolOut<SessionOut> {
+    async fn get_session(
+        &self,
+        Parameters(a): Parameters<SessionArgs>,
+    ) -> Result<Json<SessionOut>, CallToolResult> {
         let s = self
             .engine
             .get_session(self.ns(), &SessionId::from(a.session_id.as_str()))
@@ -119,7 +119,7 @@ impl HecateMcp {
     async fn get_transcript(
         &self,
         Parameters(a): Parameters<TranscriptArgs>,
-    ) -> ToolOut<TranscriptOut> {
+    ) -> Result<Json<TranscriptOut>, CallToolResult> {
         let t = self
             .engine
             .transcript(self.ns(), &SessionId::from(a.session_id.as_str()))
@@ -152,7 +152,7 @@ impl HecateMcp {
     async fn create_session(
         &self,
         Parameters(a): Parameters<CreateSessionArgs>,
-    ) -> ToolOut<SessionOut> {
+    ) -> Result<Json<SessionOut>, CallToolResult> {
         let req = match (&a.agent, &a.model) {
             (Some(_), Some(_)) => {
                 return Err(fail(HecateError::invalid(
@@ -197,7 +197,7 @@ impl HecateMcp {
         &self,
         Parameters(a): Parameters<SendMessageArgs>,
         ctx: RequestContext<RoleServer>,
-    ) -> ToolOut<TurnOut> {
+    ) -> Result<Json<TurnOut>, CallToolResult> {
         let sid = SessionId::from(a.session_id.as_str());
         self.run_turn(&sid, a.content, a.approval_mode, &ctx)
             .await
@@ -218,7 +218,7 @@ impl HecateMcp {
         &self,
         Parameters(a): Parameters<AskAgentArgs>,
         ctx: RequestContext<RoleServer>,
-    ) -> ToolOut<TurnOut> {
+    ) -> Result<Json<TurnOut>, CallToolResult> {
         self.delegate(a, &ctx).await.map(Json).map_err(fail)
     }
 
@@ -231,7 +231,10 @@ impl HecateMcp {
             open_world_hint = false
         )
     )]
-    async fn cancel_turn(&self, Parameters(a): Parameters<SessionArgs>) -> ToolOut<DoneOut> {
+    async fn cancel_turn(
+        &self,
+        Parameters(a): Parameters<SessionArgs>,
+    ) -> Result<Json<DoneOut>, CallToolResult> {
         self.engine
             .cancel(self.ns(), &SessionId::from(a.session_id.as_str()))
             .await
@@ -246,7 +249,7 @@ impl HecateMcp {
     async fn list_approvals(
         &self,
         Parameters(a): Parameters<ListApprovalsArgs>,
-    ) -> ToolOut<ApprovalsOut> {
+    ) -> Result<Json<ApprovalsOut>, CallToolResult> {
         let sid = a.session_id.as_deref().map(SessionId::from);
         let status = (!a.all.unwrap_or(false)).then_some(ApprovalStatus::Pending);
         let list = self
@@ -271,7 +274,7 @@ impl HecateMcp {
     async fn resolve_approval(
         &self,
         Parameters(a): Parameters<ResolveApprovalArgs>,
-    ) -> ToolOut<ApprovalOut> {
+    ) -> Result<Json<ApprovalOut>, CallToolResult> {
         let decision = match a.decision {
             DecisionArg::Approve => Decision::Approve,
             DecisionArg::Reject => Decision::Reject,
@@ -296,7 +299,10 @@ impl HecateMcp {
         description = "List standing grants that pre-answer permission requests.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn list_grants(&self, Parameters(_): Parameters<NoArgs>) -> ToolOut<GrantsOut> {
+    async fn list_grants(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<Json<GrantsOut>, CallToolResult> {
         let list = self.engine.list_grants(self.ns()).await.map_err(fail)?;
         Ok(Json(GrantsOut {
             grants: list.iter().map(GrantInfo::from).collect(),
@@ -312,7 +318,10 @@ impl HecateMcp {
             open_world_hint = false
         )
     )]
-    async fn revoke_grant(&self, Parameters(a): Parameters<RevokeGrantArgs>) -> ToolOut<DoneOut> {
+    async fn revoke_grant(
+        &self,
+        Parameters(a): Parameters<RevokeGrantArgs>,
+    ) -> Result<Json<DoneOut>, CallToolResult> {
         self.engine
             .revoke_grant(self.ns(), &GrantId::from(a.grant_id.as_str()))
             .await
@@ -324,7 +333,10 @@ impl HecateMcp {
         description = "List the external coding agents Hecate can drive (codex, claude_code, gemini, opencode, ...) and whether each is installed.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn list_adapters(&self, Parameters(_): Parameters<NoArgs>) -> ToolOut<AdaptersOut> {
+    async fn list_adapters(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<Json<AdaptersOut>, CallToolResult> {
         let list = self.engine.list_adapters().await.map_err(fail)?;
         let adapters = list
             .iter()
@@ -340,7 +352,7 @@ impl HecateMcp {
     async fn probe_adapter(
         &self,
         Parameters(a): Parameters<ProbeAdapterArgs>,
-    ) -> ToolOut<ProbeOut> {
+    ) -> Result<Json<ProbeOut>, CallToolResult> {
         let report = self
             .engine
             .probe_adapter(&a.adapter_id)
@@ -358,7 +370,7 @@ impl HecateMcp {
     async fn upstream_status(
         &self,
         Parameters(_): Parameters<NoArgs>,
-    ) -> ToolOut<UpstreamStatusOut> {
+    ) -> Result<Json<UpstreamStatusOut>, CallToolResult> {
         let catalog = self.engine.mcp_tools().await;
         let servers = self
             .engine

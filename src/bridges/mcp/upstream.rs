@@ -9,11 +9,12 @@ use super::server::HecateMcp;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::engine::{ApprovalPrompter, McpCallOptions, UpstreamNotice, UpstreamTool};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ProgressNotificationParam,
-    ProgressToken, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest,
+    ProgressNotificationParam, ProgressToken, ServerRequest, Tool,
 };
+// Logging and sampling are SEP-2577-deprecated in rmcp but still protocol 2025-11-25.
 #[allow(deprecated)]
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::model::{CreateMessageRequest, LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer};
 use std::sync::Arc;
@@ -117,6 +118,40 @@ impl HecateMcp {
     }
 }
 
+/// Puts an upstream's server→client request to the caller and returns its answer.
+#[allow(deprecated)]
+async fn forward_request(
+    peer: &Peer<RoleServer>,
+    method: &str,
+    params: serde_json::Value,
+) -> Result<serde_json::Value, (i32, String)> {
+    let caps = peer.peer_info().map(|i| i.capabilities.clone());
+    let bad = |e: serde_json::Error| (-32602, format!("{method}: {e}"));
+    let request = match method {
+        "sampling/createMessage" if caps.as_ref().is_some_and(|c| c.sampling.is_some()) => {
+            ServerRequest::CreateMessageRequest(CreateMessageRequest::new(
+                serde_json::from_value(params).map_err(bad)?,
+            ))
+        }
+        "elicitation/create" if caps.as_ref().is_some_and(|c| c.elicitation.is_some()) => {
+            ServerRequest::ElicitRequest(ElicitRequest::new(
+                serde_json::from_value(params).map_err(bad)?,
+            ))
+        }
+        _ => {
+            return Err((
+                -32601,
+                format!("{method}: the calling client does not support it"),
+            ));
+        }
+    };
+    match peer.send_request(request).await {
+        Ok(r) => serde_json::to_value(&r).map_err(|e| (-32603, e.to_string())),
+        Err(rmcp::ServiceError::McpError(e)) => Err((e.code.0, e.message.into_owned())),
+        Err(e) => Err((-32603, e.to_string())),
+    }
+}
+
 /// Forwards one upstream notification to the caller.
 #[allow(deprecated)]
 async fn relay(peer: &Peer<RoleServer>, token: Option<&ProgressToken>, n: UpstreamNotice) {
@@ -135,6 +170,14 @@ async fn relay(peer: &Peer<RoleServer>, token: Option<&ProgressToken>, n: Upstre
                 p = p.with_message(m);
             }
             peer.notify_progress(p).await
+        }
+        UpstreamNotice::Request {
+            method,
+            params,
+            reply,
+        } => {
+            let _ = reply.send(forward_request(peer, &method, params).await);
+            return;
         }
         UpstreamNotice::Log {
             level,

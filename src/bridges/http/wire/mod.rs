@@ -86,6 +86,8 @@ pub struct SendMessageRequest {
     pub system_prompt: Option<String>,
     /// Workspace override (kept on the session; must exist).
     pub workspace: Option<String>,
+    /// External-agent adapter for an `external_agent` turn (hands the session to it).
+    pub adapter_id: Option<String>,
 }
 
 /// Query of `GET /hecate/v1/agent-chat/sessions`.

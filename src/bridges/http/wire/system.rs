@@ -14,10 +14,10 @@ pub struct HealthDto {
     pub version: String,
 }
 
-/// The shared MCP client pool (not configured in this build: all zero).
+/// The shared pool of clients to upstream MCP servers.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct McpPoolDto {
-    /// Whether a pool is wired.
+    /// Whether upstream MCP servers are configured (the pool has something to hold).
     pub configured: bool,
     /// Cached clients.
     pub entries: u64,

@@ -1,0 +1,263 @@
+//! The stdio transport of `hecate acp`, with a line-size guard in front of the SDK.
+//!
+//! The SDK's own stdio transport reads whole lines without a bound and answers a
+//! malformed line by echoing it back, so one oversized line could exhaust memory
+//! and be written back to the editor. Here lines are split with a bounded reader
+//! (the only framing done by hand) and handed to the SDK's `Lines` transport:
+//! - a line within the limit passes unchanged (invalid UTF-8 is replaced, so the
+//!   SDK answers it with a parse error instead of ending the connection);
+//! - an oversized line is never held: when its first bytes name a request id it
+//!   becomes an [`OversizedFrame`] request with that id, which the bridge answers
+//!   with an `Invalid Request` error; otherwise a short parse-error line;
+//! - blank lines are skipped.
+
+use agent_client_protocol::{JsonRpcRequest, Lines};
+use futures::{Sink, Stream};
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::io;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// Largest frame accepted from the editor: 8 MiB (prompts are capped at 1 MiB of
+/// text, so this leaves room for JSON escaping and embedded resources).
+pub const MAX_FRAME_BYTES: usize = 8 * 1024 * 1024;
+
+/// The method of [`OversizedFrame`].
+pub const OVERSIZED_METHOD: &str = "_hecate/oversized_frame";
+
+/// How much of an oversized line is kept to find its request id.
+const ID_PREFIX_BYTES: usize = 4096;
+
+/// Stands in for a request whose line exceeded the frame limit; the bridge
+/// answers it with an `Invalid Request` error carrying the original id.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonRpcRequest)]
+#[request(method = "_hecate/oversized_frame", response = serde_json::Value)]
+pub struct OversizedFrame {
+    /// Size of the refused line in bytes.
+    pub bytes: usize,
+    /// The limit it exceeded.
+    pub limit: usize,
+}
+
+enum LineRead {
+    Line(Vec<u8>),
+    TooLong { bytes: usize, prefix: Vec<u8> },
+}
+
+struct Reader<R> {
+    inner: BufReader<R>,
+    max: usize,
+}
+
+impl<R: AsyncRead + Unpin> Reader<R> {
+    /// Reads one line without holding more than `max` bytes of it.
+    async fn next_line(&mut self) -> io::Result<Option<LineRead>> {
+        let mut buf = Vec::new();
+        let mut prefix = Vec::new();
+        let mut dropped = 0usize;
+        loop {
+            let avail = self.inner.fill_buf().await?;
+            if avail.is_empty() {
+                return Ok(match (buf.is_empty(), dropped) {
+                    (true, 0) => None,
+                    (_, 0) => Some(LineRead::Line(buf)),
+                    (_, bytes) => Some(LineRead::TooLong { bytes, prefix }),
+                });
+            }
+            let (chunk, found) = match avail.iter().position(|b| *b == b'\n') {
+                Some(i) => (&avail[..i], Some(i + 1)),
+                None => (avail, None),
+            };
+            if dropped == 0 && buf.len() + chunk.len() <= self.max {
+                buf.extend_from_slice(chunk);
+            } else {
+                if dropped == 0 {
+                    prefix = std::mem::take(&mut buf);
+                    dropped = prefix.len();
+                    prefix.truncate(ID_PREFIX_BYTES);
+                }
+                let room = ID_PREFIX_BYTES.saturating_sub(prefix.len());
+                prefix.extend_from_slice(&chunk[..room.min(chunk.len())]);
+                dropped += chunk.len();
+            }
+            let used = found.unwrap_or(avail.len());
+            self.inner.consume(used);
+            if found.is_some() {
+                return Ok(Some(if dropped > 0 {
+                    LineRead::TooLong {
+                        bytes: dropped,
+                        prefix,
+                    }
+                } else {
+                    LineRead::Line(buf)
+                }));
+            }
+        }
+    }
+}
+
+/// The `id` of a JSON-RPC request from the first bytes of its (cut) line, when it
+/// appears before the cut.
+fn leading_id(prefix: &[u8]) -> Option<Value> {
+    struct FindId<'a>(&'a mut Option<Value>);
+    impl<'de> Visitor<'de> for FindId<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON-RPC object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "id" {
+                    *self.0 = Some(map.next_value()?);
+                    return Ok(());
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let mut found = None;
+    let mut de = serde_json::Deserializer::from_slice(prefix);
+    // The line is cut, so the parse always ends in an error; the id, once seen, stays.
+    let _ = serde::Deserializer::deserialize_map(&mut de, FindId(&mut found));
+    found.filter(|v| v.is_number() || v.is_string())
+}
+
+/// What the SDK receives in place of an oversized line.
+fn replacement(bytes: usize, prefix: &[u8], limit: usize) -> String {
+    tracing::warn!(bytes, limit, "refused an oversized frame from the client");
+    match leading_id(prefix) {
+        Some(id) => json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": OVERSIZED_METHOD,
+            "params": OversizedFrame { bytes, limit },
+        })
+        .to_string(),
+        None => format!("frame of {bytes} bytes exceeds the {limit}-byte limit"),
+    }
+}
+
+fn incoming<R: AsyncRead + Unpin + Send + 'static>(
+    reader: R,
+    max: usize,
+) -> impl Stream<Item = io::Result<String>> + Send + 'static {
+    let reader = Reader {
+        inner: BufReader::with_capacity(64 * 1024, reader),
+        max,
+    };
+    futures::stream::unfold(reader, move |mut r| async move {
+        loop {
+            let line = match r.next_line().await {
+                Ok(None) => return None,
+                Err(e) => return Some((Err(e), r)),
+                Ok(Some(LineRead::TooLong { bytes, prefix })) => replacement(bytes, &prefix, max),
+                Ok(Some(LineRead::Line(raw))) => match String::from_utf8(raw) {
+                    Ok(s) => s,
+                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                },
+            };
+            if !line.trim().is_empty() {
+                return Some((Ok(line), r));
+            }
+        }
+    })
+}
+
+fn outgoing<W: AsyncWrite + Unpin + Send + 'static>(
+    writer: W,
+) -> impl Sink<String, Error = io::Error> + Send + 'static {
+    futures::sink::unfold(writer, async |mut w, line: String| {
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        w.write_all(&bytes).await?;
+        w.flush().await?;
+        Ok::<_, io::Error>(w)
+    })
+}
+
+/// The SDK transport over any reader/writer pair, with lines over `max` bytes refused.
+pub fn guarded_lines<R, W>(
+    reader: R,
+    writer: W,
+    max: usize,
+) -> Lines<
+    impl Sink<String, Error = io::Error> + Send + 'static,
+    impl Stream<Item = io::Result<String>> + Send + 'static,
+>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    Lines::new(outgoing(writer), incoming(reader, max))
+}
+
+/// The transport over this process's stdin and stdout.
+pub fn stdio(
+    max: usize,
+) -> Lines<
+    impl Sink<String, Error = io::Error> + Send + 'static,
+    impl Stream<Item = io::Result<String>> + Send + 'static,
+> {
+    guarded_lines(tokio::io::stdin(), tokio::io::stdout(), max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+
+    async fn lines(input: Vec<u8>, max: usize) -> Vec<String> {
+        incoming(std::io::Cursor::new(input), max)
+            .filter_map(|r| futures::future::ready(r.ok()))
+            .collect()
+            .await
+    }
+
+    #[tokio::test]
+    async fn lines_pass_blank_lines_go_and_bad_utf8_is_replaced() {
+        let mut input = b"{\"a\":1}\n\n  \nnot json\n".to_vec();
+        input.extend_from_slice(&[0xff, b'x', b'\n']);
+        input.extend_from_slice(b"{\"tail\":true}");
+        let got = lines(input, 100).await;
+        assert_eq!(
+            got,
+            vec!["{\"a\":1}", "not json", "\u{fffd}x", "{\"tail\":true}"]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_oversized_request_keeps_its_id_and_others_become_parse_errors() {
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"session/prompt\",\"params\":{{\"x\":\"{}\"}}}}\n",
+            "y".repeat(10_000)
+        );
+        let nameless = format!("{{\"params\":\"{}\",\"id\":8}}\n", "z".repeat(10_000));
+        let input = format!("{big}{nameless}{{\"ok\":1}}\n").into_bytes();
+        let got = lines(input, 1000).await;
+        assert_eq!(got.len(), 3, "{got:?}");
+        let v: Value = serde_json::from_str(&got[0]).expect("json");
+        assert_eq!(v["id"], 7);
+        assert_eq!(v["method"], "_hecate/oversized_frame");
+        assert_eq!(v["params"]["limit"], 1000);
+        assert_eq!(v["params"]["bytes"], big.len() - 1);
+        assert!(got[1].starts_with("frame of 10"), "{}", got[1]);
+        assert!(serde_json::from_str::<Value>(&got[1]).is_err());
+        assert_eq!(got[2], "{\"ok\":1}");
+    }
+
+    #[test]
+    fn ids_are_found_only_before_the_cut() {
+        assert_eq!(
+            leading_id(br#"{"jsonrpc":"2.0","id":"a-1","method":"x","params":{"p":"tru"#),
+            Some(json!("a-1"))
+        );
+        assert_eq!(
+            leading_id(br#"{"jsonrpc":"2.0","method":"x","params":{"#),
+            None
+        );
+        assert_eq!(leading_id(br#"{"id":null,"method":"x""#), None);
+        assert_eq!(leading_id(b"garbage"), None);
+    }
+}

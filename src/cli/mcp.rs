@@ -1,0 +1,287 @@
+//! `hecate mcp`: Hecate as an MCP server on stdio (stdout carries frames only;
+//! logs go to stderr), plus `probe` (one upstream, uncached), `servers` (the
+//! aggregated upstreams and the pool), `calls` (the audit log of proxied calls)
+//! and `http` (the Streamable HTTP endpoint alone, for tests and benchmarks).
+//!
+//! Namespace: the global `--namespace` applies; the default `default` is the
+//! CLI's and HTTP API's, so MCP clients share sessions with them.
+
+use super::output::{Format, print_resource};
+use super::{AppContext, Cli};
+use crate::bridges::mcp::{McpHttpConfig, McpServerOptions, http_router, serve_stdio};
+use crate::engine::ServerSpec;
+use anyhow::Context;
+use std::collections::BTreeMap;
+use tokio_util::sync::CancellationToken;
+
+mod bench;
+
+/// Arguments of `hecate mcp`.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// What to do (serve on stdio when absent).
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
+}
+
+/// `hecate mcp` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum McpCommand {
+    /// Serve MCP on stdio (the default).
+    Serve,
+    /// Start one MCP server outside the pool, list its tools and stop it:
+    /// `hecate mcp probe -- COMMAND [ARGS...]` or `hecate mcp probe --url URL`.
+    Probe(ProbeArgs),
+    /// List the configured upstream servers with their tools, and the client pool.
+    Servers {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Show the audit log of proxied upstream tool calls, newest first.
+    Calls {
+        /// How many records.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Serve the Streamable HTTP endpoint (`/mcp`, `/mcp/NAME`) alone on loopback.
+    Http(HttpArgs),
+    /// Measure `tools/call echo` directly, through `hecate mcp` stdio and through
+    /// the HTTP endpoint.
+    Bench(bench::BenchArgs),
+}
+
+/// Arguments of `hecate mcp probe`.
+#[derive(Debug, clap::Args)]
+pub struct ProbeArgs {
+    /// URL of a Streamable HTTP server (instead of a command).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Header for an HTTP server, `NAME=VALUE` (values may reference `$VAR`).
+    #[arg(long = "header")]
+    pub headers: Vec<String>,
+    /// Environment for a command, `NAME=VALUE` (values may reference `$VAR`).
+    #[arg(long = "env")]
+    pub env: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+/// Arguments of `hecate mcp http`.
+#[derive(Debug, clap::Args)]
+pub struct HttpArgs {
+    /// Loopback address to listen on.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: String,
+}
+
+fn pairs(items: &[String], what: &str) -> anyhow::Result<BTreeMap<String, String>> {
+    items
+        .iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| anyhow::anyhow!("{what} {kv:?} is not NAME=VALUE"))
+        })
+        .collect()
+}
+
+/// Builds the context with the configured upstreams registered on the engine.
+async fn context(cli: &Cli) -> anyhow::Result<AppContext> {
+    let ctx = AppContext::build(cli).await?;
+    ctx.engine
+        .configure_mcp_servers(ctx.config.mcp_servers()?)?;
+    Ok(ctx)
+}
+
+/// The bearer token of HTTP endpoints: `HECATE_TOKEN`, else `[server] token`.
+fn token(ctx: &AppContext) -> Option<String> {
+    std::env::var("HECATE_TOKEN")
+        .ok()
+        .or_else(|| ctx.config.file.server.token.clone())
+        .filter(|t| !t.is_empty())
+}
+
+pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<i32> {
+    match &args.command {
+        None | Some(McpCommand::Serve) => serve(cli).await,
+        Some(McpCommand::Probe(a)) => probe(cli, a).await,
+        Some(McpCommand::Servers { format }) => servers(cli, *format).await,
+        Some(McpCommand::Calls { limit, format }) => calls(cli, *limit, *format).await,
+        Some(McpCommand::Http(a)) => http(cli, a).await,
+        Some(McpCommand::Bench(a)) => bench::run(a).await,
+    }
+}
+
+async fn serve(cli: &Cli) -> anyhow::Result<i32> {
+    let ctx = context(cli).await?;
+    tracing::info!(namespace = %ctx.namespace, "serving MCP on stdio");
+    let result = serve_stdio(
+        ctx.engine.clone(),
+        McpServerOptions {
+            namespace: ctx.namespace.clone(),
+            transport: "stdio".into(),
+            upstream: None,
+        },
+    )
+    .await;
+    ctx.engine.shutdown().await;
+    result?;
+    Ok(0)
+}
+
+async fn probe(cli: &Cli, a: &ProbeArgs) -> anyhow::Result<i32> {
+    let spec = match (&a.url, a.command.split_first()) {
+        (Some(url), None) => ServerSpec::Http {
+            url: url.clone(),
+            headers: pairs(&a.headers, "--header")?,
+        },
+        (None, Some((command, args))) => ServerSpec::Stdio {
+            command: command.clone(),
+            args: args.to_vec(),
+            env: pairs(&a.env, "--env")?,
+            cwd: None,
+        },
+        _ => anyhow::bail!("give either --url URL or -- COMMAND [ARGS...]"),
+    };
+    let ctx = AppContext::build(cli).await?;
+    let report = ctx.engine.mcp_probe(&spec).await?;
+    match a.format {
+        Format::Json => print_resource("mcp_probe", &report)?,
+        Format::Text => {
+            let mut out = String::new();
+            out.push_str(&format!("server: {}\n", report.server));
+            for t in &report.tools {
+                out.push_str(&format!(
+                    "  {}  {}\n",
+                    t["name"].as_str().unwrap_or("?"),
+                    t["description"]
+                        .as_str()
+                        .unwrap_or("")
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                ));
+            }
+            super::output::print_text(&out)?;
+        }
+    }
+    Ok(0)
+}
+
+async fn servers(cli: &Cli, format: Format) -> anyhow::Result<i32> {
+    let ctx = context(cli).await?;
+    let catalog = ctx.engine.mcp_tools().await;
+    let servers: Vec<serde_json::Value> = ctx
+        .engine
+        .mcp_servers()
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name,
+                "policy": s.policy.as_str(),
+                "tools": catalog.tools.iter().filter(|t| t.server == s.name).map(|t| serde_json::json!({"name": t.exposed, "tool": t.tool, "policy": t.policy.as_str()})).collect::<Vec<_>>(),
+                "error": catalog.failures.iter().find(|f| f.server == s.name).map(|f| &f.error),
+            })
+        })
+        .collect();
+    let pool = ctx.engine.mcp_pool_stats();
+    match format {
+        Format::Json => print_resource(
+            "mcp_servers",
+            &serde_json::json!({"servers": servers, "pool": pool}),
+        )?,
+        Format::Text => {
+            let mut out = String::new();
+            for s in &servers {
+                out.push_str(&format!(
+                    "{} ({})\n",
+                    s["name"].as_str().unwrap_or("?"),
+                    s["policy"].as_str().unwrap_or("?")
+                ));
+                if let Some(e) = s["error"].get("message") {
+                    out.push_str(&format!("  unavailable: {}\n", e.as_str().unwrap_or("")));
+                }
+                for t in s["tools"].as_array().into_iter().flatten() {
+                    out.push_str(&format!("  {}\n", t["name"].as_str().unwrap_or("?")));
+                }
+            }
+            out.push_str(&format!(
+                "pool: {} entries, {} in use, {} idle\n",
+                pool.entries, pool.in_use, pool.idle
+            ));
+            super::output::print_text(&out)?;
+        }
+    }
+    ctx.engine.shutdown().await;
+    Ok(0)
+}
+
+async fn calls(cli: &Cli, limit: usize, format: Format) -> anyhow::Result<i32> {
+    let ctx = AppContext::build(cli).await?;
+    let records = ctx.engine.list_mcp_calls(&ctx.namespace, limit).await?;
+    match format {
+        Format::Json => print_resource("list", &records)?,
+        Format::Text => {
+            let mut out = String::new();
+            for r in &records {
+                out.push_str(&format!(
+                    "{}  {:<32} {:<9} {:<10} {:>6} ms  {}\n",
+                    r.started_at, r.exposed_name, r.decision, r.outcome, r.duration_ms, r.client
+                ));
+            }
+            super::output::print_text(&out)?;
+        }
+    }
+    Ok(0)
+}
+
+async fn http(cli: &Cli, a: &HttpArgs) -> anyhow::Result<i32> {
+    let ctx = context(cli).await?;
+    let addr: std::net::SocketAddr = a
+        .listen
+        .parse()
+        .with_context(|| format!("--listen {:?} is not an address", a.listen))?;
+    if !addr.ip().is_loopback() {
+        anyhow::bail!(
+            "hecate mcp http listens on loopback only; use hecate serve for remote access"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    let local = listener.local_addr()?;
+    let shutdown = CancellationToken::new();
+    let app = axum::Router::new().nest_service(
+        "/mcp",
+        http_router(
+            ctx.engine.clone(),
+            McpHttpConfig {
+                namespace: ctx.namespace.clone(),
+                token: token(&ctx),
+                bound: local,
+                shutdown: shutdown.clone(),
+            },
+        ),
+    );
+    eprintln!("hecate MCP endpoint on http://{local}/mcp");
+    super::output::print_text(&format!("{{\"listening\":\"http://{local}/mcp\"}}\n"))?;
+    let stop = shutdown.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            stop.cancel();
+        })
+        .await
+        .context("serving HTTP")?;
+    ctx.engine.shutdown().await;
+    Ok(0)
+}

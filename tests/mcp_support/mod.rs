@@ -1,0 +1,321 @@
+//! A small, strict MCP client for end-to-end tests of `hecate mcp` over real
+//! pipes: raw JSON-RPC lines (so tests see exactly what is on stdout), requests
+//! matched by id, notifications collected in order, server→client requests
+//! answered by a test-supplied function.
+#![allow(dead_code)]
+
+use super::common::Home;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+/// Upper bound of one request in these tests.
+pub const REQUEST_BOUND: Duration = Duration::from_secs(60);
+
+/// The fixture binary.
+pub fn fixtures_bin() -> String {
+    env!("CARGO_BIN_EXE_hecate-fixtures").to_string()
+}
+
+/// A config section for an upstream running the fixture MCP server with `args`.
+pub fn fixture_upstream(name: &str, args: &[&str], extra: &str) -> String {
+    let mut all = vec!["mcp-server".to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    format!(
+        "[mcp_servers.{name}]\ncommand = {:?}\nargs = {}\n{extra}\n",
+        fixtures_bin(),
+        serde_json::to_string(&all).expect("args")
+    )
+}
+
+/// A running `hecate mcp` with its stdio.
+pub struct McpProc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// Every line read from stdout, in order.
+    pub raw: Vec<String>,
+    /// Notifications received so far, in order.
+    pub notifications: Vec<Value>,
+    /// The file stderr goes to.
+    pub stderr_path: PathBuf,
+    next_id: i64,
+}
+
+impl Drop for McpProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl McpProc {
+    /// Spawns `hecate mcp` (plus `extra` arguments) in `home`.
+    pub fn spawn(home: &Home, extra: &[&str]) -> Self {
+        let mut args = vec!["mcp"];
+        args.extend_from_slice(extra);
+        let stderr_path = home.path(&format!("mcp-stderr-{}.log", uuid_like()));
+        let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
+        let mut child = home
+            .cmd(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn hecate mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                match line {
+                    Ok(l) => {
+                        if tx.send(l).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            lines,
+            raw: Vec::new(),
+            notifications: Vec::new(),
+            stderr_path,
+            next_id: 1,
+        }
+    }
+
+    /// Spawns and initializes with `capabilities`.
+    pub fn start(home: &Home, capabilities: Value) -> Self {
+        let mut p = Self::spawn(home, &[]);
+        p.initialize(capabilities);
+        p
+    }
+
+    /// The process's stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// The child's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes one raw line to stdin.
+    pub fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends a JSON-RPC message.
+    pub fn send(&mut self, msg: &Value) {
+        self.send_line(&msg.to_string());
+    }
+
+    /// Closes stdin and waits for the process to exit, at most `bound`.
+    pub fn close_and_wait(&mut self, bound: Duration) -> Option<std::process::ExitStatus> {
+        self.stdin.take();
+        let start = Instant::now();
+        while start.elapsed() < bound {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                for l in self.lines.try_iter() {
+                    self.raw.push(l);
+                }
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
+    fn next_line(&mut self, deadline: Instant) -> Option<Value> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(left) {
+            Ok(l) => {
+                self.raw.push(l.clone());
+                Some(serde_json::from_str(&l).unwrap_or_else(|e| {
+                    panic!(
+                        "stdout carried a line that is not JSON ({e}): {l:?}\nstderr:\n{}",
+                        self.stderr()
+                    )
+                }))
+            }
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Sends a request and waits for its response, answering server requests with
+    /// `answer` (method, params) -> result; notifications are kept.
+    pub fn request_with(
+        &mut self,
+        method: &str,
+        params: Value,
+        answer: &mut dyn FnMut(&str, &Value) -> Value,
+    ) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.wait_response(id, answer)
+    }
+
+    /// Waits for the response to request `id`.
+    pub fn wait_response(
+        &mut self,
+        id: i64,
+        answer: &mut dyn FnMut(&str, &Value) -> Value,
+    ) -> Value {
+        let deadline = Instant::now() + REQUEST_BOUND;
+        loop {
+            let Some(msg) = self.next_line(deadline) else {
+                panic!(
+                    "no response to request {id} within {REQUEST_BOUND:?}; stderr:\n{}",
+                    self.stderr()
+                );
+            };
+            if msg.get("method").is_some() && msg.get("id").is_some() {
+                let method = msg["method"].as_str().unwrap_or_default().to_string();
+                let result = answer(&method, &msg["params"]);
+                self.send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}));
+                continue;
+            }
+            if msg.get("method").is_some() {
+                self.notifications.push(msg);
+                continue;
+            }
+            if msg["id"] == json!(id) {
+                return msg;
+            }
+        }
+    }
+
+    /// Sends a request whose server requests are refused.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.request_with(method, params, &mut |m, _| {
+            panic!("unexpected server request {m}")
+        })
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// `initialize` then `notifications/initialized`.
+    pub fn initialize(&mut self, capabilities: Value) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                   "clientInfo": {"name": "hecate-e2e", "version": "1.0"}}),
+        );
+        assert!(r.get("result").is_some(), "initialize failed: {r}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        r
+    }
+
+    /// `tools/call`; returns the whole response.
+    pub fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// `tools/call` expected to succeed (`isError` false); returns the result.
+    pub fn call_ok(&mut self, name: &str, arguments: Value) -> Value {
+        let r = self.call(name, arguments);
+        let result = r
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} failed: {r}"));
+        assert_ne!(
+            result["isError"],
+            json!(true),
+            "{name} returned a tool error: {result}"
+        );
+        result
+    }
+
+    /// Waits until a notification with `method` arrives (or returns `None` at the bound).
+    pub fn wait_notification(&mut self, method: &str, bound: Duration) -> Option<Value> {
+        if let Some(i) = self
+            .notifications
+            .iter()
+            .position(|n| n["method"] == method)
+        {
+            return Some(self.notifications.remove(i));
+        }
+        let deadline = Instant::now() + bound;
+        while let Some(msg) = self.next_line(deadline) {
+            if msg["method"] == method {
+                return Some(msg);
+            }
+            if msg.get("method").is_some() {
+                self.notifications.push(msg);
+            }
+        }
+        None
+    }
+
+    /// Tool names from `tools/list`.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let r = self.request("tools/list", json!({}));
+        r["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+}
+
+/// The text of a tool result's first content block.
+pub fn first_text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A short unique suffix for file names.
+pub fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Whether a process with `pid` exists (zombies count as gone).
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Waits until `pid` is gone, at most `bound`; returns whether it is.
+pub fn wait_gone(pid: u32, bound: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < bound {
+        if !process_alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    !process_alive(pid)
+}
