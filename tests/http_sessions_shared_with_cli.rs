@@ -57,6 +57,12 @@ async fn a_session_created_over_http_continues_in_the_cli_and_back() {
     let plain = text(&home.run(&["sessions", "list"])).0;
     assert!(plain.contains(&id), "{plain}");
 
+    // The stream, open in the serving process, sees the turn the CLI process ran.
+    let events = sse.until_done(Duration::from_secs(30)).await;
+    let done = events.last().expect("events");
+    assert_eq!(done.event, "done");
+    assert_eq!(last_message(&data(done))["content"], "answer two");
+
     let got = api
         .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
         .await;

@@ -58,27 +58,54 @@ fn ask_agent_streams_progress_elicits_the_permission_and_reports_files() {
     );
     let result = &r["result"];
     assert_ne!(result["isError"], true, "{r}");
-    assert_eq!(elicited.len(), 1, "one permission request, put to the client");
-    assert!(elicited[0]["message"].as_str().is_some_and(|m| m.contains("Write b.txt")));
+    assert_eq!(
+        elicited.len(),
+        1,
+        "one permission request, put to the client"
+    );
+    assert!(
+        elicited[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Write b.txt"))
+    );
     assert_eq!(
         elicited[0]["requestedSchema"]["properties"]["decision"]["enum"],
         json!(["approve_once", "approve_session", "reject"])
     );
     let out = &result["structuredContent"];
     assert_eq!(out["status"], "completed");
-    assert!(out["answer"].as_str().is_some_and(|a| a.contains("done")), "{out}");
+    assert!(
+        out["answer"].as_str().is_some_and(|a| a.contains("done")),
+        "{out}"
+    );
     let files = paths(result);
-    assert!(files.contains(&"a.txt".to_string()) && files.contains(&"b.txt".to_string()), "{files:?}");
-    assert_eq!(std::fs::read_to_string(ws.path().join("b.txt")).expect("b"), "new file\n");
+    assert!(
+        files.contains(&"a.txt".to_string()) && files.contains(&"b.txt".to_string()),
+        "{files:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("b.txt")).expect("b"),
+        "new file\n"
+    );
     let progress: Vec<&Value> = mcp
         .notifications
         .iter()
         .filter(|n| n["method"] == "notifications/progress")
         .collect();
     assert!(!progress.is_empty(), "progress was streamed");
-    assert!(progress.iter().all(|n| n["params"]["progressToken"] == "p1"));
-    let values: Vec<f64> = progress.iter().filter_map(|n| n["params"]["progress"].as_f64()).collect();
-    assert!(values.windows(2).all(|w| w[0] < w[1]), "progress increases: {values:?}");
+    assert!(
+        progress
+            .iter()
+            .all(|n| n["params"]["progressToken"] == "p1")
+    );
+    let values: Vec<f64> = progress
+        .iter()
+        .filter_map(|n| n["params"]["progress"].as_f64())
+        .collect();
+    assert!(
+        values.windows(2).all(|w| w[0] < w[1]),
+        "progress increases: {values:?}"
+    );
 
     // The approval was recorded as answered through the client.
     let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
@@ -86,7 +113,10 @@ fn ask_agent_streams_progress_elicits_the_permission_and_reports_files() {
 
     // The same session continues when its id is passed back.
     let sid = out["session_id"].as_str().expect("sid").to_string();
-    let again = mcp.call_ok("ask_agent", json!({"target": "agent:fixture", "prompt": "hello again", "session_id": sid}));
+    let again = mcp.call_ok(
+        "ask_agent",
+        json!({"target": "agent:fixture", "prompt": "hello again", "session_id": sid}),
+    );
     assert_eq!(again["structuredContent"]["session_id"], json!(sid));
     assert_eq!(again["structuredContent"]["answer"], "echo: hello again");
 }
@@ -101,7 +131,9 @@ fn without_elicitation_the_approval_mode_decides() {
         json!({"target": "agent:fixture", "prompt": "please write", "workspace": ws.path(), "approval_mode": "deny"}),
     );
     assert!(
-        denied["structuredContent"]["answer"].as_str().is_some_and(|a| a.contains("not writing")),
+        denied["structuredContent"]["answer"]
+            .as_str()
+            .is_some_and(|a| a.contains("not writing")),
         "{denied}"
     );
     assert!(!ws.path().join("b.txt").exists());
@@ -112,7 +144,10 @@ fn without_elicitation_the_approval_mode_decides() {
         "ask_agent",
         json!({"target": "agent:fixture", "prompt": "please write", "workspace": ws.path()}),
     );
-    assert!(ws.path().join("b.txt").exists(), "the configured mode (auto) applied: {allowed}");
+    assert!(
+        ws.path().join("b.txt").exists(),
+        "the configured mode (auto) applied: {allowed}"
+    );
 }
 
 #[test]
@@ -136,12 +171,18 @@ fn cancelling_the_mcp_request_cancels_the_turn() {
         if status == "cancelled" {
             break;
         }
-        assert!(Instant::now() < deadline, "the turn was not cancelled: {status}");
+        assert!(
+            Instant::now() < deadline,
+            "the turn was not cancelled: {status}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let list = mcp.call_ok("list_sessions", json!({}));
     let sid = list["structuredContent"]["sessions"][0]["id"].clone();
     let t = mcp.call_ok("get_transcript", json!({"session_id": sid}));
-    let last = t["structuredContent"]["messages"].as_array().and_then(|m| m.last().cloned()).expect("message");
+    let last = t["structuredContent"]["messages"]
+        .as_array()
+        .and_then(|m| m.last().cloned())
+        .expect("message");
     assert_eq!(last["status"], "cancelled");
 }

@@ -713,8 +713,9 @@ fn cancel_mid_turn(ctx: &Ctx<'_>) {
     let deadline = Instant::now() + COMMAND_LIMIT;
     loop {
         let streaming = ctx.sandbox.requests().iter().any(|r| {
+            // The agent's main request (it offers tools; title and router requests do not).
             r["body"].to_string().contains("please answer slowly")
-                && r["body"].get("tools").is_some()
+                && r["body"]["tools"].as_array().is_some_and(|t| !t.is_empty())
         });
         if streaming {
             break;

@@ -10,11 +10,15 @@
 #   @google/gemini-cli                      0.61.0   (adapter gemini)
 #   opencode-ai                             1.18.33  (adapter opencode)
 #
-# About 1.5 GB. Codex runs its shell tools inside bubblewrap: when `bwrap` is
-# missing and this runs as root, it installs Debian's bubblewrap.
+# About 1.5 GB; a cold install took 51-87 s here (warm npm cache ~35 s). Gemini CLI
+# and opencode are included: they add ~0.45 GB and ~25 s, and their suites run in
+# parallel with the others (~160 s for all four). Codex runs its shell tools inside
+# bubblewrap: when `bwrap` is missing and this runs as root, it installs Debian's
+# bubblewrap.
 #
 # Idempotent: the install is keyed by a hash of the package files and this script
-# (stamp file in the install dir), so a second run only checks the stamp. Prints where the bins are.
+# (stamp file in the install dir), so a second run only checks the stamp. Prints
+# where the bins are.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

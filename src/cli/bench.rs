@@ -54,6 +54,8 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// `hecate acp` vs the direct path: cold start to `initialize` and a streamed turn.
+    Acp(super::bench_acp::AcpBenchArgs),
     /// Model-turn overhead of Hecate vs the same streaming request sent directly.
     Model {
         /// Base URL of an OpenAI-compatible server (e.g. the fixture model server's `/v1`).
@@ -88,6 +90,7 @@ pub async fn run(_cli: &Cli, cmd: &BenchCommand) -> anyhow::Result<i32> {
             turns,
             ..
         } => bench_model(base_url, model, (*turns).max(1)).await?,
+        BenchCommand::Acp(a) => super::bench_acp::bench(a).await?,
         BenchCommand::Agent {
             chunks,
             repeats,
@@ -103,6 +106,7 @@ pub async fn run(_cli: &Cli, cmd: &BenchCommand) -> anyhow::Result<i32> {
         BenchCommand::Store { json, .. }
         | BenchCommand::Model { json, .. }
         | BenchCommand::Agent { json, .. } => *json,
+        BenchCommand::Acp(a) => a.json,
     };
     if json {
         print_resource("bench", &report)?;

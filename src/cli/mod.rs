@@ -5,6 +5,7 @@ mod acp;
 mod adapters;
 mod approvals;
 mod bench;
+mod bench_acp;
 mod bench_agent;
 mod chat;
 pub mod config;

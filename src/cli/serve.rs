@@ -45,12 +45,9 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
         .with_context(|| format!("binding {addr}"))?;
     let local = listener.local_addr()?;
     let health = ctx.engine.store_health().await?;
-    eprintln!(
-        "hecate {} listening on http://{local}",
-        env!("CARGO_PKG_VERSION")
-    );
-    eprintln!("store: {} ({})", health.location, health.backend);
-    tracing::info!(%local, "serving");
+    // Signal handlers are in place before the address is announced, so a client
+    // that stops the server right after reading it gets a graceful exit.
+    let signal = shutdown_signal()?;
     let shutdown = CancellationToken::new();
     let app = router(
         ctx.engine.clone(),
@@ -61,35 +58,45 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
             shutdown: shutdown.clone(),
         },
     );
-    axum::serve(listener, app)
+    eprintln!(
+        "hecate {} listening on http://{local}",
+        env!("CARGO_PKG_VERSION")
+    );
+    eprintln!("store: {} ({})", health.location, health.backend);
+    tracing::info!(%local, "serving");
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+            signal.await;
             // Open event streams end so the graceful shutdown does not wait on them.
             shutdown.cancel();
         })
         .await
-        .context("serving HTTP")?;
+        .context("serving HTTP");
+    // Supervised agent processes end with the server.
+    ctx.engine.shutdown().await;
+    served?;
     eprintln!("hecate stopped");
     Ok(0)
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Registers SIGINT and SIGTERM now and resolves when either arrives.
+#[cfg(unix)]
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {},
+            _ = term.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
+    })
+}
+
+/// Resolves on Ctrl-C.
+#[cfg(not(unix))]
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }

@@ -121,8 +121,8 @@ impl ErrorType {
             | Self::RouteImpossible
             | Self::SessionLimitExceeded
             | Self::SessionDurationLimitExceeded
-            | Self::SessionIdleTimeout => 422,
-            Self::RuntimeUnavailable => 501,
+            | Self::SessionIdleTimeout
+            | Self::RuntimeUnavailable => 422,
             Self::GatewayError => 502,
             Self::StoreError => 500,
         }

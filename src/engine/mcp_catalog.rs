@@ -145,7 +145,7 @@ pub(crate) struct McpHub {
     failures: Mutex<HashMap<String, (std::time::Instant, HecateError)>>,
     resource_owner: Mutex<HashMap<String, String>>,
     pub(crate) changes: broadcast::Sender<McpChange>,
-    pub(crate) gateway_sessions: Mutex<HashSet<String>>,
+    pub(crate) gateways: super::mcp_gateway::Gateways,
 }
 
 impl McpHub {
@@ -165,7 +165,7 @@ impl McpHub {
             failures: Mutex::new(HashMap::new()),
             resource_owner: Mutex::new(HashMap::new()),
             changes,
-            gateway_sessions: Mutex::new(HashSet::new()),
+            gateways: super::mcp_gateway::Gateways::default(),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
             tokio::spawn(forward_changes(Arc::downgrade(&hub), hub.pool.changes()));

@@ -10,11 +10,10 @@ use crate::adapters::mcp::McpClientError;
 use crate::domain::approval::{Approval, ApprovalMode, Decision, Scope};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::EngineEvent;
-use crate::domain::ids::{RunId, SessionId};
+use crate::domain::ids::RunId;
 use crate::domain::permission::{
     PermissionAsker, PermissionKind, PermissionOption, PermissionOutcome, PermissionRequest,
 };
-use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::engine::bus::Received;
 use crate::store::McpCallRecord;
@@ -54,65 +53,6 @@ struct Gate {
 }
 
 impl Engine {
-    /// The id of the namespace's hub session, which owns approvals of proxied
-    /// calls (approvals always belong to a session).
-    fn gateway_session_id(namespace: &str) -> SessionId {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        namespace.hash(&mut h);
-        SessionId(format!("agent_chat_mcp_gateway_{:016x}", h.finish()))
-    }
-
-    async fn ensure_gateway_session(&self, namespace: &str) -> Result<SessionId> {
-        let id = Self::gateway_session_id(namespace);
-        let known = self
-            .mcp_hub()
-            .gateway_sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(namespace);
-        if known {
-            return Ok(id);
-        }
-        match self.get_session(namespace, &id).await {
-            Ok(_) => {}
-            Err(e) if e.error_type == ErrorType::NotFound => {
-                let now = now_rfc3339();
-                let session = Session {
-                    namespace: namespace.to_string(),
-                    id: id.clone(),
-                    title: "MCP tool calls (approvals of proxied upstream tools)".into(),
-                    runtime_kind: RuntimeKind::Model,
-                    provider: None,
-                    model: None,
-                    adapter_id: None,
-                    workspace: None,
-                    system_prompt: None,
-                    status: SessionStatus::Idle,
-                    native_session_id: None,
-                    guardrails: Guardrails::default(),
-                    turns_used: 0,
-                    session_started_at: None,
-                    last_activity_at: now.clone(),
-                    created_at: now.clone(),
-                    updated_at: now,
-                };
-                let created = self.blocking(move |s| s.create_session(&session)).await;
-                if created.is_err() {
-                    // Another process may have created it meanwhile.
-                    self.get_session(namespace, &id).await?;
-                }
-            }
-            Err(e) => return Err(e),
-        }
-        self.mcp_hub()
-            .gateway_sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(namespace.to_string());
-        Ok(id)
-    }
-
     /// Asks the approval coordinator about a `require_approval` call; the caller's
     /// prompter (when any) answers the pending approval, otherwise an operator
     /// (`hecate approvals resolve`) or the timeout does.
@@ -122,7 +62,8 @@ impl Engine {
         tool: &UpstreamTool,
         opts: &McpCallOptions,
     ) -> Result<Gate> {
-        let session_id = self.ensure_gateway_session(namespace).await?;
+        let hold = self.hold_gateway(namespace).await?;
+        let session_id = hold.session_id.clone();
         let run_id = RunId::generate();
         let asker = TurnAsker {
             engine: self.clone(),
@@ -187,6 +128,7 @@ impl Engine {
                 },
             }
         };
+        drop(hold);
         let (decision, allowed) = match outcome {
             PermissionOutcome::Selected { option_id } if option_id.starts_with("allow") => {
                 ("approved", true)
@@ -239,7 +181,34 @@ impl Engine {
         let started = now_millis();
         let tool = match self.find_upstream_tool(exposed).await {
             Some(t) => t,
-            None => return Err(self.unknown_or_blocked(exposed).await),
+            None => {
+                let (error, blocked) = self.unknown_or_blocked(exposed);
+                if let Some((server, tool)) = blocked {
+                    let record = McpCallRecord {
+                        id: format!("mcpcall_{}", uuid::Uuid::now_v7().simple()),
+                        namespace: namespace.to_string(),
+                        server,
+                        tool,
+                        exposed_name: exposed.to_string(),
+                        client: opts.client.clone(),
+                        policy: ToolPolicy::Block.as_str().into(),
+                        decision: "blocked".into(),
+                        approval_id: None,
+                        outcome: "not_called".into(),
+                        error_type: Some(error.error_type.code().to_string()),
+                        error_message: Some(error.message.clone()),
+                        argument_keys: arguments
+                            .as_ref()
+                            .map(|a| a.keys().cloned().collect())
+                            .unwrap_or_default(),
+                        argument_bytes: 0,
+                        started_at,
+                        duration_ms: now_millis() - started,
+                    };
+                    self.audit(record).await;
+                }
+                return Err(error);
+            }
         };
         let mut record = McpCallRecord {
             id: format!("mcpcall_{}", uuid::Uuid::now_v7().simple()),
@@ -277,11 +246,14 @@ impl Engine {
             record.error_type = Some(e.error_type.code().to_string());
             record.error_message = Some(e.message.clone());
         }
-        let stored = record.clone();
-        if let Err(e) = self.blocking(move |s| s.record_mcp_call(&stored)).await {
+        self.audit(record).await;
+        result
+    }
+
+    async fn audit(&self, record: McpCallRecord) {
+        if let Err(e) = self.blocking(move |s| s.record_mcp_call(&record)).await {
             tracing::warn!(error = %e, "could not write the MCP call audit record");
         }
-        result
     }
 
     /// Finds the tool exposed as `exposed`: first among the tools of the server its
@@ -309,17 +281,22 @@ impl Engine {
             .find(|t| t.exposed == exposed)
     }
 
-    async fn unknown_or_blocked(&self, exposed: &str) -> HecateError {
-        let blocked = self.mcp_servers().iter().any(|s| {
+    /// The error for a call to a tool not in the catalog, with the server and
+    /// tool when the name is a tool the policy blocks.
+    fn unknown_or_blocked(&self, exposed: &str) -> (HecateError, Option<(String, String)>) {
+        let blocked = self.mcp_servers().iter().find_map(|s| {
             exposed
                 .strip_prefix(&format!("{}__", s.name))
-                .is_some_and(|tool| s.policy_for(tool) == ToolPolicy::Block)
+                .filter(|tool| s.policy_for(tool) == ToolPolicy::Block)
+                .map(|tool| (s.name.clone(), tool.to_string()))
         });
-        if blocked {
-            HecateError::invalid(format!("tool {exposed} is blocked by the hub's policy"))
-                .with_detail("policy", "block")
-        } else {
-            HecateError::not_found("tool", exposed)
+        match blocked {
+            Some(b) => (
+                HecateError::invalid(format!("tool {exposed} is blocked by the hub's policy"))
+                    .with_detail("policy", "block"),
+                Some(b),
+            ),
+            None => (HecateError::not_found("tool", exposed), None),
         }
     }
 

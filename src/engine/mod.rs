@@ -8,6 +8,7 @@ pub mod diffs;
 mod external;
 pub mod guardrails;
 mod mcp_catalog;
+mod mcp_gateway;
 mod mcp_tools;
 pub mod owner;
 mod queries;

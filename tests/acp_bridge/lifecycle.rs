@@ -295,3 +295,25 @@ async fn an_agent_crash_fails_the_prompt_readably_and_the_thread_goes_on() {
     .await
     .expect("editor session");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_mid_turn_shuts_the_agents_down_like_eof() {
+    let home = agent_home(&["--spawn-grandchild"]);
+    let (_guard, ws) = workspace();
+    let (mut hecate, transport) = Hecate::spawn(&home, &["--target", "agent:fixture"]);
+    let pid = hecate.pid();
+    let group = run_editor(transport, Editor::default(), async |cx, mut updates| {
+        let group = slow_turn_started(&cx, &mut updates, &ws, pid).await?;
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGTERM);
+        }
+        // Stdin stays open: the connection ends because hecate stops.
+        cx.incoming_closed().await;
+        Ok(group)
+    })
+    .await
+    .expect("editor session");
+    assert_eq!(hecate.exit_code().await, Some(0), "{}", hecate.stderr());
+    wait_gone(&group).await;
+}

@@ -43,6 +43,7 @@ pub struct McpProc {
     /// The file stderr goes to.
     pub stderr_path: PathBuf,
     next_id: i64,
+    responses: std::collections::HashMap<i64, Value>,
 }
 
 impl Drop for McpProc {
@@ -89,6 +90,7 @@ impl McpProc {
             notifications: Vec::new(),
             stderr_path,
             next_id: 1,
+            responses: std::collections::HashMap::new(),
         }
     }
 
@@ -175,6 +177,9 @@ impl McpProc {
         id: i64,
         answer: &mut dyn FnMut(&str, &Value) -> Value,
     ) -> Value {
+        if let Some(r) = self.responses.remove(&id) {
+            return r;
+        }
         let deadline = Instant::now() + REQUEST_BOUND;
         loop {
             let Some(msg) = self.next_line(deadline) else {
@@ -195,6 +200,9 @@ impl McpProc {
             }
             if msg["id"] == json!(id) {
                 return msg;
+            }
+            if let Some(other) = msg["id"].as_i64() {
+                self.responses.insert(other, msg);
             }
         }
     }

@@ -83,9 +83,43 @@ pub enum Changed {
 
 #[derive(Default)]
 struct Routes {
-    progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Notice>>>,
+    progress: Mutex<ProgressRoutes>,
     inflight: Mutex<HashMap<u64, mpsc::UnboundedSender<Notice>>>,
     next: AtomicU64,
+}
+
+/// Progress sinks by token, plus progress that arrived before its call's token
+/// was registered (the token is only known once the request is sent).
+#[derive(Default)]
+struct ProgressRoutes {
+    sinks: HashMap<ProgressToken, mpsc::UnboundedSender<Notice>>,
+    early: HashMap<ProgressToken, Vec<Notice>>,
+}
+
+/// Most tokens whose early progress is kept.
+const EARLY_TOKENS: usize = 256;
+
+impl ProgressRoutes {
+    fn register(&mut self, token: ProgressToken, sink: mpsc::UnboundedSender<Notice>) {
+        for n in self.early.remove(&token).unwrap_or_default() {
+            let _ = sink.send(n);
+        }
+        self.sinks.insert(token, sink);
+    }
+
+    fn route(&mut self, token: ProgressToken, notice: Notice) {
+        match self.sinks.get(&token) {
+            Some(sink) => {
+                let _ = sink.send(notice);
+            }
+            None => {
+                if self.early.len() >= EARLY_TOKENS && !self.early.contains_key(&token) {
+                    self.early.clear();
+                }
+                self.early.entry(token).or_default().push(notice);
+            }
+        }
+    }
 }
 
 impl Routes {
@@ -97,13 +131,18 @@ impl Routes {
 /// Removes a call's routes when it ends, however it ends.
 struct RouteGuard {
     routes: Arc<Routes>,
-    token: ProgressToken,
+    token: Option<ProgressToken>,
     slot: u64,
 }
 
 impl Drop for RouteGuard {
     fn drop(&mut self) {
-        Routes::lock(&self.routes.progress).remove(&self.token);
+        let mut progress = Routes::lock(&self.routes.progress);
+        if let Some(token) = &self.token {
+            progress.sinks.remove(token);
+            progress.early.remove(token);
+        }
+        drop(progress);
         Routes::lock(&self.routes.inflight).remove(&self.slot);
     }
 }
@@ -197,16 +236,14 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let sink = Routes::lock(&self.routes.progress)
-            .get(&params.progress_token)
-            .cloned();
-        if let Some(sink) = sink {
-            let _ = sink.send(Notice::Progress {
+        Routes::lock(&self.routes.progress).route(
+            params.progress_token,
+            Notice::Progress {
                 progress: params.progress,
                 total: params.total,
                 message: params.message,
-            });
-        }
+            },
+        );
     }
 
     async fn on_logging_message(
@@ -455,20 +492,25 @@ impl Upstream {
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = self.service.peer().clone();
+        // Logging (and server requests) may arrive as soon as the request is out:
+        // the call is registered as in flight first.
+        let mut guard = notices.as_ref().map(|sink| {
+            let slot = self.routes.next.fetch_add(1, Ordering::Relaxed);
+            Routes::lock(&self.routes.inflight).insert(slot, sink.clone());
+            RouteGuard {
+                routes: self.routes.clone(),
+                token: None,
+                slot,
+            }
+        });
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| service_error(e, "tools/call", timeout, self.tail()))?;
-        let _guard = notices.map(|sink| {
-            let slot = self.routes.next.fetch_add(1, Ordering::Relaxed);
-            Routes::lock(&self.routes.progress).insert(handle.progress_token.clone(), sink.clone());
-            Routes::lock(&self.routes.inflight).insert(slot, sink);
-            RouteGuard {
-                routes: self.routes.clone(),
-                token: handle.progress_token.clone(),
-                slot,
-            }
-        });
+        if let (Some(g), Some(sink)) = (guard.as_mut(), notices) {
+            Routes::lock(&self.routes.progress).register(handle.progress_token.clone(), sink);
+            g.token = Some(handle.progress_token.clone());
+        }
         let id = handle.id.clone();
         let cancel_upstream = |reason: &'static str| {
             let peer = peer.clone();
@@ -483,13 +525,17 @@ impl Upstream {
             }
         };
         tokio::select! {
-            r = handle.await_response() => match r {
+            r = handle.await_response() => {
+                // rmcp handles notifications in spawned tasks; give those read
+                // before the response a turn so they reach the caller first.
+                tokio::task::yield_now().await;
+                match r {
                 Ok(ServerResult::CallToolResult(result)) => {
                     serde_json::to_value(&result).map_err(|e| McpClientError::Protocol { code: -32603, message: e.to_string() })
                 }
                 Ok(other) => serde_json::to_value(&other).map_err(|e| McpClientError::Protocol { code: -32603, message: e.to_string() }),
                 Err(e) => Err(self.closed_error(e, "tools/call", timeout).await),
-            },
+            }},
             _ = cancel.cancelled() => {
                 cancel_upstream("cancelled by the caller").await;
                 Err(McpClientError::Cancelled)

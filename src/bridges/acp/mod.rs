@@ -28,13 +28,41 @@ pub enum AcpBridgeError {
 }
 
 /// Serves ACP on this process's stdin/stdout (lines over
-/// [`transport::MAX_FRAME_BYTES`] refused) until the client closes stdin; then
-/// cancels running turns and shuts down every supervised agent.
+/// [`transport::MAX_FRAME_BYTES`] refused) until the client closes stdin or stops
+/// the process with SIGTERM, SIGINT or SIGHUP; then cancels running turns and
+/// shuts down every supervised agent.
 pub async fn serve_stdio(engine: Engine, config: BridgeConfig) -> Result<(), AcpBridgeError> {
     let shared = Arc::new(state::Shared::new(engine.clone(), config));
-    let result = handlers::connect(shared, transport::stdio(transport::MAX_FRAME_BYTES)).await;
+    let (stdio, drained) = transport::stdio(transport::MAX_FRAME_BYTES);
+    let result = tokio::select! {
+        r = handlers::connect(shared, stdio) => r,
+        signal = stop_signal() => {
+            tracing::info!(signal, "stopping on a signal");
+            Ok(())
+        }
+    };
     engine.shutdown().await;
+    drained.wait(std::time::Duration::from_secs(2)).await;
     result
+}
+
+/// Resolves on SIGTERM, SIGINT or SIGHUP (clients that stop their agent with a
+/// signal instead of closing stdin still get every supervised agent shut down).
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::warn!("cannot watch for signals");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+        _ = hup.recv() => "SIGHUP",
+    }
 }
 
 /// The agent role builder (exposed for in-process tests over other transports).

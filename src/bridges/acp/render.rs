@@ -2,7 +2,9 @@
 
 use crate::domain::event::RuntimeEvent;
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
-use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallUpdate};
+use agent_client_protocol::v1::schema::{
+    ContentBlock as AcpBlock, ContentChunk, SessionUpdate, ToolCallUpdate,
+};
 use serde_json::{Value, json};
 
 fn update(v: Value) -> Option<SessionUpdate> {
@@ -15,16 +17,30 @@ fn update(v: Value) -> Option<SessionUpdate> {
     }
 }
 
-fn chunk(kind: &str, text: &str) -> Option<SessionUpdate> {
-    update(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}))
+/// Who a text chunk comes from.
+#[derive(Clone, Copy)]
+enum Chunk {
+    User,
+    Agent,
+    Thought,
+}
+
+/// A text chunk, built directly (the hot path of every streamed answer).
+fn chunk(kind: Chunk, text: &str) -> SessionUpdate {
+    let content = ContentChunk::new(AcpBlock::from(text));
+    match kind {
+        Chunk::User => SessionUpdate::UserMessageChunk(content),
+        Chunk::Agent => SessionUpdate::AgentMessageChunk(content),
+        Chunk::Thought => SessionUpdate::AgentThoughtChunk(content),
+    }
 }
 
 /// The ACP update for a runtime event, when it has one (diagnostics and events
 /// about the agent's own modes stay inside Hecate).
 pub fn runtime_event(ev: &RuntimeEvent) -> Option<SessionUpdate> {
     match ev {
-        RuntimeEvent::TextDelta { text } => chunk("agent_message_chunk", text),
-        RuntimeEvent::ThoughtDelta { text } => chunk("agent_thought_chunk", text),
+        RuntimeEvent::TextDelta { text } => Some(chunk(Chunk::Agent, text)),
+        RuntimeEvent::ThoughtDelta { text } => Some(chunk(Chunk::Thought, text)),
         RuntimeEvent::ToolCallStarted {
             id,
             name,
@@ -98,15 +114,15 @@ pub fn transcript(messages: &[Message]) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
     for m in messages {
         match m.role {
-            Role::User => out.extend(chunk("user_message_chunk", &m.content)),
+            Role::User => out.push(chunk(Chunk::User, &m.content)),
             Role::Assistant => {
                 for b in &m.content_blocks {
                     if let ContentBlock::Thinking { thinking, .. } = b {
-                        out.extend(chunk("agent_thought_chunk", thinking));
+                        out.push(chunk(Chunk::Thought, thinking));
                     }
                 }
                 if !m.content.is_empty() {
-                    out.extend(chunk("agent_message_chunk", &m.content));
+                    out.push(chunk(Chunk::Agent, &m.content));
                 }
                 let note = match m.status {
                     MessageStatus::Failed => Some(format!(
@@ -117,7 +133,7 @@ pub fn transcript(messages: &[Message]) -> Vec<SessionUpdate> {
                     _ => None,
                 };
                 if let Some(n) = note {
-                    out.extend(chunk("agent_message_chunk", &n));
+                    out.push(chunk(Chunk::Agent, &n));
                 }
             }
             _ => {}

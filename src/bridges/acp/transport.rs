@@ -16,8 +16,12 @@ use futures::{Sink, Stream};
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::io;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use std::io::{self, Read, Write};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf};
+use tokio::sync::{mpsc, oneshot};
 
 /// Largest frame accepted from the editor: 8 MiB (prompts are capped at 1 MiB of
 /// text, so this leaves room for JSON escaping and embedded resources).
@@ -193,14 +197,139 @@ where
     Lines::new(outgoing(writer), incoming(reader, max))
 }
 
-/// The transport over this process's stdin and stdout.
+/// Stdin read on a plain thread and handed over in chunks: a read pending on a
+/// runtime thread could never be cancelled and would hold up the exit after a signal.
+struct StdinReader {
+    rx: mpsc::Receiver<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    pos: usize,
+}
+
+impl StdinReader {
+    fn spawn() -> Self {
+        let (tx, rx) = mpsc::channel(8);
+        let reader = move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let item = match stdin.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => Ok(buf[..n].to_vec()),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => Err(e),
+                };
+                let failed = item.is_err();
+                if tx.blocking_send(item).is_err() || failed {
+                    break;
+                }
+            }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("acp-stdin".into())
+            .spawn(reader)
+        {
+            tracing::error!(error = %e, "cannot start the stdin reader");
+        }
+        Self {
+            rx,
+            chunk: Vec::new(),
+            pos: 0,
+        }
+    }
+}
+
+impl AsyncRead for StdinReader {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.pos >= this.chunk.len() {
+            match this.rx.poll_recv(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                Poll::Ready(Some(Ok(chunk))) => {
+                    this.chunk = chunk;
+                    this.pos = 0;
+                }
+            }
+        }
+        let n = out.remaining().min(this.chunk.len() - this.pos);
+        out.put_slice(&this.chunk[this.pos..this.pos + n]);
+        this.pos += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Resolves once every line handed to the stdout sink has been written (or the
+/// write failed), after the sink is dropped.
+#[derive(Debug)]
+pub struct StdoutDrained(oneshot::Receiver<()>);
+
+impl StdoutDrained {
+    /// Waits for the drain, at most `limit` (a client that stopped reading must
+    /// not hold up the exit).
+    pub async fn wait(self, limit: Duration) {
+        let _ = tokio::time::timeout(limit, self.0).await;
+    }
+}
+
+/// Stdout written on a plain thread, one flushed line at a time, for the same
+/// reason; a write error (the client went away) ends the sink.
+fn stdout_sink() -> (
+    impl Sink<String, Error = io::Error> + Send + 'static,
+    StdoutDrained,
+) {
+    let (tx, mut rx) = mpsc::channel::<String>(64);
+    let (done_tx, done_rx) = oneshot::channel();
+    let writer = move || {
+        let mut stdout = std::io::stdout().lock();
+        while let Some(line) = rx.blocking_recv() {
+            let mut bytes = line.into_bytes();
+            bytes.push(b'\n');
+            if stdout
+                .write_all(&bytes)
+                .and_then(|()| stdout.flush())
+                .is_err()
+            {
+                break;
+            }
+        }
+        let _ = done_tx.send(());
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("acp-stdout".into())
+        .spawn(writer)
+    {
+        tracing::error!(error = %e, "cannot start the stdout writer");
+    }
+    let sink = futures::sink::unfold(tx, async |tx, line: String| {
+        tx.send(line)
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "stdout is closed"))?;
+        Ok::<_, io::Error>(tx)
+    });
+    (sink, StdoutDrained(done_rx))
+}
+
+/// The transport over this process's stdin and stdout, and the signal that
+/// stdout has been drained once the transport is gone.
 pub fn stdio(
     max: usize,
-) -> Lines<
-    impl Sink<String, Error = io::Error> + Send + 'static,
-    impl Stream<Item = io::Result<String>> + Send + 'static,
-> {
-    guarded_lines(tokio::io::stdin(), tokio::io::stdout(), max)
+) -> (
+    Lines<
+        impl Sink<String, Error = io::Error> + Send + 'static,
+        impl Stream<Item = io::Result<String>> + Send + 'static,
+    >,
+    StdoutDrained,
+) {
+    let (sink, drained) = stdout_sink();
+    (
+        Lines::new(sink, incoming(StdinReader::spawn(), max)),
+        drained,
+    )
 }
 
 #[cfg(test)]

@@ -212,7 +212,9 @@ impl HubInner {
 async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
     while let Some(received) = bus.recv().await {
         match received {
-            Received::Event(EngineEvent::TurnStarted { session_id, run_id }) => {
+            Received::Event(EngineEvent::TurnStarted {
+                session_id, run_id, ..
+            }) => {
                 hub.live().insert(
                     session_id.clone(),
                     LiveRun {
@@ -227,6 +229,7 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
                 session_id,
                 run_id,
                 update,
+                ..
             }) => {
                 {
                     let mut live = hub.live();
@@ -267,6 +270,7 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
             Received::Event(EngineEvent::ApprovalResolved {
                 session_id,
                 approval,
+                ..
             }) => hub.send_approval(&session_id, ApprovalFrame::resolved(&approval)),
             Received::Lagged(n) => {
                 tracing::warn!(

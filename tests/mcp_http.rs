@@ -1,0 +1,234 @@
+//! The Streamable HTTP endpoint (`hecate mcp http`, the router the HTTP bridge
+//! mounts at `/mcp`): sessions with an rmcp client, the single-upstream
+//! passthrough at `/mcp/NAME`, the bearer token (401), DNS-rebinding protection
+//! (403 for foreign Host/Origin), unknown endpoints (404) and the body limit (413).
+
+mod common;
+mod mcp_support;
+
+use common::Home;
+use mcp_support::fixture_upstream;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+
+/// A running `hecate mcp http`, killed on drop.
+pub struct Endpoint {
+    child: Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `hecate mcp http` in `home` and waits for its ready line.
+pub fn endpoint(home: &Home) -> Endpoint {
+    let mut child = home
+        .cmd(&["mcp", "http"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("ready line");
+    let v: Value = serde_json::from_str(&line).expect("ready JSON");
+    Endpoint {
+        url: v["listening"].as_str().expect("url").to_string(),
+        child,
+    }
+}
+
+fn init_body() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+}
+
+fn post(url: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+}
+
+fn tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+#[tokio::test]
+async fn an_rmcp_client_uses_the_hub_and_a_single_upstream_passthrough() {
+    tls();
+    let home = Home::empty();
+    home.write_config(&fixture_upstream("fx", &[], ""));
+    let ep = endpoint(&home);
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(ep.url.as_str()))
+            .await
+            .expect("connect");
+    let tools = client.list_all_tools().await.expect("tools");
+    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    assert!(
+        names.contains(&"list_sessions".to_string()) && names.contains(&"fx__echo".to_string()),
+        "{names:?}"
+    );
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("fx__echo").with_arguments(
+                json!({"message": "over http"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        )
+        .await
+        .expect("call");
+    assert_eq!(
+        r.content[0].as_text().map(|t| t.text.as_str()),
+        Some("over http")
+    );
+    client.cancel().await.expect("close");
+
+    let one = ()
+        .serve(StreamableHttpClientTransport::from_uri(format!(
+            "{}/fx",
+            ep.url
+        )))
+        .await
+        .expect("connect");
+    let names: Vec<String> = one
+        .list_all_tools()
+        .await
+        .expect("tools")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(
+        names.contains(&"echo".to_string()) && names.contains(&"test_simple_text".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "list_sessions" || n.contains("__")),
+        "only the upstream's own names: {names:?}"
+    );
+    let r = one
+        .call_tool(
+            CallToolRequestParams::new("echo").with_arguments(
+                json!({"message": "direct"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        )
+        .await
+        .expect("call");
+    assert_eq!(
+        r.content[0].as_text().map(|t| t.text.as_str()),
+        Some("direct")
+    );
+    one.cancel().await.expect("close");
+
+    let calls = home.json(&["mcp", "calls", "--format", "json"]);
+    assert!(
+        calls["data"].as_array().is_some_and(|rows| rows
+            .iter()
+            .all(|r| r["client"].as_str().is_some_and(|c| c.ends_with("(http)")))),
+        "{calls}"
+    );
+}
+
+#[tokio::test]
+async fn the_token_host_origin_path_and_size_are_checked() {
+    tls();
+    let mut home = Home::empty();
+    home.set("HECATE_TOKEN", "s3cret");
+    home.write_config(&fixture_upstream("fx", &[], ""));
+    let ep = endpoint(&home);
+    let missing = post(&ep.url).json(&init_body()).send().await.expect("send");
+    assert_eq!(missing.status(), 401);
+    assert_eq!(missing.headers()["www-authenticate"], "Bearer");
+    let wrong = post(&ep.url)
+        .bearer_auth("nope")
+        .json(&init_body())
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(wrong.status(), 401);
+    let ok = post(&ep.url)
+        .bearer_auth("s3cret")
+        .json(&init_body())
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(ok.status(), 200);
+    assert!(
+        ok.headers().contains_key("mcp-session-id"),
+        "sessions are on"
+    );
+
+    let origin = post(&ep.url)
+        .bearer_auth("s3cret")
+        .header("origin", "https://evil.example")
+        .json(&init_body())
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(origin.status(), 403);
+    let local_origin = post(&ep.url)
+        .bearer_auth("s3cret")
+        .header("origin", "http://localhost:3000")
+        .json(&init_body())
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(local_origin.status(), 200);
+    let host = post(&ep.url)
+        .bearer_auth("s3cret")
+        .header("host", "rebind.example")
+        .json(&init_body())
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(host.status(), 403);
+
+    let nowhere = post(&format!("{}/nope", ep.url))
+        .bearer_auth("s3cret")
+        .json(&init_body())
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(nowhere.status(), 404);
+    let body: Value = nowhere.json().await.expect("json");
+    assert_eq!(body["error"]["type"], "not_found");
+
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}",
+        "y".repeat(5 * 1024 * 1024)
+    );
+    let too_big = post(&ep.url)
+        .bearer_auth("s3cret")
+        .body(big)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(too_big.status(), 413);
+
+    let with_token = StreamableHttpClientTransport::with_client(
+        reqwest::Client::new(),
+        StreamableHttpClientTransportConfig::with_uri(ep.url.as_str()).auth_header("s3cret"),
+    );
+    let client = ().serve(with_token).await.expect("connect with the token");
+    assert!(!client.list_all_tools().await.expect("tools").is_empty());
+    client.cancel().await.expect("close");
+}
