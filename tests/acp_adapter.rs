@@ -3,6 +3,8 @@
 //! permissions, fs and terminal services, failures and cancellation. Process
 //! lifecycle, session loading, probes and the catalog are in `acp_adapter/`.
 
+#[path = "acp_adapter/delegate.rs"]
+mod delegate;
 #[path = "acp_adapter/lifecycle.rs"]
 mod lifecycle;
 #[path = "acp_adapter/services.rs"]

@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 mod bench;
 
+pub use bench::{BenchArgs as McpBenchArgs, run as run_bench};
+
 /// Arguments of `hecate mcp`.
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {

@@ -23,7 +23,7 @@ pub const MAX_TOOL_NAME: usize = 64;
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Deadline of listing one upstream's tools, resources or prompts.
-const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a failed upstream listing is remembered before it is tried again, so
 /// one broken upstream does not make every listing wait for it.
@@ -143,7 +143,7 @@ pub(crate) struct McpHub {
     pub(crate) pool: Pool,
     tools: Mutex<HashMap<String, Vec<Value>>>,
     failures: Mutex<HashMap<String, (std::time::Instant, HecateError)>>,
-    resource_owner: Mutex<HashMap<String, String>>,
+    pub(crate) resource_owner: Mutex<HashMap<String, String>>,
     pub(crate) changes: broadcast::Sender<McpChange>,
     pub(crate) gateways: super::mcp_gateway::Gateways,
 }
@@ -286,7 +286,12 @@ pub fn expose_names(pairs: &[(String, String)]) -> Vec<String> {
     out
 }
 
-fn annotate(mut definition: Value, exposed: &str, server: &str, original: &str) -> Value {
+pub(crate) fn annotate(
+    mut definition: Value,
+    exposed: &str,
+    server: &str,
+    original: &str,
+) -> Value {
     if let Some(obj) = definition.as_object_mut() {
         obj.insert("name".into(), Value::String(exposed.to_string()));
         let meta = obj
@@ -302,7 +307,7 @@ fn annotate(mut definition: Value, exposed: &str, server: &str, original: &str) 
     definition
 }
 
-fn name_of(v: &Value) -> String {
+pub(crate) fn name_of(v: &Value) -> String {
     v.get("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
@@ -465,152 +470,6 @@ impl Engine {
             .find(|s| s.name == name)
             .cloned()
             .ok_or_else(|| HecateError::not_found("MCP server", name))
-    }
-
-    /// The resources of every non-blocked upstream, each listed verbatim with the
-    /// alias of the server that owns it.
-    pub async fn mcp_resources(&self) -> Vec<(String, Value)> {
-        let mut out = Vec::new();
-        for s in self
-            .mcp_servers()
-            .iter()
-            .filter(|s| s.policy != ToolPolicy::Block)
-        {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
-                continue;
-            };
-            if let Ok(list) = lease.list_resources(LIST_TIMEOUT).await {
-                let mut owners = self
-                    .mcp_hub()
-                    .resource_owner
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                for r in list {
-                    if let Some(uri) = r.get("uri").and_then(Value::as_str) {
-                        owners.insert(uri.to_string(), s.name.clone());
-                    }
-                    out.push((s.name.clone(), r));
-                }
-            }
-        }
-        out
-    }
-
-    /// The resource templates of every non-blocked upstream.
-    pub async fn mcp_resource_templates(&self) -> Vec<(String, Value)> {
-        let mut out = Vec::new();
-        for s in self
-            .mcp_servers()
-            .iter()
-            .filter(|s| s.policy != ToolPolicy::Block)
-        {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
-                continue;
-            };
-            if let Ok(list) = lease.list_resource_templates(LIST_TIMEOUT).await {
-                out.extend(list.into_iter().map(|t| (s.name.clone(), t)));
-            }
-        }
-        out
-    }
-
-    /// Reads an upstream resource: from the server that listed it, else from the
-    /// first non-blocked server that can read it (`not_found` when none can).
-    pub async fn mcp_read_resource(&self, uri: &str) -> Result<Value> {
-        let owner = self
-            .mcp_hub()
-            .resource_owner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(uri)
-            .cloned();
-        let servers = self.mcp_servers();
-        let mut order: Vec<&UpstreamServer> = servers
-            .iter()
-            .filter(|s| s.policy != ToolPolicy::Block)
-            .collect();
-        order.sort_by_key(|s| Some(&s.name) != owner.as_ref());
-        for s in order {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
-                continue;
-            };
-            if let Ok(v) = lease.read_resource(uri, LIST_TIMEOUT).await {
-                return Ok(v);
-            }
-        }
-        Err(HecateError::not_found("resource", uri))
-    }
-
-    /// The prompts of every non-blocked upstream, namespaced like tools: each is
-    /// `(server, original name, exposed name, definition)`.
-    pub async fn mcp_prompts(&self) -> Vec<(String, String, String, Value)> {
-        let mut raw = Vec::new();
-        for s in self
-            .mcp_servers()
-            .iter()
-            .filter(|s| s.policy != ToolPolicy::Block)
-        {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
-                continue;
-            };
-            if let Ok(list) = lease.list_prompts(LIST_TIMEOUT).await {
-                raw.extend(list.into_iter().map(|p| (s.name.clone(), name_of(&p), p)));
-            }
-        }
-        let pairs: Vec<(String, String)> =
-            raw.iter().map(|(s, n, _)| (s.clone(), n.clone())).collect();
-        let exposed = expose_names(&pairs);
-        raw.into_iter()
-            .zip(exposed)
-            .map(|((s, n, p), e)| {
-                let def = annotate(p, &e, &s, &n);
-                (s, n, e, def)
-            })
-            .collect()
-    }
-
-    /// Asks upstream `server` for completions; params and result are the MCP
-    /// `completion/complete` JSON.
-    pub async fn mcp_complete(&self, server: &str, params: Value) -> Result<Value> {
-        let s = self.mcp_server(server)?;
-        let lease = self
-            .mcp_hub()
-            .pool
-            .acquire(&s.spec, s.call_timeout)
-            .await
-            .map_err(|e| client_error(server, &e))?;
-        lease
-            .complete(params, LIST_TIMEOUT)
-            .await
-            .map_err(|e| client_error(server, &e))
-    }
-
-    /// Gets an upstream prompt by its exposed name; `not_found` when no upstream
-    /// prompt has that name.
-    pub async fn mcp_get_prompt(
-        &self,
-        exposed: &str,
-        arguments: Option<Map<String, Value>>,
-    ) -> Result<Value> {
-        let Some((server, original, _, _)) = self
-            .mcp_prompts()
-            .await
-            .into_iter()
-            .find(|(_, _, e, _)| e == exposed)
-        else {
-            return Err(HecateError::not_found("prompt", exposed));
-        };
-        let s = self.mcp_server(&server)?;
-        let lease = self
-            .mcp_hub()
-            .pool
-            .acquire(&s.spec, s.call_timeout)
-            .await
-            .map_err(|e| client_error(&server, &e))?;
-        lease
-            .get_prompt(&original, arguments, LIST_TIMEOUT)
-            .await
-            .map_err(|e| client_error(&server, &e))
     }
 }
 

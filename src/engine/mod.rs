@@ -9,6 +9,7 @@ mod external;
 pub mod guardrails;
 mod mcp_catalog;
 mod mcp_gateway;
+mod mcp_passthrough;
 mod mcp_tools;
 pub mod owner;
 mod queries;

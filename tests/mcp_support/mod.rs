@@ -58,10 +58,14 @@ impl McpProc {
     pub fn spawn(home: &Home, extra: &[&str]) -> Self {
         let mut args = vec!["mcp"];
         args.extend_from_slice(extra);
+        Self::spawn_command(home, home.cmd(&args))
+    }
+
+    /// Spawns `cmd` (an MCP server on stdio), stderr kept in a file of `home`.
+    pub fn spawn_command(home: &Home, mut cmd: std::process::Command) -> Self {
         let stderr_path = home.path(&format!("mcp-stderr-{}.log", uuid_like()));
         let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
-        let mut child = home
-            .cmd(&args)
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)

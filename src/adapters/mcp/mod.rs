@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod error;
+mod handler;
 pub mod pool;
 pub mod process;
 pub mod spec;

@@ -132,3 +132,48 @@ pub fn nothing_configured() -> Error {
     )
     .data(serde_json::json!({"authRequired": true, "action": "hecate doctor"}))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::{
+        EmbeddedResource, EmbeddedResourceResource, ResourceLink, TextResourceContents,
+    };
+
+    #[test]
+    fn plain_text_prompts_keep_no_blocks_and_resources_are_inlined() {
+        let (text, rich) = prompt_content(&[AcpBlock::from("a"), AcpBlock::from("b")]);
+        assert_eq!((text.as_str(), rich.len()), ("ab", 0));
+        let resource = EmbeddedResource::new(EmbeddedResourceResource::TextResourceContents(
+            TextResourceContents::new("fn main() {}", "file:///w/main.rs"),
+        ));
+        let (text, rich) = prompt_content(&[
+            AcpBlock::from("look at"),
+            AcpBlock::Resource(resource),
+            AcpBlock::ResourceLink(ResourceLink::new("lib.rs", "file:///w/lib.rs")),
+        ]);
+        assert!(text.contains("<resource uri=\"file:///w/main.rs\">\nfn main() {}"));
+        assert!(text.ends_with("[resource: file:///w/lib.rs]"), "{text}");
+        assert_eq!(rich.len(), 3);
+    }
+
+    #[test]
+    fn errors_keep_their_type_and_get_acp_codes() {
+        let e = to_rpc(&HecateError::not_found("session", "x"));
+        assert_eq!(e.code, ErrorCode::RESOURCE_NOT_FOUND);
+        assert_eq!(
+            e.data.as_ref().map(|d| d["type"].clone()),
+            Some(serde_json::json!("not_found"))
+        );
+        let auth = HecateError::new(ErrorType::GatewayError, "log in first")
+            .with_detail("reason", "agent_auth_required");
+        let e = to_rpc(&auth);
+        assert_eq!(e.code, ErrorCode::AUTH_REQUIRED);
+        assert!(e.message.starts_with("Authentication required"));
+        assert_eq!(
+            e.data.as_ref().map(|d| d["authRequired"].clone()),
+            Some(serde_json::json!(true))
+        );
+        assert_eq!(nothing_configured().code, ErrorCode::AUTH_REQUIRED);
+    }
+}

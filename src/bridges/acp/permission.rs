@@ -120,3 +120,50 @@ pub fn forward(
         apply(&shared, &approval, outcome).await;
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn approval() -> Approval {
+        serde_json::from_value(json!({
+            "id": "apr_1", "session_id": "s", "status": "pending",
+            "tool_kind": "edit", "tool_name": "Write b.txt", "created_at": "now",
+            "options": [
+                {"id": "ok", "name": "Allow", "kind": "allow_once"},
+                {"id": "always", "name": "Always", "kind": "allow_always"},
+                {"id": "no", "name": "Reject", "kind": "reject_once"},
+                {"id": "never", "name": "Never", "kind": "reject_always"}
+            ]
+        }))
+        .expect("approval")
+    }
+
+    #[test]
+    fn the_agents_options_pass_verbatim_and_answers_map_by_kind() {
+        let a = approval();
+        let ids: Vec<String> = acp_options(&a)
+            .iter()
+            .map(|o| o.option_id.0.to_string())
+            .collect();
+        assert_eq!(ids, ["ok", "always", "no", "never"]);
+        assert_eq!(
+            decision_for(&a, "ok"),
+            Some((Decision::Approve, Scope::Once))
+        );
+        assert_eq!(
+            decision_for(&a, "always"),
+            Some((Decision::Approve, Scope::Session))
+        );
+        assert_eq!(
+            decision_for(&a, "no"),
+            Some((Decision::Reject, Scope::Once))
+        );
+        assert_eq!(
+            decision_for(&a, "never"),
+            Some((Decision::Reject, Scope::Session))
+        );
+        assert_eq!(decision_for(&a, "made-up"), None);
+    }
+}

@@ -142,3 +142,33 @@ impl Shared {
             .and_then(|t| TargetRef::parse(&t.id).ok())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_cancel_reaches_the_prompt_in_flight_and_only_that_one() {
+        let store = crate::store::SqliteStore::open_in_memory().expect("store");
+        let (engine, _) = Engine::start(
+            std::sync::Arc::new(store),
+            crate::engine::Runtimes::default(),
+            crate::engine::EngineConfig::default(),
+        )
+        .await
+        .expect("engine");
+        let shared = Shared::new(engine, BridgeConfig::default());
+        let sid = SessionId::from("s");
+        assert!(!shared.cancel_prompt(&sid), "nothing in flight");
+        let (first, first_token) = shared.prompt_received(&sid);
+        let (second, second_token) = shared.prompt_received(&sid);
+        shared.prompt_done(&sid, first);
+        assert!(
+            shared.cancel_prompt(&sid),
+            "the newer prompt is still in flight"
+        );
+        assert!(second_token.is_cancelled() && !first_token.is_cancelled());
+        shared.prompt_done(&sid, second);
+        assert!(!shared.cancel_prompt(&sid));
+    }
+}

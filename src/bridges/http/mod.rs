@@ -1,5 +1,6 @@
 //! The HTTP surface (axum): `/healthz`, and the `/hecate/v1` API — system stats,
-//! Agent Chat sessions, messages and SSE streams, and the OpenAPI document. One
+//! Agent Chat sessions, messages and SSE streams, approvals and grants, changed
+//! files, external-agent adapters, and the OpenAPI document. One
 //! module per resource; every route is listed once in [`routes`], from which both
 //! the router and the OpenAPI drift test are built.
 //!
@@ -7,10 +8,13 @@
 //! CORS for loopback origins, access control (`auth`: Host/Origin, token), the body
 //! limit, then the handlers. Handlers only call the engine.
 
+mod adapters;
+mod approvals;
 mod auth;
 mod envelope;
 mod extract;
 mod feed;
+mod files;
 mod hub;
 mod messages;
 mod openapi;
@@ -125,6 +129,42 @@ pub fn routes() -> Vec<ApiRoute> {
         ),
         ApiRoute::post("/hecate/v1/agent-chat/sessions/{id}/close", sessions::close),
         ApiRoute::get("/hecate/v1/agent-chat/sessions/{id}/stream", stream::stream),
+        ApiRoute::get(
+            "/hecate/v1/agent-chat/sessions/{id}/messages/{message_id}/files",
+            files::list,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/agent-chat/sessions/{id}/messages/{message_id}/files/{path}",
+            files::diff,
+        ),
+        ApiRoute::post(
+            "/hecate/v1/agent-chat/sessions/{id}/messages/{message_id}/revert",
+            files::revert,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/agent-chat/sessions/{id}/approvals",
+            approvals::list,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/agent-chat/sessions/{id}/approvals/{approval_id}",
+            approvals::get,
+        ),
+        ApiRoute::post(
+            "/hecate/v1/agent-chat/sessions/{id}/approvals/{approval_id}/resolve",
+            approvals::resolve,
+        ),
+        ApiRoute::post(
+            "/hecate/v1/agent-chat/sessions/{id}/approvals/{approval_id}/cancel",
+            approvals::cancel,
+        ),
+        ApiRoute::get("/hecate/v1/agent-chat/grants", approvals::list_grants),
+        ApiRoute::delete(
+            "/hecate/v1/agent-chat/grants/{grant_id}",
+            approvals::revoke_grant,
+        ),
+        ApiRoute::get("/hecate/v1/agent-adapters", adapters::list),
+        ApiRoute::post("/hecate/v1/agent-adapters/{id}/probe", adapters::probe),
+        ApiRoute::get("/hecate/v1/agent-adapters/{id}/health", adapters::health),
     ]
 }
 

@@ -3,6 +3,13 @@
 //! exactly the routes the router serves.
 
 use super::envelope::{ErrorBody, ErrorEnvelope};
+use super::wire::agent::{
+    AdapterDto, AdapterHealthDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto,
+    AdapterProbeResponse, ApprovalDto, ApprovalListResponse, ApprovalResponse, ChangedFileDiffDto,
+    ChangedFileDiffResponse, ChangedFileDto, ChangedFilesResponse, DecisionName, GrantDeletedDto,
+    GrantDeletedResponse, GrantDto, GrantListResponse, ProbeDto, ResolveApprovalRequest, RevertDto,
+    RevertRequest, RevertResponse, ScopeName,
+};
 use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use super::wire::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
@@ -10,7 +17,7 @@ use super::wire::{
     SendMessageRequest, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
     StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
-use super::{messages, sessions, stream, system};
+use super::{adapters, approvals, files, messages, sessions, stream, system};
 use axum::Json;
 use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -37,19 +44,38 @@ use utoipa::{Modify, OpenApi};
         sessions::close,
         messages::send,
         stream::stream,
+        files::list,
+        files::diff,
+        files::revert,
+        approvals::list,
+        approvals::get,
+        approvals::resolve,
+        approvals::cancel,
+        approvals::list_grants,
+        approvals::revoke_grant,
+        adapters::list,
+        adapters::probe,
+        adapters::health,
     ),
     components(schemas(
         ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, McpPoolDto, StoreDto,
         SessionListResponse, SessionSummaryDto, SessionResponse, TranscriptDto, SessionDto,
         MessageDto, ToolCallDto, UsageDto, ActivityDto, ProviderCallDto, RunDto, SegmentDto,
         CreateSessionRequest, SendMessageRequest, RuntimeKindName, CancelResponse, CancelDto,
-        DeletedResponse, DeletedDto, ApprovalRequestedDto, ApprovalResolvedDto
+        DeletedResponse, DeletedDto, ApprovalRequestedDto, ApprovalResolvedDto,
+        AdapterListResponse, AdapterDto, AdapterProbeResponse, AdapterProbeDto, ProbeDto,
+        AdapterHealthResponse, AdapterHealthDto, ApprovalListResponse, ApprovalResponse,
+        ApprovalDto, ResolveApprovalRequest, DecisionName, ScopeName, GrantListResponse,
+        GrantDto, GrantDeletedResponse, GrantDeletedDto, ChangedFilesResponse, ChangedFileDto,
+        ChangedFileDiffResponse, ChangedFileDiffDto, RevertRequest, RevertResponse, RevertDto
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),
     tags(
         (name = "system", description = "Liveness, stats and this document"),
-        (name = "agent-chat", description = "Agent Chat sessions, messages and streams")
+        (name = "agent-chat", description = "Agent Chat sessions, messages, streams and changed files"),
+        (name = "approvals", description = "Permission requests of external agents, and standing grants"),
+        (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes")
     )
 )]
 pub struct ApiDoc;

@@ -182,8 +182,8 @@ impl HecateMcp {
                 .map(|f| FileInfo {
                     path: f.path,
                     status: f.status.to_string(),
-                    additions: f.additions as u64,
-                    deletions: f.deletions as u64,
+                    additions: f.additions,
+                    deletions: f.deletions,
                 })
                 .collect(),
             None => Vec::new(),

@@ -145,25 +145,25 @@ fn origin_is_loopback(origin: &str) -> bool {
 }
 
 /// Checks Host and Origin (loopback binds) and the bearer token.
-fn check(cfg: &McpHttpConfig, headers: &HeaderMap) -> Result<(), Response> {
+fn check(cfg: &McpHttpConfig, headers: &HeaderMap) -> Result<(), Box<Response>> {
     if cfg.bound.ip().is_loopback() {
         if let Some(host) = header_str(headers, header::HOST)
             && !is_loopback_name(host_name(host))
         {
-            return Err(error(
+            return Err(Box::new(error(
                 StatusCode::FORBIDDEN,
                 ErrorType::InvalidRequest,
                 &format!("Host {host:?} is not a loopback name"),
-            ));
+            )));
         }
         if let Some(origin) = header_str(headers, header::ORIGIN)
             && !origin_is_loopback(origin)
         {
-            return Err(error(
+            return Err(Box::new(error(
                 StatusCode::FORBIDDEN,
                 ErrorType::InvalidRequest,
                 &format!("Origin {origin:?} is not a loopback origin"),
-            ));
+            )));
         }
     }
     let Some(expected) = cfg.token.as_deref().filter(|t| !t.is_empty()) else {
@@ -183,7 +183,7 @@ fn check(cfg: &McpHttpConfig, headers: &HeaderMap) -> Result<(), Response> {
             );
             r.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            Err(r)
+            Err(Box::new(r))
         }
     }
 }
@@ -191,7 +191,7 @@ fn check(cfg: &McpHttpConfig, headers: &HeaderMap) -> Result<(), Response> {
 async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
     match check(&st.cfg, req.headers()) {
         Ok(()) => next.run(req).await,
-        Err(r) => r,
+        Err(r) => *r,
     }
 }
 
@@ -216,7 +216,7 @@ mod tests {
         h
     }
 
-    fn status(r: Result<(), Response>) -> u16 {
+    fn status(r: Result<(), Box<Response>>) -> u16 {
         r.err().map(|r| r.status().as_u16()).unwrap_or(200)
     }
 

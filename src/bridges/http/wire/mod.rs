@@ -2,6 +2,7 @@
 //! the resources they carry. They mirror the domain types (which stay free of HTTP
 //! and OpenAPI concerns) and derive `ToSchema` for the OpenAPI document.
 
+pub mod agent;
 pub mod events;
 pub mod message;
 pub mod session;

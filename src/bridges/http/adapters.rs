@@ -1,0 +1,99 @@
+//! External-agent adapters: the catalog with each agent's availability, one
+//! adapter's availability, and an end-to-end ACP probe of one adapter.
+
+use super::HttpState;
+use super::envelope::{ApiError, ErrorEnvelope};
+use super::extract::ApiPath;
+use super::wire::agent::{
+    AdapterDto, AdapterHealthDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto,
+    AdapterProbeResponse, ProbeDto,
+};
+use crate::domain::HecateError;
+use axum::Json;
+use axum::extract::State;
+
+/// The catalog row of `id`, or a 404 `not_found`.
+async fn find(state: &HttpState, id: &str) -> Result<AdapterDto, ApiError> {
+    state
+        .engine
+        .list_adapters()
+        .await?
+        .iter()
+        .find(|a| a.id == id)
+        .map(AdapterDto::from)
+        .ok_or_else(|| HecateError::not_found("agent adapter", id).into())
+}
+
+/// Every catalog adapter with where it was found and at which version.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/agent-adapters",
+    operation_id = "list_agent_adapters",
+    tag = "agent-adapters",
+    responses(
+        (status = 200, description = "The adapter catalog", body = AdapterListResponse),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn list(State(state): State<HttpState>) -> Result<Json<AdapterListResponse>, ApiError> {
+    let adapters = state.engine.list_adapters().await?;
+    Ok(Json(AdapterListResponse {
+        object: "agent_adapters".to_string(),
+        data: adapters.iter().map(AdapterDto::from).collect(),
+    }))
+}
+
+/// Re-reads one adapter's availability, then spawns it in a scratch workspace
+/// (initialize, session/new, shut down) and classifies the outcome. The verdict is
+/// in the body: a failed probe is still a 200.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/agent-adapters/{id}/probe",
+    operation_id = "probe_agent_adapter",
+    tag = "agent-adapters",
+    params(("id" = String, Path, description = "Adapter id")),
+    responses(
+        (status = 200, description = "The catalog row and the probe's verdict", body = AdapterProbeResponse),
+        (status = 404, description = "No such adapter", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn probe(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<AdapterProbeResponse>, ApiError> {
+    let adapter = find(&state, &id).await?;
+    let report = state.engine.probe_adapter(&id).await?;
+    Ok(Json(AdapterProbeResponse {
+        object: "agent_adapter_probe".to_string(),
+        data: AdapterProbeDto {
+            adapter,
+            health: ProbeDto::from(&report),
+        },
+    }))
+}
+
+/// Whether one adapter can be started (its executable found directly or as a
+/// managed package), without spawning it; use `probe` for the full handshake.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/agent-adapters/{id}/health",
+    operation_id = "agent_adapter_health",
+    tag = "agent-adapters",
+    params(("id" = String, Path, description = "Adapter id")),
+    responses(
+        (status = 200, description = "The adapter's availability", body = AdapterHealthResponse),
+        (status = 404, description = "No such adapter", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn health(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<AdapterHealthResponse>, ApiError> {
+    let adapter = find(&state, &id).await?;
+    Ok(Json(AdapterHealthResponse {
+        object: "agent_adapter_health".to_string(),
+        data: AdapterHealthDto::from(&adapter),
+    }))
+}

@@ -1,0 +1,158 @@
+//! Upstream resources, resource templates, prompts and completions passed
+//! through the hub: listed from every non-blocked upstream (prompts namespaced
+//! like tools), read or fetched from the upstream that owns them.
+
+use super::Engine;
+use super::mcp_catalog::{
+    LIST_TIMEOUT, ToolPolicy, UpstreamServer, annotate, client_error, expose_names, name_of,
+};
+use crate::domain::error::{HecateError, Result};
+use serde_json::{Map, Value};
+
+impl Engine {
+    /// The resources of every non-blocked upstream, each listed verbatim with the
+    /// alias of the server that owns it.
+    pub async fn mcp_resources(&self) -> Vec<(String, Value)> {
+        let mut out = Vec::new();
+        for s in self
+            .mcp_servers()
+            .iter()
+            .filter(|s| s.policy != ToolPolicy::Block)
+        {
+            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+                continue;
+            };
+            if let Ok(list) = lease.list_resources(LIST_TIMEOUT).await {
+                let mut owners = self
+                    .mcp_hub()
+                    .resource_owner
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                for r in list {
+                    if let Some(uri) = r.get("uri").and_then(Value::as_str) {
+                        owners.insert(uri.to_string(), s.name.clone());
+                    }
+                    out.push((s.name.clone(), r));
+                }
+            }
+        }
+        out
+    }
+
+    /// The resource templates of every non-blocked upstream.
+    pub async fn mcp_resource_templates(&self) -> Vec<(String, Value)> {
+        let mut out = Vec::new();
+        for s in self
+            .mcp_servers()
+            .iter()
+            .filter(|s| s.policy != ToolPolicy::Block)
+        {
+            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+                continue;
+            };
+            if let Ok(list) = lease.list_resource_templates(LIST_TIMEOUT).await {
+                out.extend(list.into_iter().map(|t| (s.name.clone(), t)));
+            }
+        }
+        out
+    }
+
+    /// Reads an upstream resource: from the server that listed it, else from the
+    /// first non-blocked server that can read it (`not_found` when none can).
+    pub async fn mcp_read_resource(&self, uri: &str) -> Result<Value> {
+        let owner = self
+            .mcp_hub()
+            .resource_owner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(uri)
+            .cloned();
+        let servers = self.mcp_servers();
+        let mut order: Vec<&UpstreamServer> = servers
+            .iter()
+            .filter(|s| s.policy != ToolPolicy::Block)
+            .collect();
+        order.sort_by_key(|s| Some(&s.name) != owner.as_ref());
+        for s in order {
+            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+                continue;
+            };
+            if let Ok(v) = lease.read_resource(uri, LIST_TIMEOUT).await {
+                return Ok(v);
+            }
+        }
+        Err(HecateError::not_found("resource", uri))
+    }
+
+    /// The prompts of every non-blocked upstream, namespaced like tools: each is
+    /// `(server, original name, exposed name, definition)`.
+    pub async fn mcp_prompts(&self) -> Vec<(String, String, String, Value)> {
+        let mut raw = Vec::new();
+        for s in self
+            .mcp_servers()
+            .iter()
+            .filter(|s| s.policy != ToolPolicy::Block)
+        {
+            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+                continue;
+            };
+            if let Ok(list) = lease.list_prompts(LIST_TIMEOUT).await {
+                raw.extend(list.into_iter().map(|p| (s.name.clone(), name_of(&p), p)));
+            }
+        }
+        let pairs: Vec<(String, String)> =
+            raw.iter().map(|(s, n, _)| (s.clone(), n.clone())).collect();
+        let exposed = expose_names(&pairs);
+        raw.into_iter()
+            .zip(exposed)
+            .map(|((s, n, p), e)| {
+                let def = annotate(p, &e, &s, &n);
+                (s, n, e, def)
+            })
+            .collect()
+    }
+
+    /// Asks upstream `server` for completions; params and result are the MCP
+    /// `completion/complete` JSON.
+    pub async fn mcp_complete(&self, server: &str, params: Value) -> Result<Value> {
+        let s = self.mcp_server(server)?;
+        let lease = self
+            .mcp_hub()
+            .pool
+            .acquire(&s.spec, s.call_timeout)
+            .await
+            .map_err(|e| client_error(server, &e))?;
+        lease
+            .complete(params, LIST_TIMEOUT)
+            .await
+            .map_err(|e| client_error(server, &e))
+    }
+
+    /// Gets an upstream prompt by its exposed name; `not_found` when no upstream
+    /// prompt has that name.
+    pub async fn mcp_get_prompt(
+        &self,
+        exposed: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Value> {
+        let Some((server, original, _, _)) = self
+            .mcp_prompts()
+            .await
+            .into_iter()
+            .find(|(_, _, e, _)| e == exposed)
+        else {
+            return Err(HecateError::not_found("prompt", exposed));
+        };
+        let s = self.mcp_server(&server)?;
+        let lease = self
+            .mcp_hub()
+            .pool
+            .acquire(&s.spec, s.call_timeout)
+            .await
+            .map_err(|e| client_error(&server, &e))?;
+        lease
+            .get_prompt(&original, arguments, LIST_TIMEOUT)
+            .await
+            .map_err(|e| client_error(&server, &e))
+    }
+}
