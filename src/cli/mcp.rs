@@ -14,9 +14,7 @@ use anyhow::Context;
 use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 
-mod bench;
-
-pub use bench::{BenchArgs as McpBenchArgs, run as run_bench};
+pub(crate) mod bench;
 
 /// Arguments of `hecate mcp`.
 #[derive(Debug, clap::Args)]
