@@ -18,6 +18,8 @@ pub mod targets;
 mod turns;
 pub mod workspace;
 
+pub use crate::adapters::acp::{ProbeReport, ProbeStatus};
+pub use crate::adapters::git::FileChange;
 pub use external::AdapterStatus;
 pub use mcp_catalog::{
     MAX_TOOL_NAME, McpCatalog, McpChange, ServerSpec, ToolPolicy, UPSTREAM_META_KEY,
@@ -162,6 +164,16 @@ impl Engine {
             );
         }
         Ok((engine, report))
+    }
+
+    /// An engine over a fresh in-memory store (tests and throwaway tools).
+    pub async fn in_memory(runtimes: Runtimes) -> Result<Self> {
+        let store = crate::store::SqliteStore::open_in_memory()?;
+        Ok(
+            Self::start(Arc::new(store), runtimes, EngineConfig::default())
+                .await?
+                .0,
+        )
     }
 
     /// The event bus, for bridges that stream engine events.

@@ -149,14 +149,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_cancel_reaches_the_prompt_in_flight_and_only_that_one() {
-        let store = crate::store::SqliteStore::open_in_memory().expect("store");
-        let (engine, _) = Engine::start(
-            std::sync::Arc::new(store),
-            crate::engine::Runtimes::default(),
-            crate::engine::EngineConfig::default(),
-        )
-        .await
-        .expect("engine");
+        let engine = Engine::in_memory(crate::engine::Runtimes::default())
+            .await
+            .expect("engine");
         let shared = Shared::new(engine, BridgeConfig::default());
         let sid = SessionId::from("s");
         assert!(!shared.cancel_prompt(&sid), "nothing in flight");

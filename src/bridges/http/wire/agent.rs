@@ -1,11 +1,9 @@
 //! Wire types of the agent resources: adapters and their probes, approvals and
 //! grants, and the files an external-agent turn changed.
 
-use crate::adapters::acp::probe::ProbeReport;
-use crate::adapters::git::FileChange;
 use crate::domain::approval::{Approval, Decision, Grant, Scope};
-use crate::engine::AdapterStatus;
 use crate::engine::diffs::RevertResult;
+use crate::engine::{AdapterStatus, FileChange, ProbeReport};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
