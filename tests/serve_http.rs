@@ -102,3 +102,36 @@ fn serve_refuses_non_loopback_without_a_token_and_stops_on_sigterm() {
     }
     panic!("serve did not stop on SIGTERM");
 }
+
+#[tokio::test]
+async fn serve_also_answers_mcp_on_the_same_listener() {
+    let home = Home::empty();
+    let s = serve(&home);
+    let init = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "serve-test", "version": "0"}}
+    });
+    let r = client()
+        .post(format!("{}/mcp", s.base))
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .expect("mcp initialize");
+    assert_eq!(r.status(), 200);
+    let body = r.text().await.expect("body");
+    assert!(
+        body.contains("serverInfo") && body.contains("hecate"),
+        "{body}"
+    );
+    let foreign = client()
+        .post(format!("{}/mcp", s.base))
+        .header("host", "evil.example")
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .expect("foreign host");
+    assert_eq!(foreign.status(), 403);
+}

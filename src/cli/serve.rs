@@ -20,6 +20,9 @@ pub struct ServeArgs {
 
 pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
+    // Upstream MCP servers must be known before the router mounts `/mcp/NAME`.
+    ctx.engine
+        .configure_mcp_servers(ctx.config.mcp_servers()?)?;
     let listen = args
         .listen
         .clone()

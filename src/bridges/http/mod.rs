@@ -182,11 +182,21 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
         started: Instant::now(),
         shutdown: config.shutdown,
     };
+    let mcp = crate::bridges::mcp::http_router(
+        state.engine.clone(),
+        crate::bridges::mcp::McpHttpConfig {
+            namespace: config.namespace.clone(),
+            token: config.token.clone(),
+            bound: config.bound,
+            shutdown: state.shutdown.clone(),
+        },
+    );
     let mut app = Router::new();
     for route in routes() {
         app = app.route(route.path, route.handler);
     }
-    app.fallback(not_found)
+    app.nest_service("/mcp", mcp)
+        .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(
             guard,
