@@ -207,6 +207,27 @@ pub(crate) async fn error_body(resp: reqwest::Response) -> String {
     text[..end].to_string()
 }
 
+/// Sends a model-listing request and returns the `data[].id` values, the shape both
+/// the OpenAI and the Anthropic listings share.
+pub(crate) async fn model_ids(
+    request: reqwest::RequestBuilder,
+) -> Result<Vec<String>, ProviderError> {
+    let resp = request.send().await?;
+    if !resp.status().is_success() {
+        return Err(status_error(resp).await);
+    }
+    let v: serde_json::Value = resp
+        .json()
+        .await
+        .map_err(|e| ProviderError::Malformed(e.to_string()))?;
+    Ok(v["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["id"].as_str().map(str::to_string))
+        .collect())
+}
+
 /// Classifies a failed HTTP response.
 pub(crate) async fn status_error(resp: reqwest::Response) -> ProviderError {
     let status = resp.status().as_u16();

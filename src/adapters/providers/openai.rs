@@ -3,7 +3,7 @@
 use super::sse::{events, parse_json};
 use super::{
     ChatFailure, ChatOutcome, ChatRequest, ProviderConfig, ProviderError, StreamDelta, join_url,
-    status_error,
+    model_ids, status_error,
 };
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role, ToolCall};
 use crate::domain::provider_call::Usage;
@@ -190,20 +190,5 @@ pub(crate) async fn list_models(
     http: &reqwest::Client,
     cfg: &ProviderConfig,
 ) -> Result<Vec<String>, ProviderError> {
-    let resp = authed(http.get(join_url(&cfg.base_url, "models")), cfg)
-        .send()
-        .await?;
-    if !resp.status().is_success() {
-        return Err(status_error(resp).await);
-    }
-    let v: Value = resp
-        .json()
-        .await
-        .map_err(|e| ProviderError::Malformed(e.to_string()))?;
-    Ok(v["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| m["id"].as_str().map(str::to_string))
-        .collect())
+    model_ids(authed(http.get(join_url(&cfg.base_url, "models")), cfg)).await
 }
