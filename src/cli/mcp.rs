@@ -1,7 +1,8 @@
 //! `hecate mcp`: Hecate as an MCP server on stdio (stdout carries frames only;
-//! logs go to stderr), plus `probe` (one upstream, uncached), `servers` (the
-//! aggregated upstreams and the pool), `calls` (the audit log of proxied calls)
-//! and `http` (the Streamable HTTP endpoint alone, for tests and benchmarks).
+//! logs go to stderr), plus `probe` (one upstream, uncached), `call` (one tool
+//! call through the engine), `servers` (the aggregated upstreams and the pool),
+//! `calls` (the audit log of proxied calls) and `http` (the Streamable HTTP
+//! endpoint alone, for tests and benchmarks).
 //!
 //! Namespace: the global `--namespace` applies; the default `default` is the
 //! CLI's and HTTP API's, so MCP clients share sessions with them.
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) mod bench;
+pub(crate) mod call;
 
 /// Arguments of `hecate mcp`.
 #[derive(Debug, clap::Args)]
@@ -32,6 +34,10 @@ pub enum McpCommand {
     /// Start one MCP server outside the pool, list its tools and stop it:
     /// `hecate mcp probe -- COMMAND [ARGS...]` or `hecate mcp probe --url URL`.
     Probe(ProbeArgs),
+    /// Call one tool of an MCP server through the engine (pool, policy, audit):
+    /// `hecate mcp call --server NAME TOOL`, `hecate mcp call --url URL TOOL` or
+    /// `hecate mcp call TOOL -- COMMAND [ARGS...]`, arguments as `--args JSON`.
+    Call(call::CallArgs),
     /// List the configured upstream servers with their tools, and the client pool.
     Servers {
         /// Output format.
@@ -114,6 +120,7 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<i32> {
     match &args.command {
         None | Some(McpCommand::Serve) => serve(cli).await,
         Some(McpCommand::Probe(a)) => probe(cli, a).await,
+        Some(McpCommand::Call(a)) => call::run(cli, a).await,
         Some(McpCommand::Servers { format }) => servers(cli, *format).await,
         Some(McpCommand::Calls { limit, format }) => calls(cli, *limit, *format).await,
         Some(McpCommand::Http(a)) => http(cli, a).await,

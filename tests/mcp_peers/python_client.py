@@ -1,22 +1,46 @@
-"""Drives `hecate mcp` over stdio with the official Python MCP SDK.
+"""Drives Hecate's MCP server with the official Python MCP SDK.
 
-Usage: python_client.py HECATE_BIN [ENV=VALUE ...]
-Prints one JSON object with what it observed; exits non-zero on failure.
+Usage:
+    python_client.py HECATE_BIN [ENV=VALUE ...]    # spawns `hecate mcp` (stdio)
+    python_client.py --http URL [TOKEN]            # Streamable HTTP at URL
+
+The hub must aggregate the fixture upstreams `fx` (policy auto) and `guarded`
+(policy require_approval). Prints one JSON object with what it observed; exits
+non-zero on failure.
 """
 
+import contextlib
 import json
 import sys
+from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+@contextlib.asynccontextmanager
+async def transport(argv: list[str]) -> AsyncIterator[tuple[Any, Any]]:
+    """The read and write streams of the transport the arguments name."""
+    if argv[0] == "--http":
+        url = argv[1]
+        headers = {"Authorization": f"Bearer {argv[2]}"} if len(argv) > 2 else {}
+        timeout = httpx2.Timeout(30.0, read=300.0)
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
+            async with streamable_http_client(url, http_client=http) as (read, write):
+                yield read, write
+    else:
+        env = dict(kv.split("=", 1) for kv in argv[1:])
+        params = StdioServerParameters(command=argv[0], args=["mcp"], env=env)
+        async with stdio_client(params) as (read, write):
+            yield read, write
 
 
 async def main() -> None:
-    hecate = sys.argv[1]
-    env = dict(kv.split("=", 1) for kv in sys.argv[2:])
-    params = StdioServerParameters(command=hecate, args=["mcp"], env=env)
     progress: list[float] = []
     elicited: list[str] = []
 
@@ -27,7 +51,7 @@ async def main() -> None:
         elicited.append(request.message)
         return types.ElicitResult(action="accept", content={"decision": "approve_once"})
 
-    async with stdio_client(params) as (read, write):
+    async with transport(sys.argv[1:]) as (read, write):
         async with ClientSession(read, write, elicitation_callback=on_elicit) as session:
             init = await session.initialize()
             tools = await session.list_tools()
