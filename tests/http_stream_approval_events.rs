@@ -1,6 +1,8 @@
 //! An external-agent turn that asks permission shows up on the session stream as
 //! `approval.requested` (with the session `awaiting_approval`), then, once another
-//! process resolves it, as `approval.resolved`, and the turn ends with `done`.
+//! process resolves it, as `approval.resolved`, and the turn ends with `done`. A
+//! client that subscribes, or reconnects with `Last-Event-ID`, while the approval
+//! is pending still gets its `approval.requested`, once.
 
 mod common;
 mod http_support;
@@ -106,5 +108,108 @@ async fn approval_events_reach_the_stream_and_the_turn_then_ends() {
             .is_some_and(|c| c.contains("done"))
     );
     assert!(ws.path().join("b.txt").exists());
+    assert_eq!(post.await.expect("join")["data"]["status"], "completed");
+}
+
+/// Polls the session's pending approvals until one appears; returns its id.
+async fn wait_pending(api: &Api, id: &str) -> String {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let a = api
+            .get(&format!(
+                "/hecate/v1/agent-chat/sessions/{id}/approvals?status=pending"
+            ))
+            .await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        if let Some(first) = a.body["data"].as_array().and_then(|v| v.first()) {
+            return first["id"].as_str().expect("approval id").to_string();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no pending approval appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Reads events until `approval.requested`; returns it and the last snapshot id seen.
+async fn until_requested(sse: &mut http_support::SseReader) -> (Value, Option<String>) {
+    let mut last_id = None;
+    loop {
+        let e = sse.next(WAIT).await.expect("an event before the approval");
+        match e.event.as_str() {
+            "approval.requested" => return (data(&e), last_id),
+            "snapshot" => last_id = Some(e.id.clone()).filter(|i| !i.is_empty()),
+            other => panic!("unexpected {other} before the approval"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_late_or_reconnecting_subscriber_still_gets_the_pending_approval() {
+    let home = Home::empty();
+    std::fs::write(home.path("script.json"), SCRIPT).expect("script");
+    let script = home.path("script.json").display().to_string();
+    let state = home.path("agent-state").display().to_string();
+    home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
+    let ws = git_workspace();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let a = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({
+                "runtime_kind": "external_agent",
+                "adapter_id": "fixture",
+                "workspace": ws.path().display().to_string()
+            }),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let id = a.body["data"]["id"].as_str().expect("id").to_string();
+    let post = {
+        let (api, id) = (api.clone(), id.clone());
+        tokio::spawn(async move { api.say(&id, "please write").await.body })
+    };
+    let approval_id = wait_pending(&api, &id).await;
+
+    // Subscribing only now, the pending approval is replayed after the snapshot.
+    let mut late = api.stream(&id, None).await;
+    let (requested, snapshot_id) = until_requested(&mut late).await;
+    assert_eq!(requested["approval_id"], approval_id.as_str());
+    assert_eq!(requested["session_id"], id.as_str());
+    assert_eq!(requested["tool_name"], "Write b.txt");
+
+    // Reconnecting after that snapshot replays it too.
+    let snapshot_id = snapshot_id.expect("the snapshot of a running turn has an id");
+    let mut resumed = api.stream(&id, Some(&snapshot_id)).await;
+    let (again, _) = until_requested(&mut resumed).await;
+    assert_eq!(again["approval_id"], approval_id.as_str());
+
+    let r = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/approvals/{approval_id}/resolve"),
+            json!({"decision": "approve"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    for sse in [&mut late, &mut resumed] {
+        let mut resolved = false;
+        loop {
+            let e = sse.next(WAIT).await.expect("events until done");
+            match e.event.as_str() {
+                "approval.resolved" => {
+                    assert_eq!(data(&e)["approval_id"], approval_id.as_str());
+                    resolved = true;
+                }
+                "approval.requested" => panic!("approval.requested sent twice"),
+                "snapshot" => {}
+                "done" => break,
+                other => panic!("unexpected {other}"),
+            }
+        }
+        assert!(resolved, "approval.resolved before done");
+    }
     assert_eq!(post.await.expect("join")["data"]["status"], "completed");
 }

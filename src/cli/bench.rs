@@ -56,6 +56,9 @@ pub enum BenchCommand {
     },
     /// `hecate acp` vs the direct path: cold start to `initialize` and a streamed turn.
     Acp(super::bench_acp::AcpBenchArgs),
+    /// The HTTP API vs its direct paths: `GET` of a large session vs `/healthz`,
+    /// `POST …/messages` vs the fixture model direct, SSE fan-out and server memory.
+    Http(super::bench_http::HttpBenchArgs),
     /// Model-turn overhead of Hecate vs the same streaming request sent directly.
     Model {
         /// Base URL of an OpenAI-compatible server (e.g. the fixture model server's `/v1`).
@@ -91,6 +94,14 @@ pub async fn run(_cli: &Cli, cmd: &BenchCommand) -> anyhow::Result<i32> {
             ..
         } => bench_model(base_url, model, (*turns).max(1)).await?,
         BenchCommand::Acp(a) => super::bench_acp::bench(a).await?,
+        BenchCommand::Http(a) => {
+            let report = super::bench_http::bench(a).await?;
+            if !a.json {
+                print_text(&super::bench_http::table(&report))?;
+                return Ok(0);
+            }
+            report
+        }
         BenchCommand::Agent {
             chunks,
             repeats,
@@ -107,6 +118,7 @@ pub async fn run(_cli: &Cli, cmd: &BenchCommand) -> anyhow::Result<i32> {
         | BenchCommand::Model { json, .. }
         | BenchCommand::Agent { json, .. } => *json,
         BenchCommand::Acp(a) => a.json,
+        BenchCommand::Http(a) => a.json,
     };
     if json {
         print_resource("bench", &report)?;

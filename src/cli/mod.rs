@@ -7,6 +7,7 @@ mod approvals;
 mod bench;
 mod bench_acp;
 mod bench_agent;
+mod bench_http;
 mod chat;
 pub mod config;
 mod context;

@@ -67,6 +67,13 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     );
     eprintln!("store: {} ({})", health.location, health.backend);
     tracing::info!(%local, "serving");
+    // Without TCP_NODELAY a keep-alive client's delayed ACK stalls every
+    // multi-write response (streams, large bodies) by up to 40 ms.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             signal.await;

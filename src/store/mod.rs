@@ -94,6 +94,14 @@ pub trait RunStore: Send + Sync {
     fn append_run_events(&self, run_id: &RunId, events: &[(String, Value, String)]) -> Result<()>;
     /// Events of a run after `after`, in order.
     fn list_run_events(&self, run_id: &RunId, after: Option<i64>) -> Result<Vec<RunEvent>>;
+    /// Events of every run of a session in one read, grouped by run and in sequence
+    /// order within each. Without `delta_data`, `text_delta` and `thought_delta`
+    /// events carry `null` data: the bulk of streamed text is neither read nor parsed.
+    fn list_session_run_events(
+        &self,
+        session_id: &SessionId,
+        delta_data: bool,
+    ) -> Result<Vec<RunEvent>>;
 }
 
 /// Approval rows and grants.

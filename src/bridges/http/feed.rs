@@ -109,6 +109,8 @@ impl FeedState {
 pub struct ApprovalFrame {
     /// The SSE event name.
     pub event: &'static str,
+    /// The approval it is about.
+    pub approval_id: String,
     /// Its JSON payload.
     pub json: Arc<str>,
 }
@@ -118,6 +120,7 @@ impl ApprovalFrame {
     pub fn requested(a: &Approval) -> Self {
         Self {
             event: "approval.requested",
+            approval_id: a.id.to_string(),
             json: json_text(&ApprovalRequestedDto::from(a)),
         }
     }
@@ -126,6 +129,7 @@ impl ApprovalFrame {
     pub fn resolved(a: &Approval) -> Self {
         Self {
             event: "approval.resolved",
+            approval_id: a.id.to_string(),
             json: json_text(&ApprovalResolvedDto::from(a)),
         }
     }
@@ -140,6 +144,8 @@ fn json_text<T: serde::Serialize>(v: &T) -> Arc<str> {
 struct Cache {
     transcript: Option<Transcript>,
     events: HashMap<RunId, Vec<RunEvent>>,
+    /// A run in `events` whose log was read while it still ran; read again.
+    partial: Option<RunId>,
     last_terminal: Option<Arc<Frame>>,
     last_json: Option<Arc<str>>,
 }
@@ -250,24 +256,24 @@ async fn render(
         .as_ref()
         .and_then(|id| hub.live_events(session_id, id));
     // Stored logs: terminal runs once, a running turn every time unless live.
-    let missing: Vec<RunId> = t
-        .runs
-        .iter()
-        .filter(|r| {
-            if Some(&r.id) == running.as_ref() {
-                live.is_none()
-            } else {
-                !cache.events.contains_key(&r.id)
-            }
-        })
-        .map(|r| r.id.clone())
-        .collect();
+    if let Some(id) = cache.partial.take() {
+        cache.events.remove(&id);
+    }
+    let full = running.clone().filter(|_| live.is_none());
+    let (cached, mut missing) =
+        hub.cached_logs(t.runs.iter().filter(|r| !cache.events.contains_key(&r.id)));
+    cache.events.extend(cached);
+    missing.extend(full.clone());
     if !missing.is_empty() {
         match engine
-            .run_events_of(&hub.namespace, session_id, missing)
+            .render_run_events(&hub.namespace, session_id, Some(missing), full.clone())
             .await
         {
-            Ok(found) => cache.events.extend(found),
+            Ok(found) => {
+                hub.remember_logs(&t.runs, &found);
+                cache.events.extend(found);
+                cache.partial = full;
+            }
             Err(e) if e.error_type == ErrorType::NotFound => return Err(gone_state(cache)),
             Err(e) => tracing::warn!(error = %e, "session feed could not read run events"),
         }

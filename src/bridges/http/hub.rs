@@ -7,7 +7,7 @@
 use super::feed::{self, ApprovalFrame, FeedState};
 use crate::domain::event::EngineEvent;
 use crate::domain::ids::{RunId, SessionId};
-use crate::domain::run::RunEvent;
+use crate::domain::run::{Run, RunEvent};
 use crate::domain::time::now_rfc3339;
 use crate::engine::Engine;
 use crate::engine::bus::Received;
@@ -15,6 +15,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{Notify, broadcast, watch};
+
+/// Compacted logs of terminal runs kept for rendering; past this many runs the
+/// cache starts over.
+pub const CACHED_RUN_LOGS: usize = 20_000;
 
 /// Approval events buffered per subscriber; a slower one loses the oldest.
 pub const APPROVAL_BUFFER: usize = 16;
@@ -93,6 +97,8 @@ pub struct HubInner {
     live: Mutex<HashMap<SessionId, LiveRun>>,
     feeds: Mutex<HashMap<SessionId, FeedHandle>>,
     subscribers: Arc<AtomicUsize>,
+    /// Compacted event logs of terminal runs (they never change once terminal).
+    logs: Mutex<HashMap<RunId, Vec<RunEvent>>>,
 }
 
 impl StreamHub {
@@ -105,6 +111,7 @@ impl StreamHub {
             live: Mutex::new(HashMap::new()),
             feeds: Mutex::new(HashMap::new()),
             subscribers: Arc::new(AtomicUsize::new(0)),
+            logs: Mutex::new(HashMap::new()),
         });
         tokio::spawn(tap(inner.clone(), bus));
         Self { inner }
@@ -151,6 +158,19 @@ impl StreamHub {
     pub fn live_events(&self, session_id: &SessionId, run_id: &RunId) -> Option<Vec<RunEvent>> {
         self.inner.live_events(session_id, run_id)
     }
+
+    /// See [`HubInner::cached_logs`].
+    pub fn cached_logs<'a>(
+        &self,
+        runs: impl IntoIterator<Item = &'a Run>,
+    ) -> (HashMap<RunId, Vec<RunEvent>>, Vec<RunId>) {
+        self.inner.cached_logs(runs)
+    }
+
+    /// See [`HubInner::remember_logs`].
+    pub fn remember_logs(&self, runs: &[Run], logs: &HashMap<RunId, Vec<RunEvent>>) {
+        self.inner.remember_logs(runs, logs)
+    }
 }
 
 impl HubInner {
@@ -168,6 +188,39 @@ impl HubInner {
             .get(session_id)
             .filter(|r| &r.run_id == run_id && r.exact)
             .map(|r| r.events.clone())
+    }
+
+    /// The cached render logs of the terminal runs among `runs`, and the terminal
+    /// runs that are not cached yet.
+    pub fn cached_logs<'a>(
+        &self,
+        runs: impl IntoIterator<Item = &'a Run>,
+    ) -> (HashMap<RunId, Vec<RunEvent>>, Vec<RunId>) {
+        let cache = self.logs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut found = HashMap::new();
+        let mut missing = Vec::new();
+        for run in runs.into_iter().filter(|r| r.status.is_terminal()) {
+            match cache.get(&run.id) {
+                Some(events) => {
+                    found.insert(run.id.clone(), events.clone());
+                }
+                None => missing.push(run.id.clone()),
+            }
+        }
+        (found, missing)
+    }
+
+    /// Keeps the render logs in `logs` of the runs that `runs` shows terminal.
+    pub fn remember_logs(&self, runs: &[Run], logs: &HashMap<RunId, Vec<RunEvent>>) {
+        let mut cache = self.logs.lock().unwrap_or_else(|p| p.into_inner());
+        for run in runs.iter().filter(|r| r.status.is_terminal()) {
+            if let Some(events) = logs.get(&run.id) {
+                if cache.len() >= CACHED_RUN_LOGS {
+                    cache.clear();
+                }
+                cache.insert(run.id.clone(), events.clone());
+            }
+        }
     }
 
     /// Whether the tap follows a turn of `session_id` in this process.

@@ -7,8 +7,9 @@ use super::wire::{
     UsageDto,
 };
 use crate::domain::activity::project;
-use crate::domain::ids::RunId;
+use crate::domain::ids::{CallId, RunId};
 use crate::domain::message::{ContentBlock, Role};
+use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::{Run, RunEvent};
 use crate::engine::Transcript;
 use serde_json::Value;
@@ -23,6 +24,8 @@ pub fn transcript_dto(
     live: Option<(&RunId, &[RunEvent])>,
 ) -> TranscriptDto {
     let runs: HashMap<&RunId, &Run> = t.runs.iter().map(|r| (&r.id, r)).collect();
+    let calls: HashMap<&CallId, &ProviderCall> =
+        t.provider_calls.iter().map(|c| (&c.id, c)).collect();
     let mut messages: Vec<MessageDto> = t
         .messages
         .iter()
@@ -34,12 +37,8 @@ pub fn transcript_dto(
                 let evs = events.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
                 decorate(&mut dto, run, evs);
             }
-            if let Some(call) = m
-                .produced_by_call_id
-                .as_ref()
-                .and_then(|id| t.provider_calls.iter().find(|c| &c.id == id))
-            {
-                dto.usage = Some(UsageDto::from(call));
+            if let Some(call) = m.produced_by_call_id.as_ref().and_then(|id| calls.get(id)) {
+                dto.usage = Some(UsageDto::from(*call));
             }
             dto
         })

@@ -35,10 +35,6 @@ pub async fn load_transcript(
 ) -> Result<TranscriptDto, ApiError> {
     let engine = &state.engine;
     let t = engine.transcript(&state.namespace, session_id).await?;
-    let run_ids = t.runs.iter().map(|r| r.id.clone()).collect();
-    let events = engine
-        .run_events_of(&state.namespace, session_id, run_ids)
-        .await?;
     let running = t.runs.last().filter(|r| !r.status.is_terminal());
     let live = running.and_then(|r| {
         state
@@ -46,6 +42,18 @@ pub async fn load_transcript(
             .live_events(session_id, &r.id)
             .map(|evs| (r.id.clone(), evs))
     });
+    // Terminal runs' logs come from the hub's cache when it has them; a running
+    // turn's stored log is read whole only when the tap has no exact copy.
+    let (mut events, mut wanted) = state.hub.cached_logs(&t.runs);
+    let full = running.filter(|_| live.is_none()).map(|r| r.id.clone());
+    wanted.extend(full.clone());
+    if !wanted.is_empty() {
+        let found = engine
+            .render_run_events(&state.namespace, session_id, Some(wanted), full)
+            .await?;
+        state.hub.remember_logs(&t.runs, &found);
+        events.extend(found);
+    }
     Ok(transcript_dto(
         &t,
         &events,

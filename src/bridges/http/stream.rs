@@ -6,18 +6,22 @@
 //! ends), `approval.requested` and `approval.resolved`. Snapshot and done events
 //! carry an `id` (`<run_id>:<seq>` or `<run_id>:<seq>:done`); reconnecting with
 //! `Last-Event-ID` (or `?after_sequence=N` for the latest run) resumes after it:
-//! nothing is re-sent unless the session moved past that point.
+//! nothing is re-sent unless the session moved past that point. Every new
+//! subscriber, resuming or not, first gets `approval.requested` for each approval
+//! of the session still pending.
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiPath, ApiQuery};
 use super::feed::{ApprovalFrame, FeedState, Frame, Position};
 use super::wire::StreamQuery;
+use crate::domain::approval::ApprovalStatus;
 use crate::domain::ids::SessionId;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -129,7 +133,7 @@ fn approval_event(frame: &ApprovalFrame) -> Event {
         StreamQuery
     ),
     responses(
-        (status = 200, description = "An event stream: snapshot, done, approval.requested, approval.resolved", content_type = "text/event-stream", body = String),
+        (status = 200, description = "An event stream: snapshot, done, approval.requested (first replayed for every approval still pending), approval.resolved", content_type = "text/event-stream", body = String),
         (status = 404, description = "No such session", body = ErrorEnvelope),
         (status = "default", description = "Error envelope", body = ErrorEnvelope)
     )
@@ -154,6 +158,15 @@ pub async fn stream(
         (None, None) => Cursor::Fresh,
     };
     let sub = state.hub.subscribe(&sid);
+    // Listed after subscribing, so an approval requested in between is either
+    // listed here or arrives live (and is then not sent twice).
+    let pending: Vec<ApprovalFrame> = state
+        .engine
+        .list_approvals(&state.namespace, Some(&sid), Some(ApprovalStatus::Pending))
+        .await?
+        .iter()
+        .map(ApprovalFrame::requested)
+        .collect();
     let shutdown = state.shutdown.clone();
     let events = async_stream::stream! {
         let mut rx = sub.state;
@@ -181,6 +194,12 @@ pub async fn stream(
             Some(Emit::Snapshot(f)) => yield Ok(sse_event("snapshot", &f)),
             None => {}
         }
+        // Pending approvals are replayed to every new subscriber, so a client that
+        // (re)connects while a turn waits can still show the prompt.
+        let replayed: HashSet<String> = pending.iter().map(|f| f.approval_id.clone()).collect();
+        for frame in &pending {
+            yield Ok(approval_event(frame));
+        }
         let mut approvals_open = true;
         loop {
             enum Step {
@@ -195,7 +214,13 @@ pub async fn stream(
             };
             match step {
                 Step::End => return,
-                Step::Approval(Ok(frame)) => yield Ok(approval_event(&frame)),
+                Step::Approval(Ok(frame)) => {
+                    let repeat = frame.event == "approval.requested"
+                        && replayed.contains(&frame.approval_id);
+                    if !repeat {
+                        yield Ok(approval_event(&frame));
+                    }
+                }
                 Step::Approval(Err(RecvError::Lagged(_))) => {}
                 Step::Approval(Err(RecvError::Closed)) => approvals_open = false,
                 Step::State => {

@@ -158,27 +158,53 @@ impl RunStore for SqliteStore {
                 "SELECT run_id, sequence, type, data_json, occurred_at FROM run_events \
                  WHERE run_id = ?1 AND sequence > ?2 ORDER BY sequence",
             )?;
-            let rows = stmt.query_map(params![run_id.as_str(), after.unwrap_or(0)], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                ))
-            })?;
-            let mut out = Vec::new();
-            for row in rows {
-                let (run, sequence, event_type, data, occurred_at) = row?;
-                out.push(RunEvent {
-                    run_id: RunId(run),
-                    sequence,
-                    event_type,
-                    data: serde_json::from_str(&data)?,
-                    occurred_at,
-                });
-            }
-            Ok(out)
+            let rows =
+                stmt.query_map(params![run_id.as_str(), after.unwrap_or(0)], row_to_event)?;
+            collect_events(rows)
         })
     }
+
+    fn list_session_run_events(
+        &self,
+        session_id: &SessionId,
+        delta_data: bool,
+    ) -> Result<Vec<RunEvent>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT run_id, sequence, type, \
+                   CASE WHEN ?2 OR type NOT IN ('text_delta', 'thought_delta') \
+                     THEN data_json END, occurred_at \
+                 FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE session_id = ?1) \
+                 ORDER BY run_id, sequence",
+            )?;
+            let rows = stmt.query_map(params![session_id.as_str(), delta_data], row_to_event)?;
+            collect_events(rows)
+        })
+    }
+}
+
+type EventRow = (String, i64, String, Option<String>, String);
+
+fn row_to_event(r: &Row<'_>) -> rusqlite::Result<EventRow> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+}
+
+fn collect_events(
+    rows: impl Iterator<Item = rusqlite::Result<EventRow>>,
+) -> std::result::Result<Vec<RunEvent>, super::StoreOpError> {
+    let mut out = Vec::new();
+    for row in rows {
+        let (run, sequence, event_type, data, occurred_at) = row?;
+        out.push(RunEvent {
+            run_id: RunId(run),
+            sequence,
+            event_type,
+            data: match data {
+                Some(d) => serde_json::from_str(&d)?,
+                None => Value::Null,
+            },
+            occurred_at,
+        });
+    }
+    Ok(out)
 }

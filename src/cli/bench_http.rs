@@ -1,0 +1,637 @@
+//! `hecate bench http`: what the HTTP API costs, against a direct path in the same
+//! run. It starts the fixture model server and the real `hecate serve` (temporary
+//! config and data dir), seeds one session through the engine before the server
+//! starts, then measures over loopback with keep-alive connections, each loop
+//! bounded in time:
+//!
+//! - `GET …/sessions/{id}` of the seeded session vs `GET /healthz`;
+//! - `POST …/sessions/{id}/messages` on the echo fixture vs the same streaming Chat
+//!   Completions request sent straight to the fixture (one session per connection,
+//!   posts sequential within it, since a session runs one turn at a time);
+//! - SSE fan-out: from posting a message until the first update and the `done`
+//!   reached every one of N subscribers;
+//! - the server's resident memory idle and with the largest subscriber count connected.
+//!
+//! No thresholds: the figures go into the docs.
+
+use crate::adapters::providers::pricing::Pricebook;
+use crate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
+use crate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
+use crate::runtimes::model::ModelRuntime;
+use crate::store::{SqliteStore, Store};
+use anyhow::Context;
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// Namespace, provider and model the benchmark's sessions use.
+const NAMESPACE: &str = "default";
+const PROVIDER: &str = "fix";
+const MODEL: &str = "fixture-model";
+/// How long any single step may wait for the server before the run fails.
+const STEP_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Arguments of `hecate bench http`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HttpBenchArgs {
+    /// Messages in the session read by `GET …/sessions/{id}` (two per turn).
+    #[arg(long, default_value_t = 1000)]
+    pub messages: usize,
+    /// Duration of each timed request loop, in milliseconds.
+    #[arg(long, default_value_t = 5000)]
+    pub duration_ms: u64,
+    /// Concurrent keep-alive connections in each request loop.
+    #[arg(long, default_value_t = 4)]
+    pub connections: usize,
+    /// Posts per session in the message loop before a connection moves to a fresh
+    /// session, so answer bodies stay comparable over the run.
+    #[arg(long, default_value_t = 10)]
+    pub turns_per_session: usize,
+    /// Subscriber counts for the SSE fan-out; the largest is also the memory figure.
+    #[arg(long, value_delimiter = ',', default_value = "1,100,1000")]
+    pub subscribers: Vec<usize>,
+    /// The hecate-fixtures binary (default: next to hecate).
+    #[arg(long)]
+    pub fixture_bin: Option<PathBuf>,
+    /// Print JSON instead of a text table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A child process whose stdout or stderr announced its address.
+struct Running {
+    child: Child,
+    base: String,
+}
+
+fn fixture_bin(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    let sibling = std::env::current_exe()?.with_file_name("hecate-fixtures");
+    anyhow::ensure!(
+        sibling.exists(),
+        "hecate-fixtures not found next to hecate; pass --fixture-bin"
+    );
+    Ok(sibling)
+}
+
+/// Starts the echo model server and reads its `{"listening": URL}` line.
+async fn start_fixture(bin: &Path) -> anyhow::Result<Running> {
+    let mut child = Command::new(bin)
+        .args(["model-server", "--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting the fixture model server")?;
+    let stdout = child.stdout.take().context("fixture stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(STEP_TIMEOUT, lines.next_line())
+        .await
+        .context("the fixture did not announce its address")??
+        .context("the fixture exited before announcing its address")?;
+    let v: Value = serde_json::from_str(&line)?;
+    let base = v["listening"]
+        .as_str()
+        .context("the fixture's ready line has no address")?
+        .to_string();
+    Ok(Running { child, base })
+}
+
+/// Starts `hecate serve` on an ephemeral loopback port and waits for its address.
+async fn start_serve(dir: &Path, fixture_v1: &str) -> anyhow::Result<Running> {
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("HECATE_DATA_DIR", dir.join("data"))
+        .env("HECATE_CONFIG", dir.join("config.toml"))
+        .env("PROVIDER_FIX_BASE_URL", fixture_v1)
+        .env_remove("HECATE_TOKEN")
+        .env_remove("HECATE_NAMESPACE")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting hecate serve")?;
+    let stderr = child.stderr.take().context("serve stderr")?;
+    let mut lines = BufReader::new(stderr).lines();
+    let base = tokio::time::timeout(STEP_TIMEOUT, async {
+        while let Some(line) = lines.next_line().await? {
+            if let Some(rest) = line.trim().split("listening on ").nth(1) {
+                return Ok(rest.to_string());
+            }
+        }
+        anyhow::bail!("hecate serve exited before announcing its address")
+    })
+    .await
+    .context("hecate serve did not announce its address")??;
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok(Running { child, base })
+}
+
+/// A prompt of about forty words, so each echoed answer streams as many deltas.
+fn prompt(i: usize) -> String {
+    let words: Vec<String> = (0..40).map(|w| format!("word{w}")).collect();
+    format!("turn {i}: {}", words.join(" "))
+}
+
+/// Writes a session of `turns` model turns (two messages each) into the store the
+/// server will open, through the engine, so it holds real runs and run events.
+async fn seed(db: &Path, fixture_v1: &str, turns: usize) -> anyhow::Result<String> {
+    let http = ProviderClient::default_http()?;
+    let provider = ProviderConfig {
+        name: PROVIDER.into(),
+        kind: ProviderKind::Openai,
+        base_url: fixture_v1.to_string(),
+        api_key: None,
+        models: vec![],
+    };
+    let runtime = ModelRuntime::new(
+        vec![ProviderClient::new(http, provider)],
+        Pricebook::default(),
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db)?);
+    let (engine, _) = Engine::start(store, runtime.into(), EngineConfig::default()).await?;
+    let session = engine
+        .create_session(
+            NAMESPACE,
+            CreateSession {
+                title: Some("bench http".into()),
+                model: Some(format!("{PROVIDER}/{MODEL}")),
+                ..Default::default()
+            },
+        )
+        .await?;
+    for i in 0..turns {
+        let mut turn = engine
+            .send_message(
+                NAMESPACE,
+                &session.id,
+                SendMessage {
+                    content: prompt(i),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        if let Some(e) = turn.wait().await.error {
+            return Err(e.into());
+        }
+    }
+    Ok(session.id.to_string())
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+/// One request of a load loop: `worker` is the connection index, `n` the number
+/// of requests this worker sent before. It answers the time of its measured part,
+/// so set-up it does first (a fresh session) stays out of the figures.
+type Request =
+    Arc<dyn Fn(usize, usize) -> BoxFuture<'static, anyhow::Result<Duration>> + Send + Sync>;
+
+/// Runs `request` on `connections` concurrent workers for `duration`; each worker
+/// sends its requests one after another. Returns requests/s (the sum of every
+/// worker's own rate over its measured time) and latency percentiles in
+/// milliseconds.
+async fn load(connections: usize, duration: Duration, request: Request) -> anyhow::Result<Value> {
+    let deadline = Instant::now() + duration;
+    let workers = (0..connections.max(1)).map(|w| {
+        let request = request.clone();
+        tokio::spawn(async move {
+            let mut samples = Vec::new();
+            let mut busy = Duration::ZERO;
+            while Instant::now() < deadline || samples.is_empty() {
+                let took = request(w, samples.len()).await?;
+                busy += took;
+                samples.push(took.as_secs_f64() * 1e3);
+            }
+            anyhow::Ok((samples, busy))
+        })
+    });
+    let mut all = Vec::new();
+    let mut rps = 0.0;
+    for r in futures::future::join_all(workers).await {
+        let (samples, busy) = r??;
+        rps += samples.len() as f64 / busy.as_secs_f64().max(1e-9);
+        all.extend(samples);
+    }
+    all.sort_by(f64::total_cmp);
+    Ok(json!({
+        "requests": all.len(),
+        "requests_per_s": rps,
+        "p50_ms": percentile(&all, 0.5),
+        "p99_ms": percentile(&all, 0.99),
+    }))
+}
+
+/// Times `req` from sending to the last byte of a 200 answer.
+async fn timed(req: reqwest::RequestBuilder) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    expect_ok(req).await?;
+    Ok(started.elapsed())
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or(0.0)
+}
+
+/// `target` against `baseline`: rates as target/baseline, latencies likewise.
+fn ratios(target: &Value, baseline: &Value) -> Value {
+    let r = |k: &str| num(target, k) / num(baseline, k).max(1e-9);
+    json!({
+        "requests_per_s": r("requests_per_s"),
+        "p50": r("p50_ms"),
+        "p99": r("p99_ms"),
+    })
+}
+
+/// A keep-alive client for `connections` parallel connections.
+fn http_client(connections: usize) -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .pool_max_idle_per_host(connections.max(1) * 2)
+        .tcp_nodelay(true)
+        .build()?)
+}
+
+/// Sends `req` and fails unless it answers 200; the body is read to the end.
+async fn expect_ok(req: reqwest::RequestBuilder) -> anyhow::Result<Vec<u8>> {
+    let resp = req.send().await?;
+    let status = resp.status();
+    let body = resp.bytes().await?;
+    anyhow::ensure!(
+        status.is_success(),
+        "HTTP {status}: {}",
+        String::from_utf8_lossy(&body[..body.len().min(500)])
+    );
+    Ok(body.to_vec())
+}
+
+/// Creates a model session over HTTP and returns its id.
+async fn create_session(http: &reqwest::Client, base: &str) -> anyhow::Result<String> {
+    let body = expect_ok(
+        http.post(format!("{base}/hecate/v1/agent-chat/sessions"))
+            .json(&json!({"model": format!("{PROVIDER}/{MODEL}"), "title": "bench http"})),
+    )
+    .await?;
+    let v: Value = serde_json::from_slice(&body)?;
+    Ok(v["data"]["id"]
+        .as_str()
+        .context("created session has no id")?
+        .to_string())
+}
+
+/// Resident set size of `pid` in KiB, from `/proc/PID/status`.
+fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .context("no VmRSS in /proc status")
+}
+
+/// What one subscriber saw after the message was posted.
+struct Seen {
+    first_update: Option<Instant>,
+    done: Option<Instant>,
+}
+
+/// Opens `n` subscribers on a fresh session, posts one message, and times the
+/// first update and the `done` at every subscriber; `serve_pid` is sampled for
+/// memory once all are connected.
+async fn fanout(base: &str, n: usize, serve_pid: u32) -> anyhow::Result<Value> {
+    let http = http_client(1)?;
+    let id = create_session(&http, base).await?;
+    let url = format!("{base}/hecate/v1/agent-chat/sessions/{id}/stream");
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(n.max(1));
+    let subscribers: Vec<_> = (0..n)
+        .map(|_| {
+            let (http, url, ready) = (http.clone(), url.clone(), ready_tx.clone());
+            tokio::spawn(async move {
+                let resp = http.get(&url).send().await?.error_for_status()?;
+                let mut events = eventsource_stream::Eventsource::eventsource(resp.bytes_stream());
+                let first = events.next().await.context("stream ended early")??;
+                anyhow::ensure!(first.event == "snapshot", "first event {}", first.event);
+                ready.send(()).await.ok();
+                let mut seen = Seen {
+                    first_update: None,
+                    done: None,
+                };
+                while let Some(e) = events.next().await {
+                    let e = e?;
+                    seen.first_update.get_or_insert_with(Instant::now);
+                    if e.event == "done" {
+                        seen.done = Some(Instant::now());
+                        break;
+                    }
+                }
+                anyhow::Ok(seen)
+            })
+        })
+        .collect();
+    drop(ready_tx);
+    tokio::time::timeout(STEP_TIMEOUT, async {
+        for _ in 0..n {
+            ready_rx.recv().await.context("a subscriber failed")?;
+        }
+        anyhow::Ok(())
+    })
+    .await
+    .context("subscribers did not all connect")??;
+    let rss_connected = rss_kib(serve_pid)?;
+    let posted = Instant::now();
+    expect_ok(
+        http.post(format!(
+            "{base}/hecate/v1/agent-chat/sessions/{id}/messages"
+        ))
+        .json(&json!({"content": "fan out to every subscriber"})),
+    )
+    .await?;
+    let mut first = Vec::with_capacity(n);
+    let mut done = Vec::with_capacity(n);
+    let joined = tokio::time::timeout(STEP_TIMEOUT, futures::future::join_all(subscribers))
+        .await
+        .context("subscribers did not all see done")?;
+    for r in joined {
+        let seen = r??;
+        let at = |t: Option<Instant>| t.map(|t| t.duration_since(posted).as_secs_f64() * 1e3);
+        first.push(at(seen.first_update).context("a subscriber saw no update")?);
+        done.push(at(seen.done).context("a subscriber saw no done")?);
+    }
+    first.sort_by(f64::total_cmp);
+    done.sort_by(f64::total_cmp);
+    Ok(json!({
+        "subscribers": n,
+        "first_update_all_ms": first.last().copied().unwrap_or(0.0),
+        "first_update_median_ms": percentile(&first, 0.5),
+        "done_all_ms": done.last().copied().unwrap_or(0.0),
+        "done_median_ms": percentile(&done, 0.5),
+        "serve_rss_kib_connected": rss_connected,
+    }))
+}
+
+/// Runs the benchmark and returns its report.
+pub async fn bench(args: &HttpBenchArgs) -> anyhow::Result<Value> {
+    let fixture_path = fixture_bin(args.fixture_bin.as_deref())?;
+    let dir = std::env::temp_dir().join(format!(
+        "hecate-bench-http-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(dir.join("data"))?;
+    let result = run(args, &fixture_path, &dir).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Starts the peers, seeds the session and runs every measurement.
+async fn run(args: &HttpBenchArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result<Value> {
+    let fixture = start_fixture(fixture_path).await?;
+    let fixture_v1 = format!("{}/v1", fixture.base);
+    let turns = args.messages.div_ceil(2).max(1);
+    let seeding = Instant::now();
+    let session = seed(
+        &dir.join("data").join(super::context::DB_FILE),
+        &fixture_v1,
+        turns,
+    )
+    .await?;
+    let seed_s = seeding.elapsed().as_secs_f64();
+    let serve = start_serve(dir, &fixture_v1).await?;
+    let serve_pid = serve.child.id().context("serve has no pid")?;
+    let start_rss = rss_kib(serve_pid)?;
+    let base = serve.base.clone();
+    let duration = Duration::from_millis(args.duration_ms.max(1));
+    let conns = args.connections.max(1);
+    let http = http_client(conns)?;
+
+    // GET the big session vs /healthz.
+    let get_url = format!("{base}/hecate/v1/agent-chat/sessions/{session}");
+    let body = expect_ok(http.get(&get_url)).await?;
+    let body_bytes = body.len();
+    let got: Value = serde_json::from_slice(&body)?;
+    let stored = got["data"]["messages"].as_array().map_or(0, Vec::len);
+    let healthz_url = format!("{base}/healthz");
+    let healthz = {
+        let (http, url) = (http.clone(), healthz_url.clone());
+        load(
+            conns,
+            duration,
+            Arc::new(move |_, _| {
+                let req = http.get(&url);
+                Box::pin(timed(req))
+            }),
+        )
+        .await?
+    };
+    let get_session = {
+        let (http, url) = (http.clone(), get_url.clone());
+        load(
+            conns,
+            duration,
+            Arc::new(move |_, _| {
+                let req = http.get(&url);
+                Box::pin(timed(req))
+            }),
+        )
+        .await?
+    };
+
+    // POST …/messages vs the same request straight to the fixture.
+    let direct = {
+        let (http, url) = (http.clone(), format!("{fixture_v1}/chat/completions"));
+        load(
+            conns,
+            duration,
+            Arc::new(move |_, n| {
+                let req = http.post(&url).json(&json!({
+                    "model": MODEL,
+                    "messages": [{"role": "user", "content": prompt(n)}],
+                    "stream": true,
+                    "stream_options": {"include_usage": true},
+                    "max_tokens": crate::runtimes::model::DEFAULT_MAX_TOKENS,
+                }));
+                Box::pin(timed(req))
+            }),
+        )
+        .await?
+    };
+    let per_session = args.turns_per_session.max(1);
+    let slots: Arc<Vec<tokio::sync::Mutex<String>>> =
+        Arc::new((0..conns).map(|_| tokio::sync::Mutex::default()).collect());
+    for slot in slots.iter() {
+        *slot.lock().await = create_session(&http, &base).await?;
+    }
+    let post_messages = {
+        let (http, base) = (http.clone(), base.clone());
+        load(
+            conns,
+            duration,
+            Arc::new(move |w, n| {
+                let (http, base, slots) = (http.clone(), base.clone(), slots.clone());
+                Box::pin(async move {
+                    let mut slot = slots[w].lock().await;
+                    if n > 0 && n.is_multiple_of(per_session) {
+                        *slot = create_session(&http, &base).await?;
+                    }
+                    timed(
+                        http.post(format!(
+                            "{base}/hecate/v1/agent-chat/sessions/{}/messages",
+                            *slot
+                        ))
+                        .json(&json!({"content": prompt(n)})),
+                    )
+                    .await
+                })
+            }),
+        )
+        .await?
+    };
+
+    // SSE fan-out and memory.
+    let idle_rss = rss_kib(serve_pid)?;
+    let mut fanouts = Vec::new();
+    for &n in &args.subscribers {
+        fanouts.push(fanout(&base, n.max(1), serve_pid).await?);
+    }
+    let largest = fanouts
+        .iter()
+        .max_by_key(|f| f["subscribers"].as_u64().unwrap_or(0))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let subs = largest["subscribers"].as_u64().unwrap_or(0);
+    let connected = largest["serve_rss_kib_connected"].as_u64().unwrap_or(0);
+    drop(serve);
+    drop(fixture);
+    Ok(json!({
+        "benchmark": "http",
+        "build": if cfg!(debug_assertions) { "debug" } else { "release" },
+        "parameters": {
+            "messages": args.messages,
+            "duration_ms": args.duration_ms,
+            "connections": conns,
+            "turns_per_session": per_session,
+            "subscribers": args.subscribers,
+        },
+        "seed_seconds": seed_s,
+        "get_session": {
+            "messages": stored,
+            "body_bytes": body_bytes,
+            "target": get_session,
+            "baseline_healthz": healthz,
+            "ratio_vs_baseline": ratios(&get_session, &healthz),
+        },
+        "post_message": {
+            "target": post_messages,
+            "baseline_direct": direct,
+            "ratio_vs_baseline": ratios(&post_messages, &direct),
+            "note": "hecate: persisted turn on the echo fixture plus the session in the answer; \
+                     direct: the same streaming Chat Completions request to the fixture",
+        },
+        "sse_fanout": fanouts,
+        "memory": {
+            "serve_rss_kib_start": start_rss,
+            "serve_rss_kib_idle": idle_rss,
+            "subscribers": subs,
+            "serve_rss_kib_connected": connected,
+            "per_subscriber_kib": (connected as f64 - idle_rss as f64) / subs.max(1) as f64,
+        },
+    }))
+}
+
+/// Renders the report as a text table.
+pub fn table(report: &Value) -> String {
+    let mut out = String::new();
+    let f = |v: &Value, k: &str| num(v, k);
+    out.push_str(&format!(
+        "hecate bench http ({} build, {} connections, {} ms per loop)\n\n",
+        report["build"].as_str().unwrap_or("?"),
+        report["parameters"]["connections"],
+        report["parameters"]["duration_ms"],
+    ));
+    out.push_str(&format!(
+        "{:<44} {:>10} {:>10} {:>10}\n",
+        "request loop", "req/s", "p50 ms", "p99 ms"
+    ));
+    let g = &report["get_session"];
+    let p = &report["post_message"];
+    let rows = [
+        (
+            format!(
+                "GET session ({} messages, {} B)",
+                g["messages"], g["body_bytes"]
+            ),
+            &g["target"],
+        ),
+        (
+            "GET /healthz (baseline)".to_string(),
+            &g["baseline_healthz"],
+        ),
+        ("POST …/messages (echo fixture)".to_string(), &p["target"]),
+        (
+            "direct Chat Completions (baseline)".to_string(),
+            &p["baseline_direct"],
+        ),
+    ];
+    for (name, v) in rows {
+        out.push_str(&format!(
+            "{:<44} {:>10.0} {:>10.3} {:>10.3}\n",
+            name,
+            f(v, "requests_per_s"),
+            f(v, "p50_ms"),
+            f(v, "p99_ms"),
+        ));
+    }
+    for (name, r) in [
+        ("GET session / healthz", &g["ratio_vs_baseline"]),
+        ("POST message / direct", &p["ratio_vs_baseline"]),
+    ] {
+        out.push_str(&format!(
+            "{:<44} {:>10.3} {:>10.2} {:>10.2}  (ratios)\n",
+            name,
+            f(r, "requests_per_s"),
+            f(r, "p50"),
+            f(r, "p99"),
+        ));
+    }
+    out.push_str(&format!(
+        "\n{:<14} {:>18} {:>18} {:>14} {:>14}\n",
+        "subscribers", "first update (all)", "done (all) ms", "done p50 ms", "serve RSS KiB"
+    ));
+    for s in report["sse_fanout"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "{:<14} {:>18.1} {:>18.1} {:>14.1} {:>14}\n",
+            s["subscribers"],
+            f(s, "first_update_all_ms"),
+            f(s, "done_all_ms"),
+            f(s, "done_median_ms"),
+            s["serve_rss_kib_connected"],
+        ));
+    }
+    let m = &report["memory"];
+    out.push_str(&format!(
+        "\nserve RSS: {} KiB at start, {} KiB idle after the loops, {} KiB with {} subscribers \
+         ({:.1} KiB each)\n",
+        m["serve_rss_kib_start"],
+        m["serve_rss_kib_idle"],
+        m["serve_rss_kib_connected"],
+        m["subscribers"],
+        f(m, "per_subscriber_kib"),
+    ));
+    out
+}
