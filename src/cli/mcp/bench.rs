@@ -222,9 +222,9 @@ async fn sequential(client: &Client, tool: &str, calls: usize) -> anyhow::Result
     let wall = start.elapsed().as_secs_f64();
     lat.sort_by(f64::total_cmp);
     Ok(json!({
-        "median_us": percentile(&lat, 0.5).round(),
-        "p99_us": percentile(&lat, 0.99).round(),
-        "calls_per_s": (calls as f64 / wall).round(),
+        "median_us": percentile(&lat, 0.5).round() as u64,
+        "p99_us": percentile(&lat, 0.99).round() as u64,
+        "calls_per_s": (calls as f64 / wall).round() as u64,
     }))
 }
 
@@ -280,7 +280,7 @@ where
     let mut v = sequential(&c, tool, calls).await?;
     let _ = c.cancel().await;
     let conns = futures::future::try_join_all((0..clients).map(|_| connect())).await?;
-    v["concurrent_calls_per_s"] = json!(concurrent(conns, tool, calls).await?);
+    v["concurrent_calls_per_s"] = json!(concurrent(conns, tool, calls).await? as u64);
     Ok(v)
 }
 
