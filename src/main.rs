@@ -13,10 +13,12 @@ fn main() {
     if ring_already_installed {
         tracing::debug!("a rustls crypto provider was already installed");
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = if cli.serves_one_stdio_client() {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("hecate: cannot start the async runtime: {e}");

@@ -282,7 +282,7 @@ async fn http(cli: &Cli, a: &HttpArgs) -> anyhow::Result<i32> {
     eprintln!("hecate MCP endpoint on http://{local}/mcp");
     super::output::print_text(&format!("{{\"listening\":\"http://{local}/mcp\"}}\n"))?;
     let stop = shutdown.clone();
-    axum::serve(listener, app)
+    axum::serve(super::serve::without_delay(listener), app)
         .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
             stop.cancel();

@@ -53,6 +53,20 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Whether this command serves one client over stdio, where a single-threaded
+    /// runtime answers faster than a work-stealing one (no cross-thread wake-ups
+    /// per message); store work still runs on the blocking pool.
+    pub fn serves_one_stdio_client(&self) -> bool {
+        matches!(
+            &self.command,
+            Command::Mcp(mcp::McpArgs {
+                command: None | Some(mcp::McpCommand::Serve)
+            })
+        )
+    }
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {

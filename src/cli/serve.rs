@@ -67,13 +67,7 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     );
     eprintln!("store: {} ({})", health.location, health.backend);
     tracing::info!(%local, "serving");
-    // Without TCP_NODELAY a keep-alive client's delayed ACK stalls every
-    // multi-write response (streams, large bodies) by up to 40 ms.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
+    let listener = without_delay(listener);
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             signal.await;
@@ -108,5 +102,18 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
 fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
+    })
+}
+
+/// `listener` with TCP_NODELAY set on every accepted connection: without it a
+/// keep-alive client's delayed ACK stalls every multi-write response (streams,
+/// large bodies, MCP answers) by up to 40 ms.
+pub(crate) fn without_delay(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
+    axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
     })
 }

@@ -77,7 +77,8 @@ impl Engine {
         Ok(())
     }
 
-    /// Shuts down every supervised agent (process exit).
+    /// Shuts down every supervised agent and stores the queued audit records
+    /// (process exit).
     pub async fn shutdown(&self) {
         for turn in self.active().values() {
             turn.cancel.cancel();
@@ -85,6 +86,7 @@ impl Engine {
         if let Some(rt) = &self.inner.external {
             rt.close_all().await;
         }
+        self.inner.audit.flush().await;
     }
 
     /// Every catalog agent with its availability.

@@ -142,6 +142,11 @@ pub(crate) struct McpHub {
     servers: RwLock<Arc<Vec<UpstreamServer>>>,
     pub(crate) pool: Pool,
     tools: Mutex<HashMap<String, Vec<Value>>>,
+    /// The whole catalog, built while every upstream listed fine; dropped (and
+    /// its generation bumped) whenever a tool list or the configuration changes.
+    catalog: Mutex<(u64, Option<Arc<IndexedCatalog>>)>,
+    /// Set while a background build of the catalog runs.
+    warming: std::sync::atomic::AtomicBool,
     failures: Mutex<HashMap<String, (std::time::Instant, HecateError)>>,
     pub(crate) resource_owner: Mutex<HashMap<String, String>>,
     pub(crate) changes: broadcast::Sender<McpChange>,
@@ -162,6 +167,8 @@ impl McpHub {
             servers: RwLock::new(Arc::new(Vec::new())),
             pool,
             tools: Mutex::new(HashMap::new()),
+            catalog: Mutex::new((0, None)),
+            warming: std::sync::atomic::AtomicBool::new(false),
             failures: Mutex::new(HashMap::new()),
             resource_owner: Mutex::new(HashMap::new()),
             changes,
@@ -193,6 +200,65 @@ impl McpHub {
         for s in servers {
             cache.remove(s);
         }
+        drop(cache);
+        self.forget_catalog();
+    }
+
+    fn forget_catalog(&self) {
+        let mut c = self.catalog.lock().unwrap_or_else(|p| p.into_inner());
+        c.0 += 1;
+        c.1 = None;
+    }
+
+    /// The cached catalog and the generation it belongs to.
+    fn cached_catalog(&self) -> (u64, Option<Arc<IndexedCatalog>>) {
+        let c = self.catalog.lock().unwrap_or_else(|p| p.into_inner());
+        (c.0, c.1.clone())
+    }
+
+    /// Caches `catalog` unless something changed since generation `generation`.
+    fn keep_catalog(&self, generation: u64, catalog: Arc<IndexedCatalog>) {
+        let mut c = self.catalog.lock().unwrap_or_else(|p| p.into_inner());
+        if c.0 == generation {
+            c.1 = Some(catalog);
+        }
+    }
+}
+
+/// A complete catalog with its tools indexed by exposed name.
+pub(crate) struct IndexedCatalog {
+    catalog: McpCatalog,
+    by_exposed: HashMap<String, usize>,
+}
+
+impl IndexedCatalog {
+    fn new(catalog: McpCatalog) -> Self {
+        let by_exposed = catalog
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.exposed.clone(), i))
+            .collect();
+        Self {
+            catalog,
+            by_exposed,
+        }
+    }
+
+    /// The tool exposed as `exposed`.
+    pub(crate) fn get(&self, exposed: &str) -> Option<&UpstreamTool> {
+        self.by_exposed
+            .get(exposed)
+            .and_then(|&i| self.catalog.tools.get(i))
+    }
+
+    /// The exposed name of `server`'s tool `tool`.
+    pub(crate) fn exposed_name(&self, server: &str, tool: &str) -> Option<&str> {
+        self.catalog
+            .tools
+            .iter()
+            .find(|t| t.server == server && t.tool == tool)
+            .map(|t| t.exposed.as_str())
     }
 }
 
@@ -334,6 +400,7 @@ impl Engine {
         let hub = self.mcp_hub();
         *hub.servers.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(servers);
         hub.tools.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        hub.forget_catalog();
         for c in [McpChange::Tools, McpChange::Resources, McpChange::Prompts] {
             let _ = hub.changes.send(c);
         }
@@ -414,8 +481,52 @@ impl Engine {
 
     /// The aggregated tools of every non-blocked upstream (blocked tools hidden).
     pub async fn mcp_tools(&self) -> McpCatalog {
+        match self.mcp_catalog_if_complete().await {
+            Ok(c) => c.catalog.clone(),
+            Err(partial) => partial,
+        }
+    }
+
+    /// The catalog, from the cache when it holds one; a catalog built while
+    /// every upstream listed fine is cached, a partial one is returned as `Err`.
+    pub(crate) async fn mcp_catalog_if_complete(
+        &self,
+    ) -> std::result::Result<Arc<IndexedCatalog>, McpCatalog> {
+        let hub = self.mcp_hub();
+        let (generation, cached) = hub.cached_catalog();
+        if let Some(c) = cached {
+            return Ok(c);
+        }
         let servers = self.mcp_servers();
-        self.mcp_tools_of(servers.iter().collect()).await
+        let catalog = self.mcp_tools_of(servers.iter().collect()).await;
+        if !catalog.failures.is_empty() {
+            return Err(catalog);
+        }
+        let indexed = Arc::new(IndexedCatalog::new(catalog));
+        hub.keep_catalog(generation, indexed.clone());
+        Ok(indexed)
+    }
+
+    /// Builds the complete catalog in the background (once at a time), so the
+    /// next calls find their tool in the cache.
+    pub(crate) fn warm_mcp_catalog(&self) {
+        let hub = self.mcp_hub();
+        if hub.warming.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let _ = engine.mcp_catalog_if_complete().await;
+            engine
+                .mcp_hub()
+                .warming
+                .store(false, std::sync::atomic::Ordering::Release);
+        });
+    }
+
+    /// The cached complete catalog, without listing anything.
+    pub(crate) fn mcp_cached_catalog(&self) -> Option<Arc<IndexedCatalog>> {
+        self.mcp_hub().cached_catalog().1
     }
 
     /// The tools of `servers` only, named as in the full catalog (server names

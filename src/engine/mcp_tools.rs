@@ -205,7 +205,7 @@ impl Engine {
                         started_at,
                         duration_ms: now_millis() - started,
                     };
-                    self.audit(record).await;
+                    self.inner.audit.record(record);
                 }
                 return Err(error);
             }
@@ -246,20 +246,17 @@ impl Engine {
             record.error_type = Some(e.error_type.code().to_string());
             record.error_message = Some(e.message.clone());
         }
-        self.audit(record).await;
+        self.inner.audit.record(record);
         result
-    }
-
-    async fn audit(&self, record: McpCallRecord) {
-        if let Err(e) = self.blocking(move |s| s.record_mcp_call(&record)).await {
-            tracing::warn!(error = %e, "could not write the MCP call audit record");
-        }
     }
 
     /// Finds the tool exposed as `exposed`: first among the tools of the server its
     /// prefix names (so a broken upstream elsewhere does not delay the call), then
     /// in the whole catalog.
     async fn find_upstream_tool(&self, exposed: &str) -> Option<UpstreamTool> {
+        if let Some(c) = self.mcp_cached_catalog() {
+            return c.get(exposed).cloned();
+        }
         let servers = self.mcp_servers();
         if let Some((prefix, _)) = exposed.split_once("__") {
             let own: Vec<_> = servers.iter().filter(|s| s.name == prefix).collect();
@@ -271,14 +268,28 @@ impl Engine {
                     .into_iter()
                     .find(|t| t.exposed == exposed)
             {
+                self.warm_mcp_catalog();
                 return Some(t);
             }
         }
-        self.mcp_tools()
-            .await
-            .tools
-            .into_iter()
-            .find(|t| t.exposed == exposed)
+        match self.mcp_catalog_if_complete().await {
+            Ok(c) => c.get(exposed).cloned(),
+            Err(partial) => partial.tools.into_iter().find(|t| t.exposed == exposed),
+        }
+    }
+
+    /// The hub-wide name of upstream `server`'s tool `tool` (`server__tool` when
+    /// the catalog does not list it).
+    pub async fn mcp_exposed_name(&self, server: &str, tool: &str) -> String {
+        let found = match self.mcp_catalog_if_complete().await {
+            Ok(c) => c.exposed_name(server, tool).map(str::to_string),
+            Err(partial) => partial
+                .tools
+                .into_iter()
+                .find(|t| t.server == server && t.tool == tool)
+                .map(|t| t.exposed),
+        };
+        found.unwrap_or_else(|| format!("{server}__{tool}"))
     }
 
     /// The error for a call to a tool not in the catalog, with the server and
@@ -372,6 +383,7 @@ impl Engine {
         namespace: &str,
         limit: usize,
     ) -> Result<Vec<McpCallRecord>> {
+        self.inner.audit.flush().await;
         let ns = namespace.to_string();
         self.blocking(move |s| s.list_mcp_calls(&ns, limit)).await
     }

@@ -7,6 +7,7 @@ pub mod bus;
 pub mod diffs;
 mod external;
 pub mod guardrails;
+mod mcp_audit;
 mod mcp_catalog;
 mod mcp_gateway;
 mod mcp_passthrough;
@@ -123,6 +124,7 @@ struct Inner {
     active: Mutex<HashMap<SessionId, ActiveTurn>>,
     waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Approval>>>,
     mcp: Arc<mcp_catalog::McpHub>,
+    audit: mcp_audit::AuditWriter,
 }
 
 impl std::fmt::Debug for Engine {
@@ -141,6 +143,7 @@ impl Engine {
         runtimes: Runtimes,
         config: EngineConfig,
     ) -> Result<(Self, ReconcileReport)> {
+        let audit = mcp_audit::AuditWriter::start(store.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
@@ -151,6 +154,7 @@ impl Engine {
                 active: Mutex::new(HashMap::new()),
                 waiters: Mutex::new(HashMap::new()),
                 mcp: mcp_catalog::McpHub::start(),
+                audit,
             }),
         };
         let report = engine

@@ -186,8 +186,8 @@ pub struct McpCallRecord {
 
 /// The audit log of proxied upstream MCP tool calls.
 pub trait AuditStore: Send + Sync {
-    /// Appends one record.
-    fn record_mcp_call(&self, record: &McpCallRecord) -> Result<()>;
+    /// Appends records in one transaction (all or none).
+    fn record_mcp_calls(&self, records: &[McpCallRecord]) -> Result<()>;
     /// The newest records of a namespace, newest first, at most `limit`.
     fn list_mcp_calls(&self, namespace: &str, limit: usize) -> Result<Vec<McpCallRecord>>;
 }

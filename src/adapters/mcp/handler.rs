@@ -184,10 +184,13 @@ impl ClientHandler for Handler {
             "elicitation": {}
         }))
         .unwrap_or_default();
+        // The newest revision rmcp knows (2026-07-28) has no initialize handshake;
+        // servers and the conformance suite still expect 2025-11-25 in it.
         ClientConfig::new(
             caps,
             Implementation::new("hecate", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn create_message(

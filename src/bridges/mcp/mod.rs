@@ -12,6 +12,7 @@ pub mod http;
 mod prompts;
 mod resources;
 mod server;
+mod stdio;
 mod tools;
 mod upstream;
 mod watch;
@@ -30,7 +31,7 @@ pub const MAX_STDIO_FRAME_BYTES: usize = 4 * 1024 * 1024;
 
 /// Serves MCP on this process's stdin/stdout until the client closes stdin.
 pub async fn serve_stdio(engine: Engine, opts: McpServerOptions) -> Result<(), McpBridgeError> {
-    let (stdin, stdout) = rmcp::transport::stdio();
+    let (stdin, stdout) = (stdio::stdin(), stdio::stdout());
     let transport =
         AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_STDIO_FRAME_BYTES);
     let running = HecateMcp::new(engine, opts)

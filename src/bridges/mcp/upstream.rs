@@ -58,15 +58,7 @@ impl HecateMcp {
     async fn exposed_name(&self, name: &str) -> String {
         match &self.opts.upstream {
             None => name.to_string(),
-            Some(server) => self
-                .engine
-                .mcp_tools()
-                .await
-                .tools
-                .into_iter()
-                .find(|t| &t.server == server && t.tool == name)
-                .map(|t| t.exposed)
-                .unwrap_or_else(|| format!("{server}__{name}")),
+            Some(server) => self.engine.mcp_exposed_name(server, name).await,
         }
     }
 

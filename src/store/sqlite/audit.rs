@@ -32,33 +32,37 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<McpCallRecord> {
 }
 
 impl AuditStore for SqliteStore {
-    fn record_mcp_call(&self, rec: &McpCallRecord) -> Result<()> {
+    fn record_mcp_calls(&self, records: &[McpCallRecord]) -> Result<()> {
         self.with(|c| {
-            let keys = serde_json::to_string(&rec.argument_keys)?;
-            c.execute(
-                &format!(
+            let tx = c.transaction()?;
+            {
+                let mut stmt = tx.prepare_cached(&format!(
                     "INSERT INTO mcp_calls ({COLUMNS}) VALUES \
                      (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
-                ),
-                params![
-                    rec.id,
-                    rec.namespace,
-                    rec.server,
-                    rec.tool,
-                    rec.exposed_name,
-                    rec.client,
-                    rec.policy,
-                    rec.decision,
-                    rec.approval_id,
-                    rec.outcome,
-                    rec.error_type,
-                    rec.error_message,
-                    keys,
-                    rec.argument_bytes as i64,
-                    rec.started_at,
-                    rec.duration_ms,
-                ],
-            )?;
+                ))?;
+                for rec in records {
+                    let keys = serde_json::to_string(&rec.argument_keys)?;
+                    stmt.execute(params![
+                        rec.id,
+                        rec.namespace,
+                        rec.server,
+                        rec.tool,
+                        rec.exposed_name,
+                        rec.client,
+                        rec.policy,
+                        rec.decision,
+                        rec.approval_id,
+                        rec.outcome,
+                        rec.error_type,
+                        rec.error_message,
+                        keys,
+                        rec.argument_bytes as i64,
+                        rec.started_at,
+                        rec.duration_ms,
+                    ])?;
+                }
+            }
+            tx.commit()?;
             Ok(())
         })
     }
@@ -104,14 +108,14 @@ mod tests {
             duration_ms: 3,
         };
         store
-            .record_mcp_call(&rec("a", "default", "2026-01-01T00:00:00Z"))
+            .record_mcp_calls(&[rec("a", "default", "2026-01-01T00:00:00Z")])
             .expect("a");
         store
-            .record_mcp_call(&rec("b", "default", "2026-01-02T00:00:00Z"))
-            .expect("b");
-        store
-            .record_mcp_call(&rec("c", "other", "2026-01-03T00:00:00Z"))
-            .expect("c");
+            .record_mcp_calls(&[
+                rec("b", "default", "2026-01-02T00:00:00Z"),
+                rec("c", "other", "2026-01-03T00:00:00Z"),
+            ])
+            .expect("b and c");
         let got = store.list_mcp_calls("default", 10).expect("list");
         assert_eq!(
             got.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
