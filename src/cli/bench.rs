@@ -7,8 +7,7 @@ use crate::adapters::providers::pricing::Pricebook;
 use crate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
 use crate::domain::ids::SegmentId;
 use crate::domain::message::{NewMessage, Role, RuntimeSnapshot};
-use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus};
-use crate::domain::time::now_rfc3339;
+use crate::domain::session::{RuntimeKind, Session};
 use crate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
 use crate::runtimes::model::ModelRuntime;
 use crate::store::{MessageStore, SessionStore, SqliteStore, Store};
@@ -147,25 +146,15 @@ fn summarize(mut samples: Vec<f64>) -> serde_json::Value {
 }
 
 fn new_session(store: &SqliteStore) -> anyhow::Result<Session> {
-    let now = now_rfc3339();
     let s = Session {
-        namespace: "bench".into(),
-        id: crate::domain::ids::SessionId::generate(),
-        title: "bench".into(),
-        runtime_kind: RuntimeKind::Model,
         provider: Some("bench".into()),
         model: Some("bench".into()),
-        adapter_id: None,
-        workspace: None,
-        system_prompt: None,
-        status: SessionStatus::Idle,
-        native_session_id: None,
-        guardrails: Guardrails::default(),
-        turns_used: 0,
-        session_started_at: None,
-        last_activity_at: now.clone(),
-        created_at: now.clone(),
-        updated_at: now,
+        ..Session::new_idle(
+            "bench",
+            crate::domain::ids::SessionId::generate(),
+            "bench",
+            RuntimeKind::Model,
+        )
     };
     store.create_session(&s)?;
     Ok(s)

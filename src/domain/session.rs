@@ -176,6 +176,33 @@ pub struct Session {
     pub updated_at: String,
 }
 
+impl Session {
+    /// A new idle session created now, with no provider, model, adapter,
+    /// workspace or system prompt, default guardrails and no turns yet.
+    pub fn new_idle(namespace: &str, id: SessionId, title: &str, runtime_kind: RuntimeKind) -> Self {
+        let now = super::time::now_rfc3339();
+        Self {
+            namespace: namespace.to_string(),
+            id,
+            title: title.to_string(),
+            runtime_kind,
+            provider: None,
+            model: None,
+            adapter_id: None,
+            workspace: None,
+            system_prompt: None,
+            status: SessionStatus::Idle,
+            native_session_id: None,
+            guardrails: Guardrails::default(),
+            turns_used: 0,
+            session_started_at: None,
+            last_activity_at: now.clone(),
+            created_at: now.clone(),
+            updated_at: now,
+        }
+    }
+}
+
 /// A session header plus counts, as listings show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {

@@ -7,8 +7,7 @@
 use super::Engine;
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::ids::SessionId;
-use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus};
-use crate::domain::time::now_rfc3339;
+use crate::domain::session::{RuntimeKind, Session};
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -77,26 +76,12 @@ impl Engine {
         match self.get_session(namespace, id).await {
             Ok(_) => {}
             Err(e) if e.error_type == ErrorType::NotFound => {
-                let now = now_rfc3339();
-                let session = Session {
-                    namespace: namespace.to_string(),
-                    id: id.clone(),
-                    title: "MCP tool calls (approvals of proxied upstream tools)".into(),
-                    runtime_kind: RuntimeKind::Model,
-                    provider: None,
-                    model: None,
-                    adapter_id: None,
-                    workspace: None,
-                    system_prompt: None,
-                    status: SessionStatus::Idle,
-                    native_session_id: None,
-                    guardrails: Guardrails::default(),
-                    turns_used: 0,
-                    session_started_at: None,
-                    last_activity_at: now.clone(),
-                    created_at: now.clone(),
-                    updated_at: now,
-                };
+                let session = Session::new_idle(
+                    namespace,
+                    id.clone(),
+                    "MCP tool calls (approvals of proxied upstream tools)",
+                    RuntimeKind::Model,
+                );
                 if self
                     .blocking(move |s| s.create_session(&session))
                     .await

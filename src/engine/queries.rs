@@ -155,31 +155,12 @@ pub fn compact_deltas(events: Vec<RunEvent>) -> Vec<RunEvent> {
 mod tests {
     use super::*;
     use crate::domain::run::{Run, RunStatus};
-    use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus};
+    use crate::domain::session::{RuntimeKind, Session};
     use crate::domain::time::now_rfc3339;
     use serde_json::json;
 
     fn session(id: &SessionId) -> Session {
-        let now = now_rfc3339();
-        Session {
-            namespace: "ns".into(),
-            id: id.clone(),
-            title: "t".into(),
-            runtime_kind: RuntimeKind::Model,
-            provider: None,
-            model: None,
-            adapter_id: None,
-            workspace: None,
-            system_prompt: None,
-            status: SessionStatus::Idle,
-            native_session_id: None,
-            guardrails: Guardrails::default(),
-            turns_used: 0,
-            session_started_at: None,
-            last_activity_at: now.clone(),
-            created_at: now.clone(),
-            updated_at: now,
-        }
+        Session::new_idle("ns", id.clone(), "t", RuntimeKind::Model)
     }
 
     fn run(id: &str, session_id: &SessionId) -> Run {

@@ -6,31 +6,16 @@ use crate::domain::ids::{ApprovalId, CallId, RunId, SegmentId, SessionId};
 use crate::domain::message::{NewMessage, Role, RuntimeSnapshot};
 use crate::domain::provider_call::{ProviderCall, Usage};
 use crate::domain::run::{Run, RunStatus};
-use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus};
+use crate::domain::session::{RuntimeKind, Session};
 use crate::domain::time::now_rfc3339;
 use crate::store::history::HistoryStrategy;
 use crate::store::{ApprovalStore, LeaseStore, MessageStore, RunStore, SessionStore};
 
 fn session(ns: &str) -> Session {
-    let now = now_rfc3339();
     Session {
-        namespace: ns.into(),
-        id: SessionId::generate(),
-        title: "t".into(),
-        runtime_kind: RuntimeKind::Model,
         provider: Some("p".into()),
         model: Some("m".into()),
-        adapter_id: None,
-        workspace: None,
-        system_prompt: None,
-        status: SessionStatus::Idle,
-        native_session_id: None,
-        guardrails: Guardrails::default(),
-        turns_used: 0,
-        session_started_at: None,
-        last_activity_at: now.clone(),
-        created_at: now.clone(),
-        updated_at: now,
+        ..Session::new_idle(ns, SessionId::generate(), "t", RuntimeKind::Model)
     }
 }
 
