@@ -7,7 +7,9 @@ mod common;
 mod mcp_support;
 
 use common::{Home, ModelServer};
-use mcp_support::{McpProc, fixture_upstream};
+use mcp_support::{
+    HttpEndpoint, McpProc, fixture_upstream, records, uri_records, wait_uri_records,
+};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -152,4 +154,165 @@ fn prompts_help_use_hecate_and_upstream_resources_and_prompts_pass_through() {
     assert_eq!(binary["result"]["contents"][0]["mimeType"], "image/png");
     let nowhere = mcp.request("resources/read", json!({"uri": "test://nowhere"}));
     assert!(nowhere.get("error").is_some(), "{nowhere}");
+}
+
+const WATCHED: &str = "test://watched-resource";
+
+#[test]
+fn upstream_resource_subscriptions_are_forwarded_upstream_and_released() {
+    let home = Home::empty();
+    let record = home.path("upstream-events.jsonl");
+    let record_arg = record.to_string_lossy().to_string();
+    home.write_config(&fixture_upstream("up", &["--record", &record_arg], ""));
+    let mut mcp = McpProc::start(&home, json!({}));
+
+    let sub = mcp.request("resources/subscribe", json!({"uri": WATCHED}));
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    assert_eq!(
+        uri_records(&record, "subscribe", WATCHED),
+        1,
+        "the upstream was subscribed before the answer"
+    );
+    let update = mcp
+        .wait_notification("notifications/resources/updated", Duration::from_secs(30))
+        .expect("the upstream's update reaches the subscriber");
+    assert_eq!(update["params"]["uri"], WATCHED);
+
+    let again = mcp.request("resources/subscribe", json!({"uri": WATCHED}));
+    assert_eq!(again["result"], json!({}), "{again}");
+    assert_eq!(
+        uri_records(&record, "subscribe", WATCHED),
+        1,
+        "one upstream subscription per URI"
+    );
+
+    let unsub = mcp.request("resources/unsubscribe", json!({"uri": WATCHED}));
+    assert_eq!(unsub["result"], json!({}), "{unsub}");
+    assert_eq!(uri_records(&record, "unsubscribe", WATCHED), 1);
+    let twice = mcp.request("resources/unsubscribe", json!({"uri": WATCHED}));
+    assert_eq!(twice["result"], json!({}), "{twice}");
+    assert_eq!(uri_records(&record, "unsubscribe", WATCHED), 1);
+
+    let nowhere = mcp.request("resources/subscribe", json!({"uri": "test://nowhere"}));
+    assert_eq!(nowhere["error"]["code"], -32002, "{nowhere}");
+    let alive = mcp.request("resources/read", json!({"uri": "test://static-text"}));
+    assert!(alive.get("result").is_some(), "the hub lives on: {alive}");
+
+    let own = mcp.request("resources/subscribe", json!({"uri": "hecate://sessions"}));
+    assert_eq!(own["result"], json!({}), "{own}");
+    assert_eq!(
+        records(&record)
+            .iter()
+            .filter(|r| r["event"] == "subscribe")
+            .count(),
+        1,
+        "hecate:// resources stay local"
+    );
+}
+
+/// An rmcp client that collects the URIs of `notifications/resources/updated`.
+#[derive(Clone)]
+struct Watcher(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl rmcp::ClientHandler for Watcher {
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let _ = self.0.send(params.uri);
+    }
+}
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, Watcher>;
+
+async fn watcher(url: &str) -> (Client, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use rmcp::ServiceExt;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = Watcher(tx)
+        .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
+            url,
+        ))
+        .await
+        .expect("connect");
+    (client, rx)
+}
+
+async fn next_update(rx: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> String {
+    tokio::time::timeout(Duration::from_secs(30), rx.recv())
+        .await
+        .expect("an update within 30 s")
+        .expect("the client is alive")
+}
+
+async fn wait_count(record: &std::path::Path, event: &str, n: usize) -> bool {
+    let path = record.to_path_buf();
+    let event = event.to_string();
+    tokio::task::spawn_blocking(move || {
+        wait_uri_records(&path, &event, WATCHED, n, Duration::from_secs(30))
+    })
+    .await
+    .expect("wait")
+}
+
+#[allow(deprecated)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sessions_share_one_upstream_subscription_released_when_the_last_leaves() {
+    use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let home = Home::empty();
+    let record = home.path("upstream-events.jsonl");
+    let record_arg = record.to_string_lossy().to_string();
+    home.write_config(&fixture_upstream("fx", &["--record", &record_arg], ""));
+    let ep = HttpEndpoint::start(&home);
+
+    let (a, mut a_updates) = watcher(&ep.url).await;
+    let (b, mut b_updates) = watcher(&ep.url).await;
+    a.subscribe(SubscribeRequestParams::new(WATCHED))
+        .await
+        .expect("a subscribes");
+    b.subscribe(SubscribeRequestParams::new(WATCHED))
+        .await
+        .expect("b subscribes");
+    assert_eq!(
+        uri_records(&record, "subscribe", WATCHED),
+        1,
+        "two sessions, one upstream subscription"
+    );
+    assert_eq!(next_update(&mut a_updates).await, WATCHED);
+    assert_eq!(next_update(&mut b_updates).await, WATCHED);
+
+    a.unsubscribe(UnsubscribeRequestParams::new(WATCHED))
+        .await
+        .expect("a unsubscribes");
+    assert_eq!(
+        uri_records(&record, "unsubscribe", WATCHED),
+        0,
+        "b still follows the resource"
+    );
+    b.cancel().await.expect("b disconnects");
+    assert!(
+        wait_count(&record, "unsubscribe", 1).await,
+        "the last session leaving unsubscribes upstream: {:?}",
+        records(&record)
+    );
+
+    let (one, mut one_updates) = watcher(&format!("{}/fx", ep.url)).await;
+    one.subscribe(SubscribeRequestParams::new(WATCHED))
+        .await
+        .expect("the passthrough subscribes");
+    assert_eq!(uri_records(&record, "subscribe", WATCHED), 2);
+    assert_eq!(next_update(&mut one_updates).await, WATCHED);
+    let missing = one
+        .subscribe(SubscribeRequestParams::new("test://nowhere"))
+        .await;
+    assert!(missing.is_err(), "{missing:?}");
+    one.unsubscribe(UnsubscribeRequestParams::new(WATCHED))
+        .await
+        .expect("the passthrough unsubscribes");
+    assert_eq!(uri_records(&record, "unsubscribe", WATCHED), 2);
+    let listed = one.list_all_resources().await.expect("still serving");
+    assert!(listed.iter().any(|r| r.uri == WATCHED));
+    one.cancel().await.expect("close");
+    a.cancel().await.expect("close");
 }

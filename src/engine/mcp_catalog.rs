@@ -149,6 +149,8 @@ pub(crate) struct McpHub {
     warming: std::sync::atomic::AtomicBool,
     failures: Mutex<HashMap<String, (std::time::Instant, HecateError)>>,
     pub(crate) resource_owner: Mutex<HashMap<String, String>>,
+    /// Upstream resource subscriptions, refcounted across client connections.
+    pub(crate) subscriptions: super::mcp_passthrough::Subscriptions,
     pub(crate) changes: broadcast::Sender<McpChange>,
     pub(crate) gateways: super::mcp_gateway::Gateways,
 }
@@ -171,6 +173,7 @@ impl McpHub {
             warming: std::sync::atomic::AtomicBool::new(false),
             failures: Mutex::new(HashMap::new()),
             resource_owner: Mutex::new(HashMap::new()),
+            subscriptions: Default::default(),
             changes,
             gateways: super::mcp_gateway::Gateways::default(),
         });

@@ -331,3 +331,74 @@ pub fn wait_gone(pid: u32, bound: Duration) -> bool {
     }
     !process_alive(pid)
 }
+
+/// The JSON lines an upstream fixture started with `--record FILE` wrote so far.
+pub fn records(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The fixture records of `event` (`subscribe`, `unsubscribe`, ...) for `uri`.
+pub fn uri_records(path: &std::path::Path, event: &str, uri: &str) -> usize {
+    records(path)
+        .iter()
+        .filter(|r| r["event"] == event && r["uri"] == uri)
+        .count()
+}
+
+/// Waits until the fixture recorded `event` for `uri` at least `n` times, at
+/// most `bound`; returns whether it did.
+pub fn wait_uri_records(
+    path: &std::path::Path,
+    event: &str,
+    uri: &str,
+    n: usize,
+    bound: Duration,
+) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < bound {
+        if uri_records(path, event, uri) >= n {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    uri_records(path, event, uri) >= n
+}
+
+/// A running `hecate mcp http`, killed on drop.
+pub struct HttpEndpoint {
+    child: Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl Drop for HttpEndpoint {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl HttpEndpoint {
+    /// Starts `hecate mcp http` in `home` and waits for its ready line.
+    pub fn start(home: &Home) -> Self {
+        let mut child = home
+            .cmd(&["mcp", "http"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn hecate mcp http");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("ready line");
+        let v: Value = serde_json::from_str(&line).expect("ready JSON");
+        Self {
+            url: v["listening"].as_str().expect("url").to_string(),
+            child,
+        }
+    }
+}

@@ -10,7 +10,7 @@ use super::spec::ResolvedTransport;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
     CompleteRequest, CompleteRequestParams, GetPromptRequestParams, PingRequest,
-    ReadResourceRequestParams, ServerResult,
+    ReadResourceRequestParams, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::{RoleClient, ServiceError, ServiceExt};
@@ -447,6 +447,55 @@ impl Upstream {
         )
         .await
         .map(|_| ())
+    }
+
+    /// Whether the upstream advertised `resources.subscribe` in its handshake.
+    pub fn supports_subscribe(&self) -> bool {
+        self.service.peer().peer_info().is_some_and(|i| {
+            i.capabilities
+                .resources
+                .as_ref()
+                .and_then(|r| r.subscribe)
+                .unwrap_or(false)
+        })
+    }
+
+    /// Sends `resources/subscribe` for `uri`; `Ok(false)` without sending when
+    /// the upstream does not advertise `resources.subscribe`. Updates arrive as
+    /// [`Changed::Resource`] on [`Upstream::changes`].
+    // resources/subscribe is legacy-only in rmcp but part of protocol 2025-11-25.
+    #[allow(deprecated)]
+    pub async fn subscribe(&self, uri: &str, timeout: Duration) -> Result<bool, McpClientError> {
+        if !self.supports_subscribe() {
+            return Ok(false);
+        }
+        self.bounded(
+            "resources/subscribe",
+            timeout,
+            self.service
+                .peer()
+                .subscribe(SubscribeRequestParams::new(uri.to_string())),
+        )
+        .await
+        .map(|_| true)
+    }
+
+    /// Sends `resources/unsubscribe` for `uri`; `Ok(false)` without sending when
+    /// the upstream does not advertise `resources.subscribe`.
+    #[allow(deprecated)]
+    pub async fn unsubscribe(&self, uri: &str, timeout: Duration) -> Result<bool, McpClientError> {
+        if !self.supports_subscribe() {
+            return Ok(false);
+        }
+        self.bounded(
+            "resources/unsubscribe",
+            timeout,
+            self.service
+                .peer()
+                .unsubscribe(UnsubscribeRequestParams::new(uri.to_string())),
+        )
+        .await
+        .map(|_| true)
     }
 
     fn has_resources(&self) -> bool {

@@ -2,7 +2,9 @@
 //! resources and prompts, served per connection (one instance per stdio process
 //! or per Streamable HTTP session). Everything goes through the engine.
 
+use super::errors::{protocol_error, resource_not_found};
 use super::watch;
+use crate::domain::error::ErrorType;
 use crate::engine::Engine;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -42,16 +44,25 @@ pub struct McpServerOptions {
 }
 
 /// Per-connection state: the client peer once initialized, resource
-/// subscriptions, and the stop signal of the connection's watcher tasks.
+/// subscriptions (every URI whose updates the client gets, and the upstream
+/// ones this connection holds in the engine), and the stop signal of the
+/// connection's watcher tasks.
 pub(crate) struct Connection {
     pub(crate) peer: OnceLock<Peer<RoleServer>>,
     pub(crate) subscriptions: Arc<Mutex<HashSet<String>>>,
+    /// Upstream URIs this connection follows through the engine; locked across
+    /// the engine call so one connection's subscribe and unsubscribe of a URI
+    /// cannot interleave.
+    upstream_subscriptions: tokio::sync::Mutex<HashSet<String>>,
+    engine: Engine,
     pub(crate) stop: CancellationToken,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
         self.stop.cancel();
+        let uris: Vec<String> = self.upstream_subscriptions.get_mut().drain().collect();
+        self.engine.mcp_release_subscriptions(uris);
     }
 }
 
@@ -68,14 +79,16 @@ impl HecateMcp {
     /// A handler for one connection.
     pub fn new(engine: Engine, opts: McpServerOptions) -> Self {
         Self {
-            engine,
-            opts: Arc::new(opts),
-            own: Arc::new(Self::own_tools()),
             conn: Arc::new(Connection {
                 peer: OnceLock::new(),
                 subscriptions: Arc::new(Mutex::new(HashSet::new())),
+                upstream_subscriptions: tokio::sync::Mutex::new(HashSet::new()),
+                engine: engine.clone(),
                 stop: CancellationToken::new(),
             }),
+            engine,
+            opts: Arc::new(opts),
+            own: Arc::new(Self::own_tools()),
         }
     }
 
@@ -96,6 +109,76 @@ impl HecateMcp {
         } else {
             Vec::new()
         }
+    }
+
+    /// Whether `uri` is one of Hecate's own resources on this connection.
+    fn is_own_uri(&self, uri: &str) -> bool {
+        self.is_hub() && uri.starts_with(super::resources::SCHEME)
+    }
+
+    fn watch(&self, uri: &str, on: bool) {
+        let mut subs = self
+            .conn
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if on {
+            subs.insert(uri.to_string());
+        } else {
+            subs.remove(uri);
+        }
+    }
+
+    /// Subscribes this connection to `uri`: Hecate's own resources locally,
+    /// upstream ones through the engine (once per connection and URI).
+    async fn subscribe_uri(&self, uri: &str) -> Result<(), ErrorData> {
+        if self.is_own_uri(uri) {
+            self.watch(uri, true);
+            return Ok(());
+        }
+        let mut upstream = self.conn.upstream_subscriptions.lock().await;
+        if upstream.contains(uri) {
+            return Ok(());
+        }
+        // Watched first, so an update sent right after the upstream accepts is
+        // not missed.
+        self.watch(uri, true);
+        match self
+            .engine
+            .mcp_subscribe(uri, self.opts.upstream.as_deref())
+            .await
+        {
+            Ok(()) => {
+                upstream.insert(uri.to_string());
+                Ok(())
+            }
+            Err(e) => {
+                self.watch(uri, false);
+                Err(if e.error_type == ErrorType::NotFound {
+                    resource_not_found(uri)
+                } else {
+                    protocol_error(&e)
+                })
+            }
+        }
+    }
+
+    /// Unsubscribes this connection from `uri`; the engine's subscription is
+    /// released when this connection held one.
+    async fn unsubscribe_uri(&self, uri: &str) -> Result<(), ErrorData> {
+        self.watch(uri, false);
+        if self.is_own_uri(uri) {
+            return Ok(());
+        }
+        let mut upstream = self.conn.upstream_subscriptions.lock().await;
+        if !upstream.remove(uri) {
+            return Ok(());
+        }
+        self.engine
+            .mcp_unsubscribe(uri)
+            .await
+            .map(|_| ())
+            .map_err(|e| protocol_error(&e))
     }
 
     /// The caller as recorded in the audit log: client name and transport.
@@ -199,12 +282,7 @@ impl ServerHandler for HecateMcp {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.conn
-            .subscriptions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(request.uri);
-        Ok(())
+        self.subscribe_uri(&request.uri).await
     }
 
     #[allow(deprecated)]
@@ -213,12 +291,7 @@ impl ServerHandler for HecateMcp {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.conn
-            .subscriptions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&request.uri);
-        Ok(())
+        self.unsubscribe_uri(&request.uri).await
     }
 
     async fn list_prompts(
