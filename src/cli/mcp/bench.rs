@@ -570,7 +570,7 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
         "node_modules": modules,
         "calls": n,
         "clients": k,
-        "warmup": n.min(50),
+        "warmup": n.min(500),
         "targets": [
             {"name": "direct_stdio", "tool": "echo",
              "stdio": {"command": node, "args": [everything, "stdio"]}},
