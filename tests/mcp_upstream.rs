@@ -494,3 +494,56 @@ fn probe_lists_an_upstreams_tools_without_the_pool() {
     let none = home.run(&["mcp", "probe"]);
     assert!(!none.status.success());
 }
+
+#[test]
+fn mcp_pool_idle_ttl_closes_idle_upstreams_but_not_subscribed_ones() {
+    let home = Home::empty();
+    let record = home.path("pool-events.jsonl");
+    let rec = record.to_string_lossy().to_string();
+    home.write_config(&format!(
+        "{}[mcp_pool]\nidle_ttl_secs = 1\nping_interval_secs = 0\n",
+        fixture_upstream("up", &["--record", &rec], "")
+    ));
+    let mut mcp = McpProc::start(&home, json!({}));
+    let watched = "test://watched-resource";
+    let sub = mcp.request("resources/subscribe", json!({"uri": watched}));
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    let pid = wait_record(&record, "start").expect("the upstream started")["pid"]
+        .as_u64()
+        .expect("pid") as u32;
+    // The fixture ticks every 200 ms: ten updates span more than the 1 s TTL
+    // plus a sweep, during which the subscription's lease keeps it open.
+    for _ in 0..10 {
+        let u = mcp
+            .wait_notification("notifications/resources/updated", Duration::from_secs(30))
+            .expect("updates keep coming while subscribed");
+        assert_eq!(u["params"]["uri"], watched);
+    }
+    assert_eq!(
+        records(&record)
+            .iter()
+            .filter(|r| r["event"] == "start")
+            .count(),
+        1,
+        "the subscribed upstream was not closed and restarted"
+    );
+    let status = mcp.call_ok("upstream_status", json!({}));
+    assert_eq!(status["structuredContent"]["pool"]["in_use"], 1, "{status}");
+
+    mcp.request("resources/unsubscribe", json!({"uri": watched}));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut entries = Value::Null;
+    while Instant::now() < deadline {
+        let status = mcp.call_ok("upstream_status", json!({}));
+        entries = status["structuredContent"]["pool"]["entries"].clone();
+        if entries == json!(0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(entries, json!(0), "the idle TTL closed the connection");
+    assert!(
+        wait_gone(pid, Duration::from_secs(30)),
+        "the idle upstream process was stopped"
+    );
+}

@@ -68,6 +68,25 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]`: upstream MCP servers aggregated by `hecate mcp`.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerSection>,
+    /// `[mcp_pool]`: tunables of the upstream MCP client pool.
+    #[serde(default)]
+    pub mcp_pool: McpPoolSection,
+}
+
+/// `[mcp_pool]`: the shared client pool of upstream MCP servers; every key is
+/// optional (defaults: 300 s idle TTL, 256 entries, 60 s pings, 30 s bring-up).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpPoolSection {
+    /// An upstream connection nobody uses is closed after this many seconds (>= 1).
+    pub idle_ttl_secs: Option<u64>,
+    /// Soft cap on cached connections; idle ones are closed least recently used
+    /// first (>= 1).
+    pub max_entries: Option<usize>,
+    /// Idle connections are pinged this often, in seconds (0 disables pings).
+    pub ping_interval_secs: Option<u64>,
+    /// Deadline of starting an upstream and its `initialize`, in seconds (>= 1).
+    pub init_timeout_secs: Option<u64>,
 }
 
 /// `[mcp_servers.NAME]`: one upstream MCP server, over stdio (`command`, `args`,
@@ -423,6 +442,41 @@ impl Config {
         Ok(out)
     }
 
+    /// The MCP client pool's tunables: `[mcp_pool]` over the defaults, validated.
+    pub fn mcp_pool(&self) -> Result<crate::adapters::mcp::PoolOptions, ConfigError> {
+        /// Longest duration accepted, in seconds (one year).
+        const MAX_SECS: u64 = 365 * 24 * 3600;
+        let p = self.file.mcp_pool;
+        let bad = |key: &str, message: String| ConfigError::Parse {
+            path: self.path.clone(),
+            message: format!("[mcp_pool] {key} {message}"),
+        };
+        let secs = |key: &str, v: Option<u64>, min: u64| match v {
+            None => Ok(None),
+            Some(v) if v < min || v > MAX_SECS => Err(bad(
+                key,
+                format!("= {v} is out of range ({min} to {MAX_SECS} seconds)"),
+            )),
+            Some(v) => Ok(Some(std::time::Duration::from_secs(v))),
+        };
+        let mut opts = crate::adapters::mcp::PoolOptions::default();
+        if let Some(v) = secs("idle_ttl_secs", p.idle_ttl_secs, 1)? {
+            opts.idle_ttl = v;
+        }
+        if let Some(v) = secs("ping_interval_secs", p.ping_interval_secs, 0)? {
+            opts.ping_interval = v;
+        }
+        if let Some(v) = secs("init_timeout_secs", p.init_timeout_secs, 1)? {
+            opts.init_timeout = v;
+        }
+        match p.max_entries {
+            Some(0) => return Err(bad("max_entries", "= 0 must be at least 1".into())),
+            Some(n) => opts.max_entries = n,
+            None => {}
+        }
+        Ok(opts)
+    }
+
     /// Default guardrails for new sessions.
     pub fn guardrails(&self) -> Guardrails {
         let g = self.file.guardrails;
@@ -578,6 +632,61 @@ mod tests {
         .expect("writes");
         let c = Config::load(&path, &HashMap::new()).expect("loads");
         assert!(c.mcp_servers().is_err(), "unknown policy");
+    }
+
+    #[test]
+    fn mcp_pool_parses_validates_and_names_file_and_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let defaults = Config::load(&path, &HashMap::new())
+            .expect("loads")
+            .mcp_pool()
+            .expect("defaults");
+        assert_eq!(
+            defaults.idle_ttl,
+            crate::adapters::mcp::PoolOptions::default().idle_ttl
+        );
+        std::fs::write(
+            &path,
+            "[mcp_pool]\nidle_ttl_secs = 2\nmax_entries = 8\nping_interval_secs = 0\ninit_timeout_secs = 5\n",
+        )
+        .expect("writes");
+        let opts = Config::load(&path, &HashMap::new())
+            .expect("loads")
+            .mcp_pool()
+            .expect("valid");
+        assert_eq!(opts.idle_ttl, std::time::Duration::from_secs(2));
+        assert_eq!(opts.max_entries, 8);
+        assert!(opts.ping_interval.is_zero(), "0 disables pings");
+        assert_eq!(opts.init_timeout, std::time::Duration::from_secs(5));
+
+        std::fs::write(&path, "[mcp_pool]\nidle_ttl = 2\n").expect("writes");
+        let e = Config::load(&path, &HashMap::new()).expect_err("unknown key");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("config.toml") && msg.contains("idle_ttl") && msg.contains("line 2"),
+            "{msg}"
+        );
+        std::fs::write(&path, "[mcp_pool]\nmax_entries = \"many\"\n").expect("writes");
+        let e = Config::load(&path, &HashMap::new()).expect_err("bad type");
+        assert!(e.to_string().contains("line 2"), "{e}");
+        for (body, key) in [
+            ("idle_ttl_secs = 0", "idle_ttl_secs"),
+            ("init_timeout_secs = 0", "init_timeout_secs"),
+            ("max_entries = 0", "max_entries"),
+            ("ping_interval_secs = 99999999999", "ping_interval_secs"),
+        ] {
+            std::fs::write(&path, format!("[mcp_pool]\n{body}\n")).expect("writes");
+            let e = Config::load(&path, &HashMap::new())
+                .expect("loads")
+                .mcp_pool()
+                .expect_err(body);
+            let msg = e.to_string();
+            assert!(
+                msg.contains("config.toml") && msg.contains(&format!("[mcp_pool] {key}")),
+                "{msg}"
+            );
+        }
     }
 
     #[test]

@@ -122,7 +122,9 @@ impl AppContext {
             model,
             external: Some(external),
         };
+        let pool = config.mcp_pool()?;
         let (engine, _report) = Engine::start(store, runtimes, engine_config).await?;
+        engine.configure_mcp_pool(pool);
         Ok(Self {
             config,
             data_dir,

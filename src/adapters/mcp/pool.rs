@@ -81,7 +81,9 @@ impl Entry {
 type Slot = Arc<OnceCell<Arc<Entry>>>;
 
 struct Inner {
-    opts: PoolOptions,
+    opts: std::sync::RwLock<PoolOptions>,
+    /// Wakes the reaper when the options change.
+    retuned: Arc<tokio::sync::Notify>,
     base_env: Vec<(String, String)>,
     env: HashMap<String, String>,
     slots: Mutex<HashMap<u64, Slot>>,
@@ -92,6 +94,12 @@ struct Inner {
 #[derive(Clone)]
 pub struct Pool {
     inner: Arc<Inner>,
+}
+
+impl Inner {
+    fn options(&self) -> PoolOptions {
+        self.opts.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 impl std::fmt::Debug for Pool {
@@ -140,7 +148,8 @@ impl Pool {
     ) -> Self {
         let (changes, _) = broadcast::channel(256);
         let inner = Arc::new(Inner {
-            opts,
+            opts: std::sync::RwLock::new(opts),
+            retuned: Arc::new(tokio::sync::Notify::new()),
             base_env,
             env,
             slots: Mutex::new(HashMap::new()),
@@ -154,6 +163,18 @@ impl Pool {
 
     fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Slot>> {
         self.inner.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The pool's current tunables.
+    pub fn options(&self) -> PoolOptions {
+        self.inner.options()
+    }
+
+    /// Replaces the tunables; the next sweep (started now) applies them to the
+    /// cached connections, later bring-ups use the new deadlines.
+    pub fn set_options(&self, opts: PoolOptions) {
+        *self.inner.opts.write().unwrap_or_else(|p| p.into_inner()) = opts;
+        self.inner.retuned.notify_one();
     }
 
     /// Resolves `spec` (secret references) into the transport to spawn or dial.
@@ -175,7 +196,7 @@ impl Pool {
         init_timeout: Option<Duration>,
     ) -> Result<Lease, McpClientError> {
         let transport = self.resolve(spec)?;
-        let init_timeout = init_timeout.unwrap_or(self.inner.opts.init_timeout);
+        let init_timeout = init_timeout.unwrap_or(self.options().init_timeout);
         let key = transport.key();
         loop {
             let slot = self.slots().entry(key).or_default().clone();
@@ -212,7 +233,7 @@ impl Pool {
         key: u64,
         init_timeout: Duration,
     ) -> Result<Arc<Entry>, McpClientError> {
-        let opts = &self.inner.opts;
+        let opts = self.options();
         let upstream = match Upstream::connect(transport, &self.inner.base_env, init_timeout).await
         {
             Ok(u) => u,
@@ -255,7 +276,7 @@ impl Pool {
     /// Evicts idle entries, least recently used first, while over the cap (never
     /// the entry being added, never one in use).
     fn enforce_cap(&self, adding: u64) {
-        let cap = self.inner.opts.max_entries.max(1);
+        let cap = self.options().max_entries.max(1);
         let mut victims = Vec::new();
         {
             let slots = self.slots();
@@ -334,7 +355,7 @@ impl Pool {
 
     /// One pass of the reaper: closes entries idle past the TTL and pings the rest.
     pub async fn sweep(&self) {
-        let opts = self.inner.opts.clone();
+        let opts = self.options();
         let idle: Vec<Arc<Entry>> = self
             .slots()
             .values()
@@ -375,19 +396,24 @@ pub struct ProbeReport {
 
 async fn reaper(inner: Weak<Inner>) {
     loop {
-        let every = match inner.upgrade() {
+        let (every, retuned) = match inner.upgrade() {
             Some(i) => {
-                let o = &i.opts;
+                let o = i.options();
                 let base = if o.ping_interval.is_zero() {
                     o.idle_ttl
                 } else {
                     o.ping_interval.min(o.idle_ttl)
                 };
-                (base / 2).max(Duration::from_millis(50))
+                let notify = i.retuned.clone();
+                let retuned = async move { notify.notified().await };
+                ((base / 2).max(Duration::from_millis(50)), retuned)
             }
             None => return,
         };
-        tokio::time::sleep(every).await;
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = retuned => {}
+        }
         match inner.upgrade() {
             Some(i) => Pool { inner: i }.sweep().await,
             None => return,
