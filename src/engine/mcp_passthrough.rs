@@ -327,16 +327,6 @@ impl Engine {
         });
     }
 
-    /// How many client connections follow upstream resource `uri` (0 when none,
-    /// or while the subscription is being changed).
-    pub fn mcp_subscribers(&self, uri: &str) -> usize {
-        self.mcp_hub()
-            .subscriptions
-            .existing(uri)
-            .and_then(|slot| slot.try_lock().ok().map(|h| h.count))
-            .unwrap_or(0)
-    }
-
     /// Takes out the upstream subscription of `uri`: on its owner when known,
     /// else on the first eligible upstream that accepts it.
     async fn subscribe_upstream(&self, uri: &str, only: Option<&str>) -> Result<(String, Lease)> {
