@@ -179,7 +179,12 @@ pub struct Session {
 impl Session {
     /// A new idle session created now, with no provider, model, adapter,
     /// workspace or system prompt, default guardrails and no turns yet.
-    pub fn new_idle(namespace: &str, id: SessionId, title: &str, runtime_kind: RuntimeKind) -> Self {
+    pub fn new_idle(
+        namespace: &str,
+        id: SessionId,
+        title: &str,
+        runtime_kind: RuntimeKind,
+    ) -> Self {
         let now = super::time::now_rfc3339();
         Self {
             namespace: namespace.to_string(),
