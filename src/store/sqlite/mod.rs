@@ -19,6 +19,17 @@ use std::time::Duration;
 /// How long a writer waits for another process's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Pause between two attempts to set up a connection another process holds locked.
+const OPEN_RETRY_PAUSE: Duration = Duration::from_millis(25);
+
+/// Whether `e` is SQLite's "busy" or "locked" (another connection holds the lock).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// The location string of the in-memory backend.
 pub const MEMORY_LOCATION: &str = ":memory:";
 
@@ -81,7 +92,19 @@ impl SqliteStore {
             migrations::migrate(conn)?;
             Ok(())
         };
-        setup(&mut conn).map_err(|e| open_error(&location, e))?;
+        // Switching a new file to WAL and the first migration take locks whose
+        // conflicts SQLite reports as busy without calling the busy handler, so a
+        // second process opening the file at that moment retries here.
+        let started = std::time::Instant::now();
+        loop {
+            match setup(&mut conn) {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(OPEN_RETRY_PAUSE);
+                }
+                Err(e) => return Err(open_error(&location, e)),
+            }
+        }
         Ok(Self {
             conn: Mutex::new(conn),
             location,

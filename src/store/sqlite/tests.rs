@@ -267,3 +267,30 @@ fn corrupt_file_is_a_clear_error_naming_the_file() {
     assert_eq!(e.error_type, ErrorType::StoreError);
     assert!(e.message.contains("broken.db"), "{}", e.message);
 }
+
+/// Opens a store at a new file while another connection holds it with `lock_sql`,
+/// releasing it after a moment.
+fn open_while_held(lock_sql: &str) -> Result<SqliteStore> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("hecate.db");
+    let holder = Connection::open(&path).expect("holder");
+    holder.execute_batch(lock_sql).expect("take the lock");
+    let opener = {
+        let path = path.clone();
+        std::thread::spawn(move || SqliteStore::open(&path))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    holder.execute_batch("COMMIT").expect("release");
+    opener.join().expect("opener thread")
+}
+
+#[test]
+fn opening_waits_for_another_connection_that_holds_the_new_file_locked() {
+    for lock in [
+        "CREATE TABLE early(x); BEGIN EXCLUSIVE; INSERT INTO early VALUES (1);",
+        "CREATE TABLE early(x); BEGIN; SELECT * FROM early;",
+    ] {
+        let store = open_while_held(lock).expect("open after the lock is released");
+        assert_eq!(store.health().expect("health").backend, "sqlite", "{lock}");
+    }
+}
