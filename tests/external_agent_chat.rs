@@ -215,7 +215,12 @@ fn modes_and_grants_answer_without_asking() {
         "--format",
         "json",
     ]);
-    assert_eq!(approvals["data"][1]["path"], "grant");
+    let rows = approvals["data"].as_array().expect("approvals");
+    assert_eq!(
+        rows.last().map(|a| a["path"].clone()),
+        Some(json!("grant")),
+        "the newest approval of the session was answered by the grant: {approvals}"
+    );
     let gid = grants["data"][0]["id"].as_str().expect("grant id");
     assert!(home.run(&["grants", "revoke", gid]).status.success());
     assert_eq!(
