@@ -587,7 +587,11 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
     });
     let config_path = setup.dir.join("ts-bench.json");
     std::fs::write(&config_path, serde_json::to_vec_pretty(&config)?)?;
+    // The SDK's HTTP transport adds an abort listener per call to one signal, so
+    // long runs print thousands of MaxListenersExceeded warnings that would bury
+    // a real error in the output kept for failures.
     let out = tokio::process::Command::new(&node)
+        .arg("--no-warnings")
         .arg(&script)
         .arg(&config_path)
         .stdin(Stdio::null())
