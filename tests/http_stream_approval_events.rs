@@ -8,7 +8,7 @@ mod common;
 mod http_support;
 
 use common::{Home, git_workspace, text};
-use http_support::{Api, data, last_message, serve};
+use http_support::{Api, Served, data, last_message, serve};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -24,15 +24,15 @@ const SCRIPT: &str = r#"{"turns":[
    {"text":"done"}]}
 ]}"#;
 
-#[tokio::test]
-async fn approval_events_reach_the_stream_and_the_turn_then_ends() {
-    let home = Home::empty();
+/// `hecate serve` with the scripted fixture agent, and one external-agent session
+/// in a fresh Git workspace: (workspace, server, client, session id).
+async fn external_session(home: &Home) -> (tempfile::TempDir, Served, Api, String) {
     std::fs::write(home.path("script.json"), SCRIPT).expect("script");
     let script = home.path("script.json").display().to_string();
     let state = home.path("agent-state").display().to_string();
     home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
     let ws = git_workspace();
-    let s = serve(&home);
+    let s = serve(home);
     let api = Api::new(&s);
     let a = api
         .post(
@@ -46,6 +46,13 @@ async fn approval_events_reach_the_stream_and_the_turn_then_ends() {
         .await;
     assert_eq!(a.status, 200, "{}", a.body);
     let id = a.body["data"]["id"].as_str().expect("id").to_string();
+    (ws, s, api, id)
+}
+
+#[tokio::test]
+async fn approval_events_reach_the_stream_and_the_turn_then_ends() {
+    let home = Home::empty();
+    let (ws, _server, api, id) = external_session(&home).await;
 
     let mut sse = api.stream(&id, None).await;
     assert_eq!(sse.next(WAIT).await.expect("initial").event, "snapshot");
@@ -148,25 +155,7 @@ async fn until_requested(sse: &mut http_support::SseReader) -> (Value, Option<St
 #[tokio::test]
 async fn a_late_or_reconnecting_subscriber_still_gets_the_pending_approval() {
     let home = Home::empty();
-    std::fs::write(home.path("script.json"), SCRIPT).expect("script");
-    let script = home.path("script.json").display().to_string();
-    let state = home.path("agent-state").display().to_string();
-    home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
-    let ws = git_workspace();
-    let s = serve(&home);
-    let api = Api::new(&s);
-    let a = api
-        .post(
-            "/hecate/v1/agent-chat/sessions",
-            json!({
-                "runtime_kind": "external_agent",
-                "adapter_id": "fixture",
-                "workspace": ws.path().display().to_string()
-            }),
-        )
-        .await;
-    assert_eq!(a.status, 200, "{}", a.body);
-    let id = a.body["data"]["id"].as_str().expect("id").to_string();
+    let (_ws, _server, api, id) = external_session(&home).await;
     let post = {
         let (api, id) = (api.clone(), id.clone());
         tokio::spawn(async move { api.say(&id, "please write").await.body })
