@@ -240,6 +240,22 @@ async fn load(connections: usize, duration: Duration, request: Request) -> anyho
 }
 
 /// Times `req` from sending to the last byte of a 200 answer.
+/// [`load`] of plain `GET url` requests.
+async fn load_get(
+    http: &reqwest::Client,
+    url: &str,
+    connections: usize,
+    duration: Duration,
+) -> anyhow::Result<Value> {
+    let (http, url) = (http.clone(), url.to_string());
+    load(
+        connections,
+        duration,
+        Arc::new(move |_, _| Box::pin(timed(http.get(&url)))),
+    )
+    .await
+}
+
 async fn timed(req: reqwest::RequestBuilder) -> anyhow::Result<Duration> {
     let started = Instant::now();
     expect_ok(req).await?;
@@ -427,30 +443,8 @@ async fn run(args: &HttpBenchArgs, fixture_path: &Path, dir: &Path) -> anyhow::R
     let got: Value = serde_json::from_slice(&body)?;
     let stored = got["data"]["messages"].as_array().map_or(0, Vec::len);
     let healthz_url = format!("{base}/healthz");
-    let healthz = {
-        let (http, url) = (http.clone(), healthz_url.clone());
-        load(
-            conns,
-            duration,
-            Arc::new(move |_, _| {
-                let req = http.get(&url);
-                Box::pin(timed(req))
-            }),
-        )
-        .await?
-    };
-    let get_session = {
-        let (http, url) = (http.clone(), get_url.clone());
-        load(
-            conns,
-            duration,
-            Arc::new(move |_, _| {
-                let req = http.get(&url);
-                Box::pin(timed(req))
-            }),
-        )
-        .await?
-    };
+    let healthz = load_get(&http, &healthz_url, conns, duration).await?;
+    let get_session = load_get(&http, &get_url, conns, duration).await?;
 
     // POST …/messages vs the same request straight to the fixture.
     let direct = {

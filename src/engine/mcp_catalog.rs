@@ -420,6 +420,13 @@ impl Engine {
         self.mcp_hub().changes.subscribe()
     }
 
+    /// Replaces the MCP client pool's tunables (`[mcp_pool]`): idle TTL, LRU
+    /// cap, ping interval and bring-up deadline apply from the next sweep and
+    /// bring-up on.
+    pub fn configure_mcp_pool(&self, opts: PoolOptions) {
+        self.mcp_hub().pool.set_options(opts);
+    }
+
     /// The client pool's entries, leases in use and idle entries.
     pub fn mcp_pool_stats(&self) -> PoolStats {
         self.mcp_hub().pool.stats()

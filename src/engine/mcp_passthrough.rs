@@ -207,13 +207,6 @@ impl Engine {
 }
 
 impl Engine {
-    /// Replaces the MCP client pool's tunables (`[mcp_pool]`): idle TTL, LRU
-    /// cap, ping interval and bring-up deadline apply from the next sweep and
-    /// bring-up on.
-    pub fn configure_mcp_pool(&self, opts: crate::adapters::mcp::PoolOptions) {
-        self.mcp_hub().pool.set_options(opts);
-    }
-
     /// Follows upstream resource `uri` for one more client connection. The first
     /// follower sends `resources/subscribe` to the upstream that owns the URI
     /// (from the last resource listing, listing first when it is unknown, else
