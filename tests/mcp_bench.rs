@@ -80,6 +80,12 @@ fn check_report(data: &Value, client: &str, paths: &[&str]) {
         );
     }
     assert_eq!(got.len(), paths.len(), "unexpected paths: {data}");
+    for path in ["hecate_stdio", "hecate_http", "hecate_http_passthrough"] {
+        number(
+            &got[path]["median_vs_rmcp_floor"],
+            &format!("{path}.median_vs_rmcp_floor"),
+        );
+    }
     assert_eq!(
         number(&got["direct_stdio"]["median_vs_direct"], "direct ratio"),
         1.0
@@ -105,6 +111,9 @@ fn the_rmcp_bench_reports_every_path_and_figure() {
             "hecate_stdio",
             "hecate_http",
             "hecate_http_passthrough",
+            "pipe_relay_stdio",
+            "rmcp_proxy_stdio",
+            "rmcp_proxy_http",
         ],
     );
 }
@@ -117,7 +126,9 @@ fn the_rmcp_bench_prints_a_table() {
         "hecate_stdio",
         "hecate_http",
         "hecate_http_passthrough",
+        "rmcp_proxy_stdio",
         "vs direct",
+        "vs floor",
         "cold start",
     ] {
         assert!(text.contains(needle), "{needle} missing from:\n{text}");
@@ -143,6 +154,9 @@ fn the_typescript_sdk_bench_reports_every_path_and_figure() {
             "hecate_http_passthrough",
             "supergateway_stateful",
             "everything_http",
+            "pipe_relay_stdio",
+            "rmcp_proxy_stdio",
+            "rmcp_proxy_http",
         ],
     );
     assert!(

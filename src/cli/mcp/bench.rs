@@ -14,6 +14,11 @@
 //!   so the figures compare with the Node bridges: direct stdio, `hecate mcp`
 //!   stdio, `hecate serve`'s `/mcp` and `/mcp/everything`, supergateway
 //!   `--stateful` and server-everything's own Streamable HTTP mode.
+//!
+//! Both also measure floors in front of the same upstream, built into the
+//! fixtures binary: `pipe_relay_stdio` (a byte relay: what any extra stdio
+//! process costs) and `rmcp_proxy_stdio` / `rmcp_proxy_http` (the leanest proxy
+//! rmcp's server and client make, without Hecate's policy, audit and relays).
 
 use super::super::output::{print_resource, print_text};
 use anyhow::Context;
@@ -414,6 +419,20 @@ fn add_ratios(paths: &mut serde_json::Map<String, Value>) {
         let conc = v["concurrent_calls_per_s"].as_f64().unwrap_or(0.0);
         v["scaling"] = json!(r2(conc / seq));
     }
+    // Each Hecate path against the rmcp proxy floor of the same transport.
+    for (path, floor) in [
+        ("hecate_stdio", "rmcp_proxy_stdio"),
+        ("hecate_http", "rmcp_proxy_http"),
+        ("hecate_http_passthrough", "rmcp_proxy_http"),
+    ] {
+        let Some(floor) = paths.get(floor).and_then(|f| f["median_us"].as_f64()) else {
+            continue;
+        };
+        if let Some(v) = paths.get_mut(path) {
+            let median = v["median_us"].as_f64().unwrap_or(0.0);
+            v["median_vs_rmcp_floor"] = json!(r2(median / floor.max(1.0)));
+        }
+    }
 }
 
 fn fixture_path(args: &BenchArgs) -> anyhow::Result<PathBuf> {
@@ -430,6 +449,51 @@ fn fixture_path(args: &BenchArgs) -> anyhow::Result<PathBuf> {
         p.display()
     );
     Ok(p)
+}
+
+/// The floors every Hecate path is also compared with, in front of the same
+/// upstream (`program args...`): `pipe_relay_stdio` (a process that copies bytes,
+/// the cost of any stdio hop) and the leanest rmcp proxy, `rmcp_proxy_stdio` and
+/// `rmcp_proxy_http` (what rmcp's server and client cost with no Hecate logic).
+struct Floors {
+    fixture: PathBuf,
+    upstream: Vec<String>,
+}
+
+impl Floors {
+    fn stdio_cmd(&self, subcommand: &str) -> tokio::process::Command {
+        let mut c = tokio::process::Command::new(&self.fixture);
+        c.arg(subcommand)
+            .arg("--")
+            .args(&self.upstream)
+            .stderr(Stdio::null());
+        c
+    }
+
+    /// `mcp-proxy` over stdio.
+    fn rmcp_proxy(&self) -> tokio::process::Command {
+        self.stdio_cmd("mcp-proxy")
+    }
+
+    /// `pipe-relay` in front of the upstream.
+    fn pipe_relay(&self) -> tokio::process::Command {
+        self.stdio_cmd("pipe-relay")
+    }
+
+    /// `mcp-proxy --listen` on a free port, with its `/mcp` URL.
+    async fn rmcp_proxy_http(&self) -> anyhow::Result<(Server, String)> {
+        let (server, port) = http_server("the rmcp proxy floor", |port| {
+            let mut c = tokio::process::Command::new(&self.fixture);
+            c.arg("mcp-proxy")
+                .arg("--listen")
+                .arg(format!("127.0.0.1:{port}"))
+                .arg("--")
+                .args(&self.upstream);
+            c
+        })
+        .await?;
+        Ok((server, format!("http://127.0.0.1:{port}/mcp")))
+    }
 }
 
 fn bench_dir() -> PathBuf {
@@ -453,7 +517,12 @@ async fn run_rmcp(args: &BenchArgs) -> anyhow::Result<Value> {
         "direct": cold_starts(direct_cmd, args.starts.max(1)).await?,
     });
 
+    let floors = Floors {
+        fixture: fixture.clone(),
+        upstream: vec![fixture.display().to_string(), "mcp-server".into()],
+    };
     let (server, url) = hecate_serve(&setup).await?;
+    let (floor_http, floor_url) = floors.rmcp_proxy_http().await?;
     let passthrough = format!("{url}/up");
     let http = |u: String| async move {
         ().serve(StreamableHttpClientTransport::from_uri(u))
@@ -483,7 +552,20 @@ async fn run_rmcp(args: &BenchArgs) -> anyhow::Result<Value> {
         "hecate_http_passthrough".into(),
         measure_path(|| http(passthrough.clone()), "echo", n, k).await?,
     );
+    paths.insert(
+        "pipe_relay_stdio".into(),
+        measure_path(|| stdio_client(floors.pipe_relay()), "echo", n, k).await?,
+    );
+    paths.insert(
+        "rmcp_proxy_stdio".into(),
+        measure_path(|| stdio_client(floors.rmcp_proxy()), "echo", n, k).await?,
+    );
+    paths.insert(
+        "rmcp_proxy_http".into(),
+        measure_path(|| http(floor_url.clone()), "echo", n, k).await?,
+    );
     server.stop().await;
+    floor_http.stop().await;
     add_ratios(&mut paths);
     Ok(json!({
         "client": "rmcp",
@@ -532,7 +614,16 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
         "direct": cold_starts(direct_cmd, args.starts.max(1)).await?,
     });
 
+    let floors = Floors {
+        fixture: fixture_path(args)?,
+        upstream: vec![
+            node.display().to_string(),
+            everything_s.clone(),
+            "stdio".into(),
+        ],
+    };
     let (hecate_http, url) = hecate_serve(&setup).await?;
+    let (floor_http, floor_url) = floors.rmcp_proxy_http().await?;
     let (gateway, gateway_port) = http_server("supergateway", |port| {
         let mut c = tokio::process::Command::new(&node);
         c.arg(&supergateway)
@@ -583,6 +674,9 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
              "url": format!("http://127.0.0.1:{gateway_port}/mcp")},
             {"name": "everything_http", "tool": "echo",
              "url": format!("http://127.0.0.1:{everything_port}/mcp")},
+            {"name": "pipe_relay_stdio", "tool": "echo", "stdio": ts_stdio(&floors.pipe_relay())},
+            {"name": "rmcp_proxy_stdio", "tool": "echo", "stdio": ts_stdio(&floors.rmcp_proxy())},
+            {"name": "rmcp_proxy_http", "tool": "echo", "url": floor_url},
         ],
     });
     let config_path = setup.dir.join("ts-bench.json");
@@ -600,6 +694,7 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
         .await
         .context("running the TypeScript SDK benchmark")?;
     hecate_http.stop().await;
+    floor_http.stop().await;
     gateway.stop().await;
     everything_http.stop().await;
     anyhow::ensure!(
@@ -631,6 +726,15 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
     }))
 }
 
+/// A command as the TypeScript script's stdio target (`command`, `args`).
+fn ts_stdio(cmd: &tokio::process::Command) -> Value {
+    let std = cmd.as_std();
+    json!({
+        "command": std.get_program().to_string_lossy(),
+        "args": std.get_args().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
+    })
+}
+
 /// Single-quotes a path for the shell command line supergateway runs.
 fn sh_quote(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
@@ -640,7 +744,7 @@ fn text_report(report: &Value) -> String {
     let k = report["clients"].as_u64().unwrap_or(0);
     let mut out = format!(
         "tools/call echo, {} client, upstream {}: {} sequential calls, {k} concurrent clients\n\
-         {:<24} {:>10} {:>9} {:>12} {:>14} {:>8} {:>10}\n",
+         {:<24} {:>10} {:>9} {:>12} {:>14} {:>8} {:>10} {:>9}\n",
         report["client"].as_str().unwrap_or("?"),
         report["upstream"].as_str().unwrap_or("?"),
         report["calls"],
@@ -650,12 +754,17 @@ fn text_report(report: &Value) -> String {
         "calls/s (1)",
         format!("calls/s ({k})"),
         "scaling",
-        "vs direct"
+        "vs direct",
+        "vs floor"
     );
     for (key, v) in report["paths"].as_object().into_iter().flatten() {
         let f = |k: &str| v[k].as_f64().unwrap_or(0.0);
+        let floor = v["median_vs_rmcp_floor"]
+            .as_f64()
+            .map(|r| format!("{r:.2}x"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "{key:<24} {:>10.0} {:>9.0} {:>12.0} {:>14.0} {:>7.2}x {:>9.2}x\n",
+            "{key:<24} {:>10.0} {:>9.0} {:>12.0} {:>14.0} {:>7.2}x {:>9.2}x {floor:>9}\n",
             f("median_us"),
             f("p99_us"),
             f("calls_per_s"),
@@ -664,6 +773,11 @@ fn text_report(report: &Value) -> String {
             f("median_vs_direct"),
         ));
     }
+    out.push_str(
+        "floors: pipe_relay_stdio copies bytes (any stdio hop); rmcp_proxy_* is the \
+         leanest rmcp server+client proxy (no Hecate logic); \"vs floor\" compares a \
+         Hecate path with the rmcp proxy on its transport\n",
+    );
     let cold = &report["cold_start"];
     let ms = |v: &Value| {
         format!(
