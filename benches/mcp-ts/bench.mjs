@@ -9,6 +9,7 @@
 //     "calls": 2000,                                   // sequential calls per target
 //     "clients": 8,                                    // concurrent clients per target
 //     "warmup": 50,                                    // untimed calls first
+//     "rounds": 10,                                    // interleaved rounds of the sequential calls
 //     "targets": [
 //       {"name": "direct_stdio", "tool": "echo",
 //        "stdio": {"command": "node", "args": ["server.js", "stdio"], "env": {"K": "V"}}},
@@ -16,12 +17,14 @@
 //     ]
 //   }
 //
-// Per target, in order: one connection runs `warmup` untimed calls, then `calls`
-// sequential calls (median and p99 latency in µs, calls/s); then `clients`
-// connections (each its own transport: its own child process on stdio, its own
-// session over HTTP) are opened, each runs a short untimed warm-up, and together
-// they run `calls` calls split evenly (aggregate calls/s). Connection set-up is
-// never timed. Prints one JSON object on stdout:
+// Sequential figures: one connection per target, each runs `warmup` untimed
+// calls; then `calls` sequential calls per target are made in `rounds`
+// interleaved rounds (every target gets a slice each round, so the client's JIT
+// warming up during the run favours none of them): median and p99 latency in µs,
+// calls/s. Then per target, `clients` connections (each its own transport: its
+// own child process on stdio, its own session over HTTP) are opened, each runs a
+// short untimed warm-up, and together they run `calls` calls split evenly
+// (aggregate calls/s). Connection set-up is never timed. Prints one JSON object on stdout:
 //   {"sdk": "@modelcontextprotocol/sdk", "sdk_version": "...", "node": "v22...",
 //    "calls": N, "clients": C,
 //    "results": {NAME: {"median_us", "p99_us", "calls_per_s", "concurrent_calls_per_s"}}}
@@ -53,6 +56,7 @@ const sdkVersion = JSON.parse(readFileSync(join(sdkDir, "package.json"), "utf8")
 const calls = Math.max(1, Number(config.calls ?? 2000));
 const clients = Math.max(1, Number(config.clients ?? 8));
 const warmup = Math.max(0, Number(config.warmup ?? 50));
+const rounds = Math.max(1, Number(config.rounds ?? 10));
 
 /** Opens one client connection to a target. */
 async function connect(target) {
@@ -99,30 +103,57 @@ function percentile(sorted, p) {
   return sorted[Math.min(idx, sorted.length - 1)];
 }
 
-async function runTarget(target) {
-  const tool = target.tool ?? "echo";
-  const conn = await connect(target);
-  let result;
-  try {
-    for (let i = 0; i < warmup; i++) await echo(conn.client, tool, i);
-    const lat = new Array(calls);
-    const start = performance.now();
-    for (let i = 0; i < calls; i++) {
-      const t = performance.now();
-      await echo(conn.client, tool, i);
-      lat[i] = (performance.now() - t) * 1000;
-    }
-    const wall = (performance.now() - start) / 1000;
-    lat.sort((a, b) => a - b);
-    result = {
-      median_us: Math.round(percentile(lat, 0.5)),
-      p99_us: Math.round(percentile(lat, 0.99)),
-      calls_per_s: Math.round(calls / wall),
-    };
-  } finally {
-    await disconnect(conn);
-  }
+/** Sorted latencies (µs) and the wall time (s) they took, as the report's figures. */
+function figures(lat, wall) {
+  lat.sort((a, b) => a - b);
+  return {
+    median_us: Math.round(percentile(lat, 0.5)),
+    p99_us: Math.round(percentile(lat, 0.99)),
+    calls_per_s: Math.round(lat.length / wall),
+  };
+}
 
+/**
+ * Sequential figures of every target, measured in interleaved rounds over one
+ * connection each: the client's JIT keeps warming during a run, so measuring
+ * the targets one after the other would favour whichever comes last.
+ */
+async function sequentialAll(targets) {
+  const conns = [];
+  try {
+    for (const target of targets) {
+      const conn = await connect(target).catch((e) => {
+        throw new Error(`target ${target.name}: ${e?.stack ?? e}`);
+      });
+      conns.push({ target, conn, tool: target.tool ?? "echo", lat: [], wall: 0 });
+    }
+    for (const c of conns) {
+      for (let i = 0; i < warmup; i++) await echo(c.conn.client, c.tool, i);
+    }
+    const slices = Math.max(1, Math.min(rounds, calls));
+    for (let r = 0; r < slices; r++) {
+      for (const c of conns) {
+        const n = Math.floor(calls / slices) + (r < calls % slices ? 1 : 0);
+        const start = performance.now();
+        for (let i = 0; i < n; i++) {
+          const t = performance.now();
+          await echo(c.conn.client, c.tool, i).catch((e) => {
+            throw new Error(`target ${c.target.name}: ${e?.stack ?? e}`);
+          });
+          c.lat.push((performance.now() - t) * 1000);
+        }
+        c.wall += (performance.now() - start) / 1000;
+      }
+    }
+    return Object.fromEntries(conns.map((c) => [c.target.name, figures(c.lat, c.wall)]));
+  } finally {
+    await Promise.all(conns.map((c) => disconnect(c.conn).catch(() => {})));
+  }
+}
+
+/** Calls per second of `clients` connections to one target sharing `calls` calls. */
+async function concurrentRate(target) {
+  const tool = target.tool ?? "echo";
   const conns = await Promise.all(Array.from({ length: clients }, () => connect(target)));
   try {
     const per = Math.max(1, Math.floor(calls / clients));
@@ -139,18 +170,19 @@ async function runTarget(target) {
       }),
     );
     const wall = (performance.now() - start) / 1000;
-    result.concurrent_calls_per_s = Math.round((per * conns.length) / wall);
+    return Math.round((per * conns.length) / wall);
   } finally {
     await Promise.all(conns.map((c) => disconnect(c).catch(() => {})));
   }
-  return result;
 }
 
-const results = {};
+let results;
 try {
-  for (const target of config.targets ?? []) {
+  const targets = config.targets ?? [];
+  results = await sequentialAll(targets);
+  for (const target of targets) {
     try {
-      results[target.name] = await runTarget(target);
+      results[target.name].concurrent_calls_per_s = await concurrentRate(target);
     } catch (e) {
       throw new Error(`target ${target.name}: ${e?.stack ?? e}`);
     }
