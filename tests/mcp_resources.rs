@@ -210,6 +210,63 @@ fn upstream_resource_subscriptions_are_forwarded_upstream_and_released() {
     );
 }
 
+#[test]
+fn an_upstream_subscription_is_renewed_after_the_upstream_crashes() {
+    let home = Home::empty();
+    let record = home.path("upstream-events.jsonl");
+    let record_arg = record.to_string_lossy().to_string();
+    home.write_config(&fixture_upstream("up", &["--record", &record_arg], ""));
+    let mut mcp = McpProc::start(&home, json!({}));
+
+    let sub = mcp.request("resources/subscribe", json!({"uri": WATCHED}));
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    mcp.wait_notification("notifications/resources/updated", Duration::from_secs(30))
+        .expect("the upstream's update reaches the subscriber");
+    let starts = |r: &std::path::Path| -> Vec<u64> {
+        records(r)
+            .iter()
+            .filter(|e| e["event"] == "start")
+            .filter_map(|e| e["pid"].as_u64())
+            .collect()
+    };
+    let first = starts(&record)[0] as u32;
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &first.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    assert!(
+        mcp_support::wait_gone(first, Duration::from_secs(10)),
+        "the upstream died"
+    );
+
+    assert!(
+        wait_uri_records(&record, "subscribe", WATCHED, 2, Duration::from_secs(30)),
+        "the keeper subscribed again on a fresh upstream: {:?}",
+        records(&record)
+    );
+    let pids = starts(&record);
+    assert_eq!(pids.len(), 2, "one restart: {pids:?}");
+    assert_ne!(pids[1], pids[0]);
+    // At most one update of the dead upstream can still be in flight; more
+    // than that come from the renewed subscription (or the keeper's own update
+    // telling the follower it may have missed changes).
+    for n in 0..4 {
+        mcp.wait_notification("notifications/resources/updated", Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("update {n} after the renewal; stderr:\n{}", mcp.stderr()));
+    }
+    let alive = mcp.request("resources/read", json!({"uri": WATCHED}));
+    assert!(alive.get("result").is_some(), "{alive}");
+
+    let unsub = mcp.request("resources/unsubscribe", json!({"uri": WATCHED}));
+    assert_eq!(unsub["result"], json!({}), "{unsub}");
+    assert_eq!(
+        uri_records(&record, "unsubscribe", WATCHED),
+        1,
+        "the renewed subscription is the one released"
+    );
+}
+
 /// An rmcp client that collects the URIs of `notifications/resources/updated`.
 #[derive(Clone)]
 struct Watcher(tokio::sync::mpsc::UnboundedSender<String>);

@@ -150,7 +150,7 @@ pub(crate) struct McpHub {
     failures: Mutex<HashMap<String, (std::time::Instant, HecateError)>>,
     pub(crate) resource_owner: Mutex<HashMap<String, String>>,
     /// Upstream resource subscriptions, refcounted across client connections.
-    pub(crate) subscriptions: super::mcp_passthrough::Subscriptions,
+    pub(crate) subscriptions: super::mcp_subscriptions::Subscriptions,
     pub(crate) changes: broadcast::Sender<McpChange>,
     pub(crate) gateways: super::mcp_gateway::Gateways,
 }

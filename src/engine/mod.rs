@@ -11,6 +11,7 @@ mod mcp_audit;
 mod mcp_catalog;
 mod mcp_gateway;
 mod mcp_passthrough;
+mod mcp_subscriptions;
 mod mcp_tools;
 pub mod owner;
 mod queries;

@@ -1,0 +1,325 @@
+//! Upstream resource subscriptions, refcounted hub-wide by URI: the first
+//! follower of a URI subscribes on the upstream that owns it and holds its pool
+//! lease; the last one unsubscribes. A keeper task renews a subscription whose
+//! upstream connection went away (a crash, an eviction) with backoff, and tells
+//! the followers the resource may have changed meanwhile.
+
+use super::Engine;
+use super::mcp_catalog::{LIST_TIMEOUT, McpChange, ToolPolicy, UpstreamServer, client_error};
+use crate::adapters::mcp::Lease;
+use crate::domain::error::{HecateError, Result};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often the keeper looks for subscriptions whose connection went away.
+const RENEW_CHECK: Duration = Duration::from_secs(1);
+/// The longest wait between two renewal attempts of one subscription.
+const RENEW_BACKOFF_MAX: Duration = Duration::from_secs(60);
+
+/// Deadline of one upstream `resources/subscribe` or `resources/unsubscribe`.
+const SUBSCRIBE_TIMEOUT: std::time::Duration = LIST_TIMEOUT;
+
+/// Hub-wide upstream resource subscriptions: one upstream subscription per URI
+/// however many client connections follow it, with the pool lease held (so the
+/// idle sweep keeps the connection, and the subscription, alive).
+#[derive(Default)]
+pub(crate) struct Subscriptions {
+    by_uri: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Held>>>>,
+    /// Set while the keeper task runs.
+    keeper: AtomicBool,
+}
+
+/// One URI's subscription: how many connections follow it and where it is held.
+#[derive(Default)]
+struct Held {
+    count: usize,
+    upstream: Option<(String, Lease)>,
+}
+
+impl Subscriptions {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<Held>>>> {
+        self.by_uri.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn slot(&self, uri: &str) -> Arc<tokio::sync::Mutex<Held>> {
+        self.map().entry(uri.to_string()).or_default().clone()
+    }
+
+    /// Every URI followed now, with its slot.
+    fn snapshot(&self) -> Vec<(String, Arc<tokio::sync::Mutex<Held>>)> {
+        self.map()
+            .iter()
+            .map(|(u, s)| (u.clone(), s.clone()))
+            .collect()
+    }
+
+    fn existing(&self, uri: &str) -> Option<Arc<tokio::sync::Mutex<Held>>> {
+        self.map().get(uri).cloned()
+    }
+
+    fn is_current(&self, uri: &str, slot: &Arc<tokio::sync::Mutex<Held>>) -> bool {
+        self.map().get(uri).is_some_and(|s| Arc::ptr_eq(s, slot))
+    }
+
+    /// Drops `slot` from the table (called with the slot locked, so a waiter on
+    /// it sees it is stale and starts over).
+    fn remove(&self, uri: &str, slot: &Arc<tokio::sync::Mutex<Held>>) {
+        let mut map = self.map();
+        if map.get(uri).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+            map.remove(uri);
+        }
+    }
+}
+
+impl Engine {
+    /// Follows upstream resource `uri` for one more client connection. The first
+    /// follower sends `resources/subscribe` to the upstream that owns the URI
+    /// (from the last resource listing, listing first when it is unknown, else
+    /// the first non-blocked upstream advertising subscriptions that accepts it)
+    /// and holds its connection; later ones only count. `only` restricts the
+    /// choice to one upstream (the `/mcp/NAME` passthrough). `not_found` when no
+    /// upstream has the URI; a gateway error when the upstream failed.
+    pub async fn mcp_subscribe(&self, uri: &str, only: Option<&str>) -> Result<()> {
+        let subs = &self.mcp_hub().subscriptions;
+        loop {
+            let slot = subs.slot(uri);
+            let mut held = slot.lock().await;
+            if !subs.is_current(uri, &slot) {
+                continue;
+            }
+            if held.count > 0 {
+                let server = held.upstream.as_ref().map(|(s, _)| s.clone());
+                if let (Some(o), Some(s)) = (only, &server)
+                    && o != s
+                {
+                    return Err(HecateError::not_found("resource", uri));
+                }
+                let stale = held
+                    .upstream
+                    .as_ref()
+                    .is_none_or(|(_, lease)| lease.is_closed());
+                if stale {
+                    // The connection went away under the subscription: take
+                    // it out again on a fresh one (best effort).
+                    match self
+                        .subscribe_upstream(uri, server.as_deref().or(only))
+                        .await
+                    {
+                        Ok(up) => held.upstream = Some(up),
+                        Err(e) => {
+                            tracing::warn!(uri, error = %e, "could not renew an upstream resource subscription")
+                        }
+                    }
+                }
+                held.count += 1;
+                return Ok(());
+            }
+            return match self.subscribe_upstream(uri, only).await {
+                Ok(up) => {
+                    held.count = 1;
+                    held.upstream = Some(up);
+                    self.keep_subscriptions();
+                    Ok(())
+                }
+                Err(e) => {
+                    subs.remove(uri, &slot);
+                    Err(e)
+                }
+            };
+        }
+    }
+
+    /// Stops following `uri` for one client connection; the last follower sends
+    /// `resources/unsubscribe` upstream and releases the connection. `Ok(false)`
+    /// when nobody followed it. The hub-side subscription is released even when
+    /// the upstream fails to answer (that failure is returned).
+    pub async fn mcp_unsubscribe(&self, uri: &str) -> Result<bool> {
+        let subs = &self.mcp_hub().subscriptions;
+        loop {
+            let Some(slot) = subs.existing(uri) else {
+                return Ok(false);
+            };
+            let mut held = slot.lock().await;
+            if !subs.is_current(uri, &slot) {
+                continue;
+            }
+            if held.count > 1 {
+                held.count -= 1;
+                return Ok(true);
+            }
+            held.count = 0;
+            let upstream = held.upstream.take();
+            let result = match &upstream {
+                Some((server, lease)) if !lease.is_closed() => {
+                    match lease.unsubscribe(uri, SUBSCRIBE_TIMEOUT).await {
+                        Ok(_) => Ok(true),
+                        Err(e) => {
+                            if e.is_fatal_to_connection() {
+                                self.mcp_hub().pool.evict(lease);
+                            }
+                            Err(client_error(server, &e))
+                        }
+                    }
+                }
+                _ => Ok(true),
+            };
+            subs.remove(uri, &slot);
+            drop(held);
+            drop(upstream);
+            return result;
+        }
+    }
+
+    /// Releases the subscriptions of a client connection that ended, in the
+    /// background (one [`Engine::mcp_unsubscribe`] per URI).
+    pub fn mcp_release_subscriptions(&self, uris: Vec<String>) {
+        if uris.is_empty() || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        let engine = self.clone();
+        tokio::spawn(async move {
+            for uri in uris {
+                if let Err(e) = engine.mcp_unsubscribe(&uri).await {
+                    tracing::warn!(uri, error = %e, "releasing an upstream resource subscription failed");
+                }
+            }
+        });
+    }
+
+    /// Starts the keeper task unless it runs; it ends when nothing is followed.
+    fn keep_subscriptions(&self) {
+        let subs = &self.mcp_hub().subscriptions;
+        if tokio::runtime::Handle::try_current().is_err()
+            || subs.keeper.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        let engine = self.clone();
+        tokio::spawn(async move { engine.renew_subscriptions().await });
+    }
+
+    /// The keeper: every [`RENEW_CHECK`], renews each followed subscription whose
+    /// upstream connection closed (retrying with doubling waits up to
+    /// [`RENEW_BACKOFF_MAX`]) and, once renewed, sends the followers an update
+    /// for the URI, since changes made while it was down were not reported.
+    async fn renew_subscriptions(self) {
+        let mut retry: HashMap<String, (Instant, Duration)> = HashMap::new();
+        loop {
+            tokio::time::sleep(RENEW_CHECK).await;
+            let subs = &self.mcp_hub().subscriptions;
+            let followed = subs.snapshot();
+            if followed.is_empty() {
+                subs.keeper.store(false, Ordering::Release);
+                // A subscription taken out just now saw the keeper running.
+                if subs.snapshot().is_empty() || subs.keeper.swap(true, Ordering::AcqRel) {
+                    return;
+                }
+                continue;
+            }
+            retry.retain(|uri, _| followed.iter().any(|(u, _)| u == uri));
+            for (uri, slot) in followed {
+                if retry.get(&uri).is_some_and(|(at, _)| Instant::now() < *at) {
+                    continue;
+                }
+                let mut held = slot.lock().await;
+                if held.count == 0 || !subs.is_current(&uri, &slot) {
+                    continue;
+                }
+                let Some(server) = held
+                    .upstream
+                    .as_ref()
+                    .filter(|(_, lease)| lease.is_closed())
+                    .map(|(s, _)| s.clone())
+                else {
+                    continue;
+                };
+                match self.subscribe_upstream(&uri, Some(&server)).await {
+                    Ok(up) => {
+                        held.upstream = Some(up);
+                        retry.remove(&uri);
+                        tracing::info!(uri, server, "renewed an upstream resource subscription");
+                        let _ = self.mcp_hub().changes.send(McpChange::ResourceUpdated(uri));
+                    }
+                    Err(e) => {
+                        let wait = retry
+                            .get(&uri)
+                            .map_or(RENEW_CHECK * 2, |(_, w)| (*w * 2).min(RENEW_BACKOFF_MAX));
+                        tracing::warn!(uri, server, error = %e, retry_in_ms = wait.as_millis() as u64, "could not renew an upstream resource subscription");
+                        retry.insert(uri, (Instant::now() + wait, wait));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes out the upstream subscription of `uri`: on its owner when known,
+    /// else on the first eligible upstream that accepts it.
+    async fn subscribe_upstream(&self, uri: &str, only: Option<&str>) -> Result<(String, Lease)> {
+        let servers = self.mcp_servers();
+        let eligible =
+            |s: &&UpstreamServer| s.policy != ToolPolicy::Block && only.is_none_or(|o| s.name == o);
+        let owner = || {
+            self.mcp_hub()
+                .resource_owner
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(uri)
+                .cloned()
+        };
+        let mut known = owner();
+        if known.is_none() {
+            self.mcp_resources().await;
+            known = owner();
+        }
+        if let Some(s) =
+            known.and_then(|name| servers.iter().filter(eligible).find(|s| s.name == name))
+        {
+            return self.subscribe_on(s, uri).await;
+        }
+        for s in servers.iter().filter(eligible) {
+            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+                continue;
+            };
+            if !lease.supports_subscribe() {
+                continue;
+            }
+            match lease.subscribe(uri, SUBSCRIBE_TIMEOUT).await {
+                Ok(true) => return Ok((s.name.clone(), lease)),
+                Ok(false) => {}
+                Err(e) => {
+                    if e.is_fatal_to_connection() {
+                        self.mcp_hub().pool.evict(&lease);
+                    }
+                    tracing::debug!(server = %s.name, uri, error = %e, "upstream refused a resource subscription");
+                }
+            }
+        }
+        Err(HecateError::not_found("resource", uri))
+    }
+
+    async fn subscribe_on(&self, s: &UpstreamServer, uri: &str) -> Result<(String, Lease)> {
+        let hub = self.mcp_hub();
+        let lease = hub
+            .pool
+            .acquire(&s.spec, s.call_timeout)
+            .await
+            .map_err(|e| client_error(&s.name, &e))?;
+        match lease.subscribe(uri, SUBSCRIBE_TIMEOUT).await {
+            Ok(true) => Ok((s.name.clone(), lease)),
+            Ok(false) => Err(HecateError::invalid(format!(
+                "upstream MCP server {:?} does not support resource subscriptions",
+                s.name
+            ))
+            .with_detail("server", s.name.clone())
+            .with_detail("uri", uri)),
+            Err(e) => {
+                if e.is_fatal_to_connection() {
+                    hub.pool.evict(&lease);
+                }
+                Err(client_error(&s.name, &e))
+            }
+        }
+    }
+}
