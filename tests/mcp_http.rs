@@ -1,7 +1,8 @@
 //! The Streamable HTTP endpoint (`hecate mcp http`, the router the HTTP bridge
 //! mounts at `/mcp`): sessions with an rmcp client, the single-upstream
 //! passthrough at `/mcp/NAME`, the bearer token (401), DNS-rebinding protection
-//! (403 for foreign Host/Origin), unknown endpoints (404) and the body limit (413).
+//! (403 for foreign Host/Origin), unknown endpoints (404), the body limit (413)
+//! and session termination (DELETE → 200, then 404 for that session).
 
 mod common;
 mod mcp_support;
@@ -231,4 +232,41 @@ async fn the_token_host_origin_path_and_size_are_checked() {
     let client = ().serve(with_token).await.expect("connect with the token");
     assert!(!client.list_all_tools().await.expect("tools").is_empty());
     client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn deleting_a_session_succeeds_and_the_session_is_then_unknown() {
+    tls();
+    let home = Home::empty();
+    let ep = endpoint(&home);
+    let init = post(&ep.url).json(&init_body()).send().await.expect("send");
+    assert_eq!(init.status(), 200);
+    let id = init.headers()["mcp-session-id"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
+    let deleted = reqwest::Client::new()
+        .delete(&ep.url)
+        .header("mcp-session-id", &id)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(
+        deleted.status(),
+        200,
+        "a terminated session is a success for every SDK (the Python one takes only 200/204)"
+    );
+    let after = post(&ep.url)
+        .header("mcp-session-id", &id)
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(
+        after.status(),
+        404,
+        "the client is told to initialize again"
+    );
 }

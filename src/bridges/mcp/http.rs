@@ -189,10 +189,17 @@ fn check(cfg: &McpHttpConfig, headers: &HeaderMap) -> Result<(), Box<Response>> 
 }
 
 async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    match check(&st.cfg, req.headers()) {
-        Ok(()) => next.run(req).await,
-        Err(r) => *r,
+    if let Err(r) = check(&st.cfg, req.headers()) {
+        return *r;
     }
+    let delete = req.method() == axum::http::Method::DELETE;
+    let mut response = next.run(req).await;
+    // rmcp answers a session's DELETE with 202; the Python SDK takes only 200 or
+    // 204 as a terminated session (and logs a failure otherwise).
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
 
 #[cfg(test)]
