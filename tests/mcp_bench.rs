@@ -114,6 +114,7 @@ fn the_rmcp_bench_reports_every_path_and_figure() {
             "pipe_relay_stdio",
             "rmcp_proxy_stdio",
             "rmcp_proxy_http",
+            "rmcp_server_http",
         ],
     );
 }
@@ -157,6 +158,7 @@ fn the_typescript_sdk_bench_reports_every_path_and_figure() {
             "pipe_relay_stdio",
             "rmcp_proxy_stdio",
             "rmcp_proxy_http",
+            "rmcp_server_http",
         ],
     );
     assert!(

@@ -18,7 +18,9 @@
 //! Both also measure floors in front of the same upstream, built into the
 //! fixtures binary: `pipe_relay_stdio` (a byte relay: what any extra stdio
 //! process costs) and `rmcp_proxy_stdio` / `rmcp_proxy_http` (the leanest proxy
-//! rmcp's server and client make, without Hecate's policy, audit and relays).
+//! rmcp's server and client make, without Hecate's policy, audit and relays);
+//! plus `rmcp_server_http`, the fixture server itself over Streamable HTTP (no
+//! upstream at all): the least any rmcp HTTP endpoint costs with that client.
 
 use super::super::output::{print_resource, print_text};
 use anyhow::Context;
@@ -482,13 +484,32 @@ impl Floors {
 
     /// `mcp-proxy --listen` on a free port, with its `/mcp` URL.
     async fn rmcp_proxy_http(&self) -> anyhow::Result<(Server, String)> {
-        let (server, port) = http_server("the rmcp proxy floor", |port| {
+        self.listening("the rmcp proxy floor", "mcp-proxy", &self.upstream)
+            .await
+    }
+
+    /// The fixture server itself over Streamable HTTP (`mcp-server --listen`): an
+    /// rmcp endpoint with no upstream behind it, what any rmcp HTTP path costs.
+    async fn rmcp_server_http(&self) -> anyhow::Result<(Server, String)> {
+        self.listening("the rmcp server floor", "mcp-server", &[])
+            .await
+    }
+
+    /// Starts fixture `subcommand --listen ADDR [-- upstream...]` on a free port.
+    async fn listening(
+        &self,
+        what: &str,
+        subcommand: &str,
+        upstream: &[String],
+    ) -> anyhow::Result<(Server, String)> {
+        let (server, port) = http_server(what, |port| {
             let mut c = tokio::process::Command::new(&self.fixture);
-            c.arg("mcp-proxy")
+            c.arg(subcommand)
                 .arg("--listen")
-                .arg(format!("127.0.0.1:{port}"))
-                .arg("--")
-                .args(&self.upstream);
+                .arg(format!("127.0.0.1:{port}"));
+            if !upstream.is_empty() {
+                c.arg("--").args(upstream);
+            }
             c
         })
         .await?;
@@ -523,6 +544,7 @@ async fn run_rmcp(args: &BenchArgs) -> anyhow::Result<Value> {
     };
     let (server, url) = hecate_serve(&setup).await?;
     let (floor_http, floor_url) = floors.rmcp_proxy_http().await?;
+    let (server_floor, server_floor_url) = floors.rmcp_server_http().await?;
     let passthrough = format!("{url}/up");
     let http = |u: String| async move {
         ().serve(StreamableHttpClientTransport::from_uri(u))
@@ -564,8 +586,13 @@ async fn run_rmcp(args: &BenchArgs) -> anyhow::Result<Value> {
         "rmcp_proxy_http".into(),
         measure_path(|| http(floor_url.clone()), "echo", n, k).await?,
     );
+    paths.insert(
+        "rmcp_server_http".into(),
+        measure_path(|| http(server_floor_url.clone()), "echo", n, k).await?,
+    );
     server.stop().await;
     floor_http.stop().await;
+    server_floor.stop().await;
     add_ratios(&mut paths);
     Ok(json!({
         "client": "rmcp",
@@ -624,6 +651,7 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
     };
     let (hecate_http, url) = hecate_serve(&setup).await?;
     let (floor_http, floor_url) = floors.rmcp_proxy_http().await?;
+    let (server_floor, server_floor_url) = floors.rmcp_server_http().await?;
     let (gateway, gateway_port) = http_server("supergateway", |port| {
         let mut c = tokio::process::Command::new(&node);
         c.arg(&supergateway)
@@ -677,6 +705,7 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
             {"name": "pipe_relay_stdio", "tool": "echo", "stdio": ts_stdio(&floors.pipe_relay())},
             {"name": "rmcp_proxy_stdio", "tool": "echo", "stdio": ts_stdio(&floors.rmcp_proxy())},
             {"name": "rmcp_proxy_http", "tool": "echo", "url": floor_url},
+            {"name": "rmcp_server_http", "tool": "echo", "url": server_floor_url},
         ],
     });
     let config_path = setup.dir.join("ts-bench.json");
@@ -695,6 +724,7 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
         .context("running the TypeScript SDK benchmark")?;
     hecate_http.stop().await;
     floor_http.stop().await;
+    server_floor.stop().await;
     gateway.stop().await;
     everything_http.stop().await;
     anyhow::ensure!(
@@ -775,8 +805,9 @@ fn text_report(report: &Value) -> String {
     }
     out.push_str(
         "floors: pipe_relay_stdio copies bytes (any stdio hop); rmcp_proxy_* is the \
-         leanest rmcp server+client proxy (no Hecate logic); \"vs floor\" compares a \
-         Hecate path with the rmcp proxy on its transport\n",
+         leanest rmcp server+client proxy (no Hecate logic); rmcp_server_http is an rmcp \
+         HTTP server answering echo itself (no upstream); \"vs floor\" compares a Hecate \
+         path with the rmcp proxy on its transport\n",
     );
     let cold = &report["cold_start"];
     let ms = |v: &Value| {
