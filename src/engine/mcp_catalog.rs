@@ -103,7 +103,8 @@ pub struct UpstreamTool {
     pub policy: ToolPolicy,
     /// The definition to list: the upstream's, verbatim, with `name` replaced by
     /// `exposed` and the origin recorded under `_meta["hecate/upstream"]`.
-    pub definition: Value,
+    /// Shared, so the call path's lookups do not copy large schemas.
+    pub definition: Arc<Value>,
 }
 
 /// An upstream that could not be listed.
@@ -572,7 +573,7 @@ impl Engine {
         }
         let exposed = expose_names(&pairs);
         for (((server, tool), exposed), (policy, def)) in pairs.into_iter().zip(exposed).zip(defs) {
-            let definition = annotate(def, &exposed, &server, &tool);
+            let definition = Arc::new(annotate(def, &exposed, &server, &tool));
             catalog.tools.push(UpstreamTool {
                 server,
                 tool,

@@ -37,7 +37,7 @@ impl HecateMcp {
             .into_iter()
             .filter(|t| self.in_scope(t))
             .filter_map(|t| {
-                let mut def = t.definition;
+                let mut def = Arc::unwrap_or_clone(t.definition);
                 if !self.is_hub()
                     && let Some(obj) = def.as_object_mut()
                 {
