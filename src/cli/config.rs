@@ -74,7 +74,8 @@ pub struct FileConfig {
 }
 
 /// `[mcp_pool]`: the shared client pool of upstream MCP servers; every key is
-/// optional (defaults: 300 s idle TTL, 256 entries, 60 s pings, 30 s bring-up).
+/// optional (defaults: 300 s idle TTL, 256 entries, 60 s pings, 30 s bring-up,
+/// 200 ms before the one retry of a failed bring-up).
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpPoolSection {
@@ -87,6 +88,8 @@ pub struct McpPoolSection {
     pub ping_interval_secs: Option<u64>,
     /// Deadline of starting an upstream and its `initialize`, in seconds (>= 1).
     pub init_timeout_secs: Option<u64>,
+    /// Wait before the one retry of a failed bring-up, in milliseconds (0 to 60,000).
+    pub retry_delay_ms: Option<u64>,
 }
 
 /// `[mcp_servers.NAME]`: one upstream MCP server, over stdio (`command`, `args`,
@@ -469,6 +472,16 @@ impl Config {
         if let Some(v) = secs("init_timeout_secs", p.init_timeout_secs, 1)? {
             opts.init_timeout = v;
         }
+        match p.retry_delay_ms {
+            Some(v) if v > 60_000 => {
+                return Err(bad(
+                    "retry_delay_ms",
+                    format!("= {v} is out of range (0 to 60000 milliseconds)"),
+                ));
+            }
+            Some(v) => opts.retry_delay = std::time::Duration::from_millis(v),
+            None => {}
+        }
         match p.max_entries {
             Some(0) => return Err(bad("max_entries", "= 0 must be at least 1".into())),
             Some(n) => opts.max_entries = n,
@@ -648,7 +661,7 @@ mod tests {
         );
         std::fs::write(
             &path,
-            "[mcp_pool]\nidle_ttl_secs = 2\nmax_entries = 8\nping_interval_secs = 0\ninit_timeout_secs = 5\n",
+            "[mcp_pool]\nidle_ttl_secs = 2\nmax_entries = 8\nping_interval_secs = 0\ninit_timeout_secs = 5\nretry_delay_ms = 0\n",
         )
         .expect("writes");
         let opts = Config::load(&path, &HashMap::new())
@@ -659,6 +672,7 @@ mod tests {
         assert_eq!(opts.max_entries, 8);
         assert!(opts.ping_interval.is_zero(), "0 disables pings");
         assert_eq!(opts.init_timeout, std::time::Duration::from_secs(5));
+        assert!(opts.retry_delay.is_zero(), "retry at once");
 
         std::fs::write(&path, "[mcp_pool]\nidle_ttl = 2\n").expect("writes");
         let e = Config::load(&path, &HashMap::new()).expect_err("unknown key");
@@ -675,6 +689,7 @@ mod tests {
             ("init_timeout_secs = 0", "init_timeout_secs"),
             ("max_entries = 0", "max_entries"),
             ("ping_interval_secs = 99999999999", "ping_interval_secs"),
+            ("retry_delay_ms = 60001", "retry_delay_ms"),
         ] {
             std::fs::write(&path, format!("[mcp_pool]\n{body}\n")).expect("writes");
             let e = Config::load(&path, &HashMap::new())
