@@ -128,7 +128,11 @@ async function sequentialAll(targets) {
       conns.push({ target, conn, tool: target.tool ?? "echo", lat: [], wall: 0 });
     }
     for (const c of conns) {
-      for (let i = 0; i < warmup; i++) await echo(c.conn.client, c.tool, i);
+      for (let i = 0; i < warmup; i++) {
+        await echo(c.conn.client, c.tool, i).catch((e) => {
+          throw new Error(`target ${c.target.name} (warm-up): ${e?.stack ?? e}`);
+        });
+      }
     }
     const slices = Math.max(1, Math.min(rounds, calls));
     for (let r = 0; r < slices; r++) {

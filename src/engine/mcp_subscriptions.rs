@@ -2,7 +2,9 @@
 //! follower of a URI subscribes on the upstream that owns it and holds its pool
 //! lease; the last one unsubscribes. A keeper task renews a subscription whose
 //! upstream connection went away (a crash, an eviction) with backoff, and tells
-//! the followers the resource may have changed meanwhile.
+//! the followers the resource may have changed meanwhile. An HTTP upstream that
+//! restarts is not seen as gone: rmcp's client re-initializes the session by
+//! itself on the 404 without closing, so its subscriptions are not renewed.
 
 use super::Engine;
 use super::mcp_catalog::{LIST_TIMEOUT, McpChange, ToolPolicy, UpstreamServer, client_error};
@@ -27,8 +29,8 @@ const SUBSCRIBE_TIMEOUT: std::time::Duration = LIST_TIMEOUT;
 #[derive(Default)]
 pub(crate) struct Subscriptions {
     by_uri: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Held>>>>,
-    /// Set while the keeper task runs.
-    keeper: AtomicBool,
+    /// Set while the keeper task runs (shared with it, so a panic can clear it).
+    keeper: Arc<AtomicBool>,
 }
 
 /// One URI's subscription: how many connections follow it and where it is held.
@@ -36,6 +38,28 @@ pub(crate) struct Subscriptions {
 struct Held {
     count: usize,
     upstream: Option<(String, Lease)>,
+}
+
+impl Held {
+    /// The upstream of a followed subscription whose connection went away.
+    fn stale_server(&self) -> Option<String> {
+        self.upstream
+            .as_ref()
+            .filter(|(_, lease)| self.count > 0 && lease.is_closed())
+            .map(|(s, _)| s.clone())
+    }
+}
+
+/// Clears the keeper flag if the keeper task panics, so a later subscription
+/// starts a new one.
+struct KeeperFlag(Arc<AtomicBool>);
+
+impl Drop for KeeperFlag {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(false, Ordering::Release);
+        }
+    }
 }
 
 impl Subscriptions {
@@ -96,21 +120,11 @@ impl Engine {
                 {
                     return Err(HecateError::not_found("resource", uri));
                 }
-                let stale = held
-                    .upstream
-                    .as_ref()
-                    .is_none_or(|(_, lease)| lease.is_closed());
-                if stale {
-                    // The connection went away under the subscription: take
-                    // it out again on a fresh one (best effort).
-                    match self
-                        .subscribe_upstream(uri, server.as_deref().or(only))
-                        .await
-                    {
-                        Ok(up) => held.upstream = Some(up),
-                        Err(e) => {
-                            tracing::warn!(uri, error = %e, "could not renew an upstream resource subscription")
-                        }
+                if let Some(server) = held.stale_server() {
+                    // The connection went away under the subscription: take it
+                    // out again now rather than at the keeper's next look.
+                    if let Err(e) = self.renew(uri, &mut held, &server).await {
+                        tracing::warn!(uri, server, error = %e, "could not renew an upstream resource subscription");
                     }
                 }
                 held.count += 1;
@@ -188,7 +202,8 @@ impl Engine {
         });
     }
 
-    /// Starts the keeper task unless it runs; it ends when nothing is followed.
+    /// Starts the keeper task unless it runs; it ends when nothing is followed
+    /// or the engine is gone (it holds the engine weakly).
     fn keep_subscriptions(&self) {
         let subs = &self.mcp_hub().subscriptions;
         if tokio::runtime::Handle::try_current().is_err()
@@ -196,62 +211,97 @@ impl Engine {
         {
             return;
         }
-        let engine = self.clone();
-        tokio::spawn(async move { engine.renew_subscriptions().await });
-    }
-
-    /// The keeper: every [`RENEW_CHECK`], renews each followed subscription whose
-    /// upstream connection closed (retrying with doubling waits up to
-    /// [`RENEW_BACKOFF_MAX`]) and, once renewed, sends the followers an update
-    /// for the URI, since changes made while it was down were not reported.
-    async fn renew_subscriptions(self) {
-        let mut retry: HashMap<String, (Instant, Duration)> = HashMap::new();
-        loop {
-            tokio::time::sleep(RENEW_CHECK).await;
-            let subs = &self.mcp_hub().subscriptions;
-            let followed = subs.snapshot();
-            if followed.is_empty() {
-                subs.keeper.store(false, Ordering::Release);
-                // A subscription taken out just now saw the keeper running.
-                if subs.snapshot().is_empty() || subs.keeper.swap(true, Ordering::AcqRel) {
+        let flag = KeeperFlag(subs.keeper.clone());
+        let engine = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let _flag = flag;
+            let mut retry = HashMap::new();
+            loop {
+                tokio::time::sleep(RENEW_CHECK).await;
+                let Some(inner) = engine.upgrade() else {
+                    return;
+                };
+                if !(Engine { inner }).renew_stale(&mut retry).await {
                     return;
                 }
+            }
+        });
+    }
+
+    /// One look of the keeper: renews each followed subscription whose upstream
+    /// connection closed, unless its retry is not due (waits double from
+    /// 2 × [`RENEW_CHECK`] up to [`RENEW_BACKOFF_MAX`] while renewal fails).
+    /// The upstream is brought up before the URI's slot is locked, so followers
+    /// coming and going never wait on a slow start. `false` when nothing is
+    /// followed and the keeper should end.
+    async fn renew_stale(&self, retry: &mut HashMap<String, (Instant, Duration)>) -> bool {
+        let subs = &self.mcp_hub().subscriptions;
+        let followed = subs.snapshot();
+        if followed.is_empty() {
+            subs.keeper.store(false, Ordering::Release);
+            // A subscription taken out just now saw the keeper running: go on.
+            return !subs.snapshot().is_empty() && !subs.keeper.swap(true, Ordering::AcqRel);
+        }
+        retry.retain(|uri, _| followed.iter().any(|(u, _)| u == uri));
+        for (uri, slot) in followed {
+            // A busy slot is being changed by a follower: look again next time.
+            let Ok(held) = slot.try_lock() else { continue };
+            let Some(server) = held.stale_server() else {
+                retry.remove(&uri);
+                continue;
+            };
+            drop(held);
+            if retry.get(&uri).is_some_and(|(at, _)| Instant::now() < *at) {
                 continue;
             }
-            retry.retain(|uri, _| followed.iter().any(|(u, _)| u == uri));
-            for (uri, slot) in followed {
-                if retry.get(&uri).is_some_and(|(at, _)| Instant::now() < *at) {
-                    continue;
-                }
-                let mut held = slot.lock().await;
-                if held.count == 0 || !subs.is_current(&uri, &slot) {
-                    continue;
-                }
-                let Some(server) = held
-                    .upstream
-                    .as_ref()
-                    .filter(|(_, lease)| lease.is_closed())
-                    .map(|(s, _)| s.clone())
-                else {
-                    continue;
-                };
-                match self.subscribe_upstream(&uri, Some(&server)).await {
-                    Ok(up) => {
-                        held.upstream = Some(up);
-                        retry.remove(&uri);
-                        tracing::info!(uri, server, "renewed an upstream resource subscription");
-                        let _ = self.mcp_hub().changes.send(McpChange::ResourceUpdated(uri));
+            let warm = match self.mcp_server(&server) {
+                Ok(s) => self
+                    .mcp_hub()
+                    .pool
+                    .acquire(&s.spec, s.call_timeout)
+                    .await
+                    .map_err(|e| client_error(&s.name, &e)),
+                Err(e) => Err(e),
+            };
+            let renewed = match warm {
+                Ok(_lease) => {
+                    let mut held = slot.lock().await;
+                    match held.stale_server() {
+                        Some(server) if subs.is_current(&uri, &slot) => {
+                            self.renew(&uri, &mut held, &server).await
+                        }
+                        _ => Ok(()),
                     }
-                    Err(e) => {
-                        let wait = retry
-                            .get(&uri)
-                            .map_or(RENEW_CHECK * 2, |(_, w)| (*w * 2).min(RENEW_BACKOFF_MAX));
-                        tracing::warn!(uri, server, error = %e, retry_in_ms = wait.as_millis() as u64, "could not renew an upstream resource subscription");
-                        retry.insert(uri, (Instant::now() + wait, wait));
-                    }
+                }
+                Err(e) => Err(e),
+            };
+            match renewed {
+                Ok(()) => {
+                    retry.remove(&uri);
+                }
+                Err(e) => {
+                    let wait = retry
+                        .get(&uri)
+                        .map_or(RENEW_CHECK * 2, |(_, w)| (*w * 2).min(RENEW_BACKOFF_MAX));
+                    tracing::warn!(uri, server, error = %e, retry_in_ms = wait.as_millis() as u64, "could not renew an upstream resource subscription");
+                    retry.insert(uri, (Instant::now() + wait, wait));
                 }
             }
         }
+        true
+    }
+
+    /// Takes out `uri`'s subscription again on `server` for its followers and
+    /// tells them the resource may have changed while it was not followed.
+    async fn renew(&self, uri: &str, held: &mut Held, server: &str) -> Result<()> {
+        let up = self.subscribe_upstream(uri, Some(server)).await?;
+        held.upstream = Some(up);
+        tracing::info!(uri, server, "renewed an upstream resource subscription");
+        let _ = self
+            .mcp_hub()
+            .changes
+            .send(McpChange::ResourceUpdated(uri.to_string()));
+        Ok(())
     }
 
     /// Takes out the upstream subscription of `uri`: on its owner when known,
