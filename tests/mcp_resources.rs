@@ -210,26 +210,23 @@ fn upstream_resource_subscriptions_are_forwarded_upstream_and_released() {
     );
 }
 
-#[test]
-fn an_upstream_subscription_is_renewed_after_the_upstream_crashes() {
-    let home = Home::empty();
-    let record = home.path("upstream-events.jsonl");
-    let record_arg = record.to_string_lossy().to_string();
-    home.write_config(&fixture_upstream("up", &["--record", &record_arg], ""));
-    let mut mcp = McpProc::start(&home, json!({}));
+/// The pids the fixture upstream recorded at each start.
+fn upstream_pids(record: &std::path::Path) -> Vec<u64> {
+    records(record)
+        .iter()
+        .filter(|e| e["event"] == "start")
+        .filter_map(|e| e["pid"].as_u64())
+        .collect()
+}
 
+/// Subscribes to the watched upstream resource, waits for one update, then
+/// SIGKILLs the (first) upstream process and waits until it is gone.
+fn follow_then_kill_upstream(mcp: &mut McpProc, record: &std::path::Path) {
     let sub = mcp.request("resources/subscribe", json!({"uri": WATCHED}));
     assert_eq!(sub["result"], json!({}), "{sub}");
     mcp.wait_notification("notifications/resources/updated", Duration::from_secs(30))
         .expect("the upstream's update reaches the subscriber");
-    let starts = |r: &std::path::Path| -> Vec<u64> {
-        records(r)
-            .iter()
-            .filter(|e| e["event"] == "start")
-            .filter_map(|e| e["pid"].as_u64())
-            .collect()
-    };
-    let first = starts(&record)[0] as u32;
+    let first = upstream_pids(record)[0] as u32;
     let killed = std::process::Command::new("kill")
         .args(["-KILL", &first.to_string()])
         .status()
@@ -239,13 +236,83 @@ fn an_upstream_subscription_is_renewed_after_the_upstream_crashes() {
         mcp_support::wait_gone(first, Duration::from_secs(10)),
         "the upstream died"
     );
+}
+
+#[test]
+fn renewal_keeps_retrying_while_the_upstream_cannot_start() {
+    let home = Home::empty();
+    let record = home.path("upstream-events.jsonl");
+    let starts = home.path("starts.txt");
+    // Starts 2 to 5 fail: the keeper's first two attempts (each the pool's
+    // start plus its one retry) find the upstream down; the third succeeds.
+    let wrapper = home.path("flaky-upstream.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\nn=$(($(cat \"$1\" 2>/dev/null || echo 0) + 1))\necho $n > \"$1\"\n\
+         if [ $n -ge 2 ] && [ $n -le 5 ]; then echo \"down for maintenance ($n)\" >&2; exit 1; fi\n\
+         shift\nexec \"$@\"\n",
+    )
+    .expect("wrapper");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    home.write_config(&format!(
+        "[mcp_pool]\nretry_delay_ms = 0\n\n[mcp_servers.up]\ncommand = {:?}\nargs = {}\n",
+        wrapper.to_string_lossy(),
+        serde_json::to_string(&[
+            starts.to_string_lossy().to_string(),
+            mcp_support::fixtures_bin(),
+            "mcp-server".into(),
+            "--record".into(),
+            record.to_string_lossy().to_string(),
+        ])
+        .expect("args")
+    ));
+    let mut mcp = McpProc::start(&home, json!({}));
+    follow_then_kill_upstream(&mut mcp, &record);
+
+    assert!(
+        wait_uri_records(&record, "subscribe", WATCHED, 2, Duration::from_secs(60)),
+        "the keeper subscribed again once the upstream could start: {:?}; stderr:\n{}",
+        records(&record),
+        mcp.stderr()
+    );
+    let attempts: u32 = std::fs::read_to_string(&starts)
+        .expect("starts")
+        .trim()
+        .parse()
+        .expect("a count");
+    assert_eq!(
+        attempts, 6,
+        "two failed renewals (two starts each), then one that worked"
+    );
+    assert!(
+        mcp.stderr()
+            .contains("could not renew an upstream resource subscription"),
+        "the failures are logged: {}",
+        mcp.stderr()
+    );
+    let update = mcp.wait_notification("notifications/resources/updated", Duration::from_secs(30));
+    assert!(update.is_some(), "updates flow again");
+}
+
+#[test]
+fn an_upstream_subscription_is_renewed_after_the_upstream_crashes() {
+    let home = Home::empty();
+    let record = home.path("upstream-events.jsonl");
+    let record_arg = record.to_string_lossy().to_string();
+    home.write_config(&fixture_upstream("up", &["--record", &record_arg], ""));
+    let mut mcp = McpProc::start(&home, json!({}));
+    follow_then_kill_upstream(&mut mcp, &record);
 
     assert!(
         wait_uri_records(&record, "subscribe", WATCHED, 2, Duration::from_secs(30)),
         "the keeper subscribed again on a fresh upstream: {:?}",
         records(&record)
     );
-    let pids = starts(&record);
+    let pids = upstream_pids(&record);
     assert_eq!(pids.len(), 2, "one restart: {pids:?}");
     assert_ne!(pids[1], pids[0]);
     // Drop what the dead upstream sent before it died (and whatever arrived
