@@ -238,6 +238,93 @@ fn follow_then_kill_upstream(mcp: &mut McpProc, record: &std::path::Path) {
     );
 }
 
+/// The fixture MCP server over Streamable HTTP, killed when dropped (also when
+/// the test fails, so no server outlives it).
+struct HttpFixture(std::process::Child);
+
+impl Drop for HttpFixture {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the fixture MCP server over Streamable HTTP on `port`, recording to
+/// `record`; waits until it accepts connections.
+fn http_fixture(port: u16, record: &std::path::Path) -> HttpFixture {
+    let child = std::process::Command::new(mcp_support::fixtures_bin())
+        .args([
+            "mcp-server",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--record",
+        ])
+        .arg(record)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the HTTP fixture");
+    let fixture = HttpFixture(child);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the HTTP fixture listens"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    fixture
+}
+
+#[test]
+fn a_subscription_on_an_http_upstream_is_taken_out_again_after_it_restarts() {
+    let home = Home::empty();
+    let record = home.path("upstream-events.jsonl");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let first = http_fixture(port, &record);
+    home.write_config(&format!(
+        "[mcp_servers.up]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+    ));
+    let mut mcp = McpProc::start(&home, json!({}));
+    let sub = mcp.request("resources/subscribe", json!({"uri": WATCHED}));
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    mcp.wait_notification("notifications/resources/updated", Duration::from_secs(30))
+        .expect("the upstream's update reaches the subscriber");
+
+    // The restarted server knows neither the session nor the subscription;
+    // rmcp's client does not report the old session gone.
+    drop(first);
+    let _second = http_fixture(port, &record);
+    assert!(
+        wait_uri_records(&record, "subscribe", WATCHED, 2, Duration::from_secs(90)),
+        "the keeper sent the subscription again to the restarted upstream: {:?}; stderr:\n{}",
+        records(&record),
+        mcp.stderr()
+    );
+    assert_eq!(upstream_pids(&record).len(), 2, "{:?}", records(&record));
+    let draining = std::time::Instant::now();
+    while draining.elapsed() < Duration::from_secs(5)
+        && mcp
+            .wait_notification(
+                "notifications/resources/updated",
+                Duration::from_millis(300),
+            )
+            .is_some()
+    {}
+    for n in 0..3 {
+        mcp.wait_notification("notifications/resources/updated", Duration::from_secs(30))
+            .unwrap_or_else(|| {
+                panic!(
+                    "update {n} from the restarted upstream; stderr:\n{}",
+                    mcp.stderr()
+                )
+            });
+    }
+}
+
 #[test]
 fn renewal_keeps_retrying_while_the_upstream_cannot_start() {
     let home = Home::empty();

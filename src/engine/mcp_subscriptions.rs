@@ -3,11 +3,15 @@
 //! lease; the last one unsubscribes. A keeper task renews a subscription whose
 //! upstream connection went away (a crash, an eviction) with backoff, and tells
 //! the followers the resource may have changed meanwhile. An HTTP upstream that
-//! restarts is not seen as gone: rmcp's client re-initializes the session by
-//! itself on the 404 without closing, so its subscriptions are not renewed.
+//! restarts is not seen as gone (rmcp's client keeps its transport open and
+//! re-initializes the session when a request gets 404), so the keeper also
+//! sends each subscription held on an HTTP upstream again every
+//! [`HTTP_REFRESH`], which takes it out on the new session.
 
 use super::Engine;
-use super::mcp_catalog::{LIST_TIMEOUT, McpChange, ToolPolicy, UpstreamServer, client_error};
+use super::mcp_catalog::{
+    LIST_TIMEOUT, McpChange, ServerSpec, ToolPolicy, UpstreamServer, client_error,
+};
 use crate::adapters::mcp::Lease;
 use crate::domain::error::{HecateError, Result};
 use std::collections::HashMap;
@@ -19,6 +23,8 @@ use std::time::{Duration, Instant};
 const RENEW_CHECK: Duration = Duration::from_secs(1);
 /// The longest wait between two renewal attempts of one subscription.
 const RENEW_BACKOFF_MAX: Duration = Duration::from_secs(60);
+/// How often a subscription held on a Streamable HTTP upstream is sent again.
+const HTTP_REFRESH: Duration = Duration::from_secs(30);
 
 /// Deadline of one upstream `resources/subscribe` or `resources/unsubscribe`.
 const SUBSCRIBE_TIMEOUT: std::time::Duration = LIST_TIMEOUT;
@@ -48,6 +54,23 @@ impl Held {
             .filter(|(_, lease)| self.count > 0 && lease.is_closed())
             .map(|(s, _)| s.clone())
     }
+
+    /// The upstream of a followed subscription whose connection is open.
+    fn live_server(&self) -> Option<String> {
+        self.upstream
+            .as_ref()
+            .filter(|(_, lease)| self.count > 0 && !lease.is_closed())
+            .map(|(s, _)| s.clone())
+    }
+}
+
+/// What the keeper remembers between looks, by URI.
+#[derive(Default)]
+struct KeeperState {
+    /// When a failed renewal may be tried again, and the wait before that try.
+    retry: HashMap<String, (Instant, Duration)>,
+    /// When the subscription was last sent to its (HTTP) upstream.
+    refreshed: HashMap<String, Instant>,
 }
 
 /// Clears the keeper flag if the keeper task panics, so a later subscription
@@ -123,7 +146,7 @@ impl Engine {
                 if let Some(server) = held.stale_server() {
                     // The connection went away under the subscription: take it
                     // out again now rather than at the keeper's next look.
-                    if let Err(e) = self.renew(uri, &mut held, &server).await {
+                    if let Err(e) = self.renew(uri, &mut held, &server, true).await {
                         tracing::warn!(uri, server, error = %e, "could not renew an upstream resource subscription");
                     }
                 }
@@ -215,13 +238,13 @@ impl Engine {
         let engine = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             let _flag = flag;
-            let mut retry = HashMap::new();
+            let mut state = KeeperState::default();
             loop {
                 tokio::time::sleep(RENEW_CHECK).await;
                 let Some(inner) = engine.upgrade() else {
                     return;
                 };
-                if !(Engine { inner }).renew_stale(&mut retry).await {
+                if !(Engine { inner }).keep_once(&mut state).await {
                     return;
                 }
             }
@@ -230,11 +253,10 @@ impl Engine {
 
     /// One look of the keeper: renews each followed subscription whose upstream
     /// connection closed, unless its retry is not due (waits double from
-    /// 2 × [`RENEW_CHECK`] up to [`RENEW_BACKOFF_MAX`] while renewal fails).
-    /// The upstream is brought up before the URI's slot is locked, so followers
-    /// coming and going never wait on a slow start. `false` when nothing is
-    /// followed and the keeper should end.
-    async fn renew_stale(&self, retry: &mut HashMap<String, (Instant, Duration)>) -> bool {
+    /// 2 × [`RENEW_CHECK`] up to [`RENEW_BACKOFF_MAX`] while renewal fails), and
+    /// sends again those held on an HTTP upstream for [`HTTP_REFRESH`]. `false`
+    /// when nothing is followed and the keeper should end.
+    async fn keep_once(&self, state: &mut KeeperState) -> bool {
         let subs = &self.mcp_hub().subscriptions;
         let followed = subs.snapshot();
         if followed.is_empty() {
@@ -242,65 +264,104 @@ impl Engine {
             // A subscription taken out just now saw the keeper running: go on.
             return !subs.snapshot().is_empty() && !subs.keeper.swap(true, Ordering::AcqRel);
         }
-        retry.retain(|uri, _| followed.iter().any(|(u, _)| u == uri));
+        state
+            .retry
+            .retain(|uri, _| followed.iter().any(|(u, _)| u == uri));
+        state
+            .refreshed
+            .retain(|uri, _| followed.iter().any(|(u, _)| u == uri));
         for (uri, slot) in followed {
             // A busy slot is being changed by a follower: look again next time.
             let Ok(held) = slot.try_lock() else { continue };
-            let Some(server) = held.stale_server() else {
-                retry.remove(&uri);
-                continue;
+            let (server, stale) = match (held.stale_server(), held.live_server()) {
+                (Some(server), _) => (server, true),
+                (None, Some(server)) => (server, false),
+                (None, None) => continue,
             };
             drop(held);
-            if retry.get(&uri).is_some_and(|(at, _)| Instant::now() < *at) {
-                continue;
-            }
-            let warm = match self.mcp_server(&server) {
-                Ok(s) => self
-                    .mcp_hub()
-                    .pool
-                    .acquire(&s.spec, s.call_timeout)
-                    .await
-                    .map_err(|e| client_error(&s.name, &e)),
-                Err(e) => Err(e),
-            };
-            let renewed = match warm {
-                Ok(_lease) => {
-                    let mut held = slot.lock().await;
-                    match held.stale_server() {
-                        Some(server) if subs.is_current(&uri, &slot) => {
-                            self.renew(&uri, &mut held, &server).await
-                        }
-                        _ => Ok(()),
-                    }
+            if stale {
+                if state
+                    .retry
+                    .get(&uri)
+                    .is_some_and(|(at, _)| Instant::now() < *at)
+                {
+                    continue;
                 }
-                Err(e) => Err(e),
-            };
-            match renewed {
+            } else {
+                state.retry.remove(&uri);
+                let since = *state
+                    .refreshed
+                    .entry(uri.clone())
+                    .or_insert_with(Instant::now);
+                let http = self
+                    .mcp_server(&server)
+                    .is_ok_and(|s| matches!(s.spec, ServerSpec::Http { .. }));
+                if !http || since.elapsed() < HTTP_REFRESH {
+                    continue;
+                }
+                state.refreshed.insert(uri.clone(), Instant::now());
+            }
+            match self.take_out_again(&uri, &slot, &server, stale).await {
                 Ok(()) => {
-                    retry.remove(&uri);
+                    state.retry.remove(&uri);
                 }
                 Err(e) => {
-                    let wait = retry
+                    let wait = state
+                        .retry
                         .get(&uri)
                         .map_or(RENEW_CHECK * 2, |(_, w)| (*w * 2).min(RENEW_BACKOFF_MAX));
                     tracing::warn!(uri, server, error = %e, retry_in_ms = wait.as_millis() as u64, "could not renew an upstream resource subscription");
-                    retry.insert(uri, (Instant::now() + wait, wait));
+                    state.retry.insert(uri, (Instant::now() + wait, wait));
                 }
             }
         }
         true
     }
 
-    /// Takes out `uri`'s subscription again on `server` for its followers and
-    /// tells them the resource may have changed while it was not followed.
-    async fn renew(&self, uri: &str, held: &mut Held, server: &str) -> Result<()> {
+    /// Subscribes `uri` again on `server` for the followers of `slot`. The
+    /// upstream is brought up before the slot is locked, so followers coming and
+    /// going never wait on a slow start; nothing is done when the slot changed
+    /// meanwhile. `announce` tells the followers the resource may have changed.
+    async fn take_out_again(
+        &self,
+        uri: &str,
+        slot: &Arc<tokio::sync::Mutex<Held>>,
+        server: &str,
+        announce: bool,
+    ) -> Result<()> {
+        let s = self.mcp_server(server)?;
+        let _warm = self
+            .mcp_hub()
+            .pool
+            .acquire(&s.spec, s.call_timeout)
+            .await
+            .map_err(|e| client_error(&s.name, &e))?;
+        let mut held = slot.lock().await;
+        let same = held.count > 0
+            && held
+                .upstream
+                .as_ref()
+                .is_some_and(|(name, _)| name == server)
+            && self.mcp_hub().subscriptions.is_current(uri, slot);
+        if !same {
+            return Ok(());
+        }
+        self.renew(uri, &mut held, server, announce).await
+    }
+
+    /// Takes out `uri`'s subscription again on `server` for its followers and,
+    /// when `announce`, tells them the resource may have changed while it was
+    /// not followed.
+    async fn renew(&self, uri: &str, held: &mut Held, server: &str, announce: bool) -> Result<()> {
         let up = self.subscribe_upstream(uri, Some(server)).await?;
         held.upstream = Some(up);
-        tracing::info!(uri, server, "renewed an upstream resource subscription");
-        let _ = self
-            .mcp_hub()
-            .changes
-            .send(McpChange::ResourceUpdated(uri.to_string()));
+        if announce {
+            tracing::info!(uri, server, "renewed an upstream resource subscription");
+            let _ = self
+                .mcp_hub()
+                .changes
+                .send(McpChange::ResourceUpdated(uri.to_string()));
+        }
         Ok(())
     }
 
