@@ -238,6 +238,26 @@ fn follow_then_kill_upstream(mcp: &mut McpProc, record: &std::path::Path) {
     );
 }
 
+/// After an upstream restart: drops the updates already on their way (the dead
+/// upstream's, read until the stream is quiet or updates clearly flow again),
+/// then waits for three more — from the subscription taken out again (and the
+/// keeper's own "may have changed" update).
+fn updates_flow_again(mcp: &mut McpProc) {
+    let draining = std::time::Instant::now();
+    while draining.elapsed() < Duration::from_secs(5)
+        && mcp
+            .wait_notification(
+                "notifications/resources/updated",
+                Duration::from_millis(300),
+            )
+            .is_some()
+    {}
+    for n in 0..3 {
+        mcp.wait_notification("notifications/resources/updated", Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("update {n} after the renewal; stderr:\n{}", mcp.stderr()));
+    }
+}
+
 /// The fixture MCP server over Streamable HTTP, killed when dropped (also when
 /// the test fails, so no server outlives it).
 struct HttpFixture(std::process::Child);
@@ -305,24 +325,7 @@ fn a_subscription_on_an_http_upstream_is_taken_out_again_after_it_restarts() {
         mcp.stderr()
     );
     assert_eq!(upstream_pids(&record).len(), 2, "{:?}", records(&record));
-    let draining = std::time::Instant::now();
-    while draining.elapsed() < Duration::from_secs(5)
-        && mcp
-            .wait_notification(
-                "notifications/resources/updated",
-                Duration::from_millis(300),
-            )
-            .is_some()
-    {}
-    for n in 0..3 {
-        mcp.wait_notification("notifications/resources/updated", Duration::from_secs(30))
-            .unwrap_or_else(|| {
-                panic!(
-                    "update {n} from the restarted upstream; stderr:\n{}",
-                    mcp.stderr()
-                )
-            });
-    }
+    updates_flow_again(&mut mcp);
 }
 
 #[test]
@@ -402,22 +405,7 @@ fn an_upstream_subscription_is_renewed_after_the_upstream_crashes() {
     let pids = upstream_pids(&record);
     assert_eq!(pids.len(), 2, "one restart: {pids:?}");
     assert_ne!(pids[1], pids[0]);
-    // Drop what the dead upstream sent before it died (and whatever arrived
-    // since): read until the stream is quiet or updates clearly flow again.
-    let draining = std::time::Instant::now();
-    while draining.elapsed() < Duration::from_secs(5)
-        && mcp
-            .wait_notification(
-                "notifications/resources/updated",
-                Duration::from_millis(300),
-            )
-            .is_some()
-    {}
-    // The renewed subscription (and the keeper's own update) keep them coming.
-    for n in 0..3 {
-        mcp.wait_notification("notifications/resources/updated", Duration::from_secs(30))
-            .unwrap_or_else(|| panic!("update {n} after the renewal; stderr:\n{}", mcp.stderr()));
-    }
+    updates_flow_again(&mut mcp);
     let alive = mcp.request("resources/read", json!({"uri": WATCHED}));
     assert!(alive.get("result").is_some(), "{alive}");
 
