@@ -16,6 +16,25 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The `hecate-fixtures` binary the benchmarks start their fake peers from:
+/// `explicit` (a `--fixture-bin` option) or the one next to this `hecate`.
+pub(crate) fn fixture_bin(
+    explicit: Option<&std::path::Path>,
+) -> anyhow::Result<std::path::PathBuf> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    let me = std::env::current_exe()?;
+    let sibling = me.with_file_name("hecate-fixtures");
+    anyhow::ensure!(
+        sibling.exists(),
+        "hecate-fixtures not found next to {}: build it (cargo build --bin hecate-fixtures) \
+         or pass --fixture-bin",
+        me.display()
+    );
+    Ok(sibling)
+}
+
 /// The `bench` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum BenchCommand {

@@ -5,6 +5,7 @@
 //! agent` vs `client → fixture agent`, as a wall-time ratio and added µs per update.
 //! The client is the official SDK's client role over the child's pipes.
 
+use super::bench::fixture_bin;
 use crate::bridges::acp::transport::{MAX_FRAME_BYTES, guarded_lines};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
@@ -62,18 +63,6 @@ const NODE_AGENTS: &[(&str, &[&str])] = &[
     ("gemini", &["--acp"]),
     ("opencode", &["acp"]),
 ];
-
-fn fixture_bin(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(p) = explicit {
-        return Ok(p.to_path_buf());
-    }
-    let sibling = std::env::current_exe()?.with_file_name("hecate-fixtures");
-    anyhow::ensure!(
-        sibling.exists(),
-        "hecate-fixtures not found next to hecate; pass --fixture-bin"
-    );
-    Ok(sibling)
-}
 
 fn median_ms(mut v: Vec<Duration>) -> f64 {
     v.sort();

@@ -2,6 +2,7 @@
 //! (engine, store, event bus) against Hecate's ACP client talking to the same fixture
 //! agent directly, plus probe time per available catalog agent.
 
+use super::bench::fixture_bin;
 use crate::adapters::acp::catalog::BUILTIN_MANIFESTS;
 use crate::adapters::acp::{
     AcpOptions, AgentConnection, Catalog, LaunchSource, LaunchSpec, LauncherOptions, ProbeOptions,
@@ -29,20 +30,6 @@ struct Timing {
     total_ms: f64,
     first_chunk_ms: f64,
     chunks: usize,
-}
-
-fn fixture_bin(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(p) = explicit {
-        return Ok(p.to_path_buf());
-    }
-    let me = std::env::current_exe()?;
-    let sibling = me.with_file_name("hecate-fixtures");
-    anyhow::ensure!(
-        sibling.exists(),
-        "hecate-fixtures not found next to {}; pass --fixture-bin",
-        me.display()
-    );
-    Ok(sibling)
 }
 
 fn write_script(dir: &Path, chunks: usize) -> anyhow::Result<PathBuf> {

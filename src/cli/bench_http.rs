@@ -14,6 +14,7 @@
 //!
 //! No thresholds: the figures go into the docs.
 
+use super::bench::fixture_bin;
 use crate::adapters::providers::pricing::Pricebook;
 use crate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
 use crate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
@@ -68,18 +69,6 @@ pub struct HttpBenchArgs {
 struct Running {
     child: Child,
     base: String,
-}
-
-fn fixture_bin(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(p) = explicit {
-        return Ok(p.to_path_buf());
-    }
-    let sibling = std::env::current_exe()?.with_file_name("hecate-fixtures");
-    anyhow::ensure!(
-        sibling.exists(),
-        "hecate-fixtures not found next to hecate; pass --fixture-bin"
-    );
-    Ok(sibling)
 }
 
 /// Starts the echo model server and reads its `{"listening": URL}` line.

@@ -63,21 +63,50 @@ pub enum McpCommand {
 /// Arguments of `hecate mcp probe`.
 #[derive(Debug, clap::Args)]
 pub struct ProbeArgs {
-    /// URL of a Streamable HTTP server (instead of a command).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Header for an HTTP server, `NAME=VALUE` (values may reference `$VAR`).
-    #[arg(long = "header")]
-    pub headers: Vec<String>,
-    /// Environment for a command, `NAME=VALUE` (values may reference `$VAR`).
-    #[arg(long = "env")]
-    pub env: Vec<String>,
+    /// The server to probe.
+    #[command(flatten)]
+    pub server: AdHocServer,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// The command and its arguments, after `--`.
+}
+
+/// A server named on the command line rather than in the config: `--url` (with
+/// `--header`s) or a command after `--` (with `--env`s).
+#[derive(Debug, clap::Args)]
+pub struct AdHocServer {
+    /// URL of a Streamable HTTP server (instead of a command).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Header for `--url`, `NAME=VALUE` (values may reference `$VAR`).
+    #[arg(long = "header", requires = "url")]
+    pub headers: Vec<String>,
+    /// Environment for the command, `NAME=VALUE` (values may reference `$VAR`).
+    #[arg(long = "env")]
+    pub env: Vec<String>,
+    /// The server's command and its arguments, after `--`.
     #[arg(last = true)]
     pub command: Vec<String>,
+}
+
+impl AdHocServer {
+    /// How to reach the server; `None` when neither `--url` nor a command is given.
+    pub fn spec(&self) -> anyhow::Result<Option<ServerSpec>> {
+        Ok(Some(match (&self.url, self.command.split_first()) {
+            (None, None) => return Ok(None),
+            (Some(url), None) => ServerSpec::Http {
+                url: url.clone(),
+                headers: pairs(&self.headers, "--header")?,
+            },
+            (None, Some((command, args))) => ServerSpec::Stdio {
+                command: command.clone(),
+                args: args.to_vec(),
+                env: pairs(&self.env, "--env")?,
+                cwd: None,
+            },
+            (Some(_), Some(_)) => anyhow::bail!("give either --url URL or -- COMMAND [ARGS...]"),
+        }))
+    }
 }
 
 /// Arguments of `hecate mcp http`.
@@ -146,18 +175,8 @@ async fn serve(cli: &Cli) -> anyhow::Result<i32> {
 }
 
 async fn probe(cli: &Cli, a: &ProbeArgs) -> anyhow::Result<i32> {
-    let spec = match (&a.url, a.command.split_first()) {
-        (Some(url), None) => ServerSpec::Http {
-            url: url.clone(),
-            headers: pairs(&a.headers, "--header")?,
-        },
-        (None, Some((command, args))) => ServerSpec::Stdio {
-            command: command.clone(),
-            args: args.to_vec(),
-            env: pairs(&a.env, "--env")?,
-            cwd: None,
-        },
-        _ => anyhow::bail!("give either --url URL or -- COMMAND [ARGS...]"),
+    let Some(spec) = a.server.spec()? else {
+        anyhow::bail!("give either --url URL or -- COMMAND [ARGS...]");
     };
     let ctx = AppContext::build(cli).await?;
     let report = ctx.engine.mcp_probe(&spec).await?;

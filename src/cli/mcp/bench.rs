@@ -437,22 +437,6 @@ fn add_ratios(paths: &mut serde_json::Map<String, Value>) {
     }
 }
 
-fn fixture_path(args: &BenchArgs) -> anyhow::Result<PathBuf> {
-    let p = match &args.fixture_bin {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .map(|d| d.join("hecate-fixtures"))
-            .context("no directory for the hecate binary")?,
-    };
-    anyhow::ensure!(
-        p.exists(),
-        "{} not found: build it (cargo build --bin hecate-fixtures) or pass --fixture-bin",
-        p.display()
-    );
-    Ok(p)
-}
-
 /// The floors every Hecate path is also compared with, in front of the same
 /// upstream (`program args...`): `pipe_relay_stdio` (a process that copies bytes,
 /// the cost of any stdio hop) and the leanest rmcp proxy, `rmcp_proxy_stdio` and
@@ -523,7 +507,7 @@ fn bench_dir() -> PathBuf {
 
 /// The rmcp client against the fixture upstream.
 async fn run_rmcp(args: &BenchArgs) -> anyhow::Result<Value> {
-    let fixture = fixture_path(args)?;
+    let fixture = super::super::bench::fixture_bin(args.fixture_bin.as_deref())?;
     let setup = Setup::new(bench_dir())?;
     setup.write_config("up", &fixture, &["mcp-server"])?;
     let direct_cmd = || {
@@ -642,7 +626,7 @@ async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
     });
 
     let floors = Floors {
-        fixture: fixture_path(args)?,
+        fixture: super::super::bench::fixture_bin(args.fixture_bin.as_deref())?,
         upstream: vec![
             node.display().to_string(),
             everything_s.clone(),

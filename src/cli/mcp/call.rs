@@ -10,9 +10,9 @@
 
 use super::super::output::{Format, print_resource, print_text};
 use super::super::{AppContext, Cli};
-use super::pairs;
+use super::AdHocServer;
 use crate::domain::error::HecateError;
-use crate::engine::{McpCallOptions, ServerSpec, ToolPolicy, UpstreamNotice, UpstreamServer};
+use crate::engine::{McpCallOptions, ToolPolicy, UpstreamNotice, UpstreamServer};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use tokio::sync::mpsc;
@@ -35,38 +35,18 @@ pub struct CallArgs {
     /// A configured upstream (`[mcp_servers.NAME]`); its policy applies.
     #[arg(long, conflicts_with = "url")]
     pub server: Option<String>,
-    /// URL of a Streamable HTTP server to call ad hoc.
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Header for `--url`, `NAME=VALUE` (values may reference `$VAR`).
-    #[arg(long = "header", requires = "url")]
-    pub headers: Vec<String>,
-    /// Environment for an ad-hoc command, `NAME=VALUE` (values may reference `$VAR`).
-    #[arg(long = "env")]
-    pub env: Vec<String>,
+    /// A server to call ad hoc instead.
+    #[command(flatten)]
+    pub ad_hoc: AdHocServer,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// An ad-hoc server's command and its arguments, after `--`.
-    #[arg(last = true)]
-    pub command: Vec<String>,
 }
 
 /// The ad-hoc server the arguments describe, if any.
 fn ad_hoc(a: &CallArgs) -> anyhow::Result<Option<UpstreamServer>> {
-    let spec = match (&a.url, a.command.split_first()) {
-        (None, None) => return Ok(None),
-        (Some(url), None) => ServerSpec::Http {
-            url: url.clone(),
-            headers: pairs(&a.headers, "--header")?,
-        },
-        (None, Some((command, args))) => ServerSpec::Stdio {
-            command: command.clone(),
-            args: args.to_vec(),
-            env: pairs(&a.env, "--env")?,
-            cwd: None,
-        },
-        (Some(_), Some(_)) => anyhow::bail!("give either --url URL or -- COMMAND [ARGS...]"),
+    let Some(spec) = a.ad_hoc.spec()? else {
+        return Ok(None);
     };
     Ok(Some(UpstreamServer {
         name: AD_HOC.into(),
