@@ -7,9 +7,9 @@ mod common;
 mod http_support;
 
 use common::{Home, git_workspace};
-use http_support::{Api, Served, last_message, serve};
+use http_support::{Api, Served, last_message, pending_approval, serve};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::task::JoinHandle;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -60,25 +60,6 @@ async fn session(home: &Home, ws: &std::path::Path) -> (Served, Api, String) {
 fn start_turn(api: &Api, id: &str, content: &str) -> JoinHandle<Value> {
     let (api, id, content) = (api.clone(), id.to_string(), content.to_string());
     tokio::spawn(async move { api.say(&id, &content).await.body })
-}
-
-/// Polls the session's pending approvals until one shows up.
-async fn pending_approval(api: &Api, id: &str) -> Value {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let a = api
-            .get(&format!(
-                "/hecate/v1/agent-chat/sessions/{id}/approvals?status=pending"
-            ))
-            .await;
-        assert_eq!(a.status, 200, "{}", a.body);
-        assert_eq!(a.body["object"], "agent_chat_approvals");
-        if let Some(first) = a.body["data"].as_array().and_then(|d| d.first()) {
-            return first.clone();
-        }
-        assert!(Instant::now() < deadline, "no approval was requested");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ mod common;
 mod http_support;
 
 use common::{Home, git_workspace, text};
-use http_support::{Api, Served, data, last_message, serve};
+use http_support::{Api, Served, data, last_message, pending_approval, serve};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -118,27 +118,6 @@ async fn approval_events_reach_the_stream_and_the_turn_then_ends() {
     assert_eq!(post.await.expect("join")["data"]["status"], "completed");
 }
 
-/// Polls the session's pending approvals until one appears; returns its id.
-async fn wait_pending(api: &Api, id: &str) -> String {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let a = api
-            .get(&format!(
-                "/hecate/v1/agent-chat/sessions/{id}/approvals?status=pending"
-            ))
-            .await;
-        assert_eq!(a.status, 200, "{}", a.body);
-        if let Some(first) = a.body["data"].as_array().and_then(|v| v.first()) {
-            return first["id"].as_str().expect("approval id").to_string();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no pending approval appeared"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Reads events until `approval.requested`; returns it and the last snapshot id seen.
 async fn until_requested(sse: &mut http_support::SseReader) -> (Value, Option<String>) {
     let mut last_id = None;
@@ -160,7 +139,10 @@ async fn a_late_or_reconnecting_subscriber_still_gets_the_pending_approval() {
         let (api, id) = (api.clone(), id.clone());
         tokio::spawn(async move { api.say(&id, "please write").await.body })
     };
-    let approval_id = wait_pending(&api, &id).await;
+    let approval_id = pending_approval(&api, &id).await["id"]
+        .as_str()
+        .expect("approval id")
+        .to_string();
 
     // Subscribing only now, the pending approval is replayed after the snapshot.
     let mut late = api.stream(&id, None).await;

@@ -8,47 +8,12 @@ mod common;
 mod mcp_support;
 
 use common::Home;
-use mcp_support::fixture_upstream;
+use mcp_support::{HttpEndpoint, fixture_upstream};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-
-/// A running `hecate mcp http`, killed on drop.
-pub struct Endpoint {
-    child: Child,
-    /// `http://127.0.0.1:PORT/mcp`.
-    pub url: String,
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `hecate mcp http` in `home` and waits for its ready line.
-pub fn endpoint(home: &Home) -> Endpoint {
-    let mut child = home
-        .cmd(&["mcp", "http"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("ready line");
-    let v: Value = serde_json::from_str(&line).expect("ready JSON");
-    Endpoint {
-        url: v["listening"].as_str().expect("url").to_string(),
-        child,
-    }
-}
 
 fn init_body() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -71,7 +36,7 @@ async fn an_rmcp_client_uses_the_hub_and_a_single_upstream_passthrough() {
     tls();
     let home = Home::empty();
     home.write_config(&fixture_upstream("fx", &[], ""));
-    let ep = endpoint(&home);
+    let ep = HttpEndpoint::start(&home);
     let client =
         ().serve(StreamableHttpClientTransport::from_uri(ep.url.as_str()))
             .await
@@ -155,7 +120,7 @@ async fn the_token_host_origin_path_and_size_are_checked() {
     let mut home = Home::empty();
     home.set("HECATE_TOKEN", "s3cret");
     home.write_config(&fixture_upstream("fx", &[], ""));
-    let ep = endpoint(&home);
+    let ep = HttpEndpoint::start(&home);
     let missing = post(&ep.url).json(&init_body()).send().await.expect("send");
     assert_eq!(missing.status(), 401);
     assert_eq!(missing.headers()["www-authenticate"], "Bearer");
@@ -238,7 +203,7 @@ async fn the_token_host_origin_path_and_size_are_checked() {
 async fn deleting_a_session_succeeds_and_the_session_is_then_unknown() {
     tls();
     let home = Home::empty();
-    let ep = endpoint(&home);
+    let ep = HttpEndpoint::start(&home);
     let init = post(&ep.url).json(&init_body()).send().await.expect("send");
     assert_eq!(init.status(), 200);
     let id = init.headers()["mcp-session-id"]

@@ -267,6 +267,29 @@ pub fn last_message(session: &Value) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// Polls session `id`'s pending approvals until one shows up (at most 60 s);
+/// returns it.
+pub async fn pending_approval(api: &Api, id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let a = api
+            .get(&format!(
+                "/hecate/v1/agent-chat/sessions/{id}/approvals?status=pending"
+            ))
+            .await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert_eq!(a.body["object"], "agent_chat_approvals");
+        if let Some(first) = a.body["data"].as_array().and_then(|d| d.first()) {
+            return first.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no approval was requested"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// A fixture script step that streams `words` words slowly (`delay_ms` per chunk).
 pub fn slow_text(words: usize, delay_ms: u64) -> Value {
     let text: Vec<String> = (0..words).map(|i| format!("w{i}")).collect();
