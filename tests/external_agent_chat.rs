@@ -339,6 +339,62 @@ fn reattach_after_restart_loads_or_primes_without_losing_context() {
     }
 }
 
+/// Security: an agent that reloads a session in its own default mode (Codex's
+/// reviewer approves its own edits) must be switched back to the mode Hecate chose,
+/// or the client is never asked. The fixture's `--modes` starts every new or loaded
+/// session in `auto`, which skips permission requests; the manifest asks for `ask`.
+#[test]
+fn a_reattached_session_is_put_back_into_the_mode_that_asks() {
+    for (flag, expect_loaded) in [("supported", true), ("broken", false)] {
+        let home = Home::empty();
+        std::fs::write(home.path("script.json"), WRITE_SCRIPT).expect("script");
+        let script = home.path("script.json").display().to_string();
+        let state = home.path("agent-state").display().to_string();
+        home.add_fixture_agent_with(
+            "fixture",
+            &[
+                "--script",
+                &script,
+                "--state-dir",
+                &state,
+                "--modes",
+                "--load-session",
+                flag,
+            ],
+            "[quirks]\ninitial_mode = \"ask\"\n",
+        );
+        let ws = git_workspace();
+        let w = ws.path().display().to_string();
+        let out = chat(&home, &w, &["write one"], b"a\n");
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{flag}: {stderr}");
+        assert!(!stdout.contains("auto-approved"), "{flag}: {stdout}");
+        let id = session_id_from(&out.stderr);
+        let native_before = show(&home, &id)["native_session_id"].clone();
+        // A new Hecate process reattaches: the agent process is new too.
+        let out = home.run_with_stdin(&["chat", "--session", &id, "write two"], b"r\n");
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{flag}: {stderr}");
+        assert!(
+            !stdout.contains("auto-approved"),
+            "{flag}: the reattached agent approved its own write: {stdout}"
+        );
+        assert!(stdout.contains("not writing."), "{flag}: {stdout}");
+        let native_after = show(&home, &id)["native_session_id"].clone();
+        assert_eq!(native_after == native_before, expect_loaded, "{flag}");
+        let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
+        let statuses: Vec<&str> = approvals["data"]
+            .as_array()
+            .expect("approvals")
+            .iter()
+            .filter_map(|a| a["status"].as_str())
+            .collect();
+        let mut sorted = statuses.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, ["approved", "rejected"], "{flag}: {approvals}");
+    }
+}
+
 #[test]
 fn a_crashing_agent_fails_the_turn_with_its_stderr_and_the_session_stays_usable() {
     let home = home_with_agent(&[]);

@@ -802,6 +802,43 @@ fn reattach_after_restart(ctx: &Ctx<'_>) {
             "expected a fresh, primed native session"
         ),
     }
+    // Security: the reattached agent must still ask before it writes (Codex reloads
+    // a session in its own auto-review mode unless Hecate switches it back).
+    let rejected_before = rejected_count(ctx, &session);
+    let out = run(
+        ctx.sandbox.hecate(
+            &[
+                "chat",
+                "--session",
+                &session,
+                "--format",
+                "json",
+                "create file after-reattach.txt containing must-ask-first",
+            ],
+            &ctx.env,
+        ),
+        b"r\n",
+    );
+    let third = Turn::from(&out);
+    assert!(
+        !ws.join("after-reattach.txt").exists(),
+        "the reattached agent wrote without asking: {}\nstderr: {}",
+        third.data,
+        third.stderr
+    );
+    assert_eq!(
+        rejected_count(ctx, &session),
+        rejected_before + 1,
+        "the write after reattaching was not asked about: {}",
+        third.data
+    );
+}
+
+fn rejected_count(ctx: &Ctx<'_>, session: &str) -> usize {
+    ctx.approvals(session)
+        .iter()
+        .filter(|a| a["status"] == "rejected")
+        .count()
 }
 
 fn without_credentials(ctx: &Ctx<'_>) {

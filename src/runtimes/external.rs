@@ -6,7 +6,9 @@
 use crate::adapters::acp::catalog::{AgentManifest, Catalog};
 use crate::adapters::acp::env::sanitized_env;
 use crate::adapters::acp::launcher::{self, LauncherOptions};
-use crate::adapters::acp::{AcpOptions, AgentConnection, McpServerSpec, StopReason, TurnIo};
+use crate::adapters::acp::{
+    AcpError, AcpOptions, AgentConnection, McpServerSpec, NativeSession, StopReason, TurnIo,
+};
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
@@ -249,22 +251,20 @@ impl ExternalRuntime {
             .await
             .map_err(|e| e.into_hecate(adapter_id))?;
         let mut attach = Attach::New;
-        let mut native: Option<String> = None;
+        let mut native: Option<NativeSession> = None;
         if let Some(old) = native_id
             && conn.agent_info().load_session
             && !manifest.quirks.broken_load_session
         {
-            {
-                // Replayed history is already in Hecate's transcript: discard it.
-                let (sink, _drop) = tokio::sync::mpsc::unbounded_channel();
-                match conn.load_session(old, ws, mcp_servers, sink).await {
-                    Ok(_) => {
-                        native = Some(old.to_string());
-                        attach = Attach::Loaded;
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "session/load failed; priming a fresh session")
-                    }
+            // Replayed history is already in Hecate's transcript: discard it.
+            let (sink, _drop) = tokio::sync::mpsc::unbounded_channel();
+            match conn.load_session(old, ws, mcp_servers, sink).await {
+                Ok(session) => {
+                    native = Some(session);
+                    attach = Attach::Loaded;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "session/load failed; priming a fresh session")
                 }
             }
         }
@@ -274,19 +274,20 @@ impl ExternalRuntime {
                 let n = conn
                     .new_session(ws, mcp_servers)
                     .await
-                    .map_err(|e| e.into_hecate(adapter_id))?
-                    .id;
+                    .map_err(|e| e.into_hecate(adapter_id))?;
                 if has_earlier_turns(&ctx.history) {
                     attach = Attach::Primed;
-                }
-                if let Some(mode) = &manifest.quirks.initial_mode
-                    && let Err(e) = conn.set_mode(&n, mode).await
-                {
-                    tracing::warn!(error = %e, mode, "could not set the adapter's initial mode");
                 }
                 n
             }
         };
+        // Every attach (new, loaded or primed) gets the settings Hecate chose: an
+        // agent may reload a session in its own default mode, which would let it act
+        // without asking the client.
+        apply_session_settings(&conn, &native, manifest)
+            .await
+            .map_err(|e| e.into_hecate(adapter_id))?;
+        let native = native.id;
         tracing::info!(adapter_id, native_session_id = %native, ?attach, "external agent attached");
         let live = Arc::new(LiveAgent {
             conn,
@@ -298,6 +299,35 @@ impl ExternalRuntime {
             .await
             .insert(ctx.session_id.clone(), live.clone());
         Ok((live, attach))
+    }
+}
+
+/// Puts a native session into the mode the adapter's manifest chose. A session
+/// already in that mode is left alone; a mode the agent does not offer is logged
+/// (nothing can be set); a refused switch to an offered mode fails the attach,
+/// since the agent would otherwise run in a mode that may not ask the client.
+async fn apply_session_settings(
+    conn: &AgentConnection,
+    native: &NativeSession,
+    manifest: &AgentManifest,
+) -> Result<(), AcpError> {
+    let Some(mode) = &manifest.quirks.initial_mode else {
+        return Ok(());
+    };
+    if native.current_mode_id.as_deref() == Some(mode.as_str()) {
+        return Ok(());
+    }
+    let offered = native.available_modes.iter().any(|(id, _)| id == mode);
+    match conn.set_mode(&native.id, mode).await {
+        Ok(()) => {
+            tracing::debug!(mode, native_session_id = %native.id, "session mode applied");
+            Ok(())
+        }
+        Err(e) if offered => Err(e),
+        Err(e) => {
+            tracing::warn!(error = %e, mode, "the agent does not offer the manifest's initial mode");
+            Ok(())
+        }
     }
 }
 

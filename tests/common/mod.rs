@@ -195,13 +195,19 @@ impl Home {
     /// Registers a user adapter manifest `id` that runs the fixture ACP agent with
     /// `args` (after `acp-agent`).
     pub fn add_fixture_agent(&self, id: &str, args: &[&str]) {
+        self.add_fixture_agent_with(id, args, "");
+    }
+
+    /// Like [`Home::add_fixture_agent`], with more manifest TOML appended (sections
+    /// such as `[quirks]`).
+    pub fn add_fixture_agent_with(&self, id: &str, args: &[&str], extra_toml: &str) {
         let dir = self.dir.path().join("adapters");
         std::fs::create_dir_all(&dir).expect("adapters dir");
         let args: Vec<String> = std::iter::once("acp-agent".to_string())
             .chain(args.iter().map(|a| a.to_string()))
             .collect();
         let manifest = format!(
-            "id = {id:?}\nname = \"Fixture {id}\"\ncommand = {:?}\nargs = {}\n",
+            "id = {id:?}\nname = \"Fixture {id}\"\ncommand = {:?}\nargs = {}\n{extra_toml}",
             env!("CARGO_BIN_EXE_hecate-fixtures"),
             serde_json::to_string(&args).expect("args")
         );
