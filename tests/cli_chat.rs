@@ -222,3 +222,43 @@ fn switching_model_starts_a_new_segment() {
     assert_eq!(segs[1]["model"], "m2");
     assert_eq!(show["data"]["model"], "m2");
 }
+
+#[test]
+fn logs_on_a_pipe_carry_no_colour_codes_and_json_logs_are_one_object_a_line() {
+    let server = ModelServer::start(Some(json!([
+        {"match": {"api": "openai_chat", "contains": "log me"}, "text": "logged"},
+        {"match": {"api": "openai_chat", "contains": "log me"}, "text": "logged"}
+    ])));
+    let home = Home::with_openai(&server);
+    let out = home.run(&["-vv", "chat", "--model", "fix/fixture-model", "log me"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "logged");
+    assert!(
+        stderr.contains("DEBUG"),
+        "debug logs reach stderr: {stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "stderr is a pipe, so no ANSI escapes: {stderr:?}"
+    );
+    let out = home.run(&[
+        "-vv",
+        "--log-format",
+        "json",
+        "chat",
+        "--model",
+        "fix/fixture-model",
+        "log me",
+    ]);
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let logs: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(!logs.is_empty(), "{stderr}");
+    assert!(logs.iter().all(|l| l["level"].is_string()), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+}

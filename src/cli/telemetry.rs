@@ -63,6 +63,7 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
             .with(
                 tracing_subscriber::fmt::layer()
                     .with_writer(std::io::stderr)
+                    .with_ansi(colour_on_stderr())
                     .with_target(false)
                     .with_filter(filter),
             )
@@ -72,6 +73,7 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
                 tracing_subscriber::fmt::layer()
                     .json()
                     .with_writer(std::io::stderr)
+                    .with_ansi(false)
                     .with_filter(filter),
             )
             .try_init(),
@@ -80,6 +82,13 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
         eprintln!("hecate: logging already initialised: {e}");
     }
     TelemetryGuard { provider }
+}
+
+/// Colour only for a person at a terminal: never when stderr is a pipe or a file
+/// (an editor's log panel, CI, `2> log`), and never when `NO_COLOR` is set.
+fn colour_on_stderr() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 fn otlp_provider() -> Option<SdkTracerProvider> {
