@@ -7,12 +7,7 @@ pub mod bus;
 pub mod diffs;
 mod external;
 pub mod guardrails;
-mod mcp_audit;
-mod mcp_catalog;
-mod mcp_gateway;
-mod mcp_passthrough;
-mod mcp_subscriptions;
-mod mcp_tools;
+pub mod mcp;
 pub mod owner;
 mod queries;
 mod sessions;
@@ -23,11 +18,10 @@ pub mod workspace;
 pub use crate::adapters::acp::{ProbeReport, ProbeStatus};
 pub use crate::adapters::git::FileChange;
 pub use external::AdapterStatus;
-pub use mcp_catalog::{
-    MAX_TOOL_NAME, McpCatalog, McpChange, ServerSpec, ToolPolicy, UPSTREAM_META_KEY,
-    UpstreamFailure, UpstreamServer, UpstreamTool, expose_names,
+pub use mcp::{
+    ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ServerSpec, ToolPolicy,
+    UPSTREAM_META_KEY, UpstreamFailure, UpstreamNotice, UpstreamServer, UpstreamTool, expose_names,
 };
-pub use mcp_tools::{ApprovalPrompter, McpCallOptions, UpstreamNotice};
 pub use sessions::{CreateSession, Transcript};
 pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
 
@@ -124,8 +118,8 @@ struct Inner {
     config: EngineConfig,
     active: Mutex<HashMap<SessionId, ActiveTurn>>,
     waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Approval>>>,
-    mcp: Arc<mcp_catalog::McpHub>,
-    audit: mcp_audit::AuditWriter,
+    mcp: Arc<mcp::state::McpHub>,
+    audit: mcp::audit::AuditWriter,
 }
 
 impl std::fmt::Debug for Engine {
@@ -144,7 +138,7 @@ impl Engine {
         runtimes: Runtimes,
         config: EngineConfig,
     ) -> Result<(Self, ReconcileReport)> {
-        let audit = mcp_audit::AuditWriter::start(store.clone());
+        let audit = mcp::audit::AuditWriter::start(store.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
@@ -154,7 +148,7 @@ impl Engine {
                 config,
                 active: Mutex::new(HashMap::new()),
                 waiters: Mutex::new(HashMap::new()),
-                mcp: mcp_catalog::McpHub::start(),
+                mcp: mcp::state::McpHub::start(),
                 audit,
             }),
         };

@@ -10,6 +10,7 @@ mod handler;
 pub mod pool;
 pub mod process;
 pub mod spec;
+pub mod tool_def;
 
 pub use client::{Changed, Notice, Upstream};
 pub use error::McpClientError;

@@ -13,9 +13,7 @@ mod approvals;
 mod auth;
 mod envelope;
 mod extract;
-mod feed;
 mod files;
-mod hub;
 mod messages;
 mod openapi;
 mod project;
@@ -36,10 +34,10 @@ use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
 use axum::http::{HeaderName, Method, Uri, header};
 use axum::routing::{self, MethodRouter};
-use hub::StreamHub;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
+use stream::StreamHub;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
@@ -128,7 +126,10 @@ pub fn routes() -> Vec<ApiRoute> {
             sessions::cancel,
         ),
         ApiRoute::post("/hecate/v1/agent-chat/sessions/{id}/close", sessions::close),
-        ApiRoute::get("/hecate/v1/agent-chat/sessions/{id}/stream", stream::stream),
+        ApiRoute::get(
+            "/hecate/v1/agent-chat/sessions/{id}/stream",
+            stream::sse::stream,
+        ),
         ApiRoute::get(
             "/hecate/v1/agent-chat/sessions/{id}/messages/{message_id}/files",
             files::list,

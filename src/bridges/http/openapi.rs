@@ -43,7 +43,7 @@ use utoipa::{Modify, OpenApi};
         sessions::cancel,
         sessions::close,
         messages::send,
-        stream::stream,
+        stream::sse::stream,
         files::list,
         files::diff,
         files::revert,

@@ -8,6 +8,7 @@ mod args;
 mod delegate;
 mod elicit;
 mod errors;
+mod handler;
 pub mod http;
 mod prompts;
 mod resources;
@@ -15,6 +16,7 @@ mod server;
 mod stdio;
 mod tools;
 mod upstream;
+mod uris;
 mod watch;
 
 pub use errors::McpBridgeError;

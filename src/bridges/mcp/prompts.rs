@@ -2,8 +2,8 @@
 //! session, an overview), plus the upstreams' prompts, namespaced like tools.
 
 use super::errors::protocol_error;
-use super::resources::{SESSIONS_URI, session_uri};
 use super::server::HecateMcp;
+use super::uris::{SESSIONS_URI, session_uri};
 use crate::domain::error::ErrorType;
 use crate::domain::ids::SessionId;
 use rmcp::ErrorData;

@@ -4,25 +4,12 @@
 
 use super::errors::{protocol_error, resource_not_found};
 use super::server::HecateMcp;
+use super::uris::{ADAPTERS_URI, SCHEME, SESSION_TEMPLATE, SESSIONS_URI};
 use crate::domain::error::ErrorType;
 use crate::domain::ids::SessionId;
 use rmcp::ErrorData;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::{Value, json};
-
-/// The scheme of Hecate's own resources.
-pub const SCHEME: &str = "hecate://";
-/// The session list resource.
-pub const SESSIONS_URI: &str = "hecate://sessions";
-/// The adapters resource.
-pub const ADAPTERS_URI: &str = "hecate://adapters";
-/// The session transcript template.
-pub const SESSION_TEMPLATE: &str = "hecate://sessions/{id}";
-
-/// The URI of one session's transcript resource.
-pub fn session_uri(id: &SessionId) -> String {
-    format!("{SESSIONS_URI}/{id}")
-}
 
 fn json_contents(uri: &str, v: &Value) -> ReadResourceResult {
     let text = serde_json::to_string_pretty(v).unwrap_or_default();

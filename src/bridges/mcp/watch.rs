@@ -4,8 +4,8 @@
 //! a turn streams). They stop when the connection is dropped or the client is
 //! gone.
 
-use super::resources::session_uri;
 use super::server::HecateMcp;
+use super::uris::session_uri;
 use crate::domain::event::EngineEvent;
 use crate::engine::McpChange;
 use crate::engine::bus::Received;

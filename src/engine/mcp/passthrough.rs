@@ -3,11 +3,10 @@
 //! like tools), and read or fetched from the upstream that owns them. Resource
 //! subscriptions are in `mcp_subscriptions`.
 
-use super::Engine;
-use super::mcp_catalog::{
-    LIST_TIMEOUT, ToolPolicy, UpstreamServer, annotate, client_error, expose_names, name_of,
-};
+use super::types::{LIST_TIMEOUT, ToolPolicy, UpstreamServer, client_error, expose_names};
+use crate::adapters::mcp::tool_def::{annotate, name_of};
 use crate::domain::error::{HecateError, Result};
+use crate::engine::Engine;
 use serde_json::{Map, Value};
 
 impl Engine {

@@ -3,9 +3,7 @@
 //! progress, logging and cancellation passed through, eviction of broken
 //! connections, and an audit record of every call in the store.
 
-use super::Engine;
-use super::approvals::TurnAsker;
-use super::mcp_catalog::{DEFAULT_CALL_TIMEOUT, ToolPolicy, UpstreamTool, client_error};
+use super::types::{DEFAULT_CALL_TIMEOUT, ToolPolicy, UpstreamTool, client_error};
 use crate::adapters::mcp::McpClientError;
 use crate::domain::approval::{Approval, ApprovalMode, Decision, Scope};
 use crate::domain::error::{ErrorType, HecateError, Result};
@@ -15,6 +13,8 @@ use crate::domain::permission::{
     PermissionAsker, PermissionKind, PermissionOption, PermissionOutcome, PermissionRequest,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::engine::Engine;
+use crate::engine::approvals::TurnAsker;
 use crate::engine::bus::Received;
 use crate::store::McpCallRecord;
 use futures::future::BoxFuture;

@@ -10,11 +10,11 @@
 //! subscriber, resuming or not, first gets `approval.requested` for each approval
 //! of the session still pending.
 
-use super::HttpState;
-use super::envelope::{ApiError, ErrorEnvelope};
-use super::extract::{ApiPath, ApiQuery};
-use super::feed::{ApprovalFrame, FeedState, Frame, Position};
-use super::wire::StreamQuery;
+use super::super::HttpState;
+use super::super::envelope::{ApiError, ErrorEnvelope};
+use super::super::extract::{ApiPath, ApiQuery};
+use super::super::wire::StreamQuery;
+use super::frames::{ApprovalFrame, FeedState, Frame, Position};
 use crate::domain::approval::ApprovalStatus;
 use crate::domain::ids::SessionId;
 use axum::extract::State;

@@ -1,0 +1,174 @@
+//! The MCP `ServerHandler` of a connection: capabilities and instructions, then
+//! each request handed to the tools, resources, prompts and upstream files.
+
+use super::errors::protocol_error;
+use super::server::HecateMcp;
+use super::watch;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+};
+// Logging is SEP-2577-deprecated in rmcp but still part of protocol 2025-11-25.
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+/// Instructions sent to clients in `initialize`.
+const INSTRUCTIONS: &str = "Hecate is a local hub for coding agents and models. Use list_sessions / \
+get_transcript to read conversations shared with the CLI and HTTP API, ask_agent to delegate a task \
+to another agent (agent:ID from list_adapters) or a model (model:PROVIDER/MODEL), and \
+list_approvals / resolve_approval for pending permission requests. Tools named SERVER__tool are \
+upstream MCP servers proxied under Hecate's policy. Resources hecate://sessions/{id} are live \
+transcripts you can subscribe to.";
+
+impl ServerHandler for HecateMcp {
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        let caps = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(caps)
+            .with_server_info(
+                Implementation::new("hecate", env!("CARGO_PKG_VERSION")).with_title("Hecate"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.conn.peer.set(context.peer.clone()).is_ok() {
+            watch::start(self, context.peer);
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools = self.own_tool_list();
+        tools.extend(self.upstream_tools().await);
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        if self.is_hub() {
+            self.own.get(name).cloned()
+        } else {
+            None
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.is_hub() && self.own.has_route(&request.name) {
+            return self
+                .own
+                .call(ToolCallContext::new(self, request, context))
+                .await;
+        }
+        self.call_upstream(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(self.resources().await))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.resource_templates().await,
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read(&request.uri).await.map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_uri(&request.uri).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.unsubscribe_uri(&request.uri).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(self.prompts().await))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.prompt(&request.name, request.arguments)
+            .await
+            .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Some(server) = &self.opts.upstream else {
+            return Ok(CompleteResult::default());
+        };
+        let params = serde_json::to_value(&request).unwrap_or_default();
+        match self.engine.mcp_complete(server, params).await {
+            Ok(v) => serde_json::from_value(v)
+                .map_err(|e| ErrorData::internal_error(format!("upstream completion: {e}"), None)),
+            Err(e) => Err(protocol_error(&e)),
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+}

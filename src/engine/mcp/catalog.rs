@@ -1,0 +1,238 @@
+//! The catalog face of the engine's MCP hub: configuring upstream servers and the
+//! pool, probing one, listing each upstream's tools (cached, with failures
+//! remembered briefly), and the aggregated catalog (namespaced `NAME__tool`,
+//! collision-free, within MCP's 64-character limit). Tool definitions stay opaque
+//! JSON here: the engine parses no MCP.
+
+use super::state::{IndexedCatalog, McpHub};
+use super::types::{
+    LIST_TIMEOUT, McpCatalog, McpChange, ServerSpec, ToolPolicy, UpstreamFailure, UpstreamServer,
+    UpstreamTool, client_error, expose_names,
+};
+use crate::adapters::mcp::tool_def::{annotate, name_of};
+use crate::adapters::mcp::{PoolOptions, PoolStats, ProbeReport};
+use crate::domain::error::{HecateError, Result};
+use crate::engine::Engine;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// How long a failed upstream listing is remembered before it is tried again, so
+/// one broken upstream does not make every listing wait for it.
+const FAILURE_TTL: Duration = Duration::from_secs(5);
+
+/// Deadline of a probe (spawn, initialize, tools/list).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Engine {
+    pub(crate) fn mcp_hub(&self) -> &McpHub {
+        &self.inner.mcp
+    }
+
+    /// Replaces the configured upstream servers (names must be unique); clients
+    /// are told their lists changed.
+    pub fn configure_mcp_servers(&self, servers: Vec<UpstreamServer>) -> Result<()> {
+        let mut seen = HashSet::new();
+        for s in &servers {
+            if s.name.is_empty() || !seen.insert(s.name.clone()) {
+                return Err(HecateError::invalid(format!(
+                    "MCP server names must be unique and non-empty: {:?}",
+                    s.name
+                )));
+            }
+        }
+        let hub = self.mcp_hub();
+        *hub.servers.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(servers);
+        hub.tools.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        hub.forget_catalog();
+        for c in [McpChange::Tools, McpChange::Resources, McpChange::Prompts] {
+            let _ = hub.changes.send(c);
+        }
+        Ok(())
+    }
+
+    /// The configured upstream servers.
+    pub fn mcp_servers(&self) -> Arc<Vec<UpstreamServer>> {
+        self.mcp_hub().servers()
+    }
+
+    /// Changes bridges relay to their clients (`list_changed`, resource updates).
+    pub fn mcp_changes(&self) -> broadcast::Receiver<McpChange> {
+        self.mcp_hub().changes.subscribe()
+    }
+
+    /// Replaces the MCP client pool's tunables (`[mcp_pool]`): idle TTL, LRU
+    /// cap, ping interval and bring-up deadline apply from the next sweep and
+    /// bring-up on.
+    pub fn configure_mcp_pool(&self, opts: PoolOptions) {
+        self.mcp_hub().pool.set_options(opts);
+    }
+
+    /// The client pool's entries, leases in use and idle entries.
+    pub fn mcp_pool_stats(&self) -> PoolStats {
+        self.mcp_hub().pool.stats()
+    }
+
+    /// Brings an upstream up outside the pool, lists its tools (un-namespaced)
+    /// and tears it down, within 10 seconds.
+    pub async fn mcp_probe(&self, spec: &ServerSpec) -> Result<ProbeReport> {
+        self.mcp_hub()
+            .pool
+            .probe(spec, PROBE_TIMEOUT)
+            .await
+            .map_err(|e| client_error("probe", &e))
+    }
+
+    async fn upstream_tools(&self, server: &UpstreamServer) -> Result<Vec<Value>> {
+        let hub = self.mcp_hub();
+        if let Some(t) = hub.cached_tools(&server.name) {
+            return Ok(t);
+        }
+        let recent = hub
+            .failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&server.name)
+            .filter(|(at, _)| at.elapsed() < FAILURE_TTL)
+            .map(|(_, e)| e.clone());
+        if let Some(e) = recent {
+            return Err(e);
+        }
+        let result = self.list_upstream_tools(server).await;
+        let mut failures = hub.failures.lock().unwrap_or_else(|p| p.into_inner());
+        match &result {
+            Ok(_) => failures.remove(&server.name),
+            Err(e) => failures.insert(server.name.clone(), (std::time::Instant::now(), e.clone())),
+        };
+        result
+    }
+
+    async fn list_upstream_tools(&self, server: &UpstreamServer) -> Result<Vec<Value>> {
+        let hub = self.mcp_hub();
+        let lease = hub
+            .pool
+            .acquire(&server.spec, server.call_timeout)
+            .await
+            .map_err(|e| client_error(&server.name, &e))?;
+        let tools = match lease.list_tools(LIST_TIMEOUT).await {
+            Ok(t) => t,
+            Err(e) => {
+                if e.is_fatal_to_connection() {
+                    hub.pool.evict(&lease);
+                }
+                return Err(client_error(&server.name, &e));
+            }
+        };
+        hub.tools
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(server.name.clone(), tools.clone());
+        Ok(tools)
+    }
+
+    /// The aggregated tools of every non-blocked upstream (blocked tools hidden).
+    pub async fn mcp_tools(&self) -> McpCatalog {
+        match self.mcp_catalog_if_complete().await {
+            Ok(c) => c.catalog.clone(),
+            Err(partial) => partial,
+        }
+    }
+
+    /// The catalog, from the cache when it holds one; a catalog built while
+    /// every upstream listed fine is cached, a partial one is returned as `Err`.
+    pub(crate) async fn mcp_catalog_if_complete(
+        &self,
+    ) -> std::result::Result<Arc<IndexedCatalog>, McpCatalog> {
+        let hub = self.mcp_hub();
+        let (generation, cached) = hub.cached_catalog();
+        if let Some(c) = cached {
+            return Ok(c);
+        }
+        let servers = self.mcp_servers();
+        let catalog = self.mcp_tools_of(servers.iter().collect()).await;
+        if !catalog.failures.is_empty() {
+            return Err(catalog);
+        }
+        let indexed = Arc::new(IndexedCatalog::new(catalog));
+        hub.keep_catalog(generation, indexed.clone());
+        Ok(indexed)
+    }
+
+    /// Builds the complete catalog in the background (once at a time), so the
+    /// next calls find their tool in the cache.
+    pub(crate) fn warm_mcp_catalog(&self) {
+        let hub = self.mcp_hub();
+        if hub.warming.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let _ = engine.mcp_catalog_if_complete().await;
+            engine
+                .mcp_hub()
+                .warming
+                .store(false, std::sync::atomic::Ordering::Release);
+        });
+    }
+
+    /// The cached complete catalog, without listing anything.
+    pub(crate) fn mcp_cached_catalog(&self) -> Option<Arc<IndexedCatalog>> {
+        self.mcp_hub().cached_catalog().1
+    }
+
+    /// The tools of `servers` only, named as in the full catalog (server names
+    /// contain no `__`, so names of different servers cannot collide except in
+    /// degenerate cases).
+    pub(crate) async fn mcp_tools_of(&self, servers: Vec<&UpstreamServer>) -> McpCatalog {
+        let active: Vec<&UpstreamServer> = servers
+            .into_iter()
+            .filter(|s| s.policy != ToolPolicy::Block || !s.tool_policies.is_empty())
+            .collect();
+        let lists = futures::future::join_all(active.iter().map(|s| self.upstream_tools(s))).await;
+        let mut catalog = McpCatalog::default();
+        let mut pairs = Vec::new();
+        let mut defs = Vec::new();
+        for (server, list) in active.iter().zip(lists) {
+            match list {
+                Ok(tools) => {
+                    for t in tools {
+                        let name = name_of(&t);
+                        let policy = server.policy_for(&name);
+                        if policy == ToolPolicy::Block {
+                            continue;
+                        }
+                        pairs.push((server.name.clone(), name));
+                        defs.push((policy, t));
+                    }
+                }
+                Err(error) => catalog.failures.push(UpstreamFailure {
+                    server: server.name.clone(),
+                    error,
+                }),
+            }
+        }
+        let exposed = expose_names(&pairs);
+        for (((server, tool), exposed), (policy, def)) in pairs.into_iter().zip(exposed).zip(defs) {
+            let definition = Arc::new(annotate(def, &exposed, &server, &tool));
+            catalog.tools.push(UpstreamTool {
+                server,
+                tool,
+                exposed,
+                policy,
+                definition,
+            });
+        }
+        catalog
+    }
+
+    /// Finds the server configured under `name`.
+    pub(crate) fn mcp_server(&self, name: &str) -> Result<UpstreamServer> {
+        self.mcp_servers()
+            .iter()
+            .find(|s| s.name == name)
+            .cloned()
+            .ok_or_else(|| HecateError::not_found("MCP server", name))
+    }
+}

@@ -1,0 +1,22 @@
+//! The engine's upstream-MCP half: upstream servers behind the client pool,
+//! the aggregated catalog, proxied tool calls through the approval gate, the
+//! audit writer, resources and prompts passthrough, hub-wide resource
+//! subscriptions and the gateway sessions that own proxied-call approvals.
+//!
+//! `types` is the vocabulary (a leaf), `state` holds the hub's state and imports
+//! only `types`; the other files add behaviour to `Engine` and import both.
+
+pub(crate) mod audit;
+mod catalog;
+mod gateway;
+mod passthrough;
+pub(crate) mod state;
+mod subscriptions;
+mod tools;
+pub mod types;
+
+pub use tools::{ApprovalPrompter, McpCallOptions, UpstreamNotice};
+pub use types::{
+    MAX_TOOL_NAME, McpCatalog, McpChange, ServerSpec, ToolPolicy, UPSTREAM_META_KEY,
+    UpstreamFailure, UpstreamServer, UpstreamTool, expose_names,
+};
