@@ -15,7 +15,6 @@ use anyhow::Context;
 use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 
-pub(crate) mod bench;
 pub(crate) mod call;
 
 /// Arguments of `hecate mcp`.
@@ -55,9 +54,6 @@ pub enum McpCommand {
     },
     /// Serve the Streamable HTTP endpoint (`/mcp`, `/mcp/NAME`) alone on loopback.
     Http(HttpArgs),
-    /// Measure `tools/call echo` directly, through `hecate mcp` stdio and through
-    /// the HTTP endpoint.
-    Bench(bench::BenchArgs),
 }
 
 /// Arguments of `hecate mcp probe`.
@@ -153,7 +149,6 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<i32> {
         Some(McpCommand::Servers { format }) => servers(cli, *format).await,
         Some(McpCommand::Calls { limit, format }) => calls(cli, *limit, *format).await,
         Some(McpCommand::Http(a)) => http(cli, a).await,
-        Some(McpCommand::Bench(a)) => bench::run(a).await,
     }
 }
 

@@ -4,10 +4,6 @@
 mod acp;
 mod adapters;
 mod approvals;
-mod bench;
-mod bench_acp;
-mod bench_agent;
-mod bench_http;
 mod chat;
 pub mod config;
 mod context;
@@ -21,7 +17,7 @@ pub mod telemetry;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-pub use context::AppContext;
+pub use context::{AppContext, DB_FILE};
 pub use output::Format;
 
 /// Hecate: one local hub between editors, coding agents, tool servers and models.
@@ -92,9 +88,6 @@ pub enum Command {
     Grants(approvals::GrantsCommand),
     /// Report configuration, data directory, store health and provider readiness.
     Doctor(doctor::DoctorArgs),
-    /// Measure the store and the model path against the direct path.
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
 }
 
 /// Runs the parsed command and returns the process exit code.
@@ -109,7 +102,6 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Approvals(ref c) => approvals::run_approvals(&cli, c).await,
         Command::Grants(ref c) => approvals::run_grants(&cli, c).await,
         Command::Doctor(ref a) => doctor::run(&cli, a).await,
-        Command::Bench(ref c) => bench::run(&cli, c).await,
     };
     match result {
         Ok(code) => code,

@@ -1,12 +1,11 @@
-//! `hecate bench acp`: what `hecate acp` costs an editor, against the direct path in
-//! the same run. Cold start to the `initialize` answer (median of N spawns) of
+//! `acp`: what `hecate acp` costs an editor, against the direct path in the same
+//! run. Cold start to the `initialize` answer (median of N spawns) of
 //! `hecate acp` vs the fixture agent (a minimal responder) and any installed Node
 //! agents; and a streamed turn of N chunks through `client → hecate acp → fixture
 //! agent` vs `client → fixture agent`, as a wall-time ratio and added µs per update.
 //! The client is the official SDK's client role over the child's pipes.
 
-use super::bench::fixture_bin;
-use crate::bridges::acp::transport::{MAX_FRAME_BYTES, guarded_lines};
+use crate::support::{Group, TempDir, fixture_bin, hecate_bin, num};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -14,6 +13,7 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate,
 };
 use agent_client_protocol::{Agent, Client};
+use hecate::bridges::acp::transport::{MAX_FRAME_BYTES, guarded_lines};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,9 +21,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Arguments of `hecate bench acp`.
+/// Arguments of the `acp` benchmark.
 #[derive(Debug, Clone, clap::Args)]
-pub struct AcpBenchArgs {
+pub struct AcpArgs {
     /// Cold starts measured per command (the median is reported).
     #[arg(long, default_value_t = 20)]
     pub starts: usize,
@@ -33,7 +33,7 @@ pub struct AcpBenchArgs {
     /// Measured turns per path (after one warm-up turn).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
-    /// The hecate-fixtures binary (default: next to hecate).
+    /// The hecate-fixtures binary (default: the one of this build).
     #[arg(long)]
     pub fixture_bin: Option<PathBuf>,
     /// A directory with Node-based agents (e.g. target/test-deps/node/node_modules/.bin,
@@ -69,12 +69,12 @@ fn median_ms(mut v: Vec<Duration>) -> f64 {
     v.get(v.len() / 2).map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
-/// Spawns `peer` with its stdio piped; returns the child and the SDK transport.
+/// Spawns `peer` with its stdio piped; returns the process and the SDK transport.
 fn spawn(
     peer: &Peer,
     cwd: &Path,
 ) -> anyhow::Result<(
-    tokio::process::Child,
+    Group,
     impl agent_client_protocol::ConnectTo<Client> + 'static,
 )> {
     let mut cmd = tokio::process::Command::new(&peer.program);
@@ -82,39 +82,22 @@ fn spawn(
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true);
+        .stderr(Stdio::null());
     for (k, v) in &peer.env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn()?;
-    let stdin = child
+    let mut process = Group::spawn(&mut cmd)?;
+    let stdin = process
+        .child()
         .stdin
         .take()
         .ok_or_else(|| anyhow::anyhow!("no stdin"))?;
-    let stdout = child
+    let stdout = process
+        .child()
         .stdout
         .take()
         .ok_or_else(|| anyhow::anyhow!("no stdout"))?;
-    Ok((child, guarded_lines(stdout, stdin, MAX_FRAME_BYTES)))
-}
-
-/// Waits briefly for a child that saw EOF, then kills its group.
-async fn reap(mut child: tokio::process::Child) {
-    if tokio::time::timeout(Duration::from_secs(5), child.wait())
-        .await
-        .is_err()
-    {
-        if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: kill(2) has no memory-safety preconditions; the child leads
-            // its own process group.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-        let _ = child.wait().await;
-    }
+    Ok((process, guarded_lines(stdout, stdin, MAX_FRAME_BYTES)))
 }
 
 async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protocol::Error> {
@@ -127,7 +110,7 @@ async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protoco
 /// Spawn to `initialize` answer, once.
 async fn cold_start(peer: &Peer, cwd: &Path) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let (child, transport) = spawn(peer, cwd)?;
+    let (process, transport) = spawn(peer, cwd)?;
     let elapsed = Client
         .v1()
         .name("hecate-bench")
@@ -136,7 +119,7 @@ async fn cold_start(peer: &Peer, cwd: &Path) -> anyhow::Result<Duration> {
             Ok(started.elapsed())
         })
         .await;
-    reap(child).await;
+    process.reap().await;
     Ok(elapsed?)
 }
 
@@ -157,7 +140,7 @@ async fn turns(
     chunks: usize,
     repeats: usize,
 ) -> anyhow::Result<Vec<Duration>> {
-    let (child, transport) = spawn(peer, ws)?;
+    let (process, transport) = spawn(peer, ws)?;
     let tally = Arc::new(AtomicUsize::new(0));
     let seen = tally.clone();
     let result = Client
@@ -202,15 +185,52 @@ async fn turns(
             Ok(walls)
         })
         .await;
-    reap(child).await;
+    process.reap().await;
     Ok(result?)
 }
 
+/// Cold starts of the Node agents installed in `bin`; an agent that fails
+/// reports its error instead of figures.
+async fn node_agents(
+    bin: &Path,
+    dir: &Path,
+    ws: &Path,
+    starts: usize,
+    cold: &mut serde_json::Map<String, Value>,
+) -> anyhow::Result<()> {
+    let bin = std::fs::canonicalize(bin)?;
+    let home = dir.join("agent-home");
+    std::fs::create_dir_all(&home)?;
+    let path = std::env::var("PATH").unwrap_or_default();
+    for (name, agent_args) in NODE_AGENTS {
+        let program = bin.join(name);
+        if !program.exists() {
+            continue;
+        }
+        let peer = Peer {
+            program,
+            args: agent_args.iter().map(|a| a.to_string()).collect(),
+            env: vec![
+                ("PATH".into(), format!("{}:{path}", bin.display())),
+                ("HOME".into(), home.display().to_string()),
+                ("IS_SANDBOX".into(), "1".into()),
+            ],
+        };
+        let figures = match cold_starts(&peer, ws, starts).await {
+            Ok(v) => v,
+            Err(e) => json!({"error": e.to_string()}),
+        };
+        cold.insert((*name).to_string(), figures);
+    }
+    Ok(())
+}
+
 /// Runs the benchmark and returns its report.
-pub async fn bench(args: &AcpBenchArgs) -> anyhow::Result<Value> {
-    let fixture = fixture_bin(args.fixture_bin.as_deref())?;
-    let hecate = std::env::current_exe()?;
-    let dir = tempfile_dir()?;
+pub async fn bench(args: &AcpArgs) -> anyhow::Result<Value> {
+    let fixture = fixture_bin(args.fixture_bin.as_deref());
+    let hecate = hecate_bin();
+    let tmp = TempDir::new("acp")?;
+    let dir = tmp.path();
     let ws = dir.join("ws");
     std::fs::create_dir_all(&ws)?;
     let script = dir.join("stream.json");
@@ -225,7 +245,6 @@ pub async fn bench(args: &AcpBenchArgs) -> anyhow::Result<Value> {
             script.display().to_string()
         ),
     )?;
-    let path = std::env::var("PATH").unwrap_or_default();
     let hecate_env = vec![
         (
             "HECATE_DATA_DIR".to_string(),
@@ -235,7 +254,10 @@ pub async fn bench(args: &AcpBenchArgs) -> anyhow::Result<Value> {
             "HECATE_CONFIG".to_string(),
             dir.join("config.toml").display().to_string(),
         ),
-        ("PATH".to_string(), path.clone()),
+        (
+            "PATH".to_string(),
+            std::env::var("PATH").unwrap_or_default(),
+        ),
     ];
     let hecate_acp = |target: &[&str]| Peer {
         program: hecate.clone(),
@@ -259,34 +281,12 @@ pub async fn bench(args: &AcpBenchArgs) -> anyhow::Result<Value> {
     let mut cold = serde_json::Map::new();
     let h = cold_starts(&hecate_acp(&[]), &ws, starts).await?;
     let f = cold_starts(&fixture_agent, &ws, starts).await?;
-    let ratio =
-        h["median_ms"].as_f64().unwrap_or(0.0) / f["median_ms"].as_f64().unwrap_or(1.0).max(1e-9);
+    let ratio = num(&h, "median_ms") / num(&f, "median_ms").max(1e-9);
     cold.insert("hecate_acp".into(), h);
     cold.insert("fixture_agent".into(), f);
     cold.insert("ratio_hecate_vs_fixture".into(), json!(ratio));
     if let Some(bin) = &args.agents_bin {
-        let bin = std::fs::canonicalize(bin)?;
-        let home = dir.join("agent-home");
-        std::fs::create_dir_all(&home)?;
-        for (name, agent_args) in NODE_AGENTS {
-            let program = bin.join(name);
-            if !program.exists() {
-                continue;
-            }
-            let peer = Peer {
-                program,
-                args: agent_args.iter().map(|a| a.to_string()).collect(),
-                env: vec![
-                    ("PATH".into(), format!("{}:{path}", bin.display())),
-                    ("HOME".into(), home.display().to_string()),
-                    ("IS_SANDBOX".into(), "1".into()),
-                ],
-            };
-            match cold_starts(&peer, &ws, args.agent_starts.max(1)).await {
-                Ok(v) => cold.insert((*name).to_string(), v),
-                Err(e) => cold.insert((*name).to_string(), json!({"error": e.to_string()})),
-            };
-        }
+        node_agents(bin, dir, &ws, args.agent_starts.max(1), &mut cold).await?;
     }
 
     let repeats = args.repeats.max(1);
@@ -299,7 +299,6 @@ pub async fn bench(args: &AcpBenchArgs) -> anyhow::Result<Value> {
     )
     .await?;
     let (d, t) = (median_ms(direct), median_ms(through));
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(json!({
         "benchmark": "acp_bridge",
         "cold_start_to_initialize": cold,
@@ -314,13 +313,4 @@ pub async fn bench(args: &AcpBenchArgs) -> anyhow::Result<Value> {
                      persists the prompt, the run events (batched) and the answer",
         },
     }))
-}
-
-fn tempfile_dir() -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!(
-        "hecate-bench-acp-{}",
-        uuid::Uuid::new_v4().simple()
-    ));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }

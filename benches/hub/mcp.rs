@@ -1,19 +1,13 @@
-//! `hecate mcp bench`: `tools/call echo` latency (median, p99) and throughput,
-//! sequentially and with concurrent clients, on several paths to the same
-//! upstream in one run, as ratios against the direct stdio path; plus the cold
-//! start of `hecate mcp` to its `initialize` answer.
+//! `mcp`: `tools/call echo` latency (median, p99) and throughput, sequentially
+//! and with concurrent clients, on several paths to the same upstream in one
+//! run, as ratios against the direct stdio path; plus the cold start of
+//! `hecate mcp` to its `initialize` answer.
 //!
-//! Two clients:
-//!
-//! - the default, rmcp (the Rust SDK), against the fixture upstream
-//!   `hecate-fixtures mcp-server`: direct stdio, `hecate mcp` stdio, and
-//!   `hecate serve`'s Streamable HTTP `/mcp` (aggregated) and `/mcp/up`
-//!   (passthrough);
-//! - `--ts`, the official TypeScript SDK client (`benches/mcp-ts/bench.mjs` run
-//!   with the pinned Node 22), against `@modelcontextprotocol/server-everything`,
-//!   so the figures compare with the Node bridges: direct stdio, `hecate mcp`
-//!   stdio, `hecate serve`'s `/mcp` and `/mcp/everything`, supergateway
-//!   `--stateful` and server-everything's own Streamable HTTP mode.
+//! This file holds the harness both clients share and the default client, rmcp
+//! (the Rust SDK), against the fixture upstream `hecate-fixtures mcp-server`:
+//! direct stdio, `hecate mcp` stdio, and `hecate serve`'s Streamable HTTP `/mcp`
+//! (aggregated) and `/mcp/up` (passthrough). `--ts` (the official TypeScript SDK
+//! client) lives in `mcp_ts.rs`.
 //!
 //! Both also measure floors in front of the same upstream, built into the
 //! fixtures binary: `pipe_relay_stdio` (a byte relay: what any extra stdio
@@ -22,7 +16,7 @@
 //! plus `rmcp_server_http`, the fixture server itself over Streamable HTTP (no
 //! upstream at all): the least any rmcp HTTP endpoint costs with that client.
 
-use super::super::output::{print_resource, print_text};
+use crate::support::{Group, READY_TIMEOUT, fixture_bin, hecate_bin, percentile, temp_dir};
 use anyhow::Context;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -34,9 +28,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
-/// Arguments of `hecate mcp bench`.
+/// Arguments of the `mcp` benchmark.
 #[derive(Debug, clap::Args)]
-pub struct BenchArgs {
+pub struct McpArgs {
     /// Sequential calls per path (also the total of the concurrent run).
     #[arg(long, default_value_t = 2000)]
     pub calls: usize,
@@ -47,7 +41,7 @@ pub struct BenchArgs {
     /// is reported, after one untimed start.
     #[arg(long, default_value_t = 10)]
     pub starts: usize,
-    /// The hecate-fixtures binary (default: next to hecate; rmcp mode only).
+    /// The hecate-fixtures binary (default: the one of this build).
     #[arg(long)]
     pub fixture_bin: Option<PathBuf>,
     /// Use the official TypeScript SDK client against server-everything, with
@@ -72,37 +66,42 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
+/// An rmcp client connection.
 type Client = RunningService<RoleClient, ()>;
 
 /// The initialize request sent by the cold-start measurement.
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hecate-mcp-bench","version":"1.0.0"}}}"#;
 
-/// How long a spawned HTTP server may take to accept connections.
-const READY_TIMEOUT: Duration = Duration::from_secs(30);
-
-struct Setup {
-    hecate: PathBuf,
-    dir: PathBuf,
+/// The `hecate` binary with a temporary config and data directory (removed when
+/// dropped).
+pub struct Setup {
+    /// The `hecate` binary.
+    pub hecate: PathBuf,
+    /// The temporary directory.
+    pub dir: PathBuf,
 }
 
 impl Setup {
-    fn new(dir: PathBuf) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(&dir)?;
+    /// A fresh temporary directory for `hecate`.
+    pub fn new() -> anyhow::Result<Self> {
         Ok(Self {
-            hecate: std::env::current_exe()?,
-            dir,
+            hecate: hecate_bin(),
+            dir: temp_dir("mcp")?,
         })
     }
 
-    fn config(&self) -> PathBuf {
+    /// The config file `hecate` reads.
+    pub fn config(&self) -> PathBuf {
         self.dir.join("config.toml")
     }
 
-    fn data(&self) -> PathBuf {
+    /// The data directory `hecate` uses.
+    pub fn data(&self) -> PathBuf {
         self.dir.join("data")
     }
 
-    fn hecate_cmd(&self, args: &[&str]) -> tokio::process::Command {
+    /// `hecate ARGS...` with this config and data directory.
+    pub fn hecate_cmd(&self, args: &[&str]) -> tokio::process::Command {
         let mut c = tokio::process::Command::new(&self.hecate);
         c.args(args)
             .env("HECATE_CONFIG", self.config())
@@ -113,7 +112,8 @@ impl Setup {
         c
     }
 
-    fn write_config(&self, name: &str, command: &Path, args: &[&str]) -> anyhow::Result<()> {
+    /// Writes a config with one upstream MCP server, `name`, run as `command args...`.
+    pub fn write_config(&self, name: &str, command: &Path, args: &[&str]) -> anyhow::Result<()> {
         let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
         let cfg = format!(
             "[mcp_servers.{name}]\ncommand = {:?}\nargs = [{}]\n",
@@ -131,53 +131,7 @@ impl Drop for Setup {
     }
 }
 
-/// A server process the benchmark started; stopped gracefully by [`Server::stop`],
-/// killed (with its process group) when dropped on an error path.
-struct Server {
-    child: tokio::process::Child,
-}
-
-impl Server {
-    fn pid(&self) -> Option<i32> {
-        self.child.id().and_then(|p| i32::try_from(p).ok())
-    }
-
-    /// Sends SIGTERM to the process group, waits up to 5 s, then kills it.
-    async fn stop(mut self) {
-        if let Some(pid) = self.pid() {
-            // SAFETY: kill(2) has no memory-safety preconditions; the child leads
-            // its own process group (spawned with `process_group(0)`).
-            unsafe {
-                libc::kill(-pid, libc::SIGTERM);
-            }
-        }
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-            .await
-            .is_err()
-        {
-            self.kill();
-        }
-        let _ = self.child.wait().await;
-    }
-
-    fn kill(&mut self) {
-        if let Some(pid) = self.pid() {
-            // SAFETY: as in `stop`.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            self.kill();
-        }
-    }
-}
-
+/// Spawns `cmd` and connects an rmcp client over its stdio.
 async fn stdio_client(mut cmd: tokio::process::Command) -> anyhow::Result<Client> {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -194,6 +148,7 @@ async fn stdio_client(mut cmd: tokio::process::Command) -> anyhow::Result<Client
     Ok(client)
 }
 
+/// Calls `tool` with an echo message; a tool error fails the call.
 async fn echo(client: &Client, tool: &str, i: usize) -> anyhow::Result<()> {
     let args = json!({"message": format!("m{i}")});
     let r = client
@@ -204,14 +159,6 @@ async fn echo(client: &Client, tool: &str, i: usize) -> anyhow::Result<()> {
         .await?;
     anyhow::ensure!(r.is_error != Some(true), "{tool} failed: {:?}", r.content);
     Ok(())
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
 }
 
 /// Sequential latencies (µs) and calls per second.
@@ -293,7 +240,7 @@ where
 
 /// Starts `hecate serve` (the HTTP server users run, which mounts `/mcp` and
 /// `/mcp/NAME`) on a free loopback port and returns it with its `/mcp` URL.
-async fn hecate_serve(setup: &Setup) -> anyhow::Result<(Server, String)> {
+pub async fn hecate_serve(setup: &Setup) -> anyhow::Result<(Group, String)> {
     let (server, port) = http_server("hecate serve", |port| {
         let listen = format!("127.0.0.1:{port}");
         setup.hecate_cmd(&["serve", "--listen", &listen])
@@ -313,7 +260,7 @@ fn free_port() -> anyhow::Result<u16> {
 /// Starts an HTTP server on a free port (`make` builds its command for a port)
 /// and waits until it accepts connections; retries on another port if it exits
 /// first (the port was taken in between).
-async fn http_server<F>(what: &str, make: F) -> anyhow::Result<(Server, u16)>
+pub async fn http_server<F>(what: &str, make: F) -> anyhow::Result<(Group, u16)>
 where
     F: Fn(u16) -> tokio::process::Command,
 {
@@ -323,14 +270,11 @@ where
         let mut cmd = make(port);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .kill_on_drop(true);
-        let child = cmd.spawn().with_context(|| format!("spawning {what}"))?;
-        let mut server = Server { child };
+            .stderr(Stdio::null());
+        let mut server = Group::spawn(&mut cmd).with_context(|| format!("spawning {what}"))?;
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            if let Ok(Some(status)) = server.child.try_wait() {
+            if let Ok(Some(status)) = server.child().try_wait() {
                 last = format!("{what} exited ({status}) before listening on {port}");
                 break;
             }
@@ -351,7 +295,7 @@ where
 
 /// Milliseconds from spawning `cmd` to its answer to `initialize`, per start
 /// (one untimed start first).
-async fn cold_starts<F>(make: F, starts: usize) -> anyhow::Result<Value>
+pub async fn cold_starts<F>(make: F, starts: usize) -> anyhow::Result<Value>
 where
     F: Fn() -> tokio::process::Command,
 {
@@ -407,7 +351,7 @@ where
 
 /// Adds `median_vs_direct` and `scaling` (concurrent over sequential calls/s) to
 /// every path, against `paths["direct_stdio"]`.
-fn add_ratios(paths: &mut serde_json::Map<String, Value>) {
+pub fn add_ratios(paths: &mut serde_json::Map<String, Value>) {
     let base = paths
         .get("direct_stdio")
         .and_then(|d| d["median_us"].as_f64())
@@ -441,9 +385,11 @@ fn add_ratios(paths: &mut serde_json::Map<String, Value>) {
 /// upstream (`program args...`): `pipe_relay_stdio` (a process that copies bytes,
 /// the cost of any stdio hop) and the leanest rmcp proxy, `rmcp_proxy_stdio` and
 /// `rmcp_proxy_http` (what rmcp's server and client cost with no Hecate logic).
-struct Floors {
-    fixture: PathBuf,
-    upstream: Vec<String>,
+pub struct Floors {
+    /// The `hecate-fixtures` binary.
+    pub fixture: PathBuf,
+    /// The upstream's command line.
+    pub upstream: Vec<String>,
 }
 
 impl Floors {
@@ -457,24 +403,24 @@ impl Floors {
     }
 
     /// `mcp-proxy` over stdio.
-    fn rmcp_proxy(&self) -> tokio::process::Command {
+    pub fn rmcp_proxy(&self) -> tokio::process::Command {
         self.stdio_cmd("mcp-proxy")
     }
 
     /// `pipe-relay` in front of the upstream.
-    fn pipe_relay(&self) -> tokio::process::Command {
+    pub fn pipe_relay(&self) -> tokio::process::Command {
         self.stdio_cmd("pipe-relay")
     }
 
     /// `mcp-proxy --listen` on a free port, with its `/mcp` URL.
-    async fn rmcp_proxy_http(&self) -> anyhow::Result<(Server, String)> {
+    pub async fn rmcp_proxy_http(&self) -> anyhow::Result<(Group, String)> {
         self.listening("the rmcp proxy floor", "mcp-proxy", &self.upstream)
             .await
     }
 
     /// The fixture server itself over Streamable HTTP (`mcp-server --listen`): an
     /// rmcp endpoint with no upstream behind it, what any rmcp HTTP path costs.
-    async fn rmcp_server_http(&self) -> anyhow::Result<(Server, String)> {
+    pub async fn rmcp_server_http(&self) -> anyhow::Result<(Group, String)> {
         self.listening("the rmcp server floor", "mcp-server", &[])
             .await
     }
@@ -485,7 +431,7 @@ impl Floors {
         what: &str,
         subcommand: &str,
         upstream: &[String],
-    ) -> anyhow::Result<(Server, String)> {
+    ) -> anyhow::Result<(Group, String)> {
         let (server, port) = http_server(what, |port| {
             let mut c = tokio::process::Command::new(&self.fixture);
             c.arg(subcommand)
@@ -501,14 +447,11 @@ impl Floors {
     }
 }
 
-fn bench_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("hecate-mcp-bench-{}", std::process::id()))
-}
-
-/// The rmcp client against the fixture upstream.
-async fn run_rmcp(args: &BenchArgs) -> anyhow::Result<Value> {
-    let fixture = super::super::bench::fixture_bin(args.fixture_bin.as_deref())?;
-    let setup = Setup::new(bench_dir())?;
+/// Runs the benchmark with the rmcp client against the fixture upstream and
+/// returns its report.
+pub async fn bench(args: &McpArgs) -> anyhow::Result<Value> {
+    let fixture = fixture_bin(args.fixture_bin.as_deref());
+    let setup = Setup::new()?;
     setup.write_config("up", &fixture, &["mcp-server"])?;
     let direct_cmd = || {
         let mut c = tokio::process::Command::new(&fixture);
@@ -588,173 +531,8 @@ async fn run_rmcp(args: &BenchArgs) -> anyhow::Result<Value> {
     }))
 }
 
-/// An absolute form of a path given relative to the current directory.
-fn absolute(p: &Path, what: &str) -> anyhow::Result<PathBuf> {
-    std::fs::canonicalize(p).with_context(|| {
-        format!(
-            "{what} {} not found (install the peers with scripts/test-deps/mcp.sh, \
-             or pass its path)",
-            p.display()
-        )
-    })
-}
-
-/// The TypeScript SDK client against server-everything and the Node bridges.
-async fn run_ts(args: &BenchArgs) -> anyhow::Result<Value> {
-    let node = absolute(&args.node, "--node")?;
-    let modules = absolute(&args.node_modules, "--node-modules")?;
-    let script = absolute(&args.ts_script, "--ts-script")?;
-    let everything = absolute(
-        &modules.join("@modelcontextprotocol/server-everything/dist/index.js"),
-        "server-everything",
-    )?;
-    let supergateway = absolute(&modules.join("supergateway/dist/index.js"), "supergateway")?;
-    let everything_s = everything.display().to_string();
-    let setup = Setup::new(bench_dir())?;
-    setup.write_config("everything", &node, &[&everything_s, "stdio"])?;
-    let (n, k) = (args.calls.max(1), args.clients.max(1));
-
-    let direct_cmd = || {
-        let mut c = tokio::process::Command::new(&node);
-        c.arg(&everything).arg("stdio");
-        c
-    };
-    let cold = json!({
-        "starts": args.starts.max(1),
-        "hecate_mcp": cold_starts(|| setup.hecate_cmd(&["mcp"]), args.starts.max(1)).await?,
-        "direct": cold_starts(direct_cmd, args.starts.max(1)).await?,
-    });
-
-    let floors = Floors {
-        fixture: super::super::bench::fixture_bin(args.fixture_bin.as_deref())?,
-        upstream: vec![
-            node.display().to_string(),
-            everything_s.clone(),
-            "stdio".into(),
-        ],
-    };
-    let (hecate_http, url) = hecate_serve(&setup).await?;
-    let (floor_http, floor_url) = floors.rmcp_proxy_http().await?;
-    let (server_floor, server_floor_url) = floors.rmcp_server_http().await?;
-    let (gateway, gateway_port) = http_server("supergateway", |port| {
-        let mut c = tokio::process::Command::new(&node);
-        c.arg(&supergateway)
-            .arg("--stateful")
-            .arg("--stdio")
-            .arg(format!(
-                "{} {} stdio",
-                sh_quote(&node),
-                sh_quote(&everything)
-            ))
-            .arg("--outputTransport")
-            .arg("streamableHttp")
-            .arg("--port")
-            .arg(port.to_string())
-            .arg("--logLevel")
-            .arg("none");
-        c
-    })
-    .await?;
-    let (everything_http, everything_port) =
-        http_server("server-everything streamableHttp", |port| {
-            let mut c = tokio::process::Command::new(&node);
-            c.arg(&everything)
-                .arg("streamableHttp")
-                .env("PORT", port.to_string());
-            c
-        })
-        .await?;
-
-    let hecate_env = json!({
-        "HECATE_CONFIG": setup.config(),
-        "HECATE_DATA_DIR": setup.data(),
-    });
-    let config = json!({
-        "node_modules": modules,
-        "calls": n,
-        "clients": k,
-        "warmup": n.min(500),
-        "targets": [
-            {"name": "direct_stdio", "tool": "echo",
-             "stdio": {"command": node, "args": [everything, "stdio"]}},
-            {"name": "hecate_stdio", "tool": "everything__echo",
-             "stdio": {"command": setup.hecate, "args": ["mcp"], "env": hecate_env}},
-            {"name": "hecate_http", "tool": "everything__echo", "url": url},
-            {"name": "hecate_http_passthrough", "tool": "echo",
-             "url": format!("{url}/everything")},
-            {"name": "supergateway_stateful", "tool": "echo",
-             "url": format!("http://127.0.0.1:{gateway_port}/mcp")},
-            {"name": "everything_http", "tool": "echo",
-             "url": format!("http://127.0.0.1:{everything_port}/mcp")},
-            {"name": "pipe_relay_stdio", "tool": "echo", "stdio": ts_stdio(&floors.pipe_relay())},
-            {"name": "rmcp_proxy_stdio", "tool": "echo", "stdio": ts_stdio(&floors.rmcp_proxy())},
-            {"name": "rmcp_proxy_http", "tool": "echo", "url": floor_url},
-            {"name": "rmcp_server_http", "tool": "echo", "url": server_floor_url},
-        ],
-    });
-    let config_path = setup.dir.join("ts-bench.json");
-    std::fs::write(&config_path, serde_json::to_vec_pretty(&config)?)?;
-    // The SDK's HTTP transport adds an abort listener per call to one signal, so
-    // long runs print thousands of MaxListenersExceeded warnings that would bury
-    // a real error in the output kept for failures.
-    let out = tokio::process::Command::new(&node)
-        .arg("--no-warnings")
-        .arg(&script)
-        .arg(&config_path)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .context("running the TypeScript SDK benchmark")?;
-    hecate_http.stop().await;
-    floor_http.stop().await;
-    server_floor.stop().await;
-    gateway.stop().await;
-    everything_http.stop().await;
-    anyhow::ensure!(
-        out.status.success(),
-        "the TypeScript SDK benchmark failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let report: Value = text
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .context("no JSON report from the TypeScript SDK benchmark")?;
-    let mut paths = report["results"]
-        .as_object()
-        .cloned()
-        .context("no results in the TypeScript SDK report")?;
-    add_ratios(&mut paths);
-    Ok(json!({
-        "client": "typescript-sdk",
-        "sdk_version": report["sdk_version"],
-        "node": report["node"],
-        "upstream": "server-everything",
-        "calls": n,
-        "clients": k,
-        "paths": paths,
-        "cold_start": cold,
-    }))
-}
-
-/// A command as the TypeScript script's stdio target (`command`, `args`).
-fn ts_stdio(cmd: &tokio::process::Command) -> Value {
-    let std = cmd.as_std();
-    json!({
-        "command": std.get_program().to_string_lossy(),
-        "args": std.get_args().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
-    })
-}
-
-/// Single-quotes a path for the shell command line supergateway runs.
-fn sh_quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
-}
-
-fn text_report(report: &Value) -> String {
+/// Renders the report of either client as a text table.
+pub fn table(report: &Value) -> String {
     let k = report["clients"].as_u64().unwrap_or(0);
     let mut out = format!(
         "tools/call echo, {} client, upstream {}: {} sequential calls, {k} concurrent clients\n\
@@ -807,19 +585,4 @@ fn text_report(report: &Value) -> String {
         ms(&cold["direct"])
     ));
     out
-}
-
-/// Runs the benchmark and prints the report.
-pub async fn run(args: &BenchArgs) -> anyhow::Result<i32> {
-    let report = if args.ts {
-        run_ts(args).await?
-    } else {
-        run_rmcp(args).await?
-    };
-    if args.json {
-        print_resource("mcp_bench", &report)?;
-    } else {
-        print_text(&text_report(&report))?;
-    }
-    Ok(0)
 }

@@ -1,29 +1,49 @@
-//! `hecate bench agent`: streaming overhead of an external-agent turn through Hecate
-//! (engine, store, event bus) against Hecate's ACP client talking to the same fixture
-//! agent directly, plus probe time per available catalog agent.
+//! `agent`: streaming overhead of an external-agent turn through Hecate (engine,
+//! store, event bus) against Hecate's ACP client talking to the same fixture
+//! agent directly, time to the first chunk, plus probe time per catalog agent.
 
-use super::bench::fixture_bin;
-use crate::adapters::acp::catalog::BUILTIN_MANIFESTS;
-use crate::adapters::acp::{
+use crate::support::{TempDir, fixture_bin};
+use hecate::adapters::acp::catalog::BUILTIN_MANIFESTS;
+use hecate::adapters::acp::{
     AcpOptions, AgentConnection, Catalog, LaunchSource, LaunchSpec, LauncherOptions, ProbeOptions,
     TurnIo, probe,
 };
-use crate::domain::event::{EngineEvent, RuntimeEvent};
-use crate::domain::ids::{RunId, SessionId};
-use crate::domain::message::ContentBlock;
-use crate::domain::permission::FixedAnswer;
-use crate::domain::session::RuntimeKind;
-use crate::engine::bus::Received;
-use crate::engine::{CreateSession, Engine, EngineConfig, Runtimes, SendMessage};
-use crate::runtimes::external::ExternalRuntime;
-use crate::runtimes::model::ModelRuntime;
-use crate::store::{SqliteStore, Store};
-use serde_json::json;
+use hecate::domain::event::{EngineEvent, RuntimeEvent};
+use hecate::domain::ids::{RunId, SessionId};
+use hecate::domain::message::ContentBlock;
+use hecate::domain::permission::FixedAnswer;
+use hecate::domain::session::RuntimeKind;
+use hecate::engine::bus::Received;
+use hecate::engine::{CreateSession, Engine, EngineConfig, Runtimes, SendMessage};
+use hecate::runtimes::external::ExternalRuntime;
+use hecate::runtimes::model::ModelRuntime;
+use hecate::store::{SqliteStore, Store};
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+/// Arguments of the `agent` benchmark.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AgentArgs {
+    /// Chunks per turn.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+    pub chunks: Vec<usize>,
+    /// Turns per path and size.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+    /// The hecate-fixtures binary (default: the one of this build).
+    #[arg(long)]
+    pub fixture_bin: Option<PathBuf>,
+    /// Also probe every catalog agent.
+    #[arg(long)]
+    pub probes: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// One measured turn: total wall time and time to the first text chunk.
 struct Timing {
@@ -140,52 +160,77 @@ async fn through_hecate(engine: &Engine, adapter: &str, ws: &Path) -> anyhow::Re
     })
 }
 
+/// An engine whose external runtime knows one adapter, `bench`, that runs the
+/// fixture agent with `script`; its store lives in `dir`.
+async fn engine(dir: &Path, bin: &Path, script: &Path, n: usize) -> anyhow::Result<Engine> {
+    let manifest = format!(
+        "id = \"bench\"\nname = \"bench\"\ncommand = {:?}\nargs = [\"acp-agent\", \"--script\", {:?}]\n",
+        bin.display().to_string(),
+        script.display().to_string()
+    );
+    let user = dir.join(format!("adapters-{n}"));
+    std::fs::create_dir_all(&user)?;
+    std::fs::write(user.join("bench.toml"), manifest)?;
+    let (catalog, errors) = Catalog::load(&[], Some(&user));
+    anyhow::ensure!(errors.is_empty(), "bench manifest: {errors:?}");
+    let env: HashMap<String, String> = std::env::vars().filter(|(k, _)| k == "PATH").collect();
+    let external = ExternalRuntime::new(
+        catalog,
+        LauncherOptions::default(),
+        env,
+        HashMap::new(),
+        AcpOptions::default(),
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.join(format!("bench-{n}.db")))?);
+    let (engine, _) = Engine::start(
+        store,
+        Runtimes {
+            model: ModelRuntime::default(),
+            external: Some(external),
+        },
+        EngineConfig::default(),
+    )
+    .await?;
+    Ok(engine)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Probes every built-in catalog agent once.
+async fn probes() -> Vec<Value> {
+    let (catalog, _) = Catalog::load(BUILTIN_MANIFESTS, None);
+    let env: HashMap<String, String> = std::env::vars().collect();
+    let mut out = Vec::new();
+    for entry in catalog.entries() {
+        let r = probe(
+            &entry.manifest,
+            &ProbeOptions {
+                launcher: LauncherOptions::default(),
+                acp: AcpOptions::default(),
+                base_env: env.clone(),
+                extra_env: Vec::new(),
+            },
+        )
+        .await;
+        out.push(json!({"adapter_id": r.adapter_id, "status": r.status, "stage": r.stage, "duration_ms": r.duration_ms}));
+    }
+    out
+}
+
 /// Runs the benchmark and returns its report.
-pub async fn bench(
-    chunk_counts: &[usize],
-    repeats: usize,
-    fixture: Option<&Path>,
-    with_probes: bool,
-) -> anyhow::Result<serde_json::Value> {
-    let bin = fixture_bin(fixture)?;
-    let dir = std::env::temp_dir().join(format!(
-        "hecate-bench-agent-{}",
-        uuid::Uuid::new_v4().simple()
-    ));
-    let ws = dir.join("ws");
+pub async fn bench(args: &AgentArgs) -> anyhow::Result<Value> {
+    let bin = fixture_bin(args.fixture_bin.as_deref());
+    let repeats = args.repeats.max(1);
+    let dir = TempDir::new("agent")?;
+    let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws)?;
     let mut results = Vec::new();
-    for &n in chunk_counts {
-        let script = write_script(&dir, n)?;
-        let manifest = format!(
-            "id = \"bench\"\nname = \"bench\"\ncommand = {:?}\nargs = [\"acp-agent\", \"--script\", {:?}]\n",
-            bin.display().to_string(),
-            script.display().to_string()
-        );
-        let user = dir.join(format!("adapters-{n}"));
-        std::fs::create_dir_all(&user)?;
-        std::fs::write(user.join("bench.toml"), manifest)?;
-        let (catalog, errors) = Catalog::load(&[], Some(&user));
-        anyhow::ensure!(errors.is_empty(), "bench manifest: {errors:?}");
-        let env: HashMap<String, String> = std::env::vars().filter(|(k, _)| k == "PATH").collect();
-        let external = ExternalRuntime::new(
-            catalog,
-            LauncherOptions::default(),
-            env,
-            HashMap::new(),
-            AcpOptions::default(),
-        );
-        let store: Arc<dyn Store> =
-            Arc::new(SqliteStore::open(&dir.join(format!("bench-{n}.db")))?);
-        let (engine, _) = Engine::start(
-            store,
-            Runtimes {
-                model: ModelRuntime::default(),
-                external: Some(external),
-            },
-            EngineConfig::default(),
-        )
-        .await?;
+    for &n in &args.chunks {
+        let script = write_script(dir.path(), n)?;
+        let engine = engine(dir.path(), &bin, &script, n).await?;
         // Warm both paths (process start-up, page cache).
         direct(&bin, &script, &ws).await?;
         through_hecate(&engine, "bench", &ws).await?;
@@ -204,46 +249,23 @@ pub async fn bench(
             d_first.push(d.first_chunk_ms);
             h_first.push(h.first_chunk_ms);
         }
-        let med = |v: &mut Vec<f64>| {
-            v.sort_by(|a, b| a.total_cmp(b));
-            v[v.len() / 2]
-        };
-        let (dt, ht, df, hf) = (
-            med(&mut d_total),
-            med(&mut h_total),
-            med(&mut d_first),
-            med(&mut h_first),
-        );
+        let (dt, ht) = (median(&mut d_total), median(&mut h_total));
         results.push(json!({
             "chunks": n,
             "repeats": repeats,
             "direct_turn_ms_median": dt,
             "hecate_turn_ms_median": ht,
             "wall_ratio_hecate_vs_direct": ht / dt.max(1e-9),
-            "added_us_per_update": (ht - dt) * 1e3 / n as f64,
-            "direct_first_chunk_ms_median": df,
-            "hecate_first_chunk_ms_median": hf,
+            "added_us_per_update": (ht - dt) * 1e3 / n.max(1) as f64,
+            "direct_first_chunk_ms_median": median(&mut d_first),
+            "hecate_first_chunk_ms_median": median(&mut h_first),
             "note": "the Hecate path includes session creation, persisting the prompt, the run events (batched) and the answer",
         }));
     }
-    let mut probes = Vec::new();
-    if with_probes {
-        let (catalog, _) = Catalog::load(BUILTIN_MANIFESTS, None);
-        let env: HashMap<String, String> = std::env::vars().collect();
-        for entry in catalog.entries() {
-            let r = probe(
-                &entry.manifest,
-                &ProbeOptions {
-                    launcher: LauncherOptions::default(),
-                    acp: AcpOptions::default(),
-                    base_env: env.clone(),
-                    extra_env: Vec::new(),
-                },
-            )
-            .await;
-            probes.push(json!({"adapter_id": r.adapter_id, "status": r.status, "stage": r.stage, "duration_ms": r.duration_ms}));
-        }
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    let probes = if args.probes {
+        probes().await
+    } else {
+        Vec::new()
+    };
     Ok(json!({"benchmark": "agent_streaming", "results": results, "probes": probes}))
 }

@@ -1,4 +1,4 @@
-//! `hecate bench http`: what the HTTP API costs, against a direct path in the same
+//! `http`: what the HTTP API costs, against a direct path in the same
 //! run. It starts the fixture model server and the real `hecate serve` (temporary
 //! config and data dir), seeds one session through the engine before the server
 //! starts, then measures over loopback with keep-alive connections, each loop
@@ -14,22 +14,25 @@
 //!
 //! No thresholds: the figures go into the docs.
 
-use super::bench::fixture_bin;
-use crate::adapters::providers::pricing::Pricebook;
-use crate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
-use crate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
-use crate::runtimes::model::ModelRuntime;
-use crate::store::{SqliteStore, Store};
+use crate::support::{
+    Group, Listening, TempDir, fixture_bin, fixture_model_server, hecate_bin, num, percentile,
+};
 use anyhow::Context;
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use hecate::adapters::providers::pricing::Pricebook;
+use hecate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
+use hecate::cli::DB_FILE;
+use hecate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
+use hecate::runtimes::model::{DEFAULT_MAX_TOKENS, ModelRuntime};
+use hecate::store::{SqliteStore, Store};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 /// Namespace, provider and model the benchmark's sessions use.
 const NAMESPACE: &str = "default";
@@ -38,9 +41,9 @@ const MODEL: &str = "fixture-model";
 /// How long any single step may wait for the server before the run fails.
 const STEP_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Arguments of `hecate bench http`.
+/// Arguments of the `http` benchmark.
 #[derive(Debug, Clone, clap::Args)]
-pub struct HttpBenchArgs {
+pub struct HttpArgs {
     /// Messages in the session read by `GET …/sessions/{id}` (two per turn).
     #[arg(long, default_value_t = 1000)]
     pub messages: usize,
@@ -57,7 +60,7 @@ pub struct HttpBenchArgs {
     /// Subscriber counts for the SSE fan-out; the largest is also the memory figure.
     #[arg(long, value_delimiter = ',', default_value = "1,100,1000")]
     pub subscribers: Vec<usize>,
-    /// The hecate-fixtures binary (default: next to hecate).
+    /// The hecate-fixtures binary (default: the one of this build).
     #[arg(long)]
     pub fixture_bin: Option<PathBuf>,
     /// Print JSON instead of a text table.
@@ -65,54 +68,23 @@ pub struct HttpBenchArgs {
     pub json: bool,
 }
 
-/// A child process whose stdout or stderr announced its address.
-struct Running {
-    child: Child,
-    base: String,
-}
-
-/// Starts the echo model server and reads its `{"listening": URL}` line.
-async fn start_fixture(bin: &Path) -> anyhow::Result<Running> {
-    let mut child = Command::new(bin)
-        .args(["model-server", "--listen", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .context("starting the fixture model server")?;
-    let stdout = child.stdout.take().context("fixture stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(STEP_TIMEOUT, lines.next_line())
-        .await
-        .context("the fixture did not announce its address")??
-        .context("the fixture exited before announcing its address")?;
-    let v: Value = serde_json::from_str(&line)?;
-    let base = v["listening"]
-        .as_str()
-        .context("the fixture's ready line has no address")?
-        .to_string();
-    Ok(Running { child, base })
-}
-
 /// Starts `hecate serve` on an ephemeral loopback port and waits for its address.
-async fn start_serve(dir: &Path, fixture_v1: &str) -> anyhow::Result<Running> {
-    let mut child = Command::new(std::env::current_exe()?)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("HECATE_DATA_DIR", dir.join("data"))
-        .env("HECATE_CONFIG", dir.join("config.toml"))
-        .env("PROVIDER_FIX_BASE_URL", fixture_v1)
-        .env_remove("HECATE_TOKEN")
-        .env_remove("HECATE_NAMESPACE")
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .context("starting hecate serve")?;
-    let stderr = child.stderr.take().context("serve stderr")?;
+async fn start_serve(dir: &Path, fixture_v1: &str) -> anyhow::Result<Listening> {
+    let mut process = Group::spawn(
+        Command::new(hecate_bin())
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("HECATE_DATA_DIR", dir.join("data"))
+            .env("HECATE_CONFIG", dir.join("config.toml"))
+            .env("PROVIDER_FIX_BASE_URL", fixture_v1)
+            .env_remove("HECATE_TOKEN")
+            .env_remove("HECATE_NAMESPACE")
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )
+    .context("starting hecate serve")?;
+    let stderr = process.child().stderr.take().context("serve stderr")?;
     let mut lines = BufReader::new(stderr).lines();
     let base = tokio::time::timeout(STEP_TIMEOUT, async {
         while let Some(line) = lines.next_line().await? {
@@ -125,7 +97,7 @@ async fn start_serve(dir: &Path, fixture_v1: &str) -> anyhow::Result<Running> {
     .await
     .context("hecate serve did not announce its address")??;
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(Running { child, base })
+    Ok(Listening { process, base })
 }
 
 /// A prompt of about forty words, so each echoed answer streams as many deltas.
@@ -179,14 +151,6 @@ async fn seed(db: &Path, fixture_v1: &str, turns: usize) -> anyhow::Result<Strin
     Ok(session.id.to_string())
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
-
 /// One request of a load loop: `worker` is the connection index, `n` the number
 /// of requests this worker sent before. It answers the time of its measured part,
 /// so set-up it does first (a fresh session) stays out of the figures.
@@ -228,7 +192,6 @@ async fn load(connections: usize, duration: Duration, request: Request) -> anyho
     }))
 }
 
-/// Times `req` from sending to the last byte of a 200 answer.
 /// [`load`] of plain `GET url` requests.
 async fn load_get(
     http: &reqwest::Client,
@@ -245,14 +208,11 @@ async fn load_get(
     .await
 }
 
+/// Times `req` from sending to the last byte of a 200 answer.
 async fn timed(req: reqwest::RequestBuilder) -> anyhow::Result<Duration> {
     let started = Instant::now();
     expect_ok(req).await?;
     Ok(started.elapsed())
-}
-
-fn num(v: &Value, key: &str) -> f64 {
-    v[key].as_f64().unwrap_or(0.0)
 }
 
 /// `target` against `baseline`: rates as target/baseline, latencies likewise.
@@ -392,33 +352,23 @@ async fn fanout(base: &str, n: usize, serve_pid: u32) -> anyhow::Result<Value> {
 }
 
 /// Runs the benchmark and returns its report.
-pub async fn bench(args: &HttpBenchArgs) -> anyhow::Result<Value> {
-    let fixture_path = fixture_bin(args.fixture_bin.as_deref())?;
-    let dir = std::env::temp_dir().join(format!(
-        "hecate-bench-http-{}",
-        uuid::Uuid::new_v4().simple()
-    ));
-    std::fs::create_dir_all(dir.join("data"))?;
-    let result = run(args, &fixture_path, &dir).await;
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+pub async fn bench(args: &HttpArgs) -> anyhow::Result<Value> {
+    let fixture_path = fixture_bin(args.fixture_bin.as_deref());
+    let dir = TempDir::new("http")?;
+    std::fs::create_dir_all(dir.path().join("data"))?;
+    run(args, &fixture_path, dir.path()).await
 }
 
 /// Starts the peers, seeds the session and runs every measurement.
-async fn run(args: &HttpBenchArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result<Value> {
-    let fixture = start_fixture(fixture_path).await?;
+async fn run(args: &HttpArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result<Value> {
+    let fixture = fixture_model_server(fixture_path).await?;
     let fixture_v1 = format!("{}/v1", fixture.base);
     let turns = args.messages.div_ceil(2).max(1);
     let seeding = Instant::now();
-    let session = seed(
-        &dir.join("data").join(super::context::DB_FILE),
-        &fixture_v1,
-        turns,
-    )
-    .await?;
+    let session = seed(&dir.join("data").join(DB_FILE), &fixture_v1, turns).await?;
     let seed_s = seeding.elapsed().as_secs_f64();
-    let serve = start_serve(dir, &fixture_v1).await?;
-    let serve_pid = serve.child.id().context("serve has no pid")?;
+    let mut serve = start_serve(dir, &fixture_v1).await?;
+    let serve_pid = serve.process.child().id().context("serve has no pid")?;
     let start_rss = rss_kib(serve_pid)?;
     let base = serve.base.clone();
     let duration = Duration::from_millis(args.duration_ms.max(1));
@@ -447,7 +397,7 @@ async fn run(args: &HttpBenchArgs, fixture_path: &Path, dir: &Path) -> anyhow::R
                     "messages": [{"role": "user", "content": prompt(n)}],
                     "stream": true,
                     "stream_options": {"include_usage": true},
-                    "max_tokens": crate::runtimes::model::DEFAULT_MAX_TOKENS,
+                    "max_tokens": DEFAULT_MAX_TOKENS,
                 }));
                 Box::pin(timed(req))
             }),
@@ -499,8 +449,8 @@ async fn run(args: &HttpBenchArgs, fixture_path: &Path, dir: &Path) -> anyhow::R
         .unwrap_or(Value::Null);
     let subs = largest["subscribers"].as_u64().unwrap_or(0);
     let connected = largest["serve_rss_kib_connected"].as_u64().unwrap_or(0);
-    drop(serve);
-    drop(fixture);
+    serve.process.stop().await;
+    fixture.process.stop().await;
     Ok(json!({
         "benchmark": "http",
         "build": if cfg!(debug_assertions) { "debug" } else { "release" },
@@ -542,7 +492,7 @@ pub fn table(report: &Value) -> String {
     let mut out = String::new();
     let f = |v: &Value, k: &str| num(v, k);
     out.push_str(&format!(
-        "hecate bench http ({} build, {} connections, {} ms per loop)\n\n",
+        "http benchmark ({} build, {} connections, {} ms per loop)\n\n",
         report["build"].as_str().unwrap_or("?"),
         report["parameters"]["connections"],
         report["parameters"]["duration_ms"],
@@ -599,11 +549,11 @@ pub fn table(report: &Value) -> String {
     for s in report["sse_fanout"].as_array().into_iter().flatten() {
         out.push_str(&format!(
             "{:<14} {:>18.1} {:>18.1} {:>14.1} {:>14}\n",
-            s["subscribers"],
+            s["subscribers"].as_u64().unwrap_or(0),
             f(s, "first_update_all_ms"),
             f(s, "done_all_ms"),
             f(s, "done_median_ms"),
-            s["serve_rss_kib_connected"],
+            s["serve_rss_kib_connected"].as_u64().unwrap_or(0),
         ));
     }
     let m = &report["memory"];

@@ -1,0 +1,333 @@
+//! The smoke set: every benchmark once with tiny counts, and what its report
+//! must hold. No timing is asserted, only that each figure is there and is a
+//! number (and a few counts the parameters fix). This replaces the old
+//! `tests/http_bench.rs` and `tests/mcp_bench.rs`.
+
+use anyhow::{Context, bail, ensure};
+use serde_json::Value;
+use std::path::Path;
+
+/// One smoke step: a name and the benchmark's command line (after `hub`).
+pub struct Step {
+    /// The step's name, matched by filters.
+    pub name: &'static str,
+    /// The arguments, starting with the benchmark's subcommand.
+    pub argv: Vec<String>,
+}
+
+fn step(name: &'static str, argv: &[&str]) -> Step {
+    Step {
+        name,
+        argv: argv.iter().map(|a| a.to_string()).collect(),
+    }
+}
+
+/// Calls, clients and starts of both `mcp` smoke steps.
+const MCP_TINY: &[&str] = &["--calls", "20", "--clients", "2", "--starts", "2"];
+
+/// The smoke steps; `model_v1` is the base URL of a running fixture model server.
+pub fn plan(model_v1: &str) -> Vec<Step> {
+    let mcp: Vec<&str> = std::iter::once("mcp")
+        .chain(MCP_TINY.iter().copied())
+        .collect();
+    let mcp_ts: Vec<&str> = mcp.iter().copied().chain(["--ts"]).collect();
+    vec![
+        step(
+            "store",
+            &[
+                "store", "--sizes", "10,100", "--single", "20", "--batch", "5",
+            ],
+        ),
+        step("model", &["model", "--base-url", model_v1, "--turns", "2"]),
+        step("agent", &["agent", "--chunks", "10", "--repeats", "1"]),
+        step(
+            "acp",
+            &["acp", "--starts", "1", "--chunks", "10", "--repeats", "1"],
+        ),
+        step(
+            "http",
+            &[
+                "http",
+                "--messages",
+                "10",
+                "--duration-ms",
+                "100",
+                "--connections",
+                "2",
+                "--turns-per-session",
+                "2",
+                "--subscribers",
+                "1,3",
+            ],
+        ),
+        step("mcp", &mcp),
+        step("mcp-ts", &mcp_ts),
+    ]
+}
+
+/// Fails a step whose peers are not installed.
+pub fn ready(name: &str) -> anyhow::Result<()> {
+    if name == "mcp-ts" {
+        ensure!(
+            Path::new("target/test-deps/mcp/.hecate-test-deps").exists(),
+            "the MCP peers are not installed: run ./scripts/test-deps/mcp.sh first"
+        );
+    }
+    Ok(())
+}
+
+/// Checks the report of step `name`: `envelope` is its JSON output, `text` its
+/// text output.
+pub fn check(name: &str, envelope: &Value, text: &str) -> anyhow::Result<()> {
+    let data = &envelope["data"];
+    ensure!(!text.trim().is_empty(), "empty text report");
+    match name {
+        "store" => store(data),
+        "model" => model(data),
+        "agent" => agent(data),
+        "acp" => acp(data),
+        "http" => http(data),
+        "mcp" => {
+            ensure!(envelope["object"] == "mcp_bench", "object: {envelope}");
+            mcp(data, "rmcp", RMCP_PATHS)?;
+            mcp_table(text)
+        }
+        "mcp-ts" => {
+            ensure!(envelope["object"] == "mcp_bench", "object: {envelope}");
+            mcp(data, "typescript-sdk", TS_PATHS)?;
+            ensure!(
+                data["sdk_version"].as_str().is_some_and(|v| !v.is_empty()),
+                "sdk_version: {data}"
+            );
+            ensure!(
+                data["node"].as_str().is_some_and(|v| v.starts_with("v22")),
+                "node: {data}"
+            );
+            Ok(())
+        }
+        other => bail!("no checks for {other}"),
+    }
+}
+
+/// The value at a dotted `path` (array indices as numbers), which must be a
+/// finite number.
+fn number(v: &Value, path: &str) -> anyhow::Result<f64> {
+    let found = path
+        .split('.')
+        .try_fold(v, |v, k| match k.parse::<usize>() {
+            Ok(i) => v.get(i),
+            Err(_) => v.get(k),
+        })
+        .with_context(|| format!("{path} missing in {v}"))?;
+    let n = found
+        .as_f64()
+        .with_context(|| format!("{path} is not a number: {found}"))?;
+    ensure!(n.is_finite(), "{path} = {n}");
+    Ok(n)
+}
+
+/// Like [`number`], and at least 0.
+fn non_negative(v: &Value, path: &str) -> anyhow::Result<f64> {
+    let n = number(v, path)?;
+    ensure!(n >= 0.0, "{path} = {n}");
+    Ok(n)
+}
+
+fn store(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "store", "{r}");
+    ensure!(number(r, "single_append_msgs_per_s")? > 0.0, "{r}");
+    ensure!(number(r, "batched_append_msgs_per_s")? > 0.0, "{r}");
+    number(r, "batched_vs_single_ratio")?;
+    for (i, size) in [10.0, 100.0].into_iter().enumerate() {
+        ensure!(
+            number(r, &format!("load_last_50.{i}.session_messages"))? == size,
+            "{r}"
+        );
+        non_negative(r, &format!("load_last_50.{i}.load_last_50_us.median"))?;
+        non_negative(r, &format!("load_last_50.{i}.ratio_vs_smallest"))?;
+    }
+    ensure!(number(r, "database_bytes")? > 0.0, "{r}");
+    Ok(())
+}
+
+fn model(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "model_turn", "{r}");
+    ensure!(number(r, "turns")? == 2.0, "{r}");
+    for side in ["direct_ms", "hecate_ms"] {
+        ensure!(number(r, &format!("{side}.n"))? == 2.0, "{r}");
+        ensure!(number(r, &format!("{side}.median"))? > 0.0, "{r}");
+        non_negative(r, &format!("{side}.p99"))?;
+    }
+    ensure!(number(r, "median_ratio_hecate_vs_direct")? > 0.0, "{r}");
+    number(r, "median_added_ms")?;
+    Ok(())
+}
+
+fn agent(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "agent_streaming", "{r}");
+    ensure!(number(r, "results.0.chunks")? == 10.0, "{r}");
+    for figure in [
+        "direct_turn_ms_median",
+        "hecate_turn_ms_median",
+        "wall_ratio_hecate_vs_direct",
+        "direct_first_chunk_ms_median",
+        "hecate_first_chunk_ms_median",
+    ] {
+        ensure!(number(r, &format!("results.0.{figure}"))? > 0.0, "{r}");
+    }
+    number(r, "results.0.added_us_per_update")?;
+    ensure!(r["probes"].as_array().is_some_and(Vec::is_empty), "{r}");
+    Ok(())
+}
+
+fn acp(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "acp_bridge", "{r}");
+    for who in ["hecate_acp", "fixture_agent"] {
+        ensure!(
+            number(r, &format!("cold_start_to_initialize.{who}.median_ms"))? > 0.0,
+            "{r}"
+        );
+    }
+    ensure!(
+        number(r, "cold_start_to_initialize.ratio_hecate_vs_fixture")? > 0.0,
+        "{r}"
+    );
+    ensure!(number(r, "streamed_turn.chunks")? == 10.0, "{r}");
+    for figure in ["direct_ms_median", "through_hecate_ms_median", "wall_ratio"] {
+        ensure!(number(r, &format!("streamed_turn.{figure}"))? > 0.0, "{r}");
+    }
+    number(r, "streamed_turn.added_us_per_update")?;
+    Ok(())
+}
+
+fn http(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "http", "{r}");
+    ensure!(number(r, "get_session.messages")? == 10.0, "{r}");
+    ensure!(number(r, "get_session.body_bytes")? > 0.0, "{r}");
+    for loop_name in [
+        "get_session.target",
+        "get_session.baseline_healthz",
+        "post_message.target",
+        "post_message.baseline_direct",
+    ] {
+        for figure in ["requests", "requests_per_s", "p50_ms", "p99_ms"] {
+            non_negative(r, &format!("{loop_name}.{figure}"))?;
+        }
+        ensure!(number(r, &format!("{loop_name}.requests"))? >= 1.0, "{r}");
+    }
+    for ratios in ["get_session", "post_message"] {
+        for figure in ["requests_per_s", "p50", "p99"] {
+            number(r, &format!("{ratios}.ratio_vs_baseline.{figure}"))?;
+        }
+    }
+    let fanout = r["sse_fanout"].as_array().context("sse_fanout")?;
+    ensure!(fanout.len() == 2, "{r}");
+    for (i, subscribers) in [1.0, 3.0].into_iter().enumerate() {
+        ensure!(
+            number(r, &format!("sse_fanout.{i}.subscribers"))? == subscribers,
+            "{r}"
+        );
+        for figure in [
+            "first_update_all_ms",
+            "first_update_median_ms",
+            "done_all_ms",
+            "done_median_ms",
+            "serve_rss_kib_connected",
+        ] {
+            number(r, &format!("sse_fanout.{i}.{figure}"))?;
+        }
+    }
+    for figure in [
+        "serve_rss_kib_start",
+        "serve_rss_kib_idle",
+        "serve_rss_kib_connected",
+    ] {
+        ensure!(number(r, &format!("memory.{figure}"))? > 0.0, "{r}");
+    }
+    ensure!(number(r, "memory.subscribers")? == 3.0, "{r}");
+    number(r, "memory.per_subscriber_kib")?;
+    Ok(())
+}
+
+/// The paths of the rmcp client's report.
+const RMCP_PATHS: &[&str] = &[
+    "direct_stdio",
+    "hecate_stdio",
+    "hecate_http",
+    "hecate_http_passthrough",
+    "pipe_relay_stdio",
+    "rmcp_proxy_stdio",
+    "rmcp_proxy_http",
+    "rmcp_server_http",
+];
+
+/// The paths of the TypeScript SDK client's report.
+const TS_PATHS: &[&str] = &[
+    "direct_stdio",
+    "hecate_stdio",
+    "hecate_http",
+    "hecate_http_passthrough",
+    "supergateway_stateful",
+    "everything_http",
+    "pipe_relay_stdio",
+    "rmcp_proxy_stdio",
+    "rmcp_proxy_http",
+    "rmcp_server_http",
+];
+
+fn mcp(data: &Value, client: &str, paths: &[&str]) -> anyhow::Result<()> {
+    ensure!(data["client"] == client, "{data}");
+    ensure!(data["calls"] == 20, "{data}");
+    ensure!(data["clients"] == 2, "{data}");
+    let got = data["paths"].as_object().context("paths object")?;
+    for path in paths {
+        let p = got
+            .get(*path)
+            .with_context(|| format!("path {path} missing: {data}"))?;
+        for figure in [
+            "median_us",
+            "p99_us",
+            "calls_per_s",
+            "concurrent_calls_per_s",
+            "median_vs_direct",
+            "scaling",
+        ] {
+            non_negative(p, figure).with_context(|| format!("path {path}"))?;
+        }
+        ensure!(number(p, "calls_per_s")? > 0.0, "{p}");
+        ensure!(number(p, "concurrent_calls_per_s")? > 0.0, "{p}");
+    }
+    ensure!(got.len() == paths.len(), "unexpected paths: {data}");
+    for path in ["hecate_stdio", "hecate_http", "hecate_http_passthrough"] {
+        non_negative(&got[path], "median_vs_rmcp_floor").with_context(|| format!("path {path}"))?;
+    }
+    ensure!(
+        number(&got["direct_stdio"], "median_vs_direct")? == 1.0,
+        "direct ratio: {data}"
+    );
+    let cold = &data["cold_start"];
+    ensure!(cold["starts"] == 2, "{cold}");
+    for who in ["hecate_mcp", "direct"] {
+        for figure in ["median_ms", "min_ms", "max_ms"] {
+            non_negative(&cold[who], figure).with_context(|| format!("cold_start.{who}"))?;
+        }
+        ensure!(number(&cold[who], "median_ms")? > 0.0, "{cold}");
+    }
+    Ok(())
+}
+
+fn mcp_table(text: &str) -> anyhow::Result<()> {
+    for needle in [
+        "direct_stdio",
+        "hecate_stdio",
+        "hecate_http",
+        "hecate_http_passthrough",
+        "rmcp_proxy_stdio",
+        "vs direct",
+        "vs floor",
+        "cold start",
+    ] {
+        ensure!(text.contains(needle), "{needle} missing from:\n{text}");
+    }
+    Ok(())
+}
