@@ -2,8 +2,9 @@
 //! workspace, plus the environment and MCP servers agents receive.
 
 use crate::support::*;
-use hecate::adapters::acp::{AgentConnection, McpServerSpec, StopReason};
+use hecate::adapters::acp::{AgentConnection, StopReason};
 use hecate::domain::event::RuntimeEvent;
+use hecate::domain::mcp::McpServerConfig;
 use serde_json::json;
 
 #[tokio::test]
@@ -154,7 +155,7 @@ async fn terminals_get_the_sanitized_environment() {
 async fn mcp_servers_reach_the_agent() {
     let (_g, ws) = workspace();
     let conn = start(&ws, &[]).await;
-    let servers = vec![McpServerSpec::Stdio {
+    let servers = vec![McpServerConfig::Stdio {
         name: "files".into(),
         command: "/bin/true".into(),
         args: vec![],

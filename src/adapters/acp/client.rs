@@ -1,7 +1,7 @@
 //! One live connection to an external ACP agent: spawn, `initialize`, sessions,
 //! modes, shutdown. Prompt turns are in `turn.rs`.
 
-use crate::adapters::acp::convert::McpServerSpec;
+use crate::adapters::acp::convert::mcp_server;
 use crate::adapters::acp::error::{AcpError, Stage, classify_rpc_error};
 use crate::adapters::acp::handlers::run_connection;
 use crate::adapters::acp::launcher::LaunchSpec;
@@ -9,6 +9,7 @@ use crate::adapters::acp::process::AgentProcess;
 use crate::adapters::acp::routes::{Activity, Route, Shared};
 use crate::adapters::acp::transport::{DiagnosticSink, child_transport};
 use crate::domain::event::RuntimeEvent;
+use crate::domain::mcp::McpServerConfig;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -332,10 +333,10 @@ impl AgentConnection {
     pub async fn new_session(
         &self,
         cwd: &Path,
-        mcp_servers: &[McpServerSpec],
+        mcp_servers: &[McpServerConfig],
     ) -> Result<NativeSession, AcpError> {
-        let req = NewSessionRequest::new(cwd)
-            .mcp_servers(mcp_servers.iter().map(McpServerSpec::to_acp).collect());
+        let req =
+            NewSessionRequest::new(cwd).mcp_servers(mcp_servers.iter().map(mcp_server).collect());
         let r = self
             .request(Stage::NewSession, req, self.options.new_session_timeout)
             .await?;
@@ -353,7 +354,7 @@ impl AgentConnection {
         &self,
         native_id: &str,
         cwd: &Path,
-        mcp_servers: &[McpServerSpec],
+        mcp_servers: &[McpServerConfig],
         events: UnboundedSender<RuntimeEvent>,
     ) -> Result<NativeSession, AcpError> {
         if !self.info.load_session {
@@ -369,7 +370,7 @@ impl AgentConnection {
             },
         );
         let req = LoadSessionRequest::new(native_id.to_string(), cwd)
-            .mcp_servers(mcp_servers.iter().map(McpServerSpec::to_acp).collect());
+            .mcp_servers(mcp_servers.iter().map(mcp_server).collect());
         let r = self
             .request(Stage::LoadSession, req, self.options.load_session_timeout)
             .await?;

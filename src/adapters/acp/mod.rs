@@ -24,7 +24,7 @@ mod turn;
 
 pub use catalog::{AgentManifest, Catalog, ManifestError};
 pub use client::{AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeSession};
-pub use convert::{McpServerSpec, StopReason};
+pub use convert::StopReason;
 pub use error::{AcpError, Stage};
 pub use launcher::{Availability, LaunchSource, LaunchSpec, LauncherOptions};
 pub use probe::{ProbeOptions, ProbeReport, ProbeStatus, probe};
