@@ -102,6 +102,12 @@ impl Client {
 
     fn start_helper(&mut self) -> Option<(Child, ChildStdin)> {
         if self.starts >= MAX_STARTS {
+            if self.starts == MAX_STARTS {
+                self.starts += 1;
+                tracing::warn!(
+                    "the process watchdog keeps dying; children may outlive a killed Hecate"
+                );
+            }
             return None;
         }
         self.starts += 1;
