@@ -4,11 +4,11 @@
 //! fresh native session primed with the stored transcript.
 
 use crate::adapters::acp::catalog::{AgentManifest, Catalog};
-use crate::adapters::acp::env::sanitized_env;
 use crate::adapters::acp::launcher::{self, LauncherOptions};
 use crate::adapters::acp::{
     AcpError, AcpOptions, AgentConnection, NativeSession, StopReason, TurnIo,
 };
+use crate::adapters::process::env::sanitized_env;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;

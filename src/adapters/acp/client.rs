@@ -5,7 +5,7 @@ use crate::adapters::acp::convert::mcp_server;
 use crate::adapters::acp::error::{AcpError, Stage, classify_rpc_error};
 use crate::adapters::acp::handlers::run_connection;
 use crate::adapters::acp::launcher::LaunchSpec;
-use crate::adapters::acp::process::AgentProcess;
+use crate::adapters::acp::process::{AgentProcess, exited_error, spawn_agent};
 use crate::adapters::acp::routes::{Activity, Route, Shared};
 use crate::adapters::acp::transport::{DiagnosticSink, child_transport};
 use crate::domain::event::RuntimeEvent;
@@ -213,7 +213,7 @@ impl AgentConnection {
                     workspace.display()
                 ))
             })?;
-        let (process, pipes) = AgentProcess::spawn(&spec.program, &spec.args, &workspace, &env)?;
+        let (process, pipes) = spawn_agent(&spec.program, &spec.args, &workspace, &env)?;
         let process = Arc::new(process);
         let shared = Arc::new(Shared::new(workspace, env, options.raw_frames));
         let diag_target = shared.clone();
@@ -233,7 +233,7 @@ impl AgentConnection {
         let ready = tokio::select! {
             biased;
             cx = ready_rx => cx.map_err(|_| AcpError::Initialize("the connection ended before it started".into())),
-            _ = process.wait_exit() => Err(process.exited_error().await),
+            _ = process.wait_exit() => Err(exited_error(&process).await),
         };
         let cx = match ready {
             Ok(cx) => cx,
@@ -290,7 +290,7 @@ impl AgentConnection {
 
     /// The last lines the agent wrote to stderr.
     pub fn stderr_tail(&self) -> String {
-        self.process.stderr_tail()
+        self.process.stderr_tail().text()
     }
 
     /// Sends one request, bounded by `limit`, mapping failures: an agent that dies
@@ -314,7 +314,7 @@ impl AgentConnection {
                 Ok(Err(e)) => Err(self.failure(stage, e).await),
                 Err(_) => Err(AcpError::Timeout { stage }),
             },
-            _ = self.process.wait_exit() => Err(self.process.exited_error().await),
+            _ = self.process.wait_exit() => Err(exited_error(&self.process).await),
         }
     }
 
@@ -324,7 +324,7 @@ impl AgentConnection {
         let local = is_incoming_transport_closed(&e) || is_connection_terminated(&e);
         if local || !self.process.is_alive() {
             let _ = self.process.wait_exit_for(Duration::from_secs(1)).await;
-            return self.process.exited_error().await;
+            return exited_error(&self.process).await;
         }
         classify_rpc_error(stage, e.code.value(), &e.message, e.data.as_ref())
     }

@@ -8,7 +8,6 @@ pub mod catalog;
 mod client;
 pub mod convert;
 mod editor;
-pub mod env;
 pub mod error;
 mod fs;
 mod handlers;
@@ -22,6 +21,9 @@ mod terminal;
 pub mod transport;
 mod turn;
 
+/// The environment allowlist, now shared by every child in
+/// [`crate::adapters::process::env`]; re-exported for existing callers.
+pub use crate::adapters::process::env;
 pub use catalog::{AgentManifest, Catalog, ManifestError};
 pub use client::{AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeSession};
 pub use convert::StopReason;
