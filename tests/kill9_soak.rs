@@ -76,7 +76,10 @@ fn sigkill_at_random_points_of_thirty_turns_loses_nothing_acknowledged() {
     let ws = git_workspace();
     let w = ws.path().display().to_string();
     let model = session(&home, &["chat", "--model", "fix/fixture-model", "turn 0"]);
-    let agent = session(&home, &["chat", "--agent", "fixture", "--workspace", &w, "turn 0"]);
+    let agent = session(
+        &home,
+        &["chat", "--agent", "fixture", "--workspace", &w, "turn 0"],
+    );
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut acknowledged: Vec<(String, String)> = Vec::new();
     let mut killed = 0;
@@ -123,7 +126,10 @@ fn sigkill_at_random_points_of_thirty_turns_loses_nothing_acknowledged() {
         "{killed} of {TURNS} turns SIGKILLed; {} prompts acknowledged",
         acknowledged.len()
     );
-    assert!(killed >= TURNS / 3, "only {killed} of {TURNS} turns were killed");
+    assert!(
+        killed >= TURNS / 3,
+        "only {killed} of {TURNS} turns were killed"
+    );
     for (id, prompt) in &acknowledged {
         let data = show(&home, id);
         let found = data["messages"]

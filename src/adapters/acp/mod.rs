@@ -21,9 +21,6 @@ mod terminal;
 pub mod transport;
 mod turn;
 
-/// The environment allowlist, now shared by every child in
-/// [`crate::adapters::process::env`]; re-exported for existing callers.
-pub use crate::adapters::process::env;
 pub use catalog::{AgentManifest, Catalog, ManifestError};
 pub use client::{AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeSession};
 pub use convert::StopReason;
