@@ -16,7 +16,6 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::Value;
 use std::io;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -85,19 +84,9 @@ async fn write_frames<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Receiv
     }
 }
 
-/// One outgoing message as a line: JSON by serde, an error response without an
-/// id given `"id": null` (JSON-RPC 2.0 requires the member; rmcp omits it).
-pub(crate) fn encode(msg: &TxJsonRpcMessage<RoleServer>) -> io::Result<Vec<u8>> {
-    let mut bytes = match msg {
-        JsonRpcMessage::Error(e) if e.id.is_none() => {
-            let mut v = serde_json::to_value(e)?;
-            if let Value::Object(obj) = &mut v {
-                obj.insert("id".into(), Value::Null);
-            }
-            serde_json::to_vec(&v)?
-        }
-        _ => serde_json::to_vec(msg)?,
-    };
+/// One outgoing message as a line (see [`triage::to_json`]).
+fn encode(msg: &TxJsonRpcMessage<RoleServer>) -> io::Result<Vec<u8>> {
+    let mut bytes = triage::to_json(msg)?;
     bytes.push(b'\n');
     Ok(bytes)
 }
@@ -220,6 +209,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for GuardedLin
 mod tests {
     use super::*;
     use rmcp::model::{ErrorCode, ServerJsonRpcMessage};
+    use serde_json::Value;
 
     #[test]
     fn errors_without_an_id_are_written_with_a_null_id() {

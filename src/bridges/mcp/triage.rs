@@ -54,6 +54,21 @@ pub(crate) fn method_not_found(method: &str) -> ErrorData {
     ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method.to_string(), None)
 }
 
+/// One outgoing message as JSON by serde; an error response without an id gets
+/// `"id": null` (JSON-RPC 2.0 requires the member; rmcp omits it).
+pub(crate) fn to_json(msg: &ServerJsonRpcMessage) -> serde_json::Result<Vec<u8>> {
+    match msg {
+        JsonRpcMessage::Error(e) if e.id.is_none() => {
+            let mut v = serde_json::to_value(e)?;
+            if let Value::Object(obj) = &mut v {
+                obj.insert("id".into(), Value::Null);
+            }
+            serde_json::to_vec(&v)
+        }
+        _ => serde_json::to_vec(msg),
+    }
+}
+
 /// Triage of one frame (a stdio line or an HTTP body).
 pub(crate) fn frame(raw: &[u8]) -> Triage {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
