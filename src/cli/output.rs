@@ -1,5 +1,7 @@
-//! Output helpers: text or JSON on stdout, errors on stderr with stable exit codes.
+//! Output helpers: text or JSON on stdout, errors on stderr (URLs in them redacted)
+//! with stable exit codes.
 
+use crate::domain::redact::redact_urls_in;
 use crate::domain::{ErrorType, HecateError};
 use serde::Serialize;
 use std::io::Write;
@@ -35,13 +37,13 @@ pub fn print_text(s: &str) -> anyhow::Result<()> {
 pub fn report_error(e: &anyhow::Error) -> i32 {
     match e.downcast_ref::<HecateError>() {
         Some(h) => {
-            eprintln!("error [{}]: {}", h.error_type, h.message);
+            eprintln!("error [{}]: {}", h.error_type, redact_urls_in(&h.message));
             eprintln!("  {}", h.user_message);
             eprintln!("  next step: {}", h.operator_action);
             exit_code(h.error_type)
         }
         None => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", redact_urls_in(&format!("{e:#}")));
             1
         }
     }

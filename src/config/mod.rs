@@ -115,10 +115,7 @@ impl Config {
     /// The directory user adapter manifests are read from: `adapters/` beside the
     /// config file.
     pub fn adapters_dir(&self) -> PathBuf {
-        self.path
-            .parent()
-            .map(|p| p.join("adapters"))
-            .unwrap_or_else(|| PathBuf::from("adapters"))
+        adapters_dir_beside(&self.path)
     }
 
     /// The upstream MCP servers of `[mcp_servers.NAME]`, validated.
@@ -140,6 +137,14 @@ impl Config {
     pub fn prices(&self) -> HashMap<String, Price> {
         options::prices(&self.file.pricing)
     }
+}
+
+/// The directory user adapter manifests are read from for the config file at `path`
+/// (`adapters/` beside it), also when that file does not load.
+pub fn adapters_dir_beside(path: &Path) -> PathBuf {
+    path.parent()
+        .map(|p| p.join("adapters"))
+        .unwrap_or_else(|| PathBuf::from("adapters"))
 }
 
 /// Applies `PROVIDER_<NAME>_{BASE_URL,API_KEY,KIND,MODELS}` from `env` over the

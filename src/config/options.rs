@@ -13,6 +13,7 @@ use crate::adapters::mcp::PoolOptions;
 use crate::adapters::providers::pricing::Price;
 use crate::adapters::providers::{ProviderConfig, ProviderKind};
 use crate::domain::approval::ApprovalMode;
+use crate::domain::redact::redact_url;
 use crate::domain::session::Guardrails;
 use crate::engine::{ServerSpec, ToolPolicy, UpstreamServer};
 use crate::store::history::HistoryStrategy;
@@ -43,12 +44,12 @@ pub(super) fn providers(
         };
         let url = reqwest::Url::parse(&base_url).map_err(|e| ConfigError::Provider {
             name: name.clone(),
-            message: format!("base_url {base_url:?} is not a URL: {e}"),
+            message: format!("base_url {:?} is not a URL: {e}", redact_url(&base_url)),
         })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(ConfigError::Provider {
                 name,
-                message: format!("base_url {base_url:?} must be http or https"),
+                message: format!("base_url {:?} must be http or https", redact_url(&base_url)),
             });
         }
         providers.push(ProviderConfig {
