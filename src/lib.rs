@@ -8,5 +8,6 @@ pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod engine;
+pub mod jsonl;
 pub mod runtimes;
 pub mod store;

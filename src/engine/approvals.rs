@@ -175,11 +175,13 @@ impl TurnAsker {
         self.engine
             .set_run_status(&req.session_id, &req.run_id, RunStatus::AwaitingApproval)
             .await;
-        self.engine.bus().publish(EngineEvent::ApprovalRequested {
-            session_id: req.session_id.clone(),
-            tool_call_id: Some(req.tool_call_id.clone()),
-            approval: Box::new(approval.clone()),
-        });
+        self.engine
+            .emit(EngineEvent::ApprovalRequested {
+                session_id: req.session_id.clone(),
+                tool_call_id: Some(req.tool_call_id.clone()),
+                approval: Box::new(approval.clone()),
+            })
+            .await;
         let sleep = tokio::time::sleep(self.timeout);
         tokio::pin!(sleep);
         let resolved = loop {
@@ -189,10 +191,12 @@ impl TurnAsker {
                     let id = approval.id.clone();
                     let current = self.engine.blocking(move |s| s.get_approval(&id)).await?;
                     if current.status != ApprovalStatus::Pending {
-                        self.engine.bus().publish(EngineEvent::ApprovalResolved {
-                            session_id: req.session_id.clone(),
-                            approval: Box::new(current.clone()),
-                        });
+                        self.engine
+                            .emit(EngineEvent::ApprovalResolved {
+                                session_id: req.session_id.clone(),
+                                approval: Box::new(current.clone()),
+                            })
+                            .await;
                         break current;
                     }
                 }
@@ -235,10 +239,12 @@ impl TurnAsker {
         self.engine
             .blocking(move |s| s.create_approval(&stored))
             .await?;
-        self.engine.bus().publish(EngineEvent::ApprovalResolved {
-            session_id: approval.session_id.clone(),
-            approval: Box::new(approval.clone()),
-        });
+        self.engine
+            .emit(EngineEvent::ApprovalResolved {
+                session_id: approval.session_id.clone(),
+                approval: Box::new(approval.clone()),
+            })
+            .await;
         Ok(outcome_of(&approval))
     }
 
@@ -263,10 +269,12 @@ impl TurnAsker {
                 Err(e) => Err(e),
             })
             .await?;
-        self.engine.bus().publish(EngineEvent::ApprovalResolved {
-            session_id: approval.session_id.clone(),
-            approval: Box::new(result.clone()),
-        });
+        self.engine
+            .emit(EngineEvent::ApprovalResolved {
+                session_id: approval.session_id.clone(),
+                approval: Box::new(result.clone()),
+            })
+            .await;
         Ok(result)
     }
 }
@@ -366,7 +374,7 @@ impl Engine {
         if let Some(tx) = self.waiters().remove(id) {
             let _ = tx.send(approval.clone());
         }
-        self.bus().publish(EngineEvent::ApprovalResolved {
+        self.emit_detached(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
             approval: Box::new(approval.clone()),
         });
@@ -390,7 +398,7 @@ impl Engine {
         if let Some(tx) = self.waiters().remove(id) {
             let _ = tx.send(approval.clone());
         }
-        self.bus().publish(EngineEvent::ApprovalResolved {
+        self.emit_detached(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
             approval: Box::new(approval.clone()),
         });
