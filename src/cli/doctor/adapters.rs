@@ -6,7 +6,7 @@
 use super::check::Check;
 use crate::adapters::acp::AgentManifest;
 use crate::adapters::acp::catalog::Catalog;
-use crate::adapters::acp::env::sanitized_env;
+use crate::adapters::process::env::sanitized_env;
 use crate::adapters::acp::launcher::{self, LaunchSource, LauncherOptions};
 use std::collections::HashMap;
 use std::path::Path;
