@@ -9,21 +9,18 @@ mod delegate;
 mod elicit;
 mod errors;
 mod handler;
-pub mod http;
 mod prompts;
 mod resources;
 mod server;
-mod stdio;
 mod tools;
-mod transport;
-mod triage;
 mod upstream;
 mod uris;
 mod watch;
+pub mod wire;
 
 pub use errors::McpBridgeError;
-pub use http::{McpHttpConfig, router as http_router};
 pub use server::{HecateMcp, McpServerOptions};
+pub use wire::http::{McpHttpConfig, router as http_router};
 
 use crate::engine::Engine;
 use rmcp::ServiceExt;
@@ -38,8 +35,11 @@ const STDOUT_DRAIN: Duration = Duration::from_secs(5);
 
 /// Serves MCP on this process's stdin/stdout until the client closes stdin.
 pub async fn serve_stdio(engine: Engine, opts: McpServerOptions) -> Result<(), McpBridgeError> {
-    let (transport, drained) =
-        transport::guarded_lines(stdio::stdin(), stdio::stdout(), MAX_STDIO_FRAME_BYTES);
+    let (transport, drained) = wire::lines::guarded_lines(
+        wire::stdio::stdin(),
+        wire::stdio::stdout(),
+        MAX_STDIO_FRAME_BYTES,
+    );
     let served = async {
         let running = HecateMcp::new(engine, opts)
             .serve(transport)

@@ -9,7 +9,7 @@
 //! the same JSON-RPC error as over stdio (rmcp would answer 415 in plain text,
 //! or take a known method with ill-typed parameters for an unknown one).
 
-use super::server::{HecateMcp, McpServerOptions};
+use super::super::server::{HecateMcp, McpServerOptions};
 use super::triage::{self, Triage};
 use crate::domain::error::ErrorType;
 use crate::engine::Engine;

@@ -1,0 +1,9 @@
+//! How MCP reaches the bridge: stdio on the reactor (`stdio`), the guarded line
+//! transport in front of rmcp's serving loop (`lines`), the triage that answers
+//! malformed frames the way JSON-RPC asks (`triage`, shared with HTTP), and the
+//! Streamable HTTP router mounted at `/mcp` (`http`).
+
+pub mod http;
+pub(super) mod lines;
+pub(super) mod stdio;
+mod triage;
