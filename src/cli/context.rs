@@ -2,7 +2,7 @@
 //! and the engine.
 
 use super::Cli;
-use crate::adapters::acp::catalog::BUILTIN_MANIFESTS;
+use crate::adapters::acp::agent::catalog::BUILTIN_MANIFESTS;
 use crate::adapters::acp::{Catalog, LauncherOptions};
 use crate::adapters::providers::ProviderClient;
 use crate::adapters::providers::pricing::Pricebook;

@@ -18,7 +18,7 @@ use super::Cli;
 use super::context::{DB_FILE, default_config_path, default_data_dir, open_store};
 use super::output::{Format, print_resource, print_text};
 use crate::adapters::acp::LauncherOptions;
-use crate::adapters::acp::catalog::{BUILTIN_MANIFESTS, Catalog};
+use crate::adapters::acp::agent::catalog::{BUILTIN_MANIFESTS, Catalog};
 use crate::adapters::process::env::current_env;
 use crate::adapters::providers::ProviderClient;
 use crate::config::{Config, adapters_dir_beside};

@@ -2,7 +2,7 @@
 //! external runtime, closing native sessions, and adapter listing and probing.
 
 use super::Engine;
-use crate::adapters::acp::launcher::{self, Availability};
+use crate::adapters::acp::agent::launcher::{self, Availability};
 use crate::adapters::acp::{ProbeOptions, ProbeReport, probe};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;

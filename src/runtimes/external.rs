@@ -3,8 +3,8 @@
 //! restart with `session/load` when the agent supports it, and otherwise opens a
 //! fresh native session primed with the stored transcript.
 
-use crate::adapters::acp::catalog::{AgentManifest, Catalog};
-use crate::adapters::acp::launcher::{self, LauncherOptions};
+use crate::adapters::acp::agent::catalog::{AgentManifest, Catalog};
+use crate::adapters::acp::agent::launcher::{self, LauncherOptions};
 use crate::adapters::acp::{
     AcpError, AcpOptions, AgentConnection, NativeSession, StopReason, TurnIo,
 };

@@ -1,12 +1,12 @@
 //! One live connection to an external ACP agent: spawn, `initialize`, sessions,
 //! modes, shutdown. Prompt turns are in `turn.rs`.
 
+use crate::adapters::acp::agent::launcher::LaunchSpec;
+use crate::adapters::acp::agent::process::{AgentProcess, exited_error, spawn_agent};
 use crate::adapters::acp::convert::mcp_server;
 use crate::adapters::acp::error::{AcpError, Stage, classify_rpc_error};
 use crate::adapters::acp::handlers::run_connection;
-use crate::adapters::acp::launcher::LaunchSpec;
-use crate::adapters::acp::process::{AgentProcess, exited_error, spawn_agent};
-use crate::adapters::acp::routes::{Activity, Route, Shared};
+use crate::adapters::acp::services::routes::{Activity, Route, Shared};
 use crate::adapters::acp::transport::{DiagnosticSink, child_transport};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::mcp::McpServerConfig;

@@ -7,8 +7,8 @@
 
 use crate::adapters::acp::convert::{permission_outcome, permission_request};
 use crate::adapters::acp::normalize::{normalize, raw_frame};
-use crate::adapters::acp::routes::{Route, ServingGuard, Shared};
-use crate::adapters::acp::{editor, fs};
+use crate::adapters::acp::services::routes::{Route, ServingGuard, Shared};
+use crate::adapters::acp::services::{editor, fs};
 use crate::domain::event::RuntimeEvent;
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, CreateTerminalResponse, KillTerminalRequest, KillTerminalResponse,
@@ -285,7 +285,7 @@ pub(crate) async fn run_connection(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::acp::routes::Activity;
+    use crate::adapters::acp::services::routes::Activity;
 
     fn shared_with_route(
         raw_frames: bool,

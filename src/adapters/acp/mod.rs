@@ -4,22 +4,18 @@
 //! workspace, and turns its updates into domain events. A leaf module: it uses
 //! only `crate::domain`.
 
-pub mod catalog;
+pub mod agent;
 mod client;
 pub mod convert;
-mod editor;
 pub mod error;
-mod fs;
 mod handlers;
-pub mod launcher;
 pub mod normalize;
-pub mod paths;
-pub mod probe;
-pub mod process;
-mod routes;
-mod terminal;
+pub mod services;
 pub mod transport;
 mod turn;
+
+pub use agent::{catalog, launcher, probe, process};
+pub use services::paths;
 
 pub use catalog::{AgentManifest, Catalog, ManifestError};
 pub use client::{AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeSession};

@@ -2,11 +2,11 @@
 //! turn's event channel and its permission requests go to the turn's asker;
 //! cancellation with a grace period, idle and overall timeouts, and agent death.
 
+use crate::adapters::acp::agent::process::exited_error;
 use crate::adapters::acp::client::{AgentConnection, RouteGuard};
 use crate::adapters::acp::convert::{StopReason, prompt_blocks};
 use crate::adapters::acp::error::{AcpError, Stage};
-use crate::adapters::acp::process::exited_error;
-use crate::adapters::acp::routes::{Activity, Route, TurnRoute};
+use crate::adapters::acp::services::routes::{Activity, Route, TurnRoute};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::message::ContentBlock;

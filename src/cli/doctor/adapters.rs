@@ -5,8 +5,8 @@
 
 use super::check::Check;
 use crate::adapters::acp::AgentManifest;
-use crate::adapters::acp::catalog::Catalog;
-use crate::adapters::acp::launcher::{self, LaunchSource, LauncherOptions};
+use crate::adapters::acp::agent::catalog::Catalog;
+use crate::adapters::acp::agent::launcher::{self, LaunchSource, LauncherOptions};
 use crate::adapters::process::env::sanitized_env;
 use std::collections::HashMap;
 use std::path::Path;

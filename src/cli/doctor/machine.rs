@@ -4,8 +4,8 @@
 //! timeout; bubblewrap is asked to build a real sandbox, not just its version.
 
 use super::check::Check;
-use crate::adapters::acp::catalog::Catalog;
-use crate::adapters::acp::launcher::{extract_semver, find_executable};
+use crate::adapters::acp::agent::catalog::Catalog;
+use crate::adapters::acp::agent::launcher::{extract_semver, find_executable};
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Output, Stdio};

@@ -13,17 +13,23 @@ use std::path::{Path, PathBuf};
 pub const BUILTIN_MANIFESTS: &[(&str, &str)] = &[
     (
         "claude_code.toml",
-        include_str!("../../../adapters/claude_code.toml"),
+        include_str!("../../../../adapters/claude_code.toml"),
     ),
-    ("codex.toml", include_str!("../../../adapters/codex.toml")),
+    (
+        "codex.toml",
+        include_str!("../../../../adapters/codex.toml"),
+    ),
     (
         "cursor_agent.toml",
-        include_str!("../../../adapters/cursor_agent.toml"),
+        include_str!("../../../../adapters/cursor_agent.toml"),
     ),
-    ("gemini.toml", include_str!("../../../adapters/gemini.toml")),
+    (
+        "gemini.toml",
+        include_str!("../../../../adapters/gemini.toml"),
+    ),
     (
         "opencode.toml",
-        include_str!("../../../adapters/opencode.toml"),
+        include_str!("../../../../adapters/opencode.toml"),
     ),
 ];
 

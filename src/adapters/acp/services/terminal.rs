@@ -14,7 +14,7 @@
 //! process that moves itself into another group or session (`setsid`, a shell's
 //! job control) — only a cgroup could hold those.
 
-use crate::adapters::acp::paths::confine;
+use crate::adapters::acp::services::paths::confine;
 use crate::adapters::process::ProcessGroup;
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse,

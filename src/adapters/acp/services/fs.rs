@@ -4,9 +4,9 @@
 //! write reports the changed file. When the turn's client serves files itself (an
 //! editor), confined requests are forwarded to it instead (`editor.rs`).
 
-use crate::adapters::acp::editor;
-use crate::adapters::acp::paths::{PathRejection, confine};
-use crate::adapters::acp::routes::Shared;
+use crate::adapters::acp::services::editor;
+use crate::adapters::acp::services::paths::{PathRejection, confine};
+use crate::adapters::acp::services::routes::Shared;
 use crate::domain::event::RuntimeEvent;
 use agent_client_protocol::v1::schema::{
     ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest, WriteTextFileResponse,

@@ -3,7 +3,7 @@
 //! `session/load` replay), the permission asker of the running turn, and activity
 //! tracking for the idle timeout.
 
-use crate::adapters::acp::terminal::Terminals;
+use crate::adapters::acp::services::terminal::Terminals;
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::permission::PermissionAsker;

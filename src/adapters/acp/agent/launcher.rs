@@ -2,7 +2,7 @@
 //! installed in Hecate's cache (the cached equivalent of `npx -y`), else not
 //! installed. Also version detection against the manifest's tested range.
 
-use crate::adapters::acp::catalog::AgentManifest;
+use crate::adapters::acp::agent::catalog::AgentManifest;
 use crate::adapters::acp::error::AcpError;
 use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::process::{self, Spec};
@@ -300,8 +300,8 @@ mod tests {
 
     #[test]
     fn range_check_ignores_prerelease() {
-        let (catalog, _) = crate::adapters::acp::catalog::Catalog::load(
-            crate::adapters::acp::catalog::BUILTIN_MANIFESTS,
+        let (catalog, _) = crate::adapters::acp::agent::catalog::Catalog::load(
+            crate::adapters::acp::agent::catalog::BUILTIN_MANIFESTS,
             None,
         );
         let codex = catalog.get("codex").expect("codex");

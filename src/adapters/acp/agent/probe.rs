@@ -2,10 +2,10 @@
 //! complete `initialize` and `session/new`, shut it down, and classify the first
 //! failure (not installed, needs sign-in, or an error at a named stage).
 
-use crate::adapters::acp::catalog::AgentManifest;
+use crate::adapters::acp::agent::catalog::AgentManifest;
+use crate::adapters::acp::agent::launcher::{LauncherOptions, resolve};
 use crate::adapters::acp::client::{AcpOptions, AgentConnection};
 use crate::adapters::acp::error::{AcpError, Stage};
-use crate::adapters::acp::launcher::{LauncherOptions, resolve};
 use crate::adapters::process::env::sanitized_env;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
