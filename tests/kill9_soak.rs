@@ -67,7 +67,9 @@ fn open_work(home: &Home, ids: &[&str]) -> Vec<String> {
 fn lease_holder(home: &Home, id: &str) -> String {
     let db = rusqlite::Connection::open(home.data_dir().join("hecate.db")).expect("open db");
     let owner: Option<String> = db
-        .query_row("SELECT owner_id FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+        .query_row("SELECT owner_id FROM sessions WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
         .expect("session row");
     let Some(owner) = owner else {
         return "none".into();
