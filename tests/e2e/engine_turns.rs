@@ -1,0 +1,366 @@
+//! The engine as a library over the fixture model server: the busy rule, cancel,
+//! guardrails, namespace isolation, event order and the summarization flag.
+
+use crate::support::common::ModelServer;
+use hecate::adapters::providers::pricing::Pricebook;
+use hecate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
+use hecate::domain::ErrorType;
+use hecate::domain::event::{EngineEvent, RuntimeEvent};
+use hecate::domain::run::RunStatus;
+use hecate::domain::session::Guardrails;
+use hecate::engine::bus::Received;
+use hecate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
+use hecate::runtimes::model::ModelRuntime;
+use hecate::store::{SqliteStore, Store};
+use serde_json::json;
+use std::sync::Arc;
+
+async fn engine(server: &ModelServer) -> Engine {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = ProviderClient::default_http().expect("http");
+    let runtime = ModelRuntime::new(
+        vec![ProviderClient::new(
+            http,
+            ProviderConfig {
+                name: "fix".into(),
+                kind: ProviderKind::Openai,
+                base_url: format!("{}/v1", server.base),
+                api_key: None,
+                models: vec![],
+            },
+        )],
+        Pricebook::default(),
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().expect("store"));
+    Engine::start(store, runtime.into(), EngineConfig::default())
+        .await
+        .expect("engine")
+        .0
+}
+
+fn prompt(s: &str) -> SendMessage {
+    SendMessage {
+        content: s.into(),
+        ..Default::default()
+    }
+}
+
+fn model_session(guardrails: Option<Guardrails>) -> CreateSession {
+    CreateSession {
+        model: Some("fix/fixture-model".into()),
+        guardrails,
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn a_second_send_while_a_turn_runs_is_busy_and_cancel_keeps_the_partial_answer() {
+    let server = ModelServer::start(Some(json!([
+        {"chunks": ["alpha ", "beta ", "gamma ", "delta "], "chunk_delay_ms": 400},
+        {"repeat": true, "text": "ok"}
+    ])));
+    let engine = engine(&server).await;
+    let s = engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect("session");
+    let mut turn = engine
+        .send_message("ns", &s.id, prompt("go"))
+        .await
+        .expect("starts");
+    let busy = engine
+        .send_message("ns", &s.id, prompt("again"))
+        .await
+        .expect_err("busy");
+    assert_eq!(busy.error_type, ErrorType::AgentSessionBusy);
+    // Wait for the first chunk, then cancel.
+    loop {
+        match turn.events.recv().await.expect("event") {
+            Received::Event(EngineEvent::Runtime {
+                update: RuntimeEvent::TextDelta { .. },
+                ..
+            }) => break,
+            _ => continue,
+        }
+    }
+    engine.cancel("ns", &s.id).await.expect("cancels");
+    let result = turn.wait().await;
+    assert_eq!(result.run.status, RunStatus::Cancelled);
+    let answer = result.assistant.expect("partial answer stored");
+    assert!(answer.content.starts_with("alpha"), "{}", answer.content);
+    assert_eq!(answer.status.as_str(), "cancelled");
+    let none = engine
+        .cancel("ns", &s.id)
+        .await
+        .expect_err("nothing running");
+    assert_eq!(none.error_type, ErrorType::SessionNotRunning);
+    // The busy marker is gone: the session takes new turns.
+    let mut next = engine
+        .send_message("ns", &s.id, prompt("after"))
+        .await
+        .expect("free");
+    next.wait().await;
+}
+
+#[tokio::test]
+async fn events_arrive_in_order_and_are_persisted_on_the_run() {
+    let server = ModelServer::start(Some(json!([
+        {"thinking": "hmm", "chunks": ["x", "y", "z"]}
+    ])));
+    let engine = engine(&server).await;
+    let s = engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect("session");
+    let mut watcher = engine.bus().subscribe(Some(s.id.clone()));
+    let mut turn = engine
+        .send_message("ns", &s.id, prompt("go"))
+        .await
+        .expect("starts");
+    let result = turn.wait().await;
+    assert_eq!(result.run.status, RunStatus::Completed);
+    let mut kinds = Vec::new();
+    while let Some(Received::Event(ev)) = watcher.recv().await {
+        let done = matches!(ev, EngineEvent::TurnFinished { .. });
+        kinds.push(match ev {
+            EngineEvent::TurnStarted { .. } => "started".to_string(),
+            EngineEvent::Runtime { update, .. } => update.kind().to_string(),
+            EngineEvent::TurnFinished { .. } => "finished".to_string(),
+            EngineEvent::ApprovalRequested { .. } | EngineEvent::ApprovalResolved { .. } => {
+                "approval".to_string()
+            }
+        });
+        if done {
+            break;
+        }
+    }
+    assert_eq!(kinds.first().map(String::as_str), Some("started"));
+    assert_eq!(kinds.last().map(String::as_str), Some("finished"));
+    let text_deltas = kinds.iter().filter(|k| *k == "text_delta").count();
+    assert_eq!(text_deltas, 3);
+    let first_text = kinds.iter().position(|k| k == "text_delta");
+    let first_thought = kinds.iter().position(|k| k == "thought_delta");
+    assert!(first_thought < first_text, "{kinds:?}");
+    let t = engine.transcript("ns", &s.id).await.expect("transcript");
+    assert_eq!(t.messages[1].content, "xyz");
+    assert_eq!(t.runs[0].status, RunStatus::Completed);
+    assert!(t.runs[0].duration_ms.is_some());
+}
+
+#[tokio::test]
+async fn guardrails_stop_turns_with_their_stable_errors() {
+    let server = ModelServer::start(None);
+    let engine = engine(&server).await;
+    let s = engine
+        .create_session(
+            "ns",
+            model_session(Some(Guardrails {
+                max_turns: Some(1),
+                ..Default::default()
+            })),
+        )
+        .await
+        .expect("session");
+    engine
+        .send_message("ns", &s.id, prompt("one"))
+        .await
+        .expect("first")
+        .wait()
+        .await;
+    let e = engine
+        .send_message("ns", &s.id, prompt("two"))
+        .await
+        .expect_err("limit");
+    assert_eq!(e.error_type, ErrorType::SessionLimitExceeded);
+    assert_eq!(e.details["turns_used"], 1);
+
+    let idle = engine
+        .create_session(
+            "ns",
+            model_session(Some(Guardrails {
+                idle_timeout_ms: Some(50),
+                ..Default::default()
+            })),
+        )
+        .await
+        .expect("session");
+    engine
+        .send_message("ns", &idle.id, prompt("one"))
+        .await
+        .expect("first")
+        .wait()
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+    let e = engine
+        .send_message("ns", &idle.id, prompt("two"))
+        .await
+        .expect_err("idle");
+    assert_eq!(e.error_type, ErrorType::SessionIdleTimeout);
+    assert_eq!(e.details["limit_ms"], 50);
+
+    let dur = engine
+        .create_session(
+            "ns",
+            model_session(Some(Guardrails {
+                max_duration_ms: Some(50),
+                ..Default::default()
+            })),
+        )
+        .await
+        .expect("session");
+    engine
+        .send_message("ns", &dur.id, prompt("one"))
+        .await
+        .expect("first")
+        .wait()
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+    let e = engine
+        .send_message("ns", &dur.id, prompt("two"))
+        .await
+        .expect_err("duration");
+    assert_eq!(e.error_type, ErrorType::SessionDurationLimitExceeded);
+}
+
+#[tokio::test]
+async fn namespaces_never_see_each_other() {
+    let server = ModelServer::start(None);
+    let engine = engine(&server).await;
+    let a = engine
+        .create_session("agent-a", model_session(None))
+        .await
+        .expect("a");
+    for op in [
+        engine.get_session("agent-b", &a.id).await.map(|_| ()),
+        engine
+            .send_message("agent-b", &a.id, prompt("x"))
+            .await
+            .map(|_| ()),
+        engine.cancel("agent-b", &a.id).await,
+        engine.delete_session("agent-b", &a.id).await,
+    ] {
+        assert_eq!(op.expect_err("isolated").error_type, ErrorType::NotFound);
+    }
+    assert!(
+        engine
+            .list_sessions("agent-b", 10)
+            .await
+            .expect("list")
+            .is_empty()
+    );
+    assert_eq!(
+        engine
+            .list_sessions("agent-a", 10)
+            .await
+            .expect("list")
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn the_turn_result_flags_summarization_every_twenty_messages() {
+    let server = ModelServer::start(None);
+    let engine = engine(&server).await;
+    let s = engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect("session");
+    let mut flags = Vec::new();
+    for i in 0..11 {
+        let r = engine
+            .send_message("ns", &s.id, prompt(&format!("turn {i}")))
+            .await
+            .expect("turn")
+            .wait()
+            .await;
+        flags.push(r.summarization_needed);
+    }
+    // Turn 10 (index 9) brings the session to 20 messages.
+    let flagged: Vec<usize> = flags
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| **f)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(flagged, [9]);
+}
+
+#[tokio::test]
+async fn runtime_switches_follow_the_seed_rules() {
+    let server = ModelServer::start(None);
+    let engine = engine(&server).await;
+    let s = engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect("session");
+    let e = engine
+        .send_message(
+            "ns",
+            &s.id,
+            SendMessage {
+                content: "x".into(),
+                runtime_kind: Some(hecate::domain::session::RuntimeKind::ExternalAgent),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect_err("no adapter");
+    // Hecate Chat may hand a transcript to an external agent, but one must be named
+    // and registered (this engine has no external runtime at all).
+    assert_eq!(e.error_type, ErrorType::AdapterNotFound);
+}
+
+/// A turn's updates reach its caller over a path of their own: a reader that is
+/// slow while another session floods the engine with events gets every chunk of
+/// its own turn, in order (the bus would make it lag and drop them).
+#[tokio::test]
+async fn a_slow_reader_gets_every_chunk_of_its_turn_while_a_neighbour_floods() {
+    let mine: Vec<String> = (0..2000).map(|i| format!("c{i} ")).collect();
+    let flood = (0..20_000)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let server = ModelServer::start(Some(json!([
+        {"match": {"contains": "mine"}, "chunks": mine},
+        {"match": {"contains": "flood"}, "text": flood}
+    ])));
+    let engine = engine(&server).await;
+    let a = engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect("session a");
+    let b = engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect("session b");
+    let mut turn = engine
+        .send_message("ns", &a.id, prompt("mine"))
+        .await
+        .expect("turn a");
+    let mut neighbour = engine
+        .send_message("ns", &b.id, prompt("flood"))
+        .await
+        .expect("turn b");
+    let mut text = String::new();
+    let mut read = 0usize;
+    while let Some(received) = turn.events.recv().await {
+        read += 1;
+        if read < 600 {
+            // A slow editor while the neighbour streams 20,000 chunks.
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        match received {
+            Received::Event(EngineEvent::Runtime {
+                update: RuntimeEvent::TextDelta { text: t },
+                ..
+            }) => text.push_str(&t),
+            Received::Event(EngineEvent::TurnFinished { .. }) => break,
+            Received::Lagged(n) => panic!("{n} events of this turn were dropped"),
+            Received::Event(_) => {}
+        }
+    }
+    assert_eq!(text, mine.concat(), "every chunk, in order");
+    assert_eq!(turn.wait().await.run.status, RunStatus::Completed);
+    assert_eq!(neighbour.wait().await.run.status, RunStatus::Completed);
+}

@@ -1,0 +1,607 @@
+//! `hecate chat --agent` against the fixture ACP agent: streaming, permissions
+//! answered on the terminal, by mode, by grant and from another process, diffs and
+//! revert, reattaching after a restart, and the faults.
+
+use crate::support::common::{Home, git_workspace, session_id_from, text};
+use serde_json::{Value, json};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const WRITE_SCRIPT: &str = r#"{"turns":[
+ {"match":"write","actions":[
+   {"thought":"planning"},
+   {"tool_call":{"id":"t1","title":"Write b.txt","kind":"edit","status":"pending"}},
+   {"request_permission":{"tool_call_id":"t1","title":"Write b.txt","kind":"edit",
+     "on_allow":[{"fs_write":{"path":"b.txt","content":"new file\n"}},{"edit_file":{"path":"a.txt","content":"changed\n"}}],
+     "on_reject":[{"text":"not writing. "}]}},
+   {"tool_call_update":{"id":"t1","status":"completed"}},
+   {"text":"done"}]},
+ {"match":"escape","actions":[{"fs_write":{"path":"../outside.txt","content":"x"}},{"fs_read":{"path":"/etc/hostname"}}]},
+ {"match":"shell","actions":[{"terminal":{"command":"sh","args":["-c","echo from-terminal; exit 3"]}}]},
+ {"match":"crash","actions":[{"text":"about to crash "},{"crash":7}]},
+ {"match":"hang","actions":[{"text":"hanging "},{"hang":true}]},
+ {"match":"slow","actions":[{"chunks":["one ","two ","three ","four "],"delay_ms":700}]},
+ {"match":"garbage","actions":[{"text":"before "},{"garbage":"this is not json"},{"text":"after"}]}
+]}"#;
+
+fn home_with_agent(extra: &[&str]) -> Home {
+    let home = Home::empty();
+    std::fs::write(home.path("script.json"), WRITE_SCRIPT).expect("script");
+    let script = home.path("script.json").display().to_string();
+    let state = home.path("agent-state").display().to_string();
+    let mut args = vec!["--script", &script, "--state-dir", &state];
+    args.extend_from_slice(extra);
+    home.add_fixture_agent("fixture", &args);
+    home
+}
+
+fn chat(home: &Home, ws: &str, args: &[&str], stdin: &[u8]) -> std::process::Output {
+    let mut all = vec!["chat", "--agent", "fixture", "--workspace", ws];
+    all.extend_from_slice(args);
+    home.run_with_stdin(&all, stdin)
+}
+
+fn show(home: &Home, id: &str) -> Value {
+    home.json(&["sessions", "show", id, "--format", "json"])["data"].clone()
+}
+
+#[test]
+fn a_turn_streams_text_and_continues_the_same_native_session() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let out = chat(&home, &w, &["hello agent"], b"");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "echo: hello agent");
+    let id = session_id_from(&out.stderr);
+    let out = home.run(&["chat", "--session", &id, "second"]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert_eq!(
+        text(&out).0.trim(),
+        "echo: second",
+        "loaded natively, not primed"
+    );
+    let data = show(&home, &id);
+    assert_eq!(data["runtime_kind"], "external_agent");
+    assert_eq!(data["adapter_id"], "fixture");
+    assert!(
+        data["native_session_id"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("fixture-sess-"))
+    );
+    let msgs = data["messages"].as_array().expect("messages");
+    assert_eq!(msgs.len(), 4);
+    assert_eq!(msgs[1]["adapter_id"], "fixture");
+    assert!(
+        data["provider_calls"].as_array().is_some_and(Vec::is_empty),
+        "external cost is not a provider call"
+    );
+}
+
+#[test]
+fn permission_approved_on_the_terminal_writes_captures_the_diff_and_reverts() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    std::fs::write(ws.path().join("dirty.txt"), "dirty before the turn\n").expect("dirty");
+    let out = chat(&home, &w, &["please write"], b"a\n");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("permission: allow-once-id"), "{stdout}");
+    assert!(stdout.contains("done"));
+    assert!(
+        stderr.contains("permission requested: Write b.txt"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("b.txt")).expect("b"),
+        "new file\n"
+    );
+    let id = session_id_from(&out.stderr);
+    let data = show(&home, &id);
+    let msg = data["messages"][1]["id"].as_str().expect("id").to_string();
+    let files = home.json(&["sessions", "files", &id, &msg, "--format", "json"]);
+    let paths: Vec<&str> = files["data"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["path"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        paths.contains(&"a.txt") && paths.contains(&"b.txt"),
+        "{paths:?}"
+    );
+    assert!(
+        !paths.contains(&"dirty.txt"),
+        "pre-existing changes are not the turn's"
+    );
+    let diff = text(&home.run(&["sessions", "files", &id, &msg, "--diff", "a.txt"])).0;
+    assert!(
+        diff.contains("-original") && diff.contains("+changed"),
+        "{diff}"
+    );
+    let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
+    assert_eq!(approvals["data"][0]["status"], "approved");
+    assert_eq!(approvals["data"][0]["path"], "operator");
+    assert_eq!(approvals["data"][0]["selected_option"], "allow-once-id");
+
+    let bad = home.run(&["sessions", "revert", &id, &msg, "dirty.txt"]);
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "only captured paths can be reverted"
+    );
+    let out = home.run(&["sessions", "revert", &id, &msg]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).expect("a"),
+        "original\n"
+    );
+    assert!(!ws.path().join("b.txt").exists());
+    assert!(ws.path().join("dirty.txt").exists());
+}
+
+#[test]
+fn permission_rejected_on_the_terminal_is_passed_back_by_kind() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let out = chat(
+        &home,
+        &ws.path().display().to_string(),
+        &["please write"],
+        b"r\n",
+    );
+    let stdout = text(&out).0;
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert!(
+        stdout.contains("permission: reject-id") && stdout.contains("not writing"),
+        "{stdout}"
+    );
+    assert!(!ws.path().join("b.txt").exists());
+}
+
+#[test]
+fn modes_and_grants_answer_without_asking() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let out = chat(&home, &w, &["--approval", "deny", "please write"], b"");
+    assert!(
+        text(&out).0.contains("permission: reject-id"),
+        "{}",
+        text(&out).0
+    );
+    let out = chat(&home, &w, &["--approval", "auto", "please write"], b"");
+    assert!(
+        text(&out).0.contains("permission: allow-once-id"),
+        "{}",
+        text(&out).0
+    );
+    let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
+    assert!(
+        approvals["data"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .all(|a| a["path"] == "default_mode")
+    );
+
+    // Approving for the session creates a grant that answers the next request.
+    let first = chat(&home, &w, &["please write"], b"s\n");
+    assert!(
+        text(&first).0.contains("permission: allow-always-id"),
+        "{}",
+        text(&first).0
+    );
+    let id = session_id_from(&first.stderr);
+    let grants = home.json(&["grants", "list", "--format", "json"]);
+    assert_eq!(grants["data"][0]["scope"], "session");
+    assert_eq!(grants["data"][0]["tool_kind"], "edit");
+    let second = home.run_with_stdin(&["chat", "--session", &id, "please write again"], b"");
+    assert!(
+        text(&second).0.contains("permission: allow-always-id"),
+        "{}",
+        text(&second).1
+    );
+    let approvals = home.json(&[
+        "approvals",
+        "list",
+        "--all",
+        "--session",
+        &id,
+        "--format",
+        "json",
+    ]);
+    let rows = approvals["data"].as_array().expect("approvals");
+    assert_eq!(
+        rows.last().map(|a| a["path"].clone()),
+        Some(json!("grant")),
+        "the newest approval of the session was answered by the grant: {approvals}"
+    );
+    let gid = grants["data"][0]["id"].as_str().expect("grant id");
+    assert!(home.run(&["grants", "revoke", gid]).status.success());
+    assert_eq!(
+        home.json(&["grants", "list", "--format", "json"])["data"]
+            .as_array()
+            .map(Vec::len),
+        Some(0)
+    );
+}
+
+#[test]
+fn another_process_can_resolve_a_pending_approval() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let child = home
+        .cmd(&[
+            "chat",
+            "--agent",
+            "fixture",
+            "--workspace",
+            &w,
+            "please write",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn chat");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let id = loop {
+        let list = home.json(&["approvals", "list", "--format", "json"]);
+        if let Some(id) = list["data"][0]["id"].as_str() {
+            break id.to_string();
+        }
+        assert!(Instant::now() < deadline, "no pending approval appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let out = home.run(&["approvals", "resolve", &id, "--decision", "approve"]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    let again = home.run(&["approvals", "resolve", &id, "--decision", "reject"]);
+    assert_eq!(
+        again.status.code(),
+        Some(4),
+        "resolving twice is a conflict"
+    );
+    let out = child.wait_with_output().expect("chat ends");
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert!(text(&out).0.contains("permission: allow-once-id"));
+    assert!(ws.path().join("b.txt").exists());
+}
+
+#[test]
+fn an_unanswered_permission_times_out_as_cancelled() {
+    let home = home_with_agent(&[]);
+    home.write_config("[approvals]\ntimeout_ms = 400\n");
+    let ws = git_workspace();
+    let out = chat(
+        &home,
+        &ws.path().display().to_string(),
+        &["please write"],
+        b"",
+    );
+    assert!(
+        text(&out).0.contains("permission: cancelled"),
+        "{}",
+        text(&out).0
+    );
+    let list = home.json(&["approvals", "list", "--all", "--format", "json"]);
+    assert_eq!(list["data"][0]["status"], "timed_out");
+    assert_eq!(list["data"][0]["path"], "timeout");
+}
+
+#[test]
+fn fs_requests_outside_the_workspace_are_rejected_and_terminals_run_inside() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let out = chat(&home, &w, &["escape please"], b"");
+    let stdout = text(&out).0;
+    assert!(stdout.contains("write error"), "{stdout}");
+    assert!(stdout.contains("read error"), "{stdout}");
+    assert!(
+        !ws.path()
+            .parent()
+            .expect("parent")
+            .join("outside.txt")
+            .exists()
+    );
+    let out = chat(&home, &w, &["shell please"], b"");
+    assert!(
+        text(&out).0.contains("terminal exit 3: from-terminal"),
+        "{}",
+        text(&out).0
+    );
+}
+
+#[test]
+fn reattach_after_restart_loads_or_primes_without_losing_context() {
+    for (flag, expect_primed) in [
+        ("supported", false),
+        ("unsupported", true),
+        ("broken", true),
+    ] {
+        let home = home_with_agent(&["--load-session", flag]);
+        let ws = git_workspace();
+        let w = ws.path().display().to_string();
+        let out = chat(&home, &w, &["remember the word zebra"], b"");
+        assert!(out.status.success(), "{flag}: {}", text(&out).1);
+        let id = session_id_from(&out.stderr);
+        let out = home.run(&["chat", "--session", &id, "what was the word"]);
+        assert!(out.status.success(), "{flag}: {}", text(&out).1);
+        let answer = text(&out).0;
+        assert_eq!(answer.contains("zebra"), expect_primed, "{flag}: {answer}");
+        assert!(answer.contains("what was the word"), "{flag}: {answer}");
+    }
+}
+
+/// Security: an agent that reloads a session in its own default mode (Codex's
+/// reviewer approves its own edits) must be switched back to the mode Hecate chose,
+/// or the client is never asked. The fixture's `--modes` starts every new or loaded
+/// session in `auto`, which skips permission requests; the manifest asks for `ask`.
+#[test]
+fn a_reattached_session_is_put_back_into_the_mode_that_asks() {
+    for (flag, expect_loaded) in [("supported", true), ("broken", false)] {
+        let home = Home::empty();
+        std::fs::write(home.path("script.json"), WRITE_SCRIPT).expect("script");
+        let script = home.path("script.json").display().to_string();
+        let state = home.path("agent-state").display().to_string();
+        home.add_fixture_agent_with(
+            "fixture",
+            &[
+                "--script",
+                &script,
+                "--state-dir",
+                &state,
+                "--modes",
+                "--load-session",
+                flag,
+            ],
+            "[quirks]\ninitial_mode = \"ask\"\n",
+        );
+        let ws = git_workspace();
+        let w = ws.path().display().to_string();
+        let out = chat(&home, &w, &["write one"], b"a\n");
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{flag}: {stderr}");
+        assert!(!stdout.contains("auto-approved"), "{flag}: {stdout}");
+        let id = session_id_from(&out.stderr);
+        let native_before = show(&home, &id)["native_session_id"].clone();
+        // A new Hecate process reattaches: the agent process is new too.
+        let out = home.run_with_stdin(&["chat", "--session", &id, "write two"], b"r\n");
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{flag}: {stderr}");
+        assert!(
+            !stdout.contains("auto-approved"),
+            "{flag}: the reattached agent approved its own write: {stdout}"
+        );
+        assert!(stdout.contains("not writing."), "{flag}: {stdout}");
+        let native_after = show(&home, &id)["native_session_id"].clone();
+        assert_eq!(native_after == native_before, expect_loaded, "{flag}");
+        let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
+        let statuses: Vec<&str> = approvals["data"]
+            .as_array()
+            .expect("approvals")
+            .iter()
+            .filter_map(|a| a["status"].as_str())
+            .collect();
+        let mut sorted = statuses.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, ["approved", "rejected"], "{flag}: {approvals}");
+    }
+}
+
+#[test]
+fn a_crashing_agent_fails_the_turn_with_its_stderr_and_the_session_stays_usable() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let out = chat(&home, &w, &["--format", "json", "crash now"], b"");
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out).1);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["data"]["run"]["status"], "failed");
+    assert_eq!(v["data"]["error"]["reason"], "agent_exited");
+    let detail = v["data"]["error"].to_string();
+    assert!(
+        detail.contains("crashing mid-turn"),
+        "stderr tail attached: {detail}"
+    );
+    assert_eq!(v["data"]["assistant"]["content"], "about to crash ");
+    let id = v["data"]["session_id"].as_str().expect("id").to_string();
+    let out = home.run(&["chat", "--session", &id, "are you back"]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert!(text(&out).0.contains("are you back"));
+}
+
+#[test]
+fn garbage_on_the_agents_stdout_does_not_break_the_turn() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let out = chat(
+        &home,
+        &ws.path().display().to_string(),
+        &["garbage please"],
+        b"",
+    );
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert_eq!(text(&out).0.trim(), "before after");
+}
+
+#[test]
+fn a_hung_agent_is_caught_by_the_idle_timeout_and_leaves_no_process_behind() {
+    let home = home_with_agent(&["--spawn-grandchild"]);
+    home.write_config("[agents]\nidle_timeout_ms = 800\n");
+    let ws = git_workspace();
+    let out = chat(
+        &home,
+        &ws.path().display().to_string(),
+        &["--format", "json", "hang around"],
+        b"",
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["data"]["run"]["status"], "failed", "{v}");
+    assert_eq!(v["data"]["error"]["reason"], "agent_timeout");
+    let tail = v["data"]["error"]["stderr_tail"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let pid: u32 = tail
+        .lines()
+        .find_map(|l| l.split("grandchild pid: ").nth(1))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the stderr tail names the grandchild: {tail:?}"));
+    let proc_dir = format!("/proc/{pid}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&proc_dir).exists() {
+        assert!(
+            Instant::now() < deadline,
+            "grandchild {pid} outlived the session"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sigint_cancels_the_turn_and_keeps_the_partial_answer() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let mut child = home
+        .cmd(&[
+            "chat",
+            "--agent",
+            "fixture",
+            "--workspace",
+            &w,
+            "--format",
+            "json",
+            "slow please",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let list = home.json(&["sessions", "list", "--format", "json"]);
+        if list["data"][0]["status"] == "running" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "turn never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(900));
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(st.success());
+    let out = std::mem::replace(&mut child, home.cmd(&["--version"]).spawn().expect("noop"))
+        .wait_with_output()
+        .expect("wait");
+    let _ = child.wait();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out).1);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["data"]["run"]["status"], "cancelled");
+    assert!(
+        v["data"]["assistant"]["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("one"))
+    );
+}
+
+#[test]
+fn bad_input_is_rejected_before_anything_spawns() {
+    let home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let file = ws.path().join("a.txt").display().to_string();
+    let out = home.run(&[
+        "chat",
+        "--agent",
+        "nope",
+        "--workspace",
+        &ws.path().display().to_string(),
+        "hi",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out).1.contains("agent_chat.adapter_not_found"));
+    for w in ["/definitely/missing", file.as_str()] {
+        let out = home.run(&["chat", "--agent", "fixture", "--workspace", w, "hi"]);
+        assert_eq!(out.status.code(), Some(2), "{w}");
+        assert!(text(&out).1.contains("agent_chat.workspace_required"));
+    }
+    let out = home.run(&["chat", "--agent", "fixture", "hi"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        home.json(&["sessions", "list", "--format", "json"])["data"]
+            .as_array()
+            .map(Vec::len),
+        Some(0)
+    );
+}
+
+#[test]
+fn probes_classify_ready_auth_required_not_installed_and_errors() {
+    let home = home_with_agent(&[]);
+    home.add_fixture_agent("needs_auth", &["--auth-required"]);
+    home.add_fixture_agent("crashes", &["--crash-on", "initialize"]);
+    std::fs::write(
+        home.path("adapters/missing.toml"),
+        "id = \"missing\"\nname = \"Missing\"\ncommand = \"definitely-not-installed-agent\"\n",
+    )
+    .expect("manifest");
+    let probe = |id: &str| -> Value {
+        let out = home.run(&["adapters", "probe", id, "--format", "json"]);
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")["data"].clone()
+    };
+    assert_eq!(probe("fixture")["status"], "ready");
+    let auth = probe("needs_auth");
+    assert_eq!(
+        (auth["status"].as_str(), auth["stage"].as_str()),
+        (Some("auth_required"), Some("new_session"))
+    );
+    let missing = probe("missing");
+    assert_eq!(
+        (missing["status"].as_str(), missing["stage"].as_str()),
+        (Some("not_installed"), Some("lookup"))
+    );
+    let crash = probe("crashes");
+    assert_eq!(
+        (crash["status"].as_str(), crash["stage"].as_str()),
+        (Some("error"), Some("initialize"))
+    );
+    assert!(
+        crash["stderr_tail"]
+            .as_str()
+            .is_some_and(|t| t.contains("crashing on purpose")),
+        "{crash}"
+    );
+    let list = home.json(&["adapters", "list", "--format", "json"]);
+    let ids: Vec<&str> = list["data"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|a| a["id"].as_str().unwrap_or(""))
+        .collect();
+    for id in [
+        "codex",
+        "claude_code",
+        "cursor_agent",
+        "gemini",
+        "opencode",
+        "fixture",
+    ] {
+        assert!(ids.contains(&id), "{id} in {ids:?}");
+    }
+    assert!(
+        list["data"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .all(|a| a["cost_mode"] == "external")
+    );
+    let _ = json!(null);
+}

@@ -1,0 +1,340 @@
+//! The agent resources of the HTTP API against the fixture ACP agent: adapters
+//! (list, health, probe), approvals and grants (list, read, resolve, cancel,
+//! revoke) and the files a turn changed (list, diff, revert), each with its main
+//! error.
+
+use crate::support::common::{Home, git_workspace};
+use crate::support::http::{Api, Served, last_message, pending_approval, serve};
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::task::JoinHandle;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+const SCRIPT: &str = r#"{"turns":[
+ {"match":"write","actions":[
+   {"tool_call":{"id":"t1","title":"Write files","kind":"edit","status":"pending"}},
+   {"request_permission":{"tool_call_id":"t1","title":"Write files","kind":"edit",
+     "on_allow":[{"fs_write":{"path":"b.txt","content":"new file\n"}},
+                 {"fs_write":{"path":"sub/c.txt","content":"nested\n"}},
+                 {"edit_file":{"path":"a.txt","content":"changed\n"}}],
+     "on_reject":[{"text":"not writing. "}]}},
+   {"tool_call_update":{"id":"t1","status":"completed"}},
+   {"text":"done"}]},
+ {"match":"hello","actions":[{"text":"hi"}]}
+]}"#;
+
+/// A home with the fixture agent `fixture` running [`SCRIPT`].
+fn home() -> Home {
+    let home = Home::empty();
+    std::fs::write(home.path("script.json"), SCRIPT).expect("script");
+    let script = home.path("script.json").display().to_string();
+    let state = home.path("agent-state").display().to_string();
+    home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
+    home
+}
+
+/// Serves `home` and creates an external-agent session in `ws`.
+async fn session(home: &Home, ws: &std::path::Path) -> (Served, Api, String) {
+    let s = serve(home);
+    let api = Api::new(&s);
+    let a = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({
+                "runtime_kind": "external_agent",
+                "adapter_id": "fixture",
+                "workspace": ws.display().to_string()
+            }),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let id = a.body["data"]["id"].as_str().expect("id").to_string();
+    (s, api, id)
+}
+
+/// Starts a turn in the background.
+fn start_turn(api: &Api, id: &str, content: &str) -> JoinHandle<Value> {
+    let (api, id, content) = (api.clone(), id.to_string(), content.to_string());
+    tokio::spawn(async move { api.say(&id, &content).await.body })
+}
+
+#[tokio::test]
+async fn adapters_are_listed_checked_and_probed() {
+    let home = home();
+    let s = serve(&home);
+    let api = Api::new(&s);
+
+    let a = api.get("/hecate/v1/agent-adapters").await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["object"], "agent_adapters");
+    let fixture = a.body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .find(|x| x["id"] == "fixture")
+        .cloned()
+        .expect("the fixture adapter is listed");
+    assert_eq!(fixture["kind"], "acp");
+    assert_eq!(fixture["available"], true);
+    assert_eq!(fixture["status"], "available");
+    assert_eq!(fixture["cost_mode"], "external");
+
+    let h = api.get("/hecate/v1/agent-adapters/fixture/health").await;
+    assert_eq!(h.status, 200, "{}", h.body);
+    assert_eq!(h.body["object"], "agent_adapter_health");
+    assert_eq!(h.body["data"]["adapter_id"], "fixture");
+    assert_eq!(h.body["data"]["status"], "available");
+    assert!(h.body["data"]["path"].is_string());
+
+    let h = api.get("/hecate/v1/agent-adapters/nope/health").await;
+    assert_eq!(h.status, 404, "{}", h.body);
+    assert_eq!(h.error_type(), "not_found");
+
+    let p = api
+        .post("/hecate/v1/agent-adapters/fixture/probe", json!({}))
+        .await;
+    assert_eq!(p.status, 200, "{}", p.body);
+    assert_eq!(p.body["object"], "agent_adapter_probe");
+    assert_eq!(p.body["data"]["adapter"]["id"], "fixture");
+    assert_eq!(p.body["data"]["health"]["adapter_id"], "fixture");
+    assert_eq!(p.body["data"]["health"]["status"], "ready", "{}", p.body);
+    assert_eq!(p.body["data"]["health"]["stage"], "ready");
+
+    let p = api
+        .post("/hecate/v1/agent-adapters/nope/probe", json!({}))
+        .await;
+    assert_eq!(p.status, 404, "{}", p.body);
+    assert_eq!(p.error_type(), "not_found");
+}
+
+#[tokio::test]
+async fn approvals_are_read_resolved_cancelled_and_grants_revoked() {
+    let home = home();
+    let ws = git_workspace();
+    let (_s, api, id) = session(&home, ws.path()).await;
+    let base = format!("/hecate/v1/agent-chat/sessions/{id}/approvals");
+
+    let a = api
+        .get("/hecate/v1/agent-chat/sessions/agent_chat_nope/approvals")
+        .await;
+    assert_eq!(a.status, 404, "{}", a.body);
+    let a = api.get(&format!("{base}?status=bogus")).await;
+    assert_eq!(a.status, 400, "{}", a.body);
+    assert_eq!(a.error_type(), "invalid_request");
+
+    // First turn: resolved with session scope, which records a grant.
+    let turn = start_turn(&api, &id, "please write");
+    let pending = pending_approval(&api, &id).await;
+    let aid = pending["id"].as_str().expect("approval id").to_string();
+    assert_eq!(pending["status"], "pending");
+    assert_eq!(pending["session_id"], id.as_str());
+    assert_eq!(pending["tool_name"], "Write files");
+
+    let g = api.get(&format!("{base}/{aid}")).await;
+    assert_eq!(g.status, 200, "{}", g.body);
+    assert_eq!(g.body["object"], "agent_chat_approval");
+    assert_eq!(g.body["data"]["id"], aid.as_str());
+    let g = api.get(&format!("{base}/appr_nope")).await;
+    assert_eq!(g.status, 404, "{}", g.body);
+    assert_eq!(g.error_type(), "not_found");
+
+    let bad = api
+        .post(
+            &format!("{base}/{aid}/resolve"),
+            json!({"decision": "maybe"}),
+        )
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+
+    let r = api
+        .post(
+            &format!("{base}/{aid}/resolve"),
+            json!({"decision": "approve", "scope": "session"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["object"], "agent_chat_approval");
+    assert_eq!(r.body["data"]["status"], "approved");
+    assert_eq!(r.body["data"]["decision"], "approve");
+    assert_eq!(r.body["data"]["scope"], "session");
+    assert_eq!(r.body["data"]["path"], "operator");
+    let done = tokio::time::timeout(WAIT, turn)
+        .await
+        .expect("turn ends")
+        .expect("join");
+    assert_eq!(done["data"]["status"], "completed", "{done}");
+
+    let again = api
+        .post(
+            &format!("{base}/{aid}/resolve"),
+            json!({"decision": "reject", "scope": "once"}),
+        )
+        .await;
+    assert_eq!(again.status, 409, "{}", again.body);
+    assert_eq!(again.error_type(), "conflict");
+    let c = api.post(&format!("{base}/{aid}/cancel"), json!({})).await;
+    assert_eq!(c.status, 409, "{}", c.body);
+
+    let all = api.get(&base).await;
+    assert_eq!(all.status, 200);
+    assert_eq!(all.body["data"].as_array().map(Vec::len), Some(1));
+
+    // The grant, then revoking it.
+    let grants = api.get("/hecate/v1/agent-chat/grants").await;
+    assert_eq!(grants.status, 200, "{}", grants.body);
+    assert_eq!(grants.body["object"], "agent_chat_grants");
+    let grant = grants.body["data"]
+        .as_array()
+        .and_then(|d| d.first())
+        .cloned()
+        .expect("a grant");
+    assert_eq!(grant["scope"], "session");
+    assert_eq!(grant["session_id"], id.as_str());
+    assert_eq!(grant["decision"], "approve");
+    let gid = grant["id"].as_str().expect("grant id");
+    let d = api
+        .delete(&format!("/hecate/v1/agent-chat/grants/{gid}"))
+        .await;
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert_eq!(d.body["object"], "agent_chat_grant_deleted");
+    assert_eq!(d.body["data"]["deleted"], true);
+    let d = api
+        .delete(&format!("/hecate/v1/agent-chat/grants/{gid}"))
+        .await;
+    assert_eq!(d.status, 404, "{}", d.body);
+    let grants = api.get("/hecate/v1/agent-chat/grants").await;
+    assert_eq!(grants.body["data"], json!([]));
+
+    // Second turn: asked again (the grant is gone), then cancelled.
+    let turn = start_turn(&api, &id, "please write again");
+    let pending = pending_approval(&api, &id).await;
+    let aid2 = pending["id"].as_str().expect("approval id").to_string();
+    assert_ne!(aid2, aid);
+    let c = api.post(&format!("{base}/{aid2}/cancel"), json!({})).await;
+    assert_eq!(c.status, 200, "{}", c.body);
+    assert_eq!(c.body["data"]["status"], "cancelled");
+    assert_eq!(c.body["data"]["path"], "operator");
+    tokio::time::timeout(WAIT, turn)
+        .await
+        .expect("turn ends")
+        .expect("join");
+    let c = api.post(&format!("{base}/{aid2}/cancel"), json!({})).await;
+    assert_eq!(c.status, 409, "{}", c.body);
+    let p = api.get(&format!("{base}?status=pending")).await;
+    assert_eq!(p.body["data"], json!([]));
+}
+
+#[tokio::test]
+async fn changed_files_are_listed_diffed_and_reverted() {
+    let home = home();
+    let ws = git_workspace();
+    let (_s, api, id) = session(&home, ws.path()).await;
+
+    let turn = start_turn(&api, &id, "please write");
+    let pending = pending_approval(&api, &id).await;
+    let aid = pending["id"].as_str().expect("approval id");
+    let r = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/approvals/{aid}/resolve"),
+            json!({"decision": "approve"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let done = tokio::time::timeout(WAIT, turn)
+        .await
+        .expect("turn ends")
+        .expect("join");
+    let msg = last_message(&done)["id"]
+        .as_str()
+        .expect("message id")
+        .to_string();
+    let base = format!("/hecate/v1/agent-chat/sessions/{id}/messages/{msg}");
+
+    let f = api.get(&format!("{base}/files")).await;
+    assert_eq!(f.status, 200, "{}", f.body);
+    assert_eq!(f.body["object"], "agent_chat_changed_files");
+    let mut paths: Vec<&str> = f.body["data"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter_map(|x| x["path"].as_str())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["a.txt", "b.txt", "sub/c.txt"], "{}", f.body);
+    let f = api
+        .get(&format!(
+            "/hecate/v1/agent-chat/sessions/{id}/messages/msg_nope/files"
+        ))
+        .await;
+    assert_eq!(f.status, 404, "{}", f.body);
+
+    let d = api.get(&format!("{base}/files/a.txt")).await;
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert_eq!(d.body["object"], "agent_chat_changed_file_diff");
+    assert_eq!(d.body["data"]["path"], "a.txt");
+    assert_eq!(d.body["data"]["status"], "modified");
+    let diff = d.body["data"]["diff"].as_str().expect("diff");
+    assert!(
+        diff.contains("-original") && diff.contains("+changed"),
+        "{diff}"
+    );
+    let d = api.get(&format!("{base}/files/sub%2Fc.txt")).await;
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert_eq!(d.body["data"]["path"], "sub/c.txt");
+    assert_eq!(d.body["data"]["status"], "added");
+    let d = api.get(&format!("{base}/files/nope.txt")).await;
+    assert_eq!(d.status, 404, "{}", d.body);
+    assert_eq!(d.error_type(), "not_found");
+
+    let bad = api
+        .post(
+            &format!("{base}/revert"),
+            json!({"paths": ["not-changed.txt"]}),
+        )
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(bad.error_type(), "invalid_request");
+
+    let rv = api
+        .post(&format!("{base}/revert"), json!({"paths": ["a.txt"]}))
+        .await;
+    assert_eq!(rv.status, 200, "{}", rv.body);
+    assert_eq!(rv.body["object"], "agent_chat_revert");
+    assert_eq!(rv.body["data"]["reverted"], true);
+    assert_eq!(rv.body["data"]["paths"], json!(["a.txt"]));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).expect("a"),
+        "original\n"
+    );
+    assert!(ws.path().join("b.txt").exists(), "only a.txt was reverted");
+
+    let rv = api
+        .post(&format!("{base}/revert"), json!({"paths": []}))
+        .await;
+    assert_eq!(rv.status, 200, "{}", rv.body);
+    assert!(!ws.path().join("b.txt").exists());
+    assert!(!ws.path().join("sub/c.txt").exists());
+}
+
+#[tokio::test]
+async fn revert_needs_a_git_workspace() {
+    let home = home();
+    let ws = tempfile::tempdir().expect("plain dir");
+    let (_s, api, id) = session(&home, ws.path()).await;
+    let done = api.say(&id, "hello").await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    let msg = last_message(&done.body)["id"]
+        .as_str()
+        .expect("message id")
+        .to_string();
+    let base = format!("/hecate/v1/agent-chat/sessions/{id}/messages/{msg}");
+    let f = api.get(&format!("{base}/files")).await;
+    assert_eq!(f.status, 200, "{}", f.body);
+    assert_eq!(f.body["data"], json!([]));
+    let rv = api
+        .post(&format!("{base}/revert"), json!({"paths": []}))
+        .await;
+    assert_eq!(rv.status, 400, "{}", rv.body);
+    assert_eq!(rv.error_type(), "invalid_request");
+}

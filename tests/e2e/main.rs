@@ -1,0 +1,44 @@
+//! Hermetic end-to-end tests: the real `hecate` binary over its pipes and
+//! sockets against the `hecate-fixtures` peers (model server, ACP agent, MCP
+//! server), and the outbound ACP adapter in-process against the fixture agent.
+//! Nothing here needs `scripts/test-deps`. One module per concern; tests that
+//! drive third-party software are in `tests/interop`.
+//!
+//! All tests run as threads of one process: a test must not change process-wide
+//! state (environment, current directory) and must scope any process scan to
+//! the pids it started.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod acp_adapter;
+mod acp_bridge;
+mod acp_kits;
+mod cli_chat;
+mod engine_turns;
+mod external_agent_chat;
+mod fixture_acp_agent;
+mod fixture_model_server;
+mod http_access_control;
+mod http_agent_chat_sessions;
+mod http_agent_resources;
+mod http_error_envelopes;
+mod http_session_stream;
+mod http_sessions_shared_with_cli;
+mod http_stream_approval_events;
+mod http_stream_fanout;
+mod kill9_soak;
+mod mcp_delegation;
+mod mcp_http;
+mod mcp_kits;
+mod mcp_pool;
+mod mcp_resources;
+mod mcp_stdio_clumsy_client;
+mod mcp_stdio_server;
+mod mcp_upstream;
+mod no_child_outlives_hecate;
+mod provider_faults;
+mod serve_http;
+mod stdio_fuzz;
+mod store_durability;
+mod telemetry_otlp;

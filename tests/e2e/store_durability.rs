@@ -1,0 +1,197 @@
+//! Durability across processes: corrupt and read-only databases, concurrent writers,
+//! a session driven elsewhere, and a Hecate killed mid-turn.
+
+use crate::support::common::{Home, ModelServer, session_id_from, text};
+use serde_json::json;
+use std::io::Read as _;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_corrupt_database_is_a_clear_error_naming_the_file() {
+    let home = Home::empty();
+    std::fs::create_dir_all(home.data_dir()).expect("mkdir");
+    let db = home.data_dir().join("hecate.db");
+    std::fs::write(&db, vec![b'Z'; 8192]).expect("write garbage");
+    let out = home.run(&["sessions", "list"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(8), "{stderr}");
+    assert!(stderr.contains("store_error"), "{stderr}");
+    assert!(stderr.contains(&db.display().to_string()), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_read_only_database_is_a_clear_error_naming_the_file() {
+    if unsafe_is_root() {
+        // root ignores file permissions; use a read-only directory bind instead:
+        // an unwritable path under /proc cannot be created by anyone.
+        let mut home = Home::empty();
+        home.set("HECATE_DATA_DIR", "/proc/hecate-cannot-exist");
+        let out = home.run(&["sessions", "list"]);
+        let (_, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(8), "{stderr}");
+        assert!(stderr.contains("/proc/hecate-cannot-exist"), "{stderr}");
+        return;
+    }
+    let home = Home::empty();
+    assert!(home.run(&["sessions", "list"]).status.success());
+    let db = home.data_dir().join("hecate.db");
+    let mut perms = std::fs::metadata(&db).expect("meta").permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&db, perms).expect("chmod");
+    let out = home.run(&["sessions", "list"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(8), "{stderr}");
+    assert!(stderr.contains(&db.display().to_string()), "{stderr}");
+}
+
+fn unsafe_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn concurrent_processes_lose_nothing_and_keep_sequences_gap_free() {
+    let server = ModelServer::start(None);
+    let home = Home::with_openai(&server);
+    // Two sessions, then two processes each running several turns on its own
+    // session and a third process creating fresh sessions, all on one file.
+    let a = session_id_from(&home.run(&["chat", "--model", "fix/m", "a0"]).stderr);
+    let b = session_id_from(&home.run(&["chat", "--model", "fix/m", "b0"]).stderr);
+    let turns = 8;
+    let mut children = Vec::new();
+    for (id, tag) in [(Some(a.clone()), "a"), (Some(b.clone()), "b"), (None, "c")] {
+        let mut script = String::new();
+        for i in 1..=turns {
+            let bin = env!("CARGO_BIN_EXE_hecate");
+            match &id {
+                Some(id) => {
+                    script.push_str(&format!("{bin} chat --session {id} {tag}{i} || exit 1\n"))
+                }
+                None => script.push_str(&format!("{bin} chat --model fix/m {tag}{i} || exit 1\n")),
+            }
+        }
+        let mut c = std::process::Command::new("sh");
+        c.arg("-c")
+            .arg(script)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in &home.env {
+            c.env(k, v);
+        }
+        children.push(c.spawn().expect("spawn sh"));
+    }
+    for mut c in children {
+        let status = c.wait().expect("wait");
+        let mut err = String::new();
+        if let Some(mut e) = c.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        assert!(status.success(), "{err}");
+    }
+    for id in [&a, &b] {
+        let show = home.json(&["sessions", "show", id, "--format", "json"]);
+        let seqs: Vec<i64> = show["data"]["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|m| m["sequence"].as_i64().expect("seq"))
+            .collect();
+        assert_eq!(seqs, (0..(2 + 2 * turns as i64)).collect::<Vec<_>>());
+    }
+    let list = home.json(&["sessions", "list", "--format", "json", "--limit", "100"]);
+    assert_eq!(list["data"].as_array().map(Vec::len), Some(2 + turns));
+}
+
+#[test]
+fn a_session_driven_by_another_process_answers_busy_elsewhere() {
+    let server = ModelServer::start(Some(json!([
+        {"match": {"contains": "slow"}, "chunks": ["a ", "b ", "c ", "d "], "chunk_delay_ms": 600},
+        {"repeat": true, "text": "fine"}
+    ])));
+    let home = Home::with_openai(&server);
+    let mut slow = home
+        .cmd(&["chat", "--model", "fix/m", "slow please"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn slow chat");
+    // Wait until the first process stored its session (and holds the lease).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let id = loop {
+        let list = home.json(&["sessions", "list", "--format", "json"]);
+        if let Some(id) = list["data"][0]["id"].as_str()
+            && list["data"][0]["status"] == "running"
+        {
+            break id.to_string();
+        }
+        assert!(Instant::now() < deadline, "first turn never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = home.run(&["chat", "--session", &id, "me too"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("agent_chat.session_busy_elsewhere"),
+        "{stderr}"
+    );
+    assert!(slow.wait().expect("wait").success());
+    // Once the owner finished, anyone may continue the session.
+    assert!(
+        home.run(&["chat", "--session", &id, "now"])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn a_hecate_killed_mid_turn_leaves_an_interrupted_run_and_an_intact_transcript() {
+    let server = ModelServer::start(Some(json!([
+        {"match": {"contains": "first"}, "text": "stored answer"},
+        {"match": {"contains": "stream"}, "chunks": ["one ", "two ", "three ", "four ", "five "], "chunk_delay_ms": 500},
+        {"repeat": true, "text": "after restart"}
+    ])));
+    let home = Home::with_openai(&server);
+    let id = session_id_from(&home.run(&["chat", "--model", "fix/m", "first"]).stderr);
+    let mut victim = home
+        .cmd(&["chat", "--session", &id, "stream slowly"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    // Read the first streamed bytes, then kill -9.
+    let mut stdout = victim.stdout.take().expect("stdout");
+    let mut buf = [0u8; 4];
+    stdout.read_exact(&mut buf).expect("some output arrived");
+    assert_eq!(&buf, b"one ");
+    victim.kill().expect("SIGKILL");
+    victim.wait().expect("reaped");
+
+    let show = home.json(&["sessions", "show", &id, "--format", "json"]);
+    let data = &show["data"];
+    let runs = data["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["status"], "completed");
+    assert_eq!(runs[1]["status"], "failed");
+    assert_eq!(runs[1]["error_type"], "interrupted");
+    let msgs = data["messages"].as_array().expect("messages");
+    assert_eq!(
+        msgs.len(),
+        3,
+        "transcript before the kill plus the durable prompt"
+    );
+    assert_eq!(msgs[1]["content"], "stored answer");
+    assert_eq!(msgs[2]["content"], "stream slowly");
+    assert_eq!(data["status"], "failed");
+    // The session is usable again.
+    let out = home.run(&["chat", "--session", &id, "continue"]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert_eq!(text(&out).0.trim(), "after restart");
+}

@@ -1,0 +1,308 @@
+//! `hecate acp` driven by real third-party ACP clients, offline: acpx (approve-all
+//! and deny-all, NDJSON traffic), the TypeScript SDK's example client (through an
+//! `npx` shim, answering permission prompts by number) and the Python SDK's
+//! example client — each against a model target (the fixture model server) and
+//! the fixture ACP agent — plus the real Claude Code and Codex adapters behind
+//! Hecate. The clients come from `scripts/test-deps/acp-clients.sh`, the agents
+//! from `scripts/test-deps/node.sh`; missing ones fail the test naming the script.
+
+use crate::support::acp_clients::*;
+use crate::support::common::{AgentModeServer, Home, ModelServer, text, workspace};
+use std::path::{Path, PathBuf};
+
+#[test]
+fn acpx_runs_a_model_turn_through_hecate() {
+    let clients = Clients::get();
+    let server = ModelServer::start(None);
+    let home = Home::with_openai(&server);
+    let (_g, ws) = workspace();
+    let out = acpx(
+        &clients,
+        &home,
+        &ws,
+        "",
+        "--approve-all",
+        "hello there",
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let f = frames(&out);
+    assert_eq!(acpx_answer(&f), "echo: hello there", "{stdout}");
+    assert!(
+        f.iter().any(|x| x["result"]["stopReason"] == "end_turn"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn acpx_approves_and_hecate_forwards_the_agents_writes_to_it() {
+    let clients = Clients::get();
+    let home = agent_home();
+    let (_g, ws) = workspace();
+    let out = acpx(
+        &clients,
+        &home,
+        &ws,
+        "--target agent:fixture",
+        "--approve-all",
+        "please write",
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let f = frames(&out);
+    let answer = acpx_answer(&f);
+    assert!(answer.starts_with("permission: allow-once-id"), "{answer}");
+    assert!(
+        answer.contains("read: from the agent") && answer.ends_with("done"),
+        "{answer}"
+    );
+    assert_eq!(
+        client_methods(&f),
+        [
+            "session/request_permission",
+            "fs/write_text_file",
+            "fs/read_text_file"
+        ],
+        "the editor-side client served the agent's files: {stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).expect("acpx wrote it"),
+        "from the agent"
+    );
+}
+
+#[test]
+fn acpx_denies_and_the_agent_writes_nothing() {
+    let clients = Clients::get();
+    let home = agent_home();
+    let (_g, ws) = workspace();
+    let out = acpx(
+        &clients,
+        &home,
+        &ws,
+        "--target agent:fixture",
+        "--deny-all",
+        "please write",
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    // acpx reports a denied permission with its exit code 5.
+    assert_eq!(out.status.code(), Some(5), "{stdout}\n{stderr}");
+    let answer = acpx_answer(&frames(&out));
+    assert!(
+        answer.starts_with("permission: reject-id") && answer.contains("not writing"),
+        "{answer}"
+    );
+    assert!(!ws.join("notes.txt").exists());
+}
+
+#[test]
+fn acpx_runs_the_agents_terminal_commands() {
+    let clients = Clients::get();
+    let home = agent_home();
+    let (_g, ws) = workspace();
+    let out = acpx(
+        &clients,
+        &home,
+        &ws,
+        "--target agent:fixture",
+        "--approve-all",
+        "run it",
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let f = frames(&out);
+    assert_eq!(
+        acpx_answer(&f).trim_end(),
+        "terminal exit 0: hi",
+        "{stdout}"
+    );
+    assert!(
+        client_methods(&f).first().map(String::as_str) == Some("terminal/create"),
+        "acpx ran the command: {stdout}"
+    );
+}
+
+#[test]
+fn the_typescript_sdk_client_chats_with_a_model_through_hecate() {
+    let clients = Clients::get();
+    let server = ModelServer::start(None);
+    let home = Home::with_openai(&server);
+    let (_g, ws) = workspace();
+    let out = ts_client(&clients, &home, &ws, "", b"");
+    let (stdout, stderr) = text(&out);
+    assert!(
+        stdout.contains("✅ Agent completed with: end_turn"),
+        "{stdout}\n{stderr}"
+    );
+    let answer: String = ts_answer(&stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(answer, "echo: Hello, agent!", "{stdout}");
+}
+
+#[test]
+fn the_typescript_sdk_client_answers_permissions_and_serves_the_agents_files() {
+    let clients = Clients::get();
+    for (choice, allowed) in [(&b"1\n"[..], true), (&b"3\n"[..], false)] {
+        let home = agent_home();
+        let (_g, ws) = workspace();
+        let out = ts_client(&clients, &home, &ws, "--target agent:fixture", choice);
+        let (stdout, stderr) = text(&out);
+        assert!(
+            stdout.contains("✅ Agent completed with: end_turn"),
+            "{stdout}\n{stderr}"
+        );
+        assert!(
+            stdout.contains("🔐 Permission requested: Write notes.txt"),
+            "{stdout}"
+        );
+        let answer = ts_answer(&stdout);
+        if allowed {
+            assert!(answer.contains("permission: allow-once-id"), "{stdout}");
+            // The example client mocks its files: the write reached it, not the disk.
+            assert!(stderr.contains("Write text file called with"), "{stderr}");
+            assert!(answer.contains("read: Mock file content"), "{stdout}");
+            assert!(!ws.join("notes.txt").exists());
+        } else {
+            assert!(answer.contains("permission: reject-id"), "{stdout}");
+            assert!(!stderr.contains("Write text file called with"), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn the_python_sdk_client_chats_with_a_model_through_hecate() {
+    let clients = Clients::get();
+    let server = ModelServer::start(None);
+    let home = Home::with_openai(&server);
+    let (_g, ws) = workspace();
+    let out = py_client(&clients, &home, &ws, &[], b"hello from python\n");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(py_answer(&stdout), "echo: hello from python", "{stdout}");
+}
+
+#[test]
+fn the_python_sdk_client_refuses_permissions_and_hecate_serves_the_files() {
+    let clients = Clients::get();
+    let home = agent_home();
+    let (_g, ws) = workspace();
+    let out = py_client(
+        &clients,
+        &home,
+        &ws,
+        &["--target", "agent:fixture"],
+        b"please write\nrun it\n",
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let answer = py_answer(&stdout);
+    // The example client answers permission requests with method-not-found:
+    // Hecate turns that into a cancelled outcome for the agent.
+    assert!(answer.contains("permission: cancelled"), "{answer}");
+    assert!(answer.contains("not writing"), "{answer}");
+    // It serves no terminal, so Hecate runs the command itself.
+    assert!(answer.contains("terminal exit 0: hi"), "{answer}");
+}
+
+/// Runs acpx → hecate acp → a real agent: a plain prompt, then a file creation
+/// approved from acpx.
+fn real_agent_through_acpx(
+    adapter: &str,
+    bin: &str,
+    env: impl Fn(&Path, &str) -> Vec<(String, String)>,
+) {
+    let clients = Clients::get();
+    let agents = PathBuf::from(AGENTS_BIN);
+    assert!(
+        agents.join(bin).exists(),
+        "{bin} is not installed in {AGENTS_BIN}: run scripts/test-deps/node.sh first \
+         (the test command does)"
+    );
+    let server = AgentModeServer::start(None);
+    // Codex refuses homes under /tmp: keep everything under target/.
+    let root = tempfile::Builder::new()
+        .prefix(&format!("acp-real-{adapter}-"))
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("sandbox");
+    let home = {
+        let mut h = Home::empty();
+        for (k, v) in env(root.path(), &server.base) {
+            h.set(&k, &v);
+        }
+        h.set("HOME", &root.path().display().to_string());
+        h
+    };
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    let args = format!("--target agent:{adapter}");
+    let out = acpx(
+        &clients,
+        &home,
+        &ws,
+        &args,
+        "--approve-all",
+        "say hello",
+        &[&agents],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{adapter}: {stdout}\n{stderr}");
+    assert!(
+        acpx_answer(&frames(&out)).contains("echo: say hello"),
+        "{adapter}: {stdout}"
+    );
+    let out = acpx(
+        &clients,
+        &home,
+        &ws,
+        &args,
+        "--approve-all",
+        "create file hello.txt containing hi from the agent",
+        &[&agents],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{adapter}: {stdout}\n{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("hello.txt"))
+            .unwrap_or_else(|e| panic!(
+                "{adapter} did not create the file ({e}): {stdout}\n{stderr}"
+            ))
+            .trim_end(),
+        "hi from the agent"
+    );
+    assert!(
+        acpx_answer(&frames(&out)).contains("done"),
+        "{adapter}: {stdout}"
+    );
+}
+
+#[test]
+fn claude_code_behind_hecate_answers_acpx() {
+    real_agent_through_acpx("claude_code", "claude-agent-acp", |_, base| {
+        vec![
+            ("ANTHROPIC_BASE_URL".into(), base.to_string()),
+            ("ANTHROPIC_API_KEY".into(), "dummy".into()),
+            ("IS_SANDBOX".into(), "1".into()),
+        ]
+    });
+}
+
+#[test]
+fn codex_behind_hecate_answers_acpx() {
+    real_agent_through_acpx("codex", "codex-acp", |root, base| {
+        let dir = root.join("codex");
+        std::fs::create_dir_all(&dir).expect("codex home");
+        let config = format!(
+            "model = \"gpt-5.5\"\nmodel_provider = \"fake\"\napproval_policy = \"on-request\"\n\
+             sandbox_mode = \"workspace-write\"\n\n[model_providers.fake]\nname = \"fake\"\n\
+             base_url = \"{base}/v1\"\nwire_api = \"responses\"\n"
+        );
+        std::fs::write(dir.join("config.toml"), config).expect("codex config");
+        vec![("CODEX_HOME".into(), dir.display().to_string())]
+    });
+}

@@ -1,0 +1,14 @@
+//! Interoperability tests against third-party software installed (pinned,
+//! offline, under `target/test-deps`) by `scripts/test-deps`: the real coding
+//! agents, real ACP clients (acpx, the TypeScript and Python SDK examples), real
+//! MCP peers and the MCP conformance suite, and Schemathesis against the served
+//! OpenAPI document. A missing install fails the test naming its script.
+//! Hermetic tests are in `tests/e2e`.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod acp_real_clients;
+mod http_openapi_conformance;
+mod mcp_real_peers;
+mod real_agents;

@@ -1,0 +1,77 @@
+//! Child processes: running one to completion under a hang guard, and whether a
+//! pid is still alive.
+
+use std::io::{Read as _, Write as _};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `cmd` with `input` on stdin to completion, killing it (and failing)
+/// after `limit`.
+pub fn run_within(mut cmd: Command, input: &[u8], limit: Duration) -> Output {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {program}: {e}"));
+    finish_within(child, input, limit)
+}
+
+/// Writes `input` to a spawned child's stdin (if piped), then collects its
+/// output, killing it (and failing) after `limit`. Stdout and stderr must be
+/// piped.
+pub fn finish_within(mut child: Child, input: &[u8], limit: Duration) -> Output {
+    if let Some(mut stdin) = child.stdin.take() {
+        // The process may never read: a closed pipe is fine.
+        let _ = stdin.write_all(input);
+    }
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = err.read_to_end(&mut buf);
+        buf
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let status = child.wait().expect("wait");
+            let stderr = err_reader.join().unwrap_or_default();
+            panic!(
+                "process {} did not finish within {limit:?} ({status}); stderr:\n{}",
+                child.id(),
+                String::from_utf8_lossy(&stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: out_reader.join().unwrap_or_default(),
+        stderr: err_reader.join().unwrap_or_default(),
+    }
+}
+
+/// Whether a process with `pid` exists (zombies and dead ones count as gone).
+pub fn process_alive(pid: impl Into<i64>) -> bool {
+    match std::fs::read_to_string(format!("/proc/{}/stat", pid.into())) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .unwrap_or("");
+            state != "Z" && state != "X"
+        }
+        Err(_) => false,
+    }
+}
