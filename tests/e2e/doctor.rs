@@ -3,9 +3,7 @@
 //! network). Checks redaction, the required-check exit code, the JSON shape, the
 //! adapter install hint and a failing bubblewrap.
 
-mod common;
-
-use common::{Home, text};
+use crate::support::common::{Home, text};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
