@@ -221,6 +221,7 @@ pub async fn run(cli: &Cli, args: &DoctorArgs) -> anyhow::Result<i32> {
         Ok((dir, s)) => (
             dir.display().to_string(),
             s.health()
+                .await
                 .map(|h| serde_json::to_value(h).unwrap_or_default())
                 .unwrap_or_else(|e| serde_json::json!({"error": e})),
         ),

@@ -228,11 +228,7 @@ impl Engine {
         };
         let owner = self.inner.config.owner_id.clone();
         let ttl = self.inner.config.lease_ttl_ms;
-        let sid = session_id.clone();
-        if let Some(holder) = self
-            .blocking(move |s| s.acquire_lease(&sid, &owner, ttl))
-            .await?
-        {
+        if let Some(holder) = self.store().acquire_lease(session_id, &owner, ttl).await? {
             return Err(HecateError::new(
                 ErrorType::SessionBusyElsewhere,
                 format!("session {session_id} is driven by another Hecate process"),
@@ -276,32 +272,32 @@ impl Engine {
         let stored_session = session.clone();
         let content = req.content.clone();
         let blocks = req.blocks.clone();
-        let (user_message, snapshot) = match self
-            .blocking(move |s| {
-                let previous = s.last_messages(&sid, 1)?.pop().map(|m| m.runtime);
-                let mut snapshot = RuntimeSnapshot {
-                    runtime_kind: kind,
-                    segment_id: crate::domain::ids::SegmentId::generate(),
-                    provider: (kind != RuntimeKind::ExternalAgent)
-                        .then(|| stored_session.provider.clone())
-                        .flatten(),
-                    model: (kind != RuntimeKind::ExternalAgent)
-                        .then(|| stored_session.model.clone())
-                        .flatten(),
-                    adapter_id: (kind == RuntimeKind::ExternalAgent)
-                        .then(|| stored_session.adapter_id.clone())
-                        .flatten(),
-                };
-                snapshot.segment_id = next_segment_id(previous.as_ref(), &snapshot);
-                s.create_run(&stored_run)?;
-                let mut user = NewMessage::text(Role::User, content, snapshot.clone());
-                user.content_blocks = blocks;
-                user.run_id = Some(stored_run.id.clone());
-                let stored = s.append_exchange(&sid, vec![user], None)?;
-                s.update_session(&stored_session)?;
-                Ok((stored, snapshot))
-            })
-            .await
+        let s = self.store();
+        let (user_message, snapshot) = match async {
+            let previous = s.last_messages(&sid, 1).await?.pop().map(|m| m.runtime);
+            let mut snapshot = RuntimeSnapshot {
+                runtime_kind: kind,
+                segment_id: crate::domain::ids::SegmentId::generate(),
+                provider: (kind != RuntimeKind::ExternalAgent)
+                    .then(|| stored_session.provider.clone())
+                    .flatten(),
+                model: (kind != RuntimeKind::ExternalAgent)
+                    .then(|| stored_session.model.clone())
+                    .flatten(),
+                adapter_id: (kind == RuntimeKind::ExternalAgent)
+                    .then(|| stored_session.adapter_id.clone())
+                    .flatten(),
+            };
+            snapshot.segment_id = next_segment_id(previous.as_ref(), &snapshot);
+            s.create_run(&stored_run).await?;
+            let mut user = NewMessage::text(Role::User, content, snapshot.clone());
+            user.content_blocks = blocks;
+            user.run_id = Some(stored_run.id.clone());
+            let stored = s.append_exchange(&sid, vec![user], None).await?;
+            s.update_session(&stored_session).await?;
+            Ok::<_, HecateError>((stored, snapshot))
+        }
+        .await
         {
             Ok((mut stored, snapshot)) => match stored.pop() {
                 Some(m) => (m, snapshot),
@@ -413,8 +409,7 @@ impl Engine {
 
     async fn release_lease(&self, session_id: &SessionId) {
         let owner = self.inner.config.owner_id.clone();
-        let sid = session_id.clone();
-        if let Err(e) = self.blocking(move |s| s.release_lease(&sid, &owner)).await {
+        if let Err(e) = self.store().release_lease(session_id, &owner).await {
             tracing::warn!(error = %e, "could not release session lease");
         }
     }
@@ -476,11 +471,7 @@ impl Engine {
                 tokio::time::sleep(every).await;
                 let owner = engine.inner.config.owner_id.clone();
                 let ttl = engine.inner.config.lease_ttl_ms;
-                let s = sid.clone();
-                if let Err(e) = engine
-                    .blocking(move |st| st.acquire_lease(&s, &owner, ttl))
-                    .await
-                {
+                if let Err(e) = engine.store().acquire_lease(&sid, &owner, ttl).await {
                     tracing::warn!(error = %e, "lease renewal failed");
                 }
             }
@@ -496,8 +487,7 @@ impl Engine {
         policy: TurnPolicy,
     ) -> Result<TurnResult> {
         let strategy = self.inner.config.history;
-        let sid = session.id.clone();
-        let history = self.blocking(move |s| strategy.load(s, &sid)).await?;
+        let history = strategy.load(self.store(), &session.id).await?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let workspace = session.workspace.clone();
         let asker = Arc::new(TurnAsker {
@@ -606,24 +596,29 @@ impl Engine {
         let err_fields = error
             .as_ref()
             .map(|e| (e.error_type.code().to_string(), e.message.clone()));
-        let (assistant, run, count) = self
-            .blocking(move |s| {
-                let sid = stored_session.id.clone();
-                let mut stored = s.append_exchange(&sid, vec![assistant], call.as_ref())?;
-                if let (Some(d), Some(m)) = (&turn_diff, stored.last()) {
-                    let data = serde_json::to_string(d)
-                        .map_err(|e| HecateError::store(format!("encoding a diff: {e}")))?;
-                    s.add_artifact(&m.id, super::diffs::TURN_DIFF_ARTIFACT, "", &data)?;
-                }
-                s.finish_run(
-                    &run_id,
-                    status,
-                    err_fields.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-                )?;
-                s.update_session(&stored_session)?;
-                Ok((stored.pop(), s.get_run(&run_id)?, s.count_messages(&sid)?))
-            })
+        let s = self.store();
+        let sid = stored_session.id.clone();
+        let mut stored = s
+            .append_exchange(&sid, vec![assistant], call.as_ref())
             .await?;
+        if let (Some(d), Some(m)) = (&turn_diff, stored.last()) {
+            let data = serde_json::to_string(d)
+                .map_err(|e| HecateError::store(format!("encoding a diff: {e}")))?;
+            s.add_artifact(&m.id, super::diffs::TURN_DIFF_ARTIFACT, "", &data)
+                .await?;
+        }
+        s.finish_run(
+            &run_id,
+            status,
+            err_fields.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+        )
+        .await?;
+        s.update_session(&stored_session).await?;
+        let (assistant, run, count) = (
+            stored.pop(),
+            s.get_run(&run_id).await?,
+            s.count_messages(&sid).await?,
+        );
         if let Some(e) = &error {
             tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
         }
@@ -686,10 +681,10 @@ impl EventSink {
             return;
         }
         let batch = std::mem::take(&mut self.pending);
-        let run_id = self.run_id.clone();
         if let Err(e) = self
             .engine
-            .blocking(move |s| s.append_run_events(&run_id, &batch))
+            .store()
+            .append_run_events(&self.run_id, &batch)
             .await
         {
             tracing::warn!(error = %e, "could not persist run events");

@@ -6,17 +6,20 @@ use crate::domain::error::Result;
 use crate::domain::ids::SessionId;
 use crate::domain::run::INTERRUPTED_REASON;
 use crate::domain::time::{now_millis, now_rfc3339};
-use crate::store::{LeaseStore, ReconcileReport};
+use crate::store::{LeaseStore, OwnerIsDead, ReconcileReport};
+use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
+#[async_trait]
 impl LeaseStore for SqliteStore {
-    fn acquire_lease(
+    async fn acquire_lease(
         &self,
         session_id: &SessionId,
         owner: &str,
         ttl_ms: i64,
     ) -> Result<Option<String>> {
-        self.with(|c| {
+        let (session_id, owner) = (session_id.clone(), owner.to_owned());
+        self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let now = now_millis();
             let n = tx.execute(
@@ -38,10 +41,12 @@ impl LeaseStore for SqliteStore {
             tx.commit()?;
             Ok(holder)
         })
+        .await
     }
 
-    fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()> {
-        self.with(|c| {
+    async fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()> {
+        let (session_id, owner) = (session_id.clone(), owner.to_owned());
+        self.write(move |c| {
             c.execute(
                 "UPDATE sessions SET owner_id = NULL, lease_expires_ms = NULL \
                  WHERE id = ?1 AND owner_id = ?2",
@@ -49,10 +54,11 @@ impl LeaseStore for SqliteStore {
             )?;
             Ok(())
         })
+        .await
     }
 
-    fn reconcile(&self, is_dead: &dyn Fn(&str) -> bool) -> Result<ReconcileReport> {
-        self.with(|c| {
+    async fn reconcile(&self, is_dead: OwnerIsDead) -> Result<ReconcileReport> {
+        self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let now = now_millis();
             let now_text = now_rfc3339();
@@ -109,5 +115,6 @@ impl LeaseStore for SqliteStore {
             tx.commit()?;
             Ok(report)
         })
+        .await
     }
 }

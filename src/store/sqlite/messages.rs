@@ -9,6 +9,7 @@ use crate::domain::message::{
 use crate::domain::provider_call::{ProviderCall, Usage};
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
+use async_trait::async_trait;
 use rusqlite::{Row, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
@@ -99,16 +100,18 @@ fn insert_call(tx: &rusqlite::Transaction<'_>, call: &ProviderCall) -> rusqlite:
     Ok(())
 }
 
+#[async_trait]
 impl MessageStore for SqliteStore {
-    fn append_exchange(
+    async fn append_exchange(
         &self,
         session_id: &SessionId,
         messages: Vec<NewMessage>,
         call: Option<&ProviderCall>,
     ) -> Result<Vec<Message>> {
-        self.with(|c| {
+        let (session_id, call) = (session_id.clone(), call.cloned());
+        self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            if let Some(call) = call {
+            if let Some(call) = &call {
                 insert_call(&tx, call)?;
             }
             let mut next: i64 = tx.query_row(
@@ -172,15 +175,17 @@ impl MessageStore for SqliteStore {
             tx.commit()?;
             Ok(stored)
         })
+        .await
     }
 
-    fn list_messages(
+    async fn list_messages(
         &self,
         session_id: &SessionId,
         after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<Message>> {
-        self.with(|c| {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence > ?2 \
                  ORDER BY sequence LIMIT ?3"
@@ -194,10 +199,12 @@ impl MessageStore for SqliteStore {
                 ],
             )
         })
+        .await
     }
 
-    fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>> {
-        self.with(|c| {
+    async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>> {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 \
                  ORDER BY sequence DESC LIMIT ?2"
@@ -206,20 +213,24 @@ impl MessageStore for SqliteStore {
             out.reverse();
             Ok(out)
         })
+        .await
     }
 
-    fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>> {
-        self.with(|c| {
+    async fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>> {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             Ok(c.query_row(
                 "SELECT MAX(sequence) FROM messages WHERE session_id = ?1 AND is_summary = 1",
                 params![session_id.as_str()],
                 |r| r.get(0),
             )?)
         })
+        .await
     }
 
-    fn count_messages(&self, session_id: &SessionId) -> Result<u64> {
-        self.with(|c| {
+    async fn count_messages(&self, session_id: &SessionId) -> Result<u64> {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             let n: i64 = c.query_row(
                 "SELECT COUNT(*) FROM messages WHERE session_id = ?1",
                 params![session_id.as_str()],
@@ -227,10 +238,12 @@ impl MessageStore for SqliteStore {
             )?;
             Ok(n as u64)
         })
+        .await
     }
 
-    fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>> {
-        self.with(|c| {
+    async fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>> {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, session_id, run_id, request_id, provider, model, prompt_tokens, \
                  completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at \
@@ -256,16 +269,23 @@ impl MessageStore for SqliteStore {
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+        .await
     }
 
-    fn add_artifact(
+    async fn add_artifact(
         &self,
         message_id: &MessageId,
         kind: &str,
         path: &str,
         data: &str,
     ) -> Result<()> {
-        self.with(|c| {
+        let (message_id, kind, path, data) = (
+            message_id.clone(),
+            kind.to_owned(),
+            path.to_owned(),
+            data.to_owned(),
+        );
+        self.write(move |c| {
             c.execute(
                 "INSERT INTO message_artifacts (message_id, kind, path, data, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -273,10 +293,15 @@ impl MessageStore for SqliteStore {
             )?;
             Ok(())
         })
+        .await
     }
 
-    fn list_artifacts(&self, message_id: &MessageId) -> Result<Vec<(String, String, String)>> {
-        self.with(|c| {
+    async fn list_artifacts(
+        &self,
+        message_id: &MessageId,
+    ) -> Result<Vec<(String, String, String)>> {
+        let message_id = message_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT kind, path, data FROM message_artifacts WHERE message_id = ?1 ORDER BY id",
             )?;
@@ -285,5 +310,6 @@ impl MessageStore for SqliteStore {
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+        .await
     }
 }

@@ -5,6 +5,7 @@ use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::SessionId;
 use crate::domain::session::{Guardrails, Session, SessionStatus, SessionSummary};
 use crate::store::SessionStore;
+use async_trait::async_trait;
 use rusqlite::{OptionalExtension, Row, params};
 
 const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
@@ -41,9 +42,11 @@ fn row_to_session(r: &Row<'_>) -> rusqlite::Result<Session> {
     })
 }
 
+#[async_trait]
 impl SessionStore for SqliteStore {
-    fn create_session(&self, s: &Session) -> Result<()> {
-        self.with(|c| {
+    async fn create_session(&self, s: &Session) -> Result<()> {
+        let s = s.clone();
+        self.write(move |c| {
             c.execute(
                 &format!(
                     "INSERT INTO sessions ({COLUMNS}) VALUES \
@@ -73,10 +76,12 @@ impl SessionStore for SqliteStore {
             )?;
             Ok(())
         })
+        .await
     }
 
-    fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
-        self.with(|c| {
+    async fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
+        let (namespace, id) = (namespace.to_owned(), id.clone());
+        self.read(move |c| {
             c.query_row(
                 &format!("SELECT {COLUMNS} FROM sessions WHERE namespace = ?1 AND id = ?2"),
                 params![namespace, id.as_str()],
@@ -85,10 +90,12 @@ impl SessionStore for SqliteStore {
             .optional()?
             .ok_or_else(|| HecateError::not_found("session", id.as_str()).into())
         })
+        .await
     }
 
-    fn list_sessions(&self, namespace: &str, limit: usize) -> Result<Vec<SessionSummary>> {
-        self.with(|c| {
+    async fn list_sessions(&self, namespace: &str, limit: usize) -> Result<Vec<SessionSummary>> {
+        let namespace = namespace.to_owned();
+        self.read(move |c| {
             let mut stmt = c.prepare(&format!(
                 "SELECT {COLUMNS}, \
                  (SELECT COUNT(*) FROM messages m WHERE m.session_id = sessions.id), \
@@ -106,10 +113,12 @@ impl SessionStore for SqliteStore {
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+        .await
     }
 
-    fn update_session(&self, s: &Session) -> Result<()> {
-        self.with(|c| {
+    async fn update_session(&self, s: &Session) -> Result<()> {
+        let s = s.clone();
+        self.write(move |c| {
             let n = c.execute(
                 "UPDATE sessions SET title=?3, runtime_kind=?4, provider=?5, model=?6, \
                  adapter_id=?7, workspace=?8, system_prompt=?9, status=?10, native_session_id=?11, \
@@ -139,16 +148,19 @@ impl SessionStore for SqliteStore {
             )?;
             not_found_if_zero(n, s.id.as_str())
         })
+        .await
     }
 
-    fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
-        self.with(|c| {
+    async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
+        let (namespace, id) = (namespace.to_owned(), id.clone());
+        self.write(move |c| {
             let n = c.execute(
                 "DELETE FROM sessions WHERE namespace = ?1 AND id = ?2",
                 params![namespace, id.as_str()],
             )?;
             not_found_if_zero(n, id.as_str())
         })
+        .await
     }
 }
 
