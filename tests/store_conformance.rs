@@ -9,10 +9,13 @@ use hecate::domain::ids::{ApprovalId, CallId, RunId, SegmentId, SessionId};
 use hecate::domain::message::{NewMessage, Role, RuntimeSnapshot};
 use hecate::domain::provider_call::{ProviderCall, Usage};
 use hecate::domain::run::{Run, RunStatus};
+use hecate::domain::session::SessionStatus;
 use hecate::domain::session::{RuntimeKind, Session};
 use hecate::domain::time::now_rfc3339;
 use hecate::store::history::HistoryStrategy;
-use hecate::store::{McpCallRecord, SqliteStore, Store};
+use hecate::store::{
+    BeginTurn, FinishTurn, McpCallRecord, NewArtifact, SqliteStore, Store, TurnBegun,
+};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -419,6 +422,226 @@ mod cases {
         assert!(!h.backend.is_empty());
     }
 
+    fn begin(s: &Session, owner: &str, model: &str) -> BeginTurn {
+        let mut session = s.clone();
+        session.status = SessionStatus::Running;
+        session.turns_used += 1;
+        let run = run(&s.id);
+        let mut snapshot = snap();
+        snapshot.model = Some(model.into());
+        snapshot.segment_id = SegmentId::generate();
+        let mut user = NewMessage::text(Role::User, "question", snapshot);
+        user.run_id = Some(run.id.clone());
+        BeginTurn {
+            owner: owner.into(),
+            lease_ttl_ms: 60_000,
+            session,
+            run,
+            user,
+        }
+    }
+
+    fn finish(b: &BeginTurn, user: &hecate::domain::message::Message) -> FinishTurn {
+        let mut session = b.session.clone();
+        session.status = SessionStatus::Completed;
+        let mut c = call(&session.id);
+        c.run_id = Some(b.run.id.clone());
+        let mut answer = NewMessage::text(Role::Assistant, "answer", user.runtime.clone());
+        answer.produced_by_call_id = Some(c.id.clone());
+        answer.run_id = Some(b.run.id.clone());
+        FinishTurn {
+            owner: b.owner.clone(),
+            session,
+            run_id: b.run.id.clone(),
+            status: RunStatus::Completed,
+            error: None,
+            assistant: answer,
+            call: Some(c),
+            artifacts: vec![NewArtifact {
+                kind: "turn_diff".into(),
+                path: String::new(),
+                data: "{}".into(),
+            }],
+        }
+    }
+
+    async fn started(store: &dyn Store, turn: BeginTurn) -> hecate::domain::message::Message {
+        match store.begin_turn(turn).await.expect("begins") {
+            TurnBegun::Started { user } => *user,
+            other => panic!("expected a started turn, got {other:?}"),
+        }
+    }
+
+    pub async fn a_turn_begins_and_finishes_in_two_writes(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let turn = begin(&s, "owner-a", "m");
+        let user = started(store, turn.clone()).await;
+        assert_eq!(user.sequence, 0);
+        assert_eq!(user.run_id.as_ref(), Some(&turn.run.id));
+        // Begun: the lease, the run, the message and the header are all there.
+        assert_eq!(
+            store
+                .acquire_lease(&s.id, "owner-b", 1000)
+                .await
+                .expect("lease"),
+            Some("owner-a".to_string())
+        );
+        let header = store.get_session("default", &s.id).await.expect("session");
+        assert_eq!(header.status, SessionStatus::Running);
+        assert_eq!(header.turns_used, 1);
+        assert_eq!(
+            store.get_run(&turn.run.id).await.expect("run").status,
+            RunStatus::Running
+        );
+
+        let end = finish(&turn, &user);
+        let call_id = end.call.as_ref().map(|c| c.id.clone());
+        let done = store.finish_turn(end).await.expect("finishes");
+        assert_eq!(done.assistant.sequence, 1);
+        assert_eq!(done.assistant.produced_by_call_id, call_id);
+        assert_eq!(done.run.status, RunStatus::Completed);
+        assert!(done.run.completed_at.is_some());
+        assert_eq!(done.message_count, 2);
+        let calls = store.list_provider_calls(&s.id).await.expect("calls");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            store
+                .list_artifacts(&done.assistant.id)
+                .await
+                .expect("artifacts")
+                .len(),
+            1
+        );
+        let header = store.get_session("default", &s.id).await.expect("session");
+        assert_eq!(header.status, SessionStatus::Completed);
+        // Finished: the lease is free.
+        assert_eq!(
+            store
+                .acquire_lease(&s.id, "owner-b", 1000)
+                .await
+                .expect("lease"),
+            None
+        );
+    }
+
+    pub async fn begin_turn_keeps_the_segment_of_the_same_target(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let first = begin(&s, "o", "m");
+        let u1 = started(store, first.clone()).await;
+        store
+            .finish_turn(finish(&first, &u1))
+            .await
+            .expect("finishes");
+        let second = begin(&s, "o", "m");
+        let u2 = started(store, second.clone()).await;
+        assert_eq!(u2.runtime.segment_id, u1.runtime.segment_id, "same target");
+        store
+            .finish_turn(finish(&second, &u2))
+            .await
+            .expect("finishes");
+        let third = begin(&s, "o", "other-model");
+        let u3 = started(store, third).await;
+        assert_ne!(u3.runtime.segment_id, u2.runtime.segment_id, "new target");
+    }
+
+    pub async fn begin_turn_on_a_session_held_elsewhere_writes_nothing(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        store
+            .acquire_lease(&s.id, "x", 60_000)
+            .await
+            .expect("lease");
+        let turn = begin(&s, "o", "m");
+        let answer = store.begin_turn(turn.clone()).await.expect("answers");
+        assert_eq!(answer, TurnBegun::HeldElsewhere { owner: "x".into() });
+        assert_eq!(store.count_messages(&s.id).await.expect("count"), 0);
+        assert!(store.list_runs(&s.id).await.expect("runs").is_empty());
+        assert_eq!(store.get_session("default", &s.id).await.expect("s"), s);
+    }
+
+    /// The user message fails to insert (its id is taken) after the lease and the
+    /// run were written: none of them stays.
+    pub async fn a_failing_begin_turn_stores_nothing(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let earlier = store
+            .append_exchange(
+                &s.id,
+                vec![NewMessage::text(Role::User, "old", snap())],
+                None,
+            )
+            .await
+            .expect("appends");
+        let mut turn = begin(&s, "o", "m");
+        turn.user.id = earlier[0].id.clone();
+        store
+            .begin_turn(turn.clone())
+            .await
+            .expect_err("duplicate id");
+        assert!(store.list_runs(&s.id).await.expect("runs").is_empty());
+        assert_eq!(store.count_messages(&s.id).await.expect("count"), 1);
+        let header = store.get_session("default", &s.id).await.expect("s");
+        assert_eq!(header.status, s.status);
+        assert_eq!(header.turns_used, 0);
+        assert_eq!(
+            store
+                .acquire_lease(&s.id, "other", 1000)
+                .await
+                .expect("lease"),
+            None,
+            "the lease was rolled back"
+        );
+    }
+
+    /// The answer and its provider call are written, then the run is missing:
+    /// neither the answer nor the call stays, and the lease is still held.
+    pub async fn a_failing_finish_turn_stores_nothing(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let turn = begin(&s, "o", "m");
+        let user = started(store, turn.clone()).await;
+        let mut end = finish(&turn, &user);
+        end.run_id = RunId::generate();
+        let e = store.finish_turn(end).await.expect_err("no such run");
+        assert_eq!(e.error_type, ErrorType::NotFound);
+        // A taken message id fails the same way, at the first insert.
+        let mut end = finish(&turn, &user);
+        end.assistant.id = user.id.clone();
+        store.finish_turn(end).await.expect_err("duplicate id");
+        assert_eq!(store.count_messages(&s.id).await.expect("count"), 1);
+        assert!(
+            store
+                .list_provider_calls(&s.id)
+                .await
+                .expect("calls")
+                .is_empty()
+        );
+        assert_eq!(
+            store.get_run(&turn.run.id).await.expect("run").status,
+            RunStatus::Running
+        );
+        assert_eq!(
+            store.get_session("default", &s.id).await.expect("s").status,
+            SessionStatus::Running
+        );
+        assert_eq!(
+            store
+                .acquire_lease(&s.id, "other", 1000)
+                .await
+                .expect("lease"),
+            Some("o".to_string()),
+            "the release was rolled back"
+        );
+        // And the turn can still finish.
+        let done = store
+            .finish_turn(finish(&turn, &user))
+            .await
+            .expect("finishes");
+        assert_eq!(done.message_count, 2);
+    }
+
     /// Many tasks append to a few sessions at once: every append gets consecutive
     /// sequences, and each session ends with 0..n, no gap, no duplicate.
     pub async fn concurrent_appends_keep_sequences_monotonic_and_gap_free(b: Backend) {
@@ -547,6 +770,11 @@ macro_rules! conformance {
                     health_names_the_backend_and_reports_integrity,
                     concurrent_appends_keep_sequences_monotonic_and_gap_free,
                     a_read_sees_every_committed_write,
+                    a_turn_begins_and_finishes_in_two_writes,
+                    begin_turn_keeps_the_segment_of_the_same_target,
+                    begin_turn_on_a_session_held_elsewhere_writes_nothing,
+                    a_failing_begin_turn_stores_nothing,
+                    a_failing_finish_turn_stores_nothing,
                 );
             }
         )+

@@ -5,6 +5,7 @@
 
 pub mod history;
 pub mod sqlite;
+pub mod turn;
 
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::Result;
@@ -19,6 +20,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub use sqlite::SqliteStore;
+pub use turn::{BeginTurn, FinishTurn, NewArtifact, TurnBegun, TurnFinished};
 
 /// Says whether an owner id names a process known to be dead (startup reconcile).
 pub type OwnerIsDead = Arc<dyn Fn(&str) -> bool + Send + Sync>;
@@ -161,6 +163,20 @@ pub trait LeaseStore: Send + Sync {
     async fn reconcile(&self, is_dead: OwnerIsDead) -> Result<ReconcileReport>;
 }
 
+/// The writes of a turn that must be atomic, each one transaction: nothing of a
+/// turn's start or end is ever half stored.
+#[async_trait]
+pub trait TurnStore: Send + Sync {
+    /// Takes (or renews) the lease for `turn.owner`, inserts the run, appends the
+    /// user message and writes the session header. `HeldElsewhere` (nothing written)
+    /// when another live owner holds the session; on any error nothing is written.
+    async fn begin_turn(&self, turn: BeginTurn) -> Result<TurnBegun>;
+    /// Appends the answer with its provider call, stores its artifacts, finishes the
+    /// run, writes the session header and releases `turn.owner`'s lease; on any
+    /// error nothing is written.
+    async fn finish_turn(&self, turn: FinishTurn) -> Result<TurnFinished>;
+}
+
 /// One upstream MCP tool call proxied by the MCP bridge, as the audit log keeps
 /// it: who called what, what the policy decided and how it ended. Argument values
 /// are not stored (they may hold secrets), only their keys and size.
@@ -236,7 +252,7 @@ pub struct StoreHealth {
 /// Everything the engine needs from persistence.
 #[async_trait]
 pub trait Store:
-    SessionStore + MessageStore + RunStore + ApprovalStore + LeaseStore + AuditStore
+    SessionStore + MessageStore + RunStore + ApprovalStore + LeaseStore + AuditStore + TurnStore
 {
     /// Backend identity and health.
     async fn health(&self) -> Result<StoreHealth>;

@@ -1,13 +1,13 @@
 //! Runs and run-event logs.
 
-use super::SqliteStore;
+use super::{OpResult, SqliteStore};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::time::{now_millis, now_rfc3339, parse_millis};
 use crate::store::RunStore;
 use async_trait::async_trait;
-use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde_json::Value;
 
 const RUN_COLUMNS: &str = "id, session_id, status, error_type, error_message, request_id, \
@@ -29,30 +29,69 @@ fn row_to_run(r: &Row<'_>) -> rusqlite::Result<Run> {
     })
 }
 
+/// Inserts a run.
+pub(super) fn insert(c: &Connection, run: &Run) -> OpResult<()> {
+    let started_ms = parse_millis(&run.started_at).unwrap_or_else(now_millis);
+    c.execute(
+        "INSERT INTO runs (id, session_id, status, error_type, error_message, request_id, \
+         trace_id, started_at, started_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+        params![
+            run.id.as_str(),
+            run.session_id.as_str(),
+            run.status.as_str(),
+            run.error_type,
+            run.error_message,
+            run.request_id,
+            run.trace_id,
+            run.started_at,
+            started_ms,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Marks a run terminal with an optional (type, message) error; `not_found` when
+/// there is no such run.
+pub(super) fn finish(
+    c: &Connection,
+    run_id: &RunId,
+    status: RunStatus,
+    error: Option<&(String, String)>,
+) -> OpResult<()> {
+    let n = c.execute(
+        "UPDATE runs SET status = ?2, error_type = ?3, error_message = ?4, \
+         completed_at = ?5, duration_ms = MAX(0, ?6 - started_ms) WHERE id = ?1",
+        params![
+            run_id.as_str(),
+            status.as_str(),
+            error.map(|e| e.0.as_str()),
+            error.map(|e| e.1.as_str()),
+            now_rfc3339(),
+            now_millis(),
+        ],
+    )?;
+    if n == 0 {
+        return Err(HecateError::not_found("run", run_id.as_str()).into());
+    }
+    Ok(())
+}
+
+/// Reads one run, or `not_found`.
+pub(super) fn select(c: &Connection, run_id: &RunId) -> OpResult<Run> {
+    c.query_row(
+        &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
+        params![run_id.as_str()],
+        row_to_run,
+    )
+    .optional()?
+    .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
+}
+
 #[async_trait]
 impl RunStore for SqliteStore {
     async fn create_run(&self, run: &Run) -> Result<()> {
         let run = run.clone();
-        let started_ms = parse_millis(&run.started_at).unwrap_or_else(now_millis);
-        self.write(move |c| {
-            c.execute(
-                "INSERT INTO runs (id, session_id, status, error_type, error_message, request_id, \
-                 trace_id, started_at, started_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-                params![
-                    run.id.as_str(),
-                    run.session_id.as_str(),
-                    run.status.as_str(),
-                    run.error_type,
-                    run.error_message,
-                    run.request_id,
-                    run.trace_id,
-                    run.started_at,
-                    started_ms,
-                ],
-            )?;
-            Ok(())
-        })
-        .await
+        self.write(move |c| insert(c, &run)).await
     }
 
     async fn finish_run(
@@ -65,25 +104,8 @@ impl RunStore for SqliteStore {
             run_id.clone(),
             error.map(|(t, m)| (t.to_owned(), m.to_owned())),
         );
-        self.write(move |c| {
-            let n = c.execute(
-                "UPDATE runs SET status = ?2, error_type = ?3, error_message = ?4, \
-                 completed_at = ?5, duration_ms = MAX(0, ?6 - started_ms) WHERE id = ?1",
-                params![
-                    run_id.as_str(),
-                    status.as_str(),
-                    error.as_ref().map(|e| e.0.as_str()),
-                    error.as_ref().map(|e| e.1.as_str()),
-                    now_rfc3339(),
-                    now_millis(),
-                ],
-            )?;
-            if n == 0 {
-                return Err(HecateError::not_found("run", run_id.as_str()).into());
-            }
-            Ok(())
-        })
-        .await
+        self.write(move |c| finish(c, &run_id, status, error.as_ref()))
+            .await
     }
 
     async fn set_run_status(
@@ -111,16 +133,7 @@ impl RunStore for SqliteStore {
 
     async fn get_run(&self, run_id: &RunId) -> Result<Run> {
         let run_id = run_id.clone();
-        self.read(move |c| {
-            c.query_row(
-                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
-                params![run_id.as_str()],
-                row_to_run,
-            )
-            .optional()?
-            .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
-        })
-        .await
+        self.read(move |c| select(c, &run_id)).await
     }
 
     async fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>> {

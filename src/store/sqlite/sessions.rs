@@ -6,7 +6,7 @@ use crate::domain::ids::SessionId;
 use crate::domain::session::{Guardrails, Session, SessionStatus, SessionSummary};
 use crate::store::SessionStore;
 use async_trait::async_trait;
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
      system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
@@ -40,6 +40,38 @@ fn row_to_session(r: &Row<'_>) -> rusqlite::Result<Session> {
         created_at: r.get(17)?,
         updated_at: r.get(18)?,
     })
+}
+
+/// Overwrites the mutable header fields of a session, or `not_found`.
+pub(super) fn write_header(c: &Connection, s: &Session) -> OpResult<()> {
+    let n = c.execute(
+        "UPDATE sessions SET title=?3, runtime_kind=?4, provider=?5, model=?6, \
+         adapter_id=?7, workspace=?8, system_prompt=?9, status=?10, native_session_id=?11, \
+         max_turns=?12, max_duration_ms=?13, idle_timeout_ms=?14, turns_used=?15, \
+         session_started_at=?16, last_activity_at=?17, updated_at=?18 \
+         WHERE namespace=?1 AND id=?2",
+        params![
+            s.namespace,
+            s.id.as_str(),
+            s.title,
+            s.runtime_kind.as_str(),
+            s.provider,
+            s.model,
+            s.adapter_id,
+            s.workspace,
+            s.system_prompt,
+            s.status.as_str(),
+            s.native_session_id,
+            s.guardrails.max_turns.map(i64::from),
+            s.guardrails.max_duration_ms.map(|v| v as i64),
+            s.guardrails.idle_timeout_ms.map(|v| v as i64),
+            s.turns_used as i64,
+            s.session_started_at,
+            s.last_activity_at,
+            s.updated_at,
+        ],
+    )?;
+    not_found_if_zero(n, s.id.as_str())
 }
 
 #[async_trait]
@@ -118,37 +150,7 @@ impl SessionStore for SqliteStore {
 
     async fn update_session(&self, s: &Session) -> Result<()> {
         let s = s.clone();
-        self.write(move |c| {
-            let n = c.execute(
-                "UPDATE sessions SET title=?3, runtime_kind=?4, provider=?5, model=?6, \
-                 adapter_id=?7, workspace=?8, system_prompt=?9, status=?10, native_session_id=?11, \
-                 max_turns=?12, max_duration_ms=?13, idle_timeout_ms=?14, turns_used=?15, \
-                 session_started_at=?16, last_activity_at=?17, updated_at=?18 \
-                 WHERE namespace=?1 AND id=?2",
-                params![
-                    s.namespace,
-                    s.id.as_str(),
-                    s.title,
-                    s.runtime_kind.as_str(),
-                    s.provider,
-                    s.model,
-                    s.adapter_id,
-                    s.workspace,
-                    s.system_prompt,
-                    s.status.as_str(),
-                    s.native_session_id,
-                    s.guardrails.max_turns.map(i64::from),
-                    s.guardrails.max_duration_ms.map(|v| v as i64),
-                    s.guardrails.idle_timeout_ms.map(|v| v as i64),
-                    s.turns_used as i64,
-                    s.session_started_at,
-                    s.last_activity_at,
-                    s.updated_at,
-                ],
-            )?;
-            not_found_if_zero(n, s.id.as_str())
-        })
-        .await
+        self.write(move |c| write_header(c, &s)).await
     }
 
     async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
