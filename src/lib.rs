@@ -7,5 +7,6 @@ pub mod bridges;
 pub mod cli;
 pub mod domain;
 pub mod engine;
+pub mod jsonl;
 pub mod runtimes;
 pub mod store;

@@ -1,8 +1,13 @@
 //! The `hecate` binary: installs the TLS provider, sets up logging, runs the CLI.
+//! Started with the hidden watchdog argument, it is the process watchdog instead
+//! and does nothing else.
 
 use clap::Parser;
 
 fn main() {
+    if let Some(code) = hecate::cli::process_watchdog() {
+        std::process::exit(code);
+    }
     // reqwest (providers and the OTLP exporter) is built without a default TLS
     // backend; ring is the provider and must be installed before any client exists.
     let ring_already_installed = rustls::crypto::ring::default_provider()

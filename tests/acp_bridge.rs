@@ -7,6 +7,8 @@
 mod common;
 #[path = "acp_bridge/lifecycle.rs"]
 mod lifecycle;
+#[path = "acp_bridge/neighbours.rs"]
+mod neighbours;
 #[path = "acp_bridge/process.rs"]
 mod process;
 #[path = "acp_bridge/support.rs"]

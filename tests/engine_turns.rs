@@ -312,3 +312,57 @@ async fn runtime_switches_follow_the_seed_rules() {
     // and registered (this engine has no external runtime at all).
     assert_eq!(e.error_type, ErrorType::AdapterNotFound);
 }
+
+/// A turn's updates reach its caller over a path of their own: a reader that is
+/// slow while another session floods the engine with events gets every chunk of
+/// its own turn, in order (the bus would make it lag and drop them).
+#[tokio::test]
+async fn a_slow_reader_gets_every_chunk_of_its_turn_while_a_neighbour_floods() {
+    let mine: Vec<String> = (0..2000).map(|i| format!("c{i} ")).collect();
+    let flood = (0..20_000)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let server = ModelServer::start(Some(json!([
+        {"match": {"contains": "mine"}, "chunks": mine},
+        {"match": {"contains": "flood"}, "text": flood}
+    ])));
+    let engine = engine(&server).await;
+    let a = engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect("session a");
+    let b = engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect("session b");
+    let mut turn = engine
+        .send_message("ns", &a.id, prompt("mine"))
+        .await
+        .expect("turn a");
+    let mut neighbour = engine
+        .send_message("ns", &b.id, prompt("flood"))
+        .await
+        .expect("turn b");
+    let mut text = String::new();
+    let mut read = 0usize;
+    while let Some(received) = turn.events.recv().await {
+        read += 1;
+        if read < 600 {
+            // A slow editor while the neighbour streams 20,000 chunks.
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        match received {
+            Received::Event(EngineEvent::Runtime {
+                update: RuntimeEvent::TextDelta { text: t },
+                ..
+            }) => text.push_str(&t),
+            Received::Event(EngineEvent::TurnFinished { .. }) => break,
+            Received::Lagged(n) => panic!("{n} events of this turn were dropped"),
+            Received::Event(_) => {}
+        }
+    }
+    assert_eq!(text, mine.concat(), "every chunk, in order");
+    assert_eq!(turn.wait().await.run.status, RunStatus::Completed);
+    assert_eq!(neighbour.wait().await.run.status, RunStatus::Completed);
+}

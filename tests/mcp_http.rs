@@ -1,8 +1,9 @@
 //! The Streamable HTTP endpoint (`hecate mcp http`, the router the HTTP bridge
 //! mounts at `/mcp`): sessions with an rmcp client, the single-upstream
 //! passthrough at `/mcp/NAME`, the bearer token (401), DNS-rebinding protection
-//! (403 for foreign Host/Origin), unknown endpoints (404), the body limit (413)
-//! and session termination (DELETE → 200, then 404 for that session).
+//! (403 for foreign Host/Origin), unknown endpoints (404), the body limit (413),
+//! session termination (DELETE → 200, then 404 for that session), and the
+//! JSON-RPC errors for malformed bodies (the same as over stdio).
 
 mod common;
 mod mcp_support;
@@ -234,4 +235,69 @@ async fn deleting_a_session_succeeds_and_the_session_is_then_unknown() {
         404,
         "the client is told to initialize again"
     );
+}
+
+/// The JSON-RPC message of a response, sent as JSON or as one SSE event.
+async fn message(r: reqwest::Response) -> Value {
+    let text = r.text().await.expect("body");
+    let json = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|d| !d.is_empty())
+        .unwrap_or(&text);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {text}"))
+}
+
+#[tokio::test]
+async fn malformed_bodies_get_the_json_rpc_errors_stdio_gives() {
+    tls();
+    let home = Home::empty();
+    let ep = HttpEndpoint::start(&home);
+    let init = post(&ep.url).json(&init_body()).send().await.expect("send");
+    assert_eq!(init.status(), 200);
+    let sid = init.headers()["mcp-session-id"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
+    let send = async |body: &str| {
+        post(&ep.url)
+            .header("mcp-session-id", &sid)
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("send")
+    };
+    let r = send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    assert_eq!(r.status(), 202);
+
+    let cases = [
+        ("this is not json", Value::Null, -32700),
+        (r#"{"hello": 1}"#, Value::Null, -32600),
+        ("[]", Value::Null, -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"no/such/method","params":{}}"#,
+            json!(5),
+            -32601,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":5}}"#,
+            json!(6),
+            -32602,
+        ),
+    ];
+    for (body, id, code) in cases {
+        let r = send(body).await;
+        let status = r.status();
+        let v = message(r).await;
+        assert_eq!(v["error"]["code"], code, "{body}: {status} {v}");
+        assert_eq!(v["id"], id, "{body}: {v}");
+        assert!(
+            v.as_object().is_some_and(|o| o.contains_key("id")),
+            "{body}: {v}"
+        );
+    }
+    let r = send(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).await;
+    assert_eq!(message(r).await["result"], json!({}));
 }

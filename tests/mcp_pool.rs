@@ -164,7 +164,7 @@ async fn start_up_failures_carry_stderr_and_hung_handshakes_time_out() {
         )
         .await
     {
-        Err(McpClientError::Spawn { program, .. }) => assert!(program.contains("nonexistent")),
+        Err(McpClientError::Spawn(e)) => assert!(e.program.contains("nonexistent")),
         other => panic!("unexpected {other:?}"),
     }
 }

@@ -162,7 +162,7 @@ fn tool_failures_are_results_and_protocol_errors_keep_codes() {
 }
 
 #[test]
-fn malformed_and_oversized_frames_are_dropped_and_the_connection_lives() {
+fn malformed_and_oversized_frames_are_refused_and_the_connection_lives() {
     let home = Home::empty();
     let mut mcp = McpProc::start(&home, json!({}));
     mcp.send_line("this is not json");
@@ -174,12 +174,20 @@ fn malformed_and_oversized_frames_are_dropped_and_the_connection_lives() {
         "x".repeat(5 * 1024 * 1024)
     );
     mcp.send_line(&big);
+    // Refused with its own id, never read whole or echoed.
+    let refused = mcp.wait_response(999, &mut |m, _| panic!("unexpected server request {m}"));
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let ping = mcp.request("ping", json!({}));
     assert_eq!(ping["result"], json!({}), "{ping}");
-    assert!(
-        !mcp.raw.iter().any(|l| l.contains("\"id\":999")),
-        "the oversized request was dropped, not answered"
-    );
+    let codes: Vec<Value> = mcp
+        .raw
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["id"].is_null())
+        .map(|v| v["error"]["code"].clone())
+        .collect();
+    assert_eq!(codes, vec![json!(-32700), json!(-32700), json!(-32600)]);
+    assert!(mcp.raw.iter().all(|l| l.len() < 4096));
     let listed = mcp.call_ok("list_sessions", json!({}));
     assert!(listed["structuredContent"]["sessions"].is_array());
 }

@@ -1,10 +1,22 @@
 //! Workspace change capture with Git: a tree snapshot before a turn, another after,
 //! and the difference between them, so a turn's diff excludes what was already dirty.
 //! Snapshots use a private index file and never touch the user's index or branches.
+//! Git runs as a supervised child: sanitized environment, own process group, a
+//! time limit.
 
+use crate::adapters::process::env::{current_env, sanitized_env};
+use crate::adapters::process::{self, Spec};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use tokio::process::Command;
+use std::time::Duration;
+
+/// How long one git command may take (a first `add -A` of a large tree is slow).
+const GIT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Variables git may see besides the base allowlist: where its configuration
+/// lives. `GIT_DIR`, `GIT_INDEX_FILE` and the like are never inherited, since
+/// they would redirect the snapshots.
+const GIT_ENV_ALLOW: &[&str] = &["XDG_CONFIG_HOME", "GIT_CONFIG_*", "GIT_CEILING_DIRECTORIES"];
 
 /// Git failed or the workspace is not a repository.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,6 +27,9 @@ pub enum GitError {
     /// `git` could not be run.
     #[error("cannot run git: {0}")]
     Spawn(String),
+    /// A git command did not finish within its time limit.
+    #[error("git {0} timed out")]
+    TimedOut(String),
     /// A git command failed.
     #[error("git {command} failed: {stderr}")]
     Failed {
@@ -57,18 +72,26 @@ pub struct TreeDiff {
 }
 
 async fn git(ws: &Path, args: &[&str], index: Option<&Path>) -> Result<String, GitError> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(ws).args(args).kill_on_drop(true);
-    if let Some(i) = index {
-        cmd.env("GIT_INDEX_FILE", i);
-    }
-    let out = cmd
-        .output()
+    let allow: Vec<String> = GIT_ENV_ALLOW.iter().map(|p| p.to_string()).collect();
+    let extra: Vec<(String, String)> = index
+        .map(|i| ("GIT_INDEX_FILE".to_string(), i.display().to_string()))
+        .into_iter()
+        .collect();
+    let env = sanitized_env(&current_env(), &allow, &extra);
+    let cmd = Spec::new("git")
+        .args(["-C".as_ref(), ws.as_os_str()])
+        .args(args)
+        .env(&env);
+    let command = args.first().copied().unwrap_or("").to_string();
+    let out = process::run(cmd, GIT_TIMEOUT)
         .await
         .map_err(|e| GitError::Spawn(e.to_string()))?;
-    if !out.status.success() {
+    if out.exit.is_none() {
+        return Err(GitError::TimedOut(command));
+    }
+    if !out.success() {
         return Err(GitError::Failed {
-            command: args.first().copied().unwrap_or("").to_string(),
+            command,
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         });
     }
@@ -243,7 +266,7 @@ mod tests {
     use super::*;
 
     async fn sh(dir: &Path, script: &str) {
-        let st = Command::new("sh")
+        let st = tokio::process::Command::new("sh")
             .arg("-c")
             .arg(script)
             .current_dir(dir)

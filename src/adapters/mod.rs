@@ -1,7 +1,9 @@
 //! Outbound clients: each translates an engine need into a protocol spoken to the
-//! world (model provider HTTP APIs today; ACP agents and MCP servers later).
+//! world (ACP agents, MCP servers, model provider HTTP APIs, git), and `process`,
+//! through which every child process they start is spawned and supervised.
 
 pub mod acp;
 pub mod git;
 pub mod mcp;
+pub mod process;
 pub mod providers;

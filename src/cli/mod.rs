@@ -90,6 +90,30 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
 }
 
+/// Runs the process watchdog when this process was started as one (hidden first
+/// argument) and returns its exit code; otherwise lets the children this process
+/// starts be guarded by a watchdog re-executed from this same binary, and returns
+/// `None`.
+pub fn process_watchdog() -> Option<i32> {
+    use crate::adapters::process::watchdog;
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == watchdog::HELPER_ARG)
+    {
+        return Some(watchdog::run_helper());
+    }
+    // On Linux the running image itself, even if its file was replaced since.
+    let program = if cfg!(target_os = "linux") && std::path::Path::new("/proc/self").is_dir() {
+        Some(std::path::PathBuf::from("/proc/self/exe"))
+    } else {
+        std::env::current_exe().ok()
+    };
+    if let Some(program) = program {
+        watchdog::enable(program);
+    }
+    None
+}
+
 /// Runs the parsed command and returns the process exit code.
 pub async fn run(cli: Cli) -> i32 {
     let result = match cli.command {

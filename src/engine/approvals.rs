@@ -171,11 +171,13 @@ impl TurnAsker {
         self.engine
             .set_run_status(&req.session_id, &req.run_id, RunStatus::AwaitingApproval)
             .await;
-        self.engine.bus().publish(EngineEvent::ApprovalRequested {
-            session_id: req.session_id.clone(),
-            tool_call_id: Some(req.tool_call_id.clone()),
-            approval: Box::new(approval.clone()),
-        });
+        self.engine
+            .emit(EngineEvent::ApprovalRequested {
+                session_id: req.session_id.clone(),
+                tool_call_id: Some(req.tool_call_id.clone()),
+                approval: Box::new(approval.clone()),
+            })
+            .await;
         let sleep = tokio::time::sleep(self.timeout);
         tokio::pin!(sleep);
         let resolved = loop {
@@ -184,10 +186,12 @@ impl TurnAsker {
                 _ = tokio::time::sleep(STORE_POLL) => {
                     let current = self.engine.store().get_approval(&approval.id).await?;
                     if current.status != ApprovalStatus::Pending {
-                        self.engine.bus().publish(EngineEvent::ApprovalResolved {
-                            session_id: req.session_id.clone(),
-                            approval: Box::new(current.clone()),
-                        });
+                        self.engine
+                            .emit(EngineEvent::ApprovalResolved {
+                                session_id: req.session_id.clone(),
+                                approval: Box::new(current.clone()),
+                            })
+                            .await;
                         break current;
                     }
                 }
@@ -227,10 +231,12 @@ impl TurnAsker {
         approval.selected_option = selected;
         approval.resolved_at = Some(now_rfc3339());
         self.engine.store().create_approval(&approval).await?;
-        self.engine.bus().publish(EngineEvent::ApprovalResolved {
-            session_id: approval.session_id.clone(),
-            approval: Box::new(approval.clone()),
-        });
+        self.engine
+            .emit(EngineEvent::ApprovalResolved {
+                session_id: approval.session_id.clone(),
+                approval: Box::new(approval.clone()),
+            })
+            .await;
         Ok(outcome_of(&approval))
     }
 
@@ -253,10 +259,12 @@ impl TurnAsker {
             }
             Err(e) => return Err(e),
         };
-        self.engine.bus().publish(EngineEvent::ApprovalResolved {
-            session_id: approval.session_id.clone(),
-            approval: Box::new(result.clone()),
-        });
+        self.engine
+            .emit(EngineEvent::ApprovalResolved {
+                session_id: approval.session_id.clone(),
+                approval: Box::new(result.clone()),
+            })
+            .await;
         Ok(result)
     }
 }
@@ -350,7 +358,7 @@ impl Engine {
         if let Some(tx) = self.waiters().remove(id) {
             let _ = tx.send(approval.clone());
         }
-        self.bus().publish(EngineEvent::ApprovalResolved {
+        self.emit_detached(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
             approval: Box::new(approval.clone()),
         });
@@ -373,7 +381,7 @@ impl Engine {
         if let Some(tx) = self.waiters().remove(id) {
             let _ = tx.send(approval.clone());
         }
-        self.bus().publish(EngineEvent::ApprovalResolved {
+        self.emit_detached(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
             approval: Box::new(approval.clone()),
         });

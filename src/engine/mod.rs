@@ -5,6 +5,7 @@
 mod approvals;
 pub mod bus;
 pub mod diffs;
+mod emit;
 mod external;
 pub mod guardrails;
 pub mod mcp;
@@ -12,6 +13,7 @@ pub mod owner;
 mod queries;
 mod sessions;
 pub mod targets;
+pub mod turn_events;
 mod turns;
 pub mod workspace;
 
@@ -23,6 +25,7 @@ pub use mcp::{
     UPSTREAM_META_KEY, UpstreamFailure, UpstreamNotice, UpstreamServer, UpstreamTool, expose_names,
 };
 pub use sessions::{CreateSession, Transcript};
+pub use turn_events::TurnEvents;
 pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
 
 use crate::domain::approval::{Approval, ApprovalMode};
@@ -118,6 +121,7 @@ struct Inner {
     config: EngineConfig,
     active: Mutex<HashMap<SessionId, ActiveTurn>>,
     waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Approval>>>,
+    turn_taps: turn_events::TurnTaps,
     mcp: Arc<mcp::state::McpHub>,
     audit: mcp::audit::AuditWriter,
 }
@@ -148,6 +152,7 @@ impl Engine {
                 config,
                 active: Mutex::new(HashMap::new()),
                 waiters: Mutex::new(HashMap::new()),
+                turn_taps: turn_events::TurnTaps::default(),
                 mcp: mcp::state::McpHub::start(),
                 audit,
             }),

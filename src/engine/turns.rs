@@ -16,7 +16,7 @@ use crate::domain::session::{RuntimeKind, Session, SessionStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::domain::workspace::WorkspaceDelegate;
 use crate::engine::approvals::TurnAsker;
-use crate::engine::bus::Subscription;
+use crate::engine::turn_events::TurnEvents;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use crate::store::history::summarization_needed;
 use crate::store::{BeginTurn, FinishTurn, NewArtifact, TurnBegun};
@@ -95,14 +95,16 @@ pub struct TurnHandle {
     pub run_id: RunId,
     /// The user message, already durable.
     pub user_message: Message,
-    /// Events of this session from the turn's start on.
-    pub events: Subscription,
+    /// This turn's events, from its start to its end, over a bounded path of its
+    /// own: a slow reader slows this turn and loses nothing.
+    pub events: TurnEvents,
     done: JoinHandle<TurnResult>,
 }
 
 impl TurnHandle {
-    /// Waits for the turn to end.
+    /// Waits for the turn to end; events not read by then are no longer kept.
     pub async fn wait(&mut self) -> TurnResult {
+        self.events.close();
         match (&mut self.done).await {
             Ok(r) => r,
             Err(e) => TurnResult::lost(self.run_id.clone(), &self.session_id, e.to_string()),
@@ -299,11 +301,12 @@ impl Engine {
         };
         let snapshot = user_message.runtime.clone();
 
-        let events = self.inner.bus.subscribe(Some(session_id.clone()));
-        self.inner.bus.publish(EngineEvent::TurnStarted {
+        let events = self.inner.turn_taps.open(session_id);
+        self.emit(EngineEvent::TurnStarted {
             session_id: session_id.clone(),
             run_id: run.id.clone(),
-        });
+        })
+        .await;
         let span = tracing::info_span!("turn", session_id = %session_id, run_id = %run.id, runtime = %kind);
         let plan = TurnPlan {
             session,
@@ -453,12 +456,14 @@ impl Engine {
                 lost
             }
         };
-        self.inner.bus.publish(EngineEvent::TurnFinished {
+        self.emit(EngineEvent::TurnFinished {
             session_id: session.id.clone(),
             run_id: run.id.clone(),
             status: result.run.status,
             error: result.error.clone(),
-        });
+        })
+        .await;
+        self.inner.turn_taps.close(&session.id);
         result
     }
 
@@ -672,11 +677,13 @@ impl EventSink {
         let data = serde_json::to_value(&ev).unwrap_or(Value::Null);
         self.pending
             .push((ev.kind().to_string(), data, now_rfc3339()));
-        self.engine.inner.bus.publish(EngineEvent::Runtime {
-            session_id: self.session_id.clone(),
-            run_id: self.run_id.clone(),
-            update: ev,
-        });
+        self.engine
+            .emit(EngineEvent::Runtime {
+                session_id: self.session_id.clone(),
+                run_id: self.run_id.clone(),
+                update: ev,
+            })
+            .await;
         if self.pending.len() >= FLUSH_EVERY_EVENTS || self.last_flush.elapsed() >= FLUSH_EVERY {
             self.flush().await;
         }

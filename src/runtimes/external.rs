@@ -4,11 +4,11 @@
 //! fresh native session primed with the stored transcript.
 
 use crate::adapters::acp::catalog::{AgentManifest, Catalog};
-use crate::adapters::acp::env::sanitized_env;
 use crate::adapters::acp::launcher::{self, LauncherOptions};
 use crate::adapters::acp::{
-    AcpError, AcpOptions, AgentConnection, McpServerSpec, NativeSession, StopReason, TurnIo,
+    AcpError, AcpOptions, AgentConnection, NativeSession, StopReason, TurnIo,
 };
+use crate::adapters::process::env::sanitized_env;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
@@ -37,24 +37,6 @@ struct LiveAgent {
     conn: AgentConnection,
     native_id: String,
     adapter_id: String,
-}
-
-fn to_spec(m: &McpServerConfig) -> McpServerSpec {
-    match m.clone() {
-        McpServerConfig::Stdio {
-            name,
-            command,
-            args,
-            env,
-        } => McpServerSpec::Stdio {
-            name,
-            command: command.into(),
-            args,
-            env,
-        },
-        McpServerConfig::Http { name, url, headers } => McpServerSpec::Http { name, url, headers },
-        McpServerConfig::Sse { name, url, headers } => McpServerSpec::Sse { name, url, headers },
-    }
 }
 
 /// Supervises external agents for the engine.
@@ -171,7 +153,7 @@ impl ExternalRuntime {
                 &adapter_id,
                 &workspace,
                 native_session_id.as_deref(),
-                &mcp_servers.iter().map(to_spec).collect::<Vec<_>>(),
+                &mcp_servers,
             )
             .await
         {
@@ -225,7 +207,7 @@ impl ExternalRuntime {
         adapter_id: &str,
         workspace: &str,
         native_id: Option<&str>,
-        mcp_servers: &[McpServerSpec],
+        mcp_servers: &[McpServerConfig],
     ) -> Result<(Arc<LiveAgent>, Attach), HecateError> {
         let existing = self.live.lock().await.get(&ctx.session_id).cloned();
         if let Some(l) = existing {

@@ -3,12 +3,12 @@
 
 use crate::support::*;
 use hecate::adapters::acp::catalog::{BUILTIN_MANIFESTS, parse_manifest};
-use hecate::adapters::acp::env::current_env;
 use hecate::adapters::acp::launcher::{availability, install_managed, resolve};
 use hecate::adapters::acp::{
     AcpError, AgentConnection, AgentManifest, Catalog, LaunchSource, LauncherOptions, ProbeOptions,
     ProbeStatus, Stage, probe,
 };
+use hecate::adapters::process::env::current_env;
 use hecate::domain::event::RuntimeEvent;
 use std::time::Duration;
 

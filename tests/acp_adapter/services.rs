@@ -2,8 +2,9 @@
 //! workspace, plus the environment and MCP servers agents receive.
 
 use crate::support::*;
-use hecate::adapters::acp::{AgentConnection, McpServerSpec, StopReason};
+use hecate::adapters::acp::{AgentConnection, StopReason};
 use hecate::domain::event::RuntimeEvent;
+use hecate::domain::mcp::McpServerConfig;
 use serde_json::json;
 
 #[tokio::test]
@@ -126,11 +127,12 @@ async fn terminals_run_commands_in_the_workspace() {
 async fn terminals_get_the_sanitized_environment() {
     let (_g, ws) = workspace();
     let (_s, sdir) = workspace();
-    let mut base = hecate::adapters::acp::env::current_env();
+    let mut base = hecate::adapters::process::env::current_env();
     base.insert("OPENAI_API_KEY".into(), "sk-openai".into());
     base.insert("ANTHROPIC_API_KEY".into(), "sk-ant".into());
     base.insert("HECATE_SECRET".into(), "hidden".into());
-    let env = hecate::adapters::acp::env::sanitized_env(&base, &["ANTHROPIC_*".to_string()], &[]);
+    let env =
+        hecate::adapters::process::env::sanitized_env(&base, &["ANTHROPIC_*".to_string()], &[]);
     let script = script_file(
         &sdir,
         json!({"turns": [{"actions": [
@@ -154,7 +156,7 @@ async fn terminals_get_the_sanitized_environment() {
 async fn mcp_servers_reach_the_agent() {
     let (_g, ws) = workspace();
     let conn = start(&ws, &[]).await;
-    let servers = vec![McpServerSpec::Stdio {
+    let servers = vec![McpServerConfig::Stdio {
         name: "files".into(),
         command: "/bin/true".into(),
         args: vec![],

@@ -1,10 +1,10 @@
 //! Helpers for the ACP adapter tests: launch the fixture agent, run turns, and
 //! read the events they produced.
 
-use hecate::adapters::acp::env::{current_env, sanitized_env};
 use hecate::adapters::acp::{
     AcpError, AcpOptions, AgentConnection, LaunchSource, LaunchSpec, StopReason, TurnIo,
 };
+use hecate::adapters::process::env::{current_env, sanitized_env};
 use hecate::domain::event::RuntimeEvent;
 use hecate::domain::ids::{RunId, SessionId};
 use hecate::domain::permission::{FixedAnswer, PermissionAsker};

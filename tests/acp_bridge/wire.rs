@@ -100,6 +100,35 @@ async fn bad_frames_get_json_rpc_errors_and_the_process_keeps_serving() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_long_malformed_line_is_quoted_only_as_a_capped_prefix() {
+    let home = Home::empty();
+    let (mut hecate, stdin, stdout) = Hecate::spawn_raw(&home, &[], &[], &[]);
+    let mut wire = Wire::new(stdin, stdout);
+    let not_json = format!("not json {}", "x".repeat(1024 * 1024));
+    let deep = "[".repeat(2 * 1024 * 1024);
+    let cut = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"p\":\"{}",
+        "y".repeat(512 * 1024)
+    );
+    for line in [&not_json, &deep, &cut] {
+        wire.send(line).await;
+        let v = wire.recv().await;
+        assert_eq!(v["error"]["code"], -32700, "{v}");
+        let reply = wire.seen.last().expect("reply");
+        assert!(reply.len() < 2048, "the error quotes {} bytes", reply.len());
+        assert!(
+            reply.contains(&format!("({} bytes)", line.len())),
+            "the quote names the line's size: {reply}"
+        );
+    }
+    wire.send("short junk").await;
+    let v = wire.recv().await;
+    assert_eq!(v["error"]["data"]["line"], "short junk", "{v}");
+    wire.close_stdin();
+    assert_eq!(hecate.exit_code().await, Some(0), "{}", hecate.stderr());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn stdout_carries_only_json_rpc_frames_even_with_verbose_logging() {
     let (_server, home) = model_home("fixture-model");
     add_agent(&home, &["--stderr-noise"]);

@@ -117,8 +117,13 @@ impl McpProc {
 
     /// Writes one raw line to stdin.
     pub fn send_line(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// Writes `bytes` (not necessarily UTF-8) and a newline to stdin.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(line.as_bytes()).expect("write");
+        stdin.write_all(bytes).expect("write");
         stdin.write_all(b"\n").expect("write");
         stdin.flush().expect("flush");
     }
@@ -209,6 +214,31 @@ impl McpProc {
                 self.responses.insert(other, msg);
             }
         }
+    }
+
+    /// Waits for the response whose `id` is `id` (any JSON value, `null`
+    /// included), at most `bound`; other responses and notifications are kept as
+    /// `wait_response` keeps them. Server requests fail the test.
+    pub fn wait_id(&mut self, id: &Value, bound: Duration) -> Option<Value> {
+        if let Some(i) = id.as_i64()
+            && let Some(r) = self.responses.remove(&i)
+        {
+            return Some(r);
+        }
+        let deadline = Instant::now() + bound;
+        while let Some(msg) = self.next_line(deadline) {
+            match (msg.get("method"), msg.get("id")) {
+                (Some(m), Some(_)) => panic!("unexpected server request {m}"),
+                (Some(_), None) => self.notifications.push(msg),
+                (None, Some(got)) if got == id => return Some(msg),
+                (None, _) => {
+                    if let Some(other) = msg["id"].as_i64() {
+                        self.responses.insert(other, msg);
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// Sends a request whose server requests are refused.

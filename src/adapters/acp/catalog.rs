@@ -3,7 +3,7 @@
 //! are embedded from the repository's `adapters/`; user manifests in the config dir
 //! add agents or override built-ins by id.
 
-use crate::adapters::acp::env::pattern_is_valid;
+use crate::adapters::process::env::pattern_is_valid;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

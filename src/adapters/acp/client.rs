@@ -1,14 +1,15 @@
 //! One live connection to an external ACP agent: spawn, `initialize`, sessions,
 //! modes, shutdown. Prompt turns are in `turn.rs`.
 
-use crate::adapters::acp::convert::McpServerSpec;
+use crate::adapters::acp::convert::mcp_server;
 use crate::adapters::acp::error::{AcpError, Stage, classify_rpc_error};
 use crate::adapters::acp::handlers::run_connection;
 use crate::adapters::acp::launcher::LaunchSpec;
-use crate::adapters::acp::process::AgentProcess;
+use crate::adapters::acp::process::{AgentProcess, exited_error, spawn_agent};
 use crate::adapters::acp::routes::{Activity, Route, Shared};
 use crate::adapters::acp::transport::{DiagnosticSink, child_transport};
 use crate::domain::event::RuntimeEvent;
+use crate::domain::mcp::McpServerConfig;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -212,7 +213,7 @@ impl AgentConnection {
                     workspace.display()
                 ))
             })?;
-        let (process, pipes) = AgentProcess::spawn(&spec.program, &spec.args, &workspace, &env)?;
+        let (process, pipes) = spawn_agent(&spec.program, &spec.args, &workspace, &env)?;
         let process = Arc::new(process);
         let shared = Arc::new(Shared::new(workspace, env, options.raw_frames));
         let diag_target = shared.clone();
@@ -232,7 +233,7 @@ impl AgentConnection {
         let ready = tokio::select! {
             biased;
             cx = ready_rx => cx.map_err(|_| AcpError::Initialize("the connection ended before it started".into())),
-            _ = process.wait_exit() => Err(process.exited_error().await),
+            _ = process.wait_exit() => Err(exited_error(&process).await),
         };
         let cx = match ready {
             Ok(cx) => cx,
@@ -289,7 +290,7 @@ impl AgentConnection {
 
     /// The last lines the agent wrote to stderr.
     pub fn stderr_tail(&self) -> String {
-        self.process.stderr_tail()
+        self.process.stderr_tail().text()
     }
 
     /// Sends one request, bounded by `limit`, mapping failures: an agent that dies
@@ -313,7 +314,7 @@ impl AgentConnection {
                 Ok(Err(e)) => Err(self.failure(stage, e).await),
                 Err(_) => Err(AcpError::Timeout { stage }),
             },
-            _ = self.process.wait_exit() => Err(self.process.exited_error().await),
+            _ = self.process.wait_exit() => Err(exited_error(&self.process).await),
         }
     }
 
@@ -323,7 +324,7 @@ impl AgentConnection {
         let local = is_incoming_transport_closed(&e) || is_connection_terminated(&e);
         if local || !self.process.is_alive() {
             let _ = self.process.wait_exit_for(Duration::from_secs(1)).await;
-            return self.process.exited_error().await;
+            return exited_error(&self.process).await;
         }
         classify_rpc_error(stage, e.code.value(), &e.message, e.data.as_ref())
     }
@@ -332,10 +333,10 @@ impl AgentConnection {
     pub async fn new_session(
         &self,
         cwd: &Path,
-        mcp_servers: &[McpServerSpec],
+        mcp_servers: &[McpServerConfig],
     ) -> Result<NativeSession, AcpError> {
-        let req = NewSessionRequest::new(cwd)
-            .mcp_servers(mcp_servers.iter().map(McpServerSpec::to_acp).collect());
+        let req =
+            NewSessionRequest::new(cwd).mcp_servers(mcp_servers.iter().map(mcp_server).collect());
         let r = self
             .request(Stage::NewSession, req, self.options.new_session_timeout)
             .await?;
@@ -353,7 +354,7 @@ impl AgentConnection {
         &self,
         native_id: &str,
         cwd: &Path,
-        mcp_servers: &[McpServerSpec],
+        mcp_servers: &[McpServerConfig],
         events: UnboundedSender<RuntimeEvent>,
     ) -> Result<NativeSession, AcpError> {
         if !self.info.load_session {
@@ -369,7 +370,7 @@ impl AgentConnection {
             },
         );
         let req = LoadSessionRequest::new(native_id.to_string(), cwd)
-            .mcp_servers(mcp_servers.iter().map(McpServerSpec::to_acp).collect());
+            .mcp_servers(mcp_servers.iter().map(mcp_server).collect());
         let r = self
             .request(Stage::LoadSession, req, self.options.load_session_timeout)
             .await?;

@@ -2,6 +2,7 @@
 //! MCP server specs, permission requests and stop reasons.
 
 use crate::domain::ids::{RunId, SessionId};
+use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::ContentBlock as DomainBlock;
 use crate::domain::permission::{
     PermissionKind, PermissionOption as DomainOption, PermissionOutcome, PermissionRequest,
@@ -44,79 +45,38 @@ impl From<AcpStopReason> for StopReason {
     }
 }
 
-/// An MCP server the agent should connect to for a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "transport", rename_all = "snake_case")]
-pub enum McpServerSpec {
-    /// A local server the agent spawns.
-    Stdio {
-        /// Server name.
-        name: String,
-        /// Executable.
-        command: PathBuf,
-        /// Arguments.
-        #[serde(default)]
-        args: Vec<String>,
-        /// Environment for the server.
-        #[serde(default)]
-        env: Vec<(String, String)>,
-    },
-    /// A Streamable HTTP server.
-    Http {
-        /// Server name.
-        name: String,
-        /// URL.
-        url: String,
-        /// Headers.
-        #[serde(default)]
-        headers: Vec<(String, String)>,
-    },
-    /// A legacy SSE server.
-    Sse {
-        /// Server name.
-        name: String,
-        /// URL.
-        url: String,
-        /// Headers.
-        #[serde(default)]
-        headers: Vec<(String, String)>,
-    },
-}
-
-impl McpServerSpec {
-    /// The ACP form.
-    pub fn to_acp(&self) -> McpServer {
-        let headers = |h: &[(String, String)]| {
-            h.iter()
-                .map(|(k, v)| HttpHeader::new(k.clone(), v.clone()))
-                .collect::<Vec<_>>()
-        };
-        match self {
-            Self::Stdio {
-                name,
-                command,
-                args,
-                env,
-            } => McpServer::Stdio(
-                McpServerStdio::new(name.clone(), command.clone())
-                    .args(args.clone())
-                    .env(
-                        env.iter()
-                            .map(|(k, v)| EnvVariable::new(k.clone(), v.clone()))
-                            .collect(),
-                    ),
-            ),
-            Self::Http {
-                name,
-                url,
-                headers: h,
-            } => McpServer::Http(McpServerHttp::new(name.clone(), url.clone()).headers(headers(h))),
-            Self::Sse {
-                name,
-                url,
-                headers: h,
-            } => McpServer::Sse(McpServerSse::new(name.clone(), url.clone()).headers(headers(h))),
-        }
+/// The ACP form of an MCP server a session should be able to use.
+pub fn mcp_server(server: &McpServerConfig) -> McpServer {
+    let headers = |h: &[(String, String)]| {
+        h.iter()
+            .map(|(k, v)| HttpHeader::new(k.clone(), v.clone()))
+            .collect::<Vec<_>>()
+    };
+    match server {
+        McpServerConfig::Stdio {
+            name,
+            command,
+            args,
+            env,
+        } => McpServer::Stdio(
+            McpServerStdio::new(name.clone(), PathBuf::from(command))
+                .args(args.clone())
+                .env(
+                    env.iter()
+                        .map(|(k, v)| EnvVariable::new(k.clone(), v.clone()))
+                        .collect(),
+                ),
+        ),
+        McpServerConfig::Http {
+            name,
+            url,
+            headers: h,
+        } => McpServer::Http(McpServerHttp::new(name.clone(), url.clone()).headers(headers(h))),
+        McpServerConfig::Sse {
+            name,
+            url,
+            headers: h,
+        } => McpServer::Sse(McpServerSse::new(name.clone(), url.clone()).headers(headers(h))),
     }
 }
 
@@ -322,21 +282,21 @@ mod tests {
 
     #[test]
     fn mcp_specs_serialize_as_acp() {
-        let s = McpServerSpec::Stdio {
+        let s = McpServerConfig::Stdio {
             name: "fs".into(),
             command: "/bin/mcp".into(),
             args: vec!["--x".into()],
             env: vec![("K".into(), "V".into())],
         };
-        let v = serde_json::to_value(s.to_acp()).expect("json");
+        let v = serde_json::to_value(mcp_server(&s)).expect("json");
         assert_eq!(v["name"], "fs");
         assert_eq!(v["env"][0]["name"], "K");
-        let h = McpServerSpec::Http {
+        let h = McpServerConfig::Http {
             name: "h".into(),
             url: "http://127.0.0.1/mcp".into(),
             headers: vec![],
         };
-        let v = serde_json::to_value(h.to_acp()).expect("json");
+        let v = serde_json::to_value(mcp_server(&h)).expect("json");
         assert_eq!(v["type"], "http");
     }
 }

@@ -1,6 +1,7 @@
 //! Failures of the outbound ACP adapter, and their mapping onto Hecate's stable
 //! error envelope.
 
+use crate::adapters::process::SpawnError;
 use crate::domain::error::{ErrorType, HecateError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -56,13 +57,8 @@ pub enum AcpError {
     #[error("agent not installed: {0}")]
     NotInstalled(String),
     /// The process could not be started.
-    #[error("could not start {program}: {message}")]
-    Spawn {
-        /// What was started.
-        program: String,
-        /// The OS error.
-        message: String,
-    },
+    #[error("could not start {0}")]
+    Spawn(#[from] SpawnError),
     /// The handshake failed in a way that is not a JSON-RPC error.
     #[error("initialize failed: {0}")]
     Initialize(String),
@@ -122,7 +118,7 @@ impl AcpError {
     pub fn reason(&self) -> &'static str {
         match self {
             Self::NotInstalled(_) => "agent_not_installed",
-            Self::Spawn { .. } => "agent_spawn_failed",
+            Self::Spawn(_) => "agent_spawn_failed",
             Self::Initialize(_) | Self::Protocol { .. } => "agent_protocol_error",
             Self::AuthRequired { .. } => "agent_auth_required",
             Self::Exited { .. } => "agent_exited",
@@ -147,7 +143,7 @@ impl AcpError {
                     "Install the agent's command or its managed package, then run `hecate adapters probe {adapter_id}`."
                 ),
             ),
-            Self::Spawn { .. } => (
+            Self::Spawn(_) => (
                 ErrorType::GatewayError,
                 format!("The external agent {adapter_id} could not be started."),
                 "Check that the agent's executable runs from a shell, then probe it again.".into(),

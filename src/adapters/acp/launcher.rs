@@ -3,12 +3,12 @@
 //! installed. Also version detection against the manifest's tested range.
 
 use crate::adapters::acp::catalog::AgentManifest;
-use crate::adapters::acp::env::{current_env, sanitized_env};
 use crate::adapters::acp::error::AcpError;
+use crate::adapters::process::env::{current_env, sanitized_env};
+use crate::adapters::process::{self, Spec};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 /// How long `--version` may take.
@@ -156,29 +156,23 @@ pub async fn install_managed(
         Some(v) => format!("{package}@{v}"),
         None => package.clone(),
     };
-    let mut cmd = tokio::process::Command::new(&npm);
-    cmd.arg("install")
-        .arg("--prefix")
-        .arg(&dir)
-        .args(["--no-fund", "--no-audit", "--loglevel=error"])
-        .arg(&spec)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .env_clear()
-        .envs(npm_env(opts));
-    let out = tokio::time::timeout(INSTALL_TIMEOUT, cmd.output())
+    let cmd = Spec::new(&npm)
+        .args(["install", "--prefix"])
+        .args([dir.clone().into_os_string()])
+        .args(["--no-fund", "--no-audit", "--loglevel=error", spec.as_str()])
+        .env(&npm_env(opts));
+    let out = process::run(cmd, INSTALL_TIMEOUT)
         .await
-        .map_err(|_| AcpError::Install(format!("npm install {spec} timed out")))?
         .map_err(|e| AcpError::Install(format!("cannot run npm: {e}")))?;
-    if !out.status.success() {
+    let exit = out
+        .exit
+        .ok_or_else(|| AcpError::Install(format!("npm install {spec} timed out")))?;
+    if !exit.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         return Err(AcpError::Install(format!(
-            "npm install {spec} failed ({}): {}",
-            out.status,
+            "npm install {spec} failed ({exit}): {}",
             tail.join("\n")
         )));
     }
@@ -230,25 +224,18 @@ pub fn extract_semver(text: &str) -> Option<semver::Version> {
     None
 }
 
-/// Runs the agent with `version_args` (5 s limit, env cleared to `env`) and returns
-/// the first semver it prints on stdout or stderr.
+/// Runs the agent with `version_args` (5 s limit, exactly `env`, its own process
+/// group, killed as a group when it ends or times out, so a background child
+/// cannot outlive the check) and returns the first semver it prints on stdout or
+/// stderr; `None` when it prints none or does not finish in time.
 pub async fn detect_version(
     spec: &LaunchSpec,
     version_args: &[String],
     env: &[(String, String)],
 ) -> Option<semver::Version> {
-    let mut cmd = tokio::process::Command::new(&spec.program);
-    cmd.args(version_args)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(VERSION_TIMEOUT, cmd.output())
-        .await
-        .ok()?
-        .ok()?;
+    let cmd = Spec::new(&spec.program).args(version_args).env(env);
+    let out = process::run(cmd, VERSION_TIMEOUT).await.ok()?;
+    out.exit?;
     extract_semver(&String::from_utf8_lossy(&out.stdout))
         .or_else(|| extract_semver(&String::from_utf8_lossy(&out.stderr)))
 }

@@ -8,7 +8,6 @@ pub mod catalog;
 mod client;
 pub mod convert;
 mod editor;
-pub mod env;
 pub mod error;
 mod fs;
 mod handlers;
@@ -24,7 +23,7 @@ mod turn;
 
 pub use catalog::{AgentManifest, Catalog, ManifestError};
 pub use client::{AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeSession};
-pub use convert::{McpServerSpec, StopReason};
+pub use convert::StopReason;
 pub use error::{AcpError, Stage};
 pub use launcher::{Availability, LaunchSource, LaunchSpec, LauncherOptions};
 pub use probe::{ProbeOptions, ProbeReport, ProbeStatus, probe};

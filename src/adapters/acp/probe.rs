@@ -4,9 +4,9 @@
 
 use crate::adapters::acp::catalog::AgentManifest;
 use crate::adapters::acp::client::{AcpOptions, AgentConnection};
-use crate::adapters::acp::env::sanitized_env;
 use crate::adapters::acp::error::{AcpError, Stage};
 use crate::adapters::acp::launcher::{LauncherOptions, resolve};
+use crate::adapters::process::env::sanitized_env;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -81,12 +81,7 @@ impl Drop for Scratch {
 fn classify(stage: Stage, e: AcpError) -> (ProbeStatus, Stage, String, Option<String>) {
     match e {
         AcpError::NotInstalled(m) => (ProbeStatus::NotInstalled, Stage::Lookup, m, None),
-        AcpError::Spawn { program, message } => (
-            ProbeStatus::Error,
-            Stage::Spawn,
-            format!("{program}: {message}"),
-            None,
-        ),
+        AcpError::Spawn(e) => (ProbeStatus::Error, Stage::Spawn, e.to_string(), None),
         AcpError::AuthRequired { stage, message } => {
             (ProbeStatus::AuthRequired, stage, message, None)
         }

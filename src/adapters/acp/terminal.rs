@@ -2,8 +2,20 @@
 //! workspace with the agent's sanitized environment, output kept up to a byte
 //! limit (truncated from the front on a UTF-8 boundary), killed on release and on
 //! connection shutdown.
+//!
+//! portable-pty forks the command itself: it calls `setsid()` (a new session and
+//! process group led by the command, with the PTY as controlling terminal), so
+//! Hecate cannot add `PR_SET_PDEATHSIG` there. The group is owned by a
+//! [`ProcessGroup`]: SIGKILLed as a whole on kill, release, connection shutdown
+//! and drop (also after the command itself exited, for what it left in the
+//! background), and registered with the process watchdog, which kills it if
+//! Hecate dies. The kernel adds one more guard: when Hecate dies the PTY master
+//! closes and the session's foreground group gets SIGHUP. What no guard covers: a
+//! process that moves itself into another group or session (`setsid`, a shell's
+//! job control) — only a cgroup could hold those.
 
 use crate::adapters::acp::paths::confine;
+use crate::adapters::process::ProcessGroup;
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse,
 };
@@ -59,24 +71,24 @@ impl Exit {
 struct Terminal {
     output: Arc<Mutex<Output>>,
     exit: watch::Receiver<Option<Exit>>,
-    pid: Option<i32>,
+    group: Option<ProcessGroup>,
     killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
     _master: Mutex<Box<dyn MasterPty + Send>>,
 }
 
 impl Terminal {
+    /// Kills the command's whole group, including what it left running in the
+    /// background after it exited.
     fn kill(&self) {
-        if self.exit.borrow().is_some() {
-            return;
-        }
-        if let Some(pid) = self.pid {
-            // SAFETY: kill(2) has no memory-safety preconditions; the PTY child
-            // called setsid(), so -pid is the process group it leads.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
+        match &self.group {
+            Some(group) => group.kill(),
+            None => {
+                if self.exit.borrow().is_none()
+                    && let Ok(mut k) = self.killer.lock()
+                {
+                    let _ = k.kill();
+                }
             }
-        } else if let Ok(mut k) = self.killer.lock() {
-            let _ = k.kill();
         }
     }
 }
@@ -178,7 +190,8 @@ impl Terminals {
         let out = output.clone();
         std::thread::spawn(move || read_pty(reader, out, reader_done_tx));
         let (exit_tx, exit_rx) = watch::channel(None);
-        let pid = child.process_id().and_then(|p| i32::try_from(p).ok());
+        // The PTY child called setsid(): its pid is its process group id.
+        let group = child.process_id().and_then(ProcessGroup::adopt);
         let killer = child.clone_killer();
         std::thread::spawn(move || {
             let exit = match child.wait() {
@@ -205,7 +218,7 @@ impl Terminals {
         let terminal = Arc::new(Terminal {
             output,
             exit: exit_rx,
-            pid,
+            group,
             killer: Mutex::new(killer),
             _master: Mutex::new(pair.master),
         });
@@ -319,5 +332,41 @@ mod tests {
         o.push("€€".as_bytes());
         let s = String::from_utf8(o.data.clone()).expect("valid utf-8");
         assert_eq!(s, "€");
+    }
+
+    fn alive(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z'))
+        })
+    }
+
+    #[tokio::test]
+    async fn releasing_a_finished_terminal_kills_what_it_left_in_the_background() {
+        let ws = tempfile::tempdir().expect("workspace");
+        let terminals = Terminals::default();
+        let mut req = CreateTerminalRequest::new("sess", "sh");
+        // Ignoring SIGHUP, the background sleep survives its shell's exit.
+        req.args = vec!["-c".into(), "trap '' HUP; sleep 1000 & echo $!".into()];
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        let id = terminals.create(&req, ws.path(), &env).expect("create");
+        terminals.wait_for_exit(&id).await.expect("exit");
+        let out = terminals.output(&id).expect("output").output;
+        let pid: u32 = out.trim().parse().expect("the background pid");
+        assert!(alive(pid), "sleep {pid} runs after its shell exited");
+        terminals.release(&id).expect("release");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while alive(pid) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let survived = alive(pid);
+        if survived {
+            // SAFETY: kill(2) has no memory-safety preconditions; `pid` is the
+            // sleep this test started.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+        assert!(!survived, "sleep {pid} outlived its released terminal");
     }
 }

@@ -2,14 +2,16 @@
 //! transport; this module only supplies the line stream and sink. Lines on stdout
 //! that are not JSON (banners, log lines some agents print) are diverted to
 //! diagnostics instead of reaching the SDK, which would answer each with a
-//! parse-error frame the agent never asked for. Oversized lines are dropped too.
+//! parse-error frame the agent never asked for. Oversized lines are dropped too
+//! (lines are split by the shared bounded reader, [`crate::jsonl`]).
 
+use crate::jsonl::{Line, LineReader};
 use agent_client_protocol::Lines;
 use futures::{Sink, SinkExt, Stream, StreamExt};
 use serde_json::{Value, json};
 use std::io;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio_util::sync::CancellationToken;
 
@@ -19,54 +21,6 @@ const DIAGNOSTIC_LINE_CHARS: usize = 2000;
 
 /// Receives diagnostics (non-JSON lines, oversized frames) as JSON values.
 pub type DiagnosticSink = Arc<dyn Fn(Value) + Send + Sync>;
-
-enum LineRead {
-    Line(Vec<u8>),
-    TooLong(usize),
-}
-
-struct Reader {
-    inner: BufReader<ChildStdout>,
-    buf: Vec<u8>,
-    max: usize,
-}
-
-impl Reader {
-    /// Reads one line without holding more than `max` bytes of it.
-    async fn next_line(&mut self) -> io::Result<Option<LineRead>> {
-        self.buf.clear();
-        let mut dropped = 0usize;
-        loop {
-            let avail = self.inner.fill_buf().await?;
-            if avail.is_empty() {
-                return Ok(match (self.buf.is_empty(), dropped) {
-                    (true, 0) => None,
-                    (_, 0) => Some(LineRead::Line(std::mem::take(&mut self.buf))),
-                    (_, n) => Some(LineRead::TooLong(n)),
-                });
-            }
-            let (chunk, found) = match avail.iter().position(|b| *b == b'\n') {
-                Some(i) => (&avail[..i], Some(i + 1)),
-                None => (avail, None),
-            };
-            if dropped > 0 || self.buf.len() + chunk.len() > self.max {
-                dropped += self.buf.len() + chunk.len();
-                self.buf.clear();
-            } else {
-                self.buf.extend_from_slice(chunk);
-            }
-            let used = found.unwrap_or(avail.len());
-            self.inner.consume(used);
-            if found.is_some() {
-                return Ok(Some(if dropped > 0 {
-                    LineRead::TooLong(dropped)
-                } else {
-                    LineRead::Line(std::mem::take(&mut self.buf))
-                }));
-            }
-        }
-    }
-}
 
 fn preview(line: &str) -> String {
     line.chars().take(DIAGNOSTIC_LINE_CHARS).collect()
@@ -101,11 +55,8 @@ fn incoming(
     diag: DiagnosticSink,
     max: usize,
 ) -> impl Stream<Item = io::Result<String>> + Send + 'static {
-    let reader = Reader {
-        inner: BufReader::with_capacity(64 * 1024, stdout),
-        buf: Vec::new(),
-        max,
-    };
+    // Oversized lines are only counted: no prefix is kept.
+    let reader = LineReader::new(stdout, max).keep_prefix(0);
     futures::stream::unfold(reader, |mut r| async move {
         match r.next_line().await {
             Ok(Some(line)) => Some((Ok(Some(line)), r)),
@@ -115,9 +66,9 @@ fn incoming(
     })
     .filter_map(move |item| {
         let out = match item {
-            Ok(Some(LineRead::Line(raw))) => filter_line(raw, &diag).map(Ok),
-            Ok(Some(LineRead::TooLong(n))) => {
-                diag(json!({ "diagnostic": "oversized_stdout_line", "bytes": n }));
+            Ok(Some(Line::Complete(raw))) => filter_line(raw, &diag).map(Ok),
+            Ok(Some(Line::TooLong { bytes, .. })) => {
+                diag(json!({ "diagnostic": "oversized_stdout_line", "bytes": bytes }));
                 None
             }
             Ok(None) => None,

@@ -5,6 +5,7 @@
 use crate::adapters::acp::client::{AgentConnection, RouteGuard};
 use crate::adapters::acp::convert::{StopReason, prompt_blocks};
 use crate::adapters::acp::error::{AcpError, Stage};
+use crate::adapters::acp::process::exited_error;
 use crate::adapters::acp::routes::{Activity, Route, TurnRoute};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
@@ -94,7 +95,7 @@ impl AgentConnection {
                     if cancelled_at.is_some() {
                         return Ok(StopReason::Cancelled);
                     }
-                    return Err(self.process.exited_error().await);
+                    return Err(exited_error(&self.process).await);
                 }
                 _ = io.cancel.cancelled(), if cancelled_at.is_none() => {
                     cancelled_at = Some(Instant::now());

@@ -5,8 +5,8 @@
 use super::error::McpClientError;
 pub use super::handler::{Changed, Notice, Reply};
 use super::handler::{Handler, RouteGuard, Routes};
-use super::process::UpstreamProcess;
 use super::spec::ResolvedTransport;
+use crate::adapters::process::{ChildProcess, Pipe, SpawnError, Spec, Stderr, TailLimits};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
     CompleteRequest, CompleteRequestParams, GetPromptRequestParams, PingRequest,
@@ -16,9 +16,11 @@ use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -29,7 +31,7 @@ const STDERR_DRAIN: Duration = Duration::from_millis(150);
 pub struct Upstream {
     service: RunningService<RoleClient, Handler>,
     routes: Arc<Routes>,
-    process: Option<UpstreamProcess>,
+    process: Option<ChildProcess>,
     changes: broadcast::Sender<Changed>,
     label: String,
 }
@@ -61,6 +63,33 @@ fn service_error(e: ServiceError, what: &str, timeout: Duration, tail: String) -
     }
 }
 
+/// Starts an upstream server with exactly `env`, in its own process group, with
+/// stdin/stdout piped for MCP and stderr kept as a tail for start-up errors.
+fn spawn_upstream(
+    command: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: Option<&PathBuf>,
+) -> Result<(ChildProcess, ChildStdin, ChildStdout), McpClientError> {
+    let mut spec = Spec::new(command)
+        .args(args)
+        .env(env)
+        .stdin(Pipe::Piped)
+        .stdout(Pipe::Piped)
+        .stderr(Stderr::Tail(TailLimits::UPSTREAM));
+    if let Some(dir) = cwd {
+        spec = spec.cwd(dir);
+    }
+    let (process, pipes) = ChildProcess::spawn(&spec)?;
+    match (pipes.stdin, pipes.stdout) {
+        (Some(stdin), Some(stdout)) => Ok((process, stdin, stdout)),
+        _ => Err(McpClientError::Spawn(SpawnError {
+            program: spec.program_label(),
+            message: "the process pipes are missing".into(),
+        })),
+    }
+}
+
 impl Upstream {
     /// Spawns or dials `transport` and completes the MCP handshake within
     /// `init_timeout`. `base_env` is the sanitized environment a child starts from.
@@ -86,8 +115,7 @@ impl Upstream {
                 let mut full: Vec<(String, String)> = base_env.to_vec();
                 full.retain(|(k, _)| !env.iter().any(|(e, _)| e == k));
                 full.extend(env.iter().cloned());
-                let (process, stdin, stdout) =
-                    UpstreamProcess::spawn(command, args, &full, cwd.as_ref())?;
+                let (process, stdin, stdout) = spawn_upstream(command, args, &full, cwd.as_ref())?;
                 let tail = process.stderr_tail();
                 match tokio::time::timeout(init_timeout, handler.serve((stdout, stdin))).await {
                     Ok(Ok(service)) => (service, Some(process)),
@@ -158,7 +186,7 @@ impl Upstream {
 
     /// The child's pid (also its process group), for stdio upstreams.
     pub fn pid(&self) -> Option<u32> {
-        self.process.as_ref().map(UpstreamProcess::pid)
+        self.process.as_ref().map(ChildProcess::pid)
     }
 
     /// A label for logs and errors (program or URL).
@@ -168,11 +196,7 @@ impl Upstream {
 
     /// Whether the connection has closed (or the process exited).
     pub fn is_closed(&self) -> bool {
-        self.service.is_transport_closed()
-            || self
-                .process
-                .as_ref()
-                .is_some_and(UpstreamProcess::has_exited)
+        self.service.is_transport_closed() || self.process.as_ref().is_some_and(|p| !p.is_alive())
     }
 
     /// The server's name and version from the handshake.

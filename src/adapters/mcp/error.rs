@@ -2,6 +2,8 @@
 //! the handshake (with the upstream's stderr tail), timeouts, a closed transport,
 //! and errors the upstream answered.
 
+use crate::adapters::process::SpawnError;
+
 /// Something went wrong reaching or talking to an upstream MCP server.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum McpClientError {
@@ -15,13 +17,8 @@ pub enum McpClientError {
         name: String,
     },
     /// The process could not be started.
-    #[error("cannot start {program}: {message}")]
-    Spawn {
-        /// The program.
-        program: String,
-        /// The OS error.
-        message: String,
-    },
+    #[error("cannot start {0}")]
+    Spawn(#[from] SpawnError),
     /// The MCP handshake failed or the process died before it finished.
     #[error("MCP initialize failed: {message}{}", tail_suffix(stderr_tail))]
     Initialize {

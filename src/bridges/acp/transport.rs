@@ -2,25 +2,28 @@
 //!
 //! The SDK's own stdio transport reads whole lines without a bound and answers a
 //! malformed line by echoing it back, so one oversized line could exhaust memory
-//! and be written back to the editor. Here lines are split with a bounded reader
-//! (the only framing done by hand) and handed to the SDK's `Lines` transport:
+//! and be written back to the editor. Here lines are split with the shared
+//! bounded reader ([`crate::jsonl`]) and handed to the SDK's `Lines` transport:
 //! - a line within the limit passes unchanged (invalid UTF-8 is replaced, so the
-//!   SDK answers it with a parse error instead of ending the connection);
+//!   SDK answers it with a parse error instead of ending the connection), except
+//!   that a long line that is not JSON is replaced by a capped quote of itself
+//!   (the SDK's parse error carries the line it could not parse);
 //! - an oversized line is never held: when its first bytes name a request id it
 //!   becomes an [`OversizedFrame`] request with that id, which the bridge answers
 //!   with an `Invalid Request` error; otherwise a short parse-error line;
 //! - blank lines are skipped.
 
+use crate::jsonl::{self, Line, LineReader};
 use agent_client_protocol::{JsonRpcRequest, Lines};
 use futures::{Sink, Stream};
-use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::io::{self, Read, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::{mpsc, oneshot};
 
 /// Largest frame accepted from the editor: 8 MiB (prompts are capped at 1 MiB of
@@ -29,9 +32,6 @@ pub const MAX_FRAME_BYTES: usize = 8 * 1024 * 1024;
 
 /// The method of [`OversizedFrame`].
 pub const OVERSIZED_METHOD: &str = "_hecate/oversized_frame";
-
-/// How much of an oversized line is kept to find its request id.
-const ID_PREFIX_BYTES: usize = 4096;
 
 /// Stands in for a request whose line exceeded the frame limit; the bridge
 /// answers it with an `Invalid Request` error carrying the original id.
@@ -44,94 +44,10 @@ pub struct OversizedFrame {
     pub limit: usize,
 }
 
-enum LineRead {
-    Line(Vec<u8>),
-    TooLong { bytes: usize, prefix: Vec<u8> },
-}
-
-struct Reader<R> {
-    inner: BufReader<R>,
-    max: usize,
-}
-
-impl<R: AsyncRead + Unpin> Reader<R> {
-    /// Reads one line without holding more than `max` bytes of it.
-    async fn next_line(&mut self) -> io::Result<Option<LineRead>> {
-        let mut buf = Vec::new();
-        let mut prefix = Vec::new();
-        let mut dropped = 0usize;
-        loop {
-            let avail = self.inner.fill_buf().await?;
-            if avail.is_empty() {
-                return Ok(match (buf.is_empty(), dropped) {
-                    (true, 0) => None,
-                    (_, 0) => Some(LineRead::Line(buf)),
-                    (_, bytes) => Some(LineRead::TooLong { bytes, prefix }),
-                });
-            }
-            let (chunk, found) = match avail.iter().position(|b| *b == b'\n') {
-                Some(i) => (&avail[..i], Some(i + 1)),
-                None => (avail, None),
-            };
-            if dropped == 0 && buf.len() + chunk.len() <= self.max {
-                buf.extend_from_slice(chunk);
-            } else {
-                if dropped == 0 {
-                    prefix = std::mem::take(&mut buf);
-                    dropped = prefix.len();
-                    prefix.truncate(ID_PREFIX_BYTES);
-                }
-                let room = ID_PREFIX_BYTES.saturating_sub(prefix.len());
-                prefix.extend_from_slice(&chunk[..room.min(chunk.len())]);
-                dropped += chunk.len();
-            }
-            let used = found.unwrap_or(avail.len());
-            self.inner.consume(used);
-            if found.is_some() {
-                return Ok(Some(if dropped > 0 {
-                    LineRead::TooLong {
-                        bytes: dropped,
-                        prefix,
-                    }
-                } else {
-                    LineRead::Line(buf)
-                }));
-            }
-        }
-    }
-}
-
-/// The `id` of a JSON-RPC request from the first bytes of its (cut) line, when it
-/// appears before the cut.
-fn leading_id(prefix: &[u8]) -> Option<Value> {
-    struct FindId<'a>(&'a mut Option<Value>);
-    impl<'de> Visitor<'de> for FindId<'_> {
-        type Value = ();
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a JSON-RPC object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            while let Some(key) = map.next_key::<String>()? {
-                if key == "id" {
-                    *self.0 = Some(map.next_value()?);
-                    return Ok(());
-                }
-                map.next_value::<IgnoredAny>()?;
-            }
-            Ok(())
-        }
-    }
-    let mut found = None;
-    let mut de = serde_json::Deserializer::from_slice(prefix);
-    // The line is cut, so the parse always ends in an error; the id, once seen, stays.
-    let _ = serde::Deserializer::deserialize_map(&mut de, FindId(&mut found));
-    found.filter(|v| v.is_number() || v.is_string())
-}
-
 /// What the SDK receives in place of an oversized line.
 fn replacement(bytes: usize, prefix: &[u8], limit: usize) -> String {
     tracing::warn!(bytes, limit, "refused an oversized frame from the client");
-    match leading_id(prefix) {
+    match jsonl::leading_id(prefix) {
         Some(id) => json!({
             "jsonrpc": "2.0",
             "id": id,
@@ -143,24 +59,32 @@ fn replacement(bytes: usize, prefix: &[u8], limit: usize) -> String {
     }
 }
 
+/// What the SDK receives for a line within the limit: the line itself (invalid
+/// UTF-8 replaced), or, when it is longer than [`jsonl::QUOTE_BYTES`] and not
+/// JSON, a capped quote of it, so the parse error the SDK answers with (which
+/// quotes the line) stays small.
+fn within_limit(raw: Vec<u8>) -> String {
+    if raw.len() > jsonl::QUOTE_BYTES && serde_json::from_slice::<IgnoredAny>(&raw).is_err() {
+        return jsonl::quote(&raw, jsonl::QUOTE_BYTES);
+    }
+    match String::from_utf8(raw) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
 fn incoming<R: AsyncRead + Unpin + Send + 'static>(
     reader: R,
     max: usize,
 ) -> impl Stream<Item = io::Result<String>> + Send + 'static {
-    let reader = Reader {
-        inner: BufReader::with_capacity(64 * 1024, reader),
-        max,
-    };
+    let reader = LineReader::new(reader, max);
     futures::stream::unfold(reader, move |mut r| async move {
         loop {
             let line = match r.next_line().await {
                 Ok(None) => return None,
                 Err(e) => return Some((Err(e), r)),
-                Ok(Some(LineRead::TooLong { bytes, prefix })) => replacement(bytes, &prefix, max),
-                Ok(Some(LineRead::Line(raw))) => match String::from_utf8(raw) {
-                    Ok(s) => s,
-                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-                },
+                Ok(Some(Line::TooLong { bytes, prefix })) => replacement(bytes, &prefix, max),
+                Ok(Some(Line::Complete(raw))) => within_limit(raw),
             };
             if !line.trim().is_empty() {
                 return Some((Ok(line), r));
@@ -336,6 +260,7 @@ pub fn stdio(
 mod tests {
     use super::*;
     use futures::StreamExt;
+    use serde_json::Value;
 
     async fn lines(input: Vec<u8>, max: usize) -> Vec<String> {
         incoming(std::io::Cursor::new(input), max)
@@ -374,19 +299,5 @@ mod tests {
         assert!(got[1].starts_with("frame of 10"), "{}", got[1]);
         assert!(serde_json::from_str::<Value>(&got[1]).is_err());
         assert_eq!(got[2], "{\"ok\":1}");
-    }
-
-    #[test]
-    fn ids_are_found_only_before_the_cut() {
-        assert_eq!(
-            leading_id(br#"{"jsonrpc":"2.0","id":"a-1","method":"x","params":{"p":"tru"#),
-            Some(json!("a-1"))
-        );
-        assert_eq!(
-            leading_id(br#"{"jsonrpc":"2.0","method":"x","params":{"#),
-            None
-        );
-        assert_eq!(leading_id(br#"{"id":null,"method":"x""#), None);
-        assert_eq!(leading_id(b"garbage"), None);
     }
 }

@@ -3,12 +3,18 @@
 //! own names, still through the engine). rmcp provides sessions
 //! (`Mcp-Session-Id`), SSE with resumption (`Last-Event-ID`), the body limit and
 //! Host/Origin validation; the guard here adds the bearer token (constant time)
-//! and answers with Hecate's error envelope.
+//! and answers with Hecate's error envelope. A JSON POST body is triaged like a
+//! stdio line ([`super::triage`]) before rmcp sees it, so a body that is not
+//! JSON, not JSON-RPC, names an unknown method or has ill-typed parameters gets
+//! the same JSON-RPC error as over stdio (rmcp would answer 415 in plain text,
+//! or take a known method with ill-typed parameters for an unknown one).
 
 use super::server::{HecateMcp, McpServerOptions};
+use super::triage::{self, Triage};
 use crate::domain::error::ErrorType;
 use crate::engine::Engine;
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -89,7 +95,8 @@ pub fn router(engine: Engine, cfg: McpHttpConfig) -> Router {
         );
     }
     let state = AppState { cfg: Arc::new(cfg) };
-    app.fallback(no_upstream)
+    app.layer(axum::middleware::from_fn(triage_body))
+        .fallback(no_upstream)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
@@ -184,6 +191,60 @@ fn check(cfg: &McpHttpConfig, headers: &HeaderMap) -> Result<(), Box<Response>> 
             r.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             Err(Box::new(r))
+        }
+    }
+}
+
+/// Whether rmcp would read this request's body as a JSON-RPC message: a JSON
+/// POST within the size limit (anything else keeps rmcp's own answer).
+fn is_json_post(req: &Request) -> bool {
+    let h = req.headers();
+    let json = header_str(h, header::CONTENT_TYPE).is_some_and(|v| {
+        let essence = v.split(';').next().unwrap_or("").trim();
+        essence.eq_ignore_ascii_case("application/json")
+    });
+    let fits = header_str(h, header::CONTENT_LENGTH)
+        .and_then(|n| n.parse::<usize>().ok())
+        .is_none_or(|n| n <= MAX_BODY_BYTES);
+    req.method() == axum::http::Method::POST && json && fits
+}
+
+/// Triages a JSON POST body: a message rmcp can take goes on unchanged, a
+/// malformed one is answered here (`200` with the error when it names a request
+/// id, else `400`), a malformed notification or response is accepted (`202`).
+async fn triage_body(req: Request, next: Next) -> Response {
+    if !is_json_post(&req) {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorType::InvalidRequest,
+            &format!("the body exceeds {MAX_BODY_BYTES} bytes"),
+        );
+    };
+    match triage::frame(&bytes) {
+        Triage::Message(_) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Triage::Drop(_) => StatusCode::ACCEPTED.into_response(),
+        Triage::Answer(msg) => {
+            let status = match &*msg {
+                rmcp::model::JsonRpcMessage::Error(e) if e.id.is_some() => StatusCode::OK,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            match triage::to_json(&msg) {
+                Ok(body) => {
+                    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+                }
+                Err(e) => error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorType::GatewayError,
+                    &e.to_string(),
+                ),
+            }
         }
     }
 }

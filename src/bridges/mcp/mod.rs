@@ -15,6 +15,8 @@ mod resources;
 mod server;
 mod stdio;
 mod tools;
+mod transport;
+mod triage;
 mod upstream;
 mod uris;
 mod watch;
@@ -25,24 +27,30 @@ pub use server::{HecateMcp, McpServerOptions};
 
 use crate::engine::Engine;
 use rmcp::ServiceExt;
-use rmcp::transport::async_rw::AsyncRwTransport;
+use std::time::Duration;
 
-/// Largest incoming stdio frame, in bytes; longer lines are dropped (the
-/// connection stays up).
+/// Largest incoming stdio frame, in bytes; longer lines are refused with an
+/// error (the connection stays up).
 pub const MAX_STDIO_FRAME_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long the exit waits for replies still queued for stdout.
+const STDOUT_DRAIN: Duration = Duration::from_secs(5);
 
 /// Serves MCP on this process's stdin/stdout until the client closes stdin.
 pub async fn serve_stdio(engine: Engine, opts: McpServerOptions) -> Result<(), McpBridgeError> {
-    let (stdin, stdout) = (stdio::stdin(), stdio::stdout());
-    let transport =
-        AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_STDIO_FRAME_BYTES);
-    let running = HecateMcp::new(engine, opts)
-        .serve(transport)
-        .await
-        .map_err(|e| McpBridgeError::Initialize(e.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| McpBridgeError::Connection(e.to_string()))?;
-    Ok(())
+    let (transport, drained) =
+        transport::guarded_lines(stdio::stdin(), stdio::stdout(), MAX_STDIO_FRAME_BYTES);
+    let served = async {
+        let running = HecateMcp::new(engine, opts)
+            .serve(transport)
+            .await
+            .map_err(|e| McpBridgeError::Initialize(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| McpBridgeError::Connection(e.to_string()))
+    }
+    .await;
+    drained.wait(STDOUT_DRAIN).await;
+    served.map(|_| ())
 }

@@ -36,7 +36,7 @@ pub(crate) struct McpHub {
 impl McpHub {
     /// A hub with no upstream yet and a pool over Hecate's sanitized environment.
     pub(crate) fn start() -> Arc<Self> {
-        let env = crate::adapters::acp::env::current_env();
+        let env = crate::adapters::process::env::current_env();
         let pool = Pool::new(
             PoolOptions::default(),
             crate::adapters::mcp::base_env(&env),

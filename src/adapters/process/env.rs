@@ -1,10 +1,11 @@
-//! The environment an external agent receives: an allowlist, never Hecate's whole
-//! environment, so provider keys and Hecate's own secrets stay home unless a
-//! manifest pattern or an explicit opt-in lets them through.
+//! The environment a child receives (agents, MCP servers, terminals, git, npm): an
+//! allowlist, never Hecate's whole environment, so provider keys and Hecate's own
+//! secrets stay home unless a manifest pattern or an explicit opt-in lets them
+//! through.
 
 use std::collections::{BTreeMap, HashMap};
 
-/// Variables every agent gets when Hecate has them: locale, terminal, paths and
+/// Variables every child gets when Hecate has them: locale, terminal, paths and
 /// network settings that carry no credentials of Hecate's own.
 const BASE_ALLOW: &[&str] = &[
     "PATH",

@@ -1,0 +1,221 @@
+//! Invariant 5 when Hecate cannot clean up: a `hecate` that is SIGKILLed leaves
+//! neither its agent nor the agent's grandchild behind (nor an upstream MCP server
+//! and its grandchild), and the version check behind `hecate adapters list` leaves
+//! nothing running when the adapter's command hangs with a background child.
+
+mod common;
+mod mcp_support;
+
+use common::{Home, git_workspace};
+use mcp_support::{McpProc, fixture_upstream, process_alive, records, wait_gone};
+use serde_json::{Value, json};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// How long the processes get to disappear after Hecate is gone.
+const GONE_BOUND: Duration = Duration::from_secs(10);
+/// How long start-up (agent spawned, grandchild running) may take.
+const START_BOUND: Duration = Duration::from_secs(60);
+
+const HANG_SCRIPT: &str =
+    r#"{"turns":[{"match":"hang","actions":[{"text":"hanging "},{"hang":true}]}]}"#;
+
+/// SIGKILLs the listed pids when dropped, so a failing test leaves nothing behind.
+struct Reaper(Vec<u32>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            sigkill(*pid);
+        }
+    }
+}
+
+fn sigkill(pid: u32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// The parent pid of `pid`, from `/proc/<pid>/stat`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(") ")?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+fn all_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The live processes whose command line contains `needle`.
+fn pids_running(needle: &str) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|p| process_alive(*p) && cmdline(*p).contains(needle))
+        .collect()
+}
+
+/// The live `sleep` children of `parent`.
+fn sleeping_children(parent: u32) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|p| parent_of(*p) == Some(parent) && process_alive(*p))
+        .filter(|p| cmdline(*p).starts_with("sleep "))
+        .collect()
+}
+
+fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + START_BOUND;
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "{what} never happened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sigkill_of_hecate_leaves_no_child_or_grandchild() {
+    let home = Home::empty();
+    std::fs::write(home.path("script.json"), HANG_SCRIPT).expect("script");
+    let script = home.path("script.json").display().to_string();
+    let state = home.path("agent-state").display().to_string();
+    home.add_fixture_agent(
+        "fixture",
+        &[
+            "--script",
+            &script,
+            "--state-dir",
+            &state,
+            "--spawn-grandchild",
+        ],
+    );
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let mut hecate = home
+        .cmd(&[
+            "chat",
+            "--agent",
+            "fixture",
+            "--workspace",
+            &w,
+            "hang around",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn hecate chat");
+    let mut reaper = Reaper(vec![hecate.id()]);
+    let agent = wait_until("the agent starting", || {
+        pids_running(&state).into_iter().next()
+    });
+    reaper.0.push(agent);
+    let grandchild = wait_until("the grandchild starting", || {
+        sleeping_children(agent).into_iter().next()
+    });
+    reaper.0.push(grandchild);
+    wait_until("the turn hanging", || {
+        let list = home.json(&["sessions", "list", "--format", "json"]);
+        (list["data"][0]["status"] == "running").then_some(())
+    });
+
+    sigkill(hecate.id());
+    let _ = hecate.wait();
+    assert!(
+        wait_gone(agent, GONE_BOUND),
+        "agent {agent} outlived hecate"
+    );
+    assert!(
+        wait_gone(grandchild, GONE_BOUND),
+        "grandchild {grandchild} outlived hecate"
+    );
+}
+
+fn record_pid(path: &std::path::Path, event: &str) -> u32 {
+    wait_until(event, || {
+        records(path)
+            .into_iter()
+            .find(|r| r["event"] == event)
+            .and_then(|r: Value| r["pid"].as_u64())
+            .and_then(|p| u32::try_from(p).ok())
+    })
+}
+
+#[test]
+fn sigkill_of_hecate_mcp_leaves_no_upstream_server_or_grandchild() {
+    let home = Home::empty();
+    let rec = home.path("gc.jsonl");
+    home.write_config(&fixture_upstream(
+        "gc",
+        &["--spawn-grandchild", "--record", &rec.display().to_string()],
+        "",
+    ));
+    let mut mcp = McpProc::start(&home, json!({}));
+    mcp.call_ok("gc__echo", json!({"message": "up"}));
+    let server = record_pid(&rec, "start");
+    let grandchild = record_pid(&rec, "grandchild");
+    let _reaper = Reaper(vec![server, grandchild]);
+    assert!(process_alive(server) && process_alive(grandchild));
+
+    sigkill(mcp.pid());
+    assert!(
+        wait_gone(server, GONE_BOUND),
+        "upstream {server} outlived hecate"
+    );
+    assert!(
+        wait_gone(grandchild, GONE_BOUND),
+        "grandchild {grandchild} outlived hecate"
+    );
+}
+
+#[test]
+fn the_version_check_of_adapters_list_leaves_no_background_process_behind() {
+    let home = Home::empty();
+    let pid_file = home.path("background.pid");
+    let script = format!(
+        "sleep 1000 & echo $! > {}; echo hangs 1.2.3; exec sleep 999",
+        pid_file.display()
+    );
+    let dir = home.path("adapters");
+    std::fs::create_dir_all(&dir).expect("adapters dir");
+    let manifest = format!(
+        "id = \"hangs\"\nname = \"Hangs on --version\"\ncommand = \"/bin/sh\"\nargs = []\n\
+         version_args = {}\n",
+        serde_json::to_string(&["-c", script.as_str()]).expect("args")
+    );
+    std::fs::write(dir.join("hangs.toml"), manifest).expect("manifest");
+
+    let mut list = home
+        .cmd(&["adapters", "list"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn hecate adapters list");
+    let mut reaper = Reaper(vec![list.id()]);
+    let status = wait_until("adapters list finishing", || list.try_wait().ok().flatten());
+    assert!(status.success(), "{status:?}");
+    let background: u32 = wait_until("the background pid file", || {
+        std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    });
+    reaper.0.push(background);
+    assert!(
+        wait_gone(background, GONE_BOUND),
+        "the version check's background sleep {background} outlived the listing"
+    );
+}
