@@ -5,6 +5,7 @@
 pub mod adapters;
 pub mod bridges;
 pub mod cli;
+pub mod config;
 pub mod domain;
 pub mod engine;
 pub mod jsonl;

@@ -63,6 +63,21 @@ fn open_work(home: &Home, ids: &[&str]) -> Vec<String> {
     open
 }
 
+/// The session's lease owner and what `/proc` says of its pid (for failures).
+fn lease_holder(home: &Home, id: &str) -> String {
+    let db = rusqlite::Connection::open(home.data_dir().join("hecate.db")).expect("open db");
+    let owner: Option<String> = db
+        .query_row("SELECT owner_id FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+        .expect("session row");
+    let Some(owner) = owner else {
+        return "none".into();
+    };
+    let pid = owner.rsplit(':').nth(1).unwrap_or_default().to_string();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    format!("{owner}; /proc/{pid}/stat: {stat:?}; cmdline: {cmd:?}")
+}
+
 #[test]
 fn sigkill_at_random_points_of_thirty_turns_loses_nothing_acknowledged() {
     let server = ModelServer::start(Some(json!([
@@ -141,7 +156,12 @@ fn sigkill_at_random_points_of_thirty_turns_loses_nothing_acknowledged() {
     }
     for id in [&model, &agent] {
         let out = home.run(&["chat", "--session", id, "turn final"]);
-        assert!(out.status.success(), "{id} continues: {}", text(&out).1);
+        assert!(
+            out.status.success(),
+            "{id} continues: {}\nlease: {}",
+            text(&out).1,
+            lease_holder(&home, id)
+        );
         let data = show(&home, id);
         let seqs: Vec<i64> = data["messages"]
             .as_array()

@@ -255,7 +255,7 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
             if args.format == Format::Text {
                 super::output::report_error(&anyhow::Error::new(e.clone()));
             }
-            e.error_type.exit_code()
+            super::output::exit_code(e.error_type)
         }
         _ => 1,
     })

@@ -2,11 +2,11 @@
 //! and the engine.
 
 use super::Cli;
-use super::config::Config;
 use crate::adapters::acp::catalog::BUILTIN_MANIFESTS;
-use crate::adapters::acp::{AcpOptions, Catalog, LauncherOptions};
+use crate::adapters::acp::{Catalog, LauncherOptions};
 use crate::adapters::providers::ProviderClient;
 use crate::adapters::providers::pricing::Pricebook;
+use crate::config::Config;
 use crate::engine::{Engine, EngineConfig, Runtimes};
 use crate::runtimes::external::ExternalRuntime;
 use crate::runtimes::model::ModelRuntime;
@@ -84,21 +84,6 @@ impl AppContext {
             tracing::warn!("ignoring adapter manifest: {e}");
         }
         let agents = &config.file.agents;
-        let mut acp = AcpOptions::default();
-        let ms = std::time::Duration::from_millis;
-        if let Some(v) = agents.idle_timeout_ms {
-            acp.prompt_idle_timeout = Some(ms(v));
-        }
-        if let Some(v) = agents.turn_timeout_ms {
-            acp.prompt_timeout = Some(ms(v));
-        }
-        if let Some(v) = agents.start_timeout_ms {
-            acp.initialize_timeout = ms(v);
-            acp.new_session_timeout = ms(v);
-        }
-        if let Some(v) = agents.cancel_grace_ms {
-            acp.cancel_grace = ms(v);
-        }
         let external = ExternalRuntime::new(
             catalog,
             LauncherOptions {
@@ -107,15 +92,13 @@ impl AppContext {
             },
             env.clone(),
             config.agent_env(&env),
-            acp,
+            config.acp_options(),
         );
         let engine_config = EngineConfig {
             history: config.history(),
             default_guardrails: config.guardrails(),
             approval_mode: config.approval_mode()?,
-            approval_timeout: std::time::Duration::from_millis(
-                config.file.approvals.timeout_ms.unwrap_or(300_000),
-            ),
+            approval_timeout: config.approval_timeout(),
             ..EngineConfig::default()
         };
         let runtimes = Runtimes {

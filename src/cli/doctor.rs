@@ -1,13 +1,32 @@
-//! `hecate doctor`: where things are, whether the store is healthy, and provider
-//! readiness checks (credentials / models / health / routing).
+//! `hecate doctor`: diagnoses this machine for Hecate, one line per check with a
+//! status (ok / warn / error), a message and, when not ok, the fix: the config file,
+//! the store, Node.js and npm, bubblewrap, every catalog adapter, every provider and
+//! the HTTP token. URLs are shown with credentials redacted; keys and tokens never.
+//!
+//! Required checks, whose failure makes doctor exit non-zero: the config (it must
+//! parse and validate; exit 2), the store (it must open and pass its integrity
+//! check; exit 8) and, when providers are configured, at least one ready provider
+//! (exit 5). Everything else (Node, npm, bubblewrap, adapters, single providers, the
+//! token) is advisory: a warning, exit 0.
+
+mod adapters;
+mod check;
+mod machine;
+mod providers;
 
 use super::Cli;
-use super::context::{DB_FILE, load_config, open_store};
+use super::context::{DB_FILE, default_config_path, default_data_dir, open_store};
 use super::output::{Format, print_resource, print_text};
-use crate::adapters::providers::{ProviderClient, ProviderConfig};
-use serde::Serialize;
+use crate::adapters::acp::LauncherOptions;
+use crate::adapters::acp::catalog::{BUILTIN_MANIFESTS, Catalog};
+use crate::adapters::process::env::current_env;
+use crate::adapters::providers::ProviderClient;
+use crate::config::{Config, adapters_dir_beside};
+use crate::domain::redact::redact_urls_in;
+use check::{Check, Status};
+use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Arguments of `hecate doctor`.
 #[derive(Debug, clap::Args)]
@@ -20,309 +39,238 @@ pub struct DoctorArgs {
     pub timeout: u64,
 }
 
-/// One readiness check.
-#[derive(Debug, Serialize)]
-struct Check {
-    name: &'static str,
-    status: &'static str,
-    reason: String,
-    message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    operator_action: Option<String>,
-}
-
-/// One provider's readiness.
-#[derive(Debug, Serialize)]
-struct ProviderStatus {
-    name: String,
-    kind: &'static str,
-    base_url: String,
-    source: String,
-    healthy: bool,
-    routing_ready: bool,
-    models: Vec<String>,
-    model_count: usize,
-    latency_ms: Option<u128>,
-    readiness_checks: Vec<Check>,
-}
-
-fn is_local(url: &str) -> bool {
-    reqwest::Url::parse(url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_string))
-        .is_some_and(|h| h == "localhost" || h == "::1" || h == "[::1]" || h.starts_with("127."))
-}
-
-async fn provider_status(
-    http: reqwest::Client,
-    cfg: ProviderConfig,
-    source: String,
-    timeout: Duration,
-) -> ProviderStatus {
-    let mut checks = Vec::new();
-    let cred_ok = cfg.api_key.is_some() || is_local(&cfg.base_url);
-    checks.push(match (&cfg.api_key, cred_ok) {
-        (Some(_), _) => Check {
-            name: "credentials",
-            status: "ok",
-            reason: "configured".into(),
-            message: "An API key is configured.".into(),
-            operator_action: None,
-        },
-        (None, true) => Check {
-            name: "credentials",
-            status: "ok",
-            reason: "not_required".into(),
-            message: "No credentials are required for this local provider.".into(),
-            operator_action: None,
-        },
-        (None, false) => Check {
-            name: "credentials",
-            status: "blocked",
-            reason: "credential_missing".into(),
-            message: "No API key is configured.".into(),
-            operator_action: Some(format!(
-                "Add or rotate credentials: api_key in [providers.{0}] or PROVIDER_{1}_API_KEY.",
-                cfg.name,
-                cfg.name.to_ascii_uppercase()
-            )),
-        },
-    });
-    let client = ProviderClient::new(http, cfg.clone());
-    let started = Instant::now();
-    let listed = tokio::time::timeout(timeout, client.list_models()).await;
-    let latency = started.elapsed().as_millis();
-    let (healthy, models, health_check, models_check) = match listed {
-        Ok(Ok(models)) => {
-            let n = models.len();
-            let models_check = if n > 0 {
-                Check {
-                    name: "models",
-                    status: "ok",
-                    reason: "models_discovered".into(),
-                    message: format!("{n} model(s) discovered."),
-                    operator_action: None,
-                }
-            } else {
-                Check {
-                    name: "models",
-                    status: "blocked",
-                    reason: "no_models".into(),
-                    message: "The provider lists no models.".into(),
-                    operator_action: Some("Start the provider and load at least one model.".into()),
-                }
-            };
-            (
-                true,
-                models,
-                Check {
-                    name: "health",
-                    status: "ok",
-                    reason: "healthy".into(),
-                    message: format!("The provider answered in {latency} ms."),
-                    operator_action: None,
-                },
-                models_check,
-            )
-        }
-        failure => {
-            let why = match failure {
-                Ok(Err(e)) => e.to_string(),
-                _ => format!("no answer within {} s", timeout.as_secs()),
-            };
-            let declared = !cfg.models.is_empty();
-            (
-                false,
-                cfg.models.clone(),
-                Check {
-                    name: "health",
-                    status: "blocked",
-                    reason: "provider_unhealthy".into(),
-                    message: why,
-                    operator_action: Some(
-                        "Start the provider or fix its base_url, then run `hecate doctor` again."
-                            .into(),
-                    ),
-                },
-                Check {
-                    name: "models",
-                    status: if declared { "warning" } else { "unknown" },
-                    reason: if declared {
-                        "default_model_only".into()
-                    } else {
-                        "discovery_failed".into()
-                    },
-                    message: if declared {
-                        "Discovery failed; using the models declared in the config.".into()
-                    } else {
-                        "The provider could not return a model list.".into()
-                    },
-                    operator_action: None,
-                },
-            )
+/// The config line (required) and the config when it loaded (also when a section
+/// then failed validation).
+fn config_check(path: &std::path::Path, env: &HashMap<String, String>) -> (Check, Option<Config>) {
+    let fix = format!(
+        "Fix the file (the message names the line and key) or move it aside; another file \
+         can be chosen with --config or HECATE_CONFIG. Reading: {}",
+        path.display()
+    );
+    let config = match Config::load(path, env) {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                Check::error("config", redact_urls_in(&e.to_string()), fix).required(),
+                None,
+            );
         }
     };
-    let routing_blocker = if !cred_ok {
-        Some("credential_missing")
-    } else if !healthy {
-        Some("provider_unhealthy")
-    } else if models.is_empty() {
-        Some("no_models")
+    let invalid = config
+        .approval_mode()
+        .err()
+        .or_else(|| config.mcp_servers().err())
+        .or_else(|| config.mcp_pool().err());
+    if let Some(e) = invalid {
+        // The file parsed and its providers and adapters are still worth checking.
+        return (
+            Check::error("config", redact_urls_in(&e.to_string()), fix).required(),
+            Some(config),
+        );
+    }
+    let message = if config.file_exists {
+        format!("{} (found)", path.display())
     } else {
-        None
+        format!(
+            "{} (not found; using defaults and the environment)",
+            path.display()
+        )
     };
-    checks.push(models_check);
-    checks.push(health_check);
-    checks.push(match routing_blocker {
-        None => Check {
-            name: "routing",
-            status: "ok",
-            reason: "routable".into(),
-            message: "The provider is eligible for routing.".into(),
-            operator_action: None,
-        },
-        Some(r) => Check {
-            name: "routing",
-            status: "blocked",
-            reason: r.into(),
-            message: "Hecate will not route to this provider until the blocked checks pass.".into(),
-            operator_action: Some("Fix the blocked checks above.".into()),
-        },
-    });
-    ProviderStatus {
-        kind: cfg.kind.as_str(),
-        base_url: cfg.base_url,
-        name: cfg.name,
-        source,
-        healthy,
-        routing_ready: routing_blocker.is_none(),
-        model_count: models.len(),
-        models,
-        latency_ms: Some(latency),
-        readiness_checks: checks,
+    (Check::ok("config", message).required(), Some(config))
+}
+
+/// The store line (required), the data directory and the health report for JSON.
+async fn store_check(cli: &Cli) -> (Check, String, serde_json::Value) {
+    let fix_open = "Check that the data directory exists and is writable (--data-dir or \
+                    HECATE_DATA_DIR), and that no other program holds the database locked.";
+    match open_store(cli) {
+        Err(e) => {
+            let dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
+            let msg = format!("{e:#}");
+            (
+                Check::error("store", format!("cannot open: {msg}"), fix_open).required(),
+                dir.display().to_string(),
+                serde_json::json!({ "error": msg }),
+            )
+        }
+        Ok((dir, store)) => {
+            let dir = dir.display().to_string();
+            match store.health().await {
+                Err(e) => (
+                    Check::error("store", format!("health check failed: {e}"), fix_open).required(),
+                    dir,
+                    serde_json::json!({ "error": e.to_string() }),
+                ),
+                Ok(h) => {
+                    let report = serde_json::to_value(&h).unwrap_or_default();
+                    let found = format!(
+                        "{} schema v{} at {} ({} bytes), integrity {}",
+                        h.backend, h.schema_version, h.location, h.size_bytes, h.integrity
+                    );
+                    let check = if h.integrity == "ok" {
+                        Check::ok("store", found).required()
+                    } else {
+                        Check::error(
+                            "store",
+                            found,
+                            format!(
+                                "The database is damaged: stop Hecate, move {DB_FILE} out of \
+                                 {dir} (or restore a backup) and start again."
+                            ),
+                        )
+                        .required()
+                    };
+                    (check, dir, report)
+                }
+            }
+        }
     }
 }
 
+/// The HTTP token line: set or not (never its value).
+fn token_check(config: Option<&Config>, env: &HashMap<String, String>) -> Check {
+    let from_env = env.get("HECATE_TOKEN").is_some_and(|t| !t.is_empty());
+    let from_file = config
+        .and_then(|c| c.file.server.token.as_deref())
+        .is_some_and(|t| !t.is_empty());
+    match (from_env, from_file) {
+        (true, _) => Check::ok("http token", "set (HECATE_TOKEN)"),
+        (false, true) => Check::ok("http token", "set ([server] token)"),
+        (false, false) => Check::ok(
+            "http token",
+            "not set: `hecate serve` listens on loopback only (set [server] token or \
+             HECATE_TOKEN before --allow-remote)",
+        ),
+    }
+}
+
+/// The process exit code: 2 config, 8 store, 5 no ready provider, else 0.
+fn exit_code(checks: &[Check]) -> i32 {
+    let blocking = |name: &str| checks.iter().any(|c| c.name == name && c.is_blocking());
+    if blocking("config") {
+        2
+    } else if blocking("store") {
+        8
+    } else if blocking("providers") {
+        5
+    } else {
+        0
+    }
+}
+
+/// Runs every check and prints the report; returns the exit code.
 pub async fn run(cli: &Cli, args: &DoctorArgs) -> anyhow::Result<i32> {
-    let config = load_config(cli)?;
-    let store = open_store(cli);
+    let env = current_env();
+    let config_path = cli.config.clone().unwrap_or_else(default_config_path);
+    let (config_line, config) = config_check(&config_path, &env);
+    let (store_line, data_dir, store_report) = store_check(cli).await;
+
+    let (catalog, manifest_errors) =
+        Catalog::load(BUILTIN_MANIFESTS, Some(&adapters_dir_beside(&config_path)));
+    let launcher = LauncherOptions {
+        cache_dir: config
+            .as_ref()
+            .and_then(|c| c.file.agents.cache_dir.clone()),
+        path: None,
+    };
+    let agent_env = config
+        .as_ref()
+        .map(|c| c.agent_env(&env))
+        .unwrap_or_default();
+    let path = std::env::var_os("PATH");
     let http = ProviderClient::default_http()?;
     let timeout = Duration::from_secs(args.timeout.max(1));
-    let statuses = futures::future::join_all(config.providers.iter().map(|p| {
+    let provider_configs = config
+        .as_ref()
+        .map(|c| c.providers.clone())
+        .unwrap_or_default();
+    let provider_futures = provider_configs.into_iter().map(|p| {
         let source = config
-            .provider_sources
-            .get(&p.name)
-            .cloned()
+            .as_ref()
+            .and_then(|c| c.provider_sources.get(&p.name).cloned())
             .unwrap_or_default();
-        provider_status(http.clone(), p.clone(), source, timeout)
-    }))
-    .await;
-    let (data_dir, store_report) = match &store {
-        Ok((dir, s)) => (
-            dir.display().to_string(),
-            s.health()
-                .await
-                .map(|h| serde_json::to_value(h).unwrap_or_default())
-                .unwrap_or_else(|e| serde_json::json!({"error": e})),
+        providers::provider_status(http.clone(), p, source, timeout)
+    });
+    let home = dirs::home_dir();
+    let (node, npm, bwrap, adapter_lines, statuses) = futures::join!(
+        machine::node(&catalog, path.as_ref()),
+        machine::npm(path.as_ref()),
+        machine::bubblewrap(path.as_ref()),
+        adapters::check_all(&catalog, &launcher, &env, &agent_env, home.as_deref()),
+        futures::future::join_all(provider_futures),
+    );
+
+    let mut checks = vec![config_line, store_line, node, npm, bwrap];
+    checks.extend(adapter_lines);
+    checks.extend(manifest_errors.iter().map(|e| {
+        Check::warn(
+            "adapter manifest",
+            format!("ignored: {e}"),
+            "Fix or remove the manifest file.",
+        )
+    }));
+    checks.extend(statuses.iter().map(providers::line));
+    checks.push(match &config {
+        Some(_) => providers::summary(&statuses),
+        None => Check::warn(
+            "providers",
+            "Not checked: the config did not load.",
+            "Fix the config line above.",
         ),
-        Err(e) => (
-            cli.data_dir
-                .clone()
-                .map(|d| d.display().to_string())
-                .unwrap_or_else(|| super::context::default_data_dir().display().to_string()),
-            serde_json::json!({"error": e.to_string()}),
-        ),
-    };
-    let store_ok =
-        store_report.get("error").is_none() && store_report["integrity"].as_str() == Some("ok");
-    let ready = statuses.iter().any(|s| s.routing_ready);
+    });
+    checks.push(token_check(config.as_ref(), &env));
+    let code = exit_code(&checks);
+
     if args.format == Format::Json {
         print_resource(
             "doctor",
             &serde_json::json!({
                 "version": env!("CARGO_PKG_VERSION"),
-                "config_path": config.path,
-                "config_exists": config.file_exists,
+                "ok": code == 0,
+                "exit_code": code,
+                "config_path": config_path,
+                "config_exists": config.as_ref().is_some_and(|c| c.file_exists),
                 "data_dir": data_dir,
                 "store": store_report,
+                "checks": checks,
                 "providers": statuses,
             }),
         )?;
     } else {
-        let mut out = String::new();
-        let _ = writeln!(out, "hecate {}", env!("CARGO_PKG_VERSION"));
+        print_text(&render(&checks, code))?;
+    }
+    Ok(code)
+}
+
+/// The text report: one line per check, its fix beneath when not ok, and a tally.
+fn render(checks: &[Check], code: i32) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "hecate {}", env!("CARGO_PKG_VERSION"));
+    let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in checks {
         let _ = writeln!(
             out,
-            "config:   {} ({})",
-            config.path.display(),
-            if config.file_exists {
-                "found"
-            } else {
-                "not present; using defaults and env"
-            }
+            "{:<5} {:<width$}  {}",
+            c.status.as_str(),
+            c.name,
+            c.message
         );
-        let _ = writeln!(out, "data dir: {data_dir} (database {DB_FILE})");
-        match store_report.get("error") {
-            Some(e) => {
-                let _ = writeln!(
-                    out,
-                    "store:    FAILED: {}",
-                    e.as_str().unwrap_or(&e.to_string())
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "store:    {} schema v{} · {} bytes · integrity {}",
-                    store_report["backend"].as_str().unwrap_or("?"),
-                    store_report["schema_version"],
-                    store_report["size_bytes"],
-                    store_report["integrity"].as_str().unwrap_or("?")
-                );
-            }
+        if let Some(fix) = &c.fix {
+            let _ = writeln!(out, "{:<5} {:<width$}  fix: {fix}", "", "");
         }
-        if statuses.is_empty() {
-            let _ = writeln!(
-                out,
-                "providers: none configured. Add [providers.NAME] to the config file or set \
-                 PROVIDER_<NAME>_BASE_URL (and _API_KEY, _KIND)."
-            );
-        }
-        for s in &statuses {
-            let _ = writeln!(
-                out,
-                "provider {} ({}, {}, from {}): {}",
-                s.name,
-                s.kind,
-                s.base_url,
-                s.source,
-                if s.routing_ready {
-                    "ready"
-                } else {
-                    "not ready"
-                }
-            );
-            for c in &s.readiness_checks {
-                let _ = writeln!(
-                    out,
-                    "  {:<11} {:<8} {:<20} {}",
-                    c.name, c.status, c.reason, c.message
-                );
-                if let Some(a) = &c.operator_action {
-                    let _ = writeln!(out, "  {:<11} -> {a}", "");
-                }
-            }
-            if !s.models.is_empty() {
-                let _ = writeln!(out, "  models: {}", s.models.join(", "));
-            }
-        }
-        print_text(&out)?;
     }
-    Ok(if !store_ok {
-        8
-    } else if !statuses.is_empty() && !ready {
-        5
-    } else {
-        0
-    })
+    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
+    let _ = writeln!(
+        out,
+        "{} ok, {} warn, {} error; {}",
+        count(Status::Ok),
+        count(Status::Warn),
+        count(Status::Error),
+        if code == 0 {
+            "every required check (config, store, providers) passes".to_string()
+        } else {
+            format!("a required check failed (exit {code})")
+        }
+    );
+    out
 }

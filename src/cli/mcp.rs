@@ -229,7 +229,10 @@ async fn servers(cli: &Cli, format: Format) -> anyhow::Result<i32> {
                     s["policy"].as_str().unwrap_or("?")
                 ));
                 if let Some(e) = s["error"].get("message") {
-                    out.push_str(&format!("  unavailable: {}\n", e.as_str().unwrap_or("")));
+                    out.push_str(&format!(
+                        "  unavailable: {}\n",
+                        crate::domain::redact::redact_urls_in(e.as_str().unwrap_or(""))
+                    ));
                 }
                 for t in s["tools"].as_array().into_iter().flatten() {
                     out.push_str(&format!("  {}\n", t["name"].as_str().unwrap_or("?")));

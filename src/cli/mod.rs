@@ -5,7 +5,6 @@ mod acp;
 mod adapters;
 mod approvals;
 mod chat;
-pub mod config;
 mod context;
 mod doctor;
 mod mcp;

@@ -1,6 +1,8 @@
-//! Output helpers: text or JSON on stdout, errors on stderr with stable exit codes.
+//! Output helpers: text or JSON on stdout, errors on stderr (URLs in them redacted)
+//! with stable exit codes.
 
-use crate::domain::HecateError;
+use crate::domain::redact::redact_urls_in;
+use crate::domain::{ErrorType, HecateError};
 use serde::Serialize;
 use std::io::Write;
 
@@ -35,14 +37,70 @@ pub fn print_text(s: &str) -> anyhow::Result<()> {
 pub fn report_error(e: &anyhow::Error) -> i32 {
     match e.downcast_ref::<HecateError>() {
         Some(h) => {
-            eprintln!("error [{}]: {}", h.error_type, h.message);
+            eprintln!("error [{}]: {}", h.error_type, redact_urls_in(&h.message));
             eprintln!("  {}", h.user_message);
             eprintln!("  next step: {}", h.operator_action);
-            h.error_type.exit_code()
+            exit_code(h.error_type)
         }
         None => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", redact_urls_in(&format!("{e:#}")));
             1
         }
+    }
+}
+
+/// The process exit code the CLI uses for an error type, so scripts can branch:
+/// 2 invalid input, 3 not found, 4 busy or conflicting, 5 nothing can serve it,
+/// 6 upstream failure, 7 a guardrail stopped the session, 8 the store failed.
+pub fn exit_code(t: ErrorType) -> i32 {
+    match t {
+        ErrorType::InvalidRequest
+        | ErrorType::WorkspaceRequired
+        | ErrorType::ModelRequired
+        | ErrorType::RuntimeKindInvalid
+        | ErrorType::RuntimeMismatch => 2,
+        ErrorType::NotFound | ErrorType::AdapterNotFound => 3,
+        ErrorType::Conflict
+        | ErrorType::AgentSessionBusy
+        | ErrorType::SessionBusyElsewhere
+        | ErrorType::SessionStopping
+        | ErrorType::SessionNotRunning => 4,
+        ErrorType::ModelNotConfigured
+        | ErrorType::RouteImpossible
+        | ErrorType::RuntimeUnavailable => 5,
+        ErrorType::RateLimitExceeded | ErrorType::GatewayError => 6,
+        ErrorType::SessionLimitExceeded
+        | ErrorType::SessionDurationLimitExceeded
+        | ErrorType::SessionIdleTimeout => 7,
+        ErrorType::StoreError => 8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_types_map_to_stable_exit_codes() {
+        for (t, code) in [
+            (ErrorType::InvalidRequest, 2),
+            (ErrorType::ModelRequired, 2),
+            (ErrorType::NotFound, 3),
+            (ErrorType::AdapterNotFound, 3),
+            (ErrorType::AgentSessionBusy, 4),
+            (ErrorType::RouteImpossible, 5),
+            (ErrorType::GatewayError, 6),
+            (ErrorType::SessionLimitExceeded, 7),
+            (ErrorType::StoreError, 8),
+        ] {
+            assert_eq!(exit_code(t), code, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn a_classified_error_exits_with_its_code_and_others_with_one() {
+        let e = anyhow::Error::new(HecateError::new(ErrorType::NotFound, "gone"));
+        assert_eq!(report_error(&e), 3);
+        assert_eq!(report_error(&anyhow::anyhow!("plain")), 1);
     }
 }

@@ -1,5 +1,6 @@
 //! The one error type of the Hecate library, whose `type` codes are stable and shared
-//! by every surface (CLI exit codes, HTTP envelopes, ACP and MCP error data).
+//! by every surface. How a surface presents them (the CLI's exit codes, the HTTP
+//! statuses, ACP and MCP error data) is decided in that surface, not here.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -98,56 +99,6 @@ impl ErrorType {
             Self::SessionLimitExceeded => "agent_chat.session_limit_exceeded",
             Self::SessionDurationLimitExceeded => "agent_chat.session_duration_limit_exceeded",
             Self::SessionIdleTimeout => "agent_chat.session_idle_timeout",
-        }
-    }
-
-    /// The HTTP status this error type maps to on the HTTP surface.
-    pub fn http_status(self) -> u16 {
-        match self {
-            Self::InvalidRequest
-            | Self::WorkspaceRequired
-            | Self::ModelRequired
-            | Self::RuntimeKindInvalid
-            | Self::RuntimeMismatch
-            | Self::AdapterNotFound => 400,
-            Self::NotFound => 404,
-            Self::Conflict
-            | Self::AgentSessionBusy
-            | Self::SessionBusyElsewhere
-            | Self::SessionStopping
-            | Self::SessionNotRunning => 409,
-            Self::RateLimitExceeded => 429,
-            Self::ModelNotConfigured
-            | Self::RouteImpossible
-            | Self::SessionLimitExceeded
-            | Self::SessionDurationLimitExceeded
-            | Self::SessionIdleTimeout
-            | Self::RuntimeUnavailable => 422,
-            Self::GatewayError => 502,
-            Self::StoreError => 500,
-        }
-    }
-
-    /// The process exit code the CLI uses for this error, so scripts can branch.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Self::InvalidRequest
-            | Self::WorkspaceRequired
-            | Self::ModelRequired
-            | Self::RuntimeKindInvalid
-            | Self::RuntimeMismatch => 2,
-            Self::NotFound | Self::AdapterNotFound => 3,
-            Self::Conflict
-            | Self::AgentSessionBusy
-            | Self::SessionBusyElsewhere
-            | Self::SessionStopping
-            | Self::SessionNotRunning => 4,
-            Self::ModelNotConfigured | Self::RouteImpossible | Self::RuntimeUnavailable => 5,
-            Self::RateLimitExceeded | Self::GatewayError => 6,
-            Self::SessionLimitExceeded
-            | Self::SessionDurationLimitExceeded
-            | Self::SessionIdleTimeout => 7,
-            Self::StoreError => 8,
         }
     }
 

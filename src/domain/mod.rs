@@ -11,6 +11,7 @@ pub mod mcp;
 pub mod message;
 pub mod permission;
 pub mod provider_call;
+pub mod redact;
 pub mod run;
 pub mod segment;
 pub mod session;

@@ -91,6 +91,10 @@ pub struct AgentManifest {
     /// The semver range Hecate was tested with, e.g. `>=0.16.0, <3`.
     #[serde(default)]
     pub tested_range: Option<String>,
+    /// The Node.js versions the managed package needs (its `engines.node`), e.g.
+    /// `>=22`; `hecate doctor` checks the `node` on PATH against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     /// Sign-in hints.
     #[serde(default)]
     pub auth: AuthHints,
@@ -114,6 +118,13 @@ impl AgentManifest {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| self.command.clone())
         })
+    }
+
+    /// The parsed Node.js range, when one is set and valid.
+    pub fn node_req(&self) -> Option<semver::VersionReq> {
+        self.node
+            .as_deref()
+            .and_then(|r| semver::VersionReq::parse(r).ok())
     }
 
     /// The parsed tested range, when one is set and valid.

@@ -3,6 +3,7 @@
 //! whose hash keys the pool (the alias is not part of it).
 
 use super::error::McpClientError;
+use crate::domain::redact::redact_url;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
@@ -123,11 +124,12 @@ impl ServerSpec {
                 })
             }
             Self::Http { url, headers } => {
+                let shown = redact_url(url);
                 let parsed = reqwest::Url::parse(url)
-                    .map_err(|e| McpClientError::Config(format!("url {url:?}: {e}")))?;
+                    .map_err(|e| McpClientError::Config(format!("url {shown:?}: {e}")))?;
                 if !matches!(parsed.scheme(), "http" | "https") {
                     return Err(McpClientError::Config(format!(
-                        "url {url:?} must be http or https"
+                        "url {shown:?} must be http or https"
                     )));
                 }
                 let headers = headers

@@ -1,6 +1,7 @@
 //! Provider failures and their mapping onto the stable error envelope types.
 
 use crate::domain::error::{ErrorType, HecateError};
+use crate::domain::redact::redact_urls_in;
 
 /// Why a provider call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -98,13 +99,16 @@ impl ProviderError {
 }
 
 impl From<reqwest::Error> for ProviderError {
+    /// Classifies a transport error; the URL reqwest quotes is redacted (a base URL
+    /// may carry `user:password@` or a `key=` query value).
     fn from(e: reqwest::Error) -> Self {
+        let text = redact_urls_in(&e.to_string());
         if e.is_connect() || e.is_timeout() {
-            ProviderError::Unreachable(e.to_string())
+            ProviderError::Unreachable(text)
         } else if e.is_body() || e.is_decode() {
-            ProviderError::StreamCut(e.to_string())
+            ProviderError::StreamCut(text)
         } else {
-            ProviderError::Unreachable(e.to_string())
+            ProviderError::Unreachable(text)
         }
     }
 }

@@ -130,10 +130,36 @@ impl ApiError {
     }
 }
 
+/// The HTTP status an error type maps to on the HTTP surface.
+pub fn http_status(t: ErrorType) -> StatusCode {
+    match t {
+        ErrorType::InvalidRequest
+        | ErrorType::WorkspaceRequired
+        | ErrorType::ModelRequired
+        | ErrorType::RuntimeKindInvalid
+        | ErrorType::RuntimeMismatch
+        | ErrorType::AdapterNotFound => StatusCode::BAD_REQUEST,
+        ErrorType::NotFound => StatusCode::NOT_FOUND,
+        ErrorType::Conflict
+        | ErrorType::AgentSessionBusy
+        | ErrorType::SessionBusyElsewhere
+        | ErrorType::SessionStopping
+        | ErrorType::SessionNotRunning => StatusCode::CONFLICT,
+        ErrorType::RateLimitExceeded => StatusCode::TOO_MANY_REQUESTS,
+        ErrorType::ModelNotConfigured
+        | ErrorType::RouteImpossible
+        | ErrorType::SessionLimitExceeded
+        | ErrorType::SessionDurationLimitExceeded
+        | ErrorType::SessionIdleTimeout
+        | ErrorType::RuntimeUnavailable => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorType::GatewayError => StatusCode::BAD_GATEWAY,
+        ErrorType::StoreError => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 impl From<HecateError> for ApiError {
     fn from(e: HecateError) -> Self {
-        let status = StatusCode::from_u16(e.error_type.http_status())
-            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status = http_status(e.error_type);
         Self {
             status,
             body: Box::new(ErrorBody {
@@ -220,6 +246,24 @@ fn generic_for(status: StatusCode) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_types_map_to_their_http_statuses() {
+        for (t, status) in [
+            (ErrorType::InvalidRequest, 400),
+            (ErrorType::AdapterNotFound, 400),
+            (ErrorType::NotFound, 404),
+            (ErrorType::AgentSessionBusy, 409),
+            (ErrorType::SessionBusyElsewhere, 409),
+            (ErrorType::RateLimitExceeded, 429),
+            (ErrorType::ModelNotConfigured, 422),
+            (ErrorType::SessionIdleTimeout, 422),
+            (ErrorType::GatewayError, 502),
+            (ErrorType::StoreError, 500),
+        ] {
+            assert_eq!(http_status(t).as_u16(), status, "{t:?}");
+        }
+    }
 
     #[test]
     fn domain_errors_keep_their_type_status_and_details() {

@@ -1,0 +1,295 @@
+//! Hecate's configuration: the TOML file (its sections in `schema.rs`), merged with
+//! the `PROVIDER_<NAME>_*` environment overrides, `$VAR` secrets resolved, and turned
+//! into the options the engine and adapters take (`options.rs`). The CLI loads it;
+//! nothing here depends on the CLI or a bridge.
+
+mod error;
+mod options;
+mod schema;
+
+pub use error::ConfigError;
+pub use schema::{
+    AcpSection, AgentsSection, ApprovalsSection, FileConfig, GuardrailsSection, HistorySection,
+    McpPoolSection, McpServerSection, PriceSection, ProviderSection, ServerSection,
+};
+
+use crate::adapters::acp::AcpOptions;
+use crate::adapters::mcp::PoolOptions;
+use crate::adapters::providers::ProviderConfig;
+use crate::adapters::providers::pricing::Price;
+use crate::domain::approval::ApprovalMode;
+use crate::domain::session::Guardrails;
+use crate::engine::UpstreamServer;
+use crate::store::history::HistoryStrategy;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Configuration after merging the file and the environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The path the file was (or would be) read from.
+    pub path: PathBuf,
+    /// Whether that file exists.
+    pub file_exists: bool,
+    /// The parsed file (defaults when absent).
+    pub file: FileConfig,
+    /// Providers, file first, then env overrides.
+    pub providers: Vec<ProviderConfig>,
+    /// Where each provider's definition came from (`file`, `env`, `file+env`).
+    pub provider_sources: HashMap<String, String>,
+}
+
+impl Config {
+    /// Loads `path` (a missing file is an empty config) and applies `env`.
+    pub fn load(path: &Path, env: &HashMap<String, String>) -> Result<Self, ConfigError> {
+        let (file, file_exists) = match std::fs::read_to_string(path) {
+            Ok(text) => (
+                toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: describe_toml_error(&text, &e),
+                })?,
+                true,
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (FileConfig::default(), false),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let (mut merged, sources) = merge_provider_env(file.providers.clone(), env);
+        for section in merged.values_mut() {
+            section.api_key = section.api_key.take().and_then(|k| resolve_secret(&k, env));
+        }
+        let providers = options::providers(merged)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file_exists,
+            file,
+            providers,
+            provider_sources: sources,
+        })
+    }
+
+    /// The history strategy the config selects.
+    pub fn history(&self) -> HistoryStrategy {
+        options::history(&self.file.history)
+    }
+
+    /// The approval mode for turns that name none.
+    pub fn approval_mode(&self) -> Result<ApprovalMode, ConfigError> {
+        options::approval_mode(&self.path, &self.file.approvals)
+    }
+
+    /// How long a prompted approval waits before it times out.
+    pub fn approval_timeout(&self) -> Duration {
+        options::approval_timeout(&self.file.approvals)
+    }
+
+    /// The ACP client's timeouts (`[agents]` over the defaults).
+    pub fn acp_options(&self) -> AcpOptions {
+        options::acp(&self.file.agents)
+    }
+
+    /// Per-adapter opted-in environment with `$VAR` references resolved.
+    pub fn agent_env(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> HashMap<String, Vec<(String, String)>> {
+        self.file
+            .agents
+            .env
+            .iter()
+            .map(|(id, vars)| {
+                let resolved = vars
+                    .iter()
+                    .filter_map(|(k, v)| resolve_secret(v, env).map(|v| (k.clone(), v)))
+                    .collect();
+                (id.clone(), resolved)
+            })
+            .collect()
+    }
+
+    /// The directory user adapter manifests are read from: `adapters/` beside the
+    /// config file.
+    pub fn adapters_dir(&self) -> PathBuf {
+        adapters_dir_beside(&self.path)
+    }
+
+    /// The upstream MCP servers of `[mcp_servers.NAME]`, validated.
+    pub fn mcp_servers(&self) -> Result<Vec<UpstreamServer>, ConfigError> {
+        options::mcp_servers(&self.path, &self.file.mcp_servers)
+    }
+
+    /// The MCP client pool's tunables: `[mcp_pool]` over the defaults, validated.
+    pub fn mcp_pool(&self) -> Result<PoolOptions, ConfigError> {
+        options::mcp_pool(&self.path, self.file.mcp_pool)
+    }
+
+    /// Default guardrails for new sessions.
+    pub fn guardrails(&self) -> Guardrails {
+        options::guardrails(self.file.guardrails)
+    }
+
+    /// Operator price overrides in micro-USD.
+    pub fn prices(&self) -> HashMap<String, Price> {
+        options::prices(&self.file.pricing)
+    }
+}
+
+/// The directory user adapter manifests are read from for the config file at `path`
+/// (`adapters/` beside it), also when that file does not load.
+pub fn adapters_dir_beside(path: &Path) -> PathBuf {
+    path.parent()
+        .map(|p| p.join("adapters"))
+        .unwrap_or_else(|| PathBuf::from("adapters"))
+}
+
+/// Applies `PROVIDER_<NAME>_{BASE_URL,API_KEY,KIND,MODELS}` from `env` over the
+/// file's providers, and records where each definition came from.
+fn merge_provider_env(
+    mut merged: BTreeMap<String, ProviderSection>,
+    env: &HashMap<String, String>,
+) -> (BTreeMap<String, ProviderSection>, HashMap<String, String>) {
+    let mut sources: HashMap<String, String> = merged
+        .keys()
+        .map(|k| (k.clone(), "file".to_string()))
+        .collect();
+    for (key, value) in env {
+        let Some(rest) = key.strip_prefix("PROVIDER_") else {
+            continue;
+        };
+        let Some((name, field)) = ["_BASE_URL", "_API_KEY", "_KIND", "_MODELS"]
+            .iter()
+            .find_map(|suffix| rest.strip_suffix(suffix).map(|n| (n, *suffix)))
+        else {
+            continue;
+        };
+        let name = name.to_ascii_lowercase();
+        if name.is_empty() {
+            continue;
+        }
+        let entry = merged.entry(name.clone()).or_default();
+        sources
+            .entry(name.clone())
+            .and_modify(|s| {
+                if s == "file" {
+                    *s = "file+env".into()
+                }
+            })
+            .or_insert_with(|| "env".into());
+        match field {
+            "_BASE_URL" => entry.base_url = Some(value.clone()),
+            "_API_KEY" => entry.api_key = Some(value.clone()),
+            "_KIND" => entry.kind = Some(value.clone()),
+            _ => {
+                entry.models = value
+                    .split(',')
+                    .map(|m| m.trim().to_string())
+                    .filter(|m| !m.is_empty())
+                    .collect()
+            }
+        }
+    }
+    (merged, sources)
+}
+
+/// Resolves `$VAR` / `${VAR}` references against `env`; literals pass through.
+pub fn resolve_secret(value: &str, env: &HashMap<String, String>) -> Option<String> {
+    let name = value
+        .strip_prefix("${")
+        .and_then(|v| v.strip_suffix('}'))
+        .or_else(|| value.strip_prefix('$'));
+    match name {
+        Some(var) => env.get(var).cloned().filter(|v| !v.is_empty()),
+        None => Some(value.to_string()).filter(|v| !v.is_empty()),
+    }
+}
+
+fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: {}", e.message())
+        }
+        None => e.message().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::providers::ProviderKind;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn env_alone_defines_a_provider_and_overrides_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[providers.local]\nkind = \"anthropic\"\nbase_url = \"http://a\"\napi_key = \"$KEY\"\n",
+        )
+        .expect("writes");
+        let c = Config::load(
+            &path,
+            &env(&[
+                ("KEY", "sekrit"),
+                ("PROVIDER_LOCAL_BASE_URL", "http://b"),
+                ("PROVIDER_FIX_BASE_URL", "http://127.0.0.1:1/v1"),
+                ("PROVIDER_FIX_MODELS", "m1, m2"),
+            ]),
+        )
+        .expect("loads");
+        let local = c
+            .providers
+            .iter()
+            .find(|p| p.name == "local")
+            .expect("local");
+        assert_eq!(local.base_url, "http://b");
+        assert_eq!(local.kind, ProviderKind::Anthropic);
+        assert_eq!(local.api_key.as_deref(), Some("sekrit"));
+        let fix = c.providers.iter().find(|p| p.name == "fix").expect("fix");
+        assert_eq!(fix.kind, ProviderKind::Openai);
+        assert_eq!(fix.models, ["m1", "m2"]);
+        assert_eq!(c.provider_sources["local"], "file+env");
+    }
+
+    #[test]
+    fn bad_files_name_the_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[server]\nlisten = 1\n").expect("writes");
+        let e = Config::load(&path, &HashMap::new()).expect_err("rejects");
+        assert!(e.to_string().contains("line 2"), "{e}");
+        std::fs::write(&path, "\n\n[nope]\n").expect("writes");
+        let e = Config::load(&path, &HashMap::new()).expect_err("rejects");
+        assert!(
+            e.to_string().contains("line 3") && e.to_string().contains("nope"),
+            "{e}"
+        );
+        let missing = Config::load(&dir.path().join("absent.toml"), &HashMap::new()).expect("ok");
+        assert!(!missing.file_exists);
+    }
+
+    #[test]
+    fn unresolved_secret_is_absent_not_literal() {
+        assert_eq!(resolve_secret("$NOPE", &HashMap::new()), None);
+        assert_eq!(
+            resolve_secret("lit", &HashMap::new()).as_deref(),
+            Some("lit")
+        );
+        assert_eq!(
+            resolve_secret("${A}", &env(&[("A", "x")])).as_deref(),
+            Some("x")
+        );
+    }
+}

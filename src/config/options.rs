@@ -1,0 +1,354 @@
+//! Conversions of the file's sections into the options other layers take: provider
+//! configs, upstream MCP servers, the MCP pool tunables, ACP timeouts, guardrails, the
+//! history strategy, prices and the approval mode. Each validates its section and
+//! names the file and key when a value is unusable.
+
+use super::error::ConfigError;
+use super::schema::{
+    AgentsSection, ApprovalsSection, GuardrailsSection, HistorySection, McpPoolSection,
+    McpServerSection, PriceSection, ProviderSection,
+};
+use crate::adapters::acp::AcpOptions;
+use crate::adapters::mcp::PoolOptions;
+use crate::adapters::providers::pricing::Price;
+use crate::adapters::providers::{ProviderConfig, ProviderKind};
+use crate::domain::approval::ApprovalMode;
+use crate::domain::redact::redact_url;
+use crate::domain::session::Guardrails;
+use crate::engine::{ServerSpec, ToolPolicy, UpstreamServer};
+use crate::store::history::HistoryStrategy;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::time::Duration;
+
+/// Validates merged provider sections (secrets already resolved) into provider
+/// configs: the kind defaults to `openai`, well-known names get a default base URL.
+pub(super) fn providers(
+    merged: BTreeMap<String, ProviderSection>,
+) -> Result<Vec<ProviderConfig>, ConfigError> {
+    let mut providers = Vec::new();
+    for (name, p) in merged {
+        let kind = match p.kind.as_deref() {
+            None => ProviderKind::Openai,
+            Some(k) => ProviderKind::parse(k).ok_or_else(|| ConfigError::Provider {
+                name: name.clone(),
+                message: format!("kind {k:?} is not \"openai\" or \"anthropic\""),
+            })?,
+        };
+        let base_url = match p.base_url {
+            Some(u) if !u.trim().is_empty() => u,
+            _ => default_base_url(&name, kind).ok_or_else(|| ConfigError::Provider {
+                name: name.clone(),
+                message: "base_url is required (or set PROVIDER_<NAME>_BASE_URL)".into(),
+            })?,
+        };
+        let url = reqwest::Url::parse(&base_url).map_err(|e| ConfigError::Provider {
+            name: name.clone(),
+            message: format!("base_url {:?} is not a URL: {e}", redact_url(&base_url)),
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ConfigError::Provider {
+                name,
+                message: format!("base_url {:?} must be http or https", redact_url(&base_url)),
+            });
+        }
+        providers.push(ProviderConfig {
+            api_key: p.api_key,
+            name,
+            kind,
+            base_url,
+            models: p.models,
+        });
+    }
+    Ok(providers)
+}
+
+fn default_base_url(name: &str, kind: ProviderKind) -> Option<String> {
+    match (name, kind) {
+        ("openai", ProviderKind::Openai) => Some("https://api.openai.com/v1".into()),
+        ("anthropic", ProviderKind::Anthropic) => Some("https://api.anthropic.com".into()),
+        ("ollama", ProviderKind::Openai) => Some("http://127.0.0.1:11434/v1".into()),
+        _ => None,
+    }
+}
+
+/// The history strategy `[history]` selects (a window of 100 by default).
+pub(super) fn history(h: &HistorySection) -> HistoryStrategy {
+    match h.strategy.as_deref() {
+        Some("summary_checkpoint") => HistoryStrategy::SummaryCheckpoint,
+        _ => HistoryStrategy::BufferWindow {
+            window: h.window.unwrap_or(100).max(1),
+        },
+    }
+}
+
+/// The approval mode `[approvals]` selects for turns that name none (`prompt` by
+/// default).
+pub(super) fn approval_mode(
+    path: &Path,
+    a: &ApprovalsSection,
+) -> Result<ApprovalMode, ConfigError> {
+    match a.mode.as_deref() {
+        None => Ok(ApprovalMode::Prompt),
+        Some(m) => ApprovalMode::parse(m).ok_or_else(|| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: format!("[approvals] mode {m:?} is not prompt, auto or deny"),
+        }),
+    }
+}
+
+/// How long a prompted approval waits (`[approvals] timeout_ms`, 300 s by default).
+pub(super) fn approval_timeout(a: &ApprovalsSection) -> Duration {
+    Duration::from_millis(a.timeout_ms.unwrap_or(300_000))
+}
+
+/// The ACP client's timeouts: `[agents]` over the defaults.
+pub(super) fn acp(agents: &AgentsSection) -> AcpOptions {
+    let mut acp = AcpOptions::default();
+    let ms = Duration::from_millis;
+    if let Some(v) = agents.idle_timeout_ms {
+        acp.prompt_idle_timeout = Some(ms(v));
+    }
+    if let Some(v) = agents.turn_timeout_ms {
+        acp.prompt_timeout = Some(ms(v));
+    }
+    if let Some(v) = agents.start_timeout_ms {
+        acp.initialize_timeout = ms(v);
+        acp.new_session_timeout = ms(v);
+    }
+    if let Some(v) = agents.cancel_grace_ms {
+        acp.cancel_grace = ms(v);
+    }
+    acp
+}
+
+/// The upstream MCP servers of `[mcp_servers.NAME]`, validated.
+pub(super) fn mcp_servers(
+    path: &Path,
+    sections: &BTreeMap<String, McpServerSection>,
+) -> Result<Vec<UpstreamServer>, ConfigError> {
+    let bad = |name: &str, message: String| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: format!("[mcp_servers.{name}] {message}"),
+    };
+    let policy = |name: &str, v: &str| {
+        ToolPolicy::parse(v).ok_or_else(|| {
+            bad(
+                name,
+                format!("policy {v:?} is not auto, require_approval or block"),
+            )
+        })
+    };
+    let mut out = Vec::new();
+    for (name, s) in sections {
+        let valid_name = !name.is_empty()
+            && !name.contains("__")
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid_name {
+            return Err(bad(
+                name,
+                "the name must be letters, digits, '-' or '_' (no \"__\")".into(),
+            ));
+        }
+        let spec = match (&s.command, &s.url) {
+            (Some(command), None) => ServerSpec::Stdio {
+                command: command.clone(),
+                args: s.args.clone(),
+                env: s.env.clone(),
+                cwd: s.cwd.clone(),
+            },
+            (None, Some(url)) => ServerSpec::Http {
+                url: url.clone(),
+                headers: s.headers.clone(),
+            },
+            _ => return Err(bad(name, "set exactly one of `command` or `url`".into())),
+        };
+        let tool_policies = s
+            .tools
+            .iter()
+            .map(|(t, p)| Ok((t.clone(), policy(name, p)?)))
+            .collect::<Result<_, ConfigError>>()?;
+        out.push(UpstreamServer {
+            name: name.clone(),
+            spec,
+            policy: match &s.policy {
+                Some(p) => policy(name, p)?,
+                None => ToolPolicy::Auto,
+            },
+            tool_policies,
+            call_timeout: s.timeout_ms.map(Duration::from_millis),
+        });
+    }
+    Ok(out)
+}
+
+/// The MCP client pool's tunables: `[mcp_pool]` over the defaults, validated.
+pub(super) fn mcp_pool(path: &Path, p: McpPoolSection) -> Result<PoolOptions, ConfigError> {
+    /// Longest duration accepted, in seconds (one year).
+    const MAX_SECS: u64 = 365 * 24 * 3600;
+    let bad = |key: &str, message: String| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: format!("[mcp_pool] {key} {message}"),
+    };
+    let secs = |key: &str, v: Option<u64>, min: u64| match v {
+        None => Ok(None),
+        Some(v) if v < min || v > MAX_SECS => Err(bad(
+            key,
+            format!("= {v} is out of range ({min} to {MAX_SECS} seconds)"),
+        )),
+        Some(v) => Ok(Some(Duration::from_secs(v))),
+    };
+    let mut opts = PoolOptions::default();
+    if let Some(v) = secs("idle_ttl_secs", p.idle_ttl_secs, 1)? {
+        opts.idle_ttl = v;
+    }
+    if let Some(v) = secs("ping_interval_secs", p.ping_interval_secs, 0)? {
+        opts.ping_interval = v;
+    }
+    if let Some(v) = secs("init_timeout_secs", p.init_timeout_secs, 1)? {
+        opts.init_timeout = v;
+    }
+    match p.retry_delay_ms {
+        Some(v) if v > 60_000 => {
+            return Err(bad(
+                "retry_delay_ms",
+                format!("= {v} is out of range (0 to 60000 milliseconds)"),
+            ));
+        }
+        Some(v) => opts.retry_delay = Duration::from_millis(v),
+        None => {}
+    }
+    match p.max_entries {
+        Some(0) => return Err(bad("max_entries", "= 0 must be at least 1".into())),
+        Some(n) => opts.max_entries = n,
+        None => {}
+    }
+    Ok(opts)
+}
+
+/// Default guardrails for new sessions, from `[guardrails]`.
+pub(super) fn guardrails(g: GuardrailsSection) -> Guardrails {
+    Guardrails {
+        max_turns: g.max_turns_per_session,
+        max_duration_ms: g.max_session_duration_ms,
+        idle_timeout_ms: g.idle_timeout_ms,
+    }
+}
+
+/// Operator price overrides of `[pricing."provider/model"]`, in micro-USD.
+pub(super) fn prices(pricing: &BTreeMap<String, PriceSection>) -> HashMap<String, Price> {
+    pricing
+        .iter()
+        .map(|(k, p)| {
+            (
+                k.clone(),
+                Price {
+                    input_micros_per_mtok: (p.input_usd_per_mtok * 1e6).round() as i64,
+                    output_micros_per_mtok: (p.output_usd_per_mtok * 1e6).round() as i64,
+                },
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use std::collections::HashMap;
+
+    #[test]
+    fn mcp_servers_parse_with_policies_and_reject_ambiguity() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"srv\"]\nenv = { TOKEN = \"$T\" }\n\
+             policy = \"require_approval\"\n[mcp_servers.fs.tools]\nread = \"auto\"\n\
+             [mcp_servers.web]\nurl = \"http://127.0.0.1:1/mcp\"\nheaders = { Authorization = \"Bearer $T\" }\n",
+        )
+        .expect("writes");
+        let c = Config::load(&path, &HashMap::new()).expect("loads");
+        let servers = c.mcp_servers().expect("valid");
+        assert_eq!(servers.len(), 2);
+        let fs = &servers[0];
+        assert_eq!(fs.name, "fs");
+        assert_eq!(fs.policy_for("read"), crate::engine::ToolPolicy::Auto);
+        assert_eq!(
+            fs.policy_for("write"),
+            crate::engine::ToolPolicy::RequireApproval
+        );
+        std::fs::write(
+            &path,
+            "[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://b\"\n",
+        )
+        .expect("writes");
+        let c = Config::load(&path, &HashMap::new()).expect("loads");
+        assert!(c.mcp_servers().is_err(), "command and url together");
+        std::fs::write(
+            &path,
+            "[mcp_servers.x]\ncommand = \"a\"\npolicy = \"maybe\"\n",
+        )
+        .expect("writes");
+        let c = Config::load(&path, &HashMap::new()).expect("loads");
+        assert!(c.mcp_servers().is_err(), "unknown policy");
+    }
+
+    #[test]
+    fn mcp_pool_parses_validates_and_names_file_and_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let defaults = Config::load(&path, &HashMap::new())
+            .expect("loads")
+            .mcp_pool()
+            .expect("defaults");
+        assert_eq!(
+            defaults.idle_ttl,
+            crate::adapters::mcp::PoolOptions::default().idle_ttl
+        );
+        std::fs::write(
+            &path,
+            "[mcp_pool]\nidle_ttl_secs = 2\nmax_entries = 8\nping_interval_secs = 0\ninit_timeout_secs = 5\nretry_delay_ms = 0\n",
+        )
+        .expect("writes");
+        let opts = Config::load(&path, &HashMap::new())
+            .expect("loads")
+            .mcp_pool()
+            .expect("valid");
+        assert_eq!(opts.idle_ttl, std::time::Duration::from_secs(2));
+        assert_eq!(opts.max_entries, 8);
+        assert!(opts.ping_interval.is_zero(), "0 disables pings");
+        assert_eq!(opts.init_timeout, std::time::Duration::from_secs(5));
+        assert!(opts.retry_delay.is_zero(), "retry at once");
+
+        std::fs::write(&path, "[mcp_pool]\nidle_ttl = 2\n").expect("writes");
+        let e = Config::load(&path, &HashMap::new()).expect_err("unknown key");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("config.toml") && msg.contains("idle_ttl") && msg.contains("line 2"),
+            "{msg}"
+        );
+        std::fs::write(&path, "[mcp_pool]\nmax_entries = \"many\"\n").expect("writes");
+        let e = Config::load(&path, &HashMap::new()).expect_err("bad type");
+        assert!(e.to_string().contains("line 2"), "{e}");
+        for (body, key) in [
+            ("idle_ttl_secs = 0", "idle_ttl_secs"),
+            ("init_timeout_secs = 0", "init_timeout_secs"),
+            ("max_entries = 0", "max_entries"),
+            ("ping_interval_secs = 99999999999", "ping_interval_secs"),
+            ("retry_delay_ms = 60001", "retry_delay_ms"),
+        ] {
+            std::fs::write(&path, format!("[mcp_pool]\n{body}\n")).expect("writes");
+            let e = Config::load(&path, &HashMap::new())
+                .expect("loads")
+                .mcp_pool()
+                .expect_err(body);
+            let msg = e.to_string();
+            assert!(
+                msg.contains("config.toml") && msg.contains(&format!("[mcp_pool] {key}")),
+                "{msg}"
+            );
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The configuration file's shape: one struct per TOML section, deserialized with
+//! unknown keys rejected. Plain data; what the values mean is decided in `options.rs`
+//! and `mod.rs`.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The file's shape.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// `[server]`.
+    #[serde(default)]
+    pub server: ServerSection,
+    /// `[providers.NAME]`.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSection>,
+    /// `[history]`.
+    #[serde(default)]
+    pub history: HistorySection,
+    /// `[guardrails]`.
+    #[serde(default)]
+    pub guardrails: GuardrailsSection,
+    /// `[pricing."provider/model"]`.
+    #[serde(default)]
+    pub pricing: BTreeMap<String, PriceSection>,
+    /// `[approvals]`.
+    #[serde(default)]
+    pub approvals: ApprovalsSection,
+    /// `[agents]`.
+    #[serde(default)]
+    pub agents: AgentsSection,
+    /// `[acp]`.
+    #[serde(default)]
+    pub acp: AcpSection,
+    /// `[mcp_servers.NAME]`: upstream MCP servers aggregated by `hecate mcp`.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerSection>,
+    /// `[mcp_pool]`: tunables of the upstream MCP client pool.
+    #[serde(default)]
+    pub mcp_pool: McpPoolSection,
+}
+
+/// `[mcp_pool]`: the shared client pool of upstream MCP servers; every key is
+/// optional (defaults: 300 s idle TTL, 256 entries, 60 s pings, 30 s bring-up,
+/// 200 ms before the one retry of a failed bring-up).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpPoolSection {
+    /// An upstream connection nobody uses is closed after this many seconds (>= 1).
+    pub idle_ttl_secs: Option<u64>,
+    /// Soft cap on cached connections; idle ones are closed least recently used
+    /// first (>= 1).
+    pub max_entries: Option<usize>,
+    /// Idle connections are pinged this often, in seconds (0 disables pings).
+    pub ping_interval_secs: Option<u64>,
+    /// Deadline of starting an upstream and its `initialize`, in seconds (>= 1).
+    pub init_timeout_secs: Option<u64>,
+    /// Wait before the one retry of a failed bring-up, in milliseconds (0 to 60,000).
+    pub retry_delay_ms: Option<u64>,
+}
+
+/// `[mcp_servers.NAME]`: one upstream MCP server, over stdio (`command`, `args`,
+/// `env`, `cwd`) or Streamable HTTP (`url`, `headers`); values may reference
+/// `$VAR` / `${VAR}`, resolved when the server is started.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSection {
+    /// Program of a stdio server.
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment (added to the sanitized base environment).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// URL of a Streamable HTTP server.
+    pub url: Option<String>,
+    /// Headers sent to an HTTP server.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// `auto` (default), `require_approval` or `block`.
+    pub policy: Option<String>,
+    /// Per-tool policy overrides: `[mcp_servers.NAME.tools] write_file = "require_approval"`.
+    #[serde(default)]
+    pub tools: BTreeMap<String, String>,
+    /// Deadline of one call in milliseconds (default 120000).
+    pub timeout_ms: Option<u64>,
+}
+
+/// `[acp]`: `hecate acp` defaults.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcpSection {
+    /// Target for new editor threads: `model:PROVIDER/MODEL` or `agent:ADAPTER_ID`.
+    pub default_target: Option<String>,
+}
+
+/// `[approvals]`: how permission requests are answered.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalsSection {
+    /// `prompt` (default), `auto` or `deny`.
+    pub mode: Option<String>,
+    /// How long a prompted request waits, in milliseconds (default 300000).
+    pub timeout_ms: Option<u64>,
+}
+
+/// `[agents]`: external ACP agents.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsSection {
+    /// Where managed agent packages are installed (default `<cache dir>/hecate`).
+    pub cache_dir: Option<PathBuf>,
+    /// A turn fails when the agent is silent this long, in milliseconds.
+    pub idle_timeout_ms: Option<u64>,
+    /// A turn fails when it runs longer than this, in milliseconds.
+    pub turn_timeout_ms: Option<u64>,
+    /// How long `initialize` / `session/new` may take, in milliseconds.
+    pub start_timeout_ms: Option<u64>,
+    /// After a cancel, how long to wait for the agent to end the turn, in milliseconds.
+    pub cancel_grace_ms: Option<u64>,
+    /// Extra environment opted in per adapter: `[agents.env.codex] OPENAI_API_KEY = "$OPENAI_API_KEY"`.
+    #[serde(default)]
+    pub env: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// `[server]`: the HTTP listener.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    /// Listen address, `127.0.0.1:8765` by default.
+    pub listen: Option<String>,
+    /// Bearer token required on API requests, when set.
+    pub token: Option<String>,
+}
+
+/// `[providers.NAME]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    /// `openai` or `anthropic`.
+    pub kind: Option<String>,
+    /// Base URL.
+    pub base_url: Option<String>,
+    /// API key, literal or `$VAR`.
+    pub api_key: Option<String>,
+    /// Declared models.
+    #[serde(default)]
+    pub models: Vec<String>,
+}
+
+/// `[history]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySection {
+    /// `buffer_window` (default) or `summary_checkpoint`.
+    pub strategy: Option<String>,
+    /// Window size for `buffer_window`.
+    pub window: Option<usize>,
+}
+
+/// `[guardrails]`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuardrailsSection {
+    /// Turn limit per session.
+    pub max_turns_per_session: Option<u32>,
+    /// Wall-clock limit per session in milliseconds.
+    pub max_session_duration_ms: Option<u64>,
+    /// Idle limit between turns in milliseconds.
+    pub idle_timeout_ms: Option<u64>,
+}
+
+/// `[pricing.KEY]` in USD per million tokens.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceSection {
+    /// Input price.
+    pub input_usd_per_mtok: f64,
+    /// Output price.
+    pub output_usd_per_mtok: f64,
+}
