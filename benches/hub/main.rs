@@ -79,10 +79,7 @@ impl Bench {
     /// Runs the benchmark and returns its report.
     async fn measure(&self) -> anyhow::Result<Value> {
         match self {
-            Bench::Store(a) => {
-                let a = a.clone();
-                tokio::task::spawn_blocking(move || store::bench(&a)).await?
-            }
+            Bench::Store(a) => store::bench(a).await,
             Bench::Model(a) => model::bench(a).await,
             Bench::Agent(a) => agent::bench(a).await,
             Bench::Acp(a) => acp::bench(a).await,

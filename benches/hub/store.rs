@@ -30,13 +30,13 @@ pub struct StoreArgs {
 /// Loads of the last 50 messages timed per session size.
 const LOADS: usize = 200;
 
-fn new_session(store: &SqliteStore) -> anyhow::Result<Session> {
+async fn new_session(store: &SqliteStore) -> anyhow::Result<Session> {
     let s = Session {
         provider: Some("bench".into()),
         model: Some("bench".into()),
         ..Session::new_idle("bench", SessionId::generate(), "bench", RuntimeKind::Model)
     };
-    store.create_session(&s)?;
+    store.create_session(&s).await?;
     Ok(s)
 }
 
@@ -59,15 +59,15 @@ fn message(i: usize) -> NewMessage {
     )
 }
 
-/// Runs the benchmark (blocking: SQLite calls) and returns its report.
-pub fn bench(args: &StoreArgs) -> anyhow::Result<Value> {
+/// Runs the benchmark and returns its report.
+pub async fn bench(args: &StoreArgs) -> anyhow::Result<Value> {
     let (single, batch) = (args.single, args.batch.max(1));
     let dir = TempDir::new("store")?;
     let store = SqliteStore::open(&dir.path().join("bench.db"))?;
-    let s = new_session(&store)?;
+    let s = new_session(&store).await?;
     let started = Instant::now();
     for i in 0..single {
-        store.append_exchange(&s.id, vec![message(i)], None)?;
+        store.append_exchange(&s.id, vec![message(i)], None).await?;
     }
     let single_rate = single as f64 / started.elapsed().as_secs_f64();
     let batched_total = (single * 10).max(batch);
@@ -75,7 +75,9 @@ pub fn bench(args: &StoreArgs) -> anyhow::Result<Value> {
     let mut i = 0;
     while i < batched_total {
         let n = batch.min(batched_total - i);
-        store.append_exchange(&s.id, (i..i + n).map(message).collect(), None)?;
+        store
+            .append_exchange(&s.id, (i..i + n).map(message).collect(), None)
+            .await?;
         i += n;
     }
     let batched_rate = batched_total as f64 / started.elapsed().as_secs_f64();
@@ -83,19 +85,21 @@ pub fn bench(args: &StoreArgs) -> anyhow::Result<Value> {
     let mut loads = Vec::new();
     let mut base_median = None;
     for &size in &args.sizes {
-        let s = new_session(&store)?;
+        let s = new_session(&store).await?;
         let fill = Instant::now();
         let mut i = 0;
         while i < size {
             let n = 10_000.min(size - i);
-            store.append_exchange(&s.id, (i..i + n).map(message).collect(), None)?;
+            store
+                .append_exchange(&s.id, (i..i + n).map(message).collect(), None)
+                .await?;
             i += n;
         }
         let fill_s = fill.elapsed().as_secs_f64();
         let mut samples = Vec::new();
         for _ in 0..LOADS {
             let t = Instant::now();
-            let got = store.last_messages(&s.id, 50)?;
+            let got = store.last_messages(&s.id, 50).await?;
             samples.push(t.elapsed().as_secs_f64() * 1e6);
             anyhow::ensure!(got.len() == 50.min(size), "loaded {} messages", got.len());
         }
@@ -109,7 +113,7 @@ pub fn bench(args: &StoreArgs) -> anyhow::Result<Value> {
             "ratio_vs_smallest": if base > 0.0 { median / base } else { 0.0 },
         }));
     }
-    let health = store.health()?;
+    let health = store.health().await?;
     Ok(json!({
         "benchmark": "store",
         "single_append_msgs_per_s": single_rate,

@@ -80,7 +80,7 @@ fn config_check(path: &std::path::Path, env: &HashMap<String, String>) -> (Check
 }
 
 /// The store line (required), the data directory and the health report for JSON.
-fn store_check(cli: &Cli) -> (Check, String, serde_json::Value) {
+async fn store_check(cli: &Cli) -> (Check, String, serde_json::Value) {
     let fix_open = "Check that the data directory exists and is writable (--data-dir or \
                     HECATE_DATA_DIR), and that no other program holds the database locked.";
     match open_store(cli) {
@@ -95,7 +95,7 @@ fn store_check(cli: &Cli) -> (Check, String, serde_json::Value) {
         }
         Ok((dir, store)) => {
             let dir = dir.display().to_string();
-            match store.health() {
+            match store.health().await {
                 Err(e) => (
                     Check::error("store", format!("health check failed: {e}"), fix_open).required(),
                     dir,
@@ -163,7 +163,7 @@ pub async fn run(cli: &Cli, args: &DoctorArgs) -> anyhow::Result<i32> {
     let env = current_env();
     let config_path = cli.config.clone().unwrap_or_else(default_config_path);
     let (config_line, config) = config_check(&config_path, &env);
-    let (store_line, data_dir, store_report) = store_check(cli);
+    let (store_line, data_dir, store_report) = store_check(cli).await;
 
     let (catalog, manifest_errors) =
         Catalog::load(BUILTIN_MANIFESTS, Some(&adapters_dir_beside(&config_path)));

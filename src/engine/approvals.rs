@@ -116,8 +116,7 @@ impl TurnAsker {
         };
 
         // 1. A standing grant answers without asking.
-        let ns = self.namespace.clone();
-        let grants = self.engine.blocking(move |s| s.list_grants(&ns)).await?;
+        let grants = self.engine.store().list_grants(&self.namespace).await?;
         if let Some(g) = grants
             .iter()
             .find(|g| self.grant_matches(g, &req.session_id, &tool_kind))
@@ -168,10 +167,7 @@ impl TurnAsker {
         approval.expires_at = Some(format_rfc3339(deadline));
         let (tx, mut rx) = oneshot::channel();
         self.engine.waiters().insert(approval.id.clone(), tx);
-        let stored = approval.clone();
-        self.engine
-            .blocking(move |s| s.create_approval(&stored))
-            .await?;
+        self.engine.store().create_approval(&approval).await?;
         self.engine
             .set_run_status(&req.session_id, &req.run_id, RunStatus::AwaitingApproval)
             .await;
@@ -188,8 +184,7 @@ impl TurnAsker {
             tokio::select! {
                 Ok(a) = &mut rx => break a,
                 _ = tokio::time::sleep(STORE_POLL) => {
-                    let id = approval.id.clone();
-                    let current = self.engine.blocking(move |s| s.get_approval(&id)).await?;
+                    let current = self.engine.store().get_approval(&approval.id).await?;
                     if current.status != ApprovalStatus::Pending {
                         self.engine
                             .emit(EngineEvent::ApprovalResolved {
@@ -235,10 +230,7 @@ impl TurnAsker {
         approval.path = Some(how.into());
         approval.selected_option = selected;
         approval.resolved_at = Some(now_rfc3339());
-        let stored = approval.clone();
-        self.engine
-            .blocking(move |s| s.create_approval(&stored))
-            .await?;
+        self.engine.store().create_approval(&approval).await?;
         self.engine
             .emit(EngineEvent::ApprovalResolved {
                 session_id: approval.session_id.clone(),
@@ -259,16 +251,14 @@ impl TurnAsker {
         closed.status = status;
         closed.path = Some(how.into());
         closed.resolved_at = Some(now_rfc3339());
-        let stored = closed.clone();
-        let id = approval.id.clone();
-        let result = self
-            .engine
-            .blocking(move |s| match s.resolve_approval(&stored) {
-                Ok(()) => Ok(stored),
-                Err(e) if e.error_type == ErrorType::Conflict => s.get_approval(&id),
-                Err(e) => Err(e),
-            })
-            .await?;
+        let store = self.engine.store();
+        let result = match store.resolve_approval(&closed).await {
+            Ok(()) => closed,
+            Err(e) if e.error_type == ErrorType::Conflict => {
+                store.get_approval(&approval.id).await?
+            }
+            Err(e) => return Err(e),
+        };
         self.engine
             .emit(EngineEvent::ApprovalResolved {
                 session_id: approval.session_id.clone(),
@@ -287,15 +277,14 @@ impl Engine {
         session_id: Option<&SessionId>,
         status: Option<ApprovalStatus>,
     ) -> Result<Vec<Approval>> {
-        let (ns, sid) = (namespace.to_string(), session_id.cloned());
-        self.blocking(move |s| s.list_approvals(&ns, sid.as_ref(), status))
+        self.store()
+            .list_approvals(namespace, session_id, status)
             .await
     }
 
     /// One approval, if its session is in `namespace`.
     pub async fn get_approval(&self, namespace: &str, id: &ApprovalId) -> Result<Approval> {
-        let aid = id.clone();
-        let approval = self.blocking(move |s| s.get_approval(&aid)).await?;
+        let approval = self.store().get_approval(id).await?;
         self.get_session(namespace, &approval.session_id)
             .await
             .map_err(|_| HecateError::not_found("approval", id.as_str()))?;
@@ -362,15 +351,10 @@ impl Engine {
                 }
             )));
         }
-        let stored = approval.clone();
-        self.blocking(move |s| {
-            s.resolve_approval(&stored)?;
-            if let Some(g) = &grant {
-                s.create_grant(g)?;
-            }
-            Ok(())
-        })
-        .await?;
+        self.store().resolve_approval(&approval).await?;
+        if let Some(g) = &grant {
+            self.store().create_grant(g).await?;
+        }
         if let Some(tx) = self.waiters().remove(id) {
             let _ = tx.send(approval.clone());
         }
@@ -393,8 +377,7 @@ impl Engine {
         approval.status = ApprovalStatus::Cancelled;
         approval.path = Some(path::OPERATOR.into());
         approval.resolved_at = Some(now_rfc3339());
-        let stored = approval.clone();
-        self.blocking(move |s| s.resolve_approval(&stored)).await?;
+        self.store().resolve_approval(&approval).await?;
         if let Some(tx) = self.waiters().remove(id) {
             let _ = tx.send(approval.clone());
         }
@@ -407,21 +390,19 @@ impl Engine {
 
     /// Grants of a namespace.
     pub async fn list_grants(&self, namespace: &str) -> Result<Vec<Grant>> {
-        let ns = namespace.to_string();
-        self.blocking(move |s| s.list_grants(&ns)).await
+        self.store().list_grants(namespace).await
     }
 
     /// Deletes a grant.
     pub async fn revoke_grant(&self, namespace: &str, id: &GrantId) -> Result<()> {
-        let (ns, gid) = (namespace.to_string(), id.clone());
-        self.blocking(move |s| s.revoke_grant(&ns, &gid)).await
+        self.store().revoke_grant(namespace, id).await
     }
 
     /// Marks a run (and its session) as running or awaiting approval; best effort.
     async fn set_run_status(&self, session_id: &SessionId, run_id: &RunId, status: RunStatus) {
-        let (sid, rid) = (session_id.clone(), run_id.clone());
         if let Err(e) = self
-            .blocking(move |s| s.set_run_status(&sid, &rid, status))
+            .store()
+            .set_run_status(session_id, run_id, status)
             .await
         {
             tracing::warn!(error = %e, "could not update run status");

@@ -63,16 +63,12 @@ impl Engine {
         message_id: &MessageId,
     ) -> Result<(String, Option<TreeDiff>)> {
         let session = self.get_session(namespace, session_id).await?;
-        let (sid, mid) = (session_id.clone(), message_id.clone());
-        let artifacts = self
-            .blocking(move |s| {
-                let msgs = s.list_messages(&sid, None, usize::MAX)?;
-                if !msgs.iter().any(|m| m.id == mid) {
-                    return Err(HecateError::not_found("message", mid.as_str()));
-                }
-                s.list_artifacts(&mid)
-            })
-            .await?;
+        let store = self.store();
+        let msgs = store.list_messages(session_id, None, usize::MAX).await?;
+        if !msgs.iter().any(|m| &m.id == message_id) {
+            return Err(HecateError::not_found("message", message_id.as_str()));
+        }
+        let artifacts = store.list_artifacts(message_id).await?;
         let diff = artifacts
             .into_iter()
             .find(|(kind, _, _)| kind == TURN_DIFF_ARTIFACT)

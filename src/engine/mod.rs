@@ -29,7 +29,7 @@ pub use turn_events::TurnEvents;
 pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
 
 use crate::domain::approval::{Approval, ApprovalMode};
-use crate::domain::error::{HecateError, Result};
+use crate::domain::error::Result;
 use crate::domain::ids::ApprovalId;
 use crate::domain::ids::SessionId;
 use crate::domain::session::Guardrails;
@@ -158,7 +158,8 @@ impl Engine {
             }),
         };
         let report = engine
-            .blocking(|s| s.reconcile(&owner::owner_is_dead))
+            .store()
+            .reconcile(Arc::new(owner::owner_is_dead))
             .await?;
         if report != ReconcileReport::default() {
             tracing::warn!(
@@ -197,7 +198,7 @@ impl Engine {
 
     /// The store's identity and health.
     pub async fn store_health(&self) -> Result<crate::store::StoreHealth> {
-        self.blocking(|s| s.health()).await
+        self.store().health().await
     }
 
     /// Number of turns running in this process.
@@ -213,14 +214,8 @@ impl Engine {
         self.inner.waiters.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs a blocking store operation off the async threads.
-    async fn blocking<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let store = self.inner.store.clone();
-        tokio::task::spawn_blocking(move || f(store.as_ref()))
-            .await
-            .map_err(|e| HecateError::gateway(format!("store task failed: {e}")))?
+    /// The store every engine operation reads and writes.
+    fn store(&self) -> &dyn Store {
+        self.inner.store.as_ref()
     }
 }

@@ -32,53 +32,50 @@ impl Engine {
         runs: Option<Vec<RunId>>,
         full: Option<RunId>,
     ) -> Result<HashMap<RunId, Vec<RunEvent>>> {
-        let (ns, sid) = (namespace.to_string(), session_id.clone());
-        self.blocking(move |s| {
-            s.get_session(&ns, &sid)?;
-            let (compacted, full) = match runs {
-                None => (None, full),
-                Some(ids) => {
-                    let full = full.filter(|f| ids.contains(f));
-                    let rest: Vec<RunId> = ids
-                        .into_iter()
-                        .filter(|id| Some(id) != full.as_ref())
-                        .collect();
-                    (Some(rest), full)
-                }
-            };
-            let mut out: HashMap<RunId, Vec<RunEvent>> = HashMap::new();
-            match &compacted {
-                Some(ids) if ids.len() <= PER_RUN_READS => {
-                    for id in ids {
-                        if let Some(events) = run_log(s, &sid, id)? {
-                            out.insert(id.clone(), compact_deltas(events));
-                        }
+        let (s, sid) = (self.store(), session_id);
+        s.get_session(namespace, sid).await?;
+        let (compacted, full) = match runs {
+            None => (None, full),
+            Some(ids) => {
+                let full = full.filter(|f| ids.contains(f));
+                let rest: Vec<RunId> = ids
+                    .into_iter()
+                    .filter(|id| Some(id) != full.as_ref())
+                    .collect();
+                (Some(rest), full)
+            }
+        };
+        let mut out: HashMap<RunId, Vec<RunEvent>> = HashMap::new();
+        match &compacted {
+            Some(ids) if ids.len() <= PER_RUN_READS => {
+                for id in ids {
+                    if let Some(events) = run_log(s, sid, id).await? {
+                        out.insert(id.clone(), compact_deltas(events));
                     }
                 }
-                _ => {
-                    let wanted: Option<HashSet<&RunId>> =
-                        compacted.as_ref().map(|v| v.iter().collect());
-                    let mut logs: HashMap<RunId, Vec<RunEvent>> = HashMap::new();
-                    for e in s.list_session_run_events(&sid, false)? {
-                        let selected = wanted.as_ref().is_none_or(|w| w.contains(&e.run_id));
-                        if selected && Some(&e.run_id) != full.as_ref() {
-                            logs.entry(e.run_id.clone()).or_default().push(e);
-                        }
+            }
+            _ => {
+                let wanted: Option<HashSet<&RunId>> =
+                    compacted.as_ref().map(|v| v.iter().collect());
+                let mut logs: HashMap<RunId, Vec<RunEvent>> = HashMap::new();
+                for e in s.list_session_run_events(sid, false).await? {
+                    let selected = wanted.as_ref().is_none_or(|w| w.contains(&e.run_id));
+                    if selected && Some(&e.run_id) != full.as_ref() {
+                        logs.entry(e.run_id.clone()).or_default().push(e);
                     }
-                    out.extend(logs.into_iter().map(|(id, evs)| (id, compact_deltas(evs))));
                 }
+                out.extend(logs.into_iter().map(|(id, evs)| (id, compact_deltas(evs))));
             }
-            if let Some(id) = full
-                && let Some(events) = run_log(s, &sid, &id)?
-            {
-                out.insert(id, events);
-            }
-            for id in compacted.iter().flatten() {
-                out.entry(id.clone()).or_default();
-            }
-            Ok(out)
-        })
-        .await
+        }
+        if let Some(id) = full
+            && let Some(events) = run_log(s, sid, &id).await?
+        {
+            out.insert(id, events);
+        }
+        for id in compacted.iter().flatten() {
+            out.entry(id.clone()).or_default();
+        }
+        Ok(out)
     }
 
     /// Whether this process is running a turn of `session_id` right now.
@@ -117,13 +114,15 @@ impl Engine {
 }
 
 /// The whole stored log of `run_id` when it is a run of `session_id`.
-fn run_log(
+async fn run_log(
     s: &dyn crate::store::Store,
     session_id: &SessionId,
     run_id: &RunId,
 ) -> Result<Option<Vec<RunEvent>>> {
-    match s.get_run(run_id) {
-        Ok(run) if &run.session_id == session_id => Ok(Some(s.list_run_events(run_id, None)?)),
+    match s.get_run(run_id).await {
+        Ok(run) if &run.session_id == session_id => {
+            Ok(Some(s.list_run_events(run_id, None).await?))
+        }
         Ok(_) => Ok(None),
         Err(e) if e.error_type == ErrorType::NotFound => Ok(None),
         Err(e) => Err(e),
@@ -207,17 +206,12 @@ mod tests {
             .iter()
             .map(|k| (k.to_string(), json!({"text": "x"}), now_rfc3339()))
             .collect();
-        engine
-            .blocking(move |st| {
-                st.create_session(&s)?;
-                for r in [&a, &b] {
-                    st.create_run(r)?;
-                    st.append_run_events(&r.id, &events)?;
-                }
-                Ok(())
-            })
-            .await
-            .expect("seed");
+        let st = engine.store();
+        st.create_session(&s).await.expect("session");
+        for r in [&a, &b] {
+            st.create_run(r).await.expect("run");
+            st.append_run_events(&r.id, &events).await.expect("events");
+        }
 
         let all = engine
             .render_run_events("ns", &sid, None, Some(RunId::from("run_b")))

@@ -110,16 +110,14 @@ impl Engine {
             created_at: now.clone(),
             updated_at: now,
         };
-        let stored = session.clone();
-        self.blocking(move |s| s.create_session(&stored)).await?;
+        self.store().create_session(&session).await?;
         tracing::info!(session_id = %session.id, runtime = %kind, "session created");
         Ok(session)
     }
 
     /// Reads a session header.
     pub async fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
-        let (ns, id) = (namespace.to_string(), id.clone());
-        self.blocking(move |s| s.get_session(&ns, &id)).await
+        self.store().get_session(namespace, id).await
     }
 
     /// Lists sessions of a namespace, newest first.
@@ -128,35 +126,33 @@ impl Engine {
         namespace: &str,
         limit: usize,
     ) -> Result<Vec<SessionSummary>> {
-        let ns = namespace.to_string();
-        self.blocking(move |s| s.list_sessions(&ns, limit)).await
+        self.store().list_sessions(namespace, limit).await
     }
 
     /// Reads a session with its messages, provider calls, runs and segments.
     pub async fn transcript(&self, namespace: &str, id: &SessionId) -> Result<Transcript> {
-        let (ns, id) = (namespace.to_string(), id.clone());
-        self.blocking(move |s| {
-            let session = s.get_session(&ns, &id)?;
-            let messages = s.list_messages(&id, None, usize::MAX)?;
-            let provider_calls = s.list_provider_calls(&id)?;
-            let runs = s.list_runs(&id)?;
-            Ok(Transcript {
-                segments: derive(&messages),
-                session,
-                messages,
-                provider_calls,
-                runs,
-            })
+        let store = self.store();
+        let session = store.get_session(namespace, id).await?;
+        // Three independent reads, answered by as many reader connections at once.
+        let (messages, provider_calls, runs) = tokio::try_join!(
+            store.list_messages(id, None, usize::MAX),
+            store.list_provider_calls(id),
+            store.list_runs(id),
+        )?;
+        Ok(Transcript {
+            segments: derive(&messages),
+            session,
+            messages,
+            provider_calls,
+            runs,
         })
-        .await
     }
 
     /// Deletes a session and everything it owns; a running turn is cancelled first.
     pub async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
-        let (ns, sid) = (namespace.to_string(), id.clone());
         // Confirm the session is visible in this namespace before touching turns.
         self.get_session(namespace, id).await?;
         self.close_session(namespace, id).await?;
-        self.blocking(move |s| s.delete_session(&ns, &sid)).await
+        self.store().delete_session(namespace, id).await
     }
 }

@@ -12,7 +12,6 @@ use crate::domain::message::{
 };
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::{Run, RunStatus};
-use crate::domain::segment::next_segment_id;
 use crate::domain::session::{RuntimeKind, Session, SessionStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::domain::workspace::WorkspaceDelegate;
@@ -20,6 +19,7 @@ use crate::engine::approvals::TurnAsker;
 use crate::engine::turn_events::TurnEvents;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use crate::store::history::summarization_needed;
+use crate::store::{BeginTurn, FinishTurn, NewArtifact, TurnBegun};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -228,20 +228,6 @@ impl Engine {
             engine: self.clone(),
             session_id: session_id.clone(),
         };
-        let owner = self.inner.config.owner_id.clone();
-        let ttl = self.inner.config.lease_ttl_ms;
-        let sid = session_id.clone();
-        if let Some(holder) = self
-            .blocking(move |s| s.acquire_lease(&sid, &owner, ttl))
-            .await?
-        {
-            return Err(HecateError::new(
-                ErrorType::SessionBusyElsewhere,
-                format!("session {session_id} is driven by another Hecate process"),
-            )
-            .with_detail("owner_id", holder));
-        }
-
         let now = now_rfc3339();
         let run = Run {
             id: RunId::generate(),
@@ -273,47 +259,47 @@ impl Engine {
             .get_or_insert_with(|| now.clone());
         session.updated_at = now.clone();
 
-        let sid = session_id.clone();
-        let stored_run = run.clone();
-        let stored_session = session.clone();
-        let content = req.content.clone();
-        let blocks = req.blocks.clone();
-        let (user_message, snapshot) = match self
-            .blocking(move |s| {
-                let previous = s.last_messages(&sid, 1)?.pop().map(|m| m.runtime);
-                let mut snapshot = RuntimeSnapshot {
-                    runtime_kind: kind,
-                    segment_id: crate::domain::ids::SegmentId::generate(),
-                    provider: (kind != RuntimeKind::ExternalAgent)
-                        .then(|| stored_session.provider.clone())
-                        .flatten(),
-                    model: (kind != RuntimeKind::ExternalAgent)
-                        .then(|| stored_session.model.clone())
-                        .flatten(),
-                    adapter_id: (kind == RuntimeKind::ExternalAgent)
-                        .then(|| stored_session.adapter_id.clone())
-                        .flatten(),
-                };
-                snapshot.segment_id = next_segment_id(previous.as_ref(), &snapshot);
-                s.create_run(&stored_run)?;
-                let mut user = NewMessage::text(Role::User, content, snapshot.clone());
-                user.content_blocks = blocks;
-                user.run_id = Some(stored_run.id.clone());
-                let stored = s.append_exchange(&sid, vec![user], None)?;
-                s.update_session(&stored_session)?;
-                Ok((stored, snapshot))
+        // The segment id is provisional: `begin_turn` keeps the previous message's
+        // when it ran the same target.
+        let snapshot = RuntimeSnapshot {
+            runtime_kind: kind,
+            segment_id: crate::domain::ids::SegmentId::generate(),
+            provider: (kind != RuntimeKind::ExternalAgent)
+                .then(|| session.provider.clone())
+                .flatten(),
+            model: (kind != RuntimeKind::ExternalAgent)
+                .then(|| session.model.clone())
+                .flatten(),
+            adapter_id: (kind == RuntimeKind::ExternalAgent)
+                .then(|| session.adapter_id.clone())
+                .flatten(),
+        };
+        let mut user = NewMessage::text(Role::User, req.content.clone(), snapshot);
+        user.content_blocks = req.blocks.clone();
+        user.run_id = Some(run.id.clone());
+        // One transaction: lease, run, user message (durable before the runtime
+        // sees it) and session header; on failure nothing is stored.
+        let begun = self
+            .store()
+            .begin_turn(BeginTurn {
+                owner: self.inner.config.owner_id.clone(),
+                lease_ttl_ms: self.inner.config.lease_ttl_ms,
+                session: session.clone(),
+                run: run.clone(),
+                user,
             })
-            .await
-        {
-            Ok((mut stored, snapshot)) => match stored.pop() {
-                Some(m) => (m, snapshot),
-                None => return Err(HecateError::store("user message was not stored")),
-            },
-            Err(e) => {
-                self.release_lease(session_id).await;
-                return Err(e);
+            .await?;
+        let user_message = match begun {
+            TurnBegun::Started { user } => *user,
+            TurnBegun::HeldElsewhere { owner } => {
+                return Err(HecateError::new(
+                    ErrorType::SessionBusyElsewhere,
+                    format!("session {session_id} is driven by another Hecate process"),
+                )
+                .with_detail("owner_id", owner));
             }
         };
+        let snapshot = user_message.runtime.clone();
 
         let events = self.inner.turn_taps.open(session_id);
         self.emit(EngineEvent::TurnStarted {
@@ -416,8 +402,7 @@ impl Engine {
 
     async fn release_lease(&self, session_id: &SessionId) {
         let owner = self.inner.config.owner_id.clone();
-        let sid = session_id.clone();
-        if let Err(e) = self.blocking(move |s| s.release_lease(&sid, &owner)).await {
+        if let Err(e) = self.store().release_lease(session_id, &owner).await {
             tracing::warn!(error = %e, "could not release session lease");
         }
     }
@@ -435,7 +420,7 @@ impl Engine {
             guard,
         } = plan;
         let renew = self.spawn_lease_renewal(&session.id);
-        let result = self
+        let ending = self
             .run_turn(
                 &mut session,
                 &run,
@@ -450,7 +435,17 @@ impl Engine {
             )
             .await;
         renew.abort();
-        self.release_lease(&session.id).await;
+        // Wait until the renewal task is gone, so no renewal lands after the
+        // release that `finish_turn` does.
+        let _ = renew.await;
+        let result = match ending {
+            Ok(ending) => self.finish_turn(ending).await,
+            Err(e) => Err(e),
+        };
+        if result.is_err() {
+            // Nothing of the end was stored (or it never ran): free the session.
+            self.release_lease(&session.id).await;
+        }
         drop(guard);
         let result = match result {
             Ok(r) => r,
@@ -481,11 +476,7 @@ impl Engine {
                 tokio::time::sleep(every).await;
                 let owner = engine.inner.config.owner_id.clone();
                 let ttl = engine.inner.config.lease_ttl_ms;
-                let s = sid.clone();
-                if let Err(e) = engine
-                    .blocking(move |st| st.acquire_lease(&s, &owner, ttl))
-                    .await
-                {
+                if let Err(e) = engine.store().acquire_lease(&sid, &owner, ttl).await {
                     tracing::warn!(error = %e, "lease renewal failed");
                 }
             }
@@ -499,10 +490,9 @@ impl Engine {
         snapshot: RuntimeSnapshot,
         target: TurnTarget,
         policy: TurnPolicy,
-    ) -> Result<TurnResult> {
+    ) -> Result<TurnEnding> {
         let strategy = self.inner.config.history;
-        let sid = session.id.clone();
-        let history = self.blocking(move |s| strategy.load(s, &sid)).await?;
+        let history = strategy.load(self.store(), &session.id).await?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let workspace = session.workspace.clone();
         let asker = Arc::new(TurnAsker {
@@ -606,39 +596,51 @@ impl Engine {
         };
         session.last_activity_at = now.clone();
         session.updated_at = now;
-        let stored_session = session.clone();
-        let run_id = run.id.clone();
-        let err_fields = error
-            .as_ref()
-            .map(|e| (e.error_type.code().to_string(), e.message.clone()));
-        let (assistant, run, count) = self
-            .blocking(move |s| {
-                let sid = stored_session.id.clone();
-                let mut stored = s.append_exchange(&sid, vec![assistant], call.as_ref())?;
-                if let (Some(d), Some(m)) = (&turn_diff, stored.last()) {
-                    let data = serde_json::to_string(d)
-                        .map_err(|e| HecateError::store(format!("encoding a diff: {e}")))?;
-                    s.add_artifact(&m.id, super::diffs::TURN_DIFF_ARTIFACT, "", &data)?;
-                }
-                s.finish_run(
-                    &run_id,
-                    status,
-                    err_fields.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-                )?;
-                s.update_session(&stored_session)?;
-                Ok((stored.pop(), s.get_run(&run_id)?, s.count_messages(&sid)?))
-            })
-            .await?;
+        let artifacts = match &turn_diff {
+            Some(d) => vec![NewArtifact {
+                kind: super::diffs::TURN_DIFF_ARTIFACT.to_string(),
+                path: String::new(),
+                data: serde_json::to_string(d)
+                    .map_err(|e| HecateError::store(format!("encoding a diff: {e}")))?,
+            }],
+            None => Vec::new(),
+        };
+        let finish = FinishTurn {
+            owner: self.inner.config.owner_id.clone(),
+            session: session.clone(),
+            run_id: run.id.clone(),
+            status,
+            error: error
+                .as_ref()
+                .map(|e| (e.error_type.code().to_string(), e.message.clone())),
+            assistant,
+            call,
+            artifacts,
+        };
+        Ok(TurnEnding { finish, error })
+    }
+
+    /// Stores the end of a turn in one transaction (answer and its provider call,
+    /// artifacts, run end, session header, lease release).
+    async fn finish_turn(&self, ending: TurnEnding) -> Result<TurnResult> {
+        let TurnEnding { finish, error } = ending;
+        let done = self.store().finish_turn(finish).await?;
         if let Some(e) = &error {
             tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
         }
         Ok(TurnResult {
-            run,
-            assistant,
+            run: done.run,
+            assistant: Some(done.assistant),
             error,
-            summarization_needed: summarization_needed(count, 2),
+            summarization_needed: summarization_needed(done.message_count, 2),
         })
     }
+}
+
+/// What a turn's runtime produced, ready to be stored by `finish_turn`.
+struct TurnEnding {
+    finish: FinishTurn,
+    error: Option<HecateError>,
 }
 
 /// Publishes runtime events, keeps what they say for a partial answer, and flushes
@@ -693,10 +695,10 @@ impl EventSink {
             return;
         }
         let batch = std::mem::take(&mut self.pending);
-        let run_id = self.run_id.clone();
         if let Err(e) = self
             .engine
-            .blocking(move |s| s.append_run_events(&run_id, &batch))
+            .store()
+            .append_run_events(&self.run_id, &batch)
             .await
         {
             tracing::warn!(error = %e, "could not persist run events");

@@ -35,12 +35,20 @@ impl Default for HistoryStrategy {
 
 impl HistoryStrategy {
     /// Loads the messages this strategy gives a runtime, in sequence order.
-    pub fn load(&self, store: &dyn MessageStore, session: &SessionId) -> Result<Vec<Message>> {
+    pub async fn load(
+        &self,
+        store: &dyn MessageStore,
+        session: &SessionId,
+    ) -> Result<Vec<Message>> {
         match *self {
-            Self::BufferWindow { window } => store.last_messages(session, window),
-            Self::SummaryCheckpoint => match store.last_summary_sequence(session)? {
-                Some(seq) => store.list_messages(session, Some(seq - 1), usize::MAX),
-                None => store.last_messages(session, SUMMARY_SAFETY_LIMIT),
+            Self::BufferWindow { window } => store.last_messages(session, window).await,
+            Self::SummaryCheckpoint => match store.last_summary_sequence(session).await? {
+                Some(seq) => {
+                    store
+                        .list_messages(session, Some(seq - 1), usize::MAX)
+                        .await
+                }
+                None => store.last_messages(session, SUMMARY_SAFETY_LIMIT).await,
             },
         }
     }

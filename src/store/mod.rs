@@ -1,9 +1,11 @@
-//! Persistence behind one set of traits. The SQLite backend (a file, or `:memory:`
-//! for the in-memory backend) implements all of them; other backends (PostgreSQL for
-//! several replicas) can follow the same contract.
+//! Persistence behind one set of async traits. The SQLite backend (a file, or
+//! `:memory:` for the in-memory backend) implements all of them; other backends
+//! (PostgreSQL for several replicas) follow the same contract, checked by the one
+//! conformance suite in `tests/store_conformance.rs`.
 
 pub mod history;
 pub mod sqlite;
+pub mod turn;
 
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::Result;
@@ -12,52 +14,60 @@ use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::session::{Session, SessionSummary};
+use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
+use std::sync::Arc;
 
 pub use sqlite::SqliteStore;
+pub use turn::{BeginTurn, FinishTurn, NewArtifact, TurnBegun, TurnFinished};
+
+/// Says whether an owner id names a process known to be dead (startup reconcile).
+pub type OwnerIsDead = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// Session rows, always addressed by (namespace, id).
+#[async_trait]
 pub trait SessionStore: Send + Sync {
     /// Inserts a new session.
-    fn create_session(&self, session: &Session) -> Result<()>;
+    async fn create_session(&self, session: &Session) -> Result<()>;
     /// Reads one session, or `not_found`.
-    fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session>;
+    async fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session>;
     /// Lists sessions, newest first, with counts.
-    fn list_sessions(&self, namespace: &str, limit: usize) -> Result<Vec<SessionSummary>>;
+    async fn list_sessions(&self, namespace: &str, limit: usize) -> Result<Vec<SessionSummary>>;
     /// Overwrites the mutable header fields of a session.
-    fn update_session(&self, session: &Session) -> Result<()>;
+    async fn update_session(&self, session: &Session) -> Result<()>;
     /// Deletes a session and everything it owns, or `not_found`.
-    fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()>;
+    async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()>;
 }
 
 /// The message and provider-call streams of a session.
+#[async_trait]
 pub trait MessageStore: Send + Sync {
     /// Appends messages (assigning gap-free sequences) and, when given, the provider
     /// call that produced them, in one transaction.
-    fn append_exchange(
+    async fn append_exchange(
         &self,
         session_id: &SessionId,
         messages: Vec<NewMessage>,
         call: Option<&ProviderCall>,
     ) -> Result<Vec<Message>>;
     /// Messages with sequence greater than `after`, in order, at most `limit`.
-    fn list_messages(
+    async fn list_messages(
         &self,
         session_id: &SessionId,
         after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<Message>>;
     /// The last `n` messages in sequence order, read with an SQL LIMIT.
-    fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>>;
+    async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>>;
     /// The sequence of the newest summary message, if any.
-    fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>>;
+    async fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>>;
     /// Number of messages in the session.
-    fn count_messages(&self, session_id: &SessionId) -> Result<u64>;
+    async fn count_messages(&self, session_id: &SessionId) -> Result<u64>;
     /// The provider calls of a session, oldest first.
-    fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>>;
+    async fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>>;
     /// Stores an artifact (such as a diff) on a message.
-    fn add_artifact(
+    async fn add_artifact(
         &self,
         message_id: &MessageId,
         kind: &str,
@@ -65,39 +75,45 @@ pub trait MessageStore: Send + Sync {
         data: &str,
     ) -> Result<()>;
     /// The artifacts of a message as (kind, path, data).
-    fn list_artifacts(&self, message_id: &MessageId) -> Result<Vec<(String, String, String)>>;
+    async fn list_artifacts(&self, message_id: &MessageId)
+    -> Result<Vec<(String, String, String)>>;
 }
 
 /// Runs and their ordered event logs.
+#[async_trait]
 pub trait RunStore: Send + Sync {
     /// Inserts a run.
-    fn create_run(&self, run: &Run) -> Result<()>;
+    async fn create_run(&self, run: &Run) -> Result<()>;
     /// Marks a run terminal with an optional error.
-    fn finish_run(
+    async fn finish_run(
         &self,
         run_id: &RunId,
         status: RunStatus,
         error: Option<(&str, &str)>,
     ) -> Result<()>;
     /// Sets a non-terminal status (running / awaiting_approval) on a run and its session.
-    fn set_run_status(
+    async fn set_run_status(
         &self,
         session_id: &SessionId,
         run_id: &RunId,
         status: RunStatus,
     ) -> Result<()>;
     /// Reads one run.
-    fn get_run(&self, run_id: &RunId) -> Result<Run>;
+    async fn get_run(&self, run_id: &RunId) -> Result<Run>;
     /// Runs of a session, oldest first.
-    fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>>;
+    async fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>>;
     /// Appends events (type, data, time) to a run, assigning sequences.
-    fn append_run_events(&self, run_id: &RunId, events: &[(String, Value, String)]) -> Result<()>;
+    async fn append_run_events(
+        &self,
+        run_id: &RunId,
+        events: &[(String, Value, String)],
+    ) -> Result<()>;
     /// Events of a run after `after`, in order.
-    fn list_run_events(&self, run_id: &RunId, after: Option<i64>) -> Result<Vec<RunEvent>>;
+    async fn list_run_events(&self, run_id: &RunId, after: Option<i64>) -> Result<Vec<RunEvent>>;
     /// Events of every run of a session in one read, grouped by run and in sequence
     /// order within each. Without `delta_data`, `text_delta` and `thought_delta`
     /// events carry `null` data: the bulk of streamed text is neither read nor parsed.
-    fn list_session_run_events(
+    async fn list_session_run_events(
         &self,
         session_id: &SessionId,
         delta_data: bool,
@@ -105,44 +121,60 @@ pub trait RunStore: Send + Sync {
 }
 
 /// Approval rows and grants.
+#[async_trait]
 pub trait ApprovalStore: Send + Sync {
     /// Inserts a pending approval.
-    fn create_approval(&self, approval: &Approval) -> Result<()>;
+    async fn create_approval(&self, approval: &Approval) -> Result<()>;
     /// Reads one approval.
-    fn get_approval(&self, id: &ApprovalId) -> Result<Approval>;
+    async fn get_approval(&self, id: &ApprovalId) -> Result<Approval>;
     /// Approvals of a namespace (or one of its sessions), optionally only those with
     /// `status`, oldest first.
-    fn list_approvals(
+    async fn list_approvals(
         &self,
         namespace: &str,
         session_id: Option<&SessionId>,
         status: Option<ApprovalStatus>,
     ) -> Result<Vec<Approval>>;
     /// Resolves a pending approval; `conflict` when it is no longer pending.
-    fn resolve_approval(&self, resolved: &Approval) -> Result<()>;
+    async fn resolve_approval(&self, resolved: &Approval) -> Result<()>;
     /// Inserts a grant.
-    fn create_grant(&self, grant: &Grant) -> Result<()>;
+    async fn create_grant(&self, grant: &Grant) -> Result<()>;
     /// Grants of a namespace.
-    fn list_grants(&self, namespace: &str) -> Result<Vec<Grant>>;
+    async fn list_grants(&self, namespace: &str) -> Result<Vec<Grant>>;
     /// Deletes a grant, or `not_found`.
-    fn revoke_grant(&self, namespace: &str, id: &GrantId) -> Result<()>;
+    async fn revoke_grant(&self, namespace: &str, id: &GrantId) -> Result<()>;
 }
 
 /// Owner leases: which process drives a live session.
+#[async_trait]
 pub trait LeaseStore: Send + Sync {
     /// Takes or renews the lease for `owner` until `now + ttl_ms`; `Ok(Some(holder))`
     /// names the other live owner when the lease is held elsewhere.
-    fn acquire_lease(
+    async fn acquire_lease(
         &self,
         session_id: &SessionId,
         owner: &str,
         ttl_ms: i64,
     ) -> Result<Option<String>>;
     /// Releases the lease if `owner` holds it.
-    fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()>;
+    async fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()>;
     /// Marks runs and approvals left behind by dead owners as failed / timed out.
     /// `is_dead` says whether an owner whose lease has not expired yet is known dead.
-    fn reconcile(&self, is_dead: &dyn Fn(&str) -> bool) -> Result<ReconcileReport>;
+    async fn reconcile(&self, is_dead: OwnerIsDead) -> Result<ReconcileReport>;
+}
+
+/// The writes of a turn that must be atomic, each one transaction: nothing of a
+/// turn's start or end is ever half stored.
+#[async_trait]
+pub trait TurnStore: Send + Sync {
+    /// Takes (or renews) the lease for `turn.owner`, inserts the run, appends the
+    /// user message and writes the session header. `HeldElsewhere` (nothing written)
+    /// when another live owner holds the session; on any error nothing is written.
+    async fn begin_turn(&self, turn: BeginTurn) -> Result<TurnBegun>;
+    /// Appends the answer with its provider call, stores its artifacts, finishes the
+    /// run, writes the session header and releases `turn.owner`'s lease; on any
+    /// error nothing is written.
+    async fn finish_turn(&self, turn: FinishTurn) -> Result<TurnFinished>;
 }
 
 /// One upstream MCP tool call proxied by the MCP bridge, as the audit log keeps
@@ -185,11 +217,12 @@ pub struct McpCallRecord {
 }
 
 /// The audit log of proxied upstream MCP tool calls.
+#[async_trait]
 pub trait AuditStore: Send + Sync {
     /// Appends records in one transaction (all or none).
-    fn record_mcp_calls(&self, records: &[McpCallRecord]) -> Result<()>;
+    async fn record_mcp_calls(&self, records: &[McpCallRecord]) -> Result<()>;
     /// The newest records of a namespace, newest first, at most `limit`.
-    fn list_mcp_calls(&self, namespace: &str, limit: usize) -> Result<Vec<McpCallRecord>>;
+    async fn list_mcp_calls(&self, namespace: &str, limit: usize) -> Result<Vec<McpCallRecord>>;
 }
 
 /// What startup reconciliation changed.
@@ -217,11 +250,12 @@ pub struct StoreHealth {
 }
 
 /// Everything the engine needs from persistence.
+#[async_trait]
 pub trait Store:
-    SessionStore + MessageStore + RunStore + ApprovalStore + LeaseStore + AuditStore
+    SessionStore + MessageStore + RunStore + ApprovalStore + LeaseStore + AuditStore + TurnStore
 {
     /// Backend identity and health.
-    fn health(&self) -> Result<StoreHealth>;
+    async fn health(&self) -> Result<StoreHealth>;
 }
 
 /// A failure of the store layer, converted to the domain error at the trait edge.

@@ -62,16 +62,9 @@ async fn write_batches(store: Arc<dyn Store>, mut rx: mpsc::UnboundedReceiver<It
         }
         let wrote = !records.is_empty();
         if wrote {
-            let store = store.clone();
             let count = records.len();
-            let written =
-                tokio::task::spawn_blocking(move || store.record_mcp_calls(&records)).await;
-            match written {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, count, "could not write MCP call audit records");
-                }
-                Err(e) => tracing::warn!(error = %e, count, "the MCP audit write task failed"),
+            if let Err(e) = store.record_mcp_calls(&records).await {
+                tracing::warn!(error = %e, count, "could not write MCP call audit records");
             }
         }
         for done in flushes {
@@ -117,7 +110,7 @@ mod tests {
             writer.record(record(&format!("{i:04}")));
         }
         writer.flush().await;
-        let stored = store.list_mcp_calls("default", 5000).expect("list");
+        let stored = store.list_mcp_calls("default", 5000).await.expect("list");
         assert_eq!(stored.len(), 1000);
         assert_eq!(stored[0].id, "0999", "newest first");
     }

@@ -36,9 +36,7 @@ impl Drop for GatewayHold {
             let owner = engine.config().owner_id.clone();
             if tokio::runtime::Handle::try_current().is_ok() {
                 tokio::spawn(async move {
-                    let _ = engine
-                        .blocking(move |s| s.release_lease(&sid, &owner))
-                        .await;
+                    let _ = engine.store().release_lease(&sid, &owner).await;
                 });
             }
         }
@@ -72,11 +70,7 @@ impl Engine {
                     "MCP tool calls (approvals of proxied upstream tools)",
                     RuntimeKind::Model,
                 );
-                if self
-                    .blocking(move |s| s.create_session(&session))
-                    .await
-                    .is_err()
-                {
+                if self.store().create_session(&session).await.is_err() {
                     // Another process may have created it meanwhile.
                     self.get_session(namespace, id).await?;
                 }
@@ -122,10 +116,7 @@ impl Engine {
             self.ensure_gateway_session(namespace, &sid).await?;
             let owner = self.config().owner_id.clone();
             let ttl = self.config().lease_ttl_ms;
-            let s = sid.clone();
-            let holder = self
-                .blocking(move |st| st.acquire_lease(&s, &owner, ttl))
-                .await?;
+            let holder = self.store().acquire_lease(&sid, &owner, ttl).await?;
             if holder.is_some() {
                 continue;
             }
@@ -154,11 +145,7 @@ impl Engine {
                 tokio::time::sleep(every).await;
                 let owner = engine.config().owner_id.clone();
                 let ttl = engine.config().lease_ttl_ms;
-                let s = sid.clone();
-                if let Err(e) = engine
-                    .blocking(move |st| st.acquire_lease(&s, &owner, ttl))
-                    .await
-                {
+                if let Err(e) = engine.store().acquire_lease(&sid, &owner, ttl).await {
                     tracing::warn!(error = %e, "gateway lease renewal failed");
                 }
             }

@@ -384,7 +384,6 @@ impl Engine {
         limit: usize,
     ) -> Result<Vec<McpCallRecord>> {
         self.inner.audit.flush().await;
-        let ns = namespace.to_string();
-        self.blocking(move |s| s.list_mcp_calls(&ns, limit)).await
+        self.store().list_mcp_calls(namespace, limit).await
     }
 }

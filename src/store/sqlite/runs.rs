@@ -1,12 +1,13 @@
 //! Runs and run-event logs.
 
-use super::SqliteStore;
+use super::{OpResult, SqliteStore};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::time::{now_millis, now_rfc3339, parse_millis};
 use crate::store::RunStore;
-use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde_json::Value;
 
 const RUN_COLUMNS: &str = "id, session_id, status, error_type, error_message, request_id, \
@@ -28,62 +29,93 @@ fn row_to_run(r: &Row<'_>) -> rusqlite::Result<Run> {
     })
 }
 
+/// Inserts a run.
+pub(super) fn insert(c: &Connection, run: &Run) -> OpResult<()> {
+    let started_ms = parse_millis(&run.started_at).unwrap_or_else(now_millis);
+    c.execute(
+        "INSERT INTO runs (id, session_id, status, error_type, error_message, request_id, \
+         trace_id, started_at, started_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+        params![
+            run.id.as_str(),
+            run.session_id.as_str(),
+            run.status.as_str(),
+            run.error_type,
+            run.error_message,
+            run.request_id,
+            run.trace_id,
+            run.started_at,
+            started_ms,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Marks a run terminal with an optional (type, message) error; `not_found` when
+/// there is no such run.
+pub(super) fn finish(
+    c: &Connection,
+    run_id: &RunId,
+    status: RunStatus,
+    error: Option<&(String, String)>,
+) -> OpResult<()> {
+    let n = c.execute(
+        "UPDATE runs SET status = ?2, error_type = ?3, error_message = ?4, \
+         completed_at = ?5, duration_ms = MAX(0, ?6 - started_ms) WHERE id = ?1",
+        params![
+            run_id.as_str(),
+            status.as_str(),
+            error.map(|e| e.0.as_str()),
+            error.map(|e| e.1.as_str()),
+            now_rfc3339(),
+            now_millis(),
+        ],
+    )?;
+    if n == 0 {
+        return Err(HecateError::not_found("run", run_id.as_str()).into());
+    }
+    Ok(())
+}
+
+/// Reads one run, or `not_found`.
+pub(super) fn select(c: &Connection, run_id: &RunId) -> OpResult<Run> {
+    c.query_row(
+        &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
+        params![run_id.as_str()],
+        row_to_run,
+    )
+    .optional()?
+    .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
+}
+
+#[async_trait]
 impl RunStore for SqliteStore {
-    fn create_run(&self, run: &Run) -> Result<()> {
-        let started_ms = parse_millis(&run.started_at).unwrap_or_else(now_millis);
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO runs (id, session_id, status, error_type, error_message, request_id, \
-                 trace_id, started_at, started_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-                params![
-                    run.id.as_str(),
-                    run.session_id.as_str(),
-                    run.status.as_str(),
-                    run.error_type,
-                    run.error_message,
-                    run.request_id,
-                    run.trace_id,
-                    run.started_at,
-                    started_ms,
-                ],
-            )?;
-            Ok(())
-        })
+    async fn create_run(&self, run: &Run) -> Result<()> {
+        let run = run.clone();
+        self.write(move |c| insert(c, &run)).await
     }
 
-    fn finish_run(
+    async fn finish_run(
         &self,
         run_id: &RunId,
         status: RunStatus,
         error: Option<(&str, &str)>,
     ) -> Result<()> {
-        self.with(|c| {
-            let n = c.execute(
-                "UPDATE runs SET status = ?2, error_type = ?3, error_message = ?4, \
-                 completed_at = ?5, duration_ms = MAX(0, ?6 - started_ms) WHERE id = ?1",
-                params![
-                    run_id.as_str(),
-                    status.as_str(),
-                    error.map(|e| e.0),
-                    error.map(|e| e.1),
-                    now_rfc3339(),
-                    now_millis(),
-                ],
-            )?;
-            if n == 0 {
-                return Err(HecateError::not_found("run", run_id.as_str()).into());
-            }
-            Ok(())
-        })
+        let (run_id, error) = (
+            run_id.clone(),
+            error.map(|(t, m)| (t.to_owned(), m.to_owned())),
+        );
+        self.write(move |c| finish(c, &run_id, status, error.as_ref()))
+            .await
     }
 
-    fn set_run_status(
+    async fn set_run_status(
         &self,
         session_id: &SessionId,
         run_id: &RunId,
         status: RunStatus,
     ) -> Result<()> {
-        self.with(|c| {
+        let (session_id, run_id) = (session_id.clone(), run_id.clone());
+        self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
                 "UPDATE runs SET status = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')",
@@ -96,35 +128,36 @@ impl RunStore for SqliteStore {
             tx.commit()?;
             Ok(())
         })
+        .await
     }
 
-    fn get_run(&self, run_id: &RunId) -> Result<Run> {
-        self.with(|c| {
-            c.query_row(
-                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
-                params![run_id.as_str()],
-                row_to_run,
-            )
-            .optional()?
-            .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
-        })
+    async fn get_run(&self, run_id: &RunId) -> Result<Run> {
+        let run_id = run_id.clone();
+        self.read(move |c| select(c, &run_id)).await
     }
 
-    fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>> {
-        self.with(|c| {
+    async fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>> {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ?1 ORDER BY started_ms, rowid"
             ))?;
             let rows = stmt.query_map(params![session_id.as_str()], row_to_run)?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+        .await
     }
 
-    fn append_run_events(&self, run_id: &RunId, events: &[(String, Value, String)]) -> Result<()> {
+    async fn append_run_events(
+        &self,
+        run_id: &RunId,
+        events: &[(String, Value, String)],
+    ) -> Result<()> {
+        let (run_id, events) = (run_id.clone(), events.to_vec());
         if events.is_empty() {
             return Ok(());
         }
-        self.with(|c| {
+        self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut next: i64 = tx.query_row(
                 "SELECT COALESCE(MAX(sequence), 0) + 1 FROM run_events WHERE run_id = ?1",
@@ -141,7 +174,7 @@ impl RunStore for SqliteStore {
                         run_id.as_str(),
                         next,
                         kind,
-                        serde_json::to_string(data)?,
+                        serde_json::to_string(&data)?,
                         at
                     ])?;
                     next += 1;
@@ -150,10 +183,12 @@ impl RunStore for SqliteStore {
             tx.commit()?;
             Ok(())
         })
+        .await
     }
 
-    fn list_run_events(&self, run_id: &RunId, after: Option<i64>) -> Result<Vec<RunEvent>> {
-        self.with(|c| {
+    async fn list_run_events(&self, run_id: &RunId, after: Option<i64>) -> Result<Vec<RunEvent>> {
+        let run_id = run_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT run_id, sequence, type, data_json, occurred_at FROM run_events \
                  WHERE run_id = ?1 AND sequence > ?2 ORDER BY sequence",
@@ -162,14 +197,16 @@ impl RunStore for SqliteStore {
                 stmt.query_map(params![run_id.as_str(), after.unwrap_or(0)], row_to_event)?;
             collect_events(rows)
         })
+        .await
     }
 
-    fn list_session_run_events(
+    async fn list_session_run_events(
         &self,
         session_id: &SessionId,
         delta_data: bool,
     ) -> Result<Vec<RunEvent>> {
-        self.with(|c| {
+        let session_id = session_id.clone();
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT run_id, sequence, type, \
                    CASE WHEN ?2 OR type NOT IN ('text_delta', 'thought_delta') \
@@ -180,6 +217,7 @@ impl RunStore for SqliteStore {
             let rows = stmt.query_map(params![session_id.as_str(), delta_data], row_to_event)?;
             collect_events(rows)
         })
+        .await
     }
 }
 

@@ -5,7 +5,8 @@ use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::SessionId;
 use crate::domain::session::{Guardrails, Session, SessionStatus, SessionSummary};
 use crate::store::SessionStore;
-use rusqlite::{OptionalExtension, Row, params};
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
      system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
@@ -41,9 +42,43 @@ fn row_to_session(r: &Row<'_>) -> rusqlite::Result<Session> {
     })
 }
 
+/// Overwrites the mutable header fields of a session, or `not_found`.
+pub(super) fn write_header(c: &Connection, s: &Session) -> OpResult<()> {
+    let n = c.execute(
+        "UPDATE sessions SET title=?3, runtime_kind=?4, provider=?5, model=?6, \
+         adapter_id=?7, workspace=?8, system_prompt=?9, status=?10, native_session_id=?11, \
+         max_turns=?12, max_duration_ms=?13, idle_timeout_ms=?14, turns_used=?15, \
+         session_started_at=?16, last_activity_at=?17, updated_at=?18 \
+         WHERE namespace=?1 AND id=?2",
+        params![
+            s.namespace,
+            s.id.as_str(),
+            s.title,
+            s.runtime_kind.as_str(),
+            s.provider,
+            s.model,
+            s.adapter_id,
+            s.workspace,
+            s.system_prompt,
+            s.status.as_str(),
+            s.native_session_id,
+            s.guardrails.max_turns.map(i64::from),
+            s.guardrails.max_duration_ms.map(|v| v as i64),
+            s.guardrails.idle_timeout_ms.map(|v| v as i64),
+            s.turns_used as i64,
+            s.session_started_at,
+            s.last_activity_at,
+            s.updated_at,
+        ],
+    )?;
+    not_found_if_zero(n, s.id.as_str())
+}
+
+#[async_trait]
 impl SessionStore for SqliteStore {
-    fn create_session(&self, s: &Session) -> Result<()> {
-        self.with(|c| {
+    async fn create_session(&self, s: &Session) -> Result<()> {
+        let s = s.clone();
+        self.write(move |c| {
             c.execute(
                 &format!(
                     "INSERT INTO sessions ({COLUMNS}) VALUES \
@@ -73,10 +108,12 @@ impl SessionStore for SqliteStore {
             )?;
             Ok(())
         })
+        .await
     }
 
-    fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
-        self.with(|c| {
+    async fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
+        let (namespace, id) = (namespace.to_owned(), id.clone());
+        self.read(move |c| {
             c.query_row(
                 &format!("SELECT {COLUMNS} FROM sessions WHERE namespace = ?1 AND id = ?2"),
                 params![namespace, id.as_str()],
@@ -85,10 +122,12 @@ impl SessionStore for SqliteStore {
             .optional()?
             .ok_or_else(|| HecateError::not_found("session", id.as_str()).into())
         })
+        .await
     }
 
-    fn list_sessions(&self, namespace: &str, limit: usize) -> Result<Vec<SessionSummary>> {
-        self.with(|c| {
+    async fn list_sessions(&self, namespace: &str, limit: usize) -> Result<Vec<SessionSummary>> {
+        let namespace = namespace.to_owned();
+        self.read(move |c| {
             let mut stmt = c.prepare(&format!(
                 "SELECT {COLUMNS}, \
                  (SELECT COUNT(*) FROM messages m WHERE m.session_id = sessions.id), \
@@ -106,49 +145,24 @@ impl SessionStore for SqliteStore {
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+        .await
     }
 
-    fn update_session(&self, s: &Session) -> Result<()> {
-        self.with(|c| {
-            let n = c.execute(
-                "UPDATE sessions SET title=?3, runtime_kind=?4, provider=?5, model=?6, \
-                 adapter_id=?7, workspace=?8, system_prompt=?9, status=?10, native_session_id=?11, \
-                 max_turns=?12, max_duration_ms=?13, idle_timeout_ms=?14, turns_used=?15, \
-                 session_started_at=?16, last_activity_at=?17, updated_at=?18 \
-                 WHERE namespace=?1 AND id=?2",
-                params![
-                    s.namespace,
-                    s.id.as_str(),
-                    s.title,
-                    s.runtime_kind.as_str(),
-                    s.provider,
-                    s.model,
-                    s.adapter_id,
-                    s.workspace,
-                    s.system_prompt,
-                    s.status.as_str(),
-                    s.native_session_id,
-                    s.guardrails.max_turns.map(i64::from),
-                    s.guardrails.max_duration_ms.map(|v| v as i64),
-                    s.guardrails.idle_timeout_ms.map(|v| v as i64),
-                    s.turns_used as i64,
-                    s.session_started_at,
-                    s.last_activity_at,
-                    s.updated_at,
-                ],
-            )?;
-            not_found_if_zero(n, s.id.as_str())
-        })
+    async fn update_session(&self, s: &Session) -> Result<()> {
+        let s = s.clone();
+        self.write(move |c| write_header(c, &s)).await
     }
 
-    fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
-        self.with(|c| {
+    async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
+        let (namespace, id) = (namespace.to_owned(), id.clone());
+        self.write(move |c| {
             let n = c.execute(
                 "DELETE FROM sessions WHERE namespace = ?1 AND id = ?2",
                 params![namespace, id.as_str()],
             )?;
             not_found_if_zero(n, id.as_str())
         })
+        .await
     }
 }
 

@@ -1,0 +1,78 @@
+//! The start and the end of a turn, each one `BEGIN IMMEDIATE` transaction on the
+//! writer, built from the same statements the single-row operations use.
+
+use super::{OpResult, SqliteStore, leases, messages, runs, sessions};
+use crate::domain::error::{HecateError, Result};
+use crate::domain::segment::next_segment_id;
+use crate::store::{BeginTurn, FinishTurn, TurnBegun, TurnFinished, TurnStore};
+use async_trait::async_trait;
+use rusqlite::{Connection, TransactionBehavior};
+
+#[async_trait]
+impl TurnStore for SqliteStore {
+    async fn begin_turn(&self, turn: BeginTurn) -> Result<TurnBegun> {
+        self.write(move |c| begin(c, turn)).await
+    }
+
+    async fn finish_turn(&self, turn: FinishTurn) -> Result<TurnFinished> {
+        self.write(move |c| finish(c, turn)).await
+    }
+}
+
+fn begin(c: &mut Connection, turn: BeginTurn) -> OpResult<TurnBegun> {
+    let BeginTurn {
+        owner,
+        lease_ttl_ms,
+        session,
+        run,
+        mut user,
+    } = turn;
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if let Some(holder) = leases::take(&tx, &session.id, &owner, lease_ttl_ms)? {
+        return Ok(TurnBegun::HeldElsewhere { owner: holder });
+    }
+    let previous = messages::last(&tx, &session.id, 1)?
+        .pop()
+        .map(|m| m.runtime);
+    user.runtime.segment_id = next_segment_id(previous.as_ref(), &user.runtime);
+    runs::insert(&tx, &run)?;
+    let user = messages::append(&tx, &session.id, vec![user], None)?
+        .pop()
+        .ok_or_else(|| HecateError::store("the user message was not stored"))?;
+    sessions::write_header(&tx, &session)?;
+    tx.commit()?;
+    Ok(TurnBegun::Started {
+        user: Box::new(user),
+    })
+}
+
+fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
+    let FinishTurn {
+        owner,
+        session,
+        run_id,
+        status,
+        error,
+        assistant,
+        call,
+        artifacts,
+    } = turn;
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let assistant = messages::append(&tx, &session.id, vec![assistant], call.as_ref())?
+        .pop()
+        .ok_or_else(|| HecateError::store("the assistant message was not stored"))?;
+    for a in &artifacts {
+        messages::insert_artifact(&tx, &assistant.id, &a.kind, &a.path, &a.data)?;
+    }
+    runs::finish(&tx, &run_id, status, error.as_ref())?;
+    sessions::write_header(&tx, &session)?;
+    leases::release(&tx, &session.id, &owner)?;
+    let run = runs::select(&tx, &run_id)?;
+    let message_count = messages::count(&tx, &session.id)?;
+    tx.commit()?;
+    Ok(TurnFinished {
+        assistant,
+        run,
+        message_count,
+    })
+}

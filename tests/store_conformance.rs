@@ -1,0 +1,796 @@
+//! One behavioural suite of the async store interface, run against every backend
+//! configuration: a file-backed SQLite store (writer plus reader pool), the same
+//! with a single reader, and the in-memory one. A new backend joins with one line
+//! in the `conformance!` invocation at the bottom.
+
+use hecate::domain::ErrorType;
+use hecate::domain::approval::{Approval, ApprovalStatus};
+use hecate::domain::ids::{ApprovalId, CallId, RunId, SegmentId, SessionId};
+use hecate::domain::message::{NewMessage, Role, RuntimeSnapshot};
+use hecate::domain::provider_call::{ProviderCall, Usage};
+use hecate::domain::run::{Run, RunStatus};
+use hecate::domain::session::SessionStatus;
+use hecate::domain::session::{RuntimeKind, Session};
+use hecate::domain::time::now_rfc3339;
+use hecate::store::history::HistoryStrategy;
+use hecate::store::{
+    BeginTurn, FinishTurn, McpCallRecord, NewArtifact, SqliteStore, Store, TurnBegun,
+};
+use serde_json::json;
+use std::sync::Arc;
+
+/// A store under test, with whatever keeps it alive (its temporary directory).
+pub struct Backend {
+    /// The store.
+    pub store: Arc<dyn Store>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// The backend configurations the suite runs against.
+mod backends {
+    use super::*;
+
+    /// A SQLite file with the default reader pool.
+    pub fn sqlite_file() -> Backend {
+        sqlite_file_with(hecate::store::sqlite::DEFAULT_READERS)
+    }
+
+    /// A SQLite file with one reader connection.
+    pub fn sqlite_file_one_reader() -> Backend {
+        sqlite_file_with(1)
+    }
+
+    fn sqlite_file_with(readers: usize) -> Backend {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store =
+            SqliteStore::open_with_readers(&dir.path().join("hecate.db"), readers).expect("opens");
+        Backend {
+            store: Arc::new(store),
+            _dir: Some(dir),
+        }
+    }
+
+    /// The in-memory SQLite backend.
+    pub fn sqlite_memory() -> Backend {
+        Backend {
+            store: Arc::new(SqliteStore::open_in_memory().expect("opens")),
+            _dir: None,
+        }
+    }
+}
+
+/// The behaviours, each an async function of a fresh store.
+mod cases {
+    use super::*;
+
+    fn session(ns: &str) -> Session {
+        Session {
+            provider: Some("p".into()),
+            model: Some("m".into()),
+            ..Session::new_idle(ns, SessionId::generate(), "t", RuntimeKind::Model)
+        }
+    }
+
+    pub(super) fn snap() -> RuntimeSnapshot {
+        RuntimeSnapshot {
+            runtime_kind: RuntimeKind::Model,
+            segment_id: SegmentId::from("seg_1"),
+            provider: Some("p".into()),
+            model: Some("m".into()),
+            adapter_id: None,
+        }
+    }
+
+    fn call(s: &SessionId) -> ProviderCall {
+        ProviderCall {
+            id: CallId::generate(),
+            session_id: s.clone(),
+            run_id: None,
+            request_id: "req_1".into(),
+            provider: "p".into(),
+            model: "m".into(),
+            usage: Usage {
+                prompt_tokens: 3,
+                completion_tokens: 2,
+                total_tokens: 5,
+            },
+            cost_micros_usd: None,
+            duration_ms: 1,
+            created_at: now_rfc3339(),
+        }
+    }
+
+    fn run(s: &SessionId) -> Run {
+        Run {
+            id: RunId::generate(),
+            session_id: s.clone(),
+            status: RunStatus::Running,
+            error_type: None,
+            error_message: None,
+            request_id: "req".into(),
+            trace_id: None,
+            started_at: now_rfc3339(),
+            completed_at: None,
+            duration_ms: None,
+        }
+    }
+
+    async fn new_session(store: &dyn Store, ns: &str) -> Session {
+        let s = session(ns);
+        store.create_session(&s).await.expect("creates");
+        s
+    }
+
+    pub async fn append_assigns_gap_free_sequences_and_links_calls(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let first = store
+            .append_exchange(
+                &s.id,
+                vec![NewMessage::text(Role::User, "hi", snap())],
+                None,
+            )
+            .await
+            .expect("appends");
+        assert_eq!(first[0].sequence, 0);
+        let c = call(&s.id);
+        let mut answer = NewMessage::text(Role::Assistant, "hello", snap());
+        answer.produced_by_call_id = Some(c.id.clone());
+        let second = store
+            .append_exchange(&s.id, vec![answer], Some(&c))
+            .await
+            .expect("appends exchange");
+        assert_eq!(second[0].sequence, 1);
+        let all = store.list_messages(&s.id, None, 100).await.expect("lists");
+        assert_eq!(all.iter().map(|m| m.sequence).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(all[1].produced_by_call_id.as_ref(), Some(&c.id));
+        let calls = store.list_provider_calls(&s.id).await.expect("calls");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].cost_micros_usd, None, "unknown cost stays unknown");
+        assert_eq!(store.count_messages(&s.id).await.expect("count"), 2);
+    }
+
+    pub async fn an_exchange_whose_call_fails_stores_no_message(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let c = call(&s.id);
+        store
+            .append_exchange(&s.id, vec![], Some(&c))
+            .await
+            .expect("the call alone");
+        let mut answer = NewMessage::text(Role::Assistant, "lost", snap());
+        answer.produced_by_call_id = Some(c.id.clone());
+        store
+            .append_exchange(&s.id, vec![answer], Some(&c))
+            .await
+            .expect_err("the same call id twice");
+        assert_eq!(store.count_messages(&s.id).await.expect("count"), 0);
+    }
+
+    pub async fn deleting_a_session_cascades(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let c = call(&s.id);
+        let mut answer = NewMessage::text(Role::Assistant, "x", snap());
+        answer.produced_by_call_id = Some(c.id.clone());
+        let stored = store
+            .append_exchange(&s.id, vec![answer], Some(&c))
+            .await
+            .expect("appends");
+        store
+            .add_artifact(&stored[0].id, "diff", "", "{}")
+            .await
+            .expect("artifact");
+        store
+            .delete_session("default", &s.id)
+            .await
+            .expect("deletes");
+        assert_eq!(store.count_messages(&s.id).await.expect("counts"), 0);
+        assert!(
+            store
+                .list_provider_calls(&s.id)
+                .await
+                .expect("calls")
+                .is_empty()
+        );
+        assert!(
+            store
+                .list_artifacts(&stored[0].id)
+                .await
+                .expect("artifacts")
+                .is_empty()
+        );
+        let e = store
+            .delete_session("default", &s.id)
+            .await
+            .expect_err("gone");
+        assert_eq!(e.error_type, ErrorType::NotFound);
+    }
+
+    pub async fn namespaces_are_isolated(b: Backend) {
+        let store = b.store.as_ref();
+        let a = new_session(store, "agent-a").await;
+        let e = store
+            .get_session("agent-b", &a.id)
+            .await
+            .expect_err("isolated");
+        assert_eq!(e.error_type, ErrorType::NotFound);
+        assert!(
+            store
+                .list_sessions("agent-b", 10)
+                .await
+                .expect("lists")
+                .is_empty()
+        );
+        assert_eq!(
+            store
+                .list_sessions("agent-a", 10)
+                .await
+                .expect("lists")
+                .len(),
+            1
+        );
+        assert!(store.delete_session("agent-b", &a.id).await.is_err());
+    }
+
+    pub async fn history_strategies_load_windows_and_checkpoints(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let batch: Vec<_> = (0..30)
+            .map(|i| {
+                let mut m = NewMessage::text(Role::User, format!("m{i}"), snap());
+                m.is_summary = i == 12;
+                m
+            })
+            .collect();
+        store
+            .append_exchange(&s.id, batch, None)
+            .await
+            .expect("appends");
+        let window = HistoryStrategy::BufferWindow { window: 5 }
+            .load(store, &s.id)
+            .await
+            .expect("loads");
+        assert_eq!(window.first().map(|m| m.sequence), Some(25));
+        assert_eq!(window.len(), 5);
+        let from_summary = HistoryStrategy::SummaryCheckpoint
+            .load(store, &s.id)
+            .await
+            .expect("loads");
+        assert_eq!(from_summary.first().map(|m| m.sequence), Some(12));
+        assert_eq!(from_summary.len(), 18);
+    }
+
+    pub async fn leases_exclude_other_owners_until_released_or_expired(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let id = &s.id;
+        assert_eq!(store.acquire_lease(id, "a", 60_000).await.expect("a"), None);
+        assert_eq!(
+            store.acquire_lease(id, "b", 60_000).await.expect("b"),
+            Some("a".to_string())
+        );
+        store.release_lease(id, "a").await.expect("release");
+        assert_eq!(store.acquire_lease(id, "b", -1).await.expect("b"), None);
+        // b's lease is already expired, so c may take it.
+        assert_eq!(store.acquire_lease(id, "c", 60_000).await.expect("c"), None);
+    }
+
+    pub async fn reconcile_fails_orphaned_runs_and_times_out_pending_approvals(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let run = run(&s.id);
+        store.create_run(&run).await.expect("run");
+        let approval = Approval {
+            id: ApprovalId::generate(),
+            session_id: s.id.clone(),
+            run_id: Some(run.id.clone()),
+            status: ApprovalStatus::Pending,
+            tool_kind: "edit".into(),
+            tool_name: "Edit".into(),
+            options: json!([]),
+            decision: None,
+            scope: None,
+            path: None,
+            selected_option: None,
+            created_at: now_rfc3339(),
+            expires_at: None,
+            resolved_at: None,
+        };
+        store.create_approval(&approval).await.expect("approval");
+        // A live owner keeps its turn.
+        store
+            .acquire_lease(&s.id, "live", 60_000)
+            .await
+            .expect("lease");
+        let report = store
+            .reconcile(Arc::new(|_| false))
+            .await
+            .expect("reconciles");
+        assert_eq!(report.runs_failed, 0);
+        // A dead owner does not.
+        let report = store
+            .reconcile(Arc::new(|o| o == "live"))
+            .await
+            .expect("reconciles");
+        assert_eq!(report.runs_failed, 1);
+        assert_eq!(report.approvals_timed_out, 1);
+        let run = store.get_run(&run.id).await.expect("run");
+        assert_eq!(run.status, RunStatus::Failed);
+        assert_eq!(run.error_type.as_deref(), Some("interrupted"));
+        let a = store.get_approval(&approval.id).await.expect("approval");
+        assert_eq!(a.status, ApprovalStatus::TimedOut);
+        assert_eq!(a.path.as_deref(), Some("startup_reconcile"));
+        let mut again = a.clone();
+        again.status = ApprovalStatus::Approved;
+        let e = store
+            .resolve_approval(&again)
+            .await
+            .expect_err("not pending");
+        assert_eq!(e.error_type, ErrorType::Conflict);
+    }
+
+    pub async fn run_events_are_numbered_per_run_and_deltas_can_be_left_out(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let (r1, r2) = (run(&s.id), run(&s.id));
+        for r in [&r1, &r2] {
+            store.create_run(r).await.expect("run");
+        }
+        let ev = |kind: &str| (kind.to_string(), json!({"text": "x"}), now_rfc3339());
+        store
+            .append_run_events(&r1.id, &[ev("text_delta"), ev("tool_call_started")])
+            .await
+            .expect("first batch");
+        store
+            .append_run_events(&r1.id, &[ev("text_delta")])
+            .await
+            .expect("second batch");
+        store
+            .append_run_events(&r2.id, &[ev("thought_delta")])
+            .await
+            .expect("other run");
+        let one = store.list_run_events(&r1.id, None).await.expect("events");
+        assert_eq!(
+            one.iter().map(|e| e.sequence).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        let after = store.list_run_events(&r1.id, Some(2)).await.expect("after");
+        assert_eq!(after.len(), 1);
+        let all = store
+            .list_session_run_events(&s.id, false)
+            .await
+            .expect("session events");
+        assert_eq!(all.len(), 4);
+        for e in &all {
+            let delta = e.event_type.ends_with("_delta");
+            assert_eq!(e.data.is_null(), delta, "{e:?}");
+        }
+        store
+            .finish_run(&r1.id, RunStatus::Failed, Some(("boom", "it broke")))
+            .await
+            .expect("finishes");
+        let r = store.get_run(&r1.id).await.expect("run");
+        assert_eq!(r.status, RunStatus::Failed);
+        assert_eq!(r.error_message.as_deref(), Some("it broke"));
+        assert!(r.completed_at.is_some());
+    }
+
+    pub async fn audit_records_round_trip_newest_first_per_namespace(b: Backend) {
+        let store = b.store.as_ref();
+        let rec = |id: &str, ns: &str, at: &str| McpCallRecord {
+            id: id.into(),
+            namespace: ns.into(),
+            server: "fs".into(),
+            tool: "read".into(),
+            exposed_name: "fs__read".into(),
+            client: "test (stdio)".into(),
+            policy: "auto".into(),
+            decision: "allowed".into(),
+            approval_id: None,
+            outcome: "ok".into(),
+            error_type: None,
+            error_message: None,
+            argument_keys: vec!["path".into()],
+            argument_bytes: 12,
+            started_at: at.into(),
+            duration_ms: 3,
+        };
+        store
+            .record_mcp_calls(&[rec("a", "default", "2026-01-01T00:00:00Z")])
+            .await
+            .expect("a");
+        store
+            .record_mcp_calls(&[
+                rec("b", "default", "2026-01-02T00:00:00Z"),
+                rec("c", "other", "2026-01-03T00:00:00Z"),
+            ])
+            .await
+            .expect("b and c");
+        let got = store.list_mcp_calls("default", 10).await.expect("list");
+        assert_eq!(
+            got.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["b", "a"]
+        );
+        assert_eq!(got[0].argument_keys, ["path"]);
+    }
+
+    pub async fn health_names_the_backend_and_reports_integrity(b: Backend) {
+        let h = b.store.health().await.expect("health");
+        assert_eq!(h.integrity, "ok");
+        assert!(h.schema_version > 0);
+        assert!(!h.backend.is_empty());
+    }
+
+    fn begin(s: &Session, owner: &str, model: &str) -> BeginTurn {
+        let mut session = s.clone();
+        session.status = SessionStatus::Running;
+        session.turns_used += 1;
+        let run = run(&s.id);
+        let mut snapshot = snap();
+        snapshot.model = Some(model.into());
+        snapshot.segment_id = SegmentId::generate();
+        let mut user = NewMessage::text(Role::User, "question", snapshot);
+        user.run_id = Some(run.id.clone());
+        BeginTurn {
+            owner: owner.into(),
+            lease_ttl_ms: 60_000,
+            session,
+            run,
+            user,
+        }
+    }
+
+    fn finish(b: &BeginTurn, user: &hecate::domain::message::Message) -> FinishTurn {
+        let mut session = b.session.clone();
+        session.status = SessionStatus::Completed;
+        let mut c = call(&session.id);
+        c.run_id = Some(b.run.id.clone());
+        let mut answer = NewMessage::text(Role::Assistant, "answer", user.runtime.clone());
+        answer.produced_by_call_id = Some(c.id.clone());
+        answer.run_id = Some(b.run.id.clone());
+        FinishTurn {
+            owner: b.owner.clone(),
+            session,
+            run_id: b.run.id.clone(),
+            status: RunStatus::Completed,
+            error: None,
+            assistant: answer,
+            call: Some(c),
+            artifacts: vec![NewArtifact {
+                kind: "turn_diff".into(),
+                path: String::new(),
+                data: "{}".into(),
+            }],
+        }
+    }
+
+    async fn started(store: &dyn Store, turn: BeginTurn) -> hecate::domain::message::Message {
+        match store.begin_turn(turn).await.expect("begins") {
+            TurnBegun::Started { user } => *user,
+            other => panic!("expected a started turn, got {other:?}"),
+        }
+    }
+
+    pub async fn a_turn_begins_and_finishes_in_two_writes(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let turn = begin(&s, "owner-a", "m");
+        let user = started(store, turn.clone()).await;
+        assert_eq!(user.sequence, 0);
+        assert_eq!(user.run_id.as_ref(), Some(&turn.run.id));
+        // Begun: the lease, the run, the message and the header are all there.
+        assert_eq!(
+            store
+                .acquire_lease(&s.id, "owner-b", 1000)
+                .await
+                .expect("lease"),
+            Some("owner-a".to_string())
+        );
+        let header = store.get_session("default", &s.id).await.expect("session");
+        assert_eq!(header.status, SessionStatus::Running);
+        assert_eq!(header.turns_used, 1);
+        assert_eq!(
+            store.get_run(&turn.run.id).await.expect("run").status,
+            RunStatus::Running
+        );
+
+        let end = finish(&turn, &user);
+        let call_id = end.call.as_ref().map(|c| c.id.clone());
+        let done = store.finish_turn(end).await.expect("finishes");
+        assert_eq!(done.assistant.sequence, 1);
+        assert_eq!(done.assistant.produced_by_call_id, call_id);
+        assert_eq!(done.run.status, RunStatus::Completed);
+        assert!(done.run.completed_at.is_some());
+        assert_eq!(done.message_count, 2);
+        let calls = store.list_provider_calls(&s.id).await.expect("calls");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            store
+                .list_artifacts(&done.assistant.id)
+                .await
+                .expect("artifacts")
+                .len(),
+            1
+        );
+        let header = store.get_session("default", &s.id).await.expect("session");
+        assert_eq!(header.status, SessionStatus::Completed);
+        // Finished: the lease is free.
+        assert_eq!(
+            store
+                .acquire_lease(&s.id, "owner-b", 1000)
+                .await
+                .expect("lease"),
+            None
+        );
+    }
+
+    pub async fn begin_turn_keeps_the_segment_of_the_same_target(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let first = begin(&s, "o", "m");
+        let u1 = started(store, first.clone()).await;
+        store
+            .finish_turn(finish(&first, &u1))
+            .await
+            .expect("finishes");
+        let second = begin(&s, "o", "m");
+        let u2 = started(store, second.clone()).await;
+        assert_eq!(u2.runtime.segment_id, u1.runtime.segment_id, "same target");
+        store
+            .finish_turn(finish(&second, &u2))
+            .await
+            .expect("finishes");
+        let third = begin(&s, "o", "other-model");
+        let u3 = started(store, third).await;
+        assert_ne!(u3.runtime.segment_id, u2.runtime.segment_id, "new target");
+    }
+
+    pub async fn begin_turn_on_a_session_held_elsewhere_writes_nothing(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        store
+            .acquire_lease(&s.id, "x", 60_000)
+            .await
+            .expect("lease");
+        let turn = begin(&s, "o", "m");
+        let answer = store.begin_turn(turn.clone()).await.expect("answers");
+        assert_eq!(answer, TurnBegun::HeldElsewhere { owner: "x".into() });
+        assert_eq!(store.count_messages(&s.id).await.expect("count"), 0);
+        assert!(store.list_runs(&s.id).await.expect("runs").is_empty());
+        assert_eq!(store.get_session("default", &s.id).await.expect("s"), s);
+    }
+
+    /// The user message fails to insert (its id is taken) after the lease and the
+    /// run were written: none of them stays.
+    pub async fn a_failing_begin_turn_stores_nothing(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let earlier = store
+            .append_exchange(
+                &s.id,
+                vec![NewMessage::text(Role::User, "old", snap())],
+                None,
+            )
+            .await
+            .expect("appends");
+        let mut turn = begin(&s, "o", "m");
+        turn.user.id = earlier[0].id.clone();
+        store
+            .begin_turn(turn.clone())
+            .await
+            .expect_err("duplicate id");
+        assert!(store.list_runs(&s.id).await.expect("runs").is_empty());
+        assert_eq!(store.count_messages(&s.id).await.expect("count"), 1);
+        let header = store.get_session("default", &s.id).await.expect("s");
+        assert_eq!(header.status, s.status);
+        assert_eq!(header.turns_used, 0);
+        assert_eq!(
+            store
+                .acquire_lease(&s.id, "other", 1000)
+                .await
+                .expect("lease"),
+            None,
+            "the lease was rolled back"
+        );
+    }
+
+    /// The answer and its provider call are written, then the run is missing:
+    /// neither the answer nor the call stays, and the lease is still held.
+    pub async fn a_failing_finish_turn_stores_nothing(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let turn = begin(&s, "o", "m");
+        let user = started(store, turn.clone()).await;
+        let mut end = finish(&turn, &user);
+        end.run_id = RunId::generate();
+        let e = store.finish_turn(end).await.expect_err("no such run");
+        assert_eq!(e.error_type, ErrorType::NotFound);
+        // A taken message id fails the same way, at the first insert.
+        let mut end = finish(&turn, &user);
+        end.assistant.id = user.id.clone();
+        store.finish_turn(end).await.expect_err("duplicate id");
+        assert_eq!(store.count_messages(&s.id).await.expect("count"), 1);
+        assert!(
+            store
+                .list_provider_calls(&s.id)
+                .await
+                .expect("calls")
+                .is_empty()
+        );
+        assert_eq!(
+            store.get_run(&turn.run.id).await.expect("run").status,
+            RunStatus::Running
+        );
+        assert_eq!(
+            store.get_session("default", &s.id).await.expect("s").status,
+            SessionStatus::Running
+        );
+        assert_eq!(
+            store
+                .acquire_lease(&s.id, "other", 1000)
+                .await
+                .expect("lease"),
+            Some("o".to_string()),
+            "the release was rolled back"
+        );
+        // And the turn can still finish.
+        let done = store
+            .finish_turn(finish(&turn, &user))
+            .await
+            .expect("finishes");
+        assert_eq!(done.message_count, 2);
+    }
+
+    /// Many tasks append to a few sessions at once: every append gets consecutive
+    /// sequences, and each session ends with 0..n, no gap, no duplicate.
+    pub async fn concurrent_appends_keep_sequences_monotonic_and_gap_free(b: Backend) {
+        const SESSIONS: usize = 3;
+        const WRITERS_PER_SESSION: usize = 6;
+        const APPENDS: usize = 15;
+        let mut ids = Vec::new();
+        for _ in 0..SESSIONS {
+            ids.push(new_session(b.store.as_ref(), "default").await.id);
+        }
+        let mut tasks = Vec::new();
+        for id in &ids {
+            for w in 0..WRITERS_PER_SESSION {
+                let (store, id) = (b.store.clone(), id.clone());
+                tasks.push(tokio::spawn(async move {
+                    let mut last = -1;
+                    for i in 0..APPENDS {
+                        // Alternate single messages and pairs.
+                        let n = 1 + (i + w) % 2;
+                        let batch = (0..n)
+                            .map(|k| NewMessage::text(Role::User, format!("{w}.{i}.{k}"), snap()))
+                            .collect();
+                        let stored = store
+                            .append_exchange(&id, batch, None)
+                            .await
+                            .expect("appends");
+                        let seqs: Vec<i64> = stored.iter().map(|m| m.sequence).collect();
+                        assert!(seqs.windows(2).all(|p| p[1] == p[0] + 1), "{seqs:?}");
+                        assert!(seqs[0] > last, "a writer's sequences only grow");
+                        last = seqs[seqs.len() - 1];
+                    }
+                }));
+            }
+        }
+        // Readers run meanwhile and always see a gap-free prefix.
+        let mut readers = Vec::new();
+        for id in &ids {
+            let (store, id) = (b.store.clone(), id.clone());
+            readers.push(tokio::spawn(async move {
+                for _ in 0..20 {
+                    let msgs = store
+                        .list_messages(&id, None, usize::MAX)
+                        .await
+                        .expect("lists");
+                    for (i, m) in msgs.iter().enumerate() {
+                        assert_eq!(m.sequence, i as i64);
+                    }
+                    tokio::task::yield_now().await;
+                }
+            }));
+        }
+        for t in tasks.into_iter().chain(readers) {
+            t.await.expect("task");
+        }
+        let expected: usize = (0..WRITERS_PER_SESSION)
+            .map(|w| (0..APPENDS).map(|i| 1 + (i + w) % 2).sum::<usize>())
+            .sum();
+        for id in &ids {
+            let msgs = b
+                .store
+                .list_messages(id, None, usize::MAX)
+                .await
+                .expect("lists");
+            let seqs: Vec<i64> = msgs.iter().map(|m| m.sequence).collect();
+            assert_eq!(seqs, (0..expected as i64).collect::<Vec<_>>());
+            assert_eq!(
+                b.store.count_messages(id).await.expect("count") as usize,
+                seqs.len()
+            );
+        }
+    }
+
+    /// Whatever a write answered is visible to the next read, from any task.
+    pub async fn a_read_sees_every_committed_write(b: Backend) {
+        let mut tasks = Vec::new();
+        for t in 0..8 {
+            let store = b.store.clone();
+            tasks.push(tokio::spawn(async move {
+                for i in 0..10 {
+                    let s = session(&format!("ns{t}"));
+                    store.create_session(&s).await.expect("creates");
+                    let got = store
+                        .get_session(&s.namespace, &s.id)
+                        .await
+                        .expect("reads back");
+                    assert_eq!(got.id, s.id);
+                    let stored = store
+                        .append_exchange(
+                            &s.id,
+                            vec![NewMessage::text(Role::User, format!("{t}.{i}"), snap())],
+                            None,
+                        )
+                        .await
+                        .expect("appends");
+                    let last = store.last_messages(&s.id, 1).await.expect("reads");
+                    assert_eq!(last.len(), 1);
+                    assert_eq!(last[0].id, stored[0].id);
+                    let listed = store.list_sessions(&s.namespace, 100).await.expect("lists");
+                    assert_eq!(listed.len(), i + 1);
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.expect("task");
+        }
+    }
+}
+
+/// Instantiates every case of the suite for each `backend => opener` pair.
+macro_rules! conformance {
+    ($($backend:ident => $open:expr;)+) => {
+        $(
+            mod $backend {
+                use super::*;
+
+                conformance!(@cases $open;
+                    append_assigns_gap_free_sequences_and_links_calls,
+                    an_exchange_whose_call_fails_stores_no_message,
+                    deleting_a_session_cascades,
+                    namespaces_are_isolated,
+                    history_strategies_load_windows_and_checkpoints,
+                    leases_exclude_other_owners_until_released_or_expired,
+                    reconcile_fails_orphaned_runs_and_times_out_pending_approvals,
+                    run_events_are_numbered_per_run_and_deltas_can_be_left_out,
+                    audit_records_round_trip_newest_first_per_namespace,
+                    health_names_the_backend_and_reports_integrity,
+                    concurrent_appends_keep_sequences_monotonic_and_gap_free,
+                    a_read_sees_every_committed_write,
+                    a_turn_begins_and_finishes_in_two_writes,
+                    begin_turn_keeps_the_segment_of_the_same_target,
+                    begin_turn_on_a_session_held_elsewhere_writes_nothing,
+                    a_failing_begin_turn_stores_nothing,
+                    a_failing_finish_turn_stores_nothing,
+                );
+            }
+        )+
+    };
+    (@cases $open:expr; $($case:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                cases::$case($open).await;
+            }
+        )+
+    };
+}
+
+conformance! {
+    sqlite_file => backends::sqlite_file();
+    sqlite_file_one_reader => backends::sqlite_file_one_reader();
+    sqlite_memory => backends::sqlite_memory();
+}
