@@ -1,7 +1,7 @@
 //! Persistence behind one set of async traits. The SQLite backend (a file, or
 //! `:memory:` for the in-memory backend) implements all of them; other backends
 //! (PostgreSQL for several replicas) follow the same contract, checked by the one
-//! conformance suite in `tests/store_conformance.rs`.
+//! conformance suite in `tests/e2e/store_conformance.rs`.
 
 pub mod history;
 pub mod sqlite;

@@ -41,5 +41,6 @@ mod no_child_outlives_hecate;
 mod provider_faults;
 mod serve_http;
 mod stdio_fuzz;
+mod store_conformance;
 mod store_durability;
 mod telemetry_otlp;

@@ -1,5 +1,5 @@
 //! What only the SQLite backend promises (the behaviours every backend shares are in
-//! `tests/store_conformance.rs`): schema upgrades, errors on open that name the
+//! `tests/e2e/store_conformance.rs`): schema upgrades, errors on open that name the
 //! file, waiting for another process that holds a new file, reads served by the
 //! reader pool while the writer is busy, and foreign-key link clearing.
 
