@@ -6,6 +6,7 @@ use crate::support::{TempDir, num, summarize};
 use futures::StreamExt;
 use hecate::adapters::providers::pricing::Pricebook;
 use hecate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
+use hecate::domain::ids::SessionId;
 use hecate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
 use hecate::runtimes::model::{DEFAULT_MAX_TOKENS, ModelRuntime};
 use hecate::store::{SqliteStore, Store};
@@ -63,7 +64,8 @@ async fn direct_turn(http: &reqwest::Client, base_url: &str, model: &str) -> any
     Ok(text)
 }
 
-async fn hecate_turn(engine: &Engine, model: &str) -> anyhow::Result<()> {
+/// A fresh session for one timed turn (its creation is timed apart).
+async fn new_session(engine: &Engine, model: &str) -> anyhow::Result<SessionId> {
     let s = engine
         .create_session(
             "bench",
@@ -73,10 +75,15 @@ async fn hecate_turn(engine: &Engine, model: &str) -> anyhow::Result<()> {
             },
         )
         .await?;
+    Ok(s.id)
+}
+
+/// One model turn through the engine on session `sid`, to its recorded end.
+async fn hecate_turn(engine: &Engine, sid: &SessionId) -> anyhow::Result<()> {
     let mut turn = engine
         .send_message(
             "bench",
-            &s.id,
+            sid,
             SendMessage {
                 content: "benchmark prompt".into(),
                 ..Default::default()
@@ -111,19 +118,25 @@ pub async fn bench(args: &ModelArgs) -> anyhow::Result<Value> {
     let (engine, _) = Engine::start(store, runtime.into(), EngineConfig::default()).await?;
     // Warm both paths.
     direct_turn(&http, base_url, model).await?;
-    hecate_turn(&engine, model).await?;
+    let warm = new_session(&engine, model).await?;
+    hecate_turn(&engine, &warm).await?;
     let mut direct = Vec::new();
     let mut hecate = Vec::new();
+    let mut create = Vec::new();
     for _ in 0..turns {
         let t = Instant::now();
         direct_turn(&http, base_url, model).await?;
         direct.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        hecate_turn(&engine, model).await?;
+        let sid = new_session(&engine, model).await?;
+        create.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        hecate_turn(&engine, &sid).await?;
         hecate.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let d = summarize(direct);
     let h = summarize(hecate);
+    let c = summarize(create);
     let ratio = num(&h, "median") / num(&d, "median").max(1e-9);
     let added = num(&h, "median") - num(&d, "median");
     Ok(json!({
@@ -131,8 +144,9 @@ pub async fn bench(args: &ModelArgs) -> anyhow::Result<Value> {
         "turns": turns,
         "direct_ms": d,
         "hecate_ms": h,
+        "create_session_ms": c,
         "median_ratio_hecate_vs_direct": ratio,
         "median_added_ms": added,
-        "note": "Hecate path = create session + persist user message + streamed provider call + persist answer and provider call (SQLite file, WAL).",
+        "note": "Hecate path = one turn on a new session: persist the user message (with run, lease and header, one transaction) + streamed provider call + persist answer and provider call (with run end, header and lease release, one transaction), SQLite file, WAL; creating the session is timed apart (create_session_ms).",
     }))
 }
