@@ -295,6 +295,25 @@ async fn changed_files_are_listed_diffed_and_reverted() {
         .await;
     assert_eq!(bad.status, 400, "{}", bad.body);
     assert_eq!(bad.error_type(), "invalid_request");
+    // A typo must never widen a destructive request to "revert everything".
+    for typo in [json!({"path": ["a.txt"]}), json!({"nope": 1})] {
+        let bad = api.post(&format!("{base}/revert"), typo.clone()).await;
+        assert_eq!(bad.status, 400, "{typo}: {}", bad.body);
+        assert_eq!(bad.error_type(), "invalid_request");
+        let field = typo.as_object().and_then(|o| o.keys().next().cloned());
+        assert!(
+            bad.body
+                .to_string()
+                .contains(&format!("`{}`", field.unwrap_or_default())),
+            "the error names the unknown field: {}",
+            bad.body
+        );
+        assert!(ws.path().join("b.txt").exists(), "{typo} reverted b.txt");
+        assert!(
+            ws.path().join("sub/c.txt").exists(),
+            "{typo} reverted c.txt"
+        );
+    }
 
     let rv = api
         .post(&format!("{base}/revert"), json!({"paths": ["a.txt"]}))

@@ -333,6 +333,7 @@ impl From<ScopeName> for Scope {
 /// Body of `POST …/approvals/{approval_id}/resolve`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[schema(example = json!({"decision": "approve", "scope": "once"}))]
+#[serde(deny_unknown_fields)]
 pub struct ResolveApprovalRequest {
     /// `approve` or `reject`.
     pub decision: DecisionName,
@@ -477,6 +478,7 @@ pub struct ChangedFileDiffResponse {
 /// Body of `POST …/messages/{message_id}/revert`.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[schema(example = json!({"paths": ["src/foo.go"]}))]
+#[serde(deny_unknown_fields)]
 pub struct RevertRequest {
     /// Paths to restore, among those the turn changed; empty or absent for all.
     #[serde(default)]

@@ -46,6 +46,7 @@ pub fn parse_runtime_kind(raw: Option<&str>) -> Result<Option<RuntimeKind>, ApiE
 /// Body of `POST /hecate/v1/agent-chat/sessions`.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[schema(example = json!({"runtime_kind": "model", "model": "ollama/qwen2.5-coder", "title": "Hecate Chat"}))]
+#[serde(deny_unknown_fields)]
 pub struct CreateSessionRequest {
     /// `model` (default), `agent` or `external_agent`.
     #[schema(value_type = Option<RuntimeKindName>)]
@@ -73,6 +74,7 @@ pub struct CreateSessionRequest {
 /// Body of `POST /hecate/v1/agent-chat/sessions/{id}/messages`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[schema(example = json!({"content": "Explain this error and suggest a fix."}))]
+#[serde(deny_unknown_fields)]
 pub struct SendMessageRequest {
     /// The prompt.
     pub content: String,
