@@ -27,7 +27,7 @@ pub fn owner_is_dead(owner: &str) -> bool {
     if host != hostname() || !std::path::Path::new("/proc/self").exists() {
         return false;
     }
-    pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    pid != std::process::id() && !crate::adapters::process::pid_is_running(pid)
 }
 
 #[cfg(test)]

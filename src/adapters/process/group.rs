@@ -115,14 +115,8 @@ pub(super) fn die_with_parent(_cmd: &mut tokio::process::Command) {}
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use crate::adapters::process::pid_is_running;
     use std::time::{Duration, Instant};
-
-    fn alive(pid: u32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-            !s.rsplit_once(") ")
-                .is_some_and(|(_, rest)| rest.starts_with('Z'))
-        })
-    }
 
     /// Also why every fork happens on the spawner thread: the signal follows the
     /// forking thread, not the process.
@@ -145,10 +139,10 @@ mod tests {
         .join()
         .expect("forking thread");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while alive(forked) && Instant::now() < deadline {
+        while pid_is_running(forked) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(25));
         }
-        let survived = alive(forked);
+        let survived = pid_is_running(forked);
         if survived {
             // SAFETY: kill(2) has no memory-safety preconditions; `forked` is the
             // group this test started.

@@ -16,6 +16,27 @@ pub use group::ProcessGroup;
 pub use output::{Output, run};
 pub use tail::{StderrTail, TailLimits};
 
+/// Whether process `pid` is running: it exists and is neither a zombie (an exited
+/// process nobody reaped yet, which lingers where PID 1 does not reap) nor dead.
+pub fn pid_is_running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name, which may hold spaces.
+        Ok(stat) => !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with(['Z', 'X'])),
+        Err(_) if std::path::Path::new("/proc/self").exists() => false,
+        // No procfs: ask the kernel (EPERM still means the process exists).
+        Err(_) => {
+            let Ok(pid) = libc::pid_t::try_from(pid) else {
+                return false;
+            };
+            // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+            let found = unsafe { libc::kill(pid, 0) } == 0;
+            found || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        }
+    }
+}
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -372,19 +393,12 @@ mod tests {
     use std::time::Instant;
     use tokio::io::AsyncBufReadExt;
 
-    fn alive(pid: u32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-            !s.rsplit_once(") ")
-                .is_some_and(|(_, rest)| rest.starts_with('Z'))
-        })
-    }
-
     async fn wait_gone(pid: u32) -> bool {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while alive(pid) && Instant::now() < deadline {
+        while pid_is_running(pid) && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        !alive(pid)
+        !pid_is_running(pid)
     }
 
     fn path_only() -> Vec<(String, String)> {
@@ -434,7 +448,7 @@ mod tests {
             .await
             .expect("pid line");
         let grandchild: u32 = line.trim().parse().expect("pid");
-        assert!(alive(grandchild));
+        assert!(pid_is_running(grandchild));
         drop(child);
         assert!(
             wait_gone(grandchild).await,

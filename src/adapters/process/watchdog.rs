@@ -191,23 +191,17 @@ pub fn run_helper() -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adapters::process::pid_is_running;
     use crate::adapters::process::{ChildProcess, Pipe, Spec, Stderr};
     use std::time::{Duration, Instant};
     use tokio::io::AsyncBufReadExt;
 
-    fn alive(pid: u32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-            !s.rsplit_once(") ")
-                .is_some_and(|(_, rest)| rest.starts_with('Z'))
-        })
-    }
-
     async fn wait_gone(pid: u32) -> bool {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while alive(pid) && Instant::now() < deadline {
+        while pid_is_running(pid) && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        !alive(pid)
+        !pid_is_running(pid)
     }
 
     /// A group whose leader waits on a background `sleep`; returns the leader and
@@ -243,7 +237,7 @@ mod tests {
             wait_gone(doomed_grandchild).await,
             "registered group killed"
         );
-        assert!(alive(kept_grandchild), "unregistered group spared");
+        assert!(pid_is_running(kept_grandchild), "unregistered group spared");
         drop(kept);
         assert!(wait_gone(kept_grandchild).await);
     }
