@@ -1,7 +1,6 @@
 //! The smoke set: every benchmark once with tiny counts, and what its report
 //! must hold. No timing is asserted, only that each figure is there and is a
-//! number (and a few counts the parameters fix). This replaces the old
-//! `tests/http_bench.rs` and `tests/mcp_bench.rs`.
+//! number (and a few counts the parameters fix).
 
 use anyhow::{Context, bail, ensure};
 use serde_json::Value;
