@@ -322,8 +322,9 @@ async fn a_slow_reader_gets_every_chunk_of_its_turn_while_a_neighbour_floods() {
         .collect::<Vec<_>>()
         .join(" ");
     let server = ModelServer::start(Some(json!([
-        {"match": {"contains": "mine"}, "chunks": mine},
-        {"match": {"contains": "flood"}, "text": flood}
+        // Both turns start at once, so either request may reach the model first.
+        {"match": {"contains": "mine"}, "chunks": mine, "repeat": true},
+        {"match": {"contains": "flood"}, "text": flood, "repeat": true}
     ])));
     let engine = engine(&server).await;
     let a = engine
