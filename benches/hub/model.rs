@@ -12,7 +12,7 @@ use hecate::runtimes::model::{DEFAULT_MAX_TOKENS, ModelRuntime};
 use hecate::store::{SqliteStore, Store};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Arguments of the `model` benchmark.
 #[derive(Debug, Clone, clap::Args)]
@@ -94,7 +94,6 @@ async fn hecate_turn(engine: &Engine, sid: &SessionId) -> anyhow::Result<()> {
     if let Some(e) = r.error {
         return Err(e.into());
     }
-    tokio::time::sleep(Duration::ZERO).await;
     Ok(())
 }
 

@@ -108,6 +108,9 @@ pub enum EngineEvent {
         session_id: SessionId,
         /// Run.
         run_id: RunId,
+        /// Position of the event in its run, from 1: the sequence it is stored
+        /// under, so live views and the run-event log agree.
+        sequence: i64,
         /// The runtime event.
         update: RuntimeEvent,
     },

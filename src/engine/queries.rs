@@ -156,6 +156,7 @@ mod tests {
     use crate::domain::run::{Run, RunStatus};
     use crate::domain::session::{RuntimeKind, Session};
     use crate::domain::time::now_rfc3339;
+    use crate::store::NewRunEvent;
     use serde_json::json;
 
     fn session(id: &SessionId) -> Session {
@@ -202,9 +203,15 @@ mod tests {
             "text_delta",
             "text_delta",
         ];
-        let events: Vec<(String, serde_json::Value, String)> = kinds
+        let events: Vec<NewRunEvent> = kinds
             .iter()
-            .map(|k| (k.to_string(), json!({"text": "x"}), now_rfc3339()))
+            .zip(1..)
+            .map(|(k, sequence)| NewRunEvent {
+                sequence,
+                event_type: k.to_string(),
+                data: json!({"text": "x"}),
+                occurred_at: now_rfc3339(),
+            })
             .collect();
         let st = engine.store();
         st.create_session(&s).await.expect("session");

@@ -19,7 +19,7 @@ use crate::engine::approvals::TurnAsker;
 use crate::engine::turn_events::TurnEvents;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use crate::store::history::summarization_needed;
-use crate::store::{BeginTurn, FinishTurn, NewArtifact, TurnBegun};
+use crate::store::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -171,6 +171,8 @@ struct TurnPlan {
     cancel: CancellationToken,
     delegate: Option<Arc<dyn WorkspaceDelegate>>,
     guard: ActiveGuard,
+    /// What the runtime sees of the transcript, read by `begin_turn`.
+    history: Vec<Message>,
 }
 
 impl Engine {
@@ -194,7 +196,10 @@ impl Engine {
                 ),
             ));
         }
-        if let Some(w) = req.workspace.as_deref().filter(|w| !w.is_empty()) {
+        // The workspace is canonicalised once per turn: here when the request
+        // names one, otherwise (for an external agent) by `turn_target`.
+        let named_workspace = req.workspace.as_deref().filter(|w| !w.is_empty());
+        if let Some(w) = named_workspace {
             session.workspace = Some(super::workspace::canonical_workspace(w)?);
         }
         if kind == RuntimeKind::ExternalAgent
@@ -205,7 +210,10 @@ impl Engine {
             session.adapter_id = Some(a.clone());
             session.native_session_id = None;
         }
-        let target = self.turn_target(&session, kind, &req)?;
+        let target = self.turn_target(&session, kind, &req, named_workspace.is_some())?;
+        if let TurnTarget::External { workspace, .. } = &target {
+            session.workspace = Some(workspace.clone());
+        }
         guardrails::check(&session, now_millis())?;
 
         let cancel = CancellationToken::new();
@@ -278,7 +286,8 @@ impl Engine {
         user.content_blocks = req.blocks.clone();
         user.run_id = Some(run.id.clone());
         // One transaction: lease, run, user message (durable before the runtime
-        // sees it) and session header; on failure nothing is stored.
+        // sees it), session header and the history read back; on failure nothing
+        // is stored.
         let begun = self
             .store()
             .begin_turn(BeginTurn {
@@ -287,10 +296,11 @@ impl Engine {
                 session: session.clone(),
                 run: run.clone(),
                 user,
+                history: self.inner.config.history,
             })
             .await?;
-        let user_message = match begun {
-            TurnBegun::Started { user } => *user,
+        let (user_message, history) = match begun {
+            TurnBegun::Started { user, history } => (*user, history),
             TurnBegun::HeldElsewhere { owner } => {
                 return Err(HecateError::new(
                     ErrorType::SessionBusyElsewhere,
@@ -318,6 +328,7 @@ impl Engine {
             cancel,
             delegate: req.workspace_delegate.clone(),
             guard,
+            history,
         };
         let engine = self.clone();
         let done = tokio::spawn(async move { engine.drive(plan).await }.instrument(span));
@@ -346,12 +357,14 @@ impl Engine {
         }
     }
 
-    /// Resolves what answers a turn of `kind` in `session` with `req`'s overrides.
+    /// Resolves what answers a turn of `kind` in `session` with `req`'s overrides;
+    /// `workspace_checked` says the session's workspace was just canonicalised.
     fn turn_target(
         &self,
         session: &Session,
         kind: RuntimeKind,
         req: &SendMessage,
+        workspace_checked: bool,
     ) -> Result<TurnTarget> {
         match kind {
             RuntimeKind::Model => {
@@ -380,8 +393,12 @@ impl Engine {
                         "external agents need a workspace",
                     )
                 })?;
-                // The workspace must still exist and be a directory.
-                super::workspace::canonical_workspace(&workspace)?;
+                // A stored workspace must still exist and be a directory.
+                let workspace = if workspace_checked {
+                    workspace
+                } else {
+                    super::workspace::canonical_workspace(&workspace)?
+                };
                 Ok(TurnTarget::External {
                     adapter_id,
                     workspace,
@@ -418,6 +435,7 @@ impl Engine {
             cancel,
             delegate,
             guard,
+            history,
         } = plan;
         let renew = self.spawn_lease_renewal(&session.id);
         let ending = self
@@ -426,6 +444,7 @@ impl Engine {
                 &run,
                 snapshot,
                 target,
+                history,
                 TurnPolicy {
                     namespace,
                     approval_mode,
@@ -489,10 +508,9 @@ impl Engine {
         run: &Run,
         snapshot: RuntimeSnapshot,
         target: TurnTarget,
+        history: Vec<Message>,
         policy: TurnPolicy,
     ) -> Result<TurnEnding> {
-        let strategy = self.inner.config.history;
-        let history = strategy.load(self.store(), &session.id).await?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let workspace = session.workspace.clone();
         let asker = Arc::new(TurnAsker {
@@ -532,7 +550,6 @@ impl Engine {
         while let Ok(ev) = rx.try_recv() {
             sink.push(ev).await;
         }
-        sink.flush().await;
 
         let (status, msg_status, error) = match &report.end {
             TurnEnd::Completed => (RunStatus::Completed, MessageStatus::Completed, None),
@@ -616,6 +633,8 @@ impl Engine {
             assistant,
             call,
             artifacts,
+            // The last batch is stored with the answer, in the same transaction.
+            events: sink.take_pending(),
         };
         Ok(TurnEnding { finish, error })
     }
@@ -643,13 +662,16 @@ struct TurnEnding {
     error: Option<HecateError>,
 }
 
-/// Publishes runtime events, keeps what they say for a partial answer, and flushes
-/// them to the run's event log in batches.
+/// Numbers and publishes runtime events, keeps what they say for a partial answer,
+/// and flushes them to the run's event log in batches (the last batch goes with
+/// the answer, see `take_pending`).
 struct EventSink {
     engine: Engine,
     session_id: SessionId,
     run_id: RunId,
-    pending: Vec<(String, Value, String)>,
+    /// Sequence of the next event in the run (from 1).
+    next_sequence: i64,
+    pending: Vec<NewRunEvent>,
     last_flush: Instant,
     text: String,
     thinking: String,
@@ -661,6 +683,7 @@ impl EventSink {
             engine,
             session_id,
             run_id,
+            next_sequence: 1,
             pending: Vec::new(),
             last_flush: Instant::now(),
             text: String::new(),
@@ -674,13 +697,19 @@ impl EventSink {
             RuntimeEvent::ThoughtDelta { text } => self.thinking.push_str(text),
             _ => {}
         }
-        let data = serde_json::to_value(&ev).unwrap_or(Value::Null);
-        self.pending
-            .push((ev.kind().to_string(), data, now_rfc3339()));
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        self.pending.push(NewRunEvent {
+            sequence,
+            event_type: ev.kind().to_string(),
+            data: serde_json::to_value(&ev).unwrap_or(Value::Null),
+            occurred_at: now_rfc3339(),
+        });
         self.engine
             .emit(EngineEvent::Runtime {
                 session_id: self.session_id.clone(),
                 run_id: self.run_id.clone(),
+                sequence,
                 update: ev,
             })
             .await;
@@ -703,6 +732,11 @@ impl EventSink {
         {
             tracing::warn!(error = %e, "could not persist run events");
         }
+    }
+
+    /// The events not yet stored, for `finish_turn` to store with the answer.
+    fn take_pending(&mut self) -> Vec<NewRunEvent> {
+        std::mem::take(&mut self.pending)
     }
 
     fn partial_blocks(&self) -> Vec<ContentBlock> {

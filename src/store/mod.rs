@@ -16,11 +16,10 @@ use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::session::{Session, SessionSummary};
 use async_trait::async_trait;
 use serde::Serialize;
-use serde_json::Value;
 use std::sync::Arc;
 
 pub use sqlite::SqliteStore;
-pub use turn::{BeginTurn, FinishTurn, NewArtifact, TurnBegun, TurnFinished};
+pub use turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
 
 /// Says whether an owner id names a process known to be dead (startup reconcile).
 pub type OwnerIsDead = Arc<dyn Fn(&str) -> bool + Send + Sync>;
@@ -102,12 +101,9 @@ pub trait RunStore: Send + Sync {
     async fn get_run(&self, run_id: &RunId) -> Result<Run>;
     /// Runs of a session, oldest first.
     async fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>>;
-    /// Appends events (type, data, time) to a run, assigning sequences.
-    async fn append_run_events(
-        &self,
-        run_id: &RunId,
-        events: &[(String, Value, String)],
-    ) -> Result<()>;
+    /// Appends events to a run under the sequences they carry (numbered by the
+    /// engine); a sequence the run already has is a `conflict`.
+    async fn append_run_events(&self, run_id: &RunId, events: &[NewRunEvent]) -> Result<()>;
     /// Events of a run after `after`, in order.
     async fn list_run_events(&self, run_id: &RunId, after: Option<i64>) -> Result<Vec<RunEvent>>;
     /// Events of every run of a session in one read, grouped by run and in sequence

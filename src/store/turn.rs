@@ -1,13 +1,30 @@
 //! The two writes of a model turn, each one transaction: `begin_turn` (lease, run
-//! row, user message, session header) before the runtime sees the prompt, and
-//! `finish_turn` (answer, its provider call, artifacts, run end, session header,
-//! lease release) after. These are the inputs and answers of those operations.
+//! row, user message, session header, then the history the runtime sees) before
+//! the runtime sees the prompt, and `finish_turn` (the last run events, answer, its
+//! provider call, artifacts, run end, session header, lease release) after. These
+//! are the inputs and answers of those operations.
 
 use crate::domain::ids::RunId;
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::{Run, RunStatus};
 use crate::domain::session::Session;
+use crate::store::history::HistoryStrategy;
+use serde_json::Value;
+
+/// A run event to append: its sequence in the run (numbered by the engine, from 1
+/// in publish order), type, data and time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRunEvent {
+    /// Position in the run, from 1; the engine and every live view share it.
+    pub sequence: i64,
+    /// Stable event type name.
+    pub event_type: String,
+    /// The event's data.
+    pub data: Value,
+    /// When it happened (RFC 3339).
+    pub occurred_at: String,
+}
 
 /// Everything `begin_turn` writes, all or nothing.
 #[derive(Debug, Clone)]
@@ -24,6 +41,9 @@ pub struct BeginTurn {
     /// transaction: the previous message's when it ran the same target, a new one
     /// otherwise (`domain::segment::next_segment_id`).
     pub user: NewMessage,
+    /// Which part of the transcript (the new prompt included) to read back for
+    /// the runtime, inside the same transaction.
+    pub history: HistoryStrategy,
 }
 
 /// How `begin_turn` ended when it did not fail.
@@ -33,6 +53,8 @@ pub enum TurnBegun {
     Started {
         /// The stored user message, with its sequence and segment.
         user: Box<Message>,
+        /// The history the strategy gives the runtime, ending with `user`.
+        history: Vec<Message>,
     },
     /// Another live owner holds the session; nothing was written.
     HeldElsewhere {
@@ -71,6 +93,8 @@ pub struct FinishTurn {
     pub call: Option<ProviderCall>,
     /// Artifacts of the answer.
     pub artifacts: Vec<NewArtifact>,
+    /// Run events not yet stored (the turn's last batch).
+    pub events: Vec<NewRunEvent>,
 }
 
 /// What `finish_turn` stored and what the engine reports from it.

@@ -14,7 +14,7 @@ use hecate::domain::session::{RuntimeKind, Session};
 use hecate::domain::time::now_rfc3339;
 use hecate::store::history::HistoryStrategy;
 use hecate::store::{
-    BeginTurn, FinishTurn, McpCallRecord, NewArtifact, SqliteStore, Store, TurnBegun,
+    BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, SqliteStore, Store, TurnBegun,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -330,26 +330,38 @@ mod cases {
         assert_eq!(e.error_type, ErrorType::Conflict);
     }
 
-    pub async fn run_events_are_numbered_per_run_and_deltas_can_be_left_out(b: Backend) {
+    pub async fn run_events_keep_the_engines_numbers_and_deltas_can_be_left_out(b: Backend) {
         let store = b.store.as_ref();
         let s = new_session(store, "default").await;
         let (r1, r2) = (run(&s.id), run(&s.id));
         for r in [&r1, &r2] {
             store.create_run(r).await.expect("run");
         }
-        let ev = |kind: &str| (kind.to_string(), json!({"text": "x"}), now_rfc3339());
+        let ev = |sequence: i64, kind: &str| NewRunEvent {
+            sequence,
+            event_type: kind.to_string(),
+            data: json!({"text": "x"}),
+            occurred_at: now_rfc3339(),
+        };
         store
-            .append_run_events(&r1.id, &[ev("text_delta"), ev("tool_call_started")])
+            .append_run_events(&r1.id, &[ev(1, "text_delta"), ev(2, "tool_call_started")])
             .await
             .expect("first batch");
         store
-            .append_run_events(&r1.id, &[ev("text_delta")])
+            .append_run_events(&r1.id, &[ev(3, "text_delta")])
             .await
             .expect("second batch");
         store
-            .append_run_events(&r2.id, &[ev("thought_delta")])
+            .append_run_events(&r2.id, &[ev(1, "thought_delta")])
             .await
             .expect("other run");
+        // A number the run already has is refused, and the batch with it is not
+        // stored in part.
+        let e = store
+            .append_run_events(&r1.id, &[ev(4, "text_delta"), ev(2, "text_delta")])
+            .await
+            .expect_err("taken sequence");
+        assert_eq!(e.error_type, ErrorType::Conflict);
         let one = store.list_run_events(&r1.id, None).await.expect("events");
         assert_eq!(
             one.iter().map(|e| e.sequence).collect::<Vec<_>>(),
@@ -438,6 +450,7 @@ mod cases {
             session,
             run,
             user,
+            history: HistoryStrategy::BufferWindow { window: 3 },
         }
     }
 
@@ -462,12 +475,30 @@ mod cases {
                 path: String::new(),
                 data: "{}".into(),
             }],
+            events: ["text_delta", "usage"]
+                .iter()
+                .zip(1..)
+                .map(|(kind, sequence)| NewRunEvent {
+                    sequence,
+                    event_type: kind.to_string(),
+                    data: json!({}),
+                    occurred_at: now_rfc3339(),
+                })
+                .collect(),
         }
     }
 
+    /// Begins `turn` and checks the history it read back: what its strategy loads
+    /// once the prompt is stored, ending with the prompt.
     async fn started(store: &dyn Store, turn: BeginTurn) -> hecate::domain::message::Message {
+        let (strategy, session) = (turn.history, turn.session.id.clone());
         match store.begin_turn(turn).await.expect("begins") {
-            TurnBegun::Started { user } => *user,
+            TurnBegun::Started { user, history } => {
+                assert_eq!(history.last(), Some(user.as_ref()), "ends with the prompt");
+                let loaded = strategy.load(store, &session).await.expect("loads");
+                assert_eq!(history, loaded, "the strategy's window");
+                *user
+            }
             other => panic!("expected a started turn, got {other:?}"),
         }
     }
@@ -499,6 +530,18 @@ mod cases {
         let call_id = end.call.as_ref().map(|c| c.id.clone());
         let done = store.finish_turn(end).await.expect("finishes");
         assert_eq!(done.assistant.sequence, 1);
+        let events = store
+            .list_run_events(&turn.run.id, None)
+            .await
+            .expect("events");
+        assert_eq!(
+            events
+                .iter()
+                .map(|e| (e.sequence, e.event_type.as_str()))
+                .collect::<Vec<_>>(),
+            [(1, "text_delta"), (2, "usage")],
+            "the last batch of events is stored with the answer"
+        );
         assert_eq!(done.assistant.produced_by_call_id, call_id);
         assert_eq!(done.run.status, RunStatus::Completed);
         assert!(done.run.completed_at.is_some());
@@ -611,6 +654,13 @@ mod cases {
         end.assistant.id = user.id.clone();
         store.finish_turn(end).await.expect_err("duplicate id");
         assert_eq!(store.count_messages(&s.id).await.expect("count"), 1);
+        assert!(
+            store
+                .list_run_events(&turn.run.id, None)
+                .await
+                .expect("events")
+                .is_empty()
+        );
         assert!(
             store
                 .list_provider_calls(&s.id)
@@ -765,7 +815,7 @@ macro_rules! conformance {
                     history_strategies_load_windows_and_checkpoints,
                     leases_exclude_other_owners_until_released_or_expired,
                     reconcile_fails_orphaned_runs_and_times_out_pending_approvals,
-                    run_events_are_numbered_per_run_and_deltas_can_be_left_out,
+                    run_events_keep_the_engines_numbers_and_deltas_can_be_left_out,
                     audit_records_round_trip_newest_first_per_namespace,
                     health_names_the_backend_and_reports_integrity,
                     concurrent_appends_keep_sequences_monotonic_and_gap_free,

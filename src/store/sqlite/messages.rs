@@ -9,6 +9,7 @@ use crate::domain::message::{
 use crate::domain::provider_call::{ProviderCall, Usage};
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
+use crate::store::history::{HistoryStrategy, SUMMARY_SAFETY_LIMIT};
 use async_trait::async_trait;
 use rusqlite::{Connection, Row, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
@@ -209,6 +210,51 @@ pub(super) fn last(c: &Connection, session_id: &SessionId, n: usize) -> OpResult
     Ok(out)
 }
 
+/// Up to `limit` messages of a session after sequence `after`, in order.
+pub(super) fn since(
+    c: &Connection,
+    session_id: &SessionId,
+    after: Option<i64>,
+    limit: usize,
+) -> OpResult<Vec<Message>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence > ?2 \
+         ORDER BY sequence LIMIT ?3"
+    ))?;
+    collect_messages(
+        &mut stmt,
+        params![
+            session_id.as_str(),
+            after.unwrap_or(-1),
+            limit.min(i64::MAX as usize) as i64
+        ],
+    )
+}
+
+/// The sequence of a session's newest summary message, if it has one.
+pub(super) fn last_summary(c: &Connection, session_id: &SessionId) -> OpResult<Option<i64>> {
+    Ok(c.query_row(
+        "SELECT MAX(sequence) FROM messages WHERE session_id = ?1 AND is_summary = 1",
+        params![session_id.as_str()],
+        |r| r.get(0),
+    )?)
+}
+
+/// The messages `strategy` gives a runtime, in sequence order.
+pub(super) fn history(
+    c: &Connection,
+    session_id: &SessionId,
+    strategy: HistoryStrategy,
+) -> OpResult<Vec<Message>> {
+    match strategy {
+        HistoryStrategy::BufferWindow { window } => last(c, session_id, window),
+        HistoryStrategy::SummaryCheckpoint => match last_summary(c, session_id)? {
+            Some(seq) => since(c, session_id, Some(seq - 1), usize::MAX),
+            None => last(c, session_id, SUMMARY_SAFETY_LIMIT),
+        },
+    }
+}
+
 #[async_trait]
 impl MessageStore for SqliteStore {
     async fn append_exchange(
@@ -234,21 +280,8 @@ impl MessageStore for SqliteStore {
         limit: usize,
     ) -> Result<Vec<Message>> {
         let session_id = session_id.clone();
-        self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence > ?2 \
-                 ORDER BY sequence LIMIT ?3"
-            ))?;
-            collect_messages(
-                &mut stmt,
-                params![
-                    session_id.as_str(),
-                    after.unwrap_or(-1),
-                    limit.min(i64::MAX as usize) as i64
-                ],
-            )
-        })
-        .await
+        self.read(move |c| since(c, &session_id, after, limit))
+            .await
     }
 
     async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>> {
@@ -258,14 +291,7 @@ impl MessageStore for SqliteStore {
 
     async fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>> {
         let session_id = session_id.clone();
-        self.read(move |c| {
-            Ok(c.query_row(
-                "SELECT MAX(sequence) FROM messages WHERE session_id = ?1 AND is_summary = 1",
-                params![session_id.as_str()],
-                |r| r.get(0),
-            )?)
-        })
-        .await
+        self.read(move |c| last_summary(c, &session_id)).await
     }
 
     async fn count_messages(&self, session_id: &SessionId) -> Result<u64> {

@@ -1,11 +1,11 @@
 //! Runs and run-event logs.
 
 use super::{OpResult, SqliteStore};
-use crate::domain::error::{HecateError, Result};
+use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::time::{now_millis, now_rfc3339, parse_millis};
-use crate::store::RunStore;
+use crate::store::{NewRunEvent, RunStore};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde_json::Value;
@@ -87,6 +87,41 @@ pub(super) fn select(c: &Connection, run_id: &RunId) -> OpResult<Run> {
     .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
 }
 
+/// Inserts run events under the sequences they carry, inside the caller's
+/// transaction; a sequence the run already has is a `conflict`.
+pub(super) fn insert_events(
+    tx: &Connection,
+    run_id: &RunId,
+    events: &[NewRunEvent],
+) -> OpResult<()> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO run_events (run_id, sequence, type, data_json, occurred_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for e in events {
+        let inserted = insert.execute(params![
+            run_id.as_str(),
+            e.sequence,
+            e.event_type,
+            serde_json::to_string(&e.data)?,
+            e.occurred_at
+        ]);
+        if let Err(err) = inserted {
+            let taken = matches!(&err, rusqlite::Error::SqliteFailure(f, _)
+                if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY);
+            if taken {
+                return Err(HecateError::new(
+                    ErrorType::Conflict,
+                    format!("run {run_id} already has an event {}", e.sequence),
+                )
+                .into());
+            }
+            return Err(err.into());
+        }
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl RunStore for SqliteStore {
     async fn create_run(&self, run: &Run) -> Result<()> {
@@ -148,38 +183,14 @@ impl RunStore for SqliteStore {
         .await
     }
 
-    async fn append_run_events(
-        &self,
-        run_id: &RunId,
-        events: &[(String, Value, String)],
-    ) -> Result<()> {
-        let (run_id, events) = (run_id.clone(), events.to_vec());
+    async fn append_run_events(&self, run_id: &RunId, events: &[NewRunEvent]) -> Result<()> {
         if events.is_empty() {
             return Ok(());
         }
+        let (run_id, events) = (run_id.clone(), events.to_vec());
         self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut next: i64 = tx.query_row(
-                "SELECT COALESCE(MAX(sequence), 0) + 1 FROM run_events WHERE run_id = ?1",
-                params![run_id.as_str()],
-                |r| r.get(0),
-            )?;
-            {
-                let mut insert = tx.prepare_cached(
-                    "INSERT INTO run_events (run_id, sequence, type, data_json, occurred_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?;
-                for (kind, data, at) in events {
-                    insert.execute(params![
-                        run_id.as_str(),
-                        next,
-                        kind,
-                        serde_json::to_string(&data)?,
-                        at
-                    ])?;
-                    next += 1;
-                }
-            }
+            insert_events(&tx, &run_id, &events)?;
             tx.commit()?;
             Ok(())
         })

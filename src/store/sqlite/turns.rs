@@ -26,6 +26,7 @@ fn begin(c: &mut Connection, turn: BeginTurn) -> OpResult<TurnBegun> {
         session,
         run,
         mut user,
+        history,
     } = turn;
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
     if let Some(holder) = leases::take(&tx, &session.id, &owner, lease_ttl_ms)? {
@@ -40,9 +41,11 @@ fn begin(c: &mut Connection, turn: BeginTurn) -> OpResult<TurnBegun> {
         .pop()
         .ok_or_else(|| HecateError::store("the user message was not stored"))?;
     sessions::write_header(&tx, &session)?;
+    let history = messages::history(&tx, &session.id, history)?;
     tx.commit()?;
     Ok(TurnBegun::Started {
         user: Box::new(user),
+        history,
     })
 }
 
@@ -56,6 +59,7 @@ fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
         assistant,
         call,
         artifacts,
+        events,
     } = turn;
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let assistant = messages::append(&tx, &session.id, vec![assistant], call.as_ref())?
@@ -65,6 +69,7 @@ fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
         messages::insert_artifact(&tx, &assistant.id, &a.kind, &a.path, &a.data)?;
     }
     runs::finish(&tx, &run_id, status, error.as_ref())?;
+    runs::insert_events(&tx, &run_id, &events)?;
     sessions::write_header(&tx, &session)?;
     leases::release(&tx, &session.id, &owner)?;
     let run = runs::select(&tx, &run_id)?;

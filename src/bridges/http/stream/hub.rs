@@ -1,8 +1,9 @@
 //! The live side of session streams. One tap task per server follows the engine
-//! bus from startup, so it sees every turn from its `TurnStarted` and numbers the
-//! runtime events exactly as the engine stores them (run-event sequences start at
-//! 1, in publish order). Each session with at least one SSE subscriber has a feed
-//! (see `feed`) that renders snapshots once and shares them with every subscriber.
+//! bus from startup and keeps each running turn's runtime events under the
+//! sequences the engine gave them (the ones they are stored under), as long as it
+//! has every event from the first. Each session with at least one SSE subscriber
+//! has a feed (see `feed`) that renders snapshots once and shares them with every
+//! subscriber.
 
 use super::feed;
 use super::frames::{ApprovalFrame, DIRTY_EVENTS, DIRTY_STORE, FeedHandle, FeedState};
@@ -140,25 +141,26 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
             Received::Event(EngineEvent::Runtime {
                 session_id,
                 run_id,
+                sequence,
                 update,
-                ..
             }) => {
                 {
                     let mut live = hub.live();
                     let run = live.entry(session_id.clone()).or_insert_with(|| LiveRun {
                         run_id: run_id.clone(),
                         events: Vec::new(),
-                        exact: false,
+                        exact: true,
                     });
                     if run.run_id != run_id {
                         *run = LiveRun {
                             run_id: run_id.clone(),
                             events: Vec::new(),
-                            exact: false,
+                            exact: true,
                         };
                     }
-                    if run.exact {
-                        let sequence = run.events.len() as i64 + 1;
+                    // The engine numbers the events; the tap keeps them only while
+                    // it has every one from the first (a lag leaves a gap).
+                    if run.exact && sequence == run.events.len() as i64 + 1 {
                         run.events.push(RunEvent {
                             run_id,
                             sequence,
@@ -166,6 +168,9 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
                             data: serde_json::to_value(&update).unwrap_or_default(),
                             occurred_at: now_rfc3339(),
                         });
+                    } else {
+                        run.exact = false;
+                        run.events.clear();
                     }
                 }
                 hub.mark(&session_id, DIRTY_EVENTS);
