@@ -156,6 +156,18 @@ impl EngineEvent {
             | Self::ApprovalResolved { session_id, .. } => session_id,
         }
     }
+
+    /// The run (turn) an event is about, when it names one.
+    pub fn run_id(&self) -> Option<&RunId> {
+        match self {
+            Self::TurnStarted { run_id, .. }
+            | Self::Runtime { run_id, .. }
+            | Self::TurnFinished { run_id, .. } => Some(run_id),
+            Self::ApprovalRequested { approval, .. } | Self::ApprovalResolved { approval, .. } => {
+                approval.run_id.as_ref()
+            }
+        }
+    }
 }
 
 impl RuntimeEvent {

@@ -10,7 +10,7 @@ impl Engine {
     /// Only the turn's own side (its task, its runtime, its approval asker) calls
     /// this, so the wait slows that turn alone.
     pub(crate) async fn emit(&self, event: EngineEvent) {
-        let tap = self.inner.turn_taps.sender(event.session_id());
+        let tap = self.inner.turn_taps.sender(&event);
         self.inner.bus.publish(event.clone());
         if let Some(tx) = tap {
             // A reader that went away is fine: the turn goes on.
@@ -23,7 +23,7 @@ impl Engine {
     /// on their own channel. The turn still gets the event, queued in order
     /// behind what it already holds.
     pub(crate) fn emit_detached(&self, event: EngineEvent) {
-        let tap = self.inner.turn_taps.sender(event.session_id());
+        let tap = self.inner.turn_taps.sender(&event);
         self.inner.bus.publish(event.clone());
         if let Some(tx) = tap {
             match tx.try_send(event) {

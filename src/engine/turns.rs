@@ -20,6 +20,7 @@ use crate::engine::turn_events::TurnEvents;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use crate::store::history::summarization_needed;
 use crate::store::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun};
+use futures::FutureExt;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -161,6 +162,20 @@ impl Drop for ActiveGuard {
 }
 
 /// Everything the driver needs, moved into its task.
+/// What `send_message` checked, for `start_turn` to store and run.
+struct TurnStart {
+    session: Session,
+    run: Run,
+    user: NewMessage,
+    target: TurnTarget,
+    kind: RuntimeKind,
+    namespace: String,
+    approval_mode: ApprovalMode,
+    cancel: CancellationToken,
+    delegate: Option<Arc<dyn WorkspaceDelegate>>,
+    guard: ActiveGuard,
+}
+
 struct TurnPlan {
     session: Session,
     run: Run,
@@ -285,6 +300,44 @@ impl Engine {
         let mut user = NewMessage::text(Role::User, req.content.clone(), snapshot);
         user.content_blocks = req.blocks.clone();
         user.run_id = Some(run.id.clone());
+        let plan = TurnStart {
+            session,
+            run,
+            user,
+            target,
+            kind,
+            namespace: namespace.to_string(),
+            approval_mode: req.approval_mode.unwrap_or(self.inner.config.approval_mode),
+            cancel,
+            delegate: req.workspace_delegate.clone(),
+            guard,
+        };
+        // Started on a task of its own: a caller that goes away while the prompt
+        // is being stored (an HTTP client disconnecting) leaves a turn that runs
+        // to its end, never a stored prompt that nothing drives.
+        let engine = self.clone();
+        tokio::spawn(async move { engine.start_turn(plan).await })
+            .await
+            .map_err(|e| {
+                HecateError::new(ErrorType::GatewayError, format!("starting the turn: {e}"))
+            })?
+    }
+
+    /// Stores the prompt (`begin_turn`) and spawns the turn's driver.
+    async fn start_turn(&self, plan: TurnStart) -> Result<TurnHandle> {
+        let TurnStart {
+            session,
+            run,
+            user,
+            target,
+            kind,
+            namespace,
+            approval_mode,
+            cancel,
+            delegate,
+            guard,
+        } = plan;
+        let session_id = &session.id.clone();
         // One transaction: lease, run, user message (durable before the runtime
         // sees it), session header and the history read back; on failure nothing
         // is stored.
@@ -311,7 +364,7 @@ impl Engine {
         };
         let snapshot = user_message.runtime.clone();
 
-        let events = self.inner.turn_taps.open(session_id);
+        let events = self.inner.turn_taps.open(session_id, &run.id);
         self.emit(EngineEvent::TurnStarted {
             session_id: session_id.clone(),
             run_id: run.id.clone(),
@@ -323,10 +376,10 @@ impl Engine {
             run: run.clone(),
             snapshot,
             target,
-            namespace: namespace.to_string(),
-            approval_mode: req.approval_mode.unwrap_or(self.inner.config.approval_mode),
+            namespace,
+            approval_mode,
             cancel,
-            delegate: req.workspace_delegate.clone(),
+            delegate,
             guard,
             history,
         };
@@ -482,7 +535,7 @@ impl Engine {
             error: result.error.clone(),
         })
         .await;
-        self.inner.turn_taps.close(&session.id);
+        self.inner.turn_taps.close(&session.id, &run.id);
         result
     }
 
@@ -538,7 +591,23 @@ impl Engine {
             asker,
             workspace_delegate: policy.delegate.clone(),
         };
-        let runtime_fut = self.run_runtime(ctx);
+        // A panicking runtime fails the turn like any other error, so the turn is
+        // still recorded, its lease released and its channel closed.
+        let runtime_fut = std::panic::AssertUnwindSafe(self.run_runtime(ctx))
+            .catch_unwind()
+            .map(|ended| {
+                ended.unwrap_or_else(|panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".to_string());
+                    TurnReport::ended(TurnEnd::Failed(HecateError::new(
+                        ErrorType::GatewayError,
+                        format!("the runtime panicked: {what}"),
+                    )))
+                })
+            });
         tokio::pin!(runtime_fut);
         let mut sink = EventSink::new(self.clone(), session.id.clone(), run.id.clone());
         let report: TurnReport = loop {
