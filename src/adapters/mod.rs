@@ -1,9 +1,11 @@
 //! Outbound clients: each translates an engine need into a protocol spoken to the
-//! world (ACP agents, MCP servers, model provider HTTP APIs, git), and `process`,
-//! through which every child process they start is spawned and supervised.
+//! world (ACP agents, MCP servers, model provider HTTP APIs, git), `process`,
+//! through which every child process they start is spawned and supervised, and
+//! `sandbox`, where task runs execute commands and file operations.
 
 pub mod acp;
 pub mod git;
 pub mod mcp;
 pub mod process;
 pub mod providers;
+pub mod sandbox;

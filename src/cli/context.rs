@@ -99,6 +99,7 @@ impl AppContext {
             default_guardrails: config.guardrails(),
             approval_mode: config.approval_mode()?,
             approval_timeout: config.approval_timeout(),
+            tasks: config.tasks(&env, &data_dir)?,
             ..EngineConfig::default()
         };
         let runtimes = Runtimes {

@@ -67,6 +67,9 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     );
     eprintln!("store: {} ({})", health.location, health.backend);
     tracing::info!(%local, "serving");
+    // Task runs are executed by the serving processes; each claims from the
+    // store's queue, so several servers on one store share the work.
+    let workers = ctx.engine.tasks().start_workers(shutdown.clone());
     let listener = without_delay(listener);
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -76,7 +79,11 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
         })
         .await
         .context("serving HTTP");
-    // Supervised agent processes end with the server.
+    // Supervised agent processes end with the server; a task run in progress is
+    // stopped and left for the next claim.
+    for w in workers {
+        let _ = w.await;
+    }
     ctx.engine.shutdown().await;
     served?;
     eprintln!("hecate stopped");

@@ -83,6 +83,16 @@ impl Config {
         options::approval_mode(&self.path, &self.file.approvals)
     }
 
+    /// The task runtime's tunables (`[tasks]` and its environment overrides),
+    /// with workspaces under `data_dir`.
+    pub fn tasks(
+        &self,
+        env: &HashMap<String, String>,
+        data_dir: &std::path::Path,
+    ) -> Result<crate::engine::tasks::TaskConfig, ConfigError> {
+        options::tasks(&self.path, &self.file.tasks, env, data_dir)
+    }
+
     /// How long a prompted approval waits before it times out.
     pub fn approval_timeout(&self) -> Duration {
         options::approval_timeout(&self.file.approvals)

@@ -6,7 +6,7 @@
 use super::error::ConfigError;
 use super::schema::{
     AgentsSection, ApprovalsSection, GuardrailsSection, HistorySection, McpPoolSection,
-    McpServerSection, PriceSection, ProviderSection,
+    McpServerSection, PriceSection, ProviderSection, TasksSection,
 };
 use crate::adapters::acp::AcpOptions;
 use crate::adapters::mcp::PoolOptions;
@@ -15,6 +15,8 @@ use crate::adapters::providers::{ProviderConfig, ProviderKind};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::redact::redact_url;
 use crate::domain::session::Guardrails;
+use crate::domain::task::ApprovalPolicy;
+use crate::engine::tasks::TaskConfig;
 use crate::engine::{ServerSpec, ToolPolicy, UpstreamServer};
 use crate::store::history::HistoryStrategy;
 use std::collections::{BTreeMap, HashMap};
@@ -253,10 +255,101 @@ pub(super) fn prices(pricing: &BTreeMap<String, PriceSection>) -> HashMap<String
         .collect()
 }
 
+/// The task runtime's tunables: `[tasks]` under the environment's overrides;
+/// workspaces live under `data_dir`. Unknown approval-policy names are refused.
+pub(super) fn tasks(
+    path: &Path,
+    t: &TasksSection,
+    env: &HashMap<String, String>,
+    data_dir: &Path,
+) -> Result<TaskConfig, ConfigError> {
+    let bad = |message: String| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message,
+    };
+    let number = |name: &str, file: Option<u64>| -> Result<Option<u64>, ConfigError> {
+        match env.get(name) {
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| bad(format!("{name}={v:?} is not a whole number"))),
+            None => Ok(file),
+        }
+    };
+    let policies = env
+        .get("HECATE_TASK_APPROVAL_POLICIES")
+        .cloned()
+        .or_else(|| t.approval_policies.clone());
+    let approval_policy = match policies {
+        Some(list) => ApprovalPolicy::parse(&list)
+            .map_err(|e| bad(format!("[tasks] approval_policies: {}", e.message)))?,
+        None => ApprovalPolicy::default(),
+    };
+    let mut config = TaskConfig {
+        approval_policy,
+        data_dir: data_dir.join("tasks"),
+        ..TaskConfig::default()
+    };
+    if let Some(s) = number("HECATE_TASK_QUEUE_LEASE_SECONDS", t.lease_seconds)? {
+        if s == 0 {
+            return Err(bad("[tasks] lease_seconds must be at least 1".into()));
+        }
+        config.lease = Duration::from_secs(s);
+    }
+    if let Some(w) = number("HECATE_TASK_QUEUE_WORKERS", t.workers.map(|w| w as u64))? {
+        config.workers = w as usize;
+    }
+    if let Some(ms) = t.poll_ms {
+        config.poll = Duration::from_millis(ms.max(10));
+    }
+    Ok(config)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::config::Config;
-    use std::collections::HashMap;
+
+    #[test]
+    fn task_settings_take_the_environment_over_the_file_and_refuse_unknown_gates() {
+        let file = TasksSection {
+            approval_policies: Some("shell_exec".into()),
+            lease_seconds: Some(5),
+            workers: Some(3),
+            poll_ms: None,
+        };
+        let mut env = HashMap::new();
+        let path = Path::new("/c.toml");
+        let t = tasks(path, &file, &env, Path::new("/data")).expect("valid");
+        assert_eq!(
+            (t.lease, t.workers, t.data_dir.clone()),
+            (
+                Duration::from_secs(5),
+                3,
+                Path::new("/data/tasks").to_path_buf()
+            )
+        );
+        env.insert(
+            "HECATE_TASK_QUEUE_LEASE_SECONDS".to_string(),
+            "9".to_string(),
+        );
+        env.insert("HECATE_TASK_APPROVAL_POLICIES".to_string(), String::new());
+        let t = tasks(path, &file, &env, Path::new("/data")).expect("valid");
+        assert_eq!(t.lease, Duration::from_secs(9));
+        assert_eq!(t.approval_policy, ApprovalPolicy::parse("").expect("empty"));
+        env.insert(
+            "HECATE_TASK_APPROVAL_POLICIES".to_string(),
+            "shell_exec,shel_exec".to_string(),
+        );
+        let e = tasks(path, &file, &env, Path::new("/data")).expect_err("unknown");
+        assert!(e.to_string().contains("shel_exec"), "{e}");
+        env.insert(
+            "HECATE_TASK_QUEUE_LEASE_SECONDS".to_string(),
+            "soon".to_string(),
+        );
+        assert!(tasks(path, &TasksSection::default(), &env, Path::new("/d")).is_err());
+    }
 
     #[test]
     fn mcp_servers_parse_with_policies_and_reject_ambiguity() {

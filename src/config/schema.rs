@@ -40,6 +40,27 @@ pub struct FileConfig {
     /// `[mcp_pool]`: tunables of the upstream MCP client pool.
     #[serde(default)]
     pub mcp_pool: McpPoolSection,
+    /// `[tasks]`: the durable task runtime.
+    #[serde(default)]
+    pub tasks: TasksSection,
+}
+
+/// `[tasks]`: the task runtime's queue and gates; every key is optional, and the
+/// environment (`HECATE_TASK_APPROVAL_POLICIES`, `HECATE_TASK_QUEUE_LEASE_SECONDS`,
+/// `HECATE_TASK_QUEUE_WORKERS`) overrides the file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksSection {
+    /// Comma-separated approval gates (default `shell_exec,git_exec,file_write`;
+    /// empty disables every gate; `all_tools` enables all).
+    pub approval_policies: Option<String>,
+    /// Seconds a worker's lease on a run lasts without renewal (default 30).
+    pub lease_seconds: Option<u64>,
+    /// Workers per `hecate serve` process (default 2).
+    pub workers: Option<usize>,
+    /// How often idle workers look for work queued by other processes, in
+    /// milliseconds (default 500).
+    pub poll_ms: Option<u64>,
 }
 
 /// `[mcp_pool]`: the shared client pool of upstream MCP servers; every key is

@@ -86,6 +86,36 @@ id_type!(
     "seg_"
 );
 
+id_type!(
+    /// Identifies a task of the durable task runtime.
+    TaskId,
+    "task_"
+);
+
+id_type!(
+    /// Identifies one run (attempt) of a task.
+    TaskRunId,
+    "trun_"
+);
+
+id_type!(
+    /// Identifies one step of a task run.
+    TaskStepId,
+    "tstep_"
+);
+
+id_type!(
+    /// Identifies an artifact (output, patch) of a task run.
+    TaskArtifactId,
+    "tart_"
+);
+
+id_type!(
+    /// Identifies an approval gate of a task run.
+    TaskApprovalId,
+    "tappr_"
+);
+
 /// The namespace every session lives in unless a caller names another one.
 pub const DEFAULT_NAMESPACE: &str = "default";
 

@@ -15,6 +15,7 @@ pub mod redact;
 pub mod run;
 pub mod segment;
 pub mod session;
+pub mod task;
 pub mod time;
 pub mod workspace;
 

@@ -13,6 +13,7 @@ pub mod owner;
 mod queries;
 mod sessions;
 pub mod targets;
+pub mod tasks;
 pub mod turn_events;
 mod turns;
 pub mod workspace;
@@ -68,6 +69,8 @@ pub struct EngineConfig {
     pub approval_mode: ApprovalMode,
     /// How long a prompted permission request waits for an answer.
     pub approval_timeout: Duration,
+    /// The task runtime's tunables.
+    pub tasks: tasks::TaskConfig,
 }
 
 impl Default for EngineConfig {
@@ -79,6 +82,7 @@ impl Default for EngineConfig {
             default_guardrails: Guardrails::default(),
             approval_mode: ApprovalMode::Prompt,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
+            tasks: tasks::TaskConfig::default(),
         }
     }
 }
@@ -124,6 +128,7 @@ struct Inner {
     turn_taps: turn_events::TurnTaps,
     mcp: Arc<mcp::state::McpHub>,
     audit: mcp::audit::AuditWriter,
+    tasks: tasks::TaskRuntime,
 }
 
 impl std::fmt::Debug for Engine {
@@ -143,6 +148,8 @@ impl Engine {
         config: EngineConfig,
     ) -> Result<(Self, ReconcileReport)> {
         let audit = mcp::audit::AuditWriter::start(store.clone());
+        let tasks =
+            tasks::TaskRuntime::new(store.clone(), config.tasks.clone(), config.owner_id.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
@@ -155,6 +162,7 @@ impl Engine {
                 turn_taps: turn_events::TurnTaps::default(),
                 mcp: mcp::state::McpHub::start(),
                 audit,
+                tasks,
             }),
         };
         let report = engine
@@ -189,6 +197,11 @@ impl Engine {
     /// The model runtime (its providers), for readiness reporting.
     pub fn model_runtime(&self) -> &ModelRuntime {
         &self.inner.model
+    }
+
+    /// The durable task runtime.
+    pub fn tasks(&self) -> &tasks::TaskRuntime {
+        &self.inner.tasks
     }
 
     /// The engine's configuration.

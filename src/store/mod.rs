@@ -5,6 +5,7 @@
 
 pub mod history;
 pub mod sqlite;
+pub mod tasks;
 pub mod turn;
 
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
@@ -248,7 +249,14 @@ pub struct StoreHealth {
 /// Everything the engine needs from persistence.
 #[async_trait]
 pub trait Store:
-    SessionStore + MessageStore + RunStore + ApprovalStore + LeaseStore + AuditStore + TurnStore
+    SessionStore
+    + MessageStore
+    + RunStore
+    + ApprovalStore
+    + LeaseStore
+    + AuditStore
+    + TurnStore
+    + tasks::TaskStore
 {
     /// Backend identity and health.
     async fn health(&self) -> Result<StoreHealth>;

@@ -43,4 +43,5 @@ mod serve_http;
 mod stdio_fuzz;
 mod store_conformance;
 mod store_durability;
+mod task_runtime;
 mod telemetry_otlp;

@@ -95,3 +95,40 @@ where
             })
     }
 }
+
+/// A JSON body that may be left out (an empty body is `T::default()`), rejected
+/// with the error envelope like [`ApiJson`].
+#[derive(Debug, Clone)]
+pub struct ApiOptionalJson<T>(pub T);
+
+impl<T, S> FromRequest<S> for ApiOptionalJson<T>
+where
+    T: DeserializeOwned + Default,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|rej| {
+                if rej.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::invalid(format!(
+                        "the request body is over the limit of {MAX_BODY_BYTES} bytes"
+                    ))
+                    .with_status(StatusCode::PAYLOAD_TOO_LARGE)
+                    .with_detail("limit_bytes", MAX_BODY_BYTES)
+                } else {
+                    ApiError::invalid(format!("the body could not be read: {}", rej.body_text()))
+                }
+            })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Self(T::default()));
+        }
+        serde_json::from_slice(&bytes).map(Self).map_err(|e| {
+            ApiError::invalid(format!(
+                "the JSON body does not have the expected fields: {e}"
+            ))
+        })
+    }
+}

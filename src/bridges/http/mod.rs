@@ -1,6 +1,7 @@
 //! The HTTP surface (axum): `/healthz`, and the `/hecate/v1` API — system stats,
 //! Agent Chat sessions, messages and SSE streams, approvals and grants, changed
-//! files, external-agent adapters, and the OpenAPI document. One
+//! files, external-agent adapters, the task runtime (tasks, runs, approvals,
+//! events and their streams), and the OpenAPI document. One
 //! module per resource; every route is listed once in [`routes`], from which both
 //! the router and the OpenAPI drift test are built.
 //!
@@ -21,6 +22,7 @@ mod request_id;
 mod sessions;
 mod stream;
 mod system;
+mod tasks;
 pub mod wire;
 
 pub use auth::{Guard, HostPolicy};
@@ -106,6 +108,9 @@ impl ApiRoute {
 
 const SESSIONS: &str = "/hecate/v1/agent-chat/sessions";
 const SESSION: &str = "/hecate/v1/agent-chat/sessions/{id}";
+const TASKS: &str = "/hecate/v1/tasks";
+const TASK: &str = "/hecate/v1/tasks/{id}";
+const RUN: &str = "/hecate/v1/tasks/{id}/runs/{run_id}";
 
 /// Every route the server answers. Add new resources here (one module each).
 pub fn routes() -> Vec<ApiRoute> {
@@ -166,6 +171,64 @@ pub fn routes() -> Vec<ApiRoute> {
         ApiRoute::get("/hecate/v1/agent-adapters", adapters::list),
         ApiRoute::post("/hecate/v1/agent-adapters/{id}/probe", adapters::probe),
         ApiRoute::get("/hecate/v1/agent-adapters/{id}/health", adapters::health),
+        ApiRoute::get(TASKS, tasks::crud::list),
+        ApiRoute::post(TASKS, tasks::crud::create),
+        ApiRoute::get(TASK, tasks::crud::get),
+        ApiRoute::delete(TASK, tasks::crud::delete),
+        ApiRoute::post("/hecate/v1/tasks/{id}/start", tasks::crud::start),
+        ApiRoute::get("/hecate/v1/tasks/{id}/runs", tasks::runs::list),
+        ApiRoute::get(RUN, tasks::runs::get),
+        ApiRoute::post(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/cancel",
+            tasks::runs::cancel,
+        ),
+        ApiRoute::post(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/retry",
+            tasks::runs::retry,
+        ),
+        ApiRoute::post(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/resume",
+            tasks::runs::resume,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/steps",
+            tasks::runs::steps,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/steps/{step_id}",
+            tasks::runs::step,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/artifacts",
+            tasks::runs::artifacts,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/artifacts/{artifact_id}",
+            tasks::runs::artifact,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/tasks/{id}/artifacts",
+            tasks::runs::task_artifacts,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/events",
+            tasks::events::run_events,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/stream",
+            tasks::events::run_stream,
+        ),
+        ApiRoute::get("/hecate/v1/tasks/{id}/approvals", tasks::approvals::list),
+        ApiRoute::get(
+            "/hecate/v1/tasks/{id}/approvals/{approval_id}",
+            tasks::approvals::get,
+        ),
+        ApiRoute::post(
+            "/hecate/v1/tasks/{id}/approvals/{approval_id}/resolve",
+            tasks::approvals::resolve,
+        ),
+        ApiRoute::get("/hecate/v1/events", tasks::events::feed),
+        ApiRoute::get("/hecate/v1/events/stream", tasks::events::feed_stream),
     ]
 }
 

@@ -11,13 +11,20 @@ use super::wire::agent::{
     RevertRequest, RevertResponse, ScopeName,
 };
 use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
+use super::wire::tasks::{
+    CreateTaskRequest, ResolveTaskApprovalRequest, RunActionRequest, TaskApprovalDto,
+    TaskApprovalListResponse, TaskApprovalResponse, TaskArtifactDto, TaskArtifactListResponse,
+    TaskArtifactResponse, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskEventDto,
+    TaskEventListResponse, TaskListResponse, TaskResponse, TaskRunDto, TaskRunListResponse,
+    TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
+};
 use super::wire::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
     HealthDto, McpPoolDto, MessageDto, ProviderCallDto, RunDto, RuntimeKindName, SegmentDto,
     SendMessageRequest, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
     StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
-use super::{adapters, approvals, files, messages, sessions, stream, system};
+use super::{adapters, approvals, files, messages, sessions, stream, system, tasks};
 use axum::Json;
 use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -56,6 +63,28 @@ use utoipa::{Modify, OpenApi};
         adapters::list,
         adapters::probe,
         adapters::health,
+        tasks::crud::list,
+        tasks::crud::create,
+        tasks::crud::get,
+        tasks::crud::delete,
+        tasks::crud::start,
+        tasks::runs::list,
+        tasks::runs::get,
+        tasks::runs::cancel,
+        tasks::runs::retry,
+        tasks::runs::resume,
+        tasks::runs::steps,
+        tasks::runs::step,
+        tasks::runs::artifacts,
+        tasks::runs::artifact,
+        tasks::runs::task_artifacts,
+        tasks::events::run_events,
+        tasks::events::run_stream,
+        tasks::events::feed,
+        tasks::events::feed_stream,
+        tasks::approvals::list,
+        tasks::approvals::get,
+        tasks::approvals::resolve,
     ),
     components(schemas(
         ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, McpPoolDto, StoreDto,
@@ -67,7 +96,12 @@ use utoipa::{Modify, OpenApi};
         AdapterHealthResponse, AdapterHealthDto, ApprovalListResponse, ApprovalResponse,
         ApprovalDto, ResolveApprovalRequest, DecisionName, ScopeName, GrantListResponse,
         GrantDto, GrantDeletedResponse, GrantDeletedDto, ChangedFilesResponse, ChangedFileDto,
-        ChangedFileDiffResponse, ChangedFileDiffDto, RevertRequest, RevertResponse, RevertDto
+        ChangedFileDiffResponse, ChangedFileDiffDto, RevertRequest, RevertResponse, RevertDto,
+        CreateTaskRequest, TaskResponse, TaskListResponse, TaskDto, TaskDeletedResponse,
+        TaskDeletedDto, TaskRunResponse, TaskRunListResponse, TaskRunDto, RunActionRequest,
+        TaskStepResponse, TaskStepListResponse, TaskStepDto, TaskArtifactResponse,
+        TaskArtifactListResponse, TaskArtifactDto, TaskApprovalResponse, TaskApprovalListResponse,
+        TaskApprovalDto, ResolveTaskApprovalRequest, TaskEventListResponse, TaskEventDto
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),

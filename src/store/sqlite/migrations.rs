@@ -149,6 +149,100 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX mcp_calls_by_namespace ON mcp_calls(namespace, started_at);
     "#,
+    // v5: the durable task runtime: tasks, runs, steps, artifacts, approvals, the
+    // process-wide event log (its sequence is the feeds' cursor) and the queue.
+    r#"
+    CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        spec_json TEXT NOT NULL,
+        latest_run_id TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX tasks_by_namespace ON tasks(namespace, created_at);
+    CREATE TABLE task_runs (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+        number INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        error_type TEXT,
+        error_message TEXT,
+        resumed_from_run_id TEXT,
+        workspace TEXT,
+        total_cost_micros_usd INTEGER NOT NULL DEFAULT 0,
+        prior_cost_micros_usd INTEGER NOT NULL DEFAULT 0,
+        model TEXT,
+        provider TEXT,
+        cancel_requested INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        started_at TEXT,
+        finished_at TEXT,
+        UNIQUE (task_id, number)
+    );
+    CREATE TABLE task_steps (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES task_runs(id) ON DELETE CASCADE,
+        task_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        input_json TEXT NOT NULL,
+        exit_code INTEGER,
+        error_type TEXT,
+        error_message TEXT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        UNIQUE (run_id, idx)
+    );
+    CREATE TABLE task_artifacts (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL,
+        run_id TEXT NOT NULL REFERENCES task_runs(id) ON DELETE CASCADE,
+        step_id TEXT,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        content TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        truncated INTEGER NOT NULL,
+        status TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX task_artifacts_by_run ON task_artifacts(run_id, created_at);
+    CREATE INDEX task_artifacts_by_task ON task_artifacts(task_id, created_at);
+    CREATE TABLE task_approvals (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL,
+        run_id TEXT NOT NULL REFERENCES task_runs(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        note TEXT,
+        created_at TEXT NOT NULL,
+        resolved_at TEXT
+    );
+    CREATE INDEX task_approvals_by_task ON task_approvals(task_id, created_at);
+    CREATE TABLE task_events (
+        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+        task_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        data_json TEXT NOT NULL,
+        occurred_at TEXT NOT NULL
+    );
+    CREATE INDEX task_events_by_run ON task_events(run_id, sequence);
+    CREATE INDEX task_events_by_task ON task_events(task_id, sequence);
+    CREATE TABLE task_queue (
+        run_id TEXT PRIMARY KEY REFERENCES task_runs(id) ON DELETE CASCADE,
+        task_id TEXT NOT NULL,
+        priority INTEGER NOT NULL,
+        enqueued_ms INTEGER NOT NULL,
+        lease_owner TEXT,
+        lease_expires_ms INTEGER,
+        claims INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX task_queue_by_order ON task_queue(priority DESC, enqueued_ms);
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

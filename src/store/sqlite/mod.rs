@@ -12,6 +12,7 @@ pub mod migrations;
 mod pool;
 mod runs;
 mod sessions;
+mod tasks;
 mod turns;
 
 use crate::domain::error::{HecateError, Result};

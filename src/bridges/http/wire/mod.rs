@@ -7,6 +7,7 @@ pub mod events;
 pub mod message;
 pub mod session;
 pub mod system;
+pub mod tasks;
 
 use super::envelope::ApiError;
 use crate::domain::HecateError;

@@ -1,0 +1,43 @@
+//! Where the task runtime's deterministic work touches the machine: commands run
+//! in the run's workspace through the process module (own process group,
+//! sanitized environment, a time limit, capped output), confined with bubblewrap
+//! when the task asks for no network or a read-only view; file operations stay
+//! inside the allowed root and come back as before/after patches. The engine
+//! decides what runs; this module only runs it.
+
+mod command;
+mod files;
+mod workspace;
+
+pub use command::{CommandOutcome, CommandRun, Confinement, OUTPUT_CAP_BYTES, bwrap_path, run};
+pub use files::{FileChange, apply_file_operation, write_back};
+pub use workspace::{WorkspaceRequest, prepare};
+
+/// Why sandboxed work could not be done (before or while it ran).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SandboxError {
+    /// The request cannot be honoured (a path outside the root, a missing dir).
+    #[error("{0}")]
+    Invalid(String),
+    /// Confinement was asked for and bubblewrap is not available here.
+    #[error(
+        "this task asks for confinement (no network or a read-only view) but bubblewrap is not installed; install the bubblewrap package (apt-get install bubblewrap) or allow the task network access"
+    )]
+    BwrapMissing,
+    /// The command could not be started.
+    #[error("could not start {program}: {message}")]
+    Spawn {
+        /// What was started.
+        program: String,
+        /// Why it failed.
+        message: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+}

@@ -1,0 +1,243 @@
+//! Task events: the per-run list and SSE stream, and the process-wide feed
+//! (`/hecate/v1/events`, its list and stream). The cursor is the event sequence
+//! kept in the store, so `after_sequence` or `Last-Event-ID` resumes exactly
+//! after the last event a reader saw, on any Hecate process of the store and
+//! across restarts. A run's stream ends after the event that ends the run.
+
+use super::super::HttpState;
+use super::super::envelope::{ApiError, ErrorEnvelope};
+use super::super::extract::{ApiPath, ApiQuery};
+use super::super::stream::sse::KEEP_ALIVE;
+use super::super::wire::tasks::{TaskEventDto, TaskEventListResponse, TaskEventsQuery};
+use super::ids;
+use crate::domain::HecateError;
+use crate::domain::ids::{TaskId, TaskRunId};
+use crate::store::tasks::TaskEventFilter;
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use std::convert::Infallible;
+use std::time::Duration;
+
+/// Default and largest page of an event list.
+const PAGE: usize = 500;
+const MAX_PAGE: usize = 5000;
+
+/// How often a stream looks at the store for events of other processes.
+const POLL: Duration = Duration::from_millis(500);
+
+/// Event types that end a run.
+const RUN_END: [&str; 3] = ["run.finished", "run.failed", "run.cancelled"];
+
+fn filter(
+    state: &HttpState,
+    q: &TaskEventsQuery,
+    task_id: Option<TaskId>,
+    run_id: Option<TaskRunId>,
+    after: i64,
+) -> TaskEventFilter {
+    TaskEventFilter {
+        namespace: state.namespace.to_string(),
+        task_id: task_id.or_else(|| q.task_id.clone().map(TaskId::from)),
+        run_id,
+        event_types: q
+            .event_type
+            .as_deref()
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(String::from)
+            .collect(),
+        after_sequence: after,
+        limit: q.limit.unwrap_or(PAGE).clamp(1, MAX_PAGE),
+    }
+}
+
+/// The cursor: `Last-Event-ID` (a stream's reconnect) wins over `after_sequence`.
+fn cursor(headers: &HeaderMap, q: &TaskEventsQuery) -> Result<i64, ApiError> {
+    match headers.get("last-event-id") {
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().trim_start_matches("tevt_").parse::<i64>().ok())
+            .ok_or_else(|| {
+                HecateError::invalid("Last-Event-ID must be an event sequence")
+                    .with_detail("field", "Last-Event-ID")
+                    .into()
+            }),
+        None => Ok(q.after_sequence.unwrap_or(0).max(0)),
+    }
+}
+
+fn list_response(events: &[crate::domain::task::TaskEvent]) -> Json<TaskEventListResponse> {
+    Json(TaskEventListResponse {
+        object: "task_events".into(),
+        data: events.iter().map(TaskEventDto::from).collect(),
+    })
+}
+
+/// The events of a run after `after_sequence`, oldest first.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/events",
+    operation_id = "list_task_run_events",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), TaskEventsQuery),
+    responses(
+        (status = 200, description = "Events", body = TaskEventListResponse),
+        (status = 404, description = "No such task or run", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn run_events(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiQuery(q): ApiQuery<TaskEventsQuery>,
+) -> Result<Json<TaskEventListResponse>, ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    state
+        .engine
+        .tasks()
+        .get_run(&state.namespace, &id, &run_id)
+        .await?;
+    let after = q.after_sequence.unwrap_or(0);
+    let f = filter(&state, &q, Some(id), Some(run_id), after);
+    Ok(list_response(&state.engine.tasks().list_events(f).await?))
+}
+
+/// The process-wide feed: events of every task, filtered by task and type.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/events",
+    operation_id = "list_events",
+    tag = "tasks",
+    params(TaskEventsQuery),
+    responses(
+        (status = 200, description = "Events", body = TaskEventListResponse),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn feed(
+    State(state): State<HttpState>,
+    ApiQuery(q): ApiQuery<TaskEventsQuery>,
+) -> Result<Json<TaskEventListResponse>, ApiError> {
+    let after = q.after_sequence.unwrap_or(0);
+    let f = filter(&state, &q, None, None, after);
+    Ok(list_response(&state.engine.tasks().list_events(f).await?))
+}
+
+/// Streams the events of a run as SSE (`id` = sequence, `event` = type, `data` =
+/// the v1 envelope); replays from the cursor and ends after the run's last event.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/stream",
+    operation_id = "stream_task_run",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), TaskEventsQuery,
+           ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event sequence")),
+    responses(
+        (status = 200, description = "An SSE stream of task events", content_type = "text/event-stream"),
+        (status = 404, description = "No such task or run", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn run_stream(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiQuery(q): ApiQuery<TaskEventsQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    state
+        .engine
+        .tasks()
+        .get_run(&state.namespace, &id, &run_id)
+        .await?;
+    let after = cursor(&headers, &q)?;
+    let f = filter(&state, &q, Some(id.clone()), Some(run_id.clone()), after);
+    Ok(sse(state, f, Some((id, run_id))))
+}
+
+/// Streams the process-wide feed as SSE; replays from the cursor, then follows.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/events/stream",
+    operation_id = "stream_events",
+    tag = "tasks",
+    params(TaskEventsQuery, ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event sequence")),
+    responses(
+        (status = 200, description = "An SSE stream of task events", content_type = "text/event-stream"),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn feed_stream(
+    State(state): State<HttpState>,
+    ApiQuery(q): ApiQuery<TaskEventsQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let after = cursor(&headers, &q)?;
+    let f = filter(&state, &q, None, None, after);
+    Ok(sse(state, f, None))
+}
+
+/// Replays and follows `f` as SSE; with a run, ends once the run has ended and
+/// its last event was sent.
+fn sse(state: HttpState, mut f: TaskEventFilter, run: Option<(TaskId, TaskRunId)>) -> Response {
+    let shutdown = state.shutdown.clone();
+    let tasks = state.engine.tasks().clone();
+    let namespace = state.namespace.to_string();
+    let mut wake = tasks.subscribe();
+    let events = async_stream::stream! {
+        loop {
+            // Read before the page: a run already over has all its events (its
+            // end and its state are written together) in what follows.
+            let over = match &run {
+                Some((id, run_id)) => match tasks.get_run(&namespace, id, run_id).await {
+                    Ok(r) => r.status.is_terminal(),
+                    Err(_) => return,
+                },
+                None => false,
+            };
+            let page = match tasks.list_events(f.clone()).await {
+                Ok(page) => page,
+                Err(e) => {
+                    tracing::warn!(error = %e, "task event stream could not read the store");
+                    return;
+                }
+            };
+            let mut ended = false;
+            for e in &page {
+                f.after_sequence = e.sequence;
+                ended |= run.is_some() && RUN_END.contains(&e.event_type.as_str());
+                let data = serde_json::to_string(&TaskEventDto::from(e)).unwrap_or_default();
+                yield Ok::<Event, Infallible>(
+                    Event::default()
+                        .id(e.sequence.to_string())
+                        .event(e.event_type.clone())
+                        .data(data),
+                );
+            }
+            if page.len() == f.limit {
+                continue;
+            }
+            if ended || over {
+                return;
+            }
+            tokio::select! {
+                _ = wake.recv() => {}
+                _ = tokio::time::sleep(POLL) => {}
+                _ = shutdown.cancelled() => return,
+            }
+        }
+    };
+    let mut response = Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response();
+    let h = response.headers_mut();
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}

@@ -1,0 +1,314 @@
+//! A task's runs (list, read, cancel, retry, resume), their steps and artifacts.
+
+use super::super::HttpState;
+use super::super::envelope::{ApiError, ErrorEnvelope};
+use super::super::extract::{ApiOptionalJson, ApiPath};
+use super::super::wire::tasks::{
+    RunActionRequest, TaskArtifactDto, TaskArtifactListResponse, TaskArtifactResponse, TaskRunDto,
+    TaskRunListResponse, TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
+};
+use super::ids;
+use crate::domain::ids::{TaskArtifactId, TaskId, TaskStepId};
+use crate::domain::task::TaskRun;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+
+fn run_response(run: &TaskRun) -> Json<TaskRunResponse> {
+    Json(TaskRunResponse {
+        object: "task_run".into(),
+        data: TaskRunDto::from(run),
+    })
+}
+
+/// The runs of a task, oldest first.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/tasks/{id}/runs",
+    operation_id = "list_task_runs",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id")),
+    responses(
+        (status = 200, description = "Runs", body = TaskRunListResponse),
+        (status = 404, description = "No such task", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn list(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<TaskRunListResponse>, ApiError> {
+    let runs = state
+        .engine
+        .tasks()
+        .list_runs(&state.namespace, &TaskId::from(id))
+        .await?;
+    Ok(Json(TaskRunListResponse {
+        object: "task_runs".into(),
+        data: runs.iter().map(TaskRunDto::from).collect(),
+    }))
+}
+
+/// One run.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}",
+    operation_id = "get_task_run",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    responses(
+        (status = 200, description = "The run", body = TaskRunResponse),
+        (status = 404, description = "No such task or run", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn get(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+) -> Result<Json<TaskRunResponse>, ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    let run = state
+        .engine
+        .tasks()
+        .get_run(&state.namespace, &id, &run_id)
+        .await?;
+    Ok(run_response(&run))
+}
+
+/// Cancels a run: at once when queued or awaiting approval (its approval is
+/// cancelled), through its worker when running.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/cancel",
+    operation_id = "cancel_task_run",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    request_body(content = RunActionRequest, description = "Optional"),
+    responses(
+        (status = 200, description = "The run (cancelled, or running with cancel_requested)", body = TaskRunResponse),
+        (status = 404, description = "No such task or run", body = ErrorEnvelope),
+        (status = 409, description = "The run already ended", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn cancel(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiOptionalJson(_body): ApiOptionalJson<RunActionRequest>,
+) -> Result<Json<TaskRunResponse>, ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    let run = state
+        .engine
+        .tasks()
+        .cancel(&state.namespace, &id, &run_id)
+        .await?;
+    Ok(run_response(&run))
+}
+
+/// A new run from a failed or cancelled one, in a fresh workspace.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/retry",
+    operation_id = "retry_task_run",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    request_body(content = RunActionRequest, description = "Optional"),
+    responses(
+        (status = 202, description = "The new run", body = TaskRunResponse),
+        (status = 404, description = "No such task or run", body = ErrorEnvelope),
+        (status = 409, description = "The run is not failed or cancelled, or another run is active", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn retry(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiOptionalJson(body): ApiOptionalJson<RunActionRequest>,
+) -> Result<(StatusCode, Json<TaskRunResponse>), ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    let run = state
+        .engine
+        .tasks()
+        .retry(&state.namespace, &id, &run_id, body.reason)
+        .await?;
+    Ok((StatusCode::ACCEPTED, run_response(&run)))
+}
+
+/// A new run that continues a finished one in its workspace, carrying its cost.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/resume",
+    operation_id = "resume_task_run",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    request_body(content = RunActionRequest, description = "Optional"),
+    responses(
+        (status = 202, description = "The new run", body = TaskRunResponse),
+        (status = 404, description = "No such task or run", body = ErrorEnvelope),
+        (status = 409, description = "The run has not ended, or another run is active", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn resume(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiOptionalJson(body): ApiOptionalJson<RunActionRequest>,
+) -> Result<(StatusCode, Json<TaskRunResponse>), ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    let run = state
+        .engine
+        .tasks()
+        .resume(&state.namespace, &id, &run_id, body.reason)
+        .await?;
+    Ok((StatusCode::ACCEPTED, run_response(&run)))
+}
+
+/// The steps of a run.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/steps",
+    operation_id = "list_task_steps",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    responses(
+        (status = 200, description = "Steps", body = TaskStepListResponse),
+        (status = 404, description = "No such task or run", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn steps(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+) -> Result<Json<TaskStepListResponse>, ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    let steps = state
+        .engine
+        .tasks()
+        .list_steps(&state.namespace, &id, &run_id)
+        .await?;
+    Ok(Json(TaskStepListResponse {
+        object: "task_steps".into(),
+        data: steps.iter().map(TaskStepDto::from).collect(),
+    }))
+}
+
+/// One step.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/steps/{step_id}",
+    operation_id = "get_task_step",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), ("step_id" = String, Path, description = "Step id")),
+    responses(
+        (status = 200, description = "The step", body = TaskStepResponse),
+        (status = 404, description = "No such task, run or step", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn step(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id, step_id)): ApiPath<(String, String, String)>,
+) -> Result<Json<TaskStepResponse>, ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    let step = state
+        .engine
+        .tasks()
+        .get_step(&state.namespace, &id, &run_id, &TaskStepId::from(step_id))
+        .await?;
+    Ok(Json(TaskStepResponse {
+        object: "task_step".into(),
+        data: TaskStepDto::from(&step),
+    }))
+}
+
+fn artifact_list(list: &[crate::domain::task::TaskArtifact]) -> Json<TaskArtifactListResponse> {
+    Json(TaskArtifactListResponse {
+        object: "task_artifacts".into(),
+        data: list.iter().map(TaskArtifactDto::from).collect(),
+    })
+}
+
+/// The artifacts of a run (captured output, patches).
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/artifacts",
+    operation_id = "list_task_run_artifacts",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    responses(
+        (status = 200, description = "Artifacts", body = TaskArtifactListResponse),
+        (status = 404, description = "No such task or run", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn artifacts(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+) -> Result<Json<TaskArtifactListResponse>, ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    let list = state
+        .engine
+        .tasks()
+        .list_artifacts(&state.namespace, &id, Some(&run_id))
+        .await?;
+    Ok(artifact_list(&list))
+}
+
+/// One artifact of a run.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/artifacts/{artifact_id}",
+    operation_id = "get_task_run_artifact",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), ("artifact_id" = String, Path, description = "Artifact id")),
+    responses(
+        (status = 200, description = "The artifact", body = TaskArtifactResponse),
+        (status = 404, description = "No such task, run or artifact", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn artifact(
+    State(state): State<HttpState>,
+    ApiPath((id, run_id, artifact_id)): ApiPath<(String, String, String)>,
+) -> Result<Json<TaskArtifactResponse>, ApiError> {
+    let (id, run_id) = ids(id, run_id);
+    let a = state
+        .engine
+        .tasks()
+        .get_artifact(
+            &state.namespace,
+            &id,
+            Some(&run_id),
+            &TaskArtifactId::from(artifact_id),
+        )
+        .await?;
+    Ok(Json(TaskArtifactResponse {
+        object: "task_artifact".into(),
+        data: TaskArtifactDto::from(&a),
+    }))
+}
+
+/// The artifacts of every run of a task.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/tasks/{id}/artifacts",
+    operation_id = "list_task_artifacts",
+    tag = "tasks",
+    params(("id" = String, Path, description = "Task id")),
+    responses(
+        (status = 200, description = "Artifacts", body = TaskArtifactListResponse),
+        (status = 404, description = "No such task", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn task_artifacts(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<TaskArtifactListResponse>, ApiError> {
+    let list = state
+        .engine
+        .tasks()
+        .list_artifacts(&state.namespace, &TaskId::from(id), None)
+        .await?;
+    Ok(artifact_list(&list))
+}

@@ -1,0 +1,433 @@
+//! What callers ask of the task runtime: tasks (create, read, delete), runs
+//! (start, cancel, retry, resume), approvals (resolve) and the reads that follow
+//! them. Every answer comes from the store, so any process on the store answers
+//! the same.
+
+use super::TaskRuntime;
+use crate::adapters::sandbox::{Confinement, bwrap_path};
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
+use crate::domain::task::{
+    ExecutionKind, Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskRun,
+    TaskRunStatus, TaskSpec, TaskStep,
+};
+use crate::domain::time::now_rfc3339;
+use crate::store::tasks::{NewTaskEvent, NewTaskRun, TaskEventFilter};
+use serde_json::json;
+
+/// How a new run relates to an earlier one.
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// The run it retries or resumes.
+    pub from: Option<TaskRunId>,
+    /// Reuse the source run's workspace and carry its cost (resume).
+    pub resume: bool,
+    /// Why (recorded on the event).
+    pub reason: Option<String>,
+}
+
+fn canonical_dir(path: &str, field: &str) -> Result<std::path::PathBuf> {
+    std::fs::canonicalize(path)
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or_else(|| {
+            HecateError::invalid(format!("{field} {path} is not an existing directory"))
+                .with_detail("field", field)
+        })
+}
+
+/// The confinement a task's commands run under.
+pub(super) fn confinement_of(spec: &TaskSpec) -> Confinement {
+    Confinement {
+        no_network: !spec.sandbox_network,
+        read_only: spec.sandbox_read_only,
+    }
+}
+
+impl TaskRuntime {
+    /// Checks and stores a new task.
+    pub async fn create_task(&self, namespace: &str, mut spec: TaskSpec) -> Result<Task> {
+        let kind = spec.validate()?;
+        if !spec.working_directory.is_empty() {
+            let dir = canonical_dir(&spec.working_directory, "working_directory")?;
+            spec.working_directory = dir.display().to_string();
+        }
+        if !spec.sandbox_allowed_root.is_empty() {
+            let root = canonical_dir(&spec.sandbox_allowed_root, "sandbox_allowed_root")?;
+            if !spec.working_directory.is_empty()
+                && !std::path::Path::new(&spec.working_directory).starts_with(&root)
+            {
+                return Err(HecateError::invalid(format!(
+                    "working_directory {} is outside sandbox_allowed_root {}",
+                    spec.working_directory,
+                    root.display()
+                ))
+                .with_detail("field", "working_directory"));
+            }
+            spec.sandbox_allowed_root = root.display().to_string();
+        }
+        let runs_commands = matches!(kind, ExecutionKind::Shell | ExecutionKind::Git);
+        if runs_commands && confinement_of(&spec).is_needed() && bwrap_path().is_none() {
+            return Err(HecateError::invalid(
+                "this task asks for confinement (sandbox_network=false or sandbox_read_only=true) but bubblewrap is not installed here; never running it unconfined",
+            )
+            .with_detail("field", "sandbox_network")
+            .with_operator_action(
+                "Install bubblewrap (apt-get install bubblewrap) or create the task with sandbox_network=true.",
+            ));
+        }
+        let now = now_rfc3339();
+        let task = Task {
+            id: TaskId::generate(),
+            namespace: namespace.to_string(),
+            spec,
+            latest_run_id: None,
+            created_at: now.clone(),
+            updated_at: now,
+        };
+        self.store().create_task(&task).await?;
+        Ok(task)
+    }
+
+    /// One task of the namespace.
+    pub async fn get_task(&self, namespace: &str, id: &TaskId) -> Result<Task> {
+        self.store().get_task(namespace, id).await
+    }
+
+    /// The namespace's tasks, newest first.
+    pub async fn list_tasks(&self, namespace: &str, limit: usize) -> Result<Vec<Task>> {
+        self.store().list_tasks(namespace, limit).await
+    }
+
+    /// Deletes a task without an active run.
+    pub async fn delete_task(&self, namespace: &str, id: &TaskId) -> Result<()> {
+        self.store().delete_task(namespace, id).await
+    }
+
+    /// Starts a new run of a task: queued, or waiting for its approval gate.
+    pub async fn start(&self, namespace: &str, id: &TaskId, opts: StartOptions) -> Result<TaskRun> {
+        let task = self.store().get_task(namespace, id).await?;
+        let kind = task.spec.validate()?;
+        let source = match &opts.from {
+            Some(run_id) => Some(self.store().get_task_run(id, run_id).await?),
+            None => None,
+        };
+        let run_id = TaskRunId::generate();
+        let gate = self.inner.config.approval_policy.gate_for(kind, &task.spec);
+        let status = if gate.is_some() {
+            TaskRunStatus::AwaitingApproval
+        } else {
+            TaskRunStatus::Queued
+        };
+        let (workspace, prior_cost) = match (&source, opts.resume) {
+            (Some(s), true) => (
+                s.workspace.clone(),
+                s.prior_cost_micros_usd + s.total_cost_micros_usd,
+            ),
+            _ => (None, 0),
+        };
+        let run = TaskRun {
+            id: run_id.clone(),
+            task_id: id.clone(),
+            number: 0,
+            status,
+            error_type: None,
+            error_message: None,
+            resumed_from_run_id: source.as_ref().map(|s| s.id.clone()),
+            workspace,
+            total_cost_micros_usd: 0,
+            prior_cost_micros_usd: prior_cost,
+            model: None,
+            provider: None,
+            cancel_requested: false,
+            created_at: now_rfc3339(),
+            started_at: None,
+            finished_at: None,
+        };
+        let mut events = vec![NewTaskEvent::new(
+            "run.created",
+            json!({"status": status.as_str(), "execution_kind": kind.as_str()}),
+        )];
+        if let Some(s) = &source {
+            let last_event = self
+                .store()
+                .list_task_events(TaskEventFilter {
+                    namespace: namespace.to_string(),
+                    run_id: Some(s.id.clone()),
+                    limit: usize::MAX,
+                    ..Default::default()
+                })
+                .await?
+                .last()
+                .map(|e| e.sequence);
+            let steps = self.store().list_task_steps(&s.id).await?;
+            let last_step = steps
+                .iter()
+                .rev()
+                .find(|st| st.status.as_str() == "completed")
+                .map(|st| st.index);
+            events.push(NewTaskEvent::new(
+                "run.resumed_from_event",
+                json!({"source_run_id": s.id, "mode": if opts.resume {"resume"} else {"retry"},
+                       "reason": opts.reason, "last_completed_step": last_step,
+                       "last_event_sequence": last_event}),
+            ));
+        }
+        let approval = gate.map(|kind| {
+            let what = match kind.as_str() {
+                "shell_command" => format!("run `{}`", task.spec.shell_command),
+                "git_exec" => format!("run `git {}`", task.spec.git_command),
+                "file_write" => {
+                    format!("{:?} {}", task.spec.file_operation, task.spec.file_path).to_lowercase()
+                }
+                _ => "use the network".to_string(),
+            };
+            TaskApproval {
+                id: TaskApprovalId::generate(),
+                task_id: id.clone(),
+                run_id: run_id.clone(),
+                kind,
+                status: TaskApprovalStatus::Pending,
+                reason: what,
+                note: None,
+                created_at: now_rfc3339(),
+                resolved_at: None,
+            }
+        });
+        match &approval {
+            Some(a) => events.push(NewTaskEvent::new(
+                "approval.requested",
+                json!({"approval_id": a.id, "kind": a.kind.as_str(), "reason": a.reason}),
+            )),
+            None => events.push(NewTaskEvent::new("run.queued", json!({"status": "queued"}))),
+        }
+        let (run, stored) = self
+            .store()
+            .create_task_run(NewTaskRun {
+                run,
+                priority: task.spec.priority,
+                approval,
+                events,
+            })
+            .await?;
+        self.publish(stored);
+        self.inner.wake.notify_waiters();
+        Ok(run)
+    }
+
+    /// A new run from a failed or cancelled one, in a fresh workspace.
+    pub async fn retry(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        run_id: &TaskRunId,
+        reason: Option<String>,
+    ) -> Result<TaskRun> {
+        let source = self.get_run(namespace, id, run_id).await?;
+        if !matches!(
+            source.status,
+            TaskRunStatus::Failed | TaskRunStatus::Cancelled
+        ) {
+            return Err(HecateError::new(
+                ErrorType::Conflict,
+                format!(
+                    "only a failed or cancelled run can be retried; run {run_id} is {}",
+                    source.status.as_str()
+                ),
+            ));
+        }
+        let opts = StartOptions {
+            from: Some(run_id.clone()),
+            resume: false,
+            reason,
+        };
+        self.start(namespace, id, opts).await
+    }
+
+    /// A new run that continues a finished one in its workspace.
+    pub async fn resume(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        run_id: &TaskRunId,
+        reason: Option<String>,
+    ) -> Result<TaskRun> {
+        let source = self.get_run(namespace, id, run_id).await?;
+        if !source.status.is_terminal() {
+            return Err(HecateError::new(
+                ErrorType::Conflict,
+                format!(
+                    "only a completed, failed or cancelled run can be resumed; run {run_id} is {}",
+                    source.status.as_str()
+                ),
+            ));
+        }
+        let opts = StartOptions {
+            from: Some(run_id.clone()),
+            resume: true,
+            reason,
+        };
+        self.start(namespace, id, opts).await
+    }
+
+    /// Cancels a run: at once when queued or waiting, through its worker when
+    /// running (here or in another process).
+    pub async fn cancel(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        run_id: &TaskRunId,
+    ) -> Result<TaskRun> {
+        self.store().get_task(namespace, id).await?;
+        let run = self.store().cancel_task_run(id, run_id).await?;
+        if let Some(token) = self.running().get(run_id) {
+            token.cancel();
+        }
+        if run.status == TaskRunStatus::Cancelled {
+            self.publish(
+                self.store()
+                    .list_task_events(TaskEventFilter {
+                        namespace: namespace.to_string(),
+                        run_id: Some(run_id.clone()),
+                        limit: usize::MAX,
+                        ..Default::default()
+                    })
+                    .await?
+                    .into_iter()
+                    .rev()
+                    .take(1)
+                    .collect(),
+            );
+        }
+        Ok(run)
+    }
+
+    /// One run of a task of the namespace.
+    pub async fn get_run(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        run_id: &TaskRunId,
+    ) -> Result<TaskRun> {
+        self.store().get_task(namespace, id).await?;
+        self.store().get_task_run(id, run_id).await
+    }
+
+    /// The runs of a task, oldest first.
+    pub async fn list_runs(&self, namespace: &str, id: &TaskId) -> Result<Vec<TaskRun>> {
+        self.store().get_task(namespace, id).await?;
+        self.store().list_task_runs(id).await
+    }
+
+    /// The steps of a run.
+    pub async fn list_steps(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        run_id: &TaskRunId,
+    ) -> Result<Vec<TaskStep>> {
+        self.get_run(namespace, id, run_id).await?;
+        self.store().list_task_steps(run_id).await
+    }
+
+    /// One step of a run.
+    pub async fn get_step(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        run_id: &TaskRunId,
+        step_id: &TaskStepId,
+    ) -> Result<TaskStep> {
+        self.get_run(namespace, id, run_id).await?;
+        self.store().get_task_step(run_id, step_id).await
+    }
+
+    /// Artifacts of a run, or of the whole task.
+    pub async fn list_artifacts(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        run_id: Option<&TaskRunId>,
+    ) -> Result<Vec<TaskArtifact>> {
+        match run_id {
+            Some(r) => {
+                self.get_run(namespace, id, r).await?;
+            }
+            None => {
+                self.store().get_task(namespace, id).await?;
+            }
+        }
+        self.store().list_task_artifacts(id, run_id).await
+    }
+
+    /// One artifact, checked to belong to the run when one is named.
+    pub async fn get_artifact(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        run_id: Option<&TaskRunId>,
+        artifact_id: &TaskArtifactId,
+    ) -> Result<TaskArtifact> {
+        self.store().get_task(namespace, id).await?;
+        let a = self.store().get_task_artifact(id, artifact_id).await?;
+        if run_id.is_some_and(|r| r != &a.run_id) {
+            return Err(HecateError::not_found("artifact", artifact_id.as_str()));
+        }
+        Ok(a)
+    }
+
+    /// The approvals of a task.
+    pub async fn list_approvals(&self, namespace: &str, id: &TaskId) -> Result<Vec<TaskApproval>> {
+        self.store().get_task(namespace, id).await?;
+        self.store().list_task_approvals(id).await
+    }
+
+    /// One approval of a task.
+    pub async fn get_approval(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        approval_id: &TaskApprovalId,
+    ) -> Result<TaskApproval> {
+        self.store().get_task(namespace, id).await?;
+        self.store().get_task_approval(id, approval_id).await
+    }
+
+    /// Approves (the run is queued) or rejects (the run fails) a pending gate.
+    pub async fn resolve_approval(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        approval_id: &TaskApprovalId,
+        approve: bool,
+        note: Option<String>,
+    ) -> Result<TaskApproval> {
+        self.store().get_task(namespace, id).await?;
+        let decision = if approve {
+            TaskApprovalStatus::Approved
+        } else {
+            TaskApprovalStatus::Rejected
+        };
+        let a = self
+            .store()
+            .resolve_task_approval(id, approval_id, decision, note)
+            .await?;
+        let tail = self
+            .store()
+            .list_task_events(TaskEventFilter {
+                namespace: namespace.to_string(),
+                run_id: Some(a.run_id.clone()),
+                limit: usize::MAX,
+                ..Default::default()
+            })
+            .await?;
+        self.publish(tail.into_iter().rev().take(2).rev().collect());
+        self.inner.wake.notify_waiters();
+        Ok(a)
+    }
+
+    /// Events matching `filter` (its namespace is always applied).
+    pub async fn list_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {
+        self.store().list_task_events(filter).await
+    }
+}

@@ -1,0 +1,117 @@
+//! The durable task runtime: tasks and their runs, decided here and kept in the
+//! store, executed by workers that claim runs from the store's leased queue (so
+//! several Hecate processes on one store share the work, each run executing
+//! once), with approval gates before anything runs and an event log every
+//! surface can follow and replay.
+
+mod control;
+mod execute;
+mod worker;
+
+pub use control::StartOptions;
+
+use crate::domain::ids::TaskRunId;
+use crate::domain::task::{ApprovalPolicy, TaskEvent};
+use crate::store::Store;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{Notify, broadcast};
+use tokio_util::sync::CancellationToken;
+
+/// Default lease a worker holds on a run, renewed at a third of it.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// Tunables of the task runtime.
+#[derive(Debug, Clone)]
+pub struct TaskConfig {
+    /// Lease a worker holds on a claimed run.
+    pub lease: Duration,
+    /// How often an idle worker looks for work queued by other processes (work
+    /// queued here wakes it at once).
+    pub poll: Duration,
+    /// Workers per process.
+    pub workers: usize,
+    /// Which approval gates are on.
+    pub approval_policy: ApprovalPolicy,
+    /// Where task workspaces are made.
+    pub data_dir: PathBuf,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        Self {
+            lease: DEFAULT_LEASE,
+            poll: Duration::from_millis(500),
+            workers: 2,
+            approval_policy: ApprovalPolicy::default(),
+            data_dir: std::env::temp_dir().join("hecate-tasks"),
+        }
+    }
+}
+
+/// The task runtime of one process.
+#[derive(Clone)]
+pub struct TaskRuntime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    config: TaskConfig,
+    owner: String,
+    wake: Notify,
+    events: broadcast::Sender<TaskEvent>,
+    running: Mutex<HashMap<TaskRunId, CancellationToken>>,
+}
+
+impl std::fmt::Debug for TaskRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskRuntime")
+            .field("owner", &self.inner.owner)
+            .finish()
+    }
+}
+
+impl TaskRuntime {
+    /// A runtime over `store`; `owner` names this process in queue leases.
+    pub fn new(store: Arc<dyn Store>, config: TaskConfig, owner: String) -> Self {
+        let (events, _) = broadcast::channel(1024);
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                config,
+                owner,
+                wake: Notify::new(),
+                events,
+                running: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TaskConfig {
+        &self.inner.config
+    }
+
+    /// Task events as this process stores them (a follower that lags re-reads
+    /// the store; events of other processes only come from the store).
+    pub fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+        self.inner.events.subscribe()
+    }
+
+    fn store(&self) -> &dyn Store {
+        self.inner.store.as_ref()
+    }
+
+    fn publish(&self, events: Vec<TaskEvent>) {
+        for e in events {
+            let _ = self.inner.events.send(e);
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<TaskRunId, CancellationToken>> {
+        self.inner.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

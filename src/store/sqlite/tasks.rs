@@ -1,0 +1,891 @@
+//! The task runtime's tables: every change and its events in one `BEGIN
+//! IMMEDIATE` transaction on the writer; the queue claim is a lease that expires.
+
+use super::{OpResult, SqliteStore};
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
+use crate::domain::task::{
+    Task, TaskApproval, TaskApprovalKind, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskRun,
+    TaskRunStatus, TaskStep, TaskStepStatus,
+};
+use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::tasks::{
+    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, TaskEventFilter, TaskStore,
+};
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+use serde_json::json;
+
+const RUN_COLUMNS: &str = "id, task_id, number, status, error_type, error_message, \
+    resumed_from_run_id, workspace, total_cost_micros_usd, prior_cost_micros_usd, model, \
+    provider, cancel_requested, created_at, started_at, finished_at";
+const STEP_COLUMNS: &str = "id, run_id, task_id, idx, kind, status, input_json, exit_code, \
+    error_type, error_message, started_at, finished_at";
+const ARTIFACT_COLUMNS: &str =
+    "id, task_id, run_id, step_id, kind, name, content, size_bytes, truncated, status, created_at";
+const APPROVAL_COLUMNS: &str =
+    "id, task_id, run_id, kind, status, reason, note, created_at, resolved_at";
+
+fn corrupt(what: &str, value: &str) -> rusqlite::Error {
+    rusqlite::Error::InvalidColumnType(0, format!("{what} {value:?}"), rusqlite::types::Type::Text)
+}
+
+fn row_to_task(r: &Row<'_>) -> rusqlite::Result<Task> {
+    let spec: String = r.get(2)?;
+    Ok(Task {
+        id: TaskId(r.get(0)?),
+        namespace: r.get(1)?,
+        spec: serde_json::from_str(&spec).map_err(|_| corrupt("task spec", &spec))?,
+        latest_run_id: r.get::<_, Option<String>>(3)?.map(TaskRunId),
+        created_at: r.get(4)?,
+        updated_at: r.get(5)?,
+    })
+}
+
+fn row_to_run(r: &Row<'_>) -> rusqlite::Result<TaskRun> {
+    let status: String = r.get(3)?;
+    Ok(TaskRun {
+        id: TaskRunId(r.get(0)?),
+        task_id: TaskId(r.get(1)?),
+        number: r.get(2)?,
+        status: TaskRunStatus::parse(&status).ok_or_else(|| corrupt("run status", &status))?,
+        error_type: r.get(4)?,
+        error_message: r.get(5)?,
+        resumed_from_run_id: r.get::<_, Option<String>>(6)?.map(TaskRunId),
+        workspace: r.get(7)?,
+        total_cost_micros_usd: r.get(8)?,
+        prior_cost_micros_usd: r.get(9)?,
+        model: r.get(10)?,
+        provider: r.get(11)?,
+        cancel_requested: r.get::<_, i64>(12)? != 0,
+        created_at: r.get(13)?,
+        started_at: r.get(14)?,
+        finished_at: r.get(15)?,
+    })
+}
+
+fn row_to_step(r: &Row<'_>) -> rusqlite::Result<TaskStep> {
+    let status: String = r.get(5)?;
+    let input: String = r.get(6)?;
+    Ok(TaskStep {
+        id: TaskStepId(r.get(0)?),
+        run_id: TaskRunId(r.get(1)?),
+        task_id: TaskId(r.get(2)?),
+        index: r.get(3)?,
+        kind: r.get(4)?,
+        status: TaskStepStatus::parse(&status).ok_or_else(|| corrupt("step status", &status))?,
+        input: serde_json::from_str(&input).map_err(|_| corrupt("step input", &input))?,
+        exit_code: r.get(7)?,
+        error_type: r.get(8)?,
+        error_message: r.get(9)?,
+        started_at: r.get(10)?,
+        finished_at: r.get(11)?,
+    })
+}
+
+fn row_to_artifact(r: &Row<'_>) -> rusqlite::Result<TaskArtifact> {
+    Ok(TaskArtifact {
+        id: TaskArtifactId(r.get(0)?),
+        task_id: TaskId(r.get(1)?),
+        run_id: TaskRunId(r.get(2)?),
+        step_id: r.get::<_, Option<String>>(3)?.map(TaskStepId),
+        kind: r.get(4)?,
+        name: r.get(5)?,
+        content: r.get(6)?,
+        size_bytes: r.get(7)?,
+        truncated: r.get::<_, i64>(8)? != 0,
+        status: r.get(9)?,
+        created_at: r.get(10)?,
+    })
+}
+
+fn row_to_approval(r: &Row<'_>) -> rusqlite::Result<TaskApproval> {
+    let kind: String = r.get(3)?;
+    let status: String = r.get(4)?;
+    Ok(TaskApproval {
+        id: TaskApprovalId(r.get(0)?),
+        task_id: TaskId(r.get(1)?),
+        run_id: TaskRunId(r.get(2)?),
+        kind: TaskApprovalKind::parse(&kind).ok_or_else(|| corrupt("approval kind", &kind))?,
+        status: TaskApprovalStatus::parse(&status)
+            .ok_or_else(|| corrupt("approval status", &status))?,
+        reason: r.get(5)?,
+        note: r.get(6)?,
+        created_at: r.get(7)?,
+        resolved_at: r.get(8)?,
+    })
+}
+
+fn row_to_event(r: &Row<'_>) -> rusqlite::Result<TaskEvent> {
+    let data: String = r.get(4)?;
+    Ok(TaskEvent {
+        sequence: r.get(0)?,
+        task_id: TaskId(r.get(1)?),
+        run_id: TaskRunId(r.get(2)?),
+        event_type: r.get(3)?,
+        data: serde_json::from_str(&data).map_err(|_| corrupt("event data", &data))?,
+        occurred_at: r.get(5)?,
+    })
+}
+
+/// Appends events of a run inside the caller's transaction, numbered by the
+/// log's own sequence.
+fn append_events(
+    tx: &Connection,
+    task_id: &TaskId,
+    run_id: &TaskRunId,
+    events: Vec<NewTaskEvent>,
+) -> OpResult<Vec<TaskEvent>> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO task_events (task_id, run_id, type, data_json, occurred_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for e in events {
+        let at = now_rfc3339();
+        insert.execute(params![
+            task_id.as_str(),
+            run_id.as_str(),
+            e.event_type,
+            serde_json::to_string(&e.data)?,
+            at
+        ])?;
+        out.push(TaskEvent {
+            sequence: tx.last_insert_rowid(),
+            task_id: task_id.clone(),
+            run_id: run_id.clone(),
+            event_type: e.event_type,
+            data: e.data,
+            occurred_at: at,
+        });
+    }
+    Ok(out)
+}
+
+fn select_run(c: &Connection, task_id: &TaskId, run_id: &TaskRunId) -> OpResult<TaskRun> {
+    c.query_row(
+        &format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1 AND task_id = ?2"),
+        params![run_id.as_str(), task_id.as_str()],
+        row_to_run,
+    )
+    .optional()?
+    .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
+}
+
+fn select_run_by_id(c: &Connection, run_id: &TaskRunId) -> OpResult<TaskRun> {
+    c.query_row(
+        &format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1"),
+        params![run_id.as_str()],
+        row_to_run,
+    )
+    .optional()?
+    .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
+}
+
+fn select_task(c: &Connection, namespace: Option<&str>, id: &TaskId) -> OpResult<Task> {
+    let task = c
+        .query_row(
+            "SELECT id, namespace, spec_json, latest_run_id, created_at, updated_at \
+             FROM tasks WHERE id = ?1",
+            params![id.as_str()],
+            row_to_task,
+        )
+        .optional()?
+        .filter(|t| namespace.is_none_or(|ns| t.namespace == ns));
+    task.ok_or_else(|| HecateError::not_found("task", id.as_str()).into())
+}
+
+fn set_run_status(
+    c: &Connection,
+    run_id: &TaskRunId,
+    status: TaskRunStatus,
+    error: Option<&(String, String)>,
+) -> OpResult<()> {
+    let finished = status.is_terminal().then(now_rfc3339);
+    c.execute(
+        "UPDATE task_runs SET status = ?2, error_type = ?3, error_message = ?4, \
+         finished_at = COALESCE(?5, finished_at) WHERE id = ?1",
+        params![
+            run_id.as_str(),
+            status.as_str(),
+            error.map(|e| e.0.as_str()),
+            error.map(|e| e.1.as_str()),
+            finished,
+        ],
+    )?;
+    Ok(())
+}
+
+fn enqueue(c: &Connection, run: &TaskRun, priority: i64) -> OpResult<()> {
+    c.execute(
+        "INSERT INTO task_queue (run_id, task_id, priority, enqueued_ms) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT(run_id) DO UPDATE SET lease_owner = NULL, lease_expires_ms = NULL",
+        params![
+            run.id.as_str(),
+            run.task_id.as_str(),
+            priority,
+            now_millis()
+        ],
+    )?;
+    Ok(())
+}
+
+fn conflict(message: String) -> HecateError {
+    HecateError::new(ErrorType::Conflict, message)
+}
+
+fn claim(c: &mut Connection, owner: &str, lease_ms: i64) -> OpResult<Option<ClaimedRun>> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = now_millis();
+    let next: Option<(String, Option<String>)> = tx
+        .query_row(
+            "SELECT run_id, lease_owner FROM task_queue \
+             WHERE lease_owner IS NULL OR lease_expires_ms < ?1 \
+             ORDER BY priority DESC, enqueued_ms LIMIT 1",
+            params![now],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((run_id, previous)) = next else {
+        return Ok(None);
+    };
+    let run_id = TaskRunId(run_id);
+    tx.execute(
+        "UPDATE task_queue SET lease_owner = ?2, lease_expires_ms = ?3, claims = claims + 1 \
+         WHERE run_id = ?1",
+        params![run_id.as_str(), owner, now + lease_ms],
+    )?;
+    tx.execute(
+        "UPDATE task_runs SET status = 'running', started_at = COALESCE(started_at, ?2) \
+         WHERE id = ?1",
+        params![run_id.as_str(), now_rfc3339()],
+    )?;
+    let run = select_run_by_id(&tx, &run_id)?;
+    let task = select_task(&tx, None, &run.task_id)?;
+    let reclaimed = previous.is_some();
+    let mut events = Vec::new();
+    if let Some(previous) = previous {
+        // The step the dead worker was running ended with it.
+        tx.execute(
+            "UPDATE task_steps SET status = 'failed', error_type = 'worker_lease_expired', \
+             error_message = ?2, finished_at = ?3 WHERE run_id = ?1 AND status = 'running'",
+            params![
+                run.id.as_str(),
+                format!("worker {previous} stopped renewing its lease"),
+                now_rfc3339()
+            ],
+        )?;
+        events.push(NewTaskEvent::new(
+            "gap.run_disconnected",
+            json!({"reason": "worker_lease_expired", "previous_worker": previous}),
+        ));
+    }
+    events.push(NewTaskEvent::new(
+        "run.started",
+        json!({"status": "running", "worker": owner}),
+    ));
+    append_events(&tx, &run.task_id, &run.id, events)?;
+    tx.commit()?;
+    Ok(Some(ClaimedRun {
+        task,
+        run,
+        reclaimed,
+    }))
+}
+
+fn cancel(c: &mut Connection, task_id: &TaskId, run_id: &TaskRunId) -> OpResult<TaskRun> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let run = select_run(&tx, task_id, run_id)?;
+    match run.status {
+        s if s.is_terminal() => {
+            return Err(conflict(format!("run {run_id} is already {}", s.as_str())).into());
+        }
+        TaskRunStatus::Running => {
+            tx.execute(
+                "UPDATE task_runs SET cancel_requested = 1 WHERE id = ?1",
+                params![run_id.as_str()],
+            )?;
+            append_events(
+                &tx,
+                task_id,
+                run_id,
+                vec![NewTaskEvent::new(
+                    "run.cancel_requested",
+                    json!({"status": "running"}),
+                )],
+            )?;
+        }
+        _ => {
+            set_run_status(&tx, run_id, TaskRunStatus::Cancelled, None)?;
+            tx.execute(
+                "DELETE FROM task_queue WHERE run_id = ?1",
+                params![run_id.as_str()],
+            )?;
+            tx.execute(
+                "UPDATE task_approvals SET status = 'cancelled', resolved_at = ?2 \
+                 WHERE run_id = ?1 AND status = 'pending'",
+                params![run_id.as_str(), now_rfc3339()],
+            )?;
+            append_events(
+                &tx,
+                task_id,
+                run_id,
+                vec![NewTaskEvent::new(
+                    "run.cancelled",
+                    json!({"status": "cancelled"}),
+                )],
+            )?;
+        }
+    }
+    let run = select_run(&tx, task_id, run_id)?;
+    tx.commit()?;
+    Ok(run)
+}
+
+fn resolve(
+    c: &mut Connection,
+    task_id: &TaskId,
+    id: &TaskApprovalId,
+    decision: TaskApprovalStatus,
+    note: Option<String>,
+) -> OpResult<TaskApproval> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let select =
+        format!("SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = ?1 AND task_id = ?2");
+    let approval = tx
+        .query_row(
+            &select,
+            params![id.as_str(), task_id.as_str()],
+            row_to_approval,
+        )
+        .optional()?
+        .ok_or_else(|| HecateError::not_found("approval", id.as_str()))?;
+    if approval.status != TaskApprovalStatus::Pending {
+        return Err(conflict(format!(
+            "approval {id} is already {}",
+            approval.status.as_str()
+        ))
+        .into());
+    }
+    let run = select_run(&tx, task_id, &approval.run_id)?;
+    if run.status != TaskRunStatus::AwaitingApproval {
+        return Err(conflict(format!(
+            "run {} no longer waits for this approval (it is {})",
+            run.id,
+            run.status.as_str()
+        ))
+        .into());
+    }
+    tx.execute(
+        "UPDATE task_approvals SET status = ?2, note = ?3, resolved_at = ?4 WHERE id = ?1",
+        params![id.as_str(), decision.as_str(), note, now_rfc3339()],
+    )?;
+    let mut events = vec![NewTaskEvent::new(
+        "approval.resolved",
+        json!({"approval_id": id, "kind": approval.kind.as_str(),
+               "decision": decision.as_str(), "note": note}),
+    )];
+    if decision == TaskApprovalStatus::Approved {
+        let task = select_task(&tx, None, task_id)?;
+        set_run_status(&tx, &run.id, TaskRunStatus::Queued, None)?;
+        enqueue(&tx, &run, task.spec.priority)?;
+        events.push(NewTaskEvent::new("run.queued", json!({"status": "queued"})));
+    } else {
+        let error = (
+            "approval_rejected".to_string(),
+            format!("the {} approval was rejected", approval.kind.as_str()),
+        );
+        set_run_status(&tx, &run.id, TaskRunStatus::Failed, Some(&error))?;
+        events.push(NewTaskEvent::new(
+            "run.failed",
+            json!({"status": "failed", "error_type": error.0, "error_message": error.1}),
+        ));
+    }
+    append_events(&tx, task_id, &run.id, events)?;
+    let approval = tx.query_row(
+        &select,
+        params![id.as_str(), task_id.as_str()],
+        row_to_approval,
+    )?;
+    tx.commit()?;
+    Ok(approval)
+}
+
+fn insert_artifact(c: &Connection, a: &TaskArtifact) -> OpResult<()> {
+    c.execute(
+        &format!(
+            "INSERT INTO task_artifacts ({ARTIFACT_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
+        ),
+        params![
+            a.id.as_str(),
+            a.task_id.as_str(),
+            a.run_id.as_str(),
+            a.step_id.as_ref().map(|s| s.as_str()),
+            a.kind,
+            a.name,
+            a.content,
+            a.size_bytes,
+            a.truncated as i64,
+            a.status,
+            a.created_at
+        ],
+    )?;
+    Ok(())
+}
+
+#[async_trait]
+impl TaskStore for SqliteStore {
+    async fn create_task(&self, task: &Task) -> Result<()> {
+        let task = task.clone();
+        self.write(move |c| {
+            c.execute(
+                "INSERT INTO tasks (id, namespace, spec_json, latest_run_id, created_at, updated_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    task.id.as_str(),
+                    task.namespace,
+                    serde_json::to_string(&task.spec)?,
+                    task.latest_run_id.as_ref().map(|r| r.as_str()),
+                    task.created_at,
+                    task.updated_at
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn get_task(&self, namespace: &str, id: &TaskId) -> Result<Task> {
+        let (ns, id) = (namespace.to_string(), id.clone());
+        self.read(move |c| select_task(c, Some(&ns), &id)).await
+    }
+
+    async fn list_tasks(&self, namespace: &str, limit: usize) -> Result<Vec<Task>> {
+        let ns = namespace.to_string();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, namespace, spec_json, latest_run_id, created_at, updated_at \
+                 FROM tasks WHERE namespace = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(
+                params![ns, limit.min(i64::MAX as usize) as i64],
+                row_to_task,
+            )?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn delete_task(&self, namespace: &str, id: &TaskId) -> Result<()> {
+        let (ns, id) = (namespace.to_string(), id.clone());
+        self.write(move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            select_task(&tx, Some(&ns), &id)?;
+            let active: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM task_runs WHERE task_id = ?1 \
+                 AND status IN ('queued', 'running', 'awaiting_approval')",
+                params![id.as_str()],
+                |r| r.get(0),
+            )?;
+            if active > 0 {
+                return Err(
+                    conflict(format!("task {id} has an active run; cancel it first")).into(),
+                );
+            }
+            for table in [
+                "task_events",
+                "task_artifacts",
+                "task_approvals",
+                "task_steps",
+                "task_queue",
+                "task_runs",
+            ] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE task_id = ?1"),
+                    params![id.as_str()],
+                )?;
+            }
+            tx.execute("DELETE FROM tasks WHERE id = ?1", params![id.as_str()])?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn create_task_run(&self, new: NewTaskRun) -> Result<(TaskRun, Vec<TaskEvent>)> {
+        self.write(move |c| {
+            let NewTaskRun {
+                mut run,
+                priority,
+                approval,
+                events,
+            } = new;
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            select_task(&tx, None, &run.task_id)?;
+            let active: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM task_runs WHERE task_id = ?1 \
+                 AND status IN ('queued', 'running', 'awaiting_approval')",
+                params![run.task_id.as_str()],
+                |r| r.get(0),
+            )?;
+            if active > 0 {
+                return Err(conflict(format!(
+                    "task {} already has an active run",
+                    run.task_id
+                ))
+                .into());
+            }
+            run.number = tx.query_row(
+                "SELECT COALESCE(MAX(number), 0) + 1 FROM task_runs WHERE task_id = ?1",
+                params![run.task_id.as_str()],
+                |r| r.get(0),
+            )?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO task_runs ({RUN_COLUMNS}) \
+                     VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
+                ),
+                params![
+                    run.id.as_str(),
+                    run.task_id.as_str(),
+                    run.number,
+                    run.status.as_str(),
+                    run.error_type,
+                    run.error_message,
+                    run.resumed_from_run_id.as_ref().map(|r| r.as_str()),
+                    run.workspace,
+                    run.total_cost_micros_usd,
+                    run.prior_cost_micros_usd,
+                    run.model,
+                    run.provider,
+                    run.cancel_requested as i64,
+                    run.created_at,
+                    run.started_at,
+                    run.finished_at
+                ],
+            )?;
+            tx.execute(
+                "UPDATE tasks SET latest_run_id = ?2, updated_at = ?3 WHERE id = ?1",
+                params![run.task_id.as_str(), run.id.as_str(), now_rfc3339()],
+            )?;
+            if run.status == TaskRunStatus::Queued {
+                enqueue(&tx, &run, priority)?;
+            }
+            if let Some(a) = &approval {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO task_approvals ({APPROVAL_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)"
+                    ),
+                    params![
+                        a.id.as_str(),
+                        a.task_id.as_str(),
+                        a.run_id.as_str(),
+                        a.kind.as_str(),
+                        a.status.as_str(),
+                        a.reason,
+                        a.note,
+                        a.created_at,
+                        a.resolved_at
+                    ],
+                )?;
+            }
+            let events = append_events(&tx, &run.task_id, &run.id, events)?;
+            tx.commit()?;
+            Ok((run, events))
+        })
+        .await
+    }
+
+    async fn get_task_run(&self, task_id: &TaskId, run_id: &TaskRunId) -> Result<TaskRun> {
+        let (task_id, run_id) = (task_id.clone(), run_id.clone());
+        self.read(move |c| select_run(c, &task_id, &run_id)).await
+    }
+
+    async fn list_task_runs(&self, task_id: &TaskId) -> Result<Vec<TaskRun>> {
+        let task_id = task_id.clone();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM task_runs WHERE task_id = ?1 ORDER BY number"
+            ))?;
+            let rows = stmt.query_map(params![task_id.as_str()], row_to_run)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn claim_task_run(&self, owner: &str, lease_ms: i64) -> Result<Option<ClaimedRun>> {
+        let owner = owner.to_string();
+        self.write(move |c| claim(c, &owner, lease_ms)).await
+    }
+
+    async fn renew_task_lease(
+        &self,
+        run_id: &TaskRunId,
+        owner: &str,
+        lease_ms: i64,
+    ) -> Result<bool> {
+        let (run_id, owner) = (run_id.clone(), owner.to_string());
+        self.write(move |c| {
+            let n = c.execute(
+                "UPDATE task_queue SET lease_expires_ms = ?3 WHERE run_id = ?1 AND lease_owner = ?2",
+                params![run_id.as_str(), owner, now_millis() + lease_ms],
+            )?;
+            if n == 0 {
+                return Err(conflict(format!("the lease on run {run_id} is no longer held")).into());
+            }
+            let cancel: i64 = c.query_row(
+                "SELECT cancel_requested FROM task_runs WHERE id = ?1",
+                params![run_id.as_str()],
+                |r| r.get(0),
+            )?;
+            Ok(cancel != 0)
+        })
+        .await
+    }
+
+    async fn set_task_run_workspace(&self, run_id: &TaskRunId, workspace: &str) -> Result<()> {
+        let (run_id, workspace) = (run_id.clone(), workspace.to_string());
+        self.write(move |c| {
+            c.execute(
+                "UPDATE task_runs SET workspace = ?2 WHERE id = ?1",
+                params![run_id.as_str(), workspace],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn start_task_step(
+        &self,
+        step: &TaskStep,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<Vec<TaskEvent>> {
+        let step = step.clone();
+        self.write(move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                &format!("INSERT INTO task_steps ({STEP_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"),
+                params![
+                    step.id.as_str(),
+                    step.run_id.as_str(),
+                    step.task_id.as_str(),
+                    step.index,
+                    step.kind,
+                    step.status.as_str(),
+                    serde_json::to_string(&step.input)?,
+                    step.exit_code,
+                    step.error_type,
+                    step.error_message,
+                    step.started_at,
+                    step.finished_at
+                ],
+            )?;
+            let events = append_events(&tx, &step.task_id, &step.run_id, events)?;
+            tx.commit()?;
+            Ok(events)
+        })
+        .await
+    }
+
+    async fn finish_task_step(&self, end: FinishedStep) -> Result<Vec<TaskEvent>> {
+        self.write(move |c| {
+            let FinishedStep {
+                step,
+                artifacts,
+                events,
+            } = end;
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE task_steps SET status = ?2, exit_code = ?3, error_type = ?4, \
+                 error_message = ?5, finished_at = ?6 WHERE id = ?1",
+                params![
+                    step.id.as_str(),
+                    step.status.as_str(),
+                    step.exit_code,
+                    step.error_type,
+                    step.error_message,
+                    step.finished_at
+                ],
+            )?;
+            for a in &artifacts {
+                insert_artifact(&tx, a)?;
+            }
+            let events = append_events(&tx, &step.task_id, &step.run_id, events)?;
+            tx.commit()?;
+            Ok(events)
+        })
+        .await
+    }
+
+    async fn finish_task_run(
+        &self,
+        run_id: &TaskRunId,
+        owner: &str,
+        status: TaskRunStatus,
+        error: Option<(String, String)>,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<Vec<TaskEvent>> {
+        let (run_id, owner) = (run_id.clone(), owner.to_string());
+        self.write(move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let n = tx.execute(
+                "DELETE FROM task_queue WHERE run_id = ?1 AND lease_owner = ?2",
+                params![run_id.as_str(), owner],
+            )?;
+            if n == 0 {
+                return Err(
+                    conflict(format!("the lease on run {run_id} is no longer held")).into(),
+                );
+            }
+            let run = select_run_by_id(&tx, &run_id)?;
+            set_run_status(&tx, &run_id, status, error.as_ref())?;
+            let events = append_events(&tx, &run.task_id, &run_id, events)?;
+            tx.commit()?;
+            Ok(events)
+        })
+        .await
+    }
+
+    async fn cancel_task_run(&self, task_id: &TaskId, run_id: &TaskRunId) -> Result<TaskRun> {
+        let (task_id, run_id) = (task_id.clone(), run_id.clone());
+        self.write(move |c| cancel(c, &task_id, &run_id)).await
+    }
+
+    async fn list_task_steps(&self, run_id: &TaskRunId) -> Result<Vec<TaskStep>> {
+        let run_id = run_id.clone();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {STEP_COLUMNS} FROM task_steps WHERE run_id = ?1 ORDER BY idx"
+            ))?;
+            let rows = stmt.query_map(params![run_id.as_str()], row_to_step)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn get_task_step(&self, run_id: &TaskRunId, step_id: &TaskStepId) -> Result<TaskStep> {
+        let (run_id, step_id) = (run_id.clone(), step_id.clone());
+        self.read(move |c| {
+            c.query_row(
+                &format!("SELECT {STEP_COLUMNS} FROM task_steps WHERE id = ?1 AND run_id = ?2"),
+                params![step_id.as_str(), run_id.as_str()],
+                row_to_step,
+            )
+            .optional()?
+            .ok_or_else(|| HecateError::not_found("step", step_id.as_str()).into())
+        })
+        .await
+    }
+
+    async fn list_task_artifacts(
+        &self,
+        task_id: &TaskId,
+        run_id: Option<&TaskRunId>,
+    ) -> Result<Vec<TaskArtifact>> {
+        let (task_id, run_id) = (task_id.clone(), run_id.cloned());
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {ARTIFACT_COLUMNS} FROM task_artifacts WHERE task_id = ?1 \
+                 AND (?2 IS NULL OR run_id = ?2) ORDER BY created_at, id"
+            ))?;
+            let rows = stmt.query_map(
+                params![task_id.as_str(), run_id.as_ref().map(|r| r.as_str())],
+                row_to_artifact,
+            )?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn get_task_artifact(
+        &self,
+        task_id: &TaskId,
+        id: &TaskArtifactId,
+    ) -> Result<TaskArtifact> {
+        let (task_id, id) = (task_id.clone(), id.clone());
+        self.read(move |c| {
+            c.query_row(
+                &format!(
+                    "SELECT {ARTIFACT_COLUMNS} FROM task_artifacts WHERE id = ?1 AND task_id = ?2"
+                ),
+                params![id.as_str(), task_id.as_str()],
+                row_to_artifact,
+            )
+            .optional()?
+            .ok_or_else(|| HecateError::not_found("artifact", id.as_str()).into())
+        })
+        .await
+    }
+
+    async fn list_task_approvals(&self, task_id: &TaskId) -> Result<Vec<TaskApproval>> {
+        let task_id = task_id.clone();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE task_id = ?1 \
+                 ORDER BY created_at, id"
+            ))?;
+            let rows = stmt.query_map(params![task_id.as_str()], row_to_approval)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn get_task_approval(
+        &self,
+        task_id: &TaskId,
+        id: &TaskApprovalId,
+    ) -> Result<TaskApproval> {
+        let (task_id, id) = (task_id.clone(), id.clone());
+        self.read(move |c| {
+            c.query_row(
+                &format!(
+                    "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = ?1 AND task_id = ?2"
+                ),
+                params![id.as_str(), task_id.as_str()],
+                row_to_approval,
+            )
+            .optional()?
+            .ok_or_else(|| HecateError::not_found("approval", id.as_str()).into())
+        })
+        .await
+    }
+
+    async fn resolve_task_approval(
+        &self,
+        task_id: &TaskId,
+        id: &TaskApprovalId,
+        decision: TaskApprovalStatus,
+        note: Option<String>,
+    ) -> Result<TaskApproval> {
+        let (task_id, id) = (task_id.clone(), id.clone());
+        self.write(move |c| resolve(c, &task_id, &id, decision, note))
+            .await
+    }
+
+    async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {
+        self.read(move |c| {
+            let types = serde_json::to_string(&filter.event_types)?;
+            let mut stmt = c.prepare_cached(
+                "SELECT e.sequence, e.task_id, e.run_id, e.type, e.data_json, e.occurred_at \
+                 FROM task_events e JOIN tasks t ON t.id = e.task_id \
+                 WHERE t.namespace = ?1 AND e.sequence > ?2 \
+                 AND (?3 IS NULL OR e.task_id = ?3) AND (?4 IS NULL OR e.run_id = ?4) \
+                 AND (?5 = '[]' OR e.type IN (SELECT value FROM json_each(?5))) \
+                 ORDER BY e.sequence LIMIT ?6",
+            )?;
+            let rows = stmt.query_map(
+                params![
+                    filter.namespace,
+                    filter.after_sequence,
+                    filter.task_id.as_ref().map(|t| t.as_str()),
+                    filter.run_id.as_ref().map(|r| r.as_str()),
+                    types,
+                    filter.limit.min(i64::MAX as usize) as i64
+                ],
+                row_to_event,
+            )?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+}

@@ -1,0 +1,180 @@
+//! The task runtime's persistence contract: tasks, runs, steps, artifacts,
+//! approvals, the process-wide event log and the leased queue. Every state change
+//! and the events that tell it are written in one transaction, so a reader that
+//! follows the event log never sees a state the log does not explain.
+
+use crate::domain::error::Result;
+use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
+use crate::domain::task::{
+    Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskRun, TaskRunStatus,
+    TaskStep,
+};
+use async_trait::async_trait;
+use serde_json::Value;
+
+/// An event to append: its type and data (the store numbers and times it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTaskEvent {
+    /// Event type, e.g. `run.queued`.
+    pub event_type: String,
+    /// Event data.
+    pub data: Value,
+}
+
+impl NewTaskEvent {
+    /// An event of `event_type` with `data`.
+    pub fn new(event_type: &str, data: Value) -> Self {
+        Self {
+            event_type: event_type.to_string(),
+            data,
+        }
+    }
+}
+
+/// A new run to store with its first state: queued (and enqueued) or awaiting an
+/// approval stored with it.
+#[derive(Debug, Clone)]
+pub struct NewTaskRun {
+    /// The run; its `number` is assigned by the store.
+    pub run: TaskRun,
+    /// Queue priority (higher first).
+    pub priority: i64,
+    /// The gate it waits on, when its status is `awaiting_approval`.
+    pub approval: Option<TaskApproval>,
+    /// Events telling what happened.
+    pub events: Vec<NewTaskEvent>,
+}
+
+/// A run a worker claimed from the queue.
+#[derive(Debug, Clone)]
+pub struct ClaimedRun {
+    /// Its task.
+    pub task: Task,
+    /// The run, now `running` under the worker's lease.
+    pub run: TaskRun,
+    /// True when another worker held it before and its lease expired.
+    pub reclaimed: bool,
+}
+
+/// Filters of the event log; absent fields match everything.
+#[derive(Debug, Clone, Default)]
+pub struct TaskEventFilter {
+    /// Only this namespace's tasks.
+    pub namespace: String,
+    /// Only this task.
+    pub task_id: Option<TaskId>,
+    /// Only this run.
+    pub run_id: Option<TaskRunId>,
+    /// Only these types (any of them).
+    pub event_types: Vec<String>,
+    /// Only events after this sequence.
+    pub after_sequence: i64,
+    /// At most this many.
+    pub limit: usize,
+}
+
+/// The end of a step: its final row, its artifacts and events.
+#[derive(Debug, Clone)]
+pub struct FinishedStep {
+    /// The step as it ended.
+    pub step: TaskStep,
+    /// Its artifacts.
+    pub artifacts: Vec<TaskArtifact>,
+    /// Events telling it.
+    pub events: Vec<NewTaskEvent>,
+}
+
+/// Storage of the task runtime.
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    /// Inserts a task.
+    async fn create_task(&self, task: &Task) -> Result<()>;
+    /// Reads one task, or `not_found`.
+    async fn get_task(&self, namespace: &str, id: &TaskId) -> Result<Task>;
+    /// Tasks of a namespace, newest first.
+    async fn list_tasks(&self, namespace: &str, limit: usize) -> Result<Vec<Task>>;
+    /// Deletes a task and everything it owns; `conflict` while a run is active.
+    async fn delete_task(&self, namespace: &str, id: &TaskId) -> Result<()>;
+
+    /// Stores a new run (numbered after the task's last), makes it the task's
+    /// latest, enqueues it when queued, with its approval and events.
+    async fn create_task_run(&self, new: NewTaskRun) -> Result<(TaskRun, Vec<TaskEvent>)>;
+    /// Reads one run of a task, or `not_found`.
+    async fn get_task_run(&self, task_id: &TaskId, run_id: &TaskRunId) -> Result<TaskRun>;
+    /// Runs of a task, oldest first.
+    async fn list_task_runs(&self, task_id: &TaskId) -> Result<Vec<TaskRun>>;
+
+    /// Claims the next queued (or lease-expired) run for `owner`, marks it
+    /// running and appends `run.started` (and `gap.run_disconnected` when it was
+    /// reclaimed).
+    async fn claim_task_run(&self, owner: &str, lease_ms: i64) -> Result<Option<ClaimedRun>>;
+    /// Extends `owner`'s lease on a run; answers whether a cancel was asked for,
+    /// `conflict` when the lease is no longer the owner's.
+    async fn renew_task_lease(
+        &self,
+        run_id: &TaskRunId,
+        owner: &str,
+        lease_ms: i64,
+    ) -> Result<bool>;
+    /// Records where a running run works.
+    async fn set_task_run_workspace(&self, run_id: &TaskRunId, workspace: &str) -> Result<()>;
+    /// Inserts a running step with its events.
+    async fn start_task_step(
+        &self,
+        step: &TaskStep,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<Vec<TaskEvent>>;
+    /// Stores a step's end, artifacts and events.
+    async fn finish_task_step(&self, end: FinishedStep) -> Result<Vec<TaskEvent>>;
+    /// Ends a run `owner` holds: terminal status, error, queue item removed, events.
+    async fn finish_task_run(
+        &self,
+        run_id: &TaskRunId,
+        owner: &str,
+        status: TaskRunStatus,
+        error: Option<(String, String)>,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<Vec<TaskEvent>>;
+    /// Cancels a run: a queued or waiting one ends now (its pending approval
+    /// cancelled); a running one is flagged for its worker. `conflict` when
+    /// terminal. Answers the run as it is afterwards.
+    async fn cancel_task_run(&self, task_id: &TaskId, run_id: &TaskRunId) -> Result<TaskRun>;
+
+    /// Steps of a run in order.
+    async fn list_task_steps(&self, run_id: &TaskRunId) -> Result<Vec<TaskStep>>;
+    /// One step of a run, or `not_found`.
+    async fn get_task_step(&self, run_id: &TaskRunId, step_id: &TaskStepId) -> Result<TaskStep>;
+    /// Artifacts of a run, or of every run of the task when `run_id` is absent.
+    async fn list_task_artifacts(
+        &self,
+        task_id: &TaskId,
+        run_id: Option<&TaskRunId>,
+    ) -> Result<Vec<TaskArtifact>>;
+    /// One artifact of a task, or `not_found`.
+    async fn get_task_artifact(
+        &self,
+        task_id: &TaskId,
+        id: &TaskArtifactId,
+    ) -> Result<TaskArtifact>;
+
+    /// Approvals of a task, oldest first.
+    async fn list_task_approvals(&self, task_id: &TaskId) -> Result<Vec<TaskApproval>>;
+    /// One approval of a task, or `not_found`.
+    async fn get_task_approval(
+        &self,
+        task_id: &TaskId,
+        id: &TaskApprovalId,
+    ) -> Result<TaskApproval>;
+    /// Resolves a pending approval: approved requeues its run, rejected fails it.
+    /// `conflict` when it is not pending or its run no longer waits.
+    async fn resolve_task_approval(
+        &self,
+        task_id: &TaskId,
+        id: &TaskApprovalId,
+        decision: TaskApprovalStatus,
+        note: Option<String>,
+    ) -> Result<TaskApproval>;
+
+    /// Events matching `filter`, in sequence order.
+    async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>>;
+}

@@ -1,0 +1,614 @@
+//! The durable task runtime over real HTTP against the real binary: tasks gated
+//! by approvals, executed by `hecate serve` workers (confined with bubblewrap by
+//! default), their output and patches, events with a replay cursor that survives
+//! a restart, the transition rules, bad input, hung steps, and two processes on
+//! one store (each run executes once; a run whose worker was SIGKILLed is
+//! reclaimed after its lease expires).
+
+use crate::support::common::Home;
+use crate::support::http::{Api, Served, serve, serve_args};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A home whose tasks run without approval gates (unless a test turns them on).
+fn ungated() -> Home {
+    let mut home = Home::empty();
+    home.env
+        .push(("HECATE_TASK_APPROVAL_POLICIES".into(), String::new()));
+    home
+}
+
+async fn create(api: &Api, body: Value) -> String {
+    let a = api.post("/hecate/v1/tasks", body).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    a.body["data"]["id"].as_str().expect("id").to_string()
+}
+
+async fn start(api: &Api, task: &str) -> String {
+    let a = api
+        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
+        .await;
+    assert_eq!(a.status, 202, "{}", a.body);
+    a.body["data"]["id"].as_str().expect("run id").to_string()
+}
+
+/// Polls a run until it is terminal (a hang guard, not a timing assertion).
+async fn finished(api: &Api, task: &str, run: &str) -> Value {
+    for _ in 0..600 {
+        let a = api
+            .get(&format!("/hecate/v1/tasks/{task}/runs/{run}"))
+            .await;
+        let status = a.body["data"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if ["completed", "failed", "cancelled"].contains(&status.as_str()) {
+            return a.body["data"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("run {run} did not finish");
+}
+
+async fn event_types(api: &Api, task: &str, run: &str) -> Vec<String> {
+    let a = api
+        .get(&format!("/hecate/v1/tasks/{task}/runs/{run}/events"))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    a.body["data"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Reads a run's SSE stream to its end.
+async fn stream(
+    api: &Api,
+    task: &str,
+    run: &str,
+    last_event_id: Option<&str>,
+) -> Vec<(String, String)> {
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    let mut rb = api.request(
+        reqwest::Method::GET,
+        &format!("/hecate/v1/tasks/{task}/runs/{run}/stream"),
+    );
+    if let Some(l) = last_event_id {
+        rb = rb.header("last-event-id", l);
+    }
+    let r = rb.send().await.expect("stream");
+    assert_eq!(r.status(), 200);
+    let mut events = r.bytes_stream().eventsource();
+    let mut out = Vec::new();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(60), events.next()).await {
+            Ok(Some(Ok(e))) => out.push((e.id, e.event)),
+            Ok(Some(Err(e))) => panic!("SSE error: {e}"),
+            Ok(None) => return out,
+            Err(_) => panic!("the run stream did not end: {out:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_shell_task_waits_for_its_approval_then_runs_confined_with_its_output_captured() {
+    let home = Home::empty();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let task = create(
+        &api,
+        json!({"execution_kind": "shell",
+               "shell_command": "echo hello; echo oops >&2; head -c 1100000 /dev/zero | tr '\\0' x"}),
+    )
+    .await;
+    let run = start(&api, &task).await;
+    let r = api
+        .get(&format!("/hecate/v1/tasks/{task}/runs/{run}"))
+        .await;
+    assert_eq!(r.body["data"]["status"], "awaiting_approval");
+    let approvals = api.get(&format!("/hecate/v1/tasks/{task}/approvals")).await;
+    let approval = &approvals.body["data"][0];
+    assert_eq!(approval["kind"], "shell_command");
+    assert_eq!(approval["status"], "pending");
+    let id = approval["id"].as_str().expect("approval id");
+    let bad = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/approvals/{id}/resolve"),
+            json!({"decision": "maybe"}),
+        )
+        .await;
+    assert_eq!((bad.status, bad.error_type()), (400, "invalid_request"));
+    let ok = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/approvals/{id}/resolve"),
+            json!({"decision": "approve", "note": "fine"}),
+        )
+        .await;
+    assert_eq!(ok.body["data"]["status"], "approved", "{}", ok.body);
+    let done = finished(&api, &task, &run).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let steps = api
+        .get(&format!("/hecate/v1/tasks/{task}/runs/{run}/steps"))
+        .await;
+    assert_eq!(steps.body["data"][0]["exit_code"], 0);
+    assert_eq!(steps.body["data"][0]["status"], "completed");
+    let step_id = steps.body["data"][0]["id"].as_str().expect("step");
+    let one = api
+        .get(&format!(
+            "/hecate/v1/tasks/{task}/runs/{run}/steps/{step_id}"
+        ))
+        .await;
+    assert_eq!(one.body["data"]["kind"], "shell");
+    let arts = api
+        .get(&format!("/hecate/v1/tasks/{task}/runs/{run}/artifacts"))
+        .await;
+    let arts = arts.body["data"].as_array().expect("artifacts").clone();
+    let stdout = arts.iter().find(|a| a["name"] == "stdout").expect("stdout");
+    assert!(
+        stdout["content"]
+            .as_str()
+            .expect("text")
+            .starts_with("hello\n")
+    );
+    assert_eq!(stdout["size_bytes"], 1_100_006);
+    assert_eq!(stdout["truncated"], true, "capped at 1 MiB");
+    let stderr = arts.iter().find(|a| a["name"] == "stderr").expect("stderr");
+    assert_eq!(stderr["content"], "oops\n");
+    let aid = stderr["id"].as_str().expect("artifact id");
+    let got = api
+        .get(&format!(
+            "/hecate/v1/tasks/{task}/runs/{run}/artifacts/{aid}"
+        ))
+        .await;
+    assert_eq!(got.body["data"]["content"], "oops\n");
+    assert_eq!(
+        event_types(&api, &task, &run).await,
+        [
+            "run.created",
+            "approval.requested",
+            "approval.resolved",
+            "run.queued",
+            "run.started",
+            "step.started",
+            "step.finished",
+            "run.finished"
+        ]
+    );
+    // The stream replays everything, then ends with the run; a reconnect with
+    // Last-Event-ID gets exactly what came after.
+    let all = stream(&api, &task, &run, None).await;
+    assert_eq!(all.len(), 8);
+    assert_eq!(all.last().map(|e| e.1.as_str()), Some("run.finished"));
+    let after = stream(&api, &task, &run, Some(&all[4].0)).await;
+    assert_eq!(after, all[5..].to_vec());
+    // The process-wide feed carries them too, filtered by type.
+    let feed = api
+        .get(&format!(
+            "/hecate/v1/events?task_id={task}&event_type=run.started,run.finished"
+        ))
+        .await;
+    let types: Vec<_> = feed.body["data"]
+        .as_array()
+        .expect("feed")
+        .iter()
+        .map(|e| e["type"].clone())
+        .collect();
+    assert_eq!(types, [json!("run.started"), json!("run.finished")]);
+    assert_eq!(feed.body["data"][0]["schema_version"], "v1");
+}
+
+#[tokio::test]
+async fn file_tasks_record_patches_and_never_leave_the_workspace() {
+    let home = ungated();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let ws = tempfile::tempdir().expect("ws");
+    let dir = ws.path().canonicalize().expect("canon");
+    std::fs::write(dir.join("notes.txt"), "old\n").expect("seed");
+    let task = create(
+        &api,
+        json!({"execution_kind": "file", "file_path": "notes.txt", "file_content": "new\n",
+               "workspace_mode": "in_place", "working_directory": dir}),
+    )
+    .await;
+    let run = start(&api, &task).await;
+    assert_eq!(finished(&api, &task, &run).await["status"], "completed");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).expect("read"),
+        "new\n"
+    );
+    let arts = api.get(&format!("/hecate/v1/tasks/{task}/artifacts")).await;
+    let patch = &arts.body["data"][0];
+    assert_eq!(
+        (patch["kind"].clone(), patch["status"].clone()),
+        (json!("patch"), json!("applied"))
+    );
+    let body: Value =
+        serde_json::from_str(patch["content"].as_str().expect("json")).expect("patch");
+    assert_eq!(
+        body,
+        json!({"path": "notes.txt", "before": "old\n", "after": "new\n"})
+    );
+    assert!(
+        event_types(&api, &task, &run)
+            .await
+            .contains(&"tool.file.applied".to_string())
+    );
+
+    // A symlink that leaves the workspace: the run fails and nothing is written.
+    let outside = tempfile::tempdir().expect("outside");
+    std::os::unix::fs::symlink(outside.path(), dir.join("link")).expect("link");
+    let task = create(
+        &api,
+        json!({"execution_kind": "file", "file_path": "link/x.txt", "file_content": "x",
+               "workspace_mode": "in_place", "working_directory": dir}),
+    )
+    .await;
+    let run = start(&api, &task).await;
+    let done = finished(&api, &task, &run).await;
+    assert_eq!(
+        (done["status"].clone(), done["error_type"].clone()),
+        (json!("failed"), json!("sandbox_error")),
+        "{done}"
+    );
+    assert!(!outside.path().join("x.txt").exists());
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_the_field_named_and_creates_nothing() {
+    let home = Home::empty();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let ws = tempfile::tempdir().expect("ws");
+    let root = tempfile::tempdir().expect("root");
+    let cases = [
+        (
+            json!({"execution_kind": "python", "shell_command": "x"}),
+            "execution_kind",
+        ),
+        (json!({"shell_command": "x"}), "execution_kind"),
+        (json!({"execution_kind": "shell"}), "shell_command"),
+        (
+            json!({"execution_kind": "git", "git_command": "log 'open"}),
+            "git_command",
+        ),
+        (json!({"execution_kind": "file"}), "file_path"),
+        (
+            json!({"execution_kind": "shell", "shell_command": "x", "workspace_mode": "in_place"}),
+            "working_directory",
+        ),
+        (
+            json!({"execution_kind": "shell", "shell_command": "x", "working_directory": "relative/dir"}),
+            "working_directory",
+        ),
+        (
+            json!({"execution_kind": "shell", "shell_command": "x", "working_directory": "/definitely/not/here"}),
+            "working_directory",
+        ),
+        (
+            json!({"execution_kind": "shell", "shell_command": "x", "working_directory": ws.path(),
+                "sandbox_allowed_root": root.path()}),
+            "working_directory",
+        ),
+        (
+            json!({"execution_kind": "shell", "shell_command": "x", "workspace_mode": "sometimes"}),
+            "workspace_mode",
+        ),
+        (
+            json!({"execution_kind": "file", "file_path": "a", "file_operation": "chmod"}),
+            "file_operation",
+        ),
+        (
+            json!({"execution_kind": "shell", "shell_command": "x", "execution_profile": "fast"}),
+            "execution_profile",
+        ),
+    ];
+    for (body, field) in cases {
+        let a = api.post("/hecate/v1/tasks", body.clone()).await;
+        assert_eq!(
+            (a.status, a.error_type()),
+            (400, "invalid_request"),
+            "{body} -> {}",
+            a.body
+        );
+        assert_eq!(a.body["error"]["field"], field, "{body} -> {}", a.body);
+    }
+    let typo = api
+        .post(
+            "/hecate/v1/tasks",
+            json!({"execution_kind": "shell", "shell_comand": "x"}),
+        )
+        .await;
+    assert_eq!(
+        typo.status, 400,
+        "unknown fields are refused: {}",
+        typo.body
+    );
+    assert!(
+        typo.body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("shell_comand")
+    );
+    let agent = api
+        .post(
+            "/hecate/v1/tasks",
+            json!({"execution_kind": "agent_loop", "prompt": "hi"}),
+        )
+        .await;
+    assert_eq!(
+        (agent.status, agent.error_type()),
+        (422, "agent_chat.runtime_unavailable")
+    );
+    let list = api.get("/hecate/v1/tasks").await;
+    assert_eq!(list.body["data"], json!([]), "nothing was created");
+    for path in [
+        "/hecate/v1/tasks/task_nope",
+        "/hecate/v1/tasks/task_nope/runs",
+        "/hecate/v1/tasks/task_nope/approvals",
+    ] {
+        let a = api.get(path).await;
+        assert_eq!((a.status, a.error_type()), (404, "not_found"), "{path}");
+    }
+    let task = create(
+        &api,
+        json!({"execution_kind": "shell", "shell_command": "true"}),
+    )
+    .await;
+    for path in [
+        format!("/hecate/v1/tasks/{task}/runs/trun_nope"),
+        format!("/hecate/v1/tasks/{task}/runs/trun_nope/steps"),
+        format!("/hecate/v1/tasks/{task}/runs/trun_nope/events"),
+        format!("/hecate/v1/tasks/{task}/approvals/tappr_nope"),
+    ] {
+        let a = api.get(&path).await;
+        assert_eq!((a.status, a.error_type()), (404, "not_found"), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn runs_move_only_through_valid_transitions() {
+    let home = Home::empty();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let task = create(
+        &api,
+        json!({"execution_kind": "shell", "shell_command": "echo hi"}),
+    )
+    .await;
+    let run = start(&api, &task).await;
+    // One active run per task.
+    let again = api
+        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
+        .await;
+    assert_eq!((again.status, again.error_type()), (409, "conflict"));
+    let busy = api.delete(&format!("/hecate/v1/tasks/{task}")).await;
+    assert_eq!((busy.status, busy.error_type()), (409, "conflict"));
+    let resume = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/runs/{run}/resume"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        (resume.status, resume.error_type()),
+        (409, "conflict"),
+        "not ended yet"
+    );
+    // Cancelling a run that waits for its approval cancels the approval; the
+    // approval can no longer be resolved.
+    let cancelled = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/runs/{run}/cancel"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        cancelled.body["data"]["status"], "cancelled",
+        "{}",
+        cancelled.body
+    );
+    let approvals = api.get(&format!("/hecate/v1/tasks/{task}/approvals")).await;
+    assert_eq!(approvals.body["data"][0]["status"], "cancelled");
+    let id = approvals.body["data"][0]["id"].as_str().expect("id");
+    let late = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/approvals/{id}/resolve"),
+            json!({"decision": "approve"}),
+        )
+        .await;
+    assert_eq!((late.status, late.error_type()), (409, "conflict"));
+    let twice = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/runs/{run}/cancel"),
+            json!({}),
+        )
+        .await;
+    assert_eq!((twice.status, twice.error_type()), (409, "conflict"));
+    // Retry makes run 2, from the cancelled one; rejecting its gate fails it.
+    let retry = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/runs/{run}/retry"),
+            json!({"reason": "try again"}),
+        )
+        .await;
+    assert_eq!(retry.status, 202, "{}", retry.body);
+    assert_eq!(retry.body["data"]["number"], 2);
+    assert_eq!(retry.body["data"]["resumed_from_run_id"], json!(run));
+    let run2 = retry.body["data"]["id"]
+        .as_str()
+        .expect("run 2")
+        .to_string();
+    let pending = api.get(&format!("/hecate/v1/tasks/{task}/approvals")).await;
+    let id2 = pending.body["data"][1]["id"]
+        .as_str()
+        .expect("second approval");
+    let rejected = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/approvals/{id2}/resolve"),
+            json!({"decision": "reject", "note": "no"}),
+        )
+        .await;
+    assert_eq!(rejected.body["data"]["status"], "rejected");
+    let r2 = finished(&api, &task, &run2).await;
+    assert_eq!(
+        (r2["status"].clone(), r2["error_type"].clone()),
+        (json!("failed"), json!("approval_rejected"))
+    );
+    let types = event_types(&api, &task, &run2).await;
+    assert_eq!(types[1], "run.resumed_from_event");
+    // A completed run cannot be retried, a retried one cannot be started twice,
+    // and an ended task can be deleted.
+    let nope = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/runs/{run2}/retry"),
+            json!({"bogus": 1}),
+        )
+        .await;
+    assert_eq!(nope.status, 400, "unknown body fields: {}", nope.body);
+    let gone = api.delete(&format!("/hecate/v1/tasks/{task}")).await;
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    let after = api.get(&format!("/hecate/v1/tasks/{task}")).await;
+    assert_eq!(after.status, 404);
+}
+
+#[tokio::test]
+async fn a_hung_step_is_killed_at_its_timeout_with_everything_it_started() {
+    let home = ungated();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let marker = format!("hecate-hung-{}", std::process::id());
+    let task = create(
+        &api,
+        json!({"execution_kind": "shell", "timeout_ms": 500,
+               "shell_command": format!("sh -c 'sleep 1000' {marker} & sleep 1000")}),
+    )
+    .await;
+    let run = start(&api, &task).await;
+    let done = finished(&api, &task, &run).await;
+    assert_eq!(
+        (done["status"].clone(), done["error_type"].clone()),
+        (json!("failed"), json!("step_timeout")),
+        "{done}"
+    );
+    // Nothing the step started is left (a hang guard, polled).
+    let mut left = true;
+    for _ in 0..50 {
+        left = std::fs::read_dir("/proc")
+            .expect("proc")
+            .flatten()
+            .any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains(&marker))
+                    .unwrap_or(false)
+            });
+        if !left {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!left, "a process of the hung step survived");
+}
+
+#[tokio::test]
+async fn the_replay_cursor_survives_a_restart() {
+    let home = ungated();
+    let (task, run, all) = {
+        let s = serve(&home);
+        let api = Api::new(&s);
+        let task = create(
+            &api,
+            json!({"execution_kind": "shell", "shell_command": "echo one"}),
+        )
+        .await;
+        let run = start(&api, &task).await;
+        finished(&api, &task, &run).await;
+        let all = stream(&api, &task, &run, None).await;
+        (task, run, all)
+    };
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let after = stream(&api, &task, &run, Some(&all[2].0)).await;
+    assert_eq!(after, all[3..].to_vec());
+}
+
+fn kill9(served: &mut Served) {
+    let _ = served.child.kill();
+    let _ = served.child.wait();
+}
+
+#[tokio::test]
+async fn two_servers_on_one_store_run_each_task_once_and_reclaim_a_dead_workers_run() {
+    let mut home = ungated();
+    home.env
+        .push(("HECATE_TASK_QUEUE_LEASE_SECONDS".into(), "2".into()));
+    let args = ["serve", "--listen", "127.0.0.1:0"];
+    let mut a = serve_args(&home, &args);
+    let b = serve_args(&home, &args);
+    let (api_a, api_b) = (Api::new(&a), Api::new(&b));
+    let ws = tempfile::tempdir().expect("ws");
+    let dir = ws.path().canonicalize().expect("canon");
+    let mut runs = Vec::new();
+    for i in 0..12 {
+        let api = if i % 2 == 0 { &api_a } else { &api_b };
+        let task = create(
+            api,
+            json!({"execution_kind": "shell", "workspace_mode": "in_place",
+                   "working_directory": dir, "shell_command": format!("echo {i} >> ran.txt")}),
+        )
+        .await;
+        runs.push((task.clone(), start(api, &task).await));
+    }
+    for (task, run) in &runs {
+        assert_eq!(finished(&api_b, task, run).await["status"], "completed");
+        let types = event_types(&api_a, task, run).await;
+        assert_eq!(
+            types.iter().filter(|t| *t == "run.started").count(),
+            1,
+            "{types:?}"
+        );
+    }
+    let ran = std::fs::read_to_string(dir.join("ran.txt")).expect("ran");
+    let mut lines: Vec<_> = ran.lines().collect();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(
+        (ran.lines().count(), lines.len()),
+        (12, 12),
+        "each task ran exactly once"
+    );
+
+    // Server A holds a slow run and is SIGKILLed; B claims it after the lease.
+    let task = create(
+        &api_a,
+        json!({"execution_kind": "shell", "workspace_mode": "in_place", "working_directory": dir,
+               "shell_command": "echo started >> slow.txt; sleep 4; echo done >> slow.txt"}),
+    )
+    .await;
+    drop(b);
+    let run = start(&api_a, &task).await;
+    for _ in 0..100 {
+        if dir.join("slow.txt").exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    kill9(&mut a);
+    let b = serve_args(&home, &args);
+    let api_b = Api::new(&b);
+    let done = finished(&api_b, &task, &run).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let events = api_b
+        .get(&format!(
+            "/hecate/v1/tasks/{task}/runs/{run}/events?event_type=gap.run_disconnected"
+        ))
+        .await;
+    assert_eq!(
+        events.body["data"][0]["data"]["reason"], "worker_lease_expired",
+        "{}",
+        events.body
+    );
+}
