@@ -2,7 +2,7 @@
 //! with `--allow-remote` and a token.
 
 use super::{AppContext, Cli};
-use crate::bridges::http::{HttpConfig, router};
+use crate::bridges::http::{HttpConfig, ServeLimits, router, serve};
 use anyhow::Context;
 use std::net::SocketAddr;
 use tokio_util::sync::CancellationToken;
@@ -43,6 +43,7 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
+    let limits = limits(&ctx.config)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
@@ -67,18 +68,14 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     );
     eprintln!("store: {} ({})", health.location, health.backend);
     tracing::info!(%local, "serving");
-    let listener = without_delay(listener);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            signal.await;
-            // Open event streams end so the graceful shutdown does not wait on them.
-            shutdown.cancel();
-        })
-        .await
-        .context("serving HTTP");
+    serve(listener, app, limits, async move {
+        signal.await;
+        // Open event streams end so the graceful shutdown does not wait on them.
+        shutdown.cancel();
+    })
+    .await;
     // Supervised agent processes end with the server.
     ctx.engine.shutdown().await;
-    served?;
     eprintln!("hecate stopped");
     Ok(0)
 }
@@ -105,15 +102,12 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-/// `listener` with TCP_NODELAY set on every accepted connection: without it a
-/// keep-alive client's delayed ACK stalls every multi-write response (streams,
-/// large bodies, MCP answers) by up to 40 ms.
-pub(crate) fn without_delay(
-    listener: tokio::net::TcpListener,
-) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
-    axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
+/// The connection limits of `[server]` in the form the HTTP bridge takes.
+pub(crate) fn limits(config: &crate::config::Config) -> anyhow::Result<ServeLimits> {
+    let l = config.server_limits()?;
+    Ok(ServeLimits {
+        header_read_timeout: l.header_read_timeout,
+        body_read_timeout: l.body_read_timeout,
+        max_connections: l.max_connections,
     })
 }

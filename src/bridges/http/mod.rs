@@ -5,8 +5,9 @@
 //! the router and the OpenAPI drift test are built.
 //!
 //! Layers, outermost first: correlation ids and error envelopes (`request_id`),
-//! CORS for loopback origins, access control (`auth`: Host/Origin, token), the body
-//! limit, then the handlers. Handlers only call the engine.
+//! CORS for loopback origins, access control (`auth`: the shared rules of
+//! [`crate::bridges::access`]), the body limit, then the handlers. Handlers only
+//! call the engine. [`serve`] runs a router with the connection limits.
 
 mod adapters;
 mod approvals;
@@ -18,16 +19,18 @@ mod messages;
 mod openapi;
 mod project;
 mod request_id;
+mod serve;
 mod sessions;
 mod stream;
 mod system;
 pub mod wire;
 
-pub use auth::{Guard, HostPolicy};
 pub use envelope::{ApiError, ErrorBody, ErrorEnvelope};
 pub use extract::MAX_BODY_BYTES;
 pub use openapi::document as openapi_document;
+pub use serve::{MAX_REFUSING, SERVER_BUSY, ServeLimits, is_body_timeout, serve};
 
+use crate::bridges::access::{self, Guard, HostPolicy};
 use crate::engine::Engine;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -172,7 +175,7 @@ pub fn routes() -> Vec<ApiRoute> {
 /// Builds the router over `engine`. Must run inside the tokio runtime: it starts
 /// the stream hub's tap on the engine bus, so call it before any turn starts.
 pub fn router(engine: Engine, config: HttpConfig) -> Router {
-    let guard = Arc::new(auth::Guard::new(
+    let guard = Arc::new(Guard::new(
         config.token.clone(),
         HostPolicy::for_bound(config.bound.ip()),
     ));
@@ -212,7 +215,7 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
 fn cors() -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::predicate(|origin, _| {
-            origin.to_str().is_ok_and(auth::origin_is_loopback)
+            origin.to_str().is_ok_and(access::origin_is_loopback)
         }))
         .allow_methods([Method::GET, Method::POST, Method::DELETE])
         .allow_headers([
