@@ -68,8 +68,16 @@ pub struct HttpArgs {
     pub json: bool,
 }
 
-/// Starts `hecate serve` on an ephemeral loopback port and waits for its address.
+/// Starts `hecate serve` on an ephemeral loopback port (connection cap raised
+/// past the subscriber counts) and waits for its address.
 async fn start_serve(dir: &Path, fixture_v1: &str) -> anyhow::Result<Listening> {
+    // The fan-out opens one connection per subscriber; the default cap (1024)
+    // would refuse some of them at the largest count.
+    std::fs::write(
+        dir.join("config.toml"),
+        "[server]\nmax_connections = 100000\n",
+    )
+    .context("writing the benchmark config")?;
     let mut process = Group::spawn(
         Command::new(hecate_bin())
             .args(["serve", "--listen", "127.0.0.1:0"])

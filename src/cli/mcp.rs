@@ -279,6 +279,7 @@ async fn http(cli: &Cli, a: &HttpArgs) -> anyhow::Result<i32> {
             "hecate mcp http listens on loopback only; use hecate serve for remote access"
         );
     }
+    let limits = super::serve::limits(&ctx.config)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
@@ -299,13 +300,11 @@ async fn http(cli: &Cli, a: &HttpArgs) -> anyhow::Result<i32> {
     eprintln!("hecate MCP endpoint on http://{local}/mcp");
     super::output::print_text(&format!("{{\"listening\":\"http://{local}/mcp\"}}\n"))?;
     let stop = shutdown.clone();
-    axum::serve(super::serve::without_delay(listener), app)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            stop.cancel();
-        })
-        .await
-        .context("serving HTTP")?;
+    crate::bridges::http::serve(listener, app, limits, async move {
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    })
+    .await;
     ctx.engine.shutdown().await;
     Ok(0)
 }

@@ -2,7 +2,7 @@
 //! with `--allow-remote` and a token.
 
 use super::{AppContext, Cli};
-use crate::bridges::http::{HttpConfig, router};
+use crate::bridges::http::{HttpConfig, ServeLimits, router, serve};
 use anyhow::Context;
 use std::net::SocketAddr;
 use tokio_util::sync::CancellationToken;
@@ -43,6 +43,7 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
+    let limits = limits(&ctx.config)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
@@ -70,22 +71,20 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     // Task runs are executed by the serving processes; each claims from the
     // store's queue, so several servers on one store share the work.
     let workers = ctx.engine.tasks().start_workers(shutdown.clone());
-    let listener = without_delay(listener);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            signal.await;
-            // Open event streams end so the graceful shutdown does not wait on them.
-            shutdown.cancel();
-        })
-        .await
-        .context("serving HTTP");
-    // Supervised agent processes end with the server; a task run in progress is
-    // stopped and left for the next claim.
+    let stop = shutdown.clone();
+    serve(listener, app, limits, async move {
+        signal.await;
+        // Open event streams end so the graceful shutdown does not wait on them.
+        stop.cancel();
+    })
+    .await;
+    // Workers stop with the server (a task run in progress is stopped and left
+    // for the next claim); supervised agent processes end with it too.
+    shutdown.cancel();
     for w in workers {
         let _ = w.await;
     }
     ctx.engine.shutdown().await;
-    served?;
     eprintln!("hecate stopped");
     Ok(0)
 }
@@ -112,15 +111,12 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-/// `listener` with TCP_NODELAY set on every accepted connection: without it a
-/// keep-alive client's delayed ACK stalls every multi-write response (streams,
-/// large bodies, MCP answers) by up to 40 ms.
-pub(crate) fn without_delay(
-    listener: tokio::net::TcpListener,
-) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
-    axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
+/// The connection limits of `[server]` in the form the HTTP bridge takes.
+pub(crate) fn limits(config: &crate::config::Config) -> anyhow::Result<ServeLimits> {
+    let l = config.server_limits()?;
+    Ok(ServeLimits {
+        header_read_timeout: l.header_read_timeout,
+        body_read_timeout: l.body_read_timeout,
+        max_connections: l.max_connections,
     })
 }

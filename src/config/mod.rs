@@ -8,6 +8,7 @@ mod options;
 mod schema;
 
 pub use error::ConfigError;
+pub use options::ServerLimits;
 pub use schema::{
     AcpSection, AgentsSection, ApprovalsSection, FileConfig, GuardrailsSection, HistorySection,
     McpPoolSection, McpServerSection, PriceSection, ProviderSection, ServerSection,
@@ -136,6 +137,11 @@ impl Config {
     /// The MCP client pool's tunables: `[mcp_pool]` over the defaults, validated.
     pub fn mcp_pool(&self) -> Result<PoolOptions, ConfigError> {
         options::mcp_pool(&self.path, self.file.mcp_pool)
+    }
+
+    /// The HTTP server's connection limits: `[server]` over the defaults, validated.
+    pub fn server_limits(&self) -> Result<ServerLimits, ConfigError> {
+        options::server_limits(&self.path, &self.file.server)
     }
 
     /// Default guardrails for new sessions.

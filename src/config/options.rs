@@ -1,12 +1,13 @@
 //! Conversions of the file's sections into the options other layers take: provider
-//! configs, upstream MCP servers, the MCP pool tunables, ACP timeouts, guardrails, the
-//! history strategy, prices and the approval mode. Each validates its section and
+//! configs, upstream MCP servers, the MCP pool tunables, the HTTP server's connection
+//! limits, ACP timeouts, guardrails, the history strategy, prices and the approval
+//! mode. Each validates its section and
 //! names the file and key when a value is unusable.
 
 use super::error::ConfigError;
 use super::schema::{
     AgentsSection, ApprovalsSection, GuardrailsSection, HistorySection, McpPoolSection,
-    McpServerSection, PriceSection, ProviderSection, TasksSection,
+    McpServerSection, PriceSection, ProviderSection, ServerSection, TasksSection,
 };
 use crate::adapters::acp::AcpOptions;
 use crate::adapters::mcp::PoolOptions;
@@ -230,6 +231,60 @@ pub(super) fn mcp_pool(path: &Path, p: McpPoolSection) -> Result<PoolOptions, Co
     Ok(opts)
 }
 
+/// The HTTP server's connection limits: `[server]` over the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// Deadline for a request head (default 10 s).
+    pub header_read_timeout: Duration,
+    /// Longest wait for the next part of a request body (default 30 s).
+    pub body_read_timeout: Duration,
+    /// Most connections served at once (default 1024).
+    pub max_connections: usize,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 1024,
+        }
+    }
+}
+
+/// The HTTP server's connection limits of `[server]`, validated.
+pub(super) fn server_limits(path: &Path, s: &ServerSection) -> Result<ServerLimits, ConfigError> {
+    /// Longest timeout accepted, in seconds.
+    const MAX_TIMEOUT_SECS: u64 = 3600;
+    let bad = |key: &str, message: String| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: format!("[server] {key} {message}"),
+    };
+    let secs = |key: &str, v: u64| {
+        if (1..=MAX_TIMEOUT_SECS).contains(&v) {
+            Ok(Duration::from_secs(v))
+        } else {
+            Err(bad(
+                key,
+                format!("= {v} is out of range (1 to {MAX_TIMEOUT_SECS} seconds)"),
+            ))
+        }
+    };
+    let mut limits = ServerLimits::default();
+    if let Some(v) = s.header_read_timeout_secs {
+        limits.header_read_timeout = secs("header_read_timeout_secs", v)?;
+    }
+    if let Some(v) = s.body_read_timeout_secs {
+        limits.body_read_timeout = secs("body_read_timeout_secs", v)?;
+    }
+    match s.max_connections {
+        Some(0) => return Err(bad("max_connections", "= 0 must be at least 1".into())),
+        Some(n) => limits.max_connections = n,
+        None => {}
+    }
+    Ok(limits)
+}
+
 /// Default guardrails for new sessions, from `[guardrails]`.
 pub(super) fn guardrails(g: GuardrailsSection) -> Guardrails {
     Guardrails {
@@ -442,6 +497,41 @@ mod tests {
                 msg.contains("config.toml") && msg.contains(&format!("[mcp_pool] {key}")),
                 "{msg}"
             );
+        }
+    }
+
+    #[test]
+    fn server_limits_default_parse_and_name_the_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let defaults = Config::load(&path, &HashMap::new())
+            .expect("loads")
+            .server_limits()
+            .expect("defaults");
+        assert_eq!(defaults, super::ServerLimits::default());
+        std::fs::write(
+            &path,
+            "[server]\nheader_read_timeout_secs = 1\nbody_read_timeout_secs = 2\nmax_connections = 3\n",
+        )
+        .expect("writes");
+        let l = Config::load(&path, &HashMap::new())
+            .expect("loads")
+            .server_limits()
+            .expect("valid");
+        assert_eq!(l.header_read_timeout, std::time::Duration::from_secs(1));
+        assert_eq!(l.body_read_timeout, std::time::Duration::from_secs(2));
+        assert_eq!(l.max_connections, 3);
+        for (body, key) in [
+            ("header_read_timeout_secs = 0", "header_read_timeout_secs"),
+            ("body_read_timeout_secs = 3601", "body_read_timeout_secs"),
+            ("max_connections = 0", "max_connections"),
+        ] {
+            std::fs::write(&path, format!("[server]\n{body}\n")).expect("writes");
+            let e = Config::load(&path, &HashMap::new())
+                .expect("loads")
+                .server_limits()
+                .expect_err(body);
+            assert!(e.to_string().contains(&format!("[server] {key}")), "{e}");
         }
     }
 }

@@ -157,6 +157,15 @@ pub struct ServerSection {
     pub listen: Option<String>,
     /// Bearer token required on API requests, when set.
     pub token: Option<String>,
+    /// Deadline for a request's head (request line and headers), in seconds
+    /// (default 10; 1 to 3600). Also closes keep-alive connections idle that long.
+    pub header_read_timeout_secs: Option<u64>,
+    /// Longest wait for the next part of a request body, in seconds (default 30;
+    /// 1 to 3600); a body that stops arriving is answered 408.
+    pub body_read_timeout_secs: Option<u64>,
+    /// Most connections served at once, SSE streams included (default 1024, at
+    /// least 1); more are answered 503 and closed.
+    pub max_connections: Option<usize>,
 }
 
 /// `[providers.NAME]`.

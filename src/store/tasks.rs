@@ -157,6 +157,17 @@ pub trait TaskStore: Send + Sync {
         id: &TaskArtifactId,
     ) -> Result<TaskArtifact>;
 
+    /// Moves a patch artifact from status `from` to `to` with its events, in one
+    /// transaction; `conflict` when it is not in `from` any more.
+    async fn set_task_patch_status(
+        &self,
+        task_id: &TaskId,
+        id: &TaskArtifactId,
+        from: &str,
+        to: &str,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<(TaskArtifact, Vec<TaskEvent>)>;
+
     /// Approvals of a task, oldest first.
     async fn list_task_approvals(&self, task_id: &TaskId) -> Result<Vec<TaskApproval>>;
     /// One approval of a task, or `not_found`.

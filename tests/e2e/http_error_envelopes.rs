@@ -1,6 +1,7 @@
 //! Every `/hecate/v1` failure is the error envelope with the request's correlation
 //! ids: unknown paths, malformed or oversized bodies, invalid fields, runtime and
-//! model mistakes, and transitions that are not valid now.
+//! model mistakes, transitions that are not valid now, and request heads over the
+//! limit (431).
 
 use crate::support::common::{Home, ModelServer};
 use crate::support::http;
@@ -257,4 +258,31 @@ async fn guardrails_set_at_creation_refuse_turns_with_422() {
     let a = api.say(&id, "second").await;
     assert_envelope(&a, 422, "agent_chat.session_limit_exceeded");
     assert_eq!(a.body["error"]["turns_used"], 1);
+}
+
+#[tokio::test]
+async fn a_request_head_over_the_limit_is_431_with_the_envelope() {
+    let home = Home::empty();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let mut crowded = api.request(reqwest::Method::GET, "/hecate/v1/system/stats");
+    for i in 0..150 {
+        crowded = crowded.header(format!("x-pad-{i}"), "1");
+    }
+    let a = api.send(crowded).await;
+    assert_envelope(&a, 431, "invalid_request");
+    assert!(
+        a.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("header fields") && m.contains("at most 100")),
+        "{}",
+        a.body
+    );
+    let long = api
+        .send(
+            api.request(reqwest::Method::GET, "/hecate/v1/system/stats")
+                .header("cookie", "c".repeat(100 * 1024)),
+        )
+        .await;
+    assert_envelope(&long, 431, "invalid_request");
 }

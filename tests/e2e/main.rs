@@ -40,6 +40,7 @@ mod mcp_upstream;
 mod no_child_outlives_hecate;
 mod provider_faults;
 mod serve_http;
+mod serve_slow_clients;
 mod stdio_fuzz;
 mod store_conformance;
 mod store_durability;

@@ -1,7 +1,9 @@
 //! The Streamable HTTP endpoint (`hecate mcp http`, the router the HTTP bridge
 //! mounts at `/mcp`): sessions with an rmcp client, the single-upstream
 //! passthrough at `/mcp/NAME`, the bearer token (401), DNS-rebinding protection
-//! (403 for foreign Host/Origin), unknown endpoints (404), the body limit (413),
+//! (403 for foreign Host/Origin, every loopback name accepted), unknown endpoints
+//! (404), the body limit (413), the head limit (431), each refusal a JSON-RPC
+//! error object with `"id": null` and Hecate's type code,
 //! session termination (DELETE → 200, then 404 for that session), and the
 //! JSON-RPC errors for malformed bodies (the same as over stdio).
 
@@ -23,6 +25,24 @@ fn post(url: &str) -> reqwest::RequestBuilder {
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
+}
+
+/// Asserts `r` is a JSON-RPC error object with `"id": null` and Hecate's type
+/// code `t` in `error.data.type`; returns the body.
+async fn refusal(r: reqwest::Response, t: &str) -> Value {
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .is_ok_and(|c| c.starts_with("application/json")),
+        "{:?}",
+        r.headers()
+    );
+    let body: Value = r.json().await.expect("a JSON body");
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    assert!(body.get("id").is_some_and(Value::is_null), "{body}");
+    assert_eq!(body["error"]["code"], -32000, "{body}");
+    assert_eq!(body["error"]["data"]["type"], t, "{body}");
+    body
 }
 
 fn tls() {
@@ -122,6 +142,13 @@ async fn the_token_host_origin_path_and_size_are_checked() {
     let missing = post(&ep.url).json(&init_body()).send().await.expect("send");
     assert_eq!(missing.status(), 401);
     assert_eq!(missing.headers()["www-authenticate"], "Bearer");
+    let body = refusal(missing, "unauthorized").await;
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("missing")),
+        "{body}"
+    );
     let wrong = post(&ep.url)
         .bearer_auth("nope")
         .json(&init_body())
@@ -129,6 +156,7 @@ async fn the_token_host_origin_path_and_size_are_checked() {
         .await
         .expect("send");
     assert_eq!(wrong.status(), 401);
+    refusal(wrong, "unauthorized").await;
     let ok = post(&ep.url)
         .bearer_auth("s3cret")
         .json(&init_body())
@@ -149,6 +177,8 @@ async fn the_token_host_origin_path_and_size_are_checked() {
         .await
         .expect("send");
     assert_eq!(origin.status(), 403);
+    let body = refusal(origin, "forbidden").await;
+    assert_eq!(body["error"]["data"]["origin"], "https://evil.example");
     let local_origin = post(&ep.url)
         .bearer_auth("s3cret")
         .header("origin", "http://localhost:3000")
@@ -165,6 +195,18 @@ async fn the_token_host_origin_path_and_size_are_checked() {
         .await
         .expect("send");
     assert_eq!(host.status(), 403);
+    let body = refusal(host, "forbidden").await;
+    assert_eq!(body["error"]["data"]["host"], "rebind.example");
+    for name in ["foo.localhost", "localhost.", "127.1.2.3", "[::1]"] {
+        let r = post(&ep.url)
+            .bearer_auth("s3cret")
+            .header("host", name)
+            .json(&init_body())
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 200, "Host {name} is loopback");
+    }
 
     let nowhere = post(&format!("{}/nope", ep.url))
         .bearer_auth("s3cret")
@@ -173,8 +215,7 @@ async fn the_token_host_origin_path_and_size_are_checked() {
         .await
         .expect("send");
     assert_eq!(nowhere.status(), 404);
-    let body: Value = nowhere.json().await.expect("json");
-    assert_eq!(body["error"]["type"], "not_found");
+    refusal(nowhere, "not_found").await;
 
     let big = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}",
@@ -187,6 +228,26 @@ async fn the_token_host_origin_path_and_size_are_checked() {
         .await
         .expect("send");
     assert_eq!(too_big.status(), 413);
+    refusal(too_big, "invalid_request").await;
+
+    let mut crowded = post(&ep.url).bearer_auth("s3cret");
+    for i in 0..150 {
+        crowded = crowded.header(format!("x-pad-{i}"), "1");
+    }
+    let crowded = crowded.json(&init_body()).send().await.expect("send");
+    assert_eq!(crowded.status(), 431);
+    refusal(crowded, "invalid_request").await;
+
+    let not_acceptable = reqwest::Client::new()
+        .post(&ep.url)
+        .bearer_auth("s3cret")
+        .header("accept", "text/html")
+        .json(&init_body())
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(not_acceptable.status(), 406, "rmcp's own refusal");
+    refusal(not_acceptable, "invalid_request").await;
 
     let with_token = StreamableHttpClientTransport::with_client(
         reqwest::Client::new(),

@@ -13,6 +13,7 @@ use hecate::domain::session::SessionStatus;
 use hecate::domain::session::{RuntimeKind, Session};
 use hecate::domain::time::now_rfc3339;
 use hecate::store::history::HistoryStrategy;
+use hecate::store::tasks::{NewTaskEvent, NewTaskRun, TaskEventFilter};
 use hecate::store::{
     BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, SqliteStore, Store, TurnBegun,
 };
@@ -798,6 +799,192 @@ mod cases {
             t.await.expect("task");
         }
     }
+
+    fn queued_task(ns: &str) -> (hecate::domain::task::Task, NewTaskRun) {
+        use hecate::domain::ids::{TaskId, TaskRunId};
+        use hecate::domain::task::{ExecutionKind, Task, TaskRun, TaskRunStatus, TaskSpec};
+        let now = now_rfc3339();
+        let task = Task {
+            id: TaskId::generate(),
+            namespace: ns.into(),
+            spec: TaskSpec {
+                execution_kind: Some(ExecutionKind::Shell),
+                shell_command: "true".into(),
+                ..Default::default()
+            },
+            latest_run_id: None,
+            created_at: now.clone(),
+            updated_at: now.clone(),
+        };
+        let run = TaskRun {
+            id: TaskRunId::generate(),
+            task_id: task.id.clone(),
+            number: 0,
+            status: TaskRunStatus::Queued,
+            error_type: None,
+            error_message: None,
+            resumed_from_run_id: None,
+            workspace: None,
+            total_cost_micros_usd: 0,
+            prior_cost_micros_usd: 0,
+            model: None,
+            provider: None,
+            cancel_requested: false,
+            created_at: now,
+            started_at: None,
+            finished_at: None,
+        };
+        let new = NewTaskRun {
+            run,
+            priority: 0,
+            approval: None,
+            events: vec![NewTaskEvent::new("run.queued", json!({}))],
+        };
+        (task, new)
+    }
+
+    pub async fn concurrent_claims_hand_each_queued_run_to_one_worker(b: Backend) {
+        let mut runs = Vec::new();
+        for _ in 0..20 {
+            let (task, new) = queued_task("default");
+            b.store.create_task(&task).await.expect("task");
+            let (run, events) = b.store.create_task_run(new).await.expect("run");
+            assert_eq!((run.number, events.len()), (1, 1));
+            runs.push(run.id);
+        }
+        let mut claimers = Vec::new();
+        for w in 0..4 {
+            let store = b.store.clone();
+            claimers.push(tokio::spawn(async move {
+                let mut got = Vec::new();
+                while let Some(c) = store
+                    .claim_task_run(&format!("w{w}"), 60_000)
+                    .await
+                    .expect("claims")
+                {
+                    assert!(!c.reclaimed);
+                    got.push(c.run.id);
+                }
+                got
+            }));
+        }
+        let mut claimed = Vec::new();
+        for c in claimers {
+            claimed.extend(c.await.expect("claimer"));
+        }
+        claimed.sort();
+        runs.sort();
+        assert_eq!(claimed, runs, "every run claimed exactly once");
+    }
+
+    pub async fn an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes(b: Backend) {
+        use hecate::domain::ids::TaskStepId;
+        use hecate::domain::task::{TaskRunStatus, TaskStep, TaskStepStatus};
+        let store = b.store.as_ref();
+        let (task, new) = queued_task("default");
+        store.create_task(&task).await.expect("task");
+        store.create_task_run(new).await.expect("run");
+        let first = store
+            .claim_task_run("dead", -1)
+            .await
+            .expect("claims")
+            .expect("a run");
+        let step = TaskStep {
+            id: TaskStepId::generate(),
+            run_id: first.run.id.clone(),
+            task_id: task.id.clone(),
+            index: 1,
+            kind: "shell".into(),
+            status: TaskStepStatus::Running,
+            input: json!({}),
+            exit_code: None,
+            error_type: None,
+            error_message: None,
+            started_at: now_rfc3339(),
+            finished_at: None,
+        };
+        store.start_task_step(&step, vec![]).await.expect("step");
+        // The lease is already expired: another worker takes the run over.
+        let second = store
+            .claim_task_run("alive", 60_000)
+            .await
+            .expect("claims")
+            .expect("reclaimed");
+        assert!(second.reclaimed);
+        assert_eq!(second.run.id, first.run.id);
+        let steps = store.list_task_steps(&first.run.id).await.expect("steps");
+        assert_eq!(steps[0].error_type.as_deref(), Some("worker_lease_expired"));
+        assert!(
+            store
+                .claim_task_run("third", 60_000)
+                .await
+                .expect("claims")
+                .is_none()
+        );
+        let e = store
+            .renew_task_lease(&first.run.id, "dead", 60_000)
+            .await
+            .expect_err("not the holder");
+        assert_eq!(e.error_type, ErrorType::Conflict);
+        let e = store
+            .finish_task_run(
+                &first.run.id,
+                "dead",
+                TaskRunStatus::Completed,
+                None,
+                vec![],
+            )
+            .await
+            .expect_err("not the holder");
+        assert_eq!(e.error_type, ErrorType::Conflict);
+        store
+            .finish_task_run(
+                &first.run.id,
+                "alive",
+                TaskRunStatus::Completed,
+                None,
+                vec![],
+            )
+            .await
+            .expect("the holder finishes");
+        let run = store
+            .get_task_run(&task.id, &first.run.id)
+            .await
+            .expect("run");
+        assert_eq!(run.status, TaskRunStatus::Completed);
+        let types: Vec<_> = store
+            .list_task_events(TaskEventFilter {
+                namespace: "default".into(),
+                run_id: Some(run.id.clone()),
+                limit: 100,
+                ..Default::default()
+            })
+            .await
+            .expect("events")
+            .into_iter()
+            .map(|e| e.event_type)
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "run.queued",
+                "run.started",
+                "gap.run_disconnected",
+                "run.started"
+            ]
+        );
+        // Another namespace sees neither the task nor its events.
+        assert!(store.get_task("other", &task.id).await.is_err());
+        let none = store
+            .list_task_events(TaskEventFilter {
+                namespace: "other".into(),
+                limit: 100,
+                ..Default::default()
+            })
+            .await
+            .expect("events");
+        assert!(none.is_empty());
+    }
 }
 
 /// Instantiates every case of the suite for each `backend => opener` pair.
@@ -825,6 +1012,8 @@ macro_rules! conformance {
                     begin_turn_on_a_session_held_elsewhere_writes_nothing,
                     a_failing_begin_turn_stores_nothing,
                     a_failing_finish_turn_stores_nothing,
+                    concurrent_claims_hand_each_queued_run_to_one_worker,
+                    an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes,
                 );
             }
         )+

@@ -238,6 +238,77 @@ async fn file_tasks_record_patches_and_never_leave_the_workspace() {
             .contains(&"tool.file.applied".to_string())
     );
 
+    // Revert restores the before-content, apply writes the after-content again,
+    // and neither touches a file that changed since.
+    let pid = patch["id"].as_str().expect("patch id");
+    let base = format!("/hecate/v1/tasks/{task}/runs/{run}/patches");
+    let listed = api.get(&base).await;
+    assert_eq!(listed.body["data"][0]["before"], "old\n");
+    let reverted = api.post(&format!("{base}/{pid}/revert"), json!({})).await;
+    assert_eq!(
+        reverted.body["data"]["status"], "reverted",
+        "{}",
+        reverted.body
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).expect("read"),
+        "old\n"
+    );
+    let again = api.post(&format!("{base}/{pid}/revert"), json!({})).await;
+    assert_eq!((again.status, again.error_type()), (409, "conflict"));
+    std::fs::write(dir.join("notes.txt"), "edited by hand\n").expect("edit");
+    let stale = api.post(&format!("{base}/{pid}/apply"), json!({})).await;
+    assert_eq!((stale.status, stale.error_type()), (409, "conflict"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).expect("read"),
+        "edited by hand\n",
+        "a conflicting apply leaves the file alone"
+    );
+    std::fs::write(dir.join("notes.txt"), "old\n").expect("restore");
+    let applied = api.post(&format!("{base}/{pid}/apply"), json!({})).await;
+    assert_eq!(
+        applied.body["data"]["status"], "applied",
+        "{}",
+        applied.body
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).expect("read"),
+        "new\n"
+    );
+    let types = event_types(&api, &task, &run).await;
+    assert!(
+        types.ends_with(&[
+            "tool.file.reverted".to_string(),
+            "tool.file.applied".to_string()
+        ]),
+        "{types:?}"
+    );
+    let missing = api.get(&format!("{base}/tart_nope")).await;
+    assert_eq!(missing.status, 404);
+
+    // Reverting a patch that created a file removes it.
+    let task2 = create(
+        &api,
+        json!({"execution_kind": "file", "file_path": "sub/fresh.txt", "file_content": "x",
+               "workspace_mode": "in_place", "working_directory": dir}),
+    )
+    .await;
+    let run2 = start(&api, &task2).await;
+    assert_eq!(finished(&api, &task2, &run2).await["status"], "completed");
+    let p2 = api
+        .get(&format!("/hecate/v1/tasks/{task2}/runs/{run2}/patches"))
+        .await;
+    let p2id = p2.body["data"][0]["id"].as_str().expect("id");
+    assert_eq!(p2.body["data"][0]["before"], Value::Null);
+    let r = api
+        .post(
+            &format!("/hecate/v1/tasks/{task2}/runs/{run2}/patches/{p2id}/revert"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(!dir.join("sub/fresh.txt").exists());
+
     // A symlink that leaves the workspace: the run fails and nothing is written.
     let outside = tempfile::tempdir().expect("outside");
     std::os::unix::fs::symlink(outside.path(), dir.join("link")).expect("link");

@@ -14,11 +14,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-/// Type code of a request without the configured bearer token (HTTP 401).
-pub const UNAUTHORIZED: &str = "unauthorized";
-/// Type code of a request refused by Host or Origin validation (HTTP 403).
-pub const FORBIDDEN: &str = "forbidden";
-
 /// The body of an error: a stable `type`, human copy, correlation ids and any
 /// detail fields that help repair the failure.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -93,28 +88,6 @@ impl ApiError {
         HecateError::new(ErrorType::NotFound, format!("no route for {path}"))
             .with_operator_action("Check the path against GET /hecate/v1/openapi.json.")
             .into()
-    }
-
-    /// A 401 for a missing or wrong bearer token.
-    pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::custom(
-            StatusCode::UNAUTHORIZED,
-            UNAUTHORIZED,
-            message,
-            "This Hecate server requires an API token.",
-            "Send `Authorization: Bearer <token>` with the token from `[server] token` or HECATE_TOKEN.",
-        )
-    }
-
-    /// A 403 for a request whose Host or Origin is not this server's.
-    pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::custom(
-            StatusCode::FORBIDDEN,
-            FORBIDDEN,
-            message,
-            "The request did not come from an allowed host or origin.",
-            "Call the API through a loopback address (127.0.0.1, [::1] or localhost).",
-        )
     }
 
     /// Attaches one detail field.
@@ -280,7 +253,7 @@ mod tests {
     #[test]
     fn finalize_fills_ids_and_wraps_bare_statuses() {
         let r = finalize(
-            ApiError::unauthorized("no token").into_response(),
+            ApiError::from(crate::bridges::access::Denial::MissingToken).into_response(),
             true,
             "req_1",
             "t1",

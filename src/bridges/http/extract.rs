@@ -1,8 +1,9 @@
 //! Extractors whose rejections are error envelopes instead of axum's plain text:
 //! JSON bodies (malformed, wrong content type, missing fields → 400; over the body
-//! limit → 413), path parameters and query strings.
+//! limit → 413; stopped arriving → 408), path parameters and query strings.
 
 use super::envelope::ApiError;
+use super::serve::is_body_timeout;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
@@ -32,6 +33,12 @@ where
 }
 
 fn json_rejection(rej: JsonRejection) -> ApiError {
+    if is_body_timeout(&rej) {
+        return ApiError::invalid(
+            "the request body stopped arriving before the body read timeout ([server] body_read_timeout_secs)",
+        )
+        .with_status(StatusCode::REQUEST_TIMEOUT);
+    }
     if rej.status() == StatusCode::PAYLOAD_TOO_LARGE {
         return ApiError::invalid(format!(
             "the request body is over the limit of {MAX_BODY_BYTES} bytes"

@@ -6,8 +6,9 @@
 //! the router and the OpenAPI drift test are built.
 //!
 //! Layers, outermost first: correlation ids and error envelopes (`request_id`),
-//! CORS for loopback origins, access control (`auth`: Host/Origin, token), the body
-//! limit, then the handlers. Handlers only call the engine.
+//! CORS for loopback origins, access control (`auth`: the shared rules of
+//! [`crate::bridges::access`]), the body limit, then the handlers. Handlers only
+//! call the engine. [`serve`] runs a router with the connection limits.
 
 mod adapters;
 mod approvals;
@@ -19,17 +20,19 @@ mod messages;
 mod openapi;
 mod project;
 mod request_id;
+mod serve;
 mod sessions;
 mod stream;
 mod system;
 mod tasks;
 pub mod wire;
 
-pub use auth::{Guard, HostPolicy};
 pub use envelope::{ApiError, ErrorBody, ErrorEnvelope};
 pub use extract::MAX_BODY_BYTES;
 pub use openapi::document as openapi_document;
+pub use serve::{MAX_REFUSING, SERVER_BUSY, ServeLimits, is_body_timeout, serve};
 
+use crate::bridges::access::{self, Guard, HostPolicy};
 use crate::engine::Engine;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -211,6 +214,22 @@ pub fn routes() -> Vec<ApiRoute> {
             tasks::runs::task_artifacts,
         ),
         ApiRoute::get(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/patches",
+            tasks::patches::list,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/patches/{artifact_id}",
+            tasks::patches::get,
+        ),
+        ApiRoute::post(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/patches/{artifact_id}/apply",
+            tasks::patches::apply,
+        ),
+        ApiRoute::post(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/patches/{artifact_id}/revert",
+            tasks::patches::revert,
+        ),
+        ApiRoute::get(
             "/hecate/v1/tasks/{id}/runs/{run_id}/events",
             tasks::events::run_events,
         ),
@@ -235,7 +254,7 @@ pub fn routes() -> Vec<ApiRoute> {
 /// Builds the router over `engine`. Must run inside the tokio runtime: it starts
 /// the stream hub's tap on the engine bus, so call it before any turn starts.
 pub fn router(engine: Engine, config: HttpConfig) -> Router {
-    let guard = Arc::new(auth::Guard::new(
+    let guard = Arc::new(Guard::new(
         config.token.clone(),
         HostPolicy::for_bound(config.bound.ip()),
     ));
@@ -275,7 +294,7 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
 fn cors() -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::predicate(|origin, _| {
-            origin.to_str().is_ok_and(auth::origin_is_loopback)
+            origin.to_str().is_ok_and(access::origin_is_loopback)
         }))
         .allow_methods([Method::GET, Method::POST, Method::DELETE])
         .allow_headers([

@@ -15,8 +15,9 @@ use super::wire::tasks::{
     CreateTaskRequest, ResolveTaskApprovalRequest, RunActionRequest, TaskApprovalDto,
     TaskApprovalListResponse, TaskApprovalResponse, TaskArtifactDto, TaskArtifactListResponse,
     TaskArtifactResponse, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskEventDto,
-    TaskEventListResponse, TaskListResponse, TaskResponse, TaskRunDto, TaskRunListResponse,
-    TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
+    TaskEventListResponse, TaskListResponse, TaskPatchDto, TaskPatchListResponse,
+    TaskPatchResponse, TaskResponse, TaskRunDto, TaskRunListResponse, TaskRunResponse, TaskStepDto,
+    TaskStepListResponse, TaskStepResponse,
 };
 use super::wire::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
@@ -78,6 +79,10 @@ use utoipa::{Modify, OpenApi};
         tasks::runs::artifacts,
         tasks::runs::artifact,
         tasks::runs::task_artifacts,
+        tasks::patches::list,
+        tasks::patches::get,
+        tasks::patches::apply,
+        tasks::patches::revert,
         tasks::events::run_events,
         tasks::events::run_stream,
         tasks::events::feed,
@@ -101,7 +106,8 @@ use utoipa::{Modify, OpenApi};
         TaskDeletedDto, TaskRunResponse, TaskRunListResponse, TaskRunDto, RunActionRequest,
         TaskStepResponse, TaskStepListResponse, TaskStepDto, TaskArtifactResponse,
         TaskArtifactListResponse, TaskArtifactDto, TaskApprovalResponse, TaskApprovalListResponse,
-        TaskApprovalDto, ResolveTaskApprovalRequest, TaskEventListResponse, TaskEventDto
+        TaskApprovalDto, ResolveTaskApprovalRequest, TaskEventListResponse, TaskEventDto,
+        TaskPatchResponse, TaskPatchListResponse, TaskPatchDto
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),

@@ -6,9 +6,11 @@
 
 mod control;
 mod execute;
+mod patches;
 mod worker;
 
 pub use control::StartOptions;
+pub use patches::{PatchContent, patch_content};
 
 use crate::domain::ids::TaskRunId;
 use crate::domain::task::{ApprovalPolicy, TaskEvent};
@@ -64,6 +66,7 @@ struct Inner {
     wake: Notify,
     events: broadcast::Sender<TaskEvent>,
     running: Mutex<HashMap<TaskRunId, CancellationToken>>,
+    patching: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -86,6 +89,7 @@ impl TaskRuntime {
                 wake: Notify::new(),
                 events,
                 running: Mutex::new(HashMap::new()),
+                patching: tokio::sync::Mutex::new(()),
             }),
         }
     }

@@ -817,6 +817,57 @@ impl TaskStore for SqliteStore {
         .await
     }
 
+    async fn set_task_patch_status(
+        &self,
+        task_id: &TaskId,
+        id: &TaskArtifactId,
+        from: &str,
+        to: &str,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<(TaskArtifact, Vec<TaskEvent>)> {
+        let (task_id, id, from, to) = (
+            task_id.clone(),
+            id.clone(),
+            from.to_string(),
+            to.to_string(),
+        );
+        self.write(move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let select = format!(
+                "SELECT {ARTIFACT_COLUMNS} FROM task_artifacts WHERE id = ?1 AND task_id = ?2 \
+                 AND kind = 'patch'"
+            );
+            let patch = tx
+                .query_row(
+                    &select,
+                    params![id.as_str(), task_id.as_str()],
+                    row_to_artifact,
+                )
+                .optional()?
+                .ok_or_else(|| HecateError::not_found("patch", id.as_str()))?;
+            if patch.status.as_deref() != Some(from.as_str()) {
+                return Err(conflict(format!(
+                    "patch {id} is {}, not {from}",
+                    patch.status.as_deref().unwrap_or("unknown")
+                ))
+                .into());
+            }
+            tx.execute(
+                "UPDATE task_artifacts SET status = ?2 WHERE id = ?1",
+                params![id.as_str(), to],
+            )?;
+            let events = append_events(&tx, &task_id, &patch.run_id, events)?;
+            let patch = tx.query_row(
+                &select,
+                params![id.as_str(), task_id.as_str()],
+                row_to_artifact,
+            )?;
+            tx.commit()?;
+            Ok((patch, events))
+        })
+        .await
+    }
+
     async fn list_task_approvals(&self, task_id: &TaskId) -> Result<Vec<TaskApproval>> {
         let task_id = task_id.clone();
         self.read(move |c| {

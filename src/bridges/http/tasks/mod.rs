@@ -1,11 +1,12 @@
 //! The task API (`/hecate/v1/tasks`): tasks (`crud`), their runs, steps and
-//! artifacts (`runs`), approval gates (`approvals`), and the event lists and SSE
+//! artifacts (`runs`), patches with apply and revert (`patches`), approval gates (`approvals`), and the event lists and SSE
 //! streams with a durable replay cursor (`events`). Handlers only call the
 //! engine's task runtime.
 
 pub mod approvals;
 pub mod crud;
 pub mod events;
+pub mod patches;
 pub mod runs;
 
 use crate::domain::ids::{TaskId, TaskRunId};

@@ -615,3 +615,54 @@ pub struct TaskDeletedDto {
     /// Always true.
     pub deleted: bool,
 }
+
+/// A patch: one file change of a run, for review, apply and revert.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TaskPatchDto {
+    /// The patch artifact's id.
+    pub id: String,
+    /// Its task.
+    pub task_id: String,
+    /// Its run.
+    pub run_id: String,
+    /// The step that wrote it.
+    pub step_id: Option<String>,
+    /// Path relative to the run's workspace.
+    pub path: String,
+    /// `applied`, `proposed` or `reverted`.
+    pub status: String,
+    /// Content before (`null`: the file did not exist).
+    pub before: Option<String>,
+    /// Content after (`null`: the file was removed).
+    pub after: Option<String>,
+    /// Created.
+    pub created_at: String,
+}
+
+impl TaskPatchDto {
+    /// The patch view of a patch artifact and its parsed content.
+    pub fn new(a: &TaskArtifact, c: crate::engine::tasks::PatchContent) -> Self {
+        Self {
+            id: a.id.to_string(),
+            task_id: a.task_id.to_string(),
+            run_id: a.run_id.to_string(),
+            step_id: a.step_id.as_ref().map(|s| s.to_string()),
+            path: c.path,
+            status: a.status.clone().unwrap_or_default(),
+            before: c.before,
+            after: c.after,
+            created_at: a.created_at.clone(),
+        }
+    }
+}
+
+response!(
+    /// `{"object": "task_patch", "data": …}`.
+    TaskPatchResponse,
+    TaskPatchDto
+);
+response!(
+    /// `{"object": "task_patches", "data": […]}`.
+    TaskPatchListResponse,
+    Vec<TaskPatchDto>
+);

@@ -1,31 +1,35 @@
 //! Streamable HTTP: an axum router to mount at `/mcp` (`nest_service`), serving
 //! the hub at `/mcp` and one upstream at `/mcp/{NAME}` (its tools under their
 //! own names, still through the engine). rmcp provides sessions
-//! (`Mcp-Session-Id`), SSE with resumption (`Last-Event-ID`), the body limit and
-//! Host/Origin validation; the guard here adds the bearer token (constant time)
-//! and answers with Hecate's error envelope. A JSON POST body is triaged like a
+//! (`Mcp-Session-Id`), SSE with resumption (`Last-Event-ID`) and the body limit;
+//! the guard here applies the access rules shared with `/hecate/v1`
+//! ([`crate::bridges::access`]: head size, Host/Origin, bearer token) and every
+//! error Hecate or rmcp answers with is a JSON-RPC error object with `"id": null`
+//! ([`super::reply`]). A JSON POST body is triaged like a
 //! stdio line ([`super::triage`]) before rmcp sees it, so a body that is not
 //! JSON, not JSON-RPC, names an unknown method or has ill-typed parameters gets
 //! the same JSON-RPC error as over stdio (rmcp would answer 415 in plain text,
 //! or take a known method with ill-typed parameters for an unknown one).
 
 use super::super::server::{HecateMcp, McpServerOptions};
+use super::reply;
 use super::triage::{self, Triage};
+use crate::bridges::access::{Guard, HostPolicy};
+use crate::bridges::http::is_body_timeout;
 use crate::domain::error::ErrorType;
 use crate::engine::Engine;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use serde_json::json;
+use serde_json::Map;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 /// Largest JSON-RPC POST body accepted, in bytes (larger gets 413).
@@ -49,28 +53,19 @@ type Svc = StreamableHttpService<HecateMcp, LocalSessionManager>;
 
 #[derive(Clone)]
 struct AppState {
-    cfg: Arc<McpHttpConfig>,
+    guard: Arc<Guard>,
 }
 
+/// Largest rmcp plain-text error body rewrapped as a JSON-RPC error, in bytes.
+const MAX_PLAIN_ERROR_BYTES: usize = 64 * 1024;
+
 fn service(engine: &Engine, cfg: &McpHttpConfig, upstream: Option<String>) -> Svc {
-    let mut config = StreamableHttpServerConfig::default()
+    // Host and Origin are checked by the guard, with the same rules as
+    // `/hecate/v1`; rmcp's own list would refuse loopback names it does not know.
+    let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cfg.shutdown.child_token())
-        .with_max_request_body_bytes(MAX_BODY_BYTES);
-    if cfg.bound.ip().is_loopback() {
-        config = config
-            .with_allowed_hosts(["localhost", "127.0.0.1", "::1"])
-            .with_allowed_origins([
-                "http://localhost:*",
-                "http://127.0.0.1:*",
-                "http://[::1]:*",
-                "https://localhost:*",
-                "https://127.0.0.1:*",
-                "https://[::1]:*",
-            ])
-            .enforce_origin_validation();
-    } else {
-        config = config.disable_allowed_hosts();
-    }
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .disable_allowed_hosts();
     let engine = engine.clone();
     let opts = McpServerOptions {
         namespace: cfg.namespace.clone(),
@@ -94,7 +89,12 @@ pub fn router(engine: Engine, cfg: McpHttpConfig) -> Router {
             service(&engine, &cfg, Some(s.name.clone())),
         );
     }
-    let state = AppState { cfg: Arc::new(cfg) };
+    let state = AppState {
+        guard: Arc::new(Guard::new(
+            cfg.token.clone(),
+            HostPolicy::for_bound(cfg.bound.ip()),
+        )),
+    };
     app.layer(axum::middleware::from_fn(triage_body))
         .fallback(no_upstream)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
@@ -113,86 +113,11 @@ async fn no_upstream(req: Request) -> Response {
 }
 
 fn error(status: StatusCode, t: ErrorType, message: &str) -> Response {
-    let body = json!({"error": {"type": t.code(), "message": message}});
-    (status, axum::Json(body)).into_response()
+    reply::error(status, t.code(), message, Map::new())
 }
 
-fn header_str(h: &HeaderMap, name: header::HeaderName) -> Option<&str> {
+fn header_str(h: &axum::http::HeaderMap, name: header::HeaderName) -> Option<&str> {
     h.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
-}
-
-/// `localhost`, `*.localhost` or a loopback IP literal.
-fn is_loopback_name(name: &str) -> bool {
-    let name = name.trim_end_matches('.').to_ascii_lowercase();
-    name == "localhost"
-        || name.ends_with(".localhost")
-        || name
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
-/// The host part of an authority: brackets and port removed.
-fn host_name(authority: &str) -> &str {
-    let a = authority.trim();
-    if let Some(rest) = a.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or("");
-    }
-    match a.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
-        _ => a,
-    }
-}
-
-fn origin_is_loopback(origin: &str) -> bool {
-    origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-        .map(|rest| is_loopback_name(host_name(rest.split('/').next().unwrap_or(""))))
-        .unwrap_or(false)
-}
-
-/// Checks Host and Origin (loopback binds) and the bearer token.
-fn check(cfg: &McpHttpConfig, headers: &HeaderMap) -> Result<(), Box<Response>> {
-    if cfg.bound.ip().is_loopback() {
-        if let Some(host) = header_str(headers, header::HOST)
-            && !is_loopback_name(host_name(host))
-        {
-            return Err(Box::new(error(
-                StatusCode::FORBIDDEN,
-                ErrorType::InvalidRequest,
-                &format!("Host {host:?} is not a loopback name"),
-            )));
-        }
-        if let Some(origin) = header_str(headers, header::ORIGIN)
-            && !origin_is_loopback(origin)
-        {
-            return Err(Box::new(error(
-                StatusCode::FORBIDDEN,
-                ErrorType::InvalidRequest,
-                &format!("Origin {origin:?} is not a loopback origin"),
-            )));
-        }
-    }
-    let Some(expected) = cfg.token.as_deref().filter(|t| !t.is_empty()) else {
-        return Ok(());
-    };
-    let presented = header_str(headers, header::AUTHORIZATION)
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, t)| t.trim());
-    match presented {
-        Some(t) if bool::from(t.as_bytes().ct_eq(expected.as_bytes())) => Ok(()),
-        _ => {
-            let mut r = error(
-                StatusCode::UNAUTHORIZED,
-                ErrorType::InvalidRequest,
-                "a valid `Authorization: Bearer <token>` header is required",
-            );
-            r.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            Err(Box::new(r))
-        }
-    }
 }
 
 /// Whether rmcp would read this request's body as a JSON-RPC message: a JSON
@@ -217,12 +142,22 @@ async fn triage_body(req: Request, next: Next) -> Response {
         return next.run(req).await;
     }
     let (parts, body) = req.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
-        return error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorType::InvalidRequest,
-            &format!("the body exceeds {MAX_BODY_BYTES} bytes"),
-        );
+    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(e) if is_body_timeout(&e) => {
+            return error(
+                StatusCode::REQUEST_TIMEOUT,
+                ErrorType::InvalidRequest,
+                "the request body stopped arriving before the body read timeout",
+            );
+        }
+        Err(_) => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorType::InvalidRequest,
+                &format!("the body exceeds {MAX_BODY_BYTES} bytes"),
+            );
+        }
     };
     match triage::frame(&bytes) {
         Triage::Message(_) => {
@@ -250,8 +185,8 @@ async fn triage_body(req: Request, next: Next) -> Response {
 }
 
 async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    if let Err(r) = check(&st.cfg, req.headers()) {
-        return *r;
+    if let Err(d) = st.guard.check(req.uri(), req.headers()) {
+        return reply::denial(&d);
     }
     let delete = req.method() == axum::http::Method::DELETE;
     let mut response = next.run(req).await;
@@ -260,61 +195,39 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::OK;
     }
-    response
+    as_json_rpc_error(response).await
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cfg(token: Option<&str>) -> McpHttpConfig {
-        McpHttpConfig {
-            namespace: "default".into(),
-            token: token.map(str::to_string),
-            bound: SocketAddr::from(([127, 0, 0, 1], 1)),
-            shutdown: CancellationToken::new(),
-        }
+/// rmcp answers some refusals (406, 415, an unknown session's 404, ...) in plain
+/// text: those become the same JSON-RPC error object as Hecate's own, with the
+/// status and other headers kept.
+async fn as_json_rpc_error(response: Response) -> Response {
+    let status = response.status();
+    let json = header_str(response.headers(), header::CONTENT_TYPE)
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/event-stream"));
+    if json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
     }
-
-    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(k.clone(), HeaderValue::from_str(v).expect("header"));
-        }
-        h
-    }
-
-    fn status(r: Result<(), Box<Response>>) -> u16 {
-        r.err().map(|r| r.status().as_u16()).unwrap_or(200)
-    }
-
-    #[test]
-    fn token_host_and_origin_rules() {
-        let c = cfg(Some("s3cret"));
-        let ok = headers(&[
-            (header::HOST, "127.0.0.1:9"),
-            (header::AUTHORIZATION, "Bearer s3cret"),
-        ]);
-        assert_eq!(status(check(&c, &ok)), 200);
-        assert_eq!(
-            status(check(
-                &c,
-                &headers(&[(header::AUTHORIZATION, "Bearer nope")])
-            )),
-            401
-        );
-        assert_eq!(status(check(&c, &headers(&[]))), 401);
-        let rebind = headers(&[
-            (header::HOST, "evil.example"),
-            (header::AUTHORIZATION, "Bearer s3cret"),
-        ]);
-        assert_eq!(status(check(&c, &rebind)), 403);
-        let foreign = headers(&[
-            (header::ORIGIN, "https://evil.example"),
-            (header::AUTHORIZATION, "Bearer s3cret"),
-        ]);
-        assert_eq!(status(check(&c, &foreign)), 403);
-        let local = headers(&[(header::ORIGIN, "http://localhost:3000")]);
-        assert_eq!(status(check(&cfg(None), &local)), 200);
-    }
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, MAX_PLAIN_ERROR_BYTES)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let t = match status {
+        StatusCode::NOT_FOUND => ErrorType::NotFound,
+        s if s.is_server_error() => ErrorType::GatewayError,
+        _ => ErrorType::InvalidRequest,
+    };
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("refused").to_string()
+    } else {
+        text
+    };
+    let (_, body) = error(status, t, &message).into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, body)
 }

@@ -1,0 +1,311 @@
+//! Access control shared by every HTTP surface (`/hecate/v1` and `/mcp`): the
+//! size of the request head, DNS-rebinding protection (Host and Origin must name
+//! loopback when the server is bound to loopback) and the bearer token, compared
+//! in constant time. [`Guard::check`] answers with a typed [`Denial`]; each
+//! surface renders it in its own envelope.
+
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use std::net::IpAddr;
+use std::sync::Arc;
+use subtle::ConstantTimeEq;
+
+/// Most header fields a request may carry (more gets 431).
+pub const MAX_HEADER_FIELDS: usize = 100;
+/// Largest request head, URI and header fields together, in bytes (more gets 431).
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Type code of a request without the configured bearer token (HTTP 401).
+pub const UNAUTHORIZED: &str = "unauthorized";
+/// Type code of a request refused by Host or Origin validation (HTTP 403).
+pub const FORBIDDEN: &str = "forbidden";
+/// Type code of a malformed or oversized request (400, 408, 413, 431).
+pub const INVALID_REQUEST: &str = "invalid_request";
+
+/// Why a request was refused before reaching a handler.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Denial {
+    /// A token is configured and no `Authorization` header was sent.
+    #[error("the Authorization header is missing")]
+    MissingToken,
+    /// The `Authorization` header is not `Bearer <token>`.
+    #[error("the Authorization header is not `Bearer <token>`")]
+    NotBearer,
+    /// The bearer token does not match.
+    #[error("the bearer token is wrong")]
+    WrongToken,
+    /// The Host header names something other than loopback.
+    #[error(
+        "Host {0:?} is not a loopback name; this server only answers requests addressed to loopback"
+    )]
+    ForeignHost(String),
+    /// The Origin header is not a loopback origin.
+    #[error("Origin {0:?} is not a loopback origin")]
+    ForeignOrigin(String),
+    /// The request head is over [`MAX_HEADER_FIELDS`] or [`MAX_HEAD_BYTES`].
+    #[error(
+        "the request head is too large: {fields} header fields and {bytes} bytes \
+         (at most {MAX_HEADER_FIELDS} fields and {MAX_HEAD_BYTES} bytes)"
+    )]
+    HeadTooLarge {
+        /// Header fields sent.
+        fields: usize,
+        /// Bytes of the URI and header fields.
+        bytes: usize,
+    },
+}
+
+impl Denial {
+    /// The HTTP status of this refusal.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::MissingToken | Self::NotBearer | Self::WrongToken => StatusCode::UNAUTHORIZED,
+            Self::ForeignHost(_) | Self::ForeignOrigin(_) => StatusCode::FORBIDDEN,
+            Self::HeadTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        }
+    }
+
+    /// The stable type code (`unauthorized`, `forbidden` or `invalid_request`).
+    pub fn code(&self) -> &'static str {
+        match self.status() {
+            StatusCode::UNAUTHORIZED => UNAUTHORIZED,
+            StatusCode::FORBIDDEN => FORBIDDEN,
+            _ => INVALID_REQUEST,
+        }
+    }
+
+    /// A short summary safe to show to a user.
+    pub fn user_message(&self) -> &'static str {
+        match self.status() {
+            StatusCode::UNAUTHORIZED => "This Hecate server requires an API token.",
+            StatusCode::FORBIDDEN => "The request did not come from an allowed host or origin.",
+            _ => "The request headers are too large.",
+        }
+    }
+
+    /// The recommended next step for an operator.
+    pub fn operator_action(&self) -> &'static str {
+        match self.status() {
+            StatusCode::UNAUTHORIZED => {
+                "Send `Authorization: Bearer <token>` with the token from `[server] token` or HECATE_TOKEN."
+            }
+            StatusCode::FORBIDDEN => {
+                "Call the server through a loopback address (127.0.0.1, [::1] or localhost)."
+            }
+            _ => "Send fewer or shorter headers.",
+        }
+    }
+
+    /// The detail field that names the refused value, when there is one.
+    pub fn detail(&self) -> Option<(&'static str, String)> {
+        match self {
+            Self::ForeignHost(h) => Some(("host", h.clone())),
+            Self::ForeignOrigin(o) => Some(("origin", o.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// Which Host and Origin values the server accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostPolicy {
+    /// Bound to loopback: Host and any browser Origin must be loopback names.
+    Loopback,
+    /// Bound elsewhere (`--allow-remote`, which requires a token): any Host.
+    Any,
+}
+
+impl HostPolicy {
+    /// The policy for a server bound to `ip`.
+    pub fn for_bound(ip: IpAddr) -> Self {
+        if ip.is_loopback() {
+            Self::Loopback
+        } else {
+            Self::Any
+        }
+    }
+}
+
+/// The access rules of one server.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    token: Option<Arc<str>>,
+    hosts: HostPolicy,
+}
+
+impl Guard {
+    /// Rules requiring `token` (when set and not empty) and applying `hosts`.
+    pub fn new(token: Option<String>, hosts: HostPolicy) -> Self {
+        Self {
+            token: token.filter(|t| !t.is_empty()).map(Arc::from),
+            hosts,
+        }
+    }
+
+    /// Checks one request's head: its size, then Host and Origin, then the token.
+    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
+        check_head_size(uri, headers)?;
+        if self.hosts == HostPolicy::Loopback {
+            if let Some(host) = header_str(headers, header::HOST)
+                && !is_loopback_name(host_name(host))
+            {
+                return Err(Denial::ForeignHost(host.to_string()));
+            }
+            if let Some(origin) = header_str(headers, header::ORIGIN)
+                && !origin_is_loopback(origin)
+            {
+                return Err(Denial::ForeignOrigin(origin.to_string()));
+            }
+        }
+        let Some(expected) = &self.token else {
+            return Ok(());
+        };
+        let Some(value) = header_str(headers, header::AUTHORIZATION) else {
+            return Err(Denial::MissingToken);
+        };
+        let presented = value
+            .split_once(' ')
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim());
+        match presented {
+            Some(t) if bool::from(t.as_bytes().ct_eq(expected.as_bytes())) => Ok(()),
+            Some(_) => Err(Denial::WrongToken),
+            None => Err(Denial::NotBearer),
+        }
+    }
+}
+
+fn check_head_size(uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
+    let fields = headers.len();
+    let bytes = uri.to_string().len()
+        + headers
+            .iter()
+            .map(|(k, v)| k.as_str().len() + v.len() + 4)
+            .sum::<usize>();
+    if fields > MAX_HEADER_FIELDS || bytes > MAX_HEAD_BYTES {
+        return Err(Denial::HeadTooLarge { fields, bytes });
+    }
+    Ok(())
+}
+
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
+    headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
+}
+
+/// The host part of a `Host` value or URL authority: brackets and port removed.
+pub fn host_name(authority: &str) -> &str {
+    let a = authority.trim();
+    if let Some(rest) = a.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("");
+    }
+    match a.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => a,
+    }
+}
+
+/// `localhost`, a `*.localhost` name (a trailing dot allowed), or a loopback IP
+/// literal (any of 127.0.0.0/8, `::1`).
+pub fn is_loopback_name(name: &str) -> bool {
+    let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether a browser `Origin` (`scheme://host[:port]`) names a loopback host.
+pub fn origin_is_loopback(origin: &str) -> bool {
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let authority = rest.split('/').next().unwrap_or("");
+    is_loopback_name(host_name(authority))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(k.clone(), HeaderValue::from_str(v).expect("header"));
+        }
+        h
+    }
+
+    fn check(g: &Guard, h: &HeaderMap) -> Result<(), u16> {
+        g.check(&Uri::from_static("/mcp"), h)
+            .map_err(|e| e.status().as_u16())
+    }
+
+    #[test]
+    fn loopback_names_and_authorities() {
+        assert_eq!(host_name("127.0.0.1:8765"), "127.0.0.1");
+        assert_eq!(host_name("[::1]:80"), "::1");
+        assert_eq!(host_name("localhost"), "localhost");
+        for name in [
+            "LOCALHOST.",
+            "localhost.",
+            "app.localhost",
+            "foo.localhost.",
+            "127.1.2.3",
+            "::1",
+        ] {
+            assert!(is_loopback_name(name), "{name}");
+        }
+        for name in [
+            "evil.example",
+            "localhost.evil.example",
+            "localhost..",
+            "10.0.0.1",
+            "",
+        ] {
+            assert!(!is_loopback_name(name), "{name}");
+        }
+        assert!(origin_is_loopback("http://localhost:3000"));
+        assert!(origin_is_loopback("https://[::1]"));
+        assert!(!origin_is_loopback("null"));
+        assert!(!origin_is_loopback("https://evil.example"));
+    }
+
+    #[test]
+    fn token_host_origin_and_size_rules() {
+        let g = Guard::new(Some("s3cret".into()), HostPolicy::Loopback);
+        let ok = headers(&[
+            (header::HOST, "127.0.0.1:1"),
+            (header::AUTHORIZATION, "Bearer s3cret"),
+        ]);
+        assert_eq!(check(&g, &ok), Ok(()));
+        let wrong = headers(&[(header::AUTHORIZATION, "bearer nope")]);
+        assert_eq!(check(&g, &wrong), Err(401));
+        assert_eq!(check(&g, &headers(&[])), Err(401));
+        let foreign = headers(&[
+            (header::HOST, "rebind.example:8765"),
+            (header::AUTHORIZATION, "Bearer s3cret"),
+        ]);
+        assert_eq!(check(&g, &foreign), Err(403));
+        let origin = headers(&[
+            (header::ORIGIN, "https://evil.example"),
+            (header::AUTHORIZATION, "Bearer s3cret"),
+        ]);
+        assert_eq!(check(&g, &origin), Err(403));
+        let open = Guard::new(None, HostPolicy::Any);
+        assert_eq!(check(&open, &foreign), Ok(()));
+        let mut many = HeaderMap::new();
+        for i in 0..=MAX_HEADER_FIELDS {
+            many.insert(
+                header::HeaderName::try_from(format!("x-h{i}")).expect("name"),
+                HeaderValue::from_static("1"),
+            );
+        }
+        assert_eq!(check(&open, &many), Err(431));
+        let long = headers(&[(header::COOKIE, &"c".repeat(MAX_HEAD_BYTES))]);
+        assert_eq!(check(&open, &long), Err(431));
+        assert_eq!(Denial::WrongToken.code(), "unauthorized");
+        assert_eq!(Denial::ForeignHost("x".into()).code(), "forbidden");
+    }
+}
