@@ -11,6 +11,7 @@ mod mcp;
 mod output;
 mod serve;
 mod sessions;
+mod tasks;
 pub mod telemetry;
 
 use clap::{Parser, Subcommand};
@@ -85,6 +86,9 @@ pub enum Command {
     /// List and revoke standing grants.
     #[command(subcommand)]
     Grants(approvals::GrantsCommand),
+    /// Durable tasks: create, start, follow, cancel, retry, resume, approve.
+    #[command(subcommand)]
+    Tasks(tasks::TasksCommand),
     /// Report configuration, data directory, store health and provider readiness.
     Doctor(doctor::DoctorArgs),
 }
@@ -124,6 +128,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Adapters(ref c) => adapters::run(&cli, c).await,
         Command::Approvals(ref c) => approvals::run_approvals(&cli, c).await,
         Command::Grants(ref c) => approvals::run_grants(&cli, c).await,
+        Command::Tasks(ref c) => tasks::run(&cli, c).await,
         Command::Doctor(ref a) => doctor::run(&cli, a).await,
     };
     match result {

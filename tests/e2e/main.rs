@@ -15,6 +15,7 @@ mod acp_adapter;
 mod acp_bridge;
 mod acp_kits;
 mod cli_chat;
+mod cli_tasks;
 mod doctor;
 mod engine_turns;
 mod external_agent_chat;
