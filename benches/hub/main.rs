@@ -2,7 +2,7 @@
 //! the direct path in the same run, with the `hecate` and `hecate-fixtures`
 //! binaries of this build. No thresholds: the figures go into the docs.
 //!
-//! `cargo bench --bench hub -- <store|model|agent|acp|http|mcp [--ts]> [options]`
+//! `cargo bench --bench hub -- <store|model|agent|acp|http|mcp [--ts]|tasks> [options]`
 //! runs one benchmark (Cargo passes `--bench`, and builds with the optimised
 //! bench profile). Run without `--bench`, as `cargo test --bench hub` and
 //! `cargo test --all-targets` do, it runs every benchmark once with tiny counts
@@ -18,6 +18,7 @@ mod model;
 mod smoke;
 mod store;
 mod support;
+mod tasks;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::Value;
@@ -53,6 +54,9 @@ enum Bench {
     /// `tools/call echo` directly, through `hecate mcp` stdio and through the HTTP
     /// endpoint, against the rmcp floors (`--ts`: with the TypeScript SDK client).
     Mcp(mcp::McpArgs),
+    /// The task queue drained by one and two worker pools on one SQLite file, and
+    /// one `shell` task vs the same command spawned directly.
+    Tasks(tasks::TasksArgs),
 }
 
 impl Bench {
@@ -65,6 +69,7 @@ impl Bench {
             Bench::Acp(a) => a.json,
             Bench::Http(a) => a.json,
             Bench::Mcp(a) => a.json,
+            Bench::Tasks(a) => a.json,
         }
     }
 
@@ -86,6 +91,7 @@ impl Bench {
             Bench::Http(a) => http::bench(a).await,
             Bench::Mcp(a) if a.ts => mcp_ts::bench(a).await,
             Bench::Mcp(a) => mcp::bench(a).await,
+            Bench::Tasks(a) => tasks::bench(a).await,
         }
     }
 

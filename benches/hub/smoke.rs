@@ -61,6 +61,7 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
         ),
         step("mcp", &mcp),
         step("mcp-ts", &mcp_ts),
+        step("tasks", &["tasks", "--runs", "6", "--single", "2"]),
     ]
 }
 
@@ -86,6 +87,7 @@ pub fn check(name: &str, envelope: &Value, text: &str) -> anyhow::Result<()> {
         "agent" => agent(data),
         "acp" => acp(data),
         "http" => http(data),
+        "tasks" => tasks(data),
         "mcp" => {
             ensure!(envelope["object"] == "mcp_bench", "object: {envelope}");
             mcp(data, "rmcp", RMCP_PATHS)?;
@@ -146,6 +148,19 @@ fn store(r: &Value) -> anyhow::Result<()> {
         non_negative(r, &format!("load_last_50.{i}.ratio_vs_smallest"))?;
     }
     ensure!(number(r, "database_bytes")? > 0.0, "{r}");
+    Ok(())
+}
+
+fn tasks(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "tasks", "{r}");
+    for q in ["queue_one_pool", "queue_two_pools"] {
+        ensure!(number(r, &format!("{q}.runs"))? == 6.0, "{r}");
+        ensure!(r[q]["exactly_once"] == true, "{q} ran a run twice: {r}");
+        ensure!(number(r, &format!("{q}.failed"))? == 0.0, "{r}");
+        ensure!(number(r, &format!("{q}.runs_per_s"))? > 0.0, "{r}");
+    }
+    ensure!(number(r, "task_unconfined_ms.n")? == 2.0, "{r}");
+    number(r, "median_added_ms_unconfined")?;
     Ok(())
 }
 

@@ -1,0 +1,263 @@
+//! `tasks`: the task runtime's queue and its overhead. `shell` runs of `true`
+//! drained by one worker pool and by two pools with their own store handles on
+//! one SQLite file (as two `hecate serve` processes share one store): runs per
+//! second, how many times each run started (exactly once is the contract), and
+//! create-to-terminal latency; and one `shell` task against spawning the same
+//! command directly, unconfined and under bubblewrap.
+
+use crate::support::{TempDir, num, summarize};
+use hecate::adapters::sandbox::bwrap_path;
+use hecate::domain::task::{ApprovalPolicy, ExecutionKind, TaskSpec};
+use hecate::engine::tasks::{StartOptions, TaskConfig, TaskRuntime};
+use hecate::store::tasks::TaskEventFilter;
+use hecate::store::{SqliteStore, Store};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Arguments of the `tasks` benchmark.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TasksArgs {
+    /// Runs drained per queue measurement.
+    #[arg(long, default_value_t = 1000)]
+    pub runs: usize,
+    /// Single tasks timed against the direct command.
+    #[arg(long, default_value_t = 100)]
+    pub single: usize,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn runtime(db: &Path, data: &Path, owner: &str) -> anyhow::Result<TaskRuntime> {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db)?);
+    let config = TaskConfig {
+        approval_policy: ApprovalPolicy::parse("")?,
+        data_dir: data.to_path_buf(),
+        poll: Duration::from_millis(20),
+        ..TaskConfig::default()
+    };
+    Ok(TaskRuntime::new(store, config, owner.to_string()))
+}
+
+fn shell_true(network: bool, dir: &Path) -> TaskSpec {
+    TaskSpec {
+        execution_kind: Some(ExecutionKind::Shell),
+        shell_command: "true".into(),
+        sandbox_network: network,
+        workspace_mode: hecate::domain::task::WorkspaceMode::InPlace,
+        working_directory: dir.display().to_string(),
+        ..TaskSpec::default()
+    }
+}
+
+/// Creates and starts `n` tasks on `front`, waits until `pools` drained them, and
+/// reports the rate, the latencies and how often each run started.
+async fn drain(
+    front: &TaskRuntime,
+    pools: &[TaskRuntime],
+    n: usize,
+    dir: &Path,
+) -> anyhow::Result<Value> {
+    let stop = CancellationToken::new();
+    let mut events = front.subscribe();
+    let mut created = HashMap::new();
+    let started = Instant::now();
+    for _ in 0..n {
+        let task = front.create_task("bench", shell_true(true, dir)).await?;
+        let run = front
+            .start("bench", &task.id, StartOptions::default())
+            .await?;
+        created.insert(run.id.clone(), Instant::now());
+    }
+    let workers: Vec<_> = pools
+        .iter()
+        .flat_map(|p| p.start_workers(stop.clone()))
+        .collect();
+    let mut latencies = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    // Runs finished by another pool are only seen through the store.
+    while latencies.len() < n && Instant::now() < deadline {
+        let done = front
+            .list_events(TaskEventFilter {
+                namespace: "bench".into(),
+                event_types: vec!["run.finished".into(), "run.failed".into()],
+                limit: usize::MAX,
+                ..Default::default()
+            })
+            .await?;
+        for e in &done {
+            if let Some(t) = created.remove(&e.run_id) {
+                latencies.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        let _ = tokio::time::timeout(Duration::from_millis(20), events.recv()).await;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    stop.cancel();
+    for w in workers {
+        let _ = w.await;
+    }
+    let starts = front
+        .list_events(TaskEventFilter {
+            namespace: "bench".into(),
+            event_types: vec!["run.started".into()],
+            limit: usize::MAX,
+            ..Default::default()
+        })
+        .await?
+        .len();
+    let failed = front
+        .list_events(TaskEventFilter {
+            namespace: "bench".into(),
+            event_types: vec!["run.failed".into()],
+            limit: usize::MAX,
+            ..Default::default()
+        })
+        .await?
+        .len();
+    anyhow::ensure!(created.is_empty(), "{} runs did not finish", created.len());
+    Ok(json!({
+        "runs": n,
+        "pools": pools.len(),
+        "runs_per_s": n as f64 / elapsed,
+        "run_started_events": starts,
+        "failed": failed,
+        "exactly_once": starts == n,
+        "create_to_terminal_ms": summarize(latencies),
+    }))
+}
+
+/// The same command spawned directly.
+async fn direct(program: &str, args: &[&str], dir: &Path) -> anyhow::Result<()> {
+    let status = tokio::process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .await?;
+    anyhow::ensure!(status.success(), "{program} failed");
+    Ok(())
+}
+
+/// One task through the runtime (its workers already running), to its end.
+async fn one_task(rt: &TaskRuntime, spec: TaskSpec) -> anyhow::Result<()> {
+    let mut events = rt.subscribe();
+    let task = rt.create_task("bench", spec).await?;
+    let run = rt.start("bench", &task.id, StartOptions::default()).await?;
+    loop {
+        let e = events.recv().await?;
+        if e.run_id == run.id
+            && e.event_type.starts_with("run.")
+            && e.event_type != "run.created"
+            && e.event_type != "run.queued"
+            && e.event_type != "run.started"
+        {
+            anyhow::ensure!(e.event_type == "run.finished", "{e:?}");
+            return Ok(());
+        }
+    }
+}
+
+/// Runs the benchmark and returns its report.
+pub async fn bench(args: &TasksArgs) -> anyhow::Result<Value> {
+    let tmp = TempDir::new("tasks")?;
+    let dir = tmp.path().join("ws");
+    std::fs::create_dir_all(&dir)?;
+    let dir = dir.canonicalize()?;
+
+    let one_db = tmp.path().join("one.db");
+    let one = runtime(&one_db, tmp.path(), "pool-a")?;
+    let single_pool = drain(&one, std::slice::from_ref(&one), args.runs, &dir).await?;
+
+    let two_db = tmp.path().join("two.db");
+    let a = runtime(&two_db, tmp.path(), "pool-a")?;
+    let b = runtime(&two_db, tmp.path(), "pool-b")?;
+    let two_pools = drain(&a, &[a.clone(), b], args.runs, &dir).await?;
+
+    // Overhead of one task against the same command spawned directly.
+    let rt = runtime(&tmp.path().join("single.db"), tmp.path(), "pool-s")?;
+    let stop = CancellationToken::new();
+    let workers = rt.start_workers(stop.clone());
+    let bwrap = bwrap_path();
+    let mut direct_ms = Vec::new();
+    let mut hecate_ms = Vec::new();
+    let mut direct_bwrap_ms = Vec::new();
+    let mut confined_ms = Vec::new();
+    let bwrap_args = |d: &Path| {
+        let ws = d.display().to_string();
+        vec![
+            "--bind".to_string(),
+            "/".into(),
+            "/".into(),
+            "--dev".into(),
+            "/dev".into(),
+            "--proc".into(),
+            "/proc".into(),
+            "--bind".into(),
+            ws.clone(),
+            ws.clone(),
+            "--unshare-net".into(),
+            "--unshare-pid".into(),
+            "--die-with-parent".into(),
+            "--new-session".into(),
+            "--chdir".into(),
+            ws,
+            "--".into(),
+            "/bin/sh".into(),
+            "-c".into(),
+            "true".into(),
+        ]
+    };
+    for i in 0..=args.single {
+        let t = Instant::now();
+        direct("/bin/sh", &["-c", "true"], &dir).await?;
+        let d = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        one_task(&rt, shell_true(true, &dir)).await?;
+        let h = t.elapsed().as_secs_f64() * 1e3;
+        if i > 0 {
+            direct_ms.push(d);
+            hecate_ms.push(h);
+        }
+        if let Some(bw) = &bwrap {
+            let argv = bwrap_args(&dir);
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let t = Instant::now();
+            direct(&bw.display().to_string(), &argv, &dir).await?;
+            let d = t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            one_task(&rt, shell_true(false, &dir)).await?;
+            let h = t.elapsed().as_secs_f64() * 1e3;
+            if i > 0 {
+                direct_bwrap_ms.push(d);
+                confined_ms.push(h);
+            }
+        }
+    }
+    stop.cancel();
+    for w in workers {
+        let _ = w.await;
+    }
+    let (d, h) = (summarize(direct_ms), summarize(hecate_ms));
+    let added = num(&h, "median") - num(&d, "median");
+    let mut report = json!({
+        "benchmark": "tasks",
+        "queue_one_pool": single_pool,
+        "queue_two_pools": two_pools,
+        "single": args.single,
+        "direct_sh_ms": d,
+        "task_unconfined_ms": h,
+        "median_added_ms_unconfined": added,
+        "note": "Queue: runs created and started first, then drained; two pools = two TaskRuntimes with their own store connections on one SQLite file. Single: create + start + claim + workspace + spawn + capture + finish, to run.finished, vs tokio::process spawning the same command.",
+    });
+    if bwrap.is_some() {
+        let (bd, bh) = (summarize(direct_bwrap_ms), summarize(confined_ms));
+        report["direct_bwrap_ms"] = bd.clone();
+        report["task_confined_ms"] = bh.clone();
+        report["median_added_ms_confined"] = json!(num(&bh, "median") - num(&bd, "median"));
+    }
+    Ok(report)
+}
