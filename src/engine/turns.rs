@@ -514,8 +514,22 @@ impl Engine {
             Ok(ending) => self.finish_turn(ending).await,
             Err(e) => Err(e),
         };
-        if result.is_err() {
-            // Nothing of the end was stored (or it never ran): free the session.
+        if let Err(e) = &result {
+            // Nothing of the end was stored (or it never ran): close the run as
+            // failed as far as the store still lets us, and free the session, so
+            // nothing stays `running` until a restart.
+            let message = e.to_string();
+            if let Err(again) = self
+                .store()
+                .finish_run(&run.id, RunStatus::Failed, Some(("store_error", &message)))
+                .await
+            {
+                tracing::warn!(error = %again, "could not mark the unrecorded turn failed");
+            }
+            session.status = SessionStatus::Failed;
+            if let Err(again) = self.store().update_session(&session).await {
+                tracing::warn!(error = %again, "could not mark the session failed");
+            }
             self.release_lease(&session.id).await;
         }
         drop(guard);

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 use tokio::sync::watch;
 
@@ -97,6 +97,10 @@ impl StderrTail {
     }
 }
 
+/// The most of one stderr line that is kept (and logged); the rest of the line
+/// is read and dropped, so a child that never writes a newline cannot grow memory.
+pub(super) const MAX_LINE_BYTES: usize = 64 * 1024;
+
 /// Reads `stderr` line by line into `tail` until EOF, logging each line under
 /// `label`, then reports `true` on `done`.
 pub(super) async fn drain(
@@ -105,27 +109,58 @@ pub(super) async fn drain(
     label: String,
     done: watch::Sender<bool>,
 ) {
-    let mut reader = BufReader::new(stderr);
+    drain_lines(BufReader::new(stderr), &tail, &label).await;
+    let _ = done.send(true);
+}
+
+/// Splits `reader` into lines of at most `MAX_LINE_BYTES` into `tail`.
+async fn drain_lines<R: AsyncBufRead + Unpin>(mut reader: R, tail: &StderrTail, label: &str) {
+    let emit = |buf: &[u8]| {
+        let line = String::from_utf8_lossy(buf)
+            .trim_end_matches(['\n', '\r'])
+            .to_string();
+        tracing::debug!(target: "hecate::child_stderr", program = %label, "{line}");
+        tail.push(line);
+    };
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
-                let line = String::from_utf8_lossy(&buf)
-                    .trim_end_matches(['\n', '\r'])
-                    .to_string();
-                tracing::debug!(target: "hecate::child_stderr", program = %label, "{line}");
-                tail.push(line);
-            }
+        let chunk = match reader.fill_buf().await {
+            Ok(c) if !c.is_empty() => c,
+            _ => break,
+        };
+        let (take, ends) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let room = MAX_LINE_BYTES.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..take.min(room)]);
+        reader.consume(take);
+        if ends {
+            emit(&buf);
+            buf.clear();
         }
     }
-    let _ = done.send(true);
+    if !buf.is_empty() {
+        emit(&buf);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_line_without_end_is_cut_while_it_is_read() {
+        let tail = StderrTail::new(TailLimits::AGENT);
+        let mut input = vec![b'x'; 3 * MAX_LINE_BYTES];
+        input.extend_from_slice(b"\nnext\nlast");
+        drain_lines(&input[..], &tail, "t").await;
+        let text = tail.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() >= 3, "{}", lines.len());
+        assert!(lines.iter().all(|l| l.len() <= MAX_LINE_BYTES));
+        assert!(text.ends_with("next\nlast"), "{}", &text[text.len() - 20..]);
+    }
 
     #[test]
     fn the_tail_stays_within_its_line_byte_and_line_length_bounds() {
