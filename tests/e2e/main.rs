@@ -37,6 +37,7 @@ mod mcp_pool;
 mod mcp_resources;
 mod mcp_stdio_clumsy_client;
 mod mcp_stdio_server;
+mod mcp_tasks;
 mod mcp_upstream;
 mod no_child_outlives_hecate;
 mod provider_faults;

@@ -1,8 +1,8 @@
 //! The MCP bridge: Hecate as an MCP server, on stdio (`hecate mcp`) and on
 //! Streamable HTTP (a router the HTTP bridge mounts at `/mcp`). It exposes
-//! engine tools (sessions, turns, delegation, approvals, grants, adapters),
-//! resources and prompts, plus upstream MCP servers' tools through the engine.
-//! Stdout carries protocol frames only.
+//! engine tools (sessions, turns, delegation, approvals, grants, adapters,
+//! durable tasks), resources and prompts, plus upstream MCP servers' tools
+//! through the engine. Stdout carries protocol frames only.
 
 mod args;
 mod delegate;
@@ -12,6 +12,9 @@ mod handler;
 mod prompts;
 mod resources;
 mod server;
+mod task_args;
+mod task_follow;
+mod tasks;
 mod tools;
 mod upstream;
 mod uris;

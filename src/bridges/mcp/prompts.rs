@@ -143,7 +143,9 @@ impl HecateMcp {
                         "Hecate tools: list_sessions, search_sessions, get_session, get_transcript, \
                          create_session, send_message, ask_agent, cancel_turn, list_approvals, \
                          resolve_approval, list_grants, revoke_grant, list_adapters, probe_adapter, \
-                         upstream_status. Upstream MCP servers appear as SERVER__tool. Resources: \
+                         upstream_status; durable tasks: create_task, list_tasks, get_task, start_task, \
+                         get_task_run, list_task_events, resolve_task_approval, cancel_task_run. \
+                         Upstream MCP servers appear as SERVER__tool. Resources: \
                          {SESSIONS_URI}, {SESSIONS_URI}/{{id}} (subscribe for live updates), hecate://adapters."
                     );
                     return Ok(GetPromptResult::new(vec![PromptMessage::new_text(

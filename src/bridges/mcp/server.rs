@@ -70,7 +70,7 @@ impl HecateMcp {
             }),
             engine,
             opts: Arc::new(opts),
-            own: Arc::new(Self::own_tools()),
+            own: Arc::new(Self::own_tools() + Self::task_tools()),
         }
     }
 

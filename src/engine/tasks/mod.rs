@@ -17,6 +17,7 @@ use crate::domain::task::{ApprovalPolicy, TaskEvent};
 use crate::store::Store;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
@@ -67,6 +68,7 @@ struct Inner {
     events: broadcast::Sender<TaskEvent>,
     running: Mutex<HashMap<TaskRunId, CancellationToken>>,
     patching: tokio::sync::Mutex<()>,
+    workers: AtomicUsize,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -90,6 +92,7 @@ impl TaskRuntime {
                 events,
                 running: Mutex::new(HashMap::new()),
                 patching: tokio::sync::Mutex::new(()),
+                workers: AtomicUsize::new(0),
             }),
         }
     }
@@ -97,6 +100,12 @@ impl TaskRuntime {
     /// The configuration.
     pub fn config(&self) -> &TaskConfig {
         &self.inner.config
+    }
+
+    /// Whether workers of this process are claiming runs now (`hecate serve`
+    /// starts them; `hecate mcp` only for a `start_task` that waits).
+    pub fn workers_running(&self) -> bool {
+        self.inner.workers.load(Ordering::SeqCst) > 0
     }
 
     /// Task events as this process stores them (a follower that lags re-reads

@@ -3,7 +3,9 @@
 //! process queues work and poll for work queued by other processes. A run whose
 //! worker died is claimed again once its lease expires.
 
-use super::TaskRuntime;
+use super::{Inner, TaskRuntime};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +18,11 @@ impl TaskRuntime {
             .map(|_| {
                 let runtime = self.clone();
                 let shutdown = shutdown.clone();
-                tokio::spawn(async move { runtime.work(shutdown).await })
+                let counted = Counted::new(self.inner.clone());
+                tokio::spawn(async move {
+                    let _counted = counted;
+                    runtime.work(shutdown).await
+                })
             })
             .collect()
     }
@@ -50,5 +56,22 @@ impl TaskRuntime {
     /// How often a worker renews its lease.
     pub(super) fn renew_every(&self) -> Duration {
         (self.inner.config.lease / 3).max(Duration::from_millis(50))
+    }
+}
+
+/// Counts a worker as running from its start until its task ends or is
+/// dropped.
+struct Counted(Arc<Inner>);
+
+impl Counted {
+    fn new(inner: Arc<Inner>) -> Self {
+        inner.workers.fetch_add(1, Ordering::SeqCst);
+        Self(inner)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.workers.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -1,12 +1,15 @@
 //! Wire types of the task API (`/hecate/v1/tasks`): the create body with its
 //! execution profiles, the task, run, step, artifact, approval and event
-//! resources, and their `{"object", "data"}` responses.
+//! resources, and their `{"object", "data"}` responses. The create body and the
+//! resources also derive JSON Schemas, so the MCP task tools take and answer the
+//! same shapes.
 
 use crate::domain::HecateError;
 use crate::domain::task::{
     ExecutionKind, FileOperation, Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskSpec,
     TaskStep, WorkspaceMode,
 };
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -18,7 +21,7 @@ pub const EVENT_SCHEMA_VERSION: &str = "v1";
 const CODING_AGENT_PROMPT: &str = "You are a careful coding agent. Read files before you edit them, make targeted edits, and run the project's checks before you finish.";
 
 /// Body of `POST /hecate/v1/tasks`; unknown fields are refused.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Default, Deserialize, ToSchema, JsonSchema)]
 #[schema(example = json!({"execution_kind": "shell", "shell_command": "make test", "workspace_mode": "in_place", "working_directory": "/home/me/project"}))]
 #[serde(deny_unknown_fields)]
 pub struct CreateTaskRequest {
@@ -168,7 +171,7 @@ impl CreateTaskRequest {
 }
 
 /// A task.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct TaskDto {
     /// Id (`task_…`).
     pub id: String,
@@ -260,7 +263,7 @@ impl From<&Task> for TaskDto {
 }
 
 /// A run (attempt) of a task.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct TaskRunDto {
     /// Id (`trun_…`).
     pub id: String,
@@ -320,7 +323,7 @@ impl From<&TaskRun> for TaskRunDto {
 }
 
 /// A step of a run.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct TaskStepDto {
     /// Id (`tstep_…`).
     pub id: String,
@@ -414,7 +417,7 @@ impl From<&TaskArtifact> for TaskArtifactDto {
 }
 
 /// An approval gate of a run.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct TaskApprovalDto {
     /// Id (`tappr_…`).
     pub id: String,
@@ -453,7 +456,7 @@ impl From<&TaskApproval> for TaskApprovalDto {
 }
 
 /// A run event in the v1 envelope (lists, SSE frames, the process-wide feed).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct TaskEventDto {
     /// Always `v1`.
     pub schema_version: String,
