@@ -212,6 +212,7 @@ async fn probes() -> Vec<Value> {
                 acp: AcpOptions::default(),
                 base_env: env.clone(),
                 extra_env: Vec::new(),
+                limit: hecate::adapters::acp::agent::probe::PROBE_LIMIT,
             },
         )
         .await;

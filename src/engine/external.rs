@@ -137,6 +137,7 @@ impl Engine {
             acp: rt.options().clone(),
             base_env: rt.base_env().clone(),
             extra_env: extra,
+            limit: crate::adapters::acp::agent::probe::PROBE_LIMIT,
         };
         Ok(probe(m, &opts).await)
     }

@@ -173,6 +173,7 @@ fn probe_options(cache: &std::path::Path) -> ProbeOptions {
         acp: options(),
         base_env: current_env(),
         extra_env: vec![],
+        limit: std::time::Duration::from_secs(60),
     }
 }
 
@@ -242,6 +243,44 @@ async fn probe_classifies_ready_auth_missing_and_crash() {
     let json = serde_json::to_value(&auth).expect("json");
     assert_eq!(json["status"], "auth_required");
     assert_eq!(json["stage"], "new_session");
+}
+
+/// An agent that never answers is reported within the probe's bound, naming the
+/// stage it hung in, and its process is gone.
+#[tokio::test]
+async fn a_probe_of_an_agent_that_never_answers_is_bounded_and_names_the_stage() {
+    let (_c, cache) = workspace();
+    let mut opts = probe_options(&cache);
+    opts.limit = std::time::Duration::from_secs(1);
+    let marker = format!("hecate-probe-hang-{}", std::process::id());
+    let src = format!(
+        "id = \"silent\"\nname = \"Silent\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"exec sleep 1000 # {marker}\"]\n"
+    );
+    let silent = parse_manifest("silent.toml", &src).expect("manifest");
+    let report = probe(&silent, &opts).await;
+    assert_eq!(report.status, ProbeStatus::Error, "{report:?}");
+    assert_eq!(report.stage, Stage::Initialize, "{report:?}");
+    let error = report.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("did not answer") && error.contains("initialize"),
+        "{error}"
+    );
+    let mut left = true;
+    for _ in 0..50 {
+        left = std::fs::read_dir("/proc")
+            .expect("proc")
+            .flatten()
+            .any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains(&marker))
+                    .unwrap_or(false)
+            });
+        if !left {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(!left, "the silent agent outlived its probe");
 }
 
 #[tokio::test]

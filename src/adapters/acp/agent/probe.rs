@@ -10,7 +10,7 @@ use crate::adapters::process::env::sanitized_env;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The verdict of a probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,7 +58,13 @@ pub struct ProbeOptions {
     pub base_env: HashMap<String, String>,
     /// Explicitly opted-in extra variables.
     pub extra_env: Vec<(String, String)>,
+    /// The whole probe's bound: an agent that does not answer within it is
+    /// reported as an error at the stage it hung in.
+    pub limit: Duration,
 }
+
+/// Default bound of a whole probe.
+pub const PROBE_LIMIT: Duration = Duration::from_secs(30);
 
 struct Scratch(PathBuf);
 
@@ -117,7 +123,20 @@ pub async fn probe(manifest: &AgentManifest, opts: &ProbeOptions) -> ProbeReport
         agent_name: None,
         agent_version: None,
     };
-    let outcome = run(manifest, opts, &mut report).await;
+    let outcome = match tokio::time::timeout(opts.limit, run(manifest, opts, &mut report)).await {
+        Ok(outcome) => outcome,
+        // The connection (and the agent's process group) went with the future.
+        Err(_) => Err((
+            ProbeStatus::Error,
+            report.stage,
+            format!(
+                "the agent did not answer within {} s (it hung at {})",
+                opts.limit.as_secs_f64(),
+                report.stage
+            ),
+            None,
+        )),
+    };
     if let Err((status, stage, error, tail)) = outcome {
         report.status = status;
         report.stage = stage;
@@ -135,6 +154,7 @@ async fn run(
     opts: &ProbeOptions,
     report: &mut ProbeReport,
 ) -> Result<(), Failure> {
+    report.stage = Stage::Lookup;
     let spec = resolve(manifest, &opts.launcher).ok_or_else(|| {
         let managed = if manifest.package.is_some() {
             " and its managed package is not installed"
@@ -157,18 +177,20 @@ async fn run(
         )
     })?;
     let env = sanitized_env(&opts.base_env, &manifest.env_allow, &opts.extra_env);
+    report.stage = Stage::Initialize;
     let conn = AgentConnection::start(&spec, &scratch.0, env, opts.acp.clone())
         .await
         .map_err(|e| classify(Stage::Initialize, e))?;
     report.agent_name = conn.agent_info().name.clone();
     report.agent_version = conn.agent_info().version.clone();
+    report.stage = Stage::NewSession;
     let session = conn.new_session(&scratch.0, &[]).await;
     if session.is_err() {
         report.stderr_tail = Some(conn.stderr_tail()).filter(|t| !t.is_empty());
     }
     conn.shutdown().await;
     session
-        .map(|_| ())
+        .map(|_| report.stage = Stage::Ready)
         .map_err(|e| classify(Stage::NewSession, e))
 }
 
