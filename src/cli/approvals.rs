@@ -4,7 +4,7 @@
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, Cli};
 use crate::domain::approval::{ApprovalStatus, Decision, Scope};
-use crate::domain::ids::{ApprovalId, GrantId, SessionId};
+use crate::domain::ids::{ApprovalId, GrantId, SessionId, TaskApprovalId};
 use std::fmt::Write as _;
 
 /// The `approvals` subcommands.
@@ -132,11 +132,50 @@ pub async fn run_approvals(cli: &Cli, cmd: &ApprovalsCommand) -> anyhow::Result<
                                 .unwrap_or_default()
                         );
                     }
-                    if list.is_empty() {
+                    // Task approvals (the task runtime's gates) in the same list.
+                    let task_gates = if session.is_none() {
+                        ctx.engine.tasks().namespace_approvals(ns, *all).await?
+                    } else {
+                        Vec::new()
+                    };
+                    for a in &task_gates {
+                        let _ = writeln!(
+                            out,
+                            "{}  {:<9} {:<10} {}  task {} run {}",
+                            a.id,
+                            a.status.as_str(),
+                            a.kind.as_str(),
+                            a.reason,
+                            a.task_id,
+                            a.run_id
+                        );
+                    }
+                    if list.is_empty() && task_gates.is_empty() {
                         out.push_str("no approvals\n");
                     }
                     print_text(&out)?;
                 }
+            }
+        }
+        ApprovalsCommand::Resolve {
+            id,
+            decision,
+            scope: _,
+            format,
+        } if id.starts_with(TaskApprovalId::PREFIX) => {
+            // A task's gate: approve queues its run, reject fails it (no scope).
+            let approve = matches!(decision, DecisionArg::Approve);
+            let a = ctx
+                .engine
+                .tasks()
+                .resolve_approval_by_id(ns, &TaskApprovalId::from(id.as_str()), approve, None)
+                .await?;
+            match format {
+                Format::Json => print_resource(
+                    "task_approval",
+                    &crate::bridges::http::wire::tasks::TaskApprovalDto::from(&a),
+                )?,
+                Format::Text => print_text(&format!("{} {}\n", a.id, a.status.as_str()))?,
             }
         }
         ApprovalsCommand::Resolve {

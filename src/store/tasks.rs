@@ -170,6 +170,13 @@ pub trait TaskStore: Send + Sync {
 
     /// Approvals of a task, oldest first.
     async fn list_task_approvals(&self, task_id: &TaskId) -> Result<Vec<TaskApproval>>;
+    /// Approvals of every task of a namespace, oldest first; only pending ones
+    /// when `pending_only`.
+    async fn list_namespace_task_approvals(
+        &self,
+        namespace: &str,
+        pending_only: bool,
+    ) -> Result<Vec<TaskApproval>>;
     /// One approval of a task, or `not_found`.
     async fn get_task_approval(
         &self,

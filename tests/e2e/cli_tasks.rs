@@ -1,7 +1,7 @@
 //! `hecate tasks …` against the real binary: a task created, started and run to
 //! its end in the CLI's own process (`start --wait`), its events and output read
-//! back, an approval given from a second process while the first waits, and bad
-//! input refused with the invalid-input exit code.
+//! back, an approval listed and given by `hecate approvals` in a second process
+//! while the first waits, and bad input refused with the invalid-input exit code.
 
 use crate::support::common::Home;
 use serde_json::Value;
@@ -87,8 +87,21 @@ fn a_waiting_start_runs_once_another_process_approves() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let approval = approval.expect("a pending approval");
-    let ok = home.run(&["tasks", "approve", &task, &approval, "--note", "go"]);
+    // The task's gate is listed with every other approval and resolved there too.
+    let listed = home.run(&["approvals", "list"]);
+    let text = stdout(&listed);
+    assert!(
+        text.contains(&approval) && text.contains("shell_command"),
+        "{text}"
+    );
+    let ok = home.run(&["approvals", "resolve", &approval, "--decision", "approve"]);
     assert!(ok.status.success(), "{ok:?}");
+    let twice = home.run(&["tasks", "approve", &task, &approval, "--note", "again"]);
+    assert_eq!(
+        twice.status.code(),
+        Some(4),
+        "a resolved gate is a conflict"
+    );
     let out = waiting.wait_with_output().expect("waits");
     assert!(out.status.success(), "{out:?}");
     let text = stdout(&out);

@@ -393,6 +393,37 @@ impl TaskRuntime {
         self.store().get_task_approval(id, approval_id).await
     }
 
+    /// Task approvals of the whole namespace (pending only unless `all`), for the
+    /// approval surfaces that list every kind of approval.
+    pub async fn namespace_approvals(
+        &self,
+        namespace: &str,
+        all: bool,
+    ) -> Result<Vec<TaskApproval>> {
+        self.store()
+            .list_namespace_task_approvals(namespace, !all)
+            .await
+    }
+
+    /// Resolves a task approval known only by its id (the task is looked up).
+    pub async fn resolve_approval_by_id(
+        &self,
+        namespace: &str,
+        approval_id: &TaskApprovalId,
+        approve: bool,
+        note: Option<String>,
+    ) -> Result<TaskApproval> {
+        let found = self
+            .store()
+            .list_namespace_task_approvals(namespace, false)
+            .await?
+            .into_iter()
+            .find(|a| &a.id == approval_id)
+            .ok_or_else(|| HecateError::not_found("approval", approval_id.as_str()))?;
+        self.resolve_approval(namespace, &found.task_id, approval_id, approve, note)
+            .await
+    }
+
     /// Approves (the run is queued) or rejects (the run fails) a pending gate.
     pub async fn resolve_approval(
         &self,

@@ -881,6 +881,25 @@ impl TaskStore for SqliteStore {
         .await
     }
 
+    async fn list_namespace_task_approvals(
+        &self,
+        namespace: &str,
+        pending_only: bool,
+    ) -> Result<Vec<TaskApproval>> {
+        let namespace = namespace.to_string();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT a.id, a.task_id, a.run_id, a.kind, a.status, a.reason, a.note, \
+                 a.created_at, a.resolved_at FROM task_approvals a \
+                 JOIN tasks t ON t.id = a.task_id WHERE t.namespace = ?1 \
+                 AND (?2 = 0 OR a.status = 'pending') ORDER BY a.created_at, a.id",
+            )?;
+            let rows = stmt.query_map(params![namespace, pending_only as i64], row_to_approval)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
     async fn get_task_approval(
         &self,
         task_id: &TaskId,
