@@ -124,9 +124,17 @@ const SCRIPT: &str = r#"{"turns": [{"actions": [
 
 /// Runs the script's turn with `delegate` and returns the result.
 async fn turn_through(delegate: Arc<Recording>) -> (TurnResult, PathBuf, tempfile::TempDir) {
+    turn_with(delegate, SCRIPT).await
+}
+
+/// Runs `script`'s turn with `delegate` and returns the result.
+async fn turn_with(
+    delegate: Arc<Recording>,
+    script: &str,
+) -> (TurnResult, PathBuf, tempfile::TempDir) {
     let (guard, ws) = workspace();
     let (_s, sdir) = workspace();
-    let script: serde_json::Value = serde_json::from_str(SCRIPT).expect("script");
+    let script: serde_json::Value = serde_json::from_str(script).expect("script");
     let (conn, native) = scripted(&ws, &sdir, script).await;
     let (mut io, mut rx) = turn_io(
         Arc::new(FixedAnswer { allow: true }),
@@ -212,6 +220,39 @@ async fn editor_terminals_are_followed_by_their_id_and_editor_errors_reach_the_a
             "wait ed-1".to_string(),
             "output ed-1".to_string(),
             "release ed-1".to_string(),
+        ]
+    );
+}
+
+/// An agent that reads a file before creating it (Gemini CLI does) gets empty
+/// content from an editor that does not have it, as when Hecate serves the file
+/// itself, and its write then goes through.
+#[tokio::test]
+async fn a_forwarded_read_of_a_file_not_created_yet_is_empty_content() {
+    let delegate = Arc::new(Recording {
+        caps: DelegateCapabilities {
+            read_text_file: true,
+            write_text_file: true,
+            terminal: false,
+        },
+        ..Recording::default()
+    });
+    let script = r#"{"turns": [{"actions": [
+        {"fs_read": {"path": "fresh.txt"}},
+        {"fs_write": {"path": "fresh.txt", "content": "made\n"}},
+        {"fs_read": {"path": "fresh.txt"}}
+    ]}]}"#;
+    let (t, ws, _g) = turn_with(delegate.clone(), script).await;
+    let text = t.text();
+    assert!(!text.contains("read error"), "{text}");
+    assert!(text.contains("read: made\n"), "{text}");
+    let fresh = ws.join("fresh.txt");
+    assert_eq!(
+        delegate.calls(),
+        [
+            format!("read {} None None", fresh.display()),
+            format!("write {}", fresh.display()),
+            format!("read {} None None", fresh.display()),
         ]
     );
 }

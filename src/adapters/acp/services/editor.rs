@@ -50,12 +50,23 @@ pub(crate) async fn read_text_file(
         json!({ "path": path.relative.to_string_lossy() }),
     );
     let read = FileRead {
-        path: path.real,
+        path: path.real.clone(),
         line: req.line,
         limit: req.limit,
     };
-    let content = delegate.read_text_file(read).await.map_err(rpc_error)?;
-    Ok(ReadTextFileResponse::new(content))
+    match delegate.read_text_file(read).await {
+        Ok(content) => Ok(ReadTextFileResponse::new(content)),
+        // A file that does not exist yet reads as empty, as when Hecate serves the
+        // workspace itself: agents read before they create (the editor's "not
+        // found" would fail their write). Other errors, and errors about files
+        // that do exist, reach the agent as the editor sent them.
+        Err(e) if !path.real.exists() => {
+            tracing::debug!(path = %path.relative.display(), error = %e.message,
+                "the editor has no such file; answering empty content");
+            Ok(ReadTextFileResponse::new(String::new()))
+        }
+        Err(e) => Err(rpc_error(e)),
+    }
 }
 
 /// Forwards a confined `fs/write_text_file` and reports the changed file.
