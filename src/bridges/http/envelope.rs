@@ -125,7 +125,7 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::SessionDurationLimitExceeded
         | ErrorType::SessionIdleTimeout
         | ErrorType::RuntimeUnavailable => StatusCode::UNPROCESSABLE_ENTITY,
-        ErrorType::GatewayError => StatusCode::BAD_GATEWAY,
+        ErrorType::GatewayError => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorType::StoreError => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -231,8 +231,13 @@ mod tests {
             (ErrorType::RateLimitExceeded, 429),
             (ErrorType::ModelNotConfigured, 422),
             (ErrorType::SessionIdleTimeout, 422),
-            (ErrorType::GatewayError, 502),
+            (ErrorType::GatewayError, 500),
             (ErrorType::StoreError, 500),
+            // The runtime seed's table: every error type with a status there keeps it.
+            (ErrorType::Conflict, 409),
+            (ErrorType::WorkspaceRequired, 400),
+            (ErrorType::SessionLimitExceeded, 422),
+            (ErrorType::SessionDurationLimitExceeded, 422),
         ] {
             assert_eq!(http_status(t).as_u16(), status, "{t:?}");
         }
