@@ -3,7 +3,7 @@
 //! and its grandchild), and the version check behind `hecate adapters list` leaves
 //! nothing running when the adapter's command hangs with a background child.
 
-use crate::support::child::process_alive;
+use crate::support::child::{all_pids, cmdline, pids_running, process_alive};
 use crate::support::common::{Home, git_workspace};
 use crate::support::mcp::{McpProc, fixture_upstream, records, wait_gone};
 use serde_json::{Value, json};
@@ -41,29 +41,6 @@ fn parent_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (_, rest) = stat.rsplit_once(") ")?;
     rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn cmdline(pid: u32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_default()
-}
-
-fn all_pids() -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The live processes whose command line contains `needle`.
-fn pids_running(needle: &str) -> Vec<u32> {
-    all_pids()
-        .into_iter()
-        .filter(|p| process_alive(*p) && cmdline(*p).contains(needle))
-        .collect()
 }
 
 /// The live `sleep` children of `parent`.

@@ -554,34 +554,31 @@ async fn a_hung_step_is_killed_at_its_timeout_with_everything_it_started() {
     let marker = format!("hecate-hung-{}", std::process::id());
     let task = create(
         &api,
-        json!({"execution_kind": "shell", "timeout_ms": 500,
-               "shell_command": format!("sh -c 'sleep 1000' {marker} & sleep 1000")}),
+        json!({"execution_kind": "shell", "timeout_ms": 3000,
+               "shell_command": format!("(sleep 1000; echo {marker}) & sleep 1000; echo {marker}")}),
     )
     .await;
     let run = start(&api, &task).await;
+    // The step and its background child run (the check below is not vacuous).
+    let mut seen = false;
+    for _ in 0..100 {
+        if crate::support::child::pids_running(&marker).len() >= 2 {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(seen, "the step's processes never showed up");
     let done = finished(&api, &task, &run).await;
     assert_eq!(
         (done["status"].clone(), done["error_type"].clone()),
         (json!("failed"), json!("step_timeout")),
         "{done}"
     );
-    // Nothing the step started is left (a hang guard, polled).
-    let mut left = true;
-    for _ in 0..50 {
-        left = std::fs::read_dir("/proc")
-            .expect("proc")
-            .flatten()
-            .any(|e| {
-                std::fs::read(e.path().join("cmdline"))
-                    .map(|c| String::from_utf8_lossy(&c).contains(&marker))
-                    .unwrap_or(false)
-            });
-        if !left {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(!left, "a process of the hung step survived");
+    assert!(
+        crate::support::child::all_gone(&marker, Duration::from_secs(5)).await,
+        "a process of the hung step survived"
+    );
 }
 
 #[tokio::test]

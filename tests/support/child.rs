@@ -67,3 +67,43 @@ pub fn finish_within(mut child: Child, input: &[u8], limit: Duration) -> Output 
 pub fn process_alive(pid: impl Into<i64>) -> bool {
     u32::try_from(pid.into()).is_ok_and(hecate::adapters::process::pid_is_running)
 }
+
+/// The command line of `pid`, arguments joined by spaces (empty when it is gone).
+pub fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// Every process id in `/proc`.
+pub fn all_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The live processes whose command line contains `needle`.
+pub fn pids_running(needle: &str) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|p| process_alive(*p) && cmdline(*p).contains(needle))
+        .collect()
+}
+
+/// Whether every process whose command line contains `needle` is gone within
+/// `bound` (a hang guard, polled).
+pub async fn all_gone(needle: &str, bound: Duration) -> bool {
+    let deadline = Instant::now() + bound;
+    loop {
+        if pids_running(needle).is_empty() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -254,10 +254,21 @@ async fn a_probe_of_an_agent_that_never_answers_is_bounded_and_names_the_stage()
     opts.limit = std::time::Duration::from_secs(1);
     let marker = format!("hecate-probe-hang-{}", std::process::id());
     let src = format!(
-        "id = \"silent\"\nname = \"Silent\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"exec sleep 1000 # {marker}\"]\n"
+        "id = \"silent\"\nname = \"Silent\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"sleep 1000; echo {marker}\"]\n"
     );
     let silent = parse_manifest("silent.toml", &src).expect("manifest");
-    let report = probe(&silent, &opts).await;
+    let probing = tokio::spawn(async move { probe(&silent, &opts).await });
+    // The silent agent runs (the check below is not vacuous).
+    let mut seen = false;
+    for _ in 0..100 {
+        if !crate::support::child::pids_running(&marker).is_empty() {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(seen, "the silent agent never started");
+    let report = probing.await.expect("probe task");
     assert_eq!(report.status, ProbeStatus::Error, "{report:?}");
     assert_eq!(report.stage, Stage::Initialize, "{report:?}");
     let error = report.error.clone().unwrap_or_default();
@@ -265,22 +276,10 @@ async fn a_probe_of_an_agent_that_never_answers_is_bounded_and_names_the_stage()
         error.contains("did not answer") && error.contains("initialize"),
         "{error}"
     );
-    let mut left = true;
-    for _ in 0..50 {
-        left = std::fs::read_dir("/proc")
-            .expect("proc")
-            .flatten()
-            .any(|e| {
-                std::fs::read(e.path().join("cmdline"))
-                    .map(|c| String::from_utf8_lossy(&c).contains(&marker))
-                    .unwrap_or(false)
-            });
-        if !left {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(!left, "the silent agent outlived its probe");
+    assert!(
+        crate::support::child::all_gone(&marker, Duration::from_secs(5)).await,
+        "the silent agent outlived its probe"
+    );
 }
 
 #[tokio::test]
