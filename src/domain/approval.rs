@@ -45,8 +45,9 @@ impl ApprovalStatus {
     }
 }
 
-/// The resolution path written by startup reconciliation.
-pub const STARTUP_RECONCILE_PATH: &str = "startup_reconcile";
+/// The resolution path (the reason) of an approval that was pending when the
+/// process asking it stopped: startup reconciliation cancels it with this.
+pub const HUB_RESTARTED_PATH: &str = "hub_restarted";
 
 /// A stored approval request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,7 +73,7 @@ pub struct Approval {
     /// Scope of the decision (once, session, workspace_tool, adapter_tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
-    /// How it was resolved (operator, grant, default_mode, timeout, request_cancelled, startup_reconcile).
+    /// How it was resolved (operator, grant, default_mode, timeout, request_cancelled, hub_restarted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The agent option chosen, verbatim.

@@ -172,7 +172,7 @@ impl Engine {
         if report != ReconcileReport::default() {
             tracing::warn!(
                 runs_failed = report.runs_failed,
-                approvals_timed_out = report.approvals_timed_out,
+                approvals_cancelled = report.approvals_cancelled,
                 "startup reconcile closed work left by a stopped process"
             );
         }

@@ -227,8 +227,8 @@ pub trait AuditStore: Send + Sync {
 pub struct ReconcileReport {
     /// Runs marked failed with reason `interrupted`.
     pub runs_failed: usize,
-    /// Approvals marked timed out with path `startup_reconcile`.
-    pub approvals_timed_out: usize,
+    /// Pending approvals cancelled with reason (path) `hub_restarted`.
+    pub approvals_cancelled: usize,
 }
 
 /// Store identity and health, for `hecate doctor` and system stats.

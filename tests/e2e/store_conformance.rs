@@ -277,7 +277,9 @@ mod cases {
         assert_eq!(store.acquire_lease(id, "c", 60_000).await.expect("c"), None);
     }
 
-    pub async fn reconcile_fails_orphaned_runs_and_times_out_pending_approvals(b: Backend) {
+    pub async fn reconcile_fails_orphaned_runs_and_cancels_pending_approvals_as_hub_restarted(
+        b: Backend,
+    ) {
         let store = b.store.as_ref();
         let s = new_session(store, "default").await;
         let run = run(&s.id);
@@ -315,13 +317,13 @@ mod cases {
             .await
             .expect("reconciles");
         assert_eq!(report.runs_failed, 1);
-        assert_eq!(report.approvals_timed_out, 1);
+        assert_eq!(report.approvals_cancelled, 1);
         let run = store.get_run(&run.id).await.expect("run");
         assert_eq!(run.status, RunStatus::Failed);
         assert_eq!(run.error_type.as_deref(), Some("interrupted"));
         let a = store.get_approval(&approval.id).await.expect("approval");
-        assert_eq!(a.status, ApprovalStatus::TimedOut);
-        assert_eq!(a.path.as_deref(), Some("startup_reconcile"));
+        assert_eq!(a.status, ApprovalStatus::Cancelled);
+        assert_eq!(a.path.as_deref(), Some("hub_restarted"));
         let mut again = a.clone();
         again.status = ApprovalStatus::Approved;
         let e = store
@@ -1001,7 +1003,7 @@ macro_rules! conformance {
                     namespaces_are_isolated,
                     history_strategies_load_windows_and_checkpoints,
                     leases_exclude_other_owners_until_released_or_expired,
-                    reconcile_fails_orphaned_runs_and_times_out_pending_approvals,
+                    reconcile_fails_orphaned_runs_and_cancels_pending_approvals_as_hub_restarted,
                     run_events_keep_the_engines_numbers_and_deltas_can_be_left_out,
                     audit_records_round_trip_newest_first_per_namespace,
                     health_names_the_backend_and_reports_integrity,

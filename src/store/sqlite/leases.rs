@@ -1,7 +1,7 @@
 //! Owner leases on sessions and startup reconciliation of what dead owners left.
 
 use super::{OpResult, SqliteStore};
-use crate::domain::approval::STARTUP_RECONCILE_PATH;
+use crate::domain::approval::HUB_RESTARTED_PATH;
 use crate::domain::error::Result;
 use crate::domain::ids::SessionId;
 use crate::domain::run::INTERRUPTED_REASON;
@@ -109,10 +109,11 @@ impl LeaseStore for SqliteStore {
                      WHERE session_id = ?1 AND status IN ('running','awaiting_approval')",
                     params![id, INTERRUPTED_REASON, now_text, now],
                 )?;
-                report.approvals_timed_out += tx.execute(
-                    "UPDATE approvals SET status = 'timed_out', path = ?2, resolved_at = ?3 \
+                // Nobody timed out: the process that asked is gone.
+                report.approvals_cancelled += tx.execute(
+                    "UPDATE approvals SET status = 'cancelled', path = ?2, resolved_at = ?3 \
                      WHERE session_id = ?1 AND status = 'pending'",
-                    params![id, STARTUP_RECONCILE_PATH, now_text],
+                    params![id, HUB_RESTARTED_PATH, now_text],
                 )?;
                 tx.execute(
                     "UPDATE sessions SET status = 'failed', owner_id = NULL, lease_expires_ms = NULL, \

@@ -223,7 +223,7 @@ pub struct ApprovalDto {
     /// Scope of the decision.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
-    /// How it was resolved: operator, grant, default_mode, timeout, request_cancelled, startup_reconcile.
+    /// How it was resolved: operator, grant, default_mode, timeout, request_cancelled, hub_restarted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The agent option chosen.
