@@ -308,6 +308,13 @@ async fn file_tasks_record_patches_and_never_leave_the_workspace() {
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(!dir.join("sub/fresh.txt").exists());
+    // Deleting an in-place task never touches the user's directory.
+    let deleted = api.delete(&format!("/hecate/v1/tasks/{task2}")).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    assert!(
+        dir.join("notes.txt").exists(),
+        "the working directory is the user's"
+    );
 
     // A symlink that leaves the workspace: the run fails and nothing is written.
     let outside = tempfile::tempdir().expect("outside");
@@ -601,6 +608,15 @@ async fn the_replay_cursor_survives_a_restart() {
     let api = Api::new(&s);
     let after = stream(&api, &task, &run, Some(&all[2].0)).await;
     assert_eq!(after, all[3..].to_vec());
+    // Deleting the task removes the workspace Hecate made for its run.
+    let r = api
+        .get(&format!("/hecate/v1/tasks/{task}/runs/{run}"))
+        .await;
+    let ws = std::path::PathBuf::from(r.body["data"]["workspace"].as_str().expect("workspace"));
+    assert!(ws.is_dir() && ws.starts_with(home.dir.path().canonicalize().expect("home")));
+    let gone = api.delete(&format!("/hecate/v1/tasks/{task}")).await;
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    assert!(!ws.exists(), "the ephemeral workspace was removed");
 }
 
 fn kill9(served: &mut Served) {

@@ -99,9 +99,33 @@ impl TaskRuntime {
         self.store().list_tasks(namespace, limit).await
     }
 
-    /// Deletes a task without an active run.
+    /// Deletes a task without an active run, and the workspaces Hecate made for
+    /// it (ephemeral and per-task directories under the data directory; a
+    /// `working_directory` of the user's is never touched).
     pub async fn delete_task(&self, namespace: &str, id: &TaskId) -> Result<()> {
-        self.store().delete_task(namespace, id).await
+        let task = self.store().get_task(namespace, id).await?;
+        let runs = self.store().list_task_runs(id).await?;
+        self.store().delete_task(namespace, id).await?;
+        let own = std::fs::canonicalize(&self.inner.config.data_dir)
+            .unwrap_or_else(|_| self.inner.config.data_dir.clone());
+        let roots = [own.join("runs"), own.join("tasks")];
+        let users = std::path::Path::new(&task.spec.working_directory);
+        let made: Vec<_> = runs
+            .iter()
+            .filter_map(|r| r.workspace.as_deref())
+            .map(std::path::PathBuf::from)
+            .chain([own.join("tasks").join(id.as_str())])
+            .filter(|w| roots.iter().any(|r| w.starts_with(r) && w != r))
+            .filter(|w| task.spec.working_directory.is_empty() || !users.starts_with(w))
+            .collect();
+        for dir in made {
+            if let Err(e) = std::fs::remove_dir_all(&dir)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!(dir = %dir.display(), error = %e, "could not remove a task workspace");
+            }
+        }
+        Ok(())
     }
 
     /// Starts a new run of a task: queued, or waiting for its approval gate.
