@@ -490,7 +490,8 @@ impl Engine {
             guard,
             history,
         } = plan;
-        let renew = self.spawn_lease_renewal(&session.id);
+        let lost = Arc::new(std::sync::Mutex::new(None));
+        let renew = self.spawn_lease_renewal(&session.id, cancel.clone(), lost.clone());
         let ending = self
             .run_turn(
                 &mut session,
@@ -510,8 +511,14 @@ impl Engine {
         // Wait until the renewal task is gone, so no renewal lands after the
         // release that `finish_turn` does.
         let _ = renew.await;
+        let taken = lost.lock().unwrap_or_else(|p| p.into_inner()).take();
         let result = match ending {
-            Ok(ending) => self.finish_turn(ending).await,
+            Ok(mut ending) => {
+                if let Some(holder) = taken {
+                    ending.lost_to(holder);
+                }
+                self.finish_turn(ending).await
+            }
             Err(e) => Err(e),
         };
         if let Err(e) = &result {
@@ -553,7 +560,16 @@ impl Engine {
         result
     }
 
-    fn spawn_lease_renewal(&self, session_id: &SessionId) -> JoinHandle<()> {
+    /// Renews the session's lease while the turn runs. When another process
+    /// holds it (this one stalled past its lease), the turn is stopped and the
+    /// holder noted in `lost`, so the turn ends failed without writing over the
+    /// new owner's session header.
+    fn spawn_lease_renewal(
+        &self,
+        session_id: &SessionId,
+        cancel: CancellationToken,
+        lost: Arc<std::sync::Mutex<Option<String>>>,
+    ) -> JoinHandle<()> {
         let engine = self.clone();
         let sid = session_id.clone();
         let every = Duration::from_millis((self.inner.config.lease_ttl_ms / 3).max(10) as u64);
@@ -562,8 +578,15 @@ impl Engine {
                 tokio::time::sleep(every).await;
                 let owner = engine.inner.config.owner_id.clone();
                 let ttl = engine.inner.config.lease_ttl_ms;
-                if let Err(e) = engine.store().acquire_lease(&sid, &owner, ttl).await {
-                    tracing::warn!(error = %e, "lease renewal failed");
+                match engine.store().acquire_lease(&sid, &owner, ttl).await {
+                    Ok(None) => {}
+                    Ok(Some(holder)) => {
+                        tracing::warn!(%holder, "another process took over the session's lease; stopping the turn");
+                        *lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(holder);
+                        cancel.cancel();
+                        return;
+                    }
+                    Err(e) => tracing::warn!(error = %e, "lease renewal failed"),
                 }
             }
         })
@@ -743,6 +766,26 @@ impl Engine {
 struct TurnEnding {
     finish: FinishTurn,
     error: Option<HecateError>,
+}
+
+impl TurnEnding {
+    /// Turns the ending into a failure: another process (`holder`) took the
+    /// session's lease while this turn ran.
+    fn lost_to(&mut self, holder: String) {
+        let e = HecateError::new(
+            ErrorType::SessionBusyElsewhere,
+            format!(
+                "another Hecate process ({holder}) took over the session's lease; this turn stopped"
+            ),
+        )
+        .with_detail("owner_id", holder);
+        self.finish.status = RunStatus::Failed;
+        self.finish.error = Some((e.error_type.code().to_string(), e.message.clone()));
+        self.finish.assistant.status = MessageStatus::Failed;
+        self.finish.assistant.error = Some(e.error_type.code().to_string());
+        self.finish.session.status = SessionStatus::Failed;
+        self.error = Some(e);
+    }
 }
 
 /// Numbers and publishes runtime events, keeps what they say for a partial answer,

@@ -16,6 +16,15 @@ use serde_json::json;
 use std::sync::Arc;
 
 async fn engine(server: &ModelServer) -> Engine {
+    engine_on(
+        server,
+        Arc::new(SqliteStore::open_in_memory().expect("store")),
+        EngineConfig::default(),
+    )
+    .await
+}
+
+async fn engine_on(server: &ModelServer, store: Arc<dyn Store>, config: EngineConfig) -> Engine {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = ProviderClient::default_http().expect("http");
     let runtime = ModelRuntime::new(
@@ -31,8 +40,7 @@ async fn engine(server: &ModelServer) -> Engine {
         )],
         Pricebook::default(),
     );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().expect("store"));
-    Engine::start(store, runtime.into(), EngineConfig::default())
+    Engine::start(store, runtime.into(), config)
         .await
         .expect("engine")
         .0
@@ -364,4 +372,69 @@ async fn a_slow_reader_gets_every_chunk_of_its_turn_while_a_neighbour_floods() {
     assert_eq!(text, mine.concat(), "every chunk, in order");
     assert_eq!(turn.wait().await.run.status, RunStatus::Completed);
     assert_eq!(neighbour.wait().await.run.status, RunStatus::Completed);
+}
+
+/// A turn whose process lost the session's lease (another process took it after
+/// this one stalled past its lease) stops, ends failed with
+/// `agent_chat.session_busy_elsewhere`, keeps its partial answer, and does not
+/// write over the session header the new owner keeps.
+#[tokio::test]
+async fn a_turn_that_loses_its_lease_stops_and_leaves_the_new_owners_header_alone() {
+    let chunks: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
+    let server = ModelServer::start(Some(json!([
+        {"chunks": chunks, "chunk_delay_ms": 50}
+    ])));
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().expect("store"));
+    let config = EngineConfig {
+        lease_ttl_ms: 300,
+        ..EngineConfig::default()
+    };
+    let owner = config.owner_id.clone();
+    let engine = engine_on(&server, store.clone(), config).await;
+    let s = engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect("session");
+    let mut turn = engine
+        .send_message("ns", &s.id, prompt("go"))
+        .await
+        .expect("turn");
+    // Wait for the first chunk, then play the other process: take the lease
+    // over (as after an expiry) and write the header it keeps.
+    loop {
+        match turn.events.recv().await.expect("event") {
+            Received::Event(EngineEvent::Runtime { .. }) => break,
+            _ => continue,
+        }
+    }
+    store.release_lease(&s.id, &owner).await.expect("release");
+    assert_eq!(
+        store
+            .acquire_lease(&s.id, "other-process", 60_000)
+            .await
+            .expect("take"),
+        None
+    );
+    let mut theirs = store.get_session("ns", &s.id).await.expect("session");
+    theirs.title = "the new owner's title".into();
+    store.update_session(&theirs).await.expect("their header");
+    let result = turn.wait().await;
+    assert_eq!(result.run.status, RunStatus::Failed);
+    assert_eq!(
+        result.error.as_ref().map(|e| e.error_type),
+        Some(ErrorType::SessionBusyElsewhere)
+    );
+    let answer = result.assistant.expect("partial answer kept");
+    assert!(answer.content.starts_with("w0 "), "{}", answer.content);
+    assert!(!answer.content.contains("w39"), "the turn stopped early");
+    let after = store.get_session("ns", &s.id).await.expect("session");
+    assert_eq!(after.title, "the new owner's title", "header left alone");
+    assert_eq!(
+        store
+            .acquire_lease(&s.id, "third", 60_000)
+            .await
+            .expect("lease"),
+        Some("other-process".to_string()),
+        "the new owner still holds the lease"
+    );
 }

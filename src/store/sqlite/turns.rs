@@ -6,7 +6,7 @@ use crate::domain::error::{HecateError, Result};
 use crate::domain::segment::next_segment_id;
 use crate::store::{BeginTurn, FinishTurn, TurnBegun, TurnFinished, TurnStore};
 use async_trait::async_trait;
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 #[async_trait]
 impl TurnStore for SqliteStore {
@@ -70,7 +70,19 @@ fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
     }
     runs::finish(&tx, &run_id, status, error.as_ref())?;
     runs::insert_events(&tx, &run_id, &events)?;
-    sessions::write_header(&tx, &session)?;
+    // A turn that lost its lease to another process keeps its answer and run end
+    // but never writes over the header the new owner keeps.
+    let holder: Option<String> = tx
+        .query_row(
+            "SELECT owner_id FROM sessions WHERE id = ?1",
+            params![session.id.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    if holder.as_deref().is_none_or(|h| h == owner) {
+        sessions::write_header(&tx, &session)?;
+    }
     leases::release(&tx, &session.id, &owner)?;
     let run = runs::select(&tx, &run_id)?;
     let message_count = messages::count(&tx, &session.id)?;
