@@ -7,9 +7,9 @@
 
 use crate::support::{TempDir, num, summarize};
 use hecate::adapters::sandbox::bwrap_path;
+use hecate::domain::task::TaskEventFilter;
 use hecate::domain::task::{ApprovalPolicy, ExecutionKind, TaskSpec};
 use hecate::engine::tasks::{StartOptions, TaskConfig, TaskRuntime};
-use hecate::store::tasks::TaskEventFilter;
 use hecate::store::{SqliteStore, Store};
 use serde_json::{Value, json};
 use std::collections::HashMap;

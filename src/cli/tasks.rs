@@ -10,9 +10,9 @@ use crate::bridges::http::wire::tasks::{
     TaskRunDto, TaskStepDto,
 };
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
+use crate::domain::task::TaskEventFilter;
 use crate::domain::task::{TaskEvent, TaskRun};
 use crate::engine::tasks::{StartOptions, TaskRuntime, patch_content};
-use crate::store::tasks::TaskEventFilter;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Duration;

@@ -603,6 +603,23 @@ pub struct TaskEvent {
     pub occurred_at: String,
 }
 
+/// Filters of the event log; absent fields match everything.
+#[derive(Debug, Clone, Default)]
+pub struct TaskEventFilter {
+    /// Only this namespace's tasks.
+    pub namespace: String,
+    /// Only this task.
+    pub task_id: Option<TaskId>,
+    /// Only this run.
+    pub run_id: Option<TaskRunId>,
+    /// Only these types (any of them).
+    pub event_types: Vec<String>,
+    /// Only events after this sequence.
+    pub after_sequence: i64,
+    /// At most this many.
+    pub limit: usize,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,8 @@
 use crate::domain::error::Result;
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
 use crate::domain::task::{
-    Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskRun, TaskRunStatus,
-    TaskStep,
+    Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskEventFilter, TaskRun,
+    TaskRunStatus, TaskStep,
 };
 use async_trait::async_trait;
 use serde_json::Value;
@@ -54,23 +54,9 @@ pub struct ClaimedRun {
     pub run: TaskRun,
     /// True when another worker held it before and its lease expired.
     pub reclaimed: bool,
-}
-
-/// Filters of the event log; absent fields match everything.
-#[derive(Debug, Clone, Default)]
-pub struct TaskEventFilter {
-    /// Only this namespace's tasks.
-    pub namespace: String,
-    /// Only this task.
-    pub task_id: Option<TaskId>,
-    /// Only this run.
-    pub run_id: Option<TaskRunId>,
-    /// Only these types (any of them).
-    pub event_types: Vec<String>,
-    /// Only events after this sequence.
-    pub after_sequence: i64,
-    /// At most this many.
-    pub limit: usize,
+    /// The events the claim appended (`run.started`, after `gap.run_disconnected`
+    /// when reclaimed).
+    pub events: Vec<TaskEvent>,
 }
 
 /// The end of a step: its final row, its artifacts and events.
@@ -137,8 +123,12 @@ pub trait TaskStore: Send + Sync {
     ) -> Result<Vec<TaskEvent>>;
     /// Cancels a run: a queued or waiting one ends now (its pending approval
     /// cancelled); a running one is flagged for its worker. `conflict` when
-    /// terminal. Answers the run as it is afterwards.
-    async fn cancel_task_run(&self, task_id: &TaskId, run_id: &TaskRunId) -> Result<TaskRun>;
+    /// terminal. Answers the run as it is afterwards and the events appended.
+    async fn cancel_task_run(
+        &self,
+        task_id: &TaskId,
+        run_id: &TaskRunId,
+    ) -> Result<(TaskRun, Vec<TaskEvent>)>;
 
     /// Steps of a run in order.
     async fn list_task_steps(&self, run_id: &TaskRunId) -> Result<Vec<TaskStep>>;
@@ -184,14 +174,15 @@ pub trait TaskStore: Send + Sync {
         id: &TaskApprovalId,
     ) -> Result<TaskApproval>;
     /// Resolves a pending approval: approved requeues its run, rejected fails it.
-    /// `conflict` when it is not pending or its run no longer waits.
+    /// `conflict` when it is not pending or its run no longer waits. Answers the
+    /// approval and the events appended.
     async fn resolve_task_approval(
         &self,
         task_id: &TaskId,
         id: &TaskApprovalId,
         decision: TaskApprovalStatus,
         note: Option<String>,
-    ) -> Result<TaskApproval>;
+    ) -> Result<(TaskApproval, Vec<TaskEvent>)>;
 
     /// Events matching `filter`, in sequence order.
     async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>>;

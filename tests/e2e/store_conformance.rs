@@ -11,9 +11,10 @@ use hecate::domain::provider_call::{ProviderCall, Usage};
 use hecate::domain::run::{Run, RunStatus};
 use hecate::domain::session::SessionStatus;
 use hecate::domain::session::{RuntimeKind, Session};
+use hecate::domain::task::TaskEventFilter;
 use hecate::domain::time::now_rfc3339;
 use hecate::store::history::HistoryStrategy;
-use hecate::store::tasks::{NewTaskEvent, NewTaskRun, TaskEventFilter};
+use hecate::store::tasks::{NewTaskEvent, NewTaskRun};
 use hecate::store::{
     BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, SqliteStore, Store, TurnBegun,
 };

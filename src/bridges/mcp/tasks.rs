@@ -13,8 +13,8 @@ use crate::bridges::http::wire::tasks::{
 };
 use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
+use crate::domain::task::TaskEventFilter;
 use crate::engine::tasks::StartOptions;
-use crate::store::tasks::TaskEventFilter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;

@@ -7,12 +7,13 @@ use super::TaskRuntime;
 use crate::adapters::sandbox::{Confinement, bwrap_path};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
+use crate::domain::task::TaskEventFilter;
 use crate::domain::task::{
     ExecutionKind, Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskRun,
     TaskRunStatus, TaskSpec, TaskStep,
 };
 use crate::domain::time::now_rfc3339;
-use crate::store::tasks::{NewTaskEvent, NewTaskRun, TaskEventFilter};
+use crate::store::tasks::{NewTaskEvent, NewTaskRun};
 use serde_json::json;
 
 /// How a new run relates to an earlier one.
@@ -303,26 +304,11 @@ impl TaskRuntime {
         run_id: &TaskRunId,
     ) -> Result<TaskRun> {
         self.store().get_task(namespace, id).await?;
-        let run = self.store().cancel_task_run(id, run_id).await?;
+        let (run, events) = self.store().cancel_task_run(id, run_id).await?;
         if let Some(token) = self.running().get(run_id) {
             token.cancel();
         }
-        if run.status == TaskRunStatus::Cancelled {
-            self.publish(
-                self.store()
-                    .list_task_events(TaskEventFilter {
-                        namespace: namespace.to_string(),
-                        run_id: Some(run_id.clone()),
-                        limit: usize::MAX,
-                        ..Default::default()
-                    })
-                    .await?
-                    .into_iter()
-                    .rev()
-                    .take(1)
-                    .collect(),
-            );
-        }
+        self.publish(events);
         Ok(run)
     }
 
@@ -463,20 +449,11 @@ impl TaskRuntime {
         } else {
             TaskApprovalStatus::Rejected
         };
-        let a = self
+        let (a, events) = self
             .store()
             .resolve_task_approval(id, approval_id, decision, note)
             .await?;
-        let tail = self
-            .store()
-            .list_task_events(TaskEventFilter {
-                namespace: namespace.to_string(),
-                run_id: Some(a.run_id.clone()),
-                limit: usize::MAX,
-                ..Default::default()
-            })
-            .await?;
-        self.publish(tail.into_iter().rev().take(2).rev().collect());
+        self.publish(events);
         self.inner.wake.notify_waiters();
         Ok(a)
     }

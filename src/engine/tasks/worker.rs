@@ -36,7 +36,8 @@ impl TaskRuntime {
             tokio::pin!(woken);
             woken.as_mut().enable();
             match self.store().claim_task_run(&owner, lease_ms).await {
-                Ok(Some(claimed)) => {
+                Ok(Some(mut claimed)) => {
+                    self.publish(std::mem::take(&mut claimed.events));
                     self.execute(claimed, &shutdown).await;
                     continue;
                 }

@@ -12,7 +12,7 @@ use super::super::wire::tasks::{TaskEventDto, TaskEventListResponse, TaskEventsQ
 use super::ids;
 use crate::domain::HecateError;
 use crate::domain::ids::{TaskId, TaskRunId};
-use crate::store::tasks::TaskEventFilter;
+use crate::domain::task::TaskEventFilter;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};

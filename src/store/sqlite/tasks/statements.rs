@@ -1,0 +1,144 @@
+//! The single statements the task transactions are built from: appending
+//! events under the log's own sequence, reading a task or run, setting a run's
+//! status, queueing a run, storing an artifact.
+
+use super::super::OpResult;
+use super::rows::*;
+use crate::domain::error::{ErrorType, HecateError};
+use crate::domain::ids::{TaskId, TaskRunId};
+use crate::domain::task::{Task, TaskArtifact, TaskEvent, TaskRun, TaskRunStatus};
+use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::tasks::NewTaskEvent;
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// Appends events of a run inside the caller's transaction, numbered by the
+/// log's own sequence.
+pub(super) fn append_events(
+    tx: &Connection,
+    task_id: &TaskId,
+    run_id: &TaskRunId,
+    events: Vec<NewTaskEvent>,
+) -> OpResult<Vec<TaskEvent>> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO task_events (task_id, run_id, type, data_json, occurred_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for e in events {
+        let at = now_rfc3339();
+        insert.execute(params![
+            task_id.as_str(),
+            run_id.as_str(),
+            e.event_type,
+            serde_json::to_string(&e.data)?,
+            at
+        ])?;
+        out.push(TaskEvent {
+            sequence: tx.last_insert_rowid(),
+            task_id: task_id.clone(),
+            run_id: run_id.clone(),
+            event_type: e.event_type,
+            data: e.data,
+            occurred_at: at,
+        });
+    }
+    Ok(out)
+}
+
+pub(super) fn select_run(
+    c: &Connection,
+    task_id: &TaskId,
+    run_id: &TaskRunId,
+) -> OpResult<TaskRun> {
+    c.query_row(
+        &format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1 AND task_id = ?2"),
+        params![run_id.as_str(), task_id.as_str()],
+        row_to_run,
+    )
+    .optional()?
+    .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
+}
+
+pub(super) fn select_run_by_id(c: &Connection, run_id: &TaskRunId) -> OpResult<TaskRun> {
+    c.query_row(
+        &format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1"),
+        params![run_id.as_str()],
+        row_to_run,
+    )
+    .optional()?
+    .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
+}
+
+pub(super) fn select_task(c: &Connection, namespace: Option<&str>, id: &TaskId) -> OpResult<Task> {
+    let task = c
+        .query_row(
+            "SELECT id, namespace, spec_json, latest_run_id, created_at, updated_at \
+             FROM tasks WHERE id = ?1",
+            params![id.as_str()],
+            row_to_task,
+        )
+        .optional()?
+        .filter(|t| namespace.is_none_or(|ns| t.namespace == ns));
+    task.ok_or_else(|| HecateError::not_found("task", id.as_str()).into())
+}
+
+pub(super) fn set_run_status(
+    c: &Connection,
+    run_id: &TaskRunId,
+    status: TaskRunStatus,
+    error: Option<&(String, String)>,
+) -> OpResult<()> {
+    let finished = status.is_terminal().then(now_rfc3339);
+    c.execute(
+        "UPDATE task_runs SET status = ?2, error_type = ?3, error_message = ?4, \
+         finished_at = COALESCE(?5, finished_at) WHERE id = ?1",
+        params![
+            run_id.as_str(),
+            status.as_str(),
+            error.map(|e| e.0.as_str()),
+            error.map(|e| e.1.as_str()),
+            finished,
+        ],
+    )?;
+    Ok(())
+}
+
+pub(super) fn enqueue(c: &Connection, run: &TaskRun, priority: i64) -> OpResult<()> {
+    c.execute(
+        "INSERT INTO task_queue (run_id, task_id, priority, enqueued_ms) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT(run_id) DO UPDATE SET lease_owner = NULL, lease_expires_ms = NULL",
+        params![
+            run.id.as_str(),
+            run.task_id.as_str(),
+            priority,
+            now_millis()
+        ],
+    )?;
+    Ok(())
+}
+
+pub(super) fn conflict(message: String) -> HecateError {
+    HecateError::new(ErrorType::Conflict, message)
+}
+
+pub(super) fn insert_artifact(c: &Connection, a: &TaskArtifact) -> OpResult<()> {
+    c.execute(
+        &format!(
+            "INSERT INTO task_artifacts ({ARTIFACT_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
+        ),
+        params![
+            a.id.as_str(),
+            a.task_id.as_str(),
+            a.run_id.as_str(),
+            a.step_id.as_ref().map(|s| s.as_str()),
+            a.kind,
+            a.name,
+            a.content,
+            a.size_bytes,
+            a.truncated as i64,
+            a.status,
+            a.created_at
+        ],
+    )?;
+    Ok(())
+}

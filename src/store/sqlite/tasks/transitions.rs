@@ -1,0 +1,200 @@
+//! The queue and state transitions that read before they write, each one
+//! `BEGIN IMMEDIATE` transaction: claiming the next run under a lease (taking
+//! over an expired one), cancelling a run, resolving an approval.
+
+use super::super::OpResult;
+use super::rows::*;
+use super::statements::*;
+use crate::domain::error::HecateError;
+use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
+use crate::domain::task::{TaskApproval, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus};
+use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::tasks::{ClaimedRun, NewTaskEvent};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde_json::json;
+
+pub(super) fn claim(
+    c: &mut Connection,
+    owner: &str,
+    lease_ms: i64,
+) -> OpResult<Option<ClaimedRun>> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = now_millis();
+    let next: Option<(String, Option<String>)> = tx
+        .query_row(
+            "SELECT run_id, lease_owner FROM task_queue \
+             WHERE lease_owner IS NULL OR lease_expires_ms < ?1 \
+             ORDER BY priority DESC, enqueued_ms LIMIT 1",
+            params![now],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((run_id, previous)) = next else {
+        return Ok(None);
+    };
+    let run_id = TaskRunId(run_id);
+    tx.execute(
+        "UPDATE task_queue SET lease_owner = ?2, lease_expires_ms = ?3, claims = claims + 1 \
+         WHERE run_id = ?1",
+        params![run_id.as_str(), owner, now + lease_ms],
+    )?;
+    tx.execute(
+        "UPDATE task_runs SET status = 'running', started_at = COALESCE(started_at, ?2) \
+         WHERE id = ?1",
+        params![run_id.as_str(), now_rfc3339()],
+    )?;
+    let run = select_run_by_id(&tx, &run_id)?;
+    let task = select_task(&tx, None, &run.task_id)?;
+    let reclaimed = previous.is_some();
+    let mut events = Vec::new();
+    if let Some(previous) = previous {
+        // The step the dead worker was running ended with it.
+        tx.execute(
+            "UPDATE task_steps SET status = 'failed', error_type = 'worker_lease_expired', \
+             error_message = ?2, finished_at = ?3 WHERE run_id = ?1 AND status = 'running'",
+            params![
+                run.id.as_str(),
+                format!("worker {previous} stopped renewing its lease"),
+                now_rfc3339()
+            ],
+        )?;
+        events.push(NewTaskEvent::new(
+            "gap.run_disconnected",
+            json!({"reason": "worker_lease_expired", "previous_worker": previous}),
+        ));
+    }
+    events.push(NewTaskEvent::new(
+        "run.started",
+        json!({"status": "running", "worker": owner}),
+    ));
+    let events = append_events(&tx, &run.task_id, &run.id, events)?;
+    tx.commit()?;
+    Ok(Some(ClaimedRun {
+        task,
+        run,
+        reclaimed,
+        events,
+    }))
+}
+
+pub(super) fn cancel(
+    c: &mut Connection,
+    task_id: &TaskId,
+    run_id: &TaskRunId,
+) -> OpResult<(TaskRun, Vec<TaskEvent>)> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let run = select_run(&tx, task_id, run_id)?;
+    let told = match run.status {
+        s if s.is_terminal() => {
+            return Err(conflict(format!("run {run_id} is already {}", s.as_str())).into());
+        }
+        TaskRunStatus::Running => {
+            tx.execute(
+                "UPDATE task_runs SET cancel_requested = 1 WHERE id = ?1",
+                params![run_id.as_str()],
+            )?;
+            append_events(
+                &tx,
+                task_id,
+                run_id,
+                vec![NewTaskEvent::new(
+                    "run.cancel_requested",
+                    json!({"status": "running"}),
+                )],
+            )?
+        }
+        _ => {
+            set_run_status(&tx, run_id, TaskRunStatus::Cancelled, None)?;
+            tx.execute(
+                "DELETE FROM task_queue WHERE run_id = ?1",
+                params![run_id.as_str()],
+            )?;
+            tx.execute(
+                "UPDATE task_approvals SET status = 'cancelled', resolved_at = ?2 \
+                 WHERE run_id = ?1 AND status = 'pending'",
+                params![run_id.as_str(), now_rfc3339()],
+            )?;
+            append_events(
+                &tx,
+                task_id,
+                run_id,
+                vec![NewTaskEvent::new(
+                    "run.cancelled",
+                    json!({"status": "cancelled"}),
+                )],
+            )?
+        }
+    };
+    let run = select_run(&tx, task_id, run_id)?;
+    tx.commit()?;
+    Ok((run, told))
+}
+
+pub(super) fn resolve(
+    c: &mut Connection,
+    task_id: &TaskId,
+    id: &TaskApprovalId,
+    decision: TaskApprovalStatus,
+    note: Option<String>,
+) -> OpResult<(TaskApproval, Vec<TaskEvent>)> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let select =
+        format!("SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = ?1 AND task_id = ?2");
+    let approval = tx
+        .query_row(
+            &select,
+            params![id.as_str(), task_id.as_str()],
+            row_to_approval,
+        )
+        .optional()?
+        .ok_or_else(|| HecateError::not_found("approval", id.as_str()))?;
+    if approval.status != TaskApprovalStatus::Pending {
+        return Err(conflict(format!(
+            "approval {id} is already {}",
+            approval.status.as_str()
+        ))
+        .into());
+    }
+    let run = select_run(&tx, task_id, &approval.run_id)?;
+    if run.status != TaskRunStatus::AwaitingApproval {
+        return Err(conflict(format!(
+            "run {} no longer waits for this approval (it is {})",
+            run.id,
+            run.status.as_str()
+        ))
+        .into());
+    }
+    tx.execute(
+        "UPDATE task_approvals SET status = ?2, note = ?3, resolved_at = ?4 WHERE id = ?1",
+        params![id.as_str(), decision.as_str(), note, now_rfc3339()],
+    )?;
+    let mut events = vec![NewTaskEvent::new(
+        "approval.resolved",
+        json!({"approval_id": id, "kind": approval.kind.as_str(),
+               "decision": decision.as_str(), "note": note}),
+    )];
+    if decision == TaskApprovalStatus::Approved {
+        let task = select_task(&tx, None, task_id)?;
+        set_run_status(&tx, &run.id, TaskRunStatus::Queued, None)?;
+        enqueue(&tx, &run, task.spec.priority)?;
+        events.push(NewTaskEvent::new("run.queued", json!({"status": "queued"})));
+    } else {
+        let error = (
+            "approval_rejected".to_string(),
+            format!("the {} approval was rejected", approval.kind.as_str()),
+        );
+        set_run_status(&tx, &run.id, TaskRunStatus::Failed, Some(&error))?;
+        events.push(NewTaskEvent::new(
+            "run.failed",
+            json!({"status": "failed", "error_type": error.0, "error_message": error.1}),
+        ));
+    }
+    let told = append_events(&tx, task_id, &run.id, events)?;
+    let approval = tx.query_row(
+        &select,
+        params![id.as_str(), task_id.as_str()],
+        row_to_approval,
+    )?;
+    tx.commit()?;
+    Ok((approval, told))
+}
