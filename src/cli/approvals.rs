@@ -1,8 +1,9 @@
 //! `hecate approvals list|resolve|cancel` and `hecate grants list|revoke`: decide
 //! permission requests from any terminal against the same store.
 
-use super::output::{Format, print_resource, print_text};
+use super::output::{Format, print_json, print_resource, print_text};
 use super::{AppContext, Cli};
+use crate::bridges::http::wire::tasks::TaskApprovalDto;
 use crate::domain::approval::{ApprovalStatus, Decision, Scope};
 use crate::domain::ids::{ApprovalId, GrantId, SessionId, TaskApprovalId};
 use std::fmt::Write as _;
@@ -113,8 +114,22 @@ pub async fn run_approvals(cli: &Cli, cmd: &ApprovalsCommand) -> anyhow::Result<
             let sid = session.as_deref().map(SessionId::from);
             let status = (!all).then_some(ApprovalStatus::Pending);
             let list = ctx.engine.list_approvals(ns, sid.as_ref(), status).await?;
+            // Task approvals (the task runtime's gates) belong to no session.
+            let task_gates = if session.is_none() {
+                ctx.engine.tasks().namespace_approvals(ns, *all).await?
+            } else {
+                Vec::new()
+            };
             match format {
-                Format::Json => print_resource("agent_chat_approvals", &list)?,
+                Format::Json => {
+                    let tasks: Vec<TaskApprovalDto> =
+                        task_gates.iter().map(TaskApprovalDto::from).collect();
+                    print_json(&serde_json::json!({
+                        "object": "agent_chat_approvals",
+                        "data": list,
+                        "task_approvals": tasks,
+                    }))?;
+                }
                 Format::Text => {
                     let mut out = String::new();
                     for a in &list {
@@ -132,12 +147,6 @@ pub async fn run_approvals(cli: &Cli, cmd: &ApprovalsCommand) -> anyhow::Result<
                                 .unwrap_or_default()
                         );
                     }
-                    // Task approvals (the task runtime's gates) in the same list.
-                    let task_gates = if session.is_none() {
-                        ctx.engine.tasks().namespace_approvals(ns, *all).await?
-                    } else {
-                        Vec::new()
-                    };
                     for a in &task_gates {
                         let _ = writeln!(
                             out,
@@ -171,10 +180,7 @@ pub async fn run_approvals(cli: &Cli, cmd: &ApprovalsCommand) -> anyhow::Result<
                 .resolve_approval_by_id(ns, &TaskApprovalId::from(id.as_str()), approve, None)
                 .await?;
             match format {
-                Format::Json => print_resource(
-                    "task_approval",
-                    &crate::bridges::http::wire::tasks::TaskApprovalDto::from(&a),
-                )?,
+                Format::Json => print_resource("task_approval", &TaskApprovalDto::from(&a))?,
                 Format::Text => print_text(&format!("{} {}\n", a.id, a.status.as_str()))?,
             }
         }

@@ -17,9 +17,13 @@ pub enum Format {
 
 /// Writes `{"object": object, "data": data}` as pretty JSON to stdout.
 pub fn print_resource<T: Serialize>(object: &str, data: &T) -> anyhow::Result<()> {
-    let v = serde_json::json!({ "object": object, "data": data });
+    print_json(&serde_json::json!({ "object": object, "data": data }))
+}
+
+/// Writes one JSON value to stdout, pretty-printed.
+pub fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, &v)?;
+    serde_json::to_writer_pretty(&mut out, v)?;
     writeln!(out)?;
     Ok(())
 }

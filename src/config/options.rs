@@ -358,6 +358,12 @@ pub(super) fn tasks(
     if let Some(ms) = t.poll_ms {
         config.poll = Duration::from_millis(ms.max(10));
     }
+    if let Some(n) = number(
+        "HECATE_TASK_MAX_MCP_SERVERS_PER_TASK",
+        t.max_mcp_servers_per_task,
+    )? {
+        config.max_mcp_servers_per_task = usize::try_from(n).unwrap_or(usize::MAX);
+    }
     Ok(config)
 }
 
@@ -373,6 +379,7 @@ mod tests {
             lease_seconds: Some(5),
             workers: Some(3),
             poll_ms: None,
+            max_mcp_servers_per_task: Some(2),
         };
         let mut env = HashMap::new();
         let path = Path::new("/c.toml");
@@ -392,6 +399,13 @@ mod tests {
         env.insert("HECATE_TASK_APPROVAL_POLICIES".to_string(), String::new());
         let t = tasks(path, &file, &env, Path::new("/data")).expect("valid");
         assert_eq!(t.lease, Duration::from_secs(9));
+        assert_eq!(t.max_mcp_servers_per_task, 2);
+        env.insert(
+            "HECATE_TASK_MAX_MCP_SERVERS_PER_TASK".to_string(),
+            "0".to_string(),
+        );
+        let t = tasks(path, &file, &env, Path::new("/data")).expect("valid");
+        assert_eq!(t.max_mcp_servers_per_task, 0);
         assert_eq!(t.approval_policy, ApprovalPolicy::parse("").expect("empty"));
         env.insert(
             "HECATE_TASK_APPROVAL_POLICIES".to_string(),

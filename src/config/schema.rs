@@ -47,7 +47,8 @@ pub struct FileConfig {
 
 /// `[tasks]`: the task runtime's queue and gates; every key is optional, and the
 /// environment (`HECATE_TASK_APPROVAL_POLICIES`, `HECATE_TASK_QUEUE_LEASE_SECONDS`,
-/// `HECATE_TASK_QUEUE_WORKERS`) overrides the file.
+/// `HECATE_TASK_QUEUE_WORKERS`, `HECATE_TASK_MAX_MCP_SERVERS_PER_TASK`) overrides
+/// the file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TasksSection {
@@ -61,6 +62,9 @@ pub struct TasksSection {
     /// How often idle workers look for work queued by other processes, in
     /// milliseconds (default 500).
     pub poll_ms: Option<u64>,
+    /// Most `mcp_servers` entries one task may name (default 16; 0 disables the
+    /// check).
+    pub max_mcp_servers_per_task: Option<u64>,
 }
 
 /// `[mcp_pool]`: the shared client pool of upstream MCP servers; every key is

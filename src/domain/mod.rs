@@ -9,6 +9,7 @@ pub mod event;
 pub mod ids;
 pub mod mcp;
 pub mod message;
+pub mod partial;
 pub mod permission;
 pub mod provider_call;
 pub mod redact;

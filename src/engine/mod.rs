@@ -173,6 +173,7 @@ impl Engine {
             tracing::warn!(
                 runs_failed = report.runs_failed,
                 approvals_cancelled = report.approvals_cancelled,
+                answers_kept = report.answers_kept,
                 "startup reconcile closed work left by a stopped process"
             );
         }

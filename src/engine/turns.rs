@@ -10,6 +10,7 @@ use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{
     ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, plain_text,
 };
+use crate::domain::partial::PartialAnswer;
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::{Run, RunStatus};
 use crate::domain::session::{RuntimeKind, Session, SessionStatus};
@@ -647,9 +648,23 @@ impl Engine {
             });
         tokio::pin!(runtime_fut);
         let mut sink = EventSink::new(self.clone(), session.id.clone(), run.id.clone());
+        // Streamed events reach the store within FLUSH_EVERY even when the stream
+        // pauses, so a killed Hecate leaves what the user saw (startup
+        // reconciliation turns it into the partial answer).
+        let flush_timer = tokio::time::sleep(FLUSH_EVERY);
+        tokio::pin!(flush_timer);
+        let mut armed_for: Option<Instant> = None;
         let report: TurnReport = loop {
+            let due = sink.flush_due();
+            if let Some(at) = due
+                && armed_for != Some(at)
+            {
+                flush_timer.as_mut().reset(at.into());
+                armed_for = Some(at);
+            }
             tokio::select! {
                 Some(ev) = rx.recv() => sink.push(ev).await,
+                () = &mut flush_timer, if due.is_some() => sink.flush().await,
                 report = &mut runtime_fut => break report,
             }
         };
@@ -799,8 +814,7 @@ struct EventSink {
     next_sequence: i64,
     pending: Vec<NewRunEvent>,
     last_flush: Instant,
-    text: String,
-    thinking: String,
+    partial: PartialAnswer,
 }
 
 impl EventSink {
@@ -812,17 +826,12 @@ impl EventSink {
             next_sequence: 1,
             pending: Vec::new(),
             last_flush: Instant::now(),
-            text: String::new(),
-            thinking: String::new(),
+            partial: PartialAnswer::default(),
         }
     }
 
     async fn push(&mut self, ev: RuntimeEvent) {
-        match &ev {
-            RuntimeEvent::TextDelta { text } => self.text.push_str(text),
-            RuntimeEvent::ThoughtDelta { text } => self.thinking.push_str(text),
-            _ => {}
-        }
+        self.partial.push(&ev);
         let sequence = self.next_sequence;
         self.next_sequence += 1;
         self.pending.push(NewRunEvent {
@@ -866,19 +875,12 @@ impl EventSink {
     }
 
     fn partial_blocks(&self) -> Vec<ContentBlock> {
-        let mut blocks = Vec::new();
-        if !self.thinking.is_empty() {
-            blocks.push(ContentBlock::Thinking {
-                thinking: self.thinking.clone(),
-                signature: None,
-            });
-        }
-        if !self.text.is_empty() {
-            blocks.push(ContentBlock::Text {
-                text: self.text.clone(),
-            });
-        }
-        blocks
+        self.partial.blocks()
+    }
+
+    /// When the events waiting in memory must reach the store, if any wait.
+    fn flush_due(&self) -> Option<Instant> {
+        (!self.pending.is_empty()).then(|| self.last_flush + FLUSH_EVERY)
     }
 }
 

@@ -229,6 +229,8 @@ pub struct ReconcileReport {
     pub runs_failed: usize,
     /// Pending approvals cancelled with reason (path) `hub_restarted`.
     pub approvals_cancelled: usize,
+    /// Interrupted turns whose streamed text was kept as a failed assistant message.
+    pub answers_kept: usize,
 }
 
 /// Store identity and health, for `hecate doctor` and system stats.

@@ -94,6 +94,14 @@ fn a_waiting_start_runs_once_another_process_approves() {
         text.contains(&approval) && text.contains("shell_command"),
         "{text}"
     );
+    let json = home.json(&["approvals", "list", "--format", "json"]);
+    let gates = json["task_approvals"].as_array().expect("task_approvals");
+    assert!(
+        gates
+            .iter()
+            .any(|g| g["id"] == approval.as_str() && g["kind"] == "shell_command"),
+        "{json}"
+    );
     let ok = home.run(&["approvals", "resolve", &approval, "--decision", "approve"]);
     assert!(ok.status.success(), "{ok:?}");
     let twice = home.run(&["tasks", "approve", &task, &approval, "--note", "again"]);

@@ -6,7 +6,7 @@
 use hecate::domain::ErrorType;
 use hecate::domain::approval::{Approval, ApprovalStatus};
 use hecate::domain::ids::{ApprovalId, CallId, RunId, SegmentId, SessionId};
-use hecate::domain::message::{NewMessage, Role, RuntimeSnapshot};
+use hecate::domain::message::{MessageStatus, NewMessage, Role, RuntimeSnapshot};
 use hecate::domain::provider_call::{ProviderCall, Usage};
 use hecate::domain::run::{Run, RunStatus};
 use hecate::domain::session::SessionStatus;
@@ -332,6 +332,63 @@ mod cases {
             .await
             .expect_err("not pending");
         assert_eq!(e.error_type, ErrorType::Conflict);
+    }
+
+    pub async fn reconcile_keeps_the_streamed_text_of_an_interrupted_turn(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let (streamed, silent) = (run(&s.id), run(&s.id));
+        for r in [&streamed, &silent] {
+            store.create_run(r).await.expect("run");
+            let mut user = NewMessage::text(Role::User, "tell me", snap());
+            user.run_id = Some(r.id.clone());
+            store
+                .append_exchange(&s.id, vec![user], None)
+                .await
+                .expect("user message");
+        }
+        let ev = |sequence: i64, data: serde_json::Value| NewRunEvent {
+            sequence,
+            event_type: data["type"].as_str().unwrap_or_default().to_string(),
+            data,
+            occurred_at: now_rfc3339(),
+        };
+        store
+            .append_run_events(
+                &streamed.id,
+                &[
+                    ev(1, json!({"type": "thought_delta", "text": "hm"})),
+                    ev(2, json!({"type": "text_delta", "text": "Once upon"})),
+                    ev(3, json!({"type": "plan", "entries": []})),
+                    ev(4, json!({"type": "text_delta", "text": " a time"})),
+                ],
+            )
+            .await
+            .expect("events");
+        let report = store
+            .reconcile(Arc::new(|_| true))
+            .await
+            .expect("reconciles");
+        assert_eq!((report.runs_failed, report.answers_kept), (2, 1));
+        let messages = store.list_messages(&s.id, None, 10).await.expect("list");
+        let answers: Vec<_> = messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .collect();
+        assert_eq!(answers.len(), 1, "only the run that streamed text");
+        let a = answers[0];
+        assert_eq!(a.content, "Once upon a time");
+        assert_eq!(a.run_id.as_ref(), Some(&streamed.id));
+        assert_eq!(a.status, MessageStatus::Failed);
+        assert_eq!(a.error.as_deref(), Some("interrupted"));
+        assert_eq!(a.content_blocks.len(), 2, "reasoning kept: {a:?}");
+        assert_eq!(a.runtime, snap());
+        // A second pass finds nothing left to keep.
+        let again = store
+            .reconcile(Arc::new(|_| true))
+            .await
+            .expect("reconciles");
+        assert_eq!(again.answers_kept, 0);
     }
 
     pub async fn run_events_keep_the_engines_numbers_and_deltas_can_be_left_out(b: Backend) {
@@ -1005,6 +1062,7 @@ macro_rules! conformance {
                     history_strategies_load_windows_and_checkpoints,
                     leases_exclude_other_owners_until_released_or_expired,
                     reconcile_fails_orphaned_runs_and_cancels_pending_approvals_as_hub_restarted,
+                    reconcile_keeps_the_streamed_text_of_an_interrupted_turn,
                     run_events_keep_the_engines_numbers_and_deltas_can_be_left_out,
                     audit_records_round_trip_newest_first_per_namespace,
                     health_names_the_backend_and_reports_integrity,

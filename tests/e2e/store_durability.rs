@@ -151,11 +151,26 @@ fn a_session_driven_by_another_process_answers_busy_elsewhere() {
     );
 }
 
+/// How many text deltas of the session's newest run the store holds (read straight
+/// from the database file, as another process would).
+fn stored_deltas(home: &Home, session_id: &str) -> i64 {
+    let Ok(db) = rusqlite::Connection::open(home.data_dir().join("hecate.db")) else {
+        return 0;
+    };
+    db.query_row(
+        "SELECT COUNT(*) FROM run_events WHERE type = 'text_delta' AND run_id = \
+         (SELECT id FROM runs WHERE session_id = ?1 ORDER BY started_at DESC, rowid DESC LIMIT 1)",
+        [session_id],
+        |r| r.get(0),
+    )
+    .unwrap_or(0)
+}
+
 #[test]
-fn a_hecate_killed_mid_turn_leaves_an_interrupted_run_and_an_intact_transcript() {
+fn a_hecate_killed_mid_turn_keeps_the_streamed_text_as_an_interrupted_answer() {
     let server = ModelServer::start(Some(json!([
         {"match": {"contains": "first"}, "text": "stored answer"},
-        {"match": {"contains": "stream"}, "chunks": ["one ", "two ", "three ", "four ", "five "], "chunk_delay_ms": 500},
+        {"match": {"contains": "stream"}, "chunks": ["one ", "two ", "three ", "four ", "five "], "chunk_delay_ms": 1500},
         {"repeat": true, "text": "after restart"}
     ])));
     let home = Home::with_openai(&server);
@@ -166,11 +181,20 @@ fn a_hecate_killed_mid_turn_leaves_an_interrupted_run_and_an_intact_transcript()
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn");
-    // Read the first streamed bytes, then kill -9.
+    // Read the first streamed bytes, wait until the store holds them (the stream
+    // then pauses, so only the flush timer can write them), then kill -9.
     let mut stdout = victim.stdout.take().expect("stdout");
     let mut buf = [0u8; 4];
     stdout.read_exact(&mut buf).expect("some output arrived");
     assert_eq!(&buf, b"one ");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while stored_deltas(&home, &id) < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the streamed text never reached the store"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     victim.kill().expect("SIGKILL");
     victim.wait().expect("reaped");
 
@@ -184,13 +208,19 @@ fn a_hecate_killed_mid_turn_leaves_an_interrupted_run_and_an_intact_transcript()
     let msgs = data["messages"].as_array().expect("messages");
     assert_eq!(
         msgs.len(),
-        3,
-        "transcript before the kill plus the durable prompt"
+        4,
+        "transcript before the kill, the durable prompt and what was streamed: {msgs:?}"
     );
     assert_eq!(msgs[1]["content"], "stored answer");
     assert_eq!(msgs[2]["content"], "stream slowly");
+    let partial = &msgs[3];
+    assert_eq!(partial["role"], "assistant");
+    assert_eq!(partial["content"], "one ", "exactly what the user saw");
+    assert_eq!(partial["status"], "failed");
+    assert_eq!(partial["error"], "interrupted");
+    assert_eq!(partial["run_id"], runs[1]["id"]);
     assert_eq!(data["status"], "failed");
-    // The session is usable again.
+    // The session is usable again, and the cut answer is not sent as history.
     let out = home.run(&["chat", "--session", &id, "continue"]);
     assert!(out.status.success(), "{}", text(&out).1);
     assert_eq!(text(&out).0.trim(), "after restart");

@@ -383,6 +383,11 @@ async fn bad_input_is_refused_with_the_field_named_and_creates_nothing() {
             json!({"execution_kind": "shell", "shell_command": "x", "execution_profile": "fast"}),
             "execution_profile",
         ),
+        (
+            json!({"execution_kind": "shell", "shell_command": "x",
+                "mcp_servers": vec![json!({"name": "s", "command": "true"}); 17]}),
+            "mcp_servers",
+        ),
     ];
     for (body, field) in cases {
         let a = api.post("/hecate/v1/tasks", body.clone()).await;

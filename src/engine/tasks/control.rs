@@ -49,6 +49,17 @@ impl TaskRuntime {
     /// Checks and stores a new task.
     pub async fn create_task(&self, namespace: &str, mut spec: TaskSpec) -> Result<Task> {
         let kind = spec.validate()?;
+        let cap = self.inner.config.max_mcp_servers_per_task;
+        if cap > 0 && spec.mcp_servers.len() > cap {
+            return Err(HecateError::invalid(format!(
+                "mcp_servers has {} entries; a task may name at most {cap}",
+                spec.mcp_servers.len()
+            ))
+            .with_detail("field", "mcp_servers")
+            .with_operator_action(
+                "Name fewer MCP servers, or raise [tasks] max_mcp_servers_per_task (HECATE_TASK_MAX_MCP_SERVERS_PER_TASK).",
+            ));
+        }
         if !spec.working_directory.is_empty() {
             let dir = canonical_dir(&spec.working_directory, "working_directory")?;
             spec.working_directory = dir.display().to_string();

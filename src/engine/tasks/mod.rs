@@ -40,6 +40,8 @@ pub struct TaskConfig {
     pub approval_policy: ApprovalPolicy,
     /// Where task workspaces are made.
     pub data_dir: PathBuf,
+    /// Most `mcp_servers` entries one task may name (0 disables the check).
+    pub max_mcp_servers_per_task: usize,
 }
 
 impl Default for TaskConfig {
@@ -50,6 +52,7 @@ impl Default for TaskConfig {
             workers: 2,
             approval_policy: ApprovalPolicy::default(),
             data_dir: std::env::temp_dir().join("hecate-tasks"),
+            max_mcp_servers_per_task: 16,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Owner leases on sessions and startup reconciliation of what dead owners left.
 
-use super::{OpResult, SqliteStore};
+use super::{OpResult, SqliteStore, partial};
 use crate::domain::approval::HUB_RESTARTED_PATH;
 use crate::domain::error::Result;
 use crate::domain::ids::SessionId;
@@ -102,6 +102,19 @@ impl LeaseStore for SqliteStore {
             }
             let mut report = ReconcileReport::default();
             for id in &stale {
+                let session_id = SessionId(id.clone());
+                let open_runs: Vec<String> = tx
+                    .prepare(
+                        "SELECT id FROM runs WHERE session_id = ?1 \
+                         AND status IN ('running','awaiting_approval')",
+                    )?
+                    .query_map(params![id], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                for run_id in &open_runs {
+                    if partial::keep_partial_answer(&tx, &session_id, run_id)? {
+                        report.answers_kept += 1;
+                    }
+                }
                 report.runs_failed += tx.execute(
                     "UPDATE runs SET status = 'failed', error_type = ?2, \
                      error_message = 'the process driving this turn stopped before it finished', \

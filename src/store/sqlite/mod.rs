@@ -9,6 +9,7 @@ mod audit;
 mod leases;
 mod messages;
 pub mod migrations;
+mod partial;
 mod pool;
 mod runs;
 mod sessions;
