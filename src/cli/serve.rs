@@ -111,9 +111,11 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-/// The connection limits of `[server]` in the form the HTTP bridge takes.
+/// The connection limits of `[server]` (and `HECATE_SERVER_*`) in the form the
+/// HTTP bridge takes.
 pub(crate) fn limits(config: &crate::config::Config) -> anyhow::Result<ServeLimits> {
-    let l = config.server_limits()?;
+    let env: std::collections::HashMap<String, String> = std::env::vars().collect();
+    let l = config.server_limits(&env)?;
     Ok(ServeLimits {
         header_read_timeout: l.header_read_timeout,
         body_read_timeout: l.body_read_timeout,

@@ -139,9 +139,13 @@ impl Config {
         options::mcp_pool(&self.path, self.file.mcp_pool)
     }
 
-    /// The HTTP server's connection limits: `[server]` over the defaults, validated.
-    pub fn server_limits(&self) -> Result<ServerLimits, ConfigError> {
-        options::server_limits(&self.path, &self.file.server)
+    /// The HTTP server's connection limits: `[server]` over the defaults, with the
+    /// environment's `HECATE_SERVER_<KEY>` overrides, validated.
+    pub fn server_limits(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> Result<ServerLimits, ConfigError> {
+        options::server_limits(&self.path, &self.file.server, env)
     }
 
     /// Default guardrails for new sessions.

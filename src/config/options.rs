@@ -253,7 +253,11 @@ impl Default for ServerLimits {
 }
 
 /// The HTTP server's connection limits of `[server]`, validated.
-pub(super) fn server_limits(path: &Path, s: &ServerSection) -> Result<ServerLimits, ConfigError> {
+pub(super) fn server_limits(
+    path: &Path,
+    s: &ServerSection,
+    env: &HashMap<String, String>,
+) -> Result<ServerLimits, ConfigError> {
     /// Longest timeout accepted, in seconds.
     const MAX_TIMEOUT_SECS: u64 = 3600;
     let bad = |key: &str, message: String| ConfigError::Parse {
@@ -270,14 +274,27 @@ pub(super) fn server_limits(path: &Path, s: &ServerSection) -> Result<ServerLimi
             ))
         }
     };
+    // The environment (`HECATE_SERVER_<KEY>`) wins over the file.
+    let number = |key: &str, file: Option<u64>| -> Result<Option<u64>, ConfigError> {
+        let var = format!("HECATE_SERVER_{}", key.to_ascii_uppercase());
+        match env.get(&var) {
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| bad(key, format!("({var}={v:?}) is not a whole number"))),
+            None => Ok(file),
+        }
+    };
     let mut limits = ServerLimits::default();
-    if let Some(v) = s.header_read_timeout_secs {
+    if let Some(v) = number("header_read_timeout_secs", s.header_read_timeout_secs)? {
         limits.header_read_timeout = secs("header_read_timeout_secs", v)?;
     }
-    if let Some(v) = s.body_read_timeout_secs {
+    if let Some(v) = number("body_read_timeout_secs", s.body_read_timeout_secs)? {
         limits.body_read_timeout = secs("body_read_timeout_secs", v)?;
     }
-    match s.max_connections {
+    let max = number("max_connections", s.max_connections.map(|n| n as u64))?;
+    match max.map(|n| usize::try_from(n).unwrap_or(usize::MAX)) {
         Some(0) => return Err(bad("max_connections", "= 0 must be at least 1".into())),
         Some(n) => limits.max_connections = n,
         None => {}
@@ -520,7 +537,7 @@ mod tests {
         let path = dir.path().join("config.toml");
         let defaults = Config::load(&path, &HashMap::new())
             .expect("loads")
-            .server_limits()
+            .server_limits(&HashMap::new())
             .expect("defaults");
         assert_eq!(defaults, super::ServerLimits::default());
         std::fs::write(
@@ -528,13 +545,30 @@ mod tests {
             "[server]\nheader_read_timeout_secs = 1\nbody_read_timeout_secs = 2\nmax_connections = 3\n",
         )
         .expect("writes");
-        let l = Config::load(&path, &HashMap::new())
-            .expect("loads")
-            .server_limits()
-            .expect("valid");
+        let config = Config::load(&path, &HashMap::new()).expect("loads");
+        let l = config.server_limits(&HashMap::new()).expect("valid");
         assert_eq!(l.header_read_timeout, std::time::Duration::from_secs(1));
         assert_eq!(l.body_read_timeout, std::time::Duration::from_secs(2));
         assert_eq!(l.max_connections, 3);
+        let mut env = HashMap::new();
+        env.insert("HECATE_SERVER_MAX_CONNECTIONS".to_string(), "7".to_string());
+        env.insert(
+            "HECATE_SERVER_BODY_READ_TIMEOUT_SECS".to_string(),
+            "9".to_string(),
+        );
+        let l = config.server_limits(&env).expect("valid");
+        assert_eq!(l.max_connections, 7, "the environment wins");
+        assert_eq!(l.body_read_timeout, std::time::Duration::from_secs(9));
+        assert_eq!(l.header_read_timeout, std::time::Duration::from_secs(1));
+        env.insert(
+            "HECATE_SERVER_MAX_CONNECTIONS".to_string(),
+            "lots".to_string(),
+        );
+        let e = config.server_limits(&env).expect_err("not a number");
+        assert!(
+            e.to_string().contains("HECATE_SERVER_MAX_CONNECTIONS"),
+            "{e}"
+        );
         for (body, key) in [
             ("header_read_timeout_secs = 0", "header_read_timeout_secs"),
             ("body_read_timeout_secs = 3601", "body_read_timeout_secs"),
@@ -543,7 +577,7 @@ mod tests {
             std::fs::write(&path, format!("[server]\n{body}\n")).expect("writes");
             let e = Config::load(&path, &HashMap::new())
                 .expect("loads")
-                .server_limits()
+                .server_limits(&HashMap::new())
                 .expect_err(body);
             assert!(e.to_string().contains(&format!("[server] {key}")), "{e}");
         }

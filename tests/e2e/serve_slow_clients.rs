@@ -124,8 +124,11 @@ async fn a_body_that_never_arrives_is_answered_408_and_the_connection_closed() {
 
 #[tokio::test]
 async fn connections_over_the_cap_are_refused_503_and_served_again_once_slow_ones_are_shed() {
-    let home = Home::empty();
-    home.write_config(&limits(5, 30, 2));
+    let mut home = Home::empty();
+    // The environment's cap wins over the file's.
+    home.write_config(&limits(5, 30, 64));
+    home.env
+        .push(("HECATE_SERVER_MAX_CONNECTIONS".into(), "2".into()));
     let s = serve(&home);
     let mut slow = Vec::new();
     for _ in 0..2 {
