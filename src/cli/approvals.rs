@@ -1,4 +1,4 @@
-//! `hecate approvals list|resolve|cancel` and `hecate grants list|revoke`: decide
+//! `hecate approvals list|resolve|cancel` and `hecate grants list|create|revoke`: decide
 //! permission requests from any terminal against the same store.
 
 use super::output::{Format, print_json, print_resource, print_text};
@@ -6,6 +6,8 @@ use super::{AppContext, Cli};
 use crate::bridges::http::wire::tasks::TaskApprovalDto;
 use crate::domain::approval::{ApprovalStatus, Decision, Scope};
 use crate::domain::ids::{ApprovalId, GrantId, SessionId, TaskApprovalId};
+use crate::domain::time::format_rfc3339;
+use crate::engine::grants::GrantRequest;
 use std::fmt::Write as _;
 
 /// The `approvals` subcommands.
@@ -53,6 +55,36 @@ pub enum GrantsCommand {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// Record a standing grant directly, optionally expiring.
+    Create {
+        /// How far it reaches.
+        #[arg(long, value_enum)]
+        scope: GrantScopeArg,
+        /// The session (session scope).
+        #[arg(long)]
+        session: Option<String>,
+        /// The workspace directory (workspace-tool scope).
+        #[arg(long)]
+        workspace: Option<String>,
+        /// The adapter (adapter-tool scope).
+        #[arg(long)]
+        adapter: Option<String>,
+        /// The tool kind covered (edit, execute, read, ...).
+        #[arg(long)]
+        tool_kind: String,
+        /// approve or reject.
+        #[arg(long, value_enum)]
+        decision: DecisionArg,
+        /// Expire after this long (`90m`, `8h`, `7d`).
+        #[arg(long, value_parser = humantime::parse_duration, conflicts_with = "expires_at")]
+        expires_in: Option<std::time::Duration>,
+        /// Expire at this RFC 3339 time.
+        #[arg(long)]
+        expires_at: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
     /// Delete a grant.
     Revoke {
         /// Grant id.
@@ -67,6 +99,27 @@ pub enum DecisionArg {
     Approve,
     /// Refuse.
     Reject,
+}
+
+/// The scope of a grant created on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum GrantScopeArg {
+    /// This tool kind for the rest of one session.
+    Session,
+    /// This tool kind in one workspace.
+    WorkspaceTool,
+    /// This tool kind for one adapter.
+    AdapterTool,
+}
+
+impl From<GrantScopeArg> for Scope {
+    fn from(s: GrantScopeArg) -> Self {
+        match s {
+            GrantScopeArg::Session => Scope::Session,
+            GrantScopeArg::WorkspaceTool => Scope::WorkspaceTool,
+            GrantScopeArg::AdapterTool => Scope::AdapterTool,
+        }
+    }
 }
 
 /// A scope on the command line.
@@ -238,10 +291,15 @@ pub async fn run_grants(cli: &Cli, cmd: &GrantsCommand) -> anyhow::Result<i32> {
                             .or_else(|| g.workspace.as_ref().map(|w| format!("workspace {w}")))
                             .or_else(|| g.adapter_id.as_ref().map(|a| format!("adapter {a}")))
                             .unwrap_or_default();
+                        let until = g
+                            .expires_at
+                            .as_deref()
+                            .map(|e| format!("  until {e}"))
+                            .unwrap_or_default();
                         let _ = writeln!(
                             out,
-                            "{}  {:<7} {:<14} {:<10} {}",
-                            g.id, g.decision, g.scope, g.tool_kind, target
+                            "{}  {:<7} {:<14} {:<10} {}{}",
+                            g.id, g.decision, g.scope, g.tool_kind, target, until
                         );
                     }
                     if list.is_empty() {
@@ -249,6 +307,53 @@ pub async fn run_grants(cli: &Cli, cmd: &GrantsCommand) -> anyhow::Result<i32> {
                     }
                     print_text(&out)?;
                 }
+            }
+        }
+        GrantsCommand::Create {
+            scope,
+            session,
+            workspace,
+            adapter,
+            tool_kind,
+            decision,
+            expires_in,
+            expires_at,
+            format,
+        } => {
+            let expires_at = match (expires_in, expires_at) {
+                (Some(d), _) => Some(format_rfc3339(
+                    time::OffsetDateTime::now_utc() + time::Duration::try_from(*d)?,
+                )),
+                (None, at) => at.clone(),
+            };
+            let g = ctx
+                .engine
+                .create_grant(
+                    ns,
+                    GrantRequest {
+                        scope: (*scope).into(),
+                        session_id: session.as_deref().map(SessionId::from),
+                        workspace: workspace.clone(),
+                        adapter_id: adapter.clone(),
+                        tool_kind: tool_kind.clone(),
+                        decision: (*decision).into(),
+                        expires_at,
+                    },
+                )
+                .await?;
+            match format {
+                Format::Json => print_resource("agent_chat_grant", &g)?,
+                Format::Text => print_text(&format!(
+                    "{} {} {} {}{}\n",
+                    g.id,
+                    g.decision,
+                    g.scope,
+                    g.tool_kind,
+                    g.expires_at
+                        .as_deref()
+                        .map(|e| format!(" until {e}"))
+                        .unwrap_or_default()
+                ))?,
             }
         }
         GrantsCommand::Revoke { id } => {

@@ -71,6 +71,10 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     // Task runs are executed by the serving processes; each claims from the
     // store's queue, so several servers on one store share the work.
     let workers = ctx.engine.tasks().start_workers(shutdown.clone());
+    let env: std::collections::HashMap<String, String> = std::env::vars().collect();
+    let retention = ctx
+        .engine
+        .start_approval_retention(ctx.config.approval_retention(&env)?, shutdown.clone());
     let stop = shutdown.clone();
     serve(listener, app, limits, async move {
         signal.await;
@@ -84,6 +88,7 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     for w in workers {
         let _ = w.await;
     }
+    let _ = retention.await;
     ctx.engine.shutdown().await;
     eprintln!("hecate stopped");
     Ok(0)

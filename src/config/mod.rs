@@ -5,6 +5,7 @@
 
 mod error;
 mod options;
+mod retention;
 mod schema;
 
 pub use error::ConfigError;
@@ -21,6 +22,7 @@ use crate::adapters::providers::pricing::Price;
 use crate::domain::approval::ApprovalMode;
 use crate::domain::session::Guardrails;
 use crate::engine::UpstreamServer;
+use crate::engine::grants::ApprovalRetention;
 use crate::store::history::HistoryStrategy;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -97,6 +99,15 @@ impl Config {
     /// How long a prompted approval waits before it times out.
     pub fn approval_timeout(&self) -> Duration {
         options::approval_timeout(&self.file.approvals)
+    }
+
+    /// Approval retention: `[approvals] retention_days` / `retention_max` under the
+    /// environment's `HECATE_APPROVALS_RETENTION_DAYS` / `_MAX`.
+    pub fn approval_retention(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> Result<ApprovalRetention, ConfigError> {
+        retention::approval_retention(&self.path, &self.file.approvals, env)
     }
 
     /// The ACP client's timeouts (`[agents]` over the defaults).

@@ -132,6 +132,12 @@ pub struct ApprovalsSection {
     pub mode: Option<String>,
     /// How long a prompted request waits, in milliseconds (default 300000).
     pub timeout_ms: Option<u64>,
+    /// Resolved approvals older than this many days are deleted (default 30; 0
+    /// keeps them regardless of age). Grants are never pruned by age.
+    pub retention_days: Option<u64>,
+    /// Only this many of the newest resolved approvals are kept (default 10000; 0
+    /// keeps them regardless of count).
+    pub retention_max: Option<u64>,
 }
 
 /// `[agents]`: external ACP agents.

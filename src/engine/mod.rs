@@ -7,6 +7,7 @@ pub mod bus;
 pub mod diffs;
 mod emit;
 mod external;
+pub mod grants;
 pub mod guardrails;
 pub mod mcp;
 pub mod owner;

@@ -140,6 +140,30 @@ pub trait ApprovalStore: Send + Sync {
     async fn list_grants(&self, namespace: &str) -> Result<Vec<Grant>>;
     /// Deletes a grant, or `not_found`.
     async fn revoke_grant(&self, namespace: &str, id: &GrantId) -> Result<()>;
+    /// Retention, across namespaces: deletes resolved approvals past the limits of
+    /// `pruning` and grants whose `expires_at` has passed. Pending approvals and
+    /// grants without an expiry are never touched.
+    async fn prune_approvals(&self, pruning: &ApprovalPruning) -> Result<PruneReport>;
+}
+
+/// What approval retention deletes (see [`ApprovalStore::prune_approvals`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalPruning {
+    /// Resolved approvals resolved before this RFC 3339 instant go.
+    pub resolved_before: Option<String>,
+    /// Of the resolved approvals left, only this many of the newest stay.
+    pub keep_newest: Option<usize>,
+    /// Now, in milliseconds since the epoch: grants that expired before it go.
+    pub now_ms: i64,
+}
+
+/// What one retention pass deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PruneReport {
+    /// Resolved approvals deleted.
+    pub approvals_deleted: usize,
+    /// Expired grants deleted.
+    pub grants_expired: usize,
 }
 
 /// Owner leases: which process drives a live session.

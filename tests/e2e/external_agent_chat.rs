@@ -605,3 +605,92 @@ fn probes_classify_ready_auth_required_not_installed_and_errors() {
     );
     let _ = json!(null);
 }
+
+#[test]
+fn an_operator_grant_answers_until_it_expires_and_retention_prunes_what_is_past() {
+    let mut home = home_with_agent(&[]);
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let created = home.json(&[
+        "grants",
+        "create",
+        "--scope",
+        "workspace-tool",
+        "--workspace",
+        &w,
+        "--tool-kind",
+        "edit",
+        "--decision",
+        "approve",
+        "--expires-in",
+        "1h",
+        "--format",
+        "json",
+    ]);
+    let grant = &created["data"];
+    assert_eq!(grant["scope"], "workspace_tool", "{created}");
+    assert!(grant["expires_at"].as_str().is_some(), "{created}");
+    // The grant answers without asking (nothing on stdin).
+    let out = chat(&home, &w, &["please write"], b"");
+    assert!(
+        text(&out).0.contains("permission: allow"),
+        "{}",
+        text(&out).0
+    );
+    // Once past its expiry it answers nothing: the person is asked again.
+    let db = rusqlite::Connection::open(home.data_dir().join("hecate.db")).expect("open db");
+    db.execute("UPDATE grants SET expires_at = '2001-01-01T00:00:00Z'", [])
+        .expect("expire the grant");
+    let out = chat(&home, &w, &["please write"], b"r\n");
+    assert!(
+        text(&out).0.contains("permission: reject-id"),
+        "{}",
+        text(&out).0
+    );
+    let resolved = |home: &Home| {
+        home.json(&["approvals", "list", "--all", "--format", "json"])["data"]
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or_default()
+    };
+    assert_eq!(resolved(&home), 2);
+    // A standing grant without expiry is never pruned.
+    let standing = home.json(&[
+        "grants",
+        "create",
+        "--scope",
+        "adapter-tool",
+        "--adapter",
+        "fixture",
+        "--tool-kind",
+        "read",
+        "--decision",
+        "approve",
+        "--format",
+        "json",
+    ]);
+    // Retention runs when `hecate serve` starts: the expired grant and all but the
+    // newest resolved approval go.
+    home.env
+        .push(("HECATE_APPROVALS_RETENTION_MAX".into(), "1".into()));
+    let _served = crate::support::http::serve(&home);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let grants = home.json(&["grants", "list", "--format", "json"]);
+        let ids: Vec<&str> = grants["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|g| g["id"].as_str())
+            .collect();
+        if ids == [standing["data"]["id"].as_str().unwrap_or("?")] && resolved(&home) == 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "retention did not prune: grants {grants}, {} approvals",
+            resolved(&home)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -357,3 +357,94 @@ async fn revert_needs_a_git_workspace() {
     assert_eq!(rv.status, 400, "{}", rv.body);
     assert_eq!(rv.error_type(), "invalid_request");
 }
+
+#[tokio::test]
+async fn grants_are_created_with_an_expiry_and_bad_ones_refused_with_the_field() {
+    let home = Home::empty();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let ok = api
+        .post(
+            "/hecate/v1/agent-chat/grants",
+            json!({"scope": "workspace_tool", "workspace": format!("{w}/."), "tool_kind": "edit",
+                "decision": "approve", "expires_at": "2999-01-01T02:00:00+02:00"}),
+        )
+        .await;
+    assert_eq!(ok.status, 201, "{}", ok.body);
+    assert_eq!(ok.body["object"], "agent_chat_grant");
+    let g = &ok.body["data"];
+    assert_eq!(g["expires_at"], "2999-01-01T00:00:00Z", "stored in UTC");
+    let canonical = std::fs::canonicalize(ws.path()).expect("canonical");
+    assert_eq!(g["workspace"], canonical.display().to_string());
+    let listed = api.get("/hecate/v1/agent-chat/grants").await;
+    assert_eq!(listed.body["data"][0]["id"], g["id"]);
+
+    let cases = [
+        (
+            json!({"scope": "once", "tool_kind": "edit", "decision": "approve"}),
+            "scope",
+        ),
+        (
+            json!({"scope": "workspace_tool", "tool_kind": "edit", "decision": "approve"}),
+            "workspace",
+        ),
+        (
+            json!({"scope": "adapter_tool", "adapter_id": "fixture", "session_id": "s", "tool_kind": "edit", "decision": "approve"}),
+            "session_id",
+        ),
+        (
+            json!({"scope": "workspace_tool", "workspace": "/definitely/not/here", "tool_kind": "edit", "decision": "approve"}),
+            "workspace",
+        ),
+        (
+            json!({"scope": "adapter_tool", "adapter_id": "fixture", "tool_kind": " ", "decision": "approve"}),
+            "tool_kind",
+        ),
+        (
+            json!({"scope": "adapter_tool", "adapter_id": "fixture", "tool_kind": "edit", "decision": "approve", "expires_at": "2001-01-01T00:00:00Z"}),
+            "expires_at",
+        ),
+        (
+            json!({"scope": "adapter_tool", "adapter_id": "fixture", "tool_kind": "edit", "decision": "approve", "expires_at": "next week"}),
+            "expires_at",
+        ),
+    ];
+    for (body, field) in cases {
+        let a = api.post("/hecate/v1/agent-chat/grants", body.clone()).await;
+        assert_eq!(
+            (a.status, a.error_type()),
+            (400, "invalid_request"),
+            "{body} -> {}",
+            a.body
+        );
+        assert_eq!(a.body["error"]["field"], field, "{body} -> {}", a.body);
+    }
+    let typo = api
+        .post(
+            "/hecate/v1/agent-chat/grants",
+            json!({"scope": "adapter_tool", "adapter": "fixture", "tool_kind": "edit", "decision": "approve"}),
+        )
+        .await;
+    assert_eq!(typo.status, 400, "{}", typo.body);
+    assert!(
+        typo.body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("adapter")
+    );
+    let unknown = api
+        .post(
+            "/hecate/v1/agent-chat/grants",
+            json!({"scope": "session", "session_id": "sess_nope", "tool_kind": "edit", "decision": "approve"}),
+        )
+        .await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    let listed = api.get("/hecate/v1/agent-chat/grants").await;
+    assert_eq!(
+        listed.body["data"].as_array().map(Vec::len),
+        Some(1),
+        "nothing else was created"
+    );
+}

@@ -4,8 +4,8 @@
 //! in the `conformance!` invocation at the bottom.
 
 use hecate::domain::ErrorType;
-use hecate::domain::approval::{Approval, ApprovalStatus};
-use hecate::domain::ids::{ApprovalId, CallId, RunId, SegmentId, SessionId};
+use hecate::domain::approval::{Approval, ApprovalStatus, Grant};
+use hecate::domain::ids::{ApprovalId, CallId, GrantId, RunId, SegmentId, SessionId};
 use hecate::domain::message::{MessageStatus, NewMessage, Role, RuntimeSnapshot};
 use hecate::domain::provider_call::{ProviderCall, Usage};
 use hecate::domain::run::{Run, RunStatus};
@@ -16,7 +16,8 @@ use hecate::domain::time::now_rfc3339;
 use hecate::store::history::HistoryStrategy;
 use hecate::store::tasks::{NewTaskEvent, NewTaskRun};
 use hecate::store::{
-    BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, SqliteStore, Store, TurnBegun,
+    ApprovalPruning, BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, PruneReport,
+    SqliteStore, Store, TurnBegun,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -389,6 +390,92 @@ mod cases {
             .await
             .expect("reconciles");
         assert_eq!(again.answers_kept, 0);
+    }
+
+    pub async fn retention_prunes_old_and_surplus_resolved_approvals_and_expired_grants(
+        b: Backend,
+    ) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let approval = |status: ApprovalStatus, resolved_at: Option<&str>| Approval {
+            id: ApprovalId::generate(),
+            session_id: s.id.clone(),
+            run_id: None,
+            status,
+            tool_kind: "edit".into(),
+            tool_name: "Edit".into(),
+            options: json!([]),
+            decision: None,
+            scope: None,
+            path: None,
+            selected_option: None,
+            created_at: "2020-01-01T00:00:00Z".into(),
+            expires_at: None,
+            resolved_at: resolved_at.map(str::to_string),
+        };
+        let pending = approval(ApprovalStatus::Pending, None);
+        let ancient = approval(ApprovalStatus::Approved, Some("2020-01-02T00:00:00Z"));
+        let older = approval(ApprovalStatus::Rejected, Some("2026-01-01T00:00:00Z"));
+        let newer = approval(ApprovalStatus::TimedOut, Some("2026-02-01T00:00:00Z"));
+        for a in [&pending, &ancient, &older, &newer] {
+            store.create_approval(a).await.expect("approval");
+        }
+        let grant = |expires_at: Option<&str>| Grant {
+            id: GrantId::generate(),
+            namespace: "default".into(),
+            scope: "adapter_tool".into(),
+            session_id: None,
+            adapter_id: Some("a".into()),
+            workspace: None,
+            tool_kind: "edit".into(),
+            decision: "approve".into(),
+            created_at: "2020-01-01T00:00:00Z".into(),
+            expires_at: expires_at.map(str::to_string),
+        };
+        // Expiries are instants: 01:00+02:00 is 23:00 the day before in UTC.
+        let expired = grant(Some("2026-03-01T01:00:00+02:00"));
+        let live = grant(Some("2026-03-01T00:30:00Z"));
+        let standing = grant(None);
+        for g in [&expired, &live, &standing] {
+            store.create_grant(g).await.expect("grant");
+        }
+        let now_ms = hecate::domain::time::parse_millis("2026-03-01T00:00:00Z").expect("now");
+        let report = store
+            .prune_approvals(&ApprovalPruning {
+                resolved_before: Some("2025-01-01T00:00:00Z".into()),
+                keep_newest: Some(1),
+                now_ms,
+            })
+            .await
+            .expect("prunes");
+        assert_eq!((report.approvals_deleted, report.grants_expired), (2, 1));
+        let left: Vec<ApprovalId> = store
+            .list_approvals("default", None, None)
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|a| a.id)
+            .collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(left.contains(&pending.id) && left.contains(&newer.id));
+        let grants: Vec<GrantId> = store
+            .list_grants("default")
+            .await
+            .expect("grants")
+            .into_iter()
+            .map(|g| g.id)
+            .collect();
+        assert_eq!(grants.len(), 2);
+        assert!(grants.contains(&live.id) && grants.contains(&standing.id));
+        let idle = store
+            .prune_approvals(&ApprovalPruning {
+                resolved_before: None,
+                keep_newest: None,
+                now_ms,
+            })
+            .await
+            .expect("prunes");
+        assert_eq!(idle, PruneReport::default());
     }
 
     pub async fn run_events_keep_the_engines_numbers_and_deltas_can_be_left_out(b: Backend) {
@@ -1063,6 +1150,7 @@ macro_rules! conformance {
                     leases_exclude_other_owners_until_released_or_expired,
                     reconcile_fails_orphaned_runs_and_cancels_pending_approvals_as_hub_restarted,
                     reconcile_keeps_the_streamed_text_of_an_interrupted_turn,
+                    retention_prunes_old_and_surplus_resolved_approvals_and_expired_grants,
                     run_events_keep_the_engines_numbers_and_deltas_can_be_left_out,
                     audit_records_round_trip_newest_first_per_namespace,
                     health_names_the_backend_and_reports_integrity,

@@ -1,18 +1,21 @@
 //! Approvals of a session (list, read, resolve, cancel) and the namespace's
-//! standing grants (list, revoke).
+//! standing grants (create, list, revoke).
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::wire::agent::{
-    ApprovalDto, ApprovalListResponse, ApprovalResponse, ApprovalsQuery, GrantDeletedDto,
-    GrantDeletedResponse, GrantDto, GrantListResponse, ResolveApprovalRequest,
+    ApprovalDto, ApprovalListResponse, ApprovalResponse, ApprovalsQuery, CreateGrantRequest,
+    GrantDeletedDto, GrantDeletedResponse, GrantDto, GrantListResponse, GrantResponse,
+    ResolveApprovalRequest,
 };
 use crate::domain::HecateError;
 use crate::domain::approval::{Approval, ApprovalStatus, Scope};
 use crate::domain::ids::{ApprovalId, GrantId, SessionId};
+use crate::engine::grants::GrantRequest;
 use axum::Json;
 use axum::extract::State;
+use axum::http::StatusCode;
 
 const STATUSES: [ApprovalStatus; 5] = [
     ApprovalStatus::Pending,
@@ -174,6 +177,48 @@ pub async fn cancel(
     let (_, aid, _) = of_session(&state, &id, &approval_id).await?;
     let approval = state.engine.cancel_approval(&state.namespace, &aid).await?;
     Ok(approval_response(&approval))
+}
+
+/// Records a standing grant an operator asks for directly, optionally expiring.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/agent-chat/grants",
+    operation_id = "create_grant",
+    tag = "approvals",
+    request_body = CreateGrantRequest,
+    responses(
+        (status = 201, description = "The grant", body = GrantResponse),
+        (status = 400, description = "Invalid body: scope once, a missing or extra target field, a workspace that is not a directory, an expiry that is malformed or past", body = ErrorEnvelope),
+        (status = 404, description = "No such session", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn create_grant(
+    State(state): State<HttpState>,
+    ApiJson(req): ApiJson<CreateGrantRequest>,
+) -> Result<(StatusCode, Json<GrantResponse>), ApiError> {
+    let grant = state
+        .engine
+        .create_grant(
+            &state.namespace,
+            GrantRequest {
+                scope: req.scope.into(),
+                session_id: req.session_id.map(SessionId::from),
+                workspace: req.workspace,
+                adapter_id: req.adapter_id,
+                tool_kind: req.tool_kind,
+                decision: req.decision.into(),
+                expires_at: req.expires_at,
+            },
+        )
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(GrantResponse {
+            object: "agent_chat_grant".to_string(),
+            data: GrantDto::from(&grant),
+        }),
+    ))
 }
 
 /// The namespace's standing grants.

@@ -167,6 +167,7 @@ pub fn routes() -> Vec<ApiRoute> {
             approvals::cancel,
         ),
         ApiRoute::get("/hecate/v1/agent-chat/grants", approvals::list_grants),
+        ApiRoute::post("/hecate/v1/agent-chat/grants", approvals::create_grant),
         ApiRoute::delete(
             "/hecate/v1/agent-chat/grants/{grant_id}",
             approvals::revoke_grant,

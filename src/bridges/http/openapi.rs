@@ -6,9 +6,10 @@ use super::envelope::{ErrorBody, ErrorEnvelope};
 use super::wire::agent::{
     AdapterDto, AdapterHealthDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto,
     AdapterProbeResponse, ApprovalDto, ApprovalListResponse, ApprovalResponse, ChangedFileDiffDto,
-    ChangedFileDiffResponse, ChangedFileDto, ChangedFilesResponse, DecisionName, GrantDeletedDto,
-    GrantDeletedResponse, GrantDto, GrantListResponse, ProbeDto, ResolveApprovalRequest, RevertDto,
-    RevertRequest, RevertResponse, ScopeName,
+    ChangedFileDiffResponse, ChangedFileDto, ChangedFilesResponse, CreateGrantRequest,
+    DecisionName, GrantDeletedDto, GrantDeletedResponse, GrantDto, GrantListResponse,
+    GrantResponse, ProbeDto, ResolveApprovalRequest, RevertDto, RevertRequest, RevertResponse,
+    ScopeName,
 };
 use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use super::wire::tasks::{
@@ -60,6 +61,7 @@ use utoipa::{Modify, OpenApi};
         approvals::resolve,
         approvals::cancel,
         approvals::list_grants,
+        approvals::create_grant,
         approvals::revoke_grant,
         adapters::list,
         adapters::probe,
@@ -100,7 +102,8 @@ use utoipa::{Modify, OpenApi};
         AdapterListResponse, AdapterDto, AdapterProbeResponse, AdapterProbeDto, ProbeDto,
         AdapterHealthResponse, AdapterHealthDto, ApprovalListResponse, ApprovalResponse,
         ApprovalDto, ResolveApprovalRequest, DecisionName, ScopeName, GrantListResponse,
-        GrantDto, GrantDeletedResponse, GrantDeletedDto, ChangedFilesResponse, ChangedFileDto,
+        GrantDto, GrantDeletedResponse, GrantDeletedDto, CreateGrantRequest, GrantResponse,
+        ChangedFilesResponse, ChangedFileDto,
         ChangedFileDiffResponse, ChangedFileDiffDto, RevertRequest, RevertResponse, RevertDto,
         CreateTaskRequest, TaskResponse, TaskListResponse, TaskDto, TaskDeletedResponse,
         TaskDeletedDto, TaskRunResponse, TaskRunListResponse, TaskRunDto, RunActionRequest,

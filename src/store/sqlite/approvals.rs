@@ -4,9 +4,10 @@ use super::SqliteStore;
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{ApprovalId, GrantId, RunId, SessionId};
-use crate::store::ApprovalStore;
+use crate::domain::time::parse_millis;
+use crate::store::{ApprovalPruning, ApprovalStore, PruneReport};
 use async_trait::async_trait;
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 const APPROVAL_COLUMNS: &str = "id, session_id, run_id, status, tool_kind, tool_name, \
      options_json, decision, scope, path, selected_option, created_at, expires_at, resolved_at";
@@ -193,6 +194,50 @@ impl ApprovalStore for SqliteStore {
             )?;
             let rows = stmt.query_map(params![namespace], row_to_grant)?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn prune_approvals(&self, pruning: &ApprovalPruning) -> Result<PruneReport> {
+        let pruning = pruning.clone();
+        self.write(move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut report = PruneReport::default();
+            if let Some(before) = &pruning.resolved_before {
+                report.approvals_deleted += tx.execute(
+                    "DELETE FROM approvals WHERE status <> 'pending' \
+                     AND COALESCE(resolved_at, created_at) < ?1",
+                    params![before],
+                )?;
+            }
+            if let Some(keep) = pruning.keep_newest {
+                report.approvals_deleted += tx.execute(
+                    "DELETE FROM approvals WHERE status <> 'pending' AND id NOT IN \
+                     (SELECT id FROM approvals WHERE status <> 'pending' \
+                      ORDER BY COALESCE(resolved_at, created_at) DESC, id DESC LIMIT ?1)",
+                    params![i64::try_from(keep).unwrap_or(i64::MAX)],
+                )?;
+            }
+            // Expiries are compared as instants, whatever offset they were written in.
+            let expired: Vec<String> = {
+                let mut stmt =
+                    tx.prepare("SELECT id, expires_at FROM grants WHERE expires_at IS NOT NULL")?;
+                let rows =
+                    stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+                let mut ids = Vec::new();
+                for row in rows {
+                    let (id, at) = row?;
+                    if parse_millis(&at).is_some_and(|ms| ms < pruning.now_ms) {
+                        ids.push(id);
+                    }
+                }
+                ids
+            };
+            for id in &expired {
+                report.grants_expired += tx.execute("DELETE FROM grants WHERE id = ?1", [id])?;
+            }
+            tx.commit()?;
+            Ok(report)
         })
         .await
     }

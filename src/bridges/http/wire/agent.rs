@@ -341,6 +341,39 @@ pub struct ResolveApprovalRequest {
     pub scope: Option<ScopeName>,
 }
 
+/// Body of `POST /hecate/v1/agent-chat/grants`: a grant asked for directly, with
+/// exactly the target field its scope needs.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[schema(example = json!({"scope": "workspace_tool", "workspace": "/home/me/project",
+    "tool_kind": "edit", "decision": "approve", "expires_at": "2026-12-01T18:00:00Z"}))]
+#[serde(deny_unknown_fields)]
+pub struct CreateGrantRequest {
+    /// `session`, `workspace_tool` or `adapter_tool`.
+    pub scope: ScopeName,
+    /// The session, for `session` scope.
+    pub session_id: Option<String>,
+    /// The workspace directory, for `workspace_tool` scope.
+    pub workspace: Option<String>,
+    /// The adapter, for `adapter_tool` scope.
+    pub adapter_id: Option<String>,
+    /// The tool kind covered (`edit`, `execute`, `read`, ...).
+    pub tool_kind: String,
+    /// `approve` or `reject`.
+    pub decision: DecisionName,
+    /// When the grant stops applying (RFC 3339); without it the grant stands until
+    /// revoked. Retention never deletes a grant before its expiry.
+    pub expires_at: Option<String>,
+}
+
+/// `{"object": "agent_chat_grant", "data": {…}}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct GrantResponse {
+    /// Always `agent_chat_grant`.
+    pub object: String,
+    /// The grant.
+    pub data: GrantDto,
+}
+
 /// A standing answer to future approvals within a scope.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct GrantDto {
