@@ -427,7 +427,7 @@ pub async fn run(cli: &Cli, cmd: &TasksCommand) -> anyhow::Result<i32> {
                 TaskId::from(r.task.as_str()),
                 TaskRunId::from(r.run.as_str()),
             );
-            let patches = tasks.list_patches(ns, &task, &run).await?;
+            let patches = tasks.list_patches(ns, &task, Some(&run)).await?;
             let steps = tasks.list_steps(ns, &task, &run).await?;
             let artifacts = tasks.list_artifacts(ns, &task, Some(&run)).await?;
             let patch_dtos = patches

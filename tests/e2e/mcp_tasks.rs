@@ -4,22 +4,37 @@
 //! confined with bubblewrap), gets the run's events as progress notifications
 //! and its final state, pages its events by cursor, answers an approval gate
 //! through `resolve_task_approval`, cancels a queued run, and gets tool errors
-//! with stable types for bad input and unknown ids.
+//! with stable types for bad input and unknown ids. Approval gates put to the
+//! client by elicitation are in `mcp_tasks/approvals.rs`, retry, resume and
+//! delete in `runs.rs`, patches in `patches.rs`, and `/mcp` of `hecate serve`
+//! in `serve.rs`.
+
+mod approvals;
+mod patches;
+mod runs;
+mod serve;
 
 use crate::support::common::Home;
 use crate::support::mcp::{McpProc, first_text};
 use serde_json::{Value, json};
 
 /// The task tools this face adds.
-const TASK_TOOLS: [&str; 8] = [
+const TASK_TOOLS: [&str; 15] = [
     "create_task",
     "list_tasks",
     "get_task",
+    "delete_task",
     "start_task",
     "get_task_run",
+    "follow_task_run",
     "list_task_events",
+    "retry_task_run",
+    "resume_task_run",
     "resolve_task_approval",
     "cancel_task_run",
+    "list_task_patches",
+    "apply_task_patch",
+    "revert_task_patch",
 ];
 
 /// A home whose tasks run without approval gates.
@@ -208,6 +223,18 @@ fn an_approval_gate_is_answered_through_resolve_task_approval() {
     assert_eq!(approval["kind"], "shell_command");
     assert_eq!(approval["status"], "pending");
     let approval_id = approval["id"].as_str().expect("approval id").to_string();
+    // A client without elicitation is told which approval waits and how to
+    // resolve it.
+    assert_eq!(
+        state["pending_approval_ids"],
+        json!([approval_id]),
+        "{state}"
+    );
+    let hint = state["hint"].as_str().expect("a hint");
+    assert!(
+        hint.contains(&approval_id) && hint.contains("resolve_task_approval"),
+        "{hint}"
+    );
 
     let r = mcp.request(
         "tools/call",
@@ -220,6 +247,8 @@ fn an_approval_gate_is_answered_through_resolve_task_approval() {
     assert_eq!(out["approval"]["status"], "approved");
     assert_eq!(out["approval"]["note"], "looks fine");
     assert_eq!(out["run"]["run"]["status"], "completed", "{out}");
+    assert_eq!(out["run"]["pending_approval_ids"], json!([]));
+    assert_eq!(out["run"]["hint"], Value::Null);
     let stdout = out["run"]["artifacts"]
         .as_array()
         .expect("artifacts")
@@ -278,6 +307,18 @@ fn bad_input_and_unknown_ids_are_tool_errors_with_stable_types() {
         json!({"execution_kind": "shell", "shell_command": "x", "colour": "red"}),
     );
     assert_eq!(unknown_field["result"]["isError"], true, "{unknown_field}");
+    // Every task tool refuses a field it does not know, naming it.
+    for tool in TASK_TOOLS.iter().filter(|t| **t != "create_task") {
+        let r = mcp.call(
+            tool,
+            json!({"colour": "red", "task_id": "task_x", "run_id": "trun_x"}),
+        );
+        assert_eq!(r["result"]["isError"], true, "{tool}: {r}");
+        assert!(
+            first_text(&r["result"]).contains("colour"),
+            "{tool} names the field: {r}"
+        );
+    }
     let listed = mcp.call_ok("list_tasks", json!({}));
     assert_eq!(
         listed["structuredContent"]["tasks"],
@@ -291,6 +332,12 @@ fn bad_input_and_unknown_ids_are_tool_errors_with_stable_types() {
         ("list_task_events", json!({"task_id": "task_nope"})),
         (
             "cancel_task_run",
+            json!({"task_id": "task_nope", "run_id": "trun_nope"}),
+        ),
+        ("delete_task", json!({"task_id": "task_nope"})),
+        ("list_task_patches", json!({"task_id": "task_nope"})),
+        (
+            "follow_task_run",
             json!({"task_id": "task_nope", "run_id": "trun_nope"}),
         ),
     ] {
@@ -310,6 +357,30 @@ fn bad_input_and_unknown_ids_are_tool_errors_with_stable_types() {
         (
             "resolve_task_approval",
             json!({"task_id": task, "approval_id": "tappr_nope", "decision": "approve"}),
+        ),
+        (
+            "follow_task_run",
+            json!({"task_id": task, "run_id": "trun_nope"}),
+        ),
+        (
+            "retry_task_run",
+            json!({"task_id": task, "run_id": "trun_nope", "wait": true}),
+        ),
+        (
+            "resume_task_run",
+            json!({"task_id": task, "run_id": "trun_nope"}),
+        ),
+        (
+            "list_task_patches",
+            json!({"task_id": task, "run_id": "trun_nope"}),
+        ),
+        (
+            "apply_task_patch",
+            json!({"task_id": task, "run_id": "trun_nope", "patch_id": "tart_nope"}),
+        ),
+        (
+            "revert_task_patch",
+            json!({"task_id": task, "run_id": "trun_nope", "patch_id": "tart_nope"}),
         ),
     ] {
         let e = tool_error(&mcp.call(tool, args));

@@ -166,6 +166,12 @@ impl McpProc {
         }
     }
 
+    /// The next message on stdout as it comes (a response, a notification or a
+    /// server request; nothing is answered or kept), or `None` at the bound.
+    pub fn next_message(&mut self, bound: Duration) -> Option<Value> {
+        self.next_line(Instant::now() + bound)
+    }
+
     /// Sends a request and waits for its response, answering server requests with
     /// `answer` (method, params) -> result; notifications are kept.
     pub fn request_with(

@@ -1,6 +1,7 @@
 //! Permission requests put to the MCP client's user by elicitation (a form with
 //! one choice), for delegated agents' approvals and for proxied calls whose
-//! policy requires approval.
+//! policy requires approval; task approvals use the same choices
+//! (`task_elicit.rs`).
 
 use crate::domain::approval::{Approval, Decision, Scope};
 use crate::engine::ApprovalPrompter;
@@ -9,7 +10,7 @@ use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ServerRequest,
 };
 use rmcp::{Peer, RoleServer};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The user's answer to an approval elicitation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +39,18 @@ pub fn parse_choice(choice: &str) -> Option<(Decision, Scope)> {
     }
 }
 
+/// The `elicitation/create` request for a form (`message`, `requestedSchema`,
+/// optional `_meta`), or `None` when the form is not a valid elicitation.
+pub fn form_request(params: Value) -> Option<ServerRequest> {
+    match serde_json::from_value::<ElicitRequestParams>(params) {
+        Ok(p) => Some(ServerRequest::ElicitRequest(ElicitRequest::new(p))),
+        Err(e) => {
+            tracing::warn!(error = %e, "an approval form is not a valid elicitation");
+            None
+        }
+    }
+}
+
 /// Asks the client's user about `approval` and waits for the answer.
 pub async fn ask(peer: &Peer<RoleServer>, approval: &Approval) -> ElicitAnswer {
     let params = json!({
@@ -58,10 +71,9 @@ pub async fn ask(peer: &Peer<RoleServer>, approval: &Approval) -> ElicitAnswer {
             "required": ["decision"]
         }
     });
-    let Ok(params) = serde_json::from_value::<ElicitRequestParams>(params) else {
+    let Some(request) = form_request(params) else {
         return ElicitAnswer::Failed;
     };
-    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
     match peer.send_request(request).await {
         Ok(ClientResult::ElicitResult(r)) => match r.action {
             ElicitationAction::Accept => r

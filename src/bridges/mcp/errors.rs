@@ -24,6 +24,11 @@ pub fn tool_error(e: &HecateError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(body.to_string())])
 }
 
+/// `tool_error` taking the error by value, for `map_err` in the tools.
+pub fn fail(e: HecateError) -> CallToolResult {
+    tool_error(&e)
+}
+
 /// A protocol error with the stable error type in `data.type`.
 pub fn protocol_error(e: &HecateError) -> ErrorData {
     let code = match e.error_type {

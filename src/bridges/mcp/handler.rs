@@ -22,7 +22,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 const INSTRUCTIONS: &str = "Hecate is a local hub for coding agents and models. Use list_sessions / \
 get_transcript to read conversations shared with the CLI and HTTP API, ask_agent to delegate a task \
 to another agent (agent:ID from list_adapters) or a model (model:PROVIDER/MODEL), and \
-list_approvals / resolve_approval for pending permission requests. Tools named SERVER__tool are \
+list_approvals / resolve_approval for pending permission requests. create_task / start_task run \
+durable shell, git and file tasks (with wait, their approval gates are asked by elicitation when \
+you support it). Tools named SERVER__tool are \
 upstream MCP servers proxied under Hecate's policy. Resources hecate://sessions/{id} are live \
 transcripts you can subscribe to.";
 

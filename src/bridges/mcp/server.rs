@@ -70,7 +70,12 @@ impl HecateMcp {
             }),
             engine,
             opts: Arc::new(opts),
-            own: Arc::new(Self::own_tools() + Self::task_tools()),
+            own: Arc::new(
+                Self::own_tools()
+                    + Self::task_tools()
+                    + Self::task_run_tools()
+                    + Self::task_patch_tools(),
+            ),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::args::DecisionArg;
 use crate::bridges::http::wire::tasks::{
-    TaskApprovalDto, TaskDto, TaskEventDto, TaskRunDto, TaskStepDto,
+    TaskApprovalDto, TaskDto, TaskEventDto, TaskPatchDto, TaskRunDto, TaskStepDto,
 };
 use crate::domain::task::TaskArtifact;
 use schemars::JsonSchema;
@@ -35,9 +35,10 @@ pub struct TaskArgs {
 pub struct StartTaskArgs {
     /// The task id (`task_...`).
     pub task_id: String,
-    /// Wait for the run to end (or to need an approval), running it in this
-    /// process when no worker runs here; progress is streamed when the request
-    /// has a progressToken. Default false.
+    /// Wait for the run to end, running it in this process when no worker runs
+    /// here; an approval gate is asked by elicitation when the client supports
+    /// it, otherwise the call returns the run awaiting it. Progress is streamed
+    /// when the request has a progressToken. Default false.
     pub wait: Option<bool>,
 }
 
@@ -49,6 +50,42 @@ pub struct TaskRunArgs {
     pub task_id: String,
     /// The run id (`trun_...`).
     pub run_id: String,
+}
+
+/// `retry_task_run` and `resume_task_run` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunAgainArgs {
+    /// The task id (`task_...`).
+    pub task_id: String,
+    /// The run to retry or resume (`trun_...`).
+    pub run_id: String,
+    /// Why (recorded on the new run's `run.resumed_from_event`).
+    pub reason: Option<String>,
+    /// Wait for the new run as `start_task` with `wait` does. Default false.
+    pub wait: Option<bool>,
+}
+
+/// `list_task_patches` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTaskPatchesArgs {
+    /// The task id (`task_...`).
+    pub task_id: String,
+    /// Only this run's patches; without it, every run's.
+    pub run_id: Option<String>,
+}
+
+/// Arguments naming one patch of a run.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskPatchArgs {
+    /// The task id (`task_...`).
+    pub task_id: String,
+    /// The run id (`trun_...`).
+    pub run_id: String,
+    /// The patch artifact's id (`tart_...`).
+    pub patch_id: String,
 }
 
 /// `list_task_events` arguments.
@@ -148,6 +185,11 @@ pub struct RunStateOut {
     pub artifacts: Vec<ArtifactSummary>,
     /// Its approval gates (a pending one is what `awaiting_approval` waits for).
     pub approvals: Vec<TaskApprovalDto>,
+    /// The ids of its pending approvals.
+    pub pending_approval_ids: Vec<String>,
+    /// While the run waits for an approval: which one, and that
+    /// `resolve_task_approval` resolves it.
+    pub hint: Option<String>,
 }
 
 /// A task with its runs and the state of its newest run.
@@ -178,4 +220,18 @@ pub struct TaskApprovalOut {
     pub approval: TaskApprovalDto,
     /// Its run after the decision (after it ended, when waited for).
     pub run: RunStateOut,
+}
+
+/// Patches with their before and after content.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskPatchesOut {
+    /// The patches, in the order the runs wrote them.
+    pub patches: Vec<TaskPatchDto>,
+}
+
+/// One patch after it was applied or reverted.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskPatchOut {
+    /// The patch.
+    pub patch: TaskPatchDto,
 }

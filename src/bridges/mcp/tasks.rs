@@ -1,34 +1,21 @@
-//! The task tools: create, list and read tasks, start a run (and follow it with
-//! progress), read a run's state and events, resolve its approval gate, cancel
-//! it. Each calls the engine's task runtime; the create fields and their checks
-//! are the HTTP API's (`CreateTaskRequest::into_spec`). Failures are tool
-//! results with `isError: true`.
+//! The task tools: create, list, read and delete tasks, and start a run (and
+//! follow it with progress, approvals put to the caller by elicitation). The
+//! run tools are in `task_runs.rs`, the patch tools in `task_patches.rs`. Each
+//! calls the engine's task runtime; the create fields and their checks are the
+//! HTTP API's (`CreateTaskRequest::into_spec`). Failures are tool results with
+//! `isError: true`.
 
-use super::args::DecisionArg;
-use super::errors::tool_error;
+use super::errors::fail;
 use super::server::HecateMcp;
 use super::task_args::*;
-use crate::bridges::http::wire::tasks::{
-    CreateTaskRequest, TaskApprovalDto, TaskDto, TaskEventDto, TaskRunDto,
-};
-use crate::domain::error::HecateError;
-use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
-use crate::domain::task::TaskEventFilter;
+use super::task_follow::Follow;
+use crate::bridges::http::wire::tasks::{CreateTaskRequest, TaskDeletedDto, TaskDto, TaskRunDto};
+use crate::domain::ids::TaskId;
 use crate::engine::tasks::StartOptions;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
-
-fn fail(e: HecateError) -> CallToolResult {
-    tool_error(&e)
-}
-
-/// Default page of `list_task_events`.
-const EVENTS_PAGE: u32 = 500;
-
-/// Largest page of `list_task_events`.
-const EVENTS_MAX: u32 = 5_000;
 
 #[tool_router(router = task_tools, vis = "pub(crate)")]
 impl HecateMcp {
@@ -101,7 +88,32 @@ impl HecateMcp {
     }
 
     #[tool(
-        description = "Start a new run of a task. Without `wait` it returns at once (queued, or awaiting_approval when an approval gate applies); a worker of `hecate serve` on the same store runs it. With `wait: true` it returns when the run has ended (or needs an approval: see resolve_task_approval), running it in this process when no worker runs here. With a progressToken, the run's events are progress notifications while it is followed; cancelling the request cancels the run.",
+        description = "Delete a task without an active run, with its runs, events and the workspaces Hecate made for it (never the user's working_directory).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn delete_task(
+        &self,
+        Parameters(a): Parameters<TaskArgs>,
+    ) -> Result<Json<TaskDeletedDto>, CallToolResult> {
+        let id = TaskId::from(a.task_id.as_str());
+        self.engine
+            .tasks()
+            .delete_task(self.ns(), &id)
+            .await
+            .map_err(fail)?;
+        Ok(Json(TaskDeletedDto {
+            id: id.to_string(),
+            deleted: true,
+        }))
+    }
+
+    #[tool(
+        description = "Start a new run of a task. Without `wait` it returns at once (queued, or awaiting_approval when an approval gate applies); a worker of `hecate serve` on the same store runs it. With `wait: true` it returns when the run has ended, running it in this process when no worker runs here; an approval gate is put to you by elicitation when your client supports it, otherwise the run is returned awaiting_approval with its pending_approval_ids for resolve_task_approval. With a progressToken, the run's events are progress notifications while it is followed; cancelling the request cancels the run.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -121,118 +133,9 @@ impl HecateMcp {
             .start(self.ns(), &id, StartOptions::default())
             .await
             .map_err(fail)?;
-        self.follow_run(&id, &run.id, a.wait.unwrap_or(false), &ctx)
+        self.follow_run(&id, &run.id, Follow::started(a.wait), &ctx)
             .await
             .map_err(fail)?;
         self.run_state(&id, &run.id).await.map(Json).map_err(fail)
-    }
-
-    #[tool(
-        description = "Read one run of a task: status, error, cost, its steps, artifact summaries (with an output preview) and approvals.",
-        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn get_task_run(
-        &self,
-        Parameters(a): Parameters<TaskRunArgs>,
-    ) -> Result<Json<RunStateOut>, CallToolResult> {
-        let id = TaskId::from(a.task_id.as_str());
-        let run = TaskRunId::from(a.run_id.as_str());
-        self.run_state(&id, &run).await.map(Json).map_err(fail)
-    }
-
-    #[tool(
-        description = "Read a task's run events (run.*, step.*, approval.*, tool.file.*, gap.*) in order, after a sequence cursor; pass `next_after_sequence` back to read on.",
-        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn list_task_events(
-        &self,
-        Parameters(a): Parameters<ListTaskEventsArgs>,
-    ) -> Result<Json<TaskEventsOut>, CallToolResult> {
-        let id = TaskId::from(a.task_id.as_str());
-        let tasks = self.engine.tasks();
-        let run_id = a.run_id.as_deref().map(TaskRunId::from);
-        match &run_id {
-            Some(r) => tasks.get_run(self.ns(), &id, r).await.map(|_| ()),
-            None => tasks.get_task(self.ns(), &id).await.map(|_| ()),
-        }
-        .map_err(fail)?;
-        let after = a.after_sequence.unwrap_or(0).max(0);
-        let events = tasks
-            .list_events(TaskEventFilter {
-                namespace: self.ns().to_string(),
-                task_id: Some(id),
-                run_id,
-                after_sequence: after,
-                limit: a.limit.unwrap_or(EVENTS_PAGE).clamp(1, EVENTS_MAX) as usize,
-                ..Default::default()
-            })
-            .await
-            .map_err(fail)?;
-        Ok(Json(TaskEventsOut {
-            next_after_sequence: events.last().map(|e| e.sequence).unwrap_or(after),
-            events: events.iter().map(TaskEventDto::from).collect(),
-        }))
-    }
-
-    #[tool(
-        description = "Approve (the run is queued) or reject (the run fails) a task run's pending approval gate, with an optional note. With `wait: true` after approving, returns when the run has ended, as start_task does.",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = true
-        )
-    )]
-    async fn resolve_task_approval(
-        &self,
-        Parameters(a): Parameters<ResolveTaskApprovalArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<Json<TaskApprovalOut>, CallToolResult> {
-        let id = TaskId::from(a.task_id.as_str());
-        let approve = matches!(a.decision, DecisionArg::Approve);
-        let approval = self
-            .engine
-            .tasks()
-            .resolve_approval(
-                self.ns(),
-                &id,
-                &TaskApprovalId::from(a.approval_id.as_str()),
-                approve,
-                a.note,
-            )
-            .await
-            .map_err(fail)?;
-        let wait = approve && a.wait.unwrap_or(false);
-        self.follow_run(&id, &approval.run_id, wait, &ctx)
-            .await
-            .map_err(fail)?;
-        let run = self.run_state(&id, &approval.run_id).await.map_err(fail)?;
-        Ok(Json(TaskApprovalOut {
-            approval: TaskApprovalDto::from(&approval),
-            run,
-        }))
-    }
-
-    #[tool(
-        description = "Cancel a task run: at once when queued or awaiting approval, through its worker when running (here or in another process).",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn cancel_task_run(
-        &self,
-        Parameters(a): Parameters<TaskRunArgs>,
-    ) -> Result<Json<RunStateOut>, CallToolResult> {
-        let id = TaskId::from(a.task_id.as_str());
-        let run = TaskRunId::from(a.run_id.as_str());
-        self.engine
-            .tasks()
-            .cancel(self.ns(), &id, &run)
-            .await
-            .map_err(fail)?;
-        self.run_state(&id, &run).await.map(Json).map_err(fail)
     }
 }

@@ -3,7 +3,7 @@
 //! failures are tool results with `isError: true`.
 
 use super::args::*;
-use super::errors::tool_error;
+use super::errors::fail;
 use super::server::HecateMcp;
 use crate::domain::approval::{ApprovalStatus, Decision, Scope};
 use crate::domain::error::HecateError;
@@ -15,10 +15,6 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use serde_json::json;
-
-fn fail(e: HecateError) -> CallToolResult {
-    tool_error(&e)
-}
 
 /// Sessions searched by `search_sessions` (newest first).
 const SEARCH_WINDOW: usize = 200;

@@ -40,14 +40,14 @@ fn current(path: &Path) -> Result<Option<String>> {
 }
 
 impl TaskRuntime {
-    /// The patch artifacts of a run.
+    /// The patch artifacts of a run, or of every run of the task.
     pub async fn list_patches(
         &self,
         namespace: &str,
         id: &TaskId,
-        run_id: &TaskRunId,
+        run_id: Option<&TaskRunId>,
     ) -> Result<Vec<TaskArtifact>> {
-        let all = self.list_artifacts(namespace, id, Some(run_id)).await?;
+        let all = self.list_artifacts(namespace, id, run_id).await?;
         Ok(all.into_iter().filter(|a| a.kind == "patch").collect())
     }
 

@@ -45,7 +45,7 @@ pub async fn list(
     let list = state
         .engine
         .tasks()
-        .list_patches(&state.namespace, &id, &run_id)
+        .list_patches(&state.namespace, &id, Some(&run_id))
         .await?;
     Ok(Json(TaskPatchListResponse {
         object: "task_patches".into(),

@@ -611,7 +611,7 @@ response!(
 );
 
 /// What a delete answers.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct TaskDeletedDto {
     /// The deleted task.
     pub id: String,
@@ -620,7 +620,7 @@ pub struct TaskDeletedDto {
 }
 
 /// A patch: one file change of a run, for review, apply and revert.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct TaskPatchDto {
     /// The patch artifact's id.
     pub id: String,

@@ -1,0 +1,102 @@
+//! The patch tools of the durable task runtime: a task's file changes with
+//! their before and after content, and applying or reverting one. A patch is
+//! written only while the file still holds what the patch expects; otherwise
+//! the tool error is `conflict` and the file is left alone. The shapes are the
+//! HTTP API's patch objects.
+
+use super::errors::fail;
+use super::server::HecateMcp;
+use super::task_args::*;
+use crate::bridges::http::wire::tasks::TaskPatchDto;
+use crate::domain::error::Result;
+use crate::domain::ids::{TaskArtifactId, TaskId, TaskRunId};
+use crate::domain::task::TaskArtifact;
+use crate::engine::tasks::patch_content;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{Json, tool, tool_router};
+
+/// The patch view of a patch artifact.
+fn dto(a: &TaskArtifact) -> Result<TaskPatchDto> {
+    Ok(TaskPatchDto::new(a, patch_content(a)?))
+}
+
+/// The ids a patch tool names.
+fn ids(a: TaskPatchArgs) -> (TaskId, TaskRunId, TaskArtifactId) {
+    (
+        TaskId::from(a.task_id.as_str()),
+        TaskRunId::from(a.run_id.as_str()),
+        TaskArtifactId::from(a.patch_id.as_str()),
+    )
+}
+
+#[tool_router(router = task_patch_tools, vis = "pub(crate)")]
+impl HecateMcp {
+    #[tool(
+        description = "List a task's patches (the files its runs wrote), of one run or of all, each with its path, status (applied, proposed, reverted) and before/after content (null: the file did not exist, or was removed).",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn list_task_patches(
+        &self,
+        Parameters(a): Parameters<ListTaskPatchesArgs>,
+    ) -> Result<Json<TaskPatchesOut>, CallToolResult> {
+        let id = TaskId::from(a.task_id.as_str());
+        let run = a.run_id.as_deref().map(TaskRunId::from);
+        let list = self
+            .engine
+            .tasks()
+            .list_patches(self.ns(), &id, run.as_ref())
+            .await
+            .map_err(fail)?;
+        let patches = list.iter().map(dto).collect::<Result<_>>().map_err(fail)?;
+        Ok(Json(TaskPatchesOut { patches }))
+    }
+
+    #[tool(
+        description = "Apply a proposed or reverted patch again: writes its after-content when the file still holds its before-content, otherwise a `conflict` tool error and the file is left alone.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn apply_task_patch(
+        &self,
+        Parameters(a): Parameters<TaskPatchArgs>,
+    ) -> Result<Json<TaskPatchOut>, CallToolResult> {
+        let (id, run, patch) = ids(a);
+        let applied = self
+            .engine
+            .tasks()
+            .apply_patch(self.ns(), &id, &run, &patch)
+            .await
+            .map_err(fail)?;
+        let patch = dto(&applied).map_err(fail)?;
+        Ok(Json(TaskPatchOut { patch }))
+    }
+
+    #[tool(
+        description = "Revert an applied patch: restores its before-content (removing a file the patch created) when the file still holds its after-content, otherwise a `conflict` tool error and the file is left alone.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn revert_task_patch(
+        &self,
+        Parameters(a): Parameters<TaskPatchArgs>,
+    ) -> Result<Json<TaskPatchOut>, CallToolResult> {
+        let (id, run, patch) = ids(a);
+        let reverted = self
+            .engine
+            .tasks()
+            .revert_patch(self.ns(), &id, &run, &patch)
+            .await
+            .map_err(fail)?;
+        let patch = dto(&reverted).map_err(fail)?;
+        Ok(Json(TaskPatchOut { patch }))
+    }
+}
