@@ -16,6 +16,7 @@ pub struct AcpArgs {
 
 pub async fn run(cli: &Cli, args: &AcpArgs) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
+    ctx.log_terminal_sandbox().await;
     let config = BridgeConfig {
         namespace: ctx.namespace.clone(),
         default_target: args

@@ -3,7 +3,7 @@
 
 use super::Cli;
 use crate::adapters::acp::agent::catalog::BUILTIN_MANIFESTS;
-use crate::adapters::acp::{Catalog, LauncherOptions};
+use crate::adapters::acp::{AcpOptions, Catalog, LauncherOptions, TerminalSandbox};
 use crate::adapters::providers::ProviderClient;
 use crate::adapters::providers::pricing::Pricebook;
 use crate::config::Config;
@@ -29,6 +29,8 @@ pub struct AppContext {
     pub engine: Engine,
     /// The namespace commands act in.
     pub namespace: String,
+    /// The sandbox agent terminals run in (`[terminals]`).
+    pub terminal_sandbox: TerminalSandbox,
 }
 
 /// The default config file path.
@@ -84,6 +86,11 @@ impl AppContext {
             tracing::warn!("ignoring adapter manifest: {e}");
         }
         let agents = &config.file.agents;
+        let terminal_sandbox = config.terminal_sandbox(&env)?;
+        let acp_options = AcpOptions {
+            terminal_sandbox: terminal_sandbox.clone(),
+            ..config.acp_options()
+        };
         let external = ExternalRuntime::new(
             catalog,
             LauncherOptions {
@@ -92,7 +99,7 @@ impl AppContext {
             },
             env.clone(),
             config.agent_env(&env),
-            config.acp_options(),
+            acp_options,
         );
         let engine_config = EngineConfig {
             history: config.history(),
@@ -114,6 +121,26 @@ impl AppContext {
             data_dir,
             engine,
             namespace: cli.namespace.clone(),
+            terminal_sandbox,
         })
+    }
+
+    /// Logs, for a long-running command, whether agent terminals are confined
+    /// and, when a sandbox is configured, whether bubblewrap can build it here
+    /// (an error naming the fix when not: those terminals will be refused).
+    pub async fn log_terminal_sandbox(&self) {
+        let sandbox = &self.terminal_sandbox;
+        if !sandbox.is_on() {
+            tracing::info!("agent terminals are not confined ([terminals] sandbox = \"off\")");
+            return;
+        }
+        match sandbox.check().await {
+            Ok(bwrap) => tracing::info!(
+                bwrap = %bwrap.display(),
+                "agent terminals run in a bubblewrap sandbox ({})",
+                sandbox.describe()
+            ),
+            Err(e) => tracing::error!("{e}"),
+        }
     }
 }

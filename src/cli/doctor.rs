@@ -1,18 +1,19 @@
 //! `hecate doctor`: diagnoses this machine for Hecate, one line per check with a
 //! status (ok / warn / error), a message and, when not ok, the fix: the config file,
-//! the store, Node.js and npm, bubblewrap, every catalog adapter, every provider and
-//! the HTTP token. URLs are shown with credentials redacted; keys and tokens never.
+//! the store, Node.js and npm, bubblewrap, the agent terminal sandbox, every catalog
+//! adapter, every provider and the HTTP token. URLs are shown with credentials redacted; keys and tokens never.
 //!
 //! Required checks, whose failure makes doctor exit non-zero: the config (it must
 //! parse and validate; exit 2), the store (it must open and pass its integrity
 //! check; exit 8) and, when providers are configured, at least one ready provider
-//! (exit 5). Everything else (Node, npm, bubblewrap, adapters, single providers, the
-//! token) is advisory: a warning, exit 0.
+//! (exit 5). Everything else (Node, npm, bubblewrap, the terminal sandbox, adapters,
+//! single providers, the token) is advisory: a warning, exit 0.
 
 mod adapters;
 mod check;
 mod machine;
 mod providers;
+mod terminals;
 
 use super::Cli;
 use super::context::{DB_FILE, default_config_path, default_data_dir, open_store};
@@ -60,7 +61,8 @@ fn config_check(path: &std::path::Path, env: &HashMap<String, String>) -> (Check
         .approval_mode()
         .err()
         .or_else(|| config.mcp_servers().err())
-        .or_else(|| config.mcp_pool().err());
+        .or_else(|| config.mcp_pool().err())
+        .or_else(|| config.terminal_sandbox(env).err());
     if let Some(e) = invalid {
         // The file parsed and its providers and adapters are still worth checking.
         return (
@@ -192,15 +194,16 @@ pub async fn run(cli: &Cli, args: &DoctorArgs) -> anyhow::Result<i32> {
         providers::provider_status(http.clone(), p, source, timeout)
     });
     let home = dirs::home_dir();
-    let (node, npm, bwrap, adapter_lines, statuses) = futures::join!(
+    let (node, npm, bwrap, terminal_sandbox, adapter_lines, statuses) = futures::join!(
         machine::node(&catalog, path.as_ref()),
         machine::npm(path.as_ref()),
         machine::bubblewrap(path.as_ref()),
+        terminals::sandbox(config.as_ref(), &env),
         adapters::check_all(&catalog, &launcher, &env, &agent_env, home.as_deref()),
         futures::future::join_all(provider_futures),
     );
 
-    let mut checks = vec![config_line, store_line, node, npm, bwrap];
+    let mut checks = vec![config_line, store_line, node, npm, bwrap, terminal_sandbox];
     checks.extend(adapter_lines);
     checks.extend(manifest_errors.iter().map(|e| {
         Check::warn(

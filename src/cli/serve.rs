@@ -20,6 +20,7 @@ pub struct ServeArgs {
 
 pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
+    ctx.log_terminal_sandbox().await;
     // Upstream MCP servers must be known before the router mounts `/mcp/NAME`.
     ctx.engine
         .configure_mcp_servers(ctx.config.mcp_servers()?)?;

@@ -13,9 +13,10 @@ pub use options::ServerLimits;
 pub use schema::{
     AcpSection, AgentsSection, ApprovalsSection, FileConfig, GuardrailsSection, HistorySection,
     McpPoolSection, McpServerSection, PriceSection, ProviderSection, ServerSection,
+    TerminalsSection,
 };
 
-use crate::adapters::acp::AcpOptions;
+use crate::adapters::acp::{AcpOptions, TerminalSandbox};
 use crate::adapters::mcp::PoolOptions;
 use crate::adapters::providers::ProviderConfig;
 use crate::adapters::providers::pricing::Price;
@@ -113,6 +114,15 @@ impl Config {
     /// The ACP client's timeouts (`[agents]` over the defaults).
     pub fn acp_options(&self) -> AcpOptions {
         options::acp(&self.file.agents)
+    }
+
+    /// The sandbox agent terminals run in: `[terminals]` under the environment's
+    /// overrides, validated.
+    pub fn terminal_sandbox(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> Result<TerminalSandbox, ConfigError> {
+        options::terminal_sandbox(&self.path, &self.file.terminals, env)
     }
 
     /// Per-adapter opted-in environment with `$VAR` references resolved.

@@ -1,15 +1,15 @@
 //! Conversions of the file's sections into the options other layers take: provider
 //! configs, upstream MCP servers, the MCP pool tunables, the HTTP server's connection
-//! limits, ACP timeouts, guardrails, the history strategy, prices and the approval
-//! mode. Each validates its section and
-//! names the file and key when a value is unusable.
+//! limits, ACP timeouts, the terminal sandbox, guardrails, the history strategy,
+//! prices and the approval mode. Each validates its section and names the file and
+//! key when a value is unusable.
 
 use super::error::ConfigError;
 use super::schema::{
     AgentsSection, ApprovalsSection, GuardrailsSection, HistorySection, McpPoolSection,
-    McpServerSection, PriceSection, ProviderSection, ServerSection, TasksSection,
+    McpServerSection, PriceSection, ProviderSection, ServerSection, TasksSection, TerminalsSection,
 };
-use crate::adapters::acp::AcpOptions;
+use crate::adapters::acp::{AcpOptions, SandboxMode, TerminalSandbox};
 use crate::adapters::mcp::PoolOptions;
 use crate::adapters::providers::pricing::Price;
 use crate::adapters::providers::{ProviderConfig, ProviderKind};
@@ -123,6 +123,62 @@ pub(super) fn acp(agents: &AgentsSection) -> AcpOptions {
         acp.cancel_grace = ms(v);
     }
     acp
+}
+
+/// The sandbox agent terminals run in: `[terminals]` under
+/// `HECATE_TERMINAL_SANDBOX`, `HECATE_TERMINAL_NETWORK` and `HECATE_TERMINAL_BWRAP`
+/// (off, with the network, by default).
+pub(super) fn terminal_sandbox(
+    path: &Path,
+    t: &TerminalsSection,
+    env: &HashMap<String, String>,
+) -> Result<TerminalSandbox, ConfigError> {
+    let bad = |message: String| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mode = match env.get("HECATE_TERMINAL_SANDBOX") {
+        Some(v) => SandboxMode::parse(v).ok_or_else(|| {
+            bad(format!(
+                "HECATE_TERMINAL_SANDBOX={v:?} is not off, read_only or workspace_only"
+            ))
+        })?,
+        None => match &t.sandbox {
+            Some(v) => SandboxMode::parse(v).ok_or_else(|| {
+                bad(format!(
+                    "[terminals] sandbox {v:?} is not off, read_only or workspace_only"
+                ))
+            })?,
+            None => SandboxMode::Off,
+        },
+    };
+    let network = match env.get("HECATE_TERMINAL_NETWORK") {
+        Some(v) => match v.trim() {
+            "true" | "1" => true,
+            "false" | "0" => false,
+            _ => {
+                return Err(bad(format!(
+                    "HECATE_TERMINAL_NETWORK={v:?} is not true or false"
+                )));
+            }
+        },
+        None => t.network.unwrap_or(true),
+    };
+    let bwrap = match env.get("HECATE_TERMINAL_BWRAP") {
+        Some(v) if !v.trim().is_empty() => Some(std::path::PathBuf::from(v.trim())),
+        _ => t.bwrap.clone(),
+    };
+    if let Some(b) = bwrap.as_deref().filter(|b| !b.is_absolute()) {
+        return Err(bad(format!(
+            "[terminals] bwrap {:?} must be an absolute path",
+            b.display().to_string()
+        )));
+    }
+    Ok(TerminalSandbox {
+        mode,
+        network,
+        bwrap,
+    })
 }
 
 /// The upstream MCP servers of `[mcp_servers.NAME]`, validated.
@@ -435,6 +491,45 @@ mod tests {
             "soon".to_string(),
         );
         assert!(tasks(path, &TasksSection::default(), &env, Path::new("/d")).is_err());
+    }
+
+    #[test]
+    fn the_terminal_sandbox_is_off_by_default_and_the_environment_wins() {
+        let path = Path::new("/c.toml");
+        let mut env = HashMap::new();
+        let off = terminal_sandbox(path, &TerminalsSection::default(), &env).expect("default");
+        assert_eq!(off, TerminalSandbox::default());
+        assert!(!off.is_on());
+        let file = TerminalsSection {
+            sandbox: Some("read_only".into()),
+            network: Some(false),
+            bwrap: Some("/opt/bwrap".into()),
+        };
+        let t = terminal_sandbox(path, &file, &env).expect("valid");
+        assert_eq!(
+            (t.mode, t.network, t.bwrap.clone()),
+            (SandboxMode::ReadOnly, false, Some("/opt/bwrap".into()))
+        );
+        env.insert(
+            "HECATE_TERMINAL_SANDBOX".to_string(),
+            "workspace_only".to_string(),
+        );
+        env.insert("HECATE_TERMINAL_NETWORK".to_string(), "true".to_string());
+        let t = terminal_sandbox(path, &file, &env).expect("valid");
+        assert_eq!((t.mode, t.network), (SandboxMode::WorkspaceOnly, true));
+        env.insert("HECATE_TERMINAL_SANDBOX".to_string(), "strict".to_string());
+        let e = terminal_sandbox(path, &file, &env).expect_err("unknown mode");
+        assert!(e.to_string().contains("strict"), "{e}");
+        env.remove("HECATE_TERMINAL_SANDBOX");
+        env.insert("HECATE_TERMINAL_NETWORK".to_string(), "no".to_string());
+        assert!(terminal_sandbox(path, &file, &env).is_err());
+        env.remove("HECATE_TERMINAL_NETWORK");
+        let relative = TerminalsSection {
+            bwrap: Some("bwrap".into()),
+            ..TerminalsSection::default()
+        };
+        let e = terminal_sandbox(path, &relative, &env).expect_err("relative");
+        assert!(e.to_string().contains("[terminals] bwrap"), "{e}");
     }
 
     #[test]

@@ -43,6 +43,27 @@ pub struct FileConfig {
     /// `[tasks]`: the durable task runtime.
     #[serde(default)]
     pub tasks: TasksSection,
+    /// `[terminals]`: the sandbox agent terminals run in.
+    #[serde(default)]
+    pub terminals: TerminalsSection,
+}
+
+/// `[terminals]`: how the commands of agent terminals (`terminal/create`) are
+/// confined; every key is optional, and the environment (`HECATE_TERMINAL_SANDBOX`,
+/// `HECATE_TERMINAL_NETWORK`, `HECATE_TERMINAL_BWRAP`) overrides the file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TerminalsSection {
+    /// `off` (default: unconfined), `read_only` (everything read-only except the
+    /// workspace and a private `/tmp`) or `workspace_only` (only the system
+    /// directories, the workspace, a private `/tmp` and an empty home).
+    pub sandbox: Option<String>,
+    /// Whether terminal commands keep the network (default `true`); `false` runs
+    /// them under bubblewrap without it, whatever `sandbox` says.
+    pub network: Option<bool>,
+    /// The bubblewrap binary (default: the first of `/usr/bin/bwrap`,
+    /// `/usr/local/bin/bwrap`, `/bin/bwrap`).
+    pub bwrap: Option<PathBuf>,
 }
 
 /// `[tasks]`: the task runtime's queue and gates; every key is optional, and the

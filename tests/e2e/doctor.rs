@@ -1,7 +1,7 @@
 //! `hecate doctor` on a controlled machine: a PATH and HOME of temp dirs (no real
 //! agents, tools or login files leak in), providers on a closed loopback port (no
 //! network). Checks redaction, the required-check exit code, the JSON shape, the
-//! adapter install hint and a failing bubblewrap.
+//! adapter install hint, a failing bubblewrap and the terminal sandbox line.
 
 use crate::support::common::{Home, text};
 use serde_json::Value;
@@ -119,6 +119,7 @@ fn json_has_one_entry_per_check_with_status_message_and_fix() {
         "node",
         "npm",
         "bubblewrap",
+        "terminal sandbox",
         "adapter codex",
         "providers",
         "http token",
@@ -202,4 +203,72 @@ fn a_failing_bwrap_on_path_makes_the_bubblewrap_line_warn_with_its_error() {
             .is_some_and(|f| f.contains("user namespaces")),
         "{bwrap}"
     );
+}
+
+#[test]
+fn the_terminal_sandbox_line_says_whether_bubblewrap_can_honour_the_setting() {
+    let home = Home::empty();
+    let path = empty_path(&home);
+    let (_, data) = doctor_json(&home, &path);
+    let line = check(&data, "terminal sandbox");
+    assert_eq!(line["status"], "ok", "{line}");
+    assert!(
+        line["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("off") && m.contains("whatever your user can")),
+        "the default is off and says what that means: {line}"
+    );
+
+    home.write_config("[terminals]\nsandbox = \"workspace_only\"\nnetwork = false\n");
+    let (code, data) = doctor_json(&home, &path);
+    assert_eq!(code, 0, "{data:#}");
+    let line = check(&data, "terminal sandbox");
+    assert_eq!(line["status"], "ok", "bubblewrap works here: {line}");
+    assert!(
+        line["message"].as_str().is_some_and(|m| m
+            .contains("sandbox = \"workspace_only\", network = false")
+            && m.contains("builds the sandbox")),
+        "{line}"
+    );
+
+    // A bubblewrap that cannot create namespaces (written by a child shell, as above).
+    let st = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(
+            "printf '#!/bin/sh\\necho \"bwrap: No permissions to create new namespace\" >&2\\nexit 1\\n' \
+             > \"$1/bwrap\" && chmod +x \"$1/bwrap\"",
+        )
+        .arg("sh")
+        .arg(&path)
+        .status()
+        .expect("sh");
+    assert!(st.success());
+    for (bwrap, said, fix) in [
+        ("/nonexistent/bwrap", "not found", "install bubblewrap"),
+        (
+            &*path.join("bwrap").display().to_string(),
+            "No permissions to create new namespace",
+            "user namespaces",
+        ),
+    ] {
+        home.write_config(&format!(
+            "[terminals]\nsandbox = \"read_only\"\nbwrap = {bwrap:?}\n"
+        ));
+        let (code, data) = doctor_json(&home, &path);
+        assert_eq!(code, 0, "advisory: {data:#}");
+        let line = check(&data, "terminal sandbox");
+        assert_eq!(line["status"], "warn", "{line}");
+        assert!(
+            line["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(said) && m.contains("will be refused")),
+            "{line}"
+        );
+        assert!(
+            line["fix"]
+                .as_str()
+                .is_some_and(|f| f.contains(fix) && f.contains("sandbox = \"off\"")),
+            "{line}"
+        );
+    }
 }

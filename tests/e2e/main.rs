@@ -48,3 +48,4 @@ mod store_conformance;
 mod store_durability;
 mod task_runtime;
 mod telemetry_otlp;
+mod terminal_sandbox;

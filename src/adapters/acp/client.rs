@@ -7,6 +7,7 @@ use crate::adapters::acp::convert::mcp_server;
 use crate::adapters::acp::error::{AcpError, Stage, classify_rpc_error};
 use crate::adapters::acp::handlers::run_connection;
 use crate::adapters::acp::services::routes::{Activity, Route, Shared};
+use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
 use crate::adapters::acp::transport::{DiagnosticSink, child_transport};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::mcp::McpServerConfig;
@@ -50,6 +51,8 @@ pub struct AcpOptions {
     pub cancel_grace: Duration,
     /// Whether every update is also kept as a raw `RuntimeEvent::Raw` frame.
     pub raw_frames: bool,
+    /// The sandbox the agent's terminals run in (off by default).
+    pub terminal_sandbox: TerminalSandbox,
 }
 
 impl Default for AcpOptions {
@@ -63,6 +66,7 @@ impl Default for AcpOptions {
             prompt_timeout: Some(Duration::from_secs(4 * 3600)),
             cancel_grace: Duration::from_secs(5),
             raw_frames: true,
+            terminal_sandbox: TerminalSandbox::default(),
         }
     }
 }
@@ -215,7 +219,12 @@ impl AgentConnection {
             })?;
         let (process, pipes) = spawn_agent(&spec.program, &spec.args, &workspace, &env)?;
         let process = Arc::new(process);
-        let shared = Arc::new(Shared::new(workspace, env, options.raw_frames));
+        let shared = Arc::new(Shared::new(
+            workspace,
+            env,
+            options.raw_frames,
+            options.terminal_sandbox.clone(),
+        ));
         let diag_target = shared.clone();
         let diag: DiagnosticSink = Arc::new(move |v| diag_target.diagnostic(v));
         let transport = child_transport(pipes.stdin, pipes.stdout, process.stdin_closer(), diag);

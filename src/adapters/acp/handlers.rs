@@ -175,21 +175,27 @@ pub(crate) async fn run_connection(
         )
         .on_receive_request(
             async move |req: CreateTerminalRequest, responder, cx: ConnectionTo<Agent>| {
-                if let Some(d) = s_tcreate.delegate(&req.session_id.0, |c| c.terminal) {
-                    let shared = s_tcreate.clone();
-                    return cx.spawn(async move {
-                        let _serving = serving(&shared, &req.session_id.0);
-                        let result = editor::create_terminal(&shared, d, &req).await;
-                        log_respond(responder.respond_with_result(result));
-                        Ok(())
-                    });
-                }
-                let _serving = serving(&s_tcreate, &req.session_id.0);
-                let result = s_tcreate
-                    .terminals
-                    .create(&req, &s_tcreate.workspace, &s_tcreate.env)
-                    .map(CreateTerminalResponse::new);
-                responder.respond_with_result(result)
+                // An editor's terminal cannot be confined: with a sandbox configured,
+                // Hecate runs every terminal itself.
+                let delegate = if s_tcreate.terminals.confined() {
+                    None
+                } else {
+                    s_tcreate.delegate(&req.session_id.0, |c| c.terminal)
+                };
+                let shared = s_tcreate.clone();
+                cx.spawn(async move {
+                    let _serving = serving(&shared, &req.session_id.0);
+                    let result = match delegate {
+                        Some(d) => editor::create_terminal(&shared, d, &req).await,
+                        None => shared
+                            .terminals
+                            .create(&req, &shared.workspace, &shared.env)
+                            .await
+                            .map(CreateTerminalResponse::new),
+                    };
+                    log_respond(responder.respond_with_result(result));
+                    Ok(())
+                })
             },
             on_receive_request!(),
         )
@@ -286,11 +292,17 @@ pub(crate) async fn run_connection(
 mod tests {
     use super::*;
     use crate::adapters::acp::services::routes::Activity;
+    use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
 
     fn shared_with_route(
         raw_frames: bool,
     ) -> (Shared, tokio::sync::mpsc::UnboundedReceiver<RuntimeEvent>) {
-        let shared = Shared::new(std::env::temp_dir(), vec![], raw_frames);
+        let shared = Shared::new(
+            std::env::temp_dir(),
+            vec![],
+            raw_frames,
+            TerminalSandbox::default(),
+        );
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         shared.set_route(
             "s1",

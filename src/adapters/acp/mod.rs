@@ -14,8 +14,8 @@ pub mod services;
 pub mod transport;
 mod turn;
 
+pub use crate::adapters::sandbox::paths;
 pub use agent::{catalog, launcher, probe, process};
-pub use services::paths;
 
 pub use catalog::{AgentManifest, Catalog, ManifestError};
 pub use client::{AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeSession};
@@ -23,4 +23,5 @@ pub use convert::StopReason;
 pub use error::{AcpError, Stage};
 pub use launcher::{Availability, LaunchSource, LaunchSpec, LauncherOptions};
 pub use probe::{ProbeOptions, ProbeReport, ProbeStatus, probe};
+pub use services::terminal_sandbox::{SandboxMode, SandboxUnavailable, TerminalSandbox};
 pub use turn::TurnIo;

@@ -4,7 +4,9 @@
 //! to a cap while the rest is counted and dropped.
 
 use super::SandboxError;
+use super::bwrap::{Jail, View, bwrap_path};
 use crate::adapters::process::{ChildProcess, ExitInfo, Pipe, Spec, Stderr};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -69,48 +71,20 @@ pub struct CommandOutcome {
     pub stderr_bytes: u64,
 }
 
-/// The bubblewrap binary, when installed.
-pub fn bwrap_path() -> Option<PathBuf> {
-    ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
-}
-
-/// The bubblewrap arguments that confine a command to `workspace`.
-fn bwrap_args(confinement: Confinement, workspace: &Path) -> Vec<String> {
-    let ws = workspace.display().to_string();
-    let mut args = vec![
-        if confinement.read_only {
-            "--ro-bind"
-        } else {
-            "--bind"
-        }
-        .to_string(),
-        "/".into(),
-        "/".into(),
-        "--dev".into(),
-        "/dev".into(),
-        "--proc".into(),
-        "/proc".into(),
-        "--bind".into(),
-        ws.clone(),
-        ws.clone(),
-    ];
-    if confinement.no_network {
-        args.push("--unshare-net".into());
-    }
-    // A PID namespace: when the sandbox's first process dies (with bubblewrap,
-    // which dies with its process group), everything it started dies too.
-    args.extend([
-        "--unshare-pid".into(),
-        "--die-with-parent".into(),
-        "--new-session".into(),
-        "--chdir".into(),
-        ws,
-        "--".into(),
-    ]);
-    args
+/// The bubblewrap arguments that confine a task command to `workspace`: the
+/// whole filesystem writable or read-only, the workspace writable, the network
+/// kept or cut.
+fn bwrap_args(confinement: Confinement, workspace: &Path) -> Vec<OsString> {
+    let view = if confinement.read_only {
+        View::ReadOnly
+    } else {
+        View::Writable
+    };
+    Jail::new(view)
+        .writable(workspace)
+        .chdir(workspace)
+        .network(!confinement.no_network)
+        .args()
 }
 
 /// Reads `pipe` to its end, keeping at most `cap` bytes and counting the rest.
@@ -143,11 +117,14 @@ pub async fn run(
     let (program, args) = if cmd.confinement.is_needed() {
         let bwrap = bwrap_path().ok_or(SandboxError::BwrapMissing)?;
         let mut args = bwrap_args(cmd.confinement, &cmd.workspace);
-        args.push(cmd.program.clone());
-        args.extend(cmd.args.iter().cloned());
+        args.push(cmd.program.clone().into());
+        args.extend(cmd.args.iter().map(OsString::from));
         (bwrap, args)
     } else {
-        (PathBuf::from(&cmd.program), cmd.args.clone())
+        (
+            PathBuf::from(&cmd.program),
+            cmd.args.iter().map(OsString::from).collect(),
+        )
     };
     let spec = Spec::new(program)
         .args(args)

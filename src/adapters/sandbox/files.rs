@@ -3,7 +3,7 @@
 //! the content before and after, so it can be shown, reverted or applied again.
 
 use super::SandboxError;
-use crate::adapters::acp::services::paths::confine;
+use super::paths::confine;
 use crate::domain::task::FileOperation;
 use std::path::Path;
 

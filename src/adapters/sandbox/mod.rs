@@ -3,13 +3,20 @@
 //! sanitized environment, a time limit, capped output), confined with bubblewrap
 //! when the task asks for no network or a read-only view; file operations stay
 //! inside the allowed root and come back as before/after patches. The engine
-//! decides what runs; this module only runs it.
+//! decides what runs; this module only runs it. The bubblewrap command line
+//! (`bwrap`) and the rules that keep an agent-supplied path inside a workspace
+//! (`paths`) are shared with the ACP adapter's terminals and file services.
 
+mod bwrap;
 mod command;
 mod files;
+pub mod paths;
 mod workspace;
 
-pub use command::{CommandOutcome, CommandRun, Confinement, OUTPUT_CAP_BYTES, bwrap_path, run};
+pub use bwrap::{
+    BWRAP_LOCATIONS, BwrapError, Jail, SYSTEM_DIRS, View, bwrap_path, find_bwrap, try_sandbox,
+};
+pub use command::{CommandOutcome, CommandRun, Confinement, OUTPUT_CAP_BYTES, run};
 pub use files::{FileChange, apply_file_operation, write_back};
 pub use workspace::{WorkspaceRequest, prepare};
 

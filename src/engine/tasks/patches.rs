@@ -4,7 +4,7 @@
 //! otherwise the answer is `conflict` and the file is left alone.
 
 use super::TaskRuntime;
-use crate::adapters::acp::services::paths::confine;
+use crate::adapters::sandbox::paths::confine;
 use crate::adapters::sandbox::write_back;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskRunId};

@@ -4,8 +4,8 @@
 //! them itself; every forwarded request is recorded as a diagnostic event with
 //! `source: "editor"`, and a forwarded write also reports the changed file.
 
-use crate::adapters::acp::services::paths::{Confined, confine};
 use crate::adapters::acp::services::routes::Shared;
+use crate::adapters::sandbox::paths::{Confined, confine};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::workspace::{
     DelegateError, FileRead, TerminalCommand, TerminalExit, WorkspaceDelegate,

@@ -5,8 +5,8 @@
 //! editor), confined requests are forwarded to it instead (`editor.rs`).
 
 use crate::adapters::acp::services::editor;
-use crate::adapters::acp::services::paths::{PathRejection, confine};
 use crate::adapters::acp::services::routes::Shared;
+use crate::adapters::sandbox::paths::{PathRejection, confine};
 use crate::domain::event::RuntimeEvent;
 use agent_client_protocol::v1::schema::{
     ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest, WriteTextFileResponse,

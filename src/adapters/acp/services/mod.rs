@@ -1,9 +1,11 @@
 //! What Hecate serves an agent during a turn: the routes from a native session to
-//! its turn (`routes`), file reads and writes confined to the workspace (`fs`,
-//! `paths`) or forwarded to the editor (`editor`), and PTY terminals (`terminal`).
+//! its turn (`routes`), file reads and writes confined to the workspace (`fs`, with
+//! the path rules of `adapters/sandbox/paths.rs`) or forwarded to the editor
+//! (`editor`), PTY terminals (`terminal`) and the bubblewrap sandbox they may run
+//! in (`terminal_sandbox`).
 
 pub mod editor;
 pub mod fs;
-pub mod paths;
 pub mod routes;
 pub mod terminal;
+pub mod terminal_sandbox;

@@ -4,6 +4,7 @@
 //! tracking for the idle timeout.
 
 use crate::adapters::acp::services::terminal::Terminals;
+use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::permission::PermissionAsker;
@@ -100,12 +101,17 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(workspace: PathBuf, env: Vec<(String, String)>, raw_frames: bool) -> Self {
+    pub(crate) fn new(
+        workspace: PathBuf,
+        env: Vec<(String, String)>,
+        raw_frames: bool,
+        terminal_sandbox: TerminalSandbox,
+    ) -> Self {
         Self {
             workspace,
             env,
             raw_frames,
-            terminals: Terminals::default(),
+            terminals: Terminals::new(terminal_sandbox),
             routes: Mutex::new(HashMap::new()),
             editor_terminals: Mutex::new(HashMap::new()),
         }

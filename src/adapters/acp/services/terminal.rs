@@ -13,20 +13,28 @@
 //! closes and the session's foreground group gets SIGHUP. What no guard covers: a
 //! process that moves itself into another group or session (`setsid`, a shell's
 //! job control) — only a cgroup could hold those.
+//!
+//! When the configuration asks for a sandbox (`terminal_sandbox.rs`), the PTY
+//! runs bubblewrap with the command inside; bubblewrap leads the group and keeps
+//! the PTY as controlling terminal, and its PID namespace ends everything the
+//! command started once it dies. A sandbox that cannot be built refuses the
+//! terminal; it is never run unconfined instead.
 
-use crate::adapters::acp::services::paths::confine;
+use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
 use crate::adapters::process::ProcessGroup;
+use crate::adapters::sandbox::paths::confine;
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse,
 };
 use agent_client_protocol::{Error as RpcError, ErrorCode};
 use portable_pty::{ChildKiller, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{OnceCell, watch};
 
 /// Output kept when the agent names no limit.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 1024 * 1024;
@@ -102,13 +110,54 @@ fn internal(message: String) -> RpcError {
     RpcError::new(ErrorCode::INTERNAL_ERROR, message)
 }
 
-/// A connection's terminals, by id.
+/// A connection's terminals, by id, and the sandbox they run in.
 #[derive(Default)]
 pub(crate) struct Terminals {
     map: Mutex<HashMap<String, Arc<Terminal>>>,
+    sandbox: TerminalSandbox,
+    /// The bubblewrap binary once a trial sandbox worked (a failed trial is
+    /// tried again on the next terminal).
+    bwrap: OnceCell<PathBuf>,
 }
 
 impl Terminals {
+    /// No terminals yet; each will run in `sandbox`.
+    pub(crate) fn new(sandbox: TerminalSandbox) -> Self {
+        Self {
+            map: Mutex::default(),
+            sandbox,
+            bwrap: OnceCell::new(),
+        }
+    }
+
+    /// Whether terminals run under bubblewrap (then Hecate serves them itself,
+    /// never an editor, whose terminals it cannot confine).
+    pub(crate) fn confined(&self) -> bool {
+        self.sandbox.is_on()
+    }
+
+    /// The bubblewrap binary when terminals are confined, after a trial sandbox
+    /// worked; the ACP error names the fix when it cannot.
+    async fn bwrap(&self) -> Result<Option<PathBuf>, RpcError> {
+        if !self.sandbox.is_on() {
+            return Ok(None);
+        }
+        let bwrap = self
+            .bwrap
+            .get_or_try_init(|| self.sandbox.check())
+            .await
+            .map_err(|e| {
+                tracing::error!("refusing an agent terminal: {e}");
+                RpcError::new(ErrorCode::INTERNAL_ERROR, e.to_string()).data(serde_json::json!({
+                    "reason": "terminal_sandbox_unavailable",
+                    "setting": e.setting,
+                    "cause": e.cause.to_string(),
+                    "fix": e.fix(),
+                }))
+            })?;
+        Ok(Some(bwrap.clone()))
+    }
+
     fn get(&self, id: &str) -> Result<Arc<Terminal>, RpcError> {
         self.map
             .lock()
@@ -117,13 +166,15 @@ impl Terminals {
             .ok_or_else(|| not_found(id))
     }
 
-    /// Starts the requested command; returns the new terminal's id.
-    pub(crate) fn create(
+    /// Starts the requested command (inside the sandbox when one is
+    /// configured); returns the new terminal's id.
+    pub(crate) async fn create(
         &self,
         req: &CreateTerminalRequest,
         workspace: &Path,
         base_env: &[(String, String)],
     ) -> Result<String, RpcError> {
+        let bwrap = self.bwrap().await?;
         let cwd = match &req.cwd {
             Some(c) => {
                 confine(workspace, c)
@@ -144,21 +195,37 @@ impl Terminals {
                 format!("terminal cwd {} is not a directory", cwd.display()),
             ));
         }
-        let mut cmd = if req.args.is_empty() && req.command.contains(char::is_whitespace) {
-            let mut c = CommandBuilder::new("sh");
-            c.args(["-c", req.command.as_str()]);
-            c
-        } else {
-            let mut c = CommandBuilder::new(&req.command);
-            c.args(&req.args);
-            c
-        };
-        cmd.env_clear();
-        for (k, v) in base_env {
-            cmd.env(k, v);
-        }
+        let mut env: Vec<(String, String)> = base_env.to_vec();
         for var in &req.env {
-            cmd.env(&var.name, &var.value);
+            env.retain(|(k, _)| *k != var.name);
+            env.push((var.name.clone(), var.value.clone()));
+        }
+        let argv: Vec<OsString> =
+            if req.args.is_empty() && req.command.contains(char::is_whitespace) {
+                vec!["sh".into(), "-c".into(), req.command.clone().into()]
+            } else {
+                std::iter::once(OsString::from(&req.command))
+                    .chain(req.args.iter().map(OsString::from))
+                    .collect()
+            };
+        let argv = match &bwrap {
+            Some(bwrap) => {
+                let home = env
+                    .iter()
+                    .find(|(k, _)| k == "HOME")
+                    .map(|(_, v)| Path::new(v));
+                let jail = self.sandbox.jail(workspace, &cwd, home);
+                std::iter::once(bwrap.clone().into_os_string())
+                    .chain(jail.args())
+                    .chain(argv)
+                    .collect()
+            }
+            None => argv,
+        };
+        let mut cmd = CommandBuilder::from_argv(argv);
+        cmd.env_clear();
+        for (k, v) in &env {
+            cmd.env(k, v);
         }
         cmd.cwd(&cwd);
         let pair = native_pty_system()
@@ -342,6 +409,63 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_confined_terminal_is_killed_as_a_group_through_bubblewrap() {
+        use crate::adapters::acp::services::terminal_sandbox::SandboxMode;
+        let dir = tempfile::tempdir().expect("workspace");
+        let ws = std::fs::canonicalize(dir.path()).expect("canonical");
+        let sandbox = TerminalSandbox {
+            mode: SandboxMode::WorkspaceOnly,
+            network: false,
+            bwrap: None,
+        };
+        if sandbox.check().await.is_err() {
+            // The test command installs bubblewrap; without it the refusal is
+            // what there is to see.
+            let terminals = Terminals::new(sandbox);
+            let req = CreateTerminalRequest::new("sess", "true");
+            let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+            assert!(terminals.create(&req, &ws, &env).await.is_err());
+            return;
+        }
+        let terminals = Terminals::new(sandbox);
+        let mut req = CreateTerminalRequest::new("sess", "sh");
+        req.args = vec!["-c".into(), "sleep 1000 & echo started; wait".into()];
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        let id = terminals.create(&req, &ws, &env).await.expect("create");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !terminals
+            .output(&id)
+            .expect("output")
+            .output
+            .contains("started")
+        {
+            assert!(std::time::Instant::now() < deadline, "never started");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let pgid = terminals
+            .get(&id)
+            .expect("terminal")
+            .group
+            .as_ref()
+            .expect("group")
+            .id() as i32;
+        terminals.kill(&id).expect("kill");
+        let exit = terminals.wait_for_exit(&id).await.expect("exit");
+        assert!(exit.signal.is_some(), "killed: {exit:?}");
+        // SAFETY: kill(2) with signal 0 sends nothing; it asks whether the group
+        // this test started still has a process.
+        let group_alive = || unsafe { libc::kill(-pgid, 0) } == 0;
+        while group_alive() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        assert!(
+            !group_alive(),
+            "the sleep inside the sandbox outlived the kill"
+        );
+        terminals.release(&id).expect("release");
+    }
+
+    #[tokio::test]
     async fn releasing_a_finished_terminal_kills_what_it_left_in_the_background() {
         let ws = tempfile::tempdir().expect("workspace");
         let terminals = Terminals::default();
@@ -349,7 +473,10 @@ mod tests {
         // Ignoring SIGHUP, the background sleep survives its shell's exit.
         req.args = vec!["-c".into(), "trap '' HUP; sleep 1000 & echo $!".into()];
         let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
-        let id = terminals.create(&req, ws.path(), &env).expect("create");
+        let id = terminals
+            .create(&req, ws.path(), &env)
+            .await
+            .expect("create");
         terminals.wait_for_exit(&id).await.expect("exit");
         let out = terminals.output(&id).expect("output").output;
         let pid: u32 = out.trim().parse().expect("the background pid");
