@@ -7,7 +7,7 @@ or in a path written inline (`super::bench_acp::run(…)`).
 A folder's `mod.rs` that re-exports its own children (`pub use child::X`) is the
 folder's face, not a dependency, so those re-exports draw no arrow. Every strongly
 connected group of two or more files is a circle and is printed with one of its
-cycles. Run from the repository root: `python3 scripts/check-imports.py [src]`.
+cycles. Run from the repository root: `python3 scripts/check-imports.py [ROOT ...]` (default `src`).
 """
 
 import os
@@ -205,17 +205,20 @@ def one_cycle(edges, group):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else "src"
-    edges = graph(Crate(root))
-    found = circles(edges)
-    for group in found:
-        cycle = " -> ".join(one_cycle(edges, group))
-        print(f"import circle among {len(group)} files: {cycle}")
-    if found:
-        print(f"{len(found)} import circle(s) in {root}; move the shared piece to where both can import it")
-        return 1
-    print(f"no import circles in {root} ({len(edges)} files)")
-    return 0
+    roots = sys.argv[1:] or ["src"]
+    failed = 0
+    for root in roots:
+        edges = graph(Crate(root))
+        found = circles(edges)
+        for group in found:
+            cycle = " -> ".join(one_cycle(edges, group))
+            print(f"import circle among {len(group)} files: {cycle}")
+        if found:
+            print(f"{len(found)} import circle(s) in {root}; move the shared piece to where both can import it")
+            failed = 1
+        else:
+            print(f"no import circles in {root} ({len(edges)} files)")
+    return failed
 
 
 if __name__ == "__main__":
