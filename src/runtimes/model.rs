@@ -127,6 +127,7 @@ impl ModelRuntime {
             system: ctx.system.clone(),
             messages: ctx.history.clone(),
             max_tokens: self.max_tokens,
+            tools: Vec::new(),
         };
         let events = ctx.events.clone();
         let mut on_delta = move |d: StreamDelta| {
