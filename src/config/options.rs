@@ -381,6 +381,12 @@ pub(super) fn tasks(
     )? {
         config.max_mcp_servers_per_task = usize::try_from(n).unwrap_or(usize::MAX);
     }
+    if let Some(m) = env
+        .get("HECATE_TASK_DEFAULT_MODEL")
+        .or(t.default_model.as_ref())
+    {
+        config.default_model = m.trim().to_string();
+    }
     Ok(config)
 }
 
