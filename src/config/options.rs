@@ -403,10 +403,12 @@ mod tests {
             workers: Some(3),
             poll_ms: None,
             max_mcp_servers_per_task: Some(2),
+            default_model: Some("fix/m".into()),
         };
         let mut env = HashMap::new();
         let path = Path::new("/c.toml");
         let t = tasks(path, &file, &env, Path::new("/data")).expect("valid");
+        assert_eq!(t.default_model, "fix/m");
         assert_eq!(
             (t.lease, t.workers, t.data_dir.clone()),
             (
