@@ -40,7 +40,8 @@ fn runtime(db: &Path, data: &Path, owner: &str) -> anyhow::Result<TaskRuntime> {
         poll: Duration::from_millis(20),
         ..TaskConfig::default()
     };
-    Ok(TaskRuntime::new(store, config, owner.to_string()))
+    let models = hecate::runtimes::model::ModelRuntime::default();
+    Ok(TaskRuntime::new(store, models, config, owner.to_string()))
 }
 
 fn shell_true(network: bool, dir: &Path) -> TaskSpec {

@@ -437,6 +437,12 @@ pub(super) fn tasks(
     )? {
         config.max_mcp_servers_per_task = usize::try_from(n).unwrap_or(usize::MAX);
     }
+    if let Some(m) = env
+        .get("HECATE_TASK_DEFAULT_MODEL")
+        .or(t.default_model.as_ref())
+    {
+        config.default_model = m.trim().to_string();
+    }
     Ok(config)
 }
 
@@ -453,10 +459,12 @@ mod tests {
             workers: Some(3),
             poll_ms: None,
             max_mcp_servers_per_task: Some(2),
+            default_model: Some("fix/m".into()),
         };
         let mut env = HashMap::new();
         let path = Path::new("/c.toml");
         let t = tasks(path, &file, &env, Path::new("/data")).expect("valid");
+        assert_eq!(t.default_model, "fix/m");
         assert_eq!(
             (t.lease, t.workers, t.data_dir.clone()),
             (

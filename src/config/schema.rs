@@ -86,6 +86,8 @@ pub struct TasksSection {
     /// Most `mcp_servers` entries one task may name (default 16; 0 disables the
     /// check).
     pub max_mcp_servers_per_task: Option<u64>,
+    /// The model of `agent_loop` tasks that name none (`provider/model`).
+    pub default_model: Option<String>,
 }
 
 /// `[mcp_pool]`: the shared client pool of upstream MCP servers; every key is

@@ -267,6 +267,37 @@ impl NewMessage {
     }
 }
 
+impl Message {
+    /// A completed message that belongs to no stored session (an agent loop's
+    /// conversation), built only to be rendered to a provider.
+    pub fn unstored(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            id: MessageId::generate(),
+            session_id: SessionId::generate(),
+            sequence: 0,
+            role,
+            content: content.into(),
+            content_blocks: Vec::new(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_error: false,
+            produced_by_call_id: None,
+            run_id: None,
+            status: MessageStatus::Completed,
+            error: None,
+            is_summary: false,
+            runtime: RuntimeSnapshot {
+                runtime_kind: RuntimeKind::Agent,
+                segment_id: SegmentId::generate(),
+                provider: None,
+                model: None,
+                adapter_id: None,
+            },
+            created_at: String::new(),
+        }
+    }
+}
+
 /// Concatenates the text blocks of `blocks`, the plain rendering of rich content.
 pub fn plain_text(blocks: &[ContentBlock]) -> String {
     blocks

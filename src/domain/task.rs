@@ -2,13 +2,18 @@
 //! (attempts) and their states, steps, artifacts (captured output, patches),
 //! approval gates and the run events every surface replays.
 
-use crate::domain::error::{ErrorType, HecateError};
+use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The largest `file_content` a file task may carry, in bytes.
 pub const MAX_FILE_CONTENT_BYTES: usize = 4 * 1024 * 1024;
+
+/// LLM turns an `agent_loop` run may take when the task does not say.
+pub const DEFAULT_MAX_TURNS: u32 = 20;
+/// The most LLM turns a task may ask for.
+pub const MAX_MAX_TURNS: u32 = 1000;
 
 /// Default and largest step time limit, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -124,6 +129,9 @@ pub struct TaskSpec {
     pub requested_model: String,
     /// Cost ceiling in micro-USD; 0 disables.
     pub budget_micros_usd: i64,
+    /// Most LLM turns an `agent_loop` run takes (0: the default).
+    #[serde(default)]
+    pub max_turns: u32,
     /// MCP servers whose tools an `agent_loop` run may use.
     pub mcp_servers: Vec<Value>,
     /// Higher runs first.
@@ -139,6 +147,15 @@ impl TaskSpec {
             DEFAULT_TIMEOUT_MS
         } else {
             self.timeout_ms
+        }
+    }
+
+    /// The LLM turn limit an `agent_loop` run works under.
+    pub fn effective_max_turns(&self) -> u32 {
+        if self.max_turns == 0 {
+            DEFAULT_MAX_TURNS
+        } else {
+            self.max_turns
         }
     }
 
@@ -177,12 +194,8 @@ impl TaskSpec {
                     ));
                 }
             }
-            ExecutionKind::AgentLoop => {
-                return Err(HecateError::new(
-                    ErrorType::RuntimeUnavailable,
-                    "agent_loop tasks need Hecate's own agent, which this build does not have yet",
-                )
-                .with_detail("field", "execution_kind"));
+            ExecutionKind::AgentLoop if self.prompt.trim().is_empty() => {
+                return Err(field("prompt", "an agent_loop task needs prompt".into()));
             }
             _ => {}
         }
@@ -208,6 +221,12 @@ impl TaskSpec {
             return Err(field(
                 "timeout_ms",
                 format!("timeout_ms may be at most {MAX_TIMEOUT_MS}"),
+            ));
+        }
+        if self.max_turns > MAX_MAX_TURNS {
+            return Err(field(
+                "max_turns",
+                format!("max_turns may be at most {MAX_MAX_TURNS}"),
             ));
         }
         if self.budget_micros_usd < 0 {
@@ -431,6 +450,8 @@ pub enum TaskApprovalKind {
     FileWrite,
     /// Before a task with network access runs.
     NetworkEgress,
+    /// Before an `agent_loop` run dispatches a gated tool call.
+    AgentLoopToolCall,
 }
 
 impl TaskApprovalKind {
@@ -441,6 +462,7 @@ impl TaskApprovalKind {
             Self::GitExec => "git_exec",
             Self::FileWrite => "file_write",
             Self::NetworkEgress => "network_egress",
+            Self::AgentLoopToolCall => "agent_loop_tool_call",
         }
     }
 
@@ -451,6 +473,7 @@ impl TaskApprovalKind {
             Self::GitExec,
             Self::FileWrite,
             Self::NetworkEgress,
+            Self::AgentLoopToolCall,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -463,6 +486,7 @@ impl TaskApprovalKind {
             Self::GitExec => "git_exec",
             Self::FileWrite => "file_write",
             Self::NetworkEgress => "network_egress",
+            Self::AgentLoopToolCall => "all_tools",
         }
     }
 }
@@ -567,6 +591,20 @@ impl ApprovalPolicy {
             names.push(name.to_string());
         }
         Ok(Self { names })
+    }
+
+    /// Whether an `agent_loop` call of the built-in tool `tool` waits for an
+    /// approval: `shell_exec`, `git_exec` and `read_file` by their own names,
+    /// `file_write` and `file_edit` by `file_write`, `http_request` by
+    /// `network_egress`, everything by `all_tools`.
+    pub fn gates_tool(&self, tool: &str) -> bool {
+        let on = |n: &str| self.names.iter().any(|x| x == n || x == "all_tools");
+        match tool {
+            "shell_exec" | "git_exec" | "read_file" => on(tool),
+            "file_write" | "file_edit" => on("file_write"),
+            "http_request" => on("network_egress"),
+            _ => on("all_tools"),
+        }
     }
 
     /// The gate a task of this spec must pass before it runs, if any.
@@ -680,6 +718,11 @@ mod tests {
             all.gate_for(ExecutionKind::Shell, &net),
             Some(TaskApprovalKind::NetworkEgress)
         );
+        assert!(p.gates_tool("shell_exec") && p.gates_tool("file_edit"));
+        assert!(!p.gates_tool("read_file") && !p.gates_tool("list_dir"));
+        let reads = ApprovalPolicy::parse("read_file").expect("reads");
+        assert!(reads.gates_tool("read_file") && !reads.gates_tool("shell_exec"));
+        assert!(all.gates_tool("list_dir") && !none.gates_tool("shell_exec"));
         let e = ApprovalPolicy::parse("shell_exec,bogus").expect_err("unknown");
         assert!(e.message.contains("bogus"), "{}", e.message);
     }

@@ -149,8 +149,12 @@ impl Engine {
         config: EngineConfig,
     ) -> Result<(Self, ReconcileReport)> {
         let audit = mcp::audit::AuditWriter::start(store.clone());
-        let tasks =
-            tasks::TaskRuntime::new(store.clone(), config.tasks.clone(), config.owner_id.clone());
+        let tasks = tasks::TaskRuntime::new(
+            store.clone(),
+            runtimes.model.clone(),
+            config.tasks.clone(),
+            config.owner_id.clone(),
+        );
         let engine = Self {
             inner: Arc::new(Inner {
                 store,

@@ -41,6 +41,16 @@ impl ModelRuntime {
         }
     }
 
+    /// The configured client of `provider`.
+    pub fn client(&self, provider: &str) -> Option<&ProviderClient> {
+        self.providers.get(provider)
+    }
+
+    /// The prices turns are costed with.
+    pub fn pricebook(&self) -> &Pricebook {
+        &self.pricebook
+    }
+
     /// The configured provider clients, by name.
     pub fn providers(&self) -> impl Iterator<Item = &ProviderClient> {
         self.providers.values()
@@ -127,6 +137,7 @@ impl ModelRuntime {
             system: ctx.system.clone(),
             messages: ctx.history.clone(),
             max_tokens: self.max_tokens,
+            tools: Vec::new(),
         };
         let events = ctx.events.clone();
         let mut on_delta = move |d: StreamDelta| {

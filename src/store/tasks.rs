@@ -70,6 +70,37 @@ pub struct FinishedStep {
     pub events: Vec<NewTaskEvent>,
 }
 
+/// The spend of a run so far and what it ran on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunCost {
+    /// This run's model spend in micro-USD.
+    pub total_cost_micros_usd: i64,
+    /// Model used.
+    pub model: String,
+    /// Provider used.
+    pub provider: String,
+}
+
+/// What an agent loop stores between its steps, in one transaction under the
+/// worker's lease: a finished step, artifacts that replace the run's ones of the
+/// same kind and name (the conversation so far, the final answer), the run's
+/// cost and events.
+#[derive(Debug, Clone)]
+pub struct RunCheckpoint {
+    /// The run.
+    pub run_id: TaskRunId,
+    /// The worker that must still hold its lease.
+    pub owner: String,
+    /// A step that ended.
+    pub step: Option<FinishedStep>,
+    /// Artifacts that replace the run's ones of the same kind and name.
+    pub replace: Vec<TaskArtifact>,
+    /// The run's spend so far.
+    pub cost: Option<RunCost>,
+    /// Events telling it.
+    pub events: Vec<NewTaskEvent>,
+}
+
 /// Storage of the task runtime.
 #[async_trait]
 pub trait TaskStore: Send + Sync {
@@ -112,6 +143,19 @@ pub trait TaskStore: Send + Sync {
     ) -> Result<Vec<TaskEvent>>;
     /// Stores a step's end, artifacts and events.
     async fn finish_task_step(&self, end: FinishedStep) -> Result<Vec<TaskEvent>>;
+    /// Stores an agent loop's progress; `conflict` when the lease on the run is
+    /// no longer `owner`'s (nothing is written then).
+    async fn checkpoint_task_run(&self, checkpoint: RunCheckpoint) -> Result<Vec<TaskEvent>>;
+    /// Parks a run `owner` holds until `approval` is resolved: the run waits in
+    /// `awaiting_approval`, its queue item is removed, the approval and events
+    /// are stored. `conflict` when the lease is no longer held.
+    async fn await_task_approval(
+        &self,
+        run_id: &TaskRunId,
+        owner: &str,
+        approval: TaskApproval,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<Vec<TaskEvent>>;
     /// Ends a run `owner` holds: terminal status, error, queue item removed, events.
     async fn finish_task_run(
         &self,
@@ -173,7 +217,9 @@ pub trait TaskStore: Send + Sync {
         task_id: &TaskId,
         id: &TaskApprovalId,
     ) -> Result<TaskApproval>;
-    /// Resolves a pending approval: approved requeues its run, rejected fails it.
+    /// Resolves a pending approval: approved requeues its run, rejected fails it
+    /// (an `agent_loop_tool_call` requeues it either way: the loop tells the
+    /// model about a refusal).
     /// `conflict` when it is not pending or its run no longer waits. Answers the
     /// approval and the events appended.
     async fn resolve_task_approval(

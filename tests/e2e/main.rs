@@ -14,6 +14,7 @@ mod support;
 mod acp_adapter;
 mod acp_bridge;
 mod acp_kits;
+mod agent_loop;
 mod cli_chat;
 mod cli_tasks;
 mod doctor;

@@ -419,13 +419,11 @@ async fn bad_input_is_refused_with_the_field_named_and_creates_nothing() {
     let agent = api
         .post(
             "/hecate/v1/tasks",
-            json!({"execution_kind": "agent_loop", "prompt": "hi"}),
+            json!({"execution_kind": "agent_loop", "prompt": " "}),
         )
         .await;
-    assert_eq!(
-        (agent.status, agent.error_type()),
-        (422, "agent_chat.runtime_unavailable")
-    );
+    assert_eq!((agent.status, agent.error_type()), (400, "invalid_request"));
+    assert_eq!(agent.body["error"]["field"], "prompt", "{}", agent.body);
     let list = api.get("/hecate/v1/tasks").await;
     assert_eq!(list.body["data"], json!([]), "nothing was created");
     for path in [

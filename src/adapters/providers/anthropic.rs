@@ -13,7 +13,27 @@ use serde_json::{Value, json};
 /// The API version header value Hecate speaks.
 const API_VERSION: &str = "2023-06-01";
 
+/// A tool call's arguments as the object Anthropic wants for `input` (text that
+/// is not a JSON object is kept under `raw_arguments`).
+fn call_input(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ if arguments.trim().is_empty() => json!({}),
+        _ => json!({"raw_arguments": arguments}),
+    }
+}
+
 fn render_blocks(m: &Message) -> Value {
+    if m.content_blocks.is_empty() && !m.tool_calls.is_empty() {
+        let text = (!m.content.is_empty()).then(|| json!({"type": "text", "text": m.content}));
+        return text
+            .into_iter()
+            .chain(m.tool_calls.iter().map(|c| {
+                json!({"type": "tool_use", "id": c.id, "name": c.name,
+                       "input": call_input(&c.arguments)})
+            }))
+            .collect();
+    }
     if m.content_blocks.is_empty() {
         return json!(m.content);
     }
@@ -62,12 +82,25 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
             Role::Assistant if m.status == MessageStatus::Completed => {
                 messages.push(json!({"role": "assistant", "content": render_blocks(m)}))
             }
-            Role::Tool => messages.push(json!({"role": "user", "content": [{
-                "type": "tool_result",
-                "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
-                "content": m.content,
-                "is_error": m.tool_error,
-            }]})),
+            Role::Tool => {
+                let result = json!({
+                    "type": "tool_result",
+                    "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                    "content": m.content,
+                    "is_error": m.tool_error,
+                });
+                // Results of one turn's calls go back together in one user message.
+                let merged = messages.last_mut().and_then(|last: &mut Value| {
+                    let is_user = last["role"] == "user";
+                    let blocks = last["content"].as_array_mut()?;
+                    let all_results = blocks.iter().all(|b| b["type"] == "tool_result");
+                    (is_user && all_results).then_some(blocks)
+                });
+                match merged {
+                    Some(blocks) => blocks.push(result),
+                    None => messages.push(json!({"role": "user", "content": [result]})),
+                }
+            }
             _ => {}
         }
     }
@@ -79,6 +112,13 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
     });
     if let Some(s) = &req.system {
         body["system"] = json!(s);
+    }
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
     }
     body
 }
@@ -109,7 +149,7 @@ pub(crate) async fn stream_chat(
     req: &ChatRequest,
     on_delta: &mut (dyn FnMut(StreamDelta) + Send),
 ) -> Result<ChatOutcome, ChatFailure> {
-    let mut out = ChatOutcome::default();
+    let out = ChatOutcome::default();
     let fail = |error: ProviderError, partial: ChatOutcome| ChatFailure { error, partial };
     let resp = authed(http.post(join_url(&cfg.base_url, "v1/messages")), cfg)
         .json(&request_body(req))
@@ -119,20 +159,63 @@ pub(crate) async fn stream_chat(
     if !resp.status().is_success() {
         return Err(fail(status_error(resp).await, out));
     }
-    let mut open = Open::Other;
-    let mut usage = Usage::default();
-    let mut stopped = false;
+    let mut decoder = Decoder::default();
     let mut stream = events(resp);
     while let Some(ev) = stream.next().await {
-        let ev = match ev {
-            Ok(ev) => ev,
-            Err(e) => return Err(fail(e, out)),
-        };
-        let v = match parse_json(&ev.data) {
-            Ok(v) => v,
-            Err(e) => return Err(fail(e, out)),
-        };
-        let kind = v["type"].as_str().unwrap_or(ev.event.as_str()).to_string();
+        let step = ev.and_then(|ev| {
+            let v = parse_json(&ev.data)?;
+            decoder.event(&v, &ev.event, on_delta)
+        });
+        match step {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => return Err(fail(e, decoder.out)),
+        }
+    }
+    let stopped = decoder.stopped;
+    let out = decoder.finish();
+    if !stopped {
+        return Err(fail(
+            ProviderError::StreamCut("no message_stop".into()),
+            out,
+        ));
+    }
+    Ok(out)
+}
+
+/// Folds stream events into an outcome: content blocks in order, tool inputs
+/// assembled from their `input_json_delta` pieces, usage from start and delta.
+struct Decoder {
+    out: ChatOutcome,
+    open: Open,
+    usage: Usage,
+    stopped: bool,
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Self {
+            out: ChatOutcome::default(),
+            open: Open::Other,
+            usage: Usage::default(),
+            stopped: false,
+        }
+    }
+}
+
+impl Decoder {
+    /// Takes one parsed event (`sse_event` names it when the data has no
+    /// `type`); answers true at `message_stop`.
+    fn event(
+        &mut self,
+        v: &Value,
+        sse_event: &str,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<bool, ProviderError> {
+        let Self {
+            out, open, usage, ..
+        } = self;
+        let kind = v["type"].as_str().unwrap_or(sse_event).to_string();
         match kind.as_str() {
             "message_start" => {
                 let u = &v["message"]["usage"];
@@ -143,7 +226,7 @@ pub(crate) async fn stream_chat(
             }
             "content_block_start" => {
                 let b = &v["content_block"];
-                open = match b["type"].as_str() {
+                *open = match b["type"].as_str() {
                     Some("text") => {
                         out.blocks.push(ContentBlock::Text {
                             text: String::new(),
@@ -175,7 +258,7 @@ pub(crate) async fn stream_chat(
             }
             "content_block_delta" => {
                 let d = &v["delta"];
-                match (d["type"].as_str(), &mut open) {
+                match (d["type"].as_str(), &mut *open) {
                     (Some("text_delta"), _) => {
                         let t = d["text"].as_str().unwrap_or_default();
                         out.push_text(t);
@@ -202,7 +285,7 @@ pub(crate) async fn stream_chat(
                 }
             }
             "content_block_stop" => {
-                if let Open::Tool { id, name, json } = std::mem::replace(&mut open, Open::Other) {
+                if let Open::Tool { id, name, json } = std::mem::replace(open, Open::Other) {
                     let args = if json.is_empty() {
                         "{}".to_string()
                     } else {
@@ -230,11 +313,11 @@ pub(crate) async fn stream_chat(
                 }
             }
             "message_stop" => {
-                stopped = true;
-                break;
+                self.stopped = true;
+                return Ok(true);
             }
             "error" => {
-                let e = ProviderError::Status {
+                return Err(ProviderError::Status {
                     status: match v["error"]["type"].as_str() {
                         Some("rate_limit_error") => 429,
                         Some("overloaded_error") => 529,
@@ -243,25 +326,24 @@ pub(crate) async fn stream_chat(
                     },
                     body: v["error"].to_string(),
                     retry_after: None,
-                };
-                return Err(fail(e, out));
+                });
             }
             _ => {}
         }
+        Ok(false)
     }
-    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-    out.usage = Some(usage);
-    out.blocks.retain(|b| match b {
-        ContentBlock::Text { text } => !text.is_empty(),
-        _ => true,
-    });
-    if !stopped {
-        return Err(fail(
-            ProviderError::StreamCut("no message_stop".into()),
-            out,
-        ));
+
+    /// The outcome with its usage, empty text blocks dropped.
+    fn finish(mut self) -> ChatOutcome {
+        let mut usage = self.usage;
+        usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+        self.out.usage = Some(usage);
+        self.out.blocks.retain(|b| match b {
+            ContentBlock::Text { text } => !text.is_empty(),
+            _ => true,
+        });
+        self.out
     }
-    Ok(out)
 }
 
 pub(crate) async fn list_models(
@@ -269,4 +351,95 @@ pub(crate) async fn list_models(
     cfg: &ProviderConfig,
 ) -> Result<Vec<String>, ProviderError> {
     model_ids(authed(http.get(join_url(&cfg.base_url, "v1/models")), cfg)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::providers::ToolDefinition;
+
+    #[test]
+    fn tools_calls_and_results_render_in_messages_shape() {
+        let mut call = Message::unstored(Role::Assistant, "Reading both.");
+        for (id, path) in [("toolu_1", "a.txt"), ("toolu_2", "b.txt")] {
+            call.tool_calls.push(ToolCall {
+                id: id.into(),
+                name: "read_file".into(),
+                arguments: format!(r#"{{"path":"{path}"}}"#),
+            });
+        }
+        let mut first = Message::unstored(Role::Tool, "A");
+        first.tool_call_id = Some("toolu_1".into());
+        let mut second = Message::unstored(Role::Tool, "no such file");
+        second.tool_call_id = Some("toolu_2".into());
+        second.tool_error = true;
+        let req = ChatRequest {
+            model: "m".into(),
+            system: Some("sys".into()),
+            messages: vec![Message::unstored(Role::User, "go"), call, first, second],
+            max_tokens: 10,
+            tools: vec![ToolDefinition {
+                name: "read_file".into(),
+                description: "Reads".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        let body = request_body(&req);
+        assert_eq!(
+            body["tools"][0],
+            json!({"name": "read_file", "description": "Reads", "input_schema": {"type": "object"}})
+        );
+        let m = body["messages"].as_array().expect("messages");
+        assert_eq!(m.len(), 3, "{body}");
+        assert_eq!(
+            m[1]["content"][0],
+            json!({"type": "text", "text": "Reading both."})
+        );
+        assert_eq!(
+            m[1]["content"][1],
+            json!({"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.txt"}})
+        );
+        assert_eq!(m[2]["role"], "user");
+        assert_eq!(m[2]["content"][0]["tool_use_id"], "toolu_1");
+        assert_eq!(m[2]["content"][1]["tool_use_id"], "toolu_2");
+        assert_eq!(m[2]["content"][1]["is_error"], true);
+    }
+
+    #[test]
+    fn streamed_tool_use_input_is_assembled_from_json_deltas() {
+        let events = [
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 12, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Editing."}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use",
+                   "id": "toolu_9", "name": "file_edit", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ""}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"a"}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ".txt\"}"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}}),
+            json!({"type": "message_stop"}),
+        ];
+        let mut decoder = Decoder::default();
+        let mut started = Vec::new();
+        let mut on_delta = |d: StreamDelta| {
+            if let StreamDelta::ToolCallStarted { id, .. } = d {
+                started.push(id);
+            }
+        };
+        let mut stops = Vec::new();
+        for e in &events {
+            stops.push(decoder.event(e, "", &mut on_delta).expect("event"));
+        }
+        assert_eq!(stops.iter().filter(|s| **s).count(), 1);
+        let out = decoder.finish();
+        assert_eq!(started, vec!["toolu_9".to_string()]);
+        assert_eq!(out.tool_calls.len(), 1);
+        assert_eq!(out.tool_calls[0].name, "file_edit");
+        assert_eq!(out.tool_calls[0].arguments, r#"{"path": "a.txt"}"#);
+        assert_eq!(out.stop_reason.as_deref(), Some("tool_use"));
+        let usage = out.usage.expect("usage");
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens), (12, 20));
+    }
 }

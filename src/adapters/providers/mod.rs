@@ -69,6 +69,20 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     /// Output token cap.
     pub max_tokens: u32,
+    /// Tools the model may call (none: a plain chat request).
+    pub tools: Vec<ToolDefinition>,
+}
+
+/// A tool offered to the model: its name, what it does and the JSON schema of
+/// its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON schema (an object schema) of its arguments.
+    pub parameters: serde_json::Value,
 }
 
 /// A piece of streamed output.

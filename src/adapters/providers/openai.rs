@@ -15,6 +15,9 @@ fn render_message(m: &Message) -> Value {
         Role::Assistant => {
             let mut v = json!({"role": "assistant", "content": m.content});
             if !m.tool_calls.is_empty() {
+                if m.content.is_empty() {
+                    v["content"] = Value::Null;
+                }
                 v["tool_calls"] = m
                     .tool_calls
                     .iter()
@@ -48,13 +51,24 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
             .filter(|m| m.role != Role::Assistant || m.status == MessageStatus::Completed)
             .map(render_message),
     );
-    json!({
+    let mut body = json!({
         "model": req.model,
         "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
         "max_tokens": req.max_tokens,
-    })
+    });
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+    }
+    body
 }
 
 fn authed(rb: reqwest::RequestBuilder, cfg: &ProviderConfig) -> reqwest::RequestBuilder {
@@ -78,7 +92,7 @@ pub(crate) async fn stream_chat(
     req: &ChatRequest,
     on_delta: &mut (dyn FnMut(StreamDelta) + Send),
 ) -> Result<ChatOutcome, ChatFailure> {
-    let mut out = ChatOutcome::default();
+    let out = ChatOutcome::default();
     let fail = |error: ProviderError, partial: ChatOutcome| ChatFailure { error, partial };
     let resp = authed(http.post(join_url(&cfg.base_url, "chat/completions")), cfg)
         .json(&request_body(req))
@@ -88,29 +102,55 @@ pub(crate) async fn stream_chat(
     if !resp.status().is_success() {
         return Err(fail(status_error(resp).await, out));
     }
-    let mut calls: Vec<PendingCall> = Vec::new();
+    let mut decoder = Decoder::default();
     let mut done = false;
     let mut stream = events(resp);
     while let Some(ev) = stream.next().await {
         let ev = match ev {
             Ok(ev) => ev,
-            Err(e) => return Err(fail(e, finish(out, calls))),
+            Err(e) => return Err(fail(e, decoder.finish())),
         };
         if ev.data.trim() == "[DONE]" {
             done = true;
             break;
         }
-        let v = match parse_json(&ev.data) {
-            Ok(v) => v,
-            Err(e) => return Err(fail(e, finish(out, calls))),
-        };
+        let chunk = parse_json(&ev.data).and_then(|v| decoder.chunk(&v, on_delta));
+        if let Err(e) = chunk {
+            return Err(fail(e, decoder.finish()));
+        }
+    }
+    let out = decoder.finish();
+    if !done && out.stop_reason.is_none() {
+        return Err(fail(
+            ProviderError::StreamCut("no finish_reason and no [DONE]".into()),
+            out,
+        ));
+    }
+    Ok(out)
+}
+
+/// Folds streamed chunks into an outcome: text and reasoning as they come, tool
+/// calls assembled by their `index` across chunks.
+#[derive(Default)]
+struct Decoder {
+    out: ChatOutcome,
+    calls: Vec<PendingCall>,
+}
+
+impl Decoder {
+    /// Takes one parsed chunk; an in-stream `error` object is a failure.
+    fn chunk(
+        &mut self,
+        v: &Value,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), ProviderError> {
+        let (out, calls) = (&mut self.out, &mut self.calls);
         if let Some(err) = v.get("error") {
-            let e = ProviderError::Status {
+            return Err(ProviderError::Status {
                 status: err["code"].as_u64().unwrap_or(500) as u16,
                 body: err.to_string(),
                 retry_after: None,
-            };
-            return Err(fail(e, finish(out, calls)));
+            });
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
             let prompt = u["prompt_tokens"].as_u64().unwrap_or(0);
@@ -157,21 +197,25 @@ pub(crate) async fn stream_chat(
                 out.stop_reason = Some(r.to_string());
             }
         }
+        Ok(())
     }
-    let out = finish(out, calls);
-    if !done && out.stop_reason.is_none() {
-        return Err(fail(
-            ProviderError::StreamCut("no finish_reason and no [DONE]".into()),
-            out,
-        ));
+
+    /// The outcome so far, with the assembled tool calls.
+    fn finish(&mut self) -> ChatOutcome {
+        finish(
+            std::mem::take(&mut self.out),
+            std::mem::take(&mut self.calls),
+        )
     }
-    Ok(out)
 }
 
 fn finish(mut out: ChatOutcome, calls: Vec<PendingCall>) -> ChatOutcome {
     for c in calls {
-        let input =
-            serde_json::from_str(&c.arguments).unwrap_or(Value::String(c.arguments.clone()));
+        let input = if c.arguments.trim().is_empty() {
+            Value::Object(Default::default())
+        } else {
+            serde_json::from_str(&c.arguments).unwrap_or(Value::String(c.arguments.clone()))
+        };
         out.blocks.push(ContentBlock::ToolUse {
             id: c.id.clone(),
             name: c.name.clone(),
@@ -191,4 +235,102 @@ pub(crate) async fn list_models(
     cfg: &ProviderConfig,
 ) -> Result<Vec<String>, ProviderError> {
     model_ids(authed(http.get(join_url(&cfg.base_url, "models")), cfg)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::providers::ToolDefinition;
+
+    fn message(role: Role, content: &str) -> Message {
+        Message::unstored(role, content)
+    }
+
+    #[test]
+    fn tools_calls_and_results_render_in_chat_completions_shape() {
+        let mut call = message(Role::Assistant, "");
+        call.tool_calls.push(ToolCall {
+            id: "call_1".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path":"a.txt"}"#.into(),
+        });
+        let mut result = message(Role::Tool, "hello");
+        result.tool_call_id = Some("call_1".into());
+        let req = ChatRequest {
+            model: "m".into(),
+            system: Some("sys".into()),
+            messages: vec![message(Role::User, "go"), call, result],
+            max_tokens: 10,
+            tools: vec![ToolDefinition {
+                name: "read_file".into(),
+                description: "Reads".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        let body = request_body(&req);
+        assert_eq!(
+            body["tools"][0],
+            json!({"type": "function", "function": {"name": "read_file",
+                   "description": "Reads", "parameters": {"type": "object"}}})
+        );
+        let m = &body["messages"];
+        assert_eq!(m[0]["role"], "system");
+        assert_eq!(m[2]["content"], Value::Null);
+        assert_eq!(m[2]["tool_calls"][0]["function"]["name"], "read_file");
+        assert_eq!(
+            m[2]["tool_calls"][0]["function"]["arguments"],
+            r#"{"path":"a.txt"}"#
+        );
+        assert_eq!(
+            m[3],
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "hello"})
+        );
+        let plain = ChatRequest {
+            tools: Vec::new(),
+            ..req
+        };
+        assert!(request_body(&plain).get("tools").is_none());
+    }
+
+    #[test]
+    fn streamed_tool_calls_are_assembled_across_chunks() {
+        let chunks = [
+            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me look."}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_a",
+                "type": "function", "function": {"name": "read_file", "arguments": ""}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+                "function": {"arguments": "{\"pa"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+                "function": {"arguments": "th\":\"a.txt\"}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "call_b",
+                "function": {"name": "list_dir", "arguments": "{}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}}),
+        ];
+        let mut decoder = Decoder::default();
+        let mut started = Vec::new();
+        let mut on_delta = |d: StreamDelta| {
+            if let StreamDelta::ToolCallStarted { id, name } = d {
+                started.push((id, name));
+            }
+        };
+        for c in &chunks {
+            decoder.chunk(c, &mut on_delta).expect("chunk");
+        }
+        let out = decoder.finish();
+        assert_eq!(
+            started,
+            vec![
+                ("call_a".to_string(), "read_file".to_string()),
+                ("call_b".to_string(), "list_dir".to_string())
+            ]
+        );
+        assert_eq!(out.tool_calls.len(), 2);
+        assert_eq!(out.tool_calls[0].id, "call_a");
+        assert_eq!(out.tool_calls[0].arguments, r#"{"path":"a.txt"}"#);
+        assert_eq!(out.tool_calls[1].name, "list_dir");
+        assert_eq!(out.stop_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(out.usage.map(|u| u.total_tokens), Some(10));
+        assert!(matches!(&out.blocks[0], ContentBlock::Text { text } if text == "Let me look."));
+    }
 }

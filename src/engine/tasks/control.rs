@@ -144,6 +144,9 @@ impl TaskRuntime {
     pub async fn start(&self, namespace: &str, id: &TaskId, opts: StartOptions) -> Result<TaskRun> {
         let task = self.store().get_task(namespace, id).await?;
         let kind = task.spec.validate()?;
+        if kind == ExecutionKind::AgentLoop {
+            self.agent_model(&task.spec)?;
+        }
         let source = match &opts.from {
             Some(run_id) => Some(self.store().get_task_run(id, run_id).await?),
             None => None,

@@ -21,17 +21,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// How a step ended, before it is stored.
-struct StepEnd {
-    status: TaskStepStatus,
-    exit_code: Option<i32>,
-    error: Option<(String, String)>,
-    artifacts: Vec<TaskArtifact>,
-    events: Vec<NewTaskEvent>,
+/// How a step (or an agent loop) ended, before it is stored.
+pub(super) struct StepEnd {
+    pub(super) status: TaskStepStatus,
+    pub(super) exit_code: Option<i32>,
+    pub(super) error: Option<(String, String)>,
+    pub(super) artifacts: Vec<TaskArtifact>,
+    pub(super) events: Vec<NewTaskEvent>,
+}
+
+/// How executing a run ended: to be finished, or parked waiting for an approval
+/// (already stored).
+pub(super) enum RunEnd {
+    /// The run ends as this says.
+    Finish(StepEnd),
+    /// The run waits in `awaiting_approval`.
+    Parked,
 }
 
 impl StepEnd {
-    fn failed(error_type: &str, message: String) -> Self {
+    /// A failure with a stable type.
+    pub(super) fn failed(error_type: &str, message: String) -> Self {
         Self {
             status: TaskStepStatus::Failed,
             exit_code: None,
@@ -42,7 +52,14 @@ impl StepEnd {
     }
 }
 
-fn artifact(task: &Task, run: &TaskRun, step: &TaskStepId, kind: &str, name: &str) -> TaskArtifact {
+/// An empty artifact of `kind` named `name`, of a step of the run.
+pub(super) fn artifact(
+    task: &Task,
+    run: &TaskRun,
+    step: &TaskStepId,
+    kind: &str,
+    name: &str,
+) -> TaskArtifact {
     TaskArtifact {
         id: TaskArtifactId::generate(),
         task_id: task.id.clone(),
@@ -58,7 +75,8 @@ fn artifact(task: &Task, run: &TaskRun, step: &TaskStepId, kind: &str, name: &st
     }
 }
 
-fn output_artifacts(
+/// The stdout and stderr artifacts of a command (the non-empty ones).
+pub(super) fn output_artifacts(
     task: &Task,
     run: &TaskRun,
     step: &TaskStepId,
@@ -129,17 +147,34 @@ fn command_end(
     }
 }
 
-fn patch_end(task: &Task, run: &TaskRun, step: &TaskStepId, change: FileChange) -> StepEnd {
+/// The patch artifact of a file change (`applied`, or `proposed` when it was
+/// not written) and the event that tells it.
+pub(super) fn patch_artifact(
+    task: &Task,
+    run: &TaskRun,
+    step: &TaskStepId,
+    change: &FileChange,
+    proposed: bool,
+) -> (TaskArtifact, NewTaskEvent) {
     let content = json!({"path": change.path, "before": change.before, "after": change.after});
     let mut patch = artifact(task, run, step, "patch", &change.path);
     patch.content = content.to_string();
     patch.size_bytes = patch.content.len() as i64;
-    patch.status = Some("applied".into());
+    patch.status = Some(if proposed { "proposed" } else { "applied" }.into());
     let event = NewTaskEvent::new(
-        "tool.file.applied",
+        if proposed {
+            "tool.file.proposed"
+        } else {
+            "tool.file.applied"
+        },
         json!({"artifact_id": patch.id, "path": change.path,
                "created": change.before.is_none(), "deleted": change.after.is_none()}),
     );
+    (patch, event)
+}
+
+fn patch_end(task: &Task, run: &TaskRun, step: &TaskStepId, change: FileChange) -> StepEnd {
+    let (patch, event) = patch_artifact(task, run, step, &change, false);
     StepEnd {
         status: TaskStepStatus::Completed,
         exit_code: None,
@@ -166,7 +201,13 @@ impl TaskRuntime {
                 stop.cancel();
             })
         };
-        let end = self.run_step(&task, &run, &cancel).await;
+        let end = match self.prepare_workspace(&task, &run).await {
+            Err(end) => RunEnd::Finish(end),
+            Ok(ws) if task.spec.execution_kind == Some(ExecutionKind::AgentLoop) => {
+                self.run_agent(&task, &run, ws, &cancel).await
+            }
+            Ok(ws) => RunEnd::Finish(self.run_step(&task, &run, ws, &cancel).await),
+        };
         renew.abort();
         let _ = renew.await;
         watch_shutdown.abort();
@@ -175,6 +216,9 @@ impl TaskRuntime {
             tracing::info!(run_id = %run.id, "task run left for another worker to claim");
             return;
         }
+        let RunEnd::Finish(end) = end else {
+            return;
+        };
         let (status, error, event_type) = match (end.status, &end.error) {
             (TaskStepStatus::Completed, _) => (TaskRunStatus::Completed, None, "run.finished"),
             (TaskStepStatus::Cancelled, _) => (TaskRunStatus::Cancelled, None, "run.cancelled"),
@@ -185,15 +229,11 @@ impl TaskRuntime {
             data["error_type"] = Value::from(t.as_str());
             data["error_message"] = Value::from(m.as_str());
         }
+        let mut events = end.events;
+        events.push(NewTaskEvent::new(event_type, data));
         match self
             .store()
-            .finish_task_run(
-                &run.id,
-                &self.inner.owner,
-                status,
-                error,
-                vec![NewTaskEvent::new(event_type, data)],
-            )
+            .finish_task_run(&run.id, &self.inner.owner, status, error, events)
             .await
         {
             Ok(events) => self.publish(events),
@@ -235,8 +275,8 @@ impl TaskRuntime {
         })
     }
 
-    /// Prepares the workspace and runs the one step of a deterministic task.
-    async fn run_step(&self, task: &Task, run: &TaskRun, cancel: &CancellationToken) -> StepEnd {
+    /// Prepares the run's workspace and records it on the run.
+    async fn prepare_workspace(&self, task: &Task, run: &TaskRun) -> Result<PathBuf, StepEnd> {
         let env = sanitized_env(&current_env(), &[], &[]);
         let spec = &task.spec;
         let data_dir = self.inner.config.data_dir.clone();
@@ -254,12 +294,26 @@ impl TaskRuntime {
         .await;
         let workspace: PathBuf = match workspace {
             Ok(w) => w,
-            Err(e) => return StepEnd::failed("workspace_error", e.to_string()),
+            Err(e) => return Err(StepEnd::failed("workspace_error", e.to_string())),
         };
         let ws_text = workspace.display().to_string();
         if let Err(e) = self.store().set_task_run_workspace(&run.id, &ws_text).await {
-            return StepEnd::failed("store_error", e.to_string());
+            return Err(StepEnd::failed("store_error", e.to_string()));
         }
+        Ok(workspace)
+    }
+
+    /// Runs the one step of a deterministic task in `workspace`.
+    async fn run_step(
+        &self,
+        task: &Task,
+        run: &TaskRun,
+        workspace: PathBuf,
+        cancel: &CancellationToken,
+    ) -> StepEnd {
+        let env = sanitized_env(&current_env(), &[], &[]);
+        let spec = &task.spec;
+        let ws_text = workspace.display().to_string();
         let kind = spec.execution_kind.unwrap_or(ExecutionKind::Shell);
         let input = match kind {
             ExecutionKind::Shell => json!({"shell_command": spec.shell_command}),

@@ -4,6 +4,7 @@
 //! once), with approval gates before anything runs and an event log every
 //! surface can follow and replay.
 
+mod agent;
 mod control;
 mod execute;
 mod patches;
@@ -14,6 +15,7 @@ pub use patches::{PatchContent, patch_content};
 
 use crate::domain::ids::TaskRunId;
 use crate::domain::task::{ApprovalPolicy, TaskEvent};
+use crate::runtimes::model::ModelRuntime;
 use crate::store::Store;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -42,6 +44,9 @@ pub struct TaskConfig {
     pub data_dir: PathBuf,
     /// Most `mcp_servers` entries one task may name (0 disables the check).
     pub max_mcp_servers_per_task: usize,
+    /// The model an `agent_loop` task without `requested_model` uses
+    /// (`provider/model` or a bare model; empty: none).
+    pub default_model: String,
 }
 
 impl Default for TaskConfig {
@@ -53,6 +58,7 @@ impl Default for TaskConfig {
             approval_policy: ApprovalPolicy::default(),
             data_dir: std::env::temp_dir().join("hecate-tasks"),
             max_mcp_servers_per_task: 16,
+            default_model: String::new(),
         }
     }
 }
@@ -65,6 +71,7 @@ pub struct TaskRuntime {
 
 struct Inner {
     store: Arc<dyn Store>,
+    models: ModelRuntime,
     config: TaskConfig,
     owner: String,
     wake: Notify,
@@ -83,12 +90,19 @@ impl std::fmt::Debug for TaskRuntime {
 }
 
 impl TaskRuntime {
-    /// A runtime over `store`; `owner` names this process in queue leases.
-    pub fn new(store: Arc<dyn Store>, config: TaskConfig, owner: String) -> Self {
+    /// A runtime over `store` whose `agent_loop` runs call `models`; `owner`
+    /// names this process in queue leases.
+    pub fn new(
+        store: Arc<dyn Store>,
+        models: ModelRuntime,
+        config: TaskConfig,
+        owner: String,
+    ) -> Self {
         let (events, _) = broadcast::channel(1024);
         Self {
             inner: Arc::new(Inner {
                 store,
+                models,
                 config,
                 owner,
                 wake: Notify::new(),

@@ -23,7 +23,6 @@ use axum::http::StatusCode;
     responses(
         (status = 201, description = "The task", body = TaskResponse),
         (status = 400, description = "Invalid fields (the envelope names the field)", body = ErrorEnvelope),
-        (status = 422, description = "agent_loop is not available in this build", body = ErrorEnvelope),
         (status = "default", description = "Error envelope", body = ErrorEnvelope)
     )
 )]
@@ -146,6 +145,7 @@ pub async fn delete(
         (status = 202, description = "The new run", body = TaskRunResponse),
         (status = 404, description = "No such task", body = ErrorEnvelope),
         (status = 409, description = "A run of the task is already active", body = ErrorEnvelope),
+        (status = 422, description = "An agent_loop task whose model does not resolve (model_not_configured); no run is created", body = ErrorEnvelope),
         (status = "default", description = "Error envelope", body = ErrorEnvelope)
     )
 )]

@@ -63,6 +63,8 @@ pub struct CreateTaskRequest {
     pub requested_model: Option<String>,
     /// Cost ceiling in micro-USD; 0 disables.
     pub budget_micros_usd: Option<i64>,
+    /// Most model turns of an `agent_loop` run (default 20).
+    pub max_turns: Option<u32>,
     /// MCP servers for `agent_loop` runs.
     #[schema(value_type = Option<Vec<Object>>)]
     pub mcp_servers: Option<Vec<Value>>,
@@ -161,6 +163,7 @@ impl CreateTaskRequest {
         spec.sandbox_read_only = self.sandbox_read_only.unwrap_or(false);
         spec.sandbox_network = self.sandbox_network.unwrap_or(false);
         spec.budget_micros_usd = self.budget_micros_usd.unwrap_or(0);
+        spec.max_turns = self.max_turns.unwrap_or(0);
         spec.mcp_servers = self.mcp_servers.unwrap_or_default();
         spec.priority = self.priority.unwrap_or(0);
         if let Some(t) = self.timeout_ms {
@@ -211,6 +214,8 @@ pub struct TaskDto {
     pub requested_model: String,
     /// Cost ceiling in micro-USD.
     pub budget_micros_usd: i64,
+    /// Most model turns of an `agent_loop` run.
+    pub max_turns: u32,
     /// MCP servers for `agent_loop` runs.
     #[schema(value_type = Vec<Object>)]
     pub mcp_servers: Vec<Value>,
@@ -252,6 +257,7 @@ impl From<&Task> for TaskDto {
             requested_provider: s.requested_provider.clone(),
             requested_model: s.requested_model.clone(),
             budget_micros_usd: s.budget_micros_usd,
+            max_turns: s.effective_max_turns(),
             mcp_servers: s.mcp_servers.clone(),
             priority: s.priority,
             timeout_ms: s.effective_timeout_ms(),

@@ -15,7 +15,9 @@ use crate::domain::task::{
     TaskRunStatus, TaskStep,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
-use crate::store::tasks::{ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, TaskStore};
+use crate::store::tasks::{
+    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, RunCheckpoint, TaskStore,
+};
 use async_trait::async_trait;
 use rows::*;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -118,11 +120,9 @@ impl TaskStore for SqliteStore {
                 |r| r.get(0),
             )?;
             if active > 0 {
-                return Err(conflict(format!(
-                    "task {} already has an active run",
-                    run.task_id
-                ))
-                .into());
+                return Err(
+                    conflict(format!("task {} already has an active run", run.task_id)).into(),
+                );
             }
             run.number = tx.query_row(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM task_runs WHERE task_id = ?1",
@@ -161,22 +161,7 @@ impl TaskStore for SqliteStore {
                 enqueue(&tx, &run, priority)?;
             }
             if let Some(a) = &approval {
-                tx.execute(
-                    &format!(
-                        "INSERT INTO task_approvals ({APPROVAL_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)"
-                    ),
-                    params![
-                        a.id.as_str(),
-                        a.task_id.as_str(),
-                        a.run_id.as_str(),
-                        a.kind.as_str(),
-                        a.status.as_str(),
-                        a.reason,
-                        a.note,
-                        a.created_at,
-                        a.resolved_at
-                    ],
-                )?;
+                insert_approval(&tx, a)?;
             }
             let events = append_events(&tx, &run.task_id, &run.id, events)?;
             tx.commit()?;
@@ -284,18 +269,7 @@ impl TaskStore for SqliteStore {
                 events,
             } = end;
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute(
-                "UPDATE task_steps SET status = ?2, exit_code = ?3, error_type = ?4, \
-                 error_message = ?5, finished_at = ?6 WHERE id = ?1",
-                params![
-                    step.id.as_str(),
-                    step.status.as_str(),
-                    step.exit_code,
-                    step.error_type,
-                    step.error_message,
-                    step.finished_at
-                ],
-            )?;
+            update_step_end(&tx, &step)?;
             for a in &artifacts {
                 insert_artifact(&tx, a)?;
             }
@@ -304,6 +278,23 @@ impl TaskStore for SqliteStore {
             Ok(events)
         })
         .await
+    }
+
+    async fn checkpoint_task_run(&self, checkpoint: RunCheckpoint) -> Result<Vec<TaskEvent>> {
+        self.write(move |c| transitions::checkpoint(c, checkpoint))
+            .await
+    }
+
+    async fn await_task_approval(
+        &self,
+        run_id: &TaskRunId,
+        owner: &str,
+        approval: TaskApproval,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<Vec<TaskEvent>> {
+        let (run_id, owner) = (run_id.clone(), owner.to_string());
+        self.write(move |c| transitions::park(c, &run_id, &owner, approval, events))
+            .await
     }
 
     async fn finish_task_run(

@@ -6,7 +6,9 @@ use super::super::OpResult;
 use super::rows::*;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::{TaskId, TaskRunId};
-use crate::domain::task::{Task, TaskArtifact, TaskEvent, TaskRun, TaskRunStatus};
+use crate::domain::task::{
+    Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskRunStatus, TaskStep,
+};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::tasks::NewTaskEvent;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -140,5 +142,57 @@ pub(super) fn insert_artifact(c: &Connection, a: &TaskArtifact) -> OpResult<()> 
             a.created_at
         ],
     )?;
+    Ok(())
+}
+
+pub(super) fn insert_approval(c: &Connection, a: &TaskApproval) -> OpResult<()> {
+    c.execute(
+        &format!(
+            "INSERT INTO task_approvals ({APPROVAL_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)"
+        ),
+        params![
+            a.id.as_str(),
+            a.task_id.as_str(),
+            a.run_id.as_str(),
+            a.kind.as_str(),
+            a.status.as_str(),
+            a.reason,
+            a.note,
+            a.created_at,
+            a.resolved_at
+        ],
+    )?;
+    Ok(())
+}
+
+pub(super) fn update_step_end(c: &Connection, step: &TaskStep) -> OpResult<()> {
+    c.execute(
+        "UPDATE task_steps SET status = ?2, exit_code = ?3, error_type = ?4, \
+         error_message = ?5, finished_at = ?6 WHERE id = ?1",
+        params![
+            step.id.as_str(),
+            step.status.as_str(),
+            step.exit_code,
+            step.error_type,
+            step.error_message,
+            step.finished_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// Fails with `conflict` unless `owner` holds the lease on the run.
+pub(super) fn check_lease(c: &Connection, run_id: &TaskRunId, owner: &str) -> OpResult<()> {
+    let held: Option<String> = c
+        .query_row(
+            "SELECT lease_owner FROM task_queue WHERE run_id = ?1",
+            params![run_id.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    if held.as_deref() != Some(owner) {
+        return Err(conflict(format!("the lease on run {run_id} is no longer held")).into());
+    }
     Ok(())
 }

@@ -1,15 +1,18 @@
 //! The queue and state transitions that read before they write, each one
 //! `BEGIN IMMEDIATE` transaction: claiming the next run under a lease (taking
-//! over an expired one), cancelling a run, resolving an approval.
+//! over an expired one), cancelling a run, resolving an approval, and an agent
+//! loop's checkpoints and approval pauses under the worker's lease.
 
 use super::super::OpResult;
 use super::rows::*;
 use super::statements::*;
 use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
-use crate::domain::task::{TaskApproval, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus};
+use crate::domain::task::{
+    TaskApproval, TaskApprovalKind, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus,
+};
 use crate::domain::time::{now_millis, now_rfc3339};
-use crate::store::tasks::{ClaimedRun, NewTaskEvent};
+use crate::store::tasks::{ClaimedRun, NewTaskEvent, RunCheckpoint};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::json;
 
@@ -173,7 +176,9 @@ pub(super) fn resolve(
         json!({"approval_id": id, "kind": approval.kind.as_str(),
                "decision": decision.as_str(), "note": note}),
     )];
-    if decision == TaskApprovalStatus::Approved {
+    let requeue = decision == TaskApprovalStatus::Approved
+        || approval.kind == TaskApprovalKind::AgentLoopToolCall;
+    if requeue {
         let task = select_task(&tx, None, task_id)?;
         set_run_status(&tx, &run.id, TaskRunStatus::Queued, None)?;
         enqueue(&tx, &run, task.spec.priority)?;
@@ -197,4 +202,63 @@ pub(super) fn resolve(
     )?;
     tx.commit()?;
     Ok((approval, told))
+}
+
+pub(super) fn checkpoint(c: &mut Connection, cp: RunCheckpoint) -> OpResult<Vec<TaskEvent>> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    check_lease(&tx, &cp.run_id, &cp.owner)?;
+    let run = select_run_by_id(&tx, &cp.run_id)?;
+    if let Some(end) = &cp.step {
+        update_step_end(&tx, &end.step)?;
+        for a in &end.artifacts {
+            insert_artifact(&tx, a)?;
+        }
+    }
+    for a in &cp.replace {
+        tx.execute(
+            "DELETE FROM task_artifacts WHERE run_id = ?1 AND kind = ?2 AND name = ?3",
+            params![cp.run_id.as_str(), a.kind, a.name],
+        )?;
+        insert_artifact(&tx, a)?;
+    }
+    if let Some(cost) = &cp.cost {
+        tx.execute(
+            "UPDATE task_runs SET total_cost_micros_usd = ?2, model = ?3, provider = ?4 \
+             WHERE id = ?1",
+            params![
+                cp.run_id.as_str(),
+                cost.total_cost_micros_usd,
+                cost.model,
+                cost.provider
+            ],
+        )?;
+    }
+    let mut events = cp.events;
+    if let Some(end) = cp.step {
+        events.splice(0..0, end.events);
+    }
+    let events = append_events(&tx, &run.task_id, &run.id, events)?;
+    tx.commit()?;
+    Ok(events)
+}
+
+pub(super) fn park(
+    c: &mut Connection,
+    run_id: &TaskRunId,
+    owner: &str,
+    approval: TaskApproval,
+    events: Vec<NewTaskEvent>,
+) -> OpResult<Vec<TaskEvent>> {
+    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    check_lease(&tx, run_id, owner)?;
+    let run = select_run_by_id(&tx, run_id)?;
+    set_run_status(&tx, run_id, TaskRunStatus::AwaitingApproval, None)?;
+    tx.execute(
+        "DELETE FROM task_queue WHERE run_id = ?1",
+        params![run_id.as_str()],
+    )?;
+    insert_approval(&tx, &approval)?;
+    let events = append_events(&tx, &run.task_id, run_id, events)?;
+    tx.commit()?;
+    Ok(events)
 }

@@ -1,0 +1,104 @@
+//! Approval gates on tool calls: a call of a gated built-in tool without a
+//! decision parks the run with an `agent_loop_tool_call` approval; approved, it
+//! runs when the run is claimed again (no new model turn); rejected, the model
+//! gets a refusal as the call's result.
+
+use super::Loop;
+use super::steps::arguments;
+use crate::domain::error::{ErrorType, Result};
+use crate::domain::ids::TaskApprovalId;
+use crate::domain::message::ToolCall;
+use crate::domain::task::{TaskApproval, TaskApprovalKind, TaskApprovalStatus};
+use crate::domain::time::now_rfc3339;
+use crate::runtimes::agent::catalog::BuiltIn;
+use crate::store::tasks::NewTaskEvent;
+use serde_json::json;
+
+/// What the gate says about a call.
+pub(super) enum Verdict {
+    /// Run it.
+    Run,
+    /// The operator refused it; its result is stored.
+    Refused,
+    /// The run now waits for an approval.
+    Parked,
+}
+
+impl Loop<'_> {
+    /// Decides whether `call` runs now, was refused, or must wait.
+    pub(super) async fn gate(&mut self, call: &ToolCall) -> Result<Verdict> {
+        let gated = BuiltIn::parse(&call.name).is_some()
+            && self.rt.inner.config.approval_policy.gates_tool(&call.name);
+        if !gated {
+            return Ok(Verdict::Run);
+        }
+        let known = match self.conversation.approvals.get(&call.id) {
+            Some(id) => {
+                let id = TaskApprovalId(id.clone());
+                match self.rt.store().get_task_approval(&self.task.id, &id).await {
+                    Ok(a) => Some(a),
+                    // Asked, but the worker died before the approval was stored.
+                    Err(e) if e.error_type == ErrorType::NotFound => None,
+                    Err(e) => return Err(e),
+                }
+            }
+            None => None,
+        };
+        let Some(approval) = known else {
+            self.park(call).await?;
+            return Ok(Verdict::Parked);
+        };
+        if approval.status == TaskApprovalStatus::Approved {
+            return Ok(Verdict::Run);
+        }
+        let note = approval
+            .note
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .map(|n| format!(": {n}"))
+            .unwrap_or_default();
+        let text = format!("refused by the operator{note}; the call was not run");
+        self.conversation.push_result(&call.id, text, true);
+        let event = NewTaskEvent::new(
+            "tool.call.refused",
+            json!({"tool_call_id": call.id, "tool": call.name, "approval_id": approval.id,
+                   "note": approval.note}),
+        );
+        self.checkpoint(None, vec![event], Vec::new()).await?;
+        Ok(Verdict::Refused)
+    }
+
+    /// Records an approval for `call` in the conversation, stores it, and parks
+    /// the run on it.
+    async fn park(&mut self, call: &ToolCall) -> Result<()> {
+        let args = arguments(call);
+        let approval = TaskApproval {
+            id: TaskApprovalId::generate(),
+            task_id: self.task.id.clone(),
+            run_id: self.run.id.clone(),
+            kind: TaskApprovalKind::AgentLoopToolCall,
+            status: TaskApprovalStatus::Pending,
+            reason: format!("the agent wants to use {}: {args}", call.name),
+            note: None,
+            created_at: now_rfc3339(),
+            resolved_at: None,
+        };
+        self.conversation
+            .approvals
+            .insert(call.id.clone(), approval.id.as_str().to_string());
+        self.checkpoint(None, Vec::new(), Vec::new()).await?;
+        let event = NewTaskEvent::new(
+            "approval.requested",
+            json!({"approval_id": approval.id, "kind": approval.kind.as_str(),
+                   "reason": approval.reason, "tool_call_id": call.id, "tool": call.name,
+                   "arguments": args}),
+        );
+        let stored = self
+            .rt
+            .store()
+            .await_task_approval(&self.run.id, &self.rt.inner.owner, approval, vec![event])
+            .await?;
+        self.rt.publish(stored);
+        Ok(())
+    }
+}

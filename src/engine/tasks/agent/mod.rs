@@ -1,0 +1,304 @@
+//! Executing an `agent_loop` run: call the model with the built-in tool catalog,
+//! run each tool call it asks for as a step, feed the results back, until the
+//! model answers without tool calls, the turn limit or the budget. Approval
+//! gates park the run with its conversation stored; the conversation is stored
+//! after every model turn and tool call, so a reclaimed or requeued run goes on
+//! from its last completed step without calling a tool twice.
+
+mod gate;
+mod steps;
+
+use super::TaskRuntime;
+use super::control::confinement_of;
+use super::execute::{RunEnd, StepEnd, artifact};
+use crate::adapters::process::env::{current_env, sanitized_env};
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::ids::TaskStepId;
+use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus};
+use crate::runtimes::agent::conversation::Conversation;
+use crate::runtimes::agent::tools::ToolEnv;
+use crate::runtimes::model::ModelTarget;
+use crate::store::tasks::{FinishedStep, NewTaskEvent, RunCheckpoint, RunCost};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Kind of the artifact that holds a run's conversation.
+pub const CONVERSATION_KIND: &str = "agent_conversation";
+/// Kind of the artifact that holds a run's final answer.
+pub const FINAL_ANSWER_KIND: &str = "final_answer";
+
+/// The first layer of every agent's system prompt (the task's own follows).
+const BASE_PROMPT: &str = "You are Hecate's agent, working in a project workspace through the tools you are given. Paths are relative to the workspace root. Read files before you change them, prefer file_edit for targeted changes, and answer with a short summary when you are done.";
+
+/// One run of the loop in progress.
+struct Loop<'a> {
+    rt: &'a TaskRuntime,
+    task: &'a Task,
+    run: &'a TaskRun,
+    target: ModelTarget,
+    conversation: Conversation,
+    cost: i64,
+    env: ToolEnv,
+    /// Steps stored before this worker took the run (a dead worker's included).
+    earlier: Vec<TaskStep>,
+    next_index: i64,
+}
+
+impl TaskRuntime {
+    /// The model an `agent_loop` task runs on: its own, or the configured
+    /// default; `model_not_configured` when neither is set or it does not
+    /// resolve.
+    pub(super) fn agent_model(&self, spec: &TaskSpec) -> Result<ModelTarget> {
+        let model = match spec.requested_model.trim() {
+            "" => self.inner.config.default_model.trim(),
+            m => m,
+        };
+        if model.is_empty() {
+            return Err(HecateError::new(
+                ErrorType::ModelNotConfigured,
+                "this agent_loop task names no requested_model and no default model is configured",
+            )
+            .with_detail("field", "requested_model")
+            .with_operator_action(
+                "Create the task with requested_model, or set [tasks] default_model (HECATE_TASK_DEFAULT_MODEL).",
+            ));
+        }
+        let provider = Some(spec.requested_provider.trim()).filter(|p| !p.is_empty());
+        self.inner
+            .models
+            .resolve(provider, model)
+            .map_err(|e| HecateError {
+                error_type: ErrorType::ModelNotConfigured,
+                ..e
+            })
+    }
+
+    /// Runs the loop of an `agent_loop` run in `workspace`.
+    pub(super) async fn run_agent(
+        &self,
+        task: &Task,
+        run: &TaskRun,
+        workspace: PathBuf,
+        cancel: &CancellationToken,
+    ) -> RunEnd {
+        let target = match self.agent_model(&task.spec) {
+            Ok(t) => t,
+            Err(e) => return RunEnd::Finish(StepEnd::failed(e.error_type.code(), e.message)),
+        };
+        let (conversation, earlier) = match self.agent_state(task, run).await {
+            Ok(s) => s,
+            Err(e) => return RunEnd::Finish(StepEnd::failed("store_error", e.to_string())),
+        };
+        let spec = &task.spec;
+        let allowed_root = if spec.sandbox_allowed_root.is_empty() {
+            workspace.clone()
+        } else {
+            PathBuf::from(&spec.sandbox_allowed_root)
+        };
+        let mut l = Loop {
+            rt: self,
+            task,
+            run,
+            target,
+            conversation,
+            cost: run.total_cost_micros_usd,
+            env: ToolEnv {
+                workspace,
+                allowed_root,
+                confinement: confinement_of(spec),
+                env: sanitized_env(&current_env(), &[], &[]),
+                timeout: Duration::from_millis(spec.effective_timeout_ms()),
+            },
+            next_index: earlier.len() as i64 + 1,
+            earlier,
+        };
+        match l.drive(cancel).await {
+            Ok(end) => end,
+            Err(e) => RunEnd::Finish(StepEnd::failed("store_error", e.to_string())),
+        }
+    }
+
+    /// The run's stored conversation (a fresh one from the prompt when it has
+    /// none yet) and its steps so far.
+    async fn agent_state(
+        &self,
+        task: &Task,
+        run: &TaskRun,
+    ) -> Result<(Conversation, Vec<TaskStep>)> {
+        let artifacts = self
+            .store()
+            .list_task_artifacts(&task.id, Some(&run.id))
+            .await?;
+        let conversation = match artifacts.iter().find(|a| a.kind == CONVERSATION_KIND) {
+            Some(a) => serde_json::from_str(&a.content).map_err(|e| {
+                HecateError::store(format!(
+                    "the conversation of run {} is unreadable: {e}",
+                    run.id
+                ))
+            })?,
+            None => Conversation::new(&task.spec.prompt),
+        };
+        let steps = self.store().list_task_steps(&run.id).await?;
+        Ok((conversation, steps))
+    }
+}
+
+fn cancelled() -> RunEnd {
+    RunEnd::Finish(StepEnd {
+        status: TaskStepStatus::Cancelled,
+        exit_code: None,
+        error: None,
+        artifacts: Vec::new(),
+        events: Vec::new(),
+    })
+}
+
+impl Loop<'_> {
+    /// Alternates tool calls and model turns until the run ends or parks.
+    async fn drive(&mut self, cancel: &CancellationToken) -> Result<RunEnd> {
+        loop {
+            for call in self.conversation.pending_calls() {
+                if cancel.is_cancelled() {
+                    return Ok(cancelled());
+                }
+                if self.interrupted(&call.id) {
+                    let text = "interrupted: the worker running this call stopped before it finished; check the workspace before calling it again";
+                    self.conversation.push_result(&call.id, text.into(), true);
+                    let event = NewTaskEvent::new(
+                        "tool.call.interrupted",
+                        serde_json::json!({"tool_call_id": call.id, "tool": call.name}),
+                    );
+                    self.checkpoint(None, vec![event], Vec::new()).await?;
+                    continue;
+                }
+                match self.gate(&call).await? {
+                    gate::Verdict::Run => {}
+                    gate::Verdict::Refused => continue,
+                    gate::Verdict::Parked => return Ok(RunEnd::Parked),
+                }
+                if self.tool_step(&call, cancel).await? {
+                    return Ok(cancelled());
+                }
+            }
+            if let Some(answer) = self.conversation.final_answer().map(str::to_string) {
+                return self.finish(answer).await;
+            }
+            if let Some(stop) = self.stop_reason() {
+                return Ok(RunEnd::Finish(stop));
+            }
+            if let Some(end) = self.model_step(cancel).await? {
+                return Ok(end);
+            }
+            if self.over_budget() {
+                return Ok(RunEnd::Finish(self.budget_stop()));
+            }
+        }
+    }
+
+    /// Whether a dead worker started `call_id` (a step exists, but its result
+    /// never reached the conversation).
+    fn interrupted(&self, call_id: &str) -> bool {
+        self.earlier
+            .iter()
+            .any(|s| s.kind == "tool" && s.input["tool_call_id"] == call_id)
+    }
+
+    fn over_budget(&self) -> bool {
+        let budget = self.task.spec.budget_micros_usd;
+        budget > 0 && self.run.prior_cost_micros_usd + self.cost > budget
+    }
+
+    fn budget_stop(&self) -> StepEnd {
+        StepEnd::failed(
+            "budget_exceeded",
+            format!(
+                "the run spent {} micro-USD (with {} before it in its chain), over the task's budget of {}",
+                self.cost, self.run.prior_cost_micros_usd, self.task.spec.budget_micros_usd
+            ),
+        )
+    }
+
+    /// Why no further model turn may be taken, if one may not.
+    fn stop_reason(&self) -> Option<StepEnd> {
+        let max = self.task.spec.effective_max_turns();
+        if self.conversation.turns >= max {
+            return Some(StepEnd::failed(
+                "max_turns_exceeded",
+                format!("the run took its {max} model turns without a final answer"),
+            ));
+        }
+        let budget = self.task.spec.budget_micros_usd;
+        (budget > 0 && self.run.prior_cost_micros_usd + self.cost >= budget)
+            .then(|| self.budget_stop())
+    }
+
+    /// Stores the final answer and ends the run completed.
+    async fn finish(&mut self, answer: String) -> Result<RunEnd> {
+        let step = TaskStepId::generate();
+        let mut a = artifact(self.task, self.run, &step, FINAL_ANSWER_KIND, "answer");
+        a.step_id = None;
+        a.size_bytes = answer.len() as i64;
+        a.content = answer.clone();
+        let event = NewTaskEvent::new(
+            "agent.final_answer",
+            serde_json::json!({"artifact_id": a.id, "text": answer}),
+        );
+        self.checkpoint(None, vec![event], vec![a]).await?;
+        Ok(RunEnd::Finish(StepEnd {
+            status: TaskStepStatus::Completed,
+            exit_code: None,
+            error: None,
+            artifacts: Vec::new(),
+            events: Vec::new(),
+        }))
+    }
+
+    /// The conversation as the run's artifact.
+    fn conversation_artifact(&self) -> Result<TaskArtifact> {
+        let step = TaskStepId::generate();
+        let mut a = artifact(
+            self.task,
+            self.run,
+            &step,
+            CONVERSATION_KIND,
+            "conversation",
+        );
+        a.step_id = None;
+        a.content = serde_json::to_string(&self.conversation)
+            .map_err(|e| HecateError::store(e.to_string()))?;
+        a.size_bytes = a.content.len() as i64;
+        Ok(a)
+    }
+
+    /// Stores the conversation, the cost so far, an ended step, `extra`
+    /// artifacts (replacing the run's ones of the same kind and name) and events
+    /// in one transaction, and publishes the events.
+    async fn checkpoint(
+        &self,
+        step: Option<FinishedStep>,
+        events: Vec<NewTaskEvent>,
+        extra: Vec<TaskArtifact>,
+    ) -> Result<()> {
+        let mut replace = vec![self.conversation_artifact()?];
+        replace.extend(extra);
+        let stored = self
+            .rt
+            .store()
+            .checkpoint_task_run(RunCheckpoint {
+                run_id: self.run.id.clone(),
+                owner: self.rt.inner.owner.clone(),
+                step,
+                replace,
+                cost: Some(RunCost {
+                    total_cost_micros_usd: self.cost,
+                    model: self.target.model.clone(),
+                    provider: self.target.provider.clone(),
+                }),
+                events,
+            })
+            .await?;
+        self.rt.publish(stored);
+        Ok(())
+    }
+}

@@ -1,0 +1,237 @@
+//! The two kinds of step of an `agent_loop` run: a model turn (`model`), ending
+//! with `turn.completed` and its cost, and a tool call (`tool`), ending with
+//! `tool.call.finished`, its output and patch artifacts. Each ends in one
+//! checkpoint with the conversation.
+
+use super::super::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
+use super::{BASE_PROMPT, Loop};
+use crate::domain::error::Result;
+use crate::domain::ids::TaskStepId;
+use crate::domain::message::ToolCall;
+use crate::domain::task::{TaskStep, TaskStepStatus};
+use crate::domain::time::now_rfc3339;
+use crate::runtimes::agent::{catalog, llm, tools};
+use crate::store::tasks::{FinishedStep, NewTaskEvent};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// The most result text a `tool.call.finished` event carries.
+const EVENT_RESULT_BYTES: usize = 4096;
+
+fn clip(text: &str) -> String {
+    let mut end = text.len().min(EVENT_RESULT_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
+/// A call's arguments as JSON (the raw text when they are not JSON).
+pub(super) fn arguments(call: &ToolCall) -> Value {
+    serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()))
+}
+
+fn step_event(step: &TaskStep) -> NewTaskEvent {
+    let event_type = match step.status {
+        TaskStepStatus::Completed => "step.finished",
+        TaskStepStatus::Cancelled => "step.cancelled",
+        TaskStepStatus::Running => "step.started",
+        TaskStepStatus::Failed => "step.failed",
+    };
+    json_event(
+        event_type,
+        json!({"step_id": step.id, "index": step.index, "kind": step.kind,
+               "status": step.status.as_str(), "exit_code": step.exit_code,
+               "error_type": step.error_type, "error_message": step.error_message}),
+    )
+}
+
+fn json_event(event_type: &str, data: Value) -> NewTaskEvent {
+    NewTaskEvent::new(event_type, data)
+}
+
+impl Loop<'_> {
+    /// Stores a new running step of `kind` with `input` and its events.
+    async fn start_step(
+        &mut self,
+        kind: &str,
+        input: Value,
+        mut events: Vec<NewTaskEvent>,
+    ) -> Result<TaskStep> {
+        let step = TaskStep {
+            id: TaskStepId::generate(),
+            run_id: self.run.id.clone(),
+            task_id: self.task.id.clone(),
+            index: self.next_index,
+            kind: kind.to_string(),
+            status: TaskStepStatus::Running,
+            input,
+            exit_code: None,
+            error_type: None,
+            error_message: None,
+            started_at: now_rfc3339(),
+            finished_at: None,
+        };
+        self.next_index += 1;
+        events.insert(
+            0,
+            json_event(
+                "step.started",
+                json!({"step_id": step.id, "index": step.index, "kind": kind}),
+            ),
+        );
+        let stored = self.rt.store().start_task_step(&step, events).await?;
+        self.rt.publish(stored);
+        Ok(step)
+    }
+
+    /// Runs one tool call as a step; answers whether it was cancelled.
+    pub(super) async fn tool_step(
+        &mut self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+    ) -> Result<bool> {
+        let args = arguments(call);
+        let input = json!({"tool_call_id": call.id, "tool": call.name, "arguments": args,
+                           "workspace": self.env.workspace.display().to_string()});
+        let started = json_event(
+            "tool.call.started",
+            json!({"tool_call_id": call.id, "tool": call.name, "arguments": args}),
+        );
+        let step = self.start_step("tool", input, vec![started]).await?;
+        let outcome = tools::run(&self.env, call, cancel).await;
+        let mut artifacts = Vec::new();
+        let mut events = Vec::new();
+        if let Some(out) = &outcome.command {
+            artifacts.extend(output_artifacts(self.task, self.run, &step.id, out));
+        }
+        if let Some(p) = &outcome.patch {
+            let (a, e) = patch_artifact(self.task, self.run, &step.id, &p.change, p.proposed);
+            artifacts.push(a);
+            events.push(e);
+        }
+        events.push(json_event(
+            "tool.call.finished",
+            json!({"tool_call_id": call.id, "tool": call.name, "step_id": step.id,
+                   "is_error": outcome.is_error, "result": clip(&outcome.content)}),
+        ));
+        let (status, error) = if outcome.cancelled {
+            (TaskStepStatus::Cancelled, None)
+        } else if outcome.is_error {
+            let first = outcome.content.lines().next().unwrap_or_default();
+            (
+                TaskStepStatus::Failed,
+                Some(("tool_error".to_string(), clip(first))),
+            )
+        } else {
+            (TaskStepStatus::Completed, None)
+        };
+        let finished = TaskStep {
+            status,
+            exit_code: outcome
+                .command
+                .as_ref()
+                .and_then(|o| o.exit.and_then(|e| e.code)),
+            error_type: error.as_ref().map(|e| e.0.clone()),
+            error_message: error.map(|e| e.1),
+            finished_at: Some(now_rfc3339()),
+            ..step
+        };
+        events.push(step_event(&finished));
+        self.conversation
+            .push_result(&call.id, outcome.content, outcome.is_error);
+        let end = FinishedStep {
+            step: finished,
+            artifacts,
+            events: Vec::new(),
+        };
+        self.checkpoint(Some(end), events, Vec::new()).await?;
+        Ok(outcome.cancelled)
+    }
+
+    /// Takes one model turn as a step; answers the run's end when the turn
+    /// ended it (a provider error, a cancel).
+    pub(super) async fn model_step(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<Option<RunEnd>> {
+        let turn = self.conversation.turns + 1;
+        let input = json!({"turn": turn, "provider": self.target.provider,
+                           "model": self.target.model,
+                           "messages": self.conversation.entries.len()});
+        let step = self.start_step("model", input, Vec::new()).await?;
+        let system = match self.task.spec.system_prompt.trim() {
+            "" => BASE_PROMPT.to_string(),
+            own => format!("{BASE_PROMPT}\n\n{own}"),
+        };
+        let answered = llm::call(
+            &self.rt.inner.models,
+            &self.target,
+            Some(system),
+            &self.conversation,
+            catalog::definitions(),
+            cancel,
+        )
+        .await;
+        let mut finished = TaskStep {
+            finished_at: Some(now_rfc3339()),
+            ..step
+        };
+        let reply = match answered {
+            None => {
+                finished.status = TaskStepStatus::Cancelled;
+                let events = vec![step_event(&finished)];
+                self.end_step(finished, events).await?;
+                return Ok(Some(RunEnd::Finish(StepEnd {
+                    status: TaskStepStatus::Cancelled,
+                    exit_code: None,
+                    error: None,
+                    artifacts: Vec::new(),
+                    events: Vec::new(),
+                })));
+            }
+            Some(Err(e)) => {
+                finished.status = TaskStepStatus::Failed;
+                finished.error_type = Some(e.error_type.code().to_string());
+                finished.error_message = Some(e.message.clone());
+                let events = vec![step_event(&finished)];
+                self.end_step(finished, events).await?;
+                return Ok(Some(RunEnd::Finish(StepEnd::failed(
+                    e.error_type.code(),
+                    e.message,
+                ))));
+            }
+            Some(Ok(r)) => r,
+        };
+        self.cost += reply.cost_micros_usd.unwrap_or(0);
+        self.conversation.turns = turn;
+        let calls: Vec<&str> = reply.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        let completed = json_event(
+            "turn.completed",
+            json!({"turn": turn, "step_id": finished.id, "provider": self.target.provider,
+                   "model": self.target.model, "usage": reply.usage.map(|u| json!({
+                       "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+                       "total_tokens": u.total_tokens})),
+                   "cost_micros_usd": reply.cost_micros_usd,
+                   "total_cost_micros_usd": self.cost,
+                   "prior_cost_micros_usd": self.run.prior_cost_micros_usd,
+                   "stop_reason": reply.stop_reason, "tool_calls": calls, "text": reply.text}),
+        );
+        finished.status = TaskStepStatus::Completed;
+        let events = vec![completed, step_event(&finished)];
+        self.conversation
+            .push_assistant(reply.text, reply.tool_calls);
+        self.end_step(finished, events).await?;
+        Ok(None)
+    }
+
+    /// Ends a step in a checkpoint with the conversation.
+    async fn end_step(&self, step: TaskStep, events: Vec<NewTaskEvent>) -> Result<()> {
+        let end = FinishedStep {
+            step,
+            artifacts: Vec::new(),
+            events: Vec::new(),
+        };
+        self.checkpoint(Some(end), events, Vec::new()).await
+    }
+}

@@ -1,0 +1,98 @@
+//! The built-in tools an `agent_loop` run offers the model: their names,
+//! descriptions and argument schemas.
+
+use crate::adapters::providers::ToolDefinition;
+use serde_json::json;
+
+/// A built-in tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltIn {
+    /// Reads a text file of the workspace.
+    ReadFile,
+    /// Lists a directory of the workspace.
+    ListDir,
+    /// Creates or replaces a file.
+    FileWrite,
+    /// Replaces one exact, unique string in a file (or proposes it).
+    FileEdit,
+    /// Runs a shell command in the workspace.
+    ShellExec,
+    /// Runs git in the workspace.
+    GitExec,
+}
+
+/// Every built-in tool, in catalog order.
+pub const ALL: [BuiltIn; 6] = [
+    BuiltIn::ReadFile,
+    BuiltIn::ListDir,
+    BuiltIn::FileWrite,
+    BuiltIn::FileEdit,
+    BuiltIn::ShellExec,
+    BuiltIn::GitExec,
+];
+
+impl BuiltIn {
+    /// The name the model calls it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ReadFile => "read_file",
+            Self::ListDir => "list_dir",
+            Self::FileWrite => "file_write",
+            Self::FileEdit => "file_edit",
+            Self::ShellExec => "shell_exec",
+            Self::GitExec => "git_exec",
+        }
+    }
+
+    /// The tool called `name`, if it is a built-in.
+    pub fn parse(name: &str) -> Option<Self> {
+        ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Its definition for the model.
+    pub fn definition(self) -> ToolDefinition {
+        let path = json!({"type": "string", "description": "Path relative to the workspace root."});
+        let (description, parameters) = match self {
+            Self::ReadFile => (
+                "Read a UTF-8 text file of the workspace.",
+                json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
+            ),
+            Self::ListDir => (
+                "List a directory of the workspace (directories end with /).",
+                json!({"type": "object", "properties": {"path": path}}),
+            ),
+            Self::FileWrite => (
+                "Create or replace a file of the workspace with the given content.",
+                json!({"type": "object", "properties": {"path": path,
+                       "content": {"type": "string"}}, "required": ["path", "content"]}),
+            ),
+            Self::FileEdit => (
+                "Replace one exact occurrence of old_string with new_string in a file; old_string must occur exactly once. With propose=true the change is proposed for review instead of written.",
+                json!({"type": "object", "properties": {"path": path,
+                       "old_string": {"type": "string"}, "new_string": {"type": "string"},
+                       "propose": {"type": "boolean"}},
+                       "required": ["path", "old_string", "new_string"]}),
+            ),
+            Self::ShellExec => (
+                "Run a shell command (/bin/sh -c) in the workspace; answers the exit code, stdout and stderr.",
+                json!({"type": "object", "properties": {"command": {"type": "string"}},
+                       "required": ["command"]}),
+            ),
+            Self::GitExec => (
+                "Run git in the workspace with the given arguments (one shell-quoted string, without the leading `git`).",
+                json!({"type": "object", "properties": {"args": {"type": "string"}},
+                       "required": ["args"]}),
+            ),
+        };
+        ToolDefinition {
+            name: self.name().to_string(),
+            description: description.to_string(),
+            parameters,
+        }
+    }
+}
+
+/// The definitions of every built-in tool.
+pub fn definitions() -> Vec<ToolDefinition> {
+    ALL.into_iter().map(BuiltIn::definition).collect()
+}

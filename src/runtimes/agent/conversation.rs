@@ -1,0 +1,151 @@
+//! The message history of an `agent_loop` run, as it is stored in the run's
+//! `agent_conversation` artifact after every turn and tool call, and rendered
+//! to a provider.
+
+use crate::domain::message::{Message, Role, ToolCall};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One entry of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// `user`, `assistant` or `tool`.
+    pub role: Role,
+    /// Text (the prompt, the model's text, or a tool's result).
+    pub content: String,
+    /// Tool calls of an assistant entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool entry answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Whether a tool entry is an error result.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+/// The conversation of a run: entries in order, the LLM turns taken, and the
+/// approvals asked for gated calls (call id to approval id).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    /// Entries in order.
+    pub entries: Vec<Entry>,
+    /// LLM turns this run has taken.
+    #[serde(default)]
+    pub turns: u32,
+    /// Approval ids by the tool call they gate.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub approvals: BTreeMap<String, String>,
+}
+
+impl Conversation {
+    /// A conversation that starts with the user's prompt.
+    pub fn new(prompt: &str) -> Self {
+        Self {
+            entries: vec![Entry {
+                role: Role::User,
+                content: prompt.to_string(),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                is_error: false,
+            }],
+            ..Self::default()
+        }
+    }
+
+    /// Appends the model's answer of one turn.
+    pub fn push_assistant(&mut self, text: String, tool_calls: Vec<ToolCall>) {
+        self.entries.push(Entry {
+            role: Role::Assistant,
+            content: text,
+            tool_calls,
+            tool_call_id: None,
+            is_error: false,
+        });
+    }
+
+    /// Appends a tool's result for `call_id`.
+    pub fn push_result(&mut self, call_id: &str, content: String, is_error: bool) {
+        self.entries.push(Entry {
+            role: Role::Tool,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.to_string()),
+            is_error,
+        });
+    }
+
+    /// The calls of the last assistant entry that have no result yet, in order.
+    pub fn pending_calls(&self) -> Vec<ToolCall> {
+        let Some(at) = self.entries.iter().rposition(|e| e.role == Role::Assistant) else {
+            return Vec::new();
+        };
+        let answered: Vec<&str> = self.entries[at + 1..]
+            .iter()
+            .filter_map(|e| e.tool_call_id.as_deref())
+            .collect();
+        self.entries[at]
+            .tool_calls
+            .iter()
+            .filter(|c| !answered.contains(&c.id.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// The text of the last assistant entry, when it asked for no tools.
+    pub fn final_answer(&self) -> Option<&str> {
+        self.entries
+            .last()
+            .filter(|e| e.role == Role::Assistant && e.tool_calls.is_empty())
+            .map(|e| e.content.as_str())
+    }
+
+    /// The entries as provider messages.
+    pub fn to_messages(&self) -> Vec<Message> {
+        self.entries
+            .iter()
+            .map(|e| {
+                let mut m = Message::unstored(e.role, e.content.clone());
+                m.tool_calls = e.tool_calls.clone();
+                m.tool_call_id = e.tool_call_id.clone();
+                m.tool_error = e.is_error;
+                m
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn pending_calls_are_the_unanswered_calls_of_the_last_turn() {
+        let mut c = Conversation::new("go");
+        assert!(c.pending_calls().is_empty());
+        c.push_assistant(String::new(), vec![call("a"), call("b")]);
+        assert_eq!(c.pending_calls().len(), 2);
+        c.push_result("a", "ok".into(), false);
+        assert_eq!(c.pending_calls(), vec![call("b")]);
+        c.push_result("b", "no".into(), true);
+        assert!(c.pending_calls().is_empty() && c.final_answer().is_none());
+        c.push_assistant("done".into(), Vec::new());
+        assert_eq!(c.final_answer(), Some("done"));
+        let back: Conversation =
+            serde_json::from_str(&serde_json::to_string(&c).expect("json")).expect("parse");
+        assert_eq!(back, c);
+        let m = c.to_messages();
+        assert_eq!(
+            (m[3].tool_call_id.as_deref(), m[3].tool_error),
+            (Some("b"), true)
+        );
+    }
+}

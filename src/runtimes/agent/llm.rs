@@ -1,0 +1,75 @@
+//! One tool-enabled model turn of an `agent_loop` run: the conversation and the
+//! tool catalog sent to the resolved provider, streamed, answered with the
+//! text, the tool calls, the usage and the cost priced from the pricebook.
+
+use super::conversation::Conversation;
+use crate::adapters::providers::{ChatRequest, StreamDelta, ToolDefinition};
+use crate::domain::error::{ErrorType, HecateError};
+use crate::domain::message::{ToolCall, plain_text};
+use crate::domain::provider_call::Usage;
+use crate::runtimes::model::{DEFAULT_MAX_TOKENS, ModelRuntime, ModelTarget};
+use tokio_util::sync::CancellationToken;
+
+/// What one model turn answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelTurn {
+    /// The answer text.
+    pub text: String,
+    /// The tool calls it asked for.
+    pub tool_calls: Vec<ToolCall>,
+    /// Token usage, when reported.
+    pub usage: Option<Usage>,
+    /// Cost in micro-USD, when the price is known.
+    pub cost_micros_usd: Option<i64>,
+    /// Why generation stopped, as the provider said it.
+    pub stop_reason: Option<String>,
+}
+
+/// Calls `target` with the conversation and `tools`; a provider failure is its
+/// classified error, a cancel is `None`.
+pub async fn call(
+    models: &ModelRuntime,
+    target: &ModelTarget,
+    system: Option<String>,
+    conversation: &Conversation,
+    tools: Vec<ToolDefinition>,
+    cancel: &CancellationToken,
+) -> Option<Result<ModelTurn, HecateError>> {
+    let Some(client) = models.client(&target.provider) else {
+        return Some(Err(HecateError::new(
+            ErrorType::RouteImpossible,
+            format!("no configured provider is named {:?}", target.provider),
+        )));
+    };
+    let req = ChatRequest {
+        model: target.model.clone(),
+        system,
+        messages: conversation.to_messages(),
+        max_tokens: DEFAULT_MAX_TOKENS,
+        tools,
+    };
+    let mut ignore = |_: StreamDelta| {};
+    let result = tokio::select! {
+        r = client.stream_chat(&req, &mut ignore) => r,
+        _ = cancel.cancelled() => return None,
+    };
+    let outcome = match result {
+        Ok(o) => o,
+        Err(f) => return Some(Err(f.error.into_hecate(&target.provider, &target.model))),
+    };
+    let cost = outcome.usage.and_then(|u| {
+        models.pricebook().cost(
+            &target.provider,
+            &target.model,
+            u.prompt_tokens,
+            u.completion_tokens,
+        )
+    });
+    Some(Ok(ModelTurn {
+        text: plain_text(&outcome.blocks),
+        tool_calls: outcome.tool_calls,
+        usage: outcome.usage,
+        cost_micros_usd: cost,
+        stop_reason: outcome.stop_reason,
+    }))
+}

@@ -1,0 +1,257 @@
+//! The file tools: reading and listing through the workspace confinement,
+//! writing and editing through the sandbox's file operations, so every change
+//! comes back as a before/after patch.
+
+use super::{Patch, ToolEnv, ToolError, ToolOutcome};
+use crate::adapters::acp::services::paths::confine;
+use crate::adapters::sandbox::{FileChange, apply_file_operation};
+use crate::domain::task::FileOperation;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `read_file`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ReadArgs {
+    path: String,
+}
+
+/// Arguments of `list_dir`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListArgs {
+    #[serde(default)]
+    path: Option<String>,
+}
+
+/// Arguments of `file_write`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+/// Arguments of `file_edit`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EditArgs {
+    path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    propose: bool,
+}
+
+/// The real path of `requested`, refused when it leaves the workspace or the
+/// allowed root; also answers the path relative to the workspace.
+fn resolve(env: &ToolEnv, requested: &str) -> Result<(PathBuf, String), ToolError> {
+    let target = confine(&env.workspace, Path::new(requested))
+        .map_err(|r| ToolError::Refused(format!("path {}: {}", r.path, r.reason)))?;
+    if !target.real.starts_with(&env.allowed_root) {
+        return Err(ToolError::Refused(format!(
+            "path {requested} is outside the allowed root {}",
+            env.allowed_root.display()
+        )));
+    }
+    Ok((target.real, target.relative.display().to_string()))
+}
+
+fn read_text(real: &Path, requested: &str) -> Result<String, ToolError> {
+    let bytes = std::fs::read(real).map_err(|e| ToolError::Refused(format!("{requested}: {e}")))?;
+    String::from_utf8(bytes)
+        .map_err(|_| ToolError::Refused(format!("{requested} is not a UTF-8 text file")))
+}
+
+pub(super) fn read_file(env: &ToolEnv, a: ReadArgs) -> Result<ToolOutcome, ToolError> {
+    let (real, _) = resolve(env, &a.path)?;
+    if real.is_dir() {
+        return Err(ToolError::Refused(format!(
+            "{} is a directory; use list_dir",
+            a.path
+        )));
+    }
+    Ok(ToolOutcome::text(read_text(&real, &a.path)?))
+}
+
+pub(super) fn list_dir(env: &ToolEnv, a: ListArgs) -> Result<ToolOutcome, ToolError> {
+    let requested = a
+        .path
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| ".".into());
+    let real = if requested == "." {
+        env.workspace.clone()
+    } else {
+        resolve(env, &requested)?.0
+    };
+    let entries =
+        std::fs::read_dir(&real).map_err(|e| ToolError::Refused(format!("{requested}: {e}")))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .collect();
+    names.sort();
+    Ok(ToolOutcome::text(names.join("\n")))
+}
+
+fn changed(change: FileChange, proposed: bool) -> ToolOutcome {
+    let verb = match (&change.before, proposed) {
+        (_, true) => "proposed a change to",
+        (None, false) => "created",
+        (Some(_), false) => "updated",
+    };
+    ToolOutcome {
+        patch: Some(Patch {
+            change: change.clone(),
+            proposed,
+        }),
+        ..ToolOutcome::text(format!("{verb} {}", change.path))
+    }
+}
+
+pub(super) fn file_write(env: &ToolEnv, a: WriteArgs) -> Result<ToolOutcome, ToolError> {
+    resolve(env, &a.path)?;
+    let change = apply_file_operation(
+        &env.workspace,
+        &env.allowed_root,
+        &a.path,
+        FileOperation::Write,
+        &a.content,
+    )?;
+    Ok(changed(change, false))
+}
+
+pub(super) fn file_edit(env: &ToolEnv, a: EditArgs) -> Result<ToolOutcome, ToolError> {
+    let (real, relative) = resolve(env, &a.path)?;
+    let before = read_text(&real, &a.path)?;
+    if a.old_string.is_empty() {
+        return Err(ToolError::Refused("old_string must not be empty".into()));
+    }
+    let count = before.matches(a.old_string.as_str()).count();
+    if count != 1 {
+        return Err(ToolError::Refused(format!(
+            "old_string occurs {count} times in {}; it must occur exactly once",
+            a.path
+        )));
+    }
+    let after = before.replacen(a.old_string.as_str(), &a.new_string, 1);
+    if a.propose {
+        let change = FileChange {
+            path: relative,
+            before: Some(before),
+            after: Some(after),
+        };
+        return Ok(changed(change, true));
+    }
+    let change = apply_file_operation(
+        &env.workspace,
+        &env.allowed_root,
+        &a.path,
+        FileOperation::Write,
+        &after,
+    )?;
+    Ok(changed(change, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ToolEnv, run};
+    use crate::adapters::sandbox::Confinement;
+    use crate::domain::message::ToolCall;
+    use serde_json::json;
+    use std::time::Duration;
+    use tokio_util::sync::CancellationToken;
+
+    fn env(ws: &std::path::Path) -> ToolEnv {
+        ToolEnv {
+            workspace: ws.to_path_buf(),
+            allowed_root: ws.to_path_buf(),
+            confinement: Confinement {
+                no_network: false,
+                read_only: false,
+            },
+            env: Vec::new(),
+            timeout: Duration::from_secs(10),
+        }
+    }
+
+    async fn call(env: &ToolEnv, name: &str, args: serde_json::Value) -> super::ToolOutcome {
+        let c = ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        };
+        run(env, &c, &CancellationToken::new()).await
+    }
+
+    #[tokio::test]
+    async fn file_tools_stay_in_the_workspace_and_edit_unique_strings() {
+        let dir = tempfile::tempdir().expect("dir");
+        let ws = dir.path().canonicalize().expect("canon");
+        let env = env(&ws);
+        std::fs::write(ws.join("a.txt"), "one two two\n").expect("seed");
+        let r = call(&env, "read_file", json!({"path": "a.txt"})).await;
+        assert_eq!((r.content.as_str(), r.is_error), ("one two two\n", false));
+        let r = call(&env, "read_file", json!({"path": "../etc/passwd"})).await;
+        assert!(r.is_error, "{}", r.content);
+        let r = call(&env, "read_file", json!({"file": "a.txt"})).await;
+        assert!(
+            r.is_error && r.content.contains("malformed arguments"),
+            "{}",
+            r.content
+        );
+        let r = call(
+            &env,
+            "file_edit",
+            json!({"path": "a.txt", "old_string": "two", "new_string": "2"}),
+        )
+        .await;
+        assert!(r.is_error && r.content.contains("2 times"), "{}", r.content);
+        let r = call(
+            &env,
+            "file_edit",
+            json!({"path": "a.txt", "old_string": "one", "new_string": "1", "propose": true}),
+        )
+        .await;
+        let p = r.patch.expect("proposed");
+        assert!(p.proposed);
+        assert_eq!(p.change.after.as_deref(), Some("1 two two\n"));
+        assert_eq!(
+            std::fs::read_to_string(ws.join("a.txt")).expect("read"),
+            "one two two\n"
+        );
+        let r = call(
+            &env,
+            "file_edit",
+            json!({"path": "a.txt", "old_string": "one", "new_string": "1"}),
+        )
+        .await;
+        assert!(!r.is_error && !r.patch.expect("patch").proposed);
+        assert_eq!(
+            std::fs::read_to_string(ws.join("a.txt")).expect("read"),
+            "1 two two\n"
+        );
+        let r = call(
+            &env,
+            "file_write",
+            json!({"path": "d/b.txt", "content": "b"}),
+        )
+        .await;
+        assert_eq!(r.patch.expect("patch").change.before, None);
+        let r = call(&env, "list_dir", json!({})).await;
+        assert_eq!(r.content, "a.txt\nd/");
+        let r = call(&env, "no_such_tool", json!({})).await;
+        assert!(
+            r.is_error && r.content.contains("unknown tool"),
+            "{}",
+            r.content
+        );
+    }
+}

@@ -1,0 +1,463 @@
+//! Hecate's own agent (`agent_loop` tasks) over real HTTP against the real
+//! `hecate serve`, with the fixture model server scripted with tool-calling
+//! turns in both wire formats (OpenAI Chat Completions and Anthropic Messages):
+//! a loop that reads, edits (a patch), runs a command and answers; approval
+//! gates (approve without another model call, reject as a refusal the model
+//! sees); tool errors the loop goes on after; the turn limit and the budget;
+//! a SIGKILLed worker whose run is resumed without repeating a tool call.
+
+use crate::support::common::{Home, ModelServer, workspace};
+use crate::support::http::{Api, Served, serve, serve_args};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// The two wire formats: (provider env name, kind, model reference).
+const WIRES: [(&str, &str, &str); 2] = [
+    ("FIX", "openai", "fix/gpt-fixture"),
+    ("ANT", "anthropic", "ant/claude-fixture"),
+];
+
+/// A home whose provider of `kind` points at `server`, priced at 1 micro-USD
+/// per token, with the given approval policies.
+fn agent_home(
+    server: &ModelServer,
+    (name, kind, model): (&str, &str, &str),
+    policies: &str,
+) -> Home {
+    let mut home = Home::empty();
+    let base = if kind == "openai" {
+        format!("{}/v1", server.base)
+    } else {
+        server.base.clone()
+    };
+    home.set(&format!("PROVIDER_{name}_BASE_URL"), &base);
+    home.set(&format!("PROVIDER_{name}_KIND"), kind);
+    home.set(&format!("PROVIDER_{name}_API_KEY"), "test-key");
+    home.set("HECATE_TASK_APPROVAL_POLICIES", policies);
+    home.write_config(&format!(
+        "[pricing.\"{model}\"]\ninput_usd_per_mtok = 1.0\noutput_usd_per_mtok = 1.0\n"
+    ));
+    home
+}
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"name": name, "arguments": arguments})
+}
+
+fn turn(calls: Vec<Value>) -> Value {
+    json!({"tool_calls": calls, "usage": {"input_tokens": 100, "output_tokens": 10}})
+}
+
+fn answer(text: &str) -> Value {
+    json!({"text": text, "usage": {"input_tokens": 100, "output_tokens": 10}})
+}
+
+async fn create_and_start(api: &Api, body: Value) -> (String, String) {
+    let a = api.post("/hecate/v1/tasks", body).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    let task = a.body["data"]["id"].as_str().expect("id").to_string();
+    let r = api
+        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
+        .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let run = r.body["data"]["id"].as_str().expect("run").to_string();
+    (task, run)
+}
+
+fn agent_task(model: &str, ws: &Path, extra: Value) -> Value {
+    let mut body = json!({"execution_kind": "agent_loop", "prompt": "fix the greeting",
+                          "requested_model": model, "workspace_mode": "in_place",
+                          "working_directory": ws});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    body
+}
+
+/// Polls a run until its status is one of `wanted` (a hang guard, not a timing
+/// assertion).
+async fn reaches(api: &Api, task: &str, run: &str, wanted: &[&str]) -> Value {
+    for _ in 0..600 {
+        let a = api
+            .get(&format!("/hecate/v1/tasks/{task}/runs/{run}"))
+            .await;
+        if wanted.contains(&a.body["data"]["status"].as_str().unwrap_or_default()) {
+            return a.body["data"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("run {run} never reached {wanted:?}");
+}
+
+async fn data(api: &Api, path: &str) -> Vec<Value> {
+    let a = api.get(path).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    a.body["data"].as_array().expect("list").clone()
+}
+
+async fn events(api: &Api, task: &str, run: &str) -> Vec<Value> {
+    data(api, &format!("/hecate/v1/tasks/{task}/runs/{run}/events")).await
+}
+
+fn count(events: &[Value], event_type: &str) -> usize {
+    events.iter().filter(|e| e["type"] == event_type).count()
+}
+
+/// The text of a recorded request body's messages (every string in them).
+fn said(request: &Value) -> String {
+    request["body"]["messages"].to_string()
+}
+
+#[tokio::test]
+async fn a_loop_reads_edits_runs_a_command_and_answers_in_both_wire_formats() {
+    for wire in WIRES {
+        let server = ModelServer::start(Some(json!([
+            turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
+            turn(vec![call(
+                "file_edit",
+                json!({"path": "notes.txt", "old_string": "world", "new_string": "agent"})
+            )]),
+            turn(vec![call(
+                "shell_exec",
+                json!({"command": "cat notes.txt"})
+            )]),
+            answer("All done."),
+        ])));
+        let home = agent_home(&server, wire, "");
+        let s = serve(&home);
+        let api = Api::new(&s);
+        let (_dir, ws) = workspace();
+        std::fs::write(ws.join("notes.txt"), "hello world\n").expect("seed");
+        let (task, run) = create_and_start(&api, agent_task(wire.2, &ws, json!({}))).await;
+        let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+        assert_eq!(done["status"], "completed", "{wire:?}: {done}");
+        assert_eq!(
+            done["provider"],
+            wire.2.split('/').next().expect("p").to_lowercase()
+        );
+        assert_eq!(done["model"], wire.2.split('/').nth(1).expect("m"));
+        assert_eq!(
+            done["total_cost_micros_usd"], 440,
+            "4 turns of 110 tokens at 1 micro-USD"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.join("notes.txt")).expect("read"),
+            "hello agent\n"
+        );
+        let steps = data(&api, &format!("/hecate/v1/tasks/{task}/runs/{run}/steps")).await;
+        let kinds: Vec<&str> = steps
+            .iter()
+            .map(|s| s["kind"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            kinds,
+            ["model", "tool", "model", "tool", "model", "tool", "model"]
+        );
+        assert_eq!(steps[1]["input"]["tool"], "read_file");
+        assert_eq!(steps[5]["exit_code"], 0);
+        let patches = data(&api, &format!("/hecate/v1/tasks/{task}/runs/{run}/patches")).await;
+        assert_eq!(patches.len(), 1, "{patches:?}");
+        assert_eq!(
+            (patches[0]["path"].as_str(), patches[0]["status"].as_str()),
+            (Some("notes.txt"), Some("applied"))
+        );
+        let artifacts = data(
+            &api,
+            &format!("/hecate/v1/tasks/{task}/runs/{run}/artifacts"),
+        )
+        .await;
+        let of = |kind: &str| artifacts.iter().find(|a| a["kind"] == kind).cloned();
+        assert_eq!(of("final_answer").expect("answer")["content"], "All done.");
+        let conversation: Value = serde_json::from_str(
+            of("agent_conversation").expect("conversation")["content"]
+                .as_str()
+                .expect("text"),
+        )
+        .expect("conversation JSON");
+        assert_eq!(conversation["turns"], 4);
+        assert_eq!(
+            conversation["entries"].as_array().expect("entries").len(),
+            8
+        );
+        let ev = events(&api, &task, &run).await;
+        assert_eq!(count(&ev, "turn.completed"), 4);
+        assert_eq!(count(&ev, "tool.call.finished"), 3);
+        assert_eq!(count(&ev, "tool.file.applied"), 1);
+        let last_turn = ev
+            .iter()
+            .rev()
+            .find(|e| e["type"] == "turn.completed")
+            .expect("turn");
+        assert_eq!(last_turn["data"]["cost_micros_usd"], 110);
+        assert_eq!(last_turn["data"]["total_cost_micros_usd"], 440);
+        assert_eq!(last_turn["data"]["usage"]["prompt_tokens"], 100);
+        let requests = server.requests();
+        assert_eq!(requests.len(), 4, "{wire:?}");
+        let tools = requests[0]["body"]["tools"].as_array().expect("tools");
+        assert_eq!(tools.len(), 6);
+        assert!(
+            said(&requests[1]).contains("hello world"),
+            "{}",
+            said(&requests[1])
+        );
+        assert!(
+            said(&requests[3]).contains("exit code 0"),
+            "{}",
+            said(&requests[3])
+        );
+        assert!(said(&requests[3]).contains("hello agent"));
+    }
+}
+
+#[tokio::test]
+async fn an_approved_call_runs_without_another_model_call_and_a_rejected_one_is_refused() {
+    for wire in WIRES {
+        let server = ModelServer::start(Some(json!([
+            turn(vec![call(
+                "shell_exec",
+                json!({"command": "echo approved > out.txt"})
+            )]),
+            turn(vec![call(
+                "file_write",
+                json!({"path": "no.txt", "content": "x"})
+            )]),
+            answer("finished"),
+        ])));
+        let home = agent_home(&server, wire, "shell_exec,file_write");
+        let s = serve(&home);
+        let api = Api::new(&s);
+        let (_dir, ws) = workspace();
+        let (task, run) = create_and_start(&api, agent_task(wire.2, &ws, json!({}))).await;
+        reaches(&api, &task, &run, &["awaiting_approval"]).await;
+        let approvals = data(&api, &format!("/hecate/v1/tasks/{task}/approvals")).await;
+        assert_eq!(approvals.len(), 1);
+        assert_eq!(approvals[0]["kind"], "agent_loop_tool_call");
+        assert!(
+            approvals[0]["reason"]
+                .as_str()
+                .expect("reason")
+                .contains("shell_exec")
+        );
+        assert_eq!(server.requests().len(), 1);
+        assert!(
+            !ws.join("out.txt").exists(),
+            "nothing ran before the approval"
+        );
+        let id = approvals[0]["id"].as_str().expect("id");
+        let ok = api
+            .post(
+                &format!("/hecate/v1/tasks/{task}/approvals/{id}/resolve"),
+                json!({"decision": "approve"}),
+            )
+            .await;
+        assert_eq!(ok.status, 200, "{}", ok.body);
+        reaches(&api, &task, &run, &["awaiting_approval"]).await;
+        let approvals = data(&api, &format!("/hecate/v1/tasks/{task}/approvals")).await;
+        let pending: Vec<&Value> = approvals
+            .iter()
+            .filter(|a| a["status"] == "pending")
+            .collect();
+        assert_eq!(pending.len(), 1, "{approvals:?}");
+        assert!(ws.join("out.txt").exists(), "the approved call ran");
+        let requests = server.requests();
+        assert_eq!(
+            requests.len(),
+            2,
+            "approving called the model only after the tool ran"
+        );
+        assert!(
+            said(&requests[1]).contains("exit code 0"),
+            "{}",
+            said(&requests[1])
+        );
+        let id = pending[0]["id"].as_str().expect("id");
+        let no = api
+            .post(
+                &format!("/hecate/v1/tasks/{task}/approvals/{id}/resolve"),
+                json!({"decision": "reject", "note": "not that file"}),
+            )
+            .await;
+        assert_eq!(no.status, 200, "{}", no.body);
+        let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+        assert_eq!(done["status"], "completed", "{done}");
+        assert!(!ws.join("no.txt").exists(), "the rejected call never ran");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3);
+        assert!(
+            said(&requests[2]).contains("refused by the operator: not that file"),
+            "{}",
+            said(&requests[2])
+        );
+        let ev = events(&api, &task, &run).await;
+        assert_eq!(count(&ev, "approval.requested"), 2);
+        assert_eq!(count(&ev, "tool.call.refused"), 1);
+        assert_eq!(count(&ev, "turn.completed"), 3);
+    }
+}
+
+#[tokio::test]
+async fn unknown_tools_bad_arguments_and_paths_outside_the_workspace_are_results_the_loop_goes_on_after()
+ {
+    let server = ModelServer::start(Some(json!([
+        turn(vec![
+            call("teleport", json!({})),
+            call("read_file", json!({"path": "../../../etc/passwd"}))
+        ]),
+        turn(vec![
+            call("read_file", json!({"file": "x"})),
+            call(
+                "file_write",
+                json!({"path": "/etc/hecate.txt", "content": "x"})
+            )
+        ]),
+        answer("gave up"),
+    ])));
+    let home = agent_home(&server, WIRES[1], "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    let (task, run) = create_and_start(&api, agent_task(WIRES[1].2, &ws, json!({}))).await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let second = said(&requests[1]);
+    assert!(second.contains("unknown tool \\\"teleport\\\""), "{second}");
+    assert!(second.contains("climbs above the root"), "{second}");
+    assert!(third_outside(&requests[2]), "{}", said(&requests[2]));
+    let third = said(&requests[2]);
+    assert!(
+        third.contains("malformed arguments for read_file"),
+        "{third}"
+    );
+    assert!(third.matches("\"is_error\":true").count() >= 2, "{third}");
+    let steps = data(&api, &format!("/hecate/v1/tasks/{task}/runs/{run}/steps")).await;
+    let tool_errors = steps
+        .iter()
+        .filter(|s| s["error_type"] == "tool_error")
+        .count();
+    assert_eq!(tool_errors, 4, "{steps:?}");
+    assert!(!Path::new("/etc/hecate.txt").exists());
+}
+
+#[tokio::test]
+async fn the_turn_limit_and_the_budget_stop_the_run_with_stable_reasons() {
+    let looping = json!([{"repeat": true, "tool_calls": [{"name": "list_dir", "arguments": {}}],
+                           "usage": {"input_tokens": 1000, "output_tokens": 0}}]);
+    let server = ModelServer::start(Some(looping.clone()));
+    let home = agent_home(&server, WIRES[0], "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    let (task, run) =
+        create_and_start(&api, agent_task(WIRES[0].2, &ws, json!({"max_turns": 3}))).await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(
+        (done["status"].as_str(), done["error_type"].as_str()),
+        (Some("failed"), Some("max_turns_exceeded")),
+        "{done}"
+    );
+    assert_eq!(server.requests().len(), 3);
+
+    let server = ModelServer::start(Some(looping));
+    let home = agent_home(&server, WIRES[0], "");
+    let s: Served = serve(&home);
+    let api = Api::new(&s);
+    let (task, run) = create_and_start(
+        &api,
+        agent_task(WIRES[0].2, &ws, json!({"budget_micros_usd": 1500})),
+    )
+    .await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(
+        (done["status"].as_str(), done["error_type"].as_str()),
+        (Some("failed"), Some("budget_exceeded")),
+        "{done}"
+    );
+    assert_eq!(done["total_cost_micros_usd"], 2000);
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the second turn's tool calls were not run"
+    );
+    let steps = data(&api, &format!("/hecate/v1/tasks/{task}/runs/{run}/steps")).await;
+    assert_eq!(steps.len(), 3, "model, tool, model: {steps:?}");
+
+    let a = api
+        .post(
+            "/hecate/v1/tasks",
+            json!({"execution_kind": "agent_loop", "prompt": "hi"}),
+        )
+        .await;
+    let task = a.body["data"]["id"].as_str().expect("id");
+    let r = api
+        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
+        .await;
+    assert_eq!(
+        (r.status, r.error_type()),
+        (422, "model_not_configured"),
+        "{}",
+        r.body
+    );
+    let runs = data(&api, &format!("/hecate/v1/tasks/{task}/runs")).await;
+    assert!(runs.is_empty(), "no run was created");
+}
+
+#[tokio::test]
+async fn a_sigkilled_workers_loop_resumes_elsewhere_without_repeating_a_tool_call() {
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call(
+            "shell_exec",
+            json!({"command": "echo one >> count.txt"})
+        )]),
+        turn(vec![call(
+            "shell_exec",
+            json!({"command": "echo two >> count.txt; sleep 30"})
+        )]),
+        answer("recovered"),
+    ])));
+    let mut home = agent_home(&server, WIRES[0], "");
+    home.set("HECATE_TASK_QUEUE_LEASE_SECONDS", "2");
+    home.set("HECATE_TASK_DEFAULT_MODEL", WIRES[0].2);
+    let args = ["serve", "--listen", "127.0.0.1:0"];
+    let mut a = serve_args(&home, &args);
+    let api = Api::new(&a);
+    let (_dir, ws) = workspace();
+    let mut body = agent_task(WIRES[0].2, &ws, json!({}));
+    body["requested_model"] = json!("");
+    let (task, run) = create_and_start(&api, body).await;
+    for _ in 0..300 {
+        let lines = std::fs::read_to_string(ws.join("count.txt")).unwrap_or_default();
+        if lines.lines().count() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = a.child.kill();
+    let _ = a.child.wait();
+    let b = serve_args(&home, &args);
+    let api = Api::new(&b);
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("count.txt")).expect("count"),
+        "one\ntwo\n",
+        "no tool call ran twice"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        said(&requests[2]).contains("interrupted"),
+        "{}",
+        said(&requests[2])
+    );
+    let ev = events(&api, &task, &run).await;
+    assert_eq!(count(&ev, "gap.run_disconnected"), 1);
+    assert_eq!(count(&ev, "tool.call.interrupted"), 1);
+}
+
+/// Whether a request tells the model a write outside the workspace was refused.
+fn third_outside(request: &Value) -> bool {
+    said(request).contains("outside the session workspace")
+}
