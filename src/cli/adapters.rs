@@ -1,7 +1,9 @@
-//! `hecate adapters list|probe`: the external-agent catalog and readiness checks.
+//! `hecate adapters list|health|probe`: the external-agent catalog and readiness checks.
 
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, Cli};
+use crate::adapters::acp::{ProbeReport, ProbeStatus};
+use crate::bridges::http::wire::agent::ProbeDto;
 use std::fmt::Write as _;
 
 /// The `adapters` subcommands.
@@ -9,6 +11,15 @@ use std::fmt::Write as _;
 pub enum AdaptersCommand {
     /// Every catalog agent with availability, path, version and tested range.
     List {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Start an agent in a temporary workspace and classify whether it is ready
+    /// (stage, path, error and what to do next).
+    Health {
+        /// Adapter id.
+        id: String,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -64,29 +75,47 @@ pub async fn run(cli: &Cli, cmd: &AdaptersCommand) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
+        AdaptersCommand::Health { id, format } => {
+            let report = ctx.engine.probe_adapter(id).await?;
+            print_probe(&report, "agent_adapter_health", *format)
+        }
         AdaptersCommand::Probe { id, format } => {
             let report = ctx.engine.probe_adapter(id).await?;
-            match format {
-                Format::Json => print_resource("agent_adapter_probe", &report)?,
-                Format::Text => {
-                    let mut out = format!(
-                        "{}: {} at stage {} in {} ms\n",
-                        report.adapter_id,
-                        serde_json::to_value(report.status)?.as_str().unwrap_or("?"),
-                        report.stage,
-                        report.duration_ms
-                    );
-                    if let Some(e) = &report.error {
-                        let _ = writeln!(out, "error: {e}");
-                    }
-                    if let Some(t) = &report.stderr_tail {
-                        let _ = writeln!(out, "stderr tail:\n{t}");
-                    }
-                    print_text(&out)?;
-                }
-            }
-            let ready = matches!(report.status, crate::adapters::acp::ProbeStatus::Ready);
-            Ok(if ready { 0 } else { 9 })
+            print_probe(&report, "agent_adapter_probe", *format)
         }
     }
+}
+
+/// Prints a probe's verdict as `object` and exits 0 when ready, 9 otherwise.
+fn print_probe(report: &ProbeReport, object: &str, format: Format) -> anyhow::Result<i32> {
+    match format {
+        Format::Json => print_resource(object, &ProbeDto::from(report))?,
+        Format::Text => {
+            let mut out = format!(
+                "{}: {} at stage {} in {} ms\n",
+                report.adapter_id,
+                serde_json::to_value(report.status)?.as_str().unwrap_or("?"),
+                report.stage,
+                report.duration_ms
+            );
+            if let Some(p) = &report.path {
+                let _ = writeln!(out, "path: {p}");
+            }
+            if let Some(e) = &report.error {
+                let _ = writeln!(out, "error: {e}");
+            }
+            if let Some(t) = &report.stderr_tail {
+                let _ = writeln!(out, "stderr tail:\n{t}");
+            }
+            if let Some(h) = report.hint() {
+                let _ = writeln!(out, "next step: {h}");
+            }
+            print_text(&out)?;
+        }
+    }
+    Ok(if report.status == ProbeStatus::Ready {
+        0
+    } else {
+        9
+    })
 }

@@ -200,6 +200,6 @@ mod tests {
         assert!(expiry("tomorrow").is_err());
         assert!(expiry("2001-01-01T00:00:00Z").is_err());
         let stored = expiry("2999-01-01T02:00:00+02:00").expect("future");
-        assert_eq!(stored, "2999-01-01T00:00:00Z");
+        assert_eq!(stored, "2999-01-01T00:00:00.000Z");
     }
 }

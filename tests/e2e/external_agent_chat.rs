@@ -574,10 +574,35 @@ fn probes_classify_ready_auth_required_not_installed_and_errors() {
         (Some("error"), Some("initialize"))
     );
     assert!(
-        crash["stderr_tail"]
+        crash["stderr"]
             .as_str()
             .is_some_and(|t| t.contains("crashing on purpose")),
         "{crash}"
+    );
+    // `adapters health` runs the same end-to-end probe and says what to do next.
+    let health = |id: &str| -> (Option<i32>, Value) {
+        let out = home.run(&["adapters", "health", id, "--format", "json"]);
+        let v = serde_json::from_slice::<Value>(&out.stdout).expect("json");
+        assert_eq!(v["object"], "agent_adapter_health");
+        (out.status.code(), v["data"].clone())
+    };
+    let (code, ready) = health("fixture");
+    assert_eq!((code, ready["status"].as_str()), (Some(0), Some("ready")));
+    assert!(
+        ready["path"].is_string() && ready["hint"].is_null(),
+        "{ready}"
+    );
+    let (code, auth) = health("needs_auth");
+    assert_eq!(code, Some(9));
+    assert!(
+        auth["hint"].as_str().is_some_and(|h| h.contains("login")),
+        "{auth}"
+    );
+    let out = home.run(&["adapters", "health", "missing"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("not_installed at stage lookup") && text.contains("next step:"),
+        "{text}"
     );
     let list = home.json(&["adapters", "list", "--format", "json"]);
     let ids: Vec<&str> = list["data"]

@@ -84,8 +84,14 @@ async fn adapters_are_listed_checked_and_probed() {
     assert_eq!(h.status, 200, "{}", h.body);
     assert_eq!(h.body["object"], "agent_adapter_health");
     assert_eq!(h.body["data"]["adapter_id"], "fixture");
-    assert_eq!(h.body["data"]["status"], "available");
+    assert_eq!(
+        h.body["data"]["status"], "ready",
+        "it really started: {}",
+        h.body
+    );
+    assert_eq!(h.body["data"]["stage"], "ready");
     assert!(h.body["data"]["path"].is_string());
+    assert!(h.body["data"]["duration_ms"].is_u64());
 
     let h = api.get("/hecate/v1/agent-adapters/nope/health").await;
     assert_eq!(h.status, 404, "{}", h.body);
@@ -375,7 +381,7 @@ async fn grants_are_created_with_an_expiry_and_bad_ones_refused_with_the_field()
     assert_eq!(ok.status, 201, "{}", ok.body);
     assert_eq!(ok.body["object"], "agent_chat_grant");
     let g = &ok.body["data"];
-    assert_eq!(g["expires_at"], "2999-01-01T00:00:00Z", "stored in UTC");
+    assert_eq!(g["expires_at"], "2999-01-01T00:00:00.000Z", "stored in UTC");
     let canonical = std::fs::canonicalize(ws.path()).expect("canonical");
     assert_eq!(g["workspace"], canonical.display().to_string());
     let listed = api.get("/hecate/v1/agent-chat/grants").await;

@@ -1,12 +1,12 @@
 //! External-agent adapters: the catalog with each agent's availability, one
-//! adapter's availability, and an end-to-end ACP probe of one adapter.
+//! adapter's health and its probe (the same end-to-end ACP handshake).
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiPath;
 use super::wire::agent::{
-    AdapterDto, AdapterHealthDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto,
-    AdapterProbeResponse, ProbeDto,
+    AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
+    ProbeDto,
 };
 use crate::domain::HecateError;
 use axum::Json;
@@ -73,8 +73,9 @@ pub async fn probe(
     }))
 }
 
-/// Whether one adapter can be started (its executable found directly or as a
-/// managed package), without spawning it; use `probe` for the full handshake.
+/// Probes one adapter end to end (spawn, `initialize`, `session/new` in a scratch
+/// workspace, teardown; never a prompt) and classifies the outcome; the verdict is
+/// in the body, so a failing adapter is still a 200.
 #[utoipa::path(
     get,
     path = "/hecate/v1/agent-adapters/{id}/health",
@@ -82,7 +83,7 @@ pub async fn probe(
     tag = "agent-adapters",
     params(("id" = String, Path, description = "Adapter id")),
     responses(
-        (status = 200, description = "The adapter's availability", body = AdapterHealthResponse),
+        (status = 200, description = "The probe's verdict: ready, not_installed, auth_required or error, with the stage", body = AdapterHealthResponse),
         (status = 404, description = "No such adapter", body = ErrorEnvelope),
         (status = "default", description = "Error envelope", body = ErrorEnvelope)
     )
@@ -91,9 +92,10 @@ pub async fn health(
     State(state): State<HttpState>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AdapterHealthResponse>, ApiError> {
-    let adapter = find(&state, &id).await?;
+    find(&state, &id).await?;
+    let report = state.engine.probe_adapter(&id).await?;
     Ok(Json(AdapterHealthResponse {
         object: "agent_adapter_health".to_string(),
-        data: AdapterHealthDto::from(&adapter),
+        data: ProbeDto::from(&report),
     }))
 }

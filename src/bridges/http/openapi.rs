@@ -4,8 +4,8 @@
 
 use super::envelope::{ErrorBody, ErrorEnvelope};
 use super::wire::agent::{
-    AdapterDto, AdapterHealthDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto,
-    AdapterProbeResponse, ApprovalDto, ApprovalListResponse, ApprovalResponse, ChangedFileDiffDto,
+    AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
+    ApprovalDto, ApprovalListResponse, ApprovalResponse, ChangedFileDiffDto,
     ChangedFileDiffResponse, ChangedFileDto, ChangedFilesResponse, CreateGrantRequest,
     DecisionName, GrantDeletedDto, GrantDeletedResponse, GrantDto, GrantListResponse,
     GrantResponse, ProbeDto, ResolveApprovalRequest, RevertDto, RevertRequest, RevertResponse,
@@ -100,7 +100,7 @@ use utoipa::{Modify, OpenApi};
         CreateSessionRequest, SendMessageRequest, RuntimeKindName, CancelResponse, CancelDto,
         DeletedResponse, DeletedDto, ApprovalRequestedDto, ApprovalResolvedDto,
         AdapterListResponse, AdapterDto, AdapterProbeResponse, AdapterProbeDto, ProbeDto,
-        AdapterHealthResponse, AdapterHealthDto, ApprovalListResponse, ApprovalResponse,
+        AdapterHealthResponse, ApprovalListResponse, ApprovalResponse,
         ApprovalDto, ResolveApprovalRequest, DecisionName, ScopeName, GrantListResponse,
         GrantDto, GrantDeletedResponse, GrantDeletedDto, CreateGrantRequest, GrantResponse,
         ChangedFilesResponse, ChangedFileDto,

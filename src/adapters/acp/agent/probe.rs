@@ -45,6 +45,27 @@ pub struct ProbeReport {
     pub agent_name: Option<String>,
     /// The version the agent reported.
     pub agent_version: Option<String>,
+    /// The executable that was started (or would have been), once found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl ProbeReport {
+    /// What an operator should do next for this verdict (none when ready).
+    pub fn hint(&self) -> Option<&'static str> {
+        match self.status {
+            ProbeStatus::Ready => None,
+            ProbeStatus::NotInstalled => Some(
+                "The adapter's executable was not found: install its package (see `hecate adapters list`) or put it on PATH.",
+            ),
+            ProbeStatus::AuthRequired => Some(
+                "The adapter started but failed authentication: run its CLI login flow or set its API-key variable, then probe again.",
+            ),
+            ProbeStatus::Error => Some(
+                "The adapter failed at the stage shown; `error` and `stderr` carry its own words.",
+            ),
+        }
+    }
 }
 
 /// Inputs of a probe besides the manifest.
@@ -122,6 +143,7 @@ pub async fn probe(manifest: &AgentManifest, opts: &ProbeOptions) -> ProbeReport
         stderr_tail: None,
         agent_name: None,
         agent_version: None,
+        path: None,
     };
     let outcome = match tokio::time::timeout(opts.limit, run(manifest, opts, &mut report)).await {
         Ok(outcome) => outcome,
@@ -168,6 +190,7 @@ async fn run(
             None,
         )
     })?;
+    report.path = Some(spec.program.display().to_string());
     let scratch = Scratch::create().map_err(|e| {
         (
             ProbeStatus::Error,

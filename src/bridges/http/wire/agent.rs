@@ -118,6 +118,12 @@ pub struct ProbeDto {
     /// The version the agent reported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_version: Option<String>,
+    /// The executable started, once found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// What to do next, unless ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 impl From<&ProbeReport> for ProbeDto {
@@ -131,6 +137,8 @@ impl From<&ProbeReport> for ProbeDto {
             stderr: r.stderr_tail.clone(),
             agent_name: r.agent_name.clone(),
             agent_version: r.agent_version.clone(),
+            path: r.path.clone(),
+            hint: r.hint().map(str::to_string),
         }
     }
 }
@@ -153,49 +161,13 @@ pub struct AdapterProbeResponse {
     pub data: AdapterProbeDto,
 }
 
-/// Whether one adapter can be started (found on PATH or managed), without spawning it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct AdapterHealthDto {
-    /// Adapter id.
-    pub adapter_id: String,
-    /// `available` or `missing`.
-    pub status: String,
-    /// An executable was found.
-    pub available: bool,
-    /// The executable found.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// `direct` or `managed`, when found.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// The version it reports.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// The version is known and outside the tested range.
-    pub version_outside_range: bool,
-}
-
-impl From<&AdapterDto> for AdapterHealthDto {
-    fn from(a: &AdapterDto) -> Self {
-        Self {
-            adapter_id: a.id.clone(),
-            status: a.status.clone(),
-            available: a.available,
-            path: a.path.clone(),
-            source: a.source.clone(),
-            version: a.version.clone(),
-            version_outside_range: a.version_outside_range,
-        }
-    }
-}
-
 /// `{"object": "agent_adapter_health", "data": …}`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AdapterHealthResponse {
     /// Always `agent_adapter_health`.
     pub object: String,
-    /// The availability.
-    pub data: AdapterHealthDto,
+    /// The end-to-end probe's verdict.
+    pub data: ProbeDto,
 }
 
 /// A permission request of an external agent and its resolution.
