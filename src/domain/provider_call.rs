@@ -14,6 +14,35 @@ pub struct Usage {
     pub total_tokens: u64,
 }
 
+/// A cost an agent reported itself (ACP `usage_update`): the session's running
+/// total, in `currency` (an ISO 4217 code such as `USD`, or a unit like `credits`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportedCost {
+    /// Cumulative amount for the agent's session.
+    pub amount: f64,
+    /// Unit of `amount`.
+    pub currency: String,
+}
+
+impl ReportedCost {
+    /// What this turn cost in micro-USD, given the running total before it
+    /// (`None`: the agent's session started with this turn). Unknown (`None`) when
+    /// the unit is not USD, the units differ, or the total went down.
+    pub fn turn_micros_usd(&self, before: Option<&ReportedCost>) -> Option<i64> {
+        if !self.currency.eq_ignore_ascii_case("USD") || !self.amount.is_finite() {
+            return None;
+        }
+        let spent = match before {
+            Some(b) if b.currency.eq_ignore_ascii_case("USD") && b.amount <= self.amount => {
+                self.amount - b.amount
+            }
+            Some(_) => return None,
+            None => self.amount,
+        };
+        (spent >= 0.0).then(|| (spent * 1e6).round() as i64)
+    }
+}
+
 /// One upstream model request and what it cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderCall {
@@ -56,5 +85,26 @@ mod tests {
     fn formats_micro_usd() {
         assert_eq!(format_usd(1234), "0.001234");
         assert_eq!(format_usd(2_500_000), "2.500000");
+    }
+
+    #[test]
+    fn a_turns_cost_is_the_growth_of_the_running_usd_total() {
+        let usd = |amount: f64| ReportedCost {
+            amount,
+            currency: "USD".into(),
+        };
+        assert_eq!(usd(0.0125).turn_micros_usd(None), Some(12_500));
+        assert_eq!(usd(0.04).turn_micros_usd(Some(&usd(0.0125))), Some(27_500));
+        assert_eq!(
+            usd(0.01).turn_micros_usd(Some(&usd(0.04))),
+            None,
+            "went down"
+        );
+        let credits = ReportedCost {
+            amount: 3.0,
+            currency: "credits".into(),
+        };
+        assert_eq!(credits.turn_micros_usd(None), None);
+        assert_eq!(usd(1.0).turn_micros_usd(Some(&credits)), None);
     }
 }

@@ -13,6 +13,7 @@ use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
+use crate::domain::provider_call::ReportedCost;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use std::collections::HashMap;
 use std::path::Path;
@@ -37,6 +38,38 @@ struct LiveAgent {
     conn: AgentConnection,
     native_id: String,
     adapter_id: String,
+    /// The agent session's running cost total as last reported, and whether it
+    /// is known from the session's start (a session Hecate created) or only from
+    /// some point on.
+    cost: std::sync::Mutex<CostBaseline>,
+}
+
+/// What a live agent's running cost total stood at before the next turn.
+#[derive(Debug, Clone, Default)]
+enum CostBaseline {
+    /// The native session is new: the first total is all this session spent.
+    #[default]
+    FromStart,
+    /// The total after the previous turn.
+    Known(ReportedCost),
+    /// A reloaded session whose earlier total Hecate never saw.
+    Unknown,
+}
+
+impl LiveAgent {
+    /// This turn's cost in micro-USD from the total the agent reported at its
+    /// end, and the new baseline; unknown unless the agent reported one.
+    fn turn_cost(&self, reported: Option<&ReportedCost>) -> Option<i64> {
+        let reported = reported?;
+        let mut baseline = self.cost.lock().unwrap_or_else(|p| p.into_inner());
+        let spent = match &*baseline {
+            CostBaseline::FromStart => reported.turn_micros_usd(None),
+            CostBaseline::Known(before) => reported.turn_micros_usd(Some(before)),
+            CostBaseline::Unknown => None,
+        };
+        *baseline = CostBaseline::Known(reported.clone());
+        spent
+    }
 }
 
 /// Supervises external agents for the engine.
@@ -175,8 +208,16 @@ impl ExternalRuntime {
         let mut report = TurnReport::ended(TurnEnd::Completed);
         report.native_session_id = Some(live.native_id.clone());
         match result {
-            Ok(StopReason::Cancelled) => report.end = TurnEnd::Cancelled,
-            Ok(_) => {}
+            Ok(outcome) => {
+                if outcome.stop_reason == StopReason::Cancelled {
+                    report.end = TurnEnd::Cancelled;
+                }
+                // What the agent reported becomes the turn's recorded call
+                // (`cost_mode = external`: unknown unless reported).
+                report.cost_micros_usd = live.turn_cost(outcome.session_cost.as_ref());
+                report.usage = outcome.usage;
+                report.called_upstream = report.usage.is_some() || outcome.session_cost.is_some();
+            }
             Err(e) => {
                 let mut err = e.into_hecate(&adapter_id);
                 if !err.details.contains_key("stderr_tail") {
@@ -271,10 +312,16 @@ impl ExternalRuntime {
             .map_err(|e| e.into_hecate(adapter_id))?;
         let native = native.id;
         tracing::info!(adapter_id, native_session_id = %native, ?attach, "external agent attached");
+        let baseline = if attach == Attach::Loaded {
+            CostBaseline::Unknown
+        } else {
+            CostBaseline::FromStart
+        };
         let live = Arc::new(LiveAgent {
             conn,
             native_id: native,
             adapter_id: adapter_id.to_string(),
+            cost: std::sync::Mutex::new(baseline),
         });
         self.live
             .lock()

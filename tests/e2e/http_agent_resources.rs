@@ -21,7 +21,13 @@ const SCRIPT: &str = r#"{"turns":[
      "on_reject":[{"text":"not writing. "}]}},
    {"tool_call_update":{"id":"t1","status":"completed"}},
    {"text":"done"}]},
- {"match":"hello","actions":[{"text":"hi"}]}
+ {"match":"hello","actions":[{"text":"hi"}]},
+ {"match":"bill one","actions":[{"text":"first"},{"usage":{"used":1200,"size":200000,
+   "cost":{"amount":0.0125,"currency":"USD"},"turn":{"input_tokens":100,"output_tokens":20}}}]},
+ {"match":"bill two","actions":[{"text":"second"},{"usage":{"used":2400,"size":200000,
+   "cost":{"amount":0.04,"currency":"USD"},"turn":{"input_tokens":150,"output_tokens":30}}}]},
+ {"match":"credits","actions":[{"text":"third"},{"usage":{"used":2500,"size":200000,
+   "cost":{"amount":7,"currency":"credits"}}}]}
 ]}"#;
 
 /// A home with the fixture agent `fixture` running [`SCRIPT`].
@@ -453,4 +459,52 @@ async fn grants_are_created_with_an_expiry_and_bad_ones_refused_with_the_field()
         Some(1),
         "nothing else was created"
     );
+}
+
+#[tokio::test]
+async fn usage_and_cost_an_agent_reports_are_recorded_per_turn_and_unknown_otherwise() {
+    let home = home();
+    let ws = git_workspace();
+    let (_s, api, id) = session(&home, ws.path()).await;
+    for prompt in ["bill one", "bill two", "hello", "credits"] {
+        let r = api.say(&id, prompt).await;
+        assert_eq!(r.status, 200, "{prompt}: {}", r.body);
+    }
+    let shown = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    let calls = shown.body["data"]["provider_calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let summary: Vec<(Value, Value, Value, Value)> = calls
+        .iter()
+        .map(|c| {
+            (
+                c["provider"].clone(),
+                c["prompt_tokens"].clone(),
+                c["completion_tokens"].clone(),
+                c["cost_micros_usd"].clone(),
+            )
+        })
+        .collect();
+    // The turn that reported nothing has no call; the running USD total is split
+    // per turn; a total in credits is kept unknown in USD.
+    assert_eq!(
+        summary,
+        vec![
+            (json!("fixture"), json!(100), json!(20), json!(12_500)),
+            (json!("fixture"), json!(150), json!(30), json!(27_500)),
+            (json!("fixture"), json!(0), json!(0), Value::Null),
+        ],
+        "{}",
+        shown.body
+    );
+    let messages = shown.body["data"]["messages"].as_array().expect("messages");
+    let answer = messages
+        .iter()
+        .find(|m| m["content"] == "second")
+        .expect("second answer");
+    assert_eq!(answer["produced_by_call_id"], calls[1]["id"]);
 }

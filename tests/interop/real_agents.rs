@@ -78,6 +78,20 @@ struct AgentCase {
     reattach: Reattach,
     rejection: Rejection,
     no_credentials: NoCredentials,
+    reports: Reports,
+}
+
+/// What an agent reports about a turn's model use (measured against the fixture
+/// model): per-turn tokens in its prompt response, a running cost total in
+/// `usage_update`, or nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reports {
+    /// Tokens and a USD cost.
+    TokensAndCost,
+    /// Tokens only (its cost stays unknown).
+    Tokens,
+    /// Nothing (no call is recorded for the turn).
+    Nothing,
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -104,6 +118,7 @@ const CLAUDE_CODE: AgentCase = AgentCase {
     reattach: Reattach::Loaded,
     rejection: Rejection::TurnEnds,
     no_credentials: NoCredentials::ReadyThenAuthRequiredAtPrompt,
+    reports: Reports::TokensAndCost,
 };
 
 /// Codex (codex-acp 2.6, Rust codex 0.166 inside): OpenAI Responses; `gpt-5.5` is a
@@ -135,6 +150,7 @@ const CODEX: AgentCase = AgentCase {
     reattach: Reattach::Loaded,
     rejection: Rejection::TurnCancelled,
     no_credentials: NoCredentials::AuthRequiredAtNewSession,
+    reports: Reports::Tokens,
 };
 
 /// Gemini CLI 0.61: Gemini API (a JSON-schema router call to `generateContent`,
@@ -161,6 +177,7 @@ const GEMINI: AgentCase = AgentCase {
     reattach: Reattach::Primed,
     rejection: Rejection::TurnEnds,
     no_credentials: NoCredentials::Ready,
+    reports: Reports::Nothing,
 };
 
 fn opencode_env(xdg: &Path) -> Vec<(String, String)> {
@@ -204,6 +221,7 @@ const OPENCODE: AgentCase = AgentCase {
     reattach: Reattach::Loaded,
     rejection: Rejection::TurnEnds,
     no_credentials: NoCredentials::ReadyThenSilentUntilIdleTimeout,
+    reports: Reports::Tokens,
 };
 
 macro_rules! real_agent_suite {
@@ -518,6 +536,26 @@ fn text_answer(ctx: &Ctx<'_>) {
         turn.answer()
     );
     let show = ctx.json(&["sessions", "show", &turn.session(), "--format", "json"]);
+    // The model use the agent reported is the turn's recorded call.
+    let calls = show["data"]["provider_calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    match ctx.case.reports {
+        Reports::Nothing => assert!(calls.is_empty(), "{calls:?}"),
+        reports => {
+            assert_eq!(calls.len(), 1, "{calls:?}");
+            let c = &calls[0];
+            assert_eq!(c["provider"], ctx.case.id);
+            assert!(
+                c["prompt_tokens"].as_u64().is_some_and(|t| t > 0)
+                    && c["completion_tokens"].as_u64().is_some_and(|t| t > 0),
+                "{c}"
+            );
+            let priced = c["cost_micros_usd"].as_i64().is_some_and(|m| m > 0);
+            assert_eq!(priced, reports == Reports::TokensAndCost, "{c}");
+        }
+    }
     assert_eq!(show["data"]["runtime_kind"], "external_agent");
     assert_eq!(show["data"]["adapter_id"], ctx.case.id);
     assert!(

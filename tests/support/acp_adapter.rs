@@ -2,7 +2,8 @@
 //! read the events they produced.
 
 use hecate::adapters::acp::{
-    AcpError, AcpOptions, AgentConnection, LaunchSource, LaunchSpec, StopReason, TurnIo,
+    AcpError, AcpOptions, AgentConnection, LaunchSource, LaunchSpec, PromptOutcome, StopReason,
+    TurnIo,
 };
 use hecate::adapters::process::env::{current_env, sanitized_env};
 use hecate::domain::event::RuntimeEvent;
@@ -69,8 +70,22 @@ pub async fn scripted(ws: &Path, script_dir: &Path, script: Value) -> (AgentConn
 pub struct TurnResult {
     /// The prompt's result.
     pub result: Result<StopReason, AcpError>,
+    /// The usage and cost the agent reported, when the turn ended normally.
+    pub outcome: Option<PromptOutcome>,
     /// The events, in order.
     pub events: Vec<RuntimeEvent>,
+}
+
+impl TurnResult {
+    /// Splits a prompt's outcome into the stop reason and what was reported.
+    pub fn new(prompted: Result<PromptOutcome, AcpError>, events: Vec<RuntimeEvent>) -> Self {
+        let outcome = prompted.as_ref().ok().cloned();
+        Self {
+            result: prompted.map(|o| o.stop_reason),
+            outcome,
+            events,
+        }
+    }
 }
 
 impl TurnResult {
@@ -132,7 +147,7 @@ pub async fn turn_with(
     while let Ok(e) = rx.try_recv() {
         events.push(e);
     }
-    TurnResult { result, events }
+    TurnResult::new(result, events)
 }
 
 /// Runs one text prompt, allowing every permission request.

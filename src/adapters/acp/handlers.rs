@@ -10,10 +10,11 @@ use crate::adapters::acp::normalize::{normalize, raw_frame};
 use crate::adapters::acp::services::routes::{Route, ServingGuard, Shared};
 use crate::adapters::acp::services::{editor, fs};
 use crate::domain::event::RuntimeEvent;
+use crate::domain::provider_call::ReportedCost;
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, CreateTerminalResponse, KillTerminalRequest, KillTerminalResponse,
     ReadTextFileRequest, ReleaseTerminalRequest, ReleaseTerminalResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SessionNotification,
+    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
     TerminalOutputRequest, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
     WriteTextFileRequest,
 };
@@ -65,6 +66,14 @@ fn on_notification(shared: &Shared, n: &UntypedMessage) {
 }
 
 fn deliver(shared: &Shared, route: &Route, notification: &SessionNotification) {
+    if let (SessionUpdate::UsageUpdate(u), Some(turn)) = (&notification.update, &route.turn)
+        && let Some(cost) = &u.cost
+    {
+        turn.cost.record(ReportedCost {
+            amount: cost.amount,
+            currency: cost.currency.clone(),
+        });
+    }
     let events = normalize(&notification.update);
     let has_raw = events.iter().any(|e| matches!(e, RuntimeEvent::Raw { .. }));
     for event in events {

@@ -24,4 +24,4 @@ pub use error::{AcpError, Stage};
 pub use launcher::{Availability, LaunchSource, LaunchSpec, LauncherOptions};
 pub use probe::{ProbeOptions, ProbeReport, ProbeStatus, probe};
 pub use services::terminal_sandbox::{SandboxMode, SandboxUnavailable, TerminalSandbox};
-pub use turn::TurnIo;
+pub use turn::{PromptOutcome, TurnIo};

@@ -6,13 +6,14 @@ use crate::adapters::acp::agent::process::exited_error;
 use crate::adapters::acp::client::{AgentConnection, RouteGuard};
 use crate::adapters::acp::convert::{StopReason, prompt_blocks};
 use crate::adapters::acp::error::{AcpError, Stage};
-use crate::adapters::acp::services::routes::{Activity, Route, TurnRoute};
+use crate::adapters::acp::services::routes::{Activity, CostTally, Route, TurnRoute};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::message::ContentBlock;
 use crate::domain::permission::PermissionAsker;
+use crate::domain::provider_call::{ReportedCost, Usage};
 use crate::domain::workspace::WorkspaceDelegate;
-use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest};
+use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, Usage as AcpUsage};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
@@ -47,16 +48,35 @@ impl std::fmt::Debug for TurnIo {
     }
 }
 
+/// How a turn ended and what the agent said it used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptOutcome {
+    /// The agent's stop reason (`Cancelled` once the turn was cancelled).
+    pub stop_reason: StopReason,
+    /// The turn's token usage, when the agent's prompt response carried it.
+    pub usage: Option<Usage>,
+    /// The agent session's running cost total, as of its last `usage_update`
+    /// during the turn.
+    pub session_cost: Option<ReportedCost>,
+}
+
 impl AgentConnection {
     /// Runs one turn in native session `native_id`. Returns the agent's stop
-    /// reason; `Cancelled` once `io.cancel` fired (after the agent ends the turn or
-    /// the grace period passes, whichever is first).
+    /// reason (`Cancelled` once `io.cancel` fired, after the agent ends the turn or
+    /// the grace period passes, whichever is first) with the usage and cost it
+    /// reported.
     pub async fn prompt(
         &self,
         native_id: &str,
         blocks: Vec<ContentBlock>,
         io: TurnIo,
-    ) -> Result<StopReason, AcpError> {
+    ) -> Result<PromptOutcome, AcpError> {
+        let cost = Arc::new(CostTally::default());
+        let ended = |stop_reason: StopReason, usage: Option<Usage>| PromptOutcome {
+            stop_reason,
+            usage,
+            session_cost: cost.latest(),
+        };
         let activity = Arc::new(Activity::new());
         let turn_cancel = io.cancel.child_token();
         let _route = RouteGuard::set(
@@ -70,6 +90,7 @@ impl AgentConnection {
                     asker: io.asker.clone(),
                     cancel: turn_cancel.clone(),
                     delegate: io.delegate.clone(),
+                    cost: cost.clone(),
                 }),
                 activity: activity.clone(),
             },
@@ -86,14 +107,15 @@ impl AgentConnection {
                 biased;
                 r = &mut response => {
                     return match (r, cancelled_at) {
-                        (_, Some(_)) => Ok(StopReason::Cancelled),
-                        (Ok(resp), None) => Ok(resp.stop_reason.into()),
+                        (Ok(resp), Some(_)) => Ok(ended(StopReason::Cancelled, resp.usage.as_ref().map(turn_usage))),
+                        (Err(_), Some(_)) => Ok(ended(StopReason::Cancelled, None)),
+                        (Ok(resp), None) => Ok(ended(resp.stop_reason.into(), resp.usage.as_ref().map(turn_usage))),
                         (Err(e), None) => Err(self.failure(Stage::Prompt, e).await),
                     };
                 }
                 _ = self.process.wait_exit() => {
                     if cancelled_at.is_some() {
-                        return Ok(StopReason::Cancelled);
+                        return Ok(ended(StopReason::Cancelled, None));
                     }
                     return Err(exited_error(&self.process).await);
                 }
@@ -106,7 +128,7 @@ impl AgentConnection {
                     if let Some(at) = cancelled_at {
                         if at.elapsed() >= self.options.cancel_grace {
                             tracing::info!(session = native_id, "agent did not end the cancelled turn within the grace period");
-                            return Ok(StopReason::Cancelled);
+                            return Ok(ended(StopReason::Cancelled, None));
                         }
                         continue;
                     }
@@ -133,5 +155,18 @@ impl AgentConnection {
         {
             tracing::debug!(error = %e.message, "could not send session/cancel");
         }
+    }
+}
+
+/// The turn usage of an ACP prompt response in Hecate's terms (cache reads count
+/// as input, reasoning as output, as providers bill them).
+fn turn_usage(u: &AcpUsage) -> Usage {
+    let prompt =
+        u.input_tokens + u.cached_read_tokens.unwrap_or(0) + u.cached_write_tokens.unwrap_or(0);
+    let completion = u.output_tokens + u.thought_tokens.unwrap_or(0);
+    Usage {
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        total_tokens: u.total_tokens.max(prompt + completion),
     }
 }

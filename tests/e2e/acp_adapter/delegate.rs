@@ -147,7 +147,7 @@ async fn turn_with(
     while let Ok(e) = rx.try_recv() {
         events.push(e);
     }
-    (TurnResult { result, events }, ws, guard)
+    (TurnResult::new(result, events), ws, guard)
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::permission::PermissionAsker;
+use crate::domain::provider_call::ReportedCost;
 use crate::domain::workspace::{DelegateCapabilities, WorkspaceDelegate};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -66,6 +67,24 @@ impl Drop for ServingGuard {
     }
 }
 
+/// The running cost total an agent last reported during a turn (`usage_update`).
+#[derive(Debug, Default)]
+pub(crate) struct CostTally(Mutex<Option<ReportedCost>>);
+
+impl CostTally {
+    /// Keeps the newest total.
+    pub(crate) fn record(&self, cost: ReportedCost) {
+        if let Ok(mut c) = self.0.lock() {
+            *c = Some(cost);
+        }
+    }
+
+    /// The newest total, if any arrived.
+    pub(crate) fn latest(&self) -> Option<ReportedCost> {
+        self.0.lock().ok().and_then(|c| c.clone())
+    }
+}
+
 /// The turn a native session is running.
 #[derive(Clone)]
 pub(crate) struct TurnRoute {
@@ -76,6 +95,8 @@ pub(crate) struct TurnRoute {
     pub cancel: CancellationToken,
     /// Serves fs/terminal requests instead of Hecate (the editor), when set.
     pub delegate: Option<Arc<dyn WorkspaceDelegate>>,
+    /// The agent's reported cost total, as of its latest `usage_update`.
+    pub cost: Arc<CostTally>,
 }
 
 /// Where one native session's traffic goes.
