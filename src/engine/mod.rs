@@ -157,7 +157,7 @@ impl Engine {
         let audit = mcp::audit::AuditWriter::start(store.clone());
         let tasks =
             tasks::TaskRuntime::new(store.clone(), config.tasks.clone(), config.owner_id.clone());
-        let gateway = gateway::GatewayState::new(config.gateway_default_model.clone())?;
+        let gateway = gateway::GatewayState::new(config.gateway_default_model.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,

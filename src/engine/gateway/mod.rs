@@ -19,6 +19,7 @@ use crate::adapters::gateway::{RelayMode, Upstream, prepare_body, relay};
 use crate::adapters::providers::{ProviderClient, ProviderError};
 use crate::domain::error::{HecateError, Result};
 use serde_json::Value;
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a provider that declares no models is given to list them.
@@ -27,22 +28,31 @@ pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Detail `reason` of a request body the gateway refuses (or cannot translate).
 pub const INVALID_BODY: &str = "invalid_request";
 
-/// The gateway's own state: its upstream HTTP client and the default model.
-#[derive(Debug, Clone)]
+/// The gateway's own state: its upstream HTTP client (built on first use, so
+/// an engine that never serves `/v1` never builds it) and the default model.
+#[derive(Debug, Default)]
 pub struct GatewayState {
-    upstream: Upstream,
+    upstream: OnceLock<Upstream>,
     default_model: Option<String>,
 }
 
 impl GatewayState {
-    /// State over a fresh HTTP client, routing model-less requests to `default_model`.
-    pub fn new(default_model: Option<String>) -> Result<Self> {
+    /// State routing model-less requests to `default_model`.
+    pub fn new(default_model: Option<String>) -> Self {
+        Self {
+            upstream: OnceLock::new(),
+            default_model,
+        }
+    }
+
+    /// The upstream caller, built on first use.
+    fn upstream(&self) -> Result<&Upstream> {
+        if let Some(u) = self.upstream.get() {
+            return Ok(u);
+        }
         let http = ProviderClient::default_http()
             .map_err(|e| HecateError::gateway(format!("building the gateway HTTP client: {e}")))?;
-        Ok(Self {
-            upstream: Upstream::new(http),
-            default_model,
-        })
+        Ok(self.upstream.get_or_init(|| Upstream::new(http)))
     }
 }
 
@@ -133,7 +143,7 @@ impl Engine {
         let resp = self
             .inner
             .gateway
-            .upstream
+            .upstream()?
             .send(config, &body, &call.anthropic_headers)
             .await
             .map_err(fail)?;
