@@ -4,6 +4,7 @@
 //! `sandbox`, where task runs execute commands and file operations.
 
 pub mod acp;
+pub mod gateway;
 pub mod git;
 pub mod mcp;
 pub mod process;

@@ -1,4 +1,4 @@
-//! Access control shared by every HTTP surface (`/hecate/v1` and `/mcp`): the
+//! Access control shared by every HTTP surface (`/hecate/v1`, `/v1` and `/mcp`): the
 //! size of the request head, DNS-rebinding protection (Host and Origin must name
 //! loopback when the server is bound to loopback) and the bearer token, compared
 //! in constant time. [`Guard::check`] answers with a typed [`Denial`]; each
@@ -13,6 +13,9 @@ use subtle::ConstantTimeEq;
 pub const MAX_HEADER_FIELDS: usize = 100;
 /// Largest request head, URI and header fields together, in bytes (more gets 431).
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// The header Anthropic SDKs send their API key in.
+pub const X_API_KEY: header::HeaderName = header::HeaderName::from_static("x-api-key");
 
 /// Type code of a request without the configured bearer token (HTTP 401).
 pub const UNAUTHORIZED: &str = "unauthorized";
@@ -143,6 +146,16 @@ impl Guard {
 
     /// Checks one request's head: its size, then Host and Origin, then the token.
     pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
+        self.check_with(uri, headers, false)
+    }
+
+    /// Like [`Guard::check`], also accepting the token as `x-api-key` (how the
+    /// Anthropic SDKs send their key), for the model gateway (`/v1`).
+    pub fn check_gateway(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
+        self.check_with(uri, headers, true)
+    }
+
+    fn check_with(&self, uri: &Uri, headers: &HeaderMap, api_key: bool) -> Result<(), Denial> {
         check_head_size(uri, headers)?;
         if self.hosts == HostPolicy::Loopback {
             if let Some(host) = header_str(headers, header::HOST)
@@ -159,6 +172,13 @@ impl Guard {
         let Some(expected) = &self.token else {
             return Ok(());
         };
+        if api_key && let Some(key) = header_str(headers, X_API_KEY) {
+            return if bool::from(key.trim().as_bytes().ct_eq(expected.as_bytes())) {
+                Ok(())
+            } else {
+                Err(Denial::WrongToken)
+            };
+        }
         let Some(value) = header_str(headers, header::AUTHORIZATION) else {
             return Err(Denial::MissingToken);
         };
@@ -306,6 +326,19 @@ mod tests {
         let long = headers(&[(header::COOKIE, &"c".repeat(MAX_HEAD_BYTES))]);
         assert_eq!(check(&open, &long), Err(431));
         assert_eq!(Denial::WrongToken.code(), "unauthorized");
+        let key = headers(&[(X_API_KEY, "s3cret")]);
+        assert_eq!(
+            check(&g, &key),
+            Err(401),
+            "x-api-key is for the gateway only"
+        );
+        let gw = |h: &HeaderMap| g.check_gateway(&Uri::from_static("/v1/messages"), h);
+        assert_eq!(gw(&key), Ok(()));
+        assert_eq!(
+            gw(&headers(&[(X_API_KEY, "nope")])),
+            Err(Denial::WrongToken)
+        );
+        assert_eq!(gw(&ok), Ok(()));
         assert_eq!(Denial::ForeignHost("x".into()).code(), "forbidden");
     }
 }

@@ -107,6 +107,7 @@ impl AppContext {
             approval_mode: config.approval_mode()?,
             approval_timeout: config.approval_timeout(),
             tasks: config.tasks(&env, &data_dir)?,
+            gateway_default_model: config.gateway_default_model(&env),
             ..EngineConfig::default()
         };
         let runtimes = Runtimes {

@@ -11,8 +11,8 @@ mod schema;
 pub use error::ConfigError;
 pub use options::ServerLimits;
 pub use schema::{
-    AcpSection, AgentsSection, ApprovalsSection, FileConfig, GuardrailsSection, HistorySection,
-    McpPoolSection, McpServerSection, PriceSection, ProviderSection, ServerSection,
+    AcpSection, AgentsSection, ApprovalsSection, FileConfig, GatewaySection, GuardrailsSection,
+    HistorySection, McpPoolSection, McpServerSection, PriceSection, ProviderSection, ServerSection,
     TerminalsSection,
 };
 
@@ -75,6 +75,16 @@ impl Config {
             providers,
             provider_sources: sources,
         })
+    }
+
+    /// The gateway's default model: `HECATE_GATEWAY_DEFAULT_MODEL`, else
+    /// `[gateway] default_model`; empty values count as unset.
+    pub fn gateway_default_model(&self, env: &HashMap<String, String>) -> Option<String> {
+        env.get("HECATE_GATEWAY_DEFAULT_MODEL")
+            .cloned()
+            .or_else(|| self.file.gateway.default_model.clone())
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
     }
 
     /// The history strategy the config selects.

@@ -46,6 +46,19 @@ pub struct FileConfig {
     /// `[terminals]`: the sandbox agent terminals run in.
     #[serde(default)]
     pub terminals: TerminalsSection,
+    /// `[gateway]`: the OpenAI- and Anthropic-compatible `/v1` ingress.
+    #[serde(default)]
+    pub gateway: GatewaySection,
+}
+
+/// `[gateway]`: the model gateway (`/v1/chat/completions`, `/v1/messages`,
+/// `/v1/models`); `HECATE_GATEWAY_DEFAULT_MODEL` overrides the file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewaySection {
+    /// The model a request that names none is routed to (`provider/model`, or a
+    /// bare model one provider serves).
+    pub default_model: Option<String>,
 }
 
 /// `[terminals]`: how the commands of agent terminals (`terminal/create`) are

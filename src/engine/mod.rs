@@ -7,6 +7,7 @@ pub mod bus;
 pub mod diffs;
 mod emit;
 mod external;
+pub mod gateway;
 pub mod grants;
 pub mod guardrails;
 pub mod mcp;
@@ -72,6 +73,9 @@ pub struct EngineConfig {
     pub approval_timeout: Duration,
     /// The task runtime's tunables.
     pub tasks: tasks::TaskConfig,
+    /// The model the gateway (`/v1`) routes requests that name none to
+    /// (`provider/model` or a bare model), from `[gateway] default_model`.
+    pub gateway_default_model: Option<String>,
 }
 
 impl Default for EngineConfig {
@@ -84,6 +88,7 @@ impl Default for EngineConfig {
             approval_mode: ApprovalMode::Prompt,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             tasks: tasks::TaskConfig::default(),
+            gateway_default_model: None,
         }
     }
 }
@@ -130,6 +135,7 @@ struct Inner {
     mcp: Arc<mcp::state::McpHub>,
     audit: mcp::audit::AuditWriter,
     tasks: tasks::TaskRuntime,
+    gateway: gateway::GatewayState,
 }
 
 impl std::fmt::Debug for Engine {
@@ -155,6 +161,7 @@ impl Engine {
             config.tasks.clone(),
             config.owner_id.clone(),
         );
+        let gateway = gateway::GatewayState::new(config.gateway_default_model.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
@@ -168,6 +175,7 @@ impl Engine {
                 mcp: mcp::state::McpHub::start(),
                 audit,
                 tasks,
+                gateway,
             }),
         };
         let report = engine

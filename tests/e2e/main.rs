@@ -22,6 +22,7 @@ mod engine_turns;
 mod external_agent_chat;
 mod fixture_acp_agent;
 mod fixture_model_server;
+mod gateway;
 mod http_access_control;
 mod http_agent_chat_sessions;
 mod http_agent_resources;

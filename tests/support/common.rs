@@ -126,6 +126,20 @@ impl Home {
         h
     }
 
+    /// A home with the gateway's two fixture providers on `server`: `oai`
+    /// (OpenAI-compatible, models `gpt-fix` and `shared`) and `ant` (Anthropic,
+    /// models `claude-fix` and `shared`).
+    pub fn with_both_kinds(server: &ModelServer) -> Self {
+        let mut h = Self::empty();
+        h.set("PROVIDER_OAI_KIND", "openai");
+        h.set("PROVIDER_OAI_BASE_URL", &format!("{}/v1", server.base));
+        h.set("PROVIDER_OAI_MODELS", "gpt-fix,shared");
+        h.set("PROVIDER_ANT_KIND", "anthropic");
+        h.set("PROVIDER_ANT_BASE_URL", &server.base);
+        h.set("PROVIDER_ANT_MODELS", "claude-fix,shared");
+        h
+    }
+
     /// A home with no provider.
     pub fn empty() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");

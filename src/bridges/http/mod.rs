@@ -1,4 +1,5 @@
-//! The HTTP surface (axum): `/healthz`, and the `/hecate/v1` API — system stats,
+//! The HTTP surface (axum): `/healthz`, the model gateway (`/v1`, OpenAI- and
+//! Anthropic-compatible, in `gateway/`), and the `/hecate/v1` API — system stats,
 //! Agent Chat sessions, messages and SSE streams, approvals and grants, changed
 //! files, external-agent adapters, the task runtime (tasks, runs, approvals,
 //! events and their streams), and the OpenAPI document. One
@@ -16,6 +17,7 @@ mod auth;
 mod envelope;
 mod extract;
 mod files;
+mod gateway;
 mod messages;
 mod openapi;
 mod project;
@@ -279,7 +281,8 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
     for route in routes() {
         app = app.route(route.path, route.handler);
     }
-    app.nest_service("/mcp", mcp)
+    app.nest("/v1", gateway::router(guard.clone()))
+        .nest_service("/mcp", mcp)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(
@@ -303,6 +306,9 @@ fn cors() -> CorsLayer {
             header::CONTENT_TYPE,
             HeaderName::from_static("last-event-id"),
             request_id::X_REQUEST_ID,
+            crate::bridges::access::X_API_KEY,
+            HeaderName::from_static("anthropic-version"),
+            HeaderName::from_static("anthropic-beta"),
         ])
         .expose_headers([request_id::X_REQUEST_ID, request_id::X_TRACE_ID])
 }

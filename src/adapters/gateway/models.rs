@@ -1,0 +1,85 @@
+//! `GET /v1/models` bodies: OpenAI's list and the Anthropic SDK's page.
+
+use serde_json::{Value, json};
+
+/// One routable model id and what it routes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedModel {
+    /// The id a client sends: `provider/model`, or a bare model that only one
+    /// provider serves.
+    pub id: String,
+    /// The provider serving it.
+    pub provider: String,
+    /// The model as that provider names it.
+    pub model: String,
+    /// The provider's format (`openai` or `anthropic`).
+    pub provider_kind: &'static str,
+}
+
+/// The OpenAI list: `{"object": "list", "data": [{"id", "object": "model", ...}]}`,
+/// with Hecate's routing under each entry's `metadata`.
+pub fn openai_list(models: &[ListedModel]) -> Value {
+    let data: Vec<Value> = models
+        .iter()
+        .map(|m| {
+            json!({
+                "id": m.id,
+                "object": "model",
+                "created": 0,
+                "owned_by": m.provider,
+                "metadata": {
+                    "provider": m.provider,
+                    "provider_kind": m.provider_kind,
+                    "model": m.model,
+                },
+            })
+        })
+        .collect();
+    json!({"object": "list", "data": data})
+}
+
+/// The Anthropic page: `{"data": [{"type": "model", "id", "display_name",
+/// "created_at"}], "has_more": false, "first_id", "last_id"}`.
+pub fn anthropic_list(models: &[ListedModel]) -> Value {
+    let data: Vec<Value> = models
+        .iter()
+        .map(|m| {
+            json!({
+                "type": "model",
+                "id": m.id,
+                "display_name": format!("{} ({})", m.model, m.provider),
+                "created_at": "1970-01-01T00:00:00Z",
+            })
+        })
+        .collect();
+    json!({
+        "data": data,
+        "has_more": false,
+        "first_id": models.first().map(|m| m.id.clone()),
+        "last_id": models.last().map(|m| m.id.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_list_shapes() {
+        let m = [ListedModel {
+            id: "fix/m".into(),
+            provider: "fix".into(),
+            model: "m".into(),
+            provider_kind: "openai",
+        }];
+        let o = openai_list(&m);
+        assert_eq!(o["object"], "list");
+        assert_eq!(o["data"][0]["id"], "fix/m");
+        assert_eq!(o["data"][0]["metadata"]["provider"], "fix");
+        let a = anthropic_list(&m);
+        assert_eq!(a["data"][0]["type"], "model");
+        assert_eq!(a["has_more"], false);
+        assert_eq!(a["last_id"], "fix/m");
+        assert_eq!(anthropic_list(&[])["first_id"], Value::Null);
+    }
+}

@@ -1,0 +1,329 @@
+//! Relaying a provider's answer to the client: a complete answer is read and,
+//! across formats, translated; a stream is passed through chunk by chunk as it
+//! arrives (same format) or re-rendered event by event (across formats). Either
+//! way the usage is read on the way and reported once, with how the exchange
+//! ended, when it ends — also when the client goes away mid-stream, which drops
+//! the stream and with it the upstream response (closing its connection).
+
+use super::sse_in::SseTap;
+use super::sse_out::SseFrame;
+use super::usage::UsageTap;
+use super::{
+    AnthropicToOpenAi, OpenAiToAnthropic, TokenUsage, WireFormat, anthropic_response_to_openai,
+    openai_response_to_anthropic,
+};
+use crate::adapters::providers::ProviderError;
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+use std::pin::Pin;
+
+/// A streamed answer's bytes; an error cuts the client's response.
+pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send>>;
+
+/// How an exchange ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExchangeOutcome {
+    /// The provider's answer reached its end.
+    Completed,
+    /// The provider's answer broke off or was not understood.
+    Failed(String),
+    /// The client went away before the end; the upstream request was dropped.
+    Cancelled,
+}
+
+/// What is reported when an exchange ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExchangeEnd {
+    /// How it ended.
+    pub outcome: ExchangeOutcome,
+    /// The usage the provider reported, when it did.
+    pub usage: Option<TokenUsage>,
+}
+
+/// Called once when an exchange ends.
+pub type OnEnd = Box<dyn FnOnce(ExchangeEnd) + Send>;
+
+/// The answer for the client, in the client's format.
+pub enum ExchangeBody {
+    /// A complete JSON answer.
+    Complete(Bytes),
+    /// A server-sent event stream.
+    Stream(ByteStream),
+}
+
+impl std::fmt::Debug for ExchangeBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Complete(b) => f.debug_tuple("Complete").field(&b.len()).finish(),
+            Self::Stream(_) => f.write_str("Stream"),
+        }
+    }
+}
+
+/// A relayed answer.
+#[derive(Debug)]
+pub struct Exchange {
+    /// The provider that answered.
+    pub provider: String,
+    /// The model as the provider names it.
+    pub model: String,
+    /// The answer.
+    pub body: ExchangeBody,
+}
+
+/// What the relay needs to know about the request.
+#[derive(Debug, Clone, Copy)]
+pub struct RelayMode {
+    /// The client's format.
+    pub ingress: WireFormat,
+    /// The provider's format.
+    pub target: WireFormat,
+    /// Whether the answer is streamed.
+    pub stream: bool,
+    /// OpenAI clients: whether a translated stream ends with a usage chunk.
+    pub include_usage: bool,
+    /// Unix seconds, for the `created` field of translated OpenAI answers.
+    pub created: u64,
+}
+
+/// Reports the end exactly once; dropped before that, it reports a cancel.
+struct EndGuard {
+    on_end: Option<OnEnd>,
+    usage: Option<TokenUsage>,
+}
+
+impl EndGuard {
+    fn end(&mut self, outcome: ExchangeOutcome) {
+        if let Some(f) = self.on_end.take() {
+            f(ExchangeEnd {
+                outcome,
+                usage: self.usage,
+            });
+        }
+    }
+}
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        self.end(ExchangeOutcome::Cancelled);
+    }
+}
+
+/// Relays `resp` (a successful upstream answer) to the client per `mode`.
+pub async fn relay(
+    resp: reqwest::Response,
+    mode: RelayMode,
+    on_end: OnEnd,
+) -> Result<ExchangeBody, ProviderError> {
+    let mut guard = EndGuard {
+        on_end: Some(on_end),
+        usage: None,
+    };
+    if !mode.stream {
+        let bytes = match resp.bytes().await {
+            Ok(b) => b,
+            Err(e) => {
+                let e = ProviderError::from(e);
+                guard.end(ExchangeOutcome::Failed(e.to_string()));
+                return Err(e);
+            }
+        };
+        return match complete(&bytes, mode) {
+            Ok((body, usage)) => {
+                guard.usage = usage;
+                guard.end(ExchangeOutcome::Completed);
+                Ok(ExchangeBody::Complete(body))
+            }
+            Err(e) => {
+                guard.end(ExchangeOutcome::Failed(e.to_string()));
+                Err(e)
+            }
+        };
+    }
+    let upstream = resp.bytes_stream();
+    Ok(ExchangeBody::Stream(if mode.ingress == mode.target {
+        passthrough(upstream, mode.target, guard)
+    } else {
+        translated(upstream, mode, guard)
+    }))
+}
+
+/// A complete answer in the client's format, and its usage.
+fn complete(bytes: &Bytes, mode: RelayMode) -> Result<(Bytes, Option<TokenUsage>), ProviderError> {
+    let parsed: Result<Value, _> = serde_json::from_slice(bytes);
+    if mode.ingress == mode.target {
+        let usage = parsed
+            .ok()
+            .and_then(|v| TokenUsage::of_response(mode.target, &v));
+        return Ok((bytes.clone(), usage));
+    }
+    let v = parsed.map_err(|e| ProviderError::Malformed(format!("answer is not JSON: {e}")))?;
+    let usage = TokenUsage::of_response(mode.target, &v);
+    let out = match mode.ingress {
+        WireFormat::Anthropic => openai_response_to_anthropic(&v),
+        WireFormat::OpenAi => anthropic_response_to_openai(&v, mode.created),
+    };
+    Ok((Bytes::from(out.to_string()), usage))
+}
+
+type Upstream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+/// The upstream bytes as they arrive, their usage and last event noted on the way.
+fn passthrough(
+    upstream: impl Stream<Item = reqwest::Result<Bytes>> + Send + 'static,
+    format: WireFormat,
+    mut guard: EndGuard,
+) -> ByteStream {
+    let mut upstream: Upstream = Box::pin(upstream);
+    Box::pin(async_stream::stream! {
+        let mut tap = SseTap::default();
+        let mut usage = UsageTap::default();
+        let mut terminal = false;
+        while let Some(chunk) = upstream.next().await {
+            match chunk {
+                Ok(chunk) => {
+                    for ev in tap.push(chunk.clone()) {
+                        usage.observe(format, &ev.data);
+                        terminal |= match format {
+                            WireFormat::OpenAi => ev.data.trim() == "[DONE]",
+                            WireFormat::Anthropic => ev.event == "message_stop",
+                        };
+                    }
+                    guard.usage = usage.usage();
+                    yield Ok(chunk);
+                }
+                Err(e) => {
+                    let e = ProviderError::from(e);
+                    guard.end(ExchangeOutcome::Failed(e.to_string()));
+                    yield Err(std::io::Error::other(e.to_string()));
+                    return;
+                }
+            }
+        }
+        guard.end(if terminal {
+            ExchangeOutcome::Completed
+        } else {
+            ExchangeOutcome::Failed("the provider's stream ended before its last event".into())
+        });
+    })
+}
+
+/// One translated stream, whichever way it runs.
+enum Translation {
+    ToAnthropic(OpenAiToAnthropic),
+    ToOpenAi(AnthropicToOpenAi),
+}
+
+impl Translation {
+    fn on_data(&mut self, data: &str) -> Vec<SseFrame> {
+        if let Self::ToAnthropic(t) = self
+            && data.trim() == "[DONE]"
+        {
+            return t.finish();
+        }
+        match serde_json::from_str::<Value>(data) {
+            Ok(v) => match self {
+                Self::ToAnthropic(t) => t.on_chunk(&v),
+                Self::ToOpenAi(t) => t.on_event(&v),
+            },
+            Err(e) => self.fail(&format!("the provider sent an event that is not JSON: {e}")),
+        }
+    }
+
+    /// The frames that end a stream whose upstream stopped here.
+    fn on_upstream_end(&mut self) -> Vec<SseFrame> {
+        match self {
+            Self::ToAnthropic(t) if t.saw_finish() => t.finish(),
+            Self::ToOpenAi(t) if t.saw_stop() => t.finish(),
+            _ => self.fail("the provider's stream ended before its last event"),
+        }
+    }
+
+    fn fail(&mut self, message: &str) -> Vec<SseFrame> {
+        if self.ended() {
+            return Vec::new();
+        }
+        match self {
+            Self::ToAnthropic(t) => {
+                t.finish();
+                vec![OpenAiToAnthropic::error_frame(message)]
+            }
+            Self::ToOpenAi(t) => {
+                t.finish();
+                vec![AnthropicToOpenAi::error_frame(message), SseFrame::Done]
+            }
+        }
+    }
+
+    fn ended(&self) -> bool {
+        match self {
+            Self::ToAnthropic(t) => t.ended(),
+            Self::ToOpenAi(t) => t.ended(),
+        }
+    }
+
+    fn usage(&self) -> TokenUsage {
+        match self {
+            Self::ToAnthropic(t) => t.usage(),
+            Self::ToOpenAi(t) => t.usage(),
+        }
+    }
+}
+
+fn is_error(frames: &[SseFrame]) -> Option<String> {
+    frames.iter().find_map(|f| match f {
+        SseFrame::Event { data, .. } if data.get("error").is_some() => Some(
+            data["error"]["message"]
+                .as_str()
+                .unwrap_or("the provider failed")
+                .to_string(),
+        ),
+        _ => None,
+    })
+}
+
+/// The upstream stream re-rendered, event by event, in the client's format.
+fn translated(
+    upstream: impl Stream<Item = reqwest::Result<Bytes>> + Send + 'static,
+    mode: RelayMode,
+    mut guard: EndGuard,
+) -> ByteStream {
+    let mut upstream: Upstream = Box::pin(upstream);
+    let mut t = match mode.ingress {
+        WireFormat::Anthropic => Translation::ToAnthropic(OpenAiToAnthropic::new()),
+        WireFormat::OpenAi => {
+            Translation::ToOpenAi(AnthropicToOpenAi::new(mode.created, mode.include_usage))
+        }
+    };
+    Box::pin(async_stream::stream! {
+        let mut tap = SseTap::default();
+        let mut failure: Option<String> = None;
+        while !t.ended() {
+            let frames = match upstream.next().await {
+                Some(Ok(chunk)) => tap
+                    .push(chunk)
+                    .iter()
+                    .flat_map(|ev| t.on_data(&ev.data))
+                    .collect::<Vec<_>>(),
+                Some(Err(e)) => t.fail(&ProviderError::from(e).to_string()),
+                None => t.on_upstream_end(),
+            };
+            if failure.is_none() {
+                failure = is_error(&frames);
+            }
+            guard.usage = Some(t.usage());
+            if !frames.is_empty() {
+                let mut out = Vec::new();
+                for f in &frames {
+                    out.extend_from_slice(&f.to_bytes());
+                }
+                yield Ok(Bytes::from(out));
+            }
+        }
+        guard.end(match failure {
+            Some(m) => ExchangeOutcome::Failed(m),
+            None => ExchangeOutcome::Completed,
+        });
+    })
+}

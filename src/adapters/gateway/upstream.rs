@@ -1,0 +1,112 @@
+//! The upstream call: a request body prepared for the provider's format (the
+//! client's body with the model rewritten, or its translation), sent with the
+//! provider's credentials; a refusal is classified as a `ProviderError`.
+
+use super::{TranslateError, WireFormat};
+use super::{anthropic_request_to_openai, openai_request_to_anthropic};
+use crate::adapters::providers::{
+    ProviderConfig, ProviderError, ProviderKind, join_url, status_error,
+};
+use serde_json::{Value, json};
+
+/// The Anthropic API version sent when the client named none.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The body to send a provider speaking `target` for a client that sent `body`
+/// in `ingress`, asking for the provider's `model`.
+pub fn prepare_body(
+    ingress: WireFormat,
+    target: WireFormat,
+    body: &Value,
+    model: &str,
+) -> Result<Value, TranslateError> {
+    match (ingress, target) {
+        (WireFormat::OpenAi, WireFormat::Anthropic) => openai_request_to_anthropic(body, model),
+        (WireFormat::Anthropic, WireFormat::OpenAi) => anthropic_request_to_openai(body, model),
+        _ => {
+            let mut out = body.clone();
+            out["model"] = json!(model);
+            Ok(out)
+        }
+    }
+}
+
+/// Sends gateway requests to providers over one shared HTTP client.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    http: reqwest::Client,
+}
+
+impl Upstream {
+    /// An upstream caller over `http`.
+    pub fn new(http: reqwest::Client) -> Self {
+        Self { http }
+    }
+
+    /// Posts `body` to the provider's generation endpoint. `anthropic_headers`
+    /// are the client's `anthropic-version` / `anthropic-beta` values, sent on
+    /// to an Anthropic provider. A non-2xx answer is an error.
+    pub async fn send(
+        &self,
+        config: &ProviderConfig,
+        body: &Value,
+        anthropic_headers: &[(String, String)],
+    ) -> Result<reqwest::Response, ProviderError> {
+        let rb = match config.kind {
+            ProviderKind::Openai => {
+                let rb = self
+                    .http
+                    .post(join_url(&config.base_url, "chat/completions"));
+                match &config.api_key {
+                    Some(k) if !k.is_empty() => rb.bearer_auth(k),
+                    _ => rb,
+                }
+            }
+            ProviderKind::Anthropic => {
+                let mut rb = self.http.post(join_url(&config.base_url, "v1/messages"));
+                if !anthropic_headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("anthropic-version"))
+                {
+                    rb = rb.header("anthropic-version", ANTHROPIC_VERSION);
+                }
+                for (k, v) in anthropic_headers {
+                    rb = rb.header(k.as_str(), v.as_str());
+                }
+                match &config.api_key {
+                    Some(k) if !k.is_empty() => rb.header("x-api-key", k),
+                    _ => rb,
+                }
+            }
+        };
+        let resp = rb.json(body).send().await?;
+        if !resp.status().is_success() {
+            return Err(status_error(resp).await);
+        }
+        Ok(resp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_format_bodies_pass_with_the_model_rewritten() {
+        let body = json!({"model": "fix/m", "messages": [], "custom_field": 1});
+        let out = prepare_body(WireFormat::OpenAi, WireFormat::OpenAi, &body, "m").expect("ok");
+        assert_eq!(
+            out,
+            json!({"model": "m", "messages": [], "custom_field": 1})
+        );
+        let cross = prepare_body(
+            WireFormat::Anthropic,
+            WireFormat::OpenAi,
+            &json!({"model": "x", "max_tokens": 1, "messages": []}),
+            "m",
+        )
+        .expect("ok");
+        assert_eq!(cross["model"], "m");
+        assert!(cross.get("custom_field").is_none());
+    }
+}

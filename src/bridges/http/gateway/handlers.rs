@@ -1,0 +1,135 @@
+//! The `/v1` handlers: the model list, and generation in either wire format —
+//! the body read and checked, the exchange run by the engine, its answer sent
+//! back as JSON or as a stream that flows chunk by chunk.
+
+use super::super::HttpState;
+use super::super::request_id::RequestIds;
+use super::errors::GatewayError;
+use crate::engine::gateway::{
+    Exchange, ExchangeBody, GatewayCall, RequestFacts, WireFormat, anthropic_list, openai_list,
+};
+use axum::Extension;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+/// Headers an Anthropic client sends that an Anthropic provider should see.
+const ANTHROPIC_HEADERS: [&str; 2] = ["anthropic-version", "anthropic-beta"];
+
+/// Whether the request comes from an Anthropic client (it sends `anthropic-version`).
+pub fn speaks_anthropic(headers: &HeaderMap) -> bool {
+    headers.contains_key("anthropic-version")
+}
+
+/// `GET /v1/models`: every routable model, in the Anthropic SDK's page shape
+/// when the request carries `anthropic-version`, else OpenAI's list.
+pub async fn models(State(state): State<HttpState>, headers: HeaderMap) -> Response {
+    let models = state.engine.gateway_models().await;
+    let body = if speaks_anthropic(&headers) {
+        anthropic_list(&models)
+    } else {
+        openai_list(&models)
+    };
+    axum::Json(body).into_response()
+}
+
+/// `POST /v1/chat/completions` (OpenAI Chat Completions).
+pub async fn chat_completions(
+    State(state): State<HttpState>,
+    ids: Option<Extension<RequestIds>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    generate(state, ids.map(|e| e.0), WireFormat::OpenAi, headers, body).await
+}
+
+/// `POST /v1/messages` (Anthropic Messages).
+pub async fn messages(
+    State(state): State<HttpState>,
+    ids: Option<Extension<RequestIds>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    generate(
+        state,
+        ids.map(|e| e.0),
+        WireFormat::Anthropic,
+        headers,
+        body,
+    )
+    .await
+}
+
+async fn generate(
+    state: HttpState,
+    ids: Option<RequestIds>,
+    format: WireFormat,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match run(&state, ids.as_ref(), format, &headers, body).await {
+        Ok(exchange) => answer(exchange),
+        Err(e) => e.render(format, ids.as_ref()),
+    }
+}
+
+async fn run(
+    state: &HttpState,
+    ids: Option<&RequestIds>,
+    format: WireFormat,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Exchange, GatewayError> {
+    let bytes = body.map_err(|rej| {
+        let mut e =
+            GatewayError::invalid(format!("the body could not be read: {}", rej.body_text()));
+        e.status = rej.status();
+        e
+    })?;
+    let body: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| GatewayError::invalid(format!("the body is not valid JSON: {e}")))?;
+    let facts =
+        RequestFacts::read(format, &body).map_err(|e| GatewayError::invalid(e.to_string()))?;
+    let anthropic_headers = ANTHROPIC_HEADERS
+        .iter()
+        .filter_map(|name| {
+            let v = headers.get(*name)?.to_str().ok()?;
+            Some((name.to_string(), v.to_string()))
+        })
+        .collect();
+    let call = GatewayCall {
+        ingress: format,
+        body,
+        facts,
+        anthropic_headers,
+        request_id: ids.map(|i| i.request_id.clone()).unwrap_or_default(),
+    };
+    Ok(state.engine.gateway_exchange(call).await?)
+}
+
+/// The exchange's answer: JSON, or an event stream relayed as it arrives.
+fn answer(exchange: Exchange) -> Response {
+    let (content_type, body) = match exchange.body {
+        ExchangeBody::Complete(bytes) => ("application/json", Body::from(bytes)),
+        ExchangeBody::Stream(stream) => ("text/event-stream", Body::from_stream(stream)),
+    };
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::OK;
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if content_type == "text/event-stream" {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    }
+    for (name, value) in [
+        ("x-hecate-provider", exchange.provider),
+        ("x-hecate-model", exchange.model),
+    ] {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            h.insert(name, v);
+        }
+    }
+    response
+}

@@ -1,0 +1,66 @@
+//! The model gateway's HTTP face (`/v1`): OpenAI- and Anthropic-compatible
+//! ingress that the official SDKs can point at. `GET /v1/models`,
+//! `POST /v1/chat/completions`, `POST /v1/messages`. Access control is the
+//! shared guard of [`crate::bridges::access`] (the bearer token, or the same
+//! token as `x-api-key`), and every failure is answered in the client's wire
+//! shape with Hecate's envelope fields inside the error object (`errors.rs`).
+
+mod errors;
+mod handlers;
+
+use super::HttpState;
+use super::request_id::RequestIds;
+use crate::bridges::access::Guard;
+use crate::engine::gateway::WireFormat;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::Uri;
+use axum::middleware::Next;
+use axum::response::Response;
+use axum::routing::{get, post};
+use errors::GatewayError;
+use std::sync::Arc;
+
+/// Largest request body the gateway accepts, in bytes (images travel inline).
+pub const MAX_GATEWAY_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// The gateway router, to be nested at `/v1`, guarded by `guard`.
+pub fn router(guard: Arc<Guard>) -> Router<HttpState> {
+    Router::new()
+        .route("/models", get(handlers::models))
+        .route("/chat/completions", post(handlers::chat_completions))
+        .route("/messages", post(handlers::messages))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_GATEWAY_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(guard, access))
+}
+
+/// The wire format a request's errors are answered in: Anthropic for
+/// `/v1/messages` and for any request carrying `anthropic-version`, else OpenAI.
+fn format_of(req: &Request) -> WireFormat {
+    if req.uri().path().ends_with("/messages") || handlers::speaks_anthropic(req.headers()) {
+        WireFormat::Anthropic
+    } else {
+        WireFormat::OpenAi
+    }
+}
+
+/// Applies the shared access rules, refusals rendered in the client's shape.
+async fn access(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+    if let Err(d) = guard.check_gateway(req.uri(), req.headers()) {
+        let ids = req.extensions().get::<RequestIds>().cloned();
+        return GatewayError::from(d).render(format_of(&req), ids.as_ref());
+    }
+    next.run(req).await
+}
+
+/// Any other `/v1` path: a 404 in the client's shape.
+async fn not_found(uri: Uri, req: Request) -> Response {
+    let ids = req.extensions().get::<RequestIds>().cloned();
+    let mut e = GatewayError::invalid(format!("no gateway route for {}", uri.path()));
+    e.status = axum::http::StatusCode::NOT_FOUND;
+    e.code = "not_found".into();
+    e.anthropic_type = "not_found_error";
+    e.hecate_type = "not_found".into();
+    e.render(format_of(&req), ids.as_ref())
+}

@@ -1,0 +1,185 @@
+//! The engine's half of the model gateway (`/v1`): which provider answers a
+//! request (`route.rs`), the routable model list, and the exchange itself —
+//! the body prepared for the provider, the upstream call and the relay of its
+//! answer, with the end of every exchange (outcome and usage) reported in the
+//! log. The wire work is `adapters::gateway`'s; the types a bridge needs are
+//! re-exported here.
+
+pub mod route;
+
+pub use crate::adapters::gateway::models::{ListedModel, anthropic_list, openai_list};
+pub use crate::adapters::gateway::{
+    ByteStream, Exchange, ExchangeBody, ExchangeEnd, ExchangeOutcome, RequestFacts, TokenUsage,
+    TranslateError, WireFormat,
+};
+pub use route::{GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED, ProviderModels};
+
+use super::Engine;
+use crate::adapters::gateway::{RelayMode, Upstream, prepare_body, relay};
+use crate::adapters::providers::{ProviderClient, ProviderError};
+use crate::domain::error::{HecateError, Result};
+use serde_json::Value;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long a provider that declares no models is given to list them.
+pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Detail `reason` of a request body the gateway refuses (or cannot translate).
+pub const INVALID_BODY: &str = "invalid_request";
+
+/// The gateway's own state: its upstream HTTP client (built on first use, so
+/// an engine that never serves `/v1` never builds it) and the default model.
+#[derive(Debug, Default)]
+pub struct GatewayState {
+    upstream: OnceLock<Upstream>,
+    default_model: Option<String>,
+}
+
+impl GatewayState {
+    /// State routing model-less requests to `default_model`.
+    pub fn new(default_model: Option<String>) -> Self {
+        Self {
+            upstream: OnceLock::new(),
+            default_model,
+        }
+    }
+
+    /// The upstream caller, built on first use.
+    fn upstream(&self) -> Result<&Upstream> {
+        if let Some(u) = self.upstream.get() {
+            return Ok(u);
+        }
+        let http = ProviderClient::default_http()
+            .map_err(|e| HecateError::gateway(format!("building the gateway HTTP client: {e}")))?;
+        Ok(self.upstream.get_or_init(|| Upstream::new(http)))
+    }
+}
+
+/// One client request for the gateway.
+#[derive(Debug, Clone)]
+pub struct GatewayCall {
+    /// The client's wire format.
+    pub ingress: WireFormat,
+    /// The request body as the client sent it.
+    pub body: Value,
+    /// What was read from it (model, streaming).
+    pub facts: RequestFacts,
+    /// The client's `anthropic-version` / `anthropic-beta` headers.
+    pub anthropic_headers: Vec<(String, String)>,
+    /// The request's correlation id (for the log).
+    pub request_id: String,
+}
+
+impl Engine {
+    /// What routing knows about every configured provider; providers that
+    /// declare no models are asked for their list when `discover` is set.
+    pub async fn gateway_providers(&self, discover: bool) -> Vec<ProviderModels> {
+        let clients: Vec<&ProviderClient> = self.inner.model.providers().collect();
+        futures::future::join_all(clients.into_iter().map(|c| async move {
+            let cfg = c.config();
+            let declared = !cfg.models.is_empty();
+            let models = if declared {
+                cfg.models.clone()
+            } else if discover {
+                tokio::time::timeout(DISCOVERY_TIMEOUT, c.list_models())
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok())
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            ProviderModels {
+                name: cfg.name.clone(),
+                kind: cfg.kind,
+                models,
+                declared,
+            }
+        }))
+        .await
+    }
+
+    /// Every routable model id (`provider/model`, and bare ids that are unambiguous).
+    pub async fn gateway_models(&self) -> Vec<ListedModel> {
+        route::listing(&self.gateway_providers(true).await)
+    }
+
+    /// Resolves a request's model (or the default model) to a provider.
+    pub async fn gateway_route(&self, requested: Option<&str>) -> Result<GatewayRoute> {
+        let default = self.inner.gateway.default_model.as_deref();
+        let quick = self.gateway_providers(false).await;
+        match route::resolve(&quick, requested, default) {
+            Err(e) if e.details.get("reason").and_then(Value::as_str) == Some(MODEL_NOT_FOUND) => {
+                route::resolve(&self.gateway_providers(true).await, requested, default)
+            }
+            other => other,
+        }
+    }
+
+    /// Routes `call`, sends it to the provider in the provider's format and
+    /// relays the answer in the client's format.
+    pub async fn gateway_exchange(&self, call: GatewayCall) -> Result<Exchange> {
+        let route = self.gateway_route(call.facts.model.as_deref()).await?;
+        let Some(client) = self
+            .inner
+            .model
+            .providers()
+            .find(|c| c.config().name == route.provider)
+        else {
+            return Err(HecateError::gateway(format!(
+                "provider {:?} disappeared while routing",
+                route.provider
+            )));
+        };
+        let config = client.config();
+        let target = WireFormat::of_provider(config.kind);
+        let body = prepare_body(call.ingress, target, &call.body, &route.model).map_err(|e| {
+            HecateError::invalid(e.to_string())
+                .with_detail("reason", INVALID_BODY)
+                .with_detail("provider", route.provider.clone())
+        })?;
+        let fail = |e: ProviderError| e.into_hecate(&route.provider, &route.model);
+        let resp = self
+            .inner
+            .gateway
+            .upstream()?
+            .send(config, &body, &call.anthropic_headers)
+            .await
+            .map_err(fail)?;
+        let mode = RelayMode {
+            ingress: call.ingress,
+            target,
+            stream: call.facts.stream,
+            include_usage: call.facts.include_usage,
+            created: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        };
+        let (provider, model, request_id) = (
+            route.provider.clone(),
+            route.model.clone(),
+            call.request_id.clone(),
+        );
+        let on_end = Box::new(move |end: ExchangeEnd| {
+            let usage = end.usage.unwrap_or_default();
+            tracing::info!(
+                request_id = %request_id,
+                provider = %provider,
+                model = %model,
+                ingress = call.ingress.as_str(),
+                outcome = ?end.outcome,
+                input_tokens = usage.input_tokens,
+                output_tokens = usage.output_tokens,
+                "gateway exchange ended"
+            );
+        });
+        let body = relay(resp, mode, on_end).await.map_err(fail)?;
+        Ok(Exchange {
+            provider: route.provider,
+            model: route.model,
+            body,
+        })
+    }
+}

@@ -1,0 +1,223 @@
+//! Which provider answers a gateway request: `provider/model`, a bare model
+//! resolved across the providers (their declared models, else what they list),
+//! or the configured default model when the request names none.
+
+use crate::adapters::gateway::models::ListedModel;
+use crate::adapters::providers::ProviderKind;
+use crate::domain::error::{ErrorType, HecateError, Result};
+
+/// Detail `reason` of a request that names no model while none is configured.
+pub const MODEL_REQUIRED: &str = "model_required";
+/// Detail `reason` of a model no configured provider serves.
+pub const MODEL_NOT_FOUND: &str = "model_not_found";
+/// Detail `reason` of a bare model several providers serve.
+pub const MODEL_AMBIGUOUS: &str = "model_ambiguous";
+
+/// What routing knows about one provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderModels {
+    /// The provider's name.
+    pub name: String,
+    /// Its wire protocol.
+    pub kind: ProviderKind,
+    /// The models it serves: the declared ones, else those it listed (empty when
+    /// it declares none and was not or could not be asked).
+    pub models: Vec<String>,
+    /// Whether `models` is the operator's declaration (a closed set).
+    pub declared: bool,
+}
+
+/// Where a request goes, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayRoute {
+    /// The provider's name.
+    pub provider: String,
+    /// The model as the provider names it.
+    pub model: String,
+    /// `requested_model`, `pinned_provider` or `global_default_model`.
+    pub reason: &'static str,
+}
+
+/// Resolves `requested` (or `default` when the request names no model).
+pub fn resolve(
+    providers: &[ProviderModels],
+    requested: Option<&str>,
+    default: Option<&str>,
+) -> Result<GatewayRoute> {
+    match requested.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => resolve_named(providers, r),
+        None => {
+            let Some(d) = default.map(str::trim).filter(|d| !d.is_empty()) else {
+                return Err(HecateError::new(
+                    ErrorType::ModelRequired,
+                    "the request names no model and no default model is configured",
+                )
+                .with_operator_action(
+                    "Send `model` (see GET /v1/models) or set `[gateway] default_model`.",
+                )
+                .with_detail("reason", MODEL_REQUIRED));
+            };
+            let mut route = resolve_named(providers, d)?;
+            route.reason = "global_default_model";
+            Ok(route)
+        }
+    }
+}
+
+fn resolve_named(providers: &[ProviderModels], requested: &str) -> Result<GatewayRoute> {
+    if let Some((p, m)) = requested.split_once('/')
+        && let Some(provider) = providers.iter().find(|c| c.name == p)
+    {
+        if provider.declared && !provider.models.iter().any(|x| x == m) {
+            return Err(not_found(requested, providers)
+                .with_detail("provider", p)
+                .with_detail("suggested_models", provider.models.clone()));
+        }
+        return Ok(GatewayRoute {
+            provider: p.to_string(),
+            model: m.to_string(),
+            reason: "pinned_provider",
+        });
+    }
+    let candidates: Vec<&ProviderModels> = providers
+        .iter()
+        .filter(|c| c.models.iter().any(|x| x == requested))
+        .collect();
+    match candidates.as_slice() {
+        [one] => Ok(GatewayRoute {
+            provider: one.name.clone(),
+            model: requested.to_string(),
+            reason: "requested_model",
+        }),
+        [] => match providers {
+            [only] if !only.declared => Ok(GatewayRoute {
+                provider: only.name.clone(),
+                model: requested.to_string(),
+                reason: "requested_model",
+            }),
+            _ => Err(not_found(requested, providers)),
+        },
+        many => {
+            let names: Vec<String> = many
+                .iter()
+                .map(|c| format!("{}/{requested}", c.name))
+                .collect();
+            Err(HecateError::invalid(format!(
+                "model {requested:?} is served by several providers; name one of {names:?}"
+            ))
+            .with_user_message("More than one provider serves this model.")
+            .with_operator_action("Send the model as `provider/model`.")
+            .with_detail("reason", MODEL_AMBIGUOUS)
+            .with_detail("candidates", names))
+        }
+    }
+}
+
+fn not_found(requested: &str, providers: &[ProviderModels]) -> HecateError {
+    let configured: Vec<String> = providers.iter().map(|p| p.name.clone()).collect();
+    HecateError::new(
+        ErrorType::ModelNotConfigured,
+        format!("no configured provider serves model {requested:?}"),
+    )
+    .with_user_message("No configured provider serves this model.")
+    .with_operator_action("Choose a model from GET /v1/models, or declare it for a provider.")
+    .with_detail("reason", MODEL_NOT_FOUND)
+    .with_detail("model", requested)
+    .with_detail("configured_providers", configured)
+}
+
+/// Every routable id: `provider/model` for each model, plus the bare model when
+/// only one provider serves it.
+pub fn listing(providers: &[ProviderModels]) -> Vec<ListedModel> {
+    let mut out = Vec::new();
+    for p in providers {
+        for m in &p.models {
+            out.push(ListedModel {
+                id: format!("{}/{m}", p.name),
+                provider: p.name.clone(),
+                model: m.clone(),
+                provider_kind: p.kind.as_str(),
+            });
+        }
+    }
+    for p in providers {
+        for m in &p.models {
+            let servers = providers
+                .iter()
+                .filter(|q| q.models.iter().any(|x| x == m))
+                .count();
+            if servers == 1 {
+                out.push(ListedModel {
+                    id: m.clone(),
+                    provider: p.name.clone(),
+                    model: m.clone(),
+                    provider_kind: p.kind.as_str(),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(name: &str, models: &[&str], declared: bool) -> ProviderModels {
+        ProviderModels {
+            name: name.into(),
+            kind: ProviderKind::Openai,
+            models: models.iter().map(|m| m.to_string()).collect(),
+            declared,
+        }
+    }
+
+    fn reason(e: &HecateError) -> &str {
+        e.details["reason"].as_str().unwrap_or_default()
+    }
+
+    #[test]
+    fn routes_pinned_bare_and_default_models() {
+        let ps = [
+            p("a", &["m1", "shared"], true),
+            p("b", &["m2", "shared"], false),
+        ];
+        let r = resolve(&ps, Some("a/m1"), None).expect("pinned");
+        assert_eq!((r.provider.as_str(), r.model.as_str()), ("a", "m1"));
+        assert_eq!(r.reason, "pinned_provider");
+        let r = resolve(&ps, Some("b/anything"), None).expect("open provider");
+        assert_eq!(r.model, "anything");
+        let r = resolve(&ps, Some("m2"), None).expect("bare");
+        assert_eq!((r.provider.as_str(), r.reason), ("b", "requested_model"));
+        let r = resolve(&ps, None, Some("a/m1")).expect("default");
+        assert_eq!(r.reason, "global_default_model");
+        let e = resolve(&ps, Some("shared"), None).expect_err("ambiguous");
+        assert_eq!(reason(&e), MODEL_AMBIGUOUS);
+        assert_eq!(
+            e.details["candidates"],
+            serde_json::json!(["a/shared", "b/shared"])
+        );
+        let e = resolve(&ps, Some("a/nope"), None).expect_err("undeclared");
+        assert_eq!(reason(&e), MODEL_NOT_FOUND);
+        assert_eq!(
+            reason(&resolve(&ps, Some("nope"), None).expect_err("x")),
+            MODEL_NOT_FOUND
+        );
+        assert_eq!(
+            reason(&resolve(&ps, None, None).expect_err("x")),
+            MODEL_REQUIRED
+        );
+        let r = resolve(&[p("solo", &[], false)], Some("org/model"), None).expect("solo");
+        assert_eq!(
+            (r.provider.as_str(), r.model.as_str()),
+            ("solo", "org/model")
+        );
+    }
+
+    #[test]
+    fn listing_adds_bare_ids_only_when_unambiguous() {
+        let ps = [p("a", &["m1", "shared"], true), p("b", &["shared"], true)];
+        let ids: Vec<String> = listing(&ps).into_iter().map(|m| m.id).collect();
+        assert_eq!(ids, ["a/m1", "a/shared", "b/shared", "m1"]);
+    }
+}

@@ -1,0 +1,109 @@
+//! The official `openai` and `anthropic` Python SDKs (installed pinned by
+//! `scripts/test-deps/model-sdks.sh` under `target/test-deps/model-sdks/`)
+//! pointed at Hecate's model gateway: each lists the models and, against an
+//! OpenAI-compatible and an Anthropic provider (the fixture model server), makes
+//! a plain call, a streamed call and a tool call round trip, with the server
+//! token as its API key.
+
+use crate::support::common::{Home, ModelServer};
+use crate::support::http::serve;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Command;
+
+fn venv_python() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-deps/model-sdks");
+    assert!(
+        dir.join(".hecate-test-deps").exists(),
+        "the model SDKs are not installed in {}: run ./scripts/test-deps/model-sdks.sh first",
+        dir.display()
+    );
+    dir.join("venv/bin/python")
+}
+
+/// The fixture's answers, in the order the Python client asks: per SDK, per
+/// provider, a plain answer, a streamed one, a tool call and the final answer.
+fn script() -> Value {
+    let mut steps = Vec::new();
+    for _sdk in ["openai", "anthropic"] {
+        for api in ["openai_chat", "anthropic"] {
+            steps.push(json!({"match": {"api": api, "stream": false},
+                "text": "plain answer", "usage": {"input_tokens": 5, "output_tokens": 2}}));
+            steps.push(json!({"match": {"api": api, "stream": true},
+                "text": "streamed answer here", "usage": {"input_tokens": 5, "output_tokens": 3}}));
+            steps.push(json!({"match": {"api": api, "contains": "Paris"},
+                "tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}]}));
+            steps.push(json!({"match": {"api": api}, "text": "It is sunny in Paris."}));
+        }
+    }
+    Value::Array(steps)
+}
+
+#[tokio::test]
+async fn official_sdks_call_both_provider_kinds_through_the_gateway() {
+    let python = venv_python();
+    let fx = ModelServer::start(Some(script()));
+    let mut home = Home::with_both_kinds(&fx);
+    home.set("HECATE_TOKEN", "sdk-token");
+    let s = serve(&home);
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/model_sdks/gateway_client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args([
+            s.base.as_str(),
+            "sdk-token",
+            "oai/gpt-fix",
+            "ant/claude-fix",
+        ])
+        .output()
+        .expect("run python");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python client failed: {stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+
+    for sdk in ["openai", "anthropic"] {
+        let models = report[sdk]["models"].as_array().expect("models");
+        for id in ["oai/gpt-fix", "ant/claude-fix", "gpt-fix", "claude-fix"] {
+            assert!(models.contains(&json!(id)), "{sdk}: {id} in {models:?}");
+        }
+        for model in ["oai/gpt-fix", "ant/claude-fix"] {
+            let r = &report[sdk][model];
+            assert_eq!(r["text"], "plain answer", "{sdk} {model}: {r}");
+            assert_eq!(
+                r["stream_text"], "streamed answer here",
+                "{sdk} {model}: {r}"
+            );
+            assert_eq!(r["stream_usage"], 3, "{sdk} {model}: streamed usage");
+            assert_eq!(r["tool_name"], "weather");
+            assert_eq!(r["tool_args"], json!({"city": "Paris"}));
+            assert_eq!(r["final"], "It is sunny in Paris.");
+        }
+    }
+    assert_eq!(report["openai"]["oai/gpt-fix"]["finish_reason"], "stop");
+    assert_eq!(
+        report["openai"]["ant/claude-fix"]["tool_finish"],
+        "tool_calls"
+    );
+    assert_eq!(report["openai"]["ant/claude-fix"]["usage_total"], 7);
+    assert_eq!(
+        report["anthropic"]["oai/gpt-fix"]["stop_reason"],
+        "end_turn"
+    );
+    assert_eq!(report["anthropic"]["oai/gpt-fix"]["tool_stop"], "tool_use");
+    assert_eq!(report["anthropic"]["oai/gpt-fix"]["usage_output"], 2);
+
+    // The tool results reached each provider in its own format.
+    let sent = fx.requests();
+    assert_eq!(sent.len(), 16);
+    let openai_final = &sent[3]["body"]["messages"];
+    assert_eq!(openai_final[2]["role"], "tool");
+    assert_eq!(openai_final[2]["content"], "sunny");
+    let anthropic_final = &sent[15]["body"]["messages"];
+    assert_eq!(anthropic_final[2]["content"][0]["type"], "tool_result");
+    let translated = &sent[11]["body"]["messages"];
+    assert_eq!(
+        translated[2]["role"], "tool",
+        "an Anthropic client's tool result, as OpenAI"
+    );
+}
