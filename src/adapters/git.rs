@@ -132,16 +132,35 @@ pub async fn snapshot(ws: &Path) -> Result<String, GitError> {
 
 /// The difference between two snapshots.
 pub async fn diff(ws: &Path, base: &str, after: &str) -> Result<TreeDiff, GitError> {
+    diff_in(ws, base, after, &[]).await
+}
+
+/// [`diff`] limited to `paths` (repository-relative; every path when empty).
+pub async fn diff_in(
+    ws: &Path,
+    base: &str,
+    after: &str,
+    paths: &[String],
+) -> Result<TreeDiff, GitError> {
     let root = repo_root(ws).await?;
     let root = Path::new(&root);
-    let stat = git(root, &["diff", "--stat", "-M", base, after], None).await?;
-    let numstat = git(root, &["diff", "--numstat", "-z", "-M", base, after], None).await?;
-    let name_status = git(
-        root,
-        &["diff", "--name-status", "-z", "-M", base, after],
-        None,
-    )
-    .await?;
+    let limited = |args: &[&'static str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        all.push(base.to_string());
+        all.push(after.to_string());
+        if !paths.is_empty() {
+            all.push("--".into());
+            all.extend(paths.iter().cloned());
+        }
+        all
+    };
+    let run = |args: Vec<String>| async move {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        git(root, &refs, None).await
+    };
+    let stat = run(limited(&["diff", "--stat", "-M"])).await?;
+    let numstat = run(limited(&["diff", "--numstat", "-z", "-M"])).await?;
+    let name_status = run(limited(&["diff", "--name-status", "-z", "-M"])).await?;
     let mut files = parse_name_status(&name_status);
     apply_numstat(&mut files, &numstat);
     let mut diffs = Vec::with_capacity(files.len());

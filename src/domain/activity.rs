@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 /// One row of the compact timeline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Activity {
-    /// `thinking`, `tool_call`, `approval`, `files_changed`, `final_answer` or `run_result`.
+    /// `thinking`, `tool_call`, `approval`, `files_changed`, `final_answer`,
+    /// `run_result` or `files_reverted`.
     #[serde(rename = "type")]
     pub activity_type: String,
     /// `running`, `completed`, `failed` or `cancelled`.
@@ -28,7 +29,31 @@ pub fn project(events: &[RunEvent], status: RunStatus) -> Vec<Activity> {
     let mut files: Vec<String> = Vec::new();
     let mut files_at: Option<String> = None;
     let mut answer_at: Option<String> = None;
+    let mut reverts: Vec<Activity> = Vec::new();
+    let mut last_turn_event: Option<&RunEvent> = None;
     for e in events {
+        if e.event_type == "files_reverted" {
+            // A revert comes after the turn ended; it is its own row, last.
+            let paths: Vec<&str> = e.data["paths"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.as_str())
+                .collect();
+            reverts.push(Activity {
+                activity_type: "files_reverted".into(),
+                status: "completed".into(),
+                title: "Files reverted".into(),
+                detail: Some(format!(
+                    "{} file(s) reverted: {}",
+                    paths.len(),
+                    paths.join(", ")
+                )),
+                created_at: e.occurred_at.clone(),
+            });
+            continue;
+        }
+        last_turn_event = Some(e);
         match e.event_type.as_str() {
             "thought_delta" if out.last().map(|a| a.activity_type.as_str()) != Some("thinking") => {
                 out.push(Activity {
@@ -99,12 +124,12 @@ pub fn project(events: &[RunEvent], status: RunStatus) -> Vec<Activity> {
             status: status.as_str().into(),
             title: format!("Run {}", status.as_str()),
             detail: None,
-            created_at: events
-                .last()
+            created_at: last_turn_event
                 .map(|e| e.occurred_at.clone())
                 .unwrap_or_default(),
         });
     }
+    out.extend(reverts);
     out
 }
 
@@ -159,5 +184,31 @@ mod tests {
             ]
         );
         assert_eq!(rows[1].status, "completed");
+    }
+
+    #[test]
+    fn a_revert_after_the_turn_is_its_own_last_row() {
+        let events = vec![
+            ev(
+                1,
+                "file_changed",
+                json!({"path": "a.rs", "change": "modified"}),
+            ),
+            ev(2, "text_delta", json!({"text": "done"})),
+            ev(9, "files_reverted", json!({"paths": ["a.rs"]})),
+        ];
+        let rows = project(&events, RunStatus::Completed);
+        let kinds: Vec<_> = rows.iter().map(|r| r.activity_type.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "files_changed",
+                "final_answer",
+                "run_result",
+                "files_reverted"
+            ]
+        );
+        assert_eq!(rows[2].created_at, "2026-01-01T00:00:02Z", "the turn's end");
+        assert_eq!(rows[3].detail.as_deref(), Some("1 file(s) reverted: a.rs"));
     }
 }

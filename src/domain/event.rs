@@ -3,7 +3,7 @@
 
 use crate::domain::approval::Approval;
 use crate::domain::error::HecateError;
-use crate::domain::ids::{RunId, SessionId};
+use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::provider_call::Usage;
 use crate::domain::run::RunStatus;
 use serde::{Deserialize, Serialize};
@@ -143,6 +143,17 @@ pub enum EngineEvent {
         /// The resolved approval.
         approval: Box<Approval>,
     },
+    /// Files a finished turn changed were restored to their state before it.
+    FilesReverted {
+        /// Session.
+        session_id: SessionId,
+        /// The turn whose changes were reverted.
+        run_id: RunId,
+        /// The turn's assistant message (its stored diff was refreshed).
+        message_id: MessageId,
+        /// The paths restored.
+        paths: Vec<String>,
+    },
 }
 
 impl EngineEvent {
@@ -153,7 +164,8 @@ impl EngineEvent {
             | Self::Runtime { session_id, .. }
             | Self::TurnFinished { session_id, .. }
             | Self::ApprovalRequested { session_id, .. }
-            | Self::ApprovalResolved { session_id, .. } => session_id,
+            | Self::ApprovalResolved { session_id, .. }
+            | Self::FilesReverted { session_id, .. } => session_id,
         }
     }
 
@@ -162,7 +174,8 @@ impl EngineEvent {
         match self {
             Self::TurnStarted { run_id, .. }
             | Self::Runtime { run_id, .. }
-            | Self::TurnFinished { run_id, .. } => Some(run_id),
+            | Self::TurnFinished { run_id, .. }
+            | Self::FilesReverted { run_id, .. } => Some(run_id),
             Self::ApprovalRequested { approval, .. } | Self::ApprovalResolved { approval, .. } => {
                 approval.run_id.as_ref()
             }

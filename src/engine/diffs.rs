@@ -4,7 +4,10 @@
 use super::Engine;
 use crate::adapters::git::{self, FileChange, GitError, TreeDiff};
 use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::event::EngineEvent;
 use crate::domain::ids::{MessageId, SessionId};
+use crate::domain::time::now_rfc3339;
+use crate::store::NewRunEvent;
 use serde::Serialize;
 use std::path::Path;
 
@@ -69,9 +72,10 @@ impl Engine {
             return Err(HecateError::not_found("message", message_id.as_str()));
         }
         let artifacts = store.list_artifacts(message_id).await?;
+        // A revert stores a refreshed diff after the turn's own: the newest wins.
         let diff = artifacts
             .into_iter()
-            .find(|(kind, _, _)| kind == TURN_DIFF_ARTIFACT)
+            .rfind(|(kind, _, _)| kind == TURN_DIFF_ARTIFACT)
             .and_then(|(_, _, data)| serde_json::from_str::<TreeDiff>(&data).ok());
         Ok((session.workspace.unwrap_or_default(), diff))
     }
@@ -159,25 +163,87 @@ impl Engine {
         git::restore(ws, &diff.base_tree, &chosen)
             .await
             .map_err(|e| HecateError::gateway(format!("revert failed: {e}")))?;
-        let remaining = match git::snapshot(ws).await {
-            Ok(now) => git::diff(ws, &diff.base_tree, &now)
+        // What still differs from the turn's baseline, among the captured paths.
+        let captured: Vec<String> = diff
+            .files
+            .iter()
+            .flat_map(|f| std::iter::once(f.path.clone()).chain(f.old_path.clone()))
+            .collect();
+        let refreshed = match git::snapshot(ws).await {
+            Ok(now) => git::diff_in(ws, &diff.base_tree, &now, &captured)
                 .await
-                .map(|d| {
-                    let files: Vec<FileChange> = d
-                        .files
-                        .into_iter()
-                        .filter(|f| diff.files.iter().any(|c| c.path == f.path))
-                        .collect();
-                    (d.stat, files)
-                })
-                .unwrap_or_default(),
-            Err(_) => Default::default(),
+                .map_err(|e| HecateError::gateway(format!("re-reading the diff failed: {e}")))?,
+            Err(e) => {
+                return Err(HecateError::gateway(format!(
+                    "re-reading the workspace failed: {e}"
+                )));
+            }
         };
+        let paths: Vec<String> = chosen.iter().map(|f| f.path.clone()).collect();
+        self.record_revert(session_id, message_id, &refreshed, &paths)
+            .await?;
         Ok(RevertResult {
             reverted: !chosen.is_empty(),
-            paths: chosen.iter().map(|f| f.path.clone()).collect(),
-            diff_stat: remaining.0,
-            files: remaining.1,
+            paths,
+            diff_stat: refreshed.stat,
+            files: refreshed.files,
         })
+    }
+
+    /// Stores the refreshed diff on the message, appends `files_reverted` to its
+    /// turn's events and tells the session's watchers.
+    async fn record_revert(
+        &self,
+        session_id: &SessionId,
+        message_id: &MessageId,
+        refreshed: &TreeDiff,
+        paths: &[String],
+    ) -> Result<()> {
+        let store = self.store();
+        let data = serde_json::to_string(refreshed)
+            .map_err(|e| HecateError::store(format!("encoding the diff: {e}")))?;
+        store
+            .add_artifact(message_id, TURN_DIFF_ARTIFACT, "", &data)
+            .await?;
+        let run_id = store
+            .list_messages(session_id, None, usize::MAX)
+            .await?
+            .into_iter()
+            .find(|m| &m.id == message_id)
+            .and_then(|m| m.run_id);
+        let Some(run_id) = run_id else {
+            return Ok(());
+        };
+        let event = |sequence: i64| NewRunEvent {
+            sequence,
+            event_type: "files_reverted".into(),
+            data: serde_json::json!({
+                "message_id": message_id,
+                "paths": paths,
+                "diff_stat": refreshed.stat,
+            }),
+            occurred_at: now_rfc3339(),
+        };
+        // The next number of the run; a second writer taking it makes us retry once.
+        let mut stored = Err(HecateError::store("not tried"));
+        for _ in 0..2 {
+            let next = store
+                .list_run_events(&run_id, None)
+                .await?
+                .last()
+                .map_or(1, |e| e.sequence + 1);
+            stored = store.append_run_events(&run_id, &[event(next)]).await;
+            if !matches!(&stored, Err(e) if e.error_type == ErrorType::Conflict) {
+                break;
+            }
+        }
+        stored?;
+        self.emit_detached(EngineEvent::FilesReverted {
+            session_id: session_id.clone(),
+            run_id,
+            message_id: message_id.clone(),
+            paths: paths.to_vec(),
+        });
+        Ok(())
     }
 }

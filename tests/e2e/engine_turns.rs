@@ -137,6 +137,7 @@ async fn events_arrive_in_order_and_are_persisted_on_the_run() {
             EngineEvent::ApprovalRequested { .. } | EngineEvent::ApprovalResolved { .. } => {
                 "approval".to_string()
             }
+            EngineEvent::FilesReverted { .. } => "files_reverted".to_string(),
         });
         if done {
             break;

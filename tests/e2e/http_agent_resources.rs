@@ -327,6 +327,7 @@ async fn changed_files_are_listed_diffed_and_reverted() {
         );
     }
 
+    let mut stream = api.stream(&id, None).await;
     let rv = api
         .post(&format!("{base}/revert"), json!({"paths": ["a.txt"]}))
         .await;
@@ -339,6 +340,53 @@ async fn changed_files_are_listed_diffed_and_reverted() {
         "original\n"
     );
     assert!(ws.path().join("b.txt").exists(), "only a.txt was reverted");
+    let stat = rv.body["data"]["diff_stat"].as_str().unwrap_or_default();
+    assert!(
+        stat.contains("b.txt") && !stat.contains("a.txt"),
+        "the remaining diff: {stat}"
+    );
+    // The stored diff is refreshed: a.txt is no longer among the turn's changes.
+    let f = api.get(&format!("{base}/files")).await;
+    let mut paths: Vec<&str> = f.body["data"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter_map(|x| x["path"].as_str())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["b.txt", "sub/c.txt"], "{}", f.body);
+    let d = api.get(&format!("{base}/files/a.txt")).await;
+    assert_eq!(d.status, 404, "{}", d.body);
+    // Watchers get a snapshot whose message carries a files_reverted activity.
+    let reverted_activity = |snapshot: &Value| snapshot.to_string().contains("\"files_reverted\"");
+    let mut seen = false;
+    for _ in 0..20 {
+        let Some(ev) = stream.next(WAIT).await else {
+            break;
+        };
+        if let Ok(v) = serde_json::from_str::<Value>(&ev.data)
+            && reverted_activity(&v)
+        {
+            seen = true;
+            break;
+        }
+    }
+    assert!(seen, "no snapshot with the files_reverted activity");
+    let shown = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    let message = shown.body["data"]["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["id"] == msg.as_str()))
+        .cloned()
+        .expect("the message");
+    let kinds: Vec<&str> = message["activities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["type"].as_str())
+        .collect();
+    assert_eq!(kinds.last(), Some(&"files_reverted"), "{message}");
 
     let rv = api
         .post(&format!("{base}/revert"), json!({"paths": []}))

@@ -122,6 +122,9 @@ async fn render(
 ) -> Result<Option<FeedState>, FeedState> {
     let engine = &hub.engine;
     if flags & DIRTY_STORE != 0 || cache.transcript.is_none() {
+        // A finished run can gain events (a revert appends `files_reverted`):
+        // take every log from the hub's cache again, which drops stale ones.
+        cache.events.clear();
         match engine.transcript(&hub.namespace, session_id).await {
             Ok(t) => cache.transcript = Some(t),
             Err(e) if e.error_type == ErrorType::NotFound => return Err(gone_state(cache)),

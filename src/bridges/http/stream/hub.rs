@@ -179,6 +179,13 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
                 hub.live().remove(&session_id);
                 hub.mark(&session_id, DIRTY_STORE);
             }
+            Received::Event(EngineEvent::FilesReverted {
+                session_id, run_id, ..
+            }) => {
+                // The finished run gained an event: its cached log is stale.
+                hub.forget_log(&run_id);
+                hub.mark(&session_id, DIRTY_STORE);
+            }
             Received::Event(EngineEvent::ApprovalRequested {
                 session_id,
                 approval,

@@ -56,6 +56,9 @@ pub struct Follower {
     baseline: Position,
     last_sent: Position,
     sent_any: bool,
+    /// The text of the last frame sent, so a changed render at the same position
+    /// (a revert on a finished turn) still reaches the subscriber.
+    last_json: Option<Arc<str>>,
 }
 
 impl Follower {
@@ -73,6 +76,7 @@ impl Follower {
                     baseline: p,
                     last_sent: p,
                     sent_any: true,
+                    last_json: Some(state.latest.json.clone()),
                 };
                 (me, Some(Emit::Snapshot(state.latest.clone())))
             }
@@ -81,6 +85,7 @@ impl Follower {
                     baseline: p,
                     last_sent: p,
                     sent_any: false,
+                    last_json: None,
                 };
                 let first = me.next(state);
                 (me, first)
@@ -99,12 +104,15 @@ impl Follower {
             return Some(Emit::Done(done.clone()));
         }
         let p = state.latest.position;
-        let advance = p > self.last_sent || (self.sent_any && p == self.last_sent && !p.done);
+        let changed = self.last_json.as_deref() != Some(&*state.latest.json);
+        let advance =
+            p > self.last_sent || (self.sent_any && p == self.last_sent && (!p.done || changed));
         if !advance {
             return None;
         }
         self.last_sent = p;
         self.sent_any = true;
+        self.last_json = Some(state.latest.json.clone());
         Some(Emit::Snapshot(state.latest.clone()))
     }
 }

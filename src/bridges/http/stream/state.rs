@@ -91,6 +91,14 @@ impl HubInner {
         }
     }
 
+    /// Drops the cached render log of `run_id` (it gained an event after it ended).
+    pub fn forget_log(&self, run_id: &RunId) {
+        self.logs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(run_id);
+    }
+
     /// Whether the tap follows a turn of `session_id` in this process.
     pub fn is_live(&self, session_id: &SessionId) -> bool {
         self.live().contains_key(session_id)
