@@ -155,6 +155,8 @@ impl Engine {
             config.tasks.clone(),
             config.owner_id.clone(),
         );
+        let mcp_hub = mcp::state::McpHub::start();
+        tasks.attach_mcp(mcp_hub.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
@@ -165,7 +167,7 @@ impl Engine {
                 active: Mutex::new(HashMap::new()),
                 waiters: Mutex::new(HashMap::new()),
                 turn_taps: turn_events::TurnTaps::default(),
-                mcp: mcp::state::McpHub::start(),
+                mcp: mcp_hub,
                 audit,
                 tasks,
             }),

@@ -16,6 +16,7 @@ mod auth;
 mod envelope;
 mod extract;
 mod files;
+mod mcp;
 mod messages;
 mod openapi;
 mod project;
@@ -249,6 +250,8 @@ pub fn routes() -> Vec<ApiRoute> {
         ),
         ApiRoute::get("/hecate/v1/events", tasks::events::feed),
         ApiRoute::get("/hecate/v1/events/stream", tasks::events::feed_stream),
+        ApiRoute::post("/hecate/v1/mcp/probe", mcp::probe),
+        ApiRoute::get("/hecate/v1/system/mcp/cache", mcp::cache),
     ]
 }
 

@@ -49,6 +49,7 @@ impl TaskRuntime {
     /// Checks and stores a new task.
     pub async fn create_task(&self, namespace: &str, mut spec: TaskSpec) -> Result<Task> {
         let kind = spec.validate()?;
+        crate::engine::mcp::entry::parse_all(&spec.mcp_servers)?;
         let cap = self.inner.config.max_mcp_servers_per_task;
         if cap > 0 && spec.mcp_servers.len() > cap {
             return Err(HecateError::invalid(format!(

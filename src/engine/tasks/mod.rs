@@ -13,6 +13,7 @@ mod worker;
 pub use control::StartOptions;
 pub use patches::{PatchContent, patch_content};
 
+use super::mcp::state::McpHub;
 use crate::domain::ids::TaskRunId;
 use crate::domain::task::{ApprovalPolicy, TaskEvent};
 use crate::runtimes::model::ModelRuntime;
@@ -79,6 +80,9 @@ struct Inner {
     running: Mutex<HashMap<TaskRunId, CancellationToken>>,
     patching: tokio::sync::Mutex<()>,
     workers: AtomicUsize,
+    /// The engine's MCP hub (configured servers and the client pool), once
+    /// attached; `agent_loop` runs have no MCP tools without it.
+    mcp: std::sync::OnceLock<Arc<McpHub>>,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -110,8 +114,15 @@ impl TaskRuntime {
                 running: Mutex::new(HashMap::new()),
                 patching: tokio::sync::Mutex::new(()),
                 workers: AtomicUsize::new(0),
+                mcp: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Gives `agent_loop` runs the engine's MCP hub (its configured servers and
+    /// client pool); only the first call counts.
+    pub(crate) fn attach_mcp(&self, hub: Arc<McpHub>) {
+        let _ = self.inner.mcp.set(hub);
     }
 
     /// The configuration.

@@ -3,7 +3,7 @@
 //! comes back as a before/after patch.
 
 use super::{Patch, ToolEnv, ToolError, ToolOutcome};
-use crate::adapters::acp::services::paths::confine;
+use crate::adapters::sandbox::paths::confine;
 use crate::adapters::sandbox::{FileChange, apply_file_operation};
 use crate::domain::task::FileOperation;
 use serde::Deserialize;
