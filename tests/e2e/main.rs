@@ -14,6 +14,7 @@ mod support;
 mod acp_adapter;
 mod acp_bridge;
 mod acp_kits;
+mod agent_chain;
 mod agent_loop;
 mod agent_mcp;
 mod cli_chat;

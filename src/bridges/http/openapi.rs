@@ -16,12 +16,12 @@ use super::wire::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
 };
 use super::wire::tasks::{
-    CreateTaskRequest, ResolveTaskApprovalRequest, RunActionRequest, TaskApprovalDto,
-    TaskApprovalListResponse, TaskApprovalResponse, TaskArtifactDto, TaskArtifactListResponse,
-    TaskArtifactResponse, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskEventDto,
-    TaskEventListResponse, TaskListResponse, TaskPatchDto, TaskPatchListResponse,
-    TaskPatchResponse, TaskResponse, TaskRunDto, TaskRunListResponse, TaskRunResponse, TaskStepDto,
-    TaskStepListResponse, TaskStepResponse,
+    ContinueRunRequest, CreateTaskRequest, ResolveTaskApprovalRequest, RetryFromTurnRequest,
+    RunActionRequest, TaskApprovalDto, TaskApprovalListResponse, TaskApprovalResponse,
+    TaskArtifactDto, TaskArtifactListResponse, TaskArtifactResponse, TaskDeletedDto,
+    TaskDeletedResponse, TaskDto, TaskEventDto, TaskEventListResponse, TaskListResponse,
+    TaskPatchDto, TaskPatchListResponse, TaskPatchResponse, TaskResponse, TaskRunDto,
+    TaskRunListResponse, TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
 };
 use super::wire::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
@@ -95,6 +95,8 @@ use utoipa::{Modify, OpenApi};
         tasks::approvals::list,
         tasks::approvals::get,
         tasks::approvals::resolve,
+        tasks::chain::continue_run,
+        tasks::chain::retry_from_turn,
         mcp::probe,
         mcp::cache,
     ),
@@ -117,7 +119,7 @@ use utoipa::{Modify, OpenApi};
         TaskApprovalDto, ResolveTaskApprovalRequest, TaskEventListResponse, TaskEventDto,
         TaskPatchResponse, TaskPatchListResponse, TaskPatchDto,
         McpProbeResponse, McpProbeDto, McpProbeToolDto, McpCacheResponse, McpCacheDto,
-        McpCacheEntryDto
+        McpCacheEntryDto, ContinueRunRequest, RetryFromTurnRequest
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),

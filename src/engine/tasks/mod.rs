@@ -5,6 +5,7 @@
 //! surface can follow and replay.
 
 mod agent;
+mod chain;
 mod control;
 mod execute;
 mod patches;

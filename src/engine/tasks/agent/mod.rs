@@ -132,25 +132,19 @@ impl TaskRuntime {
         }
     }
 
-    /// The run's stored conversation (a fresh one from the prompt when it has
-    /// none yet) and its steps so far.
+    /// The run's stored conversation (when it has none yet: the one its chain
+    /// hands it, or a fresh one from the prompt) and its steps so far.
     async fn agent_state(
         &self,
         task: &Task,
         run: &TaskRun,
     ) -> Result<(Conversation, Vec<TaskStep>)> {
-        let artifacts = self
-            .store()
-            .list_task_artifacts(&task.id, Some(&run.id))
-            .await?;
-        let conversation = match artifacts.iter().find(|a| a.kind == CONVERSATION_KIND) {
-            Some(a) => serde_json::from_str(&a.content).map_err(|e| {
-                HecateError::store(format!(
-                    "the conversation of run {} is unreadable: {e}",
-                    run.id
-                ))
-            })?,
-            None => Conversation::new(&task.spec.prompt),
+        let conversation = match self.conversation_of(&task.id, &run.id).await? {
+            Some(c) => c,
+            None => match self.chained_conversation(task, run).await? {
+                Some(c) => c,
+                None => Conversation::new(&task.spec.prompt),
+            },
         };
         let steps = self.store().list_task_steps(&run.id).await?;
         Ok((conversation, steps))
