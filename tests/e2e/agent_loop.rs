@@ -102,7 +102,7 @@ async fn a_loop_reads_edits_runs_a_command_and_answers_in_both_wire_formats() {
         let requests = server.requests();
         assert_eq!(requests.len(), 4, "{wire:?}");
         let tools = requests[0]["body"]["tools"].as_array().expect("tools");
-        assert_eq!(tools.len(), 6);
+        assert_eq!(tools.len(), 7);
         assert!(
             said(&requests[1]).contains("hello world"),
             "{}",

@@ -49,6 +49,8 @@ pub struct TaskConfig {
     /// The model an `agent_loop` task without `requested_model` uses
     /// (`provider/model` or a bare model; empty: none).
     pub default_model: String,
+    /// URL patterns the `http_request` tool may reach (empty: none).
+    pub http_allow: Vec<String>,
 }
 
 impl Default for TaskConfig {
@@ -61,6 +63,7 @@ impl Default for TaskConfig {
             data_dir: std::env::temp_dir().join("hecate-tasks"),
             max_mcp_servers_per_task: 16,
             default_model: String::new(),
+            http_allow: Vec::new(),
         }
     }
 }

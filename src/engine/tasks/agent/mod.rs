@@ -20,7 +20,7 @@ use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskS
 use crate::runtimes::agent::catalog;
 use crate::runtimes::agent::conversation::Conversation;
 use crate::runtimes::agent::mcp::McpToolset;
-use crate::runtimes::agent::tools::ToolEnv;
+use crate::runtimes::agent::tools::{HttpPolicy, ToolEnv};
 use crate::runtimes::model::ModelTarget;
 use crate::store::tasks::{FinishedStep, NewTaskEvent, RunCheckpoint, RunCost};
 use std::path::PathBuf;
@@ -116,6 +116,7 @@ impl TaskRuntime {
                 confinement: confinement_of(spec),
                 env: sanitized_env(&current_env(), &[], &[]),
                 timeout: Duration::from_millis(spec.effective_timeout_ms()),
+                http: HttpPolicy::new(&self.inner.config.http_allow),
             },
             mcp,
             next_index: earlier.len() as i64 + 1,
