@@ -9,6 +9,7 @@
 mod support;
 
 mod acp_real_clients;
+mod agent_mcp_real_peers;
 mod http_openapi_conformance;
 mod mcp_real_peers;
 mod real_agents;
