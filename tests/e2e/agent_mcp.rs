@@ -296,6 +296,7 @@ async fn a_server_that_cannot_start_is_a_run_event_and_the_loop_goes_on_without_
         "{}",
         bad.body
     );
+    assert_eq!(bad.body["error"]["field"], "mcp_servers[0].approval_policy");
 }
 
 #[tokio::test]

@@ -117,16 +117,28 @@ pub fn parse(value: &Value, default_name: Option<&str>) -> Result<ServerEntry, H
 pub fn parse_all(values: &[Value]) -> Result<Vec<ServerEntry>, HecateError> {
     let mut out: Vec<ServerEntry> = Vec::with_capacity(values.len());
     for (i, v) in values.iter().enumerate() {
-        let e = parse(v, None).map_err(|e| HecateError {
-            message: format!("mcp_servers[{i}]: {}", e.message),
-            ..e
+        let at = |field: &str| match field {
+            "mcp_servers" => format!("mcp_servers[{i}]"),
+            f => format!("mcp_servers[{i}].{f}"),
+        };
+        let e = parse(v, None).map_err(|e| {
+            let field = at(e
+                .details
+                .get("field")
+                .and_then(Value::as_str)
+                .unwrap_or("mcp_servers"));
+            HecateError {
+                message: format!("mcp_servers[{i}]: {}", e.message),
+                ..e
+            }
+            .with_detail("field", field)
         })?;
         if out.iter().any(|o| o.name == e.name) {
             return Err(HecateError::invalid(format!(
                 "mcp_servers[{i}]: the name {:?} is used twice",
                 e.name
             ))
-            .with_detail("field", "name"));
+            .with_detail("field", at("name")));
         }
         out.push(e);
     }

@@ -66,7 +66,6 @@ impl TaskRuntime {
     /// Checks and stores a new task.
     pub async fn create_task(&self, namespace: &str, mut spec: TaskSpec) -> Result<Task> {
         let kind = spec.validate()?;
-        crate::engine::mcp::entry::parse_all(&spec.mcp_servers)?;
         let cap = self.inner.config.max_mcp_servers_per_task;
         if cap > 0 && spec.mcp_servers.len() > cap {
             return Err(HecateError::invalid(format!(
@@ -78,6 +77,7 @@ impl TaskRuntime {
                 "Name fewer MCP servers, or raise [tasks] max_mcp_servers_per_task (HECATE_TASK_MAX_MCP_SERVERS_PER_TASK).",
             ));
         }
+        crate::engine::mcp::entry::parse_all(&spec.mcp_servers)?;
         if !spec.working_directory.is_empty() {
             let dir = canonical_dir(&spec.working_directory, "working_directory")?;
             spec.working_directory = dir.display().to_string();
