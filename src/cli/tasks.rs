@@ -58,8 +58,27 @@ pub enum TasksCommand {
     Cancel(RunRef),
     /// Retry a failed or cancelled run in a fresh workspace.
     Retry(RunRef),
-    /// Resume an ended run in its workspace.
+    /// Resume an ended run in its workspace (an agent_loop run goes on from
+    /// its conversation).
     Resume(RunRef),
+    /// Continue an ended agent_loop run's conversation with a follow-up prompt.
+    Continue {
+        /// The run.
+        #[command(flatten)]
+        run: RunRef,
+        /// The follow-up instruction.
+        #[arg(long)]
+        prompt: String,
+    },
+    /// Retry an ended agent_loop run from its Nth model turn (1-based).
+    RetryFromTurn {
+        /// The run.
+        #[command(flatten)]
+        run: RunRef,
+        /// The model turn the new run takes again.
+        #[arg(long)]
+        turn: u32,
+    },
     /// Print a run's events (after a cursor; --follow until the run ends).
     Events {
         /// Task id.
@@ -407,6 +426,30 @@ pub async fn run(cli: &Cli, cmd: &TasksCommand) -> anyhow::Result<i32> {
                     ns,
                     &TaskId::from(r.task.as_str()),
                     &TaskRunId::from(r.run.as_str()),
+                    None,
+                )
+                .await?;
+            print_run(&run, r.format)?;
+        }
+        TasksCommand::Continue { run: r, prompt } => {
+            let run = tasks
+                .continue_run(
+                    ns,
+                    &TaskId::from(r.task.as_str()),
+                    &TaskRunId::from(r.run.as_str()),
+                    prompt.clone(),
+                    None,
+                )
+                .await?;
+            print_run(&run, r.format)?;
+        }
+        TasksCommand::RetryFromTurn { run: r, turn } => {
+            let run = tasks
+                .retry_from_turn(
+                    ns,
+                    &TaskId::from(r.task.as_str()),
+                    &TaskRunId::from(r.run.as_str()),
+                    *turn,
                     None,
                 )
                 .await?;

@@ -443,6 +443,15 @@ pub(super) fn tasks(
     {
         config.default_model = m.trim().to_string();
     }
+    config.http_allow = match env.get("HECATE_TASK_HTTP_ALLOW") {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+        None => t.http_allow.clone().unwrap_or_default(),
+    };
     Ok(config)
 }
 
@@ -460,11 +469,13 @@ mod tests {
             poll_ms: None,
             max_mcp_servers_per_task: Some(2),
             default_model: Some("fix/m".into()),
+            http_allow: Some(vec!["https://api.example.com/*".into()]),
         };
         let mut env = HashMap::new();
         let path = Path::new("/c.toml");
         let t = tasks(path, &file, &env, Path::new("/data")).expect("valid");
         assert_eq!(t.default_model, "fix/m");
+        assert_eq!(t.http_allow, ["https://api.example.com/*"]);
         assert_eq!(
             (t.lease, t.workers, t.data_dir.clone()),
             (
@@ -478,8 +489,13 @@ mod tests {
             "9".to_string(),
         );
         env.insert("HECATE_TASK_APPROVAL_POLICIES".to_string(), String::new());
+        env.insert(
+            "HECATE_TASK_HTTP_ALLOW".to_string(),
+            "http://127.0.0.1:*/*, https://*".to_string(),
+        );
         let t = tasks(path, &file, &env, Path::new("/data")).expect("valid");
         assert_eq!(t.lease, Duration::from_secs(9));
+        assert_eq!(t.http_allow, ["http://127.0.0.1:*/*", "https://*"]);
         assert_eq!(t.max_mcp_servers_per_task, 2);
         env.insert(
             "HECATE_TASK_MAX_MCP_SERVERS_PER_TASK".to_string(),

@@ -101,6 +101,11 @@ pub struct TasksSection {
     pub max_mcp_servers_per_task: Option<u64>,
     /// The model of `agent_loop` tasks that name none (`provider/model`).
     pub default_model: Option<String>,
+    /// URL patterns the agent's `http_request` tool may reach (`*` matches any
+    /// run of characters); non-public addresses only through a pattern that
+    /// names the host literally.
+    #[serde(default)]
+    pub http_allow: Option<Vec<String>>,
 }
 
 /// `[mcp_pool]`: the shared client pool of upstream MCP servers; every key is

@@ -162,6 +162,8 @@ impl Engine {
             config.owner_id.clone(),
         );
         let gateway = gateway::GatewayState::new(config.gateway_default_model.clone());
+        let mcp_hub = mcp::state::McpHub::start();
+        tasks.attach_mcp(mcp_hub.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
@@ -172,7 +174,7 @@ impl Engine {
                 active: Mutex::new(HashMap::new()),
                 waiters: Mutex::new(HashMap::new()),
                 turn_taps: turn_events::TurnTaps::default(),
-                mcp: mcp::state::McpHub::start(),
+                mcp: mcp_hub,
                 audit,
                 tasks,
                 gateway,

@@ -6,108 +6,15 @@
 //! sees); tool errors the loop goes on after; the turn limit and the budget;
 //! a SIGKILLed worker whose run is resumed without repeating a tool call.
 
-use crate::support::common::{Home, ModelServer, workspace};
+use crate::support::agent::{
+    WIRES, agent_home, agent_task, answer, call, count, create_and_start, data, events, reaches,
+    said, turn,
+};
+use crate::support::common::{ModelServer, workspace};
 use crate::support::http::{Api, Served, serve, serve_args};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
-
-/// The two wire formats: (provider env name, kind, model reference).
-const WIRES: [(&str, &str, &str); 2] = [
-    ("FIX", "openai", "fix/gpt-fixture"),
-    ("ANT", "anthropic", "ant/claude-fixture"),
-];
-
-/// A home whose provider of `kind` points at `server`, priced at 1 micro-USD
-/// per token, with the given approval policies.
-fn agent_home(
-    server: &ModelServer,
-    (name, kind, model): (&str, &str, &str),
-    policies: &str,
-) -> Home {
-    let mut home = Home::empty();
-    let base = if kind == "openai" {
-        format!("{}/v1", server.base)
-    } else {
-        server.base.clone()
-    };
-    home.set(&format!("PROVIDER_{name}_BASE_URL"), &base);
-    home.set(&format!("PROVIDER_{name}_KIND"), kind);
-    home.set(&format!("PROVIDER_{name}_API_KEY"), "test-key");
-    home.set("HECATE_TASK_APPROVAL_POLICIES", policies);
-    home.write_config(&format!(
-        "[pricing.\"{model}\"]\ninput_usd_per_mtok = 1.0\noutput_usd_per_mtok = 1.0\n"
-    ));
-    home
-}
-
-fn call(name: &str, arguments: Value) -> Value {
-    json!({"name": name, "arguments": arguments})
-}
-
-fn turn(calls: Vec<Value>) -> Value {
-    json!({"tool_calls": calls, "usage": {"input_tokens": 100, "output_tokens": 10}})
-}
-
-fn answer(text: &str) -> Value {
-    json!({"text": text, "usage": {"input_tokens": 100, "output_tokens": 10}})
-}
-
-async fn create_and_start(api: &Api, body: Value) -> (String, String) {
-    let a = api.post("/hecate/v1/tasks", body).await;
-    assert_eq!(a.status, 201, "{}", a.body);
-    let task = a.body["data"]["id"].as_str().expect("id").to_string();
-    let r = api
-        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
-        .await;
-    assert_eq!(r.status, 202, "{}", r.body);
-    let run = r.body["data"]["id"].as_str().expect("run").to_string();
-    (task, run)
-}
-
-fn agent_task(model: &str, ws: &Path, extra: Value) -> Value {
-    let mut body = json!({"execution_kind": "agent_loop", "prompt": "fix the greeting",
-                          "requested_model": model, "workspace_mode": "in_place",
-                          "working_directory": ws});
-    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
-        b.extend(e.clone());
-    }
-    body
-}
-
-/// Polls a run until its status is one of `wanted` (a hang guard, not a timing
-/// assertion).
-async fn reaches(api: &Api, task: &str, run: &str, wanted: &[&str]) -> Value {
-    for _ in 0..600 {
-        let a = api
-            .get(&format!("/hecate/v1/tasks/{task}/runs/{run}"))
-            .await;
-        if wanted.contains(&a.body["data"]["status"].as_str().unwrap_or_default()) {
-            return a.body["data"].clone();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("run {run} never reached {wanted:?}");
-}
-
-async fn data(api: &Api, path: &str) -> Vec<Value> {
-    let a = api.get(path).await;
-    assert_eq!(a.status, 200, "{}", a.body);
-    a.body["data"].as_array().expect("list").clone()
-}
-
-async fn events(api: &Api, task: &str, run: &str) -> Vec<Value> {
-    data(api, &format!("/hecate/v1/tasks/{task}/runs/{run}/events")).await
-}
-
-fn count(events: &[Value], event_type: &str) -> usize {
-    events.iter().filter(|e| e["type"] == event_type).count()
-}
-
-/// The text of a recorded request body's messages (every string in them).
-fn said(request: &Value) -> String {
-    request["body"]["messages"].to_string()
-}
 
 #[tokio::test]
 async fn a_loop_reads_edits_runs_a_command_and_answers_in_both_wire_formats() {
@@ -195,7 +102,7 @@ async fn a_loop_reads_edits_runs_a_command_and_answers_in_both_wire_formats() {
         let requests = server.requests();
         assert_eq!(requests.len(), 4, "{wire:?}");
         let tools = requests[0]["body"]["tools"].as_array().expect("tools");
-        assert_eq!(tools.len(), 6);
+        assert_eq!(tools.len(), 7);
         assert!(
             said(&requests[1]).contains("hello world"),
             "{}",

@@ -9,6 +9,7 @@
 mod support;
 
 mod acp_real_clients;
+mod agent_mcp_real_peers;
 mod gateway_sdks;
 mod http_openapi_conformance;
 mod mcp_real_peers;

@@ -11,6 +11,7 @@ pub mod acp_adapter;
 pub mod acp_clients;
 pub mod acp_editor;
 pub mod acp_process;
+pub mod agent;
 pub mod child;
 pub mod common;
 pub mod http;

@@ -13,7 +13,9 @@ pub mod tool_def;
 
 pub use client::{Changed, Notice, Upstream};
 pub use error::McpClientError;
-pub use pool::{Lease, Pool, PoolOptions, PoolStats, ProbeReport};
+pub use pool::{
+    EntryInfo, Lease, Pool, PoolOptions, PoolStats, ProbeFailure, ProbeReport, ProbeStage,
+};
 pub use spec::{ResolvedTransport, ServerSpec};
 
 /// The sanitized environment an upstream child starts from: Hecate's

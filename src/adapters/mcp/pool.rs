@@ -63,6 +63,10 @@ pub struct Entry {
     last_used: Mutex<Instant>,
     last_ping: Mutex<Instant>,
     evicted: AtomicBool,
+    /// Server names it was acquired under.
+    names: Mutex<std::collections::BTreeSet<String>>,
+    /// How many tools its last listing found.
+    tool_count: Mutex<Option<usize>>,
 }
 
 impl Entry {
@@ -127,6 +131,25 @@ impl Lease {
     /// The pool key of the connection.
     pub fn key(&self) -> u64 {
         self.entry.key
+    }
+
+    /// Records that the connection serves the server called `name` (shown in
+    /// [`Pool::entries`]).
+    pub fn name_as(&self, name: &str) {
+        self.entry
+            .names
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string());
+    }
+
+    /// Records how many tools a listing of the connection found.
+    pub fn note_tool_count(&self, count: usize) {
+        *self
+            .entry
+            .tool_count
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(count);
     }
 }
 
@@ -267,6 +290,8 @@ impl Pool {
             last_used: Mutex::new(now),
             last_ping: Mutex::new(now),
             evicted: AtomicBool::new(false),
+            names: Mutex::new(Default::default()),
+            tool_count: Mutex::new(None),
         });
         tracing::info!(upstream = %transport.label(), pid = ?entry.upstream.pid(), "MCP upstream connected");
         self.enforce_cap(key);
@@ -336,20 +361,62 @@ impl Pool {
         }
     }
 
-    /// Brings `spec` up outside the cache, lists its tools and closes it.
+    /// Every cached connection, most recently used first.
+    pub fn entries(&self) -> Vec<EntryInfo> {
+        let entries: Vec<Arc<Entry>> = self
+            .slots()
+            .values()
+            .filter_map(|s| s.get().cloned())
+            .collect();
+        let mut out: Vec<(Duration, EntryInfo)> = entries
+            .iter()
+            .map(|e| {
+                let in_use = e.refs.load(Ordering::Acquire);
+                let idle = e.idle_for();
+                let info = EntryInfo {
+                    servers: e
+                        .names
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .iter()
+                        .cloned()
+                        .collect(),
+                    transport: if e.upstream.pid().is_some() {
+                        "stdio"
+                    } else {
+                        "http"
+                    },
+                    target: crate::domain::redact::redact_url(e.upstream.label()),
+                    in_use,
+                    idle_ms: (in_use == 0).then_some(idle.as_millis() as u64),
+                    tool_count: *e.tool_count.lock().unwrap_or_else(|p| p.into_inner()),
+                    pid: e.upstream.pid(),
+                };
+                (idle, info)
+            })
+            .collect();
+        out.sort_by_key(|(idle, _)| *idle);
+        out.into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// Brings `spec` up outside the cache, lists its tools and closes it; a
+    /// failure says at which stage it happened.
     pub async fn probe(
         &self,
         spec: &ServerSpec,
         timeout: Duration,
-    ) -> Result<ProbeReport, McpClientError> {
-        let transport = self.resolve(spec)?;
-        let upstream = Upstream::connect(&transport, &self.inner.base_env, timeout).await?;
+    ) -> Result<ProbeReport, ProbeFailure> {
+        let staged = |stage: ProbeStage| move |error| ProbeFailure { stage, error };
+        let transport = self.resolve(spec).map_err(staged(ProbeStage::Resolve))?;
+        let upstream = Upstream::connect(&transport, &self.inner.base_env, timeout)
+            .await
+            .map_err(staged(ProbeStage::Start))?;
         let tools = upstream.list_tools(timeout).await;
         let server = upstream.server_info();
         upstream.shutdown();
         Ok(ProbeReport {
             server,
-            tools: tools?,
+            tools: tools.map_err(staged(ProbeStage::ListTools))?,
         })
     }
 
@@ -383,6 +450,57 @@ impl Pool {
             }
         }
     }
+}
+
+/// One cached connection as [`Pool::entries`] shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EntryInfo {
+    /// Server names it was acquired under (configured or per-task aliases).
+    pub servers: Vec<String>,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    /// The program or the URL (credentials redacted).
+    pub target: String,
+    /// Leases held now.
+    pub in_use: usize,
+    /// How long nobody has held it, in milliseconds (absent while in use).
+    pub idle_ms: Option<u64>,
+    /// Tools its last listing found, when it was listed.
+    pub tool_count: Option<usize>,
+    /// The child's process id (stdio).
+    pub pid: Option<u32>,
+}
+
+/// The stage of a probe that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeStage {
+    /// Resolving the definition and its `$VAR` references.
+    Resolve,
+    /// Spawning or dialling the server and the `initialize` handshake.
+    Start,
+    /// `tools/list`.
+    ListTools,
+}
+
+impl ProbeStage {
+    /// The wire name: `resolve`, `start` or `tools_list`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Resolve => "resolve",
+            Self::Start => "start",
+            Self::ListTools => "tools_list",
+        }
+    }
+}
+
+/// Why a probe failed, and at which stage.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{} failed: {error}", stage.as_str())]
+pub struct ProbeFailure {
+    /// Where it failed.
+    pub stage: ProbeStage,
+    /// What failed.
+    pub error: McpClientError,
 }
 
 /// What a probe found.

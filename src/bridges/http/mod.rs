@@ -18,6 +18,7 @@ mod envelope;
 mod extract;
 mod files;
 mod gateway;
+mod mcp;
 mod messages;
 mod openapi;
 mod project;
@@ -251,6 +252,16 @@ pub fn routes() -> Vec<ApiRoute> {
         ),
         ApiRoute::get("/hecate/v1/events", tasks::events::feed),
         ApiRoute::get("/hecate/v1/events/stream", tasks::events::feed_stream),
+        ApiRoute::post(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/continue",
+            tasks::chain::continue_run,
+        ),
+        ApiRoute::post(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/retry-from-turn",
+            tasks::chain::retry_from_turn,
+        ),
+        ApiRoute::post("/hecate/v1/mcp/probe", mcp::probe),
+        ApiRoute::get("/hecate/v1/system/mcp/cache", mcp::cache),
     ]
 }
 

@@ -12,13 +12,16 @@ use super::wire::agent::{
     ScopeName,
 };
 use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
+use super::wire::mcp::{
+    McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
+};
 use super::wire::tasks::{
-    CreateTaskRequest, ResolveTaskApprovalRequest, RunActionRequest, TaskApprovalDto,
-    TaskApprovalListResponse, TaskApprovalResponse, TaskArtifactDto, TaskArtifactListResponse,
-    TaskArtifactResponse, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskEventDto,
-    TaskEventListResponse, TaskListResponse, TaskPatchDto, TaskPatchListResponse,
-    TaskPatchResponse, TaskResponse, TaskRunDto, TaskRunListResponse, TaskRunResponse, TaskStepDto,
-    TaskStepListResponse, TaskStepResponse,
+    ContinueRunRequest, CreateTaskRequest, ResolveTaskApprovalRequest, RetryFromTurnRequest,
+    RunActionRequest, TaskApprovalDto, TaskApprovalListResponse, TaskApprovalResponse,
+    TaskArtifactDto, TaskArtifactListResponse, TaskArtifactResponse, TaskDeletedDto,
+    TaskDeletedResponse, TaskDto, TaskEventDto, TaskEventListResponse, TaskListResponse,
+    TaskPatchDto, TaskPatchListResponse, TaskPatchResponse, TaskResponse, TaskRunDto,
+    TaskRunListResponse, TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
 };
 use super::wire::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
@@ -26,7 +29,7 @@ use super::wire::{
     SendMessageRequest, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
     StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
-use super::{adapters, approvals, files, messages, sessions, stream, system, tasks};
+use super::{adapters, approvals, files, mcp, messages, sessions, stream, system, tasks};
 use axum::Json;
 use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -92,6 +95,10 @@ use utoipa::{Modify, OpenApi};
         tasks::approvals::list,
         tasks::approvals::get,
         tasks::approvals::resolve,
+        tasks::chain::continue_run,
+        tasks::chain::retry_from_turn,
+        mcp::probe,
+        mcp::cache,
     ),
     components(schemas(
         ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, McpPoolDto, StoreDto,
@@ -110,7 +117,9 @@ use utoipa::{Modify, OpenApi};
         TaskStepResponse, TaskStepListResponse, TaskStepDto, TaskArtifactResponse,
         TaskArtifactListResponse, TaskArtifactDto, TaskApprovalResponse, TaskApprovalListResponse,
         TaskApprovalDto, ResolveTaskApprovalRequest, TaskEventListResponse, TaskEventDto,
-        TaskPatchResponse, TaskPatchListResponse, TaskPatchDto
+        TaskPatchResponse, TaskPatchListResponse, TaskPatchDto,
+        McpProbeResponse, McpProbeDto, McpProbeToolDto, McpCacheResponse, McpCacheDto,
+        McpCacheEntryDto, ContinueRunRequest, RetryFromTurnRequest
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),
@@ -118,7 +127,8 @@ use utoipa::{Modify, OpenApi};
         (name = "system", description = "Liveness, stats and this document"),
         (name = "agent-chat", description = "Agent Chat sessions, messages, streams and changed files"),
         (name = "approvals", description = "Permission requests of external agents, and standing grants"),
-        (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes")
+        (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes"),
+        (name = "mcp", description = "Hecate as an MCP client: server probes and the client pool")
     )
 )]
 pub struct ApiDoc;

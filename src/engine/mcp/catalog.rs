@@ -10,7 +10,7 @@ use super::types::{
     UpstreamTool, client_error, expose_names,
 };
 use crate::adapters::mcp::tool_def::{annotate, name_of};
-use crate::adapters::mcp::{PoolOptions, PoolStats, ProbeReport};
+use crate::adapters::mcp::{EntryInfo, PoolOptions, PoolStats, ProbeReport};
 use crate::domain::error::{HecateError, Result};
 use crate::engine::Engine;
 use serde_json::Value;
@@ -75,14 +75,41 @@ impl Engine {
         self.mcp_hub().pool.stats()
     }
 
+    /// The client pool's cached connections, most recently used first.
+    pub fn mcp_pool_entries(&self) -> Vec<EntryInfo> {
+        self.mcp_hub().pool.entries()
+    }
+
     /// Brings an upstream up outside the pool, lists its tools (un-namespaced)
-    /// and tears it down, within 10 seconds.
+    /// and tears it down, within 10 seconds. A failure is `invalid_request`
+    /// whatever the cause (the definition is what is being tested), with the
+    /// failed `stage` in its details.
     pub async fn mcp_probe(&self, spec: &ServerSpec) -> Result<ProbeReport> {
+        self.mcp_probe_named("probe", spec).await
+    }
+
+    /// Probes one server entry shaped like a task's `mcp_servers` item (`name`
+    /// defaults to `probe`); answers the name and what the probe found.
+    pub async fn mcp_probe_entry(&self, entry: &Value) -> Result<(String, ProbeReport)> {
+        let e = super::entry::parse(entry, Some("probe"))?;
+        let report = self.mcp_probe_named(&e.name, &e.spec).await?;
+        Ok((e.name, report))
+    }
+
+    /// [`Engine::mcp_probe`] for a server called `name`.
+    pub async fn mcp_probe_named(&self, name: &str, spec: &ServerSpec) -> Result<ProbeReport> {
         self.mcp_hub()
             .pool
             .probe(spec, PROBE_TIMEOUT)
             .await
-            .map_err(|e| client_error("probe", &e))
+            .map_err(|f| {
+                let e = client_error(name, &f.error);
+                let mut out =
+                    HecateError::invalid(format!("{} failed: {}", f.stage.as_str(), e.message));
+                out.details = e.details;
+                out.operator_action = e.operator_action;
+                out.with_detail("stage", f.stage.as_str())
+            })
     }
 
     async fn upstream_tools(&self, server: &UpstreamServer) -> Result<Vec<Value>> {
@@ -116,6 +143,7 @@ impl Engine {
             .acquire(&server.spec, server.call_timeout)
             .await
             .map_err(|e| client_error(&server.name, &e))?;
+        lease.name_as(&server.name);
         let tools = match lease.list_tools(LIST_TIMEOUT).await {
             Ok(t) => t,
             Err(e) => {
@@ -125,6 +153,7 @@ impl Engine {
                 return Err(client_error(&server.name, &e));
             }
         };
+        lease.note_tool_count(tools.len());
         hub.tools
             .lock()
             .unwrap_or_else(|p| p.into_inner())

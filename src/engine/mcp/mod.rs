@@ -8,6 +8,7 @@
 
 pub(crate) mod audit;
 mod catalog;
+pub mod entry;
 mod gateway;
 mod passthrough;
 pub(crate) mod state;

@@ -25,6 +25,23 @@ pub struct StartOptions {
     pub resume: bool,
     /// Why (recorded on the event).
     pub reason: Option<String>,
+    /// A follow-up prompt appended to the source's conversation (continue).
+    pub prompt: Option<String>,
+    /// The source's model turn the new run takes again (retry-from-turn).
+    pub from_turn: Option<u32>,
+}
+
+impl StartOptions {
+    /// How the new run relates to its source, as `run.resumed_from_event`
+    /// names it: `retry`, `resume`, `continue` or `retry_from_turn`.
+    pub fn mode(&self) -> &'static str {
+        match (self.from_turn, &self.prompt, self.resume) {
+            (Some(_), _, _) => "retry_from_turn",
+            (None, Some(_), _) => "continue",
+            (None, None, true) => "resume",
+            (None, None, false) => "retry",
+        }
+    }
 }
 
 fn canonical_dir(path: &str, field: &str) -> Result<std::path::PathBuf> {
@@ -60,6 +77,7 @@ impl TaskRuntime {
                 "Name fewer MCP servers, or raise [tasks] max_mcp_servers_per_task (HECATE_TASK_MAX_MCP_SERVERS_PER_TASK).",
             ));
         }
+        crate::engine::mcp::entry::parse_all(&spec.mcp_servers)?;
         if !spec.working_directory.is_empty() {
             let dir = canonical_dir(&spec.working_directory, "working_directory")?;
             spec.working_directory = dir.display().to_string();
@@ -207,9 +225,10 @@ impl TaskRuntime {
                 .map(|st| st.index);
             events.push(NewTaskEvent::new(
                 "run.resumed_from_event",
-                json!({"source_run_id": s.id, "mode": if opts.resume {"resume"} else {"retry"},
+                json!({"source_run_id": s.id, "mode": opts.mode(),
                        "reason": opts.reason, "last_completed_step": last_step,
-                       "last_event_sequence": last_event}),
+                       "last_event_sequence": last_event, "prompt": opts.prompt,
+                       "turn": opts.from_turn}),
             ));
         }
         let approval = gate.map(|kind| {
@@ -279,6 +298,7 @@ impl TaskRuntime {
             from: Some(run_id.clone()),
             resume: false,
             reason,
+            ..StartOptions::default()
         };
         self.start(namespace, id, opts).await
     }
@@ -305,6 +325,7 @@ impl TaskRuntime {
             from: Some(run_id.clone()),
             resume: true,
             reason,
+            ..StartOptions::default()
         };
         self.start(namespace, id, opts).await
     }

@@ -5,6 +5,7 @@
 //! surface can follow and replay.
 
 mod agent;
+mod chain;
 mod control;
 mod execute;
 mod patches;
@@ -13,6 +14,7 @@ mod worker;
 pub use control::StartOptions;
 pub use patches::{PatchContent, patch_content};
 
+use super::mcp::state::McpHub;
 use crate::domain::ids::TaskRunId;
 use crate::domain::task::{ApprovalPolicy, TaskEvent};
 use crate::runtimes::model::ModelRuntime;
@@ -47,6 +49,8 @@ pub struct TaskConfig {
     /// The model an `agent_loop` task without `requested_model` uses
     /// (`provider/model` or a bare model; empty: none).
     pub default_model: String,
+    /// URL patterns the `http_request` tool may reach (empty: none).
+    pub http_allow: Vec<String>,
 }
 
 impl Default for TaskConfig {
@@ -59,6 +63,7 @@ impl Default for TaskConfig {
             data_dir: std::env::temp_dir().join("hecate-tasks"),
             max_mcp_servers_per_task: 16,
             default_model: String::new(),
+            http_allow: Vec::new(),
         }
     }
 }
@@ -79,6 +84,9 @@ struct Inner {
     running: Mutex<HashMap<TaskRunId, CancellationToken>>,
     patching: tokio::sync::Mutex<()>,
     workers: AtomicUsize,
+    /// The engine's MCP hub (configured servers and the client pool), once
+    /// attached; `agent_loop` runs have no MCP tools without it.
+    mcp: std::sync::OnceLock<Arc<McpHub>>,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -110,8 +118,15 @@ impl TaskRuntime {
                 running: Mutex::new(HashMap::new()),
                 patching: tokio::sync::Mutex::new(()),
                 workers: AtomicUsize::new(0),
+                mcp: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Gives `agent_loop` runs the engine's MCP hub (its configured servers and
+    /// client pool); only the first call counts.
+    pub(crate) fn attach_mcp(&self, hub: Arc<McpHub>) {
+        let _ = self.inner.mcp.set(hub);
     }
 
     /// The configuration.

@@ -19,16 +19,19 @@ pub enum BuiltIn {
     ShellExec,
     /// Runs git in the workspace.
     GitExec,
+    /// Sends one HTTP request to a URL the egress policy allows.
+    HttpRequest,
 }
 
 /// Every built-in tool, in catalog order.
-pub const ALL: [BuiltIn; 6] = [
+pub const ALL: [BuiltIn; 7] = [
     BuiltIn::ReadFile,
     BuiltIn::ListDir,
     BuiltIn::FileWrite,
     BuiltIn::FileEdit,
     BuiltIn::ShellExec,
     BuiltIn::GitExec,
+    BuiltIn::HttpRequest,
 ];
 
 impl BuiltIn {
@@ -41,6 +44,7 @@ impl BuiltIn {
             Self::FileEdit => "file_edit",
             Self::ShellExec => "shell_exec",
             Self::GitExec => "git_exec",
+            Self::HttpRequest => "http_request",
         }
     }
 
@@ -82,6 +86,15 @@ impl BuiltIn {
                 "Run git in the workspace with the given arguments (one shell-quoted string, without the leading `git`).",
                 json!({"type": "object", "properties": {"args": {"type": "string"}},
                        "required": ["args"]}),
+            ),
+            Self::HttpRequest => (
+                "Send one HTTP request (no redirects followed) to a URL the operator allows; answers the status, headers and body (cut at a cap the result states).",
+                json!({"type": "object", "properties": {
+                       "method": {"type": "string", "description": "GET (default), POST, PUT, PATCH, DELETE, HEAD, ..."},
+                       "url": {"type": "string"},
+                       "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                       "body": {"type": "string"}},
+                       "required": ["url"]}),
             ),
         };
         ToolDefinition {

@@ -53,6 +53,60 @@ impl Conversation {
         }
     }
 
+    /// Appends a user message (a follow-up prompt).
+    pub fn push_user(&mut self, prompt: &str) {
+        self.entries.push(Entry {
+            role: Role::User,
+            content: prompt.to_string(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+        });
+    }
+
+    /// How many assistant entries (model turns) the conversation holds.
+    pub fn assistant_turns(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.role == Role::Assistant)
+            .count()
+    }
+
+    /// The history a new run in a chain starts from: the entries, every call
+    /// left unanswered closed with an error result (so the provider never sees a
+    /// call without its result), no turns taken yet and no approvals.
+    pub fn hydrated(&self) -> Self {
+        let mut c = Self {
+            entries: self.entries.clone(),
+            ..Self::default()
+        };
+        for call in c.pending_calls() {
+            c.push_result(
+                &call.id,
+                "not run: the run that asked for this call ended before it ran".into(),
+                true,
+            );
+        }
+        c
+    }
+
+    /// The history cut right before the `turn`-th assistant entry (1-based),
+    /// ready for a new run to take that turn again; `None` when there is no
+    /// such turn.
+    pub fn before_turn(&self, turn: usize) -> Option<Self> {
+        let at = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.role == Role::Assistant)
+            .nth(turn.checked_sub(1)?)?
+            .0;
+        Some(Self {
+            entries: self.entries[..at].to_vec(),
+            ..Self::default()
+        })
+    }
+
     /// Appends the model's answer of one turn.
     pub fn push_assistant(&mut self, text: String, tool_calls: Vec<ToolCall>) {
         self.entries.push(Entry {
@@ -147,5 +201,25 @@ mod tests {
             (m[3].tool_call_id.as_deref(), m[3].tool_error),
             (Some("b"), true)
         );
+    }
+
+    #[test]
+    fn chains_cut_before_a_turn_and_close_unanswered_calls() {
+        let mut c = Conversation::new("go");
+        c.push_assistant(String::new(), vec![call("a")]);
+        c.push_result("a", "ok".into(), false);
+        c.push_assistant(String::new(), vec![call("b")]);
+        c.turns = 2;
+        c.approvals.insert("b".into(), "approval".into());
+        assert_eq!(c.assistant_turns(), 2);
+        let second = c.before_turn(2).expect("turn 2");
+        assert_eq!((second.entries.len(), second.turns), (3, 0));
+        assert_eq!(c.before_turn(1).expect("turn 1").entries.len(), 1);
+        assert!(c.before_turn(0).is_none() && c.before_turn(3).is_none());
+        let mut h = c.hydrated();
+        assert!(h.pending_calls().is_empty() && h.approvals.is_empty());
+        assert!(h.entries.last().expect("closed").is_error);
+        h.push_user("more");
+        assert_eq!(h.entries.last().expect("user").role, Role::User);
     }
 }

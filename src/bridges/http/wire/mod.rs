@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod events;
+pub mod mcp;
 pub mod message;
 pub mod session;
 pub mod system;

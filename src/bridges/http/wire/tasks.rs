@@ -508,6 +508,26 @@ pub struct RunActionRequest {
     pub reason: Option<String>,
 }
 
+/// Body of `POST …/runs/{run_id}/continue`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContinueRunRequest {
+    /// The follow-up instruction appended to the run's conversation.
+    pub prompt: String,
+    /// Why (recorded on the new run's `run.resumed_from_event`).
+    pub reason: Option<String>,
+}
+
+/// Body of `POST …/runs/{run_id}/retry-from-turn`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryFromTurnRequest {
+    /// The model turn (1-based) the new run takes again.
+    pub turn: u32,
+    /// Why (recorded on the new run's `run.resumed_from_event`).
+    pub reason: Option<String>,
+}
+
 /// Body of `POST …/approvals/{approval_id}/resolve`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -1,5 +1,6 @@
-//! Approval gates on tool calls: a call of a gated built-in tool without a
-//! decision parks the run with an `agent_loop_tool_call` approval; approved, it
+//! Approval gates on tool calls: a call of a gated built-in tool (or of an MCP
+//! tool whose server says `require_approval`, or any tool under `all_tools`)
+//! without a decision parks the run with an `agent_loop_tool_call` approval; approved, it
 //! runs when the run is claimed again (no new model turn); rejected, the model
 //! gets a refusal as the call's result.
 
@@ -27,8 +28,12 @@ pub(super) enum Verdict {
 impl Loop<'_> {
     /// Decides whether `call` runs now, was refused, or must wait.
     pub(super) async fn gate(&mut self, call: &ToolCall) -> Result<Verdict> {
-        let gated = BuiltIn::parse(&call.name).is_some()
-            && self.rt.inner.config.approval_policy.gates_tool(&call.name);
+        let policy = &self.rt.inner.config.approval_policy;
+        let gated = match (BuiltIn::parse(&call.name), self.mcp.get(&call.name)) {
+            (Some(_), _) => policy.gates_tool(&call.name),
+            (None, Some(tool)) => tool.needs_approval || policy.gates_tool(&call.name),
+            (None, None) => false,
+        };
         if !gated {
             return Ok(Verdict::Run);
         }

@@ -1,22 +1,26 @@
-//! Executing an `agent_loop` run: call the model with the built-in tool catalog,
-//! run each tool call it asks for as a step, feed the results back, until the
+//! Executing an `agent_loop` run: call the model with the built-in tool catalog
+//! and the run's MCP tools, run each tool call it asks for as a step, feed the results back, until the
 //! model answers without tool calls, the turn limit or the budget. Approval
 //! gates park the run with its conversation stored; the conversation is stored
 //! after every model turn and tool call, so a reclaimed or requeued run goes on
 //! from its last completed step without calling a tool twice.
 
 mod gate;
+mod mcp;
 mod steps;
 
 use super::TaskRuntime;
 use super::control::confinement_of;
 use super::execute::{RunEnd, StepEnd, artifact};
 use crate::adapters::process::env::{current_env, sanitized_env};
+use crate::adapters::providers::ToolDefinition;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::TaskStepId;
 use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus};
+use crate::runtimes::agent::catalog;
 use crate::runtimes::agent::conversation::Conversation;
-use crate::runtimes::agent::tools::ToolEnv;
+use crate::runtimes::agent::mcp::McpToolset;
+use crate::runtimes::agent::tools::{HttpPolicy, ToolEnv};
 use crate::runtimes::model::ModelTarget;
 use crate::store::tasks::{FinishedStep, NewTaskEvent, RunCheckpoint, RunCost};
 use std::path::PathBuf;
@@ -40,6 +44,8 @@ struct Loop<'a> {
     conversation: Conversation,
     cost: i64,
     env: ToolEnv,
+    /// The run's MCP tools.
+    mcp: McpToolset,
     /// Steps stored before this worker took the run (a dead worker's included).
     earlier: Vec<TaskStep>,
     next_index: i64,
@@ -96,6 +102,7 @@ impl TaskRuntime {
         } else {
             PathBuf::from(&spec.sandbox_allowed_root)
         };
+        let (mcp, mcp_events) = self.agent_mcp(task, &workspace).await;
         let mut l = Loop {
             rt: self,
             task,
@@ -109,35 +116,36 @@ impl TaskRuntime {
                 confinement: confinement_of(spec),
                 env: sanitized_env(&current_env(), &[], &[]),
                 timeout: Duration::from_millis(spec.effective_timeout_ms()),
+                http: HttpPolicy::new(&self.inner.config.http_allow),
             },
+            mcp,
             next_index: earlier.len() as i64 + 1,
             earlier,
         };
+        if !mcp_events.is_empty()
+            && let Err(e) = l.checkpoint(None, mcp_events, Vec::new()).await
+        {
+            return RunEnd::Finish(StepEnd::failed("store_error", e.to_string()));
+        }
         match l.drive(cancel).await {
             Ok(end) => end,
             Err(e) => RunEnd::Finish(StepEnd::failed("store_error", e.to_string())),
         }
     }
 
-    /// The run's stored conversation (a fresh one from the prompt when it has
-    /// none yet) and its steps so far.
+    /// The run's stored conversation (when it has none yet: the one its chain
+    /// hands it, or a fresh one from the prompt) and its steps so far.
     async fn agent_state(
         &self,
         task: &Task,
         run: &TaskRun,
     ) -> Result<(Conversation, Vec<TaskStep>)> {
-        let artifacts = self
-            .store()
-            .list_task_artifacts(&task.id, Some(&run.id))
-            .await?;
-        let conversation = match artifacts.iter().find(|a| a.kind == CONVERSATION_KIND) {
-            Some(a) => serde_json::from_str(&a.content).map_err(|e| {
-                HecateError::store(format!(
-                    "the conversation of run {} is unreadable: {e}",
-                    run.id
-                ))
-            })?,
-            None => Conversation::new(&task.spec.prompt),
+        let conversation = match self.conversation_of(&task.id, &run.id).await? {
+            Some(c) => c,
+            None => match self.chained_conversation(task, run).await? {
+                Some(c) => c,
+                None => Conversation::new(&task.spec.prompt),
+            },
         };
         let steps = self.store().list_task_steps(&run.id).await?;
         Ok((conversation, steps))
@@ -155,6 +163,13 @@ fn cancelled() -> RunEnd {
 }
 
 impl Loop<'_> {
+    /// The tools the model is given: the built-ins, then the MCP tools.
+    fn tool_definitions(&self) -> Vec<ToolDefinition> {
+        let mut defs = catalog::definitions();
+        defs.extend(self.mcp.definitions());
+        defs
+    }
+
     /// Alternates tool calls and model turns until the run ends or parks.
     async fn drive(&mut self, cancel: &CancellationToken) -> Result<RunEnd> {
         loop {

@@ -10,7 +10,7 @@ use crate::domain::ids::TaskStepId;
 use crate::domain::message::ToolCall;
 use crate::domain::task::{TaskStep, TaskStepStatus};
 use crate::domain::time::now_rfc3339;
-use crate::runtimes::agent::{catalog, llm, tools};
+use crate::runtimes::agent::{llm, tools};
 use crate::store::tasks::{FinishedStep, NewTaskEvent};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -99,7 +99,17 @@ impl Loop<'_> {
             json!({"tool_call_id": call.id, "tool": call.name, "arguments": args}),
         );
         let step = self.start_step("tool", input, vec![started]).await?;
-        let outcome = tools::run(&self.env, call, cancel).await;
+        let outcome = match self.mcp.get(&call.name) {
+            Some(tool) => self.mcp.call(tool, call, cancel).await,
+            None if self.mcp.is_blocked(&call.name) => tools::ToolOutcome {
+                is_error: true,
+                ..tools::ToolOutcome::text(format!(
+                    "tool {} is blocked by its MCP server's approval_policy; it was not called",
+                    call.name
+                ))
+            },
+            None => tools::run(&self.env, call, cancel).await,
+        };
         let mut artifacts = Vec::new();
         let mut events = Vec::new();
         if let Some(out) = &outcome.command {
@@ -169,7 +179,7 @@ impl Loop<'_> {
             &self.target,
             Some(system),
             &self.conversation,
-            catalog::definitions(),
+            self.tool_definitions(),
             cancel,
         )
         .await;

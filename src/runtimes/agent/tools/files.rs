@@ -179,6 +179,7 @@ mod tests {
             },
             env: Vec::new(),
             timeout: Duration::from_secs(10),
+            http: Default::default(),
         }
     }
 

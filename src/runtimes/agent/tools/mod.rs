@@ -5,10 +5,13 @@
 
 mod commands;
 mod files;
+mod http;
+pub mod http_policy;
 
 use super::catalog::BuiltIn;
 use crate::adapters::sandbox::{CommandOutcome, Confinement, FileChange, SandboxError};
 use crate::domain::message::ToolCall;
+pub use http_policy::HttpPolicy;
 use serde::de::DeserializeOwned;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,8 +31,10 @@ pub struct ToolEnv {
     pub confinement: Confinement,
     /// The environment commands get.
     pub env: Vec<(String, String)>,
-    /// Time limit of one command.
+    /// Time limit of one command (and of one HTTP request).
     pub timeout: Duration,
+    /// Which URLs `http_request` may reach.
+    pub http: HttpPolicy,
 }
 
 /// Why a tool call could not be done; the message is the result the model sees.
@@ -37,7 +42,7 @@ pub struct ToolEnv {
 pub enum ToolError {
     /// The model named a tool that is not in the catalog.
     #[error(
-        "unknown tool {0:?}; the tools are read_file, list_dir, file_write, file_edit, shell_exec and git_exec"
+        "unknown tool {0:?}; the tools are read_file, list_dir, file_write, file_edit, shell_exec, git_exec, http_request and the mcp__ tools listed with this request"
     )]
     UnknownTool(String),
     /// The arguments are not what the tool takes.
@@ -144,6 +149,10 @@ pub async fn run(env: &ToolEnv, call: &ToolCall, cancel: &CancellationToken) -> 
         },
         BuiltIn::GitExec => match args(tool, call) {
             Ok(a) => commands::git_exec(env, a, cancel).await,
+            Err(e) => Err(e),
+        },
+        BuiltIn::HttpRequest => match args(tool, call) {
+            Ok(a) => http::http_request(env, a, cancel).await,
             Err(e) => Err(e),
         },
     };

@@ -1,0 +1,120 @@
+//! Helpers for tests of Hecate's own agent (`agent_loop` tasks) over HTTP: a
+//! home whose provider points at the fixture model server, scripted turns,
+//! task bodies, and reads of runs, steps and events.
+
+use super::common::{Home, ModelServer};
+use super::http::Api;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// The two wire formats: (provider env name, kind, model reference).
+pub const WIRES: [(&str, &str, &str); 2] = [
+    ("FIX", "openai", "fix/gpt-fixture"),
+    ("ANT", "anthropic", "ant/claude-fixture"),
+];
+
+/// A home whose provider of `kind` points at `server`, priced at 1 micro-USD
+/// per token, with the given approval policies.
+pub fn agent_home(server: &ModelServer, wire: (&str, &str, &str), policies: &str) -> Home {
+    agent_home_with(server, wire, policies, "")
+}
+
+/// [`agent_home`] with more configuration (`extra`, TOML) in its file.
+pub fn agent_home_with(
+    server: &ModelServer,
+    (name, kind, model): (&str, &str, &str),
+    policies: &str,
+    extra: &str,
+) -> Home {
+    let mut home = Home::empty();
+    let base = if kind == "openai" {
+        format!("{}/v1", server.base)
+    } else {
+        server.base.clone()
+    };
+    home.set(&format!("PROVIDER_{name}_BASE_URL"), &base);
+    home.set(&format!("PROVIDER_{name}_KIND"), kind);
+    home.set(&format!("PROVIDER_{name}_API_KEY"), "test-key");
+    home.set("HECATE_TASK_APPROVAL_POLICIES", policies);
+    home.write_config(&format!(
+        "{extra}\n[pricing.\"{model}\"]\ninput_usd_per_mtok = 1.0\noutput_usd_per_mtok = 1.0\n"
+    ));
+    home
+}
+
+/// A scripted tool call.
+pub fn call(name: &str, arguments: Value) -> Value {
+    json!({"name": name, "arguments": arguments})
+}
+
+/// A scripted model turn asking for `calls`.
+pub fn turn(calls: Vec<Value>) -> Value {
+    json!({"tool_calls": calls, "usage": {"input_tokens": 100, "output_tokens": 10}})
+}
+
+/// A scripted final answer.
+pub fn answer(text: &str) -> Value {
+    json!({"text": text, "usage": {"input_tokens": 100, "output_tokens": 10}})
+}
+
+/// Creates a task and starts it; answers the task and run ids.
+pub async fn create_and_start(api: &Api, body: Value) -> (String, String) {
+    let a = api.post("/hecate/v1/tasks", body).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    let task = a.body["data"]["id"].as_str().expect("id").to_string();
+    let r = api
+        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
+        .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let run = r.body["data"]["id"].as_str().expect("run").to_string();
+    (task, run)
+}
+
+/// An `agent_loop` task body working in place in `ws`, with `extra` fields.
+pub fn agent_task(model: &str, ws: &Path, extra: Value) -> Value {
+    let mut body = json!({"execution_kind": "agent_loop", "prompt": "fix the greeting",
+                          "requested_model": model, "workspace_mode": "in_place",
+                          "working_directory": ws});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    body
+}
+
+/// Polls a run until its status is one of `wanted` (a hang guard, not a timing
+/// assertion).
+pub async fn reaches(api: &Api, task: &str, run: &str, wanted: &[&str]) -> Value {
+    for _ in 0..600 {
+        let a = api
+            .get(&format!("/hecate/v1/tasks/{task}/runs/{run}"))
+            .await;
+        if wanted.contains(&a.body["data"]["status"].as_str().unwrap_or_default()) {
+            return a.body["data"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("run {run} never reached {wanted:?}");
+}
+
+/// The `data` list of a GET.
+pub async fn data(api: &Api, path: &str) -> Vec<Value> {
+    let a = api.get(path).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    a.body["data"].as_array().expect("list").clone()
+}
+
+/// The events of a run.
+pub async fn events(api: &Api, task: &str, run: &str) -> Vec<Value> {
+    data(api, &format!("/hecate/v1/tasks/{task}/runs/{run}/events")).await
+}
+
+/// How many events are of `event_type`.
+pub fn count(events: &[Value], event_type: &str) -> usize {
+    events.iter().filter(|e| e["type"] == event_type).count()
+}
+
+/// The text of a recorded request body's messages (every string in them).
+pub fn said(request: &Value) -> String {
+    request["body"]["messages"].to_string()
+}
