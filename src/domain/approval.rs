@@ -207,6 +207,19 @@ impl Scope {
     ];
 }
 
+/// The scopes a decision on a session's approval can take: `once` and `session`
+/// always, `workspace_tool` with a workspace, `adapter_tool` with an adapter.
+pub fn scope_choices(has_workspace: bool, has_adapter: bool) -> Vec<Scope> {
+    let mut scopes = vec![Scope::Once, Scope::Session];
+    if has_workspace {
+        scopes.push(Scope::WorkspaceTool);
+    }
+    if has_adapter {
+        scopes.push(Scope::AdapterTool);
+    }
+    scopes
+}
+
 /// Picks the agent option that carries out `decision` at `scope`, by kind: allow-once
 /// for a one-off approval, allow-always (else allow-once) for a wider one, reject-once
 /// (else reject-always) for a rejection. `None` when the agent offered no such option.

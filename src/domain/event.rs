@@ -1,7 +1,7 @@
 //! Engine events: the normalized unit that flows out of a runtime and to every
 //! subscriber. ACP updates, MCP progress and SSE frames are renderings of these.
 
-use crate::domain::approval::Approval;
+use crate::domain::approval::{Approval, Scope};
 use crate::domain::error::HecateError;
 use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::provider_call::Usage;
@@ -135,6 +135,12 @@ pub enum EngineEvent {
         tool_call_id: Option<String>,
         /// The pending approval.
         approval: Box<Approval>,
+        /// The adapter that asked, for an external agent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        adapter_id: Option<String>,
+        /// The scopes a decision can take (see `approval::scope_choices`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        scope_choices: Vec<Scope>,
     },
     /// A permission request was decided (by someone, a grant, a mode, a timeout).
     ApprovalResolved {

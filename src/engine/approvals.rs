@@ -4,7 +4,7 @@
 
 use super::Engine;
 use crate::domain::approval::{
-    Approval, ApprovalMode, ApprovalStatus, Decision, Grant, Scope, pick_option,
+    Approval, ApprovalMode, ApprovalStatus, Decision, Grant, Scope, pick_option, scope_choices,
 };
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::EngineEvent;
@@ -176,6 +176,8 @@ impl TurnAsker {
                 session_id: req.session_id.clone(),
                 tool_call_id: Some(req.tool_call_id.clone()),
                 approval: Box::new(approval.clone()),
+                adapter_id: self.adapter_id.clone(),
+                scope_choices: scope_choices(self.workspace.is_some(), self.adapter_id.is_some()),
             })
             .await;
         let sleep = tokio::time::sleep(self.timeout);

@@ -70,6 +70,11 @@ async fn approval_events_reach_the_stream_and_the_turn_then_ends() {
     };
     assert_eq!(requested["session_id"], id.as_str());
     assert_eq!(requested["tool_name"], "Write b.txt");
+    assert_eq!(requested["adapter_id"], "fixture");
+    assert_eq!(
+        requested["scope_choices"],
+        serde_json::json!(["once", "session", "workspace_tool", "adapter_tool"])
+    );
     assert!(
         requested["run_id"]
             .as_str()
@@ -148,6 +153,8 @@ async fn a_late_or_reconnecting_subscriber_still_gets_the_pending_approval() {
     assert_eq!(requested["approval_id"], approval_id.as_str());
     assert_eq!(requested["session_id"], id.as_str());
     assert_eq!(requested["tool_name"], "Write b.txt");
+    assert_eq!(requested["adapter_id"], "fixture", "replayed ones too");
+    assert_eq!(requested["scope_choices"][3], "adapter_tool");
 
     // Reconnecting after that snapshot replays it too.
     let snapshot_id = snapshot_id.expect("the snapshot of a running turn has an id");

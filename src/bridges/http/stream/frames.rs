@@ -3,7 +3,7 @@
 //! flags. A leaf: the hub, the feed task and the SSE handler all build on it.
 
 use super::super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
-use crate::domain::approval::Approval;
+use crate::domain::approval::{Approval, Scope};
 use crate::domain::ids::RunId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -102,12 +102,13 @@ pub struct ApprovalFrame {
 }
 
 impl ApprovalFrame {
-    /// `approval.requested` for a pending approval.
-    pub fn requested(a: &Approval) -> Self {
+    /// `approval.requested` for a pending approval of a session run by
+    /// `adapter_id`, decidable at `scopes`.
+    pub fn requested(a: &Approval, adapter_id: Option<&str>, scopes: &[Scope]) -> Self {
         Self {
             event: "approval.requested",
             approval_id: a.id.to_string(),
-            json: json_text(&ApprovalRequestedDto::from(a)),
+            json: json_text(&ApprovalRequestedDto::new(a, adapter_id, scopes)),
         }
     }
 
@@ -169,7 +170,7 @@ mod tests {
 
     #[test]
     fn approval_frames_carry_the_seed_field_names() {
-        let f = ApprovalFrame::requested(&approval("pending"));
+        let f = ApprovalFrame::requested(&approval("pending"), Some("codex"), &[Scope::Once]);
         assert_eq!(f.event, "approval.requested");
         let v: serde_json::Value = serde_json::from_str(&f.json).expect("json");
         assert_eq!(v["approval_id"], "appr_1");

@@ -189,8 +189,13 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
             Received::Event(EngineEvent::ApprovalRequested {
                 session_id,
                 approval,
+                adapter_id,
+                scope_choices,
                 ..
-            }) => hub.send_approval(&session_id, ApprovalFrame::requested(&approval)),
+            }) => hub.send_approval(
+                &session_id,
+                ApprovalFrame::requested(&approval, adapter_id.as_deref(), &scope_choices),
+            ),
             Received::Event(EngineEvent::ApprovalResolved {
                 session_id,
                 approval,

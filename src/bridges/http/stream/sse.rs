@@ -15,7 +15,7 @@ use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiPath, ApiQuery};
 use super::super::wire::StreamQuery;
 use super::frames::{ApprovalFrame, FeedState, Frame, Position};
-use crate::domain::approval::ApprovalStatus;
+use crate::domain::approval::{ApprovalStatus, scope_choices};
 use crate::domain::ids::SessionId;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
@@ -168,12 +168,14 @@ pub async fn stream(
     let sub = state.hub.subscribe(&sid);
     // Listed after subscribing, so an approval requested in between is either
     // listed here or arrives live (and is then not sent twice).
+    let session = state.engine.get_session(&state.namespace, &sid).await?;
+    let scopes = scope_choices(session.workspace.is_some(), session.adapter_id.is_some());
     let pending: Vec<ApprovalFrame> = state
         .engine
         .list_approvals(&state.namespace, Some(&sid), Some(ApprovalStatus::Pending))
         .await?
         .iter()
-        .map(ApprovalFrame::requested)
+        .map(|a| ApprovalFrame::requested(a, session.adapter_id.as_deref(), &scopes))
         .collect();
     let shutdown = state.shutdown.clone();
     let events = async_stream::stream! {

@@ -1,7 +1,7 @@
 //! Payloads of the discrete SSE events of a session stream (`approval.requested`,
 //! `approval.resolved`); `snapshot` and `done` carry a `SessionResponse`.
 
-use crate::domain::approval::Approval;
+use crate::domain::approval::{Approval, Scope};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -28,10 +28,18 @@ pub struct ApprovalRequestedDto {
     /// Deadline, when the request times out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// The adapter that asked, for an external agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter_id: Option<String>,
+    /// The scopes a decision can take: `once`, `session`, and `workspace_tool` /
+    /// `adapter_tool` when the session has a workspace / an adapter.
+    pub scope_choices: Vec<String>,
 }
 
-impl From<&Approval> for ApprovalRequestedDto {
-    fn from(a: &Approval) -> Self {
+impl ApprovalRequestedDto {
+    /// The event for approval `a` of a session run by `adapter_id`, decidable at
+    /// `scopes`.
+    pub fn new(a: &Approval, adapter_id: Option<&str>, scopes: &[Scope]) -> Self {
         Self {
             approval_id: a.id.to_string(),
             session_id: a.session_id.to_string(),
@@ -41,6 +49,8 @@ impl From<&Approval> for ApprovalRequestedDto {
             options: a.options.clone(),
             created_at: a.created_at.clone(),
             expires_at: a.expires_at.clone(),
+            adapter_id: adapter_id.map(str::to_string),
+            scope_choices: scopes.iter().map(|s| s.as_str().to_string()).collect(),
         }
     }
 }
