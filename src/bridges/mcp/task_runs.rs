@@ -114,18 +114,7 @@ impl HecateMcp {
         Parameters(a): Parameters<RunAgainArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<RunStateOut>, CallToolResult> {
-        let id = TaskId::from(a.task_id.as_str());
-        let source = TaskRunId::from(a.run_id.as_str());
-        let run = self
-            .engine
-            .tasks()
-            .retry(self.ns(), &id, &source, a.reason)
-            .await
-            .map_err(fail)?;
-        self.follow_run(&id, &run.id, Follow::started(a.wait), &ctx)
-            .await
-            .map_err(fail)?;
-        self.run_state(&id, &run.id).await.map(Json).map_err(fail)
+        self.run_again(a, false, &ctx).await
     }
 
     #[tool(
@@ -142,18 +131,7 @@ impl HecateMcp {
         Parameters(a): Parameters<RunAgainArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<RunStateOut>, CallToolResult> {
-        let id = TaskId::from(a.task_id.as_str());
-        let source = TaskRunId::from(a.run_id.as_str());
-        let run = self
-            .engine
-            .tasks()
-            .resume(self.ns(), &id, &source, a.reason)
-            .await
-            .map_err(fail)?;
-        self.follow_run(&id, &run.id, Follow::started(a.wait), &ctx)
-            .await
-            .map_err(fail)?;
-        self.run_state(&id, &run.id).await.map(Json).map_err(fail)
+        self.run_again(a, true, &ctx).await
     }
 
     #[tool(
@@ -216,5 +194,30 @@ impl HecateMcp {
             .await
             .map_err(fail)?;
         self.run_state(&id, &run).await.map(Json).map_err(fail)
+    }
+}
+
+impl HecateMcp {
+    /// Retries (`resume` false) or resumes a run, follows the new one as `wait`
+    /// asks, and answers its state.
+    async fn run_again(
+        &self,
+        a: RunAgainArgs,
+        resume: bool,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Json<RunStateOut>, CallToolResult> {
+        let id = TaskId::from(a.task_id.as_str());
+        let source = TaskRunId::from(a.run_id.as_str());
+        let tasks = self.engine.tasks();
+        let run = if resume {
+            tasks.resume(self.ns(), &id, &source, a.reason).await
+        } else {
+            tasks.retry(self.ns(), &id, &source, a.reason).await
+        }
+        .map_err(fail)?;
+        self.follow_run(&id, &run.id, Follow::started(a.wait), ctx)
+            .await
+            .map_err(fail)?;
+        self.run_state(&id, &run.id).await.map(Json).map_err(fail)
     }
 }

@@ -4,10 +4,8 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath};
-use super::super::wire::tasks::{
-    ContinueRunRequest, RetryFromTurnRequest, TaskRunDto, TaskRunResponse,
-};
-use super::ids;
+use super::super::wire::tasks::{ContinueRunRequest, RetryFromTurnRequest, TaskRunResponse};
+use super::{accepted_run, ids};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -40,13 +38,7 @@ pub async fn continue_run(
         .tasks()
         .continue_run(&state.namespace, &id, &run_id, body.prompt, body.reason)
         .await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(TaskRunResponse {
-            object: "task_run".into(),
-            data: TaskRunDto::from(&run),
-        }),
-    ))
+    Ok(accepted_run(&run))
 }
 
 /// A new run whose conversation is the ended run's cut right before its
@@ -77,11 +69,5 @@ pub async fn retry_from_turn(
         .tasks()
         .retry_from_turn(&state.namespace, &id, &run_id, body.turn, body.reason)
         .await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(TaskRunResponse {
-            object: "task_run".into(),
-            data: TaskRunDto::from(&run),
-        }),
-    ))
+    Ok(accepted_run(&run))
 }

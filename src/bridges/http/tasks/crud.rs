@@ -5,8 +5,9 @@ use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::super::wire::tasks::{
     CreateTaskRequest, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskListQuery,
-    TaskListResponse, TaskResponse, TaskRunDto, TaskRunResponse,
+    TaskListResponse, TaskResponse, TaskRunResponse,
 };
+use super::accepted_run;
 use crate::domain::ids::TaskId;
 use crate::engine::tasks::StartOptions;
 use axum::Json;
@@ -158,11 +159,5 @@ pub async fn start(
         .tasks()
         .start(&state.namespace, &TaskId::from(id), StartOptions::default())
         .await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(TaskRunResponse {
-            object: "task_run".into(),
-            data: TaskRunDto::from(&run),
-        }),
-    ))
+    Ok(accepted_run(&run))
 }

@@ -1,6 +1,7 @@
 //! The task API (`/hecate/v1/tasks`): tasks (`crud`), their runs, steps and
-//! artifacts (`runs`), continue and retry-from-turn (`chain`), patches with apply and revert (`patches`), approval gates (`approvals`), and the event lists and SSE
-//! streams with a durable replay cursor (`events`). Handlers only call the
+//! artifacts (`runs`), continue and retry-from-turn (`chain`), patches with apply
+//! and revert (`patches`), approval gates (`approvals`), and the event lists and
+//! SSE streams with a durable replay cursor (`events`). Handlers only call the
 //! engine's task runtime.
 
 pub mod approvals;
@@ -10,9 +11,26 @@ pub mod events;
 pub mod patches;
 pub mod runs;
 
+use super::wire::tasks::{TaskRunDto, TaskRunResponse};
 use crate::domain::ids::{TaskId, TaskRunId};
+use crate::domain::task::TaskRun;
+use axum::Json;
+use axum::http::StatusCode;
 
 /// Path parameters `{id}` and `{run_id}`.
 pub(super) fn ids(id: String, run_id: String) -> (TaskId, TaskRunId) {
     (TaskId::from(id), TaskRunId::from(run_id))
+}
+
+/// `{"object": "task_run", "data": …}` for `run`.
+pub(super) fn run_response(run: &TaskRun) -> Json<TaskRunResponse> {
+    Json(TaskRunResponse {
+        object: "task_run".into(),
+        data: TaskRunDto::from(run),
+    })
+}
+
+/// 202 with `run`: a run that was queued.
+pub(super) fn accepted_run(run: &TaskRun) -> (StatusCode, Json<TaskRunResponse>) {
+    (StatusCode::ACCEPTED, run_response(run))
 }

@@ -7,19 +7,11 @@ use super::super::wire::tasks::{
     RunActionRequest, TaskArtifactDto, TaskArtifactListResponse, TaskArtifactResponse, TaskRunDto,
     TaskRunListResponse, TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
 };
-use super::ids;
+use super::{accepted_run, ids, run_response};
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskStepId};
-use crate::domain::task::TaskRun;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-
-fn run_response(run: &TaskRun) -> Json<TaskRunResponse> {
-    Json(TaskRunResponse {
-        object: "task_run".into(),
-        data: TaskRunDto::from(run),
-    })
-}
 
 /// The runs of a task, oldest first.
 #[utoipa::path(
@@ -131,7 +123,7 @@ pub async fn retry(
         .tasks()
         .retry(&state.namespace, &id, &run_id, body.reason)
         .await?;
-    Ok((StatusCode::ACCEPTED, run_response(&run)))
+    Ok(accepted_run(&run))
 }
 
 /// A new run that continues a finished one in its workspace, carrying its cost.
@@ -160,7 +152,7 @@ pub async fn resume(
         .tasks()
         .resume(&state.namespace, &id, &run_id, body.reason)
         .await?;
-    Ok((StatusCode::ACCEPTED, run_response(&run)))
+    Ok(accepted_run(&run))
 }
 
 /// The steps of a run.
