@@ -8,6 +8,7 @@ use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// One catalog agent as `adapters list` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -38,7 +39,45 @@ pub struct AdapterStatus {
     pub origin: String,
 }
 
+/// What the catalog says about an adapter, for rendering its messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdapterFacts {
+    /// Display name.
+    pub name: String,
+    /// How Hecate drives it (`acp`).
+    pub driver_kind: String,
+    /// How its cost is known (`external`: only when the agent reports it).
+    pub cost_mode: String,
+}
+
 impl Engine {
+    /// Catalog facts of the registered adapters among `ids`.
+    pub(crate) fn adapter_facts<'a>(
+        &self,
+        ids: impl Iterator<Item = &'a str>,
+    ) -> HashMap<String, AdapterFacts> {
+        let Some(rt) = &self.inner.external else {
+            return HashMap::new();
+        };
+        let mut facts = HashMap::new();
+        for id in ids {
+            if facts.contains_key(id) {
+                continue;
+            }
+            if let Some(m) = rt.catalog().get(id) {
+                facts.insert(
+                    id.to_string(),
+                    AdapterFacts {
+                        name: m.name.clone(),
+                        driver_kind: "acp".into(),
+                        cost_mode: m.cost_mode.clone(),
+                    },
+                );
+            }
+        }
+        facts
+    }
+
     /// `agent_chat.adapter_not_found` unless `adapter_id` is registered.
     pub(crate) fn check_adapter(&self, adapter_id: &str) -> Result<()> {
         match &self.inner.external {

@@ -22,7 +22,7 @@ pub mod workspace;
 
 pub use crate::adapters::acp::{ProbeReport, ProbeStatus};
 pub use crate::adapters::git::FileChange;
-pub use external::AdapterStatus;
+pub use external::{AdapterFacts, AdapterStatus};
 pub use mcp::{
     ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ServerSpec, ToolPolicy,
     UPSTREAM_META_KEY, UpstreamFailure, UpstreamNotice, UpstreamServer, UpstreamTool, expose_names,

@@ -1,6 +1,7 @@
 //! Session lifecycle: create, read, list, delete, and the assembled transcript.
 
 use super::Engine;
+use super::external::AdapterFacts;
 use super::workspace::canonical_workspace;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;
@@ -11,6 +12,7 @@ use crate::domain::segment::{Segment, derive};
 use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus, SessionSummary};
 use crate::domain::time::now_rfc3339;
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// What a caller asks for when creating a session.
 #[derive(Debug, Clone, Default)]
@@ -47,6 +49,9 @@ pub struct Transcript {
     pub segments: Vec<Segment>,
     /// Runs in order.
     pub runs: Vec<Run>,
+    /// Catalog facts of the adapters the messages name, by adapter id.
+    #[serde(skip)]
+    pub adapters: HashMap<String, AdapterFacts>,
 }
 
 impl Engine {
@@ -139,12 +144,18 @@ impl Engine {
             store.list_provider_calls(id),
             store.list_runs(id),
         )?;
+        let adapters = self.adapter_facts(
+            messages
+                .iter()
+                .filter_map(|m| m.runtime.adapter_id.as_deref()),
+        );
         Ok(Transcript {
             segments: derive(&messages),
             session,
             messages,
             provider_calls,
             runs,
+            adapters,
         })
     }
 

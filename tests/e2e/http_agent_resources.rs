@@ -555,4 +555,16 @@ async fn usage_and_cost_an_agent_reports_are_recorded_per_turn_and_unknown_other
         .find(|m| m["content"] == "second")
         .expect("second answer");
     assert_eq!(answer["produced_by_call_id"], calls[1]["id"]);
+    // The seed's run metadata of an external-agent answer.
+    assert_eq!(answer["adapter_id"], "fixture");
+    assert!(answer["adapter_name"].is_string(), "{answer}");
+    assert_eq!(answer["driver_kind"], "acp");
+    assert_eq!(answer["cost_mode"], "external");
+    let canonical = std::fs::canonicalize(ws.path()).expect("canonical");
+    assert_eq!(answer["workspace"], canonical.display().to_string());
+    assert_eq!(
+        answer["native_session_id"],
+        shown.body["data"]["native_session_id"]
+    );
+    assert!(answer["native_session_id"].is_string(), "{answer}");
 }

@@ -40,6 +40,9 @@ pub fn transcript_dto(
             if let Some(call) = m.produced_by_call_id.as_ref().and_then(|id| calls.get(id)) {
                 dto.usage = Some(UsageDto::from(*call));
             }
+            if m.role == Role::Assistant {
+                describe_adapter(&mut dto, t, m.runtime.adapter_id.as_deref());
+            }
             dto
         })
         .collect();
@@ -80,6 +83,24 @@ fn decorate(dto: &mut MessageDto, run: &Run, events: &[RunEvent]) {
             .collect(),
     );
     dto.raw_output = raw_output(events);
+}
+
+/// The adapter facts of an external-agent answer: name, driver and cost mode from
+/// the catalog, the workspace, and the native session id while the session still
+/// runs that adapter.
+fn describe_adapter(dto: &mut MessageDto, t: &Transcript, adapter_id: Option<&str>) {
+    let Some(id) = adapter_id else {
+        return;
+    };
+    if let Some(f) = t.adapters.get(id) {
+        dto.adapter_name = Some(f.name.clone());
+        dto.driver_kind = Some(f.driver_kind.clone());
+        dto.cost_mode = Some(f.cost_mode.clone());
+    }
+    dto.workspace = t.session.workspace.clone();
+    if t.session.adapter_id.as_deref() == Some(id) {
+        dto.native_session_id = t.session.native_session_id.clone();
+    }
 }
 
 /// The `raw` frames of a run as one JSON array text, when there are any.
@@ -162,9 +183,16 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
         usage: None,
         activities: None,
         raw_output: None,
+        adapter_name: None,
+        driver_kind: None,
+        native_session_id: None,
+        cost_mode: None,
+        workspace: None,
         created_at: run.started_at.clone(),
     };
     decorate(&mut dto, run, events);
+    let adapter = dto.adapter_id.clone();
+    describe_adapter(&mut dto, t, adapter.as_deref());
     dto
 }
 

@@ -162,6 +162,22 @@ pub struct MessageDto {
     /// Raw diagnostic frames the runtime reported, as JSON text, when there were any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_output: Option<String>,
+    /// The adapter's display name (external-agent answers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter_name: Option<String>,
+    /// How Hecate drives the adapter, `acp` (external-agent answers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_kind: Option<String>,
+    /// The agent's own session id (external-agent answers of the session's
+    /// current adapter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native_session_id: Option<String>,
+    /// How the adapter's cost is known: `external` means only when it reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_mode: Option<String>,
+    /// The workspace the agent worked in (external-agent answers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
     /// Creation time.
     pub created_at: String,
 }
@@ -200,6 +216,11 @@ impl From<&Message> for MessageDto {
             usage: None,
             activities: None,
             raw_output: None,
+            adapter_name: None,
+            driver_kind: None,
+            native_session_id: None,
+            cost_mode: None,
+            workspace: None,
             created_at: m.created_at.clone(),
         }
     }
