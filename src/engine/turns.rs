@@ -285,8 +285,10 @@ impl Engine {
             duration_ms: None,
         };
         session.runtime_kind = kind;
-        if let TurnTarget::Model { provider, model } | TurnTarget::Agent { provider, model, .. } =
-            &target
+        if let TurnTarget::Model { provider, model }
+        | TurnTarget::Agent {
+            provider, model, ..
+        } = &target
         {
             session.provider = Some(provider.clone());
             session.model = Some(model.clone());

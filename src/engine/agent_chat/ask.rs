@@ -99,8 +99,14 @@ mod tests {
         for scope in [Scope::Once, Scope::Session, Scope::WorkspaceTool] {
             let yes = pick_option(&req.options, Decision::Approve, scope).expect("approve");
             let no = pick_option(&req.options, Decision::Reject, scope).expect("reject");
-            assert_eq!(approves(&PermissionOutcome::Selected { option_id: yes }), Some(true));
-            assert_eq!(approves(&PermissionOutcome::Selected { option_id: no }), Some(false));
+            assert_eq!(
+                approves(&PermissionOutcome::Selected { option_id: yes }),
+                Some(true)
+            );
+            assert_eq!(
+                approves(&PermissionOutcome::Selected { option_id: no }),
+                Some(false)
+            );
         }
         assert_eq!(approves(&PermissionOutcome::Cancelled), None);
     }

@@ -114,7 +114,9 @@ mod tests {
             "tool.call.finished",
             json!({"tool_call_id": "c1", "is_error": true, "result": "no"}),
         ));
-        assert!(matches!(failed, Some(RuntimeEvent::ToolCallUpdated { status: Some(s), .. }) if s == "failed"));
+        assert!(
+            matches!(failed, Some(RuntimeEvent::ToolCallUpdated { status: Some(s), .. }) if s == "failed")
+        );
         let patch = runtime_event(&event(
             "tool.file.applied",
             json!({"path": "a", "created": true, "deleted": false}),
