@@ -55,6 +55,8 @@ fn message(i: usize) -> NewMessage {
             provider: Some("bench".into()),
             model: Some("bench".into()),
             adapter_id: None,
+            task_id: None,
+            task_run_id: None,
         },
     )
 }

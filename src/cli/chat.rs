@@ -1,4 +1,6 @@
-//! `hecate chat`: one turn against a model session, streamed to stdout.
+//! `hecate chat`: one turn against a model, an external agent or, with
+//! `--tools`, Hecate's own agent (an `agent_loop` task in the workspace),
+//! streamed to stdout, with permission requests asked on this terminal.
 
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, Cli};
@@ -23,6 +25,10 @@ pub struct ChatArgs {
     /// External agent adapter id (codex, claude_code, cursor_agent, gemini, opencode, ...).
     #[arg(long)]
     pub agent: Option<String>,
+    /// Run Hecate's own agent with its tools in --workspace (the model given by
+    /// --model, or the session's); a follow-up with --session continues its task.
+    #[arg(long, conflicts_with = "agent")]
+    pub tools: bool,
     /// How the agent's permission requests are answered: ask here, allow, or reject.
     #[arg(long, value_enum)]
     pub approval: Option<ApprovalArg>,
@@ -115,6 +121,19 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
         }
         None => {
             let create = match (&args.agent, &args.model) {
+                (None, Some(model)) if args.tools => CreateSession {
+                    title: args.title.clone(),
+                    runtime_kind: Some(RuntimeKind::Agent),
+                    model: Some(model.clone()),
+                    workspace: Some(args.workspace.clone().ok_or_else(|| {
+                        crate::domain::HecateError::new(
+                            crate::domain::ErrorType::WorkspaceRequired,
+                            "Hecate's agent (--tools) needs --workspace DIR",
+                        )
+                    })?),
+                    system_prompt: args.system.clone(),
+                    ..Default::default()
+                },
                 (Some(agent), _) => CreateSession {
                     title: args.title.clone(),
                     runtime_kind: Some(RuntimeKind::ExternalAgent),
@@ -153,6 +172,7 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
             &session_id,
             SendMessage {
                 content: prompt,
+                runtime_kind: args.tools.then_some(RuntimeKind::Agent),
                 model: model_override,
                 workspace: args.session.as_ref().and(args.workspace.clone()),
                 system_prompt: args.session.as_ref().and(args.system.clone()),

@@ -157,6 +157,12 @@ pub struct RuntimeSnapshot {
     /// Adapter id, for external-agent turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter_id: Option<String>,
+    /// The `agent_loop` task backing a Hecate Agent turn (assistant messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// The task run that answered a Hecate Agent turn (assistant messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_run_id: Option<String>,
 }
 
 impl RuntimeSnapshot {
@@ -292,6 +298,8 @@ impl Message {
                 provider: None,
                 model: None,
                 adapter_id: None,
+                task_id: None,
+                task_run_id: None,
             },
             created_at: String::new(),
         }

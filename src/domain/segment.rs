@@ -102,6 +102,8 @@ mod tests {
                 provider: Some("p".into()),
                 model: Some(model.into()),
                 adapter_id: None,
+                task_id: None,
+                task_run_id: None,
             },
             created_at: format!("t{seq}"),
         }

@@ -2,6 +2,7 @@
 //! guardrails, owner leases, runtime switching, event fan-out and reconciliation.
 //! It knows no wire format.
 
+mod agent_chat;
 mod approvals;
 pub mod bus;
 pub mod diffs;
@@ -34,7 +35,7 @@ pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
 use crate::domain::approval::{Approval, ApprovalMode};
 use crate::domain::error::Result;
 use crate::domain::ids::ApprovalId;
-use crate::domain::ids::SessionId;
+use crate::domain::ids::{SessionId, TaskId, TaskRunId};
 use crate::domain::session::Guardrails;
 use crate::runtimes::external::ExternalRuntime;
 use crate::runtimes::model::ModelRuntime;
@@ -115,6 +116,8 @@ impl From<ModelRuntime> for Runtimes {
 #[derive(Debug, Clone)]
 struct ActiveTurn {
     cancel: CancellationToken,
+    /// The task run a Hecate Agent turn follows, once it started one.
+    backing: Arc<Mutex<Option<(TaskId, TaskRunId)>>>,
 }
 
 /// The session engine shared by every bridge in a process.

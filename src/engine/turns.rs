@@ -5,7 +5,7 @@ use super::{ActiveTurn, Engine, MAX_PROMPT_BYTES, guardrails};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::{EngineEvent, RuntimeEvent};
-use crate::domain::ids::{CallId, RequestId, RunId, SessionId};
+use crate::domain::ids::{CallId, RequestId, RunId, SessionId, TaskId, TaskRunId};
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{
     ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, plain_text,
@@ -226,27 +226,43 @@ impl Engine {
             session.adapter_id = Some(a.clone());
             session.native_session_id = None;
         }
-        let target = self.turn_target(&session, kind, &req, named_workspace.is_some())?;
-        if let TurnTarget::External { workspace, .. } = &target {
+        // A turn running here answers busy first, naming the task run it follows.
+        let running_here = self
+            .active()
+            .get(session_id)
+            .map(|t| t.backing.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        if let Some(backing) = running_here {
+            return Err(self.busy_turn(namespace, session_id, backing).await);
+        }
+        // A live task-backed segment makes every turn busy, model turns too.
+        let backing = self.backing_run(namespace, &session).await?;
+        let target = self.turn_target(&session, kind, &req, named_workspace.is_some(), backing)?;
+        if let TurnTarget::External { workspace, .. } | TurnTarget::Agent { workspace, .. } =
+            &target
+        {
             session.workspace = Some(workspace.clone());
         }
         guardrails::check(&session, now_millis())?;
 
         let cancel = CancellationToken::new();
-        {
+        let taken = {
             let mut active = self.active();
-            if active.contains_key(session_id) {
-                return Err(HecateError::new(
-                    ErrorType::AgentSessionBusy,
-                    format!("session {session_id} is already running a turn"),
-                ));
+            match active.get(session_id) {
+                Some(t) => Some(t.backing.lock().unwrap_or_else(|p| p.into_inner()).clone()),
+                None => {
+                    active.insert(
+                        session_id.clone(),
+                        ActiveTurn {
+                            cancel: cancel.clone(),
+                            backing: Default::default(),
+                        },
+                    );
+                    None
+                }
             }
-            active.insert(
-                session_id.clone(),
-                ActiveTurn {
-                    cancel: cancel.clone(),
-                },
-            );
+        };
+        if let Some(backing) = taken {
+            return Err(self.busy_turn(namespace, session_id, backing).await);
         }
         let guard = ActiveGuard {
             engine: self.clone(),
@@ -269,7 +285,11 @@ impl Engine {
             duration_ms: None,
         };
         session.runtime_kind = kind;
-        if let TurnTarget::Model { provider, model } = &target {
+        if let TurnTarget::Model { provider, model }
+        | TurnTarget::Agent {
+            provider, model, ..
+        } = &target
+        {
             session.provider = Some(provider.clone());
             session.model = Some(model.clone());
         }
@@ -297,6 +317,8 @@ impl Engine {
             adapter_id: (kind == RuntimeKind::ExternalAgent)
                 .then(|| session.adapter_id.clone())
                 .flatten(),
+            task_id: None,
+            task_run_id: None,
         };
         let mut user = NewMessage::text(Role::User, req.content.clone(), snapshot);
         user.content_blocks = req.blocks.clone();
@@ -412,32 +434,47 @@ impl Engine {
     }
 
     /// Resolves what answers a turn of `kind` in `session` with `req`'s overrides;
-    /// `workspace_checked` says the session's workspace was just canonicalised.
+    /// `workspace_checked` says the session's workspace was just canonicalised,
+    /// and `backing` is the ended task run a Hecate Agent follow-up continues.
     fn turn_target(
         &self,
         session: &Session,
         kind: RuntimeKind,
         req: &SendMessage,
         workspace_checked: bool,
+        backing: Option<(TaskId, TaskRunId)>,
     ) -> Result<TurnTarget> {
         match kind {
             RuntimeKind::Model => {
-                let t = match req.model.as_deref() {
-                    Some(m) => self.inner.model.resolve(req.provider.as_deref(), m)?,
-                    None => self.inner.model.resolve(
-                        req.provider.as_deref().or(session.provider.as_deref()),
-                        session.model.as_deref().unwrap_or_default(),
-                    )?,
-                };
+                let t = self.turn_model(session, req)?;
                 Ok(TurnTarget::Model {
                     provider: t.provider,
                     model: t.model,
                 })
             }
-            RuntimeKind::Agent => Err(HecateError::new(
-                ErrorType::RuntimeUnavailable,
-                "Hecate's own tool-loop runtime is not available in this build",
-            )),
+            RuntimeKind::Agent => {
+                let workspace = session.workspace.clone().ok_or_else(|| {
+                    HecateError::new(
+                        ErrorType::WorkspaceRequired,
+                        "Hecate Agent turns need a workspace",
+                    )
+                    .with_operator_action(
+                        "Create the session with a workspace, or send this prompt with one.",
+                    )
+                })?;
+                let workspace = if workspace_checked {
+                    workspace
+                } else {
+                    super::workspace::canonical_workspace(&workspace)?
+                };
+                let t = self.turn_model(session, req)?;
+                Ok(TurnTarget::Agent {
+                    provider: t.provider,
+                    model: t.model,
+                    workspace,
+                    continue_from: backing,
+                })
+            }
             RuntimeKind::ExternalAgent => {
                 let adapter_id = session.adapter_id.clone().unwrap_or_default();
                 self.check_adapter(&adapter_id)?;
@@ -463,11 +500,28 @@ impl Engine {
         }
     }
 
+    /// The provider model of a model or Hecate Agent turn: the request's
+    /// override, else the session's.
+    fn turn_model(
+        &self,
+        session: &Session,
+        req: &SendMessage,
+    ) -> Result<crate::runtimes::model::ModelTarget> {
+        match req.model.as_deref() {
+            Some(m) => self.inner.model.resolve(req.provider.as_deref(), m),
+            None => self.inner.model.resolve(
+                req.provider.as_deref().or(session.provider.as_deref()),
+                session.model.as_deref().unwrap_or_default(),
+            ),
+        }
+    }
+
     /// Runs the runtime that answers `ctx.target`.
-    async fn run_runtime(&self, ctx: TurnContext) -> TurnReport {
+    async fn run_runtime(&self, ctx: TurnContext, asker: Arc<TurnAsker>) -> TurnReport {
         match &ctx.target {
             TurnTarget::Model { .. } => self.inner.model.run(ctx).await,
             TurnTarget::External { .. } => self.run_external(ctx).await,
+            TurnTarget::Agent { .. } => self.run_agent(ctx, asker).await,
         }
     }
 
@@ -626,12 +680,12 @@ impl Engine {
             history,
             cancel: policy.cancel.clone(),
             events: tx,
-            asker,
+            asker: asker.clone(),
             workspace_delegate: policy.delegate.clone(),
         };
         // A panicking runtime fails the turn like any other error, so the turn is
         // still recorded, its lease released and its channel closed.
-        let runtime_fut = std::panic::AssertUnwindSafe(self.run_runtime(ctx))
+        let runtime_fut = std::panic::AssertUnwindSafe(self.run_runtime(ctx, asker))
             .catch_unwind()
             .map(|ended| {
                 ended.unwrap_or_else(|panic| {
@@ -694,7 +748,15 @@ impl Engine {
         let (provider, model) = match &target {
             TurnTarget::Model { provider, model } => (provider.clone(), model.clone()),
             TurnTarget::External { adapter_id, .. } => (adapter_id.clone(), String::new()),
+            TurnTarget::Agent {
+                provider, model, ..
+            } => (provider.clone(), model.clone()),
         };
+        let mut snapshot = snapshot;
+        if let Some((task, task_run)) = &report.backing_task {
+            snapshot.task_id = Some(task.to_string());
+            snapshot.task_run_id = Some(task_run.to_string());
+        }
         let call = report.called_upstream.then(|| ProviderCall {
             id: CallId::generate(),
             session_id: session.id.clone(),

@@ -8,7 +8,7 @@ pub mod model;
 
 use crate::domain::error::HecateError;
 use crate::domain::event::RuntimeEvent;
-use crate::domain::ids::{RunId, SessionId};
+use crate::domain::ids::{RunId, SessionId, TaskId, TaskRunId};
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{ContentBlock, Message, ToolCall};
 use crate::domain::permission::PermissionAsker;
@@ -64,6 +64,17 @@ pub enum TurnTarget {
         /// MCP servers the client asked the agent to use.
         mcp_servers: Vec<McpServerConfig>,
     },
+    /// Hecate's own agent: an `agent_loop` task the engine creates or continues.
+    Agent {
+        /// Provider name of a new task.
+        provider: String,
+        /// Model name of a new task.
+        model: String,
+        /// Canonical workspace directory the task works in.
+        workspace: String,
+        /// The ended run of the session's task a follow-up continues, if any.
+        continue_from: Option<(TaskId, TaskRunId)>,
+    },
 }
 
 /// How a turn ended.
@@ -96,6 +107,8 @@ pub struct TurnReport {
     pub duration_ms: i64,
     /// The external agent's session id after the turn.
     pub native_session_id: Option<String>,
+    /// The `agent_loop` task and run that answered a Hecate Agent turn.
+    pub backing_task: Option<(TaskId, TaskRunId)>,
 }
 
 impl TurnReport {
@@ -110,6 +123,7 @@ impl TurnReport {
             called_upstream: false,
             duration_ms: 0,
             native_session_id: None,
+            backing_task: None,
         }
     }
 }

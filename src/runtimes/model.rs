@@ -121,10 +121,10 @@ impl ModelRuntime {
         let mut report = TurnReport::ended(TurnEnd::Completed);
         let (provider, model) = match &ctx.target {
             TurnTarget::Model { provider, model } => (provider.clone(), model.clone()),
-            TurnTarget::External { .. } => {
+            TurnTarget::External { .. } | TurnTarget::Agent { .. } => {
                 return TurnReport::ended(TurnEnd::Failed(HecateError::new(
                     ErrorType::RuntimeMismatch,
-                    "the model runtime cannot run an external-agent turn",
+                    "the model runtime answers model turns only",
                 )));
             }
         };

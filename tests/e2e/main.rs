@@ -15,6 +15,7 @@ mod acp_adapter;
 mod acp_bridge;
 mod acp_kits;
 mod agent_chain;
+mod agent_chat;
 mod agent_http;
 mod agent_loop;
 mod agent_mcp;

@@ -81,6 +81,8 @@ mod cases {
             provider: Some("p".into()),
             model: Some("m".into()),
             adapter_id: None,
+            task_id: None,
+            task_run_id: None,
         }
     }
 

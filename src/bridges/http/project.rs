@@ -174,6 +174,8 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
             .and_then(|r| r.model.clone())
             .or_else(|| t.session.model.clone()),
         adapter_id: runtime.as_ref().and_then(|r| r.adapter_id.clone()),
+        task_id: None,
+        task_run_id: None,
         run_id: Some(run.id.to_string()),
         request_id: None,
         trace_id: None,

@@ -11,6 +11,7 @@ mod execute;
 mod patches;
 mod worker;
 
+pub use agent::FINAL_ANSWER_KIND;
 pub use control::StartOptions;
 pub use patches::{PatchContent, patch_content};
 

@@ -25,6 +25,8 @@ fn snap() -> RuntimeSnapshot {
         provider: Some("p".into()),
         model: Some("m".into()),
         adapter_id: None,
+        task_id: None,
+        task_run_id: None,
     }
 }
 

@@ -135,6 +135,12 @@ pub struct MessageDto {
     /// Runtime snapshot: adapter.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter_id: Option<String>,
+    /// The `agent_loop` task behind a Hecate Agent answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// The task run that produced a Hecate Agent answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_run_id: Option<String>,
     /// The turn this message belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
@@ -207,6 +213,8 @@ impl From<&Message> for MessageDto {
             provider: m.runtime.provider.clone(),
             model: m.runtime.model.clone(),
             adapter_id: m.runtime.adapter_id.clone(),
+            task_id: m.runtime.task_id.clone(),
+            task_run_id: m.runtime.task_run_id.clone(),
             run_id: m.run_id.as_ref().map(|r| r.to_string()),
             request_id: None,
             trace_id: None,

@@ -1,0 +1,11 @@
+//! Agent Chat's Hecate Agent runtime (`runtime_kind="agent"`): each turn is an
+//! `agent_loop` task run. `backing.rs` finds the session's task (the busy rule
+//! and what a follow-up continues), `run.rs` starts or continues the run and
+//! follows it to its end, `ask.rs` puts the run's approval gates to the session
+//! as permission requests, and `events.rs` projects task events into the
+//! runtime events sessions stream.
+
+mod ask;
+mod backing;
+mod events;
+mod run;

@@ -1,0 +1,311 @@
+//! One Hecate Agent turn: start the session's `agent_loop` task (the first
+//! prompt, or the first after a model segment) or continue its latest ended run
+//! with the prompt, then follow the run to its end: its tool calls, patches and
+//! narration stream as runtime events, its approval gates are asked as the
+//! session's permission requests, and its final answer is the turn's answer.
+//! When no worker claims runs in this process (`hecate chat`), workers run for
+//! the turn.
+
+use super::ask::{approves, permission_request};
+use super::events::runtime_event;
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::event::RuntimeEvent;
+use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
+use crate::domain::message::{ContentBlock, Role};
+use crate::domain::permission::{PermissionAsker, PermissionOutcome};
+use crate::domain::task::{
+    ExecutionKind, TaskApproval, TaskApprovalStatus, TaskEventFilter, TaskRun, TaskRunStatus,
+    TaskSpec, WorkspaceMode,
+};
+use crate::engine::Engine;
+use crate::engine::approvals::TurnAsker;
+use crate::engine::tasks::{FINAL_ANSWER_KIND, StartOptions};
+use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How often the follower re-reads the store when nothing woke it (runs other
+/// processes' workers drive only show this way).
+const POLL: Duration = Duration::from_millis(250);
+
+/// Task events read per store page.
+const PAGE: usize = 500;
+
+/// The note kept on a task approval nobody answered in time.
+const UNANSWERED_NOTE: &str = "nobody answered the chat's permission request in time";
+
+/// A permission request in flight: how to withdraw it, and its answer.
+struct Asking {
+    withdraw: CancellationToken,
+    answer: BoxFuture<'static, (TaskApproval, PermissionOutcome)>,
+}
+
+/// What a turn follows.
+struct Followed<'a> {
+    ctx: &'a TurnContext,
+    asker: &'a TurnAsker,
+    task: &'a TaskId,
+    run: &'a TaskRunId,
+}
+
+impl Engine {
+    /// Runs a Hecate Agent turn to its end; never fails outside its report.
+    pub(in crate::engine) async fn run_agent(
+        &self,
+        ctx: TurnContext,
+        asker: Arc<TurnAsker>,
+    ) -> TurnReport {
+        let started = match self.start_backing(&ctx, &asker.namespace).await {
+            Ok(s) => s,
+            Err(e) => return TurnReport::ended(TurnEnd::Failed(e)),
+        };
+        let (task, run) = started;
+        if let Some(turn) = self.active().get(&ctx.session_id) {
+            *turn.backing.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some((task.clone(), run.clone()));
+        }
+        let followed = Followed {
+            ctx: &ctx,
+            asker: &asker,
+            task: &task,
+            run: &run,
+        };
+        let mut report = match self.follow(&followed).await {
+            Ok(r) => r,
+            Err(e) => TurnReport::ended(TurnEnd::Failed(e)),
+        };
+        report.backing_task = Some((task, run));
+        report
+    }
+
+    /// Continues the session's ended run with the prompt, or creates and starts
+    /// a new task; answers the task and its new run.
+    async fn start_backing(
+        &self,
+        ctx: &TurnContext,
+        namespace: &str,
+    ) -> Result<(TaskId, TaskRunId)> {
+        let TurnTarget::Agent {
+            provider,
+            model,
+            workspace,
+            continue_from,
+        } = &ctx.target
+        else {
+            return Err(HecateError::new(
+                ErrorType::RuntimeMismatch,
+                "the Hecate Agent runtime answers agent turns only",
+            ));
+        };
+        let prompt = ctx
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let tasks = self.tasks();
+        if let Some((task, run)) = continue_from {
+            let reason = Some("agent chat follow-up".to_string());
+            match tasks
+                .continue_run(namespace, task, run, prompt.clone(), reason)
+                .await
+            {
+                Ok(next) => return Ok((task.clone(), next.id)),
+                // An ended run without a conversation (it failed before its
+                // first model turn): the prompt starts a new task.
+                Err(e) if e.error_type == ErrorType::InvalidRequest => {
+                    tracing::info!(error = %e, "the session's task cannot be continued; starting a new one");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let spec = TaskSpec {
+            execution_kind: Some(ExecutionKind::AgentLoop),
+            prompt,
+            system_prompt: ctx.system.clone().unwrap_or_default(),
+            working_directory: workspace.clone(),
+            workspace_mode: WorkspaceMode::InPlace,
+            requested_provider: provider.clone(),
+            requested_model: model.clone(),
+            ..Default::default()
+        };
+        let task = tasks.create_task(namespace, spec).await?;
+        let run = tasks
+            .start(namespace, &task.id, StartOptions::default())
+            .await?;
+        Ok((task.id, run.id))
+    }
+
+    /// Follows the run until it ends, streaming its events and asking its
+    /// approvals; a cancelled turn cancels the run and waits for its end.
+    async fn follow(&self, f: &Followed<'_>) -> Result<TurnReport> {
+        let ns = f.asker.namespace.as_str();
+        let tasks = self.tasks();
+        let mut local_workers = None;
+        let mut wake = tasks.subscribe();
+        let mut filter = TaskEventFilter {
+            namespace: ns.to_string(),
+            task_id: Some(f.task.clone()),
+            run_id: Some(f.run.clone()),
+            limit: PAGE,
+            ..Default::default()
+        };
+        let mut requested: HashMap<String, Value> = HashMap::new();
+        let mut asked: HashSet<TaskApprovalId> = HashSet::new();
+        let mut asking: Option<Asking> = None;
+        let mut cancelling = false;
+        loop {
+            // Checked every round: another turn's workers may be on their way out.
+            if local_workers.is_none() && !tasks.workers_running() {
+                let stop = CancellationToken::new();
+                tasks.start_workers(stop.clone());
+                local_workers = Some(stop.drop_guard());
+            }
+            // Read before the page: a run already over has all its events in it.
+            let run = tasks.get_run(ns, f.task, f.run).await?;
+            let page = tasks.list_events(filter.clone()).await?;
+            for e in &page {
+                filter.after_sequence = e.sequence;
+                if e.event_type == "approval.requested"
+                    && let Some(id) = e.data["approval_id"].as_str()
+                {
+                    requested.insert(id.to_string(), e.data.clone());
+                }
+                if let Some(ev) = runtime_event(e) {
+                    let _ = f.ctx.events.send(ev);
+                }
+            }
+            if page.len() == PAGE {
+                continue;
+            }
+            let waiting = run.status == TaskRunStatus::AwaitingApproval;
+            match &asking {
+                Some(a) if !waiting || cancelling => a.withdraw.cancel(),
+                Some(_) => {}
+                None if run.status.is_terminal() => return self.ended(f, &run).await,
+                None if waiting && !cancelling => {
+                    let next = tasks
+                        .list_approvals(ns, f.task)
+                        .await?
+                        .into_iter()
+                        .find(|a| {
+                            &a.run_id == f.run
+                                && a.status == TaskApprovalStatus::Pending
+                                && !asked.contains(&a.id)
+                        });
+                    if let Some(approval) = next {
+                        asked.insert(approval.id.clone());
+                        let data = requested.get(approval.id.as_str());
+                        asking = Some(ask(f, approval, data));
+                    }
+                }
+                None => {}
+            }
+            tokio::select! {
+                _ = wake.recv() => {}
+                _ = tokio::time::sleep(POLL) => {}
+                (approval, outcome) = async {
+                    match asking.as_mut() {
+                        Some(a) => (&mut a.answer).await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    let withdrawn = asking.take().is_some_and(|a| a.withdraw.is_cancelled());
+                    self.answer_task(ns, &approval, &outcome, withdrawn || cancelling).await?;
+                }
+                _ = f.ctx.cancel.cancelled(), if !cancelling => {
+                    cancelling = true;
+                    if let Err(e) = tasks.cancel(ns, f.task, f.run).await {
+                        tracing::debug!(error = %e, "cancelling the task run of a cancelled turn");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Resolves the task approval as the session's answer said; no answer
+    /// rejects it unless the question was withdrawn. An approval resolved
+    /// elsewhere first is left as it is.
+    async fn answer_task(
+        &self,
+        namespace: &str,
+        approval: &TaskApproval,
+        outcome: &PermissionOutcome,
+        withdrawn: bool,
+    ) -> Result<()> {
+        let (approve, note) = match approves(outcome) {
+            Some(yes) => (yes, None),
+            None if withdrawn => return Ok(()),
+            None => (false, Some(UNANSWERED_NOTE.to_string())),
+        };
+        let resolved = self
+            .tasks()
+            .resolve_approval(namespace, &approval.task_id, &approval.id, approve, note)
+            .await;
+        match resolved {
+            Ok(_) => Ok(()),
+            Err(e) if e.error_type == ErrorType::Conflict => {
+                tracing::debug!(error = %e, "the task approval was resolved elsewhere first");
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The report of an ended run: its final answer (also streamed), or its
+    /// error.
+    async fn ended(&self, f: &Followed<'_>, run: &TaskRun) -> Result<TurnReport> {
+        let ns = f.asker.namespace.as_str();
+        let end = match run.status {
+            TaskRunStatus::Completed => TurnEnd::Completed,
+            TaskRunStatus::Cancelled => TurnEnd::Cancelled,
+            _ => TurnEnd::Failed(run_error(run)),
+        };
+        let mut report = TurnReport::ended(end);
+        report.cost_micros_usd = Some(run.total_cost_micros_usd - run.prior_cost_micros_usd);
+        let artifacts = self.tasks().list_artifacts(ns, f.task, Some(f.run)).await?;
+        if let Some(answer) = artifacts.iter().find(|a| a.kind == FINAL_ANSWER_KIND) {
+            let _ = f.ctx.events.send(RuntimeEvent::TextDelta {
+                text: answer.content.clone(),
+            });
+            report.blocks = vec![ContentBlock::Text {
+                text: answer.content.clone(),
+            }];
+        }
+        Ok(report)
+    }
+}
+
+/// Puts a task approval to the session through the turn's asker; the question
+/// is withdrawn (closed as cancelled) when the approval is resolved elsewhere.
+fn ask(f: &Followed<'_>, approval: TaskApproval, requested: Option<&Value>) -> Asking {
+    let withdraw = f.ctx.cancel.child_token();
+    let mut asker = f.asker.clone();
+    asker.cancel = withdraw.clone();
+    let request = permission_request(&f.ctx.session_id, &f.ctx.run_id, &approval, requested);
+    let answer = Box::pin(async move {
+        let outcome = asker.ask(request).await;
+        (approval, outcome)
+    });
+    Asking { withdraw, answer }
+}
+
+/// A failed run's error as the turn's: its stable type when it is one of
+/// Hecate's, otherwise a gateway error naming the run's own type.
+fn run_error(run: &TaskRun) -> HecateError {
+    let code = run.error_type.clone().unwrap_or_else(|| "failed".into());
+    let message = run
+        .error_message
+        .clone()
+        .unwrap_or_else(|| format!("task run {} ended {}", run.id, run.status.as_str()));
+    let known = serde_json::from_value::<ErrorType>(Value::String(code.clone())).ok();
+    HecateError::new(known.unwrap_or(ErrorType::GatewayError), message)
+        .with_detail("task_id", run.task_id.as_str())
+        .with_detail("task_run_id", run.id.as_str())
+        .with_detail("task_error_type", code)
+}

@@ -1,0 +1,286 @@
+//! Agent Chat with Hecate's own agent (`runtime_kind="agent"`) against the real
+//! `hecate serve` and `hecate chat --tools`, with the fixture model server
+//! scripted with tool-calling turns: the first prompt creates an `agent_loop`
+//! task and answers with its final answer, a follow-up continues the task's
+//! run; a turn waiting for a task approval makes the session busy (409 naming
+//! the task run) until the approval is resolved on the session; no workspace
+//! is `agent_chat.workspace_required`; the CLI asks the approval on stdin.
+
+use crate::support::agent::{WIRES, agent_home, answer, call, data, events, said, turn};
+use crate::support::common::{ModelServer, session_id_from, text, workspace};
+use crate::support::http::{Api, serve};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// Creates a Hecate Agent session on `model` in `ws`.
+async fn agent_session(api: &Api, model: &str, ws: &Path) -> String {
+    let a = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({"runtime_kind": "agent", "model": model, "workspace": ws,
+                   "system_prompt": "be terse"}),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["data"]["runtime_kind"], "agent");
+    a.body["data"]["id"].as_str().expect("id").to_string()
+}
+
+/// The assistant messages of an answered turn's transcript.
+fn assistants(body: &Value) -> Vec<Value> {
+    body["data"]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn a_first_prompt_creates_the_task_and_a_follow_up_continues_its_run() {
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
+        answer("The notes say hello."),
+        turn(vec![call(
+            "file_edit",
+            json!({"path": "notes.txt", "old_string": "world", "new_string": "chat"})
+        )]),
+        answer("Edited the notes."),
+    ])));
+    let home = agent_home(&server, WIRES[0], "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    std::fs::write(ws.join("notes.txt"), "hello world\n").expect("seed");
+    let id = agent_session(&api, WIRES[0].2, &ws).await;
+
+    let first = api.say(&id, "what do the notes say?").await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let a1 = assistants(&first.body);
+    assert_eq!(a1.len(), 1);
+    assert_eq!(a1[0]["content"], "The notes say hello.");
+    assert_eq!(a1[0]["status"], "completed");
+    assert_eq!(a1[0]["runtime_kind"], "agent");
+    let task = a1[0]["task_id"].as_str().expect("task_id").to_string();
+    let run1 = a1[0]["task_run_id"]
+        .as_str()
+        .expect("task_run_id")
+        .to_string();
+    let activities = a1[0]["activities"].to_string();
+    assert!(activities.contains("read_file"), "{activities}");
+
+    // The backing task is a visible agent_loop task in the session's workspace.
+    let t = api.get(&format!("/hecate/v1/tasks/{task}")).await;
+    assert_eq!(t.status, 200, "{}", t.body);
+    assert_eq!(t.body["data"]["execution_kind"], "agent_loop");
+    assert_eq!(
+        t.body["data"]["working_directory"],
+        ws.display().to_string()
+    );
+    assert_eq!(t.body["data"]["system_prompt"], "be terse");
+
+    let second = api.say(&id, "now change world to chat").await;
+    assert_eq!(second.status, 200, "{}", second.body);
+    let a2 = assistants(&second.body);
+    assert_eq!(a2.len(), 2);
+    assert_eq!(a2[1]["content"], "Edited the notes.");
+    assert_eq!(
+        a2[1]["task_id"],
+        task.as_str(),
+        "the follow-up continues the task"
+    );
+    let run2 = a2[1]["task_run_id"].as_str().expect("run").to_string();
+    assert_ne!(run2, run1);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).expect("read"),
+        "hello chat\n"
+    );
+    let linked: Vec<Value> = events(&api, &task, &run2)
+        .await
+        .into_iter()
+        .filter(|e| e["type"] == "run.resumed_from_event")
+        .collect();
+    assert_eq!(linked.len(), 1);
+    assert_eq!(linked[0]["data"]["mode"], "continue");
+    // The continued run's first model call carries the first run's conversation.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let carried = said(&requests[2]);
+    assert!(carried.contains("hello world"), "{carried}");
+    assert!(carried.contains("The notes say hello."), "{carried}");
+    assert!(carried.contains("now change world to chat"), "{carried}");
+    // One segment: both turns ran on Hecate Agent.
+    let segments = second.body["data"]["segments"]
+        .as_array()
+        .expect("segments");
+    assert_eq!(segments.len(), 1, "{segments:?}");
+}
+
+#[tokio::test]
+async fn a_turn_awaiting_a_task_approval_makes_the_session_busy_until_it_is_resolved() {
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call(
+            "file_write",
+            json!({"path": "out.txt", "content": "written\n"})
+        )]),
+        answer("Wrote out.txt."),
+    ])));
+    let home = agent_home(&server, WIRES[0], "file_write");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    let id = agent_session(&api, WIRES[0].2, &ws).await;
+
+    let prompt = {
+        let api = Api::new(&s);
+        let id = id.clone();
+        tokio::spawn(async move { api.say(&id, "write out.txt").await })
+    };
+    let mut pending = Vec::new();
+    for _ in 0..600 {
+        pending = data(
+            &api,
+            &format!("/hecate/v1/agent-chat/sessions/{id}/approvals"),
+        )
+        .await
+        .into_iter()
+        .filter(|a| a["status"] == "pending")
+        .collect();
+        if !pending.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(pending.len(), 1, "the task's gate reaches the session");
+    assert!(
+        pending[0]["tool_name"]
+            .as_str()
+            .unwrap_or("")
+            .contains("file_write")
+    );
+
+    let busy = api.say(&id, "another prompt").await;
+    assert_eq!(busy.status, 409, "{}", busy.body);
+    assert_eq!(busy.error_type(), "agent_chat.agent_session_busy");
+    let err = &busy.body["error"];
+    assert_eq!(err["run_status"], "awaiting_approval", "{err}");
+    let task = err["task_id"].as_str().expect("task_id");
+    let run = err["latest_run_id"].as_str().expect("latest_run_id");
+    let gates = data(&api, &format!("/hecate/v1/tasks/{task}/approvals")).await;
+    assert_eq!(gates.len(), 1);
+    assert_eq!(
+        (gates[0]["run_id"].as_str(), gates[0]["status"].as_str()),
+        (Some(run), Some("pending"))
+    );
+    // A direct model turn is refused too.
+    let model_turn = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/messages"),
+            json!({"content": "plain chat", "runtime_kind": "model"}),
+        )
+        .await;
+    assert_eq!(model_turn.error_type(), "agent_chat.agent_session_busy");
+
+    let approval = pending[0]["id"].as_str().expect("approval id");
+    let resolved = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/approvals/{approval}/resolve"),
+            json!({"decision": "approve"}),
+        )
+        .await;
+    assert_eq!(resolved.status, 200, "{}", resolved.body);
+    let answered = prompt.await.expect("prompt task");
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    let a = assistants(&answered.body);
+    assert_eq!(a[0]["content"], "Wrote out.txt.");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("out.txt")).expect("written"),
+        "written\n"
+    );
+    let gates = data(&api, &format!("/hecate/v1/tasks/{task}/approvals")).await;
+    assert_eq!(gates[0]["status"], "approved");
+}
+
+#[tokio::test]
+async fn hecate_agent_turns_need_a_workspace() {
+    let server = ModelServer::start(Some(json!([])));
+    let home = agent_home(&server, WIRES[0], "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let created = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({"runtime_kind": "agent", "model": WIRES[0].2}),
+        )
+        .await;
+    assert_eq!(created.status, 400, "{}", created.body);
+    assert_eq!(created.error_type(), "agent_chat.workspace_required");
+    // A model session switching to the agent without a workspace.
+    let id = api.create_session(json!({"model": WIRES[0].2})).await;
+    let switched = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/messages"),
+            json!({"content": "use tools", "runtime_kind": "agent"}),
+        )
+        .await;
+    assert_eq!(switched.status, 400, "{}", switched.body);
+    assert_eq!(switched.error_type(), "agent_chat.workspace_required");
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn hecate_chat_with_tools_asks_the_approval_on_the_terminal_and_continues_with_session() {
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call(
+            "file_write",
+            json!({"path": "hello.txt", "content": "hi\n"})
+        )]),
+        answer("Created hello.txt."),
+        answer("It says hi."),
+    ])));
+    let home = agent_home(&server, WIRES[0], "file_write");
+    let (_dir, ws) = workspace();
+    let ws_arg = ws.display().to_string();
+    let out = home.run_with_stdin(
+        &[
+            "chat",
+            "--tools",
+            "--model",
+            WIRES[0].2,
+            "--workspace",
+            &ws_arg,
+            "create hello.txt",
+        ],
+        b"a\n",
+    );
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "Created hello.txt.", "{stderr}");
+    assert!(stderr.contains("permission requested"), "{stderr}");
+    assert!(stderr.contains("[tool: file_write (edit)]"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("hello.txt")).expect("written"),
+        "hi\n"
+    );
+    let id = session_id_from(&out.stderr);
+
+    let out = home.run_with_stdin(
+        &["chat", "--session", &id, "--tools", "what does it say?"],
+        b"",
+    );
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "It says hi.");
+    let show = home.json(&["sessions", "show", &id, "--format", "json"]);
+    let answers: Vec<&Value> = show["data"]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0]["task_id"], answers[1]["task_id"], "{show}");
+    assert_ne!(answers[0]["task_run_id"], answers[1]["task_run_id"]);
+}
