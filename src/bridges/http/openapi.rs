@@ -11,6 +11,11 @@ use super::wire::agent::{
     GrantResponse, ProbeDto, ResolveApprovalRequest, RevertDto, RevertRequest, RevertResponse,
     ScopeName,
 };
+use super::wire::chat::{
+    ChatDeletedResponse, ChatMessageDto, ChatProviderCallDto, ChatReplayDto, ChatReplayResponse,
+    ChatSessionDto, ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, TraceDto,
+    TraceListResponse,
+};
 use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use super::wire::tasks::{
     CreateTaskRequest, ResolveTaskApprovalRequest, RunActionRequest, TaskApprovalDto,
@@ -26,7 +31,9 @@ use super::wire::{
     SendMessageRequest, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
     StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
-use super::{adapters, approvals, files, messages, sessions, stream, system, tasks};
+use super::{
+    adapters, approvals, chat_sessions, files, messages, sessions, stream, system, tasks, traces,
+};
 use axum::Json;
 use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -92,6 +99,11 @@ use utoipa::{Modify, OpenApi};
         tasks::approvals::list,
         tasks::approvals::get,
         tasks::approvals::resolve,
+        chat_sessions::list,
+        chat_sessions::get,
+        chat_sessions::delete,
+        chat_sessions::replay,
+        traces::list,
     ),
     components(schemas(
         ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, McpPoolDto, StoreDto,
@@ -110,7 +122,10 @@ use utoipa::{Modify, OpenApi};
         TaskStepResponse, TaskStepListResponse, TaskStepDto, TaskArtifactResponse,
         TaskArtifactListResponse, TaskArtifactDto, TaskApprovalResponse, TaskApprovalListResponse,
         TaskApprovalDto, ResolveTaskApprovalRequest, TaskEventListResponse, TaskEventDto,
-        TaskPatchResponse, TaskPatchListResponse, TaskPatchDto
+        TaskPatchResponse, TaskPatchListResponse, TaskPatchDto,
+        ChatSessionListResponse, ChatSessionSummaryDto, ChatSessionResponse, ChatSessionDto,
+        ChatMessageDto, ChatProviderCallDto, ChatReplayResponse, ChatReplayDto,
+        ChatDeletedResponse, TraceListResponse, TraceDto
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),
@@ -118,7 +133,9 @@ use utoipa::{Modify, OpenApi};
         (name = "system", description = "Liveness, stats and this document"),
         (name = "agent-chat", description = "Agent Chat sessions, messages, streams and changed files"),
         (name = "approvals", description = "Permission requests of external agents, and standing grants"),
-        (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes")
+        (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes"),
+        (name = "chat", description = "Chat sessions recorded by the model gateway (/v1) from requests carrying a session id"),
+        (name = "observability", description = "Per-request traces of the model gateway")
     )
 )]
 pub struct ApiDoc;
