@@ -10,6 +10,7 @@
 
 use crate::support::common::{Home, ModelServer};
 use crate::support::http::{Answer, Api, Served, serve};
+use crate::support::mcp::McpProc;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -446,4 +447,46 @@ async fn without_a_configured_limit_the_headers_are_zero() {
     ] {
         assert_eq!(a.header(h), Some("0"), "{h}");
     }
+}
+
+#[tokio::test]
+async fn recorded_chat_sessions_are_listed_by_the_mcp_tool_and_the_cli() {
+    let fx = ModelServer::start(Some(json!([{"text": "hi there", "repeat": true}])));
+    let (home, _s, api) = gateway_with(&fx, &[]);
+    let a = chat(
+        &api,
+        Some("chat_mcp"),
+        json!({"model": "oai/gpt-fix", "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let mut mcp = McpProc::start(&home, json!({}));
+    let listed = mcp.call_ok("list_chat_sessions", json!({"limit": 5}));
+    let row = &listed["structuredContent"]["chat_sessions"][0];
+    assert_eq!(row["id"], "chat_mcp", "{listed}");
+    assert_eq!(row["message_count"], 2);
+    assert_eq!(row["provider_call_count"], 1);
+    assert_eq!(row["last_provider"], "oai");
+    assert_eq!(row["last_request_id"].as_str(), a.header("x-request-id"));
+    let strict = mcp.call("list_chat_sessions", json!({"limit": 5, "kind": "chat"}));
+    assert_eq!(
+        strict["result"]["isError"], true,
+        "unknown arguments are refused: {strict}"
+    );
+
+    let cli = home.json(&["chat-sessions", "list", "--format", "json"]);
+    assert_eq!(cli["object"], "chat_sessions");
+    assert_eq!(cli["data"][0]["id"], "chat_mcp");
+    let shown = home.json(&["chat-sessions", "show", "chat_mcp", "--format", "json"]);
+    assert_eq!(shown["data"]["messages"][1]["content"], "hi there");
+    let text = home.run(&["chat-sessions", "show", "chat_mcp"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("[1] assistant: hi there"), "{text}");
+    assert!(
+        home.run(&["chat-sessions", "delete", "chat_mcp"])
+            .status
+            .success()
+    );
+    let gone = home.run(&["chat-sessions", "show", "chat_mcp"]);
+    assert!(!gone.status.success(), "a deleted session is not found");
 }

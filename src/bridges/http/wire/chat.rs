@@ -6,6 +6,7 @@ use crate::domain::chat::{
     ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace,
 };
 use crate::domain::provider_call::format_usd;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
@@ -48,7 +49,7 @@ fn usd(micros: Option<i64>) -> Option<String> {
 }
 
 /// A chat session in a list: counts and its newest call, no message bodies.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct ChatSessionSummaryDto {
     /// Session id.
     pub id: String,
