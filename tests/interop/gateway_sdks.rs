@@ -121,7 +121,9 @@ async fn official_sdks_call_both_provider_kinds_through_the_gateway() {
             assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{id}");
             assert_eq!(messages[1]["tool_calls"][0]["function"]["name"], "weather");
             assert_eq!(messages[3]["content"], "It is sunny in Paris.", "{id}");
-            let calls = got.body["data"]["provider_calls"].as_array().expect("calls");
+            let calls = got.body["data"]["provider_calls"]
+                .as_array()
+                .expect("calls");
             assert_eq!(calls.len(), 2, "{id}");
             assert_eq!(calls[1]["provider"], provider);
             assert_eq!(messages[3]["produced_by_call_id"], calls[1]["id"]);
