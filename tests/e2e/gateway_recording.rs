@@ -490,3 +490,43 @@ async fn recorded_chat_sessions_are_listed_by_the_mcp_tool_and_the_cli() {
     let gone = home.run(&["chat-sessions", "show", "chat_mcp"]);
     assert!(!gone.status.success(), "a deleted session is not found");
 }
+
+#[tokio::test]
+async fn anthropic_streams_are_recorded_in_the_openai_shape_either_way() {
+    let fx = ModelServer::start(Some(json!([
+        {"match": {"api": "anthropic"}, "text": "passed through", "repeat": true},
+        {"match": {"api": "openai_chat"}, "text": "translated", "repeat": true},
+    ])));
+    let (_h, _s, api) = gateway_with(&fx, &[]);
+    for (model, session, text) in [
+        ("ant/claude-fix", "chat_pass", "passed through"),
+        ("oai/gpt-fix", "chat_translated", "translated"),
+    ] {
+        let r = api
+            .request(reqwest::Method::POST, "/v1/messages")
+            .header("anthropic-version", "2023-06-01")
+            .header("x-hecate-session-id", session)
+            .json(&json!({"model": model, "max_tokens": 50, "stream": true,
+                          "system": "Be brief.",
+                          "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .expect("stream");
+        assert_eq!(r.status(), 200);
+        let _ = r.text().await.expect("body");
+        let s = api
+            .get(&format!("/hecate/v1/chat/sessions/{session}"))
+            .await;
+        assert_eq!(s.status, 200, "{session}: {}", s.body);
+        assert_eq!(roles(&s.body), ["system", "user", "assistant"], "{session}");
+        let answer = &s.body["data"]["messages"][2];
+        assert_eq!(answer["content"], text, "{session}: {answer}");
+        assert!(answer.get("partial").is_none());
+        let call = &s.body["data"]["provider_calls"][0];
+        assert_eq!(call["outcome"], "completed");
+        assert!(
+            call["completion_tokens"].as_i64().is_some_and(|t| t > 0),
+            "{call}"
+        );
+    }
+}
