@@ -95,12 +95,11 @@ impl Engine {
         body: &Value,
     ) -> Result<SessionBinding> {
         let store = self.store();
-        match store.get_chat_session(namespace, session_id).await {
-            Ok(_) => {}
-            Err(e) if e.error_type == ErrorType::NotFound => {}
+        let stored = match store.get_chat_session(namespace, session_id).await {
+            Ok(_) => store.list_chat_messages(session_id).await?,
+            Err(e) if e.error_type == ErrorType::NotFound => Vec::new(),
             Err(e) => return Err(e),
-        }
-        let stored = store.list_chat_messages(session_id).await?;
+        };
         let request = request_messages(ingress, body).map_err(|e| {
             HecateError::invalid(e.to_string()).with_detail("reason", super::INVALID_BODY)
         })?;
