@@ -108,6 +108,7 @@ impl AppContext {
             approval_timeout: config.approval_timeout(),
             tasks: config.tasks(&env, &data_dir)?,
             gateway_default_model: config.gateway_default_model(&env),
+            gateway_rate_limit_rpm: config.gateway_rate_limit_rpm(&env)?,
             ..EngineConfig::default()
         };
         let runtimes = Runtimes {

@@ -5,6 +5,7 @@ mod acp;
 mod adapters;
 mod approvals;
 mod chat;
+mod chat_sessions;
 mod context;
 mod doctor;
 mod mcp;
@@ -77,6 +78,9 @@ pub enum Command {
     /// List, show, export and delete stored sessions.
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
+    /// List, show and delete the chat sessions the model gateway (`/v1`) recorded.
+    #[command(subcommand)]
+    ChatSessions(chat_sessions::ChatSessionsCommand),
     /// External coding agents: list the catalog, probe one.
     #[command(subcommand)]
     Adapters(adapters::AdaptersCommand),
@@ -125,6 +129,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Mcp(ref a) => mcp::run(&cli, a).await,
         Command::Chat(ref a) => chat::run(&cli, a).await,
         Command::Sessions(ref c) => sessions::run(&cli, c).await,
+        Command::ChatSessions(ref c) => chat_sessions::run(&cli, c).await,
         Command::Adapters(ref c) => adapters::run(&cli, c).await,
         Command::Approvals(ref c) => approvals::run_approvals(&cli, c).await,
         Command::Grants(ref c) => approvals::run_grants(&cli, c).await,

@@ -87,6 +87,25 @@ impl Config {
             .filter(|m| !m.is_empty())
     }
 
+    /// Requests per minute the gateway admits (0: no limit):
+    /// `HECATE_GATEWAY_RATE_LIMIT_RPM`, else `[gateway] rate_limit_rpm`.
+    pub fn gateway_rate_limit_rpm(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> Result<u32, ConfigError> {
+        match env.get("HECATE_GATEWAY_RATE_LIMIT_RPM").map(|v| v.trim()) {
+            Some(v) if !v.is_empty() => v.parse().map_err(|_| {
+                ConfigError::Parse {
+                    path: self.path.clone(),
+                    message: format!(
+                        "HECATE_GATEWAY_RATE_LIMIT_RPM={v:?} is not a whole number of requests per minute"
+                    ),
+                }
+            }),
+            _ => Ok(self.file.gateway.rate_limit_rpm.unwrap_or(0)),
+        }
+    }
+
     /// The history strategy the config selects.
     pub fn history(&self) -> HistoryStrategy {
         options::history(&self.file.history)

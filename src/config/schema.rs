@@ -59,6 +59,9 @@ pub struct GatewaySection {
     /// The model a request that names none is routed to (`provider/model`, or a
     /// bare model one provider serves).
     pub default_model: Option<String>,
+    /// Requests per minute `/v1` admits (a token bucket of that size); unset or 0
+    /// is no limit. `HECATE_GATEWAY_RATE_LIMIT_RPM` overrides it.
+    pub rate_limit_rpm: Option<u32>,
 }
 
 /// `[terminals]`: how the commands of agent terminals (`terminal/create`) are

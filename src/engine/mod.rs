@@ -77,6 +77,8 @@ pub struct EngineConfig {
     /// The model the gateway (`/v1`) routes requests that name none to
     /// (`provider/model` or a bare model), from `[gateway] default_model`.
     pub gateway_default_model: Option<String>,
+    /// Requests per minute the gateway admits (`[gateway] rate_limit_rpm`; 0: no limit).
+    pub gateway_rate_limit_rpm: u32,
 }
 
 impl Default for EngineConfig {
@@ -90,6 +92,7 @@ impl Default for EngineConfig {
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             tasks: tasks::TaskConfig::default(),
             gateway_default_model: None,
+            gateway_rate_limit_rpm: 0,
         }
     }
 }
@@ -164,7 +167,10 @@ impl Engine {
             config.tasks.clone(),
             config.owner_id.clone(),
         );
-        let gateway = gateway::GatewayState::new(config.gateway_default_model.clone());
+        let gateway = gateway::GatewayState::new(
+            config.gateway_default_model.clone(),
+            config.gateway_rate_limit_rpm,
+        );
         let mcp_hub = mcp::state::McpHub::start();
         tasks.attach_mcp(mcp_hub.clone());
         let engine = Self {

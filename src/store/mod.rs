@@ -3,6 +3,7 @@
 //! (PostgreSQL for several replicas) follow the same contract, checked by the one
 //! conformance suite in `tests/e2e/store_conformance.rs`.
 
+pub mod chat;
 pub mod history;
 pub mod sqlite;
 pub mod tasks;
@@ -19,6 +20,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 use std::sync::Arc;
 
+pub use chat::ChatStore;
 pub use sqlite::SqliteStore;
 pub use turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
 
@@ -282,6 +284,7 @@ pub trait Store:
     + LeaseStore
     + AuditStore
     + TurnStore
+    + ChatStore
     + tasks::TaskStore
 {
     /// Backend identity and health.

@@ -27,6 +27,7 @@ mod external_agent_chat;
 mod fixture_acp_agent;
 mod fixture_model_server;
 mod gateway;
+mod gateway_recording;
 mod http_access_control;
 mod http_agent_chat_sessions;
 mod http_agent_resources;

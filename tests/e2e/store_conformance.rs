@@ -62,8 +62,11 @@ mod backends {
     }
 }
 
+mod chat_cases;
+
 /// The behaviours, each an async function of a fresh store.
 mod cases {
+    pub use super::chat_cases::*;
     use super::*;
 
     fn session(ns: &str) -> Session {
@@ -1165,6 +1168,10 @@ macro_rules! conformance {
                     a_failing_finish_turn_stores_nothing,
                     concurrent_claims_hand_each_queued_run_to_one_worker,
                     an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes,
+                    a_chat_exchange_creates_the_session_and_links_answer_to_call,
+                    a_stale_chat_exchange_writes_nothing,
+                    chat_sessions_list_newest_first_per_namespace_and_delete_both_streams,
+                    traces_filter_by_request_session_and_time_newest_first,
                 );
             }
         )+

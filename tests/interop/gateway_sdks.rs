@@ -3,10 +3,11 @@
 //! pointed at Hecate's model gateway: each lists the models and, against an
 //! OpenAI-compatible and an Anthropic provider (the fixture model server), makes
 //! a plain call, a streamed call and a tool call round trip, with the server
-//! token as its API key.
+//! token as its API key; the round trip carries `X-Hecate-Session-Id` and shows
+//! up as a recorded chat session.
 
 use crate::support::common::{Home, ModelServer};
-use crate::support::http::serve;
+use crate::support::http::{Api, serve};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Command;
@@ -106,4 +107,26 @@ async fn official_sdks_call_both_provider_kinds_through_the_gateway() {
         translated[2]["role"], "tool",
         "an Anthropic client's tool result, as OpenAI"
     );
+
+    // Each SDK's round trip is one chat session: the question, the tool call,
+    // the tool's result and the final answer, with one provider call per request.
+    let api = Api::new(&s).with_token("sdk-token");
+    for sdk in ["openai", "anthropic"] {
+        for (model, provider) in [("oai/gpt-fix", "oai"), ("ant/claude-fix", "ant")] {
+            let id = format!("sdk-{sdk}-{}", model.replace('/', "-"));
+            let got = api.get(&format!("/hecate/v1/chat/sessions/{id}")).await;
+            assert_eq!(got.status, 200, "{id}: {}", got.body);
+            let messages = got.body["data"]["messages"].as_array().expect("messages");
+            let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+            assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{id}");
+            assert_eq!(messages[1]["tool_calls"][0]["function"]["name"], "weather");
+            assert_eq!(messages[3]["content"], "It is sunny in Paris.", "{id}");
+            let calls = got.body["data"]["provider_calls"]
+                .as_array()
+                .expect("calls");
+            assert_eq!(calls.len(), 2, "{id}");
+            assert_eq!(calls[1]["provider"], provider);
+            assert_eq!(messages[3]["produced_by_call_id"], calls[1]["id"]);
+        }
+    }
 }

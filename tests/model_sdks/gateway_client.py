@@ -4,7 +4,10 @@ Usage: gateway_client.py BASE_URL TOKEN MODEL [MODEL ...]
 
 For each SDK it lists the models, then for each MODEL makes a plain call, a
 streamed call and a tool call round trip (the call, the tool's result sent
-back, the final answer). Prints one JSON report on stdout.
+back, the final answer); the round trip is recorded in the chat session
+`sdk-<sdk>-<model with / as ->`, named by the X-Hecate-Session-Id header (the
+OpenAI SDK's per-request `extra_headers`, the Anthropic SDK's client
+`default_headers`). Prints one JSON report on stdout.
 """
 
 import json
@@ -32,6 +35,10 @@ WEATHER_ANTHROPIC = {
 }
 
 
+def session_of(sdk, model):
+    return f"sdk-{sdk}-{model.replace('/', '-')}"
+
+
 def with_openai(base, token, models):
     client = openai.OpenAI(base_url=f"{base}/v1", api_key=token, max_retries=0)
     report = {"models": [m.id for m in client.models.list()]}
@@ -56,9 +63,10 @@ def with_openai(base, token, models):
                 usage = chunk.usage.completion_tokens
         out["stream_text"] = text
         out["stream_usage"] = usage
+        session = {"X-Hecate-Session-Id": session_of("openai", model)}
         messages = [{"role": "user", "content": "weather in Paris?"}]
         first = client.chat.completions.create(
-            model=model, messages=messages, tools=[WEATHER_OPENAI]
+            model=model, messages=messages, tools=[WEATHER_OPENAI], extra_headers=session
         )
         call = first.choices[0].message.tool_calls[0]
         out["tool_name"] = call.function.name
@@ -67,7 +75,7 @@ def with_openai(base, token, models):
         messages.append(first.choices[0].message.model_dump(exclude_none=True))
         messages.append({"role": "tool", "tool_call_id": call.id, "content": "sunny"})
         final = client.chat.completions.create(
-            model=model, messages=messages, tools=[WEATHER_OPENAI]
+            model=model, messages=messages, tools=[WEATHER_OPENAI], extra_headers=session
         )
         out["final"] = final.choices[0].message.content
         report[model] = out
@@ -94,8 +102,11 @@ def with_anthropic(base, token, models):
         ) as stream:
             out["stream_text"] = "".join(stream.text_stream)
             out["stream_usage"] = stream.get_final_message().usage.output_tokens
+        recorded = client.with_options(
+            default_headers={"X-Hecate-Session-Id": session_of("anthropic", model)}
+        )
         messages = [{"role": "user", "content": "weather in Paris?"}]
-        first = client.messages.create(
+        first = recorded.messages.create(
             model=model, max_tokens=64, messages=messages, tools=[WEATHER_ANTHROPIC]
         )
         call = next(b for b in first.content if b.type == "tool_use")
@@ -111,7 +122,7 @@ def with_anthropic(base, token, models):
                 ],
             }
         )
-        final = client.messages.create(
+        final = recorded.messages.create(
             model=model, max_tokens=64, messages=messages, tools=[WEATHER_ANTHROPIC]
         )
         out["final"] = "".join(b.text for b in final.content if b.type == "text")

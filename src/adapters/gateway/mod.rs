@@ -4,6 +4,7 @@
 //! forwards a request to a configured provider and relays its answer, faithfully
 //! when both sides speak the same format and translated when they do not.
 
+mod answer;
 mod error;
 mod format;
 pub mod models;
@@ -17,9 +18,11 @@ mod stream_to_anthropic;
 mod stream_to_openai;
 mod to_anthropic_request;
 mod to_openai_request;
+mod transcript;
 mod upstream;
 mod usage;
 
+pub use answer::AnswerTap;
 pub use error::TranslateError;
 pub use format::WireFormat;
 pub use relay::{
@@ -31,5 +34,6 @@ pub use stream_to_anthropic::OpenAiToAnthropic;
 pub use stream_to_openai::AnthropicToOpenAi;
 pub use to_anthropic_request::openai_request_to_anthropic;
 pub use to_openai_request::anthropic_request_to_openai;
+pub use transcript::{Fingerprint, request_messages};
 pub use upstream::{Upstream, prepare_body};
 pub use usage::{TokenUsage, UsageTap};

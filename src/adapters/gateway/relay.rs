@@ -1,10 +1,13 @@
 //! Relaying a provider's answer to the client: a complete answer is read and,
 //! across formats, translated; a stream is passed through chunk by chunk as it
 //! arrives (same format) or re-rendered event by event (across formats). Either
-//! way the usage is read on the way and reported once, with how the exchange
-//! ended, when it ends — also when the client goes away mid-stream, which drops
-//! the stream and with it the upstream response (closing its connection).
+//! way the usage and the assistant message are read on the way and reported
+//! once, with how the exchange ended, when it ends; the answer (its stream) is
+//! finished only after that report's work is done. A client that goes away
+//! mid-stream drops the stream and with it the upstream response (closing its
+//! connection); its report (a cancel) then runs on a task of its own.
 
+use super::answer::AnswerTap;
 use super::sse_in::SseTap;
 use super::sse_out::SseFrame;
 use super::usage::UsageTap;
@@ -14,6 +17,7 @@ use super::{
 };
 use crate::adapters::providers::ProviderError;
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 use std::pin::Pin;
@@ -39,10 +43,12 @@ pub struct ExchangeEnd {
     pub outcome: ExchangeOutcome,
     /// The usage the provider reported, when it did.
     pub usage: Option<TokenUsage>,
+    /// The assistant message as far as it came (OpenAI Chat Completions shape).
+    pub answer: Value,
 }
 
-/// Called once when an exchange ends.
-pub type OnEnd = Box<dyn FnOnce(ExchangeEnd) + Send>;
+/// Called once when an exchange ends; the answer ends after its future.
+pub type OnEnd = Box<dyn FnOnce(ExchangeEnd) -> BoxFuture<'static, ()> + Send>;
 
 /// The answer for the client, in the client's format.
 pub enum ExchangeBody {
@@ -91,22 +97,52 @@ pub struct RelayMode {
 struct EndGuard {
     on_end: Option<OnEnd>,
     usage: Option<TokenUsage>,
+    answer: AnswerTap,
+    complete_answer: Option<Value>,
 }
 
 impl EndGuard {
-    fn end(&mut self, outcome: ExchangeOutcome) {
-        if let Some(f) = self.on_end.take() {
-            f(ExchangeEnd {
-                outcome,
-                usage: self.usage,
-            });
+    fn new(on_end: OnEnd) -> Self {
+        Self {
+            on_end: Some(on_end),
+            usage: None,
+            answer: AnswerTap::default(),
+            complete_answer: None,
+        }
+    }
+
+    /// The report's work, the first time; nothing after.
+    fn end(&mut self, outcome: ExchangeOutcome) -> Option<BoxFuture<'static, ()>> {
+        let f = self.on_end.take()?;
+        let answer = self
+            .complete_answer
+            .take()
+            .unwrap_or_else(|| self.answer.message());
+        Some(f(ExchangeEnd {
+            outcome,
+            usage: self.usage,
+            answer,
+        }))
+    }
+
+    /// Reports the end and waits for the report's work.
+    async fn finish(&mut self, outcome: ExchangeOutcome) {
+        if let Some(work) = self.end(outcome) {
+            work.await;
         }
     }
 }
 
 impl Drop for EndGuard {
     fn drop(&mut self) {
-        self.end(ExchangeOutcome::Cancelled);
+        if let Some(work) = self.end(ExchangeOutcome::Cancelled) {
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => {
+                    rt.spawn(work);
+                }
+                Err(_) => tracing::warn!("an exchange ended outside the runtime; not recorded"),
+            }
+        }
     }
 }
 
@@ -116,27 +152,25 @@ pub async fn relay(
     mode: RelayMode,
     on_end: OnEnd,
 ) -> Result<ExchangeBody, ProviderError> {
-    let mut guard = EndGuard {
-        on_end: Some(on_end),
-        usage: None,
-    };
+    let mut guard = EndGuard::new(on_end);
     if !mode.stream {
         let bytes = match resp.bytes().await {
             Ok(b) => b,
             Err(e) => {
                 let e = ProviderError::from(e);
-                guard.end(ExchangeOutcome::Failed(e.to_string()));
+                guard.finish(ExchangeOutcome::Failed(e.to_string())).await;
                 return Err(e);
             }
         };
         return match complete(&bytes, mode) {
-            Ok((body, usage)) => {
+            Ok((body, usage, answer)) => {
                 guard.usage = usage;
-                guard.end(ExchangeOutcome::Completed);
+                guard.complete_answer = answer;
+                guard.finish(ExchangeOutcome::Completed).await;
                 Ok(ExchangeBody::Complete(body))
             }
             Err(e) => {
-                guard.end(ExchangeOutcome::Failed(e.to_string()));
+                guard.finish(ExchangeOutcome::Failed(e.to_string())).await;
                 Err(e)
             }
         };
@@ -149,22 +183,28 @@ pub async fn relay(
     }))
 }
 
-/// A complete answer in the client's format, and its usage.
-fn complete(bytes: &Bytes, mode: RelayMode) -> Result<(Bytes, Option<TokenUsage>), ProviderError> {
+/// A complete answer in the client's format, its usage and assistant message.
+fn complete(
+    bytes: &Bytes,
+    mode: RelayMode,
+) -> Result<(Bytes, Option<TokenUsage>, Option<Value>), ProviderError> {
     let parsed: Result<Value, _> = serde_json::from_slice(bytes);
     if mode.ingress == mode.target {
+        let parsed = parsed.ok();
         let usage = parsed
-            .ok()
-            .and_then(|v| TokenUsage::of_response(mode.target, &v));
-        return Ok((bytes.clone(), usage));
+            .as_ref()
+            .and_then(|v| TokenUsage::of_response(mode.target, v));
+        let answer = parsed.map(|v| AnswerTap::of_response(mode.target, &v));
+        return Ok((bytes.clone(), usage, answer));
     }
     let v = parsed.map_err(|e| ProviderError::Malformed(format!("answer is not JSON: {e}")))?;
     let usage = TokenUsage::of_response(mode.target, &v);
+    let answer = Some(AnswerTap::of_response(mode.target, &v));
     let out = match mode.ingress {
         WireFormat::Anthropic => openai_response_to_anthropic(&v),
         WireFormat::OpenAi => anthropic_response_to_openai(&v, mode.created),
     };
-    Ok((Bytes::from(out.to_string()), usage))
+    Ok((Bytes::from(out.to_string()), usage, answer))
 }
 
 type Upstream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
@@ -185,27 +225,34 @@ fn passthrough(
                 Ok(chunk) => {
                     for ev in tap.push(chunk.clone()) {
                         usage.observe(format, &ev.data);
+                        guard.answer.observe(format, &ev.data);
                         terminal |= match format {
                             WireFormat::OpenAi => ev.data.trim() == "[DONE]",
                             WireFormat::Anthropic => ev.event == "message_stop",
                         };
                     }
                     guard.usage = usage.usage();
+                    if terminal {
+                        // The end is reported before the last event leaves, so a
+                        // client that saw it can read what it was recorded as.
+                        guard.finish(ExchangeOutcome::Completed).await;
+                    }
                     yield Ok(chunk);
                 }
                 Err(e) => {
                     let e = ProviderError::from(e);
-                    guard.end(ExchangeOutcome::Failed(e.to_string()));
+                    guard.finish(ExchangeOutcome::Failed(e.to_string())).await;
                     yield Err(std::io::Error::other(e.to_string()));
                     return;
                 }
             }
         }
-        guard.end(if terminal {
+        guard.finish(if terminal {
             ExchangeOutcome::Completed
         } else {
             ExchangeOutcome::Failed("the provider's stream ended before its last event".into())
-        });
+        })
+        .await;
     })
 }
 
@@ -301,11 +348,14 @@ fn translated(
         let mut failure: Option<String> = None;
         while !t.ended() {
             let frames = match upstream.next().await {
-                Some(Ok(chunk)) => tap
-                    .push(chunk)
-                    .iter()
-                    .flat_map(|ev| t.on_data(&ev.data))
-                    .collect::<Vec<_>>(),
+                Some(Ok(chunk)) => {
+                    let mut frames = Vec::new();
+                    for ev in tap.push(chunk) {
+                        guard.answer.observe(mode.target, &ev.data);
+                        frames.extend(t.on_data(&ev.data));
+                    }
+                    frames
+                }
                 Some(Err(e)) => t.fail(&ProviderError::from(e).to_string()),
                 None => t.on_upstream_end(),
             };
@@ -313,6 +363,14 @@ fn translated(
                 failure = is_error(&frames);
             }
             guard.usage = Some(t.usage());
+            if t.ended() {
+                guard
+                    .finish(match failure.take() {
+                        Some(m) => ExchangeOutcome::Failed(m),
+                        None => ExchangeOutcome::Completed,
+                    })
+                    .await;
+            }
             if !frames.is_empty() {
                 let mut out = Vec::new();
                 for f in &frames {
@@ -321,9 +379,11 @@ fn translated(
                 yield Ok(Bytes::from(out));
             }
         }
-        guard.end(match failure {
-            Some(m) => ExchangeOutcome::Failed(m),
-            None => ExchangeOutcome::Completed,
-        });
+        guard
+            .finish(match failure {
+                Some(m) => ExchangeOutcome::Failed(m),
+                None => ExchangeOutcome::Completed,
+            })
+            .await;
     })
 }

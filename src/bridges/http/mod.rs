@@ -14,6 +14,7 @@
 mod adapters;
 mod approvals;
 mod auth;
+mod chat_sessions;
 mod envelope;
 mod extract;
 mod files;
@@ -28,6 +29,7 @@ mod sessions;
 mod stream;
 mod system;
 mod tasks;
+mod traces;
 pub mod wire;
 
 pub use envelope::{ApiError, ErrorBody, ErrorEnvelope};
@@ -117,6 +119,7 @@ const SESSION: &str = "/hecate/v1/agent-chat/sessions/{id}";
 const TASKS: &str = "/hecate/v1/tasks";
 const TASK: &str = "/hecate/v1/tasks/{id}";
 const RUN: &str = "/hecate/v1/tasks/{id}/runs/{run_id}";
+const CHAT_SESSION: &str = "/hecate/v1/chat/sessions/{id}";
 
 /// Every route the server answers. Add new resources here (one module each).
 pub fn routes() -> Vec<ApiRoute> {
@@ -262,6 +265,14 @@ pub fn routes() -> Vec<ApiRoute> {
         ),
         ApiRoute::post("/hecate/v1/mcp/probe", mcp::probe),
         ApiRoute::get("/hecate/v1/system/mcp/cache", mcp::cache),
+        ApiRoute::get("/hecate/v1/chat/sessions", chat_sessions::list),
+        ApiRoute::get(CHAT_SESSION, chat_sessions::get),
+        ApiRoute::delete(CHAT_SESSION, chat_sessions::delete),
+        ApiRoute::get(
+            "/hecate/v1/chat/sessions/{id}/replay",
+            chat_sessions::replay,
+        ),
+        ApiRoute::get("/hecate/v1/traces", traces::list),
     ]
 }
 
@@ -292,7 +303,7 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
     for route in routes() {
         app = app.route(route.path, route.handler);
     }
-    app.nest("/v1", gateway::router(guard.clone()))
+    app.nest("/v1", gateway::router(guard.clone(), state.engine.clone()))
         .nest_service("/mcp", mcp)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -320,8 +331,16 @@ fn cors() -> CorsLayer {
             crate::bridges::access::X_API_KEY,
             HeaderName::from_static("anthropic-version"),
             HeaderName::from_static("anthropic-beta"),
+            HeaderName::from_static("x-hecate-session-id"),
         ])
-        .expose_headers([request_id::X_REQUEST_ID, request_id::X_TRACE_ID])
+        .expose_headers([
+            request_id::X_REQUEST_ID,
+            request_id::X_TRACE_ID,
+            HeaderName::from_static("x-ratelimit-limit"),
+            HeaderName::from_static("x-ratelimit-remaining"),
+            HeaderName::from_static("x-ratelimit-reset"),
+            header::RETRY_AFTER,
+        ])
 }
 
 async fn not_found(uri: Uri) -> ApiError {

@@ -11,6 +11,11 @@ use super::wire::agent::{
     GrantResponse, ProbeDto, ResolveApprovalRequest, RevertDto, RevertRequest, RevertResponse,
     ScopeName,
 };
+use super::wire::chat::{
+    ChatDeletedResponse, ChatMessageDto, ChatProviderCallDto, ChatReplayDto, ChatReplayResponse,
+    ChatSessionDto, ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, TraceDto,
+    TraceListResponse,
+};
 use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use super::wire::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
@@ -29,7 +34,10 @@ use super::wire::{
     SendMessageRequest, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
     StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
-use super::{adapters, approvals, files, mcp, messages, sessions, stream, system, tasks};
+use super::{
+    adapters, approvals, chat_sessions, files, mcp, messages, sessions, stream, system, tasks,
+    traces,
+};
 use axum::Json;
 use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -99,6 +107,11 @@ use utoipa::{Modify, OpenApi};
         tasks::chain::retry_from_turn,
         mcp::probe,
         mcp::cache,
+        chat_sessions::list,
+        chat_sessions::get,
+        chat_sessions::delete,
+        chat_sessions::replay,
+        traces::list,
     ),
     components(schemas(
         ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, McpPoolDto, StoreDto,
@@ -119,7 +132,10 @@ use utoipa::{Modify, OpenApi};
         TaskApprovalDto, ResolveTaskApprovalRequest, TaskEventListResponse, TaskEventDto,
         TaskPatchResponse, TaskPatchListResponse, TaskPatchDto,
         McpProbeResponse, McpProbeDto, McpProbeToolDto, McpCacheResponse, McpCacheDto,
-        McpCacheEntryDto, ContinueRunRequest, RetryFromTurnRequest
+        McpCacheEntryDto, ContinueRunRequest, RetryFromTurnRequest,
+        ChatSessionListResponse, ChatSessionSummaryDto, ChatSessionResponse, ChatSessionDto,
+        ChatMessageDto, ChatProviderCallDto, ChatReplayResponse, ChatReplayDto,
+        ChatDeletedResponse, TraceListResponse, TraceDto
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),
@@ -128,7 +144,9 @@ use utoipa::{Modify, OpenApi};
         (name = "agent-chat", description = "Agent Chat sessions, messages, streams and changed files"),
         (name = "approvals", description = "Permission requests of external agents, and standing grants"),
         (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes"),
-        (name = "mcp", description = "Hecate as an MCP client: server probes and the client pool")
+        (name = "mcp", description = "Hecate as an MCP client: server probes and the client pool"),
+        (name = "chat", description = "Chat sessions recorded by the model gateway (/v1) from requests carrying a session id"),
+        (name = "observability", description = "Per-request traces of the model gateway")
     )
 )]
 pub struct ApiDoc;

@@ -5,6 +5,7 @@
 //! through the engine. Stdout carries protocol frames only.
 
 mod args;
+mod chat_tools;
 mod delegate;
 mod elicit;
 mod errors;

@@ -74,7 +74,8 @@ impl HecateMcp {
                 Self::own_tools()
                     + Self::task_tools()
                     + Self::task_run_tools()
-                    + Self::task_patch_tools(),
+                    + Self::task_patch_tools()
+                    + Self::chat_session_tools(),
             ),
         }
     }

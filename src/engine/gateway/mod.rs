@@ -1,10 +1,15 @@
 //! The engine's half of the model gateway (`/v1`): which provider answers a
 //! request (`route.rs`), the routable model list, and the exchange itself —
 //! the body prepared for the provider, the upstream call and the relay of its
-//! answer, with the end of every exchange (outcome and usage) reported in the
-//! log. The wire work is `adapters::gateway`'s; the types a bridge needs are
+//! answer, with the end of every exchange (outcome and usage) logged and
+//! recorded (`record.rs`: the chat session a request names, the trace of every
+//! request), the recorded sessions and traces read back (`chats.rs`), and the
+//! local rate limit on `/v1` (`limit.rs`). The wire work is `adapters::gateway`'s; the types a bridge needs are
 //! re-exported here.
 
+pub mod chats;
+pub mod limit;
+pub mod record;
 pub mod route;
 
 pub use crate::adapters::gateway::models::{ListedModel, anthropic_list, openai_list};
@@ -12,6 +17,7 @@ pub use crate::adapters::gateway::{
     ByteStream, Exchange, ExchangeBody, ExchangeEnd, ExchangeOutcome, RequestFacts, TokenUsage,
     TranslateError, WireFormat,
 };
+pub use record::{HISTORY_MISMATCH, SessionBinding, TraceStart};
 pub use route::{GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED, ProviderModels};
 
 use super::Engine;
@@ -30,18 +36,21 @@ pub const INVALID_BODY: &str = "invalid_request";
 
 /// The gateway's own state: its upstream HTTP client (built on first use, so
 /// an engine that never serves `/v1` never builds it) and the default model.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct GatewayState {
     upstream: OnceLock<Upstream>,
     default_model: Option<String>,
+    limiter: limit::RateLimiter,
 }
 
 impl GatewayState {
-    /// State routing model-less requests to `default_model`.
-    pub fn new(default_model: Option<String>) -> Self {
+    /// State routing model-less requests to `default_model`, admitting
+    /// `rate_limit_rpm` requests per minute (0: no limit).
+    pub fn new(default_model: Option<String>, rate_limit_rpm: u32) -> Self {
         Self {
             upstream: OnceLock::new(),
             default_model,
+            limiter: limit::RateLimiter::new(rate_limit_rpm),
         }
     }
 
@@ -67,11 +76,22 @@ pub struct GatewayCall {
     pub facts: RequestFacts,
     /// The client's `anthropic-version` / `anthropic-beta` headers.
     pub anthropic_headers: Vec<(String, String)>,
-    /// The request's correlation id (for the log).
+    /// The request's correlation id (`X-Request-Id`).
     pub request_id: String,
+    /// The request's trace id (`X-Trace-Id`).
+    pub trace_id: String,
+    /// Namespace of the serving process (sessions and traces live in it).
+    pub namespace: String,
+    /// The chat session to record the exchange in, when the client named one.
+    pub session_id: Option<String>,
 }
 
 impl Engine {
+    /// The local rate limiter's decision for one `/v1` request.
+    pub fn gateway_admit(&self) -> limit::RateDecision {
+        self.inner.gateway.limiter.check()
+    }
+
     /// What routing knows about every configured provider; providers that
     /// declare no models are asked for their list when `discover` is set.
     pub async fn gateway_providers(&self, discover: bool) -> Vec<ProviderModels> {
@@ -118,8 +138,43 @@ impl Engine {
     }
 
     /// Routes `call`, sends it to the provider in the provider's format and
-    /// relays the answer in the client's format.
+    /// relays the answer in the client's format; the exchange is recorded when it
+    /// ends (its trace, and its chat session when it names one), a failure before
+    /// the answer as a failed trace.
     pub async fn gateway_exchange(&self, call: GatewayCall) -> Result<Exchange> {
+        let start = TraceStart {
+            namespace: call.namespace.clone(),
+            request_id: call.request_id.clone(),
+            trace_id: call.trace_id.clone(),
+            ingress: call.ingress,
+            requested_model: call.facts.model.clone().unwrap_or_default(),
+            session_id: call.session_id.clone(),
+            started_at: crate::domain::time::now_rfc3339(),
+            started: std::time::Instant::now(),
+        };
+        match self.gateway_answer(call, start.clone()).await {
+            Ok(exchange) => Ok(exchange),
+            Err(Failure::Early(e)) => {
+                self.gateway_record_failure(&start, &e).await;
+                Err(e)
+            }
+            Err(Failure::Answered(e)) => Err(e),
+        }
+    }
+
+    /// The exchange itself; a failure says whether the end was already recorded.
+    async fn gateway_answer(
+        &self,
+        call: GatewayCall,
+        start: TraceStart,
+    ) -> std::result::Result<Exchange, Failure> {
+        let binding = match &call.session_id {
+            Some(id) => Some(
+                self.gateway_bind_session(&call.namespace, id, call.ingress, &call.body)
+                    .await?,
+            ),
+            None => None,
+        };
         let route = self.gateway_route(call.facts.model.as_deref()).await?;
         let Some(client) = self
             .inner
@@ -130,7 +185,8 @@ impl Engine {
             return Err(HecateError::gateway(format!(
                 "provider {:?} disappeared while routing",
                 route.provider
-            )));
+            ))
+            .into());
         };
         let config = client.config();
         let target = WireFormat::of_provider(config.kind);
@@ -157,29 +213,34 @@ impl Engine {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
         };
-        let (provider, model, request_id) = (
-            route.provider.clone(),
-            route.model.clone(),
-            call.request_id.clone(),
-        );
-        let on_end = Box::new(move |end: ExchangeEnd| {
-            let usage = end.usage.unwrap_or_default();
-            tracing::info!(
-                request_id = %request_id,
-                provider = %provider,
-                model = %model,
-                ingress = call.ingress.as_str(),
-                outcome = ?end.outcome,
-                input_tokens = usage.input_tokens,
-                output_tokens = usage.output_tokens,
-                "gateway exchange ended"
-            );
+        let (engine, provider, model) = (self.clone(), route.provider.clone(), route.model.clone());
+        let on_end: crate::adapters::gateway::OnEnd = Box::new(move |end: ExchangeEnd| {
+            Box::pin(async move {
+                engine
+                    .gateway_record_end(start, binding, provider, model, end)
+                    .await;
+            })
         });
-        let body = relay(resp, mode, on_end).await.map_err(fail)?;
+        let body = relay(resp, mode, on_end)
+            .await
+            .map_err(|e| Failure::Answered(fail(e)))?;
         Ok(Exchange {
             provider: route.provider,
             model: route.model,
             body,
         })
+    }
+}
+
+/// A failed exchange: before an answer started (its trace still to be
+/// written), or after (the end already recorded it).
+enum Failure {
+    Early(HecateError),
+    Answered(HecateError),
+}
+
+impl From<HecateError> for Failure {
+    fn from(e: HecateError) -> Self {
+        Self::Early(e)
     }
 }

@@ -243,6 +243,66 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX task_queue_by_order ON task_queue(priority DESC, enqueued_ms);
     "#,
+    // v6: gateway chat sessions (messages and provider calls, linked by
+    // produced_by_call_id) and the per-request gateway traces.
+    r#"
+    CREATE TABLE chat_sessions (
+        id TEXT PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        title TEXT NOT NULL,
+        system_prompt TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX chat_sessions_by_namespace ON chat_sessions(namespace, updated_at);
+    CREATE TABLE chat_session_provider_calls (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES chat_sessions(id) ON DELETE CASCADE,
+        request_id TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        cost_micros_usd INTEGER,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        total_tokens INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX chat_calls_by_session ON chat_session_provider_calls(session_id, created_at);
+    CREATE TABLE chat_session_messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES chat_sessions(id) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL,
+        produced_by_call_id TEXT
+            REFERENCES chat_session_provider_calls(id) ON DELETE SET NULL,
+        message_json TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (session_id, sequence)
+    );
+    CREATE TABLE gateway_traces (
+        request_id TEXT PRIMARY KEY,
+        trace_id TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        session_id TEXT,
+        client_format TEXT NOT NULL,
+        requested_model TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        status TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        total_tokens INTEGER NOT NULL,
+        cost_micros_usd INTEGER,
+        duration_ms INTEGER NOT NULL,
+        error_type TEXT,
+        error_message TEXT,
+        started_at TEXT NOT NULL
+    );
+    CREATE INDEX gateway_traces_by_time ON gateway_traces(namespace, started_at);
+    CREATE INDEX gateway_traces_by_session ON gateway_traces(session_id, started_at);
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

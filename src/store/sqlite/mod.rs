@@ -6,6 +6,7 @@
 
 mod approvals;
 mod audit;
+mod chat;
 mod leases;
 mod messages;
 pub mod migrations;
@@ -14,6 +15,7 @@ mod pool;
 mod runs;
 mod sessions;
 mod tasks;
+mod traces;
 mod turns;
 
 use crate::domain::error::{HecateError, Result};

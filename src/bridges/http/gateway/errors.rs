@@ -113,6 +113,18 @@ impl From<HecateError> for GatewayError {
                 "invalid_request_error",
                 (reason == "model_ambiguous").then_some("model"),
             ),
+            (ErrorType::Conflict, _) => (
+                StatusCode::CONFLICT,
+                "invalid_request_error",
+                "invalid_request_error",
+                None,
+            ),
+            (ErrorType::NotFound, _) => (
+                StatusCode::NOT_FOUND,
+                "invalid_request_error",
+                "not_found_error",
+                None,
+            ),
             (ErrorType::RateLimitExceeded, _) => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "rate_limit_error",

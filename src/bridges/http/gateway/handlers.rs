@@ -5,6 +5,7 @@
 use super::super::HttpState;
 use super::super::request_id::RequestIds;
 use super::errors::GatewayError;
+use crate::domain::chat::valid_chat_session_id;
 use crate::engine::gateway::{
     Exchange, ExchangeBody, GatewayCall, RequestFacts, WireFormat, anthropic_list, openai_list,
 };
@@ -18,6 +19,43 @@ use serde_json::Value;
 
 /// Headers an Anthropic client sends that an Anthropic provider should see.
 const ANTHROPIC_HEADERS: [&str; 2] = ["anthropic-version", "anthropic-beta"];
+
+/// The header naming the chat session a request is recorded in.
+pub const SESSION_HEADER: &str = "x-hecate-session-id";
+
+/// The body field naming it (removed before the body goes upstream).
+const SESSION_FIELD: &str = "session_id";
+
+/// The chat session a request names: the header, else the `session_id` body
+/// field (which is taken out of the body either way); both present and
+/// different, or an unusable id, is refused with the reason.
+fn session_id_of(headers: &HeaderMap, body: &mut Value) -> Result<Option<String>, &'static str> {
+    let field = match body.as_object_mut().and_then(|o| o.remove(SESSION_FIELD)) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => return Err("`session_id` must be a string"),
+    };
+    let header = match headers.get(SESSION_HEADER) {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| "X-Hecate-Session-Id is not text")?
+                .to_string(),
+        ),
+    };
+    let id = match (header, field) {
+        (Some(h), Some(f)) if h != f => {
+            return Err("X-Hecate-Session-Id and the `session_id` field name different sessions");
+        }
+        (h, f) => h.or(f),
+    };
+    match id {
+        Some(id) if !valid_chat_session_id(&id) => {
+            Err("a chat session id is 1 to 128 letters, digits, `_`, `-`, `.` or `:`")
+        }
+        other => Ok(other),
+    }
+}
 
 /// Whether the request comes from an Anthropic client (it sends `anthropic-version`).
 pub fn speaks_anthropic(headers: &HeaderMap) -> bool {
@@ -89,10 +127,11 @@ async fn run(
         e.status = rej.status();
         e
     })?;
-    let body: Value = serde_json::from_slice(&bytes)
+    let mut body: Value = serde_json::from_slice(&bytes)
         .map_err(|e| GatewayError::invalid(format!("the body is not valid JSON: {e}")))?;
     let facts =
         RequestFacts::read(format, &body).map_err(|e| GatewayError::invalid(e.to_string()))?;
+    let session_id = session_id_of(headers, &mut body).map_err(GatewayError::invalid)?;
     let anthropic_headers = ANTHROPIC_HEADERS
         .iter()
         .filter_map(|name| {
@@ -106,6 +145,9 @@ async fn run(
         facts,
         anthropic_headers,
         request_id: ids.map(|i| i.request_id.clone()).unwrap_or_default(),
+        trace_id: ids.map(|i| i.trace_id.clone()).unwrap_or_default(),
+        namespace: state.namespace.to_string(),
+        session_id,
     };
     Ok(state.engine.gateway_exchange(call).await?)
 }

@@ -2,15 +2,19 @@
 //! ingress that the official SDKs can point at. `GET /v1/models`,
 //! `POST /v1/chat/completions`, `POST /v1/messages`. Access control is the
 //! shared guard of [`crate::bridges::access`] (the bearer token, or the same
-//! token as `x-api-key`), and every failure is answered in the client's wire
+//! token as `x-api-key`), then the local rate limit (`limit.rs`); a request may
+//! name the chat session it is recorded in (`X-Hecate-Session-Id` or a
+//! `session_id` body field); and every failure is answered in the client's wire
 //! shape with Hecate's envelope fields inside the error object (`errors.rs`).
 
 mod errors;
 mod handlers;
+mod limit;
 
 use super::HttpState;
 use super::request_id::RequestIds;
 use crate::bridges::access::Guard;
+use crate::engine::Engine;
 use crate::engine::gateway::WireFormat;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -24,14 +28,16 @@ use std::sync::Arc;
 /// Largest request body the gateway accepts, in bytes (images travel inline).
 pub const MAX_GATEWAY_BODY_BYTES: usize = 32 * 1024 * 1024;
 
-/// The gateway router, to be nested at `/v1`, guarded by `guard`.
-pub fn router(guard: Arc<Guard>) -> Router<HttpState> {
+/// The gateway router, to be nested at `/v1`, guarded by `guard` and limited by
+/// `engine`'s rate limiter.
+pub fn router(guard: Arc<Guard>, engine: Engine) -> Router<HttpState> {
     Router::new()
         .route("/models", get(handlers::models))
         .route("/chat/completions", post(handlers::chat_completions))
         .route("/messages", post(handlers::messages))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_GATEWAY_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(engine, limit::limit))
         .layer(axum::middleware::from_fn_with_state(guard, access))
 }
 

@@ -3,6 +3,7 @@
 //! and OpenAPI concerns) and derive `ToSchema` for the OpenAPI document.
 
 pub mod agent;
+pub mod chat;
 pub mod events;
 pub mod mcp;
 pub mod message;

@@ -1,0 +1,141 @@
+//! Gateway chat sessions (`/hecate/v1/chat/sessions`): list, show with both
+//! streams, replay, delete. The gateway creates and appends to them (see
+//! `gateway/`); this resource only reads and deletes.
+
+use super::HttpState;
+use super::envelope::{ApiError, ErrorEnvelope};
+use super::extract::{ApiPath, ApiQuery};
+use super::wire::DeletedDto;
+use super::wire::chat::{
+    ChatDeletedResponse, ChatReplayDto, ChatReplayResponse, ChatSessionDto,
+    ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, ListChatSessionsQuery,
+};
+use axum::Json;
+use axum::extract::State;
+
+/// Default and largest page.
+const DEFAULT_LIMIT: u32 = 50;
+const MAX_LIMIT: u32 = 1000;
+
+/// A page size in 1..=1000 (default 50), else `invalid_request`.
+pub fn page_limit(limit: Option<u32>) -> Result<usize, ApiError> {
+    match limit {
+        None => Ok(DEFAULT_LIMIT as usize),
+        Some(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n as usize),
+        Some(n) => Err(ApiError::invalid(format!(
+            "limit must be between 1 and {MAX_LIMIT}, got {n}"
+        ))
+        .with_detail("limit", n)),
+    }
+}
+
+/// Lists chat sessions, most recently updated first, with counts and the newest call.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/chat/sessions",
+    operation_id = "list_chat_sessions",
+    tag = "chat",
+    params(ListChatSessionsQuery),
+    responses(
+        (status = 200, description = "Chat session summaries", body = ChatSessionListResponse),
+        (status = 400, description = "Bad query", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn list(
+    State(state): State<HttpState>,
+    ApiQuery(q): ApiQuery<ListChatSessionsQuery>,
+) -> Result<Json<ChatSessionListResponse>, ApiError> {
+    let limit = page_limit(q.limit)?;
+    let offset = q.offset.unwrap_or(0) as usize;
+    let list = state
+        .engine
+        .list_chat_sessions(&state.namespace, limit, offset)
+        .await?;
+    Ok(Json(ChatSessionListResponse {
+        object: "chat_sessions".to_string(),
+        data: list.iter().map(ChatSessionSummaryDto::from).collect(),
+    }))
+}
+
+/// A chat session with its messages and provider calls.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/chat/sessions/{id}",
+    operation_id = "get_chat_session",
+    tag = "chat",
+    params(("id" = String, Path, description = "Chat session id")),
+    responses(
+        (status = 200, description = "The session with both streams", body = ChatSessionResponse),
+        (status = 404, description = "No such session", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn get(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<ChatSessionResponse>, ApiError> {
+    let v = state.engine.chat_session(&state.namespace, &id).await?;
+    Ok(Json(ChatSessionResponse {
+        object: "chat_session".to_string(),
+        data: ChatSessionDto::new(&v.session, &v.messages, &v.provider_calls),
+    }))
+}
+
+/// The session's conversation as OpenAI Chat Completions messages, in sequence
+/// order, ready to send with the next request.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/chat/sessions/{id}/replay",
+    operation_id = "replay_chat_session",
+    tag = "chat",
+    params(("id" = String, Path, description = "Chat session id")),
+    responses(
+        (status = 200, description = "The conversation", body = ChatReplayResponse),
+        (status = 404, description = "No such session", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn replay(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<ChatReplayResponse>, ApiError> {
+    let messages = state
+        .engine
+        .replay_chat_session(&state.namespace, &id)
+        .await?;
+    Ok(Json(ChatReplayResponse {
+        object: "chat_session_replay".to_string(),
+        data: ChatReplayDto {
+            session_id: id,
+            messages,
+        },
+    }))
+}
+
+/// Deletes a chat session with both streams (its traces stay).
+#[utoipa::path(
+    delete,
+    path = "/hecate/v1/chat/sessions/{id}",
+    operation_id = "delete_chat_session",
+    tag = "chat",
+    params(("id" = String, Path, description = "Chat session id")),
+    responses(
+        (status = 200, description = "Deleted", body = ChatDeletedResponse),
+        (status = 404, description = "No such session", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn delete(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<ChatDeletedResponse>, ApiError> {
+    state
+        .engine
+        .delete_chat_session(&state.namespace, &id)
+        .await?;
+    Ok(Json(ChatDeletedResponse {
+        object: "chat_session_deleted".to_string(),
+        data: DeletedDto { id, deleted: true },
+    }))
+}

@@ -1,0 +1,46 @@
+//! Gateway traces (`GET /hecate/v1/traces`): one record per `/v1` request,
+//! filtered by request id, chat session and time, newest first.
+
+use super::HttpState;
+use super::chat_sessions::page_limit;
+use super::envelope::{ApiError, ErrorEnvelope};
+use super::extract::ApiQuery;
+use super::wire::chat::{TraceDto, TraceListResponse, TracesQuery};
+use crate::domain::chat::TraceFilter;
+use axum::Json;
+use axum::extract::State;
+
+/// Lists gateway traces.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/traces",
+    operation_id = "list_traces",
+    tag = "observability",
+    params(TracesQuery),
+    responses(
+        (status = 200, description = "Traces, newest first", body = TraceListResponse),
+        (status = 400, description = "Bad query", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn list(
+    State(state): State<HttpState>,
+    ApiQuery(q): ApiQuery<TracesQuery>,
+) -> Result<Json<TraceListResponse>, ApiError> {
+    let filter = TraceFilter {
+        request_id: q.request_id,
+        session_id: q.session_id,
+        since: q.since,
+        until: q.until,
+        limit: page_limit(q.limit)?,
+        offset: q.offset.unwrap_or(0) as usize,
+    };
+    let traces = state
+        .engine
+        .gateway_traces(&state.namespace, filter)
+        .await?;
+    Ok(Json(TraceListResponse {
+        object: "traces".to_string(),
+        data: traces.iter().map(TraceDto::from).collect(),
+    }))
+}

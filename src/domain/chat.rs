@@ -1,0 +1,172 @@
+//! Gateway chat sessions (`/hecate/v1/chat/sessions`): SDK-style conversations
+//! recorded from `/v1` requests that carry a session id, as two streams — the
+//! messages, in order, and the provider calls, linked by `produced_by_call_id` —
+//! and the per-request gateway traces that every `/v1` request leaves.
+
+use crate::domain::provider_call::Usage;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Longest client-supplied chat session id accepted.
+pub const MAX_CHAT_SESSION_ID_LEN: usize = 128;
+
+/// Whether `id` is an acceptable chat session id: 1 to 128 characters of ASCII
+/// letters, digits, `_`, `-`, `.` or `:`.
+pub fn valid_chat_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_CHAT_SESSION_ID_LEN
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+}
+
+/// The header of a chat session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatSession {
+    /// Session id, chosen by the client.
+    pub id: String,
+    /// Namespace the session lives in.
+    pub namespace: String,
+    /// Title (empty unless set).
+    pub title: String,
+    /// System prompt applied to the session (empty unless set).
+    pub system_prompt: String,
+    /// The client's `user` field, when it sent one.
+    pub user: String,
+    /// Creation time.
+    pub created_at: String,
+    /// Time of the last append.
+    pub updated_at: String,
+}
+
+/// One entry of a chat session's message stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Message id.
+    pub id: String,
+    /// Position in the session, from 0, gap-free.
+    pub sequence: i64,
+    /// The provider call that produced it (assistant messages), else `None`.
+    pub produced_by_call_id: Option<String>,
+    /// The message in the OpenAI Chat Completions shape (`role`, `content`,
+    /// `tool_calls`, `tool_call_id`), plus `partial: true` on an answer that was
+    /// cut off.
+    pub message: Value,
+    /// Creation time.
+    pub created_at: String,
+}
+
+impl ChatMessage {
+    /// Whether this is an answer the client never received whole.
+    pub fn is_partial(&self) -> bool {
+        self.message.get("partial").and_then(Value::as_bool) == Some(true)
+    }
+}
+
+/// One upstream request made for a chat session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatProviderCall {
+    /// Call id; messages point at it.
+    pub id: String,
+    /// The gateway request that made it.
+    pub request_id: String,
+    /// Provider that answered.
+    pub provider: String,
+    /// Model as sent to the provider.
+    pub model: String,
+    /// Token usage.
+    pub usage: Usage,
+    /// Cost in micro-USD, `None` when the price is unknown.
+    pub cost_micros_usd: Option<i64>,
+    /// How the exchange ended: `completed` or `cancelled` (client went away).
+    pub outcome: String,
+    /// Wall time in milliseconds.
+    pub duration_ms: i64,
+    /// Creation time.
+    pub created_at: String,
+}
+
+/// A chat session in a list: counts and the newest call, no message bodies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatSessionSummary {
+    /// The session header.
+    pub session: ChatSession,
+    /// Number of messages.
+    pub message_count: u64,
+    /// Number of provider calls.
+    pub provider_call_count: u64,
+    /// The newest provider call, when there is one.
+    pub last_call: Option<ChatProviderCall>,
+}
+
+/// What one gateway request did, whether or not it carried a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatewayTrace {
+    /// The request id (`X-Request-Id`).
+    pub request_id: String,
+    /// The trace id (`X-Trace-Id`).
+    pub trace_id: String,
+    /// Namespace of the server that answered.
+    pub namespace: String,
+    /// The chat session it was recorded in, when it carried one.
+    pub session_id: Option<String>,
+    /// The client's wire format: `openai` or `anthropic`.
+    pub client_format: String,
+    /// The model the client asked for (empty: the default model).
+    pub requested_model: String,
+    /// The provider the route chose (empty when routing failed).
+    pub provider: String,
+    /// The model sent to it.
+    pub model: String,
+    /// `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// Token usage.
+    pub usage: Usage,
+    /// Cost in micro-USD, `None` when unknown.
+    pub cost_micros_usd: Option<i64>,
+    /// Wall time from the request to the end of the answer, in milliseconds.
+    pub duration_ms: i64,
+    /// Stable error type of a failure.
+    pub error_type: Option<String>,
+    /// Error message of a failure.
+    pub error_message: Option<String>,
+    /// When the request arrived.
+    pub started_at: String,
+}
+
+/// Which traces a listing wants; every field narrows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceFilter {
+    /// Only this request.
+    pub request_id: Option<String>,
+    /// Only requests recorded in this chat session.
+    pub session_id: Option<String>,
+    /// Only requests that started at or after this RFC 3339 instant.
+    pub since: Option<String>,
+    /// Only requests that started before this RFC 3339 instant.
+    pub until: Option<String>,
+    /// Page size.
+    pub limit: usize,
+    /// Entries of the newest-first order to skip.
+    pub offset: usize,
+}
+
+/// One exchange to record in a chat session, written in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatExchange {
+    /// Namespace of the session.
+    pub namespace: String,
+    /// Session id; created when absent.
+    pub session_id: String,
+    /// How many messages the session held when the request was matched against
+    /// it; a different count at write time is a `conflict` (nothing written).
+    pub expected_count: u64,
+    /// The request's new messages (user, system, client tool results), in order.
+    pub new_messages: Vec<Value>,
+    /// The answer, produced by `call`.
+    pub answer: Value,
+    /// The provider call.
+    pub call: ChatProviderCall,
+    /// The request's trace, written in the same transaction.
+    pub trace: GatewayTrace,
+}

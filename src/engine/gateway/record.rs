@@ -1,0 +1,235 @@
+//! Recording gateway requests. A request with a chat session id is first matched
+//! against the session's stored history (the client resends the whole
+//! conversation each call; the stored messages must be its prefix, else
+//! `conflict`), and its new messages and the answer with its provider call are
+//! appended at the end of the exchange in one transaction together with the
+//! request's trace. Every other ending — no session, a failure — leaves the
+//! trace alone, so a failed upstream never half-writes a session.
+
+use super::{ExchangeEnd, ExchangeOutcome, TokenUsage, WireFormat};
+use crate::adapters::gateway::{Fingerprint, request_messages};
+use crate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace};
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::ids::CallId;
+use crate::domain::provider_call::Usage;
+use crate::domain::time::now_rfc3339;
+use crate::engine::Engine;
+use serde_json::Value;
+use std::time::Instant;
+
+/// Detail `reason` of a resent history that does not extend the stored one.
+pub const HISTORY_MISMATCH: &str = "chat_session_history_mismatch";
+
+/// Where a request's exchange goes in its chat session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionBinding {
+    /// The session id.
+    pub session_id: String,
+    /// Messages the session held when matched (the write checks it again).
+    pub expected_count: u64,
+    /// The request's messages the session does not hold yet.
+    pub new_messages: Vec<Value>,
+}
+
+/// What a request's trace starts from.
+#[derive(Debug, Clone)]
+pub struct TraceStart {
+    /// Namespace of the serving process.
+    pub namespace: String,
+    /// `X-Request-Id`.
+    pub request_id: String,
+    /// `X-Trace-Id`.
+    pub trace_id: String,
+    /// The client's format.
+    pub ingress: WireFormat,
+    /// The model the client named.
+    pub requested_model: String,
+    /// The session, when the request named one.
+    pub session_id: Option<String>,
+    /// When it arrived.
+    pub started_at: String,
+    /// Its monotonic start.
+    pub started: Instant,
+}
+
+impl TraceStart {
+    /// The trace of this request, ended with `status` at `provider`/`model`.
+    pub fn trace(&self, status: &str, provider: &str, model: &str) -> GatewayTrace {
+        GatewayTrace {
+            request_id: self.request_id.clone(),
+            trace_id: self.trace_id.clone(),
+            namespace: self.namespace.clone(),
+            session_id: self.session_id.clone(),
+            client_format: self.ingress.as_str().to_string(),
+            requested_model: self.requested_model.clone(),
+            provider: provider.to_string(),
+            model: model.to_string(),
+            status: status.to_string(),
+            usage: Usage::default(),
+            cost_micros_usd: None,
+            duration_ms: self.started.elapsed().as_millis() as i64,
+            error_type: None,
+            error_message: None,
+            started_at: self.started_at.clone(),
+        }
+    }
+}
+
+fn usage_of(u: TokenUsage) -> Usage {
+    Usage {
+        prompt_tokens: u.input_tokens,
+        completion_tokens: u.output_tokens,
+        total_tokens: u.input_tokens + u.output_tokens,
+    }
+}
+
+impl Engine {
+    /// Matches a request's conversation against the stored history of chat
+    /// session `session_id` (absent: empty) and says what is new. Answered
+    /// partial messages (cut off when a client went away) are not expected back.
+    pub async fn gateway_bind_session(
+        &self,
+        namespace: &str,
+        session_id: &str,
+        ingress: WireFormat,
+        body: &Value,
+    ) -> Result<SessionBinding> {
+        let store = self.store();
+        let stored = match store.get_chat_session(namespace, session_id).await {
+            Ok(_) => store.list_chat_messages(session_id).await?,
+            Err(e) if e.error_type == ErrorType::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let request = request_messages(ingress, body).map_err(|e| {
+            HecateError::invalid(e.to_string()).with_detail("reason", super::INVALID_BODY)
+        })?;
+        let history: Vec<&Value> = stored
+            .iter()
+            .filter(|m| !m.is_partial())
+            .map(|m| &m.message)
+            .collect();
+        let mismatch = (0..history.len()).find(|&i| {
+            request
+                .get(i)
+                .is_none_or(|m| Fingerprint::of(m) != Fingerprint::of(history[i]))
+        });
+        if let Some(index) = mismatch {
+            return Err(HecateError::new(
+                ErrorType::Conflict,
+                format!(
+                    "the request's messages do not continue chat session {session_id}: \
+                     message {index} differs from the stored one ({} stored)",
+                    history.len()
+                ),
+            )
+            .with_user_message("The conversation does not match the recorded session.")
+            .with_operator_action(
+                "Resend the whole recorded history, or use a new session id for a new conversation.",
+            )
+            .with_detail("reason", HISTORY_MISMATCH)
+            .with_detail("session_id", session_id)
+            .with_detail("index", index as u64));
+        }
+        Ok(SessionBinding {
+            session_id: session_id.to_string(),
+            expected_count: stored.len() as u64,
+            new_messages: request[history.len()..].to_vec(),
+        })
+    }
+
+    /// Records a request that failed before an answer started.
+    pub(super) async fn gateway_record_failure(&self, start: &TraceStart, e: &HecateError) {
+        let mut trace = start.trace("failed", "", "");
+        trace.error_type = Some(e.error_type.code().to_string());
+        trace.error_message = Some(e.message.clone());
+        if let Some(p) = e.details.get("provider").and_then(Value::as_str) {
+            trace.provider = p.to_string();
+        }
+        if let Err(err) = self.store().record_trace(&trace).await {
+            tracing::warn!(request_id = %start.request_id, "gateway trace not stored: {err}");
+        }
+    }
+
+    /// Records the end of an exchange answered by `provider`/`model`: the
+    /// session's new messages, the answer (marked `partial` when the client went
+    /// away) and its provider call with the trace, or the trace alone.
+    pub(super) async fn gateway_record_end(
+        &self,
+        start: TraceStart,
+        binding: Option<SessionBinding>,
+        provider: String,
+        model: String,
+        end: ExchangeEnd,
+    ) {
+        let status = match &end.outcome {
+            ExchangeOutcome::Completed => "completed",
+            ExchangeOutcome::Failed(_) => "failed",
+            ExchangeOutcome::Cancelled => "cancelled",
+        };
+        let mut trace = start.trace(status, &provider, &model);
+        if let Some(u) = end.usage {
+            trace.usage = usage_of(u);
+            trace.cost_micros_usd = self.inner.model.pricebook().cost(
+                &provider,
+                &model,
+                u.input_tokens,
+                u.output_tokens,
+            );
+        }
+        if let ExchangeOutcome::Failed(m) = &end.outcome {
+            trace.error_type = Some(ErrorType::GatewayError.code().to_string());
+            trace.error_message = Some(m.clone());
+        }
+        tracing::info!(
+            request_id = %start.request_id,
+            provider = %provider,
+            model = %model,
+            ingress = start.ingress.as_str(),
+            outcome = ?end.outcome,
+            input_tokens = trace.usage.prompt_tokens,
+            output_tokens = trace.usage.completion_tokens,
+            "gateway exchange ended"
+        );
+        let store = self.store();
+        let binding = binding.filter(|_| status != "failed");
+        let Some(binding) = binding else {
+            if let Err(e) = store.record_trace(&trace).await {
+                tracing::warn!(request_id = %start.request_id, "gateway trace not stored: {e}");
+            }
+            return;
+        };
+        let mut answer = end.answer;
+        if status == "cancelled"
+            && let Some(obj) = answer.as_object_mut()
+        {
+            obj.insert("partial".into(), Value::Bool(true));
+        }
+        let exchange = ChatExchange {
+            namespace: start.namespace.clone(),
+            session_id: binding.session_id,
+            expected_count: binding.expected_count,
+            new_messages: binding.new_messages,
+            answer,
+            call: ChatProviderCall {
+                id: CallId::generate().0,
+                request_id: start.request_id.clone(),
+                provider,
+                model,
+                usage: trace.usage,
+                cost_micros_usd: trace.cost_micros_usd,
+                outcome: status.to_string(),
+                duration_ms: trace.duration_ms,
+                created_at: now_rfc3339(),
+            },
+            trace: trace.clone(),
+        };
+        if let Err(e) = store.append_chat_exchange(exchange).await {
+            tracing::warn!(request_id = %start.request_id, "chat exchange not recorded: {e}");
+            trace.error_type = Some(e.error_type.code().to_string());
+            trace.error_message = Some(format!("the exchange was not recorded: {}", e.message));
+            if let Err(e) = store.record_trace(&trace).await {
+                tracing::warn!(request_id = %start.request_id, "gateway trace not stored: {e}");
+            }
+        }
+    }
+}

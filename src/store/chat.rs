@@ -1,0 +1,41 @@
+//! The contract for gateway chat sessions and gateway traces: the exchange of a
+//! `/v1` request with a session id is written in one transaction with its trace;
+//! a request without one leaves its trace alone.
+
+use crate::domain::chat::{
+    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace,
+    TraceFilter,
+};
+use crate::domain::error::Result;
+use async_trait::async_trait;
+
+/// Gateway chat sessions (two streams) and per-request traces.
+#[async_trait]
+pub trait ChatStore: Send + Sync {
+    /// Creates the session when absent, appends the new messages (gap-free
+    /// sequences), the provider call, the answer produced by it and the trace, in
+    /// one transaction; `conflict` (nothing written) when the session no longer
+    /// holds `expected_count` messages. Answers the appended messages.
+    async fn append_chat_exchange(&self, exchange: ChatExchange) -> Result<Vec<ChatMessage>>;
+    /// Stores the trace of a request that recorded no exchange.
+    async fn record_trace(&self, trace: &GatewayTrace) -> Result<()>;
+    /// Reads a session header, or `not_found`.
+    async fn get_chat_session(&self, namespace: &str, id: &str) -> Result<ChatSession>;
+    /// Sessions of a namespace, most recently updated first, `offset` skipped, at
+    /// most `limit`.
+    async fn list_chat_sessions(
+        &self,
+        namespace: &str,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ChatSessionSummary>>;
+    /// The messages of a session in sequence order (empty for an unknown one).
+    async fn list_chat_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>>;
+    /// The provider calls of a session, oldest first.
+    async fn list_chat_provider_calls(&self, session_id: &str) -> Result<Vec<ChatProviderCall>>;
+    /// Deletes a session with both streams, or `not_found`; its traces stay.
+    async fn delete_chat_session(&self, namespace: &str, id: &str) -> Result<()>;
+    /// Traces of a namespace matching `filter`, newest first.
+    async fn list_traces(&self, namespace: &str, filter: &TraceFilter)
+    -> Result<Vec<GatewayTrace>>;
+}

@@ -1,0 +1,316 @@
+//! Gateway chat sessions: the header, the message stream and the provider-call
+//! stream; an exchange (with its trace) is one `BEGIN IMMEDIATE` transaction.
+
+use super::traces::{insert_trace, select_traces};
+use super::{OpResult, SqliteStore};
+use crate::domain::HecateError;
+use crate::domain::chat::{
+    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace,
+    TraceFilter,
+};
+use crate::domain::error::Result;
+use crate::domain::ids::MessageId;
+use crate::domain::provider_call::Usage;
+use crate::domain::time::now_rfc3339;
+use crate::store::ChatStore;
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use serde_json::Value;
+
+const SESSION_COLUMNS: &str =
+    "id, namespace, title, system_prompt, user_name, created_at, updated_at";
+const CALL_COLUMNS: &str = "id, request_id, provider, model, cost_micros_usd, prompt_tokens, \
+     completion_tokens, total_tokens, outcome, duration_ms, created_at";
+
+fn row_to_session(r: &Row<'_>) -> rusqlite::Result<ChatSession> {
+    Ok(ChatSession {
+        id: r.get(0)?,
+        namespace: r.get(1)?,
+        title: r.get(2)?,
+        system_prompt: r.get(3)?,
+        user: r.get(4)?,
+        created_at: r.get(5)?,
+        updated_at: r.get(6)?,
+    })
+}
+
+/// Reads a provider call from the columns starting at `at`.
+fn row_to_call(r: &Row<'_>, at: usize) -> rusqlite::Result<ChatProviderCall> {
+    Ok(ChatProviderCall {
+        id: r.get(at)?,
+        request_id: r.get(at + 1)?,
+        provider: r.get(at + 2)?,
+        model: r.get(at + 3)?,
+        cost_micros_usd: r.get(at + 4)?,
+        usage: Usage {
+            prompt_tokens: r.get::<_, i64>(at + 5)?.max(0) as u64,
+            completion_tokens: r.get::<_, i64>(at + 6)?.max(0) as u64,
+            total_tokens: r.get::<_, i64>(at + 7)?.max(0) as u64,
+        },
+        outcome: r.get(at + 8)?,
+        duration_ms: r.get(at + 9)?,
+        created_at: r.get(at + 10)?,
+    })
+}
+
+fn session_in(c: &Connection, namespace: &str, id: &str) -> OpResult<ChatSession> {
+    c.prepare_cached(&format!(
+        "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = ?1 AND namespace = ?2"
+    ))?
+    .query_row(params![id, namespace], row_to_session)
+    .optional()?
+    .ok_or_else(|| HecateError::not_found("chat session", id).into())
+}
+
+fn insert_message(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    sequence: i64,
+    call_id: Option<&str>,
+    message: Value,
+    now: &str,
+) -> OpResult<ChatMessage> {
+    let id = MessageId::generate().0;
+    tx.prepare_cached(
+        "INSERT INTO chat_session_messages \
+         (id, session_id, sequence, produced_by_call_id, message_json, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        id,
+        session_id,
+        sequence,
+        call_id,
+        serde_json::to_string(&message)?,
+        now
+    ])?;
+    Ok(ChatMessage {
+        id,
+        sequence,
+        produced_by_call_id: call_id.map(str::to_string),
+        message,
+        created_at: now.to_string(),
+    })
+}
+
+fn append(tx: &Transaction<'_>, ex: ChatExchange) -> OpResult<Vec<ChatMessage>> {
+    let now = now_rfc3339();
+    let owner: Option<String> = tx
+        .prepare_cached("SELECT namespace FROM chat_sessions WHERE id = ?1")?
+        .query_row(params![ex.session_id], |r| r.get(0))
+        .optional()?;
+    match owner {
+        Some(ns) if ns != ex.namespace => {
+            return Err(HecateError::not_found("chat session", &ex.session_id).into());
+        }
+        Some(_) => {
+            tx.prepare_cached("UPDATE chat_sessions SET updated_at = ?2 WHERE id = ?1")?
+                .execute(params![ex.session_id, now])?;
+        }
+        None => {
+            tx.prepare_cached(&format!(
+                "INSERT INTO chat_sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, '', '', '', ?3, ?3)"
+            ))?
+            .execute(params![ex.session_id, ex.namespace, now])?;
+        }
+    }
+    let count: i64 = tx
+        .prepare_cached("SELECT COUNT(*) FROM chat_session_messages WHERE session_id = ?1")?
+        .query_row(params![ex.session_id], |r| r.get(0))?;
+    if count as u64 != ex.expected_count {
+        return Err(HecateError::new(
+            crate::domain::ErrorType::Conflict,
+            format!(
+                "chat session {} changed while the request ran ({} messages, expected {})",
+                ex.session_id, count, ex.expected_count
+            ),
+        )
+        .with_detail("reason", "chat_session_changed")
+        .into());
+    }
+    let call = &ex.call;
+    tx.prepare_cached(&format!(
+        "INSERT INTO chat_session_provider_calls (session_id, {CALL_COLUMNS}) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+    ))?
+    .execute(params![
+        ex.session_id,
+        call.id,
+        call.request_id,
+        call.provider,
+        call.model,
+        call.cost_micros_usd,
+        call.usage.prompt_tokens as i64,
+        call.usage.completion_tokens as i64,
+        call.usage.total_tokens as i64,
+        call.outcome,
+        call.duration_ms,
+        call.created_at,
+    ])?;
+    let mut stored = Vec::with_capacity(ex.new_messages.len() + 1);
+    let mut sequence = count;
+    for m in ex.new_messages {
+        stored.push(insert_message(tx, &ex.session_id, sequence, None, m, &now)?);
+        sequence += 1;
+    }
+    stored.push(insert_message(
+        tx,
+        &ex.session_id,
+        sequence,
+        Some(&call.id),
+        ex.answer,
+        &now,
+    )?);
+    insert_trace(tx, &ex.trace)?;
+    Ok(stored)
+}
+
+fn message_rows(c: &Connection, session_id: &str) -> OpResult<Vec<ChatMessage>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT id, sequence, produced_by_call_id, message_json, created_at \
+         FROM chat_session_messages WHERE session_id = ?1 ORDER BY sequence",
+    )?;
+    let rows = stmt.query_map(params![session_id], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, Option<String>>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, String>(4)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, sequence, produced_by_call_id, json, created_at) = row?;
+        out.push(ChatMessage {
+            id,
+            sequence,
+            produced_by_call_id,
+            message: serde_json::from_str(&json)?,
+            created_at,
+        });
+    }
+    Ok(out)
+}
+
+fn summaries(
+    c: &Connection,
+    namespace: &str,
+    limit: usize,
+    offset: usize,
+) -> OpResult<Vec<ChatSessionSummary>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {SESSION_COLUMNS}, \
+         (SELECT COUNT(*) FROM chat_session_messages m WHERE m.session_id = s.id), \
+         (SELECT COUNT(*) FROM chat_session_provider_calls p WHERE p.session_id = s.id) \
+         FROM chat_sessions s WHERE namespace = ?1 \
+         ORDER BY updated_at DESC, id DESC LIMIT ?2 OFFSET ?3"
+    ))?;
+    let rows = stmt.query_map(params![namespace, limit as i64, offset as i64], |r| {
+        Ok((
+            row_to_session(r)?,
+            r.get::<_, i64>(7)?.max(0) as u64,
+            r.get::<_, i64>(8)?.max(0) as u64,
+        ))
+    })?;
+    let mut last = c.prepare_cached(&format!(
+        "SELECT {CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
+         ORDER BY created_at DESC, rowid DESC LIMIT 1"
+    ))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (session, message_count, provider_call_count) = row?;
+        let last_call = last
+            .query_row(params![session.id], |r| row_to_call(r, 0))
+            .optional()?;
+        out.push(ChatSessionSummary {
+            session,
+            message_count,
+            provider_call_count,
+            last_call,
+        });
+    }
+    Ok(out)
+}
+
+#[async_trait]
+impl ChatStore for SqliteStore {
+    async fn append_chat_exchange(&self, ex: ChatExchange) -> Result<Vec<ChatMessage>> {
+        self.write(move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let stored = append(&tx, ex)?;
+            tx.commit()?;
+            Ok(stored)
+        })
+        .await
+    }
+
+    async fn get_chat_session(&self, namespace: &str, id: &str) -> Result<ChatSession> {
+        let (namespace, id) = (namespace.to_owned(), id.to_owned());
+        self.read(move |c| session_in(c, &namespace, &id)).await
+    }
+
+    async fn list_chat_sessions(
+        &self,
+        namespace: &str,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ChatSessionSummary>> {
+        let namespace = namespace.to_owned();
+        self.read(move |c| summaries(c, &namespace, limit, offset))
+            .await
+    }
+
+    async fn list_chat_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>> {
+        let session_id = session_id.to_owned();
+        self.read(move |c| message_rows(c, &session_id)).await
+    }
+
+    async fn list_chat_provider_calls(&self, session_id: &str) -> Result<Vec<ChatProviderCall>> {
+        let session_id = session_id.to_owned();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
+                 ORDER BY created_at, rowid"
+            ))?;
+            let rows = stmt.query_map(params![session_id], |r| row_to_call(r, 0))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn delete_chat_session(&self, namespace: &str, id: &str) -> Result<()> {
+        let (namespace, id) = (namespace.to_owned(), id.to_owned());
+        self.write(move |c| {
+            let n = c
+                .prepare_cached("DELETE FROM chat_sessions WHERE id = ?1 AND namespace = ?2")?
+                .execute(params![id, namespace])?;
+            if n == 0 {
+                return Err(HecateError::not_found("chat session", &id).into());
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn record_trace(&self, trace: &GatewayTrace) -> Result<()> {
+        let trace = trace.clone();
+        self.write(move |c| {
+            let tx = c.transaction()?;
+            insert_trace(&tx, &trace)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list_traces(
+        &self,
+        namespace: &str,
+        filter: &TraceFilter,
+    ) -> Result<Vec<GatewayTrace>> {
+        let (namespace, filter) = (namespace.to_owned(), filter.clone());
+        self.read(move |c| select_traces(c, &namespace, &filter))
+            .await
+    }
+}

@@ -1,0 +1,238 @@
+//! The gateway chat-session and trace cases of the store suite.
+
+use super::Backend;
+use hecate::domain::ErrorType;
+use hecate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace, TraceFilter};
+use hecate::domain::ids::CallId;
+use hecate::domain::provider_call::Usage;
+use hecate::domain::time::now_rfc3339;
+use serde_json::json;
+
+fn trace(request_id: &str, session: Option<&str>, started_at: &str) -> GatewayTrace {
+    GatewayTrace {
+        request_id: request_id.into(),
+        trace_id: format!("trace-{request_id}"),
+        namespace: "default".into(),
+        session_id: session.map(str::to_string),
+        client_format: "openai".into(),
+        requested_model: "m".into(),
+        provider: "p".into(),
+        model: "m".into(),
+        status: "completed".into(),
+        usage: Usage {
+            prompt_tokens: 3,
+            completion_tokens: 2,
+            total_tokens: 5,
+        },
+        cost_micros_usd: Some(7),
+        duration_ms: 4,
+        error_type: None,
+        error_message: None,
+        started_at: started_at.into(),
+    }
+}
+
+fn exchange(session: &str, expected: u64, request_id: &str, user: &str) -> ChatExchange {
+    ChatExchange {
+        namespace: "default".into(),
+        session_id: session.into(),
+        expected_count: expected,
+        new_messages: vec![json!({"role": "user", "content": user})],
+        answer: json!({"role": "assistant", "content": format!("re: {user}")}),
+        call: ChatProviderCall {
+            id: CallId::generate().0,
+            request_id: request_id.into(),
+            provider: "p".into(),
+            model: "m".into(),
+            usage: Usage {
+                prompt_tokens: 3,
+                completion_tokens: 2,
+                total_tokens: 5,
+            },
+            cost_micros_usd: Some(7),
+            outcome: "completed".into(),
+            duration_ms: 4,
+            created_at: now_rfc3339(),
+        },
+        trace: trace(request_id, Some(session), &now_rfc3339()),
+    }
+}
+
+pub async fn a_chat_exchange_creates_the_session_and_links_answer_to_call(b: Backend) {
+    let s = &b.store;
+    let first = s
+        .append_chat_exchange(exchange("chat_a", 0, "req_1", "hi"))
+        .await
+        .expect("first exchange");
+    assert_eq!(first.len(), 2);
+    let second = exchange("chat_a", 2, "req_2", "again");
+    let call_id = second.call.id.clone();
+    s.append_chat_exchange(second).await.expect("second");
+    let messages = s.list_chat_messages("chat_a").await.expect("messages");
+    assert_eq!(
+        messages.iter().map(|m| m.sequence).collect::<Vec<_>>(),
+        [0, 1, 2, 3]
+    );
+    assert_eq!(messages[2].produced_by_call_id, None);
+    assert_eq!(messages[3].produced_by_call_id.as_deref(), Some(&*call_id));
+    assert_eq!(messages[3].message["content"], "re: again");
+    let calls = s.list_chat_provider_calls("chat_a").await.expect("calls");
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].id, call_id);
+    let list = s.list_chat_sessions("default", 10, 0).await.expect("list");
+    assert_eq!(list.len(), 1);
+    assert_eq!((list[0].message_count, list[0].provider_call_count), (4, 2));
+    assert_eq!(list[0].last_call.as_ref().map(|c| &c.id), Some(&call_id));
+    let traced = s
+        .list_traces(
+            "default",
+            &TraceFilter {
+                session_id: Some("chat_a".into()),
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traces");
+    assert_eq!(traced.len(), 2, "each exchange wrote its trace");
+}
+
+pub async fn a_stale_chat_exchange_writes_nothing(b: Backend) {
+    let s = &b.store;
+    let err = s
+        .append_chat_exchange(exchange("chat_b", 1, "req_x", "hi"))
+        .await
+        .expect_err("a new session holds no message");
+    assert_eq!(err.error_type, ErrorType::Conflict);
+    let missing = s
+        .get_chat_session("default", "chat_b")
+        .await
+        .expect_err("absent");
+    assert_eq!(missing.error_type, ErrorType::NotFound);
+    let traces = s
+        .list_traces(
+            "default",
+            &TraceFilter {
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traces");
+    assert!(traces.is_empty(), "not even the trace was written");
+}
+
+pub async fn chat_sessions_list_newest_first_per_namespace_and_delete_both_streams(b: Backend) {
+    let s = &b.store;
+    for id in ["chat_1", "chat_2", "chat_3"] {
+        s.append_chat_exchange(exchange(id, 0, &format!("req_{id}"), "hi"))
+            .await
+            .expect("append");
+    }
+    let page = s.list_chat_sessions("default", 2, 0).await.expect("page");
+    assert_eq!(
+        page.iter()
+            .map(|x| x.session.id.as_str())
+            .collect::<Vec<_>>(),
+        ["chat_3", "chat_2"]
+    );
+    let rest = s.list_chat_sessions("default", 2, 2).await.expect("rest");
+    assert_eq!(rest.len(), 1);
+    assert!(
+        s.list_chat_sessions("other", 10, 0)
+            .await
+            .expect("other")
+            .is_empty()
+    );
+    let other = s.get_chat_session("other", "chat_1").await.expect_err("ns");
+    assert_eq!(other.error_type, ErrorType::NotFound);
+    s.delete_chat_session("default", "chat_1")
+        .await
+        .expect("delete");
+    assert!(s.list_chat_messages("chat_1").await.expect("m").is_empty());
+    assert!(
+        s.list_chat_provider_calls("chat_1")
+            .await
+            .expect("c")
+            .is_empty()
+    );
+    let again = s
+        .delete_chat_session("default", "chat_1")
+        .await
+        .expect_err("gone");
+    assert_eq!(again.error_type, ErrorType::NotFound);
+    let kept = s
+        .list_traces(
+            "default",
+            &TraceFilter {
+                request_id: Some("req_chat_1".into()),
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traces");
+    assert_eq!(kept.len(), 1, "traces outlive the session");
+}
+
+pub async fn traces_filter_by_request_session_and_time_newest_first(b: Backend) {
+    let s = &b.store;
+    s.record_trace(&trace("r1", None, "2026-01-01T00:00:00.000Z"))
+        .await
+        .expect("r1");
+    s.record_trace(&trace("r2", Some("chat_t"), "2026-01-02T00:00:00.000Z"))
+        .await
+        .expect("r2");
+    let mut foreign = trace("r3", None, "2026-01-03T00:00:00.000Z");
+    foreign.namespace = "other".into();
+    s.record_trace(&foreign).await.expect("r3");
+    let list = |f: TraceFilter| async move {
+        s.list_traces("default", &TraceFilter { limit: 10, ..f })
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|t| t.request_id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(list(TraceFilter::default()).await, ["r2", "r1"]);
+    assert_eq!(
+        list(TraceFilter {
+            request_id: Some("r1".into()),
+            ..Default::default()
+        })
+        .await,
+        ["r1"]
+    );
+    assert_eq!(
+        list(TraceFilter {
+            session_id: Some("chat_t".into()),
+            ..Default::default()
+        })
+        .await,
+        ["r2"]
+    );
+    assert_eq!(
+        list(TraceFilter {
+            since: Some("2026-01-01T12:00:00.000Z".into()),
+            ..Default::default()
+        })
+        .await,
+        ["r2"]
+    );
+    assert_eq!(
+        list(TraceFilter {
+            until: Some("2026-01-01T12:00:00.000Z".into()),
+            ..Default::default()
+        })
+        .await,
+        ["r1"]
+    );
+    assert_eq!(
+        list(TraceFilter {
+            offset: 1,
+            ..Default::default()
+        })
+        .await,
+        ["r1"]
+    );
+}
