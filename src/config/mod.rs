@@ -117,13 +117,21 @@ impl Config {
     }
 
     /// The task runtime's tunables (`[tasks]` and its environment overrides),
-    /// with workspaces under `data_dir`.
+    /// with workspaces under `data_dir`; without a task default model, the
+    /// gateway's default model serves the agent loop too.
     pub fn tasks(
         &self,
         env: &HashMap<String, String>,
         data_dir: &std::path::Path,
     ) -> Result<crate::engine::tasks::TaskConfig, ConfigError> {
-        options::tasks(&self.path, &self.file.tasks, env, data_dir)
+        let mut tasks = options::tasks(&self.path, &self.file.tasks, env, data_dir)?;
+        // One default model for the hub: the agent loop falls back to the gateway's.
+        if tasks.default_model.is_empty()
+            && let Some(m) = self.gateway_default_model(env)
+        {
+            tasks.default_model = m;
+        }
+        Ok(tasks)
     }
 
     /// How long a prompted approval waits before it times out.
@@ -298,6 +306,22 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn the_agent_loop_falls_back_to_the_gateways_default_model() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[gateway]\ndefault_model = \"fix/m\"\n").expect("writes");
+        let c = Config::load(&path, &HashMap::new()).expect("loads");
+        let t = c.tasks(&HashMap::new(), dir.path()).expect("tasks");
+        assert_eq!(t.default_model, "fix/m");
+        let own = env(&[("HECATE_TASK_DEFAULT_MODEL", "other/x")]);
+        assert_eq!(
+            c.tasks(&own, dir.path()).expect("tasks").default_model,
+            "other/x",
+            "a task default wins"
+        );
     }
 
     #[test]
