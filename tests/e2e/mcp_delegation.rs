@@ -3,7 +3,8 @@
 //! calling client by elicitation (or decided by the approval mode), the answer
 //! with the files changed, and MCP cancellation turned into an engine cancel.
 
-use crate::support::common::{Home, git_workspace};
+use crate::support::agent::{WIRES, agent_home, answer, call, turn};
+use crate::support::common::{Home, ModelServer, git_workspace, workspace};
 use crate::support::mcp::McpProc;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -182,4 +183,50 @@ fn cancelling_the_mcp_request_cancels_the_turn() {
         .and_then(|m| m.last().cloned())
         .expect("message");
     assert_eq!(last["status"], "cancelled");
+}
+
+#[test]
+fn ask_agent_runs_hecates_own_agent_and_elicits_its_tool_gate() {
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call(
+            "file_write",
+            json!({"path": "out.txt", "content": "from the loop\n"})
+        )]),
+        answer("Wrote out.txt."),
+    ])));
+    let home = agent_home(&server, WIRES[0], "file_write");
+    let (_dir, ws) = workspace();
+    let mut mcp = McpProc::start(&home, json!({"elicitation": {}}));
+    let mut elicited = Vec::new();
+    let target = format!("hecate:{}", WIRES[0].2);
+    let r = mcp.request_with(
+        "tools/call",
+        json!({"name": "ask_agent", "_meta": {"progressToken": "h1"}, "arguments": {
+            "target": target, "prompt": "write the file", "workspace": ws}}),
+        &mut |method, params| {
+            assert_eq!(method, "elicitation/create");
+            elicited.push(params.clone());
+            json!({"action": "accept", "content": {"decision": "approve_once"}})
+        },
+    );
+    let result = &r["result"];
+    assert_ne!(result["isError"], true, "{r}");
+    assert_eq!(
+        elicited.len(),
+        1,
+        "the loop's file_write gate was asked: {elicited:?}"
+    );
+    assert_eq!(
+        result["structuredContent"]["answer"], "Wrote out.txt.",
+        "{r}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("out.txt")).expect("written"),
+        "from the loop\n"
+    );
+    let bad = mcp.request(
+        "tools/call",
+        json!({"name": "ask_agent", "arguments": {"target": "hecate:nomodel", "prompt": "x"}}),
+    );
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
 }

@@ -89,8 +89,9 @@ pub struct SendMessageArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AskAgentArgs {
-    /// Who answers: `agent:ID` (an external coding agent from `list_adapters`) or
-    /// `model:PROVIDER/MODEL`.
+    /// Who answers: `agent:ID` (an external coding agent from `list_adapters`),
+    /// `model:PROVIDER/MODEL`, or Hecate's own agent: `hecate:PROVIDER/MODEL` or
+    /// `hecate` (the default model).
     pub target: String,
     /// The task or question.
     pub prompt: String,

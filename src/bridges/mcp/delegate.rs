@@ -24,15 +24,19 @@ pub enum Target {
     Agent(String),
     /// A model, `provider/model`.
     Model(String),
+    /// Hecate's own agent on a model (`provider/model`; `None`: the default model).
+    Hecate(Option<String>),
 }
 
-/// Parses `agent:ID` or `model:PROVIDER/MODEL`.
+/// Parses `agent:ID`, `model:PROVIDER/MODEL`, `hecate` or `hecate:PROVIDER/MODEL`.
 pub fn parse_target(s: &str) -> Result<Target> {
     match s.split_once(':') {
         Some(("agent", id)) if !id.trim().is_empty() => Ok(Target::Agent(id.trim().to_string())),
         Some(("model", m)) if m.contains('/') => Ok(Target::Model(m.trim().to_string())),
+        Some(("hecate", m)) if m.contains('/') => Ok(Target::Hecate(Some(m.trim().to_string()))),
+        None if s.trim() == "hecate" => Ok(Target::Hecate(None)),
         _ => Err(HecateError::invalid(format!(
-            "target {s:?} is not `agent:ID` or `model:PROVIDER/MODEL`"
+            "target {s:?} is not `agent:ID`, `model:PROVIDER/MODEL`, `hecate` or `hecate:PROVIDER/MODEL`"
         ))
         .with_detail("target", s)),
     }
@@ -88,6 +92,13 @@ impl HecateMcp {
                     Target::Model(m) => CreateSession {
                         title: Some(title),
                         model: Some(m.clone()),
+                        workspace: a.workspace.clone(),
+                        ..Default::default()
+                    },
+                    Target::Hecate(m) => CreateSession {
+                        title: Some(title),
+                        runtime_kind: Some(RuntimeKind::Agent),
+                        model: m.clone(),
                         workspace: a.workspace.clone(),
                         ..Default::default()
                     },
@@ -222,6 +233,15 @@ mod tests {
         );
         assert!(parse_target("model:nomodel").is_err());
         assert!(parse_target("codex").is_err());
+        assert_eq!(
+            parse_target("hecate:fix/m").expect("hecate on a model"),
+            Target::Hecate(Some("fix/m".into()))
+        );
+        assert_eq!(
+            parse_target("hecate").expect("default"),
+            Target::Hecate(None)
+        );
+        assert!(parse_target("hecate:m").is_err());
         assert!(parse_target("agent:").is_err());
     }
 }

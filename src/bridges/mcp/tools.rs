@@ -202,7 +202,7 @@ impl HecateMcp {
     }
 
     #[tool(
-        description = "Delegate a task to another agent (`agent:ID`, see list_adapters) or a model (`model:PROVIDER/MODEL`), in a workspace. Runs one turn with progress notifications; the agent's permission requests are put to you by elicitation when your client supports it. Returns the answer, the session id (pass it back to continue) and the files changed.",
+        description = "Delegate a task to another agent (`agent:ID`, see list_adapters), a model (`model:PROVIDER/MODEL`) or Hecate's own agent with its tools (`hecate:PROVIDER/MODEL`, or `hecate` for the default model), in a workspace. Runs one turn with progress notifications; the agent's permission requests are put to you by elicitation when your client supports it. Returns the answer, the session id (pass it back to continue) and the files changed.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
