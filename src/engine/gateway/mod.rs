@@ -22,7 +22,9 @@ pub use route::{GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED, 
 
 use super::Engine;
 use crate::adapters::gateway::{RelayMode, Upstream, prepare_body, relay};
-use crate::adapters::providers::{ProviderClient, ProviderError};
+use crate::adapters::providers::ProviderClient;
+/// How an upstream provider failed, before it is classified into a `HecateError`.
+pub use crate::adapters::providers::ProviderError;
 use crate::domain::error::{HecateError, Result};
 use serde_json::Value;
 use std::sync::OnceLock;

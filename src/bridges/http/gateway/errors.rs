@@ -218,7 +218,7 @@ impl From<Denial> for GatewayError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::providers::ProviderError;
+    use crate::engine::gateway::ProviderError;
 
     async fn body(r: Response) -> Value {
         let bytes = axum::body::to_bytes(r.into_body(), 1 << 20)
