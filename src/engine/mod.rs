@@ -18,6 +18,8 @@ mod sessions;
 pub mod targets;
 pub mod tasks;
 pub mod turn_events;
+mod turn_run;
+mod turn_sink;
 mod turns;
 pub mod workspace;
 

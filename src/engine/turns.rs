@@ -1,37 +1,29 @@
 //! Turns: the busy rule, guardrails, leases, persistence-first prompt handling, the
-//! driver that streams runtime events to subscribers and the store, and cancel.
+//! driver, the stored ending and cancel. The runtime itself runs in `turn_run`;
+//! its events reach subscribers and the store through `turn_sink`.
 
 use super::{ActiveTurn, Engine, MAX_PROMPT_BYTES, guardrails};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
-use crate::domain::event::{EngineEvent, RuntimeEvent};
-use crate::domain::ids::{CallId, RequestId, RunId, SessionId, TaskId, TaskRunId};
+use crate::domain::event::EngineEvent;
+use crate::domain::ids::{RequestId, RunId, SessionId, TaskId, TaskRunId};
 use crate::domain::mcp::McpServerConfig;
-use crate::domain::message::{
-    ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, plain_text,
-};
-use crate::domain::partial::PartialAnswer;
-use crate::domain::provider_call::ProviderCall;
+use crate::domain::message::{ContentBlock, Message, NewMessage, Role, RuntimeSnapshot};
 use crate::domain::run::{Run, RunStatus};
 use crate::domain::session::{RuntimeKind, Session, SessionStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::domain::workspace::WorkspaceDelegate;
 use crate::engine::approvals::TurnAsker;
 use crate::engine::turn_events::TurnEvents;
-use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
+use crate::engine::turn_run::{TurnEnding, TurnPolicy};
+use crate::runtimes::{TurnContext, TurnReport, TurnTarget};
 use crate::store::history::summarization_needed;
-use crate::store::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun};
-use futures::FutureExt;
-use serde_json::Value;
+use crate::store::{BeginTurn, TurnBegun};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-
-/// Run events are flushed to the store after this many, or this long.
-const FLUSH_EVERY_EVENTS: usize = 64;
-const FLUSH_EVERY: Duration = Duration::from_millis(100);
 
 /// Rejects empty prompts and prompts over `MAX_PROMPT_BYTES` with `invalid_request`.
 pub fn validate_prompt(content: &str) -> Result<()> {
@@ -77,14 +69,6 @@ pub struct SendMessage {
     /// Where an external agent's fs/terminal requests go when the client serves
     /// them itself (an editor); Hecate serves them when absent.
     pub workspace_delegate: Option<Arc<dyn WorkspaceDelegate>>,
-}
-
-/// Who may answer a turn's permission requests, and how to stop it.
-struct TurnPolicy {
-    namespace: String,
-    approval_mode: ApprovalMode,
-    cancel: CancellationToken,
-    delegate: Option<Arc<dyn WorkspaceDelegate>>,
 }
 
 /// A started turn: its ids, the stored user message, a live event subscription
@@ -517,7 +501,7 @@ impl Engine {
     }
 
     /// Runs the runtime that answers `ctx.target`.
-    async fn run_runtime(&self, ctx: TurnContext, asker: Arc<TurnAsker>) -> TurnReport {
+    pub(super) async fn run_runtime(&self, ctx: TurnContext, asker: Arc<TurnAsker>) -> TurnReport {
         match &ctx.target {
             TurnTarget::Model { .. } => self.inner.model.run(ctx).await,
             TurnTarget::External { .. } => self.run_external(ctx).await,
@@ -647,181 +631,6 @@ impl Engine {
         })
     }
 
-    async fn run_turn(
-        &self,
-        session: &mut Session,
-        run: &Run,
-        snapshot: RuntimeSnapshot,
-        target: TurnTarget,
-        history: Vec<Message>,
-        policy: TurnPolicy,
-    ) -> Result<TurnEnding> {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let workspace = session.workspace.clone();
-        let asker = Arc::new(TurnAsker {
-            engine: self.clone(),
-            namespace: policy.namespace.clone(),
-            adapter_id: session.adapter_id.clone(),
-            workspace: workspace.clone(),
-            mode: policy.approval_mode,
-            timeout: self.inner.config.approval_timeout,
-            cancel: policy.cancel.clone(),
-        });
-        let baseline = match (&target, &workspace) {
-            (TurnTarget::External { .. }, Some(ws)) => super::diffs::baseline(ws).await,
-            _ => None,
-        };
-        let ctx = TurnContext {
-            session_id: session.id.clone(),
-            run_id: run.id.clone(),
-            request_id: run.request_id.clone(),
-            target: target.clone(),
-            system: session.system_prompt.clone(),
-            history,
-            cancel: policy.cancel.clone(),
-            events: tx,
-            asker: asker.clone(),
-            workspace_delegate: policy.delegate.clone(),
-        };
-        // A panicking runtime fails the turn like any other error, so the turn is
-        // still recorded, its lease released and its channel closed.
-        let runtime_fut = std::panic::AssertUnwindSafe(self.run_runtime(ctx, asker))
-            .catch_unwind()
-            .map(|ended| {
-                ended.unwrap_or_else(|panic| {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".to_string());
-                    TurnReport::ended(TurnEnd::Failed(HecateError::new(
-                        ErrorType::GatewayError,
-                        format!("the runtime panicked: {what}"),
-                    )))
-                })
-            });
-        tokio::pin!(runtime_fut);
-        let mut sink = EventSink::new(self.clone(), session.id.clone(), run.id.clone());
-        // Streamed events reach the store within FLUSH_EVERY even when the stream
-        // pauses, so a killed Hecate leaves what the user saw (startup
-        // reconciliation turns it into the partial answer).
-        let flush_timer = tokio::time::sleep(FLUSH_EVERY);
-        tokio::pin!(flush_timer);
-        let mut armed_for: Option<Instant> = None;
-        let report: TurnReport = loop {
-            let due = sink.flush_due();
-            if let Some(at) = due
-                && armed_for != Some(at)
-            {
-                flush_timer.as_mut().reset(at.into());
-                armed_for = Some(at);
-            }
-            tokio::select! {
-                Some(ev) = rx.recv() => sink.push(ev).await,
-                () = &mut flush_timer, if due.is_some() => sink.flush().await,
-                report = &mut runtime_fut => break report,
-            }
-        };
-        while let Ok(ev) = rx.try_recv() {
-            sink.push(ev).await;
-        }
-
-        let (status, msg_status, error) = match &report.end {
-            TurnEnd::Completed => (RunStatus::Completed, MessageStatus::Completed, None),
-            TurnEnd::Failed(e) => (RunStatus::Failed, MessageStatus::Failed, Some(e.clone())),
-            TurnEnd::Cancelled => (RunStatus::Cancelled, MessageStatus::Cancelled, None),
-        };
-        let blocks = if report.blocks.is_empty() {
-            sink.partial_blocks()
-        } else {
-            report.blocks.clone()
-        };
-        let turn_diff = match (&baseline, &workspace) {
-            (Some(base), Some(ws)) => super::diffs::capture(ws, base)
-                .await
-                .filter(|d| !d.files.is_empty()),
-            _ => None,
-        };
-        if report.native_session_id.is_some() {
-            session.native_session_id = report.native_session_id.clone();
-        }
-        let (provider, model) = match &target {
-            TurnTarget::Model { provider, model } => (provider.clone(), model.clone()),
-            TurnTarget::External { adapter_id, .. } => (adapter_id.clone(), String::new()),
-            TurnTarget::Agent {
-                provider, model, ..
-            } => (provider.clone(), model.clone()),
-        };
-        let mut snapshot = snapshot;
-        if let Some((task, task_run)) = &report.backing_task {
-            snapshot.task_id = Some(task.to_string());
-            snapshot.task_run_id = Some(task_run.to_string());
-        }
-        let call = report.called_upstream.then(|| ProviderCall {
-            id: CallId::generate(),
-            session_id: session.id.clone(),
-            run_id: Some(run.id.clone()),
-            request_id: run.request_id.clone(),
-            provider,
-            model,
-            usage: report.usage.unwrap_or_default(),
-            cost_micros_usd: report.cost_micros_usd,
-            duration_ms: report.duration_ms,
-            created_at: now_rfc3339(),
-        });
-        let mut assistant = NewMessage::text(Role::Assistant, plain_text(&blocks), snapshot);
-        assistant.content_blocks = if blocks
-            .iter()
-            .all(|b| matches!(b, ContentBlock::Text { .. }))
-        {
-            Vec::new()
-        } else {
-            blocks
-        };
-        assistant.tool_calls = report.tool_calls.clone();
-        assistant.produced_by_call_id = call.as_ref().map(|c| c.id.clone());
-        assistant.run_id = Some(run.id.clone());
-        assistant.status = msg_status;
-        assistant.error = match (&error, status) {
-            (Some(e), _) => Some(e.error_type.code().to_string()),
-            (None, RunStatus::Cancelled) => Some("cancelled".to_string()),
-            _ => None,
-        };
-
-        let now = now_rfc3339();
-        session.status = match status {
-            RunStatus::Completed => SessionStatus::Completed,
-            RunStatus::Cancelled => SessionStatus::Cancelled,
-            _ => SessionStatus::Failed,
-        };
-        session.last_activity_at = now.clone();
-        session.updated_at = now;
-        let artifacts = match &turn_diff {
-            Some(d) => vec![NewArtifact {
-                kind: super::diffs::TURN_DIFF_ARTIFACT.to_string(),
-                path: String::new(),
-                data: serde_json::to_string(d)
-                    .map_err(|e| HecateError::store(format!("encoding a diff: {e}")))?,
-            }],
-            None => Vec::new(),
-        };
-        let finish = FinishTurn {
-            owner: self.inner.config.owner_id.clone(),
-            session: session.clone(),
-            run_id: run.id.clone(),
-            status,
-            error: error
-                .as_ref()
-                .map(|e| (e.error_type.code().to_string(), e.message.clone())),
-            assistant,
-            call,
-            artifacts,
-            // The last batch is stored with the answer, in the same transaction.
-            events: sink.take_pending(),
-        };
-        Ok(TurnEnding { finish, error })
-    }
-
     /// Stores the end of a turn in one transaction (answer and its provider call,
     /// artifacts, run end, session header, lease release).
     async fn finish_turn(&self, ending: TurnEnding) -> Result<TurnResult> {
@@ -836,113 +645,6 @@ impl Engine {
             error,
             summarization_needed: summarization_needed(done.message_count, 2),
         })
-    }
-}
-
-/// What a turn's runtime produced, ready to be stored by `finish_turn`.
-struct TurnEnding {
-    finish: FinishTurn,
-    error: Option<HecateError>,
-}
-
-impl TurnEnding {
-    /// Turns the ending into a failure: another process (`holder`) took the
-    /// session's lease while this turn ran.
-    fn lost_to(&mut self, holder: String) {
-        let e = HecateError::new(
-            ErrorType::SessionBusyElsewhere,
-            format!(
-                "another Hecate process ({holder}) took over the session's lease; this turn stopped"
-            ),
-        )
-        .with_detail("owner_id", holder);
-        self.finish.status = RunStatus::Failed;
-        self.finish.error = Some((e.error_type.code().to_string(), e.message.clone()));
-        self.finish.assistant.status = MessageStatus::Failed;
-        self.finish.assistant.error = Some(e.error_type.code().to_string());
-        self.finish.session.status = SessionStatus::Failed;
-        self.error = Some(e);
-    }
-}
-
-/// Numbers and publishes runtime events, keeps what they say for a partial answer,
-/// and flushes them to the run's event log in batches (the last batch goes with
-/// the answer, see `take_pending`).
-struct EventSink {
-    engine: Engine,
-    session_id: SessionId,
-    run_id: RunId,
-    /// Sequence of the next event in the run (from 1).
-    next_sequence: i64,
-    pending: Vec<NewRunEvent>,
-    last_flush: Instant,
-    partial: PartialAnswer,
-}
-
-impl EventSink {
-    fn new(engine: Engine, session_id: SessionId, run_id: RunId) -> Self {
-        Self {
-            engine,
-            session_id,
-            run_id,
-            next_sequence: 1,
-            pending: Vec::new(),
-            last_flush: Instant::now(),
-            partial: PartialAnswer::default(),
-        }
-    }
-
-    async fn push(&mut self, ev: RuntimeEvent) {
-        self.partial.push(&ev);
-        let sequence = self.next_sequence;
-        self.next_sequence += 1;
-        self.pending.push(NewRunEvent {
-            sequence,
-            event_type: ev.kind().to_string(),
-            data: serde_json::to_value(&ev).unwrap_or(Value::Null),
-            occurred_at: now_rfc3339(),
-        });
-        self.engine
-            .emit(EngineEvent::Runtime {
-                session_id: self.session_id.clone(),
-                run_id: self.run_id.clone(),
-                sequence,
-                update: ev,
-            })
-            .await;
-        if self.pending.len() >= FLUSH_EVERY_EVENTS || self.last_flush.elapsed() >= FLUSH_EVERY {
-            self.flush().await;
-        }
-    }
-
-    async fn flush(&mut self) {
-        self.last_flush = Instant::now();
-        if self.pending.is_empty() {
-            return;
-        }
-        let batch = std::mem::take(&mut self.pending);
-        if let Err(e) = self
-            .engine
-            .store()
-            .append_run_events(&self.run_id, &batch)
-            .await
-        {
-            tracing::warn!(error = %e, "could not persist run events");
-        }
-    }
-
-    /// The events not yet stored, for `finish_turn` to store with the answer.
-    fn take_pending(&mut self) -> Vec<NewRunEvent> {
-        std::mem::take(&mut self.pending)
-    }
-
-    fn partial_blocks(&self) -> Vec<ContentBlock> {
-        self.partial.blocks()
-    }
-
-    /// When the events waiting in memory must reach the store, if any wait.
-    fn flush_due(&self) -> Option<Instant> {
-        (!self.pending.is_empty()).then(|| self.last_flush + FLUSH_EVERY)
     }
 }
 

@@ -1,0 +1,236 @@
+//! Running one turn's runtime: the permission asker and context it gets, the
+//! events it streams (through the event sink), the partial answer on failure,
+//! the workspace diff around an external agent's turn, and the ending that
+//! `finish_turn` stores.
+
+use super::Engine;
+use super::turn_sink::{EventSink, FLUSH_EVERY};
+use crate::domain::approval::ApprovalMode;
+use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::ids::CallId;
+use crate::domain::message::{
+    ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, plain_text,
+};
+use crate::domain::provider_call::ProviderCall;
+use crate::domain::run::{Run, RunStatus};
+use crate::domain::session::{Session, SessionStatus};
+use crate::domain::time::now_rfc3339;
+use crate::domain::workspace::WorkspaceDelegate;
+use crate::engine::approvals::TurnAsker;
+use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
+use crate::store::{FinishTurn, NewArtifact};
+use futures::FutureExt;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Who may answer a turn's permission requests, and how to stop it.
+pub(super) struct TurnPolicy {
+    pub(super) namespace: String,
+    pub(super) approval_mode: ApprovalMode,
+    pub(super) cancel: CancellationToken,
+    pub(super) delegate: Option<Arc<dyn WorkspaceDelegate>>,
+}
+
+impl Engine {
+    pub(super) async fn run_turn(
+        &self,
+        session: &mut Session,
+        run: &Run,
+        snapshot: RuntimeSnapshot,
+        target: TurnTarget,
+        history: Vec<Message>,
+        policy: TurnPolicy,
+    ) -> Result<TurnEnding> {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let workspace = session.workspace.clone();
+        let asker = Arc::new(TurnAsker {
+            engine: self.clone(),
+            namespace: policy.namespace.clone(),
+            adapter_id: session.adapter_id.clone(),
+            workspace: workspace.clone(),
+            mode: policy.approval_mode,
+            timeout: self.inner.config.approval_timeout,
+            cancel: policy.cancel.clone(),
+        });
+        let baseline = match (&target, &workspace) {
+            (TurnTarget::External { .. }, Some(ws)) => super::diffs::baseline(ws).await,
+            _ => None,
+        };
+        let ctx = TurnContext {
+            session_id: session.id.clone(),
+            run_id: run.id.clone(),
+            request_id: run.request_id.clone(),
+            target: target.clone(),
+            system: session.system_prompt.clone(),
+            history,
+            cancel: policy.cancel.clone(),
+            events: tx,
+            asker: asker.clone(),
+            workspace_delegate: policy.delegate.clone(),
+        };
+        // A panicking runtime fails the turn like any other error, so the turn is
+        // still recorded, its lease released and its channel closed.
+        let runtime_fut = std::panic::AssertUnwindSafe(self.run_runtime(ctx, asker))
+            .catch_unwind()
+            .map(|ended| {
+                ended.unwrap_or_else(|panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".to_string());
+                    TurnReport::ended(TurnEnd::Failed(HecateError::new(
+                        ErrorType::GatewayError,
+                        format!("the runtime panicked: {what}"),
+                    )))
+                })
+            });
+        tokio::pin!(runtime_fut);
+        let mut sink = EventSink::new(self.clone(), session.id.clone(), run.id.clone());
+        // Streamed events reach the store within FLUSH_EVERY even when the stream
+        // pauses, so a killed Hecate leaves what the user saw (startup
+        // reconciliation turns it into the partial answer).
+        let flush_timer = tokio::time::sleep(FLUSH_EVERY);
+        tokio::pin!(flush_timer);
+        let mut armed_for: Option<Instant> = None;
+        let report: TurnReport = loop {
+            let due = sink.flush_due();
+            if let Some(at) = due
+                && armed_for != Some(at)
+            {
+                flush_timer.as_mut().reset(at.into());
+                armed_for = Some(at);
+            }
+            tokio::select! {
+                Some(ev) = rx.recv() => sink.push(ev).await,
+                () = &mut flush_timer, if due.is_some() => sink.flush().await,
+                report = &mut runtime_fut => break report,
+            }
+        };
+        while let Ok(ev) = rx.try_recv() {
+            sink.push(ev).await;
+        }
+
+        let (status, msg_status, error) = match &report.end {
+            TurnEnd::Completed => (RunStatus::Completed, MessageStatus::Completed, None),
+            TurnEnd::Failed(e) => (RunStatus::Failed, MessageStatus::Failed, Some(e.clone())),
+            TurnEnd::Cancelled => (RunStatus::Cancelled, MessageStatus::Cancelled, None),
+        };
+        let blocks = if report.blocks.is_empty() {
+            sink.partial_blocks()
+        } else {
+            report.blocks.clone()
+        };
+        let turn_diff = match (&baseline, &workspace) {
+            (Some(base), Some(ws)) => super::diffs::capture(ws, base)
+                .await
+                .filter(|d| !d.files.is_empty()),
+            _ => None,
+        };
+        if report.native_session_id.is_some() {
+            session.native_session_id = report.native_session_id.clone();
+        }
+        let (provider, model) = match &target {
+            TurnTarget::Model { provider, model } => (provider.clone(), model.clone()),
+            TurnTarget::External { adapter_id, .. } => (adapter_id.clone(), String::new()),
+            TurnTarget::Agent {
+                provider, model, ..
+            } => (provider.clone(), model.clone()),
+        };
+        let mut snapshot = snapshot;
+        if let Some((task, task_run)) = &report.backing_task {
+            snapshot.task_id = Some(task.to_string());
+            snapshot.task_run_id = Some(task_run.to_string());
+        }
+        let call = report.called_upstream.then(|| ProviderCall {
+            id: CallId::generate(),
+            session_id: session.id.clone(),
+            run_id: Some(run.id.clone()),
+            request_id: run.request_id.clone(),
+            provider,
+            model,
+            usage: report.usage.unwrap_or_default(),
+            cost_micros_usd: report.cost_micros_usd,
+            duration_ms: report.duration_ms,
+            created_at: now_rfc3339(),
+        });
+        let mut assistant = NewMessage::text(Role::Assistant, plain_text(&blocks), snapshot);
+        assistant.content_blocks = if blocks
+            .iter()
+            .all(|b| matches!(b, ContentBlock::Text { .. }))
+        {
+            Vec::new()
+        } else {
+            blocks
+        };
+        assistant.tool_calls = report.tool_calls.clone();
+        assistant.produced_by_call_id = call.as_ref().map(|c| c.id.clone());
+        assistant.run_id = Some(run.id.clone());
+        assistant.status = msg_status;
+        assistant.error = match (&error, status) {
+            (Some(e), _) => Some(e.error_type.code().to_string()),
+            (None, RunStatus::Cancelled) => Some("cancelled".to_string()),
+            _ => None,
+        };
+
+        let now = now_rfc3339();
+        session.status = match status {
+            RunStatus::Completed => SessionStatus::Completed,
+            RunStatus::Cancelled => SessionStatus::Cancelled,
+            _ => SessionStatus::Failed,
+        };
+        session.last_activity_at = now.clone();
+        session.updated_at = now;
+        let artifacts = match &turn_diff {
+            Some(d) => vec![NewArtifact {
+                kind: super::diffs::TURN_DIFF_ARTIFACT.to_string(),
+                path: String::new(),
+                data: serde_json::to_string(d)
+                    .map_err(|e| HecateError::store(format!("encoding a diff: {e}")))?,
+            }],
+            None => Vec::new(),
+        };
+        let finish = FinishTurn {
+            owner: self.inner.config.owner_id.clone(),
+            session: session.clone(),
+            run_id: run.id.clone(),
+            status,
+            error: error
+                .as_ref()
+                .map(|e| (e.error_type.code().to_string(), e.message.clone())),
+            assistant,
+            call,
+            artifacts,
+            // The last batch is stored with the answer, in the same transaction.
+            events: sink.take_pending(),
+        };
+        Ok(TurnEnding { finish, error })
+    }
+}
+
+/// What a turn's runtime produced, ready to be stored by `finish_turn`.
+pub(super) struct TurnEnding {
+    pub(super) finish: FinishTurn,
+    pub(super) error: Option<HecateError>,
+}
+
+impl TurnEnding {
+    /// Turns the ending into a failure: another process (`holder`) took the
+    /// session's lease while this turn ran.
+    pub(super) fn lost_to(&mut self, holder: String) {
+        let e = HecateError::new(
+            ErrorType::SessionBusyElsewhere,
+            format!(
+                "another Hecate process ({holder}) took over the session's lease; this turn stopped"
+            ),
+        )
+        .with_detail("owner_id", holder);
+        self.finish.status = RunStatus::Failed;
+        self.finish.error = Some((e.error_type.code().to_string(), e.message.clone()));
+        self.finish.assistant.status = MessageStatus::Failed;
+        self.finish.assistant.error = Some(e.error_type.code().to_string());
+        self.finish.session.status = SessionStatus::Failed;
+        self.error = Some(e);
+    }
+}

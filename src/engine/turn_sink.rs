@@ -1,0 +1,96 @@
+//! The event sink of a running turn: numbers its runtime events, publishes them,
+//! keeps the partial answer, and stores them in batches.
+
+use super::Engine;
+use crate::domain::event::{EngineEvent, RuntimeEvent};
+use crate::domain::ids::{RunId, SessionId};
+use crate::domain::message::ContentBlock;
+use crate::domain::partial::PartialAnswer;
+use crate::domain::time::now_rfc3339;
+use crate::store::NewRunEvent;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Run events are flushed to the store after this many, or this long.
+const FLUSH_EVERY_EVENTS: usize = 64;
+pub(super) const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// Numbers and publishes runtime events, keeps what they say for a partial answer,
+/// and flushes them to the run's event log in batches (the last batch goes with
+/// the answer, see `take_pending`).
+pub(super) struct EventSink {
+    engine: Engine,
+    session_id: SessionId,
+    run_id: RunId,
+    /// Sequence of the next event in the run (from 1).
+    next_sequence: i64,
+    pending: Vec<NewRunEvent>,
+    last_flush: Instant,
+    partial: PartialAnswer,
+}
+
+impl EventSink {
+    pub(super) fn new(engine: Engine, session_id: SessionId, run_id: RunId) -> Self {
+        Self {
+            engine,
+            session_id,
+            run_id,
+            next_sequence: 1,
+            pending: Vec::new(),
+            last_flush: Instant::now(),
+            partial: PartialAnswer::default(),
+        }
+    }
+
+    pub(super) async fn push(&mut self, ev: RuntimeEvent) {
+        self.partial.push(&ev);
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        self.pending.push(NewRunEvent {
+            sequence,
+            event_type: ev.kind().to_string(),
+            data: serde_json::to_value(&ev).unwrap_or(Value::Null),
+            occurred_at: now_rfc3339(),
+        });
+        self.engine
+            .emit(EngineEvent::Runtime {
+                session_id: self.session_id.clone(),
+                run_id: self.run_id.clone(),
+                sequence,
+                update: ev,
+            })
+            .await;
+        if self.pending.len() >= FLUSH_EVERY_EVENTS || self.last_flush.elapsed() >= FLUSH_EVERY {
+            self.flush().await;
+        }
+    }
+
+    pub(super) async fn flush(&mut self) {
+        self.last_flush = Instant::now();
+        if self.pending.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.pending);
+        if let Err(e) = self
+            .engine
+            .store()
+            .append_run_events(&self.run_id, &batch)
+            .await
+        {
+            tracing::warn!(error = %e, "could not persist run events");
+        }
+    }
+
+    /// The events not yet stored, for `finish_turn` to store with the answer.
+    pub(super) fn take_pending(&mut self) -> Vec<NewRunEvent> {
+        std::mem::take(&mut self.pending)
+    }
+
+    pub(super) fn partial_blocks(&self) -> Vec<ContentBlock> {
+        self.partial.blocks()
+    }
+
+    /// When the events waiting in memory must reach the store, if any wait.
+    pub(super) fn flush_due(&self) -> Option<Instant> {
+        (!self.pending.is_empty()).then(|| self.last_flush + FLUSH_EVERY)
+    }
+}
