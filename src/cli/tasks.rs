@@ -115,6 +115,16 @@ pub struct RunRef {
     pub format: Format,
 }
 
+impl RunRef {
+    /// The task and run ids.
+    fn ids(&self) -> (TaskId, TaskRunId) {
+        (
+            TaskId::from(self.task.as_str()),
+            TaskRunId::from(self.run.as_str()),
+        )
+    }
+}
+
 /// An approval named on the command line.
 #[derive(Debug, clap::Args)]
 pub struct ApprovalRef {
@@ -400,58 +410,31 @@ pub async fn run(cli: &Cli, cmd: &TasksCommand) -> anyhow::Result<i32> {
             });
         }
         TasksCommand::Cancel(r) => {
-            let run = tasks
-                .cancel(
-                    ns,
-                    &TaskId::from(r.task.as_str()),
-                    &TaskRunId::from(r.run.as_str()),
-                )
-                .await?;
+            let (task, source) = r.ids();
+            let run = tasks.cancel(ns, &task, &source).await?;
             print_run(&run, r.format)?;
         }
         TasksCommand::Retry(r) => {
-            let run = tasks
-                .retry(
-                    ns,
-                    &TaskId::from(r.task.as_str()),
-                    &TaskRunId::from(r.run.as_str()),
-                    None,
-                )
-                .await?;
+            let (task, source) = r.ids();
+            let run = tasks.retry(ns, &task, &source, None).await?;
             print_run(&run, r.format)?;
         }
         TasksCommand::Resume(r) => {
-            let run = tasks
-                .resume(
-                    ns,
-                    &TaskId::from(r.task.as_str()),
-                    &TaskRunId::from(r.run.as_str()),
-                    None,
-                )
-                .await?;
+            let (task, source) = r.ids();
+            let run = tasks.resume(ns, &task, &source, None).await?;
             print_run(&run, r.format)?;
         }
         TasksCommand::Continue { run: r, prompt } => {
+            let (task, source) = r.ids();
             let run = tasks
-                .continue_run(
-                    ns,
-                    &TaskId::from(r.task.as_str()),
-                    &TaskRunId::from(r.run.as_str()),
-                    prompt.clone(),
-                    None,
-                )
+                .continue_run(ns, &task, &source, prompt.clone(), None)
                 .await?;
             print_run(&run, r.format)?;
         }
         TasksCommand::RetryFromTurn { run: r, turn } => {
+            let (task, source) = r.ids();
             let run = tasks
-                .retry_from_turn(
-                    ns,
-                    &TaskId::from(r.task.as_str()),
-                    &TaskRunId::from(r.run.as_str()),
-                    *turn,
-                    None,
-                )
+                .retry_from_turn(ns, &task, &source, *turn, None)
                 .await?;
             print_run(&run, r.format)?;
         }
@@ -466,10 +449,7 @@ pub async fn run(cli: &Cli, cmd: &TasksCommand) -> anyhow::Result<i32> {
             print_events(tasks, ns, &task, &run, *after, *follow, *format).await?;
         }
         TasksCommand::Patches(r) => {
-            let (task, run) = (
-                TaskId::from(r.task.as_str()),
-                TaskRunId::from(r.run.as_str()),
-            );
+            let (task, run) = r.ids();
             let patches = tasks.list_patches(ns, &task, Some(&run)).await?;
             let steps = tasks.list_steps(ns, &task, &run).await?;
             let artifacts = tasks.list_artifacts(ns, &task, Some(&run)).await?;
