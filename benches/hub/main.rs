@@ -2,7 +2,7 @@
 //! the direct path in the same run, with the `hecate` and `hecate-fixtures`
 //! binaries of this build. No thresholds: the figures go into the docs.
 //!
-//! `cargo bench --bench hub -- <store|model|agent|acp|http|mcp [--ts]|tasks> [options]`
+//! `cargo bench --bench hub -- <store|model|agent|agent-loop|acp|http|mcp [--ts]|tasks> [options]`
 //! runs one benchmark (Cargo passes `--bench`, and builds with the optimised
 //! bench profile). Run without `--bench`, as `cargo test --bench hub` and
 //! `cargo test --all-targets` do, it runs every benchmark once with tiny counts
@@ -11,6 +11,7 @@
 
 mod acp;
 mod agent;
+mod agent_loop;
 mod http;
 mod mcp;
 mod mcp_ts;
@@ -46,6 +47,9 @@ enum Bench {
     /// External-agent streaming overhead through Hecate vs Hecate's ACP client direct
     /// to the same fixture agent, time to first chunk, and probe time per agent.
     Agent(agent::AgentArgs),
+    /// Hecate's own agent (an `agent_loop` task run) vs a hand-written loop on the
+    /// same scripted model: added time per LLM turn and per tool call.
+    AgentLoop(agent_loop::AgentLoopArgs),
     /// `hecate acp` vs the direct path: cold start to `initialize` and a streamed turn.
     Acp(acp::AcpArgs),
     /// The HTTP API vs its direct paths: `GET` of a large session vs `/healthz`,
@@ -66,6 +70,7 @@ impl Bench {
             Bench::Store(a) => a.json,
             Bench::Model(a) => a.json,
             Bench::Agent(a) => a.json,
+            Bench::AgentLoop(a) => a.json,
             Bench::Acp(a) => a.json,
             Bench::Http(a) => a.json,
             Bench::Mcp(a) => a.json,
@@ -87,6 +92,7 @@ impl Bench {
             Bench::Store(a) => store::bench(a).await,
             Bench::Model(a) => model::bench(a).await,
             Bench::Agent(a) => agent::bench(a).await,
+            Bench::AgentLoop(a) => agent_loop::bench(a).await,
             Bench::Acp(a) => acp::bench(a).await,
             Bench::Http(a) => http::bench(a).await,
             Bench::Mcp(a) if a.ts => mcp_ts::bench(a).await,

@@ -39,6 +39,7 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
         ),
         step("model", &["model", "--base-url", model_v1, "--turns", "2"]),
         step("agent", &["agent", "--chunks", "10", "--repeats", "1"]),
+        step("loop", &["agent-loop", "--turns", "3", "--loops", "1"]),
         step(
             "acp",
             &["acp", "--starts", "1", "--chunks", "10", "--repeats", "1"],
@@ -85,6 +86,7 @@ pub fn check(name: &str, envelope: &Value, text: &str) -> anyhow::Result<()> {
         "store" => store(data),
         "model" => model(data),
         "agent" => agent(data),
+        "loop" => agent_loop(data),
         "acp" => acp(data),
         "http" => http(data),
         "tasks" => tasks(data),
@@ -191,6 +193,32 @@ fn agent(r: &Value) -> anyhow::Result<()> {
     }
     number(r, "results.0.added_us_per_update")?;
     ensure!(r["probes"].as_array().is_some_and(Vec::is_empty), "{r}");
+    Ok(())
+}
+
+fn agent_loop(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "agent_loop", "{r}");
+    for side in ["direct", "hecate"] {
+        ensure!(number(r, &format!("{side}.loop_ms.n"))? == 1.0, "{r}");
+        ensure!(
+            number(r, &format!("{side}.llm_turn_ms.n"))? == 4.0,
+            "3 tool turns and an answer: {r}"
+        );
+        for tool in ["read_file", "file_edit", "shell_exec"] {
+            ensure!(
+                number(r, &format!("{side}.tool_ms.{tool}.n"))? == 1.0,
+                "{r}"
+            );
+        }
+    }
+    ensure!(number(r, "loop_ratio_hecate_vs_direct")? > 0.0, "{r}");
+    for figure in [
+        "added_ms_per_llm_turn_whole_loop",
+        "added_ms_per_llm_turn_step",
+        "added_ms_per_read_file",
+    ] {
+        number(r, figure)?;
+    }
     Ok(())
 }
 

@@ -174,7 +174,7 @@ impl Engine {
             config.gateway_rate_limit_rpm,
         );
         let mcp_hub = mcp::state::McpHub::start();
-        tasks.attach_mcp(mcp_hub.clone());
+        tasks.attach_mcp(mcp_hub.clone(), audit.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,

@@ -225,6 +225,50 @@ async fn block_withholds_a_servers_tools_and_require_approval_parks_each_call() 
         "told each time the run's servers are brought up: before the approval and after it"
     );
     assert_eq!(count(&ev, "approval.requested"), 1);
+
+    // Both calls are in the MCP audit log beside calls proxied for MCP clients.
+    let rows = audit_rows(&home, 2).await;
+    let of = |name: &str| {
+        rows.iter()
+            .find(|r| r["exposed_name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {rows:?}"))
+            .clone()
+    };
+    let blocked = of("mcp__blk__echo");
+    assert_eq!(
+        (&blocked["server"], &blocked["tool"], &blocked["policy"]),
+        (&json!("blk"), &json!("echo"), &json!("block"))
+    );
+    assert_eq!(
+        (&blocked["decision"], &blocked["outcome"]),
+        (&json!("blocked"), &json!("not_called"))
+    );
+    let asked = of("mcp__ask__echo");
+    assert_eq!(asked["policy"], "require_approval");
+    assert_eq!(
+        (&asked["decision"], &asked["outcome"]),
+        (&json!("approved"), &json!("ok"))
+    );
+    assert_eq!(asked["approval_id"], approvals[0]["id"]);
+    assert_eq!(asked["argument_keys"], json!(["message"]));
+    assert!(
+        asked["client"].as_str().expect("client").contains(&run),
+        "{asked}"
+    );
+}
+
+/// The MCP audit log as `hecate mcp calls` prints it, once it holds at least
+/// `n` records (the server writes them in batches off the call path).
+async fn audit_rows(home: &crate::support::common::Home, n: usize) -> Vec<Value> {
+    for _ in 0..100 {
+        let calls = home.json(&["mcp", "calls", "--format", "json"]);
+        let rows = calls["data"].as_array().cloned().unwrap_or_default();
+        if rows.len() >= n {
+            return rows;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the audit log never held {n} records");
 }
 
 #[tokio::test]

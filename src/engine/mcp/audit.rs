@@ -21,6 +21,7 @@ enum Item {
 }
 
 /// The queue in front of the audit log's writer task.
+#[derive(Clone)]
 pub(crate) struct AuditWriter {
     tx: mpsc::UnboundedSender<Item>,
 }

@@ -15,6 +15,7 @@ pub use agent::FINAL_ANSWER_KIND;
 pub use control::StartOptions;
 pub use patches::{PatchContent, patch_content};
 
+use super::mcp::audit::AuditWriter;
 use super::mcp::state::McpHub;
 use crate::domain::ids::TaskRunId;
 use crate::domain::task::{ApprovalPolicy, TaskEvent};
@@ -88,6 +89,9 @@ struct Inner {
     /// The engine's MCP hub (configured servers and the client pool), once
     /// attached; `agent_loop` runs have no MCP tools without it.
     mcp: std::sync::OnceLock<Arc<McpHub>>,
+    /// The engine's MCP audit log writer, once attached; MCP calls of
+    /// `agent_loop` runs are recorded in it.
+    audit: std::sync::OnceLock<AuditWriter>,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -120,14 +124,16 @@ impl TaskRuntime {
                 patching: tokio::sync::Mutex::new(()),
                 workers: AtomicUsize::new(0),
                 mcp: std::sync::OnceLock::new(),
+                audit: std::sync::OnceLock::new(),
             }),
         }
     }
 
     /// Gives `agent_loop` runs the engine's MCP hub (its configured servers and
-    /// client pool); only the first call counts.
-    pub(crate) fn attach_mcp(&self, hub: Arc<McpHub>) {
+    /// client pool) and audit log writer; only the first call counts.
+    pub(crate) fn attach_mcp(&self, hub: Arc<McpHub>, audit: AuditWriter) {
         let _ = self.inner.mcp.set(hub);
+        let _ = self.inner.audit.set(audit);
     }
 
     /// The configuration.

@@ -5,6 +5,7 @@
 //! gets a refusal as the call's result.
 
 use super::Loop;
+use super::audit::{CallEnd, CallStart};
 use super::steps::arguments;
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::ids::TaskApprovalId;
@@ -63,6 +64,15 @@ impl Loop<'_> {
             .map(|n| format!(": {n}"))
             .unwrap_or_default();
         let text = format!("refused by the operator{note}; the call was not run");
+        self.audit_mcp_call(
+            call,
+            CallStart::now(),
+            CallEnd {
+                decision: "rejected",
+                outcome: "not_called",
+                error: Some(&text),
+            },
+        );
         self.conversation.push_result(&call.id, text, true);
         let event = NewTaskEvent::new(
             "tool.call.refused",

@@ -5,6 +5,7 @@
 //! after every model turn and tool call, so a reclaimed or requeued run goes on
 //! from its last completed step without calling a tool twice.
 
+mod audit;
 mod gate;
 mod mcp;
 mod steps;

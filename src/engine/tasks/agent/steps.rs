@@ -4,6 +4,7 @@
 //! checkpoint with the conversation.
 
 use super::super::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
+use super::audit::{CallEnd, CallStart};
 use super::{BASE_PROMPT, Loop};
 use crate::domain::error::Result;
 use crate::domain::ids::TaskStepId;
@@ -99,6 +100,7 @@ impl Loop<'_> {
             json!({"tool_call_id": call.id, "tool": call.name, "arguments": args}),
         );
         let step = self.start_step("tool", input, vec![started]).await?;
+        let call_start = CallStart::now();
         let outcome = match self.mcp.get(&call.name) {
             Some(tool) => self.mcp.call(tool, call, cancel).await,
             None if self.mcp.is_blocked(&call.name) => tools::ToolOutcome {
@@ -110,6 +112,30 @@ impl Loop<'_> {
             },
             None => tools::run(&self.env, call, cancel).await,
         };
+        let decision = if self.mcp.is_blocked(&call.name) {
+            "blocked"
+        } else if self.conversation.approvals.contains_key(&call.id) {
+            "approved"
+        } else {
+            "allowed"
+        };
+        let outcome_word = match (decision, outcome.cancelled, outcome.is_error) {
+            ("blocked", _, _) => "not_called",
+            (_, true, _) => "cancelled",
+            (_, _, true) => "tool_error",
+            _ => "ok",
+        };
+        self.audit_mcp_call(
+            call,
+            call_start,
+            CallEnd {
+                decision,
+                outcome: outcome_word,
+                error: outcome
+                    .is_error
+                    .then(|| outcome.content.lines().next().unwrap_or_default()),
+            },
+        );
         let mut artifacts = Vec::new();
         let mut events = Vec::new();
         if let Some(out) = &outcome.command {
