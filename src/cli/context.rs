@@ -100,7 +100,8 @@ impl AppContext {
             env.clone(),
             config.agent_env(&env),
             acp_options,
-        );
+        )
+        .with_process_idle(config.agent_process_idle(&env)?);
         let engine_config = EngineConfig {
             history: config.history(),
             default_guardrails: config.guardrails(),

@@ -106,6 +106,24 @@ impl Config {
         }
     }
 
+    /// How long an unused agent process lives: `[agents] process_idle_ms` under
+    /// `HECATE_AGENT_PROCESS_IDLE_MS` (30 minutes by default; 0: forever).
+    pub fn agent_process_idle(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> Result<Option<std::time::Duration>, ConfigError> {
+        let ms = match env.get("HECATE_AGENT_PROCESS_IDLE_MS").map(|v| v.trim()) {
+            Some(v) if !v.is_empty() => v.parse().map_err(|_| ConfigError::Parse {
+                path: self.path.clone(),
+                message: format!(
+                    "HECATE_AGENT_PROCESS_IDLE_MS={v:?} is not a whole number of milliseconds"
+                ),
+            })?,
+            _ => self.file.agents.process_idle_ms.unwrap_or(1_800_000),
+        };
+        Ok((ms > 0).then(|| std::time::Duration::from_millis(ms)))
+    }
+
     /// The history strategy the config selects.
     pub fn history(&self) -> HistoryStrategy {
         options::history(&self.file.history)
@@ -321,6 +339,32 @@ mod tests {
             c.tasks(&own, dir.path()).expect("tasks").default_model,
             "other/x",
             "a task default wins"
+        );
+    }
+
+    #[test]
+    fn agent_processes_idle_for_half_an_hour_unless_configured() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let none = HashMap::new();
+        let c = Config::load(&path, &none).expect("loads");
+        assert_eq!(
+            c.agent_process_idle(&none).expect("default"),
+            Some(std::time::Duration::from_secs(1800))
+        );
+        std::fs::write(&path, "[agents]\nprocess_idle_ms = 0\n").expect("writes");
+        let c = Config::load(&path, &none).expect("loads");
+        assert_eq!(c.agent_process_idle(&none).expect("off"), None);
+        let over = env(&[("HECATE_AGENT_PROCESS_IDLE_MS", "250")]);
+        assert_eq!(
+            c.agent_process_idle(&over).expect("env"),
+            Some(std::time::Duration::from_millis(250))
+        );
+        let bad = env(&[("HECATE_AGENT_PROCESS_IDLE_MS", "soon")]);
+        let e = c.agent_process_idle(&bad).expect_err("not a number");
+        assert!(
+            e.to_string().contains("HECATE_AGENT_PROCESS_IDLE_MS"),
+            "{e}"
         );
     }
 

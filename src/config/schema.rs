@@ -198,6 +198,10 @@ pub struct AgentsSection {
     pub start_timeout_ms: Option<u64>,
     /// After a cancel, how long to wait for the agent to end the turn, in milliseconds.
     pub cancel_grace_ms: Option<u64>,
+    /// An agent process no turn has used for this long is stopped, in
+    /// milliseconds (default 1800000; 0 keeps them); its session reattaches on
+    /// the next prompt. `HECATE_AGENT_PROCESS_IDLE_MS` overrides it.
+    pub process_idle_ms: Option<u64>,
     /// Extra environment opted in per adapter: `[agents.env.codex] OPENAI_API_KEY = "$OPENAI_API_KEY"`.
     #[serde(default)]
     pub env: BTreeMap<String, BTreeMap<String, String>>,

@@ -6,9 +6,12 @@ use crate::adapters::acp::agent::launcher::{self, Availability};
 use crate::adapters::acp::{ProbeOptions, ProbeReport, probe};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;
+use crate::runtimes::external::ExternalRuntime;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// One catalog agent as `adapters list` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -50,7 +53,32 @@ pub struct AdapterFacts {
     pub cost_mode: String,
 }
 
+/// Starts the task that stops agent processes unused for the runtime's
+/// process idle limit (when it has one); it ends when the runtime is dropped.
+pub(super) fn spawn_agent_reaper(rt: &Arc<ExternalRuntime>) {
+    let Some(idle) = rt.process_idle() else {
+        return;
+    };
+    let every = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+    let weak = Arc::downgrade(rt);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            let Some(rt) = weak.upgrade() else { break };
+            rt.reap_idle(idle).await;
+        }
+    });
+}
+
 impl Engine {
+    /// How many supervised agent processes are running now.
+    pub async fn agent_processes(&self) -> usize {
+        match &self.inner.external {
+            Some(rt) => rt.live_count().await,
+            None => 0,
+        }
+    }
+
     /// Catalog facts of the registered adapters among `ids`.
     pub(crate) fn adapter_facts<'a>(
         &self,

@@ -173,13 +173,17 @@ impl Engine {
             config.gateway_default_model.clone(),
             config.gateway_rate_limit_rpm,
         );
+        let external = runtimes.external.map(Arc::new);
+        if let Some(rt) = &external {
+            external::spawn_agent_reaper(rt);
+        }
         let mcp_hub = mcp::state::McpHub::start();
         tasks.attach_mcp(mcp_hub.clone(), audit.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
                 model: runtimes.model,
-                external: runtimes.external.map(Arc::new),
+                external: external.clone(),
                 bus: EventBus::default(),
                 config,
                 active: Mutex::new(HashMap::new()),

@@ -18,6 +18,7 @@ use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
 /// How a turn reached its native session.
@@ -42,6 +43,42 @@ struct LiveAgent {
     /// is known from the session's start (a session Hecate created) or only from
     /// some point on.
     cost: std::sync::Mutex<CostBaseline>,
+    /// Turns running on it now, and when the last one ended (idle reaping).
+    usage: std::sync::Mutex<Usage>,
+}
+
+/// How a live agent is being used.
+#[derive(Debug, Clone, Copy)]
+struct Usage {
+    turns: usize,
+    since: Instant,
+}
+
+/// A turn's hold on a live agent: while any exists the agent is never reaped
+/// (a pending permission request happens inside a turn, so it keeps it too).
+struct InUse(Arc<LiveAgent>);
+
+impl InUse {
+    /// Marks one more turn on `live`.
+    fn take(live: Arc<LiveAgent>) -> Self {
+        live.usage_mut().turns += 1;
+        Self(live)
+    }
+}
+
+impl std::ops::Deref for InUse {
+    type Target = LiveAgent;
+    fn deref(&self) -> &LiveAgent {
+        &self.0
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        let mut u = self.0.usage_mut();
+        u.turns = u.turns.saturating_sub(1);
+        u.since = Instant::now();
+    }
 }
 
 /// What a live agent's running cost total stood at before the next turn.
@@ -57,6 +94,16 @@ enum CostBaseline {
 }
 
 impl LiveAgent {
+    fn usage_mut(&self) -> std::sync::MutexGuard<'_, Usage> {
+        self.usage.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether no turn holds it and the last one ended at least `idle` ago.
+    fn idle_for(&self, idle: Duration) -> bool {
+        let u = self.usage_mut();
+        u.turns == 0 && u.since.elapsed() >= idle
+    }
+
     /// This turn's cost in micro-USD from the total the agent reported at its
     /// end, and the new baseline; unknown unless the agent reported one.
     fn turn_cost(&self, reported: Option<&ReportedCost>) -> Option<i64> {
@@ -80,6 +127,7 @@ pub struct ExternalRuntime {
     extra_env: HashMap<String, Vec<(String, String)>>,
     options: AcpOptions,
     live: Mutex<HashMap<SessionId, Arc<LiveAgent>>>,
+    process_idle: Option<Duration>,
 }
 
 impl std::fmt::Debug for ExternalRuntime {
@@ -107,7 +155,20 @@ impl ExternalRuntime {
             extra_env,
             options,
             live: Mutex::new(HashMap::new()),
+            process_idle: None,
         }
+    }
+
+    /// The same runtime stopping agent processes unused for `idle` (see
+    /// [`ExternalRuntime::reap_idle`]); `None` keeps them for the session's life.
+    pub fn with_process_idle(mut self, idle: Option<Duration>) -> Self {
+        self.process_idle = idle;
+        self
+    }
+
+    /// How long an unused agent process lives, when limited.
+    pub fn process_idle(&self) -> Option<Duration> {
+        self.process_idle
     }
 
     /// The adapter catalog.
@@ -156,6 +217,30 @@ impl ExternalRuntime {
         if let Some(l) = live {
             shutdown(l).await;
         }
+    }
+
+    /// Stops the agent processes no turn has used for `idle` (process group
+    /// and all); their sessions reattach on the next prompt (`session/load`, or
+    /// a fresh native session primed with the transcript). Answers how many
+    /// were stopped.
+    pub async fn reap_idle(&self, idle: Duration) -> usize {
+        let reaped: Vec<(SessionId, Arc<LiveAgent>)> = {
+            let mut live = self.live.lock().await;
+            let ids: Vec<SessionId> = live
+                .iter()
+                .filter(|(_, l)| l.idle_for(idle))
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| live.remove(&id).map(|l| (id, l)))
+                .collect()
+        };
+        let n = reaped.len();
+        for (id, l) in reaped {
+            tracing::info!(session_id = %id, adapter_id = %l.adapter_id, "stopping an idle agent process");
+            shutdown(l).await;
+        }
+        n
     }
 
     /// Shuts down every agent process.
@@ -249,12 +334,17 @@ impl ExternalRuntime {
         workspace: &str,
         native_id: Option<&str>,
         mcp_servers: &[McpServerConfig],
-    ) -> Result<(Arc<LiveAgent>, Attach), HecateError> {
-        let existing = self.live.lock().await.get(&ctx.session_id).cloned();
+    ) -> Result<(InUse, Attach), HecateError> {
+        let existing = {
+            // Taken under the map's lock, so the reaper cannot stop it meanwhile.
+            let live = self.live.lock().await;
+            live.get(&ctx.session_id).cloned().map(InUse::take)
+        };
         if let Some(l) = existing {
             if l.conn.is_alive() && l.adapter_id == adapter_id {
                 return Ok((l, Attach::Live));
             }
+            drop(l);
             // A dead process, or the session switched to another agent.
             self.close(&ctx.session_id).await;
         }
@@ -322,12 +412,17 @@ impl ExternalRuntime {
             native_id: native,
             adapter_id: adapter_id.to_string(),
             cost: std::sync::Mutex::new(baseline),
+            usage: std::sync::Mutex::new(Usage {
+                turns: 0,
+                since: Instant::now(),
+            }),
         });
-        self.live
-            .lock()
-            .await
-            .insert(ctx.session_id.clone(), live.clone());
-        Ok((live, attach))
+        let held = {
+            let mut map = self.live.lock().await;
+            map.insert(ctx.session_id.clone(), live.clone());
+            InUse::take(live)
+        };
+        Ok((held, attach))
     }
 }
 

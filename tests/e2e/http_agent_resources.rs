@@ -568,3 +568,76 @@ async fn usage_and_cost_an_agent_reports_are_recorded_per_turn_and_unknown_other
     );
     assert!(answer["native_session_id"].is_string(), "{answer}");
 }
+
+/// The number of agent processes `hecate serve` reports, once it equals `want`
+/// (a hang guard, not a timing assertion).
+async fn agent_processes_reach(api: &Api, want: u64) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let st = api.get("/hecate/v1/system/stats").await;
+        assert_eq!(st.status, 200, "{}", st.body);
+        if st.body["data"]["agent_processes"] == want {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "agent_processes never reached {want}: {}",
+            st.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_idle_agent_process_is_stopped_and_reattached_but_never_while_an_approval_waits() {
+    let home = home();
+    home.write_config("[agents]\nprocess_idle_ms = 300\n");
+    let ws = git_workspace();
+    let (_s, api, id) = session(&home, ws.path()).await;
+    let a = api.say(&id, "hello").await;
+    assert_eq!(a.body["data"]["status"], "completed", "{}", a.body);
+    let native = |body: &Value| body["data"]["native_session_id"].clone();
+    let before = native(
+        &api.get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+            .await
+            .body,
+    );
+    assert!(before.is_string(), "{before}");
+
+    // Unused, the process is stopped; the next prompt starts it again and the
+    // agent reloads the same native session.
+    agent_processes_reach(&api, 0).await;
+    let a = api.say(&id, "hello").await;
+    assert_eq!(a.body["data"]["status"], "completed", "{}", a.body);
+    let shown = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await
+        .body;
+    assert_eq!(last_message(&shown)["content"], "hi", "{shown}");
+    let after = native(&shown);
+    assert_eq!(after, before, "reattached with session/load");
+
+    // A turn waiting on an approval keeps its process however long it waits.
+    let turn = start_turn(&api, &id, "please write");
+    let pending = pending_approval(&api, &id).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    agent_processes_reach(&api, 1).await;
+    let aid = pending["id"].as_str().expect("approval id");
+    let r = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/approvals/{aid}/resolve"),
+            json!({"decision": "approve"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let done = tokio::time::timeout(WAIT, turn)
+        .await
+        .expect("turn ends")
+        .expect("join");
+    assert_eq!(done["data"]["status"], "completed", "{done}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("b.txt")).expect("written"),
+        "new file\n"
+    );
+    agent_processes_reach(&api, 0).await;
+}

@@ -48,6 +48,7 @@ pub async fn stats(State(state): State<HttpState>) -> Result<Json<StatsResponse>
             uptime_ms: state.started.elapsed().as_millis() as u64,
             live_sessions: running,
             turns_running: running,
+            agent_processes: engine.agent_processes().await as u64,
             pending_approvals: pending as u64,
             approval_mode: engine.config().approval_mode.as_str().to_string(),
             mcp_pool: McpPoolDto {

@@ -51,6 +51,9 @@ pub struct StatsDto {
     pub live_sessions: u64,
     /// Turns running in this process.
     pub turns_running: u64,
+    /// Supervised external-agent processes alive in this process (idle ones
+    /// are stopped after `[agents] process_idle_ms`).
+    pub agent_processes: u64,
     /// Approvals waiting for a decision in this namespace.
     pub pending_approvals: u64,
     /// How permission requests are answered by default: `prompt`, `auto` or `deny`.
