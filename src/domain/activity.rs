@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Activity {
     /// `thinking`, `tool_call`, `approval`, `files_changed`, `final_answer`,
-    /// `run_result` or `files_reverted`.
+    /// `run_result` or `files_reverted`; external-agent turns also `started`,
+    /// `running`, `output`, `completed`, `failed` and `cancelled`.
     #[serde(rename = "type")]
     pub activity_type: String,
     /// `running`, `completed`, `failed` or `cancelled`.
@@ -133,6 +134,73 @@ pub fn project(events: &[RunEvent], status: RunStatus) -> Vec<Activity> {
     out
 }
 
+/// Who ran an external-agent turn and how it ended, for its lifecycle rows.
+#[derive(Debug, Clone, Copy)]
+pub struct ExternalTurn<'a> {
+    /// The adapter's display name.
+    pub adapter_name: &'a str,
+    /// The workspace it ran in.
+    pub workspace: &'a str,
+    /// When the turn started.
+    pub started_at: &'a str,
+    /// The failure message of a failed turn.
+    pub error: Option<&'a str>,
+}
+
+/// The activities of an external-agent turn in the seed's lifecycle vocabulary:
+/// `started`, the rows of [`project`] (thinking, tool calls, files changed) with
+/// the agent's text as `output`, then `running` while the turn goes on or its
+/// end (`completed`, `failed` or `cancelled`), then any `files_reverted`.
+pub fn project_external(
+    events: &[RunEvent],
+    status: RunStatus,
+    turn: ExternalTurn<'_>,
+) -> Vec<Activity> {
+    let mut rows = vec![Activity {
+        activity_type: "started".into(),
+        status: "completed".into(),
+        title: "Starting external agent".into(),
+        detail: Some(format!("{} in {}", turn.adapter_name, turn.workspace)),
+        created_at: turn.started_at.to_string(),
+    }];
+    for row in project(events, status) {
+        match row.activity_type.as_str() {
+            "final_answer" => rows.push(Activity {
+                activity_type: "output".into(),
+                title: "Agent output".into(),
+                ..row
+            }),
+            "run_result" => {
+                let (kind, title) = match status {
+                    RunStatus::Failed => ("failed", "Run failed"),
+                    RunStatus::Cancelled => ("cancelled", "Cancelled"),
+                    _ => ("completed", "Final answer"),
+                };
+                rows.push(Activity {
+                    activity_type: kind.into(),
+                    status: status.as_str().into(),
+                    title: title.into(),
+                    detail: turn.error.map(str::to_string),
+                    ..row
+                });
+            }
+            _ => rows.push(row),
+        }
+    }
+    if !status.is_terminal() {
+        rows.push(Activity {
+            activity_type: "running".into(),
+            status: "running".into(),
+            title: "Agent working".into(),
+            detail: None,
+            created_at: events
+                .last()
+                .map_or_else(|| turn.started_at.to_string(), |e| e.occurred_at.clone()),
+        });
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +252,59 @@ mod tests {
             ]
         );
         assert_eq!(rows[1].status, "completed");
+    }
+
+    #[test]
+    fn an_external_turn_reads_as_started_output_and_its_end() {
+        let turn = ExternalTurn {
+            adapter_name: "Codex",
+            workspace: "/ws",
+            started_at: "2026-01-01T00:00:00Z",
+            error: None,
+        };
+        let events = vec![
+            ev(1, "tool_call_started", json!({"id": "t1", "name": "Edit"})),
+            ev(
+                2,
+                "file_changed",
+                json!({"path": "a.rs", "change": "modified"}),
+            ),
+            ev(3, "text_delta", json!({"text": "done"})),
+            ev(9, "files_reverted", json!({"paths": ["a.rs"]})),
+        ];
+        let kinds = |rows: Vec<Activity>| -> Vec<String> {
+            rows.into_iter().map(|r| r.activity_type).collect()
+        };
+        assert_eq!(
+            kinds(project_external(&events, RunStatus::Completed, turn)),
+            [
+                "started",
+                "tool_call",
+                "files_changed",
+                "output",
+                "completed",
+                "files_reverted"
+            ]
+        );
+        let rows = project_external(&events[..1], RunStatus::Running, turn);
+        assert_eq!(kinds(rows.clone()), ["started", "tool_call", "running"]);
+        assert_eq!(rows[0].detail.as_deref(), Some("Codex in /ws"));
+        let failed = ExternalTurn {
+            error: Some("agent exited"),
+            ..turn
+        };
+        let rows = project_external(&events[..1], RunStatus::Failed, failed);
+        let last = rows.last().expect("end");
+        assert_eq!(
+            (
+                last.activity_type.as_str(),
+                last.status.as_str(),
+                last.detail.as_deref()
+            ),
+            ("failed", "failed", Some("agent exited"))
+        );
+        let rows = project_external(&[], RunStatus::Cancelled, turn);
+        assert_eq!(kinds(rows), ["started", "cancelled"]);
     }
 
     #[test]

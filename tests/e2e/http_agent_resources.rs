@@ -567,6 +567,19 @@ async fn usage_and_cost_an_agent_reports_are_recorded_per_turn_and_unknown_other
         shown.body["data"]["native_session_id"]
     );
     assert!(answer["native_session_id"].is_string(), "{answer}");
+    // The seed's lifecycle activities of an external-agent answer.
+    let rows = answer["activities"].as_array().expect("activities");
+    let kinds: Vec<&str> = rows.iter().filter_map(|a| a["type"].as_str()).collect();
+    assert_eq!(kinds, ["started", "output", "completed"], "{answer}");
+    assert_eq!(
+        rows[0]["detail"],
+        format!(
+            "{} in {}",
+            answer["adapter_name"].as_str().expect("name"),
+            canonical.display()
+        )
+    );
+    assert_eq!(rows[2]["title"], "Final answer");
 }
 
 /// The number of agent processes `hecate serve` reports, once it equals `want`

@@ -6,7 +6,7 @@ use super::wire::{
     ActivityDto, MessageDto, ProviderCallDto, RunDto, SegmentDto, SessionDto, TranscriptDto,
     UsageDto,
 };
-use crate::domain::activity::project;
+use crate::domain::activity::{ExternalTurn, project, project_external};
 use crate::domain::ids::{CallId, RunId};
 use crate::domain::message::{ContentBlock, Role};
 use crate::domain::provider_call::ProviderCall;
@@ -42,6 +42,10 @@ pub fn transcript_dto(
             }
             if m.role == Role::Assistant {
                 describe_adapter(&mut dto, t, m.runtime.adapter_id.as_deref());
+                if let Some(run) = m.run_id.as_ref().and_then(|id| runs.get(id)) {
+                    let evs = events.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
+                    lifecycle(&mut dto, run, evs);
+                }
             }
             dto
         })
@@ -195,7 +199,28 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
     decorate(&mut dto, run, events);
     let adapter = dto.adapter_id.clone();
     describe_adapter(&mut dto, t, adapter.as_deref());
+    lifecycle(&mut dto, run, events);
     dto
+}
+
+/// The activities of an external agent's answer in the lifecycle vocabulary
+/// (started, output, running or its end); other answers keep [`project`]'s.
+fn lifecycle(dto: &mut MessageDto, run: &Run, events: &[RunEvent]) {
+    let Some(adapter) = dto.adapter_id.as_deref() else {
+        return;
+    };
+    let turn = ExternalTurn {
+        adapter_name: dto.adapter_name.as_deref().unwrap_or(adapter),
+        workspace: dto.workspace.as_deref().unwrap_or_default(),
+        started_at: &run.started_at,
+        error: run.error_message.as_deref(),
+    };
+    dto.activities = Some(
+        project_external(events, run.status, turn)
+            .iter()
+            .map(ActivityDto::from)
+            .collect(),
+    );
 }
 
 /// The highest event sequence in `events` (0 when there are none).
