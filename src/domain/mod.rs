@@ -19,6 +19,7 @@ pub mod segment;
 pub mod session;
 pub mod task;
 pub mod time;
+pub mod timing;
 pub mod workspace;
 
 pub use error::{ErrorType, HecateError};

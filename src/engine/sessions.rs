@@ -1,16 +1,19 @@
 //! Session lifecycle: create, read, list, delete, and the assembled transcript.
 
 use super::Engine;
+use super::diffs::TURN_DIFF_ARTIFACT;
 use super::external::AdapterFacts;
 use super::workspace::canonical_workspace;
+use crate::adapters::git::TreeDiff;
 use crate::domain::error::{ErrorType, HecateError, Result};
-use crate::domain::ids::SessionId;
-use crate::domain::message::Message;
+use crate::domain::ids::{MessageId, SessionId, TaskId, TaskRunId};
+use crate::domain::message::{Message, Role};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::Run;
 use crate::domain::segment::{Segment, derive};
 use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus, SessionSummary};
 use crate::domain::time::now_rfc3339;
+use crate::domain::timing::{AgentTiming, agent_timing};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -52,6 +55,12 @@ pub struct Transcript {
     /// Catalog facts of the adapters the messages name, by adapter id.
     #[serde(skip)]
     pub adapters: HashMap<String, AdapterFacts>,
+    /// The timing of each Hecate Agent answer whose task run has ended.
+    #[serde(skip)]
+    pub timings: HashMap<MessageId, AgentTiming>,
+    /// The stored diff stat of each external-agent answer that changed files.
+    #[serde(skip)]
+    pub diff_stats: HashMap<MessageId, String>,
 }
 
 impl Engine {
@@ -149,6 +158,8 @@ impl Engine {
                 .iter()
                 .filter_map(|m| m.runtime.adapter_id.as_deref()),
         );
+        let (timings, diff_stats) =
+            tokio::try_join!(self.timings(&messages), self.diff_stats(&messages))?;
         Ok(Transcript {
             segments: derive(&messages),
             session,
@@ -156,7 +167,59 @@ impl Engine {
             provider_calls,
             runs,
             adapters,
+            timings,
+            diff_stats,
         })
+    }
+
+    /// The timing of each Hecate Agent answer, from its ended task run.
+    async fn timings(&self, messages: &[Message]) -> Result<HashMap<MessageId, AgentTiming>> {
+        let store = self.store();
+        let mut out = HashMap::new();
+        for m in messages.iter().filter(|m| m.role == Role::Assistant) {
+            let (Some(task), Some(run)) = (&m.runtime.task_id, &m.runtime.task_run_id) else {
+                continue;
+            };
+            let (task, run) = (TaskId(task.clone()), TaskRunId(run.clone()));
+            let r = match store.get_task_run(&task, &run).await {
+                Ok(r) => r,
+                // The task was deleted; the answer stays without timing.
+                Err(e) if e.error_type == ErrorType::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            let (steps, approvals) = tokio::try_join!(
+                store.list_task_steps(&run),
+                store.list_task_approvals(&task)
+            )?;
+            if let Some(t) = agent_timing(&r, &steps, &approvals) {
+                out.insert(m.id.clone(), t);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The diff stat stored with each external-agent answer (the newest diff,
+    /// refreshed by a revert).
+    async fn diff_stats(&self, messages: &[Message]) -> Result<HashMap<MessageId, String>> {
+        let store = self.store();
+        let mut out = HashMap::new();
+        for m in messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant && m.runtime.adapter_id.is_some())
+        {
+            let newest = store
+                .list_artifacts(&m.id)
+                .await?
+                .into_iter()
+                .rfind(|(kind, _, _)| kind == TURN_DIFF_ARTIFACT);
+            if let Some((_, _, data)) = newest
+                && let Ok(diff) = serde_json::from_str::<TreeDiff>(&data)
+                && !diff.stat.trim().is_empty()
+            {
+                out.insert(m.id.clone(), diff.stat);
+            }
+        }
+        Ok(out)
     }
 
     /// Deletes a session and everything it owns; a running turn is cancelled first.

@@ -70,6 +70,38 @@ async fn a_first_prompt_creates_the_task_and_a_follow_up_continues_its_run() {
         .to_string();
     let activities = a1[0]["activities"].to_string();
     assert!(activities.contains("read_file"), "{activities}");
+    // Where the time went, from the backing run's steps.
+    let timing = &a1[0]["timing"];
+    assert_eq!(
+        (&timing["turn_count"], &timing["tool_count"]),
+        (&json!(2), &json!(1)),
+        "{timing}"
+    );
+    let bucket = |k: &str| {
+        timing[k]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{k} in {timing}"))
+    };
+    let parts = [
+        "queue_ms",
+        "model_ms",
+        "tool_ms",
+        "approval_wait_ms",
+        "overhead_ms",
+    ];
+    assert!(parts.iter().all(|k| bucket(k) >= 0), "{timing}");
+    assert_eq!(
+        parts.iter().map(|k| bucket(k)).sum::<i64>(),
+        bucket("total_ms"),
+        "{timing}"
+    );
+    assert_eq!(bucket("approval_wait_ms"), 0);
+    let neck = timing["bottleneck"].as_str().expect("bottleneck");
+    assert_eq!(
+        bucket("bottleneck_ms"),
+        bucket(&format!("{neck}_ms")),
+        "{timing}"
+    );
 
     // The backing task is a visible agent_loop task in the session's workspace.
     let t = api.get(&format!("/hecate/v1/tasks/{task}")).await;

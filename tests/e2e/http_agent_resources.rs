@@ -262,6 +262,16 @@ async fn changed_files_are_listed_diffed_and_reverted() {
         .expect("message id")
         .to_string();
     let base = format!("/hecate/v1/agent-chat/sessions/{id}/messages/{msg}");
+    let stat = last_message(&done)["diff_stat"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for p in ["a.txt", "b.txt", "sub/c.txt"] {
+        assert!(
+            stat.contains(p),
+            "the answer's diff_stat names {p}: {stat:?}"
+        );
+    }
 
     let f = api.get(&format!("{base}/files")).await;
     assert_eq!(f.status, 200, "{}", f.body);

@@ -37,6 +37,8 @@ pub fn transcript_dto(
                 let evs = events.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
                 decorate(&mut dto, run, evs);
             }
+            dto.timing = t.timings.get(&m.id).cloned();
+            dto.diff_stat = t.diff_stats.get(&m.id).cloned();
             if let Some(call) = m.produced_by_call_id.as_ref().and_then(|id| calls.get(id)) {
                 dto.usage = Some(UsageDto::from(*call));
             }
@@ -180,6 +182,8 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
         adapter_id: runtime.as_ref().and_then(|r| r.adapter_id.clone()),
         task_id: None,
         task_run_id: None,
+        timing: None,
+        diff_stat: None,
         run_id: Some(run.id.to_string()),
         request_id: None,
         trace_id: None,

@@ -141,6 +141,15 @@ pub struct MessageDto {
     /// The task run that produced a Hecate Agent answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_run_id: Option<String>,
+    /// Where the time of a Hecate Agent answer went (from its task run's steps
+    /// and approvals).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub timing: Option<crate::domain::timing::AgentTiming>,
+    /// `git diff --stat` of the files an external agent's turn changed (after a
+    /// revert, of what still differs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_stat: Option<String>,
     /// The turn this message belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
@@ -215,6 +224,8 @@ impl From<&Message> for MessageDto {
             adapter_id: m.runtime.adapter_id.clone(),
             task_id: m.runtime.task_id.clone(),
             task_run_id: m.runtime.task_run_id.clone(),
+            timing: None,
+            diff_stat: None,
             run_id: m.run_id.as_ref().map(|r| r.to_string()),
             request_id: None,
             trace_id: None,
