@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod chat;
+pub mod flow_chat;
 pub mod events;
 pub mod mcp;
 pub mod message;
