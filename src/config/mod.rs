@@ -11,9 +11,9 @@ mod schema;
 pub use error::ConfigError;
 pub use options::ServerLimits;
 pub use schema::{
-    AcpSection, AgentsSection, ChatAppSection, ChatSection, ChatUserSection, ApprovalsSection, FileConfig, GatewaySection, GuardrailsSection,
-    HistorySection, McpPoolSection, McpServerSection, PriceSection, ProviderSection, ServerSection,
-    TerminalsSection,
+    AcpSection, AgentsSection, ApprovalsSection, ChatAppSection, ChatSection, ChatUserSection,
+    FileConfig, GatewaySection, GuardrailsSection, HistorySection, McpPoolSection,
+    McpServerSection, PriceSection, ProviderSection, ServerSection, TerminalsSection,
 };
 
 use crate::adapters::acp::{AcpOptions, TerminalSandbox};

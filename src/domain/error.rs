@@ -199,7 +199,9 @@ impl ErrorType {
                 "Add `flows/<agent>.toml` beside the config file, or use an agent id that exists."
             }
             Self::ChatFlowInvalid => "Fix the flow file named in the message and restart Hecate.",
-            Self::ChatNotFound => "Check the chatId and that the same app key or user token is sent.",
+            Self::ChatNotFound => {
+                "Check the chatId and that the same app key or user token is sent."
+            }
             Self::ChatEnded => "Start a new chat.",
             Self::ChatRespondInvalid => {
                 "Send the model's `respond` tool call arguments as they match the `tools` schema."

@@ -27,5 +27,6 @@ pub trait FlowChatStore: Send + Sync {
     /// stored message.
     async fn write_flow_chat(&self, write: FlowChatWrite) -> Result<(FlowChat, FlowChatMessage)>;
     /// The fields stored for `owner` in `namespace` (empty when none).
-    async fn flow_memory(&self, namespace: &str, owner: &MemoryOwner) -> Result<Map<String, Value>>;
+    async fn flow_memory(&self, namespace: &str, owner: &MemoryOwner)
+    -> Result<Map<String, Value>>;
 }

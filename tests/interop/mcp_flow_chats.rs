@@ -28,8 +28,7 @@ fn a_python_sdk_client_playing_the_model_runs_a_flow_chat_to_its_end() {
         include_str!("../../docs/examples/flows/support.toml"),
     )
     .expect("flow");
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_peers/flow_chat_llm.py");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_peers/flow_chat_llm.py");
     let out = Command::new(python())
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_hecate"))
@@ -42,9 +41,17 @@ fn a_python_sdk_client_playing_the_model_runs_a_flow_chat_to_its_end() {
 
     assert_eq!(
         v["tools"],
-        json!(["h-chat-process", "h-chat-send", "h-chat-start", "h-chat-summary"])
+        json!([
+            "h-chat-process",
+            "h-chat-send",
+            "h-chat-start",
+            "h-chat-summary"
+        ])
     );
-    assert_eq!(v["start"], json!({"stage": "greet", "conversation": "welcome"}));
+    assert_eq!(
+        v["start"],
+        json!({"stage": "greet", "conversation": "welcome"})
+    );
     let turns = v["turns"].as_array().expect("turns");
     assert_eq!(turns.len(), 3, "{v}");
     assert_eq!(turns[0]["call"]["data"], json!({"name": "Bo"}));

@@ -201,7 +201,10 @@ pub async fn get(
     ChatCaller(who): ChatCaller,
     ApiPath(chat_id): ApiPath<String>,
 ) -> Result<Json<ChatResponse>, ApiError> {
-    let view = state.engine.chat_view(&state.namespace, &who, &chat_id).await?;
+    let view = state
+        .engine
+        .chat_view(&state.namespace, &who, &chat_id)
+        .await?;
     Ok(Json(ChatResponse {
         object: "chat".into(),
         data: ChatDto::from(view),

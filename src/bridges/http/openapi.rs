@@ -16,13 +16,13 @@ use super::wire::chat::{
     ChatSessionDto, ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, TraceDto,
     TraceListResponse,
 };
+use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use super::wire::flow_chat::{
     ChatDto, ChatHistoryMessageDto, ChatProcessedDto, ChatProcessedResponse, ChatResponse,
     ChatStartedDto, ChatStartedResponse, ChatStoredMessageDto, ChatSummaryResponse,
     ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse, ProcessChatResponseRequest,
     SaveChatSummaryRequest, SendChatMessageRequest, StartChatRequest, SummarizationNeededDto,
 };
-use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use super::wire::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
 };
@@ -41,8 +41,8 @@ use super::wire::{
     StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
 use super::{
-    adapters, approvals, chat_sessions, chats, files, mcp, messages, sessions, stream, system, tasks,
-    traces,
+    adapters, approvals, chat_sessions, chats, files, mcp, messages, sessions, stream, system,
+    tasks, traces,
 };
 use axum::Json;
 use serde_json::Value;

@@ -90,9 +90,15 @@ pub struct ChatSummaryArgs {
 }
 
 impl HecateMcp {
-    fn chat_caller(&self, app_key: Option<String>, user_token: Option<String>) -> HecateResult<ChatIdentity> {
-        self.engine
-            .chat_identity(&ChatCredentials { app_key, user_token })
+    fn chat_caller(
+        &self,
+        app_key: Option<String>,
+        user_token: Option<String>,
+    ) -> HecateResult<ChatIdentity> {
+        self.engine.chat_identity(&ChatCredentials {
+            app_key,
+            user_token,
+        })
     }
 }
 
@@ -101,7 +107,11 @@ impl HecateMcp {
     #[tool(
         name = "h-chat-start",
         description = "Open a client-hosted chat with an agent defined by a flow file. Answers chatId, the compiled systemMessage and tools (the `respond` function schema). Run one model turn with them and no user message (the welcome turn), then pass the model's respond call to h-chat-process.",
-        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn h_chat_start(
         &self,
@@ -127,7 +137,11 @@ impl HecateMcp {
     #[tool(
         name = "h-chat-send",
         description = "Store the user's next message in a client-hosted chat. Answers the recompiled systemMessage, tools, messageHistory (the chat before this message; append the user message) and summarizationNeeded ({messageCount, prompt} every 20 messages: run the prompt and call h-chat-summary).",
-        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn h_chat_send(
         &self,
@@ -145,7 +159,11 @@ impl HecateMcp {
     #[tool(
         name = "h-chat-process",
         description = "Hand Hecate the model's `respond` tool call (message, data, next_stage, onTrack, offTrackReason) for a client-hosted chat. It is checked against the current stage's schema, the data is stored in the user's memory and the stage edges are evaluated. Answers displayMessage, stageTransitioned, newStageName, conversationHandoff, onTrack, chatEnded and the data.",
-        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn h_chat_process(
         &self,
@@ -176,7 +194,11 @@ impl HecateMcp {
     #[tool(
         name = "h-chat-summary",
         description = "Store the summary the model wrote for a client-hosted chat after h-chat-send returned summarizationNeeded; later histories start from it.",
-        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn h_chat_summary(
         &self,

@@ -12,8 +12,8 @@ pub mod route;
 pub mod validate;
 
 pub use chat::{
-    ANONYMOUS_USER, ChatIdentity, FlowChat, FlowChatMessage, FlowChatWrite, FlowPosition,
-    FlowRole, MemoryOwner, NewFlowChatMessage,
+    ANONYMOUS_USER, ChatIdentity, FlowChat, FlowChatMessage, FlowChatWrite, FlowPosition, FlowRole,
+    MemoryOwner, NewFlowChatMessage,
 };
 pub use error::FlowError;
 pub use model::{AgentFlow, Condition, Conversation, Edge, Field, FieldType, Stage};

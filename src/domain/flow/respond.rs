@@ -117,7 +117,10 @@ fn check_field(f: &Field, value: &Value) -> Result<(), RespondError> {
         FieldType::Boolean => value.is_boolean(),
         FieldType::Enum => {
             let Some(s) = value.as_str() else {
-                return Err(bad(at, format!("expected one of {:?}, got {value}", f.values)));
+                return Err(bad(
+                    at,
+                    format!("expected one of {:?}, got {value}", f.values),
+                ));
             };
             if !f.values.iter().any(|v| v == s) {
                 return Err(bad(at, format!("`{s}` is not one of {:?}", f.values)));
@@ -156,7 +159,10 @@ pub fn check_respond(
     payload: &Value,
 ) -> Result<RespondPayload, RespondError> {
     let Some(obj) = payload.as_object() else {
-        return Err(bad("(payload)", format!("expected an object, got {payload}")));
+        return Err(bad(
+            "(payload)",
+            format!("expected an object, got {payload}"),
+        ));
     };
     let mut out = RespondPayload {
         on_track: true,
@@ -201,7 +207,10 @@ pub fn check_respond(
                     if !choices.contains(s) {
                         return Err(bad(
                             "next_stage",
-                            format!("`{s}` is not reachable from stage `{}` (choices: {choices:?})", stage.name),
+                            format!(
+                                "`{s}` is not reachable from stage `{}` (choices: {choices:?})",
+                                stage.name
+                            ),
                         ));
                     }
                     out.next_stage = Some(s.clone());
@@ -217,7 +226,10 @@ pub fn check_respond(
                 Value::Null => {}
                 Value::String(s) => out.off_track_reason = Some(s.clone()),
                 other => {
-                    return Err(bad("offTrackReason", format!("expected a string, got {other}")));
+                    return Err(bad(
+                        "offTrackReason",
+                        format!("expected a string, got {other}"),
+                    ));
                 }
             },
             other => {

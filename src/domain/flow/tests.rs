@@ -33,7 +33,10 @@ fn the_example_flow_loads_with_its_conversations_and_start() {
     assert_eq!(f.conversations.len(), 2);
     let w = f.conversation("welcome").expect("welcome");
     assert_eq!(w.start_stage().expect("start").name, "greet");
-    assert_eq!(f.stage("plan", "choose").expect("choose").fields[0].field_type(), FieldType::Enum);
+    assert_eq!(
+        f.stage("plan", "choose").expect("choose").fields[0].field_type(),
+        FieldType::Enum
+    );
 }
 
 #[test]
@@ -42,12 +45,17 @@ fn a_duplicate_stage_name_names_file_and_stage() {
     assert_eq!(e.file, Path::new("flows/bad.toml"));
     assert_eq!(e.field, "conversations[w].stages[a].name");
     assert!(e.message.contains("duplicate stage name `a`"), "{e}");
-    assert!(e.to_string().starts_with("flows/bad.toml: conversations[w].stages[a].name:"));
+    assert!(
+        e.to_string()
+            .starts_with("flows/bad.toml: conversations[w].stages[a].name:")
+    );
 }
 
 #[test]
 fn an_edge_to_a_missing_stage_is_named() {
-    let e = error_of(&format!("{TWO_STAGES}[[conversations.edges]]\nfrom = \"a\"\nto = \"zz\"\n"));
+    let e = error_of(&format!(
+        "{TWO_STAGES}[[conversations.edges]]\nfrom = \"a\"\nto = \"zz\"\n"
+    ));
     assert_eq!(e.field, "conversations[w].edges[0].to");
     assert!(e.message.contains("no stage is named `zz`"), "{e}");
     let e = error_of(&format!(
@@ -124,8 +132,14 @@ fn the_respond_schema_lists_the_stage_fields_and_choices() {
     assert_eq!(tools[0]["function"]["name"], "respond");
     let p = &tools[0]["function"]["parameters"];
     assert_eq!(p["required"], json!(["message"]));
-    assert_eq!(p["properties"]["data"]["properties"]["age"]["type"], "integer");
-    assert_eq!(p["properties"]["data"]["properties"]["newsletter"]["type"], "boolean");
+    assert_eq!(
+        p["properties"]["data"]["properties"]["age"]["type"],
+        "integer"
+    );
+    assert_eq!(
+        p["properties"]["data"]["properties"]["newsletter"]["type"],
+        "boolean"
+    );
     assert_eq!(p["properties"]["next_stage"]["enum"], json!(["about"]));
     let greet = conv.stage("greet").expect("greet");
     assert_eq!(
@@ -150,7 +164,10 @@ fn respond_payloads_are_checked_field_by_field() {
     let cases = [
         (json!({"data": {}}), "message"),
         (json!({"message": 3}), "message"),
-        (json!({"message": "x", "data": {"age": "forty"}}), "data.age"),
+        (
+            json!({"message": "x", "data": {"age": "forty"}}),
+            "data.age",
+        ),
         (json!({"message": "x", "data": {"age": 4.5}}), "data.age"),
         (json!({"message": "x", "data": {"name": "Bo"}}), "data.name"),
         (json!({"message": "x", "data": []}), "data"),
@@ -164,8 +181,12 @@ fn respond_payloads_are_checked_field_by_field() {
     }
     let plan = f.conversation("plan").expect("plan");
     let choose = plan.stage("choose").expect("choose");
-    let e = check_respond(plan, choose, &json!({"message": "x", "data": {"plan": "gold"}}))
-        .expect_err("not a value");
+    let e = check_respond(
+        plan,
+        choose,
+        &json!({"message": "x", "data": {"plan": "gold"}}),
+    )
+    .expect_err("not a value");
     assert!(e.message.contains("not one of"), "{e}");
 }
 
@@ -189,8 +210,17 @@ fn routing_follows_the_first_edge_whose_condition_holds() {
     assert_eq!(hand.handoff.as_deref(), Some("plan"));
     assert!(!hand.ended);
     let unsuggested = route(&f, "plan", "choose", &data(json!({"plan": "pro"})), None);
-    assert!(!unsuggested.transitioned, "the edge waits for the model's next_stage");
-    let end = route(&f, "plan", "choose", &data(json!({"plan": "pro"})), Some("done"));
+    assert!(
+        !unsuggested.transitioned,
+        "the edge waits for the model's next_stage"
+    );
+    let end = route(
+        &f,
+        "plan",
+        "choose",
+        &data(json!({"plan": "pro"})),
+        Some("done"),
+    );
     assert_eq!(end.stage, "done");
     assert!(end.ended && end.transitioned);
 }

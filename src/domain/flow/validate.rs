@@ -2,8 +2,8 @@
 //! name stages and conversations that exist, conditions on declared fields, and
 //! every stage able to reach an end (no cycle without a way out).
 
-use super::model::{AgentFlow, Conversation, FieldType};
 use super::error::FlowError;
+use super::model::{AgentFlow, Conversation, FieldType};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
@@ -47,7 +47,10 @@ fn validate_conversation(flow: &AgentFlow, c: &Conversation, file: &Path) -> Res
     let at = format!("conversations[{}]", c.name);
     let err = |field: String, message: String| FlowError::new(file, field, message);
     if c.stages.is_empty() {
-        return Err(err(format!("{at}.stages"), "a conversation needs at least one stage".into()));
+        return Err(err(
+            format!("{at}.stages"),
+            "a conversation needs at least one stage".into(),
+        ));
     }
     let mut stages = HashSet::new();
     let mut fields = BTreeSet::new();
@@ -81,10 +84,16 @@ fn validate_conversation(flow: &AgentFlow, c: &Conversation, file: &Path) -> Res
                 ));
             };
             if kind == FieldType::Enum && f.values.is_empty() {
-                return Err(err(format!("{fat}.values"), "an enum field needs values".into()));
+                return Err(err(
+                    format!("{fat}.values"),
+                    "an enum field needs values".into(),
+                ));
             }
             if kind != FieldType::Enum && !f.values.is_empty() {
-                return Err(err(format!("{fat}.values"), "only enum fields take values".into()));
+                return Err(err(
+                    format!("{fat}.values"),
+                    "only enum fields take values".into(),
+                ));
             }
             fields.insert(f.name.clone());
         }
@@ -92,16 +101,25 @@ fn validate_conversation(flow: &AgentFlow, c: &Conversation, file: &Path) -> Res
     if let Some(start) = &c.start
         && !stages.contains(start.as_str())
     {
-        return Err(err(format!("{at}.start"), format!("no stage is named `{start}`")));
+        return Err(err(
+            format!("{at}.start"),
+            format!("no stage is named `{start}`"),
+        ));
     }
     for (i, e) in c.edges.iter().enumerate() {
         let eat = format!("{at}.edges[{i}]");
         if !stages.contains(e.from.as_str()) {
-            return Err(err(format!("{eat}.from"), format!("no stage is named `{}`", e.from)));
+            return Err(err(
+                format!("{eat}.from"),
+                format!("no stage is named `{}`", e.from),
+            ));
         }
         match (&e.to, &e.to_conversation) {
             (Some(to), None) if !stages.contains(to.as_str()) => {
-                return Err(err(format!("{eat}.to"), format!("no stage is named `{to}`")));
+                return Err(err(
+                    format!("{eat}.to"),
+                    format!("no stage is named `{to}`"),
+                ));
             }
             (None, Some(to)) if flow.conversation(to).is_none() => {
                 return Err(err(
@@ -110,7 +128,10 @@ fn validate_conversation(flow: &AgentFlow, c: &Conversation, file: &Path) -> Res
                 ));
             }
             (Some(_), Some(_)) | (None, None) => {
-                return Err(err(eat, "an edge needs exactly one of `to` and `to_conversation`".into()));
+                return Err(err(
+                    eat,
+                    "an edge needs exactly one of `to` and `to_conversation`".into(),
+                ));
             }
             _ => {}
         }
@@ -171,7 +192,11 @@ fn ends_are_reachable(flow: &AgentFlow, file: &Path) -> Result<(), FlowError> {
         Some(cycle) => format!(
             "stage `{}` cannot reach an end stage: the cycle {} has no way out to a stage with `end = true`",
             stuck.1,
-            cycle.iter().map(|n| n.1.as_str()).collect::<Vec<_>>().join(" -> ")
+            cycle
+                .iter()
+                .map(|n| n.1.as_str())
+                .collect::<Vec<_>>()
+                .join(" -> ")
         ),
         None => format!(
             "stage `{}` cannot reach an end stage: add an edge toward a stage with `end = true`",

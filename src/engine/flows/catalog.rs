@@ -26,7 +26,11 @@ impl FlowCatalog {
             .collect();
         paths.sort();
         for path in paths {
-            let Some(id) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else {
+            let Some(id) = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(str::to_string)
+            else {
                 continue;
             };
             let loaded = std::fs::read_to_string(&path)

@@ -4,7 +4,9 @@
 //! message history from the last summary checkpoint on.
 
 use crate::domain::flow::respond::next_stage_choices;
-use crate::domain::flow::{AgentFlow, Conversation, FlowChatMessage, FlowPosition, FlowRole, Stage};
+use crate::domain::flow::{
+    AgentFlow, Conversation, FlowChatMessage, FlowPosition, FlowRole, Stage,
+};
 use serde_json::{Map, Value};
 use std::fmt::Write;
 
@@ -158,7 +160,16 @@ mod tests {
     #[test]
     fn a_summary_is_due_every_twenty_messages_and_cuts_the_history() {
         let mut ms: Vec<_> = (1..=19)
-            .map(|i| msg(i, if i % 2 == 1 { FlowRole::Assistant } else { FlowRole::User }))
+            .map(|i| {
+                msg(
+                    i,
+                    if i % 2 == 1 {
+                        FlowRole::Assistant
+                    } else {
+                        FlowRole::User
+                    },
+                )
+            })
             .collect();
         assert_eq!(summary_due(&ms), None);
         ms.push(msg(20, FlowRole::User));

@@ -65,7 +65,10 @@ impl ChatAccess {
                     agents: a.agents.clone(),
                 })
                 .ok_or_else(|| {
-                    HecateError::new(ErrorType::ChatIdentityInvalid, "the app key matches no configured app")
+                    HecateError::new(
+                        ErrorType::ChatIdentityInvalid,
+                        "the app key matches no configured app",
+                    )
                 });
         }
         if let Some(token) = creds.user_token.as_deref() {
@@ -77,7 +80,10 @@ impl ChatAccess {
                     user_id: u.user_id.clone(),
                 })
                 .ok_or_else(|| {
-                    HecateError::new(ErrorType::ChatIdentityInvalid, "the user token matches no configured user")
+                    HecateError::new(
+                        ErrorType::ChatIdentityInvalid,
+                        "the user token matches no configured user",
+                    )
                 });
         }
         Ok(ChatIdentity::Anonymous)
@@ -117,10 +123,19 @@ mod tests {
         assert_eq!(id(Some("k1"), None).expect("app").app_id(), "shop");
         assert_eq!(
             id(None, Some("t1")).expect("user"),
-            ChatIdentity::User { user_id: "ann".into() }
+            ChatIdentity::User {
+                user_id: "ann".into()
+            }
         );
-        for bad in [id(Some("k2"), None), id(None, Some("t2")), id(Some("t1"), None)] {
-            assert_eq!(bad.expect_err("unknown").error_type, ErrorType::ChatIdentityInvalid);
+        for bad in [
+            id(Some("k2"), None),
+            id(None, Some("t2")),
+            id(Some("t1"), None),
+        ] {
+            assert_eq!(
+                bad.expect_err("unknown").error_type,
+                ErrorType::ChatIdentityInvalid
+            );
         }
         assert!(access.is_user_token("t1") && !access.is_user_token("k1"));
     }

@@ -9,8 +9,8 @@ use super::identity::{ChatAccess, ChatCredentials};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::flow::{
     ANONYMOUS_USER, AgentFlow, ChatIdentity, Conversation, FlowChat, FlowChatMessage,
-    FlowChatWrite, FlowPosition, FlowRole, NewFlowChatMessage, Stage, check_respond,
-    respond_tools, route,
+    FlowChatWrite, FlowPosition, FlowRole, NewFlowChatMessage, Stage, check_respond, respond_tools,
+    route,
 };
 use crate::domain::time::now_rfc3339;
 use crate::engine::Engine;
@@ -112,7 +112,8 @@ pub struct ChatView {
 }
 
 fn chat_not_found(id: &str) -> HecateError {
-    HecateError::new(ErrorType::ChatNotFound, format!("chat {id} not found")).with_detail("chatId", id)
+    HecateError::new(ErrorType::ChatNotFound, format!("chat {id} not found"))
+        .with_detail("chatId", id)
 }
 
 fn text_arg(name: &str, value: &str) -> Result<()> {
@@ -120,17 +121,20 @@ fn text_arg(name: &str, value: &str) -> Result<()> {
         return Err(HecateError::invalid(format!("`{name}` is empty")).with_detail("field", name));
     }
     if value.len() > MAX_CHAT_TEXT_BYTES {
-        return Err(HecateError::invalid(format!(
-            "`{name}` is over {MAX_CHAT_TEXT_BYTES} bytes"
-        ))
-        .with_detail("field", name));
+        return Err(
+            HecateError::invalid(format!("`{name}` is over {MAX_CHAT_TEXT_BYTES} bytes"))
+                .with_detail("field", name),
+        );
     }
     Ok(())
 }
 
 /// The conversation and stage of `position` in `flow`, or `chat.flow_invalid`
 /// when the flow changed under the chat.
-fn place<'a>(flow: &'a AgentFlow, position: &FlowPosition) -> Result<(&'a Conversation, &'a Stage)> {
+fn place<'a>(
+    flow: &'a AgentFlow,
+    position: &FlowPosition,
+) -> Result<(&'a Conversation, &'a Stage)> {
     flow.conversation(&position.conversation)
         .and_then(|c| Some((c, c.stage(&position.stage)?)))
         .ok_or_else(|| {
@@ -238,13 +242,21 @@ impl Engine {
             }
             (ChatIdentity::Anonymous, None) => ANONYMOUS_USER.to_string(),
         };
-        let conv_name = req.conversation_name.unwrap_or_else(|| flow.welcome.clone());
+        let conv_name = req
+            .conversation_name
+            .unwrap_or_else(|| flow.welcome.clone());
         let conversation = flow.conversation(&conv_name).ok_or_else(|| {
-            HecateError::invalid(format!("agent {} has no conversation `{conv_name}`", flow.id))
-                .with_detail("field", "conversationName")
+            HecateError::invalid(format!(
+                "agent {} has no conversation `{conv_name}`",
+                flow.id
+            ))
+            .with_detail("field", "conversationName")
         })?;
         let stage = conversation.start_stage().ok_or_else(|| {
-            HecateError::new(ErrorType::ChatFlowInvalid, format!("conversation {conv_name} has no stage"))
+            HecateError::new(
+                ErrorType::ChatFlowInvalid,
+                format!("conversation {conv_name} has no stage"),
+            )
         })?;
         let now = now_rfc3339();
         let position = FlowPosition {
@@ -272,7 +284,13 @@ impl Engine {
             .await?;
         self.store().create_flow_chat(&chat).await?;
         Ok(ChatStarted {
-            system_message: compile::system_message(&flow, conversation, stage, &chat.position, &data),
+            system_message: compile::system_message(
+                &flow,
+                conversation,
+                stage,
+                &chat.position,
+                &data,
+            ),
             tools: respond_tools(conversation, stage),
             conversation_name: conversation.name.clone(),
             stage_name: stage.name.clone(),
@@ -292,8 +310,11 @@ impl Engine {
         text_arg("userMessage", user_message)?;
         let (chat, flow) = self.owned_chat(namespace, who, chat_id).await?;
         if chat.position.ended {
-            return Err(HecateError::new(ErrorType::ChatEnded, format!("chat {chat_id} has ended"))
-                .with_detail("chatId", chat_id));
+            return Err(HecateError::new(
+                ErrorType::ChatEnded,
+                format!("chat {chat_id} has ended"),
+            )
+            .with_detail("chatId", chat_id));
         }
         let (conversation, stage) = place(&flow, &chat.position)?;
         let store = self.store();
@@ -324,7 +345,13 @@ impl Engine {
                 .unwrap_or_else(|| DEFAULT_SUMMARY_PROMPT.to_string()),
         });
         Ok(ChatTurn {
-            system_message: compile::system_message(&flow, conversation, stage, &chat.position, &data),
+            system_message: compile::system_message(
+                &flow,
+                conversation,
+                stage,
+                &chat.position,
+                &data,
+            ),
             tools: respond_tools(conversation, stage),
             message_history: history,
             summarization_needed,
@@ -344,13 +371,19 @@ impl Engine {
     ) -> Result<ChatProcessed> {
         let (chat, flow) = self.owned_chat(namespace, who, chat_id).await?;
         if chat.position.ended {
-            return Err(HecateError::new(ErrorType::ChatEnded, format!("chat {chat_id} has ended"))
-                .with_detail("chatId", chat_id));
+            return Err(HecateError::new(
+                ErrorType::ChatEnded,
+                format!("chat {chat_id} has ended"),
+            )
+            .with_detail("chatId", chat_id));
         }
         let (conversation, stage) = place(&flow, &chat.position)?;
         let reply = check_respond(conversation, stage, payload).map_err(|e| {
-            HecateError::new(ErrorType::ChatRespondInvalid, format!("respond payload: {e}"))
-                .with_detail("field", e.field.clone())
+            HecateError::new(
+                ErrorType::ChatRespondInvalid,
+                format!("respond payload: {e}"),
+            )
+            .with_detail("field", e.field.clone())
         })?;
         let owner = chat.memory_owner();
         let mut data = self.store().flow_memory(namespace, &owner).await?;
@@ -438,11 +471,20 @@ impl Engine {
     }
 
     /// A chat with its messages and the owner's data, as `who` may see it.
-    pub async fn chat_view(&self, namespace: &str, who: &ChatIdentity, chat_id: &str) -> Result<ChatView> {
+    pub async fn chat_view(
+        &self,
+        namespace: &str,
+        who: &ChatIdentity,
+        chat_id: &str,
+    ) -> Result<ChatView> {
         let (chat, _flow) = self.owned_chat(namespace, who, chat_id).await?;
         let store = self.store();
         let messages = store.list_flow_chat_messages(namespace, chat_id).await?;
         let data = store.flow_memory(namespace, &chat.memory_owner()).await?;
-        Ok(ChatView { chat, messages, data })
+        Ok(ChatView {
+            chat,
+            messages,
+            data,
+        })
     }
 }

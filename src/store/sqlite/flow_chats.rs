@@ -89,7 +89,7 @@ fn write(c: &mut Connection, w: FlowChatWrite) -> OpResult<(FlowChat, FlowChatMe
         return Err(HecateError::new(
             ErrorType::Conflict,
             format!(
-            "chat {} changed while this call ran (version {} instead of {}); retry",
+                "chat {} changed while this call ran (version {} instead of {}); retry",
                 w.chat_id, chat.version, w.expected_version
             ),
         )
@@ -102,7 +102,12 @@ fn write(c: &mut Connection, w: FlowChatWrite) -> OpResult<(FlowChat, FlowChatMe
              WHERE namespace = ?1 AND chat_id = ?2",
         )?
         .query_row(params![w.namespace, w.chat_id], |r| r.get(0))?;
-    let data = w.message.data.as_ref().map(serde_json::to_string).transpose()?;
+    let data = w
+        .message
+        .data
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()?;
     tx.prepare_cached(
         "INSERT INTO flow_chat_messages \
          (namespace, chat_id, sequence, role, content, stage, data_json, created_at) \
@@ -235,7 +240,11 @@ impl FlowChatStore for SqliteStore {
         self.write(move |c| write(c, w)).await
     }
 
-    async fn flow_memory(&self, namespace: &str, owner: &MemoryOwner) -> Result<Map<String, Value>> {
+    async fn flow_memory(
+        &self,
+        namespace: &str,
+        owner: &MemoryOwner,
+    ) -> Result<Map<String, Value>> {
         let namespace = namespace.to_string();
         let owner = owner.clone();
         self.read(move |c| {

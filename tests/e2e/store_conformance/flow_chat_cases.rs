@@ -73,11 +73,20 @@ pub async fn a_flow_chat_turn_writes_message_memory_and_position_together(b: Bac
     assert_eq!(m2.sequence, 2);
     let stored = s.get_flow_chat("default", "chat_1").await.expect("get");
     assert_eq!(stored.version, 3);
-    assert_eq!(stored.position.route, vec!["welcome/greet", "welcome/about"]);
-    let messages = s.list_flow_chat_messages("default", "chat_1").await.expect("list");
+    assert_eq!(
+        stored.position.route,
+        vec!["welcome/greet", "welcome/about"]
+    );
+    let messages = s
+        .list_flow_chat_messages("default", "chat_1")
+        .await
+        .expect("list");
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[1].data.as_ref().expect("data")["age"], 4);
-    let memory = s.flow_memory("default", &c.memory_owner()).await.expect("memory");
+    let memory = s
+        .flow_memory("default", &c.memory_owner())
+        .await
+        .expect("memory");
     assert_eq!(Value::Object(memory), json!({"name": "Bea", "age": 4}));
 }
 
@@ -94,12 +103,29 @@ pub async fn a_stale_or_unknown_flow_chat_write_stores_nothing(b: Backend) {
         .expect_err("stale");
     assert_eq!(stale.error_type, ErrorType::Conflict);
     let stored = s.get_flow_chat("default", "chat_2").await.expect("get");
-    assert_eq!((stored.version, stored.position.stage.as_str()), (2, "about"));
-    assert_eq!(s.list_flow_chat_messages("default", "chat_2").await.expect("list").len(), 1);
-    let memory = s.flow_memory("default", &c.memory_owner()).await.expect("memory");
+    assert_eq!(
+        (stored.version, stored.position.stage.as_str()),
+        (2, "about")
+    );
+    assert_eq!(
+        s.list_flow_chat_messages("default", "chat_2")
+            .await
+            .expect("list")
+            .len(),
+        1
+    );
+    let memory = s
+        .flow_memory("default", &c.memory_owner())
+        .await
+        .expect("memory");
     assert_eq!(memory["name"], "Bo");
     let ghost = s
-        .write_flow_chat(reply(&chat("default", "chat_ghost"), 1, json!({"name": "X"}), "about"))
+        .write_flow_chat(reply(
+            &chat("default", "chat_ghost"),
+            1,
+            json!({"name": "X"}),
+            "about",
+        ))
         .await
         .expect_err("unknown chat");
     assert_eq!(ghost.error_type, ErrorType::NotFound);
@@ -108,7 +134,10 @@ pub async fn a_stale_or_unknown_flow_chat_write_stores_nothing(b: Backend) {
         user_id: "u1".into(),
         agent_id: "support".into(),
     };
-    assert_eq!(s.flow_memory("default", &owner).await.expect("memory")["name"], "Bo");
+    assert_eq!(
+        s.flow_memory("default", &owner).await.expect("memory")["name"],
+        "Bo"
+    );
 }
 
 pub async fn flow_chats_and_memory_do_not_cross_namespaces(b: Backend) {
@@ -116,20 +145,49 @@ pub async fn flow_chats_and_memory_do_not_cross_namespaces(b: Backend) {
     let a = chat("team-a", "chat_same");
     let other = chat("team-b", "chat_same");
     s.create_flow_chat(&a).await.expect("a");
-    s.create_flow_chat(&other).await.expect("same id in another namespace");
+    s.create_flow_chat(&other)
+        .await
+        .expect("same id in another namespace");
     s.write_flow_chat(reply(&a, 1, json!({"name": "Ann"}), "about"))
         .await
         .expect("write a");
     let b_chat = s.get_flow_chat("team-b", "chat_same").await.expect("b");
-    assert_eq!((b_chat.version, b_chat.position.stage.as_str()), (1, "greet"));
-    assert!(s.list_flow_chat_messages("team-b", "chat_same").await.expect("b list").is_empty());
-    assert!(s.flow_memory("team-b", &other.memory_owner()).await.expect("b memory").is_empty());
-    let missing = s.get_flow_chat("team-c", "chat_same").await.expect_err("no chat");
+    assert_eq!(
+        (b_chat.version, b_chat.position.stage.as_str()),
+        (1, "greet")
+    );
+    assert!(
+        s.list_flow_chat_messages("team-b", "chat_same")
+            .await
+            .expect("b list")
+            .is_empty()
+    );
+    assert!(
+        s.flow_memory("team-b", &other.memory_owner())
+            .await
+            .expect("b memory")
+            .is_empty()
+    );
+    let missing = s
+        .get_flow_chat("team-c", "chat_same")
+        .await
+        .expect_err("no chat");
     assert_eq!(missing.error_type, ErrorType::NotFound);
     let cross = s
-        .write_flow_chat(reply(&chat("team-c", "chat_same"), 1, json!({"name": "X"}), "about"))
+        .write_flow_chat(reply(
+            &chat("team-c", "chat_same"),
+            1,
+            json!({"name": "X"}),
+            "about",
+        ))
         .await
         .expect_err("no chat in team-c");
     assert_eq!(cross.error_type, ErrorType::NotFound);
-    assert_eq!(s.list_flow_chat_messages("team-a", "chat_same").await.expect("a list").len(), 1);
+    assert_eq!(
+        s.list_flow_chat_messages("team-a", "chat_same")
+            .await
+            .expect("a list")
+            .len(),
+        1
+    );
 }

@@ -4,8 +4,8 @@
 
 pub mod agent;
 pub mod chat;
-pub mod flow_chat;
 pub mod events;
+pub mod flow_chat;
 pub mod mcp;
 pub mod message;
 pub mod session;
