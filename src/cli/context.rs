@@ -7,6 +7,7 @@ use crate::adapters::acp::{AcpOptions, Catalog, LauncherOptions, TerminalSandbox
 use crate::adapters::providers::ProviderClient;
 use crate::adapters::providers::pricing::Pricebook;
 use crate::config::Config;
+use crate::engine::flows::{FlowCatalog, FlowSettings};
 use crate::engine::{Engine, EngineConfig, Runtimes};
 use crate::runtimes::external::ExternalRuntime;
 use crate::runtimes::model::ModelRuntime;
@@ -66,6 +67,20 @@ pub fn open_store(cli: &Cli) -> anyhow::Result<(PathBuf, Arc<dyn Store>)> {
     Ok((dir, store))
 }
 
+/// The agents' flows from `flows/` beside the config file, and the chat
+/// identities; a flow file that does not load is logged (and its agent answers
+/// `chat.flow_invalid`).
+fn load_flows(config: &Config, env: &HashMap<String, String>) -> FlowSettings {
+    let catalog = FlowCatalog::load_dir(&config.flows_dir());
+    for e in catalog.errors() {
+        tracing::warn!("flow file not loaded: {e}");
+    }
+    FlowSettings {
+        catalog,
+        access: config.chat_access(env),
+    }
+}
+
 impl AppContext {
     /// Builds configuration, store and engine (running startup reconciliation).
     pub async fn build(cli: &Cli) -> anyhow::Result<Self> {
@@ -110,6 +125,7 @@ impl AppContext {
             tasks: config.tasks(&env, &data_dir)?,
             gateway_default_model: config.gateway_default_model(&env),
             gateway_rate_limit_rpm: config.gateway_rate_limit_rpm(&env)?,
+            flows: load_flows(&config, &env),
             ..EngineConfig::default()
         };
         let runtimes = Runtimes {

@@ -62,16 +62,23 @@ pub fn exit_code(t: ErrorType) -> i32 {
         | ErrorType::WorkspaceRequired
         | ErrorType::ModelRequired
         | ErrorType::RuntimeKindInvalid
-        | ErrorType::RuntimeMismatch => 2,
-        ErrorType::NotFound | ErrorType::AdapterNotFound => 3,
-        ErrorType::Conflict
+        | ErrorType::RuntimeMismatch
+        | ErrorType::ChatRespondInvalid
+        | ErrorType::ChatIdentityInvalid => 2,
+        ErrorType::NotFound
+        | ErrorType::AdapterNotFound
+        | ErrorType::ChatAgentNotFound
+        | ErrorType::ChatNotFound => 3,
+        ErrorType::ChatEnded
+        | ErrorType::Conflict
         | ErrorType::AgentSessionBusy
         | ErrorType::SessionBusyElsewhere
         | ErrorType::SessionStopping
         | ErrorType::SessionNotRunning => 4,
         ErrorType::ModelNotConfigured
         | ErrorType::RouteImpossible
-        | ErrorType::RuntimeUnavailable => 5,
+        | ErrorType::RuntimeUnavailable
+        | ErrorType::ChatFlowInvalid => 5,
         ErrorType::RateLimitExceeded | ErrorType::GatewayError => 6,
         ErrorType::SessionLimitExceeded
         | ErrorType::SessionDurationLimitExceeded

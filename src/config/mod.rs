@@ -11,9 +11,9 @@ mod schema;
 pub use error::ConfigError;
 pub use options::ServerLimits;
 pub use schema::{
-    AcpSection, AgentsSection, ApprovalsSection, FileConfig, GatewaySection, GuardrailsSection,
-    HistorySection, McpPoolSection, McpServerSection, PriceSection, ProviderSection, ServerSection,
-    TerminalsSection,
+    AcpSection, AgentsSection, ApprovalsSection, ChatAppSection, ChatSection, ChatUserSection,
+    FileConfig, GatewaySection, GuardrailsSection, HistorySection, McpPoolSection,
+    McpServerSection, PriceSection, ProviderSection, ServerSection, TerminalsSection,
 };
 
 use crate::adapters::acp::{AcpOptions, TerminalSandbox};
@@ -23,6 +23,7 @@ use crate::adapters::providers::pricing::Price;
 use crate::domain::approval::ApprovalMode;
 use crate::domain::session::Guardrails;
 use crate::engine::UpstreamServer;
+use crate::engine::flows::{AppCredential, ChatAccess, UserCredential};
 use crate::engine::grants::ApprovalRetention;
 use crate::store::history::HistoryStrategy;
 use std::collections::{BTreeMap, HashMap};
@@ -203,6 +204,47 @@ impl Config {
     /// config file.
     pub fn adapters_dir(&self) -> PathBuf {
         adapters_dir_beside(&self.path)
+    }
+
+    /// The directory agents' flow files are read from: `flows/` beside the
+    /// config file.
+    pub fn flows_dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .map(|p| p.join("flows"))
+            .unwrap_or_else(|| PathBuf::from("flows"))
+    }
+
+    /// The client-hosted chat identities of `[chat]`, secrets resolved; an app
+    /// or user whose secret does not resolve is left out.
+    pub fn chat_access(&self, env: &HashMap<String, String>) -> ChatAccess {
+        ChatAccess {
+            apps: self
+                .file
+                .chat
+                .apps
+                .iter()
+                .filter_map(|(id, a)| {
+                    Some(AppCredential {
+                        app_id: id.clone(),
+                        key: resolve_secret(&a.key, env)?,
+                        agents: a.agents.clone(),
+                    })
+                })
+                .collect(),
+            users: self
+                .file
+                .chat
+                .users
+                .iter()
+                .filter_map(|(id, u)| {
+                    Some(UserCredential {
+                        user_id: id.clone(),
+                        token: resolve_secret(&u.token, env)?,
+                    })
+                })
+                .collect(),
+        }
     }
 
     /// The upstream MCP servers of `[mcp_servers.NAME]`, validated.

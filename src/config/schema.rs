@@ -49,6 +49,41 @@ pub struct FileConfig {
     /// `[gateway]`: the OpenAI- and Anthropic-compatible `/v1` ingress.
     #[serde(default)]
     pub gateway: GatewaySection,
+    /// `[chat]`: identities of the client-hosted chat API.
+    #[serde(default)]
+    pub chat: ChatSection,
+}
+
+/// `[chat]`: who may call the client-hosted chat operations besides anonymous
+/// callers. Flows themselves live in `flows/` beside the config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChatSection {
+    /// `[chat.apps.ID]`: apps by id, each with its key.
+    #[serde(default)]
+    pub apps: BTreeMap<String, ChatAppSection>,
+    /// `[chat.users.ID]`: users by id, each with its bearer token.
+    #[serde(default)]
+    pub users: BTreeMap<String, ChatUserSection>,
+}
+
+/// `[chat.apps.ID]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChatAppSection {
+    /// The app key (`$VAR` reads the environment).
+    pub key: String,
+    /// Agents the app may use (all when absent).
+    #[serde(default)]
+    pub agents: Vec<String>,
+}
+
+/// `[chat.users.ID]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChatUserSection {
+    /// The user's bearer token (`$VAR` reads the environment).
+    pub token: String,
 }
 
 /// `[gateway]`: the model gateway (`/v1/chat/completions`, `/v1/messages`,

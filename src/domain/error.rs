@@ -72,6 +72,24 @@ pub enum ErrorType {
     /// The session was idle beyond the configured timeout.
     #[serde(rename = "agent_chat.session_idle_timeout")]
     SessionIdleTimeout,
+    /// No flow file defines the agent a chat names.
+    #[serde(rename = "chat.agent_not_found")]
+    ChatAgentNotFound,
+    /// The agent's flow file exists but did not load.
+    #[serde(rename = "chat.flow_invalid")]
+    ChatFlowInvalid,
+    /// No chat has this id for this caller.
+    #[serde(rename = "chat.chat_not_found")]
+    ChatNotFound,
+    /// The chat reached an end stage and takes no more messages.
+    #[serde(rename = "chat.chat_ended")]
+    ChatEnded,
+    /// A `respond` payload does not match the current stage's schema.
+    #[serde(rename = "chat.respond_invalid")]
+    ChatRespondInvalid,
+    /// The app key or user token matches no configured app or user.
+    #[serde(rename = "chat.identity_invalid")]
+    ChatIdentityInvalid,
 }
 
 impl ErrorType {
@@ -99,6 +117,12 @@ impl ErrorType {
             Self::SessionLimitExceeded => "agent_chat.session_limit_exceeded",
             Self::SessionDurationLimitExceeded => "agent_chat.session_duration_limit_exceeded",
             Self::SessionIdleTimeout => "agent_chat.session_idle_timeout",
+            Self::ChatAgentNotFound => "chat.agent_not_found",
+            Self::ChatFlowInvalid => "chat.flow_invalid",
+            Self::ChatNotFound => "chat.chat_not_found",
+            Self::ChatEnded => "chat.chat_ended",
+            Self::ChatRespondInvalid => "chat.respond_invalid",
+            Self::ChatIdentityInvalid => "chat.identity_invalid",
         }
     }
 
@@ -125,6 +149,12 @@ impl ErrorType {
             Self::SessionLimitExceeded => "The session reached its turn limit.",
             Self::SessionDurationLimitExceeded => "The session reached its time limit.",
             Self::SessionIdleTimeout => "The session was idle for too long.",
+            Self::ChatAgentNotFound => "That agent does not exist.",
+            Self::ChatFlowInvalid => "That agent's conversation flow is broken.",
+            Self::ChatNotFound => "That chat does not exist.",
+            Self::ChatEnded => "This chat has ended.",
+            Self::ChatRespondInvalid => "The model's reply did not match the expected shape.",
+            Self::ChatIdentityInvalid => "The app key or user token is not recognised.",
         }
     }
 
@@ -165,6 +195,20 @@ impl ErrorType {
                 "Start a new session or raise max_session_duration."
             }
             Self::SessionIdleTimeout => "Start a new session or raise idle_timeout.",
+            Self::ChatAgentNotFound => {
+                "Add `flows/<agent>.toml` beside the config file, or use an agent id that exists."
+            }
+            Self::ChatFlowInvalid => "Fix the flow file named in the message and restart Hecate.",
+            Self::ChatNotFound => {
+                "Check the chatId and that the same app key or user token is sent."
+            }
+            Self::ChatEnded => "Start a new chat.",
+            Self::ChatRespondInvalid => {
+                "Send the model's `respond` tool call arguments as they match the `tools` schema."
+            }
+            Self::ChatIdentityInvalid => {
+                "Send a key from `[chat.apps.NAME] key` or a token from `[chat.users.NAME] token`."
+            }
         }
     }
 }

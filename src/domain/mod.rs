@@ -7,6 +7,7 @@ pub mod approval;
 pub mod chat;
 pub mod error;
 pub mod event;
+pub mod flow;
 pub mod ids;
 pub mod mcp;
 pub mod message;

@@ -8,6 +8,7 @@ pub mod bus;
 pub mod diffs;
 mod emit;
 mod external;
+pub mod flows;
 pub mod gateway;
 pub mod grants;
 pub mod guardrails;
@@ -81,6 +82,8 @@ pub struct EngineConfig {
     pub gateway_default_model: Option<String>,
     /// Requests per minute the gateway admits (`[gateway] rate_limit_rpm`; 0: no limit).
     pub gateway_rate_limit_rpm: u32,
+    /// The agents' flows and the chat identities (client-hosted conversations).
+    pub flows: flows::FlowSettings,
 }
 
 impl Default for EngineConfig {
@@ -95,6 +98,7 @@ impl Default for EngineConfig {
             tasks: tasks::TaskConfig::default(),
             gateway_default_model: None,
             gateway_rate_limit_rpm: 0,
+            flows: flows::FlowSettings::default(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! conformance suite in `tests/e2e/store_conformance.rs`.
 
 pub mod chat;
+pub mod flow_chats;
 pub mod history;
 pub mod sqlite;
 pub mod tasks;
@@ -21,6 +22,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 pub use chat::ChatStore;
+pub use flow_chats::FlowChatStore;
 pub use sqlite::SqliteStore;
 pub use turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
 
@@ -285,6 +287,7 @@ pub trait Store:
     + AuditStore
     + TurnStore
     + ChatStore
+    + FlowChatStore
     + tasks::TaskStore
 {
     /// Backend identity and health.

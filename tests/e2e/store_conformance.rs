@@ -63,10 +63,12 @@ mod backends {
 }
 
 mod chat_cases;
+mod flow_chat_cases;
 
 /// The behaviours, each an async function of a fresh store.
 mod cases {
     pub use super::chat_cases::*;
+    pub use super::flow_chat_cases::*;
     use super::*;
 
     fn session(ns: &str) -> Session {
@@ -1172,6 +1174,9 @@ macro_rules! conformance {
                     a_stale_chat_exchange_writes_nothing,
                     chat_sessions_list_newest_first_per_namespace_and_delete_both_streams,
                     traces_filter_by_request_session_and_time_newest_first,
+                    a_flow_chat_turn_writes_message_memory_and_position_together,
+                    a_stale_or_unknown_flow_chat_write_stores_nothing,
+                    flow_chats_and_memory_do_not_cross_namespaces,
                 );
             }
         )+

@@ -12,5 +12,6 @@ mod acp_real_clients;
 mod agent_mcp_real_peers;
 mod gateway_sdks;
 mod http_openapi_conformance;
+mod mcp_flow_chats;
 mod mcp_real_peers;
 mod real_agents;

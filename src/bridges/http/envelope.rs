@@ -111,8 +111,13 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::ModelRequired
         | ErrorType::RuntimeKindInvalid
         | ErrorType::RuntimeMismatch
-        | ErrorType::AdapterNotFound => StatusCode::BAD_REQUEST,
-        ErrorType::NotFound => StatusCode::NOT_FOUND,
+        | ErrorType::AdapterNotFound
+        | ErrorType::ChatRespondInvalid => StatusCode::BAD_REQUEST,
+        ErrorType::NotFound | ErrorType::ChatAgentNotFound | ErrorType::ChatNotFound => {
+            StatusCode::NOT_FOUND
+        }
+        ErrorType::ChatIdentityInvalid => StatusCode::UNAUTHORIZED,
+        ErrorType::ChatEnded => StatusCode::CONFLICT,
         ErrorType::Conflict
         | ErrorType::AgentSessionBusy
         | ErrorType::SessionBusyElsewhere
@@ -124,7 +129,8 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::SessionLimitExceeded
         | ErrorType::SessionDurationLimitExceeded
         | ErrorType::SessionIdleTimeout
-        | ErrorType::RuntimeUnavailable => StatusCode::UNPROCESSABLE_ENTITY,
+        | ErrorType::RuntimeUnavailable
+        | ErrorType::ChatFlowInvalid => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorType::GatewayError => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorType::StoreError => StatusCode::INTERNAL_SERVER_ERROR,
     }

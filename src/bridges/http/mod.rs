@@ -2,7 +2,7 @@
 //! Anthropic-compatible, in `gateway/`), and the `/hecate/v1` API — system stats,
 //! Agent Chat sessions, messages and SSE streams, approvals and grants, changed
 //! files, external-agent adapters, the task runtime (tasks, runs, approvals,
-//! events and their streams), and the OpenAPI document. One
+//! events and their streams), client-hosted chats, and the OpenAPI document. One
 //! module per resource; every route is listed once in [`routes`], from which both
 //! the router and the OpenAPI drift test are built.
 //!
@@ -15,6 +15,7 @@ mod adapters;
 mod approvals;
 mod auth;
 mod chat_sessions;
+mod chats;
 mod envelope;
 mod extract;
 mod files;
@@ -273,6 +274,11 @@ pub fn routes() -> Vec<ApiRoute> {
             chat_sessions::replay,
         ),
         ApiRoute::get("/hecate/v1/traces", traces::list),
+        ApiRoute::post("/hecate/v1/chats", chats::start),
+        ApiRoute::get("/hecate/v1/chats/{chatId}", chats::get),
+        ApiRoute::post("/hecate/v1/chats/{chatId}/messages", chats::send),
+        ApiRoute::post("/hecate/v1/chats/{chatId}/responses", chats::process),
+        ApiRoute::post("/hecate/v1/chats/{chatId}/summary", chats::summary),
     ]
 }
 
@@ -332,6 +338,8 @@ fn cors() -> CorsLayer {
             HeaderName::from_static("anthropic-version"),
             HeaderName::from_static("anthropic-beta"),
             HeaderName::from_static("x-hecate-session-id"),
+            HeaderName::from_static(chats::X_HECATE_APP_KEY),
+            HeaderName::from_static(chats::X_HECATE_USER_TOKEN),
         ])
         .expose_headers([
             request_id::X_REQUEST_ID,

@@ -17,6 +17,12 @@ use super::wire::chat::{
     TraceListResponse,
 };
 use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
+use super::wire::flow_chat::{
+    ChatDto, ChatHistoryMessageDto, ChatProcessedDto, ChatProcessedResponse, ChatResponse,
+    ChatStartedDto, ChatStartedResponse, ChatStoredMessageDto, ChatSummaryResponse,
+    ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse, ProcessChatResponseRequest,
+    SaveChatSummaryRequest, SendChatMessageRequest, StartChatRequest, SummarizationNeededDto,
+};
 use super::wire::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
 };
@@ -35,8 +41,8 @@ use super::wire::{
     StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
 use super::{
-    adapters, approvals, chat_sessions, files, mcp, messages, sessions, stream, system, tasks,
-    traces,
+    adapters, approvals, chat_sessions, chats, files, mcp, messages, sessions, stream, system,
+    tasks, traces,
 };
 use axum::Json;
 use serde_json::Value;
@@ -112,8 +118,17 @@ use utoipa::{Modify, OpenApi};
         chat_sessions::delete,
         chat_sessions::replay,
         traces::list,
+        chats::start,
+        chats::send,
+        chats::process,
+        chats::summary,
+        chats::get,
     ),
     components(schemas(
+        StartChatRequest, SendChatMessageRequest, ProcessChatResponseRequest,
+        SaveChatSummaryRequest, ChatStartedResponse, ChatStartedDto, ChatTurnResponse, ChatTurnDto,
+        ChatHistoryMessageDto, SummarizationNeededDto, ChatProcessedResponse, ChatProcessedDto,
+        ChatSummaryResponse, ChatSummarySavedDto, ChatResponse, ChatDto, ChatStoredMessageDto,
         ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, McpPoolDto, StoreDto,
         SessionListResponse, SessionSummaryDto, SessionResponse, TranscriptDto, SessionDto,
         MessageDto, ToolCallDto, UsageDto, ActivityDto, ProviderCallDto, RunDto, SegmentDto,
@@ -146,7 +161,8 @@ use utoipa::{Modify, OpenApi};
         (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes"),
         (name = "mcp", description = "Hecate as an MCP client: server probes and the client pool"),
         (name = "chat", description = "Chat sessions recorded by the model gateway (/v1) from requests carrying a session id"),
-        (name = "observability", description = "Per-request traces of the model gateway")
+        (name = "observability", description = "Per-request traces of the model gateway"),
+        (name = "chats", description = "Client-hosted chats: the caller runs the model; Hecate compiles the system message and the respond schema, stores history and extracted data, routes stages and asks for summaries. Identify with X-Hecate-App-Key, X-Hecate-User-Token, or not at all (anonymous)")
     )
 )]
 pub struct ApiDoc;

@@ -1,7 +1,7 @@
 //! The MCP bridge: Hecate as an MCP server, on stdio (`hecate mcp`) and on
 //! Streamable HTTP (a router the HTTP bridge mounts at `/mcp`). It exposes
 //! engine tools (sessions, turns, delegation, approvals, grants, adapters,
-//! durable tasks), resources and prompts, plus upstream MCP servers' tools
+//! durable tasks, client-hosted chats), resources and prompts, plus upstream MCP servers' tools
 //! through the engine. Stdout carries protocol frames only.
 
 mod args;
@@ -9,6 +9,7 @@ mod chat_tools;
 mod delegate;
 mod elicit;
 mod errors;
+mod flow_chat_tools;
 mod handler;
 mod prompts;
 mod resources;

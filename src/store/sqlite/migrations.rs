@@ -303,6 +303,50 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX gateway_traces_by_time ON gateway_traces(namespace, started_at);
     CREATE INDEX gateway_traces_by_session ON gateway_traces(session_id, started_at);
     "#,
+    // v7: client-hosted chats (flows): headers, gap-free messages and the
+    // per-owner memory of extracted data, every key led by the namespace.
+    r#"
+    CREATE TABLE flow_chats (
+        namespace TEXT NOT NULL,
+        id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        app_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        conversation TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        ended INTEGER NOT NULL,
+        on_track INTEGER NOT NULL,
+        off_track_reason TEXT,
+        route_json TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, id)
+    );
+    CREATE TABLE flow_chat_messages (
+        namespace TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        data_json TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, chat_id, sequence),
+        FOREIGN KEY (namespace, chat_id) REFERENCES flow_chats(namespace, id) ON DELETE CASCADE
+    );
+    CREATE TABLE flow_memory (
+        namespace TEXT NOT NULL,
+        app_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        field TEXT NOT NULL,
+        value_json TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, app_id, user_id, agent_id, field)
+    );
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

@@ -7,6 +7,7 @@
 mod approvals;
 mod audit;
 mod chat;
+mod flow_chats;
 mod leases;
 mod messages;
 pub mod migrations;

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod chat;
 pub mod events;
+pub mod flow_chat;
 pub mod mcp;
 pub mod message;
 pub mod session;

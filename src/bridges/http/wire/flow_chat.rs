@@ -1,0 +1,322 @@
+//! Wire types of the client-hosted chat API (`/hecate/v1/chats`) and of the
+//! `h-chat-*` MCP tools, which answer the same shapes: the seed's camelCase
+//! field names (`chatId`, `systemMessage`, `tools`, `messageHistory`, ...).
+
+use crate::engine::flows::{
+    ChatProcessed, ChatStarted, ChatTurn, ChatView, HistoryEntry, SummarizationNeeded,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+/// `startChat` input (`POST /hecate/v1/chats`).
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StartChatRequest {
+    /// The agent: the stem of its flow file in `flows/`.
+    pub agent_id: String,
+    /// The end user's id; app callers pass it so personal memory is keyed on (app, user).
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Start in this conversation instead of the agent's welcome conversation.
+    #[serde(default)]
+    pub conversation_name: Option<String>,
+}
+
+/// `sendChatMessage` input (`POST /hecate/v1/chats/{chatId}/messages`).
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SendChatMessageRequest {
+    /// The user's message.
+    pub user_message: String,
+}
+
+/// `processChatResponse` input (`POST /hecate/v1/chats/{chatId}/responses`): the
+/// arguments of the model's `respond` tool call, as they came.
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+pub struct ProcessChatResponseRequest {
+    /// The reply text the model produced.
+    pub message: String,
+    /// Extracted fields of the current stage, each of its declared type.
+    #[serde(default)]
+    pub data: Option<Map<String, Value>>,
+    /// The stage the model asks to move to.
+    #[serde(default)]
+    pub next_stage: Option<String>,
+    /// False when the model says the conversation drifted.
+    #[serde(default, rename = "onTrack")]
+    pub on_track: Option<bool>,
+    /// Why it drifted.
+    #[serde(default, rename = "offTrackReason")]
+    pub off_track_reason: Option<String>,
+}
+
+/// `saveChatSummary` input (`POST /hecate/v1/chats/{chatId}/summary`).
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SaveChatSummaryRequest {
+    /// The summary the model wrote for `summarizationNeeded.prompt`.
+    pub summary: String,
+}
+
+/// `startChat` output.
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatStartedDto {
+    /// Pass to every later call.
+    pub chat_id: String,
+    /// The compiled system prompt for the model.
+    pub system_message: String,
+    /// The tool list with the `respond` function; pass it to the model as is.
+    pub tools: Value,
+    /// The conversation the chat started in.
+    pub conversation_name: String,
+    /// The starting stage.
+    pub stage_name: String,
+}
+
+impl From<ChatStarted> for ChatStartedDto {
+    fn from(s: ChatStarted) -> Self {
+        Self {
+            chat_id: s.chat_id,
+            system_message: s.system_message,
+            tools: s.tools,
+            conversation_name: s.conversation_name,
+            stage_name: s.stage_name,
+        }
+    }
+}
+
+/// One history entry.
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+pub struct ChatHistoryMessageDto {
+    /// `user`, `assistant`, or `system` for a summary checkpoint.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+impl From<HistoryEntry> for ChatHistoryMessageDto {
+    fn from(h: HistoryEntry) -> Self {
+        Self {
+            role: h.role,
+            content: h.content,
+        }
+    }
+}
+
+/// A summary the caller should produce and save.
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SummarizationNeededDto {
+    /// Messages in the chat so far.
+    pub message_count: u64,
+    /// What to ask the model.
+    pub prompt: String,
+}
+
+impl From<SummarizationNeeded> for SummarizationNeededDto {
+    fn from(s: SummarizationNeeded) -> Self {
+        Self {
+            message_count: s.message_count,
+            prompt: s.prompt,
+        }
+    }
+}
+
+/// `sendChatMessage` output.
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatTurnDto {
+    /// The recompiled system message for the current stage.
+    pub system_message: String,
+    /// The `respond` tool list for the current stage.
+    pub tools: Value,
+    /// The chat before the message just sent, from the last summary on; send it
+    /// with the user message appended.
+    pub message_history: Vec<ChatHistoryMessageDto>,
+    /// Non-null once 20 messages arrived since the last summary.
+    pub summarization_needed: Option<SummarizationNeededDto>,
+}
+
+impl From<ChatTurn> for ChatTurnDto {
+    fn from(t: ChatTurn) -> Self {
+        Self {
+            system_message: t.system_message,
+            tools: t.tools,
+            message_history: t.message_history.into_iter().map(Into::into).collect(),
+            summarization_needed: t.summarization_needed.map(Into::into),
+        }
+    }
+}
+
+/// `processChatResponse` output.
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatProcessedDto {
+    /// The text to show the user.
+    pub display_message: String,
+    /// Whether the next turn runs in another stage.
+    pub stage_transitioned: bool,
+    /// That stage.
+    pub new_stage_name: Option<String>,
+    /// The conversation an edge handed off to.
+    pub conversation_handoff: Option<String>,
+    /// False when the model said the conversation drifted.
+    pub on_track: bool,
+    /// Its explanation.
+    pub off_track_reason: Option<String>,
+    /// Whether the chat reached an end stage.
+    pub chat_ended: bool,
+    /// The fields stored from this reply.
+    pub extracted_data: Map<String, Value>,
+    /// Everything known about the user for this agent now.
+    pub data: Map<String, Value>,
+}
+
+impl From<ChatProcessed> for ChatProcessedDto {
+    fn from(p: ChatProcessed) -> Self {
+        Self {
+            display_message: p.display_message,
+            stage_transitioned: p.stage_transitioned,
+            new_stage_name: p.new_stage_name,
+            conversation_handoff: p.conversation_handoff,
+            on_track: p.on_track,
+            off_track_reason: p.off_track_reason,
+            chat_ended: p.chat_ended,
+            extracted_data: p.extracted_data,
+            data: p.data,
+        }
+    }
+}
+
+/// `saveChatSummary` output.
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+pub struct ChatSummarySavedDto {
+    /// Always true.
+    pub saved: bool,
+}
+
+/// A stored chat message.
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+pub struct ChatStoredMessageDto {
+    /// From 1, gap-free.
+    pub sequence: i64,
+    /// `user`, `assistant` or `summary`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// The stage the chat was in.
+    pub stage: String,
+    /// Fields extracted with an assistant message.
+    pub data: Option<Map<String, Value>>,
+    /// Stored at (RFC 3339).
+    pub created_at: String,
+}
+
+/// A chat read back (`GET /hecate/v1/chats/{chatId}`).
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatDto {
+    /// The chat.
+    pub chat_id: String,
+    /// Its agent.
+    pub agent_id: String,
+    /// The app that opened it (null when none).
+    pub app_id: Option<String>,
+    /// The end user.
+    pub user_id: String,
+    /// The current conversation.
+    pub conversation_name: String,
+    /// The current stage.
+    pub stage_name: String,
+    /// Whether it reached an end stage.
+    pub chat_ended: bool,
+    /// Stages visited, as `conversation/stage`.
+    pub route: Vec<String>,
+    /// Every message, summaries included.
+    pub messages: Vec<ChatStoredMessageDto>,
+    /// The user's data for this agent.
+    pub data: Map<String, Value>,
+    /// Created at (RFC 3339).
+    pub created_at: String,
+    /// Last write at (RFC 3339).
+    pub updated_at: String,
+}
+
+impl From<ChatView> for ChatDto {
+    fn from(v: ChatView) -> Self {
+        let c = v.chat;
+        Self {
+            chat_id: c.id,
+            agent_id: c.agent_id,
+            app_id: (!c.app_id.is_empty()).then_some(c.app_id),
+            user_id: c.user_id,
+            conversation_name: c.position.conversation,
+            stage_name: c.position.stage,
+            chat_ended: c.position.ended,
+            route: c.position.route,
+            messages: v
+                .messages
+                .into_iter()
+                .map(|m| ChatStoredMessageDto {
+                    sequence: m.sequence,
+                    role: m.role.as_str().to_string(),
+                    content: m.content,
+                    stage: m.stage,
+                    data: m.data,
+                    created_at: m.created_at,
+                })
+                .collect(),
+            data: v.data,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+        }
+    }
+}
+
+/// `{"object": "chat.started", "data": ...}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChatStartedResponse {
+    /// `chat.started`.
+    pub object: String,
+    /// The new chat.
+    pub data: ChatStartedDto,
+}
+
+/// `{"object": "chat.turn", "data": ...}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChatTurnResponse {
+    /// `chat.turn`.
+    pub object: String,
+    /// What to send the model next.
+    pub data: ChatTurnDto,
+}
+
+/// `{"object": "chat.processed", "data": ...}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChatProcessedResponse {
+    /// `chat.processed`.
+    pub object: String,
+    /// What to render and where the chat went.
+    pub data: ChatProcessedDto,
+}
+
+/// `{"object": "chat.summary", "data": {"saved": true}}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChatSummaryResponse {
+    /// `chat.summary`.
+    pub object: String,
+    /// The outcome.
+    pub data: ChatSummarySavedDto,
+}
+
+/// `{"object": "chat", "data": ...}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChatResponse {
+    /// `chat`.
+    pub object: String,
+    /// The chat.
+    pub data: ChatDto,
+}
