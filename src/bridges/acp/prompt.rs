@@ -80,6 +80,19 @@ fn send_message(
                 )));
             }
         }
+        TargetRef::Hecate { model } => {
+            send.runtime_kind = Some(RuntimeKind::Agent);
+            match model {
+                Some((provider, model)) => {
+                    send.provider = Some(provider.clone());
+                    send.model = Some(model.clone());
+                }
+                None => send.model = shared.engine.default_agent_model().map(str::to_string),
+            }
+            send.mcp_servers = thread.mcp_servers.clone();
+            // A missing directory is left to the engine: `agent_chat.workspace_required`.
+            send.workspace = Some(thread.cwd.clone());
+        }
     }
     send
 }
