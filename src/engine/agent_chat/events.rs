@@ -136,10 +136,12 @@ impl Projection {
                 let id = text(d, "tool_call_id");
                 self.current = Some(id.clone());
                 if self.announced.contains(&id) {
+                    // The title again: a permission request may have retitled it.
+                    let title = tool_title(&text(d, "tool"), &d["arguments"]);
                     vec![RuntimeEvent::ToolCallUpdated {
                         id,
                         status: Some("in_progress".into()),
-                        output: Value::Null,
+                        output: json!({ "title": title }),
                     }]
                 } else {
                     vec![self.started(d, "in_progress")]
@@ -266,7 +268,8 @@ mod tests {
             None,
         );
         assert!(
-            matches!(started.as_slice(), [RuntimeEvent::ToolCallUpdated { status: Some(s), .. }] if s == "in_progress"),
+            matches!(started.as_slice(), [RuntimeEvent::ToolCallUpdated { status: Some(s), output, .. }]
+                if s == "in_progress" && output["title"] == "Edit a.txt"),
             "{started:?}"
         );
         let applied = event(
