@@ -319,7 +319,10 @@ fn hecate_agent_home() -> (ModelServer, Home, tempfile::TempDir, PathBuf) {
             "file_edit",
             json!({"path": "notes.txt", "old_string": "world", "new_string": "agent"})
         )]),
-        turn(vec![call("shell_exec", json!({"command": "cat notes.txt"}))]),
+        turn(vec![call(
+            "shell_exec",
+            json!({"command": "cat notes.txt"})
+        )]),
         answer("All done."),
     ])));
     let mut home = agent_home(&server, WIRES[0], "file_write");
@@ -362,8 +365,9 @@ fn acpx_completes_a_read_edit_and_shell_turn_on_the_hecate_agent() {
     let kinds: Vec<&str> = updates.iter().filter_map(|u| u["kind"].as_str()).collect();
     assert_eq!(kinds, ["read", "edit", "execute"], "{stdout}");
     assert!(
-        f.iter().any(|x| x["params"]["update"]["content"][0]["type"] == "diff"
-            && x["params"]["update"]["content"][0]["newText"] == "hello agent\n"),
+        f.iter()
+            .any(|x| x["params"]["update"]["content"][0]["type"] == "diff"
+                && x["params"]["update"]["content"][0]["newText"] == "hello agent\n"),
         "the edit's diff reached acpx: {stdout}"
     );
     assert_eq!(

@@ -37,7 +37,8 @@ async fn thread_of(shared: &Shared, sid: &SessionId) -> Result<Thread, Error> {
     let target = target_of(&s).ok_or_else(nothing_configured)?;
     let t = Thread {
         target,
-        cwd: s.workspace.clone().unwrap_or_else(|| "/".into()),
+        // No workspace stays empty (never `/`): the Hecate agent then needs one.
+        cwd: s.workspace.clone().unwrap_or_default(),
         mcp_servers: Vec::new(),
     };
     shared.set_thread(sid.clone(), t.clone());

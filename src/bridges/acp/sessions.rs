@@ -265,16 +265,19 @@ async fn switch_target(
     let cwd = shared
         .thread(&sid)
         .map(|t| t.cwd)
+        .filter(|c| !c.is_empty())
         .or(session.workspace.clone())
         .unwrap_or_default();
     if matches!(parsed, TargetRef::Hecate { .. }) && !Path::new(&cwd).is_dir() {
+        let why = if cwd.is_empty() {
+            "this thread has none".to_string()
+        } else {
+            format!("{cwd:?} is not an existing directory")
+        };
         return Err(to_rpc(
             &HecateError::new(
                 ErrorType::WorkspaceRequired,
-                format!(
-                    "Hecate's agent works in the thread's directory, and {cwd:?} is not an \
-                     existing directory"
-                ),
+                format!("Hecate's agent works in the thread's directory, and {why}"),
             )
             .with_detail("workspace", cwd.as_str())
             .with_operator_action(
@@ -287,7 +290,7 @@ async fn switch_target(
             sid,
             Thread {
                 target: parsed.clone(),
-                cwd: session.workspace.unwrap_or_else(|| "/".into()),
+                cwd: session.workspace.unwrap_or_default(),
                 mcp_servers: Vec::new(),
             },
         );

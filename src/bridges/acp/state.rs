@@ -29,7 +29,8 @@ pub struct BridgeConfig {
 pub struct Thread {
     /// The target answering the next prompt.
     pub target: TargetRef,
-    /// The working directory the editor gave.
+    /// The working directory the editor gave (empty when unknown: a thread
+    /// recovered from the store without a workspace).
     pub cwd: String,
     /// MCP servers the editor passed.
     pub mcp_servers: Vec<McpServerConfig>,

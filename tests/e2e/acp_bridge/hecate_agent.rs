@@ -335,7 +335,7 @@ async fn unknown_hecate_models_and_missing_workspaces_are_refused_clearly() {
     let (_guard, ws) = workspace();
     let gone = ws.join("not-there");
     let (_hecate, transport) = Hecate::spawn(&home, &[]);
-    run_editor(transport, Editor::default(), async |cx, _updates| {
+    let homeless = run_editor(transport, Editor::default(), async |cx, _updates| {
         let sid = open(&cx, &ws).await?;
         let unknown = cx
             .send_request(SetSessionModeRequest::new(sid.clone(), "hecate:fix/nope"))
@@ -363,13 +363,13 @@ async fn unknown_hecate_models_and_missing_workspaces_are_refused_clearly() {
         // A thread opened where there is no directory cannot switch to the agent.
         let homeless = new_session(&cx, &gone).await?.session_id;
         let refused = cx
-            .send_request(SetSessionModeRequest::new(homeless, TARGET))
+            .send_request(SetSessionModeRequest::new(homeless.clone(), TARGET))
             .block_task()
             .await
             .expect_err("no workspace");
         let data = refused.data.clone().unwrap_or_default();
         assert_eq!(data["type"], "agent_chat.workspace_required", "{refused:?}");
-        Ok(())
+        Ok(homeless)
     })
     .await
     .expect("editor session");
@@ -381,9 +381,80 @@ async fn unknown_hecate_models_and_missing_workspaces_are_refused_clearly() {
         let refused = new_session(&cx, &gone).await.expect_err("no workspace");
         let data = refused.data.clone().unwrap_or_default();
         assert_eq!(data["type"], "agent_chat.workspace_required", "{refused:?}");
+        // A stored thread without a workspace, never loaded here, has none: it
+        // is refused, never run in `/`.
+        let stored = cx
+            .send_request(SetSessionModeRequest::new(homeless, TARGET))
+            .block_task()
+            .await
+            .expect_err("no workspace");
+        assert!(stored.message.contains("has none"), "{stored:?}");
         Ok(())
     })
     .await
     .expect("editor session");
     assert!(server.requests().is_empty(), "no model was called");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thread_moves_from_a_model_to_the_agent_and_follow_ups_continue_its_task() {
+    let server = ModelServer::start(Some(json!([
+        final_answer("A plain answer."),
+        turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
+        final_answer("Read it."),
+        final_answer("Still here."),
+    ])));
+    let home = loop_home(&server, "");
+    let (_guard, ws) = workspace();
+    seeded(&ws);
+    let (_hecate, transport) = Hecate::spawn(&home, &["--target", "model:fix/gpt-fixture"]);
+    run_editor(transport, Editor::default(), async |cx, mut updates| {
+        let sid = open(&cx, &ws).await?;
+        assert_eq!(prompt(&cx, &sid, "just talk").await?, StopReason::EndTurn);
+        assert_eq!(answer(&updates.drain()), "A plain answer.");
+        let set = SetSessionConfigOptionRequest::new(
+            sid.clone(),
+            "target",
+            SessionConfigOptionValue::value_id(TARGET),
+        );
+        let options = cx.send_request(set).block_task().await?.config_options;
+        assert_eq!(
+            serde_json::to_value(options).expect("json")[0]["currentValue"],
+            TARGET
+        );
+        assert_eq!(
+            prompt(&cx, &sid, "read the notes").await?,
+            StopReason::EndTurn
+        );
+        assert_eq!(answer(&updates.drain()), "Read it.");
+        assert_eq!(
+            prompt(&cx, &sid, "anything else?").await?,
+            StopReason::EndTurn
+        );
+        assert_eq!(answer(&updates.drain()), "Still here.");
+        Ok(())
+    })
+    .await
+    .expect("editor session");
+    let tasks = home.json(&["tasks", "list", "--format", "json"]);
+    let list = tasks["data"].as_array().expect("tasks");
+    assert_eq!(list.len(), 1, "the follow-up continued the task: {tasks:#}");
+    let task = list[0]["id"].as_str().expect("id");
+    let shown = home.json(&["tasks", "show", task, "--format", "json"]);
+    assert_eq!(
+        shown["data"]["runs"].as_array().map(Vec::len),
+        Some(2),
+        "{shown:#}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(
+        requests[0]["body"]["tools"].is_null(),
+        "the model turn had no tools"
+    );
+    let last = said(&requests[3]);
+    assert!(
+        last.contains("hello world") && last.contains("anything else?"),
+        "the follow-up carries the task's conversation: {last}"
+    );
 }
