@@ -2,7 +2,7 @@
 //! the fixture model server scripted with tool-calling turns, and the scripted
 //! editor. A turn that reads a file, edits it after a permission prompt and
 //! runs a command, seen as ACP tool calls with locations and a diff; "allow
-//! always" answering later gates of the same kind; a rejection the model is
+//! always" answering later gates of the same kind (on the default model); a rejection the model is
 //! told about; `session/cancel` cancelling the task run; the editor's MCP
 //! servers joining the tool catalog; unknown models and missing workspaces.
 
@@ -188,12 +188,18 @@ async fn allow_always_answers_the_next_gate_of_the_same_kind() {
         )]),
         final_answer("Both written."),
     ])));
-    let home = loop_home(&server, "file_write");
+    let mut home = loop_home(&server, "file_write");
+    home.set("HECATE_GATEWAY_DEFAULT_MODEL", "fix/gpt-fixture");
     let (_guard, ws) = workspace();
-    let (_hecate, transport) = Hecate::spawn(&home, &["--target", TARGET]);
+    // `hecate`: the agent on the hub's default model.
+    let (_hecate, transport) = Hecate::spawn(&home, &["--target", "hecate"]);
     let editor = Editor::answering(Permission::AllowAlways);
     let text = run_editor(transport, editor.clone(), async |cx, mut updates| {
-        let sid = open(&cx, &ws).await?;
+        initialize(&cx, Caps::default()).await?;
+        let new = new_session(&cx, &ws).await?;
+        let modes = new.modes.expect("modes");
+        assert_eq!(modes.current_mode_id.0.as_ref(), "hecate");
+        let sid = new.session_id;
         assert_eq!(prompt(&cx, &sid, "write both").await?, StopReason::EndTurn);
         Ok(answer(&updates.drain()))
     })
@@ -202,6 +208,12 @@ async fn allow_always_answers_the_next_gate_of_the_same_kind() {
     assert_eq!(text, "Both written.");
     assert_eq!(editor.with(|e| e.permission_requests.len()), 1);
     assert!(ws.join("one.txt").exists() && ws.join("two.txt").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests[0]["body"]["model"], "gpt-fixture",
+        "the default model"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -345,6 +357,15 @@ async fn unknown_hecate_models_and_missing_workspaces_are_refused_clearly() {
         assert!(
             unknown.message.contains("not available") && unknown.message.contains("fix/nope"),
             "{unknown:?}"
+        );
+        let no_default = cx
+            .send_request(SetSessionModeRequest::new(sid.clone(), "hecate"))
+            .block_task()
+            .await
+            .expect_err("no default model, no `hecate` target");
+        assert!(
+            no_default.message.contains("no default model"),
+            "{no_default:?}"
         );
         let malformed = cx
             .send_request(SetSessionConfigOptionRequest::new(
