@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 pub struct BridgeConfig {
     /// Namespace sessions are created and listed in.
     pub namespace: String,
-    /// Default target for new sessions (`model:P/M` or `agent:ID`).
+    /// Default target for new sessions (`model:P/M`, `agent:ID`, `hecate:P/M` or `hecate`).
     pub default_target: Option<String>,
     /// How long to wait for providers to list models when offering targets.
     pub discovery_timeout: Duration,
