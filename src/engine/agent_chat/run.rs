@@ -135,7 +135,16 @@ impl Engine {
             requested_model: model.clone(),
             mcp_servers: mcp_servers
                 .iter()
-                .filter_map(crate::engine::mcp::entry::from_session_server)
+                .filter_map(|s| {
+                    let entry = crate::engine::mcp::entry::from_session_server(s);
+                    if entry.is_none() {
+                        tracing::warn!(
+                            server = s.name(),
+                            "an SSE MCP server cannot join a task; skipped"
+                        );
+                    }
+                    entry
+                })
                 .collect(),
             ..Default::default()
         };
