@@ -8,8 +8,9 @@ use std::time::Duration;
 /// Arguments of `hecate acp`.
 #[derive(Debug, clap::Args)]
 pub struct AcpArgs {
-    /// Default target for new threads: `model:PROVIDER/MODEL` or `agent:ADAPTER_ID`
-    /// (else `[acp] default_target`, else the first available target).
+    /// Default target for new threads: `model:PROVIDER/MODEL`, `agent:ADAPTER_ID`,
+    /// `hecate:PROVIDER/MODEL` (Hecate's own agent) or `hecate` (on the default
+    /// model); else `[acp] default_target`, else the first available target.
     #[arg(long, env = "HECATE_ACP_TARGET")]
     pub target: Option<String>,
 }

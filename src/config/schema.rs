@@ -199,7 +199,8 @@ pub struct McpServerSection {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AcpSection {
-    /// Target for new editor threads: `model:PROVIDER/MODEL` or `agent:ADAPTER_ID`.
+    /// Target for new editor threads: `model:PROVIDER/MODEL`, `agent:ADAPTER_ID`,
+    /// `hecate:PROVIDER/MODEL` or `hecate`.
     pub default_target: Option<String>,
 }
 

@@ -74,7 +74,11 @@ impl Engine {
         };
         let (provider, model) = match kind {
             RuntimeKind::Model | RuntimeKind::Agent => {
-                let model = req.model.as_deref().unwrap_or_default();
+                // Hecate's own agent without a model runs on the hub's default.
+                let fallback = (kind == RuntimeKind::Agent && req.provider.is_none())
+                    .then(|| self.default_agent_model())
+                    .flatten();
+                let model = req.model.as_deref().or(fallback).unwrap_or_default();
                 let target = self.inner.model.resolve(req.provider.as_deref(), model)?;
                 if kind == RuntimeKind::Agent && workspace.is_none() {
                     return Err(HecateError::new(

@@ -62,7 +62,8 @@ pub struct SendMessage {
     /// External agent for this turn (switches a Hecate Chat session to it, or an
     /// external session to another agent, which then starts a fresh native session).
     pub adapter_id: Option<String>,
-    /// MCP servers the external agent should use for this session.
+    /// MCP servers the client hands to the session: an external agent uses
+    /// them, and Hecate's own agent adds them to a new task's `mcp_servers`.
     pub mcp_servers: Vec<McpServerConfig>,
     /// Rich prompt content (images, resources) beside the plain text, when any.
     pub blocks: Vec<ContentBlock>,
@@ -457,6 +458,7 @@ impl Engine {
                     model: t.model,
                     workspace,
                     continue_from: backing,
+                    mcp_servers: req.mcp_servers.clone(),
                 })
             }
             RuntimeKind::ExternalAgent => {

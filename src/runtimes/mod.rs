@@ -74,6 +74,9 @@ pub enum TurnTarget {
         workspace: String,
         /// The ended run of the session's task a follow-up continues, if any.
         continue_from: Option<(TaskId, TaskRunId)>,
+        /// MCP servers the client handed to the session; they join a new
+        /// task's `mcp_servers`.
+        mcp_servers: Vec<McpServerConfig>,
     },
 }
 

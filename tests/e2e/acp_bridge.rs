@@ -1,9 +1,11 @@
 //! `hecate acp` end to end: the real binary driven over its pipes by the official
 //! Rust SDK client role (a scripted editor), against the fixture model server and
-//! the fixture ACP agent. Threads and targets are here; cancellation, restarts and
+//! the fixture ACP agent. Threads and targets are here; Hecate's own agent as the
+//! target in `acp_bridge/hecate_agent.rs`; cancellation, restarts and
 //! process lifecycle are in `acp_bridge/lifecycle.rs`; wire-level errors, stdout
 //! purity and setup errors in `acp_bridge/wire.rs`.
 
+mod hecate_agent;
 mod lifecycle;
 mod neighbours;
 mod wire;

@@ -3,7 +3,8 @@
 //! `npx` shim, answering permission prompts by number) and the Python SDK's
 //! example client — each against a model target (the fixture model server) and
 //! the fixture ACP agent — plus the real Claude Code and Codex adapters behind
-//! Hecate. The clients come from `scripts/test-deps/acp-clients.sh`, the agents
+//! Hecate, and acpx and the TypeScript client each completing a read, edit and
+//! shell turn on Hecate's own agent (the fixture model scripted with tool calls). The clients come from `scripts/test-deps/acp-clients.sh`, the agents
 //! from `scripts/test-deps/node.sh`; missing ones fail the test naming the script.
 
 use crate::support::acp_clients::*;
@@ -305,4 +306,98 @@ fn codex_behind_hecate_answers_acpx() {
         std::fs::write(dir.join("config.toml"), config).expect("codex config");
         vec![("CODEX_HOME".into(), dir.display().to_string())]
     });
+}
+
+/// The fixture model scripted for Hecate's own agent: read notes.txt, edit it
+/// (gated by `file_write`), run `cat notes.txt`, answer.
+fn hecate_agent_home() -> (ModelServer, Home, tempfile::TempDir, PathBuf) {
+    use crate::support::agent::{WIRES, agent_home, answer, call, turn};
+    use serde_json::json;
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
+        turn(vec![call(
+            "file_edit",
+            json!({"path": "notes.txt", "old_string": "world", "new_string": "agent"})
+        )]),
+        turn(vec![call(
+            "shell_exec",
+            json!({"command": "cat notes.txt"})
+        )]),
+        answer("All done."),
+    ])));
+    let mut home = agent_home(&server, WIRES[0], "file_write");
+    home.set("PROVIDER_FIX_MODELS", "gpt-fixture");
+    let (guard, ws) = workspace();
+    std::fs::write(ws.join("notes.txt"), "hello world\n").expect("seed");
+    (server, home, guard, ws)
+}
+
+/// The Hecate agent target the interop turns select.
+const HECATE_TARGET: &str = "--target hecate:fix/gpt-fixture";
+
+#[test]
+fn acpx_completes_a_read_edit_and_shell_turn_on_the_hecate_agent() {
+    let clients = Clients::get();
+    let (server, home, _g, ws) = hecate_agent_home();
+    let out = acpx(
+        &clients,
+        &home,
+        &ws,
+        HECATE_TARGET,
+        "--approve-all",
+        "fix the greeting",
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let f = frames(&out);
+    assert_eq!(acpx_answer(&f), "All done.", "{stdout}");
+    assert_eq!(
+        client_methods(&f),
+        ["session/request_permission"],
+        "the gated edit was put to acpx: {stdout}"
+    );
+    let updates: Vec<&serde_json::Value> = f
+        .iter()
+        .map(|x| &x["params"]["update"])
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .collect();
+    let kinds: Vec<&str> = updates.iter().filter_map(|u| u["kind"].as_str()).collect();
+    assert_eq!(kinds, ["read", "edit", "execute"], "{stdout}");
+    assert!(
+        f.iter()
+            .any(|x| x["params"]["update"]["content"][0]["type"] == "diff"
+                && x["params"]["update"]["content"][0]["newText"] == "hello agent\n"),
+        "the edit's diff reached acpx: {stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).expect("edited"),
+        "hello agent\n"
+    );
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[test]
+fn the_typescript_sdk_client_completes_a_read_edit_and_shell_turn_on_the_hecate_agent() {
+    let clients = Clients::get();
+    let (server, home, _g, ws) = hecate_agent_home();
+    let out = ts_client(&clients, &home, &ws, HECATE_TARGET, b"1\n");
+    let (stdout, stderr) = text(&out);
+    assert!(
+        stdout.contains("✅ Agent completed with: end_turn"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("🔐 Permission requested:"),
+        "the gated edit was asked: {stdout}"
+    );
+    assert!(ts_answer(&stdout).contains("All done."), "{stdout}");
+    for title in ["Read notes.txt", "Edit notes.txt", "Run cat notes.txt"] {
+        assert!(stdout.contains(title), "{title} shown: {stdout}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).expect("edited"),
+        "hello agent\n"
+    );
+    assert_eq!(server.requests().len(), 4);
 }

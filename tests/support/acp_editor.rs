@@ -76,6 +76,8 @@ pub enum Permission {
     /// The first `allow_once` option.
     #[default]
     AllowOnce,
+    /// The first `allow_always` option.
+    AllowAlways,
     /// The first `reject_once` option.
     RejectOnce,
     /// Never answer; record `permission withdrawn` if Hecate withdraws the request.
@@ -118,6 +120,7 @@ impl Editor {
         self.with(|inner| {
             let wanted = match inner.permission {
                 Permission::AllowOnce => PermissionOptionKind::AllowOnce,
+                Permission::AllowAlways => PermissionOptionKind::AllowAlways,
                 Permission::RejectOnce | Permission::Never => PermissionOptionKind::RejectOnce,
             };
             let chosen = request

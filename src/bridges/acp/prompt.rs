@@ -37,7 +37,8 @@ async fn thread_of(shared: &Shared, sid: &SessionId) -> Result<Thread, Error> {
     let target = target_of(&s).ok_or_else(nothing_configured)?;
     let t = Thread {
         target,
-        cwd: s.workspace.clone().unwrap_or_else(|| "/".into()),
+        // No workspace stays empty (never `/`): the Hecate agent then needs one.
+        cwd: s.workspace.clone().unwrap_or_default(),
         mcp_servers: Vec::new(),
     };
     shared.set_thread(sid.clone(), t.clone());
@@ -79,6 +80,19 @@ fn send_message(
                     caps,
                 )));
             }
+        }
+        TargetRef::Hecate { model } => {
+            send.runtime_kind = Some(RuntimeKind::Agent);
+            match model {
+                Some((provider, model)) => {
+                    send.provider = Some(provider.clone());
+                    send.model = Some(model.clone());
+                }
+                None => send.model = shared.engine.default_agent_model().map(str::to_string),
+            }
+            send.mcp_servers = thread.mcp_servers.clone();
+            // A missing directory is left to the engine: `agent_chat.workspace_required`.
+            send.workspace = Some(thread.cwd.clone());
         }
     }
     send

@@ -50,7 +50,7 @@ pub fn runtime_event(ev: &RuntimeEvent) -> Option<SessionUpdate> {
             let mut v = json!({
                 "sessionUpdate": "tool_call",
                 "toolCallId": id,
-                "title": name,
+                "title": input.get("title").and_then(Value::as_str).unwrap_or(name),
                 "status": input.get("status").cloned().unwrap_or(json!("pending")),
             });
             if let Some(k) = kind {
@@ -68,6 +68,7 @@ pub fn runtime_event(ev: &RuntimeEvent) -> Option<SessionUpdate> {
             if input.get("raw_input").is_none()
                 && !input.is_null()
                 && input.get("content").is_none()
+                && input.get("title").is_none()
             {
                 v["rawInput"] = input.clone();
             }
@@ -180,6 +181,16 @@ mod tests {
             assert!(runtime_event(ev).is_some(), "{ev:?}");
         }
         assert!(runtime_event(&RuntimeEvent::Raw { data: json!({}) }).is_none());
+        let titled = runtime_event(&RuntimeEvent::ToolCallStarted {
+            id: "c".into(),
+            name: "file_edit".into(),
+            kind: Some("edit".into()),
+            input: json!({"title": "Edit a.txt", "raw_input": {"path": "a.txt"}, "status": "in_progress"}),
+        });
+        assert!(
+            matches!(&titled, Some(SessionUpdate::ToolCall(c)) if c.title == "Edit a.txt"),
+            "{titled:?}"
+        );
         assert!(permission_tool_call("t1", "Write", "edit").is_some());
     }
 }

@@ -61,7 +61,10 @@ pub fn target_of(session: &Session) -> Option<TargetRef> {
         RuntimeKind::ExternalAgent => Some(TargetRef::Agent {
             adapter_id: session.adapter_id.clone()?,
         }),
-        _ => Some(TargetRef::Model {
+        RuntimeKind::Agent => Some(TargetRef::Hecate {
+            model: Some((session.provider.clone()?, session.model.clone()?)),
+        }),
+        RuntimeKind::Model => Some(TargetRef::Model {
             provider: session.provider.clone()?,
             model: session.model.clone()?,
         }),
@@ -102,6 +105,13 @@ pub async fn new_session(
         TargetRef::Agent { adapter_id } => CreateSession {
             runtime_kind: Some(RuntimeKind::ExternalAgent),
             adapter_id: Some(adapter_id.clone()),
+            workspace: Some(cwd.clone()),
+            ..base
+        },
+        TargetRef::Hecate { model } => CreateSession {
+            runtime_kind: Some(RuntimeKind::Agent),
+            provider: model.as_ref().map(|m| m.0.clone()),
+            model: model.as_ref().map(|m| m.1.clone()),
             workspace: Some(cwd.clone()),
             ..base
         },
@@ -214,22 +224,65 @@ async fn switch_target(
         .await
         .map_err(|e| to_rpc(&e))?;
     if session.runtime_kind == RuntimeKind::ExternalAgent
-        && matches!(parsed, TargetRef::Model { .. })
+        && !matches!(parsed, TargetRef::Agent { .. })
     {
         return Err(to_rpc(&HecateError::new(
             ErrorType::RuntimeMismatch,
             "a thread answered by an external agent cannot switch back to a model \
-             (the agent's context cannot be handed over); start a new thread for the model",
+             or to Hecate's agent (the agent's context cannot be handed over); start a \
+             new thread for it",
         )));
     }
     let offered = shared.targets().await;
     if !offered.iter().any(|t| t.id == parsed.id()) {
+        let why = match &parsed {
+            TargetRef::Hecate { model: None } => {
+                ": no default model is set ([tasks] or [gateway] default_model)".to_string()
+            }
+            TargetRef::Hecate {
+                model: Some((p, m)),
+            }
+            | TargetRef::Model {
+                provider: p,
+                model: m,
+            } => {
+                format!(": no configured provider offers the model {p}/{m}")
+            }
+            TargetRef::Agent { adapter_id } => {
+                format!(": no installed agent has the id {adapter_id}")
+            }
+        };
         return Err(Error::new(
             ErrorCode::INVALID_PARAMS,
-            format!("target {target} is not available here"),
+            format!("target {target} is not available here{why}"),
         )
-        .data(
-            serde_json::json!({"available": offered.iter().map(|t| &t.id).collect::<Vec<_>>()}),
+        .data(serde_json::json!({
+            "type": "invalid_request",
+            "target": target,
+            "available": offered.iter().map(|t| &t.id).collect::<Vec<_>>(),
+        })));
+    }
+    let cwd = shared
+        .thread(&sid)
+        .map(|t| t.cwd)
+        .filter(|c| !c.is_empty())
+        .or(session.workspace.clone())
+        .unwrap_or_default();
+    if matches!(parsed, TargetRef::Hecate { .. }) && !Path::new(&cwd).is_dir() {
+        let why = if cwd.is_empty() {
+            "this thread has none".to_string()
+        } else {
+            format!("{cwd:?} is not an existing directory")
+        };
+        return Err(to_rpc(
+            &HecateError::new(
+                ErrorType::WorkspaceRequired,
+                format!("Hecate's agent works in the thread's directory, and {why}"),
+            )
+            .with_detail("workspace", cwd.as_str())
+            .with_operator_action(
+                "Open a folder (or project) in the editor and start a new thread.",
+            ),
         ));
     }
     if !shared.set_target(&sid, parsed.clone()) {
@@ -237,7 +290,7 @@ async fn switch_target(
             sid,
             Thread {
                 target: parsed.clone(),
-                cwd: session.workspace.unwrap_or_else(|| "/".into()),
+                cwd: session.workspace.unwrap_or_default(),
                 mcp_servers: Vec::new(),
             },
         );
@@ -286,7 +339,8 @@ pub async fn set_config_option(
     let Some(value) = r.value.as_value_id() else {
         return resp.respond_with_error(Error::new(
             ErrorCode::INVALID_PARAMS,
-            "target needs a value id (model:PROVIDER/MODEL or agent:ADAPTER_ID)",
+            "target needs a value id (model:PROVIDER/MODEL, hecate:PROVIDER/MODEL, hecate \
+             or agent:ADAPTER_ID)",
         ));
     };
     match switch_target(shared, &r.session_id.0, &value.0).await {

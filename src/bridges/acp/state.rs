@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 pub struct BridgeConfig {
     /// Namespace sessions are created and listed in.
     pub namespace: String,
-    /// Default target for new sessions (`model:P/M` or `agent:ID`).
+    /// Default target for new sessions (`model:P/M`, `agent:ID`, `hecate:P/M` or `hecate`).
     pub default_target: Option<String>,
     /// How long to wait for providers to list models when offering targets.
     pub discovery_timeout: Duration,
@@ -29,7 +29,8 @@ pub struct BridgeConfig {
 pub struct Thread {
     /// The target answering the next prompt.
     pub target: TargetRef,
-    /// The working directory the editor gave.
+    /// The working directory the editor gave (empty when unknown: a thread
+    /// recovered from the store without a workspace).
     pub cwd: String,
     /// MCP servers the editor passed.
     pub mcp_servers: Vec<McpServerConfig>,

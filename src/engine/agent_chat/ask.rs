@@ -1,6 +1,7 @@
 //! A task run's approval gate put to an Agent Chat session as a permission
-//! request, the way an external agent's tool call is: two options (approve
-//! once, reject), answered by the session's approval path (a grant, the turn's
+//! request, the way an external agent's tool call is: three options (approve
+//! once, approve always — a session grant for the tool's kind that answers
+//! later gates of that kind — and reject), answered by the session's approval path (a grant, the turn's
 //! mode, the CLI prompt, `hecate approvals resolve` or the HTTP approval
 //! endpoints), and read back as the task approval's decision.
 
@@ -14,6 +15,8 @@ use serde_json::{Value, json};
 
 /// The option id that approves the gated call.
 const APPROVE: &str = "approve";
+/// The option id that approves it and grants its kind for the session.
+const APPROVE_ALWAYS: &str = "approve_always";
 /// The option id that rejects the gated call.
 const REJECT: &str = "reject";
 
@@ -51,6 +54,11 @@ pub(super) fn permission_request(
                 kind: PermissionKind::AllowOnce,
             },
             PermissionOption {
+                id: APPROVE_ALWAYS.to_string(),
+                name: "Approve always".to_string(),
+                kind: PermissionKind::AllowAlways,
+            },
+            PermissionOption {
                 id: REJECT.to_string(),
                 name: "Reject".to_string(),
                 kind: PermissionKind::RejectOnce,
@@ -62,7 +70,9 @@ pub(super) fn permission_request(
 /// Whether the outcome approves the call (`None`: nobody chose).
 pub(super) fn approves(outcome: &PermissionOutcome) -> Option<bool> {
     match outcome {
-        PermissionOutcome::Selected { option_id } => Some(option_id == APPROVE),
+        PermissionOutcome::Selected { option_id } => {
+            Some(option_id == APPROVE || option_id == APPROVE_ALWAYS)
+        }
         PermissionOutcome::Cancelled => None,
     }
 }
@@ -108,6 +118,11 @@ mod tests {
                 Some(false)
             );
         }
+        assert_eq!(
+            pick_option(&req.options, Decision::Approve, Scope::Session).as_deref(),
+            Some(APPROVE_ALWAYS),
+            "approving for the session picks the option that says so"
+        );
         assert_eq!(approves(&PermissionOutcome::Cancelled), None);
     }
 }

@@ -1,10 +1,18 @@
 //! Task events of an `agent_loop` run as the runtime events an Agent Chat turn
-//! streams: tool calls, refusals, file changes and the model's words between
-//! tool calls.
+//! streams: tool calls (announced when gated or started, with a title, the
+//! workspace paths they touch, their arguments, and on finishing their result
+//! or the diffs of the files they changed), refusals, file changes and the
+//! model's words between tool calls. The `input`/`output` objects use the same
+//! keys as an external agent's tool calls (`title`, `raw_input`, `locations`,
+//! `content`), so every surface renders both alike.
 
 use crate::domain::event::RuntimeEvent;
+use crate::domain::ids::TaskArtifactId;
 use crate::domain::task::TaskEvent;
-use serde_json::{Value, json};
+use crate::engine::tasks::PatchContent;
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
 /// The ACP-style kind of a built-in tool (`other` for MCP and unknown tools).
 pub(super) fn tool_kind(tool: &str) -> &'static str {
@@ -17,65 +25,197 @@ pub(super) fn tool_kind(tool: &str) -> &'static str {
     }
 }
 
+/// A one-line title for a call of `tool` with `args` (`Edit notes.txt`).
+pub(super) fn tool_title(tool: &str, args: &Value) -> String {
+    let arg = |key: &str| args[key].as_str().map(|s| s.lines().next().unwrap_or(""));
+    let joined = || {
+        args["args"].as_array().map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
+    let made = match tool {
+        "read_file" => arg("path").map(|p| format!("Read {p}")),
+        "list_dir" => Some(format!("List {}", arg("path").unwrap_or("."))),
+        "file_write" => arg("path").map(|p| format!("Write {p}")),
+        "file_edit" => arg("path").map(|p| format!("Edit {p}")),
+        "shell_exec" => arg("command").map(|c| format!("Run {c}")),
+        "git_exec" => joined().map(|a| format!("git {a}")),
+        "http_request" => arg("url").map(|u| format!("Fetch {u}")),
+        _ => None,
+    };
+    made.unwrap_or_else(|| tool.to_string())
+}
+
 fn text(data: &Value, key: &str) -> String {
     data[key].as_str().unwrap_or_default().to_string()
 }
 
-/// The runtime event a task event shows as, if any.
-pub(super) fn runtime_event(e: &TaskEvent) -> Option<RuntimeEvent> {
-    let d = &e.data;
-    match e.event_type.as_str() {
-        "tool.call.started" => {
-            let tool = text(d, "tool");
-            Some(RuntimeEvent::ToolCallStarted {
-                id: text(d, "tool_call_id"),
-                kind: Some(tool_kind(&tool).to_string()),
-                name: tool,
-                input: d["arguments"].clone(),
-            })
+/// A text block as a tool call's content item.
+fn text_content(t: &str) -> Value {
+    json!({"type": "content", "content": {"type": "text", "text": t}})
+}
+
+/// Projects one run's task events, in order, into runtime events. It
+/// remembers which tool calls were announced (a gated call is shown before its
+/// step starts), which call's step runs now, and the diffs each call made.
+#[derive(Debug)]
+pub(super) struct Projection {
+    workspace: PathBuf,
+    announced: HashSet<String>,
+    current: Option<String>,
+    diffs: HashMap<String, Vec<Value>>,
+}
+
+impl Projection {
+    /// A projection for a run working in `workspace` (paths shown absolute).
+    pub(super) fn new(workspace: &str) -> Self {
+        Self {
+            workspace: PathBuf::from(workspace),
+            announced: HashSet::new(),
+            current: None,
+            diffs: HashMap::new(),
         }
-        "tool.call.finished" => Some(RuntimeEvent::ToolCallUpdated {
-            id: text(d, "tool_call_id"),
-            status: Some(
-                if d["is_error"].as_bool().unwrap_or(false) {
-                    "failed"
+    }
+
+    /// The patch artifact whose content [`Self::project`] wants with `e`.
+    pub(super) fn wants_patch(e: &TaskEvent) -> Option<TaskArtifactId> {
+        matches!(
+            e.event_type.as_str(),
+            "tool.file.applied" | "tool.file.proposed"
+        )
+        .then(|| e.data["artifact_id"].as_str().map(TaskArtifactId::from))
+        .flatten()
+    }
+
+    fn absolute(&self, path: &str) -> String {
+        self.workspace.join(path).display().to_string()
+    }
+
+    /// The tool call `data` names, first shown with `status`.
+    fn started(&mut self, data: &Value, status: &str) -> RuntimeEvent {
+        let id = text(data, "tool_call_id");
+        let tool = text(data, "tool");
+        let args = &data["arguments"];
+        let mut input = Map::new();
+        input.insert("title".into(), json!(tool_title(&tool, args)));
+        input.insert("raw_input".into(), args.clone());
+        input.insert("status".into(), json!(status));
+        let path = match (tool.as_str(), args["path"].as_str()) {
+            (_, Some(p)) => Some(p),
+            ("list_dir", None) => Some("."),
+            _ => None,
+        };
+        if let Some(p) = path {
+            input.insert("locations".into(), json!([{"path": self.absolute(p)}]));
+        }
+        self.announced.insert(id.clone());
+        RuntimeEvent::ToolCallStarted {
+            id,
+            kind: Some(tool_kind(&tool).to_string()),
+            name: tool,
+            input: Value::Object(input),
+        }
+    }
+
+    /// The runtime events `e` shows as; `patch` is the content of the patch a
+    /// `tool.file.*` event names (see [`Self::wants_patch`]), when read.
+    pub(super) fn project(
+        &mut self,
+        e: &TaskEvent,
+        patch: Option<&PatchContent>,
+    ) -> Vec<RuntimeEvent> {
+        let d = &e.data;
+        match e.event_type.as_str() {
+            "approval.requested" if !self.announced.contains(&text(d, "tool_call_id")) => {
+                vec![self.started(d, "pending")]
+            }
+            "tool.call.started" => {
+                let id = text(d, "tool_call_id");
+                self.current = Some(id.clone());
+                if self.announced.contains(&id) {
+                    // The title again: a permission request may have retitled it.
+                    let title = tool_title(&text(d, "tool"), &d["arguments"]);
+                    vec![RuntimeEvent::ToolCallUpdated {
+                        id,
+                        status: Some("in_progress".into()),
+                        output: json!({ "title": title }),
+                    }]
                 } else {
-                    "completed"
+                    vec![self.started(d, "in_progress")]
                 }
-                .to_string(),
-            ),
-            output: json!({"result": d["result"], "step_id": d["step_id"]}),
-        }),
-        "tool.call.refused" | "tool.call.interrupted" => Some(RuntimeEvent::ToolCallUpdated {
-            id: text(d, "tool_call_id"),
-            status: Some("failed".to_string()),
-            output: json!({"reason": e.event_type, "note": d["note"]}),
-        }),
-        "tool.file.applied" | "tool.file.proposed" => {
-            let change = if e.event_type == "tool.file.proposed" {
-                "proposed"
-            } else if d["created"].as_bool().unwrap_or(false) {
-                "added"
-            } else if d["deleted"].as_bool().unwrap_or(false) {
-                "deleted"
-            } else {
-                "modified"
-            };
-            Some(RuntimeEvent::FileChanged {
-                path: text(d, "path"),
-                change: change.to_string(),
-            })
+            }
+            "tool.call.finished" => {
+                let id = text(d, "tool_call_id");
+                if self.current.as_ref() == Some(&id) {
+                    self.current = None;
+                }
+                let failed = d["is_error"].as_bool().unwrap_or(false);
+                let result = text(d, "result");
+                let content = match self.diffs.remove(&id) {
+                    Some(diffs) if !failed => Value::Array(diffs),
+                    _ if result.is_empty() => json!([]),
+                    _ => json!([text_content(&result)]),
+                };
+                vec![RuntimeEvent::ToolCallUpdated {
+                    id,
+                    status: Some(if failed { "failed" } else { "completed" }.to_string()),
+                    output: json!({"result": d["result"], "step_id": d["step_id"],
+                                   "content": content}),
+                }]
+            }
+            "tool.call.refused" | "tool.call.interrupted" => {
+                let note = match (e.event_type.as_str(), d["note"].as_str()) {
+                    ("tool.call.refused", Some(n)) if !n.is_empty() => format!("refused: {n}"),
+                    ("tool.call.refused", _) => "refused".to_string(),
+                    _ => "interrupted".to_string(),
+                };
+                vec![RuntimeEvent::ToolCallUpdated {
+                    id: text(d, "tool_call_id"),
+                    status: Some("failed".to_string()),
+                    output: json!({"reason": e.event_type, "note": d["note"],
+                                   "content": [text_content(&note)]}),
+                }]
+            }
+            "tool.file.applied" | "tool.file.proposed" => {
+                let path = text(d, "path");
+                let change = if e.event_type == "tool.file.proposed" {
+                    "proposed"
+                } else if d["created"].as_bool().unwrap_or(false) {
+                    "added"
+                } else if d["deleted"].as_bool().unwrap_or(false) {
+                    "deleted"
+                } else {
+                    "modified"
+                };
+                if let (Some(p), Some(call)) = (patch, &self.current) {
+                    let diff = json!({"type": "diff", "path": self.absolute(&p.path),
+                                      "oldText": p.before,
+                                      "newText": p.after.clone().unwrap_or_default()});
+                    self.diffs.entry(call.clone()).or_default().push(diff);
+                }
+                vec![RuntimeEvent::FileChanged {
+                    path,
+                    change: change.to_string(),
+                }]
+            }
+            // The words a model says before its tool calls; the final answer is
+            // the turn's text, sent when the run ends.
+            "turn.completed" => {
+                let said = text(d, "text");
+                let calls = d["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
+                if calls && !said.trim().is_empty() {
+                    vec![RuntimeEvent::ThoughtDelta {
+                        text: format!("{said}\n"),
+                    }]
+                } else {
+                    Vec::new()
+                }
+            }
+            _ => Vec::new(),
         }
-        // The words a model says before its tool calls; the final answer is
-        // the turn's text, sent when the run ends.
-        "turn.completed" => {
-            let said = text(d, "text");
-            let calls = d["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
-            (calls && !said.trim().is_empty()).then(|| RuntimeEvent::ThoughtDelta {
-                text: format!("{said}\n"),
-            })
-        }
-        _ => None,
     }
 }
 
@@ -96,52 +236,154 @@ mod tests {
     }
 
     #[test]
-    fn tool_calls_and_patches_become_runtime_events() {
-        let started = runtime_event(&event(
-            "tool.call.started",
-            json!({"tool_call_id": "c1", "tool": "file_edit", "arguments": {"path": "a"}}),
-        ));
-        assert_eq!(
-            started,
-            Some(RuntimeEvent::ToolCallStarted {
-                id: "c1".into(),
-                name: "file_edit".into(),
-                kind: Some("edit".into()),
-                input: json!({"path": "a"}),
-            })
+    fn a_gated_edit_is_announced_once_and_finishes_with_its_diff() {
+        let mut p = Projection::new("/ws");
+        let args = json!({"path": "a.txt", "old_string": "x", "new_string": "y"});
+        let asked = p.project(
+            &event(
+                "approval.requested",
+                json!({"tool_call_id": "c1", "tool": "file_edit", "arguments": args}),
+            ),
+            None,
         );
-        let failed = runtime_event(&event(
-            "tool.call.finished",
-            json!({"tool_call_id": "c1", "is_error": true, "result": "no"}),
-        ));
+        let [
+            RuntimeEvent::ToolCallStarted {
+                id, kind, input, ..
+            },
+        ] = asked.as_slice()
+        else {
+            panic!("announced: {asked:?}");
+        };
+        assert_eq!((id.as_str(), kind.as_deref()), ("c1", Some("edit")));
+        assert_eq!(input["title"], "Edit a.txt");
+        assert_eq!(input["status"], "pending");
+        assert_eq!(input["locations"], json!([{"path": "/ws/a.txt"}]));
+        assert_eq!(input["raw_input"], args);
+
+        let started = p.project(
+            &event(
+                "tool.call.started",
+                json!({"tool_call_id": "c1", "tool": "file_edit", "arguments": args}),
+            ),
+            None,
+        );
         assert!(
-            matches!(failed, Some(RuntimeEvent::ToolCallUpdated { status: Some(s), .. }) if s == "failed")
+            matches!(started.as_slice(), [RuntimeEvent::ToolCallUpdated { status: Some(s), output, .. }]
+                if s == "in_progress" && output["title"] == "Edit a.txt"),
+            "{started:?}"
         );
-        let patch = runtime_event(&event(
+        let applied = event(
             "tool.file.applied",
-            json!({"path": "a", "created": true, "deleted": false}),
-        ));
-        assert_eq!(
-            patch,
-            Some(RuntimeEvent::FileChanged {
-                path: "a".into(),
-                change: "added".into()
-            })
+            json!({"artifact_id": "art_1", "path": "a.txt", "created": false, "deleted": false}),
         );
-        assert_eq!(runtime_event(&event("step.started", json!({}))), None);
+        assert_eq!(
+            Projection::wants_patch(&applied),
+            Some(TaskArtifactId::from("art_1"))
+        );
+        let patch = PatchContent {
+            path: "a.txt".into(),
+            before: Some("x\n".into()),
+            after: Some("y\n".into()),
+        };
+        assert_eq!(
+            p.project(&applied, Some(&patch)),
+            [RuntimeEvent::FileChanged {
+                path: "a.txt".into(),
+                change: "modified".into()
+            }]
+        );
+        let finished = p.project(
+            &event(
+                "tool.call.finished",
+                json!({"tool_call_id": "c1", "is_error": false, "result": "edited"}),
+            ),
+            None,
+        );
+        let [RuntimeEvent::ToolCallUpdated { status, output, .. }] = finished.as_slice() else {
+            panic!("{finished:?}");
+        };
+        assert_eq!(status.as_deref(), Some("completed"));
+        assert_eq!(
+            output["content"],
+            json!([{"type": "diff", "path": "/ws/a.txt", "oldText": "x\n", "newText": "y\n"}])
+        );
+    }
+
+    #[test]
+    fn ungated_calls_start_in_progress_and_finish_with_their_result() {
+        let mut p = Projection::new("/ws");
+        let started = p.project(
+            &event(
+                "tool.call.started",
+                json!({"tool_call_id": "c2", "tool": "shell_exec", "arguments": {"command": "ls\nrm"}}),
+            ),
+            None,
+        );
+        let [RuntimeEvent::ToolCallStarted { kind, input, .. }] = started.as_slice() else {
+            panic!("{started:?}");
+        };
+        assert_eq!(kind.as_deref(), Some("execute"));
+        assert_eq!(input["title"], "Run ls");
+        assert_eq!(input["status"], "in_progress");
+        assert!(input.get("locations").is_none());
+        let failed = p.project(
+            &event(
+                "tool.call.finished",
+                json!({"tool_call_id": "c2", "is_error": true, "result": "no"}),
+            ),
+            None,
+        );
+        let [RuntimeEvent::ToolCallUpdated { status, output, .. }] = failed.as_slice() else {
+            panic!("{failed:?}");
+        };
+        assert_eq!(status.as_deref(), Some("failed"));
+        assert_eq!(output["content"][0]["content"]["text"], "no");
+        let refused = p.project(
+            &event(
+                "tool.call.refused",
+                json!({"tool_call_id": "c3", "note": "not now"}),
+            ),
+            None,
+        );
+        assert!(
+            matches!(&refused[..], [RuntimeEvent::ToolCallUpdated { output, .. }]
+                if output["content"][0]["content"]["text"] == "refused: not now"),
+            "{refused:?}"
+        );
+        assert!(
+            p.project(&event("step.started", json!({})), None)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn titles_name_the_tool_and_its_target() {
+        assert_eq!(tool_title("read_file", &json!({"path": "n"})), "Read n");
+        assert_eq!(tool_title("list_dir", &json!({})), "List .");
+        assert_eq!(
+            tool_title("git_exec", &json!({"args": ["status", "-s"]})),
+            "git status -s"
+        );
+        assert_eq!(
+            tool_title("http_request", &json!({"url": "http://x"})),
+            "Fetch http://x"
+        );
+        assert_eq!(tool_title("mcp__fs__read", &json!({})), "mcp__fs__read");
+        assert_eq!(tool_title("file_write", &json!({})), "file_write");
     }
 
     #[test]
     fn only_words_before_tool_calls_are_thoughts() {
+        let mut p = Projection::new("/ws");
         let before = event(
             "turn.completed",
             json!({"text": "reading", "tool_calls": ["read_file"]}),
         );
         assert!(matches!(
-            runtime_event(&before),
-            Some(RuntimeEvent::ThoughtDelta { .. })
+            p.project(&before, None).as_slice(),
+            [RuntimeEvent::ThoughtDelta { .. }]
         ));
         let last = event("turn.completed", json!({"text": "done", "tool_calls": []}));
-        assert_eq!(runtime_event(&last), None);
+        assert!(p.project(&last, None).is_empty());
     }
 }

@@ -7,7 +7,7 @@
 //! the turn.
 
 use super::ask::{approves, permission_request};
-use super::events::runtime_event;
+use super::events::Projection;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
@@ -19,7 +19,7 @@ use crate::domain::task::{
 };
 use crate::engine::Engine;
 use crate::engine::approvals::TurnAsker;
-use crate::engine::tasks::{FINAL_ANSWER_KIND, StartOptions};
+use crate::engine::tasks::{FINAL_ANSWER_KIND, StartOptions, patch_content};
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -94,6 +94,7 @@ impl Engine {
             model,
             workspace,
             continue_from,
+            mcp_servers,
         } = &ctx.target
         else {
             return Err(HecateError::new(
@@ -132,6 +133,19 @@ impl Engine {
             workspace_mode: WorkspaceMode::InPlace,
             requested_provider: provider.clone(),
             requested_model: model.clone(),
+            mcp_servers: mcp_servers
+                .iter()
+                .filter_map(|s| {
+                    let entry = crate::engine::mcp::entry::from_session_server(s);
+                    if entry.is_none() {
+                        tracing::warn!(
+                            server = s.name(),
+                            "an SSE MCP server cannot join a task; skipped"
+                        );
+                    }
+                    entry
+                })
+                .collect(),
             ..Default::default()
         };
         let task = tasks.create_task(namespace, spec).await?;
@@ -159,6 +173,11 @@ impl Engine {
         let mut asked: HashSet<TaskApprovalId> = HashSet::new();
         let mut asking: Option<Asking> = None;
         let mut cancelling = false;
+        let workspace = match &f.ctx.target {
+            TurnTarget::Agent { workspace, .. } => workspace.as_str(),
+            _ => "",
+        };
+        let mut projection = Projection::new(workspace);
         loop {
             // Checked every round: another turn's workers may be on their way out.
             if local_workers.is_none() && !tasks.workers_running() {
@@ -176,7 +195,16 @@ impl Engine {
                 {
                     requested.insert(id.to_string(), e.data.clone());
                 }
-                if let Some(ev) = runtime_event(e) {
+                let patch = match Projection::wants_patch(e) {
+                    Some(id) => tasks
+                        .get_artifact(ns, f.task, Some(f.run), &id)
+                        .await
+                        .and_then(|a| patch_content(&a))
+                        .map_err(|e| tracing::debug!(error = %e, "a patch the turn shows unread"))
+                        .ok(),
+                    None => None,
+                };
+                for ev in projection.project(e, patch.as_ref()) {
                     let _ = f.ctx.events.send(ev);
                 }
             }

@@ -5,8 +5,9 @@
 
 use super::types::{ServerSpec, ToolPolicy};
 use crate::domain::error::HecateError;
+use crate::domain::mcp::McpServerConfig;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// A parsed server entry.
@@ -145,10 +146,81 @@ pub fn parse_all(values: &[Value]) -> Result<Vec<ServerEntry>, HecateError> {
     Ok(out)
 }
 
+/// A server alias made from any name: characters outside letters, digits, `-`
+/// and `_` become `_`, runs of `_` collapse (no `__`); empty names become `mcp`.
+fn alias(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.trim().chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '-' {
+            c
+        } else {
+            '_'
+        };
+        if !(c == '_' && out.ends_with('_')) {
+            out.push(c);
+        }
+    }
+    if out.is_empty() { "mcp".into() } else { out }
+}
+
+/// The task entry for an MCP server a client handed to a session (an
+/// editor's `session/new`), its name made a valid alias and its calls allowed
+/// (`auto`; the task's approval policy still applies). Legacy SSE servers have
+/// no task transport: `None`.
+pub fn from_session_server(s: &McpServerConfig) -> Option<Value> {
+    let pairs = |p: &[(String, String)]| -> serde_json::Map<String, Value> {
+        p.iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect()
+    };
+    match s {
+        McpServerConfig::Stdio {
+            name,
+            command,
+            args,
+            env,
+        } => Some(
+            json!({"name": alias(name), "command": command, "args": args,
+                         "env": pairs(env)}),
+        ),
+        McpServerConfig::Http { name, url, headers } => {
+            Some(json!({"name": alias(name), "url": url, "headers": pairs(headers)}))
+        }
+        McpServerConfig::Sse { .. } => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_sessions_servers_become_task_entries() {
+        let stdio = McpServerConfig::Stdio {
+            name: "my files.v2".into(),
+            command: "node".into(),
+            args: vec!["srv.js".into()],
+            env: vec![("K".into(), "v".into())],
+        };
+        let e = parse(&from_session_server(&stdio).expect("stdio"), None).expect("valid");
+        assert_eq!(e.name, "my_files_v2");
+        assert!(matches!(e.spec, ServerSpec::Stdio { ref env, .. } if env["K"] == "v"));
+        let http = McpServerConfig::Http {
+            name: "a__b".into(),
+            url: "http://127.0.0.1:1/mcp".into(),
+            headers: vec![("Authorization".into(), "Bearer x".into())],
+        };
+        let h = parse(&from_session_server(&http).expect("http"), None).expect("valid");
+        assert_eq!((h.name.as_str(), h.policy), ("a_b", ToolPolicy::Auto));
+        let sse = McpServerConfig::Sse {
+            name: "old".into(),
+            url: "http://h".into(),
+            headers: vec![],
+        };
+        assert_eq!(from_session_server(&sse), None);
+        assert_eq!(alias(" "), "mcp");
+    }
 
     #[test]
     fn entries_pick_one_transport_and_a_policy() {
