@@ -19,10 +19,12 @@ use std::io::Read;
 /// Arguments of `hecate chat`.
 #[derive(Debug, clap::Args)]
 pub struct ChatArgs {
-    /// Model as PROVIDER/MODEL (required for a new session; switches model when given with --session).
+    /// Model as PROVIDER/MODEL (required for a new session; with --session, the next
+    /// turn runs on it, handing an external agent's session over to the model).
     #[arg(long, conflicts_with = "agent")]
     pub model: Option<String>,
-    /// External agent adapter id (codex, claude_code, cursor_agent, gemini, opencode, ...).
+    /// External agent adapter id (codex, claude_code, cursor_agent, gemini, opencode, ...);
+    /// with --session, hands the session to that agent (primed with the transcript).
     #[arg(long)]
     pub agent: Option<String>,
     /// Run Hecate's own agent with its tools in --workspace (the model given by
@@ -99,6 +101,22 @@ fn approval_choice(line: &str) -> Option<(Decision, Scope)> {
     }
 }
 
+/// The runtime this turn asks for: Hecate's agent with `--tools`, an external
+/// agent with `--agent`, a model with `--model` alone; the session's own
+/// otherwise. On an existing `--session` a different one hands the session off
+/// (the new target gets the transcript).
+fn turn_runtime(args: &ChatArgs) -> Option<RuntimeKind> {
+    if args.tools {
+        Some(RuntimeKind::Agent)
+    } else if args.agent.is_some() {
+        Some(RuntimeKind::ExternalAgent)
+    } else if args.model.is_some() {
+        Some(RuntimeKind::Model)
+    } else {
+        None
+    }
+}
+
 pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
     let prompt = if args.prompt == "-" {
         let mut s = String::new();
@@ -172,7 +190,8 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
             &session_id,
             SendMessage {
                 content: prompt,
-                runtime_kind: args.tools.then_some(RuntimeKind::Agent),
+                runtime_kind: turn_runtime(args),
+                adapter_id: args.session.as_ref().and(args.agent.clone()),
                 model: model_override,
                 workspace: args.session.as_ref().and(args.workspace.clone()),
                 system_prompt: args.session.as_ref().and(args.system.clone()),

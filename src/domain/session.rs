@@ -29,14 +29,11 @@ impl RuntimeKind {
         }
     }
 
-    /// Whether a session now on `self` may run a turn with `next`. Hecate Chat
-    /// (model / agent) switches freely and may hand the transcript to an external
-    /// agent; an external-agent session cannot switch back into Hecate Chat runtimes.
-    pub fn can_switch_to(self, next: RuntimeKind) -> bool {
-        match self {
-            Self::Model | Self::Agent => true,
-            Self::ExternalAgent => next == Self::ExternalAgent,
-        }
+    /// Whether a turn with `next` on a session now on `self` leaves an external
+    /// agent: its native session ends there, and a later turn on an agent starts
+    /// a fresh one primed with the transcript (which then holds the turns between).
+    pub fn leaves_external_agent(self, next: RuntimeKind) -> bool {
+        self == Self::ExternalAgent && next != Self::ExternalAgent
     }
 }
 
@@ -228,12 +225,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn runtime_switching_follows_the_seed_rules() {
-        assert!(RuntimeKind::Model.can_switch_to(RuntimeKind::Agent));
-        assert!(RuntimeKind::Agent.can_switch_to(RuntimeKind::Model));
-        assert!(RuntimeKind::Model.can_switch_to(RuntimeKind::ExternalAgent));
-        assert!(!RuntimeKind::ExternalAgent.can_switch_to(RuntimeKind::Model));
-        assert!(RuntimeKind::ExternalAgent.can_switch_to(RuntimeKind::ExternalAgent));
+    fn only_a_turn_off_an_external_agent_leaves_it() {
+        assert!(RuntimeKind::ExternalAgent.leaves_external_agent(RuntimeKind::Model));
+        assert!(RuntimeKind::ExternalAgent.leaves_external_agent(RuntimeKind::Agent));
+        assert!(!RuntimeKind::ExternalAgent.leaves_external_agent(RuntimeKind::ExternalAgent));
+        assert!(!RuntimeKind::Model.leaves_external_agent(RuntimeKind::ExternalAgent));
+        assert!(!RuntimeKind::Agent.leaves_external_agent(RuntimeKind::Model));
     }
 
     #[test]

@@ -188,14 +188,12 @@ impl Engine {
         validate_prompt(&req.content)?;
         let mut session = self.get_session(namespace, session_id).await?;
         let kind = req.runtime_kind.unwrap_or(session.runtime_kind);
-        if !session.runtime_kind.can_switch_to(kind) {
-            return Err(HecateError::new(
-                ErrorType::RuntimeMismatch,
-                format!(
-                    "a {} session cannot run a {} turn",
-                    session.runtime_kind, kind
-                ),
-            ));
+        // Hand-off: a session may move between any targets between turns; the
+        // new one gets the stored transcript as its history (an external agent a
+        // fresh native session primed with it).
+        let leaving_agent = session.runtime_kind.leaves_external_agent(kind);
+        if leaving_agent {
+            session.native_session_id = None;
         }
         // The workspace is canonicalised once per turn: here when the request
         // names one, otherwise (for an external agent) by `turn_target`.
@@ -269,6 +267,10 @@ impl Engine {
             completed_at: None,
             duration_ms: None,
         };
+        if leaving_agent && let Some(rt) = &self.inner.external {
+            // Its native session no longer follows the transcript.
+            rt.close(session_id).await;
+        }
         session.runtime_kind = kind;
         if let TurnTarget::Model { provider, model }
         | TurnTarget::Agent {

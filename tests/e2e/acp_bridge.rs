@@ -251,7 +251,7 @@ async fn without_editor_capabilities_hecate_serves_files_and_terminals() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn targets_switch_between_turns_but_an_agent_thread_never_goes_back_to_a_model() {
+async fn targets_hand_the_thread_off_between_models_and_agents_in_both_directions() {
     let (server, home) = model_home("fixture-model,other-model");
     add_agent(&home, &[]);
     let (_guard, ws) = workspace();
@@ -302,17 +302,26 @@ async fn targets_switch_between_turns_but_an_agent_thread_never_goes_back_to_a_m
             "the agent is primed with the thread: {third}"
         );
 
-        let back = cx
-            .send_request(SetSessionModeRequest::new(
-                sid.clone(),
-                "model:fix/fixture-model",
-            ))
+        // Hand-off back to a model: it gets the thread, the agent's turn included.
+        cx.send_request(SetSessionModeRequest::new(
+            sid.clone(),
+            "model:fix/fixture-model",
+        ))
+        .block_task()
+        .await?;
+        assert_eq!(prompt(&cx, &sid, "fourth").await?, StopReason::EndTurn);
+        assert_eq!(answer(&updates.drain()), "echo: fourth");
+        // And to the agent again: a fresh native session primed with everything,
+        // the model's turn included.
+        cx.send_request(SetSessionModeRequest::new(sid.clone(), "agent:fixture"))
             .block_task()
-            .await
-            .expect_err("an agent thread cannot go back to a model");
+            .await?;
+        assert_eq!(prompt(&cx, &sid, "fifth").await?, StopReason::EndTurn);
+        let fifth = answer(&updates.drain());
+        assert!(fifth.ends_with("fifth"), "{fifth}");
         assert!(
-            back.message.contains("cannot switch back to a model"),
-            "{back:?}"
+            fifth.contains("fourth"),
+            "primed with the model's turn: {fifth}"
         );
         let unknown = cx
             .send_request(SetSessionModeRequest::new(sid.clone(), "agent:nope"))
@@ -329,10 +338,15 @@ async fn targets_switch_between_turns_but_an_agent_thread_never_goes_back_to_a_m
         .iter()
         .map(|r| r["body"]["model"].clone())
         .collect();
-    assert_eq!(models, ["fixture-model", "other-model"]);
+    assert_eq!(models, ["fixture-model", "other-model", "fixture-model"]);
+    let history = server.requests()[2]["body"]["messages"].to_string();
+    assert!(
+        history.contains("third") && history.contains("second"),
+        "the model got the whole thread: {history}"
+    );
     let show = home.json(&["sessions", "show", &sid.0, "--format", "json"]);
     let segments = show["data"]["segments"].as_array().expect("segments");
-    assert_eq!(segments.len(), 3, "one segment per target: {segments:?}");
+    assert_eq!(segments.len(), 5, "one segment per target: {segments:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

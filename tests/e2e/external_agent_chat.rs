@@ -719,3 +719,69 @@ fn an_operator_grant_answers_until_it_expires_and_retention_prunes_what_is_past(
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Hand-off: `--model` and `--agent` on an existing `--session` move it between
+/// an external agent and a model in both directions; each new target gets the
+/// stored transcript (the model as history, the agent as a primed fresh session).
+#[test]
+fn a_session_hands_off_between_an_agent_and_a_model_with_its_transcript() {
+    let server = crate::support::common::ModelServer::start(None);
+    let mut home = home_with_agent(&[]);
+    home.set("PROVIDER_FIX_BASE_URL", &format!("{}/v1", server.base));
+    home.set("PROVIDER_FIX_KIND", "openai");
+    home.set("PROVIDER_FIX_API_KEY", "test-key");
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let out = chat(&home, &w, &["remember the word zebra"], b"");
+    assert!(out.status.success(), "{}", text(&out).1);
+    let id = session_id_from(&out.stderr);
+
+    let out = home.run(&[
+        "chat",
+        "--session",
+        &id,
+        "--model",
+        "fix/fixture-model",
+        "which word was it",
+    ]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let history = requests[0]["body"]["messages"].to_string();
+    assert!(
+        history.contains("remember the word zebra"),
+        "the model got the agent's turn: {history}"
+    );
+
+    let out = home.run(&[
+        "chat",
+        "--session",
+        &id,
+        "--agent",
+        "fixture",
+        "and once more",
+    ]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    let answer = text(&out).0;
+    assert!(
+        answer.contains("which word was it"),
+        "the agent was primed with the model's turn: {answer}"
+    );
+    let shown = show(&home, &id);
+    let kinds: Vec<&str> = shown["segments"]
+        .as_array()
+        .expect("segments")
+        .iter()
+        .filter_map(|s| s["runtime_kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["external_agent", "model", "external_agent"],
+        "{shown}"
+    );
+
+    // An agent that is not installed is refused before anything runs.
+    let out = home.run(&["chat", "--session", &id, "--agent", "nope", "hi"]);
+    assert!(!out.status.success());
+    assert!(text(&out).1.contains("nope"), "{}", text(&out).1);
+}

@@ -195,7 +195,7 @@ async fn runtime_workspace_and_model_mistakes_have_stable_types() {
         .post(sessions, json!({"runtime_kind": "external_agent", "adapter_id": "no-such-agent", "workspace": "/"}))
         .await;
     assert_envelope(&a, 400, "agent_chat.adapter_not_found");
-    // An external-agent session cannot switch back to a Hecate Chat runtime.
+    // Handing an external-agent session to a model needs a model.
     let workspace = tempfile::tempdir().expect("workspace");
     let a = api
         .post(
@@ -212,10 +212,10 @@ async fn runtime_workspace_and_model_mistakes_have_stable_types() {
     let a = api
         .post(
             &format!("{sessions}/{external}/messages"),
-            json!({"content": "hi", "runtime_kind": "model", "model": "fix/fixture-model"}),
+            json!({"content": "hi", "runtime_kind": "model"}),
         )
         .await;
-    assert_envelope(&a, 400, "agent_chat.runtime_mismatch");
+    assert_envelope(&a, 400, "agent_chat.model_required");
 
     let id = api.create_session(json!({})).await;
     let msgs = format!("{sessions}/{id}/messages");

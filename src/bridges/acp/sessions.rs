@@ -223,16 +223,6 @@ async fn switch_target(
         .get_session(&shared.config.namespace, &sid)
         .await
         .map_err(|e| to_rpc(&e))?;
-    if session.runtime_kind == RuntimeKind::ExternalAgent
-        && !matches!(parsed, TargetRef::Agent { .. })
-    {
-        return Err(to_rpc(&HecateError::new(
-            ErrorType::RuntimeMismatch,
-            "a thread answered by an external agent cannot switch back to a model \
-             or to Hecate's agent (the agent's context cannot be handed over); start a \
-             new thread for it",
-        )));
-    }
     let offered = shared.targets().await;
     if !offered.iter().any(|t| t.id == parsed.id()) {
         let why = match &parsed {
