@@ -1,7 +1,8 @@
 //! One behavioural suite of the async store interface, run against every backend
 //! configuration: a file-backed SQLite store (writer plus reader pool), the same
-//! with a single reader, and the in-memory one. A new backend joins with one line
-//! in the `conformance!` invocation at the bottom.
+//! with a single reader, the in-memory one, and PostgreSQL (a fresh database per
+//! test on the throwaway server of `tests/support/postgres.rs`). A new backend
+//! joins with one line in the `conformance!` invocation at the bottom.
 
 use hecate::domain::ErrorType;
 use hecate::domain::approval::{Approval, ApprovalStatus, Grant};
@@ -16,8 +17,8 @@ use hecate::domain::time::now_rfc3339;
 use hecate::store::history::HistoryStrategy;
 use hecate::store::tasks::{NewTaskEvent, NewTaskRun};
 use hecate::store::{
-    ApprovalPruning, BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, PruneReport,
-    SqliteStore, Store, TurnBegun,
+    ApprovalPruning, BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, PostgresStore,
+    PruneReport, SqliteStore, Store, TurnBegun,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -34,12 +35,12 @@ mod backends {
     use super::*;
 
     /// A SQLite file with the default reader pool.
-    pub fn sqlite_file() -> Backend {
+    pub async fn sqlite_file() -> Backend {
         sqlite_file_with(hecate::store::sqlite::DEFAULT_READERS)
     }
 
     /// A SQLite file with one reader connection.
-    pub fn sqlite_file_one_reader() -> Backend {
+    pub async fn sqlite_file_one_reader() -> Backend {
         sqlite_file_with(1)
     }
 
@@ -54,9 +55,21 @@ mod backends {
     }
 
     /// The in-memory SQLite backend.
-    pub fn sqlite_memory() -> Backend {
+    pub async fn sqlite_memory() -> Backend {
         Backend {
             store: Arc::new(SqliteStore::open_in_memory().expect("opens")),
+            _dir: None,
+        }
+    }
+
+    /// A fresh database on the test binary's PostgreSQL server.
+    pub async fn postgres() -> Backend {
+        let url = tokio::task::spawn_blocking(crate::support::postgres::fresh_database_url)
+            .await
+            .expect("database");
+        let store = PostgresStore::connect(&url).await.expect("connects");
+        Backend {
+            store: Arc::new(store),
             _dir: None,
         }
     }
@@ -1180,7 +1193,7 @@ macro_rules! conformance {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
-                cases::$case($open).await;
+                cases::$case($open.await).await;
             }
         )+
     };
@@ -1190,4 +1203,5 @@ conformance! {
     sqlite_file => backends::sqlite_file();
     sqlite_file_one_reader => backends::sqlite_file_one_reader();
     sqlite_memory => backends::sqlite_memory();
+    postgres => backends::postgres();
 }
