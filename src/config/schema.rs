@@ -49,6 +49,19 @@ pub struct FileConfig {
     /// `[gateway]`: the OpenAI- and Anthropic-compatible `/v1` ingress.
     #[serde(default)]
     pub gateway: GatewaySection,
+    /// `[store]`: which database holds sessions, runs, tasks and the rest.
+    #[serde(default)]
+    pub store: StoreSection,
+}
+
+/// `[store]`: the store every command opens; `--store` and `HECATE_STORE_URL`
+/// override it. Unset: SQLite in the data directory.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSection {
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (several replicas share one
+    /// PostgreSQL database) or `sqlite:PATH`.
+    pub url: Option<String>,
 }
 
 /// `[gateway]`: the model gateway (`/v1/chat/completions`, `/v1/messages`,

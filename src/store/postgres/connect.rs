@@ -3,6 +3,7 @@
 //! server is a clear startup error naming the fix, never a failure later.
 
 use crate::domain::error::{HecateError, Result};
+use crate::domain::redact::redact_url;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod};
 use std::str::FromStr;
 use std::time::Duration;
@@ -15,31 +16,17 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an operation waits for a free pooled connection.
 const WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// `url` with its password replaced by `***`, for messages and `hecate store status`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (auth, host) = match rest.rsplit_once('@') {
-        Some(parts) => parts,
-        None => return url.to_string(),
-    };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
-    }
-}
-
 /// Parses `url`, builds a pool of at most `size` connections and checks that one
 /// connection can be made; answers the pool and the redacted location.
 pub(super) async fn open_pool(url: &str, size: usize) -> Result<(Pool, String)> {
     let location = redact_url(url);
     let mut config = Config::from_str(url).map_err(|e| {
-        HecateError::store(format!(
-            "invalid PostgreSQL store URL {location}: {e} \
-             (expected postgres://USER:PASSWORD@HOST:PORT/DATABASE)"
-        ))
-        .with_detail("database", location.clone())
+        HecateError::invalid(format!("invalid PostgreSQL store URL {location}: {e}"))
+            .with_operator_action(
+                "Write the store URL as postgres:// followed by USER:PASSWORD@HOST:PORT/DATABASE \
+                 (percent-encode special characters in the password).",
+            )
+            .with_detail("database", location.clone())
     })?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
@@ -61,37 +48,35 @@ pub(super) async fn open_pool(url: &str, size: usize) -> Result<(Pool, String)> 
         .build()
         .map_err(|e| HecateError::store(format!("cannot build the pool for {location}: {e}")))?;
     if let Err(e) = pool.get().await {
+        let (reason, fix) = explain(&e, Some(&config));
         return Err(HecateError::store(format!(
-            "cannot open PostgreSQL store {location}: {}",
-            describe(&e, &config)
+            "cannot open PostgreSQL store {location}: {reason}"
         ))
+        .with_operator_action(fix)
         .with_detail("database", location));
     }
     Ok((pool, location))
 }
 
-/// Why a pooled connection could not be had, with the fix when it is known.
-pub(super) fn describe_pool_error(e: &PoolError) -> String {
+/// Why a pooled connection could not be had, and the fix when it is known.
+pub(super) fn explain(e: &PoolError, config: Option<&Config>) -> (String, String) {
     match e {
-        PoolError::Backend(e) => describe_pg(e, None),
-        PoolError::Timeout(_) => {
-            "every pooled connection stayed busy (the database is overloaded or a \
-             transaction hangs)"
-                .to_string()
-        }
-        other => other.to_string(),
+        PoolError::Backend(e) => explain_pg(e, config),
+        PoolError::Timeout(_) => (
+            "every pooled connection stayed busy".to_string(),
+            "The database is overloaded or a transaction hangs: check the server's \
+             activity (pg_stat_activity)."
+                .to_string(),
+        ),
+        other => (other.to_string(), CHECK_SERVER.to_string()),
     }
 }
 
-fn describe(e: &PoolError, config: &Config) -> String {
-    match e {
-        PoolError::Backend(e) => describe_pg(e, Some(config)),
-        other => describe_pool_error(other),
-    }
-}
+const CHECK_SERVER: &str = "Check that PostgreSQL runs and listens at the host and port of the \
+     store URL (--store, HECATE_STORE_URL or [store] url), and that nothing blocks the way.";
 
 /// A connection error in words, with the fix for the usual causes.
-fn describe_pg(e: &tokio_postgres::Error, config: Option<&Config>) -> String {
+fn explain_pg(e: &tokio_postgres::Error, config: Option<&Config>) -> (String, String) {
     let user = config.and_then(|c| c.get_user()).unwrap_or("?").to_string();
     let db = config
         .and_then(|c| c.get_dbname())
@@ -103,51 +88,25 @@ fn describe_pg(e: &tokio_postgres::Error, config: Option<&Config>) -> String {
             || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
         {
             format!(
-                " (PostgreSQL refused the login of user {user:?}: check the user and \
-                 password in the store URL)"
+                "PostgreSQL refused the login of user {user:?}: check the user and password \
+                 in the store URL."
             )
         } else if *code == SqlState::INVALID_CATALOG_NAME {
-            format!(
-                " (create the database, e.g. `createdb {db}`, or fix its name in the \
-                 store URL)"
-            )
+            format!("Create the database (`createdb {db}`) or fix its name in the store URL.")
         } else {
-            String::new()
+            CHECK_SERVER.to_string()
         };
-        return format!("{}{fix}", db_error.message());
+        return (db_error.message().to_string(), fix);
     }
     let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
     while let Some(s) = source {
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            return format!(
-                "cannot reach the server: {io} (is PostgreSQL running and listening at \
-                 the host and port of the store URL?)"
+            return (
+                format!("cannot reach the server: {io}"),
+                CHECK_SERVER.to_string(),
             );
         }
         source = s.source();
     }
-    if e.to_string().contains("timeout") {
-        return format!(
-            "{e} (is PostgreSQL running and reachable at the host and port of the store URL?)"
-        );
-    }
-    e.to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn redacts_the_password_only() {
-        assert_eq!(
-            redact_url("postgres://me:secret@db:5432/hecate"),
-            "postgres://me:***@db:5432/hecate"
-        );
-        assert_eq!(
-            redact_url("postgres://me@db/hecate"),
-            "postgres://me@db/hecate"
-        );
-        assert_eq!(redact_url("nonsense"), "nonsense");
-    }
+    (e.to_string(), CHECK_SERVER.to_string())
 }

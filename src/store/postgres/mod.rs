@@ -42,8 +42,6 @@ use crate::store::{Store, StoreFailure, StoreHealth};
 use async_trait::async_trait;
 use deadpool_postgres::{Object, Pool};
 
-pub use connect::redact_url;
-
 /// Connections a store keeps open unless told otherwise.
 pub const DEFAULT_POOL_SIZE: usize = 16;
 
@@ -103,11 +101,12 @@ impl PostgresStore {
     /// A pooled connection, or a store error naming the database.
     async fn client(&self) -> Result<Object> {
         self.pool.get().await.map_err(|e| {
+            let (reason, fix) = connect::explain(&e, None);
             HecateError::store(format!(
-                "{}: no database connection: {}",
-                self.location,
-                connect::describe_pool_error(&e)
+                "{}: no database connection: {reason}",
+                self.location
             ))
+            .with_operator_action(fix)
             .with_detail("database", self.location.clone())
         })
     }
