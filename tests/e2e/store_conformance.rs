@@ -1042,6 +1042,59 @@ mod cases {
         assert_eq!(claimed, runs, "every run claimed exactly once");
     }
 
+    /// A reader that follows the task event log by its sequence (as the feeds'
+    /// replay cursor does) while many writers append never skips an event: a
+    /// sequence is never committed after a larger one was visible.
+    pub async fn a_follower_of_the_task_event_log_never_skips_an_event(b: Backend) {
+        const WRITERS: usize = 6;
+        const RUNS: usize = 8;
+        let mut writers = Vec::new();
+        for _ in 0..WRITERS {
+            let store = b.store.clone();
+            writers.push(tokio::spawn(async move {
+                for _ in 0..RUNS {
+                    let (task, new) = queued_task("default");
+                    store.create_task(&task).await.expect("task");
+                    store.create_task_run(new).await.expect("run");
+                }
+            }));
+        }
+        let filter = |after: i64| TaskEventFilter {
+            namespace: "default".into(),
+            after_sequence: after,
+            limit: 10_000,
+            ..Default::default()
+        };
+        let mut seen: Vec<i64> = Vec::new();
+        loop {
+            let done = writers.iter().all(|w| w.is_finished());
+            let after = seen.last().copied().unwrap_or(0);
+            let batch = b
+                .store
+                .list_task_events(filter(after))
+                .await
+                .expect("reads");
+            seen.extend(batch.iter().map(|e| e.sequence));
+            if done && batch.is_empty() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        for w in writers {
+            w.await.expect("writer");
+        }
+        let all: Vec<i64> = b
+            .store
+            .list_task_events(filter(0))
+            .await
+            .expect("reads")
+            .iter()
+            .map(|e| e.sequence)
+            .collect();
+        assert_eq!(all.len(), WRITERS * RUNS);
+        assert_eq!(seen, all, "the follower saw every event, in order");
+    }
+
     pub async fn an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes(b: Backend) {
         use hecate::domain::ids::TaskStepId;
         use hecate::domain::task::{TaskRunStatus, TaskStep, TaskStepStatus};
@@ -1180,6 +1233,7 @@ macro_rules! conformance {
                     a_failing_begin_turn_stores_nothing,
                     a_failing_finish_turn_stores_nothing,
                     concurrent_claims_hand_each_queued_run_to_one_worker,
+                    a_follower_of_the_task_event_log_never_skips_an_event,
                     an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes,
                     a_chat_exchange_creates_the_session_and_links_answer_to_call,
                     a_stale_chat_exchange_writes_nothing,

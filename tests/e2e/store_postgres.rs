@@ -247,3 +247,27 @@ fn unused_port() -> u16 {
         .map(|a| a.port())
         .expect("a port")
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_starting_together_migrate_once() {
+    use hecate::store::PostgresStore;
+    use hecate::store::postgres::migrations::latest_version;
+    let url = fresh_url().await;
+    let mut starting = Vec::new();
+    for _ in 0..4 {
+        let url = url.clone();
+        starting.push(tokio::spawn(
+            async move { PostgresStore::connect(&url).await },
+        ));
+    }
+    for s in starting {
+        s.await.expect("task").expect("every replica starts");
+    }
+    let store = PostgresStore::connect(&url).await.expect("connects");
+    let applied = store.applied_migrations().await.expect("applied");
+    assert_eq!(
+        applied.iter().map(|a| a.version).collect::<Vec<_>>(),
+        (1..=latest_version()).collect::<Vec<_>>(),
+        "each migration recorded once"
+    );
+}
