@@ -271,3 +271,21 @@ async fn replicas_starting_together_migrate_once() {
         "each migration recorded once"
     );
 }
+
+#[tokio::test]
+async fn a_user_who_may_not_create_tables_is_told_how_to_grant_it() {
+    let url = fresh_url().await;
+    let db = url.rsplit('/').next().expect("database name").to_string();
+    let role = format!("weak_{db}");
+    let sql = format!("CREATE ROLE {role} LOGIN PASSWORD 'weak-pw'");
+    tokio::task::spawn_blocking(move || postgres::shared().psql("postgres", &sql))
+        .await
+        .expect("psql");
+    let port = postgres::shared().port();
+    let weak = format!("postgres://{role}:weak-pw@127.0.0.1:{port}/{db}");
+    let out = Home::empty().run(&["--store", &weak, "store", "migrate"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(8), "{stderr}");
+    assert!(stderr.contains("cannot create Hecate's tables"), "{stderr}");
+    assert!(stderr.contains("GRANT CREATE ON SCHEMA public"), "{stderr}");
+}

@@ -66,9 +66,7 @@ impl PostgresStore {
     pub async fn connect(url: &str) -> Result<Self> {
         let (pool, location) = connect::open_pool(url, DEFAULT_POOL_SIZE).await?;
         let store = Self { pool, location };
-        let mut c = store.client().await?;
-        let migrated = migrations::migrate(&mut c).await;
-        store.done(migrated)?;
+        store.migrate().await?;
         Ok(store)
     }
 
@@ -95,7 +93,29 @@ impl PostgresStore {
     pub async fn migrate(&self) -> Result<i64> {
         let mut c = self.client().await?;
         let migrated = migrations::migrate(&mut c).await;
-        self.done(migrated)
+        self.done(migrated.map_err(|e| self.explain_privileges(e)))
+    }
+
+    /// A migration the user may not run, as an error naming the fix.
+    fn explain_privileges(&self, e: OpError) -> OpError {
+        let OpError::Pg(pg) = &e else { return e };
+        if pg.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
+            return e;
+        }
+        let reason = pg
+            .as_db_error()
+            .map_or_else(|| pg.to_string(), |d| d.message().to_string());
+        HecateError::store(format!(
+            "{}: cannot create Hecate's tables: {reason}",
+            self.location
+        ))
+        .with_operator_action(
+            "Let the store URL's user create tables: make it the database's owner \
+             (ALTER DATABASE name OWNER TO user) or GRANT CREATE ON SCHEMA public TO it, \
+             then start again.",
+        )
+        .with_detail("database", self.location.clone())
+        .into()
     }
 
     /// A pooled connection, or a store error naming the database.
