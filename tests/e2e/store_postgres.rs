@@ -289,3 +289,48 @@ async fn a_user_who_may_not_create_tables_is_told_how_to_grant_it() {
     assert!(stderr.contains("cannot create Hecate's tables"), "{stderr}");
     assert!(stderr.contains("GRANT CREATE ON SCHEMA public"), "{stderr}");
 }
+
+#[test]
+fn a_server_that_goes_away_fails_operations_clearly_and_serves_again_when_back() {
+    use hecate::domain::ErrorType;
+    use hecate::domain::ids::SessionId;
+    use hecate::domain::session::{RuntimeKind, Session};
+    use hecate::store::{PostgresStore, SessionStore};
+    let server = postgres::private();
+    let url = server.url(&server.create_database());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let store = rt.block_on(PostgresStore::connect(&url)).expect("connects");
+    let session = |title: &str| {
+        Session::new_idle("default", SessionId::generate(), title, RuntimeKind::Model)
+    };
+    let before = session("before");
+    rt.block_on(store.create_session(&before)).expect("stored");
+
+    server.stop();
+    let e = rt
+        .block_on(store.get_session("default", &before.id))
+        .expect_err("the server is down");
+    assert_eq!(e.error_type, ErrorType::StoreError, "{e:?}");
+    assert!(e.message.contains("127.0.0.1"), "names the database: {e:?}");
+    assert!(!e.message.contains(PASSWORD), "{e:?}");
+    let during = session("during");
+    let e = rt
+        .block_on(store.create_session(&during))
+        .expect_err("the server is down");
+    assert_eq!(e.error_type, ErrorType::StoreError, "{e:?}");
+
+    server.start_again();
+    let got = rt
+        .block_on(store.get_session("default", &before.id))
+        .expect("the same store serves again");
+    assert_eq!(got.title, "before");
+    // The write that failed left nothing behind: it can be made now.
+    rt.block_on(store.create_session(&during))
+        .expect("writes again");
+    assert_eq!(
+        rt.block_on(store.list_sessions("default", 10))
+            .expect("lists")
+            .len(),
+        2
+    );
+}

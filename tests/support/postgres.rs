@@ -1,16 +1,20 @@
 //! A real PostgreSQL server for the tests: one throwaway cluster per test binary
 //! (initdb in a temporary directory, `postgres` on a free loopback port with its
-//! unix socket in that directory), and a fresh database per test. Run as root,
-//! the server runs as the `postgres` user (PostgreSQL refuses root). A watchdog
-//! shell holds the server: when the test process exits, however it exits, its
-//! stdin closes and the shell stops the server and removes the directory.
+//! unix socket in that directory), and a fresh database per test; a test that
+//! stops and restarts its server gets a cluster of its own ([`private`]). Run as
+//! root, the server runs as the `postgres` user (PostgreSQL refuses root). A
+//! watchdog shell holds the server and reads `stop` / `start` lines on its stdin:
+//! when the test process exits, however it exits, the stdin closes and the shell
+//! stops the server and removes the directory.
 //! `scripts/test-deps/postgres.sh` installs the binaries.
 
 use std::io::Read as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::ChildStdin;
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The role the tests connect as.
@@ -26,6 +30,7 @@ pub struct PgServer {
     bin: PathBuf,
     socket_dir: PathBuf,
     port: u16,
+    control: Mutex<ChildStdin>,
     _watchdog: Child,
 }
 
@@ -35,6 +40,12 @@ static NEXT_DB: AtomicUsize = AtomicUsize::new(0);
 /// The cluster of this test binary, started on first use.
 pub fn shared() -> &'static PgServer {
     SHARED.get_or_init(PgServer::start)
+}
+
+/// A cluster of the caller's own (for tests that stop and restart it); it stops
+/// when the test process exits.
+pub fn private() -> PgServer {
+    PgServer::start()
 }
 
 /// A new empty database on the shared cluster; answers its URL.
@@ -158,17 +169,30 @@ impl PgServer {
             "initdb",
         );
         let port = free_port();
-        // The watchdog: starts the server, waits for its stdin to close (this
-        // process exited), then stops the server and removes the directory.
+        // The watchdog: starts the server, stops or starts it again on `stop` /
+        // `start` lines, and when its stdin closes (this process exited) stops it
+        // and removes the directory.
         let script = r#"
-            "$1/postgres" -D "$2/data" -p "$3" -k "$2" -c listen_addresses=127.0.0.1 \
-                -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
-                -c max_connections=300 >"$2/server.log" 2>&1 &
-            pid=$!
-            cat >/dev/null
-            kill -INT "$pid" 2>/dev/null
-            wait "$pid"
-            rm -rf "$2"
+            bin=$1 dir=$2 port=$3
+            up() {
+                "$bin/postgres" -D "$dir/data" -p "$port" -k "$dir" \
+                    -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+                    -c full_page_writes=off -c max_connections=300 >>"$dir/server.log" 2>&1 &
+                pid=$!
+            }
+            down() {
+                kill -INT "$pid" 2>/dev/null
+                wait "$pid"
+            }
+            up
+            while read -r command; do
+                case "$command" in
+                    stop) down ;;
+                    start) up ;;
+                esac
+            done
+            down
+            rm -rf "$dir"
         "#;
         let mut watchdog = {
             let mut c = if is_root() {
@@ -188,10 +212,12 @@ impl PgServer {
                 .spawn()
                 .expect("spawn the PostgreSQL watchdog")
         };
+        let control = watchdog.stdin.take().expect("watchdog stdin");
         let server = |watchdog| Self {
             bin: bin.clone(),
             socket_dir: dir.clone(),
             port,
+            control: Mutex::new(control),
             _watchdog: watchdog,
         };
         let started = Instant::now();
@@ -214,6 +240,44 @@ impl PgServer {
             assert!(
                 started.elapsed() < START_LIMIT,
                 "PostgreSQL was not ready within {START_LIMIT:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Whether the server accepts connections now.
+    fn ready(&self) -> bool {
+        Command::new(self.bin.join("pg_isready"))
+            .arg("-h")
+            .arg(&self.socket_dir)
+            .args(["-p", &self.port.to_string(), "-U", USER, "-q"])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    fn tell(&self, command: &str) {
+        let mut control = self.control.lock().unwrap_or_else(|p| p.into_inner());
+        writeln!(control, "{command}").expect("tell the watchdog");
+    }
+
+    /// Stops the server (fast shutdown: sessions are cut) and waits until it is down.
+    pub fn stop(&self) {
+        self.tell("stop");
+        self.wait_until(false, "stop");
+    }
+
+    /// Starts the stopped server again and waits until it accepts connections.
+    pub fn start_again(&self) {
+        self.tell("start");
+        self.wait_until(true, "start");
+    }
+
+    fn wait_until(&self, up: bool, what: &str) {
+        let started = Instant::now();
+        while self.ready() != up {
+            assert!(
+                started.elapsed() < START_LIMIT,
+                "PostgreSQL did not {what} within {START_LIMIT:?}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
