@@ -16,7 +16,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use super::store_target::{DB_FILE, StoreTarget};
+pub use super::store_target::DB_FILE;
+use super::store_target::StoreTarget;
 
 /// Configuration, store and engine for one command.
 pub struct AppContext {

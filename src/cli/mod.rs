@@ -36,7 +36,13 @@ pub struct Cli {
     /// The store to open instead of SQLite in the data directory:
     /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` or `sqlite:PATH` (default:
     /// `[store] url` in the config file).
-    #[arg(long, global = true, env = "HECATE_STORE_URL", value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        env = "HECATE_STORE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     pub store: Option<String>,
     /// Namespace that isolates sessions between clients.
     #[arg(

@@ -240,6 +240,17 @@ async fn bad_store_urls_fail_at_startup_naming_the_fix() {
     }
 }
 
+#[test]
+fn the_store_url_in_the_environment_never_shows_in_help() {
+    let mut home = Home::empty();
+    home.set("HECATE_STORE_URL", "postgres://u:hunter2@db.example/hecate");
+    let out = home.run(&["serve", "--help"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("--store"), "{stdout}");
+    assert!(!stdout.contains("hunter2"), "{stdout}");
+}
+
 /// A loopback port nobody listens on.
 fn unused_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
