@@ -25,6 +25,24 @@ fn a_corrupt_database_is_a_clear_error_naming_the_file() {
 }
 
 #[test]
+fn a_database_with_a_newer_schema_is_refused_naming_the_upgrade() {
+    let home = Home::empty();
+    std::fs::create_dir_all(home.data_dir()).expect("mkdir");
+    let db = home.data_dir().join("hecate.db");
+    let conn = rusqlite::Connection::open(&db).expect("create");
+    conn.pragma_update(None, "user_version", 999)
+        .expect("version");
+    drop(conn);
+    let out = home.run(&["sessions", "list"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(8), "{stderr}");
+    assert!(stderr.contains("schema version 999"), "{stderr}");
+    assert!(stderr.contains("Upgrade this Hecate"), "{stderr}");
+    let status = home.json(&["store", "status", "--format", "json"]);
+    assert_eq!(status["data"]["schema_version"], 999);
+}
+
+#[test]
 fn a_read_only_database_is_a_clear_error_naming_the_file() {
     if unsafe_is_root() {
         // root ignores file permissions; use a read-only directory bind instead:
