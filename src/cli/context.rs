@@ -11,14 +11,14 @@ use crate::engine::flows::{FlowCatalog, FlowSettings};
 use crate::engine::{Engine, EngineConfig, Runtimes};
 use crate::runtimes::external::ExternalRuntime;
 use crate::runtimes::model::ModelRuntime;
-use crate::store::{SqliteStore, Store};
+use crate::store::Store;
 use anyhow::Context;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// The database file name inside the data directory.
-pub const DB_FILE: &str = "hecate.db";
+pub use super::store_target::DB_FILE;
+use super::store_target::StoreTarget;
 
 /// Configuration, store and engine for one command.
 pub struct AppContext {
@@ -56,14 +56,19 @@ pub fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     Ok(Config::load(&path, &env)?)
 }
 
-/// Opens the store in the data directory named by the flags.
-pub fn open_store(cli: &Cli) -> anyhow::Result<(PathBuf, Arc<dyn Store>)> {
-    let dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
-    let store: Arc<dyn Store> = if dir.as_os_str() == ":memory:" {
-        Arc::new(SqliteStore::open_in_memory()?)
-    } else {
-        Arc::new(SqliteStore::open(&dir.join(DB_FILE))?)
-    };
+/// The data directory named by the flags (or the default).
+pub fn data_dir(cli: &Cli) -> PathBuf {
+    cli.data_dir.clone().unwrap_or_else(default_data_dir)
+}
+
+/// Opens (and migrates) the store the flags and `config` name: `--store`,
+/// `HECATE_STORE_URL`, `[store] url`, else SQLite in the data directory.
+pub async fn open_store(
+    cli: &Cli,
+    config: Option<&Config>,
+) -> anyhow::Result<(PathBuf, Arc<dyn Store>)> {
+    let dir = data_dir(cli);
+    let store = StoreTarget::resolve(cli, config, &dir)?.open().await?;
     Ok((dir, store))
 }
 
@@ -85,7 +90,7 @@ impl AppContext {
     /// Builds configuration, store and engine (running startup reconciliation).
     pub async fn build(cli: &Cli) -> anyhow::Result<Self> {
         let config = load_config(cli)?;
-        let (data_dir, store) = open_store(cli)?;
+        let (data_dir, store) = open_store(cli, Some(&config)).await?;
         let http = ProviderClient::default_http().context("building the HTTP client")?;
         let providers = config
             .providers

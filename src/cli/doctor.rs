@@ -82,10 +82,12 @@ fn config_check(path: &std::path::Path, env: &HashMap<String, String>) -> (Check
 }
 
 /// The store line (required), the data directory and the health report for JSON.
-async fn store_check(cli: &Cli) -> (Check, String, serde_json::Value) {
+async fn store_check(cli: &Cli, config: Option<&Config>) -> (Check, String, serde_json::Value) {
     let fix_open = "Check that the data directory exists and is writable (--data-dir or \
-                    HECATE_DATA_DIR), and that no other program holds the database locked.";
-    match open_store(cli) {
+                    HECATE_DATA_DIR), and that no other program holds the database locked; \
+                    for a PostgreSQL store (--store, HECATE_STORE_URL, [store] url), that the \
+                    server runs and the URL's user, password and database are right.";
+    match open_store(cli, config).await {
         Err(e) => {
             let dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
             let msg = format!("{e:#}");
@@ -165,7 +167,7 @@ pub async fn run(cli: &Cli, args: &DoctorArgs) -> anyhow::Result<i32> {
     let env = current_env();
     let config_path = cli.config.clone().unwrap_or_else(default_config_path);
     let (config_line, config) = config_check(&config_path, &env);
-    let (store_line, data_dir, store_report) = store_check(cli).await;
+    let (store_line, data_dir, store_report) = store_check(cli, config.as_ref()).await;
 
     let (catalog, manifest_errors) =
         Catalog::load(BUILTIN_MANIFESTS, Some(&adapters_dir_beside(&config_path)));

@@ -12,6 +12,8 @@ mod mcp;
 mod output;
 mod serve;
 mod sessions;
+mod store;
+mod store_target;
 mod tasks;
 pub mod telemetry;
 
@@ -31,6 +33,17 @@ pub struct Cli {
     /// Data directory holding the SQLite store; `:memory:` for an in-memory store.
     #[arg(long, global = true, env = "HECATE_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// The store to open instead of SQLite in the data directory:
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` or `sqlite:PATH` (default:
+    /// `[store] url` in the config file).
+    #[arg(
+        long,
+        global = true,
+        env = "HECATE_STORE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub store: Option<String>,
     /// Namespace that isolates sessions between clients.
     #[arg(
         long,
@@ -95,6 +108,9 @@ pub enum Command {
     Tasks(tasks::TasksCommand),
     /// Report configuration, data directory, store health and provider readiness.
     Doctor(doctor::DoctorArgs),
+    /// The store's schema: apply migrations, show what is applied.
+    #[command(subcommand)]
+    Store(store::StoreCommand),
 }
 
 /// Runs the process watchdog when this process was started as one (hidden first
@@ -135,6 +151,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Grants(ref c) => approvals::run_grants(&cli, c).await,
         Command::Tasks(ref c) => tasks::run(&cli, c).await,
         Command::Doctor(ref a) => doctor::run(&cli, a).await,
+        Command::Store(ref c) => store::run(&cli, c).await,
     };
     match result {
         Ok(code) => code,

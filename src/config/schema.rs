@@ -52,6 +52,9 @@ pub struct FileConfig {
     /// `[chat]`: identities of the client-hosted chat API.
     #[serde(default)]
     pub chat: ChatSection,
+    /// `[store]`: which database holds sessions, runs, tasks and the rest.
+    #[serde(default)]
+    pub store: StoreSection,
 }
 
 /// `[chat]`: who may call the client-hosted chat operations besides anonymous
@@ -84,6 +87,16 @@ pub struct ChatAppSection {
 pub struct ChatUserSection {
     /// The user's bearer token (`$VAR` reads the environment).
     pub token: String,
+}
+
+/// `[store]`: the store every command opens; `--store` and `HECATE_STORE_URL`
+/// override it. Unset: SQLite in the data directory.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSection {
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (several replicas share one
+    /// PostgreSQL database) or `sqlite:PATH`.
+    pub url: Option<String>,
 }
 
 /// `[gateway]`: the model gateway (`/v1/chat/completions`, `/v1/messages`,

@@ -1,11 +1,12 @@
 //! Persistence behind one set of async traits. The SQLite backend (a file, or
-//! `:memory:` for the in-memory backend) implements all of them; other backends
-//! (PostgreSQL for several replicas) follow the same contract, checked by the one
-//! conformance suite in `tests/e2e/store_conformance.rs`.
+//! `:memory:` for the in-memory backend) and the PostgreSQL backend (one database
+//! several replicas share) implement all of them, to the same contract, checked
+//! by the one conformance suite in `tests/e2e/store_conformance.rs`.
 
 pub mod chat;
 pub mod flow_chats;
 pub mod history;
+pub mod postgres;
 pub mod sqlite;
 pub mod tasks;
 pub mod turn;
@@ -23,6 +24,7 @@ use std::sync::Arc;
 
 pub use chat::ChatStore;
 pub use flow_chats::FlowChatStore;
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
 
@@ -305,6 +307,15 @@ pub enum StoreFailure {
         /// The SQLite error.
         #[source]
         source: rusqlite::Error,
+    },
+    /// PostgreSQL reported an error.
+    #[error("{location}: {source}")]
+    Postgres {
+        /// Database URL, its password left out.
+        location: String,
+        /// The PostgreSQL error.
+        #[source]
+        source: tokio_postgres::Error,
     },
     /// A stored JSON column did not parse.
     #[error("{location}: corrupt stored JSON: {source}")]

@@ -54,6 +54,7 @@ mod serve_slow_clients;
 mod stdio_fuzz;
 mod store_conformance;
 mod store_durability;
+mod store_postgres;
 mod task_runtime;
 mod telemetry_otlp;
 mod terminal_sandbox;

@@ -1,7 +1,8 @@
 //! One behavioural suite of the async store interface, run against every backend
 //! configuration: a file-backed SQLite store (writer plus reader pool), the same
-//! with a single reader, and the in-memory one. A new backend joins with one line
-//! in the `conformance!` invocation at the bottom.
+//! with a single reader, the in-memory one, and PostgreSQL (a fresh database per
+//! test on the throwaway server of `tests/support/postgres.rs`). A new backend
+//! joins with one line in the `conformance!` invocation at the bottom.
 
 use hecate::domain::ErrorType;
 use hecate::domain::approval::{Approval, ApprovalStatus, Grant};
@@ -16,8 +17,8 @@ use hecate::domain::time::now_rfc3339;
 use hecate::store::history::HistoryStrategy;
 use hecate::store::tasks::{NewTaskEvent, NewTaskRun};
 use hecate::store::{
-    ApprovalPruning, BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, PruneReport,
-    SqliteStore, Store, TurnBegun,
+    ApprovalPruning, BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, PostgresStore,
+    PruneReport, SqliteStore, Store, TurnBegun,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -34,12 +35,12 @@ mod backends {
     use super::*;
 
     /// A SQLite file with the default reader pool.
-    pub fn sqlite_file() -> Backend {
+    pub async fn sqlite_file() -> Backend {
         sqlite_file_with(hecate::store::sqlite::DEFAULT_READERS)
     }
 
     /// A SQLite file with one reader connection.
-    pub fn sqlite_file_one_reader() -> Backend {
+    pub async fn sqlite_file_one_reader() -> Backend {
         sqlite_file_with(1)
     }
 
@@ -54,9 +55,21 @@ mod backends {
     }
 
     /// The in-memory SQLite backend.
-    pub fn sqlite_memory() -> Backend {
+    pub async fn sqlite_memory() -> Backend {
         Backend {
             store: Arc::new(SqliteStore::open_in_memory().expect("opens")),
+            _dir: None,
+        }
+    }
+
+    /// A fresh database on the test binary's PostgreSQL server.
+    pub async fn postgres() -> Backend {
+        let url = tokio::task::spawn_blocking(crate::support::postgres::fresh_database_url)
+            .await
+            .expect("database");
+        let store = PostgresStore::connect(&url).await.expect("connects");
+        Backend {
+            store: Arc::new(store),
             _dir: None,
         }
     }
@@ -1031,6 +1044,59 @@ mod cases {
         assert_eq!(claimed, runs, "every run claimed exactly once");
     }
 
+    /// A reader that follows the task event log by its sequence (as the feeds'
+    /// replay cursor does) while many writers append never skips an event: a
+    /// sequence is never committed after a larger one was visible.
+    pub async fn a_follower_of_the_task_event_log_never_skips_an_event(b: Backend) {
+        const WRITERS: usize = 6;
+        const RUNS: usize = 8;
+        let mut writers = Vec::new();
+        for _ in 0..WRITERS {
+            let store = b.store.clone();
+            writers.push(tokio::spawn(async move {
+                for _ in 0..RUNS {
+                    let (task, new) = queued_task("default");
+                    store.create_task(&task).await.expect("task");
+                    store.create_task_run(new).await.expect("run");
+                }
+            }));
+        }
+        let filter = |after: i64| TaskEventFilter {
+            namespace: "default".into(),
+            after_sequence: after,
+            limit: 10_000,
+            ..Default::default()
+        };
+        let mut seen: Vec<i64> = Vec::new();
+        loop {
+            let done = writers.iter().all(|w| w.is_finished());
+            let after = seen.last().copied().unwrap_or(0);
+            let batch = b
+                .store
+                .list_task_events(filter(after))
+                .await
+                .expect("reads");
+            seen.extend(batch.iter().map(|e| e.sequence));
+            if done && batch.is_empty() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        for w in writers {
+            w.await.expect("writer");
+        }
+        let all: Vec<i64> = b
+            .store
+            .list_task_events(filter(0))
+            .await
+            .expect("reads")
+            .iter()
+            .map(|e| e.sequence)
+            .collect();
+        assert_eq!(all.len(), WRITERS * RUNS);
+        assert_eq!(seen, all, "the follower saw every event, in order");
+    }
+
     pub async fn an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes(b: Backend) {
         use hecate::domain::ids::TaskStepId;
         use hecate::domain::task::{TaskRunStatus, TaskStep, TaskStepStatus};
@@ -1169,6 +1235,7 @@ macro_rules! conformance {
                     a_failing_begin_turn_stores_nothing,
                     a_failing_finish_turn_stores_nothing,
                     concurrent_claims_hand_each_queued_run_to_one_worker,
+                    a_follower_of_the_task_event_log_never_skips_an_event,
                     an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes,
                     a_chat_exchange_creates_the_session_and_links_answer_to_call,
                     a_stale_chat_exchange_writes_nothing,
@@ -1185,7 +1252,7 @@ macro_rules! conformance {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
-                cases::$case($open).await;
+                cases::$case($open.await).await;
             }
         )+
     };
@@ -1195,4 +1262,5 @@ conformance! {
     sqlite_file => backends::sqlite_file();
     sqlite_file_one_reader => backends::sqlite_file_one_reader();
     sqlite_memory => backends::sqlite_memory();
+    postgres => backends::postgres();
 }

@@ -629,12 +629,32 @@ fn kill9(served: &mut Served) {
 
 #[tokio::test]
 async fn two_servers_on_one_store_run_each_task_once_and_reclaim_a_dead_workers_run() {
+    two_servers_run_each_task_once_and_reclaim_a_dead_workers_run(&mut ungated()).await;
+}
+
+#[tokio::test]
+async fn two_servers_on_one_postgres_database_run_each_task_once_and_reclaim_a_dead_workers_run() {
+    let url = tokio::task::spawn_blocking(crate::support::postgres::fresh_database_url)
+        .await
+        .expect("database");
     let mut home = ungated();
+    home.set("HECATE_STORE_URL", &url);
+    two_servers_run_each_task_once_and_reclaim_a_dead_workers_run(&mut home).await;
+    assert!(
+        !home.data_dir().join("hecate.db").exists(),
+        "the replicas kept their tasks in PostgreSQL"
+    );
+}
+
+/// Two `hecate serve` on the store `home` names: twelve runs created on either
+/// each run once; a run whose server is SIGKILLed mid-step is finished by the
+/// other after its lease expires.
+async fn two_servers_run_each_task_once_and_reclaim_a_dead_workers_run(home: &mut Home) {
     home.env
         .push(("HECATE_TASK_QUEUE_LEASE_SECONDS".into(), "2".into()));
     let args = ["serve", "--listen", "127.0.0.1:0"];
-    let mut a = serve_args(&home, &args);
-    let b = serve_args(&home, &args);
+    let mut a = serve_args(home, &args);
+    let b = serve_args(home, &args);
     let (api_a, api_b) = (Api::new(&a), Api::new(&b));
     let ws = tempfile::tempdir().expect("ws");
     let dir = ws.path().canonicalize().expect("canon");
@@ -684,7 +704,7 @@ async fn two_servers_on_one_store_run_each_task_once_and_reclaim_a_dead_workers_
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     kill9(&mut a);
-    let b = serve_args(&home, &args);
+    let b = serve_args(home, &args);
     let api_b = Api::new(&b);
     let done = finished(&api_b, &task, &run).await;
     assert_eq!(done["status"], "completed", "{done}");

@@ -172,6 +172,7 @@ impl Home {
         let mut c = Command::new(env!("CARGO_BIN_EXE_hecate"));
         c.args(args)
             .env_remove("HECATE_NAMESPACE")
+            .env_remove("HECATE_STORE_URL")
             .env_remove("HECATE_LOG")
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .stdin(Stdio::null());

@@ -16,3 +16,4 @@ pub mod child;
 pub mod common;
 pub mod http;
 pub mod mcp;
+pub mod postgres;

@@ -379,3 +379,17 @@ pub fn migrate_to(conn: &mut rusqlite::Connection, target: i64) -> rusqlite::Res
     }
     Ok(version)
 }
+
+/// The schema version of the database file at `path` without migrating it:
+/// `None` when there is no file yet.
+pub fn file_version(path: &std::path::Path) -> rusqlite::Result<Option<i64>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map(Some)
+}

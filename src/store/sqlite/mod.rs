@@ -198,13 +198,32 @@ fn setup_writer(mut conn: Connection, location: &str, wal: bool) -> Result<Conne
     let started = std::time::Instant::now();
     loop {
         match setup(&mut conn) {
-            Ok(()) => return Ok(conn),
+            Ok(()) => return refuse_newer_schema(conn, location),
             Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
                 std::thread::sleep(OPEN_RETRY_PAUSE);
             }
             Err(e) => return Err(open_error(location, e)),
         }
     }
+}
+
+/// Fails when the database holds a schema version this build does not know (a
+/// newer Hecate migrated it): an older build must not write to it.
+fn refuse_newer_schema(conn: Connection, location: &str) -> Result<Connection> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| open_error(location, e))?;
+    let known = migrations::latest_version();
+    if version > known {
+        return Err(HecateError::store(format!(
+            "{location} has schema version {version}, newer than this Hecate knows \
+             ({known}): a newer Hecate migrated it"
+        ))
+        .with_operator_action("Upgrade this Hecate before opening this database with it.")
+        .with_detail("database", location)
+        .with_detail("schema_version", version));
+    }
+    Ok(conn)
 }
 
 /// Sets up a reader: busy timeout, and `query_only` so a read job cannot write.

@@ -1,0 +1,326 @@
+//! Gateway chat sessions: the header, the message stream and the provider-call
+//! stream; an exchange (with its trace) is one transaction holding the
+//! session's row lock, so two replicas never number the same message.
+
+use super::traces::{insert_trace, select_traces};
+use super::{OpResult, PostgresStore, big, conflict, limit};
+use crate::domain::HecateError;
+use crate::domain::chat::{
+    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace,
+    TraceFilter,
+};
+use crate::domain::error::Result;
+use crate::domain::ids::MessageId;
+use crate::domain::provider_call::Usage;
+use crate::domain::time::now_rfc3339;
+use crate::store::ChatStore;
+use async_trait::async_trait;
+use deadpool_postgres::GenericClient;
+use serde_json::Value;
+use tokio_postgres::Row;
+
+const SESSION_COLUMNS: &str =
+    "id, namespace, title, system_prompt, user_name, created_at, updated_at";
+const CALL_COLUMNS: &str = "id, request_id, provider, model, cost_micros_usd, prompt_tokens, \
+     completion_tokens, total_tokens, outcome, duration_ms, created_at";
+
+fn row_to_session(r: &Row) -> OpResult<ChatSession> {
+    Ok(ChatSession {
+        id: r.try_get(0)?,
+        namespace: r.try_get(1)?,
+        title: r.try_get(2)?,
+        system_prompt: r.try_get(3)?,
+        user: r.try_get(4)?,
+        created_at: r.try_get(5)?,
+        updated_at: r.try_get(6)?,
+    })
+}
+
+fn row_to_call(r: &Row) -> OpResult<ChatProviderCall> {
+    Ok(ChatProviderCall {
+        id: r.try_get(0)?,
+        request_id: r.try_get(1)?,
+        provider: r.try_get(2)?,
+        model: r.try_get(3)?,
+        cost_micros_usd: r.try_get(4)?,
+        usage: Usage {
+            prompt_tokens: r.try_get::<_, i64>(5)?.max(0) as u64,
+            completion_tokens: r.try_get::<_, i64>(6)?.max(0) as u64,
+            total_tokens: r.try_get::<_, i64>(7)?.max(0) as u64,
+        },
+        outcome: r.try_get(8)?,
+        duration_ms: r.try_get(9)?,
+        created_at: r.try_get(10)?,
+    })
+}
+
+async fn insert_message<C: GenericClient>(
+    tx: &C,
+    session_id: &str,
+    sequence: i64,
+    call_id: Option<&str>,
+    message: Value,
+    now: &str,
+) -> OpResult<ChatMessage> {
+    let id = MessageId::generate().0;
+    tx.execute(
+        "INSERT INTO chat_session_messages \
+         (id, session_id, sequence, produced_by_call_id, message_json, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+        &[
+            &id,
+            &session_id,
+            &sequence,
+            &call_id,
+            &serde_json::to_string(&message)?,
+            &now,
+        ],
+    )
+    .await?;
+    Ok(ChatMessage {
+        id,
+        sequence,
+        produced_by_call_id: call_id.map(str::to_string),
+        message,
+        created_at: now.to_string(),
+    })
+}
+
+async fn append<C: GenericClient>(tx: &C, ex: ChatExchange) -> OpResult<Vec<ChatMessage>> {
+    let now = now_rfc3339();
+    // Create the session when absent, then hold its row for the whole exchange.
+    tx.execute(
+        &format!(
+            "INSERT INTO chat_sessions ({SESSION_COLUMNS}) VALUES ($1, $2, '', '', '', $3, $3) \
+             ON CONFLICT (id) DO NOTHING"
+        ),
+        &[&ex.session_id, &ex.namespace, &now],
+    )
+    .await?;
+    let owner: String = tx
+        .query_one(
+            "SELECT namespace FROM chat_sessions WHERE id = $1 FOR UPDATE",
+            &[&ex.session_id],
+        )
+        .await?
+        .try_get(0)?;
+    if owner != ex.namespace {
+        return Err(HecateError::not_found("chat session", &ex.session_id).into());
+    }
+    tx.execute(
+        "UPDATE chat_sessions SET updated_at = $2 WHERE id = $1",
+        &[&ex.session_id, &now],
+    )
+    .await?;
+    let count: i64 = tx
+        .query_one(
+            "SELECT COUNT(*) FROM chat_session_messages WHERE session_id = $1",
+            &[&ex.session_id],
+        )
+        .await?
+        .try_get(0)?;
+    if count as u64 != ex.expected_count {
+        return Err(conflict(format!(
+            "chat session {} changed while the request ran ({} messages, expected {})",
+            ex.session_id, count, ex.expected_count
+        ))
+        .with_detail("reason", "chat_session_changed")
+        .into());
+    }
+    let call = &ex.call;
+    tx.execute(
+        &format!(
+            "INSERT INTO chat_session_provider_calls (session_id, {CALL_COLUMNS}) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+        ),
+        &[
+            &ex.session_id,
+            &call.id,
+            &call.request_id,
+            &call.provider,
+            &call.model,
+            &call.cost_micros_usd,
+            &big(call.usage.prompt_tokens),
+            &big(call.usage.completion_tokens),
+            &big(call.usage.total_tokens),
+            &call.outcome,
+            &call.duration_ms,
+            &call.created_at,
+        ],
+    )
+    .await?;
+    let mut stored = Vec::with_capacity(ex.new_messages.len() + 1);
+    let mut sequence = count;
+    for m in ex.new_messages {
+        stored.push(insert_message(tx, &ex.session_id, sequence, None, m, &now).await?);
+        sequence += 1;
+    }
+    stored.push(
+        insert_message(
+            tx,
+            &ex.session_id,
+            sequence,
+            Some(&call.id),
+            ex.answer,
+            &now,
+        )
+        .await?,
+    );
+    insert_trace(tx, &ex.trace).await?;
+    Ok(stored)
+}
+
+async fn summaries<C: GenericClient>(
+    c: &C,
+    namespace: &str,
+    n: usize,
+    offset: usize,
+) -> OpResult<Vec<ChatSessionSummary>> {
+    let sql = format!(
+        "SELECT {SESSION_COLUMNS}, \
+         (SELECT COUNT(*) FROM chat_session_messages m WHERE m.session_id = s.id), \
+         (SELECT COUNT(*) FROM chat_session_provider_calls p WHERE p.session_id = s.id) \
+         FROM chat_sessions s WHERE namespace = $1 \
+         ORDER BY updated_at DESC, id DESC LIMIT $2 OFFSET $3"
+    );
+    let rows = c
+        .query(sql.as_str(), &[&namespace, &limit(n), &limit(offset)])
+        .await?;
+    let last = c
+        .prepare_cached(&format!(
+            "SELECT {CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
+             ORDER BY created_at DESC, seq DESC LIMIT 1"
+        ))
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let session = row_to_session(row)?;
+        let last_call = match c.query_opt(&last, &[&session.id]).await? {
+            Some(r) => Some(row_to_call(&r)?),
+            None => None,
+        };
+        out.push(ChatSessionSummary {
+            session,
+            message_count: row.try_get::<_, i64>(7)?.max(0) as u64,
+            provider_call_count: row.try_get::<_, i64>(8)?.max(0) as u64,
+            last_call,
+        });
+    }
+    Ok(out)
+}
+
+#[async_trait]
+impl ChatStore for PostgresStore {
+    async fn append_chat_exchange(&self, ex: ChatExchange) -> Result<Vec<ChatMessage>> {
+        let mut c = self.client().await?;
+        let r = async {
+            let tx = c.transaction().await?;
+            let stored = append(&tx, ex).await?;
+            tx.commit().await?;
+            Ok(stored)
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn get_chat_session(&self, namespace: &str, id: &str) -> Result<ChatSession> {
+        let c = self.client().await?;
+        let r = async {
+            let sql = format!(
+                "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND namespace = $2"
+            );
+            match c.query_opt(sql.as_str(), &[&id, &namespace]).await? {
+                Some(row) => row_to_session(&row),
+                None => Err(HecateError::not_found("chat session", id).into()),
+            }
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn list_chat_sessions(
+        &self,
+        namespace: &str,
+        n: usize,
+        offset: usize,
+    ) -> Result<Vec<ChatSessionSummary>> {
+        let c = self.client().await?;
+        let r = summaries(&c, namespace, n, offset).await;
+        self.done(r)
+    }
+
+    async fn list_chat_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>> {
+        let c = self.client().await?;
+        let r = async {
+            let rows = c
+                .query(
+                    "SELECT id, sequence, produced_by_call_id, message_json, created_at \
+                     FROM chat_session_messages WHERE session_id = $1 ORDER BY sequence",
+                    &[&session_id],
+                )
+                .await?;
+            rows.iter()
+                .map(|r| {
+                    let json: String = r.try_get(3)?;
+                    Ok(ChatMessage {
+                        id: r.try_get(0)?,
+                        sequence: r.try_get(1)?,
+                        produced_by_call_id: r.try_get(2)?,
+                        message: serde_json::from_str(&json)?,
+                        created_at: r.try_get(4)?,
+                    })
+                })
+                .collect::<OpResult<Vec<_>>>()
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn list_chat_provider_calls(&self, session_id: &str) -> Result<Vec<ChatProviderCall>> {
+        let c = self.client().await?;
+        let r = async {
+            let sql = format!(
+                "SELECT {CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
+                 ORDER BY created_at, seq"
+            );
+            let rows = c.query(sql.as_str(), &[&session_id]).await?;
+            rows.iter().map(row_to_call).collect::<OpResult<Vec<_>>>()
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn delete_chat_session(&self, namespace: &str, id: &str) -> Result<()> {
+        let c = self.client().await?;
+        let r: OpResult<()> = async {
+            let n = c
+                .execute(
+                    "DELETE FROM chat_sessions WHERE id = $1 AND namespace = $2",
+                    &[&id, &namespace],
+                )
+                .await?;
+            if n == 0 {
+                return Err(HecateError::not_found("chat session", id).into());
+            }
+            Ok(())
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn record_trace(&self, trace: &GatewayTrace) -> Result<()> {
+        let c = self.client().await?;
+        let r = insert_trace(&c, trace).await;
+        self.done(r)
+    }
+
+    async fn list_traces(
+        &self,
+        namespace: &str,
+        filter: &TraceFilter,
+    ) -> Result<Vec<GatewayTrace>> {
+        let c = self.client().await?;
+        let r = select_traces(&c, namespace, filter).await;
+        self.done(r)
+    }
+}

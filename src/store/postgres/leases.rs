@@ -1,0 +1,165 @@
+//! Owner leases on sessions and reconciliation of what dead owners left. The
+//! lease is taken by one conditional `UPDATE` of the session's row, which
+//! PostgreSQL serialises per row, so two replicas never both hold it.
+
+use super::{OpResult, PostgresStore, partial};
+use crate::domain::approval::HUB_RESTARTED_PATH;
+use crate::domain::error::Result;
+use crate::domain::ids::SessionId;
+use crate::domain::run::INTERRUPTED_REASON;
+use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::{LeaseStore, OwnerIsDead, ReconcileReport};
+use async_trait::async_trait;
+use deadpool_postgres::GenericClient;
+
+/// Takes or renews the lease of `owner` until `now + ttl_ms`, inside the caller's
+/// transaction; `Some(holder)` names another live owner (then nothing changed).
+pub(super) async fn take<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+    owner: &str,
+    ttl_ms: i64,
+) -> OpResult<Option<String>> {
+    let now = now_millis();
+    let n = c
+        .execute(
+            "UPDATE sessions SET owner_id = $2, lease_expires_ms = $3 WHERE id = $1 AND \
+             (owner_id IS NULL OR owner_id = $2 OR lease_expires_ms IS NULL \
+              OR lease_expires_ms < $4)",
+            &[&session_id.as_str(), &owner, &(now + ttl_ms), &now],
+        )
+        .await?;
+    if n > 0 {
+        return Ok(None);
+    }
+    let row = c
+        .query_opt(
+            "SELECT owner_id FROM sessions WHERE id = $1",
+            &[&session_id.as_str()],
+        )
+        .await?;
+    Ok(match row {
+        Some(r) => r.try_get::<_, Option<String>>(0)?,
+        None => None,
+    })
+}
+
+/// Releases the lease if `owner` holds it.
+pub(super) async fn release<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+    owner: &str,
+) -> OpResult<()> {
+    c.execute(
+        "UPDATE sessions SET owner_id = NULL, lease_expires_ms = NULL \
+         WHERE id = $1 AND owner_id = $2",
+        &[&session_id.as_str(), &owner],
+    )
+    .await?;
+    Ok(())
+}
+
+#[async_trait]
+impl LeaseStore for PostgresStore {
+    async fn acquire_lease(
+        &self,
+        session_id: &SessionId,
+        owner: &str,
+        ttl_ms: i64,
+    ) -> Result<Option<String>> {
+        let c = self.client().await?;
+        let r = take(&c, session_id, owner, ttl_ms).await;
+        self.done(r)
+    }
+
+    async fn release_lease(&self, session_id: &SessionId, owner: &str) -> Result<()> {
+        let c = self.client().await?;
+        let r = release(&c, session_id, owner).await;
+        self.done(r)
+    }
+
+    async fn reconcile(&self, is_dead: OwnerIsDead) -> Result<ReconcileReport> {
+        let mut c = self.client().await?;
+        let r = async {
+            let tx = c.transaction().await?;
+            let now = now_millis();
+            let now_text = now_rfc3339();
+            // Sessions whose owner is gone: no lease, an expired lease, or a dead
+            // owner. Rows another transaction holds are left to the next pass.
+            let rows = tx
+                .query(
+                    "SELECT s.id, s.owner_id, s.lease_expires_ms FROM sessions s \
+                     WHERE s.id IN (SELECT session_id FROM runs \
+                                    WHERE status IN ('running','awaiting_approval')) \
+                        OR s.id IN (SELECT session_id FROM approvals WHERE status = 'pending') \
+                     FOR UPDATE SKIP LOCKED",
+                    &[],
+                )
+                .await?;
+            let mut stale: Vec<String> = Vec::new();
+            for row in &rows {
+                let id: String = row.try_get(0)?;
+                let owner: Option<String> = row.try_get(1)?;
+                let expires: Option<i64> = row.try_get(2)?;
+                let gone = match (owner, expires) {
+                    (Some(o), Some(exp)) => exp < now || is_dead(&o),
+                    _ => true,
+                };
+                if gone {
+                    stale.push(id);
+                }
+            }
+            let mut report = ReconcileReport::default();
+            for id in &stale {
+                let session_id = SessionId(id.clone());
+                let open_runs = tx
+                    .query(
+                        "SELECT id FROM runs WHERE session_id = $1 \
+                         AND status IN ('running','awaiting_approval') ORDER BY started_ms, seq",
+                        &[id],
+                    )
+                    .await?;
+                for run in &open_runs {
+                    let run_id: String = run.try_get(0)?;
+                    if partial::keep_partial_answer(&tx, &session_id, &run_id).await? {
+                        report.answers_kept += 1;
+                    }
+                }
+                report.runs_failed += tx
+                    .execute(
+                        "UPDATE runs SET status = 'failed', error_type = $2, \
+                         error_message = 'the process driving this turn stopped before it finished', \
+                         completed_at = $3, duration_ms = GREATEST(0, $4 - started_ms) \
+                         WHERE session_id = $1 AND status IN ('running','awaiting_approval')",
+                        &[id, &INTERRUPTED_REASON, &now_text, &now],
+                    )
+                    .await? as usize;
+                // Nobody timed out: the process that asked is gone.
+                report.approvals_cancelled += tx
+                    .execute(
+                        "UPDATE approvals SET status = 'cancelled', path = $2, resolved_at = $3 \
+                         WHERE session_id = $1 AND status = 'pending'",
+                        &[id, &HUB_RESTARTED_PATH, &now_text],
+                    )
+                    .await? as usize;
+                tx.execute(
+                    "UPDATE sessions SET status = 'failed', owner_id = NULL, \
+                     lease_expires_ms = NULL, updated_at = $2 \
+                     WHERE id = $1 AND status IN ('running','awaiting_approval')",
+                    &[id, &now_text],
+                )
+                .await?;
+                tx.execute(
+                    "UPDATE messages SET status = 'failed' \
+                     WHERE session_id = $1 AND status = 'running'",
+                    &[id],
+                )
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(report)
+        }
+        .await;
+        self.done(r)
+    }
+}

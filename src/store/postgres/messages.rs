@@ -1,0 +1,395 @@
+//! The message and provider-call streams, and message artifacts. Appending locks
+//! the session's row first, so concurrent appends (from any replica) take their
+//! sequences one after the other: gap-free, never duplicated.
+
+use super::{OpResult, PostgresStore, big, limit};
+use crate::domain::error::Result;
+use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
+use crate::domain::message::{
+    ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, ToolCall,
+};
+use crate::domain::provider_call::{ProviderCall, Usage};
+use crate::domain::time::now_rfc3339;
+use crate::store::MessageStore;
+use crate::store::history::{HistoryStrategy, SUMMARY_SAFETY_LIMIT};
+use async_trait::async_trait;
+use deadpool_postgres::GenericClient;
+use serde::{Deserialize, Serialize};
+use tokio_postgres::Row;
+
+/// The parts of a message kept as JSON beside its indexed columns.
+#[derive(Serialize, Deserialize)]
+struct MessageBody {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    content_blocks: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    tool_error: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    runtime: RuntimeSnapshot,
+}
+
+const MESSAGE_COLUMNS: &str = "id, session_id, sequence, role, content, produced_by_call_id, \
+     run_id, status, is_summary, body_json, created_at";
+
+fn row_to_message(r: &Row) -> OpResult<Message> {
+    let body: String = r.try_get(9)?;
+    let body: MessageBody = serde_json::from_str(&body)?;
+    let role: String = r.try_get(3)?;
+    let status: String = r.try_get(7)?;
+    Ok(Message {
+        id: MessageId(r.try_get(0)?),
+        session_id: SessionId(r.try_get(1)?),
+        sequence: r.try_get(2)?,
+        role: Role::parse(&role).unwrap_or(Role::User),
+        content: r.try_get(4)?,
+        produced_by_call_id: r.try_get::<_, Option<String>>(5)?.map(CallId),
+        run_id: r.try_get::<_, Option<String>>(6)?.map(RunId),
+        status: match status.as_str() {
+            "running" => MessageStatus::Running,
+            "failed" => MessageStatus::Failed,
+            "cancelled" => MessageStatus::Cancelled,
+            _ => MessageStatus::Completed,
+        },
+        is_summary: r.try_get(8)?,
+        content_blocks: body.content_blocks,
+        tool_calls: body.tool_calls,
+        tool_call_id: body.tool_call_id,
+        tool_error: body.tool_error,
+        error: body.error,
+        runtime: body.runtime,
+        created_at: r.try_get(10)?,
+    })
+}
+
+fn to_messages(rows: &[Row]) -> OpResult<Vec<Message>> {
+    rows.iter().map(row_to_message).collect()
+}
+
+async fn insert_call<C: GenericClient>(tx: &C, call: &ProviderCall) -> OpResult<()> {
+    tx.execute(
+        "INSERT INTO provider_calls (id, session_id, run_id, request_id, provider, model, \
+         prompt_tokens, completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at) \
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
+        &[
+            &call.id.as_str(),
+            &call.session_id.as_str(),
+            &call.run_id.as_ref().map(|r| r.as_str()),
+            &call.request_id,
+            &call.provider,
+            &call.model,
+            &big(call.usage.prompt_tokens),
+            &big(call.usage.completion_tokens),
+            &big(call.usage.total_tokens),
+            &call.cost_micros_usd,
+            &call.duration_ms,
+            &call.created_at,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Appends `messages` (assigning the next gap-free sequences under the session's
+/// row lock) and, when given, the provider call that produced them, inside the
+/// caller's transaction.
+pub(super) async fn append<C: GenericClient>(
+    tx: &C,
+    session_id: &SessionId,
+    messages: Vec<NewMessage>,
+    call: Option<&ProviderCall>,
+) -> OpResult<Vec<Message>> {
+    tx.execute(
+        "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE",
+        &[&session_id.as_str()],
+    )
+    .await?;
+    if let Some(call) = call {
+        insert_call(tx, call).await?;
+    }
+    let mut next: i64 = tx
+        .query_one(
+            "SELECT COALESCE(MAX(sequence), -1) + 1 FROM messages WHERE session_id = $1",
+            &[&session_id.as_str()],
+        )
+        .await?
+        .try_get(0)?;
+    let now = now_rfc3339();
+    let insert = tx
+        .prepare_cached(&format!(
+            "INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)"
+        ))
+        .await?;
+    let mut stored = Vec::with_capacity(messages.len());
+    for m in messages {
+        let body = MessageBody {
+            content_blocks: m.content_blocks,
+            tool_calls: m.tool_calls,
+            tool_call_id: m.tool_call_id,
+            tool_error: m.tool_error,
+            error: m.error,
+            runtime: m.runtime,
+        };
+        tx.execute(
+            &insert,
+            &[
+                &m.id.as_str(),
+                &session_id.as_str(),
+                &next,
+                &m.role.as_str(),
+                &m.content,
+                &m.produced_by_call_id.as_ref().map(|c| c.as_str()),
+                &m.run_id.as_ref().map(|r| r.as_str()),
+                &m.status.as_str(),
+                &m.is_summary,
+                &serde_json::to_string(&body)?,
+                &now,
+            ],
+        )
+        .await?;
+        stored.push(Message {
+            id: m.id,
+            session_id: session_id.clone(),
+            sequence: next,
+            role: m.role,
+            content: m.content,
+            content_blocks: body.content_blocks,
+            tool_calls: body.tool_calls,
+            tool_call_id: body.tool_call_id,
+            tool_error: body.tool_error,
+            produced_by_call_id: m.produced_by_call_id,
+            run_id: m.run_id,
+            status: m.status,
+            error: body.error,
+            is_summary: m.is_summary,
+            runtime: body.runtime,
+            created_at: now.clone(),
+        });
+        next += 1;
+    }
+    tx.execute(
+        "UPDATE sessions SET updated_at = $2 WHERE id = $1",
+        &[&session_id.as_str(), &now],
+    )
+    .await?;
+    Ok(stored)
+}
+
+/// Stores one artifact on a message.
+pub(super) async fn insert_artifact<C: GenericClient>(
+    c: &C,
+    message_id: &MessageId,
+    kind: &str,
+    path: &str,
+    data: &str,
+) -> OpResult<()> {
+    c.execute(
+        "INSERT INTO message_artifacts (message_id, kind, path, data, created_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+        &[&message_id.as_str(), &kind, &path, &data, &now_rfc3339()],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Number of messages in a session.
+pub(super) async fn count<C: GenericClient>(c: &C, session_id: &SessionId) -> OpResult<u64> {
+    let n: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM messages WHERE session_id = $1",
+            &[&session_id.as_str()],
+        )
+        .await?
+        .try_get(0)?;
+    Ok(n as u64)
+}
+
+/// The last `n` messages of a session in sequence order.
+pub(super) async fn last<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+    n: usize,
+) -> OpResult<Vec<Message>> {
+    let stmt = c
+        .prepare_cached(&format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 \
+             ORDER BY sequence DESC LIMIT $2"
+        ))
+        .await?;
+    let rows = c.query(&stmt, &[&session_id.as_str(), &limit(n)]).await?;
+    let mut out = to_messages(&rows)?;
+    out.reverse();
+    Ok(out)
+}
+
+/// Up to `n` messages of a session after sequence `after`, in order.
+pub(super) async fn since<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+    after: Option<i64>,
+    n: usize,
+) -> OpResult<Vec<Message>> {
+    let stmt = c
+        .prepare_cached(&format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND sequence > $2 \
+             ORDER BY sequence LIMIT $3"
+        ))
+        .await?;
+    let rows = c
+        .query(
+            &stmt,
+            &[&session_id.as_str(), &after.unwrap_or(-1), &limit(n)],
+        )
+        .await?;
+    to_messages(&rows)
+}
+
+/// The sequence of a session's newest summary message, if it has one.
+pub(super) async fn last_summary<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+) -> OpResult<Option<i64>> {
+    Ok(c.query_one(
+        "SELECT MAX(sequence) FROM messages WHERE session_id = $1 AND is_summary",
+        &[&session_id.as_str()],
+    )
+    .await?
+    .try_get(0)?)
+}
+
+/// The messages `strategy` gives a runtime, in sequence order.
+pub(super) async fn history<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+    strategy: HistoryStrategy,
+) -> OpResult<Vec<Message>> {
+    match strategy {
+        HistoryStrategy::BufferWindow { window } => last(c, session_id, window).await,
+        HistoryStrategy::SummaryCheckpoint => match last_summary(c, session_id).await? {
+            Some(seq) => since(c, session_id, Some(seq - 1), usize::MAX).await,
+            None => last(c, session_id, SUMMARY_SAFETY_LIMIT).await,
+        },
+    }
+}
+
+#[async_trait]
+impl MessageStore for PostgresStore {
+    async fn append_exchange(
+        &self,
+        session_id: &SessionId,
+        messages: Vec<NewMessage>,
+        call: Option<&ProviderCall>,
+    ) -> Result<Vec<Message>> {
+        let mut c = self.client().await?;
+        let r = async {
+            let tx = c.transaction().await?;
+            let stored = append(&tx, session_id, messages, call).await?;
+            tx.commit().await?;
+            Ok(stored)
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn list_messages(
+        &self,
+        session_id: &SessionId,
+        after: Option<i64>,
+        n: usize,
+    ) -> Result<Vec<Message>> {
+        let c = self.client().await?;
+        let r = since(&c, session_id, after, n).await;
+        self.done(r)
+    }
+
+    async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>> {
+        let c = self.client().await?;
+        let r = last(&c, session_id, n).await;
+        self.done(r)
+    }
+
+    async fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>> {
+        let c = self.client().await?;
+        let r = last_summary(&c, session_id).await;
+        self.done(r)
+    }
+
+    async fn count_messages(&self, session_id: &SessionId) -> Result<u64> {
+        let c = self.client().await?;
+        let r = count(&c, session_id).await;
+        self.done(r)
+    }
+
+    async fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>> {
+        let c = self.client().await?;
+        let r = async {
+            let rows = c
+                .query(
+                    "SELECT id, session_id, run_id, request_id, provider, model, prompt_tokens, \
+                     completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at \
+                     FROM provider_calls WHERE session_id = $1 ORDER BY created_at, seq",
+                    &[&session_id.as_str()],
+                )
+                .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(ProviderCall {
+                        id: CallId(r.try_get(0)?),
+                        session_id: SessionId(r.try_get(1)?),
+                        run_id: r.try_get::<_, Option<String>>(2)?.map(RunId),
+                        request_id: r.try_get(3)?,
+                        provider: r.try_get(4)?,
+                        model: r.try_get(5)?,
+                        usage: Usage {
+                            prompt_tokens: r.try_get::<_, i64>(6)?.max(0) as u64,
+                            completion_tokens: r.try_get::<_, i64>(7)?.max(0) as u64,
+                            total_tokens: r.try_get::<_, i64>(8)?.max(0) as u64,
+                        },
+                        cost_micros_usd: r.try_get(9)?,
+                        duration_ms: r.try_get(10)?,
+                        created_at: r.try_get(11)?,
+                    })
+                })
+                .collect::<OpResult<Vec<_>>>()
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn add_artifact(
+        &self,
+        message_id: &MessageId,
+        kind: &str,
+        path: &str,
+        data: &str,
+    ) -> Result<()> {
+        let c = self.client().await?;
+        let r = insert_artifact(&c, message_id, kind, path, data).await;
+        self.done(r)
+    }
+
+    async fn list_artifacts(
+        &self,
+        message_id: &MessageId,
+    ) -> Result<Vec<(String, String, String)>> {
+        let c = self.client().await?;
+        let r = async {
+            let rows = c
+                .query(
+                    "SELECT kind, path, data FROM message_artifacts WHERE message_id = $1 \
+                     ORDER BY id",
+                    &[&message_id.as_str()],
+                )
+                .await?;
+            rows.iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+                .collect::<OpResult<Vec<_>>>()
+        }
+        .await;
+        self.done(r)
+    }
+}

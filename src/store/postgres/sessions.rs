@@ -1,0 +1,195 @@
+//! Session rows.
+
+use super::{OpResult, PostgresStore, big, limit};
+use crate::domain::error::{HecateError, Result};
+use crate::domain::ids::SessionId;
+use crate::domain::session::{Guardrails, Session, SessionStatus, SessionSummary};
+use crate::store::SessionStore;
+use async_trait::async_trait;
+use deadpool_postgres::GenericClient;
+use tokio_postgres::Row;
+
+const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
+     system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
+     turns_used, session_started_at, last_activity_at, created_at, updated_at";
+
+fn row_to_session(r: &Row) -> OpResult<Session> {
+    let kind: String = r.try_get(3)?;
+    let status: String = r.try_get(9)?;
+    Ok(Session {
+        namespace: r.try_get(0)?,
+        id: SessionId(r.try_get(1)?),
+        title: r.try_get(2)?,
+        runtime_kind: kind.parse::<crate::domain::session::RuntimeKind>()?,
+        provider: r.try_get(4)?,
+        model: r.try_get(5)?,
+        adapter_id: r.try_get(6)?,
+        workspace: r.try_get(7)?,
+        system_prompt: r.try_get(8)?,
+        status: SessionStatus::parse(&status),
+        native_session_id: r.try_get(10)?,
+        guardrails: Guardrails {
+            max_turns: r.try_get::<_, Option<i64>>(11)?.map(|v| v as u32),
+            max_duration_ms: r.try_get::<_, Option<i64>>(12)?.map(|v| v as u64),
+            idle_timeout_ms: r.try_get::<_, Option<i64>>(13)?.map(|v| v as u64),
+        },
+        turns_used: r.try_get::<_, i64>(14)? as u32,
+        session_started_at: r.try_get(15)?,
+        last_activity_at: r.try_get(16)?,
+        created_at: r.try_get(17)?,
+        updated_at: r.try_get(18)?,
+    })
+}
+
+/// Overwrites the mutable header fields of a session, or `not_found`.
+pub(super) async fn write_header<C: GenericClient>(c: &C, s: &Session) -> OpResult<()> {
+    let n = c
+        .execute(
+            "UPDATE sessions SET title=$3, runtime_kind=$4, provider=$5, model=$6, \
+             adapter_id=$7, workspace=$8, system_prompt=$9, status=$10, native_session_id=$11, \
+             max_turns=$12, max_duration_ms=$13, idle_timeout_ms=$14, turns_used=$15, \
+             session_started_at=$16, last_activity_at=$17, updated_at=$18 \
+             WHERE namespace=$1 AND id=$2",
+            &[
+                &s.namespace,
+                &s.id.as_str(),
+                &s.title,
+                &s.runtime_kind.as_str(),
+                &s.provider,
+                &s.model,
+                &s.adapter_id,
+                &s.workspace,
+                &s.system_prompt,
+                &s.status.as_str(),
+                &s.native_session_id,
+                &s.guardrails.max_turns.map(i64::from),
+                &s.guardrails.max_duration_ms.map(big),
+                &s.guardrails.idle_timeout_ms.map(big),
+                &i64::from(s.turns_used),
+                &s.session_started_at,
+                &s.last_activity_at,
+                &s.updated_at,
+            ],
+        )
+        .await?;
+    not_found_if_zero(n, s.id.as_str())
+}
+
+#[async_trait]
+impl SessionStore for PostgresStore {
+    async fn create_session(&self, s: &Session) -> Result<()> {
+        let c = self.client().await?;
+        let r: OpResult<()> = async {
+            c.execute(
+                &format!(
+                    "INSERT INTO sessions ({COLUMNS}) VALUES \
+                     ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)"
+                ),
+                &[
+                    &s.namespace,
+                    &s.id.as_str(),
+                    &s.title,
+                    &s.runtime_kind.as_str(),
+                    &s.provider,
+                    &s.model,
+                    &s.adapter_id,
+                    &s.workspace,
+                    &s.system_prompt,
+                    &s.status.as_str(),
+                    &s.native_session_id,
+                    &s.guardrails.max_turns.map(i64::from),
+                    &s.guardrails.max_duration_ms.map(big),
+                    &s.guardrails.idle_timeout_ms.map(big),
+                    &i64::from(s.turns_used),
+                    &s.session_started_at,
+                    &s.last_activity_at,
+                    &s.created_at,
+                    &s.updated_at,
+                ],
+            )
+            .await?;
+            Ok(())
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
+        let c = self.client().await?;
+        let r = async {
+            let row = c
+                .query_opt(
+                    &format!("SELECT {COLUMNS} FROM sessions WHERE namespace = $1 AND id = $2"),
+                    &[&namespace, &id.as_str()],
+                )
+                .await?;
+            match row {
+                Some(row) => row_to_session(&row),
+                None => Err(HecateError::not_found("session", id.as_str()).into()),
+            }
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn list_sessions(&self, namespace: &str, n: usize) -> Result<Vec<SessionSummary>> {
+        let c = self.client().await?;
+        let r = async {
+            let rows = c
+                .query(
+                    &format!(
+                        "SELECT {COLUMNS}, \
+                         (SELECT COUNT(*) FROM messages m WHERE m.session_id = sessions.id), \
+                         (SELECT COUNT(*) FROM provider_calls p WHERE p.session_id = sessions.id), \
+                         (SELECT SUM(cost_micros_usd)::BIGINT FROM provider_calls p \
+                          WHERE p.session_id = sessions.id) \
+                         FROM sessions WHERE namespace = $1 \
+                         ORDER BY updated_at DESC, id DESC LIMIT $2"
+                    ),
+                    &[&namespace, &limit(n)],
+                )
+                .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(SessionSummary {
+                        session: row_to_session(r)?,
+                        message_count: r.try_get::<_, i64>(19)? as u64,
+                        provider_call_count: r.try_get::<_, i64>(20)? as u64,
+                        total_cost_micros_usd: r.try_get(21)?,
+                    })
+                })
+                .collect::<OpResult<Vec<_>>>()
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn update_session(&self, s: &Session) -> Result<()> {
+        let c = self.client().await?;
+        let r = write_header(&c, s).await;
+        self.done(r)
+    }
+
+    async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
+        let c = self.client().await?;
+        let r = async {
+            let n = c
+                .execute(
+                    "DELETE FROM sessions WHERE namespace = $1 AND id = $2",
+                    &[&namespace, &id.as_str()],
+                )
+                .await?;
+            not_found_if_zero(n, id.as_str())
+        }
+        .await;
+        self.done(r)
+    }
+}
+
+fn not_found_if_zero(n: u64, id: &str) -> OpResult<()> {
+    if n == 0 {
+        Err(HecateError::not_found("session", id).into())
+    } else {
+        Ok(())
+    }
+}

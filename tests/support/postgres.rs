@@ -1,0 +1,327 @@
+//! A real PostgreSQL server for the tests: one throwaway cluster per test binary
+//! (initdb in a temporary directory, `postgres` on a free loopback port with its
+//! unix socket in that directory), and a fresh database per test; a test that
+//! stops and restarts its server gets a cluster of its own ([`private`]). Run as
+//! root, the server runs as the `postgres` user (PostgreSQL refuses root). A
+//! watchdog shell holds the server and reads `stop` / `start` lines on its stdin:
+//! when the test process exits, however it exits, the stdin closes and the shell
+//! stops the server and removes the directory.
+//! `scripts/test-deps/postgres.sh` installs the binaries.
+
+use std::io::Read as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ChildStdin;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The role the tests connect as.
+pub const USER: &str = "hecate";
+/// Its password (TCP connections need it; the unix socket trusts).
+pub const PASSWORD: &str = "hecate-test-pw";
+
+/// How long the cluster may take to set up and start.
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+/// A running cluster.
+pub struct PgServer {
+    bin: PathBuf,
+    socket_dir: PathBuf,
+    port: u16,
+    control: Mutex<ChildStdin>,
+    _watchdog: Child,
+}
+
+static SHARED: OnceLock<PgServer> = OnceLock::new();
+static NEXT_DB: AtomicUsize = AtomicUsize::new(0);
+
+/// The cluster of this test binary, started on first use.
+pub fn shared() -> &'static PgServer {
+    SHARED.get_or_init(PgServer::start)
+}
+
+/// A cluster of the caller's own (for tests that stop and restart it); it stops
+/// when the test process exits.
+pub fn private() -> PgServer {
+    PgServer::start()
+}
+
+/// A new empty database on the shared cluster; answers its URL.
+pub fn fresh_database_url() -> String {
+    let server = shared();
+    let name = server.create_database();
+    server.url(&name)
+}
+
+/// The directory holding initdb, postgres and psql: `HECATE_TEST_PG_BIN`, or the
+/// newest `/usr/lib/postgresql/*/bin`.
+fn bin_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("HECATE_TEST_PG_BIN") {
+        return PathBuf::from(dir);
+    }
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let major = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").is_file().then_some((major, bin))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, b)| b).unwrap_or_else(|| {
+        panic!(
+            "PostgreSQL is not installed: run scripts/test-deps/postgres.sh \
+             (or set HECATE_TEST_PG_BIN to the directory holding initdb)"
+        )
+    })
+}
+
+/// A loopback port nobody listens on right now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Whether this process is root (the server must then run as `postgres`).
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `program` from the PostgreSQL bin dir, run as `postgres` when we are root.
+fn as_server_user(bin: &Path, program: &str) -> Command {
+    if is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(bin.join(program));
+        c
+    } else {
+        Command::new(bin.join(program))
+    }
+}
+
+fn run_ok(mut cmd: Command, what: &str) {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl PgServer {
+    /// Sets up and starts a cluster; panics (naming the fix) when it cannot.
+    fn start() -> Self {
+        let bin = bin_dir();
+        let dir = tempfile::Builder::new()
+            .prefix("hecate-pg-")
+            .tempdir()
+            .expect("tempdir")
+            .keep();
+        if is_root() {
+            run_ok(
+                {
+                    let mut c = Command::new("chown");
+                    c.arg("postgres:").arg(&dir);
+                    c
+                },
+                "chown of the cluster directory to postgres (create the user: scripts/test-deps/postgres.sh)",
+            );
+        }
+        let data = dir.join("data");
+        let pwfile = dir.join("pw");
+        std::fs::write(&pwfile, PASSWORD).expect("password file");
+        if is_root() {
+            run_ok(
+                {
+                    let mut c = Command::new("chown");
+                    c.arg("postgres:").arg(&pwfile);
+                    c
+                },
+                "chown of the password file",
+            );
+        }
+        run_ok(
+            {
+                let mut c = as_server_user(&bin, "initdb");
+                c.arg("-D")
+                    .arg(&data)
+                    .args([
+                        "-U",
+                        USER,
+                        "--auth-local=trust",
+                        "--auth-host=scram-sha-256",
+                    ])
+                    .arg(format!("--pwfile={}", pwfile.display()))
+                    .args(["--no-sync", "-E", "UTF8", "--locale=C"]);
+                c
+            },
+            "initdb",
+        );
+        let port = free_port();
+        // The watchdog: starts the server, stops or starts it again on `stop` /
+        // `start` lines, and when its stdin closes (this process exited) stops it
+        // and removes the directory.
+        let script = r#"
+            bin=$1 dir=$2 port=$3
+            up() {
+                "$bin/postgres" -D "$dir/data" -p "$port" -k "$dir" \
+                    -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+                    -c full_page_writes=off -c max_connections=300 >>"$dir/server.log" 2>&1 &
+                pid=$!
+            }
+            down() {
+                kill -INT "$pid" 2>/dev/null
+                wait "$pid"
+            }
+            up
+            while read -r command; do
+                case "$command" in
+                    stop) down ;;
+                    start) up ;;
+                esac
+            done
+            down
+            rm -rf "$dir"
+        "#;
+        let mut watchdog = {
+            let mut c = if is_root() {
+                let mut c = Command::new("runuser");
+                c.args(["-u", "postgres", "--", "sh"]);
+                c
+            } else {
+                Command::new("sh")
+            };
+            c.args(["-c", script, "pg-watchdog"])
+                .arg(&bin)
+                .arg(&dir)
+                .arg(port.to_string())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn the PostgreSQL watchdog")
+        };
+        let control = watchdog.stdin.take().expect("watchdog stdin");
+        let server = |watchdog| Self {
+            bin: bin.clone(),
+            socket_dir: dir.clone(),
+            port,
+            control: Mutex::new(control),
+            _watchdog: watchdog,
+        };
+        let started = Instant::now();
+        loop {
+            let ready = Command::new(bin.join("pg_isready"))
+                .arg("-h")
+                .arg(&dir)
+                .args(["-p", &port.to_string(), "-U", USER, "-q"])
+                .status()
+                .is_ok_and(|s| s.success());
+            if ready {
+                return server(watchdog);
+            }
+            if let Ok(Some(status)) = watchdog.try_wait() {
+                let mut log = String::new();
+                let _ = std::fs::File::open(dir.join("server.log"))
+                    .and_then(|mut f| f.read_to_string(&mut log));
+                panic!("PostgreSQL stopped ({status}) before it was ready:\n{log}");
+            }
+            assert!(
+                started.elapsed() < START_LIMIT,
+                "PostgreSQL was not ready within {START_LIMIT:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Whether the server accepts connections now.
+    fn ready(&self) -> bool {
+        Command::new(self.bin.join("pg_isready"))
+            .arg("-h")
+            .arg(&self.socket_dir)
+            .args(["-p", &self.port.to_string(), "-U", USER, "-q"])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    fn tell(&self, command: &str) {
+        let mut control = self.control.lock().unwrap_or_else(|p| p.into_inner());
+        writeln!(control, "{command}").expect("tell the watchdog");
+    }
+
+    /// Stops the server (fast shutdown: sessions are cut) and waits until it is down.
+    pub fn stop(&self) {
+        self.tell("stop");
+        self.wait_until(false, "stop");
+    }
+
+    /// Starts the stopped server again and waits until it accepts connections.
+    pub fn start_again(&self) {
+        self.tell("start");
+        self.wait_until(true, "start");
+    }
+
+    fn wait_until(&self, up: bool, what: &str) {
+        let started = Instant::now();
+        while self.ready() != up {
+            assert!(
+                started.elapsed() < START_LIMIT,
+                "PostgreSQL did not {what} within {START_LIMIT:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The loopback TCP port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The URL of database `name` with the test role's password.
+    pub fn url(&self, name: &str) -> String {
+        format!(
+            "postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{name}",
+            self.port
+        )
+    }
+
+    /// Runs SQL as the test role over the unix socket, in database `db`.
+    pub fn psql(&self, db: &str, sql: &str) -> String {
+        let out = Command::new(self.bin.join("psql"))
+            .arg("-h")
+            .arg(&self.socket_dir)
+            .args(["-p", &self.port.to_string(), "-U", USER, "-d", db])
+            .args(["-v", "ON_ERROR_STOP=1", "-X", "-q", "-A", "-t", "-c", sql])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run psql");
+        assert!(
+            out.status.success(),
+            "psql {sql:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Creates a new empty database and answers its name.
+    pub fn create_database(&self) -> String {
+        let name = format!(
+            "hecate_test_{}_{}",
+            std::process::id(),
+            NEXT_DB.fetch_add(1, Ordering::Relaxed)
+        );
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
+        name
+    }
+}
