@@ -121,7 +121,8 @@ impl AppContext {
             config.agent_env(&env),
             acp_options,
         )
-        .with_process_idle(config.agent_process_idle(&env)?);
+        .with_process_idle(config.agent_process_idle(&env)?)
+        .with_modes(agents.modes.clone().into_iter().collect());
         let engine_config = EngineConfig {
             history: config.history(),
             default_guardrails: config.guardrails(),

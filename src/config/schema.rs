@@ -251,6 +251,11 @@ pub struct AgentsSection {
     /// milliseconds (default 1800000; 0 keeps them); its session reattaches on
     /// the next prompt. `HECATE_AGENT_PROCESS_IDLE_MS` overrides it.
     pub process_idle_ms: Option<u64>,
+    /// The ACP session mode each agent is put into, by adapter id, over its
+    /// manifest's `initial_mode`: `[agents.modes] codex = "auto"` lets Codex's own
+    /// sandbox and reviewer decide instead of asking before every write.
+    #[serde(default)]
+    pub modes: BTreeMap<String, String>,
     /// Extra environment opted in per adapter: `[agents.env.codex] OPENAI_API_KEY = "$OPENAI_API_KEY"`.
     #[serde(default)]
     pub env: BTreeMap<String, BTreeMap<String, String>>,

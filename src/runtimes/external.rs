@@ -128,6 +128,8 @@ pub struct ExternalRuntime {
     options: AcpOptions,
     live: Mutex<HashMap<SessionId, Arc<LiveAgent>>>,
     process_idle: Option<Duration>,
+    /// Session modes chosen per adapter over the manifests' `initial_mode`.
+    modes: HashMap<String, String>,
 }
 
 impl std::fmt::Debug for ExternalRuntime {
@@ -156,7 +158,15 @@ impl ExternalRuntime {
             options,
             live: Mutex::new(HashMap::new()),
             process_idle: None,
+            modes: HashMap::new(),
         }
+    }
+
+    /// The same runtime putting each adapter named in `modes` into that ACP
+    /// session mode instead of its manifest's `initial_mode` (`[agents.modes]`).
+    pub fn with_modes(mut self, modes: HashMap<String, String>) -> Self {
+        self.modes = modes;
+        self
     }
 
     /// The same runtime stopping agent processes unused for `idle` (see
@@ -397,7 +407,11 @@ impl ExternalRuntime {
         // Every attach (new, loaded or primed) gets the settings Hecate chose: an
         // agent may reload a session in its own default mode, which would let it act
         // without asking the client.
-        apply_session_settings(&conn, &native, manifest)
+        let mode = self
+            .modes
+            .get(adapter_id)
+            .or(manifest.quirks.initial_mode.as_ref());
+        apply_session_settings(&conn, &native, mode.map(String::as_str))
             .await
             .map_err(|e| e.into_hecate(adapter_id))?;
         let native = native.id;
@@ -426,19 +440,20 @@ impl ExternalRuntime {
     }
 }
 
-/// Puts a native session into the mode the adapter's manifest chose. A session
-/// already in that mode is left alone; a mode the agent does not offer is logged
-/// (nothing can be set); a refused switch to an offered mode fails the attach,
-/// since the agent would otherwise run in a mode that may not ask the client.
+/// Puts a native session into the mode chosen for its adapter (`[agents.modes]`,
+/// else the manifest's `initial_mode`). A session already in that mode is left
+/// alone; a mode the agent does not offer is logged (nothing can be set); a
+/// refused switch to an offered mode fails the attach, since the agent would
+/// otherwise run in a mode that may not ask the client.
 async fn apply_session_settings(
     conn: &AgentConnection,
     native: &NativeSession,
-    manifest: &AgentManifest,
+    mode: Option<&str>,
 ) -> Result<(), AcpError> {
-    let Some(mode) = &manifest.quirks.initial_mode else {
+    let Some(mode) = mode else {
         return Ok(());
     };
-    if native.current_mode_id.as_deref() == Some(mode.as_str()) {
+    if native.current_mode_id.as_deref() == Some(mode) {
         return Ok(());
     }
     let offered = native.available_modes.iter().any(|(id, _)| id == mode);

@@ -785,3 +785,38 @@ fn a_session_hands_off_between_an_agent_and_a_model_with_its_transcript() {
     assert!(!out.status.success());
     assert!(text(&out).1.contains("nope"), "{}", text(&out).1);
 }
+
+/// `[agents.modes]` chooses the session mode per adapter over the manifest: the
+/// fixture's `auto` mode lets the agent act without asking (like Codex's own
+/// sandbox and reviewer), so no approval is recorded; the manifest's `ask` asks.
+#[test]
+fn the_config_chooses_an_agents_session_mode_over_its_manifest() {
+    for (config, asks) in [("", true), ("[agents.modes]\nfixture = \"auto\"\n", false)] {
+        let home = Home::empty();
+        std::fs::write(home.path("script.json"), WRITE_SCRIPT).expect("script");
+        let script = home.path("script.json").display().to_string();
+        home.add_fixture_agent_with(
+            "fixture",
+            &["--script", &script, "--modes"],
+            "[quirks]\ninitial_mode = \"ask\"\n",
+        );
+        home.write_config(config);
+        let ws = git_workspace();
+        let out = chat(
+            &home,
+            &ws.path().display().to_string(),
+            &["write one"],
+            b"a\n",
+        );
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{config}: {stderr}");
+        assert_eq!(
+            !stdout.contains("auto-approved"),
+            asks,
+            "{config}: {stdout}"
+        );
+        let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
+        let n = approvals["data"].as_array().map_or(0, Vec::len);
+        assert_eq!(n, usize::from(asks), "{config}: {approvals}");
+    }
+}
