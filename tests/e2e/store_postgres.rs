@@ -7,7 +7,10 @@
 //! errors naming the fix.
 
 use crate::support::common::{Home, ModelServer, text};
-use crate::support::http::{Api, serve_args};
+use crate::support::http::{Api, data, last_message, serve_args, slow_text};
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(30);
 use crate::support::postgres::{self, PASSWORD};
 use serde_json::{Value, json};
 
@@ -98,6 +101,39 @@ async fn two_replicas_on_one_database_see_each_others_sessions() {
         .and_then(|m| m.last().cloned())
         .expect("messages");
     assert_eq!(last["content"], "pong");
+}
+
+#[tokio::test]
+async fn a_stream_on_one_replica_carries_a_turn_driven_by_another() {
+    let url = fresh_url().await;
+    // 30 words, 60 ms apart: the turn streams for about two seconds.
+    let server = ModelServer::start(Some(json!([slow_text(30, 60)])));
+    let home = Home::with_openai(&server);
+    let args = ["serve", "--listen", "127.0.0.1:0", "--store", &url];
+    let (one, two) = (serve_args(&home, &args), serve_args(&home, &args));
+    let (api_one, api_two) = (Api::new(&one), Api::new(&two));
+    let id = api_one.create_session(json!({"title": "watched"})).await;
+    let mut sse = api_one.stream(&id, None).await;
+    let first = sse.next(WAIT).await.expect("initial snapshot");
+    assert_eq!(first.event, "snapshot");
+
+    let (api, sid) = (api_two.clone(), id.clone());
+    let post = tokio::spawn(async move { api.say(&sid, "stream please").await.body });
+    let events = sse.until_done(WAIT).await;
+    let done = events.last().expect("events");
+    assert_eq!(done.event, "done");
+    let full: Vec<String> = (0..30).map(|i| format!("w{i}")).collect();
+    assert_eq!(last_message(&data(done))["content"], full.join(" "));
+    let partial = events
+        .iter()
+        .filter(|e| e.event == "snapshot")
+        .map(data)
+        .any(|v| last_message(&v)["status"] == "running");
+    assert!(
+        partial,
+        "the other replica's running turn showed before it ended: {events:?}"
+    );
+    assert_eq!(post.await.expect("join")["data"]["status"], "completed");
 }
 
 #[tokio::test]
