@@ -34,7 +34,17 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
         step(
             "store",
             &[
-                "store", "--sizes", "10,100", "--single", "20", "--batch", "5",
+                "store",
+                "--sizes",
+                "10,100",
+                "--single",
+                "20",
+                "--batch",
+                "5",
+                "--replicas",
+                "3",
+                "--concurrent",
+                "20",
             ],
         ),
         step("model", &["model", "--base-url", model_v1, "--turns", "2"]),
@@ -150,6 +160,14 @@ fn store(r: &Value) -> anyhow::Result<()> {
         non_negative(r, &format!("load_last_50.{i}.ratio_vs_smallest"))?;
     }
     ensure!(number(r, "database_bytes")? > 0.0, "{r}");
+    ensure!(number(r, "concurrent_appends.appends")? == 60.0, "{r}");
+    for zero in ["failed", "lost", "duplicated_sequences"] {
+        ensure!(
+            number(r, &format!("concurrent_appends.{zero}"))? == 0.0,
+            "{zero}: {r}"
+        );
+    }
+    ensure!(r["concurrent_appends"]["gap_free"] == true, "{r}");
     Ok(())
 }
 
