@@ -24,6 +24,7 @@ mod mcp;
 mod messages;
 mod openapi;
 mod project;
+mod providers;
 mod request_id;
 mod serve;
 mod sessions;
@@ -127,6 +128,12 @@ pub fn routes() -> Vec<ApiRoute> {
     vec![
         ApiRoute::get("/healthz", system::healthz),
         ApiRoute::get("/hecate/v1/system/stats", system::stats),
+        ApiRoute::get("/hecate/v1/providers/presets", providers::list_presets),
+        ApiRoute::get("/hecate/v1/providers/status", providers::status),
+        ApiRoute::get(
+            "/hecate/v1/settings/providers/local-discovery",
+            providers::local_discovery,
+        ),
         ApiRoute::get("/hecate/v1/openapi.json", openapi::openapi_json),
         ApiRoute::get(SESSIONS, sessions::list),
         ApiRoute::post(SESSIONS, sessions::create),

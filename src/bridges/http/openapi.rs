@@ -41,8 +41,8 @@ use super::wire::{
     StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
 use super::{
-    adapters, approvals, chat_sessions, chats, files, mcp, messages, sessions, stream, system,
-    tasks, traces,
+    adapters, approvals, chat_sessions, chats, files, mcp, messages, providers, sessions, stream,
+    system, tasks, traces,
 };
 use axum::Json;
 use serde_json::Value;
@@ -61,6 +61,9 @@ use utoipa::{Modify, OpenApi};
     paths(
         system::healthz,
         system::stats,
+        providers::list_presets,
+        providers::status,
+        providers::local_discovery,
         openapi_json,
         sessions::list,
         sessions::create,
@@ -156,6 +159,7 @@ use utoipa::{Modify, OpenApi};
     security(("bearer_token" = []), ()),
     tags(
         (name = "system", description = "Liveness, stats and this document"),
+        (name = "providers", description = "Provider presets, readiness and local discovery"),
         (name = "agent-chat", description = "Agent Chat sessions, messages, streams and changed files"),
         (name = "approvals", description = "Permission requests of external agents, and standing grants"),
         (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes"),

@@ -9,6 +9,7 @@
 
 pub mod chats;
 pub mod limit;
+pub mod providers;
 pub mod record;
 pub mod route;
 

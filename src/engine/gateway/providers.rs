@@ -1,0 +1,550 @@
+//! Provider readiness for operators: the built-in presets a provider picker
+//! offers, each configured provider's readiness checklist (credentials, models,
+//! health, routing; the seed's vocabulary), and advisory discovery of local model
+//! servers on their default loopback ports.
+
+use super::super::Engine;
+use crate::adapters::providers::ProviderKind;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long one readiness or discovery probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A provider Hecate knows how to reach, for a picker.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProviderPreset {
+    /// Preset id (also the suggested provider name).
+    pub id: &'static str,
+    /// Display name.
+    pub name: &'static str,
+    /// `cloud` or `local`.
+    pub kind: &'static str,
+    /// The wire protocol Hecate speaks to it (`openai` or `anthropic`).
+    pub protocol: &'static str,
+    /// Its default base URL.
+    pub base_url: &'static str,
+    /// The variable its key is usually kept in (empty for local servers).
+    pub api_key_env: &'static str,
+    /// A model to start with.
+    pub default_model: &'static str,
+    /// The command a local server is started with (empty for cloud ones).
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub command: &'static str,
+    /// Where local discovery looks for it (empty for cloud ones).
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub probe_url: &'static str,
+    /// One line about it.
+    pub description: &'static str,
+    /// The `PROVIDER_<NAME>_*` variables that configure it, ready to paste.
+    pub env_snippet: String,
+}
+
+/// The built-in presets.
+pub fn presets() -> Vec<ProviderPreset> {
+    let p = |id: &'static str,
+             name,
+             kind,
+             protocol,
+             base_url,
+             api_key_env: &'static str,
+             default_model,
+             command,
+             probe_url,
+             description| {
+        let upper = id.to_uppercase();
+        let mut env_snippet =
+            format!("PROVIDER_{upper}_KIND={protocol}\nPROVIDER_{upper}_BASE_URL={base_url}");
+        if !api_key_env.is_empty() {
+            env_snippet.push_str(&format!("\nPROVIDER_{upper}_API_KEY=${api_key_env}"));
+        }
+        ProviderPreset {
+            id,
+            name,
+            kind,
+            protocol,
+            base_url,
+            api_key_env,
+            default_model,
+            command,
+            probe_url,
+            description,
+            env_snippet,
+        }
+    };
+    vec![
+        p(
+            "openai",
+            "OpenAI",
+            "cloud",
+            "openai",
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+            "gpt-4o-mini",
+            "",
+            "",
+            "OpenAI's Chat Completions API.",
+        ),
+        p(
+            "anthropic",
+            "Anthropic",
+            "cloud",
+            "anthropic",
+            "https://api.anthropic.com",
+            "ANTHROPIC_API_KEY",
+            "claude-sonnet-4-5",
+            "",
+            "",
+            "Anthropic's Messages API.",
+        ),
+        p(
+            "openrouter",
+            "OpenRouter",
+            "cloud",
+            "openai",
+            "https://openrouter.ai/api/v1",
+            "OPENROUTER_API_KEY",
+            "openai/gpt-4o-mini",
+            "",
+            "",
+            "Many vendors' models behind one OpenAI-compatible API.",
+        ),
+        p(
+            "groq",
+            "Groq",
+            "cloud",
+            "openai",
+            "https://api.groq.com/openai/v1",
+            "GROQ_API_KEY",
+            "llama-3.1-8b-instant",
+            "",
+            "",
+            "Groq's OpenAI-compatible API.",
+        ),
+        p(
+            "ollama",
+            "Ollama",
+            "local",
+            "openai",
+            "http://127.0.0.1:11434/v1",
+            "",
+            "qwen2.5-coder",
+            "ollama",
+            "http://127.0.0.1:11434/v1/models",
+            "Local models served by Ollama.",
+        ),
+        p(
+            "lmstudio",
+            "LM Studio",
+            "local",
+            "openai",
+            "http://127.0.0.1:1234/v1",
+            "",
+            "qwen2.5-coder-7b-instruct",
+            "lms",
+            "http://127.0.0.1:1234/v1/models",
+            "Local models served by LM Studio.",
+        ),
+        p(
+            "llamacpp",
+            "llama.cpp server",
+            "local",
+            "openai",
+            "http://127.0.0.1:8080/v1",
+            "",
+            "default",
+            "llama-server",
+            "http://127.0.0.1:8080/v1/models",
+            "A GGUF model served by llama.cpp's llama-server.",
+        ),
+        p(
+            "vllm",
+            "vLLM",
+            "local",
+            "openai",
+            "http://127.0.0.1:8000/v1",
+            "",
+            "Qwen/Qwen2.5-Coder-7B-Instruct",
+            "vllm",
+            "http://127.0.0.1:8000/v1/models",
+            "Models served by vLLM's OpenAI-compatible server.",
+        ),
+    ]
+}
+
+/// One item of a provider's readiness checklist.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadinessCheck {
+    /// `credentials`, `models`, `health` or `routing`.
+    pub name: &'static str,
+    /// `ok`, `warning`, `blocked` or `unknown`.
+    pub status: &'static str,
+    /// A stable reason for clients to branch on.
+    pub reason: &'static str,
+    /// What to show the operator.
+    pub message: String,
+    /// The repair step, when one is needed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operator_action: Option<&'static str>,
+}
+
+/// A configured provider's readiness.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProviderStatus {
+    /// The provider's name.
+    pub name: String,
+    /// `local` (a loopback address) or `cloud`.
+    pub kind: &'static str,
+    /// Its wire protocol.
+    pub protocol: &'static str,
+    /// `healthy` or `unhealthy`.
+    pub status: &'static str,
+    /// Whether it answered its model list.
+    pub healthy: bool,
+    /// Its base URL.
+    pub base_url: String,
+    /// The models it declares or listed.
+    pub models: Vec<String>,
+    /// How many.
+    pub model_count: usize,
+    /// `present`, `missing` or `not_required`.
+    pub credential_state: &'static str,
+    /// Whether credentials are in order.
+    pub credential_ready: bool,
+    /// Whether the router may send it traffic now.
+    pub routing_ready: bool,
+    /// Why not, in the route diagnostics' vocabulary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing_blocked_reason: Option<&'static str>,
+    /// The checklist.
+    pub readiness_checks: Vec<ReadinessCheck>,
+    /// The probe's error, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Whether `base_url` names a loopback host.
+fn is_local(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .is_some_and(|h| {
+            h == "localhost"
+                || h.trim_matches(['[', ']'])
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        })
+}
+
+fn check(
+    name: &'static str,
+    status: &'static str,
+    reason: &'static str,
+    message: impl Into<String>,
+    operator_action: Option<&'static str>,
+) -> ReadinessCheck {
+    ReadinessCheck {
+        name,
+        status,
+        reason,
+        message: message.into(),
+        operator_action,
+    }
+}
+
+/// A local server found (or not) by discovery.
+#[derive(Debug, Clone, Serialize)]
+pub struct LocalDiscovery {
+    /// The preset it matches.
+    pub preset_id: &'static str,
+    /// Display name.
+    pub name: &'static str,
+    /// The base URL to configure.
+    pub base_url: &'static str,
+    /// What was asked.
+    pub probe_url: &'static str,
+    /// `running` (the probe answered 2xx), `installed` (the command is on PATH)
+    /// or `not_detected`.
+    pub status: &'static str,
+    /// The command looked for.
+    pub command: &'static str,
+    /// Whether it is on PATH.
+    pub command_available: bool,
+    /// Where.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_path: Option<PathBuf>,
+    /// Whether the probe answered 2xx.
+    pub http_available: bool,
+    /// Models the server listed.
+    pub model_count: usize,
+    /// Their ids.
+    pub models: Vec<String>,
+}
+
+/// The first `command` on `PATH`.
+fn on_path(command: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(command))
+        .find(|p| p.is_file())
+}
+
+/// Model ids of an OpenAI `/v1/models` answer, when `url` answers 2xx.
+async fn probe_models(http: &reqwest::Client, url: &str) -> Option<Vec<String>> {
+    let resp = tokio::time::timeout(PROBE_TIMEOUT, http.get(url).send())
+        .await
+        .ok()?
+        .ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    let body: serde_json::Value = resp.json().await.unwrap_or_default();
+    Some(
+        body["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["id"].as_str().map(str::to_string))
+            .collect(),
+    )
+}
+
+impl Engine {
+    /// The readiness of every configured provider, probed now (each at most
+    /// `PROBE_TIMEOUT`, all at once).
+    pub async fn provider_status(&self) -> Vec<ProviderStatus> {
+        let clients: Vec<_> = self.inner.model.providers().collect();
+        futures::future::join_all(clients.into_iter().map(|c| async move {
+            let cfg = c.config();
+            let local = is_local(&cfg.base_url);
+            let has_key = cfg.api_key.as_deref().is_some_and(|k| !k.trim().is_empty());
+            let credential_state = match (has_key, local) {
+                (true, _) => "present",
+                (false, true) => "not_required",
+                (false, false) => "missing",
+            };
+            let credential_ready = credential_state != "missing";
+            let listed = tokio::time::timeout(PROBE_TIMEOUT, c.list_models()).await;
+            let (healthy, listed, error) = match listed {
+                Ok(Ok(models)) => (true, models, None),
+                Ok(Err(e)) => (false, Vec::new(), Some(e.to_string())),
+                Err(_) => (
+                    false,
+                    Vec::new(),
+                    Some(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
+                ),
+            };
+            let declared = !cfg.models.is_empty();
+            let models = if declared { cfg.models.clone() } else { listed };
+            let mut checks = vec![if credential_ready {
+                check(
+                    "credentials",
+                    "ok",
+                    credential_state,
+                    if has_key {
+                        "An API key is configured."
+                    } else {
+                        "No credentials are required for this provider."
+                    },
+                    None,
+                )
+            } else {
+                check(
+                    "credentials",
+                    "blocked",
+                    "credential_missing",
+                    "No API key is configured for this cloud provider.",
+                    Some("Add or rotate credentials: set api_key or PROVIDER_<NAME>_API_KEY."),
+                )
+            }];
+            checks.push(match (declared, models.len()) {
+                (true, n) => check(
+                    "models",
+                    "ok",
+                    "models_declared",
+                    format!("{n} model(s) declared."),
+                    None,
+                ),
+                (false, 0) if healthy => check(
+                    "models",
+                    "warning",
+                    "no_models",
+                    "The provider listed no models.",
+                    Some("Start the provider and load at least one model, or declare models."),
+                ),
+                (false, 0) => check(
+                    "models",
+                    "unknown",
+                    "discovery_failed",
+                    "The provider could not return a model list.",
+                    None,
+                ),
+                (false, n) => check(
+                    "models",
+                    "ok",
+                    "models_discovered",
+                    format!("{n} model(s) discovered."),
+                    None,
+                ),
+            });
+            checks.push(if healthy {
+                check(
+                    "health",
+                    "ok",
+                    "healthy",
+                    "The provider answered its model list.",
+                    None,
+                )
+            } else {
+                check(
+                    "health",
+                    "blocked",
+                    "provider_unhealthy",
+                    format!(
+                        "The provider did not answer its model list: {}",
+                        error.as_deref().unwrap_or("unknown error")
+                    ),
+                    Some("Check that the provider runs and that its base URL is right."),
+                )
+            });
+            let blocked = if !credential_ready {
+                Some("credential_missing")
+            } else if !healthy {
+                Some("provider_unhealthy")
+            } else if models.is_empty() {
+                Some("no_models")
+            } else {
+                None
+            };
+            checks.push(match blocked {
+                None => check(
+                    "routing",
+                    "ok",
+                    "routable",
+                    "The provider is eligible for routing.",
+                    None,
+                ),
+                Some(r) => check(
+                    "routing",
+                    "blocked",
+                    r,
+                    "The router skips this provider until the checks above pass.",
+                    None,
+                ),
+            });
+            ProviderStatus {
+                name: cfg.name.clone(),
+                kind: if local { "local" } else { "cloud" },
+                protocol: match cfg.kind {
+                    ProviderKind::Openai => "openai",
+                    ProviderKind::Anthropic => "anthropic",
+                },
+                status: if healthy { "healthy" } else { "unhealthy" },
+                healthy,
+                base_url: cfg.base_url.clone(),
+                model_count: models.len(),
+                models,
+                credential_state,
+                credential_ready,
+                routing_ready: blocked.is_none(),
+                routing_blocked_reason: blocked,
+                readiness_checks: checks,
+                error,
+            }
+        }))
+        .await
+    }
+}
+
+impl Engine {
+    /// Looks for local model servers (see [`discover_local`]).
+    pub async fn discover_local_providers(&self) -> Vec<LocalDiscovery> {
+        match crate::adapters::providers::ProviderClient::default_http() {
+            Ok(http) => discover_local(&http).await,
+            Err(e) => {
+                tracing::warn!(error = %e, "no HTTP client for local discovery");
+                Vec::new()
+            }
+        }
+    }
+}
+
+/// Looks for the local presets' servers: each command on PATH, and each default
+/// endpoint asked once (shared endpoints are reused). Creates nothing.
+async fn discover_local(http: &reqwest::Client) -> Vec<LocalDiscovery> {
+    let local: Vec<ProviderPreset> = presets()
+        .into_iter()
+        .filter(|p| p.kind == "local")
+        .collect();
+    let mut urls: Vec<&'static str> = local.iter().map(|p| p.probe_url).collect();
+    urls.sort_unstable();
+    urls.dedup();
+    let answers: HashMap<&str, Option<Vec<String>>> = futures::future::join_all(
+        urls.into_iter()
+            .map(|u| async move { (u, probe_models(http, u).await) }),
+    )
+    .await
+    .into_iter()
+    .collect();
+    local
+        .into_iter()
+        .map(|p| {
+            let command_path = on_path(p.command);
+            let models = answers.get(p.probe_url).cloned().flatten();
+            let http_available = models.is_some();
+            let models = models.unwrap_or_default();
+            LocalDiscovery {
+                preset_id: p.id,
+                name: p.name,
+                base_url: p.base_url,
+                probe_url: p.probe_url,
+                status: if http_available {
+                    "running"
+                } else if command_path.is_some() {
+                    "installed"
+                } else {
+                    "not_detected"
+                },
+                command: p.command,
+                command_available: command_path.is_some(),
+                command_path,
+                http_available,
+                model_count: models.len(),
+                models,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts_are_local() {
+        assert!(is_local("http://127.0.0.1:11434/v1"));
+        assert!(is_local("http://localhost:8080/v1"));
+        assert!(is_local("http://[::1]:8000/v1"));
+        assert!(!is_local("https://api.openai.com/v1"));
+        assert!(!is_local("not a url"));
+    }
+
+    #[test]
+    fn presets_carry_their_env_snippets() {
+        let all = presets();
+        let openai = all.iter().find(|p| p.id == "openai").expect("openai");
+        assert!(
+            openai
+                .env_snippet
+                .contains("PROVIDER_OPENAI_API_KEY=$OPENAI_API_KEY")
+        );
+        let ollama = all.iter().find(|p| p.id == "ollama").expect("ollama");
+        assert_eq!(ollama.kind, "local");
+        assert!(!ollama.env_snippet.contains("API_KEY"));
+        let mut ids: Vec<_> = all.iter().map(|p| p.id).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), all.len(), "preset ids are unique");
+    }
+}
