@@ -325,3 +325,41 @@ async fn the_copy_covers_every_postgres_table_and_column() {
         .collect();
     assert_eq!(catalog, schema);
 }
+
+#[tokio::test]
+async fn a_copy_that_fails_midway_leaves_the_target_empty() {
+    // Rows late in the copy order that cannot be copied as they are: a BLOB
+    // where Hecate writes text (the reading side stops), and a flag of 2 that
+    // PostgreSQL's BOOLEAN cannot hold (the writing side stops).
+    let cases = [
+        (
+            "INSERT INTO flow_memory VALUES ('default', 'app', 'u', 'agent', 'f', X'00ff', 'c', 'now')",
+            "flow_memory.value_json holds a Blob value",
+        ),
+        (
+            "INSERT INTO flow_chats VALUES ('default', 'fc', 'agent', 'app', 'u', 'conv', \
+             'start', 2, 1, NULL, '[]', 1, 'now', 'now')",
+            "flow_chats.ended: the value Int(2) does not fit",
+        ),
+    ];
+    for (bad_row, says) in cases {
+        let home = Home::empty();
+        let created = home.run(&["tasks", "create", "--kind", "shell", "--shell", "echo x"]);
+        assert!(created.status.success(), "{}", text(&created).1);
+        let db = home.data_dir().join("hecate.db");
+        rusqlite::Connection::open(&db)
+            .and_then(|c| c.execute_batch(bad_row))
+            .expect("crafted row");
+        let url = fresh_url().await;
+        let stderr = copy_refused(&home, &format!("sqlite:{}", db.display()), &url, 8);
+        assert!(stderr.contains(says), "{stderr}");
+        // The task, copied before the bad row, was rolled back with it.
+        assert_eq!(psql(db_of(&url), "SELECT count(*) FROM tasks").await, "0");
+        // And the target, still empty, takes a copy once the source is fixed.
+        rusqlite::Connection::open(&db)
+            .and_then(|c| c.execute_batch("DELETE FROM flow_memory; DELETE FROM flow_chats;"))
+            .expect("fixed");
+        copy_ok(&home, &format!("sqlite:{}", db.display()), &url);
+        assert_eq!(psql(db_of(&url), "SELECT count(*) FROM tasks").await, "1");
+    }
+}
