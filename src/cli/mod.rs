@@ -13,6 +13,7 @@ mod output;
 mod serve;
 mod sessions;
 mod store;
+mod store_copy;
 mod store_target;
 mod tasks;
 pub mod telemetry;

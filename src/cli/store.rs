@@ -1,4 +1,4 @@
-//! `hecate store migrate` and `hecate store status`: the schema of the store
+//! `hecate store migrate`, `hecate store status` and `hecate store copy`: the schema of the store
 //! the flags name (`--store`, `HECATE_STORE_URL`, `[store] url`, else SQLite in
 //! the data directory). Every command migrates on open too; `status` does not,
 //! so it shows what a database holds before a new build touches it.
@@ -6,6 +6,7 @@
 use super::Cli;
 use super::context::{data_dir, load_config};
 use super::output::{Format, print_resource, print_text};
+use super::store_copy::{self, CopyArgs};
 use super::store_target::StoreTarget;
 use crate::domain::error::HecateError;
 use crate::store::postgres::migrations as pg_migrations;
@@ -29,6 +30,9 @@ pub enum StoreCommand {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// Copy every table of one store into an empty other (SQLite and PostgreSQL,
+    /// either way), checking row counts and checksums on both sides.
+    Copy(CopyArgs),
 }
 
 /// One applied migration.
@@ -54,15 +58,16 @@ struct Status {
 
 /// Runs a `hecate store` subcommand.
 pub async fn run(cli: &Cli, cmd: &StoreCommand) -> anyhow::Result<i32> {
+    let format = match cmd {
+        StoreCommand::Copy(args) => return store_copy::run(args).await,
+        StoreCommand::Migrate { format } | StoreCommand::Status { format } => *format,
+    };
     let config = load_config(cli)?;
     let target = StoreTarget::resolve(cli, Some(&config), &data_dir(cli))?;
-    let (format, status) = match cmd {
-        StoreCommand::Migrate { format } => {
-            target.open().await?;
-            (*format, status(&target).await?)
-        }
-        StoreCommand::Status { format } => (*format, status(&target).await?),
-    };
+    if matches!(cmd, StoreCommand::Migrate { .. }) {
+        target.open().await?;
+    }
+    let status = status(&target).await?;
     match format {
         Format::Json => print_resource("store_status", &status)?,
         Format::Text => print_text(&render(&status))?,

@@ -9,6 +9,7 @@ pub mod history;
 pub mod postgres;
 pub mod sqlite;
 pub mod tasks;
+pub mod transfer;
 pub mod turn;
 
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};

@@ -54,6 +54,7 @@ mod serve_http;
 mod serve_slow_clients;
 mod stdio_fuzz;
 mod store_conformance;
+mod store_copy;
 mod store_durability;
 mod store_postgres;
 mod task_runtime;

@@ -120,7 +120,7 @@ impl PostgresStore {
     }
 
     /// A pooled connection, or a store error naming the database.
-    async fn client(&self) -> Result<Object> {
+    pub(crate) async fn client(&self) -> Result<Object> {
         self.pool.get().await.map_err(|e| {
             let (reason, fix) = connect::explain(&e, None);
             HecateError::store(format!(
