@@ -1,6 +1,8 @@
-//! `hecate adapters list|health|probe`: the external-agent catalog and readiness checks.
+//! `hecate adapters list|health|probe|install`: the external-agent catalog,
+//! readiness checks and managed launcher installs.
 
 use super::output::{Format, print_resource, print_text};
+use super::spinner::Spinner;
 use super::{AppContext, Cli};
 use crate::adapters::acp::{ProbeReport, ProbeStatus};
 use crate::bridges::http::wire::agent::ProbeDto;
@@ -18,6 +20,15 @@ pub enum AdaptersCommand {
     /// Start an agent in a temporary workspace and classify whether it is ready
     /// (stage, path, error and what to do next).
     Health {
+        /// Adapter id.
+        id: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Install or refresh an agent's managed launcher: its pinned npm package in
+    /// Hecate's cache (`[agents] cache_dir`), no global `npm install -g` needed.
+    Install {
         /// Adapter id.
         id: String,
         /// Output format.
@@ -64,10 +75,20 @@ pub async fn run(cli: &Cli, cmd: &AdaptersCommand) -> anyhow::Result<i32> {
                                 String::new()
                             }
                         );
-                        if a.status != "available"
-                            && let Some(p) = &a.package
-                        {
-                            let _ = writeln!(out, "{:<13} install: npm install -g {p}", "");
+                        if a.status != "available" && a.package.is_some() {
+                            let _ = writeln!(
+                                out,
+                                "{:<13} install: hecate adapters install {}",
+                                "", a.id
+                            );
+                        }
+                        if let Some(e) = &a.auth_error {
+                            let _ = writeln!(
+                                out,
+                                "{:<13} auth: {}: {e}",
+                                "",
+                                serde_json::to_value(a.auth_status)?.as_str().unwrap_or("?")
+                            );
                         }
                     }
                     print_text(&out)?;
@@ -78,6 +99,46 @@ pub async fn run(cli: &Cli, cmd: &AdaptersCommand) -> anyhow::Result<i32> {
         AdaptersCommand::Health { id, format } => {
             let report = ctx.engine.probe_adapter(id).await?;
             print_probe(&report, "agent_adapter_health", *format)
+        }
+        AdaptersCommand::Install { id, format } => {
+            let package = ctx
+                .engine
+                .list_adapters()
+                .await?
+                .into_iter()
+                .find(|a| &a.id == id)
+                .and_then(|a| a.package);
+            // Unknown adapters and ones without a package fail at once, unspun.
+            let Some(package) = package else {
+                ctx.engine.install_adapter(id).await?;
+                return Ok(0);
+            };
+            let spinner = Spinner::start(format!("installing {id} ({package}) with npm"));
+            match ctx.engine.install_adapter(id).await {
+                Ok(row) => {
+                    spinner.finish(&format!("installed {id}")).await;
+                    match format {
+                        Format::Json => print_resource("agent_adapter", &row)?,
+                        Format::Text => print_text(&format!(
+                            "{id} {} at {}\n",
+                            row.availability
+                                .version
+                                .as_deref()
+                                .unwrap_or("(no version)"),
+                            row.availability
+                                .path
+                                .as_ref()
+                                .map(|p| p.display().to_string())
+                                .unwrap_or_default()
+                        ))?,
+                    }
+                    Ok(0)
+                }
+                Err(e) => {
+                    spinner.finish(&format!("install of {id} failed")).await;
+                    Err(e.into())
+                }
+            }
         }
         AdaptersCommand::Probe { id, format } => {
             let report = ctx.engine.probe_adapter(id).await?;

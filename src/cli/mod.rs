@@ -12,6 +12,7 @@ mod mcp;
 mod output;
 mod serve;
 mod sessions;
+mod spinner;
 mod store;
 mod store_copy;
 mod store_target;

@@ -2,6 +2,8 @@
 //! external runtime, closing native sessions, and adapter listing and probing.
 
 use super::Engine;
+use crate::adapters::acp::agent::auth::{self, AuthStatus};
+use crate::adapters::acp::agent::install::install_managed;
 use crate::adapters::acp::agent::launcher::{self, Availability};
 use crate::adapters::acp::{ProbeOptions, ProbeReport, probe};
 use crate::domain::error::{ErrorType, HecateError, Result};
@@ -36,6 +38,12 @@ pub struct AdapterStatus {
     /// How to authenticate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth_hint: Option<String>,
+    /// `ok`, `unauthenticated`, `billing` or `unknown`, from env vars and login
+    /// files (the agent is not started).
+    pub auth_status: AuthStatus,
+    /// Why the status is not `ok`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_error: Option<String>,
     /// Always `external`: the agent bills its own provider.
     pub cost_mode: String,
     /// Built-in or from the user's config dir.
@@ -162,9 +170,12 @@ impl Engine {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
+        let home = rt.base_env().get("HOME").map(std::path::PathBuf::from);
         for entry in rt.catalog().entries() {
             let m = &entry.manifest;
-            let availability = launcher::availability(m, rt.launcher(), &rt.env_for(m)).await;
+            let env = rt.env_for(m);
+            let availability = launcher::availability(m, rt.launcher(), &env).await;
+            let auth = auth::check(m, &env, home.as_deref());
             out.push(AdapterStatus {
                 id: m.id.clone(),
                 name: m.name.clone(),
@@ -178,11 +189,34 @@ impl Engine {
                 availability,
                 tested_range: m.tested_range.clone(),
                 auth_hint: m.auth.hint.clone(),
+                auth_status: auth.status,
+                auth_error: auth.error,
                 cost_mode: m.cost_mode.clone(),
                 origin: format!("{:?}", entry.origin).to_lowercase(),
             });
         }
         Ok(out)
+    }
+
+    /// Installs or refreshes `adapter_id`'s managed launcher (its npm package in
+    /// Hecate's cache, staged and renamed into place) and returns the updated
+    /// catalog row.
+    pub async fn install_adapter(&self, adapter_id: &str) -> Result<AdapterStatus> {
+        self.check_adapter(adapter_id)?;
+        let Some(rt) = &self.inner.external else {
+            return Err(HecateError::new(ErrorType::AdapterNotFound, adapter_id));
+        };
+        let Some(m) = rt.catalog().get(adapter_id) else {
+            return Err(HecateError::new(ErrorType::AdapterNotFound, adapter_id));
+        };
+        install_managed(m, rt.launcher())
+            .await
+            .map_err(|e| e.into_hecate(adapter_id))?;
+        self.list_adapters()
+            .await?
+            .into_iter()
+            .find(|a| a.id == adapter_id)
+            .ok_or_else(|| HecateError::new(ErrorType::AdapterNotFound, adapter_id))
     }
 
     /// Spawns an agent in a temporary workspace and classifies whether it is ready.

@@ -167,7 +167,7 @@ fn a_missing_adapter_is_not_installed_with_its_install_hint() {
             .is_some_and(|m| m.contains("not installed") && m.contains("hecate-no-such-agent")),
         "{ghost}"
     );
-    assert_eq!(ghost["fix"], "npm install -g @example/ghost-acp@1.2.3");
+    assert_eq!(ghost["fix"], "hecate adapters install ghost");
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod support;
 mod acp_adapter;
 mod acp_bridge;
 mod acp_kits;
+mod adapters_install;
 mod agent_chain;
 mod agent_chat;
 mod agent_http;

@@ -108,9 +108,6 @@ pub enum AcpError {
     /// The caller passed something invalid (workspace, MCP server spec, ...).
     #[error("invalid request: {0}")]
     InvalidRequest(String),
-    /// Installing or refreshing a managed agent package failed.
-    #[error("install failed: {0}")]
-    Install(String),
 }
 
 impl AcpError {
@@ -126,7 +123,6 @@ impl AcpError {
             Self::PathOutsideWorkspace { .. } => "path_outside_workspace",
             Self::Unsupported(_) => "agent_unsupported",
             Self::InvalidRequest(_) => "invalid_request",
-            Self::Install(_) => "agent_install_failed",
         }
     }
 
@@ -180,11 +176,6 @@ impl AcpError {
                 ErrorType::GatewayError,
                 format!("The external agent {adapter_id} does not support this."),
                 "Start a new session instead, or upgrade the agent.".into(),
-            ),
-            Self::Install(_) => (
-                ErrorType::GatewayError,
-                format!("Installing the external agent {adapter_id} failed."),
-                "Check that npm works and the registry is reachable, then retry.".into(),
             ),
         };
         let mut e = HecateError::new(error_type, message)

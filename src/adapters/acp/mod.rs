@@ -15,7 +15,7 @@ pub mod transport;
 mod turn;
 
 pub use crate::adapters::sandbox::paths;
-pub use agent::{catalog, launcher, probe, process};
+pub use agent::{auth, catalog, install, install_error, launcher, probe, process};
 
 pub use catalog::{AgentManifest, Catalog, ManifestError};
 pub use client::{AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeSession};

@@ -1,12 +1,13 @@
 //! External-agent adapters: the catalog with each agent's availability, one
-//! adapter's health and its probe (the same end-to-end ACP handshake).
+//! adapter's health and its probe (the same end-to-end ACP handshake), and the
+//! refresh of its managed launcher.
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiPath;
 use super::wire::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
-    ProbeDto,
+    AdapterResponse, ProbeDto,
 };
 use crate::domain::HecateError;
 use axum::Json;
@@ -97,5 +98,34 @@ pub async fn health(
     Ok(Json(AdapterHealthResponse {
         object: "agent_adapter_health".to_string(),
         data: ProbeDto::from(&report),
+    }))
+}
+
+/// Installs or refreshes the adapter's managed launcher (its pinned npm package
+/// in Hecate's cache, staged and renamed into place) and returns the updated
+/// catalog row. A failed install changes nothing and answers with the error and
+/// the fix.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/agent-adapters/{id}/refresh-launcher",
+    operation_id = "refresh_agent_adapter_launcher",
+    tag = "agent-adapters",
+    params(("id" = String, Path, description = "Adapter id")),
+    responses(
+        (status = 200, description = "The adapter's catalog row after the install", body = AdapterResponse),
+        (status = 400, description = "The adapter has no managed package (`invalid_request`)", body = ErrorEnvelope),
+        (status = 404, description = "No such adapter", body = ErrorEnvelope),
+        (status = 500, description = "npm is missing, the registry is unreachable or the version does not exist (`gateway_error`, `details.reason`)", body = ErrorEnvelope)
+    )
+)]
+pub async fn refresh_launcher(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<AdapterResponse>, ApiError> {
+    find(&state, &id).await?;
+    let row = state.engine.install_adapter(&id).await?;
+    Ok(Json(AdapterResponse {
+        object: "agent_adapter".to_string(),
+        data: AdapterDto::from(&row),
     }))
 }

@@ -189,6 +189,10 @@ pub fn routes() -> Vec<ApiRoute> {
         ApiRoute::get("/hecate/v1/agent-adapters", adapters::list),
         ApiRoute::post("/hecate/v1/agent-adapters/{id}/probe", adapters::probe),
         ApiRoute::get("/hecate/v1/agent-adapters/{id}/health", adapters::health),
+        ApiRoute::post(
+            "/hecate/v1/agent-adapters/{id}/refresh-launcher",
+            adapters::refresh_launcher,
+        ),
         ApiRoute::get(TASKS, tasks::crud::list),
         ApiRoute::post(TASKS, tasks::crud::create),
         ApiRoute::get(TASK, tasks::crud::get),

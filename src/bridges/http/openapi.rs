@@ -5,7 +5,7 @@
 use super::envelope::{ErrorBody, ErrorEnvelope};
 use super::wire::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
-    ApprovalDto, ApprovalListResponse, ApprovalResponse, ChangedFileDiffDto,
+    AdapterResponse, ApprovalDto, ApprovalListResponse, ApprovalResponse, ChangedFileDiffDto,
     ChangedFileDiffResponse, ChangedFileDto, ChangedFilesResponse, CreateGrantRequest,
     DecisionName, GrantDeletedDto, GrantDeletedResponse, GrantDto, GrantListResponse,
     GrantResponse, ProbeDto, ResolveApprovalRequest, RevertDto, RevertRequest, RevertResponse,
@@ -86,6 +86,7 @@ use utoipa::{Modify, OpenApi};
         adapters::list,
         adapters::probe,
         adapters::health,
+        adapters::refresh_launcher,
         tasks::crud::list,
         tasks::crud::create,
         tasks::crud::get,
@@ -138,7 +139,7 @@ use utoipa::{Modify, OpenApi};
         CreateSessionRequest, SendMessageRequest, RuntimeKindName, CancelResponse, CancelDto,
         DeletedResponse, DeletedDto, ApprovalRequestedDto, ApprovalResolvedDto,
         AdapterListResponse, AdapterDto, AdapterProbeResponse, AdapterProbeDto, ProbeDto,
-        AdapterHealthResponse, ApprovalListResponse, ApprovalResponse,
+        AdapterHealthResponse, AdapterResponse, ApprovalListResponse, ApprovalResponse,
         ApprovalDto, ResolveApprovalRequest, DecisionName, ScopeName, GrantListResponse,
         GrantDto, GrantDeletedResponse, GrantDeletedDto, CreateGrantRequest, GrantResponse,
         ChangedFilesResponse, ChangedFileDto,

@@ -5,6 +5,7 @@
 
 use super::check::Check;
 use crate::adapters::acp::AgentManifest;
+use crate::adapters::acp::agent::auth::{self, AuthStatus};
 use crate::adapters::acp::agent::catalog::Catalog;
 use crate::adapters::acp::agent::launcher::{self, LaunchSource, LauncherOptions};
 use crate::adapters::process::env::sanitized_env;
@@ -29,12 +30,11 @@ pub async fn check_all(
     futures::future::join_all(checks).await
 }
 
-/// How to install an adapter that is missing or outside its tested range.
+/// How to install an adapter that is missing.
 fn install_hint(m: &AgentManifest) -> String {
-    match (&m.package, &m.package_version) {
-        (Some(p), Some(v)) => format!("npm install -g {p}@{v}"),
-        (Some(p), None) => format!("npm install -g {p}"),
-        (None, _) => format!("Install {} so that `{}` is on PATH.", m.name, m.command),
+    match &m.package {
+        Some(_) => format!("hecate adapters install {}", m.id),
+        None => format!("Install {} so that `{}` is on PATH.", m.name, m.command),
     }
 }
 
@@ -79,19 +79,24 @@ async fn check_one(
         return Check::warn(
             name,
             format!("{found}: outside the tested range {range}"),
-            install_hint(m),
+            range_hint(m, a.source),
         );
     }
-    match credentials(m, env, home) {
-        Some(how) => Check::ok(
+    let auth = auth::check(m, env, home);
+    match (auth.status, auth.found) {
+        (AuthStatus::Ok, Some(how)) => Check::ok(
             name,
             format!("{found} (tested {range}); credentials: {how}"),
         ),
-        None => Check::warn(
+        (AuthStatus::Unknown, _) if m.auth.env.is_empty() && m.auth.files.is_empty() => Check::ok(
+            name,
+            format!("{found} (tested {range}); credentials: none declared"),
+        ),
+        _ => Check::warn(
             name,
             format!(
-                "{found} (tested {range}); no credentials found{}",
-                wanted(m)
+                "{found} (tested {range}); {}",
+                auth.error.unwrap_or_else(|| "credentials unknown".into())
             ),
             m.auth
                 .hint
@@ -101,34 +106,21 @@ async fn check_one(
     }
 }
 
-/// Where credentials were found: an auth env var the agent receives, or a login
-/// file; `Some("not needed")` when the manifest names neither.
-fn credentials(m: &AgentManifest, env: &[(String, String)], home: Option<&Path>) -> Option<String> {
-    if m.auth.env.is_empty() && m.auth.files.is_empty() {
-        return Some("none declared".into());
+/// How to get a version inside the tested range: a direct command shadows the
+/// managed one, so it must be upgraded where it was installed.
+fn range_hint(m: &AgentManifest, source: Option<LaunchSource>) -> String {
+    match (&m.package, &m.package_version, source) {
+        (Some(_), _, Some(LaunchSource::Managed)) => {
+            format!("hecate adapters install {}", m.id)
+        }
+        (Some(p), Some(v), _) => format!(
+            "Upgrade `{}` on PATH (npm install -g {p}@{v}), or remove it and run `hecate adapters install {}`.",
+            m.command, m.id
+        ),
+        _ => format!(
+            "Install a version of {} in the tested range {}.",
+            m.name,
+            m.tested_range.as_deref().unwrap_or("any")
+        ),
     }
-    if let Some((k, _)) = env
-        .iter()
-        .find(|(k, v)| !v.is_empty() && m.auth.env.contains(k))
-    {
-        return Some(format!("{k} is set"));
-    }
-    let home = home?;
-    m.auth
-        .files
-        .iter()
-        .find(|f| home.join(f).exists())
-        .map(|f| format!("~/{f} exists"))
-}
-
-/// ` (looked for ENV, ~/FILE)` for the message of a missing credential.
-fn wanted(m: &AgentManifest) -> String {
-    let names: Vec<String> = m
-        .auth
-        .env
-        .iter()
-        .cloned()
-        .chain(m.auth.files.iter().map(|f| format!("~/{f}")))
-        .collect();
-    format!(" (looked for {})", names.join(", "))
 }

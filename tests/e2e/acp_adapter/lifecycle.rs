@@ -5,7 +5,8 @@ use crate::support::acp_adapter::*;
 use crate::support::child::process_alive;
 use crate::support::common::workspace;
 use hecate::adapters::acp::catalog::{BUILTIN_MANIFESTS, parse_manifest};
-use hecate::adapters::acp::launcher::{availability, install_managed, resolve};
+use hecate::adapters::acp::install::install_managed;
+use hecate::adapters::acp::launcher::{availability, resolve};
 use hecate::adapters::acp::{
     AcpError, AgentConnection, AgentManifest, Catalog, LaunchSource, LauncherOptions, ProbeOptions,
     ProbeStatus, Stage, probe,

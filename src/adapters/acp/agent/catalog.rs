@@ -46,6 +46,20 @@ pub struct AuthHints {
     /// What to tell the operator.
     #[serde(default)]
     pub hint: Option<String>,
+    /// Login-file contents that mean the account cannot be billed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub billing: Vec<BillingMarker>,
+}
+
+/// A login file whose text containing `contains` means a billing problem (the
+/// agent wrote its last account error there).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BillingMarker {
+    /// The file, relative to HOME.
+    pub file: String,
+    /// The text that marks the problem.
+    pub contains: String,
 }
 
 /// Small per-agent behaviour flags.

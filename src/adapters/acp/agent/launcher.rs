@@ -1,10 +1,8 @@
 //! How to launch an agent: its direct command on PATH, else its managed npm package
-//! installed in Hecate's cache (the cached equivalent of `npx -y`), else not
-//! installed. Also version detection against the manifest's tested range.
+//! installed in Hecate's cache (the cached equivalent of `npx -y`; see `install`),
+//! else not installed. Also version detection against the manifest's tested range.
 
 use crate::adapters::acp::agent::catalog::AgentManifest;
-use crate::adapters::acp::error::AcpError;
-use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::process::{self, Spec};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
@@ -13,8 +11,6 @@ use std::time::Duration;
 
 /// How long `--version` may take.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a managed install may take.
-pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Where a launch spec came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,13 +43,15 @@ pub struct LauncherOptions {
 }
 
 impl LauncherOptions {
-    fn cache_root(&self) -> Option<PathBuf> {
+    /// The cache root: `cache_dir`, else `<user cache dir>/hecate`.
+    pub fn cache_root(&self) -> Option<PathBuf> {
         self.cache_dir
             .clone()
             .or_else(|| dirs::cache_dir().map(|d| d.join("hecate")))
     }
 
-    fn search_path(&self) -> Option<OsString> {
+    /// The PATH searched for commands: `path`, else Hecate's own.
+    pub fn search_path(&self) -> Option<OsString> {
         self.path.clone().or_else(|| std::env::var_os("PATH"))
     }
 }
@@ -79,16 +77,21 @@ pub fn managed_dir(manifest: &AgentManifest, opts: &LauncherOptions) -> Option<P
         .map(|c| c.join("adapters").join(&manifest.id))
 }
 
-fn managed_bin(manifest: &AgentManifest, opts: &LauncherOptions) -> Option<PathBuf> {
-    manifest.package.as_ref()?;
-    managed_dir(manifest, opts).map(|d| {
-        d.join("node_modules")
-            .join(".bin")
-            .join(manifest.bin_name())
-    })
+/// The bin of `manifest`'s package inside the npm prefix `prefix`.
+pub fn bin_in(prefix: &Path, manifest: &AgentManifest) -> PathBuf {
+    prefix
+        .join("node_modules")
+        .join(".bin")
+        .join(manifest.bin_name())
 }
 
-fn is_executable(path: &Path) -> bool {
+fn managed_bin(manifest: &AgentManifest, opts: &LauncherOptions) -> Option<PathBuf> {
+    manifest.package.as_ref()?;
+    managed_dir(manifest, opts).map(|d| bin_in(&d, manifest))
+}
+
+/// Whether `path` is a file with an execute bit.
+pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -118,73 +121,6 @@ pub fn resolve(manifest: &AgentManifest, opts: &LauncherOptions) -> Option<Launc
     }
     let bin = managed_bin(manifest, opts)?;
     is_executable(&bin).then(|| LaunchSpec {
-        program: bin,
-        args: manifest.args.clone(),
-        source: LaunchSource::Managed,
-    })
-}
-
-/// npm's environment: the base allowlist plus npm and Node settings (registry,
-/// proxy, CA), never Hecate's provider keys; PATH is the launcher's search path.
-fn npm_env(opts: &LauncherOptions) -> Vec<(String, String)> {
-    let allow = ["npm_config_*", "NPM_CONFIG_*", "NODE_*"].map(String::from);
-    let mut env = sanitized_env(&current_env(), &allow, &[]);
-    if let Some(path) = opts.search_path().and_then(|p| p.into_string().ok()) {
-        env.retain(|(k, _)| k != "PATH");
-        env.push(("PATH".to_string(), path));
-    }
-    env
-}
-
-/// Installs (or refreshes) the managed package with
-/// `npm install --prefix <cache>/adapters/<id> <package>[@version]`.
-pub async fn install_managed(
-    manifest: &AgentManifest,
-    opts: &LauncherOptions,
-) -> Result<LaunchSpec, AcpError> {
-    let package = manifest
-        .package
-        .as_ref()
-        .ok_or_else(|| AcpError::Install(format!("{} has no managed package", manifest.id)))?;
-    let dir = managed_dir(manifest, opts)
-        .ok_or_else(|| AcpError::Install("no cache directory on this system".into()))?;
-    let npm = find_executable("npm", opts.search_path().as_ref())
-        .ok_or_else(|| AcpError::Install("npm was not found on PATH".into()))?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| AcpError::Install(format!("cannot create {}: {e}", dir.display())))?;
-    let spec = match &manifest.package_version {
-        Some(v) => format!("{package}@{v}"),
-        None => package.clone(),
-    };
-    let cmd = Spec::new(&npm)
-        .args(["install", "--prefix"])
-        .args([dir.clone().into_os_string()])
-        .args(["--no-fund", "--no-audit", "--loglevel=error", spec.as_str()])
-        .env(&npm_env(opts));
-    let out = process::run(cmd, INSTALL_TIMEOUT)
-        .await
-        .map_err(|e| AcpError::Install(format!("cannot run npm: {e}")))?;
-    let exit = out
-        .exit
-        .ok_or_else(|| AcpError::Install(format!("npm install {spec} timed out")))?;
-    if !exit.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(AcpError::Install(format!(
-            "npm install {spec} failed ({exit}): {}",
-            tail.join("\n")
-        )));
-    }
-    let bin = managed_bin(manifest, opts)
-        .filter(|b| is_executable(b))
-        .ok_or_else(|| {
-            AcpError::Install(format!(
-                "npm installed {spec} but it has no bin named {}",
-                manifest.bin_name()
-            ))
-        })?;
-    Ok(LaunchSpec {
         program: bin,
         args: manifest.args.clone(),
         source: LaunchSource::Managed,

@@ -3,7 +3,10 @@
 //! process on `adapters/process`, and the probe that starts one and reports how far
 //! it got.
 
+pub mod auth;
 pub mod catalog;
+pub mod install;
+pub mod install_error;
 pub mod launcher;
 pub mod probe;
 pub mod process;

@@ -53,6 +53,12 @@ pub struct AdapterDto {
     /// How to authenticate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth_hint: Option<String>,
+    /// `ok`, `unauthenticated`, `billing` or `unknown`: derived from the agent's
+    /// credential env vars and login files, without starting it.
+    pub auth_status: String,
+    /// A short reason when `auth_status` is not `ok`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_error: Option<String>,
     /// Always `external`: the agent bills its own provider.
     pub cost_mode: String,
     /// `builtin` or `user`.
@@ -80,6 +86,8 @@ impl From<&AdapterStatus> for AdapterDto {
             supported_range: a.tested_range.clone(),
             version_outside_range: a.availability.version_outside_range,
             auth_hint: a.auth_hint.clone(),
+            auth_status: wire_name(&a.auth_status),
+            auth_error: a.auth_error.clone(),
             cost_mode: a.cost_mode.clone(),
             origin: a.origin.clone(),
         }
@@ -93,6 +101,16 @@ pub struct AdapterListResponse {
     pub object: String,
     /// Every catalog adapter.
     pub data: Vec<AdapterDto>,
+}
+
+/// `{"object": "agent_adapter", "data": {…}}`: one catalog row (after a launcher
+/// refresh).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AdapterResponse {
+    /// Always `agent_adapter`.
+    pub object: String,
+    /// The adapter's catalog row.
+    pub data: AdapterDto,
 }
 
 /// The classified outcome of an end-to-end probe.
