@@ -10,6 +10,7 @@ pub mod event;
 pub mod flow;
 pub mod ids;
 pub mod mcp;
+pub mod memory;
 pub mod message;
 pub mod partial;
 pub mod permission;
