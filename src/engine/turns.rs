@@ -359,7 +359,7 @@ impl Engine {
                 session: session.clone(),
                 run: run.clone(),
                 user,
-                history: self.inner.config.history,
+                history: session.history.unwrap_or(self.inner.config.history),
             })
             .await?;
         let (user_message, history) = match begun {

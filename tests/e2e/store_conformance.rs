@@ -284,6 +284,33 @@ mod cases {
         assert_eq!(from_summary.len(), 18);
     }
 
+    pub async fn a_sessions_memory_strategy_round_trips(b: Backend) {
+        let store = b.store.as_ref();
+        let plain = new_session(store, "default").await;
+        let strategies = [
+            HistoryStrategy::BufferWindow { window: 7 },
+            HistoryStrategy::SummaryBuffer,
+            HistoryStrategy::TokenBudget { max_tokens: 500 },
+        ];
+        let mut ids = Vec::new();
+        for h in strategies {
+            let s = Session {
+                history: Some(h),
+                ..session("default")
+            };
+            store.create_session(&s).await.expect("creates");
+            assert_eq!(store.get_session("default", &s.id).await.expect("reads"), s);
+            ids.push((s.id, h));
+        }
+        let read = store.get_session("default", &plain.id).await.expect("reads");
+        assert_eq!(read.history, None, "no strategy stored: the config's applies");
+        let listed = store.list_sessions("default", 10).await.expect("lists");
+        for (id, h) in ids {
+            let found = listed.iter().find(|x| x.session.id == id).expect("listed");
+            assert_eq!(found.session.history, Some(h));
+        }
+    }
+
     pub async fn token_budget_loads_the_newest_messages_that_fit(b: Backend) {
         let store = b.store.as_ref();
         let s = new_session(store, "default").await;
@@ -1258,6 +1285,7 @@ macro_rules! conformance {
                     namespaces_are_isolated,
                     history_strategies_load_windows_and_checkpoints,
                     token_budget_loads_the_newest_messages_that_fit,
+                    a_sessions_memory_strategy_round_trips,
                     leases_exclude_other_owners_until_released_or_expired,
                     reconcile_fails_orphaned_runs_and_cancels_pending_approvals_as_hub_restarted,
                     reconcile_keeps_the_streamed_text_of_an_interrupted_turn,
