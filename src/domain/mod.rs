@@ -4,6 +4,7 @@
 
 pub mod activity;
 pub mod approval;
+pub mod budget;
 pub mod chat;
 pub mod error;
 pub mod event;

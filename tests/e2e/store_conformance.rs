@@ -302,8 +302,14 @@ mod cases {
             assert_eq!(store.get_session("default", &s.id).await.expect("reads"), s);
             ids.push((s.id, h));
         }
-        let read = store.get_session("default", &plain.id).await.expect("reads");
-        assert_eq!(read.history, None, "no strategy stored: the config's applies");
+        let read = store
+            .get_session("default", &plain.id)
+            .await
+            .expect("reads");
+        assert_eq!(
+            read.history, None,
+            "no strategy stored: the config's applies"
+        );
         let listed = store.list_sessions("default", 10).await.expect("lists");
         for (id, h) in ids {
             let found = listed.iter().find(|x| x.session.id == id).expect("listed");

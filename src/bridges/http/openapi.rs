@@ -36,9 +36,9 @@ use super::wire::tasks::{
 };
 use super::wire::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
-    HealthDto, HistoryDto, McpPoolDto, MessageDto, ProviderCallDto, RunDto, RuntimeKindName, SegmentDto,
-    SendMessageRequest, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
-    StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
+    HealthDto, HistoryDto, McpPoolDto, MessageDto, ProviderCallDto, RunDto, RuntimeKindName,
+    SegmentDto, SendMessageRequest, SessionDto, SessionListResponse, SessionResponse,
+    SessionSummaryDto, StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
 use super::{
     adapters, approvals, chat_sessions, chats, files, mcp, messages, sessions, stream, system,

@@ -2,11 +2,11 @@
 //! transcript, runs, provider calls and derived segments.
 
 use super::message::MessageDto;
+use crate::domain::error::HecateError;
+use crate::domain::memory::HistoryStrategy;
 use crate::domain::provider_call::{ProviderCall, format_usd};
 use crate::domain::run::Run;
 use crate::domain::segment::Segment;
-use crate::domain::error::HecateError;
-use crate::domain::memory::HistoryStrategy;
 use crate::domain::session::{Session, SessionSummary};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
