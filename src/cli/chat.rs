@@ -8,6 +8,7 @@ use crate::domain::approval::{ApprovalMode, Decision, Scope};
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::ApprovalId;
 use crate::domain::ids::SessionId;
+use crate::domain::memory::HistoryStrategy;
 use crate::domain::run::RunStatus;
 use crate::domain::session::RuntimeKind;
 use crate::engine::bus::Received;
@@ -46,6 +47,16 @@ pub struct ChatArgs {
     /// Title of a new session.
     #[arg(long)]
     pub title: Option<String>,
+    /// Working-memory strategy of a new session: buffer_window, summary_buffer or
+    /// token_budget (the config's `[history]` when absent).
+    #[arg(long, conflicts_with = "session")]
+    pub history: Option<String>,
+    /// Window size for `--history buffer_window`.
+    #[arg(long, requires = "history")]
+    pub history_window: Option<usize>,
+    /// Token budget for `--history token_budget`.
+    #[arg(long, requires = "history")]
+    pub history_max_tokens: Option<usize>,
     /// `text` streams the answer; `json` prints the finished turn as JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -179,7 +190,21 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
                     .into());
                 }
             };
-            let s = engine.create_session(ns, create).await?;
+            let history = args
+                .history
+                .as_deref()
+                .map(|name| {
+                    HistoryStrategy::from_parts(
+                        "--history",
+                        name,
+                        args.history_window,
+                        args.history_max_tokens,
+                    )
+                })
+                .transpose()?;
+            let s = engine
+                .create_session(ns, CreateSession { history, ..create })
+                .await?;
             (s.id, None)
         }
     };

@@ -124,7 +124,7 @@ impl AppContext {
         .with_process_idle(config.agent_process_idle(&env)?)
         .with_modes(agents.modes.clone().into_iter().collect());
         let engine_config = EngineConfig {
-            history: config.history(),
+            history: config.history()?,
             default_guardrails: config.guardrails(),
             approval_mode: config.approval_mode()?,
             approval_timeout: config.approval_timeout(),

@@ -62,6 +62,7 @@ pub fn exit_code(t: ErrorType) -> i32 {
         | ErrorType::WorkspaceRequired
         | ErrorType::ModelRequired
         | ErrorType::RuntimeKindInvalid
+        | ErrorType::HistoryStrategyInvalid
         | ErrorType::RuntimeMismatch
         | ErrorType::ChatRespondInvalid
         | ErrorType::ChatIdentityInvalid => 2,

@@ -226,6 +226,9 @@ fn render_text(t: &Transcript) -> String {
         s.turns_used,
         s.created_at
     );
+    if let Some(h) = &s.history {
+        let _ = writeln!(out, "memory {}", h.name());
+    }
     for m in &t.messages {
         let status = match m.status.as_str() {
             "completed" => String::new(),

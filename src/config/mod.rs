@@ -125,9 +125,9 @@ impl Config {
         Ok((ms > 0).then(|| std::time::Duration::from_millis(ms)))
     }
 
-    /// The history strategy the config selects.
-    pub fn history(&self) -> HistoryStrategy {
-        options::history(&self.file.history)
+    /// The history strategy the config selects (sessions that name none use it).
+    pub fn history(&self) -> Result<HistoryStrategy, ConfigError> {
+        options::history(&self.path, &self.file.history)
     }
 
     /// The approval mode for turns that name none.

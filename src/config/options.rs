@@ -75,14 +75,16 @@ fn default_base_url(name: &str, kind: ProviderKind) -> Option<String> {
     }
 }
 
-/// The history strategy `[history]` selects (a window of 100 by default).
-pub(super) fn history(h: &HistorySection) -> HistoryStrategy {
-    match h.strategy.as_deref() {
-        Some("summary_checkpoint") => HistoryStrategy::SummaryCheckpoint,
-        _ => HistoryStrategy::BufferWindow {
-            window: h.window.unwrap_or(100).max(1),
-        },
-    }
+/// The history strategy `[history]` selects (a window of 100 by default); an
+/// unknown strategy name is a parse error naming `[history] strategy`.
+pub(super) fn history(path: &Path, h: &HistorySection) -> Result<HistoryStrategy, ConfigError> {
+    let name = h.strategy.as_deref().unwrap_or("buffer_window");
+    HistoryStrategy::from_parts("[history] strategy", name, h.window, h.max_tokens).map_err(|e| {
+        ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.message,
+        }
+    })
 }
 
 /// The approval mode `[approvals]` selects for turns that name none (`prompt` by

@@ -299,10 +299,13 @@ pub struct ProviderSection {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistorySection {
-    /// `buffer_window` (default) or `summary_checkpoint`.
+    /// `buffer_window` (default), `summary_buffer` (alias `summary_checkpoint`) or
+    /// `token_budget`.
     pub strategy: Option<String>,
     /// Window size for `buffer_window`.
     pub window: Option<usize>,
+    /// Token budget for `token_budget` (a model's context size).
+    pub max_tokens: Option<usize>,
 }
 
 /// `[guardrails]`.

@@ -48,6 +48,10 @@ pub enum ErrorType {
     /// The runtime kind is not `model`, `agent` or `external_agent`.
     #[serde(rename = "agent_chat.runtime_kind_invalid")]
     RuntimeKindInvalid,
+    /// A working-memory strategy name is not `buffer_window`, `summary_buffer` or
+    /// `token_budget`.
+    #[serde(rename = "agent_chat.history_strategy_invalid")]
+    HistoryStrategyInvalid,
     /// The requested runtime does not match the session's kind.
     #[serde(rename = "agent_chat.runtime_mismatch")]
     RuntimeMismatch,
@@ -109,6 +113,7 @@ impl ErrorType {
             Self::WorkspaceRequired => "agent_chat.workspace_required",
             Self::ModelRequired => "agent_chat.model_required",
             Self::RuntimeKindInvalid => "agent_chat.runtime_kind_invalid",
+            Self::HistoryStrategyInvalid => "agent_chat.history_strategy_invalid",
             Self::RuntimeMismatch => "agent_chat.runtime_mismatch",
             Self::RuntimeUnavailable => "agent_chat.runtime_unavailable",
             Self::AdapterNotFound => "agent_chat.adapter_not_found",
@@ -141,6 +146,7 @@ impl ErrorType {
             Self::WorkspaceRequired => "This session needs a workspace directory.",
             Self::ModelRequired => "Choose a model first.",
             Self::RuntimeKindInvalid => "The runtime kind is not recognised.",
+            Self::HistoryStrategyInvalid => "The memory strategy is not recognised.",
             Self::RuntimeMismatch => "This session cannot switch to that runtime.",
             Self::RuntimeUnavailable => "That runtime is not available in this build.",
             Self::AdapterNotFound => "The external agent is not registered.",
@@ -183,6 +189,9 @@ impl ErrorType {
             Self::WorkspaceRequired => "Pass an existing workspace directory.",
             Self::ModelRequired => "Pass a model as PROVIDER/MODEL.",
             Self::RuntimeKindInvalid => "Use one of model, agent or external_agent.",
+            Self::HistoryStrategyInvalid => {
+                "Use one of buffer_window, summary_buffer or token_budget."
+            }
             Self::RuntimeMismatch => "Start a new session for that runtime.",
             Self::RuntimeUnavailable => {
                 "Use the model runtime, or a build that includes this runtime."

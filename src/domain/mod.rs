@@ -4,12 +4,14 @@
 
 pub mod activity;
 pub mod approval;
+pub mod budget;
 pub mod chat;
 pub mod error;
 pub mod event;
 pub mod flow;
 pub mod ids;
 pub mod mcp;
+pub mod memory;
 pub mod message;
 pub mod partial;
 pub mod permission;

@@ -3,6 +3,7 @@
 
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
+use crate::domain::memory::HistoryStrategy;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -160,6 +161,10 @@ pub struct Session {
     /// Limits applied before each turn.
     #[serde(flatten)]
     pub guardrails: Guardrails,
+    /// The working-memory strategy its turns load history with; the config's
+    /// `[history]` when `None` (sessions stored before the field existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<HistoryStrategy>,
     /// Turns started so far.
     pub turns_used: u32,
     /// When the first turn started.
@@ -196,6 +201,7 @@ impl Session {
             status: SessionStatus::Idle,
             native_session_id: None,
             guardrails: Guardrails::default(),
+            history: None,
             turns_used: 0,
             session_started_at: None,
             last_activity_at: now.clone(),

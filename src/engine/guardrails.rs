@@ -73,6 +73,7 @@ mod tests {
             status: SessionStatus::Completed,
             native_session_id: None,
             guardrails: g,
+            history: None,
             turns_used: turns,
             session_started_at: Some(at(now - started_ms_ago)),
             last_activity_at: at(now - idle_ms),

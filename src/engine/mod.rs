@@ -13,6 +13,7 @@ pub mod gateway;
 pub mod grants;
 pub mod guardrails;
 pub mod mcp;
+pub mod memory;
 pub mod owner;
 mod queries;
 mod sessions;

@@ -7,6 +7,7 @@ use super::workspace::canonical_workspace;
 use crate::adapters::git::TreeDiff;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{MessageId, SessionId, TaskId, TaskRunId};
+use crate::domain::memory::HistoryStrategy;
 use crate::domain::message::{Message, Role};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::Run;
@@ -36,6 +37,8 @@ pub struct CreateSession {
     pub system_prompt: Option<String>,
     /// Limits; the engine defaults when absent.
     pub guardrails: Option<Guardrails>,
+    /// Working-memory strategy; the config's `[history]` when absent.
+    pub history: Option<HistoryStrategy>,
 }
 
 /// A session with everything stored about it.
@@ -122,6 +125,7 @@ impl Engine {
             guardrails: req
                 .guardrails
                 .unwrap_or(self.inner.config.default_guardrails),
+            history: Some(req.history.unwrap_or(self.inner.config.history)),
             turns_used: 0,
             session_started_at: None,
             last_activity_at: now.clone(),

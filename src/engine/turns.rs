@@ -359,7 +359,7 @@ impl Engine {
                 session: session.clone(),
                 run: run.clone(),
                 user,
-                history: self.inner.config.history,
+                history: session.history.unwrap_or(self.inner.config.history),
             })
             .await?;
         let (user_message, history) = match begun {
@@ -639,15 +639,21 @@ impl Engine {
     /// artifacts, run end, session header, lease release).
     async fn finish_turn(&self, ending: TurnEnding) -> Result<TurnResult> {
         let TurnEnding { finish, error } = ending;
+        let session = finish.session.clone();
         let done = self.store().finish_turn(finish).await?;
         if let Some(e) = &error {
             tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
+        }
+        let needed = summarization_needed(done.message_count, 2);
+        if needed && error.is_none() {
+            // Off the turn's path: the answer does not wait for the summary.
+            self.spawn_summary(session, done.run.id.clone());
         }
         Ok(TurnResult {
             run: done.run,
             assistant: Some(done.assistant),
             error,
-            summarization_needed: summarization_needed(done.message_count, 2),
+            summarization_needed: needed,
         })
     }
 }

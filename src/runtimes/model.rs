@@ -4,6 +4,7 @@ use crate::adapters::providers::pricing::Pricebook;
 use crate::adapters::providers::{ChatRequest, ProviderClient, StreamDelta};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
+use crate::domain::message::{Message, plain_text};
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -114,6 +115,31 @@ impl ModelRuntime {
             format!("no configured provider serves {wanted:?} (configured: {configured:?})"),
         )
         .with_detail("configured_providers", configured)
+    }
+
+    /// One plain provider call outside any turn (such as writing a summary): the
+    /// answer's text, or the provider's error.
+    pub async fn complete(
+        &self,
+        target: &ModelTarget,
+        system: Option<String>,
+        messages: Vec<Message>,
+    ) -> Result<String> {
+        let Some(client) = self.providers.get(&target.provider) else {
+            return Err(self.route_impossible(&target.provider));
+        };
+        let req = ChatRequest {
+            model: target.model.clone(),
+            system,
+            messages,
+            max_tokens: self.max_tokens,
+            tools: Vec::new(),
+        };
+        let outcome = client
+            .stream_chat(&req, &mut |_| {})
+            .await
+            .map_err(|f| f.error.into_hecate(&target.provider, &target.model))?;
+        Ok(plain_text(&outcome.blocks))
     }
 
     /// Runs one turn: streams the provider's answer as events and reports the end.

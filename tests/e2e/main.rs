@@ -34,6 +34,7 @@ mod http_agent_chat_sessions;
 mod http_agent_resources;
 mod http_error_envelopes;
 mod http_flow_chats;
+mod http_memory;
 mod http_providers;
 mod http_session_stream;
 mod http_sessions_shared_with_cli;

@@ -276,12 +276,82 @@ mod cases {
             .expect("loads");
         assert_eq!(window.first().map(|m| m.sequence), Some(25));
         assert_eq!(window.len(), 5);
-        let from_summary = HistoryStrategy::SummaryCheckpoint
+        let from_summary = HistoryStrategy::SummaryBuffer
             .load(store, &s.id)
             .await
             .expect("loads");
         assert_eq!(from_summary.first().map(|m| m.sequence), Some(12));
         assert_eq!(from_summary.len(), 18);
+    }
+
+    pub async fn a_sessions_memory_strategy_round_trips(b: Backend) {
+        let store = b.store.as_ref();
+        let plain = new_session(store, "default").await;
+        let strategies = [
+            HistoryStrategy::BufferWindow { window: 7 },
+            HistoryStrategy::SummaryBuffer,
+            HistoryStrategy::TokenBudget { max_tokens: 500 },
+        ];
+        let mut ids = Vec::new();
+        for h in strategies {
+            let s = Session {
+                history: Some(h),
+                ..session("default")
+            };
+            store.create_session(&s).await.expect("creates");
+            assert_eq!(store.get_session("default", &s.id).await.expect("reads"), s);
+            ids.push((s.id, h));
+        }
+        let read = store
+            .get_session("default", &plain.id)
+            .await
+            .expect("reads");
+        assert_eq!(
+            read.history, None,
+            "no strategy stored: the config's applies"
+        );
+        let listed = store.list_sessions("default", 10).await.expect("lists");
+        for (id, h) in ids {
+            let found = listed.iter().find(|x| x.session.id == id).expect("listed");
+            assert_eq!(found.session.history, Some(h));
+        }
+    }
+
+    pub async fn token_budget_loads_the_newest_messages_that_fit(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        // 150 messages of 36 characters: 13 estimated tokens each, more than two
+        // pages of the backward read.
+        let batch: Vec<_> = (0..150)
+            .map(|i| NewMessage::text(Role::User, format!("{i:0>36}"), snap()))
+            .collect();
+        store
+            .append_exchange(&s.id, batch, None)
+            .await
+            .expect("appends");
+        let fits = HistoryStrategy::TokenBudget { max_tokens: 1300 }
+            .load(store, &s.id)
+            .await
+            .expect("loads");
+        assert_eq!(fits.len(), 100);
+        assert_eq!(fits.first().map(|m| m.sequence), Some(50));
+        assert_eq!(fits.last().map(|m| m.sequence), Some(149));
+        let one = HistoryStrategy::TokenBudget { max_tokens: 1 }
+            .load(store, &s.id)
+            .await
+            .expect("loads");
+        assert_eq!(one.iter().map(|m| m.sequence).collect::<Vec<_>>(), [149]);
+        // Inside begin_turn: the prompt ("question", 6 tokens) and 99 older ones.
+        let mut turn = begin(&s, "owner-a", "m");
+        turn.history = HistoryStrategy::TokenBudget { max_tokens: 1300 };
+        let user = started(store, turn).await;
+        let all = HistoryStrategy::TokenBudget { max_tokens: 1300 }
+            .load(store, &s.id)
+            .await
+            .expect("loads");
+        assert_eq!(all.len(), 100);
+        assert_eq!(all.first().map(|m| m.sequence), Some(51));
+        assert_eq!(all.last().map(|m| m.id.clone()), Some(user.id));
     }
 
     pub async fn leases_exclude_other_owners_until_released_or_expired(b: Backend) {
@@ -1220,6 +1290,8 @@ macro_rules! conformance {
                     deleting_a_session_cascades,
                     namespaces_are_isolated,
                     history_strategies_load_windows_and_checkpoints,
+                    token_budget_loads_the_newest_messages_that_fit,
+                    a_sessions_memory_strategy_round_trips,
                     leases_exclude_other_owners_until_released_or_expired,
                     reconcile_fails_orphaned_runs_and_cancels_pending_approvals_as_hub_restarted,
                     reconcile_keeps_the_streamed_text_of_an_interrupted_turn,

@@ -78,7 +78,12 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
     let mut messages = Vec::new();
     for m in &req.messages {
         match m.role {
+            // A summary checkpoint stands in for the turns before it; Messages has
+            // no system turns, so it is given as the user's context.
             Role::User => messages.push(json!({"role": "user", "content": render_blocks(m)})),
+            Role::System if m.is_summary => {
+                messages.push(json!({"role": "user", "content": render_blocks(m)}))
+            }
             Role::Assistant if m.status == MessageStatus::Completed => {
                 messages.push(json!({"role": "assistant", "content": render_blocks(m)}))
             }

@@ -116,6 +116,7 @@ pub fn to_rpc(e: &HecateError) -> Error {
         ErrorType::NotFound => ErrorCode::RESOURCE_NOT_FOUND,
         ErrorType::InvalidRequest
         | ErrorType::RuntimeKindInvalid
+        | ErrorType::HistoryStrategyInvalid
         | ErrorType::WorkspaceRequired
         | ErrorType::ModelRequired => ErrorCode::INVALID_PARAMS,
         _ => ErrorCode::INTERNAL_ERROR,

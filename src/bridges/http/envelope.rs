@@ -110,6 +110,7 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::WorkspaceRequired
         | ErrorType::ModelRequired
         | ErrorType::RuntimeKindInvalid
+        | ErrorType::HistoryStrategyInvalid
         | ErrorType::RuntimeMismatch
         | ErrorType::AdapterNotFound
         | ErrorType::ChatRespondInvalid => StatusCode::BAD_REQUEST,

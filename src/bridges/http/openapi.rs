@@ -36,9 +36,9 @@ use super::wire::tasks::{
 };
 use super::wire::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
-    HealthDto, McpPoolDto, MessageDto, ProviderCallDto, RunDto, RuntimeKindName, SegmentDto,
-    SendMessageRequest, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
-    StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
+    HealthDto, HistoryDto, McpPoolDto, MessageDto, ProviderCallDto, RunDto, RuntimeKindName,
+    SegmentDto, SendMessageRequest, SessionDto, SessionListResponse, SessionResponse,
+    SessionSummaryDto, StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
 use super::{
     adapters, approvals, chat_sessions, chats, files, mcp, messages, providers, sessions, stream,
@@ -136,7 +136,7 @@ use utoipa::{Modify, OpenApi};
         ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, McpPoolDto, StoreDto,
         SessionListResponse, SessionSummaryDto, SessionResponse, TranscriptDto, SessionDto,
         MessageDto, ToolCallDto, UsageDto, ActivityDto, ProviderCallDto, RunDto, SegmentDto,
-        CreateSessionRequest, SendMessageRequest, RuntimeKindName, CancelResponse, CancelDto,
+        CreateSessionRequest, HistoryDto, SendMessageRequest, RuntimeKindName, CancelResponse, CancelDto,
         DeletedResponse, DeletedDto, ApprovalRequestedDto, ApprovalResolvedDto,
         AdapterListResponse, AdapterDto, AdapterProbeResponse, AdapterProbeDto, ProbeDto,
         AdapterHealthResponse, AdapterResponse, ApprovalListResponse, ApprovalResponse,

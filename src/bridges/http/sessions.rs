@@ -128,6 +128,7 @@ pub async fn create(
     ApiJson(req): ApiJson<CreateSessionRequest>,
 ) -> Result<Json<SessionResponse>, ApiError> {
     let runtime_kind = parse_runtime_kind(req.runtime_kind.as_deref())?;
+    let history = req.history.as_ref().map(|h| h.to_strategy()).transpose()?;
     let defaults = state.engine.config().default_guardrails;
     let guardrails = (req.max_turns_per_session.is_some()
         || req.max_session_duration_ms.is_some()
@@ -150,6 +151,7 @@ pub async fn create(
                 workspace: req.workspace,
                 system_prompt: req.system_prompt,
                 guardrails,
+                history,
             },
         )
         .await?;

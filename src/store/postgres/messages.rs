@@ -11,7 +11,7 @@ use crate::domain::message::{
 use crate::domain::provider_call::{ProviderCall, Usage};
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
-use crate::store::history::{HistoryStrategy, SUMMARY_SAFETY_LIMIT};
+use crate::store::history::{BUDGET_PAGE, BudgetFill, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use serde::{Deserialize, Serialize};
@@ -261,6 +261,56 @@ pub(super) async fn last_summary<C: GenericClient>(
     .try_get(0)?)
 }
 
+/// Up to `n` messages of a session before sequence `before` (all when `None`),
+/// newest first.
+async fn page_before<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+    before: Option<i64>,
+    n: usize,
+) -> OpResult<Vec<Message>> {
+    let stmt = c
+        .prepare_cached(&format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND sequence < $2 \
+             ORDER BY sequence DESC LIMIT $3"
+        ))
+        .await?;
+    let rows = c
+        .query(
+            &stmt,
+            &[&session_id.as_str(), &before.unwrap_or(i64::MAX), &limit(n)],
+        )
+        .await?;
+    to_messages(&rows)
+}
+
+/// The newest messages that fit `max_tokens`, read a page at a time from the end,
+/// in sequence order.
+async fn within_budget<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+    max_tokens: usize,
+) -> OpResult<Vec<Message>> {
+    let mut fill = BudgetFill::new(max_tokens);
+    let mut out = Vec::new();
+    loop {
+        let before = out.last().map(|m: &Message| m.sequence);
+        let page = page_before(c, session_id, before, BUDGET_PAGE).await?;
+        let full = page.len() == BUDGET_PAGE;
+        for m in page {
+            if !fill.admit(&m) {
+                out.reverse();
+                return Ok(out);
+            }
+            out.push(m);
+        }
+        if !full {
+            out.reverse();
+            return Ok(out);
+        }
+    }
+}
+
 /// The messages `strategy` gives a runtime, in sequence order.
 pub(super) async fn history<C: GenericClient>(
     c: &C,
@@ -269,10 +319,13 @@ pub(super) async fn history<C: GenericClient>(
 ) -> OpResult<Vec<Message>> {
     match strategy {
         HistoryStrategy::BufferWindow { window } => last(c, session_id, window).await,
-        HistoryStrategy::SummaryCheckpoint => match last_summary(c, session_id).await? {
+        HistoryStrategy::SummaryBuffer => match last_summary(c, session_id).await? {
             Some(seq) => since(c, session_id, Some(seq - 1), usize::MAX).await,
             None => last(c, session_id, SUMMARY_SAFETY_LIMIT).await,
         },
+        HistoryStrategy::TokenBudget { max_tokens } => {
+            within_budget(c, session_id, max_tokens).await
+        }
     }
 }
 

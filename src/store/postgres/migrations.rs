@@ -359,6 +359,10 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     },
+    Migration {
+        name: "each session's working-memory strategy",
+        sql: "ALTER TABLE sessions ADD COLUMN history_json TEXT;",
+    },
 ];
 
 /// The schema version a fully migrated database has.

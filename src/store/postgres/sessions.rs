@@ -11,7 +11,7 @@ use tokio_postgres::Row;
 
 const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
      system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
-     turns_used, session_started_at, last_activity_at, created_at, updated_at";
+     turns_used, session_started_at, last_activity_at, created_at, updated_at, history_json";
 
 fn row_to_session(r: &Row) -> OpResult<Session> {
     let kind: String = r.try_get(3)?;
@@ -38,6 +38,10 @@ fn row_to_session(r: &Row) -> OpResult<Session> {
         last_activity_at: r.try_get(16)?,
         created_at: r.try_get(17)?,
         updated_at: r.try_get(18)?,
+        history: match r.try_get::<_, Option<String>>(19)? {
+            None => None,
+            Some(json) => Some(serde_json::from_str(&json)?),
+        },
     })
 }
 
@@ -83,7 +87,7 @@ impl SessionStore for PostgresStore {
             c.execute(
                 &format!(
                     "INSERT INTO sessions ({COLUMNS}) VALUES \
-                     ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)"
+                     ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)"
                 ),
                 &[
                     &s.namespace,
@@ -105,6 +109,7 @@ impl SessionStore for PostgresStore {
                     &s.last_activity_at,
                     &s.created_at,
                     &s.updated_at,
+                    &s.history.as_ref().map(serde_json::to_string).transpose()?,
                 ],
             )
             .await?;
@@ -153,9 +158,9 @@ impl SessionStore for PostgresStore {
                 .map(|r| {
                     Ok(SessionSummary {
                         session: row_to_session(r)?,
-                        message_count: r.try_get::<_, i64>(19)? as u64,
-                        provider_call_count: r.try_get::<_, i64>(20)? as u64,
-                        total_cost_micros_usd: r.try_get(21)?,
+                        message_count: r.try_get::<_, i64>(20)? as u64,
+                        provider_call_count: r.try_get::<_, i64>(21)? as u64,
+                        total_cost_micros_usd: r.try_get(22)?,
                     })
                 })
                 .collect::<OpResult<Vec<_>>>()

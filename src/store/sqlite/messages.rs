@@ -9,7 +9,7 @@ use crate::domain::message::{
 use crate::domain::provider_call::{ProviderCall, Usage};
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
-use crate::store::history::{HistoryStrategy, SUMMARY_SAFETY_LIMIT};
+use crate::store::history::{BUDGET_PAGE, BudgetFill, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
 use async_trait::async_trait;
 use rusqlite::{Connection, Row, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
@@ -240,6 +240,51 @@ pub(super) fn last_summary(c: &Connection, session_id: &SessionId) -> OpResult<O
     )?)
 }
 
+/// Up to `n` messages of a session before sequence `before` (all when `None`),
+/// newest first.
+fn page_before(
+    c: &Connection,
+    session_id: &SessionId,
+    before: Option<i64>,
+    n: usize,
+) -> OpResult<Vec<Message>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence < ?2 \
+         ORDER BY sequence DESC LIMIT ?3"
+    ))?;
+    collect_messages(
+        &mut stmt,
+        params![session_id.as_str(), before.unwrap_or(i64::MAX), n as i64],
+    )
+}
+
+/// The newest messages that fit `max_tokens`, read a page at a time from the end,
+/// in sequence order.
+fn within_budget(
+    c: &Connection,
+    session_id: &SessionId,
+    max_tokens: usize,
+) -> OpResult<Vec<Message>> {
+    let mut fill = BudgetFill::new(max_tokens);
+    let mut out = Vec::new();
+    loop {
+        let before = out.last().map(|m: &Message| m.sequence);
+        let page = page_before(c, session_id, before, BUDGET_PAGE)?;
+        let full = page.len() == BUDGET_PAGE;
+        for m in page {
+            if !fill.admit(&m) {
+                out.reverse();
+                return Ok(out);
+            }
+            out.push(m);
+        }
+        if !full {
+            out.reverse();
+            return Ok(out);
+        }
+    }
+}
+
 /// The messages `strategy` gives a runtime, in sequence order.
 pub(super) fn history(
     c: &Connection,
@@ -248,10 +293,11 @@ pub(super) fn history(
 ) -> OpResult<Vec<Message>> {
     match strategy {
         HistoryStrategy::BufferWindow { window } => last(c, session_id, window),
-        HistoryStrategy::SummaryCheckpoint => match last_summary(c, session_id)? {
+        HistoryStrategy::SummaryBuffer => match last_summary(c, session_id)? {
             Some(seq) => since(c, session_id, Some(seq - 1), usize::MAX),
             None => last(c, session_id, SUMMARY_SAFETY_LIMIT),
         },
+        HistoryStrategy::TokenBudget { max_tokens } => within_budget(c, session_id, max_tokens),
     }
 }
 

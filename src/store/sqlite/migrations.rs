@@ -347,6 +347,10 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (namespace, app_id, user_id, agent_id, field)
     );
     "#,
+    // v8: each session's working-memory strategy as JSON (NULL: the config's).
+    r#"
+    ALTER TABLE sessions ADD COLUMN history_json TEXT;
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
      system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
-     turns_used, session_started_at, last_activity_at, created_at, updated_at";
+     turns_used, session_started_at, last_activity_at, created_at, updated_at, history_json";
 
 fn row_to_session(r: &Row<'_>) -> rusqlite::Result<Session> {
     let kind: String = r.get(3)?;
@@ -39,6 +39,16 @@ fn row_to_session(r: &Row<'_>) -> rusqlite::Result<Session> {
         last_activity_at: r.get(16)?,
         created_at: r.get(17)?,
         updated_at: r.get(18)?,
+        history: match r.get::<_, Option<String>>(19)? {
+            None => None,
+            Some(json) => Some(serde_json::from_str(&json).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    19,
+                    rusqlite::types::Type::Text,
+                    Box::new(e),
+                )
+            })?),
+        },
     })
 }
 
@@ -79,10 +89,11 @@ impl SessionStore for SqliteStore {
     async fn create_session(&self, s: &Session) -> Result<()> {
         let s = s.clone();
         self.write(move |c| {
+            let history = s.history.as_ref().map(serde_json::to_string).transpose()?;
             c.execute(
                 &format!(
                     "INSERT INTO sessions ({COLUMNS}) VALUES \
-                     (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
+                     (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)"
                 ),
                 params![
                     s.namespace,
@@ -104,6 +115,7 @@ impl SessionStore for SqliteStore {
                     s.last_activity_at,
                     s.created_at,
                     s.updated_at,
+                    history,
                 ],
             )?;
             Ok(())
@@ -138,9 +150,9 @@ impl SessionStore for SqliteStore {
             let rows = stmt.query_map(params![namespace, limit as i64], |r| {
                 Ok(SessionSummary {
                     session: row_to_session(r)?,
-                    message_count: r.get::<_, i64>(19)? as u64,
-                    provider_call_count: r.get::<_, i64>(20)? as u64,
-                    total_cost_micros_usd: r.get(21)?,
+                    message_count: r.get::<_, i64>(20)? as u64,
+                    provider_call_count: r.get::<_, i64>(21)? as u64,
+                    total_cost_micros_usd: r.get(22)?,
                 })
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

@@ -20,7 +20,7 @@ use utoipa::{IntoParams, ToSchema};
 
 pub use message::{ActivityDto, MessageDto, ToolCallDto, UsageDto};
 pub use session::{
-    ProviderCallDto, RunDto, SegmentDto, SessionDto, SessionSummaryDto, TranscriptDto,
+    HistoryDto, ProviderCallDto, RunDto, SegmentDto, SessionDto, SessionSummaryDto, TranscriptDto,
 };
 pub use system::{HealthDto, McpPoolDto, StatsDto, StoreDto};
 
@@ -73,6 +73,8 @@ pub struct CreateSessionRequest {
     pub max_session_duration_ms: Option<u64>,
     /// Idle limit between turns, in milliseconds.
     pub idle_timeout_ms: Option<u64>,
+    /// Working-memory strategy; the config's `[history]` when absent.
+    pub history: Option<HistoryDto>,
 }
 
 /// Body of `POST /hecate/v1/agent-chat/sessions/{id}/messages`.

@@ -2,12 +2,59 @@
 //! transcript, runs, provider calls and derived segments.
 
 use super::message::MessageDto;
+use crate::domain::error::HecateError;
+use crate::domain::memory::HistoryStrategy;
 use crate::domain::provider_call::{ProviderCall, format_usd};
 use crate::domain::run::Run;
 use crate::domain::segment::Segment;
 use crate::domain::session::{Session, SessionSummary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+
+/// A session's working-memory strategy: which part of its transcript a turn sees.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(example = json!({"strategy": "token_budget", "max_tokens": 8192}))]
+#[serde(deny_unknown_fields)]
+pub struct HistoryDto {
+    /// `buffer_window` (the last `window` messages), `summary_buffer` (the newest
+    /// summary and everything after it) or `token_budget` (the newest messages that
+    /// fit `max_tokens`). `summary_checkpoint` is accepted as `summary_buffer`.
+    pub strategy: String,
+    /// Window size for `buffer_window` (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<usize>,
+    /// Token budget for `token_budget` (default 8192).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<usize>,
+}
+
+impl HistoryDto {
+    /// The strategy it names; an unknown name is
+    /// `agent_chat.history_strategy_invalid` naming `history.strategy`.
+    pub fn to_strategy(&self) -> Result<HistoryStrategy, HecateError> {
+        HistoryStrategy::from_parts(
+            "history.strategy",
+            &self.strategy,
+            self.window,
+            self.max_tokens,
+        )
+    }
+}
+
+impl From<&HistoryStrategy> for HistoryDto {
+    fn from(h: &HistoryStrategy) -> Self {
+        let (window, max_tokens) = match *h {
+            HistoryStrategy::BufferWindow { window } => (Some(window), None),
+            HistoryStrategy::SummaryBuffer => (None, None),
+            HistoryStrategy::TokenBudget { max_tokens } => (None, Some(max_tokens)),
+        };
+        Self {
+            strategy: h.name().to_string(),
+            window,
+            max_tokens,
+        }
+    }
+}
 
 /// A session header: runtime, target, guardrails and lifecycle.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -49,6 +96,10 @@ pub struct SessionDto {
     /// Idle limit between turns, in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_ms: Option<u64>,
+    /// Working-memory strategy; absent on sessions created before it was stored,
+    /// which use the config's `[history]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<HistoryDto>,
     /// Turns started so far.
     pub turns_used: u32,
     /// When the first turn started.
@@ -79,6 +130,7 @@ impl From<&Session> for SessionDto {
             max_turns_per_session: s.guardrails.max_turns,
             max_session_duration_ms: s.guardrails.max_duration_ms,
             idle_timeout_ms: s.guardrails.idle_timeout_ms,
+            history: s.history.as_ref().map(HistoryDto::from),
             turns_used: s.turns_used,
             session_started_at: s.session_started_at.clone(),
             last_activity_at: s.last_activity_at.clone(),

@@ -1,0 +1,122 @@
+//! Summaries on request of the session's strategy: the session's model reads what
+//! the strategy loads (the last summary and everything after it) and its answer is
+//! appended as a new `is_summary` message. History is never rewritten; a failed
+//! summary is logged and recorded as a `summary_failed` event on the turn's run.
+
+use crate::domain::error::{HecateError, Result};
+use crate::domain::ids::RunId;
+use crate::domain::memory::HistoryStrategy;
+use crate::domain::message::{Message, NewMessage, Role};
+use crate::domain::session::{RuntimeKind, Session};
+use crate::domain::time::now_rfc3339;
+use crate::engine::Engine;
+use crate::runtimes::model::ModelTarget;
+use crate::store::NewRunEvent;
+use serde_json::json;
+
+/// The text every summary message starts with.
+pub const SUMMARY_PREFIX: &str = "Summary: ";
+
+/// The instruction the model gets, after the messages to summarize.
+pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation above in a few sentences \
+     for your own later reference: keep names, facts, decisions and open questions. \
+     Answer with the summary only.";
+
+impl Engine {
+    /// Writes a summary for `session` on a task of its own when its strategy asks
+    /// for one; `run` is the turn that crossed the boundary. External-agent sessions
+    /// are not summarized.
+    pub(crate) fn spawn_summary(&self, session: Session, run: RunId) {
+        let strategy = session.history.unwrap_or(self.inner.config.history);
+        if !strategy.summarizes() || session.runtime_kind == RuntimeKind::ExternalAgent {
+            return;
+        }
+        let engine = self.clone();
+        tokio::spawn(async move {
+            match engine.write_summary(&session, strategy).await {
+                Ok(m) => {
+                    tracing::info!(session_id = %session.id, sequence = m.sequence, "summary written");
+                    engine
+                        .note_summary(
+                            &run,
+                            "summary_written",
+                            json!({"message_id": m.id, "sequence": m.sequence}),
+                        )
+                        .await;
+                }
+                Err(e) => {
+                    tracing::warn!(session_id = %session.id, error_type = %e.error_type, "summary failed: {}", e.message);
+                    engine
+                        .note_summary(
+                            &run,
+                            "summary_failed",
+                            json!({"type": e.error_type, "message": e.message}),
+                        )
+                        .await;
+                }
+            }
+        });
+    }
+
+    /// Asks the session's model for a summary of what `strategy` loads and appends
+    /// it to the stream.
+    async fn write_summary(&self, session: &Session, strategy: HistoryStrategy) -> Result<Message> {
+        let (Some(provider), Some(model)) = (&session.provider, &session.model) else {
+            return Err(HecateError::invalid(
+                "the session has no model to summarize with",
+            ));
+        };
+        let target = ModelTarget {
+            provider: provider.clone(),
+            model: model.clone(),
+        };
+        let mut context = strategy.load(self.store(), &session.id).await?;
+        let Some(last) = context.last() else {
+            return Err(HecateError::invalid(
+                "the session has no messages to summarize",
+            ));
+        };
+        let snapshot = last.runtime.clone();
+        context.push(Message::unstored(Role::User, SUMMARY_INSTRUCTION));
+        let text = self
+            .inner
+            .model
+            .complete(&target, session.system_prompt.clone(), context)
+            .await?;
+        let mut summary = NewMessage::text(
+            Role::System,
+            format!("{SUMMARY_PREFIX}{}", text.trim()),
+            snapshot,
+        );
+        summary.is_summary = true;
+        let stored = self
+            .store()
+            .append_exchange(&session.id, vec![summary], None)
+            .await?;
+        stored
+            .into_iter()
+            .next()
+            .ok_or_else(|| HecateError::invalid("the store returned no summary message"))
+    }
+
+    /// Records what became of a summary as the next event of the turn's run.
+    async fn note_summary(&self, run: &RunId, kind: &str, data: serde_json::Value) {
+        let store = self.store();
+        let next = match store.list_run_events(run, None).await {
+            Ok(events) => events.last().map_or(1, |e| e.sequence + 1),
+            Err(e) => {
+                tracing::warn!(error = %e.message, "reading the run's events failed");
+                return;
+            }
+        };
+        let event = NewRunEvent {
+            sequence: next,
+            event_type: kind.to_string(),
+            data,
+            occurred_at: now_rfc3339(),
+        };
+        if let Err(e) = store.append_run_events(run, &[event]).await {
+            tracing::warn!(error = %e.message, "recording the summary event failed");
+        }
+    }
+}
