@@ -114,6 +114,7 @@ pub const TABLES: &[Table] = &[
             t("updated_at"),
             t("owner_id"),
             i("lease_expires_ms"),
+            t("history_json"),
         ],
         key: ID,
         serial: None,
