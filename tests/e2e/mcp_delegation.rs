@@ -230,3 +230,24 @@ fn ask_agent_runs_hecates_own_agent_and_elicits_its_tool_gate() {
     );
     assert_eq!(bad["result"]["isError"], true, "{bad}");
 }
+
+#[test]
+fn ask_agent_on_the_bare_hecate_target_runs_on_the_default_model() {
+    let server = ModelServer::start(Some(json!([answer("On the default model.")])));
+    let extra = format!("[tasks]\ndefault_model = \"{}\"\n", WIRES[0].2);
+    let home = crate::support::agent::agent_home_with(&server, WIRES[0], "", &extra);
+    let (_dir, ws) = workspace();
+    let mut mcp = McpProc::start(&home, json!({}));
+    let r = mcp.request(
+        "tools/call",
+        json!({"name": "ask_agent", "arguments": {
+            "target": "hecate", "prompt": "which model are you", "workspace": ws}}),
+    );
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    assert_eq!(
+        r["result"]["structuredContent"]["answer"], "On the default model.",
+        "{r}"
+    );
+    let model = WIRES[0].2.split('/').nth(1).expect("model");
+    assert_eq!(server.requests()[0]["body"]["model"], model);
+}
