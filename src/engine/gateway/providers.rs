@@ -4,7 +4,7 @@
 //! servers on their default loopback ports.
 
 use super::super::Engine;
-use crate::adapters::providers::ProviderKind;
+use crate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -291,26 +291,6 @@ fn on_path(command: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Model ids of an OpenAI `/v1/models` answer, when `url` answers 2xx.
-async fn probe_models(http: &reqwest::Client, url: &str) -> Option<Vec<String>> {
-    let resp = tokio::time::timeout(PROBE_TIMEOUT, http.get(url).send())
-        .await
-        .ok()?
-        .ok()?;
-    if !resp.status().is_success() {
-        return None;
-    }
-    let body: serde_json::Value = resp.json().await.unwrap_or_default();
-    Some(
-        body["data"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|m| m["id"].as_str().map(str::to_string))
-            .collect(),
-    )
-}
-
 impl Engine {
     /// The readiness of every configured provider, probed now (each at most
     /// `PROBE_TIMEOUT`, all at once).
@@ -461,7 +441,7 @@ impl Engine {
 impl Engine {
     /// Looks for local model servers (see [`discover_local`]).
     pub async fn discover_local_providers(&self) -> Vec<LocalDiscovery> {
-        match crate::adapters::providers::ProviderClient::default_http() {
+        match ProviderClient::default_http() {
             Ok(http) => discover_local(&http).await,
             Err(e) => {
                 tracing::warn!(error = %e, "no HTTP client for local discovery");
@@ -478,21 +458,34 @@ async fn discover_local(http: &reqwest::Client) -> Vec<LocalDiscovery> {
         .into_iter()
         .filter(|p| p.kind == "local")
         .collect();
-    let mut urls: Vec<&'static str> = local.iter().map(|p| p.probe_url).collect();
+    let mut urls: Vec<&'static str> = local.iter().map(|p| p.base_url).collect();
     urls.sort_unstable();
     urls.dedup();
-    let answers: HashMap<&str, Option<Vec<String>>> = futures::future::join_all(
-        urls.into_iter()
-            .map(|u| async move { (u, probe_models(http, u).await) }),
-    )
-    .await
-    .into_iter()
-    .collect();
+    // Each endpoint asked once, through the same client that serves the provider
+    // once configured (its model list, `GET {base_url}/models`).
+    let answers: HashMap<&str, Option<Vec<String>>> =
+        futures::future::join_all(urls.into_iter().map(|base_url| async move {
+            let client = ProviderClient::new(
+                http.clone(),
+                ProviderConfig {
+                    name: "discovery".into(),
+                    kind: ProviderKind::Openai,
+                    base_url: base_url.to_string(),
+                    api_key: None,
+                    models: Vec::new(),
+                },
+            );
+            let listed = tokio::time::timeout(PROBE_TIMEOUT, client.list_models()).await;
+            (base_url, listed.ok().and_then(Result::ok))
+        }))
+        .await
+        .into_iter()
+        .collect();
     local
         .into_iter()
         .map(|p| {
             let command_path = on_path(p.command);
-            let models = answers.get(p.probe_url).cloned().flatten();
+            let models = answers.get(p.base_url).cloned().flatten();
             let http_available = models.is_some();
             let models = models.unwrap_or_default();
             LocalDiscovery {
