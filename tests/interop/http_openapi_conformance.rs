@@ -102,6 +102,15 @@ async fn schemathesis_finds_no_server_errors_or_schema_violations() {
     let mut home = Home::empty();
     home.set("PROVIDER_OLLAMA_BASE_URL", &format!("{}/v1", server.base));
     home.set("HECATE_TOKEN", "schemathesis-token");
+    // Generated calls of `refresh-launcher` would run a real `npm install` of an
+    // agent (slow, and a download in the middle of a schema test): npm is pointed
+    // at a registry nobody listens on, without retries, so the install fails at
+    // once with its classified error, which is what the schema is checked against.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = dead.local_addr().expect("addr").port();
+    drop(dead);
+    home.set("npm_config_registry", &format!("http://127.0.0.1:{port}/"));
+    home.set("npm_config_fetch_retries", "0");
     let s = serve(&home);
     let schema = format!("{}/hecate/v1/openapi.json", s.base);
     let report = home.dir.path().join("schemathesis");
