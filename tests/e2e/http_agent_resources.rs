@@ -664,3 +664,77 @@ async fn an_idle_agent_process_is_stopped_and_reattached_but_never_while_an_appr
     );
     agent_processes_reach(&api, 0).await;
 }
+
+/// The fixture agents running as children of process `parent`.
+fn fixture_agent_children(parent: u32) -> usize {
+    let ppid = parent.to_string();
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            // pid (comm) state ppid ...: the fields after the command name.
+            let ppid_of = stat
+                .rsplit_once(") ")
+                .and_then(|(_, rest)| rest.split(' ').nth(1));
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            ppid_of == Some(ppid.as_str())
+                && String::from_utf8_lossy(&cmdline).contains("acp-agent")
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn serve_with_200_idle_agent_sessions_does_not_keep_200_agent_processes() {
+    use futures::StreamExt;
+    let home = home();
+    home.write_config("[agents]\nprocess_idle_ms = 300\n");
+    let ws = git_workspace();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let workspace = ws.path().display().to_string();
+    let turns: Vec<Value> = futures::stream::iter(0..200)
+        .map(|_| {
+            let (api, workspace) = (api.clone(), workspace.clone());
+            async move {
+                let a = api
+                    .post(
+                        "/hecate/v1/agent-chat/sessions",
+                        json!({
+                            "runtime_kind": "external_agent",
+                            "adapter_id": "fixture",
+                            "workspace": workspace
+                        }),
+                    )
+                    .await;
+                assert_eq!(a.status, 200, "{}", a.body);
+                let id = a.body["data"]["id"].as_str().expect("id").to_string();
+                api.say(&id, "hello").await.body
+            }
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    let completed = turns
+        .iter()
+        .filter(|t| t["data"]["status"] == "completed")
+        .count();
+    assert_eq!(
+        completed,
+        200,
+        "{:?}",
+        turns.iter().find(|t| t["data"]["status"] != "completed")
+    );
+    // Every session is idle now: their agent processes are stopped, and the OS
+    // agrees that none is left.
+    agent_processes_reach(&api, 0).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fixture_agent_children(s.child.id()) > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} agent processes outlived their reaping",
+            fixture_agent_children(s.child.id())
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
