@@ -32,8 +32,13 @@ pub fn serve(home: &Home) -> Served {
 
 /// Starts `hecate` with `args` (a serve command) and waits for `listening on`.
 pub fn serve_args(home: &Home, args: &[&str]) -> Served {
-    let mut child = home
-        .cmd(args)
+    serve_command(home.cmd(args))
+}
+
+/// Spawns `cmd` (a `hecate serve` command, environment set) and waits for
+/// `listening on`.
+pub fn serve_command(mut cmd: std::process::Command) -> Served {
+    let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
