@@ -15,7 +15,9 @@
 
 use crate::support::child::{finish_within, run_within};
 use crate::support::common::AgentModeServer;
-use crate::support::http::{Api, Served, last_message, serve_command};
+use crate::support::http::{
+    Api, Served, agent_processes_reach, create_agent_session, last_message, serve_command,
+};
 use serde_json::{Value, json};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -859,18 +861,7 @@ fn reaped_when_idle_then_reloaded(ctx: &Ctx<'_>) {
     let word = format!("walrus-{}", ctx.case.id);
     let (_served, api, rt) = ctx.serve(&[("HECATE_AGENT_PROCESS_IDLE_MS", REAP_AFTER_MS)]);
     rt.block_on(async {
-        let created = api
-            .post(
-                "/hecate/v1/agent-chat/sessions",
-                json!({
-                    "runtime_kind": "external_agent",
-                    "adapter_id": ctx.case.id,
-                    "workspace": ws.display().to_string()
-                }),
-            )
-            .await;
-        assert_eq!(created.status, 200, "{}", created.body);
-        let id = created.body["data"]["id"].as_str().expect("id").to_string();
+        let id = create_agent_session(&api, ctx.case.id, &ws).await;
         let path = format!("/hecate/v1/agent-chat/sessions/{id}");
         let say = |prompt: String| {
             let (api, id) = (api.clone(), id.clone());
@@ -890,7 +881,7 @@ fn reaped_when_idle_then_reloaded(ctx: &Ctx<'_>) {
         let native_before = shown["data"]["native_session_id"].clone();
         assert!(native_before.is_string(), "{shown}");
 
-        agent_processes_reach(&api, 0).await;
+        agent_processes_reach(&api, 0, COMMAND_LIMIT).await;
         let second = say("what was the word".to_string()).await;
         assert_eq!(second["data"]["status"], "completed", "{second}");
         let shown = api.get(&path).await.body;
@@ -912,7 +903,7 @@ fn reaped_when_idle_then_reloaded(ctx: &Ctx<'_>) {
         }
 
         // Reaped again, the reattached agent must still ask before it writes.
-        agent_processes_reach(&api, 0).await;
+        agent_processes_reach(&api, 0, COMMAND_LIMIT).await;
         let turn = tokio::spawn(say(
             "create file after-reap.txt containing must-ask-first".to_string()
         ));
@@ -944,25 +935,6 @@ fn reaped_when_idle_then_reloaded(ctx: &Ctx<'_>) {
             "the rejected write happened: {third}"
         );
     });
-}
-
-/// Polls `GET /hecate/v1/system/stats` until `agent_processes` is `want` (a hang
-/// guard, not a timing assertion).
-async fn agent_processes_reach(api: &Api, want: u64) {
-    let deadline = tokio::time::Instant::now() + COMMAND_LIMIT;
-    loop {
-        let st = api.get("/hecate/v1/system/stats").await;
-        assert_eq!(st.status, 200, "{}", st.body);
-        if st.body["data"]["agent_processes"] == want {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "agent_processes never reached {want}: {}",
-            st.body
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 fn rejected_count(ctx: &Ctx<'_>, session: &str) -> usize {

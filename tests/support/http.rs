@@ -294,6 +294,42 @@ pub async fn pending_approval(api: &Api, id: &str) -> Value {
     }
 }
 
+/// Polls `GET /hecate/v1/system/stats` until `agent_processes` is `want` (a hang
+/// guard of `limit`, not a timing assertion).
+pub async fn agent_processes_reach(api: &Api, want: u64, limit: Duration) {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let st = api.get("/hecate/v1/system/stats").await;
+        assert_eq!(st.status, 200, "{}", st.body);
+        if st.body["data"]["agent_processes"] == want {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "agent_processes never reached {want}: {}",
+            st.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Creates an external-agent session of adapter `adapter` in `workspace`; answers
+/// its id.
+pub async fn create_agent_session(api: &Api, adapter: &str, workspace: &std::path::Path) -> String {
+    let a = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({
+                "runtime_kind": "external_agent",
+                "adapter_id": adapter,
+                "workspace": workspace.display().to_string()
+            }),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    a.body["data"]["id"].as_str().expect("id").to_string()
+}
+
 /// A fixture script step that streams `words` words slowly (`delay_ms` per chunk).
 pub fn slow_text(words: usize, delay_ms: u64) -> Value {
     let text: Vec<String> = (0..words).map(|i| format!("w{i}")).collect();

@@ -160,13 +160,12 @@ pub(super) fn connector(tls: &TlsSettings, location: &str) -> Result<MakeRustlsC
         }
     };
     let verifier: Arc<dyn ServerCertVerifier> = match (roots, tls.mode) {
-        (None, _) => Arc::new(Unchecked(provider)),
         (Some(roots), SslMode::VerifyFull) => {
             WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
                 .map_err(|e| HecateError::store(format!("cannot set up TLS: {e}")))?
         }
-        (Some(roots), _) => Arc::new(SignedByRoot { roots, provider }),
+        (roots, _) => Arc::new(CaOnlyVerifier { roots, provider }),
     };
     let config = builder
         .dangerous()
@@ -240,65 +239,17 @@ fn read_pem_certs(path: &Path) -> std::result::Result<Vec<CertificateDer<'static
     Ok(certs)
 }
 
-/// Accepts any certificate (libpq's `prefer` and `require`): the connection is
-/// encrypted, the server unauthenticated. Handshake signatures are still checked.
+/// The certificate check of a connection: none (libpq's `prefer` and `require`:
+/// encrypted, the server unauthenticated) or a chain to a trusted root without
+/// the name (`verify-ca`). Handshake signatures are checked either way.
 #[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// Checks that the certificate chains to a trusted root, not the name it carries
-/// (libpq's `verify-ca`).
-#[derive(Debug)]
-struct SignedByRoot {
-    roots: RootCertStore,
+struct CaOnlyVerifier {
+    /// The trusted roots; `None` accepts any certificate.
+    roots: Option<RootCertStore>,
     provider: Arc<CryptoProvider>,
 }
 
-impl ServerCertVerifier for SignedByRoot {
+impl ServerCertVerifier for CaOnlyVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -307,14 +258,16 @@ impl ServerCertVerifier for SignedByRoot {
         _ocsp_response: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        let cert = ParsedCertificate::try_from(end_entity)?;
-        verify_server_cert_signed_by_trust_anchor(
-            &cert,
-            &self.roots,
-            intermediates,
-            now,
-            self.provider.signature_verification_algorithms.all,
-        )?;
+        if let Some(roots) = &self.roots {
+            let cert = ParsedCertificate::try_from(end_entity)?;
+            verify_server_cert_signed_by_trust_anchor(
+                &cert,
+                roots,
+                intermediates,
+                now,
+                self.provider.signature_verification_algorithms.all,
+            )?;
+        }
         Ok(ServerCertVerified::assertion())
     }
 
