@@ -3,7 +3,7 @@
 //! number (and a few counts the parameters fix).
 
 use anyhow::{Context, bail, ensure};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::Path;
 
 /// One smoke step: a name and the benchmark's command line (after `hub`).
@@ -72,7 +72,10 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
         ),
         step("mcp", &mcp),
         step("mcp-ts", &mcp_ts),
-        step("tasks", &["tasks", "--runs", "6", "--single", "2"]),
+        step(
+            "tasks",
+            &["tasks", "--runs", "6", "--single", "2", "--workers", "1,2"],
+        ),
     ]
 }
 
@@ -173,11 +176,17 @@ fn store(r: &Value) -> anyhow::Result<()> {
 
 fn tasks(r: &Value) -> anyhow::Result<()> {
     ensure!(r["benchmark"] == "tasks", "{r}");
-    for q in ["queue_one_pool", "queue_two_pools"] {
-        ensure!(number(r, &format!("{q}.runs"))? == 6.0, "{r}");
-        ensure!(r[q]["exactly_once"] == true, "{q} ran a run twice: {r}");
-        ensure!(number(r, &format!("{q}.failed"))? == 0.0, "{r}");
-        ensure!(number(r, &format!("{q}.runs_per_s"))? > 0.0, "{r}");
+    let by_workers = r["queue_by_workers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let workers: Vec<&Value> = by_workers.iter().map(|q| &q["workers"]).collect();
+    ensure!(workers == [&json!(1), &json!(2)], "worker counts: {r}");
+    for q in by_workers.iter().chain([&r["queue_two_pools"]]) {
+        ensure!(q["runs"] == 6, "{r}");
+        ensure!(q["exactly_once"] == true, "a run started twice: {q}");
+        ensure!(q["failed"] == 0, "{q}");
+        ensure!(q["runs_per_s"].as_f64().is_some_and(|v| v > 0.0), "{q}");
     }
     ensure!(number(r, "task_unconfined_ms.n")? == 2.0, "{r}");
     number(r, "median_added_ms_unconfined")?;

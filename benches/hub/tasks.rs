@@ -1,16 +1,17 @@
 //! `tasks`: the task runtime's queue and its overhead. `shell` runs of `true`
-//! drained by one worker pool and by two pools with their own store handles on
-//! one SQLite file (as two `hecate serve` processes share one store): runs per
-//! second, how many times each run started (exactly once is the contract), and
-//! create-to-terminal latency; and one `shell` task against spawning the same
-//! command directly, unconfined and under bubblewrap.
+//! drained by one process with 1, 2 and 4 workers and by two pools with their own
+//! store handles on one store (as two `hecate serve` processes share one store):
+//! runs per second, how many times each run started (exactly once is the
+//! contract), and create-to-terminal latency; and one `shell` task against
+//! spawning the same command directly, unconfined and under bubblewrap. A SQLite
+//! file by default; `--store postgres://…` runs the same on PostgreSQL.
 
 use crate::support::{TempDir, num, summarize};
 use hecate::adapters::sandbox::bwrap_path;
 use hecate::domain::task::TaskEventFilter;
 use hecate::domain::task::{ApprovalPolicy, ExecutionKind, TaskSpec};
 use hecate::engine::tasks::{StartOptions, TaskConfig, TaskRuntime};
-use hecate::store::{SqliteStore, Store};
+use hecate::store::{PostgresStore, SqliteStore, Store};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
@@ -27,17 +28,42 @@ pub struct TasksArgs {
     /// Single tasks timed against the direct command.
     #[arg(long, default_value_t = 100)]
     pub single: usize,
+    /// Worker counts of one process the queue is drained with, one measurement each.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    pub workers: Vec<usize>,
+    /// The database: `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (an empty
+    /// database; its tables are created) or, by default, a temporary SQLite file.
+    #[arg(long)]
+    pub store: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
-fn runtime(db: &Path, data: &Path, owner: &str) -> anyhow::Result<TaskRuntime> {
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db)?);
+/// Where the benchmark's runtimes keep their store: each call of [`Db::open`] is
+/// one more handle with its own connections, as another process has.
+struct Db {
+    url: Option<String>,
+    file: std::path::PathBuf,
+}
+
+impl Db {
+    async fn open(&self) -> anyhow::Result<Arc<dyn Store>> {
+        Ok(match &self.url {
+            Some(u) => Arc::new(PostgresStore::connect(u).await?),
+            None => Arc::new(SqliteStore::open(&self.file)?),
+        })
+    }
+}
+
+/// A task runtime on its own store handle with `workers` workers.
+async fn runtime(db: &Db, data: &Path, owner: &str, workers: usize) -> anyhow::Result<TaskRuntime> {
+    let store = db.open().await?;
     let config = TaskConfig {
         approval_policy: ApprovalPolicy::parse("")?,
         data_dir: data.to_path_buf(),
         poll: Duration::from_millis(20),
+        workers,
         ..TaskConfig::default()
     };
     let models = hecate::runtimes::model::ModelRuntime::default();
@@ -55,11 +81,13 @@ fn shell_true(network: bool, dir: &Path) -> TaskSpec {
     }
 }
 
-/// Creates and starts `n` tasks on `front`, waits until `pools` drained them, and
-/// reports the rate, the latencies and how often each run started.
+/// Creates and starts `n` tasks in namespace `ns` on `front`, waits until `pools`
+/// drained them, and reports the rate, the latencies and how often each run
+/// started.
 async fn drain(
     front: &TaskRuntime,
     pools: &[TaskRuntime],
+    ns: &str,
     n: usize,
     dir: &Path,
 ) -> anyhow::Result<Value> {
@@ -68,10 +96,8 @@ async fn drain(
     let mut created = HashMap::new();
     let started = Instant::now();
     for _ in 0..n {
-        let task = front.create_task("bench", shell_true(true, dir)).await?;
-        let run = front
-            .start("bench", &task.id, StartOptions::default())
-            .await?;
+        let task = front.create_task(ns, shell_true(true, dir)).await?;
+        let run = front.start(ns, &task.id, StartOptions::default()).await?;
         created.insert(run.id.clone(), Instant::now());
     }
     let workers: Vec<_> = pools
@@ -84,7 +110,7 @@ async fn drain(
     while latencies.len() < n && Instant::now() < deadline {
         let done = front
             .list_events(TaskEventFilter {
-                namespace: "bench".into(),
+                namespace: ns.into(),
                 event_types: vec!["run.finished".into(), "run.failed".into()],
                 limit: usize::MAX,
                 ..Default::default()
@@ -104,7 +130,7 @@ async fn drain(
     }
     let starts = front
         .list_events(TaskEventFilter {
-            namespace: "bench".into(),
+            namespace: ns.into(),
             event_types: vec!["run.started".into()],
             limit: usize::MAX,
             ..Default::default()
@@ -113,7 +139,7 @@ async fn drain(
         .len();
     let failed = front
         .list_events(TaskEventFilter {
-            namespace: "bench".into(),
+            namespace: ns.into(),
             event_types: vec!["run.failed".into()],
             limit: usize::MAX,
             ..Default::default()
@@ -169,17 +195,29 @@ pub async fn bench(args: &TasksArgs) -> anyhow::Result<Value> {
     std::fs::create_dir_all(&dir)?;
     let dir = dir.canonicalize()?;
 
-    let one_db = tmp.path().join("one.db");
-    let one = runtime(&one_db, tmp.path(), "pool-a")?;
-    let single_pool = drain(&one, std::slice::from_ref(&one), args.runs, &dir).await?;
+    let db = Db {
+        url: args.store.clone(),
+        file: tmp.path().join("bench.db"),
+    };
+    // Each measurement drains its own namespace, unique to this run, so one
+    // database serves them all (and a database used before does not count).
+    let tag = &uuid::Uuid::new_v4().simple().to_string()[..8];
+    let mut by_workers = Vec::new();
+    for &n in &args.workers {
+        let rt = runtime(&db, tmp.path(), &format!("pool-w{n}"), n).await?;
+        let ns = format!("bench-w{n}-{tag}");
+        let mut report = drain(&rt, std::slice::from_ref(&rt), &ns, args.runs, &dir).await?;
+        report["workers"] = json!(n);
+        by_workers.push(report);
+    }
 
-    let two_db = tmp.path().join("two.db");
-    let a = runtime(&two_db, tmp.path(), "pool-a")?;
-    let b = runtime(&two_db, tmp.path(), "pool-b")?;
-    let two_pools = drain(&a, &[a.clone(), b], args.runs, &dir).await?;
+    let a = runtime(&db, tmp.path(), "pool-a", 2).await?;
+    let b = runtime(&db, tmp.path(), "pool-b", 2).await?;
+    let two = format!("bench-two-{tag}");
+    let two_pools = drain(&a, &[a.clone(), b], &two, args.runs, &dir).await?;
 
     // Overhead of one task against the same command spawned directly.
-    let rt = runtime(&tmp.path().join("single.db"), tmp.path(), "pool-s")?;
+    let rt = runtime(&db, tmp.path(), "pool-s", 2).await?;
     let stop = CancellationToken::new();
     let workers = rt.start_workers(stop.clone());
     let bwrap = bwrap_path();
@@ -244,15 +282,21 @@ pub async fn bench(args: &TasksArgs) -> anyhow::Result<Value> {
     }
     let (d, h) = (summarize(direct_ms), summarize(hecate_ms));
     let added = num(&h, "median") - num(&d, "median");
+    let backend = if db.url.is_some() {
+        "postgres"
+    } else {
+        "sqlite"
+    };
     let mut report = json!({
         "benchmark": "tasks",
-        "queue_one_pool": single_pool,
+        "backend": backend,
+        "queue_by_workers": by_workers,
         "queue_two_pools": two_pools,
         "single": args.single,
         "direct_sh_ms": d,
         "task_unconfined_ms": h,
         "median_added_ms_unconfined": added,
-        "note": "Queue: runs created and started first, then drained; two pools = two TaskRuntimes with their own store connections on one SQLite file. Single: create + start + claim + workspace + spawn + capture + finish, to run.finished, vs tokio::process spawning the same command.",
+        "note": "Queue: runs created and started first, then drained by one TaskRuntime per worker count (--workers); two pools = two TaskRuntimes of 2 workers with their own store connections on one store. Single: create + start + claim + workspace + spawn + capture + finish, to run.finished, vs tokio::process spawning the same command.",
     });
     if bwrap.is_some() {
         let (bd, bh) = (summarize(direct_bwrap_ms), summarize(confined_ms));

@@ -386,3 +386,69 @@ fn catalog_rows_carry_auth_status_from_env_and_login_files() {
         "{gemini}"
     );
 }
+
+/// A registry that accepts connections and never answers (npm waits on it);
+/// answers its URL and a channel that gets a message per accepted connection.
+fn silent_registry() -> (String, std::sync::mpsc::Receiver<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/", listener.local_addr().expect("addr"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+            let _ = tx.send(());
+        }
+    });
+    (url, rx)
+}
+
+/// Whether a process whose command line mentions `needle` is running.
+fn process_mentioning(needle: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(needle))
+}
+
+#[test]
+fn an_install_killed_midway_leaves_a_staging_folder_that_the_next_install_cleans() {
+    let mut home = home_with_packaged_fixture();
+    let (registry, connected) = silent_registry();
+    home.set("npm_config_registry", &registry);
+    write_manifest(&home, "stuck", "package = \"@hecate-test/agent\"\n");
+    let mut install = home
+        .cmd(&["adapters", "install", "stuck"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn install");
+    // npm is waiting on the registry: the install is midway.
+    connected
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("npm never asked the registry");
+    install.kill().expect("kill -9");
+    install.wait().expect("reap");
+    let staging: Vec<String> = cache_entries(&home)
+        .into_iter()
+        .filter(|n| n.starts_with(".stuck.staging-"))
+        .collect();
+    assert_eq!(staging.len(), 1, "{:?}", cache_entries(&home));
+    // Hecate's watchdog stops npm with it (a hang guard, not a timing assertion).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while process_mentioning(&staging[0]) {
+        assert!(std::time::Instant::now() < deadline, "npm outlived hecate");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    // The next install (of any adapter) removes what the killed one left.
+    let out = home.run(&["adapters", "install", "fixture"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(cache_entries(&home), vec!["fixture"]);
+    assert_eq!(row(&home, "stuck")["status"], "missing");
+}

@@ -4,7 +4,9 @@
 //! error.
 
 use crate::support::common::{Home, git_workspace};
-use crate::support::http::{Api, Served, last_message, pending_approval, serve};
+use crate::support::http::{
+    Api, Served, agent_processes_reach, create_agent_session, last_message, pending_approval, serve,
+};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -44,18 +46,7 @@ fn home() -> Home {
 async fn session(home: &Home, ws: &std::path::Path) -> (Served, Api, String) {
     let s = serve(home);
     let api = Api::new(&s);
-    let a = api
-        .post(
-            "/hecate/v1/agent-chat/sessions",
-            json!({
-                "runtime_kind": "external_agent",
-                "adapter_id": "fixture",
-                "workspace": ws.display().to_string()
-            }),
-        )
-        .await;
-    assert_eq!(a.status, 200, "{}", a.body);
-    let id = a.body["data"]["id"].as_str().expect("id").to_string();
+    let id = create_agent_session(&api, "fixture", ws).await;
     (s, api, id)
 }
 
@@ -592,25 +583,6 @@ async fn usage_and_cost_an_agent_reports_are_recorded_per_turn_and_unknown_other
     assert_eq!(rows[2]["title"], "Final answer");
 }
 
-/// The number of agent processes `hecate serve` reports, once it equals `want`
-/// (a hang guard, not a timing assertion).
-async fn agent_processes_reach(api: &Api, want: u64) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let st = api.get("/hecate/v1/system/stats").await;
-        assert_eq!(st.status, 200, "{}", st.body);
-        if st.body["data"]["agent_processes"] == want {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "agent_processes never reached {want}: {}",
-            st.body
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn an_idle_agent_process_is_stopped_and_reattached_but_never_while_an_approval_waits() {
     let home = home();
@@ -629,7 +601,7 @@ async fn an_idle_agent_process_is_stopped_and_reattached_but_never_while_an_appr
 
     // Unused, the process is stopped; the next prompt starts it again and the
     // agent reloads the same native session.
-    agent_processes_reach(&api, 0).await;
+    agent_processes_reach(&api, 0, WAIT).await;
     let a = api.say(&id, "hello").await;
     assert_eq!(a.body["data"]["status"], "completed", "{}", a.body);
     let shown = api
@@ -644,7 +616,7 @@ async fn an_idle_agent_process_is_stopped_and_reattached_but_never_while_an_appr
     let turn = start_turn(&api, &id, "please write");
     let pending = pending_approval(&api, &id).await;
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    agent_processes_reach(&api, 1).await;
+    agent_processes_reach(&api, 1, WAIT).await;
     let aid = pending["id"].as_str().expect("approval id");
     let r = api
         .post(
@@ -662,5 +634,67 @@ async fn an_idle_agent_process_is_stopped_and_reattached_but_never_while_an_appr
         std::fs::read_to_string(ws.path().join("b.txt")).expect("written"),
         "new file\n"
     );
-    agent_processes_reach(&api, 0).await;
+    agent_processes_reach(&api, 0, WAIT).await;
+}
+
+/// The fixture agents running as children of process `parent`.
+fn fixture_agent_children(parent: u32) -> usize {
+    let ppid = parent.to_string();
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            // pid (comm) state ppid ...: the fields after the command name.
+            let ppid_of = stat
+                .rsplit_once(") ")
+                .and_then(|(_, rest)| rest.split(' ').nth(1));
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            ppid_of == Some(ppid.as_str())
+                && String::from_utf8_lossy(&cmdline).contains("acp-agent")
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn serve_with_200_idle_agent_sessions_does_not_keep_200_agent_processes() {
+    use futures::StreamExt;
+    let home = home();
+    home.write_config("[agents]\nprocess_idle_ms = 300\n");
+    let ws = git_workspace();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let turns: Vec<Value> = futures::stream::iter(0..200)
+        .map(|_| {
+            let (api, ws) = (api.clone(), ws.path());
+            async move {
+                let id = create_agent_session(&api, "fixture", ws).await;
+                api.say(&id, "hello").await.body
+            }
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    let completed = turns
+        .iter()
+        .filter(|t| t["data"]["status"] == "completed")
+        .count();
+    assert_eq!(
+        completed,
+        200,
+        "{:?}",
+        turns.iter().find(|t| t["data"]["status"] != "completed")
+    );
+    // Every session is idle now: their agent processes are stopped, and the OS
+    // agrees that none is left.
+    agent_processes_reach(&api, 0, WAIT).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fixture_agent_children(s.child.id()) > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} agent processes outlived their reaping",
+            fixture_agent_children(s.child.id())
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -5,7 +5,8 @@
 //! `run the command ...`, final text after a tool result, `slowly` streams).
 //!
 //! One behavioural suite, instantiated per agent by `real_agent_suite!` from a
-//! table of descriptors. Within an agent the scenarios run one after another (a
+//! table of descriptors. Most scenarios drive `hecate chat` and `hecate adapters`;
+//! health and idle reaping also drive a `hecate serve` over HTTP. Within an agent the scenarios run one after another (a
 //! failing scenario does not stop the others; the test fails at the end naming
 //! every failed one); different agents run as parallel tests.
 //!
@@ -14,7 +15,10 @@
 
 use crate::support::child::{finish_within, run_within};
 use crate::support::common::AgentModeServer;
-use serde_json::Value;
+use crate::support::http::{
+    Api, Served, agent_processes_reach, create_agent_session, last_message, serve_command,
+};
+use serde_json::{Value, json};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -29,6 +33,8 @@ const DEPS_BIN: &str = concat!(
 const COMMAND_LIMIT: Duration = Duration::from_secs(240);
 /// Hecate's own limits for agent turns in these tests (they never hang the suite).
 const CONFIG: &str = "[agents]\nidle_timeout_ms = 120000\nturn_timeout_ms = 200000\n";
+/// `[agents] process_idle_ms` of the `hecate serve` that reaps idle agents.
+const REAP_AFTER_MS: &str = "1500";
 
 /// How a restarted Hecate gets back to an agent's conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -415,6 +421,23 @@ impl Ctx<'_> {
         serde_json::from_slice(&out.stdout).expect("stdout is JSON")
     }
 
+    /// `hecate serve` on a loopback port in this sandbox with the agent's env and
+    /// `extra`, and an async runtime to drive it with.
+    fn serve(&self, extra: &[(&str, &str)]) -> (Served, Api, tokio::runtime::Runtime) {
+        let env: Vec<(String, String)> = self.env.iter().cloned().chain(pairs(extra)).collect();
+        let mut cmd = self
+            .sandbox
+            .hecate(&["serve", "--listen", "127.0.0.1:0"], &env);
+        cmd.stdin(Stdio::null());
+        let served = serve_command(cmd);
+        let api = Api::new(&served);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("async runtime");
+        (served, api, rt)
+    }
+
     fn probe(&self, env: &[(String, String)]) -> Value {
         let out = run(
             self.sandbox.hecate(
@@ -475,13 +498,17 @@ fn run_suite(case: &AgentCase) {
     };
     type Scenario = fn(&Ctx<'_>);
     let scenarios: &[(&str, Scenario)] = &[
-        ("probe_ready", probe_ready),
+        ("health_ready", health_ready),
         ("text_answer", text_answer),
         ("write_approved", write_approved),
         ("write_rejected", write_rejected),
         ("shell_command", shell_command),
         ("cancel_mid_turn", cancel_mid_turn),
         ("reattach_after_restart", reattach_after_restart),
+        (
+            "reaped_when_idle_then_reloaded",
+            reaped_when_idle_then_reloaded,
+        ),
         ("without_credentials", without_credentials),
         ("missing_binary", missing_binary),
     ];
@@ -509,20 +536,36 @@ fn run_suite(case: &AgentCase) {
 // Scenarios
 // ---------------------------------------------------------------------------
 
-fn probe_ready(ctx: &Ctx<'_>) {
-    let report = ctx.probe(&ctx.env);
+/// `hecate adapters health ID` and `GET /hecate/v1/agent-adapters/{id}/health`
+/// each really start the agent, initialize it and open a session.
+fn health_ready(ctx: &Ctx<'_>) {
+    let cli = ctx.json(&["adapters", "health", ctx.case.id, "--format", "json"]);
+    assert_eq!(cli["object"], "agent_adapter_health", "{cli}");
+    let report = &cli["data"];
     assert_eq!(
         (report["status"].as_str(), report["stage"].as_str()),
         (Some("ready"), Some("ready")),
         "{report}"
     );
     eprintln!(
-        "[{}] probe: ready in {} ms ({} {})",
+        "[{}] health: ready in {} ms ({} {})",
         ctx.case.id,
         report["duration_ms"],
         report["agent_name"].as_str().unwrap_or("?"),
         report["agent_version"].as_str().unwrap_or("?")
     );
+    let (_served, api, rt) = ctx.serve(&[]);
+    let http = rt.block_on(api.get(&format!("/hecate/v1/agent-adapters/{}/health", ctx.case.id)));
+    assert_eq!(http.status, 200, "{}", http.body);
+    assert_eq!(http.body["object"], "agent_adapter_health");
+    let report = &http.body["data"];
+    assert_eq!(report["adapter_id"], ctx.case.id, "{report}");
+    assert_eq!(
+        (report["status"].as_str(), report["stage"].as_str()),
+        (Some("ready"), Some("ready")),
+        "{report}"
+    );
+    assert!(report["duration_ms"].is_u64(), "{report}");
 }
 
 fn text_answer(ctx: &Ctx<'_>) {
@@ -537,25 +580,7 @@ fn text_answer(ctx: &Ctx<'_>) {
     );
     let show = ctx.json(&["sessions", "show", &turn.session(), "--format", "json"]);
     // The model use the agent reported is the turn's recorded call.
-    let calls = show["data"]["provider_calls"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    match ctx.case.reports {
-        Reports::Nothing => assert!(calls.is_empty(), "{calls:?}"),
-        reports => {
-            assert_eq!(calls.len(), 1, "{calls:?}");
-            let c = &calls[0];
-            assert_eq!(c["provider"], ctx.case.id);
-            assert!(
-                c["prompt_tokens"].as_u64().is_some_and(|t| t > 0)
-                    && c["completion_tokens"].as_u64().is_some_and(|t| t > 0),
-                "{c}"
-            );
-            let priced = c["cost_micros_usd"].as_i64().is_some_and(|m| m > 0);
-            assert_eq!(priced, reports == Reports::TokensAndCost, "{c}");
-        }
-    }
+    assert_reported_usage(ctx.case, &show, 1);
     assert_eq!(show["data"]["runtime_kind"], "external_agent");
     assert_eq!(show["data"]["adapter_id"], ctx.case.id);
     assert!(
@@ -564,6 +589,32 @@ fn text_answer(ctx: &Ctx<'_>) {
             .is_some_and(|s| !s.is_empty()),
         "{show}"
     );
+}
+
+/// The session `shown` (a `sessions show` or HTTP session body) holds one call per
+/// turn of its `turns` with the tokens (and cost) the agent reports, or none for
+/// an agent that reports nothing.
+fn assert_reported_usage(case: &AgentCase, shown: &Value, turns: usize) {
+    let calls = shown["data"]["provider_calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    match case.reports {
+        Reports::Nothing => assert!(calls.is_empty(), "{calls:?}"),
+        reports => {
+            assert_eq!(calls.len(), turns, "{calls:?}");
+            for c in &calls {
+                assert_eq!(c["provider"], case.id);
+                assert!(
+                    c["prompt_tokens"].as_u64().is_some_and(|t| t > 0)
+                        && c["completion_tokens"].as_u64().is_some_and(|t| t > 0),
+                    "{c}"
+                );
+                let priced = c["cost_micros_usd"].as_i64().is_some_and(|m| m > 0);
+                assert_eq!(priced, reports == Reports::TokensAndCost, "{c}");
+            }
+        }
+    }
 }
 
 fn write_approved(ctx: &Ctx<'_>) {
@@ -799,6 +850,91 @@ fn reattach_after_restart(ctx: &Ctx<'_>) {
         "the write after reattaching was not asked about: {}",
         third.data
     );
+}
+
+/// `hecate serve` with a short `[agents] process_idle_ms`: the agent process of an
+/// idle session is stopped, the next prompt reattaches (`session/load` or a primed
+/// fresh session) with the conversation kept, and after another reap a write is
+/// still asked about (the reattached agent is put back into the asking mode).
+fn reaped_when_idle_then_reloaded(ctx: &Ctx<'_>) {
+    let ws = ctx.sandbox.workspace("ws-reaped");
+    let word = format!("walrus-{}", ctx.case.id);
+    let (_served, api, rt) = ctx.serve(&[("HECATE_AGENT_PROCESS_IDLE_MS", REAP_AFTER_MS)]);
+    rt.block_on(async {
+        let id = create_agent_session(&api, ctx.case.id, &ws).await;
+        let path = format!("/hecate/v1/agent-chat/sessions/{id}");
+        let say = |prompt: String| {
+            let (api, id) = (api.clone(), id.clone());
+            async move {
+                tokio::time::timeout(COMMAND_LIMIT, api.say(&id, &prompt))
+                    .await
+                    .expect("the turn ends")
+                    .body
+            }
+        };
+
+        let first = say(format!("remember the word {word}")).await;
+        assert_eq!(first["data"]["status"], "completed", "{first}");
+        let shown = api.get(&path).await.body;
+        // Usage the agent reports reaches the HTTP session too.
+        assert_reported_usage(ctx.case, &shown, 1);
+        let native_before = shown["data"]["native_session_id"].clone();
+        assert!(native_before.is_string(), "{shown}");
+
+        agent_processes_reach(&api, 0, COMMAND_LIMIT).await;
+        let second = say("what was the word".to_string()).await;
+        assert_eq!(second["data"]["status"], "completed", "{second}");
+        let shown = api.get(&path).await.body;
+        assert!(
+            last_message(&shown)["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("echo: what was the word")),
+            "{shown}"
+        );
+        let saw_context = ctx.sandbox.requests().iter().any(|r| {
+            let body = r["body"].to_string();
+            body.contains("what was the word") && body.contains(&word)
+        });
+        assert!(saw_context, "the reattached agent lost the first turn");
+        let native_after = &shown["data"]["native_session_id"];
+        match ctx.case.reattach {
+            Reattach::Loaded => assert_eq!(native_after, &native_before, "session/load"),
+            Reattach::Primed => assert_ne!(native_after, &native_before, "a primed session"),
+        }
+
+        // Reaped again, the reattached agent must still ask before it writes.
+        agent_processes_reach(&api, 0, COMMAND_LIMIT).await;
+        let turn = tokio::spawn(say(
+            "create file after-reap.txt containing must-ask-first".to_string()
+        ));
+        let approval = loop {
+            let pending = api.get(&format!("{path}/approvals?status=pending")).await;
+            assert_eq!(pending.status, 200, "{}", pending.body);
+            if let Some(a) = pending.body["data"].as_array().and_then(|d| d.first()) {
+                break a.clone();
+            }
+            assert!(
+                !turn.is_finished(),
+                "the turn ended without asking: the reattached agent was not put back \
+                 into its asking mode (after-reap.txt exists: {})",
+                ws.join("after-reap.txt").exists()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let aid = approval["id"].as_str().expect("approval id");
+        let r = api
+            .post(
+                &format!("{path}/approvals/{aid}/resolve"),
+                json!({"decision": "reject"}),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let third = turn.await.expect("join");
+        assert!(
+            !ws.join("after-reap.txt").exists(),
+            "the rejected write happened: {third}"
+        );
+    });
 }
 
 fn rejected_count(ctx: &Ctx<'_>, session: &str) -> usize {

@@ -32,8 +32,13 @@ pub fn serve(home: &Home) -> Served {
 
 /// Starts `hecate` with `args` (a serve command) and waits for `listening on`.
 pub fn serve_args(home: &Home, args: &[&str]) -> Served {
-    let mut child = home
-        .cmd(args)
+    serve_command(home.cmd(args))
+}
+
+/// Spawns `cmd` (a `hecate serve` command, environment set) and waits for
+/// `listening on`.
+pub fn serve_command(mut cmd: std::process::Command) -> Served {
+    let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -287,6 +292,42 @@ pub async fn pending_approval(api: &Api, id: &str) -> Value {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Polls `GET /hecate/v1/system/stats` until `agent_processes` is `want` (a hang
+/// guard of `limit`, not a timing assertion).
+pub async fn agent_processes_reach(api: &Api, want: u64, limit: Duration) {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let st = api.get("/hecate/v1/system/stats").await;
+        assert_eq!(st.status, 200, "{}", st.body);
+        if st.body["data"]["agent_processes"] == want {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "agent_processes never reached {want}: {}",
+            st.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Creates an external-agent session of adapter `adapter` in `workspace`; answers
+/// its id.
+pub async fn create_agent_session(api: &Api, adapter: &str, workspace: &std::path::Path) -> String {
+    let a = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({
+                "runtime_kind": "external_agent",
+                "adapter_id": adapter,
+                "workspace": workspace.display().to_string()
+            }),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    a.body["data"]["id"].as_str().expect("id").to_string()
 }
 
 /// A fixture script step that streams `words` words slowly (`delay_ms` per chunk).

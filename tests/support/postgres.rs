@@ -6,7 +6,9 @@
 //! watchdog shell holds the server and reads `stop` / `start` lines on its stdin:
 //! when the test process exits, however it exits, the stdin closes and the shell
 //! stops the server and removes the directory.
-//! `scripts/test-deps/postgres.sh` installs the binaries.
+//! `scripts/test-deps/postgres.sh` installs the binaries. [`private_tls`] starts a
+//! cluster that accepts TCP only over TLS, with a throwaway CA made by the
+//! `openssl` command.
 
 use std::io::Read as _;
 use std::io::Write as _;
@@ -46,6 +48,105 @@ pub fn shared() -> &'static PgServer {
 /// when the test process exits.
 pub fn private() -> PgServer {
     PgServer::start()
+}
+
+/// A cluster of the caller's own that accepts TCP connections only over TLS, with a
+/// certificate for `localhost` (not for 127.0.0.1) signed by a throwaway CA.
+pub fn private_tls() -> (PgServer, TestCa) {
+    let ca = TestCa::make();
+    (PgServer::start_with(Some(&ca)), ca)
+}
+
+/// The certificates of a TLS cluster, made with `openssl` in a directory removed
+/// on drop.
+pub struct TestCa {
+    dir: tempfile::TempDir,
+}
+
+impl TestCa {
+    /// The CA that signed the server's certificate (PEM).
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("ca.crt")
+    }
+
+    /// A CA that signed nothing the server has (PEM).
+    pub fn other_root(&self) -> PathBuf {
+        self.dir.path().join("other.crt")
+    }
+
+    fn server_files(&self) -> [PathBuf; 2] {
+        ["server.crt", "server.key"].map(|f| self.dir.path().join(f))
+    }
+
+    fn make() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("hecate-pg-ca-")
+            .tempdir()
+            .expect("tempdir");
+        std::fs::write(
+            dir.path().join("server.ext"),
+            "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n\
+             keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+        )
+        .expect("extensions file");
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        let openssl = |args: &[&str], what: &str| {
+            let mut c = Command::new("openssl");
+            c.args(args).current_dir(dir.path());
+            run_ok(c, &format!("openssl {what} (install the openssl package)"));
+        };
+        for (name, cn) in [("ca", "Hecate test CA"), ("other", "Another test CA")] {
+            let (key, crt, subj) = (
+                format!("{name}.key"),
+                format!("{name}.crt"),
+                format!("/CN={cn}"),
+            );
+            let mut args = vec!["req", "-x509"];
+            args.extend(ec);
+            args.extend(["-days", "3", "-subj", &subj, "-keyout", &key, "-out", &crt]);
+            args.extend(["-addext", "basicConstraints=critical,CA:TRUE"]);
+            args.extend(["-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
+            openssl(&args, "CA certificate");
+        }
+        let mut args = vec!["req"];
+        args.extend(ec);
+        args.extend([
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+        ]);
+        openssl(&args, "server key");
+        openssl(
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "3",
+                "-out",
+                "server.crt",
+                "-extfile",
+                "server.ext",
+            ],
+            "server certificate",
+        );
+        Self { dir }
+    }
 }
 
 /// A new empty database on the shared cluster; answers its URL.
@@ -122,6 +223,12 @@ fn run_ok(mut cmd: Command, what: &str) {
 impl PgServer {
     /// Sets up and starts a cluster; panics (naming the fix) when it cannot.
     fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// [`PgServer::start`], serving TLS (and TCP only over TLS) with `tls`'s server
+    /// certificate when given.
+    fn start_with(tls: Option<&TestCa>) -> Self {
         let bin = bin_dir();
         let dir = tempfile::Builder::new()
             .prefix("hecate-pg-")
@@ -168,16 +275,45 @@ impl PgServer {
             },
             "initdb",
         );
+        let mut server_options = String::new();
+        if let Some(ca) = tls {
+            for file in ca.server_files() {
+                let to = dir.join(file.file_name().expect("name"));
+                std::fs::copy(&file, &to).expect("copy the server certificate");
+                let mut chmod = Command::new("chmod");
+                chmod.arg("600").arg(&to);
+                run_ok(chmod, "chmod of the server key");
+                if is_root() {
+                    let mut c = Command::new("chown");
+                    c.arg("postgres:").arg(&to);
+                    run_ok(c, "chown of the server key");
+                }
+            }
+            let hba = data.join("pg_hba.conf");
+            let rules = std::fs::read_to_string(&hba).expect("pg_hba.conf");
+            let rules: Vec<String> = rules
+                .lines()
+                .map(|l| match l.strip_prefix("host ") {
+                    Some(rest) => format!("hostssl {rest}"),
+                    None => l.to_string(),
+                })
+                .collect();
+            std::fs::write(&hba, rules.join("\n") + "\n").expect("pg_hba.conf");
+            server_options = format!(
+                "-c ssl=on -c ssl_cert_file={0}/server.crt -c ssl_key_file={0}/server.key",
+                dir.display()
+            );
+        }
         let port = free_port();
         // The watchdog: starts the server, stops or starts it again on `stop` /
         // `start` lines, and when its stdin closes (this process exited) stops it
         // and removes the directory.
         let script = r#"
-            bin=$1 dir=$2 port=$3
+            bin=$1 dir=$2 port=$3 options=$4
             up() {
                 "$bin/postgres" -D "$dir/data" -p "$port" -k "$dir" \
                     -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-                    -c full_page_writes=off -c max_connections=300 >>"$dir/server.log" 2>&1 &
+                    -c full_page_writes=off -c max_connections=300 $options >>"$dir/server.log" 2>&1 &
                 pid=$!
             }
             down() {
@@ -206,6 +342,7 @@ impl PgServer {
                 .arg(&bin)
                 .arg(&dir)
                 .arg(port.to_string())
+                .arg(&server_options)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

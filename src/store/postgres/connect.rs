@@ -1,14 +1,16 @@
-//! Opening the connection pool: parsing the store URL, trying one connection at
-//! once so a wrong URL, a wrong password, a missing database or an unreachable
-//! server is a clear startup error naming the fix, never a failure later.
+//! Opening the connection pool: parsing the store URL (with its TLS settings),
+//! trying one connection at once so a wrong URL, a wrong password, a missing
+//! database, an unreachable server or a refused certificate is a clear startup
+//! error naming the fix, never a failure later.
 
+use super::tls;
 use crate::domain::error::{HecateError, Result};
 use crate::domain::redact::redact_url;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod};
 use std::str::FromStr;
 use std::time::Duration;
+use tokio_postgres::Config;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Config, NoTls};
 
 /// How long one connection attempt may take unless the URL says otherwise.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -20,7 +22,9 @@ const WAIT_TIMEOUT: Duration = Duration::from_secs(30);
 /// connection can be made; answers the pool and the redacted location.
 pub(super) async fn open_pool(url: &str, size: usize) -> Result<(Pool, String)> {
     let location = redact_url(url);
-    let mut config = Config::from_str(url).map_err(|e| {
+    let split = tls::split_url(url, &location)?;
+    let connector = tls::connector(&split.tls, &location)?;
+    let mut config = Config::from_str(&split.url).map_err(|e| {
         HecateError::invalid(format!("invalid PostgreSQL store URL {location}: {e}"))
             .with_operator_action(
                 "Write the store URL as postgres:// followed by USER:PASSWORD@HOST:PORT/DATABASE \
@@ -36,7 +40,7 @@ pub(super) async fn open_pool(url: &str, size: usize) -> Result<(Pool, String)> 
     }
     let manager = Manager::from_config(
         config.clone(),
-        NoTls,
+        connector,
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },
@@ -77,6 +81,14 @@ const CHECK_SERVER: &str = "Check that PostgreSQL runs and listens at the host a
 
 /// A connection error in words, with the fix for the usual causes.
 fn explain_pg(e: &tokio_postgres::Error, config: Option<&Config>) -> (String, String) {
+    let host = match config.and_then(|c| c.get_hosts().first()) {
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "?".to_string(),
+    };
+    if let Some(explained) = tls::explain(e, &host) {
+        return explained;
+    }
     let user = config.and_then(|c| c.get_user()).unwrap_or("?").to_string();
     let db = config
         .and_then(|c| c.get_dbname())
@@ -84,7 +96,14 @@ fn explain_pg(e: &tokio_postgres::Error, config: Option<&Config>) -> (String, St
         .unwrap_or_else(|| user.clone());
     if let Some(db_error) = e.as_db_error() {
         let code = db_error.code();
-        let fix = if *code == SqlState::INVALID_PASSWORD
+        // pg_hba.conf lets this client in only over TLS ("..., no encryption").
+        let plain_refused = *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+            && db_error.message().ends_with("no encryption");
+        let fix = if plain_refused {
+            "The server accepts this connection only over TLS: add sslmode=require (or \
+             sslmode=verify-full with sslrootcert) to the store URL."
+                .to_string()
+        } else if *code == SqlState::INVALID_PASSWORD
             || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
         {
             format!(

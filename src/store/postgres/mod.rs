@@ -35,6 +35,7 @@ mod partial;
 mod runs;
 mod sessions;
 mod tasks;
+mod tls;
 mod traces;
 mod turns;
 

@@ -1,16 +1,18 @@
 //! Installs or refreshes an agent's managed launcher: its npm package in Hecate's
 //! cache (`<cache>/adapters/<id>`). npm installs into a staging directory next to
 //! it, which is renamed into place only when the package's bin is there, so a
-//! failed install leaves the previous one (or nothing) for the launcher to find.
+//! failed install leaves the previous one (or nothing) for the launcher to find;
+//! each install first cleans what a killed one left behind.
 
 use crate::adapters::acp::agent::catalog::AgentManifest;
 use crate::adapters::acp::agent::install_error::{InstallError, classify_failure};
 use crate::adapters::acp::agent::launcher::{
     LaunchSource, LaunchSpec, LauncherOptions, bin_in, find_executable, is_executable, managed_dir,
 };
+use crate::adapters::acp::agent::staging::{Staging, clean_abandoned};
 use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::process::{self, Spec};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// How long a managed install may take.
@@ -39,19 +41,6 @@ pub fn package_spec(manifest: &AgentManifest) -> Result<String, InstallError> {
         Some(v) => format!("{package}@{v}"),
         None => package.clone(),
     })
-}
-
-/// A sibling of `dir` named `.<name>.<tag>-<random>`, on the same file system.
-fn sibling(dir: &Path, tag: &str) -> PathBuf {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    dir.with_file_name(format!(".{name}.{tag}-{}", uuid::Uuid::new_v4().simple()))
-}
-
-fn io(what: &str, path: &Path, e: std::io::Error) -> InstallError {
-    InstallError::Io(format!("cannot {what} {}: {e}", path.display()))
 }
 
 /// Runs `npm install --prefix <stage> <spec>` and checks the bin is there.
@@ -86,28 +75,10 @@ async fn npm_install(
     Ok(())
 }
 
-/// Puts `stage` at `dir`, moving an existing install aside first and removing it
-/// afterwards; puts the old one back if the second rename fails.
-fn swap_into_place(stage: &Path, dir: &Path) -> Result<(), InstallError> {
-    let old = dir.exists().then(|| sibling(dir, "old"));
-    if let Some(old) = &old {
-        std::fs::rename(dir, old).map_err(|e| io("move aside", dir, e))?;
-    }
-    if let Err(e) = std::fs::rename(stage, dir) {
-        if let Some(old) = &old {
-            let _ = std::fs::rename(old, dir);
-        }
-        return Err(io("move into place", dir, e));
-    }
-    if let Some(old) = old {
-        let _ = std::fs::remove_dir_all(old);
-    }
-    Ok(())
-}
-
 /// Installs (or refreshes) the managed package with `npm install --prefix` into a
 /// staging directory, then renames it to `<cache>/adapters/<id>`; on any failure
-/// the staging directory is removed and the previous install stays as it was.
+/// (or when the install is cancelled) the staging directory is removed and the
+/// previous install stays as it was.
 pub async fn install_managed(
     manifest: &AgentManifest,
     opts: &LauncherOptions,
@@ -117,17 +88,13 @@ pub async fn install_managed(
     let npm =
         find_executable("npm", opts.search_path().as_ref()).ok_or(InstallError::NpmMissing)?;
     let parent = dir.parent().unwrap_or(&dir);
-    std::fs::create_dir_all(parent).map_err(|e| io("create", parent, e))?;
-    let stage = sibling(&dir, "staging");
-    std::fs::create_dir(&stage).map_err(|e| io("create", &stage, e))?;
-    let installed = match npm_install(&npm, &stage, &spec, manifest, opts).await {
-        Ok(()) => swap_into_place(&stage, &dir),
-        Err(e) => Err(e),
-    };
-    if let Err(e) = installed {
-        let _ = std::fs::remove_dir_all(&stage);
-        return Err(e);
+    std::fs::create_dir_all(parent).map_err(|e| InstallError::io("create", parent, e))?;
+    for name in clean_abandoned(parent, INSTALL_TIMEOUT) {
+        tracing::info!(folder = %name, "removed what an interrupted install left");
     }
+    let stage = Staging::create(&dir)?;
+    npm_install(&npm, stage.path(), &spec, manifest, opts).await?;
+    stage.put_in_place(&dir)?;
     Ok(LaunchSpec {
         program: bin_in(&dir, manifest),
         args: manifest.args.clone(),
@@ -158,24 +125,5 @@ mod tests {
             package_spec(&manifest("")),
             Err(InstallError::NoPackage("t".into()))
         );
-    }
-
-    #[test]
-    fn swap_replaces_an_existing_install() {
-        let root = tempfile::tempdir().expect("tmp");
-        let dir = root.path().join("t");
-        std::fs::create_dir(&dir).expect("dir");
-        std::fs::write(dir.join("old"), "1").expect("old");
-        let stage = sibling(&dir, "staging");
-        std::fs::create_dir(&stage).expect("stage");
-        std::fs::write(stage.join("new"), "2").expect("new");
-        swap_into_place(&stage, &dir).expect("swap");
-        assert!(dir.join("new").exists() && !dir.join("old").exists());
-        let left: Vec<_> = std::fs::read_dir(root.path())
-            .expect("read")
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name())
-            .collect();
-        assert_eq!(left, vec![std::ffi::OsString::from("t")]);
     }
 }

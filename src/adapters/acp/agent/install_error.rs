@@ -67,6 +67,11 @@ pub enum InstallError {
 }
 
 impl InstallError {
+    /// A failed file system step: `what` was being done to `path`.
+    pub fn io(what: &str, path: &std::path::Path, e: std::io::Error) -> Self {
+        Self::Io(format!("cannot {what} {}: {e}", path.display()))
+    }
+
     /// A short stable reason code for error details.
     pub fn reason(&self) -> &'static str {
         match self {

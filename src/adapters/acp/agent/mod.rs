@@ -10,3 +10,4 @@ pub mod install_error;
 pub mod launcher;
 pub mod probe;
 pub mod process;
+pub mod staging;
