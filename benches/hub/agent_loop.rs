@@ -4,8 +4,11 @@
 //! a final answer. The direct loop streams the same Chat Completions requests
 //! (same tool catalog, growing history) and runs each tool in-process or with
 //! one spawned `sh -c`; Hecate's loop is a task run on the task runtime with its
-//! steps, events, patches and conversation checkpoints in SQLite.
+//! steps, events, patches and conversation checkpoints in SQLite. The store
+//! floor (`agent_floor`) is the same loop's writes alone, for what no loop
+//! that survives a crash can go under.
 
+use crate::agent_floor::floor_loop;
 use crate::support::{TempDir, fixture_bin, num, summarize};
 use anyhow::{Context, bail, ensure};
 use futures::StreamExt;
@@ -388,6 +391,18 @@ pub async fn bench(args: &AgentLoopArgs) -> anyhow::Result<Value> {
     let mut model = model;
     let _ = model.child.kill().await;
     result?;
+    // The floor: the loop's writes alone, on a fresh file.
+    let floor_store = SqliteStore::open(&tmp.path().join("floor.db"))?;
+    let (mut floor_ms, mut writes) = (Vec::new(), 0);
+    for i in 0..=loops {
+        let f = floor_loop(&floor_store, turns).await?;
+        if i > 0 {
+            floor_ms.push(f.ms);
+            writes = f.writes;
+        }
+    }
+    let floor = summarize(floor_ms);
+    let floor_median = num(&floor, "median");
     let (d, h) = (report(direct), report(hecate));
     let median = |v: &Value, path: &[&str]| {
         let mut cur = v;
@@ -411,7 +426,13 @@ pub async fn bench(args: &AgentLoopArgs) -> anyhow::Result<Value> {
         "added_ms_per_read_file": added("read_file"),
         "added_ms_per_file_edit": added("file_edit"),
         "added_ms_per_shell_exec": added("shell_exec"),
-        "note": "Direct = a hand-written loop streaming the same Chat Completions requests (same tool catalog, growing history) and running each tool in-process or as one sh -c. Hecate = an agent_loop task run on the task runtime (SQLite file, in place, unconfined): claim, steps, run events, patches, conversation checkpoint per turn. Step figures come from stored step timestamps (millisecond precision); the whole-loop figure is (Hecate loop - direct loop) / LLM turns.",
+        "store_floor": {
+            "loop_ms": floor,
+            "writes_per_loop": writes,
+            "ms_per_llm_turn": floor_median / llm_turns,
+            "ms_per_write": floor_median / (writes.max(1) as f64),
+        },
+        "note": "Direct = a hand-written loop streaming the same Chat Completions requests (same tool catalog, growing history) and running each tool in-process or as one sh -c. Hecate = an agent_loop task run on the task runtime (SQLite file, in place, unconfined): claim, steps, run events, patches, conversation checkpoint per turn. Step figures come from stored step timestamps (millisecond precision); the whole-loop figure is (Hecate loop - direct loop) / LLM turns. Store floor = the loop's write transactions alone (task, run, claim, workspace, two checkpoints per turn with a tool call, answer, run end) on a fresh SQLite file.",
     }))
 }
 

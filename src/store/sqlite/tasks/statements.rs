@@ -165,6 +165,29 @@ pub(super) fn insert_approval(c: &Connection, a: &TaskApproval) -> OpResult<()> 
     Ok(())
 }
 
+pub(super) fn insert_step(c: &Connection, step: &TaskStep) -> OpResult<()> {
+    c.execute(
+        &format!(
+            "INSERT INTO task_steps ({STEP_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"
+        ),
+        params![
+            step.id.as_str(),
+            step.run_id.as_str(),
+            step.task_id.as_str(),
+            step.index,
+            step.kind,
+            step.status.as_str(),
+            serde_json::to_string(&step.input)?,
+            step.exit_code,
+            step.error_type,
+            step.error_message,
+            step.started_at,
+            step.finished_at
+        ],
+    )?;
+    Ok(())
+}
+
 pub(super) fn update_step_end(c: &Connection, step: &TaskStep) -> OpResult<()> {
     c.execute(
         "UPDATE task_steps SET status = ?2, exit_code = ?3, error_type = ?4, \

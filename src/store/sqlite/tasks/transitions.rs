@@ -214,6 +214,9 @@ pub(super) fn checkpoint(c: &mut Connection, cp: RunCheckpoint) -> OpResult<Vec<
             insert_artifact(&tx, a)?;
         }
     }
+    if let Some(step) = &cp.start {
+        insert_step(&tx, step)?;
+    }
     for a in &cp.replace {
         tx.execute(
             "DELETE FROM task_artifacts WHERE run_id = ?1 AND kind = ?2 AND name = ?3",
