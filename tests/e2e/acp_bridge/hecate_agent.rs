@@ -3,8 +3,9 @@
 //! editor. A turn that reads a file, edits it after a permission prompt and
 //! runs a command, seen as ACP tool calls with locations and a diff; "allow
 //! always" answering later gates of the same kind (on the default model); a rejection the model is
-//! told about; `session/cancel` cancelling the task run; the editor's MCP
-//! servers joining the tool catalog; unknown models and missing workspaces.
+//! told about; `session/cancel` cancelling the task run; the agent's plan as
+//! `plan` updates; the editor's MCP servers joining the tool catalog; unknown
+//! models and missing workspaces.
 
 use crate::support::acp_editor::*;
 use crate::support::agent::{WIRES, answer as final_answer, call, said, turn};
@@ -302,6 +303,53 @@ async fn cancel_while_a_gate_waits_cancels_the_task_run() {
     let task = tasks["data"][0]["id"].as_str().expect("the backing task");
     let shown = home.json(&["tasks", "show", task, "--format", "json"]);
     assert_eq!(shown["data"]["runs"][0]["status"], "cancelled", "{shown:#}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agents_plan_reaches_the_editor_as_plan_updates() {
+    let entry = |content: &str, status: &str| json!({"content": content, "priority": "high", "status": status});
+    let first = json!([
+        entry("Read the notes", "in_progress"),
+        entry("Answer", "pending")
+    ]);
+    let last = json!([
+        entry("Read the notes", "completed"),
+        entry("Answer", "completed")
+    ]);
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call("update_plan", json!({"entries": first}))]),
+        turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
+        turn(vec![call("update_plan", json!({"entries": last}))]),
+        final_answer("Planned and done."),
+    ])));
+    let home = loop_home(&server, "");
+    let (_guard, ws) = workspace();
+    seeded(&ws);
+    let (_hecate, transport) = Hecate::spawn(&home, &["--target", TARGET]);
+    let updates = run_editor(transport, Editor::default(), async |cx, mut updates| {
+        let sid = open(&cx, &ws).await?;
+        assert_eq!(prompt(&cx, &sid, "plan it").await?, StopReason::EndTurn);
+        Ok(updates.drain())
+    })
+    .await
+    .expect("editor session");
+    assert_eq!(answer(&updates), "Planned and done.");
+    let got = as_json(&updates);
+    let plans: Vec<&Value> = got
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "plan")
+        .collect();
+    assert_eq!(plans.len(), 2, "{got:#?}");
+    assert_eq!(plans[0]["entries"], first);
+    assert_eq!(plans[1]["entries"], last);
+    assert!(
+        !got.iter()
+            .any(|u| u["sessionUpdate"] == "tool_call" && u["title"] == "update_plan"),
+        "plan calls show as the plan, not as tool calls: {got:#?}"
+    );
+    assert_eq!(announced(&got, "read")["title"], "Read notes.txt");
+    let requests = server.requests();
+    assert!(said(&requests[1]).contains("plan updated: 0 of 2 done"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -146,6 +146,12 @@ impl Loop<'_> {
             artifacts.push(a);
             events.push(e);
         }
+        if let Some(plan) = &outcome.plan {
+            events.push(json_event(
+                "agent.plan",
+                json!({"tool_call_id": call.id, "step_id": step.id, "entries": plan}),
+            ));
+        }
         events.push(json_event(
             "tool.call.finished",
             json!({"tool_call_id": call.id, "tool": call.name, "step_id": step.id,
