@@ -5,7 +5,7 @@
 //! gates (approve without another model call, reject as a refusal the model
 //! sees); tool errors the loop goes on after; the turn limit and the budget;
 //! a SIGKILLed worker whose run is resumed without repeating a tool call; the
-//! plan the model shares.
+//! plan the model shares; a bare model found through a provider's model list.
 
 use crate::support::agent::{
     WIRES, agent_home, agent_task, answer, call, count, create_and_start, data, events, reaches,
@@ -411,6 +411,48 @@ async fn a_shared_plan_is_a_task_event_and_a_malformed_one_is_a_tool_error() {
         "{}",
         said(&requests[2])
     );
+}
+
+#[tokio::test]
+async fn a_bare_model_only_a_providers_model_list_names_runs_the_loop() {
+    let server = ModelServer::start_listing(
+        Some(json!([answer("Found by its listing.")])),
+        "listed-model",
+    );
+    let other = ModelServer::start_listing(None, "other-model");
+    let mut home = agent_home(&server, WIRES[0], "");
+    home.set("PROVIDER_OTHER_BASE_URL", &format!("{}/v1", other.base));
+    home.set("PROVIDER_OTHER_KIND", "openai");
+    home.set("PROVIDER_OTHER_API_KEY", "test-key");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    let (task, run) = create_and_start(&api, agent_task("listed-model", &ws, json!({}))).await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        (&done["provider"], &done["model"]),
+        (&json!("fix"), &json!("listed-model"))
+    );
+    assert_eq!(server.requests()[0]["body"]["model"], "listed-model");
+    // A model no provider declares or lists is refused before a run exists.
+    let a = api
+        .post(
+            "/hecate/v1/tasks",
+            agent_task("unlisted-model", &ws, json!({})),
+        )
+        .await;
+    let task = a.body["data"]["id"].as_str().expect("id");
+    let r = api
+        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
+        .await;
+    assert_eq!(
+        (r.status, r.error_type()),
+        (422, "model_not_configured"),
+        "{}",
+        r.body
+    );
+    assert!(r.body.to_string().contains("model_not_found"), "{}", r.body);
 }
 
 /// Whether a request tells the model a write outside the workspace was refused.

@@ -21,6 +21,7 @@ use crate::adapters::providers::ToolDefinition;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::TaskStepId;
 use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus};
+use crate::engine::gateway::route;
 use crate::runtimes::agent::catalog;
 use crate::runtimes::agent::conversation::Conversation;
 use crate::runtimes::agent::mcp::McpToolset;
@@ -72,9 +73,10 @@ struct Unsaved {
 
 impl TaskRuntime {
     /// The model an `agent_loop` task runs on: its own, or the configured
-    /// default; `model_not_configured` when neither is set or it does not
-    /// resolve.
-    pub(super) fn agent_model(&self, spec: &TaskSpec) -> Result<ModelTarget> {
+    /// default, resolved by the gateway's routing (`provider/model`, or a bare
+    /// model a provider declares or lists); `model_not_configured` when neither
+    /// is set or it does not resolve.
+    pub(super) async fn agent_model(&self, spec: &TaskSpec) -> Result<ModelTarget> {
         let model = match spec.requested_model.trim() {
             "" => self.inner.config.default_model.trim(),
             m => m,
@@ -89,14 +91,20 @@ impl TaskRuntime {
                 "Create the task with requested_model, or set [tasks] default_model (HECATE_TASK_DEFAULT_MODEL).",
             ));
         }
-        let provider = Some(spec.requested_provider.trim()).filter(|p| !p.is_empty());
-        self.inner
-            .models
-            .resolve(provider, model)
+        let requested = match spec.requested_provider.trim() {
+            "" => model.to_string(),
+            provider => format!("{provider}/{model}"),
+        };
+        let route = route::route(&self.inner.models, Some(&requested), None)
+            .await
             .map_err(|e| HecateError {
                 error_type: ErrorType::ModelNotConfigured,
                 ..e
-            })
+            })?;
+        Ok(ModelTarget {
+            provider: route.provider,
+            model: route.model,
+        })
     }
 
     /// Runs the loop of an `agent_loop` run in `workspace`.
@@ -107,7 +115,7 @@ impl TaskRuntime {
         workspace: PathBuf,
         cancel: &CancellationToken,
     ) -> RunEnd {
-        let target = match self.agent_model(&task.spec) {
+        let target = match self.agent_model(&task.spec).await {
             Ok(t) => t,
             Err(e) => return RunEnd::Finish(StepEnd::failed(e.error_type.code(), e.message)),
         };
