@@ -4,7 +4,9 @@
 //! claim and the workspace; per model turn and tool call the two checkpoints
 //! the loop writes (a step's end with the next step's start and the
 //! conversation so far, growing as the loop's does); the final answer and the
-//! run's end.
+//! run's end. Unfolded, each step's start is a transaction of its own (as the
+//! loop wrote them before starts were folded into checkpoints): four writes
+//! per model turn and tool call instead of two.
 
 use hecate::domain::ids::{TaskArtifactId, TaskId, TaskRunId, TaskStepId};
 use hecate::domain::message::ToolCall;
@@ -29,10 +31,14 @@ pub struct FloorLoop {
     pub writes: usize,
 }
 
-/// One loop's store work: `turns` tool-calling turns and an answer.
-pub async fn floor_loop(store: &dyn Store, turns: usize) -> anyhow::Result<FloorLoop> {
+/// One loop's store work: `turns` tool-calling turns and an answer; with
+/// `folded`, each step starts in the checkpoint that ends the one before it.
+pub async fn floor_loop(
+    store: &dyn Store,
+    turns: usize,
+    folded: bool,
+) -> anyhow::Result<FloorLoop> {
     let started = Instant::now();
-    let mut writes = 0;
     let now = now_rfc3339();
     let task = Task {
         id: TaskId::generate(),
@@ -79,7 +85,6 @@ pub async fn floor_loop(store: &dyn Store, turns: usize) -> anyhow::Result<Floor
         .ok_or_else(|| anyhow::anyhow!("the floor's run was not claimable"))?;
     let run = claimed.run;
     store.set_task_run_workspace(&run.id, "/tmp/floor").await?;
-    writes += 4;
     let mut floor = Floor {
         store,
         task: &task,
@@ -87,6 +92,8 @@ pub async fn floor_loop(store: &dyn Store, turns: usize) -> anyhow::Result<Floor
         conversation: Conversation::new("work on notes.txt"),
         index: 0,
         open: None,
+        folded,
+        writes: 4,
     };
     for turn in 0..turns {
         floor.write(Some("model")).await?;
@@ -97,12 +104,10 @@ pub async fn floor_loop(store: &dyn Store, turns: usize) -> anyhow::Result<Floor
         };
         floor.conversation.push_assistant(String::new(), vec![call]);
         floor.write(Some("tool")).await?;
-        floor.conversation.push_result(
-            &format!("call_{turn}"),
-            "alpha\nsecond line\n".into(),
-            false,
-        );
-        writes += 2;
+        let result = "alpha\nsecond line\n".to_string();
+        floor
+            .conversation
+            .push_result(&format!("call_{turn}"), result, false);
     }
     floor.write(Some("model")).await?;
     floor
@@ -118,14 +123,14 @@ pub async fn floor_loop(store: &dyn Store, turns: usize) -> anyhow::Result<Floor
             vec![NewTaskEvent::new("run.finished", json!({}))],
         )
         .await?;
-    writes += 3;
     Ok(FloorLoop {
         ms: started.elapsed().as_secs_f64() * 1e3,
-        writes,
+        writes: floor.writes + 1,
     })
 }
 
-/// A loop's store state: the step that is open and the conversation.
+/// A loop's store state: the step that is open, the conversation and the
+/// writes made so far.
 struct Floor<'a> {
     store: &'a dyn Store,
     task: &'a Task,
@@ -133,11 +138,14 @@ struct Floor<'a> {
     conversation: Conversation,
     index: i64,
     open: Option<TaskStep>,
+    folded: bool,
+    writes: usize,
 }
 
 impl Floor<'_> {
-    /// One checkpoint: the open step ends, a step of `kind` starts (when
-    /// given), the conversation is replaced.
+    /// The open step ends with the conversation replaced, and a step of `kind`
+    /// starts (when given): in the same checkpoint when folded, else in a
+    /// transaction of its own before it (the first start has no checkpoint).
     async fn write(&mut self, kind: Option<&str>) -> anyhow::Result<()> {
         let ended = self.open.take().map(|s| FinishedStep {
             step: TaskStep {
@@ -165,6 +173,35 @@ impl Floor<'_> {
                 finished_at: None,
             }
         });
+        let started: Vec<NewTaskEvent> = start
+            .iter()
+            .map(|s| NewTaskEvent::new("step.started", json!({"step_id": s.id})))
+            .collect();
+        let (with_start, events) = if self.folded {
+            (start.clone(), started)
+        } else {
+            if ended.is_some() {
+                self.checkpoint(ended, None, Vec::new()).await?;
+            }
+            if let Some(s) = &start {
+                self.store.start_task_step(s, started).await?;
+                self.writes += 1;
+            }
+            self.open = start;
+            return Ok(());
+        };
+        self.checkpoint(ended, with_start, events).await?;
+        self.open = start;
+        Ok(())
+    }
+
+    /// One checkpoint with the conversation as it is now.
+    async fn checkpoint(
+        &mut self,
+        ended: Option<FinishedStep>,
+        start: Option<TaskStep>,
+        events: Vec<NewTaskEvent>,
+    ) -> anyhow::Result<()> {
         let content = serde_json::to_string(&self.conversation)?;
         let conversation = TaskArtifact {
             id: TaskArtifactId::generate(),
@@ -179,16 +216,12 @@ impl Floor<'_> {
             status: None,
             created_at: now_rfc3339(),
         };
-        let events = start
-            .iter()
-            .map(|s| NewTaskEvent::new("step.started", json!({"step_id": s.id})))
-            .collect();
         self.store
             .checkpoint_task_run(RunCheckpoint {
                 run_id: self.run.id.clone(),
                 owner: OWNER.into(),
                 step: ended,
-                start: start.clone(),
+                start,
                 replace: vec![conversation],
                 cost: Some(RunCost {
                     total_cost_micros_usd: 0,
@@ -198,7 +231,7 @@ impl Floor<'_> {
                 events,
             })
             .await?;
-        self.open = start;
+        self.writes += 1;
         Ok(())
     }
 }

@@ -391,18 +391,25 @@ pub async fn bench(args: &AgentLoopArgs) -> anyhow::Result<Value> {
     let mut model = model;
     let _ = model.child.kill().await;
     result?;
-    // The floor: the loop's writes alone, on a fresh file.
+    // The floor: the loop's writes alone, on a fresh file, folded as the loop
+    // writes them and unfolded (each step start its own transaction),
+    // alternating loop by loop.
     let floor_store = SqliteStore::open(&tmp.path().join("floor.db"))?;
-    let (mut floor_ms, mut writes) = (Vec::new(), 0);
+    let (mut floor_ms, mut unfolded_ms, mut writes, mut unfolded_writes) =
+        (Vec::new(), Vec::new(), 0, 0);
     for i in 0..=loops {
-        let f = floor_loop(&floor_store, turns).await?;
+        let f = floor_loop(&floor_store, turns, true).await?;
+        let u = floor_loop(&floor_store, turns, false).await?;
         if i > 0 {
             floor_ms.push(f.ms);
-            writes = f.writes;
+            unfolded_ms.push(u.ms);
+            (writes, unfolded_writes) = (f.writes, u.writes);
         }
     }
     let floor = summarize(floor_ms);
     let floor_median = num(&floor, "median");
+    let unfolded = summarize(unfolded_ms);
+    let unfolded_median = num(&unfolded, "median");
     let (d, h) = (report(direct), report(hecate));
     let median = |v: &Value, path: &[&str]| {
         let mut cur = v;
@@ -432,7 +439,13 @@ pub async fn bench(args: &AgentLoopArgs) -> anyhow::Result<Value> {
             "ms_per_llm_turn": floor_median / llm_turns,
             "ms_per_write": floor_median / (writes.max(1) as f64),
         },
-        "note": "Direct = a hand-written loop streaming the same Chat Completions requests (same tool catalog, growing history) and running each tool in-process or as one sh -c. Hecate = an agent_loop task run on the task runtime (SQLite file, in place, unconfined): claim, steps, run events, patches, conversation checkpoint per turn. Step figures come from stored step timestamps (millisecond precision); the whole-loop figure is (Hecate loop - direct loop) / LLM turns. Store floor = the loop's write transactions alone (task, run, claim, workspace, two checkpoints per turn with a tool call, answer, run end) on a fresh SQLite file.",
+        "store_floor_unfolded": {
+            "loop_ms": unfolded,
+            "writes_per_loop": unfolded_writes,
+            "ms_per_llm_turn": unfolded_median / llm_turns,
+            "ms_per_write": unfolded_median / (unfolded_writes.max(1) as f64),
+        },
+        "note": "Direct = a hand-written loop streaming the same Chat Completions requests (same tool catalog, growing history) and running each tool in-process or as one sh -c. Hecate = an agent_loop task run on the task runtime (SQLite file, in place, unconfined): claim, steps, run events, patches, conversation checkpoint per turn. Step figures come from stored step timestamps (millisecond precision); the whole-loop figure is (Hecate loop - direct loop) / LLM turns. Store floor = the loop's write transactions alone (task, run, claim, workspace, two checkpoints per turn with a tool call, answer, run end) on a fresh SQLite file; unfolded = the same with each step start a transaction of its own, as before starts were folded into checkpoints (four per turn).",
     }))
 }
 
