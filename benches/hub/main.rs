@@ -11,6 +11,7 @@
 
 mod acp;
 mod agent;
+mod agent_floor;
 mod agent_loop;
 mod http;
 mod mcp;

@@ -239,6 +239,15 @@ fn agent_loop(r: &Value) -> anyhow::Result<()> {
         }
     }
     ensure!(number(r, "loop_ratio_hecate_vs_direct")? > 0.0, "{r}");
+    ensure!(
+        number(r, "store_floor.writes_per_loop")? == 13.0,
+        "4 per run, 2 per tool turn, the answer and the run's end: {r}"
+    );
+    ensure!(number(r, "store_floor.ms_per_write")? > 0.0, "{r}");
+    ensure!(
+        number(r, "store_floor_unfolded.writes_per_loop")? == 19.0,
+        "each step start its own write: 5 per run, 4 per tool turn, 2 for the answer: {r}"
+    );
     for figure in [
         "added_ms_per_llm_turn_whole_loop",
         "added_ms_per_llm_turn_step",

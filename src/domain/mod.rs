@@ -15,6 +15,7 @@ pub mod memory;
 pub mod message;
 pub mod partial;
 pub mod permission;
+pub mod plan;
 pub mod provider_call;
 pub mod redact;
 pub mod run;

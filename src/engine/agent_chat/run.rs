@@ -125,6 +125,10 @@ impl Engine {
                 Err(e) => return Err(e),
             }
         }
+        let (entries, skipped) = crate::engine::mcp::entry::from_session_servers(mcp_servers);
+        for server in skipped {
+            tracing::warn!(%server, "an SSE MCP server cannot join a task; skipped");
+        }
         let spec = TaskSpec {
             execution_kind: Some(ExecutionKind::AgentLoop),
             prompt,
@@ -133,19 +137,7 @@ impl Engine {
             workspace_mode: WorkspaceMode::InPlace,
             requested_provider: provider.clone(),
             requested_model: model.clone(),
-            mcp_servers: mcp_servers
-                .iter()
-                .filter_map(|s| {
-                    let entry = crate::engine::mcp::entry::from_session_server(s);
-                    if entry.is_none() {
-                        tracing::warn!(
-                            server = s.name(),
-                            "an SSE MCP server cannot join a task; skipped"
-                        );
-                    }
-                    entry
-                })
-                .collect(),
+            mcp_servers: entries,
             ..Default::default()
         };
         let task = tasks.create_task(namespace, spec).await?;

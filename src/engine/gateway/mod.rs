@@ -19,7 +19,10 @@ pub use crate::adapters::gateway::{
     TranslateError, WireFormat,
 };
 pub use record::{HISTORY_MISMATCH, SessionBinding, TraceStart};
-pub use route::{GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED, ProviderModels};
+pub use route::{
+    DISCOVERY_TIMEOUT, GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED,
+    ProviderModels,
+};
 
 use super::Engine;
 use crate::adapters::gateway::{RelayMode, Upstream, prepare_body, relay};
@@ -29,10 +32,7 @@ pub use crate::adapters::providers::ProviderError;
 use crate::domain::error::{HecateError, Result};
 use serde_json::Value;
 use std::sync::OnceLock;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// How long a provider that declares no models is given to list them.
-pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Detail `reason` of a request body the gateway refuses (or cannot translate).
 pub const INVALID_BODY: &str = "invalid_request";
@@ -98,29 +98,7 @@ impl Engine {
     /// What routing knows about every configured provider; providers that
     /// declare no models are asked for their list when `discover` is set.
     pub async fn gateway_providers(&self, discover: bool) -> Vec<ProviderModels> {
-        let clients: Vec<&ProviderClient> = self.inner.model.providers().collect();
-        futures::future::join_all(clients.into_iter().map(|c| async move {
-            let cfg = c.config();
-            let declared = !cfg.models.is_empty();
-            let models = if declared {
-                cfg.models.clone()
-            } else if discover {
-                tokio::time::timeout(DISCOVERY_TIMEOUT, c.list_models())
-                    .await
-                    .ok()
-                    .and_then(|r| r.ok())
-                    .unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            ProviderModels {
-                name: cfg.name.clone(),
-                kind: cfg.kind,
-                models,
-                declared,
-            }
-        }))
-        .await
+        route::providers_of(&self.inner.model, discover).await
     }
 
     /// Every routable model id (`provider/model`, and bare ids that are unambiguous).
@@ -131,13 +109,7 @@ impl Engine {
     /// Resolves a request's model (or the default model) to a provider.
     pub async fn gateway_route(&self, requested: Option<&str>) -> Result<GatewayRoute> {
         let default = self.inner.gateway.default_model.as_deref();
-        let quick = self.gateway_providers(false).await;
-        match route::resolve(&quick, requested, default) {
-            Err(e) if e.details.get("reason").and_then(Value::as_str) == Some(MODEL_NOT_FOUND) => {
-                route::resolve(&self.gateway_providers(true).await, requested, default)
-            }
-            other => other,
-        }
+        route::route(&self.inner.model, requested, default).await
     }
 
     /// Routes `call`, sends it to the provider in the provider's format and

@@ -1,10 +1,17 @@
 //! Which provider answers a gateway request: `provider/model`, a bare model
 //! resolved across the providers (their declared models, else what they list),
-//! or the configured default model when the request names none.
+//! or the configured default model when the request names none. The agent loop
+//! resolves its model here too, so both name models alike.
 
 use crate::adapters::gateway::models::ListedModel;
 use crate::adapters::providers::ProviderKind;
 use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::runtimes::model::ModelRuntime;
+use serde_json::Value;
+use std::time::Duration;
+
+/// How long a provider that declares no models is given to list them.
+pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Detail `reason` of a request that names no model while none is configured.
 pub const MODEL_REQUIRED: &str = "model_required";
@@ -36,6 +43,50 @@ pub struct GatewayRoute {
     pub model: String,
     /// `requested_model`, `pinned_provider` or `global_default_model`.
     pub reason: &'static str,
+}
+
+/// What routing knows about every provider of `models`; providers that
+/// declare no models are asked for their list when `discover` is set.
+pub async fn providers_of(models: &ModelRuntime, discover: bool) -> Vec<ProviderModels> {
+    futures::future::join_all(models.providers().map(|c| async move {
+        let cfg = c.config();
+        let declared = !cfg.models.is_empty();
+        let models = if declared {
+            cfg.models.clone()
+        } else if discover {
+            tokio::time::timeout(DISCOVERY_TIMEOUT, c.list_models())
+                .await
+                .ok()
+                .and_then(|r| r.ok())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        ProviderModels {
+            name: cfg.name.clone(),
+            kind: cfg.kind,
+            models,
+            declared,
+        }
+    }))
+    .await
+}
+
+/// Resolves `requested` (or `default`) over the providers of `models`: with
+/// what they declare first, asking the providers that declare nothing for
+/// their model lists only when no provider is known to serve it.
+pub async fn route(
+    models: &ModelRuntime,
+    requested: Option<&str>,
+    default: Option<&str>,
+) -> Result<GatewayRoute> {
+    let quick = providers_of(models, false).await;
+    match resolve(&quick, requested, default) {
+        Err(e) if e.details.get("reason").and_then(Value::as_str) == Some(MODEL_NOT_FOUND) => {
+            resolve(&providers_of(models, true).await, requested, default)
+        }
+        other => other,
+    }
 }
 
 /// Resolves `requested` (or `default` when the request names no model).

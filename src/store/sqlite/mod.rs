@@ -177,6 +177,11 @@ impl SqliteStore {
     }
 }
 
+/// Prepared statements a connection keeps compiled: every statement the hot
+/// paths run (an agent loop's checkpoint alone runs eight kinds) stays cached
+/// instead of being parsed again on each transaction.
+const STATEMENT_CACHE: usize = 128;
+
 /// Sets up the writer: busy timeout, WAL (for files), foreign keys, migrations.
 /// Switching a new file to WAL and the first migration take locks whose conflicts
 /// SQLite reports as busy without calling the busy handler, so a second process
@@ -184,6 +189,7 @@ impl SqliteStore {
 fn setup_writer(mut conn: Connection, location: &str, wal: bool) -> Result<Connection> {
     let setup = |conn: &mut Connection| -> rusqlite::Result<()> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         if wal {
             let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
             if !mode.eq_ignore_ascii_case("wal") {
@@ -229,6 +235,7 @@ fn refuse_newer_schema(conn: Connection, location: &str) -> Result<Connection> {
 /// Sets up a reader: busy timeout, and `query_only` so a read job cannot write.
 fn setup_reader(conn: Connection) -> rusqlite::Result<Connection> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.pragma_update(None, "query_only", "ON")?;
     Ok(conn)
 }

@@ -1,7 +1,7 @@
 //! The two kinds of step of an `agent_loop` run: a model turn (`model`), ending
 //! with `turn.completed` and its cost, and a tool call (`tool`), ending with
-//! `tool.call.finished`, its output and patch artifacts. Each ends in one
-//! checkpoint with the conversation.
+//! `tool.call.finished`, its output and patch artifacts. A step's start is
+//! stored with the end of the one before it, its end with the next start.
 
 use super::super::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
 use super::audit::{CallEnd, CallStart};
@@ -52,7 +52,8 @@ fn json_event(event_type: &str, data: Value) -> NewTaskEvent {
 }
 
 impl Loop<'_> {
-    /// Stores a new running step of `kind` with `input` and its events.
+    /// Stores a new running step of `kind` with `input` and its events, with
+    /// what the loop did before it.
     async fn start_step(
         &mut self,
         kind: &str,
@@ -81,8 +82,7 @@ impl Loop<'_> {
                 json!({"step_id": step.id, "index": step.index, "kind": kind}),
             ),
         );
-        let stored = self.rt.store().start_task_step(&step, events).await?;
-        self.rt.publish(stored);
+        self.flush(Some((step.clone(), events))).await?;
         Ok(step)
     }
 
@@ -146,6 +146,12 @@ impl Loop<'_> {
             artifacts.push(a);
             events.push(e);
         }
+        if let Some(plan) = &outcome.plan {
+            events.push(json_event(
+                "agent.plan",
+                json!({"tool_call_id": call.id, "step_id": step.id, "entries": plan}),
+            ));
+        }
         events.push(json_event(
             "tool.call.finished",
             json!({"tool_call_id": call.id, "tool": call.name, "step_id": step.id,
@@ -181,7 +187,7 @@ impl Loop<'_> {
             artifacts,
             events: Vec::new(),
         };
-        self.checkpoint(Some(end), events, Vec::new()).await?;
+        self.record(Some(end), events, Vec::new());
         Ok(outcome.cancelled)
     }
 
@@ -217,7 +223,7 @@ impl Loop<'_> {
             None => {
                 finished.status = TaskStepStatus::Cancelled;
                 let events = vec![step_event(&finished)];
-                self.end_step(finished, events).await?;
+                self.end_step(finished, events);
                 return Ok(Some(RunEnd::Finish(StepEnd {
                     status: TaskStepStatus::Cancelled,
                     exit_code: None,
@@ -231,7 +237,7 @@ impl Loop<'_> {
                 finished.error_type = Some(e.error_type.code().to_string());
                 finished.error_message = Some(e.message.clone());
                 let events = vec![step_event(&finished)];
-                self.end_step(finished, events).await?;
+                self.end_step(finished, events);
                 return Ok(Some(RunEnd::Finish(StepEnd::failed(
                     e.error_type.code(),
                     e.message,
@@ -257,17 +263,17 @@ impl Loop<'_> {
         let events = vec![completed, step_event(&finished)];
         self.conversation
             .push_assistant(reply.text, reply.tool_calls);
-        self.end_step(finished, events).await?;
+        self.end_step(finished, events);
         Ok(None)
     }
 
-    /// Ends a step in a checkpoint with the conversation.
-    async fn end_step(&self, step: TaskStep, events: Vec<NewTaskEvent>) -> Result<()> {
+    /// Records a step's end, to be stored with the conversation.
+    fn end_step(&mut self, step: TaskStep, events: Vec<NewTaskEvent>) {
         let end = FinishedStep {
             step,
             artifacts: Vec::new(),
             events: Vec::new(),
         };
-        self.checkpoint(Some(end), events, Vec::new()).await
+        self.record(Some(end), events, Vec::new());
     }
 }
