@@ -3,6 +3,7 @@
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, Cli};
 use crate::domain::ids::{MessageId, SessionId};
+use crate::domain::message::Role;
 use crate::domain::provider_call::format_usd;
 use crate::engine::Transcript;
 use std::fmt::Write as _;
@@ -244,9 +245,25 @@ fn render_text(t: &Transcript) -> String {
         if let Some(line) = call_line(t, m) {
             let _ = writeln!(out, "  ({line})");
         }
+        if let Some(line) = trace_line(t, m) {
+            let _ = writeln!(out, "  ({line})");
+        }
         let _ = writeln!(out, "{}", m.content);
     }
     out
+}
+
+/// The trace and span of the turn that produced an answer, when it was traced.
+fn trace_line(t: &Transcript, m: &crate::domain::message::Message) -> Option<String> {
+    if m.role != Role::Assistant {
+        return None;
+    }
+    let run = t.runs.iter().find(|r| Some(&r.id) == m.run_id.as_ref())?;
+    let trace = run.trace_id.as_deref()?;
+    Some(match &run.span_id {
+        Some(span) => format!("trace {trace} · span {span}"),
+        None => format!("trace {trace}"),
+    })
 }
 
 fn render_markdown(t: &Transcript) -> String {

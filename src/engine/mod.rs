@@ -22,6 +22,7 @@ pub mod tasks;
 pub mod turn_events;
 mod turn_run;
 mod turn_sink;
+mod turn_trace;
 mod turns;
 pub mod workspace;
 

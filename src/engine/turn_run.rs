@@ -128,6 +128,12 @@ impl Engine {
                 .filter(|d| !d.files.is_empty()),
             _ => None,
         };
+        super::turn_trace::record_report(
+            &report,
+            matches!(target, TurnTarget::External { .. }),
+            plain_text(&blocks).len(),
+            turn_diff.is_some(),
+        );
         if report.native_session_id.is_some() {
             session.native_session_id = report.native_session_id.clone();
         }

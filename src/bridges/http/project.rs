@@ -78,6 +78,7 @@ pub fn transcript_dto(
 fn decorate(dto: &mut MessageDto, run: &Run, events: &[RunEvent]) {
     dto.request_id = Some(run.request_id.clone());
     dto.trace_id = run.trace_id.clone();
+    dto.span_id = run.span_id.clone();
     dto.started_at = Some(run.started_at.clone());
     dto.completed_at = run.completed_at.clone();
     dto.duration_ms = run.duration_ms;
@@ -187,6 +188,7 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
         run_id: Some(run.id.to_string()),
         request_id: None,
         trace_id: None,
+        span_id: None,
         started_at: None,
         completed_at: None,
         duration_ms: None,

@@ -239,6 +239,9 @@ pub struct RunDto {
     /// Trace id, when tracing exported one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// The id of the run's own span (`agent_chat.run`) in that trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
     /// Start time.
     pub started_at: String,
     /// End time.
@@ -258,6 +261,7 @@ impl From<&Run> for RunDto {
             error_message: r.error_message.clone(),
             request_id: r.request_id.clone(),
             trace_id: r.trace_id.clone(),
+            span_id: r.span_id.clone(),
             started_at: r.started_at.clone(),
             completed_at: r.completed_at.clone(),
             duration_ms: r.duration_ms,
