@@ -124,6 +124,48 @@ fn a_chat_turn_exports_its_run_and_model_call_and_the_answer_keeps_its_span_id()
 }
 
 #[test]
+fn a_failed_model_call_marks_its_span_and_its_turn_failed_with_the_error_type() {
+    let server = ModelServer::start(Some(json!([
+        {"status": 500, "error_message": "upstream broke"}
+    ])));
+    let collector = Collector::start();
+    let mut home = Home::with_openai(&server);
+    traced(&mut home, &collector);
+    let out = home.run(&["chat", "--model", "fix/m", "doomed"]);
+    assert!(!out.status.success(), "{}", text(&out).0);
+
+    let model = collector.wait_span("the failed model call", named("chat m"));
+    assert_eq!(attr(&model, "error.type"), "500", "{model}");
+    assert_eq!(model["status"]["code"], "error");
+    assert!(
+        model["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("upstream broke")),
+        "{model}"
+    );
+    let run = collector.wait_span("the failed turn", named("agent_chat.run"));
+    assert_eq!(attr(&run, "hecate.run.status"), "failed");
+    assert_eq!(run["status"]["code"], "error");
+    assert!(!attr(&run, "error.type").is_empty(), "{run}");
+    assert_eq!(model["parent_span_id"], run["span_id"]);
+    let took = collector.wait_metric("the failed call's duration", |m| {
+        m["name"] == "gen_ai.client.operation.duration" && m["attributes"]["error.type"] == "500"
+    });
+    assert_eq!(took["count"], 1);
+    assert!(
+        !collector
+            .metrics()
+            .iter()
+            .any(|m| m["name"] == "gen_ai.client.token.usage"),
+        "no tokens were reported, so none are counted"
+    );
+    let runs = collector.wait_metric("the failed run", |m| {
+        m["name"] == "hecate.agent_chat.runs" && m["attributes"]["hecate.run.status"] == "failed"
+    });
+    assert_eq!(runs["value"], 1);
+}
+
+#[test]
 fn nothing_is_sent_without_an_endpoint_and_answers_have_no_span() {
     let server = ModelServer::start(None);
     let collector = Collector::start();
@@ -139,7 +181,8 @@ fn nothing_is_sent_without_an_endpoint_and_answers_have_no_span() {
 #[tokio::test]
 async fn a_gateway_request_is_a_chat_span_under_its_http_request_with_the_gateway_metrics() {
     let server = ModelServer::start(Some(json!([
-        {"text": "Hello.", "usage": {"input_tokens": 11, "output_tokens": 2}}
+        {"text": "Hello.", "usage": {"input_tokens": 11, "output_tokens": 2}},
+        {"text": "Streamed hello.", "usage": {"input_tokens": 13, "output_tokens": 3}}
     ])));
     let collector = Collector::start();
     let mut home = Home::with_both_kinds(&server);
@@ -189,6 +232,27 @@ async fn a_gateway_request_is_a_chat_span_under_its_http_request_with_the_gatewa
         m["name"] == "gen_ai.client.token.usage" && m["attributes"]["gen_ai.token.type"] == "output"
     });
     assert_eq!(output["sum"], 2.0);
+
+    // A streamed Anthropic request: its span ends with the stream, usage included.
+    let rb = api
+        .request(reqwest::Method::POST, "/v1/messages")
+        .header("anthropic-version", "2023-06-01")
+        .json(
+            &json!({"model": "claude-fix", "max_tokens": 64, "stream": true,
+                      "messages": [{"role": "user", "content": "hi"}]}),
+        );
+    let streamed = rb.send().await.expect("stream");
+    assert_eq!(streamed.status(), 200);
+    let body = streamed.text().await.expect("stream body");
+    assert!(body.contains("message_stop"), "{body}");
+    let span = collector.wait_span("the streamed call", named("chat claude-fix"));
+    assert_eq!(attr(&span, "gen_ai.provider.name"), "anthropic");
+    assert_eq!(attr(&span, "hecate.provider.name"), "ant");
+    assert_eq!(attr(&span, "hecate.gateway.ingress"), "anthropic");
+    assert_eq!(span["attributes"]["hecate.gateway.stream"], true);
+    assert_eq!(attr(&span, "hecate.gateway.outcome"), "completed");
+    assert_eq!(span["attributes"]["gen_ai.usage.input_tokens"], 13);
+    assert_eq!(span["attributes"]["gen_ai.usage.output_tokens"], 3);
 
     // An unknown model fails before any provider: counted as failed.
     let rb = api
