@@ -6,6 +6,7 @@ use crate::adapters::acp::agent::auth::{self, AuthStatus};
 use crate::adapters::acp::agent::install::install_managed;
 use crate::adapters::acp::agent::launcher::{self, Availability};
 use crate::adapters::acp::{ProbeOptions, ProbeReport, probe};
+use crate::adapters::telemetry::metrics;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;
 use crate::runtimes::external::{ExternalRuntime, GatewayAccess};
@@ -254,6 +255,17 @@ impl Engine {
             extra_env: extra,
             limit: crate::adapters::acp::agent::probe::PROBE_LIMIT,
         };
-        Ok(probe(m, &opts).await)
+        let report = probe(m, &opts).await;
+        let name = |v: serde_json::Result<serde_json::Value>| {
+            v.ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        metrics::probe(
+            adapter_id,
+            &name(serde_json::to_value(report.status)),
+            &name(serde_json::to_value(report.stage)),
+        );
+        Ok(report)
     }
 }

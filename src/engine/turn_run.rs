@@ -52,6 +52,8 @@ impl Engine {
             mode: policy.approval_mode,
             timeout: self.inner.config.approval_timeout,
             cancel: policy.cancel.clone(),
+            // The driver runs inside the turn's span.
+            span: tracing::Span::current(),
         });
         let baseline = match (&target, &workspace) {
             (TurnTarget::External { .. }, Some(ws)) => super::diffs::baseline(ws).await,

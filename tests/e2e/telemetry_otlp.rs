@@ -329,26 +329,42 @@ fn hecate_agent_runs_are_invoke_agent_spans_with_their_model_and_tool_calls() {
     assert_eq!(tools["attributes"]["gen_ai.tool.name"], "list_dir");
 }
 
+/// The fixture agent asks before writing, then edits a tracked file.
+const WRITE_SCRIPT: &str = r#"{"turns":[
+ {"match":"write","actions":[
+   {"tool_call":{"id":"t1","title":"Write a.txt","kind":"edit","status":"pending"}},
+   {"request_permission":{"tool_call_id":"t1","title":"Write a.txt","kind":"edit",
+     "on_allow":[{"edit_file":{"path":"a.txt","content":"changed\n"}}],
+     "on_reject":[{"text":"not writing. "}]}},
+   {"tool_call_update":{"id":"t1","status":"completed"}},
+   {"text":"done"}]}
+]}"#;
+
 #[test]
 fn an_external_agent_prompt_is_an_agent_chat_run_with_the_adapter_attributes() {
     let collector = Collector::start();
     let mut home = Home::empty();
+    std::fs::write(home.path("script.json"), WRITE_SCRIPT).expect("script");
+    let script = home.path("script.json").display().to_string();
     let state = home.path("agent-state").display().to_string();
-    home.add_fixture_agent("fixture", &["--state-dir", &state]);
+    home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
     traced(&mut home, &collector);
     let ws = git_workspace();
     let w = ws.path().display().to_string();
-    let out = home.run(&[
-        "chat",
-        "--agent",
-        "fixture",
-        "--workspace",
-        &w,
-        "hello agent",
-    ]);
+    let out = home.run_with_stdin(
+        &[
+            "chat",
+            "--agent",
+            "fixture",
+            "--workspace",
+            &w,
+            "please write",
+        ],
+        b"a\n",
+    );
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(stdout.trim(), "echo: hello agent");
+    assert!(stdout.contains("done"), "{stdout}");
     let id = session_id_from(&out.stderr);
 
     let run = collector.wait_span("the agent prompt", named("agent_chat.run"));
@@ -367,18 +383,56 @@ fn an_external_agent_prompt_is_an_agent_chat_run_with_the_adapter_attributes() {
         !attr(&run, "hecate.agent_adapter.native_session.id").is_empty(),
         "{run}"
     );
+    let answer = show_answer(&home, &id);
     assert_eq!(
         run["attributes"]["hecate.agent_adapter.output.bytes"],
-        "echo: hello agent".len()
+        answer.len(),
+        "{run}"
     );
     assert_eq!(
         run["attributes"]["hecate.agent_adapter.diff.captured"],
-        false
+        true
+    );
+    // The approval is an event of the turn's span and counted.
+    let events = run["events"].as_array().expect("events");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["attributes"]["hecate.approval.status"] == "approved"),
+        "{run}"
     );
     let runs = collector.wait_metric("the run count", named("hecate.agent_chat.runs"));
     assert_eq!(runs["attributes"]["hecate.agent_adapter.id"], "fixture");
+    let asked = collector.wait_metric("the approval asked", named("hecate.approvals.requested"));
+    assert_eq!(asked["value"], 1);
+    assert_eq!(asked["attributes"]["hecate.approval.tool_kind"], "edit");
+    let resolved =
+        collector.wait_metric("the approval answered", named("hecate.approvals.resolved"));
+    assert_eq!(resolved["attributes"]["hecate.approval.status"], "approved");
+    assert_eq!(resolved["attributes"]["hecate.approval.path"], "operator");
     let show = home.json(&["sessions", "show", &id, "--format", "json"]);
     assert_eq!(show["data"]["runs"][0]["span_id"], run["span_id"]);
+
+    // A probe is counted by its outcome.
+    let probed = home.run(&["adapters", "probe", "fixture"]);
+    assert!(probed.status.success(), "{}", text(&probed).1);
+    let probe = collector.wait_metric("the probe", named("hecate.agent_adapter.probes"));
+    assert_eq!(
+        probe["attributes"]["hecate.agent_adapter.probe.status"],
+        "ready"
+    );
+    assert_eq!(probe["attributes"]["hecate.agent_adapter.id"], "fixture");
+}
+
+/// The text of a session's last answer.
+fn show_answer(home: &Home, id: &str) -> String {
+    let show = home.json(&["sessions", "show", id, "--format", "json"]);
+    show["data"]["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "assistant"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[test]

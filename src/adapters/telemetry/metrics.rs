@@ -1,7 +1,7 @@
 //! The metrics Hecate records, on the global meter (a no-op meter unless
 //! `hecate` was started with an OTLP endpoint): the `gen_ai.*` client metrics
 //! for every model call, the tool and MCP call durations, and Hecate's own
-//! gateway request and Agent Chat run counts.
+//! gateway request, Agent Chat run, approval and adapter probe counts.
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram};
@@ -28,6 +28,9 @@ struct Instruments {
     run_duration: Histogram<f64>,
     tool_duration: Histogram<f64>,
     mcp_duration: Histogram<f64>,
+    approvals_requested: Counter<u64>,
+    approvals_resolved: Counter<u64>,
+    probes: Counter<u64>,
 }
 
 fn instruments() -> &'static Instruments {
@@ -75,6 +78,21 @@ fn instruments() -> &'static Instruments {
                 "mcp.client.operation.duration",
                 "Duration of each MCP tools/call Hecate sends upstream.",
             ),
+            approvals_requested: meter
+                .u64_counter("hecate.approvals.requested")
+                .with_unit("{approval}")
+                .with_description("Permission requests put to a person (not answered by a grant or mode).")
+                .build(),
+            approvals_resolved: meter
+                .u64_counter("hecate.approvals.resolved")
+                .with_unit("{approval}")
+                .with_description("Permission requests by how they ended: status and path (operator, grant, default_mode, timeout, ...).")
+                .build(),
+            probes: meter
+                .u64_counter("hecate.agent_adapter.probes")
+                .with_unit("{probe}")
+                .with_description("Adapter probes by outcome.")
+                .build(),
         }
     })
 }
@@ -178,4 +196,44 @@ pub fn mcp_call(server: &str, tool: &str, error_type: Option<&str>, took: Durati
         a.push(KeyValue::new("error.type", e.to_string()));
     }
     instruments().mcp_duration.record(took.as_secs_f64(), &a);
+}
+
+/// The attributes every approval metric carries.
+fn approval_attributes(tool_kind: &str, adapter: Option<&str>) -> Vec<KeyValue> {
+    let mut a = vec![KeyValue::new(
+        "hecate.approval.tool_kind",
+        tool_kind.to_string(),
+    )];
+    if let Some(id) = adapter {
+        a.push(KeyValue::new("hecate.agent_adapter.id", id.to_string()));
+    }
+    a
+}
+
+/// Counts a permission request put to a person.
+pub fn approval_requested(tool_kind: &str, adapter: Option<&str>) {
+    instruments()
+        .approvals_requested
+        .add(1, &approval_attributes(tool_kind, adapter));
+}
+
+/// Counts a permission request's end: its `status` (`approved`, `rejected`,
+/// `timed_out`, `cancelled`) and the `path` that ended it.
+pub fn approval_resolved(tool_kind: &str, adapter: Option<&str>, status: &str, path: &str) {
+    let mut a = approval_attributes(tool_kind, adapter);
+    a.push(KeyValue::new("hecate.approval.status", status.to_string()));
+    a.push(KeyValue::new("hecate.approval.path", path.to_string()));
+    instruments().approvals_resolved.add(1, &a);
+}
+
+/// Counts one adapter probe by its `status` and the `stage` it reached.
+pub fn probe(adapter: &str, status: &str, stage: &str) {
+    instruments().probes.add(
+        1,
+        &[
+            KeyValue::new("hecate.agent_adapter.id", adapter.to_string()),
+            KeyValue::new("hecate.agent_adapter.probe.status", status.to_string()),
+            KeyValue::new("hecate.agent_adapter.probe.stage", stage.to_string()),
+        ],
+    );
 }

@@ -75,6 +75,7 @@ impl Engine {
             mode: ApprovalMode::Prompt,
             timeout: self.config().approval_timeout,
             cancel: opts.cancel.clone(),
+            span: tracing::Span::current(),
         };
         let request = PermissionRequest {
             session_id: session_id.clone(),
