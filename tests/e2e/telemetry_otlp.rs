@@ -320,9 +320,11 @@ fn hecate_agent_runs_are_invoke_agent_spans_with_their_model_and_tool_calls() {
         .collect();
     assert_eq!(models.len(), 2, "one chat span per model turn");
 
-    // The session turn that ran the task names it.
+    // The session turn that ran the task names it, and the run is in its trace.
     let run = collector.wait_span("the session turn", named("agent_chat.run"));
     assert_eq!(attr(&run, "hecate.runtime.kind"), "agent");
+    assert_eq!(agent["trace_id"], run["trace_id"]);
+    assert_eq!(agent["parent_span_id"], run["span_id"]);
     assert_eq!(attr(&run, "gen_ai.operation.name"), "invoke_agent");
     assert_eq!(attr(&run, "hecate.task.id"), task);
     let tools = collector.wait_metric("the tool duration", named("gen_ai.execute_tool.duration"));

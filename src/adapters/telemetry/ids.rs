@@ -23,6 +23,20 @@ pub fn span_ids(span: &tracing::Span) -> Option<SpanIds> {
     })
 }
 
+/// The OpenTelemetry context of the current span (empty without an exporter),
+/// for a span started elsewhere to join with [`adopt`].
+pub fn current_context() -> opentelemetry::Context {
+    tracing::Span::current().context()
+}
+
+/// Makes `span`, not yet entered, a child of `parent`'s span (nothing happens
+/// without an exporter).
+pub fn adopt(span: &tracing::Span, parent: opentelemetry::Context) {
+    if parent.span().span_context().is_valid() {
+        let _ = span.set_parent(parent);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use super::control::confinement_of;
 use super::execute::{RunEnd, StepEnd, artifact};
 use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::providers::ToolDefinition;
-use crate::adapters::telemetry::spans;
+use crate::adapters::telemetry::{self, spans};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::TaskStepId;
 use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus};
@@ -112,6 +112,10 @@ impl TaskRuntime {
             &target.model,
             &workspace.display().to_string(),
         );
+        if let Some(parent) = self.trace_parent(&task.id) {
+            // A session turn follows this task here: its runs are in the turn's trace.
+            telemetry::adopt(&span, parent);
+        }
         let (mcp, mcp_events) = self.agent_mcp(task, &workspace).await;
         let mut l = Loop {
             rt: self,
