@@ -90,6 +90,26 @@ async fn an_opted_in_agent_calls_hecates_v1_and_its_calls_are_traced_and_costed_
     assert_eq!(rows[0]["status"], "completed");
     assert_eq!(rows[0]["total_tokens"], 9);
     assert_eq!(rows[0]["cost_micros_usd"], 9);
+    // The session shows its agent's calls: HTTP, and the CLI (JSON and text).
+    let session = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    let calls = session.body["data"]["gateway_calls"]
+        .as_array()
+        .expect("calls");
+    assert_eq!(calls.len(), 1, "{}", session.body);
+    assert_eq!(calls[0]["cost_micros_usd"], 9);
+    let show = home.json(&["sessions", "show", &id, "--format", "json"]);
+    assert_eq!(
+        show["data"]["gateway_calls"][0]["provider"], "oai",
+        "{show}"
+    );
+    let shown = home.run(&["sessions", "show", &id]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("model calls through the gateway: 1 · 5 in / 4 out tokens · $0.000009"),
+        "{shown}"
+    );
     // No gateway chat session was made of it: the agent's transcript is its own.
     let chats = api.get(&format!("/hecate/v1/chat/sessions/{id}")).await;
     assert_eq!(chats.status, 404, "{}", chats.body);

@@ -2,6 +2,7 @@
 //! per-assistant-message run metadata, usage, activities and raw output, and the
 //! live assistant message of a running turn synthesized from its events.
 
+use super::wire::chat::TraceDto;
 use super::wire::{
     ActivityDto, MessageDto, ProviderCallDto, RunDto, SegmentDto, SessionDto, TranscriptDto,
     UsageDto,
@@ -71,6 +72,7 @@ pub fn transcript_dto(
         provider_calls: t.provider_calls.iter().map(ProviderCallDto::from).collect(),
         runs: t.runs.iter().map(RunDto::from).collect(),
         segments: t.segments.iter().map(SegmentDto::from).collect(),
+        gateway_calls: t.gateway_calls.iter().map(TraceDto::from).collect(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Session resources on the wire: the header, listing summaries, the full
 //! transcript, runs, provider calls and derived segments.
 
+use super::chat::TraceDto;
 use super::message::MessageDto;
 use crate::domain::error::HecateError;
 use crate::domain::memory::HistoryStrategy;
@@ -334,4 +335,8 @@ pub struct TranscriptDto {
     pub runs: Vec<RunDto>,
     /// Derived segments.
     pub segments: Vec<SegmentDto>,
+    /// Model calls the session's supervised agent made through `/v1`
+    /// (`[agents.gateway]`), oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gateway_calls: Vec<TraceDto>,
 }
