@@ -6,6 +6,7 @@
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Bucket boundaries of `gen_ai.client.token.usage`, as the convention advises.
@@ -18,6 +19,21 @@ const TOKEN_BUCKETS: [f64; 14] = [
 const SECONDS_BUCKETS: [f64; 14] = [
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ];
+
+/// Whether a meter provider exports what is recorded; until then recording
+/// is skipped before any attribute is built.
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Turns recording on: called once the global meter provider exports
+/// (`cli/telemetry.rs`).
+pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// The instruments, or `None` when nothing would be exported.
+fn recording() -> Option<&'static Instruments> {
+    ENABLED.load(Ordering::Relaxed).then(instruments)
+}
 
 /// Every instrument, built on first use.
 struct Instruments {
@@ -132,7 +148,9 @@ impl ModelCall<'_> {
 
 /// Records one model call: its duration and, when reported, its tokens.
 pub fn model_call(call: &ModelCall<'_>, took: Duration, tokens: Option<(u64, u64)>) {
-    let m = instruments();
+    let Some(m) = recording() else {
+        return;
+    };
     let attributes = call.attributes();
     m.operation_duration.record(took.as_secs_f64(), &attributes);
     if let Some((input, output)) = tokens {
@@ -147,7 +165,10 @@ pub fn model_call(call: &ModelCall<'_>, took: Duration, tokens: Option<(u64, u64
 
 /// Counts one `/v1` request that reached a provider (or failed before).
 pub fn gateway_request(ingress: &str, outcome: &str, provider: &str, model: &str) {
-    instruments().gateway_requests.add(
+    let Some(m) = recording() else {
+        return;
+    };
+    m.gateway_requests.add(
         1,
         &[
             KeyValue::new("hecate.gateway.ingress", ingress.to_string()),
@@ -160,7 +181,9 @@ pub fn gateway_request(ingress: &str, outcome: &str, provider: &str, model: &str
 
 /// Counts one ended session turn and records its duration.
 pub fn run(runtime: &str, status: &str, adapter: Option<&str>, took: Duration) {
-    let m = instruments();
+    let Some(m) = recording() else {
+        return;
+    };
     let mut a = vec![
         KeyValue::new("hecate.runtime.kind", runtime.to_string()),
         KeyValue::new("hecate.run.status", status.to_string()),
@@ -174,6 +197,9 @@ pub fn run(runtime: &str, status: &str, adapter: Option<&str>, took: Duration) {
 
 /// Records one tool call of Hecate's agent.
 pub fn tool_call(tool: &str, tool_type: &str, error_type: Option<&str>, took: Duration) {
+    let Some(m) = recording() else {
+        return;
+    };
     let mut a = vec![
         KeyValue::new("gen_ai.operation.name", "execute_tool"),
         KeyValue::new("gen_ai.tool.name", tool.to_string()),
@@ -182,11 +208,14 @@ pub fn tool_call(tool: &str, tool_type: &str, error_type: Option<&str>, took: Du
     if let Some(e) = error_type {
         a.push(KeyValue::new("error.type", e.to_string()));
     }
-    instruments().tool_duration.record(took.as_secs_f64(), &a);
+    m.tool_duration.record(took.as_secs_f64(), &a);
 }
 
 /// Records one MCP `tools/call` sent upstream.
 pub fn mcp_call(server: &str, tool: &str, error_type: Option<&str>, took: Duration) {
+    let Some(m) = recording() else {
+        return;
+    };
     let mut a = vec![
         KeyValue::new("mcp.method.name", "tools/call"),
         KeyValue::new("gen_ai.tool.name", tool.to_string()),
@@ -195,7 +224,7 @@ pub fn mcp_call(server: &str, tool: &str, error_type: Option<&str>, took: Durati
     if let Some(e) = error_type {
         a.push(KeyValue::new("error.type", e.to_string()));
     }
-    instruments().mcp_duration.record(took.as_secs_f64(), &a);
+    m.mcp_duration.record(took.as_secs_f64(), &a);
 }
 
 /// The attributes every approval metric carries.
@@ -212,23 +241,31 @@ fn approval_attributes(tool_kind: &str, adapter: Option<&str>) -> Vec<KeyValue> 
 
 /// Counts a permission request put to a person.
 pub fn approval_requested(tool_kind: &str, adapter: Option<&str>) {
-    instruments()
-        .approvals_requested
+    let Some(m) = recording() else {
+        return;
+    };
+    m.approvals_requested
         .add(1, &approval_attributes(tool_kind, adapter));
 }
 
 /// Counts a permission request's end: its `status` (`approved`, `rejected`,
 /// `timed_out`, `cancelled`) and the `path` that ended it.
 pub fn approval_resolved(tool_kind: &str, adapter: Option<&str>, status: &str, path: &str) {
+    let Some(m) = recording() else {
+        return;
+    };
     let mut a = approval_attributes(tool_kind, adapter);
     a.push(KeyValue::new("hecate.approval.status", status.to_string()));
     a.push(KeyValue::new("hecate.approval.path", path.to_string()));
-    instruments().approvals_resolved.add(1, &a);
+    m.approvals_resolved.add(1, &a);
 }
 
 /// Counts one adapter probe by its `status` and the `stage` it reached.
 pub fn probe(adapter: &str, status: &str, stage: &str) {
-    instruments().probes.add(
+    let Some(m) = recording() else {
+        return;
+    };
+    m.probes.add(
         1,
         &[
             KeyValue::new("hecate.agent_adapter.id", adapter.to_string()),

@@ -53,7 +53,6 @@ impl Inference {
     /// Opens the span of a call of `model` at `provider` (speaking `system`,
     /// `openai` or `anthropic`, at `base_url`).
     pub fn start(system: &'static str, provider: &str, model: &str, base_url: &str) -> Self {
-        let (address, port) = server_of(base_url);
         let span = tracing::info_span!(
             "gen_ai.chat",
             otel.name = %format_args!("chat {model}"),
@@ -67,8 +66,8 @@ impl Inference {
             gen_ai.usage.input_tokens = Empty,
             gen_ai.usage.output_tokens = Empty,
             gen_ai.conversation.id = Empty,
-            server.address = address.as_deref(),
-            server.port = port.map(i64::from),
+            server.address = Empty,
+            server.port = Empty,
             hecate.provider.name = provider,
             hecate.request.id = Empty,
             hecate.agent_chat.session.id = Empty,
@@ -78,6 +77,12 @@ impl Inference {
             hecate.cost.micros_usd = Empty,
             error.type = Empty,
         );
+        if !span.is_disabled() {
+            // Parsed only when the span is exported.
+            let (address, port) = server_of(base_url);
+            span.record("server.address", address.as_deref());
+            span.record("server.port", port.map(i64::from));
+        }
         Self {
             span,
             system,
