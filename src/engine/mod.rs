@@ -28,6 +28,8 @@ pub mod workspace;
 
 pub use crate::adapters::acp::{ProbeReport, ProbeStatus};
 pub use crate::adapters::git::FileChange;
+/// The span of an MCP call made to Hecate, for the MCP bridge.
+pub use crate::adapters::telemetry::spans::{mcp_server_call, mcp_server_end};
 pub use external::{AdapterFacts, AdapterStatus};
 pub use mcp::{
     ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ServerSpec, ToolPolicy,

@@ -451,6 +451,13 @@ fn an_mcp_call_relayed_upstream_is_a_tools_call_client_span() {
 
     let span = collector.wait_span("the MCP call", named("tools/call echo"));
     assert_eq!(span["kind"], "client");
+    // The client's call to the hub is the server span the relayed call is under.
+    let served = collector.wait_span("the call to the hub", named("tools/call alpha__echo"));
+    assert_eq!(served["kind"], "server");
+    assert_eq!(attr(&served, "mcp.method.name"), "tools/call");
+    assert_eq!(attr(&served, "gen_ai.tool.name"), "alpha__echo");
+    assert_eq!(span["parent_span_id"], served["span_id"]);
+    assert_eq!(span["trace_id"], served["trace_id"]);
     assert_eq!(attr(&span, "mcp.method.name"), "tools/call");
     assert_eq!(attr(&span, "gen_ai.tool.name"), "echo");
     assert_eq!(attr(&span, "gen_ai.operation.name"), "execute_tool");
@@ -463,6 +470,11 @@ fn an_mcp_call_relayed_upstream_is_a_tools_call_client_span() {
     );
     assert_eq!(attr(&error, "error.type"), "tool_error");
     assert_eq!(error["status"]["code"], "error");
+    let error = collector.wait_span(
+        "the failing call to the hub",
+        named("tools/call alpha__test_error_handling"),
+    );
+    assert_eq!(attr(&error, "error.type"), "tool_error");
     let took = collector.wait_metric("the MCP call duration", |m| {
         m["name"] == "mcp.client.operation.duration"
             && m["attributes"]["gen_ai.tool.name"] == "echo"

@@ -411,6 +411,31 @@ impl ToolCall {
     }
 }
 
+/// Opens the `tools/call {tool}` server span of a call an MCP client makes to
+/// Hecate (`hecate mcp`, `/mcp`); what it causes — a turn, a relayed call —
+/// are its children. End it with [`mcp_server_end`].
+pub fn mcp_server_call(tool: &str) -> Span {
+    tracing::info_span!(
+        "mcp.server.tools_call",
+        otel.name = %format_args!("tools/call {tool}"),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = tool,
+        error.type = Empty,
+    )
+}
+
+/// Ends an MCP server call: a protocol error (`error`) or a tool error
+/// (`tool_error`) marks the span failed.
+pub fn mcp_server_end(span: &Span, error: Option<(&str, &str)>) {
+    if let Some((kind, message)) = error {
+        fail(span, kind, message);
+    }
+}
+
 /// An MCP `tools/call` sent upstream, in flight: its `tools/call {tool}` span.
 #[derive(Debug)]
 pub struct McpCall {
