@@ -130,14 +130,21 @@ impl AppContext {
                 .filter(|(_, on)| **on)
                 .map(|(id, _)| id.clone())
                 .collect(),
-            agents.gateway_url.as_deref().map(|url| {
+            config.agent_gateway_url()?.map(|url| {
                 let token = std::env::var("HECATE_TOKEN")
                     .ok()
                     .or_else(|| config.file.server.token.clone())
                     .filter(|t| !t.is_empty());
-                GatewayAccess::new(url, token.as_deref())
+                GatewayAccess::new(&url, token.as_deref())
             }),
         );
+        for id in agents.gateway.keys() {
+            if !external.has_adapter(id) {
+                tracing::warn!(
+                    "[agents.gateway] names {id:?}, which is not an adapter in the catalog"
+                );
+            }
+        }
         let engine_config = EngineConfig {
             history: config.history()?,
             default_guardrails: config.guardrails(),

@@ -5,7 +5,7 @@
 //! are traced, costed and exported under the session that prompted it. An agent
 //! not opted in keeps its own endpoint.
 
-use crate::support::common::{Home, ModelServer, git_workspace};
+use crate::support::common::{Home, ModelServer, git_workspace, session_id_from, text};
 use crate::support::http::{Api, serve};
 use crate::support::otlp::{Collector, attr, export_env};
 use serde_json::{Value, json};
@@ -162,4 +162,63 @@ async fn a_malformed_agent_session_header_is_refused_in_the_clients_wire_shape()
     assert!(model.requests().is_empty());
     let traces = api.get("/hecate/v1/traces").await;
     assert_eq!(traces.body["data"].as_array().map(Vec::len), Some(0));
+}
+
+#[tokio::test]
+async fn a_cli_chat_reaches_the_gateway_of_a_running_server_through_gateway_url() {
+    let model = ModelServer::start(Some(json!([
+        {"text": "from the model", "usage": {"input_tokens": 5, "output_tokens": 4}}
+    ])));
+    let home = Home::with_both_kinds(&model);
+    home.add_fixture_agent_with("fixture", &[], GATEWAY_SECTION);
+    home.write_config(&format!("[agents.gateway]\nfixture = true\n{PRICES}"));
+    let served = serve(&home);
+    let api = Api::new(&served);
+    // `hecate chat` serves no /v1 itself: it hands the agent the server's.
+    home.write_config(&format!(
+        "[agents]\ngateway_url = {:?}\n\n[agents.gateway]\nfixture = true\n{PRICES}",
+        served.base
+    ));
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let out = home.run(&[
+        "chat",
+        "--agent",
+        "fixture",
+        "--workspace",
+        &w,
+        "what does it say?",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "model: from the model");
+    let id = session_id_from(&out.stderr);
+    let traces = api.get(&format!("/hecate/v1/traces?session_id={id}")).await;
+    let rows = traces.body["data"].as_array().expect("traces");
+    assert_eq!(rows.len(), 1, "{}", traces.body);
+    assert_eq!(rows[0]["cost_micros_usd"], 9);
+}
+
+#[test]
+fn a_gateway_url_that_is_not_a_base_url_is_refused_naming_the_key() {
+    let home = Home::empty();
+    home.add_fixture_agent_with("fixture", &[], GATEWAY_SECTION);
+    for bad in [
+        "127.0.0.1:8765",
+        "ftp://127.0.0.1:8765",
+        "http://127.0.0.1:8765/v1",
+    ] {
+        home.write_config(&format!(
+            "[agents]\ngateway_url = {bad:?}\n\n[agents.gateway]\nfixture = true\n"
+        ));
+        let ws = git_workspace();
+        let w = ws.path().display().to_string();
+        let out = home.run(&["chat", "--agent", "fixture", "--workspace", &w, "hello"]);
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success(), "{bad} was accepted");
+        assert!(
+            stderr.contains("[agents] gateway_url") && stderr.contains(bad),
+            "{bad}: {stderr}"
+        );
+    }
 }
