@@ -28,8 +28,12 @@ pub mod workspace;
 
 pub use crate::adapters::acp::{ProbeReport, ProbeStatus};
 pub use crate::adapters::git::FileChange;
-/// The span of an MCP call made to Hecate, for the MCP bridge.
-pub use crate::adapters::telemetry::spans::{mcp_server_call, mcp_server_end};
+/// The spans of calls made to Hecate (HTTP requests, MCP calls) and their ids,
+/// for the bridges.
+pub use crate::adapters::telemetry::spans::{
+    http_request, http_response, mcp_server_call, mcp_server_end,
+};
+pub use crate::adapters::telemetry::{SpanIds, span_ids};
 pub use external::{AdapterFacts, AdapterStatus};
 pub use mcp::{
     ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ServerSpec, ToolPolicy,

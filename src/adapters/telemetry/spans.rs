@@ -1,4 +1,5 @@
-//! The spans Hecate opens, with their attribute vocabulary: `chat {model}` for
+//! The spans Hecate opens, with their attribute vocabulary: the HTTP server
+//! span of each request to `hecate serve`, `chat {model}` for
 //! every model call (the gateway's and Hecate's own), `agent_chat.run` for a
 //! session turn, `invoke_agent hecate` for an `agent_loop` run,
 //! `execute_tool {tool}` for its tool calls and `tools/call {tool}` for an MCP
@@ -408,6 +409,31 @@ impl ToolCall {
             error_type,
             self.started.elapsed(),
         );
+    }
+}
+
+/// Opens the server span of one HTTP request to `hecate serve`, named after its
+/// method (the convention's name when no route template is known).
+pub fn http_request(method: &str, path: &str, request_id: &str) -> Span {
+    tracing::info_span!(
+        "http.request",
+        otel.name = method,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        http.request.method = method,
+        url.path = path,
+        hecate.request.id = request_id,
+        http.response.status_code = Empty,
+        error.type = Empty,
+    )
+}
+
+/// Records the status an HTTP request was answered with; a 5xx marks it failed.
+pub fn http_response(span: &Span, status: u16) {
+    span.record("http.response.status_code", i64::from(status));
+    if status >= 500 {
+        span.record("error.type", status.to_string());
+        span.record("otel.status_code", "error");
     }
 }
 
