@@ -190,7 +190,11 @@ impl Engine {
             trace.error_message = Some(m.clone());
         }
         traced.gateway_end(status, trace.cost_micros_usd);
-        metrics::gateway_request(start.ingress.as_str(), status, &provider, &model);
+        let requested = match start.requested_model.as_str() {
+            "" => model.as_str(),
+            named => named,
+        };
+        metrics::gateway_request(start.ingress.as_str(), status, &provider, requested);
         let error = trace
             .error_message
             .as_deref()
