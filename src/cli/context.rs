@@ -9,7 +9,7 @@ use crate::adapters::providers::pricing::Pricebook;
 use crate::config::Config;
 use crate::engine::flows::{FlowCatalog, FlowSettings};
 use crate::engine::{Engine, EngineConfig, Runtimes};
-use crate::runtimes::external::ExternalRuntime;
+use crate::runtimes::external::{ExternalRuntime, GatewayAccess};
 use crate::runtimes::model::ModelRuntime;
 use crate::store::Store;
 use anyhow::Context;
@@ -122,7 +122,29 @@ impl AppContext {
             acp_options,
         )
         .with_process_idle(config.agent_process_idle(&env)?)
-        .with_modes(agents.modes.clone().into_iter().collect());
+        .with_modes(agents.modes.clone().into_iter().collect())
+        .with_gateway(
+            agents
+                .gateway
+                .iter()
+                .filter(|(_, on)| **on)
+                .map(|(id, _)| id.clone())
+                .collect(),
+            config.agent_gateway_url()?.map(|url| {
+                let token = std::env::var("HECATE_TOKEN")
+                    .ok()
+                    .or_else(|| config.file.server.token.clone())
+                    .filter(|t| !t.is_empty());
+                GatewayAccess::new(&url, token.as_deref())
+            }),
+        );
+        for id in agents.gateway.keys() {
+            if !external.has_adapter(id) {
+                tracing::warn!(
+                    "[agents.gateway] names {id:?}, which is not an adapter in the catalog"
+                );
+            }
+        }
         let engine_config = EngineConfig {
             history: config.history()?,
             default_guardrails: config.guardrails(),

@@ -125,6 +125,31 @@ impl Config {
         Ok((ms > 0).then(|| std::time::Duration::from_millis(ms)))
     }
 
+    /// `[agents] gateway_url`: where agents opted into `[agents.gateway]` reach
+    /// `/v1` from a process that does not serve it; an `http(s)://HOST[:PORT]`
+    /// base URL without a path, or an error naming the key.
+    pub fn agent_gateway_url(&self) -> Result<Option<String>, ConfigError> {
+        let Some(raw) = self.file.agents.gateway_url.as_deref() else {
+            return Ok(None);
+        };
+        let usable = reqwest::Url::parse(raw).ok().filter(|u| {
+            matches!(u.scheme(), "http" | "https")
+                && u.host_str().is_some()
+                && matches!(u.path(), "" | "/")
+                && u.query().is_none()
+        });
+        match usable {
+            Some(_) => Ok(Some(raw.trim_end_matches('/').to_string())),
+            None => Err(ConfigError::Parse {
+                path: self.path.clone(),
+                message: format!(
+                    "[agents] gateway_url = {raw:?} is not a base URL like http://127.0.0.1:8765 \
+                     (scheme, host and port only: agents add /v1 themselves)"
+                ),
+            }),
+        }
+    }
+
     /// The history strategy the config selects (sessions that name none use it).
     pub fn history(&self) -> Result<HistoryStrategy, ConfigError> {
         options::history(&self.path, &self.file.history)

@@ -259,6 +259,13 @@ pub struct AgentsSection {
     /// Extra environment opted in per adapter: `[agents.env.codex] OPENAI_API_KEY = "$OPENAI_API_KEY"`.
     #[serde(default)]
     pub env: BTreeMap<String, BTreeMap<String, String>>,
+    /// Agents whose model calls go through Hecate's own `/v1`, by adapter id:
+    /// `[agents.gateway] claude_code = true` (how is in each manifest's `[gateway]`).
+    #[serde(default)]
+    pub gateway: BTreeMap<String, bool>,
+    /// Where those agents reach `/v1` (`http://HOST:PORT`) when this process
+    /// does not serve it itself; `hecate serve` hands them its own address.
+    pub gateway_url: Option<String>,
 }
 
 /// `[server]`: the HTTP listener.

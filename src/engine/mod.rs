@@ -22,11 +22,18 @@ pub mod tasks;
 pub mod turn_events;
 mod turn_run;
 mod turn_sink;
+mod turn_trace;
 mod turns;
 pub mod workspace;
 
 pub use crate::adapters::acp::{ProbeReport, ProbeStatus};
 pub use crate::adapters::git::FileChange;
+/// The spans of calls made to Hecate (HTTP requests, MCP calls) and their ids,
+/// for the bridges.
+pub use crate::adapters::telemetry::spans::{
+    http_request, http_response, mcp_server_call, mcp_server_end,
+};
+pub use crate::adapters::telemetry::{SpanIds, span_ids};
 pub use external::{AdapterFacts, AdapterStatus};
 pub use mcp::{
     ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ServerSpec, ToolPolicy,

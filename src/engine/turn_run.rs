@@ -52,6 +52,8 @@ impl Engine {
             mode: policy.approval_mode,
             timeout: self.inner.config.approval_timeout,
             cancel: policy.cancel.clone(),
+            // The driver runs inside the turn's span.
+            span: tracing::Span::current(),
         });
         let baseline = match (&target, &workspace) {
             (TurnTarget::External { .. }, Some(ws)) => super::diffs::baseline(ws).await,
@@ -128,6 +130,12 @@ impl Engine {
                 .filter(|d| !d.files.is_empty()),
             _ => None,
         };
+        super::turn_trace::record_report(
+            &report,
+            matches!(target, TurnTarget::External { .. }),
+            plain_text(&blocks).len(),
+            turn_diff.is_some(),
+        );
         if report.native_session_id.is_some() {
             session.native_session_id = report.native_session_id.clone();
         }

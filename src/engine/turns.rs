@@ -16,6 +16,7 @@ use crate::domain::workspace::WorkspaceDelegate;
 use crate::engine::approvals::TurnAsker;
 use crate::engine::turn_events::TurnEvents;
 use crate::engine::turn_run::{TurnEnding, TurnPolicy};
+use crate::engine::turn_trace::TurnSpan;
 use crate::runtimes::{TurnContext, TurnReport, TurnTarget};
 use crate::store::history::summarization_needed;
 use crate::store::{BeginTurn, TurnBegun};
@@ -124,6 +125,7 @@ impl TurnResult {
                 error_message: Some(error.message.clone()),
                 request_id: String::new(),
                 trace_id: None,
+                span_id: None,
                 started_at: String::new(),
                 completed_at: None,
                 duration_ms: None,
@@ -154,12 +156,12 @@ struct TurnStart {
     run: Run,
     user: NewMessage,
     target: TurnTarget,
-    kind: RuntimeKind,
     namespace: String,
     approval_mode: ApprovalMode,
     cancel: CancellationToken,
     delegate: Option<Arc<dyn WorkspaceDelegate>>,
     guard: ActiveGuard,
+    trace: TurnSpan,
 }
 
 struct TurnPlan {
@@ -174,6 +176,7 @@ struct TurnPlan {
     guard: ActiveGuard,
     /// What the runtime sees of the transcript, read by `begin_turn`.
     history: Vec<Message>,
+    trace: TurnSpan,
 }
 
 impl Engine {
@@ -252,17 +255,23 @@ impl Engine {
             session_id: session_id.clone(),
         };
         let now = now_rfc3339();
+        let run_id = RunId::generate();
+        let request_id = req
+            .request_id
+            .clone()
+            .unwrap_or_else(|| RequestId::generate().0);
+        // The turn's span exists before its run is stored, so the run (and the
+        // answer) carry the ids the trace is exported with.
+        let trace = self.open_turn_span(session_id, &run_id, &request_id, kind, &target);
         let run = Run {
-            id: RunId::generate(),
+            id: run_id,
             session_id: session_id.clone(),
             status: RunStatus::Running,
             error_type: None,
             error_message: None,
-            request_id: req
-                .request_id
-                .clone()
-                .unwrap_or_else(|| RequestId::generate().0),
-            trace_id: current_trace_id(),
+            request_id,
+            trace_id: trace.ids.as_ref().map(|i| i.trace_id.clone()),
+            span_id: trace.ids.as_ref().map(|i| i.span_id.clone()),
             started_at: now.clone(),
             completed_at: None,
             duration_ms: None,
@@ -315,12 +324,12 @@ impl Engine {
             run,
             user,
             target,
-            kind,
             namespace: namespace.to_string(),
             approval_mode: req.approval_mode.unwrap_or(self.inner.config.approval_mode),
             cancel,
             delegate: req.workspace_delegate.clone(),
             guard,
+            trace,
         };
         // Started on a task of its own: a caller that goes away while the prompt
         // is being stored (an HTTP client disconnecting) leaves a turn that runs
@@ -340,12 +349,12 @@ impl Engine {
             run,
             user,
             target,
-            kind,
             namespace,
             approval_mode,
             cancel,
             delegate,
             guard,
+            trace,
         } = plan;
         let session_id = &session.id.clone();
         // One transaction: lease, run, user message (durable before the runtime
@@ -380,7 +389,7 @@ impl Engine {
             run_id: run.id.clone(),
         })
         .await;
-        let span = tracing::info_span!("turn", session_id = %session_id, run_id = %run.id, runtime = %kind);
+        let span = trace.span.clone();
         let plan = TurnPlan {
             session,
             run: run.clone(),
@@ -392,6 +401,7 @@ impl Engine {
             delegate,
             guard,
             history,
+            trace,
         };
         let engine = self.clone();
         let done = tokio::spawn(async move { engine.drive(plan).await }.instrument(span));
@@ -532,6 +542,7 @@ impl Engine {
             delegate,
             guard,
             history,
+            trace,
         } = plan;
         let lost = Arc::new(std::sync::Mutex::new(None));
         let renew = self.spawn_lease_renewal(&session.id, cancel.clone(), lost.clone());
@@ -592,6 +603,7 @@ impl Engine {
                 lost
             }
         };
+        trace.close(result.run.status, result.error.as_ref());
         self.emit(EngineEvent::TurnFinished {
             session_id: session.id.clone(),
             run_id: run.id.clone(),
@@ -656,13 +668,4 @@ impl Engine {
             summarization_needed: needed,
         })
     }
-}
-
-/// The OpenTelemetry trace id of the current span, when tracing exports one.
-fn current_trace_id() -> Option<String> {
-    use opentelemetry::trace::TraceContextExt;
-    use tracing_opentelemetry::OpenTelemetrySpanExt;
-    let cx = tracing::Span::current().context();
-    let id = cx.span().span_context().trace_id();
-    (id != opentelemetry::trace::TraceId::INVALID).then(|| id.to_string())
 }

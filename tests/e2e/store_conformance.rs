@@ -131,7 +131,8 @@ mod cases {
             error_type: None,
             error_message: None,
             request_id: "req".into(),
-            trace_id: None,
+            trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
+            span_id: Some("00f067aa0ba902b7".into()),
             started_at: now_rfc3339(),
             completed_at: None,
             duration_ms: None,
@@ -624,6 +625,9 @@ mod cases {
         assert_eq!(r.status, RunStatus::Failed);
         assert_eq!(r.error_message.as_deref(), Some("it broke"));
         assert!(r.completed_at.is_some());
+        // The trace and span ids the run was started with are kept.
+        assert_eq!(r.trace_id, r1.trace_id);
+        assert_eq!(r.span_id.as_deref(), Some("00f067aa0ba902b7"));
     }
 
     pub async fn audit_records_round_trip_newest_first_per_namespace(b: Backend) {

@@ -26,13 +26,15 @@ pub use route::{
 
 use super::Engine;
 use crate::adapters::gateway::{RelayMode, Upstream, prepare_body, relay};
-use crate::adapters::providers::ProviderClient;
 /// How an upstream provider failed, before it is classified into a `HecateError`.
 pub use crate::adapters::providers::ProviderError;
+use crate::adapters::providers::{ProviderClient, ProviderConfig};
+use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
 use crate::domain::error::{HecateError, Result};
 use serde_json::Value;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
+use tracing::Instrument as _;
 
 /// Detail `reason` of a request body the gateway refuses (or cannot translate).
 pub const INVALID_BODY: &str = "invalid_request";
@@ -87,6 +89,10 @@ pub struct GatewayCall {
     pub namespace: String,
     /// The chat session to record the exchange in, when the client named one.
     pub session_id: Option<String>,
+    /// The session whose supervised agent makes this call
+    /// (`X-Hecate-Agent-Session`): the trace is filed under it, with no
+    /// transcript matching.
+    pub agent_session: Option<String>,
 }
 
 impl Engine {
@@ -123,7 +129,7 @@ impl Engine {
             trace_id: call.trace_id.clone(),
             ingress: call.ingress,
             requested_model: call.facts.model.clone().unwrap_or_default(),
-            session_id: call.session_id.clone(),
+            session_id: call.session_id.clone().or(call.agent_session.clone()),
             started_at: crate::domain::time::now_rfc3339(),
             started: std::time::Instant::now(),
         };
@@ -171,13 +177,26 @@ impl Engine {
                 .with_detail("provider", route.provider.clone())
         })?;
         let fail = |e: ProviderError| e.into_hecate(&route.provider, &route.model);
-        let resp = self
+        let traced = gateway_span(&call, config, &route);
+        let sent = self
             .inner
             .gateway
             .upstream()?
             .send(config, &body, &call.anthropic_headers)
-            .await
-            .map_err(fail)?;
+            .instrument(traced.span().clone())
+            .await;
+        let resp = match sent {
+            Ok(r) => r,
+            Err(e) => {
+                let (kind, message) = (e.error_type(), e.to_string());
+                traced.gateway_end("failed", None);
+                traced.finish(InferenceEnd {
+                    error: Some((&kind, &message)),
+                    ..Default::default()
+                });
+                return Err(fail(e).into());
+            }
+        };
         let mode = RelayMode {
             ingress: call.ingress,
             target,
@@ -192,7 +211,7 @@ impl Engine {
         let on_end: crate::adapters::gateway::OnEnd = Box::new(move |end: ExchangeEnd| {
             Box::pin(async move {
                 engine
-                    .gateway_record_end(start, binding, provider, model, end)
+                    .gateway_record_end(start, binding, provider, model, end, traced)
                     .await;
             })
         });
@@ -205,6 +224,29 @@ impl Engine {
             body,
         })
     }
+}
+
+/// Opens the `chat {model}` span of a `/v1` request routed to `route` at the
+/// provider `config` describes.
+fn gateway_span(call: &GatewayCall, config: &ProviderConfig, route: &GatewayRoute) -> Inference {
+    let requested = call.facts.model.as_deref().unwrap_or(&route.model);
+    let mut traced = Inference::start(
+        config.kind.as_str(),
+        &route.provider,
+        requested,
+        &config.base_url,
+    );
+    traced.gateway(
+        &call.request_id,
+        call.ingress.as_str(),
+        call.facts.stream,
+        call.session_id.as_deref().or(call.agent_session.as_deref()),
+    );
+    if let Some(s) = &call.agent_session {
+        traced.agent_session(s);
+    }
+    traced.routed(&route.provider, &route.model);
+    traced
 }
 
 /// A failed exchange: before an answer started (its trace still to be

@@ -8,6 +8,8 @@
 
 use super::{ExchangeEnd, ExchangeOutcome, TokenUsage, WireFormat};
 use crate::adapters::gateway::{Fingerprint, request_messages};
+use crate::adapters::telemetry::metrics;
+use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
 use crate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::CallId;
@@ -145,6 +147,12 @@ impl Engine {
         if let Some(p) = e.details.get("provider").and_then(Value::as_str) {
             trace.provider = p.to_string();
         }
+        metrics::gateway_request(
+            start.ingress.as_str(),
+            "failed",
+            &trace.provider,
+            &start.requested_model,
+        );
         if let Err(err) = self.store().record_trace(&trace).await {
             tracing::warn!(request_id = %start.request_id, "gateway trace not stored: {err}");
         }
@@ -160,6 +168,7 @@ impl Engine {
         provider: String,
         model: String,
         end: ExchangeEnd,
+        traced: Inference,
     ) {
         let status = match &end.outcome {
             ExchangeOutcome::Completed => "completed",
@@ -180,6 +189,22 @@ impl Engine {
             trace.error_type = Some(ErrorType::GatewayError.code().to_string());
             trace.error_message = Some(m.clone());
         }
+        traced.gateway_end(status, trace.cost_micros_usd);
+        let requested = match start.requested_model.as_str() {
+            "" => model.as_str(),
+            named => named,
+        };
+        metrics::gateway_request(start.ingress.as_str(), status, &provider, requested);
+        let error = trace
+            .error_message
+            .as_deref()
+            .map(|m| ("upstream_failed", m));
+        traced.finish(InferenceEnd {
+            response_model: Some(&model),
+            tokens: end.usage.map(|u| (u.input_tokens, u.output_tokens)),
+            finish_reason: None,
+            error,
+        });
         tracing::info!(
             request_id = %start.request_id,
             provider = %provider,

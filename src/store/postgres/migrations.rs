@@ -363,6 +363,10 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "each session's working-memory strategy",
         sql: "ALTER TABLE sessions ADD COLUMN history_json TEXT;",
     },
+    Migration {
+        name: "each run's span id",
+        sql: "ALTER TABLE runs ADD COLUMN span_id TEXT;",
+    },
 ];
 
 /// The schema version a fully migrated database has.

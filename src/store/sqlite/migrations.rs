@@ -351,6 +351,10 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN history_json TEXT;
     "#,
+    // v9: the id of each run's own span (`agent_chat.run`) in its trace.
+    r#"
+    ALTER TABLE runs ADD COLUMN span_id TEXT;
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

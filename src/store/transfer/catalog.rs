@@ -170,6 +170,7 @@ pub const TABLES: &[Table] = &[
             i("started_ms"),
             t("completed_at"),
             i("duration_ms"),
+            t("span_id"),
         ],
         key: None,
         serial: None,

@@ -23,6 +23,12 @@ const ANTHROPIC_HEADERS: [&str; 2] = ["anthropic-version", "anthropic-beta"];
 /// The header naming the chat session a request is recorded in.
 pub const SESSION_HEADER: &str = "x-hecate-session-id";
 
+/// The header a supervised agent sends: the Hecate session (Agent Chat) whose
+/// turn makes the call. The call is traced and costed under that session; its
+/// messages are not matched against a chat session (an agent's side calls
+/// would not continue one transcript).
+pub const AGENT_SESSION_HEADER: &str = "x-hecate-agent-session";
+
 /// The body field naming it (removed before the body goes upstream).
 const SESSION_FIELD: &str = "session_id";
 
@@ -132,6 +138,17 @@ async fn run(
     let facts =
         RequestFacts::read(format, &body).map_err(|e| GatewayError::invalid(e.to_string()))?;
     let session_id = session_id_of(headers, &mut body).map_err(GatewayError::invalid)?;
+    let agent_session = match headers.get(AGENT_SESSION_HEADER) {
+        None => None,
+        Some(v) => match v.to_str() {
+            Ok(id) if valid_chat_session_id(id) => Some(id.to_string()),
+            _ => {
+                return Err(GatewayError::invalid(
+                    "X-Hecate-Agent-Session is not a session id (1 to 128 letters, digits, `_`, `-`, `.` or `:`)",
+                ));
+            }
+        },
+    };
     let anthropic_headers = ANTHROPIC_HEADERS
         .iter()
         .filter_map(|name| {
@@ -148,6 +165,7 @@ async fn run(
         trace_id: ids.map(|i| i.trace_id.clone()).unwrap_or_default(),
         namespace: state.namespace.to_string(),
         session_id,
+        agent_session,
     };
     Ok(state.engine.gateway_exchange(call).await?)
 }

@@ -262,7 +262,7 @@ pub struct ChatDeletedResponse {
 }
 
 /// One gateway request as traced.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct TraceDto {
     /// `X-Request-Id`.
     pub request_id: String,

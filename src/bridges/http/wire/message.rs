@@ -159,6 +159,9 @@ pub struct MessageDto {
     /// Trace id of the turn, when tracing exported one (assistant messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// The id of the turn's span (`agent_chat.run`) in that trace (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
     /// When the turn started (assistant messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
@@ -229,6 +232,7 @@ impl From<&Message> for MessageDto {
             run_id: m.run_id.as_ref().map(|r| r.to_string()),
             request_id: None,
             trace_id: None,
+            span_id: None,
             started_at: None,
             completed_at: None,
             duration_ms: None,

@@ -1,6 +1,7 @@
 //! Session resources on the wire: the header, listing summaries, the full
 //! transcript, runs, provider calls and derived segments.
 
+use super::chat::TraceDto;
 use super::message::MessageDto;
 use crate::domain::error::HecateError;
 use crate::domain::memory::HistoryStrategy;
@@ -239,6 +240,9 @@ pub struct RunDto {
     /// Trace id, when tracing exported one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// The id of the run's own span (`agent_chat.run`) in that trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
     /// Start time.
     pub started_at: String,
     /// End time.
@@ -258,6 +262,7 @@ impl From<&Run> for RunDto {
             error_message: r.error_message.clone(),
             request_id: r.request_id.clone(),
             trace_id: r.trace_id.clone(),
+            span_id: r.span_id.clone(),
             started_at: r.started_at.clone(),
             completed_at: r.completed_at.clone(),
             duration_ms: r.duration_ms,
@@ -330,4 +335,8 @@ pub struct TranscriptDto {
     pub runs: Vec<RunDto>,
     /// Derived segments.
     pub segments: Vec<SegmentDto>,
+    /// Model calls the session's supervised agent made through `/v1`
+    /// (`[agents.gateway]`), oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gateway_calls: Vec<TraceDto>,
 }

@@ -18,6 +18,7 @@ use super::control::confinement_of;
 use super::execute::{RunEnd, StepEnd, artifact};
 use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::providers::ToolDefinition;
+use crate::adapters::telemetry::{self, spans};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::TaskStepId;
 use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus};
@@ -31,6 +32,7 @@ use crate::store::tasks::{FinishedStep, NewTaskEvent, RunCheckpoint, RunCost};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// Kind of the artifact that holds a run's conversation.
 pub const CONVERSATION_KIND: &str = "agent_conversation";
@@ -129,6 +131,17 @@ impl TaskRuntime {
         } else {
             PathBuf::from(&spec.sandbox_allowed_root)
         };
+        let span = spans::agent_loop_run(
+            task.id.as_str(),
+            run.id.as_str(),
+            &target.provider,
+            &target.model,
+            &workspace.display().to_string(),
+        );
+        if let Some(parent) = self.trace_parent(&task.id) {
+            // A session turn follows this task here: its runs are in the turn's trace.
+            telemetry::adopt(&span, parent);
+        }
         let (mcp, mcp_events) = self.agent_mcp(task, &workspace).await;
         let mut l = Loop {
             rt: self,
@@ -154,11 +167,21 @@ impl TaskRuntime {
         if !mcp_events.is_empty() {
             l.record(None, mcp_events, Vec::new());
         }
-        let end = match l.drive(cancel).await {
+        let end = match l.drive(cancel).instrument(span.clone()).await {
             Ok(end) => l.flush(None).await.map(|()| end),
             Err(e) => Err(e),
         };
-        end.unwrap_or_else(|e| RunEnd::Finish(StepEnd::failed("store_error", e.to_string())))
+        let end =
+            end.unwrap_or_else(|e| RunEnd::Finish(StepEnd::failed("store_error", e.to_string())));
+        let (status, error) = match &end {
+            RunEnd::Parked => ("awaiting_approval", None),
+            RunEnd::Finish(step) => (
+                step.status.as_str(),
+                step.error.as_ref().map(|(k, m)| (k.as_str(), m.as_str())),
+            ),
+        };
+        spans::agent_loop_end(&span, status, l.conversation.turns, error);
+        end
     }
 
     /// The run's stored conversation (when it has none yet: the one its chain

@@ -6,6 +6,7 @@
 use super::super::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
 use super::audit::{CallEnd, CallStart};
 use super::{BASE_PROMPT, Loop};
+use crate::adapters::telemetry::spans;
 use crate::domain::error::Result;
 use crate::domain::ids::TaskStepId;
 use crate::domain::message::ToolCall;
@@ -15,6 +16,7 @@ use crate::runtimes::agent::{llm, tools};
 use crate::store::tasks::{FinishedStep, NewTaskEvent};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// The most result text a `tool.call.finished` event carries.
 const EVENT_RESULT_BYTES: usize = 4096;
@@ -101,8 +103,18 @@ impl Loop<'_> {
         );
         let step = self.start_step("tool", input, vec![started]).await?;
         let call_start = CallStart::now();
+        let traced = spans::ToolCall::start(
+            &call.name,
+            &call.id,
+            self.mcp.get(&call.name).is_some() || self.mcp.is_blocked(&call.name),
+        );
         let outcome = match self.mcp.get(&call.name) {
-            Some(tool) => self.mcp.call(tool, call, cancel).await,
+            Some(tool) => {
+                self.mcp
+                    .call(tool, call, cancel)
+                    .instrument(traced.span().clone())
+                    .await
+            }
             None if self.mcp.is_blocked(&call.name) => tools::ToolOutcome {
                 is_error: true,
                 ..tools::ToolOutcome::text(format!(
@@ -110,7 +122,11 @@ impl Loop<'_> {
                     call.name
                 ))
             },
-            None => tools::run(&self.env, call, cancel).await,
+            None => {
+                tools::run(&self.env, call, cancel)
+                    .instrument(traced.span().clone())
+                    .await
+            }
         };
         let decision = if self.mcp.is_blocked(&call.name) {
             "blocked"
@@ -125,6 +141,13 @@ impl Loop<'_> {
             (_, _, true) => "tool_error",
             _ => "ok",
         };
+        traced.finish(
+            decision,
+            outcome_word,
+            outcome
+                .is_error
+                .then(|| outcome.content.lines().next().unwrap_or_default()),
+        );
         self.audit_mcp_call(
             call,
             call_start,
