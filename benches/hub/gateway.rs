@@ -32,6 +32,8 @@ use tokio::process::Command;
 const MODEL: &str = "fixture-model";
 /// How long a peer may take to start.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
+/// LiteLLM's proxy refuses to start without a master key; clients send it.
+const LITELLM_KEY: &str = "sk-hecate-bench-3f9a1c7e5b2d48a6b0e4";
 /// Where `scripts/test-deps/litellm.sh` installs the proxy.
 const LITELLM: &str = "target/test-deps/litellm/venv/bin/litellm";
 /// What the install script installed (its stamp).
@@ -75,6 +77,8 @@ struct Target {
     /// Base URL including `/v1`.
     v1: String,
     model: String,
+    /// The bearer token it wants.
+    key: &'static str,
     /// Name a fresh chat session per request.
     sessions: bool,
 }
@@ -170,7 +174,8 @@ async fn start_litellm(
         format!(
             "model_list:\n  - model_name: {MODEL}\n    litellm_params:\n      \
              model: openai/{MODEL}\n      api_base: {fixture}/v1\n      api_key: unused\n\
-             litellm_settings:\n  telemetry: false\n  drop_params: true\n"
+             litellm_settings:\n  telemetry: false\n  drop_params: true\n\
+             general_settings:\n  master_key: {LITELLM_KEY}\n"
         ),
     )?;
     let port = free_port()?;
@@ -225,7 +230,7 @@ fn body(t: &Target, words: usize, i: usize, stream: bool) -> Value {
 fn post(http: &reqwest::Client, t: &Target, body: &Value, tag: &str) -> reqwest::RequestBuilder {
     let rb = http
         .post(format!("{}/chat/completions", t.v1))
-        .bearer_auth("unused")
+        .bearer_auth(t.key)
         .json(body);
     if t.sessions {
         rb.header("x-hecate-session-id", format!("bench_{tag}"))
@@ -372,6 +377,7 @@ async fn measure(
             name: t.name,
             v1: t.v1.clone(),
             model: t.model.clone(),
+            key: t.key,
             sessions: t.sessions,
         };
         let (n, words) = (a.concurrent_requests.max(1), a.words);
@@ -441,24 +447,28 @@ pub async fn bench(a: &GatewayArgs) -> anyhow::Result<Value> {
             name: "direct",
             v1: format!("{}/v1", fixture.base),
             model: MODEL.into(),
+            key: "unused",
             sessions: false,
         },
         Target {
             name: "floor",
             v1: format!("{}/v1", floor.base),
             model: MODEL.into(),
+            key: "unused",
             sessions: false,
         },
         Target {
             name: "hecate",
             v1: format!("{}/v1", hecate.base),
             model: format!("fix/{MODEL}"),
+            key: "unused",
             sessions: false,
         },
         Target {
             name: "hecate_session",
             v1: format!("{}/v1", hecate.base),
             model: format!("fix/{MODEL}"),
+            key: "unused",
             sessions: true,
         },
     ];
@@ -467,6 +477,7 @@ pub async fn bench(a: &GatewayArgs) -> anyhow::Result<Value> {
             name: "litellm",
             v1: format!("{}/v1", l.base),
             model: MODEL.into(),
+            key: LITELLM_KEY,
             sessions: false,
         });
     }
@@ -579,9 +590,19 @@ pub fn table(r: &Value) -> String {
             ));
         }
     }
-    match r["litellm"]["missing"].as_str() {
-        Some(m) => out.push_str(&format!("litellm: {m}\n")),
-        None => out.push_str(&format!("litellm: {}\n", r["litellm"])),
+    match (
+        r["litellm"]["missing"].as_str(),
+        r["litellm"]["skipped"].as_str(),
+    ) {
+        (Some(m), _) => out.push_str(&format!("litellm: {m}\n")),
+        (None, Some(s)) => out.push_str(&format!("litellm: not measured ({s})\n")),
+        _ => out.push_str(&format!(
+            "litellm: {}, added latency {:.1}x Hecate's\n",
+            r["litellm"]["version"].as_str().unwrap_or("?"),
+            r["litellm"]["added_latency_vs_hecate"]
+                .as_f64()
+                .unwrap_or(0.0)
+        )),
     }
     out.push_str(&format!("goals: {}\n", r["goals"]));
     out

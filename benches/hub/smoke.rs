@@ -65,7 +65,7 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
                 "--rounds",
                 "1",
                 "--litellm",
-                "auto",
+                "off",
             ],
         ),
         step("agent", &["agent", "--chunks", "10", "--repeats", "1"]),
@@ -220,19 +220,12 @@ fn model(r: &Value) -> anyhow::Result<()> {
 
 fn gateway(r: &Value, text: &str) -> anyhow::Result<()> {
     ensure!(r["benchmark"] == "gateway", "{r}");
-    let mut paths = vec!["direct", "floor", "hecate", "hecate_session"];
-    if r["litellm"]["installed"] == true {
-        paths.push("litellm");
-    } else {
-        ensure!(
-            r["litellm"]["missing"]
-                .as_str()
-                .is_some_and(|m| m.contains("scripts/test-deps/litellm.sh")),
-            "a missing LiteLLM is said: {r}"
-        );
-        ensure!(text.contains("litellm.sh"), "{text}");
-    }
-    for p in paths {
+    // LiteLLM's proxy takes a minute to start on a loaded machine: the smoke
+    // run leaves it out and says whether it is installed.
+    ensure!(r["litellm"]["skipped"] == "--litellm off", "{r}");
+    ensure!(r["litellm"]["installed"].is_boolean(), "{r}");
+    ensure!(text.contains("litellm"), "{text}");
+    for p in ["direct", "floor", "hecate", "hecate_session"] {
         for figure in ["p50_ms", "ttft_ms", "tokens_per_s", "concurrent_rps"] {
             ensure!(
                 number(r, &format!("paths.{p}.{figure}"))? > 0.0,
@@ -243,6 +236,7 @@ fn gateway(r: &Value, text: &str) -> anyhow::Result<()> {
             number(r, &format!("paths.{p}.{figure}"))?;
         }
     }
+    ensure!(r["paths"].get("litellm").is_none(), "{r}");
     ensure!(number(r, "paths.direct.added_p50_ms")? == 0.0, "{r}");
     ensure!(r["goals"].is_object(), "{r}");
     Ok(())

@@ -3,10 +3,11 @@
 # under target/test-deps/litellm/, for the model-gateway benchmark's comparison
 # (`cargo bench --bench hub -- gateway`), which runs it in front of the same
 # fixture model server as Hecate. Idempotent: a matching stamp costs a second.
-# The smoke run in `cargo test --all-targets` uses it when present and says so
-# when it is not. (Newer releases pin proxy-extra packages the registry lacks:
-# 1.110.2 `litellm-proxy`, 1.108.14 `litellm-proxy-extras==0.4.110.post1`,
-# 1.108.10 `litellm-enterprise==0.1.79.post2`; 1.108.0 installs.)
+# Not called by scripts/test: the bench says when it is missing, and its smoke
+# run in `cargo test --all-targets` leaves LiteLLM out. (Newer releases pin
+# proxy-extra packages the registry lacks: 1.110.2 `litellm-proxy`, 1.108.14
+# `litellm-proxy-extras==0.4.110.post1`, 1.108.10
+# `litellm-enterprise==0.1.79.post2`; 1.108.0 installs.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
