@@ -48,6 +48,26 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
             ],
         ),
         step("model", &["model", "--base-url", model_v1, "--turns", "2"]),
+        step(
+            "gateway",
+            &[
+                "gateway",
+                "--requests",
+                "5",
+                "--streams",
+                "2",
+                "--words",
+                "8",
+                "--clients",
+                "2",
+                "--concurrent-requests",
+                "3",
+                "--rounds",
+                "1",
+                "--litellm",
+                "off",
+            ],
+        ),
         step("agent", &["agent", "--chunks", "10", "--repeats", "1"]),
         step("loop", &["agent-loop", "--turns", "3", "--loops", "1"]),
         step(
@@ -98,6 +118,7 @@ pub fn check(name: &str, envelope: &Value, text: &str) -> anyhow::Result<()> {
     match name {
         "store" => store(data),
         "model" => model(data),
+        "gateway" => gateway(data, text),
         "agent" => agent(data),
         "loop" => agent_loop(data),
         "acp" => acp(data),
@@ -203,6 +224,30 @@ fn model(r: &Value) -> anyhow::Result<()> {
     }
     ensure!(number(r, "median_ratio_hecate_vs_direct")? > 0.0, "{r}");
     number(r, "median_added_ms")?;
+    Ok(())
+}
+
+fn gateway(r: &Value, text: &str) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "gateway", "{r}");
+    // LiteLLM's proxy takes a minute to start on a loaded machine: the smoke
+    // run leaves it out and says whether it is installed.
+    ensure!(r["litellm"]["skipped"] == "--litellm off", "{r}");
+    ensure!(r["litellm"]["installed"].is_boolean(), "{r}");
+    ensure!(text.contains("litellm"), "{text}");
+    for p in ["direct", "floor", "hecate", "hecate_session"] {
+        for figure in ["p50_ms", "ttft_ms", "tokens_per_s", "concurrent_rps"] {
+            ensure!(
+                number(r, &format!("paths.{p}.{figure}"))? > 0.0,
+                "{p}.{figure}: {r}"
+            );
+        }
+        for figure in ["added_p50_ms", "added_ttft_ms", "throughput_vs_direct"] {
+            number(r, &format!("paths.{p}.{figure}"))?;
+        }
+    }
+    ensure!(r["paths"].get("litellm").is_none(), "{r}");
+    ensure!(number(r, "paths.direct.added_p50_ms")? == 0.0, "{r}");
+    ensure!(r["goals"].is_object(), "{r}");
     Ok(())
 }
 

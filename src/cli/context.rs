@@ -153,6 +153,7 @@ impl AppContext {
             tasks: config.tasks(&env, &data_dir)?,
             gateway_default_model: config.gateway_default_model(&env),
             gateway_rate_limit_rpm: config.gateway_rate_limit_rpm(&env)?,
+            gateway_routing: config.gateway_routing()?,
             flows: load_flows(&config, &env),
             ..EngineConfig::default()
         };

@@ -78,6 +78,7 @@ pub fn exit_code(t: ErrorType) -> i32 {
         | ErrorType::SessionNotRunning => 4,
         ErrorType::ModelNotConfigured
         | ErrorType::RouteImpossible
+        | ErrorType::ModelCapabilityRequired
         | ErrorType::RuntimeUnavailable
         | ErrorType::ChatFlowInvalid => 5,
         ErrorType::RateLimitExceeded | ErrorType::GatewayError => 6,

@@ -4,6 +4,7 @@
 //! nothing here depends on the CLI or a bridge.
 
 mod error;
+mod gateway;
 mod options;
 mod retention;
 mod schema;
@@ -105,6 +106,12 @@ impl Config {
             }),
             _ => Ok(self.file.gateway.rate_limit_rpm.unwrap_or(0)),
         }
+    }
+
+    /// How the gateway routes (`[gateway]` deny, daily_budget_usd, cooldown_secs,
+    /// circuit_failures) and what each provider's `capabilities` tables declare.
+    pub fn gateway_routing(&self) -> Result<crate::engine::gateway::RoutingSettings, ConfigError> {
+        gateway::routing(&self.path, &self.file.gateway, &self.file.providers)
     }
 
     /// How long an unused agent process lives: `[agents] process_idle_ms` under

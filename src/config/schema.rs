@@ -110,6 +110,20 @@ pub struct GatewaySection {
     /// Requests per minute `/v1` admits (a token bucket of that size); unset or 0
     /// is no limit. `HECATE_GATEWAY_RATE_LIMIT_RPM` overrides it.
     pub rate_limit_rpm: Option<u32>,
+    /// `provider/model` patterns (`*` wildcards) the router never sends to
+    /// (route candidates skipped as `policy_denied`).
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// What `/v1` may spend per UTC day, in US dollars; once spent, priced
+    /// candidates are skipped (`budget_denied`), and candidates without a price
+    /// always are (`preflight_price_missing`). Unset: no budget.
+    pub daily_budget_usd: Option<f64>,
+    /// Seconds a provider is skipped after a 429 without `Retry-After`, or after
+    /// its circuit opens (default 30).
+    pub cooldown_secs: Option<u64>,
+    /// Failures in a row (5xx, unreachable, key refused) that open a provider's
+    /// circuit (default 3).
+    pub circuit_failures: Option<u32>,
 }
 
 /// `[terminals]`: how the commands of agent terminals (`terminal/create`) are
@@ -300,6 +314,25 @@ pub struct ProviderSection {
     /// Declared models.
     #[serde(default)]
     pub models: Vec<String>,
+    /// `[providers.NAME.capabilities."MODEL"]` (or `."*"` for every model):
+    /// what the operator declares the models can do.
+    #[serde(default)]
+    pub capabilities: BTreeMap<String, CapabilitySection>,
+}
+
+/// `[providers.NAME.capabilities."MODEL"]`: declared model capabilities; each
+/// key is optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilitySection {
+    /// `unknown`, `none`, `basic` or `parallel`.
+    pub tool_calling: Option<String>,
+    /// Whether answers can be streamed.
+    pub streaming: Option<bool>,
+    /// Whether it reads images.
+    pub vision: Option<bool>,
+    /// Its context window in tokens.
+    pub max_context_tokens: Option<u64>,
 }
 
 /// `[history]`.

@@ -5,6 +5,7 @@
 pub mod activity;
 pub mod approval;
 pub mod budget;
+pub mod capability;
 pub mod chat;
 pub mod error;
 pub mod event;

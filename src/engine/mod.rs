@@ -90,6 +90,9 @@ pub struct EngineConfig {
     pub gateway_default_model: Option<String>,
     /// Requests per minute the gateway admits (`[gateway] rate_limit_rpm`; 0: no limit).
     pub gateway_rate_limit_rpm: u32,
+    /// How the gateway routes: deny patterns, the daily budget, cooldowns, the
+    /// circuit breaker and the capabilities the config declares.
+    pub gateway_routing: gateway::RoutingSettings,
     /// The agents' flows and the chat identities (client-hosted conversations).
     pub flows: flows::FlowSettings,
 }
@@ -106,6 +109,7 @@ impl Default for EngineConfig {
             tasks: tasks::TaskConfig::default(),
             gateway_default_model: None,
             gateway_rate_limit_rpm: 0,
+            gateway_routing: gateway::RoutingSettings::default(),
             flows: flows::FlowSettings::default(),
         }
     }
@@ -184,6 +188,7 @@ impl Engine {
         let gateway = gateway::GatewayState::new(
             config.gateway_default_model.clone(),
             config.gateway_rate_limit_rpm,
+            config.gateway_routing.clone(),
         );
         let external = runtimes.external.map(Arc::new);
         if let Some(rt) = &external {

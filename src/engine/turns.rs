@@ -229,6 +229,34 @@ impl Engine {
             session.workspace = Some(workspace.clone());
         }
         guardrails::check(&session, now_millis())?;
+        let capabilities = match &target {
+            TurnTarget::Model { provider, model }
+            | TurnTarget::Agent {
+                provider, model, ..
+            } => Some(self.model_capabilities(provider, model).await),
+            _ => None,
+        };
+        // Tools are on for Hecate's agent: a model marked as not calling tools
+        // cannot run it (an unknown one may).
+        if let (
+            TurnTarget::Agent {
+                provider, model, ..
+            },
+            Some(caps),
+        ) = (&target, &capabilities)
+            && caps.refuses_tools()
+        {
+            return Err(HecateError::new(
+                ErrorType::ModelCapabilityRequired,
+                format!("{provider}/{model} is marked as not calling tools (tool_calling = none)"),
+            )
+            .with_detail("provider", provider.clone())
+            .with_detail("model", model.clone())
+            .with_detail(
+                "capabilities",
+                serde_json::to_value(caps).unwrap_or(serde_json::Value::Null),
+            ));
+        }
 
         let cancel = CancellationToken::new();
         let taken = {
@@ -315,6 +343,7 @@ impl Engine {
                 .flatten(),
             task_id: None,
             task_run_id: None,
+            capabilities,
         };
         let mut user = NewMessage::text(Role::User, req.content.clone(), snapshot);
         user.content_blocks = req.blocks.clone();

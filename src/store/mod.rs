@@ -3,6 +3,7 @@
 //! several replicas share) implement all of them, to the same contract, checked
 //! by the one conformance suite in `tests/e2e/store_conformance.rs`.
 
+pub mod capabilities;
 pub mod chat;
 pub mod flow_chats;
 pub mod history;
@@ -23,6 +24,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 use std::sync::Arc;
 
+pub use capabilities::CapabilityStore;
 pub use chat::ChatStore;
 pub use flow_chats::FlowChatStore;
 pub use postgres::PostgresStore;
@@ -290,6 +292,7 @@ pub trait Store:
     + AuditStore
     + TurnStore
     + ChatStore
+    + CapabilityStore
     + FlowChatStore
     + tasks::TaskStore
 {

@@ -101,6 +101,7 @@ mod cases {
             adapter_id: None,
             task_id: None,
             task_run_id: None,
+            capabilities: None,
         }
     }
 
@@ -1438,6 +1439,8 @@ macro_rules! conformance {
                     a_stale_chat_exchange_writes_nothing,
                     chat_sessions_list_newest_first_per_namespace_and_delete_both_streams,
                     traces_filter_by_request_session_and_time_newest_first,
+                    a_traces_route_round_trips_and_spend_sums_its_costs,
+                    capability_records_are_replaced_per_source_and_deleted,
                     a_flow_chat_turn_writes_message_memory_and_position_together,
                     a_stale_or_unknown_flow_chat_write_stores_nothing,
                     flow_chats_and_memory_do_not_cross_namespaces,

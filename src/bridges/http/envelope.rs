@@ -130,6 +130,7 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::SessionLimitExceeded
         | ErrorType::SessionDurationLimitExceeded
         | ErrorType::SessionIdleTimeout
+        | ErrorType::ModelCapabilityRequired
         | ErrorType::RuntimeUnavailable
         | ErrorType::ChatFlowInvalid => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorType::GatewayError => StatusCode::INTERNAL_SERVER_ERROR,
@@ -238,6 +239,7 @@ mod tests {
             (ErrorType::RateLimitExceeded, 429),
             (ErrorType::ModelNotConfigured, 422),
             (ErrorType::SessionIdleTimeout, 422),
+            (ErrorType::ModelCapabilityRequired, 422),
             (ErrorType::GatewayError, 500),
             (ErrorType::StoreError, 500),
             // The runtime seed's table: every error type with a status there keeps it.

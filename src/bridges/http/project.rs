@@ -185,6 +185,7 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
         adapter_id: runtime.as_ref().and_then(|r| r.adapter_id.clone()),
         task_id: None,
         task_run_id: None,
+        capabilities: None,
         timing: None,
         diff_stat: None,
         run_id: Some(run.id.to_string()),

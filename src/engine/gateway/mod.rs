@@ -4,11 +4,21 @@
 //! answer, with the end of every exchange (outcome and usage) logged and
 //! recorded (`record.rs`: the chat session a request names, the trace of every
 //! request), the recorded sessions and traces read back (`chats.rs`), and the
-//! local rate limit on `/v1` (`limit.rs`). The wire work is `adapters::gateway`'s; the types a bridge needs are
-//! re-exported here.
+//! local rate limit on `/v1` (`limit.rs`). The exchange (`exchange.rs`) tries
+//! the route's candidates in turn, each first checked against the routing
+//! settings (`policy.rs`), the providers' cooldowns (`health.rs`), today's
+//! spend (`budget.rs`) and the models' capabilities (`capabilities.rs`, with the
+//! tool-calling probe in `probe.rs`). The wire work is `adapters::gateway`'s;
+//! the types a bridge needs are re-exported here.
 
+pub mod budget;
+pub mod capabilities;
 pub mod chats;
+pub mod exchange;
+pub mod health;
 pub mod limit;
+pub mod policy;
+pub mod probe;
 pub mod providers;
 pub mod record;
 pub mod route;
@@ -18,44 +28,58 @@ pub use crate::adapters::gateway::{
     ByteStream, Exchange, ExchangeBody, ExchangeEnd, ExchangeOutcome, RequestFacts, TokenUsage,
     TranslateError, WireFormat,
 };
-pub use record::{HISTORY_MISMATCH, SessionBinding, TraceStart};
+pub use capabilities::CapabilityOverride;
+pub use policy::RoutingSettings;
+pub use probe::ProbeReport;
+pub use record::{HISTORY_MISMATCH, RouteLog, SessionBinding, TraceStart};
 pub use route::{
     DISCOVERY_TIMEOUT, GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED,
     ProviderModels,
 };
 
 use super::Engine;
-use crate::adapters::gateway::{RelayMode, Upstream, prepare_body, relay};
+use crate::adapters::gateway::Upstream;
+use crate::adapters::providers::ProviderClient;
 /// How an upstream provider failed, before it is classified into a `HecateError`.
 pub use crate::adapters::providers::ProviderError;
-use crate::adapters::providers::{ProviderClient, ProviderConfig};
-use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
 use crate::domain::error::{HecateError, Result};
 use serde_json::Value;
 use std::sync::OnceLock;
-use std::time::{SystemTime, UNIX_EPOCH};
-use tracing::Instrument as _;
 
 /// Detail `reason` of a request body the gateway refuses (or cannot translate).
 pub const INVALID_BODY: &str = "invalid_request";
 
 /// The gateway's own state: its upstream HTTP client (built on first use, so
-/// an engine that never serves `/v1` never builds it) and the default model.
+/// an engine that never serves `/v1` never builds it), the default model, the
+/// rate limiter, the routing settings with what was learnt of each provider,
+/// the cached capability records and today's spend.
 #[derive(Debug)]
 pub struct GatewayState {
     upstream: OnceLock<Upstream>,
     default_model: Option<String>,
     limiter: limit::RateLimiter,
+    routing: RoutingSettings,
+    health: health::ProviderHealth,
+    capabilities: capabilities::CapabilityCache,
+    spend: budget::SpendTracker,
 }
 
 impl GatewayState {
     /// State routing model-less requests to `default_model`, admitting
-    /// `rate_limit_rpm` requests per minute (0: no limit).
-    pub fn new(default_model: Option<String>, rate_limit_rpm: u32) -> Self {
+    /// `rate_limit_rpm` requests per minute (0: no limit), routing as `routing` says.
+    pub fn new(
+        default_model: Option<String>,
+        rate_limit_rpm: u32,
+        routing: RoutingSettings,
+    ) -> Self {
         Self {
             upstream: OnceLock::new(),
             default_model,
             limiter: limit::RateLimiter::new(rate_limit_rpm),
+            health: health::ProviderHealth::new(routing.cooldown, routing.circuit_failures),
+            routing,
+            capabilities: Default::default(),
+            spend: Default::default(),
         }
     }
 
@@ -107,157 +131,28 @@ impl Engine {
         route::providers_of(&self.inner.model, discover).await
     }
 
-    /// Every routable model id (`provider/model`, and bare ids that are unambiguous).
+    /// Every routable model id (`provider/model`, and bare ids that are
+    /// unambiguous), with its effective capabilities and whether it is the
+    /// default model.
     pub async fn gateway_models(&self) -> Vec<ListedModel> {
-        route::listing(&self.gateway_providers(true).await)
+        let mut models = route::listing(&self.gateway_providers(true).await);
+        let pairs: Vec<(String, String)> = models
+            .iter()
+            .map(|m| (m.provider.clone(), m.model.clone()))
+            .collect();
+        let caps = self.models_capabilities(&pairs).await;
+        let default = self.inner.gateway.default_model.as_deref().map(str::trim);
+        for (m, c) in models.iter_mut().zip(caps) {
+            m.capabilities = Some(c);
+            m.default =
+                default.is_some_and(|d| d == m.id || d == format!("{}/{}", m.provider, m.model));
+        }
+        models
     }
 
     /// Resolves a request's model (or the default model) to a provider.
     pub async fn gateway_route(&self, requested: Option<&str>) -> Result<GatewayRoute> {
         let default = self.inner.gateway.default_model.as_deref();
         route::route(&self.inner.model, requested, default).await
-    }
-
-    /// Routes `call`, sends it to the provider in the provider's format and
-    /// relays the answer in the client's format; the exchange is recorded when it
-    /// ends (its trace, and its chat session when it names one), a failure before
-    /// the answer as a failed trace.
-    pub async fn gateway_exchange(&self, call: GatewayCall) -> Result<Exchange> {
-        let start = TraceStart {
-            namespace: call.namespace.clone(),
-            request_id: call.request_id.clone(),
-            trace_id: call.trace_id.clone(),
-            ingress: call.ingress,
-            requested_model: call.facts.model.clone().unwrap_or_default(),
-            session_id: call.session_id.clone().or(call.agent_session.clone()),
-            started_at: crate::domain::time::now_rfc3339(),
-            started: std::time::Instant::now(),
-        };
-        match self.gateway_answer(call, start.clone()).await {
-            Ok(exchange) => Ok(exchange),
-            Err(Failure::Early(e)) => {
-                self.gateway_record_failure(&start, &e).await;
-                Err(e)
-            }
-            Err(Failure::Answered(e)) => Err(e),
-        }
-    }
-
-    /// The exchange itself; a failure says whether the end was already recorded.
-    async fn gateway_answer(
-        &self,
-        call: GatewayCall,
-        start: TraceStart,
-    ) -> std::result::Result<Exchange, Failure> {
-        let binding = match &call.session_id {
-            Some(id) => Some(
-                self.gateway_bind_session(&call.namespace, id, call.ingress, &call.body)
-                    .await?,
-            ),
-            None => None,
-        };
-        let route = self.gateway_route(call.facts.model.as_deref()).await?;
-        let Some(client) = self
-            .inner
-            .model
-            .providers()
-            .find(|c| c.config().name == route.provider)
-        else {
-            return Err(HecateError::gateway(format!(
-                "provider {:?} disappeared while routing",
-                route.provider
-            ))
-            .into());
-        };
-        let config = client.config();
-        let target = WireFormat::of_provider(config.kind);
-        let body = prepare_body(call.ingress, target, &call.body, &route.model).map_err(|e| {
-            HecateError::invalid(e.to_string())
-                .with_detail("reason", INVALID_BODY)
-                .with_detail("provider", route.provider.clone())
-        })?;
-        let fail = |e: ProviderError| e.into_hecate(&route.provider, &route.model);
-        let traced = gateway_span(&call, config, &route);
-        let sent = self
-            .inner
-            .gateway
-            .upstream()?
-            .send(config, &body, &call.anthropic_headers)
-            .instrument(traced.span().clone())
-            .await;
-        let resp = match sent {
-            Ok(r) => r,
-            Err(e) => {
-                let (kind, message) = (e.error_type(), e.to_string());
-                traced.gateway_end("failed", None);
-                traced.finish(InferenceEnd {
-                    error: Some((&kind, &message)),
-                    ..Default::default()
-                });
-                return Err(fail(e).into());
-            }
-        };
-        let mode = RelayMode {
-            ingress: call.ingress,
-            target,
-            stream: call.facts.stream,
-            include_usage: call.facts.include_usage,
-            created: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
-        };
-        let (engine, provider, model) = (self.clone(), route.provider.clone(), route.model.clone());
-        let on_end: crate::adapters::gateway::OnEnd = Box::new(move |end: ExchangeEnd| {
-            Box::pin(async move {
-                engine
-                    .gateway_record_end(start, binding, provider, model, end, traced)
-                    .await;
-            })
-        });
-        let body = relay(resp, mode, on_end)
-            .await
-            .map_err(|e| Failure::Answered(fail(e)))?;
-        Ok(Exchange {
-            provider: route.provider,
-            model: route.model,
-            body,
-        })
-    }
-}
-
-/// Opens the `chat {model}` span of a `/v1` request routed to `route` at the
-/// provider `config` describes.
-fn gateway_span(call: &GatewayCall, config: &ProviderConfig, route: &GatewayRoute) -> Inference {
-    let requested = call.facts.model.as_deref().unwrap_or(&route.model);
-    let mut traced = Inference::start(
-        config.kind.as_str(),
-        &route.provider,
-        requested,
-        &config.base_url,
-    );
-    traced.gateway(
-        &call.request_id,
-        call.ingress.as_str(),
-        call.facts.stream,
-        call.session_id.as_deref().or(call.agent_session.as_deref()),
-    );
-    if let Some(s) = &call.agent_session {
-        traced.agent_session(s);
-    }
-    traced.routed(&route.provider, &route.model);
-    traced
-}
-
-/// A failed exchange: before an answer started (its trace still to be
-/// written), or after (the end already recorded it).
-enum Failure {
-    Early(HecateError),
-    Answered(HecateError),
-}
-
-impl From<HecateError> for Failure {
-    fn from(e: HecateError) -> Self {
-        Self::Early(e)
     }
 }

@@ -10,7 +10,7 @@ use super::{ExchangeEnd, ExchangeOutcome, TokenUsage, WireFormat};
 use crate::adapters::gateway::{Fingerprint, request_messages};
 use crate::adapters::telemetry::metrics;
 use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
-use crate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace};
+use crate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace, RouteCandidate};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::CallId;
 use crate::domain::provider_call::Usage;
@@ -21,6 +21,15 @@ use std::time::Instant;
 
 /// Detail `reason` of a resent history that does not extend the stored one.
 pub const HISTORY_MISMATCH: &str = "chat_session_history_mismatch";
+
+/// The route a request took: why, and what became of each candidate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RouteLog {
+    /// `requested_model`, `pinned_provider` or `global_default_model`.
+    pub reason: String,
+    /// Each candidate in the order considered.
+    pub candidates: Vec<RouteCandidate>,
+}
 
 /// Where a request's exchange goes in its chat session.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,8 +64,15 @@ pub struct TraceStart {
 }
 
 impl TraceStart {
-    /// The trace of this request, ended with `status` at `provider`/`model`.
-    pub fn trace(&self, status: &str, provider: &str, model: &str) -> GatewayTrace {
+    /// The trace of this request, ended with `status` at `provider`/`model`
+    /// after the route `route`.
+    pub fn trace(
+        &self,
+        status: &str,
+        provider: &str,
+        model: &str,
+        route: &RouteLog,
+    ) -> GatewayTrace {
         GatewayTrace {
             request_id: self.request_id.clone(),
             trace_id: self.trace_id.clone(),
@@ -73,6 +89,8 @@ impl TraceStart {
             error_type: None,
             error_message: None,
             started_at: self.started_at.clone(),
+            route_reason: route.reason.clone(),
+            route_candidates: route.candidates.clone(),
         }
     }
 }
@@ -139,13 +157,22 @@ impl Engine {
         })
     }
 
-    /// Records a request that failed before an answer started.
-    pub(super) async fn gateway_record_failure(&self, start: &TraceStart, e: &HecateError) {
-        let mut trace = start.trace("failed", "", "");
+    /// Records a request that failed before an answer started, with the route
+    /// it tried.
+    pub(super) async fn gateway_record_failure(
+        &self,
+        start: &TraceStart,
+        route: &RouteLog,
+        e: &HecateError,
+    ) {
+        let mut trace = start.trace("failed", "", "", route);
         trace.error_type = Some(e.error_type.code().to_string());
         trace.error_message = Some(e.message.clone());
         if let Some(p) = e.details.get("provider").and_then(Value::as_str) {
             trace.provider = p.to_string();
+        }
+        if let Some(m) = e.details.get("model").and_then(Value::as_str) {
+            trace.model = m.to_string();
         }
         metrics::gateway_request(
             start.ingress.as_str(),
@@ -165,6 +192,7 @@ impl Engine {
         &self,
         start: TraceStart,
         binding: Option<SessionBinding>,
+        route: RouteLog,
         provider: String,
         model: String,
         end: ExchangeEnd,
@@ -175,7 +203,7 @@ impl Engine {
             ExchangeOutcome::Failed(_) => "failed",
             ExchangeOutcome::Cancelled => "cancelled",
         };
-        let mut trace = start.trace(status, &provider, &model);
+        let mut trace = start.trace(status, &provider, &model, &route);
         if let Some(u) = end.usage {
             trace.usage = usage_of(u);
             trace.cost_micros_usd = self.inner.model.pricebook().cost(
@@ -184,6 +212,9 @@ impl Engine {
                 u.input_tokens,
                 u.output_tokens,
             );
+        }
+        if let Some(cost) = trace.cost_micros_usd {
+            self.inner.gateway.spend.add(&start.namespace, cost);
         }
         if let ExchangeOutcome::Failed(m) = &end.outcome {
             trace.error_type = Some(ErrorType::GatewayError.code().to_string());

@@ -367,6 +367,22 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "each run's span id",
         sql: "ALTER TABLE runs ADD COLUMN span_id TEXT;",
     },
+    Migration {
+        name: "model capabilities, and the route of each gateway request",
+        sql: r#"
+    CREATE TABLE model_capabilities (
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        source TEXT NOT NULL,
+        declared_json TEXT NOT NULL,
+        note TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (provider, model, source)
+    );
+    ALTER TABLE gateway_traces ADD COLUMN route_reason TEXT NOT NULL DEFAULT '';
+    ALTER TABLE gateway_traces ADD COLUMN route_candidates_json TEXT NOT NULL DEFAULT '[]';
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

@@ -25,6 +25,7 @@ macro_rules! in_transaction {
 
 mod approvals;
 mod audit;
+mod capabilities;
 mod chat;
 mod connect;
 mod flow_chats;

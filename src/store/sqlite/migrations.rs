@@ -355,6 +355,21 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE runs ADD COLUMN span_id TEXT;
     "#,
+    // v10: model capabilities (operator overrides and probe results) and the
+    // route each gateway request took (its reason and candidates).
+    r#"
+    CREATE TABLE model_capabilities (
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        source TEXT NOT NULL,
+        declared_json TEXT NOT NULL,
+        note TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (provider, model, source)
+    );
+    ALTER TABLE gateway_traces ADD COLUMN route_reason TEXT NOT NULL DEFAULT '';
+    ALTER TABLE gateway_traces ADD COLUMN route_candidates_json TEXT NOT NULL DEFAULT '[]';
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

@@ -6,6 +6,7 @@
 
 mod approvals;
 mod audit;
+mod capabilities;
 mod chat;
 mod flow_chats;
 mod leases;

@@ -446,6 +446,8 @@ pub const TABLES: &[Table] = &[
             t("error_type"),
             t("error_message"),
             t("started_at"),
+            t("route_reason"),
+            t("route_candidates_json"),
         ],
         key: Some(&["request_id"]),
         serial: None,
@@ -499,6 +501,19 @@ pub const TABLES: &[Table] = &[
             t("updated_at"),
         ],
         key: Some(&["namespace", "app_id", "user_id", "agent_id", "field"]),
+        serial: None,
+    },
+    Table {
+        name: "model_capabilities",
+        columns: &[
+            t("provider"),
+            t("model"),
+            t("source"),
+            t("declared_json"),
+            t("note"),
+            t("updated_at"),
+        ],
+        key: Some(&["provider", "model", "source"]),
         serial: None,
     },
 ];

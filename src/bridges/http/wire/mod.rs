@@ -3,6 +3,7 @@
 //! and OpenAPI concerns) and derive `ToSchema` for the OpenAPI document.
 
 pub mod agent;
+pub mod capability;
 pub mod chat;
 pub mod events;
 pub mod flow_chat;

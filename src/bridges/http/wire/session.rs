@@ -74,6 +74,10 @@ pub struct SessionDto {
     /// Model, for model and agent runtimes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The effective capabilities of the session's provider/model now (model
+    /// and agent runtimes); each message keeps those of its own turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<super::capability::CapabilitiesDto>,
     /// External-agent adapter id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter_id: Option<String>,
@@ -123,6 +127,7 @@ impl From<&Session> for SessionDto {
             runtime_kind: s.runtime_kind.as_str().to_string(),
             provider: s.provider.clone(),
             model: s.model.clone(),
+            capabilities: None,
             adapter_id: s.adapter_id.clone(),
             workspace: s.workspace.clone(),
             system_prompt: s.system_prompt.clone(),
