@@ -11,7 +11,7 @@ use super::policy::{
     CAPABILITY_MISSING, CIRCUIT_OPEN, POLICY_DENIED, PROVIDER_RATE_LIMITED, PROVIDER_UNHEALTHY,
     budget_skip,
 };
-use super::record::{RouteLog, TraceStart};
+use super::record::{Answerer, RouteLog, TraceStart};
 use super::route::{self, GatewayRoute, MODEL_NOT_FOUND};
 use super::{ExchangeEnd, GatewayCall, INVALID_BODY, ProviderError, WireFormat};
 use crate::adapters::gateway::{Exchange, RelayMode, prepare_body, relay};
@@ -253,7 +253,18 @@ impl Engine {
                 }
             }
             return self
-                .gateway_relay(&call, start, binding, r, log.clone(), resp, traced)
+                .gateway_relay(
+                    &call,
+                    start,
+                    binding,
+                    log.clone(),
+                    resp,
+                    Answerer {
+                        provider: r.provider.clone(),
+                        model: r.model.clone(),
+                        traced,
+                    },
+                )
                 .await;
         }
         let e = match last_error {
@@ -276,15 +287,15 @@ impl Engine {
         call: &GatewayCall,
         start: TraceStart,
         binding: Option<super::SessionBinding>,
-        r: &GatewayRoute,
         log: RouteLog,
         resp: reqwest::Response,
-        traced: Inference,
+        answerer: Answerer,
     ) -> std::result::Result<Exchange, Failure> {
+        let (provider, model) = (answerer.provider.clone(), answerer.model.clone());
         let target = self
             .inner
             .model
-            .client(&r.provider)
+            .client(&provider)
             .map(|c| WireFormat::of_provider(c.config().kind))
             .unwrap_or(call.ingress);
         let mode = RelayMode {
@@ -297,20 +308,20 @@ impl Engine {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
         };
-        let (engine, provider, model) = (self.clone(), r.provider.clone(), r.model.clone());
+        let engine = self.clone();
         let on_end: crate::adapters::gateway::OnEnd = Box::new(move |end: ExchangeEnd| {
             Box::pin(async move {
                 engine
-                    .gateway_record_end(start, binding, log, provider, model, end, traced)
+                    .gateway_record_end(start, binding, log, answerer, end)
                     .await;
             })
         });
         let body = relay(resp, mode, on_end)
             .await
-            .map_err(|e| Failure::Answered(e.into_hecate(&r.provider, &r.model)))?;
+            .map_err(|e| Failure::Answered(e.into_hecate(&provider, &model)))?;
         Ok(Exchange {
-            provider: r.provider.clone(),
-            model: r.model.clone(),
+            provider,
+            model,
             body,
         })
     }

@@ -22,6 +22,17 @@ use std::time::Instant;
 /// Detail `reason` of a resent history that does not extend the stored one.
 pub const HISTORY_MISMATCH: &str = "chat_session_history_mismatch";
 
+/// The provider and model that answered an exchange, with the span of that attempt.
+#[derive(Debug)]
+pub struct Answerer {
+    /// The provider's name.
+    pub provider: String,
+    /// The model as the provider names it.
+    pub model: String,
+    /// The attempt's `chat {model}` span, ended when the exchange is recorded.
+    pub traced: Inference,
+}
+
 /// The route a request took: why, and what became of each candidate.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RouteLog {
@@ -193,11 +204,14 @@ impl Engine {
         start: TraceStart,
         binding: Option<SessionBinding>,
         route: RouteLog,
-        provider: String,
-        model: String,
+        answerer: Answerer,
         end: ExchangeEnd,
-        traced: Inference,
     ) {
+        let Answerer {
+            provider,
+            model,
+            traced,
+        } = answerer;
         let status = match &end.outcome {
             ExchangeOutcome::Completed => "completed",
             ExchangeOutcome::Failed(_) => "failed",

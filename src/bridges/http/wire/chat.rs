@@ -306,7 +306,7 @@ pub struct TraceDto {
 }
 
 /// One provider/model the router considered for a request.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct RouteCandidateDto {
     /// The provider.
     pub provider: String,
