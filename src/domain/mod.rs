@@ -16,6 +16,7 @@ pub mod message;
 pub mod partial;
 pub mod permission;
 pub mod provider_call;
+pub mod recall;
 pub mod redact;
 pub mod run;
 pub mod segment;

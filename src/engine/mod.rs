@@ -85,6 +85,8 @@ pub struct EngineConfig {
     pub gateway_rate_limit_rpm: u32,
     /// The agents' flows and the chat identities (client-hosted conversations).
     pub flows: flows::FlowSettings,
+    /// Long-term recall: the embeddings model, batching, the default `recall`.
+    pub memory: memory::RecallSettings,
 }
 
 impl Default for EngineConfig {
@@ -100,6 +102,7 @@ impl Default for EngineConfig {
             gateway_default_model: None,
             gateway_rate_limit_rpm: 0,
             flows: flows::FlowSettings::default(),
+            memory: memory::RecallSettings::default(),
         }
     }
 }
@@ -149,6 +152,7 @@ struct Inner {
     audit: mcp::audit::AuditWriter,
     tasks: tasks::TaskRuntime,
     gateway: gateway::GatewayState,
+    recall: memory::Recall,
 }
 
 impl std::fmt::Debug for Engine {
@@ -182,6 +186,7 @@ impl Engine {
         if let Some(rt) = &external {
             external::spawn_agent_reaper(rt);
         }
+        let recall = memory::Recall::start(store.clone(), config.memory.clone());
         let mcp_hub = mcp::state::McpHub::start();
         tasks.attach_mcp(mcp_hub.clone(), audit.clone());
         let engine = Self {
@@ -198,6 +203,7 @@ impl Engine {
                 audit,
                 tasks,
                 gateway,
+                recall,
             }),
         };
         let report = engine

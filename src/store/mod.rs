@@ -6,6 +6,7 @@
 pub mod chat;
 pub mod flow_chats;
 pub mod history;
+pub mod memory;
 pub mod postgres;
 pub mod sqlite;
 pub mod tasks;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 
 pub use chat::ChatStore;
 pub use flow_chats::FlowChatStore;
+pub use memory::{MemoryStore, VectorSearch};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
@@ -291,6 +293,7 @@ pub trait Store:
     + TurnStore
     + ChatStore
     + FlowChatStore
+    + MemoryStore
     + tasks::TaskStore
 {
     /// Backend identity and health.

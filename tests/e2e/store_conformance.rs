@@ -77,6 +77,8 @@ mod backends {
 
 mod chat_cases;
 mod flow_chat_cases;
+mod isolation_cases;
+mod memory_cases;
 
 /// The behaviours, each an async function of a fresh store.
 mod cases {

@@ -21,6 +21,7 @@ mod extract;
 mod files;
 mod gateway;
 mod mcp;
+mod memory;
 mod messages;
 mod openapi;
 mod project;
@@ -135,6 +136,8 @@ pub fn routes() -> Vec<ApiRoute> {
             providers::local_discovery,
         ),
         ApiRoute::get("/hecate/v1/openapi.json", openapi::openapi_json),
+        ApiRoute::get("/hecate/v1/memory/search", memory::search),
+        ApiRoute::get("/hecate/v1/memory/status", memory::status),
         ApiRoute::get(SESSIONS, sessions::list),
         ApiRoute::post(SESSIONS, sessions::create),
         ApiRoute::get(SESSION, sessions::get),

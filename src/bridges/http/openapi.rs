@@ -26,6 +26,9 @@ use super::wire::flow_chat::{
 use super::wire::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
 };
+use super::wire::memory::{
+    MemoryHitDto, MemorySearchDto, MemorySearchResponse, RecallStatusDto, RecallStatusResponse,
+};
 use super::wire::tasks::{
     ContinueRunRequest, CreateTaskRequest, ResolveTaskApprovalRequest, RetryFromTurnRequest,
     RunActionRequest, TaskApprovalDto, TaskApprovalListResponse, TaskApprovalResponse,
@@ -41,8 +44,8 @@ use super::wire::{
     SessionSummaryDto, StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
 use super::{
-    adapters, approvals, chat_sessions, chats, files, mcp, messages, providers, sessions, stream,
-    system, tasks, traces,
+    adapters, approvals, chat_sessions, chats, files, mcp, memory, messages, providers, sessions,
+    stream, system, tasks, traces,
 };
 use axum::Json;
 use serde_json::Value;
@@ -65,6 +68,8 @@ use utoipa::{Modify, OpenApi};
         providers::status,
         providers::local_discovery,
         openapi_json,
+        memory::search,
+        memory::status,
         sessions::list,
         sessions::create,
         sessions::get,
@@ -154,7 +159,8 @@ use utoipa::{Modify, OpenApi};
         McpCacheEntryDto, ContinueRunRequest, RetryFromTurnRequest,
         ChatSessionListResponse, ChatSessionSummaryDto, ChatSessionResponse, ChatSessionDto,
         ChatMessageDto, ChatProviderCallDto, ChatReplayResponse, ChatReplayDto,
-        ChatDeletedResponse, TraceListResponse, TraceDto
+        ChatDeletedResponse, TraceListResponse, TraceDto,
+        MemorySearchResponse, MemorySearchDto, MemoryHitDto, RecallStatusResponse, RecallStatusDto
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),
@@ -167,6 +173,7 @@ use utoipa::{Modify, OpenApi};
         (name = "mcp", description = "Hecate as an MCP client: server probes and the client pool"),
         (name = "chat", description = "Chat sessions recorded by the model gateway (/v1) from requests carrying a session id"),
         (name = "observability", description = "Per-request traces of the model gateway"),
+        (name = "memory", description = "Long-term recall: messages embedded per namespace and user, searched by meaning across sessions; degraded (not failed) when embeddings or vector search are unavailable"),
         (name = "chats", description = "Client-hosted chats: the caller runs the model; Hecate compiles the system message and the respond schema, stores history and extracted data, routes stages and asks for summaries. Identify with X-Hecate-App-Key, X-Hecate-User-Token, or not at all (anonymous)")
     )
 )]
