@@ -43,6 +43,10 @@ pub struct MemoryArgs {
     /// Vectors of the one user whose scope is also searched.
     #[arg(long, default_value_t = 1000)]
     pub user_vectors: usize,
+    /// Candidates the binary-quantized index hands to the exact rerank (the
+    /// alternatives measured at the largest table size).
+    #[arg(long, default_value_t = 100)]
+    pub rerank: usize,
     /// Base URL of an OpenAI-compatible server with chat and embeddings (the
     /// fixture model server's `/v1`); without it the turn figure is skipped.
     #[arg(long)]
@@ -61,6 +65,12 @@ pub async fn bench(args: &MemoryArgs) -> anyhow::Result<Value> {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("bench.db"))?);
     let context = context_loads(store.as_ref(), args).await?;
     let recall = recall_queries(store.as_ref(), args).await?;
+    let largest = args.vectors.iter().copied().max().unwrap_or(0);
+    let alternatives = tokio::task::spawn_blocking({
+        let (path, args) = (dir.path().join("alternatives.db"), args.clone());
+        move || alternatives(&path, largest, &args)
+    })
+    .await??;
     let turns = match &args.base_url {
         Some(url) => turn_overhead(url, args.turns.max(1)).await?,
         None => Value::Null,
@@ -69,8 +79,9 @@ pub async fn bench(args: &MemoryArgs) -> anyhow::Result<Value> {
         "benchmark": "memory",
         "context_load": context,
         "recall_query": recall,
+        "recall_alternatives": alternatives,
         "turn_with_indexing": turns,
-        "note": "context_load: p50 of one strategy load (buffer_window 50, summary_buffer with the summary 30 messages from the end, token_budget 8192) per session size, ratio = largest / first size. recall_query: p50 of a k=5 search (sqlite-vec vec_distance_cosine over the scope's rows) as the table grows, all vectors in one scope, and of one user's scope of user_vectors inside the same table. turn_with_indexing: model turns on the fixture with [memory] indexing on vs off, alternating.",
+        "note": "context_load: p50 of one strategy load (buffer_window 50, summary_buffer with the summary 30 messages from the end, token_budget 8192) per session size, ratio = largest / first size. recall_query: p50 of a k=5 search (sqlite-vec vec_distance_cosine over the scope's rows) as the table grows, all vectors in one scope, and of one user's scope of user_vectors inside the same table. recall_alternatives: at the largest size, what else sqlite-vec offers for one scope of that many vectors: its vec0 table with float[dims] cosine (exact KNN scan), and bit[dims] binary quantization whose `rerank` nearest candidates are reranked exactly; recall_at_5 is the share of the exact top 5 they find. turn_with_indexing: model turns on the fixture with [memory] indexing on vs off, alternating.",
     }))
 }
 
@@ -340,5 +351,105 @@ async fn turn_overhead(base_url: &str, turns: usize) -> anyhow::Result<Value> {
         "median_added_ms": num(&on_s, "median") - num(&off_s, "median"),
         "messages_indexed": status.indexed,
         "embedding_batches": status.batches,
+    }))
+}
+
+/// The exact top 5 of `q` by cosine distance over the plain table.
+fn exact_top(conn: &rusqlite::Connection, q: &[u8]) -> anyhow::Result<Vec<i64>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM plain ORDER BY vec_distance_cosine(embedding, ?1), id LIMIT 5",
+    )?;
+    let ids = stmt.query_map([q], |r| r.get(0))?;
+    Ok(ids.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Times `search` over `queries` query vectors and scores its top 5 against
+/// the exact ones.
+fn time_alternative(
+    queries: &[(Vec<u8>, Vec<i64>)],
+    mut search: impl FnMut(&[u8]) -> anyhow::Result<Vec<i64>>,
+) -> anyhow::Result<Value> {
+    let mut samples = Vec::new();
+    let mut hits = 0;
+    for (q, exact) in queries {
+        let t = Instant::now();
+        let found = search(q)?;
+        samples.push(t.elapsed().as_secs_f64() * 1e3);
+        hits += found.iter().filter(|id| exact.contains(id)).count();
+    }
+    Ok(json!({
+        "ms": summarize(samples),
+        "recall_at_5": hits as f64 / (queries.len() * 5).max(1) as f64,
+    }))
+}
+
+/// sqlite-vec's other ways of searching `size` vectors of one scope, on a
+/// database of their own: the exact scan of a plain table (as Hecate searches),
+/// a vec0 float table, and a vec0 bit table with an exact rerank.
+fn alternatives(path: &std::path::Path, size: usize, args: &MemoryArgs) -> anyhow::Result<Value> {
+    let d = args.dims;
+    // Opening a store registers sqlite-vec for every later connection.
+    drop(SqliteStore::open_in_memory()?);
+    let mut conn = rusqlite::Connection::open(path)?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;
+         CREATE TABLE plain (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
+         CREATE VIRTUAL TABLE floats USING vec0(embedding float[{d}] distance_metric=cosine);
+         CREATE VIRTUAL TABLE bits USING vec0(embedding bit[{d}]);"
+    ))?;
+    let t = Instant::now();
+    for start in (0..size).step_by(10_000) {
+        let tx = conn.transaction()?;
+        {
+            let mut plain =
+                tx.prepare_cached("INSERT INTO plain (id, embedding) VALUES (?1, ?2)")?;
+            let mut floats =
+                tx.prepare_cached("INSERT INTO floats (rowid, embedding) VALUES (?1, ?2)")?;
+            let mut bits = tx.prepare_cached(
+                "INSERT INTO bits (rowid, embedding) VALUES (?1, vec_quantize_binary(?2))",
+            )?;
+            for i in start..(start + 10_000).min(size) {
+                let v = hecate::store::memory::vector_bytes(&unit_vector(i as u64 + 1, d));
+                let id = i as i64 + 1;
+                plain.execute(rusqlite::params![id, v])?;
+                floats.execute(rusqlite::params![id, v])?;
+                bits.execute(rusqlite::params![id, v])?;
+            }
+        }
+        tx.commit()?;
+    }
+    let insert_s = t.elapsed().as_secs_f64();
+    let queries: Vec<(Vec<u8>, Vec<i64>)> = (0..args.queries.max(1))
+        .map(|q| {
+            let v = hecate::store::memory::vector_bytes(&unit_vector(u64::MAX - q as u64, d));
+            let exact = exact_top(&conn, &v)?;
+            Ok((v, exact))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let plain = time_alternative(&queries, |q| exact_top(&conn, q))?;
+    let floats = time_alternative(&queries, |q| {
+        let mut stmt = conn.prepare_cached(
+            "SELECT rowid FROM floats WHERE embedding MATCH ?1 AND k = 5 ORDER BY distance",
+        )?;
+        let ids = stmt.query_map([q], |r| r.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    })?;
+    let rerank = args.rerank.max(5) as i64;
+    let bits = time_alternative(&queries, |q| {
+        let mut stmt = conn.prepare_cached(
+            "SELECT p.id FROM plain p JOIN (SELECT rowid FROM bits \
+             WHERE embedding MATCH vec_quantize_binary(?1) AND k = ?2) b ON p.id = b.rowid \
+             ORDER BY vec_distance_cosine(p.embedding, ?1), p.id LIMIT 5",
+        )?;
+        let ids = stmt.query_map(rusqlite::params![q, rerank], |r| r.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    })?;
+    Ok(json!({
+        "vectors": size,
+        "insert_s_all_three": insert_s,
+        "plain_table_exact_scan": plain,
+        "vec0_float_cosine_knn": floats,
+        "vec0_bit_knn_with_exact_rerank": bits,
+        "rerank_candidates": rerank,
     }))
 }

@@ -228,6 +228,19 @@ fn memory(r: &Value) -> anyhow::Result<()> {
         )?;
         non_negative(r, &format!("recall_query.sizes.{i}.user_scope_ms.median"))?;
     }
+    for alt in [
+        "plain_table_exact_scan",
+        "vec0_float_cosine_knn",
+        "vec0_bit_knn_with_exact_rerank",
+    ] {
+        non_negative(r, &format!("recall_alternatives.{alt}.ms.median"))?;
+        let found = number(r, &format!("recall_alternatives.{alt}.recall_at_5"))?;
+        ensure!((0.0..=1.0).contains(&found), "{alt}: {r}");
+    }
+    ensure!(
+        number(r, "recall_alternatives.plain_table_exact_scan.recall_at_5")? == 1.0,
+        "the exact scan is the reference: {r}"
+    );
     ensure!(number(r, "turn_with_indexing.turns")? == 2.0, "{r}");
     number(r, "turn_with_indexing.median_added_ms")?;
     ensure!(
