@@ -81,7 +81,7 @@ pub async fn bench(args: &MemoryArgs) -> anyhow::Result<Value> {
         "recall_query": recall,
         "recall_alternatives": alternatives,
         "turn_with_indexing": turns,
-        "note": "context_load: p50 of one strategy load (buffer_window 50, summary_buffer with the summary 30 messages from the end, token_budget 8192) per session size, ratio = largest / first size. recall_query: p50 of a k=5 search (sqlite-vec vec_distance_cosine over the scope's rows) as the table grows, all vectors in one scope, and of one user's scope of user_vectors inside the same table. recall_alternatives: at the largest size, what else sqlite-vec offers for one scope of that many vectors: its vec0 table with float[dims] cosine (exact KNN scan), and bit[dims] binary quantization whose `rerank` nearest candidates are reranked exactly; recall_at_5 is the share of the exact top 5 they find. turn_with_indexing: model turns on the fixture with [memory] indexing on vs off, alternating.",
+        "note": "context_load: p50 of one strategy load as begin_turn reads it, in one store operation, the sizes taking turns (buffer_window 50, summary_buffer with the summary 30 messages from the end, token_budget 8192) per session size, ratio = largest / first size. recall_query: p50 of a k=5 search (sqlite-vec vec_distance_cosine over the scope's rows) as the table grows, all vectors in one scope, and of one user's scope of user_vectors inside the same table. recall_alternatives: at the largest size, what else sqlite-vec offers for one scope of that many vectors: its vec0 table with float[dims] cosine (exact KNN scan), and bit[dims] binary quantization whose `rerank` nearest candidates are reranked exactly; recall_at_5 is the share of the exact top 5 they find. turn_with_indexing: model turns on the fixture with [memory] indexing on vs off, alternating.",
     }))
 }
 
@@ -144,17 +144,24 @@ async fn context_loads(store: &dyn Store, args: &MemoryArgs) -> anyhow::Result<V
     }
     let mut out = serde_json::Map::new();
     for strategy in strategies {
-        let mut per_size = Vec::new();
-        for (size, sid) in &sessions {
-            let mut loaded = 0;
-            let mut samples = Vec::new();
-            for _ in 0..args.loads.max(1) {
+        // The sizes take turns, so drift on a shared machine hits them alike.
+        let mut loaded = vec![0; sessions.len()];
+        let mut samples = vec![Vec::new(); sessions.len()];
+        for _ in 0..args.loads.max(1) {
+            for (i, (_, sid)) in sessions.iter().enumerate() {
                 let t = Instant::now();
-                loaded = strategy.load(store, sid).await?.len();
-                samples.push(t.elapsed().as_secs_f64() * 1e3);
+                loaded[i] = store.load_history(sid, strategy).await?.len();
+                samples[i].push(t.elapsed().as_secs_f64() * 1e3);
             }
-            per_size.push(json!({"messages": size, "loaded": loaded, "ms": summarize(samples)}));
         }
+        let per_size: Vec<Value> = sessions
+            .iter()
+            .zip(loaded)
+            .zip(samples)
+            .map(|(((size, _), loaded), samples)| {
+                json!({"messages": size, "loaded": loaded, "ms": summarize(samples)})
+            })
+            .collect();
         let first = per_size.first().map_or(0.0, |v| num(&v["ms"], "median"));
         let last = per_size.last().map_or(0.0, |v| num(&v["ms"], "median"));
         out.insert(

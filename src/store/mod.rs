@@ -16,6 +16,7 @@ pub mod turn;
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::Result;
 use crate::domain::ids::{ApprovalId, GrantId, MessageId, RunId, SessionId};
+use crate::domain::memory::HistoryStrategy;
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::{Run, RunEvent, RunStatus};
@@ -71,6 +72,13 @@ pub trait MessageStore: Send + Sync {
     async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>>;
     /// The sequence of the newest summary message, if any.
     async fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>>;
+    /// The messages `strategy` gives a runtime, in sequence order, read in one
+    /// store operation (the reads `begin_turn` makes inside its transaction).
+    async fn load_history(
+        &self,
+        session_id: &SessionId,
+        strategy: HistoryStrategy,
+    ) -> Result<Vec<Message>>;
     /// Number of messages in the session.
     async fn count_messages(&self, session_id: &SessionId) -> Result<u64>;
     /// The provider calls of a session, oldest first.

@@ -12,7 +12,9 @@ use utoipa::{IntoParams, ToSchema};
 #[derive(Debug, Clone, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct MemorySearchQuery {
-    /// What to look for (required, at most 8,000 characters).
+    /// What to look for (at most 8,000 characters). Required; its absence is
+    /// answered `memory.request_invalid` naming `query`.
+    #[param(required = true)]
     pub query: Option<String>,
     /// The user whose memory is searched (1 to 128 bytes); absent: the
     /// namespace's shared memory.
