@@ -2,7 +2,7 @@
 //! the direct path in the same run, with the `hecate` and `hecate-fixtures`
 //! binaries of this build. No thresholds: the figures go into the docs.
 //!
-//! `cargo bench --bench hub -- <store|model|gateway|agent|agent-loop|acp|http|mcp [--ts]|tasks> [options]`
+//! `cargo bench --bench hub -- <store|model|gateway|agent|agent-loop|acp|http|mcp [--ts]|tasks|memory> [options]`
 //! runs one benchmark (Cargo passes `--bench`, and builds with the optimised
 //! bench profile). Run without `--bench`, as `cargo test --bench hub` and
 //! `cargo test --all-targets` do, it runs every benchmark once with tiny counts
@@ -17,6 +17,7 @@ mod gateway;
 mod http;
 mod mcp;
 mod mcp_ts;
+mod memory;
 mod model;
 mod smoke;
 mod store;
@@ -66,6 +67,10 @@ enum Bench {
     /// The task queue drained by one and two worker pools on one SQLite file, and
     /// one `shell` task vs the same command spawned directly.
     Tasks(tasks::TasksArgs),
+    /// Context loads per working-memory strategy on large vs small sessions,
+    /// recall queries over a growing vector table, and model turns with recall
+    /// indexing on vs off.
+    Memory(memory::MemoryArgs),
 }
 
 impl Bench {
@@ -81,6 +86,7 @@ impl Bench {
             Bench::Http(a) => a.json,
             Bench::Mcp(a) => a.json,
             Bench::Tasks(a) => a.json,
+            Bench::Memory(a) => a.json,
         }
     }
 
@@ -105,6 +111,7 @@ impl Bench {
             Bench::Mcp(a) if a.ts => mcp_ts::bench(a).await,
             Bench::Mcp(a) => mcp::bench(a).await,
             Bench::Tasks(a) => tasks::bench(a).await,
+            Bench::Memory(a) => memory::bench(a).await,
         }
     }
 

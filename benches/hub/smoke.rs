@@ -96,6 +96,28 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
             "tasks",
             &["tasks", "--runs", "6", "--single", "2", "--workers", "1,2"],
         ),
+        step(
+            "memory",
+            &[
+                "memory",
+                "--sizes",
+                "40,100",
+                "--loads",
+                "3",
+                "--vectors",
+                "50,200",
+                "--dims",
+                "16",
+                "--queries",
+                "2",
+                "--user-vectors",
+                "10",
+                "--base-url",
+                model_v1,
+                "--turns",
+                "2",
+            ],
+        ),
     ]
 }
 
@@ -124,6 +146,7 @@ pub fn check(name: &str, envelope: &Value, text: &str) -> anyhow::Result<()> {
         "acp" => acp(data),
         "http" => http(data),
         "tasks" => tasks(data),
+        "memory" => memory(data),
         "mcp" => {
             ensure!(envelope["object"] == "mcp_bench", "object: {envelope}");
             mcp(data, "rmcp", RMCP_PATHS)?;
@@ -192,6 +215,62 @@ fn store(r: &Value) -> anyhow::Result<()> {
         );
     }
     ensure!(r["concurrent_appends"]["gap_free"] == true, "{r}");
+    Ok(())
+}
+
+fn memory(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "memory", "{r}");
+    for strategy in ["buffer_window", "summary_buffer", "token_budget"] {
+        for i in 0..2 {
+            non_negative(r, &format!("context_load.{strategy}.sizes.{i}.ms.median"))?;
+            ensure!(
+                number(r, &format!("context_load.{strategy}.sizes.{i}.loaded"))? > 0.0,
+                "{r}"
+            );
+        }
+        non_negative(
+            r,
+            &format!("context_load.{strategy}.median_ratio_largest_vs_first"),
+        )?;
+    }
+    ensure!(
+        number(r, "context_load.summary_buffer.sizes.1.loaded")? == 30.0,
+        "loads from the summary: {r}"
+    );
+    for (i, size) in [50.0, 200.0].into_iter().enumerate() {
+        ensure!(
+            number(r, &format!("recall_query.sizes.{i}.vectors"))? == size,
+            "{r}"
+        );
+        ensure!(
+            number(r, &format!("recall_query.sizes.{i}.results"))? == 5.0,
+            "{r}"
+        );
+        non_negative(
+            r,
+            &format!("recall_query.sizes.{i}.whole_table_scope_ms.median"),
+        )?;
+        non_negative(r, &format!("recall_query.sizes.{i}.user_scope_ms.median"))?;
+    }
+    for alt in [
+        "plain_table_exact_scan",
+        "vec0_float_cosine_knn",
+        "vec0_bit_knn_with_exact_rerank",
+    ] {
+        non_negative(r, &format!("recall_alternatives.{alt}.ms.median"))?;
+        let found = number(r, &format!("recall_alternatives.{alt}.recall_at_5"))?;
+        ensure!((0.0..=1.0).contains(&found), "{alt}: {r}");
+    }
+    ensure!(
+        number(r, "recall_alternatives.plain_table_exact_scan.recall_at_5")? == 1.0,
+        "the exact scan is the reference: {r}"
+    );
+    ensure!(number(r, "turn_with_indexing.turns")? == 2.0, "{r}");
+    number(r, "turn_with_indexing.median_added_ms")?;
+    ensure!(
+        number(r, "turn_with_indexing.messages_indexed")? == 6.0,
+        "warm-up and two turns, two messages each: {r}"
+    );
     Ok(())
 }
 

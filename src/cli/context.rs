@@ -4,10 +4,11 @@
 use super::Cli;
 use crate::adapters::acp::agent::catalog::BUILTIN_MANIFESTS;
 use crate::adapters::acp::{AcpOptions, Catalog, LauncherOptions, TerminalSandbox};
-use crate::adapters::providers::ProviderClient;
 use crate::adapters::providers::pricing::Pricebook;
+use crate::adapters::providers::{Embedder, ProviderClient};
 use crate::config::Config;
 use crate::engine::flows::{FlowCatalog, FlowSettings};
+use crate::engine::memory::RecallSettings;
 use crate::engine::{Engine, EngineConfig, Runtimes};
 use crate::runtimes::external::{ExternalRuntime, GatewayAccess};
 use crate::runtimes::model::ModelRuntime;
@@ -86,18 +87,46 @@ fn load_flows(config: &Config, env: &HashMap<String, String>) -> FlowSettings {
     }
 }
 
+/// The recall settings `[memory]` selects, with the embeddings model's client.
+fn recall_settings(
+    config: &Config,
+    providers: &[ProviderClient],
+) -> anyhow::Result<RecallSettings> {
+    let m = config.memory()?;
+    let embedder = match &m.embeddings {
+        None => None,
+        Some((provider, model)) => {
+            let client = providers
+                .iter()
+                .find(|c| &c.config().name == provider)
+                .with_context(|| format!("[memory] embeddings provider {provider:?}"))?;
+            Some(
+                Embedder::new(client.clone(), model, m.dimensions)
+                    .context("[memory] embeddings")?,
+            )
+        }
+    };
+    Ok(RecallSettings {
+        embedder,
+        batch_size: m.batch_size,
+        batch_delay: m.batch_delay,
+        default_recall: m.default_recall,
+    })
+}
+
 impl AppContext {
     /// Builds configuration, store and engine (running startup reconciliation).
     pub async fn build(cli: &Cli) -> anyhow::Result<Self> {
         let config = load_config(cli)?;
         let (data_dir, store) = open_store(cli, Some(&config)).await?;
         let http = ProviderClient::default_http().context("building the HTTP client")?;
-        let providers = config
+        let providers: Vec<ProviderClient> = config
             .providers
             .iter()
             .cloned()
             .map(|p| ProviderClient::new(http.clone(), p))
             .collect();
+        let memory = recall_settings(&config, &providers)?;
         let model = ModelRuntime::new(providers, Pricebook::new(config.prices()));
         let env: HashMap<String, String> = std::env::vars().collect();
         let (catalog, manifest_errors) =
@@ -155,6 +184,7 @@ impl AppContext {
             gateway_rate_limit_rpm: config.gateway_rate_limit_rpm(&env)?,
             gateway_routing: config.gateway_routing()?,
             flows: load_flows(&config, &env),
+            memory,
             ..EngineConfig::default()
         };
         let runtimes = Runtimes {

@@ -65,7 +65,8 @@ pub fn exit_code(t: ErrorType) -> i32 {
         | ErrorType::HistoryStrategyInvalid
         | ErrorType::RuntimeMismatch
         | ErrorType::ChatRespondInvalid
-        | ErrorType::ChatIdentityInvalid => 2,
+        | ErrorType::ChatIdentityInvalid
+        | ErrorType::MemoryRequestInvalid => 2,
         ErrorType::NotFound
         | ErrorType::AdapterNotFound
         | ErrorType::ChatAgentNotFound

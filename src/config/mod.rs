@@ -5,11 +5,13 @@
 
 mod error;
 mod gateway;
+mod memory;
 mod options;
 mod retention;
 mod schema;
 
 pub use error::ConfigError;
+pub use memory::MemoryOptions;
 pub use options::ServerLimits;
 pub use schema::{
     AcpSection, AgentsSection, ApprovalsSection, ChatAppSection, ChatSection, ChatUserSection,
@@ -160,6 +162,11 @@ impl Config {
     /// The history strategy the config selects (sessions that name none use it).
     pub fn history(&self) -> Result<HistoryStrategy, ConfigError> {
         options::history(&self.path, &self.file.history)
+    }
+
+    /// The `[memory]` options (long-term recall), checked against the providers.
+    pub fn memory(&self) -> Result<MemoryOptions, ConfigError> {
+        memory::memory(&self.path, &self.file.memory, &self.providers)
     }
 
     /// The approval mode for turns that name none.

@@ -55,6 +55,27 @@ pub struct FileConfig {
     /// `[store]`: which database holds sessions, runs, tasks and the rest.
     #[serde(default)]
     pub store: StoreSection,
+    /// `[memory]`: long-term recall (embeddings, batching, the default `recall`).
+    #[serde(default)]
+    pub memory: MemorySection,
+}
+
+/// `[memory]`: long-term recall across sessions.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySection {
+    /// The embeddings model as `provider/model` (an OpenAI-compatible provider);
+    /// absent: recall is off and reports itself degraded.
+    pub embeddings: Option<String>,
+    /// Vector length to ask the model for (the request's `dimensions`).
+    pub dimensions: Option<u32>,
+    /// Messages embedded per request (default 32).
+    pub batch_size: Option<usize>,
+    /// How long the indexer gathers messages before a request (default 250 ms).
+    pub batch_delay_ms: Option<u64>,
+    /// Recalled messages injected into each turn of sessions created without
+    /// their own `recall` (default 0: none).
+    pub recall: Option<u32>,
 }
 
 /// `[chat]`: who may call the client-hosted chat operations besides anonymous

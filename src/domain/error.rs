@@ -97,6 +97,9 @@ pub enum ErrorType {
     /// The app key or user token matches no configured app or user.
     #[serde(rename = "chat.identity_invalid")]
     ChatIdentityInvalid,
+    /// A memory search or a session's memory field is invalid (`field` names it).
+    #[serde(rename = "memory.request_invalid")]
+    MemoryRequestInvalid,
 }
 
 impl ErrorType {
@@ -132,6 +135,7 @@ impl ErrorType {
             Self::ChatEnded => "chat.chat_ended",
             Self::ChatRespondInvalid => "chat.respond_invalid",
             Self::ChatIdentityInvalid => "chat.identity_invalid",
+            Self::MemoryRequestInvalid => "memory.request_invalid",
         }
     }
 
@@ -168,6 +172,7 @@ impl ErrorType {
             Self::ChatEnded => "This chat has ended.",
             Self::ChatRespondInvalid => "The model's reply did not match the expected shape.",
             Self::ChatIdentityInvalid => "The app key or user token is not recognised.",
+            Self::MemoryRequestInvalid => "The memory request is invalid.",
         }
     }
 
@@ -229,6 +234,7 @@ impl ErrorType {
             Self::ChatIdentityInvalid => {
                 "Send a key from `[chat.apps.NAME] key` or a token from `[chat.users.NAME] token`."
             }
+            Self::MemoryRequestInvalid => "Fix the field named in `field` and retry.",
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod partial;
 pub mod permission;
 pub mod plan;
 pub mod provider_call;
+pub mod recall;
 pub mod redact;
 pub mod run;
 pub mod segment;

@@ -177,6 +177,7 @@ impl Engine {
             rt.close_all().await;
         }
         self.inner.audit.flush().await;
+        self.flush_recall().await;
     }
 
     /// Every catalog agent with its availability.

@@ -95,6 +95,8 @@ pub struct EngineConfig {
     pub gateway_routing: gateway::RoutingSettings,
     /// The agents' flows and the chat identities (client-hosted conversations).
     pub flows: flows::FlowSettings,
+    /// Long-term recall: the embeddings model, batching, the default `recall`.
+    pub memory: memory::RecallSettings,
 }
 
 impl Default for EngineConfig {
@@ -111,6 +113,7 @@ impl Default for EngineConfig {
             gateway_rate_limit_rpm: 0,
             gateway_routing: gateway::RoutingSettings::default(),
             flows: flows::FlowSettings::default(),
+            memory: memory::RecallSettings::default(),
         }
     }
 }
@@ -160,6 +163,7 @@ struct Inner {
     audit: mcp::audit::AuditWriter,
     tasks: tasks::TaskRuntime,
     gateway: gateway::GatewayState,
+    recall: memory::Recall,
 }
 
 impl std::fmt::Debug for Engine {
@@ -194,6 +198,7 @@ impl Engine {
         if let Some(rt) = &external {
             external::spawn_agent_reaper(rt);
         }
+        let recall = memory::Recall::start(store.clone(), config.memory.clone());
         let mcp_hub = mcp::state::McpHub::start();
         tasks.attach_mcp(mcp_hub.clone(), audit.clone());
         let engine = Self {
@@ -210,6 +215,7 @@ impl Engine {
                 audit,
                 tasks,
                 gateway,
+                recall,
             }),
         };
         let report = engine

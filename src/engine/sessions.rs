@@ -11,6 +11,7 @@ use crate::domain::ids::{MessageId, SessionId, TaskId, TaskRunId};
 use crate::domain::memory::HistoryStrategy;
 use crate::domain::message::{Message, Role};
 use crate::domain::provider_call::ProviderCall;
+use crate::domain::recall::SessionMemory;
 use crate::domain::run::Run;
 use crate::domain::segment::{Segment, derive};
 use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus, SessionSummary};
@@ -40,6 +41,9 @@ pub struct CreateSession {
     pub guardrails: Option<Guardrails>,
     /// Working-memory strategy; the config's `[history]` when absent.
     pub history: Option<HistoryStrategy>,
+    /// The long-term memory user and per-turn recall; `[memory] recall` when
+    /// `recall` is absent.
+    pub memory: SessionMemory,
 }
 
 /// The most gateway calls a transcript lists (the newest ones).
@@ -134,6 +138,14 @@ impl Engine {
                 .guardrails
                 .unwrap_or(self.inner.config.default_guardrails),
             history: Some(req.history.unwrap_or(self.inner.config.history)),
+            memory: SessionMemory {
+                user: req.memory.user,
+                recall: Some(
+                    req.memory
+                        .recall
+                        .unwrap_or(self.inner.config.memory.default_recall),
+                ),
+            },
             turns_used: 0,
             session_started_at: None,
             last_activity_at: now.clone(),

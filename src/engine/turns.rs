@@ -411,6 +411,7 @@ impl Engine {
             }
         };
         let snapshot = user_message.runtime.clone();
+        self.index_message(&session, &user_message);
 
         let events = self.inner.turn_taps.open(session_id, &run.id);
         self.emit(EngineEvent::TurnStarted {
@@ -685,6 +686,7 @@ impl Engine {
         if let Some(e) = &error {
             tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
         }
+        self.index_message(&session, &done.assistant);
         let needed = summarization_needed(done.message_count, 2);
         if needed && error.is_none() {
             // Off the turn's path: the answer does not wait for the summary.

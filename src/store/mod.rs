@@ -7,6 +7,7 @@ pub mod capabilities;
 pub mod chat;
 pub mod flow_chats;
 pub mod history;
+pub mod memory;
 pub mod postgres;
 pub mod sqlite;
 pub mod tasks;
@@ -16,6 +17,7 @@ pub mod turn;
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::Result;
 use crate::domain::ids::{ApprovalId, GrantId, MessageId, RunId, SessionId};
+use crate::domain::memory::HistoryStrategy;
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::{Run, RunEvent, RunStatus};
@@ -27,6 +29,7 @@ use std::sync::Arc;
 pub use capabilities::CapabilityStore;
 pub use chat::ChatStore;
 pub use flow_chats::FlowChatStore;
+pub use memory::{MemoryStore, VectorSearch};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
@@ -71,6 +74,13 @@ pub trait MessageStore: Send + Sync {
     async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>>;
     /// The sequence of the newest summary message, if any.
     async fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>>;
+    /// The messages `strategy` gives a runtime, in sequence order, read in one
+    /// store operation (the reads `begin_turn` makes inside its transaction).
+    async fn load_history(
+        &self,
+        session_id: &SessionId,
+        strategy: HistoryStrategy,
+    ) -> Result<Vec<Message>>;
     /// Number of messages in the session.
     async fn count_messages(&self, session_id: &SessionId) -> Result<u64>;
     /// The provider calls of a session, oldest first.
@@ -294,6 +304,7 @@ pub trait Store:
     + ChatStore
     + CapabilityStore
     + FlowChatStore
+    + MemoryStore
     + tasks::TaskStore
 {
     /// Backend identity and health.

@@ -52,6 +52,7 @@ mod mcp_stdio_clumsy_client;
 mod mcp_stdio_server;
 mod mcp_tasks;
 mod mcp_upstream;
+mod memory_recall;
 mod model_capabilities;
 mod no_child_outlives_hecate;
 mod provider_faults;

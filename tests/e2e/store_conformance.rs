@@ -77,6 +77,8 @@ mod backends {
 
 mod chat_cases;
 mod flow_chat_cases;
+mod isolation_cases;
+mod memory_cases;
 
 /// The behaviours, each an async function of a fresh store.
 mod cases {
@@ -284,6 +286,16 @@ mod cases {
             .expect("loads");
         assert_eq!(from_summary.first().map(|m| m.sequence), Some(12));
         assert_eq!(from_summary.len(), 18);
+        // The one-operation load reads the same.
+        for strategy in [
+            HistoryStrategy::BufferWindow { window: 5 },
+            HistoryStrategy::SummaryBuffer,
+            HistoryStrategy::TokenBudget { max_tokens: 40 },
+        ] {
+            let once = store.load_history(&s.id, strategy).await.expect("loads");
+            let stepwise = strategy.load(store, &s.id).await.expect("loads");
+            assert_eq!(once, stepwise, "{strategy:?}");
+        }
     }
 
     pub async fn a_sessions_memory_strategy_round_trips(b: Backend) {

@@ -1,12 +1,14 @@
 //! Model provider HTTP APIs: OpenAI-compatible Chat Completions and Anthropic
-//! Messages, both streaming, plus model listing and a small pricebook.
+//! Messages, both streaming, plus model listing, embeddings and a small pricebook.
 
 mod anthropic;
+mod embeddings;
 mod error;
 mod openai;
 pub mod pricing;
 mod sse;
 
+pub use embeddings::{EMBED_TIMEOUT, Embedder};
 pub use error::ProviderError;
 
 use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
@@ -177,6 +179,11 @@ impl ProviderClient {
     /// The provider's configuration.
     pub fn config(&self) -> &ProviderConfig {
         &self.config
+    }
+
+    /// The shared HTTP client.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
     }
 
     /// Streams one generation, calling `on_delta` as output arrives.

@@ -113,7 +113,8 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::HistoryStrategyInvalid
         | ErrorType::RuntimeMismatch
         | ErrorType::AdapterNotFound
-        | ErrorType::ChatRespondInvalid => StatusCode::BAD_REQUEST,
+        | ErrorType::ChatRespondInvalid
+        | ErrorType::MemoryRequestInvalid => StatusCode::BAD_REQUEST,
         ErrorType::NotFound | ErrorType::ChatAgentNotFound | ErrorType::ChatNotFound => {
             StatusCode::NOT_FOUND
         }

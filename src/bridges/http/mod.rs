@@ -22,6 +22,7 @@ mod extract;
 mod files;
 mod gateway;
 mod mcp;
+mod memory;
 mod messages;
 mod openapi;
 mod project;
@@ -148,6 +149,8 @@ pub fn routes() -> Vec<ApiRoute> {
         ApiRoute::delete(CAPABILITY_OVERRIDES, capabilities::delete_override),
         ApiRoute::post("/hecate/v1/model-capabilities/probes", capabilities::probe),
         ApiRoute::get("/hecate/v1/openapi.json", openapi::openapi_json),
+        ApiRoute::get("/hecate/v1/memory/search", memory::search),
+        ApiRoute::get("/hecate/v1/memory/status", memory::status),
         ApiRoute::get(SESSIONS, sessions::list),
         ApiRoute::post(SESSIONS, sessions::create),
         ApiRoute::get(SESSION, sessions::get),

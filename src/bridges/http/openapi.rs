@@ -37,6 +37,9 @@ use super::wire::flow_chat::{
 use super::wire::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
 };
+use super::wire::memory::{
+    MemoryHitDto, MemorySearchDto, MemorySearchResponse, RecallStatusDto, RecallStatusResponse,
+};
 use super::wire::tasks::{
     ContinueRunRequest, CreateTaskRequest, ResolveTaskApprovalRequest, RetryFromTurnRequest,
     RunActionRequest, TaskApprovalDto, TaskApprovalListResponse, TaskApprovalResponse,
@@ -52,8 +55,8 @@ use super::wire::{
     SessionSummaryDto, StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
 use super::{
-    adapters, approvals, capabilities, chat_sessions, chats, files, mcp, messages, providers,
-    sessions, stream, system, tasks, traces,
+    adapters, approvals, capabilities, chat_sessions, chats, files, mcp, memory, messages,
+    providers, sessions, stream, system, tasks, traces,
 };
 use axum::Json;
 use serde_json::Value;
@@ -82,6 +85,8 @@ use utoipa::{Modify, OpenApi};
         gateway::chat_completions,
         gateway::messages,
         openapi_json,
+        memory::search,
+        memory::status,
         sessions::list,
         sessions::create,
         sessions::get,
@@ -176,7 +181,8 @@ use utoipa::{Modify, OpenApi};
         ModelCapabilityResponse, CapabilityOverrideDeletedDto, CapabilityOverrideDeletedResponse,
         ChatCompletionRequest, OpenAiMessage, OpenAiContent, OpenAiPart, ChatCompletion,
         ChatCompletionChoice, MessagesRequest, AnthropicMessage, AnthropicContent, AnthropicBlock,
-        MessagesResponse, ModelListDto, ListedModelDto, GatewayErrorDto, GatewayErrorObject
+        MessagesResponse, ModelListDto, ListedModelDto, GatewayErrorDto, GatewayErrorObject,
+        MemorySearchResponse, MemorySearchDto, MemoryHitDto, RecallStatusResponse, RecallStatusDto
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),
@@ -190,6 +196,7 @@ use utoipa::{Modify, OpenApi};
         (name = "chat", description = "Chat sessions recorded by the model gateway (/v1) from requests carrying a session id"),
         (name = "observability", description = "Per-request traces of the model gateway, with each request's route candidates"),
         (name = "model-gateway", description = "OpenAI- and Anthropic-compatible ingress (/v1): any SDK pointed at Hecate reaches every configured provider in either format. Errors come in the client's shape with Hecate's envelope fields inside the error object; the token, when configured, is accepted as Bearer or x-api-key"),
+        (name = "memory", description = "Long-term recall: messages embedded per namespace and user, searched by meaning across sessions; degraded (not failed) when embeddings or vector search are unavailable"),
         (name = "chats", description = "Client-hosted chats: the caller runs the model; Hecate compiles the system message and the respond schema, stores history and extracted data, routes stages and asks for summaries. Identify with X-Hecate-App-Key, X-Hecate-User-Token, or not at all (anonymous)")
     )
 )]

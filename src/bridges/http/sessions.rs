@@ -14,6 +14,7 @@ use super::wire::{
 use crate::domain::ErrorType;
 use crate::domain::HecateError;
 use crate::domain::ids::SessionId;
+use crate::domain::recall::{SessionMemory, valid_recall, valid_user};
 use crate::domain::session::Guardrails;
 use crate::engine::CreateSession;
 use axum::Json;
@@ -159,6 +160,10 @@ pub async fn create(
 ) -> Result<Json<SessionResponse>, ApiError> {
     let runtime_kind = parse_runtime_kind(req.runtime_kind.as_deref())?;
     let history = req.history.as_ref().map(|h| h.to_strategy()).transpose()?;
+    let memory = SessionMemory {
+        user: valid_user("user", req.user.as_deref())?,
+        recall: valid_recall("recall", req.recall)?,
+    };
     let defaults = state.engine.config().default_guardrails;
     let guardrails = (req.max_turns_per_session.is_some()
         || req.max_session_duration_ms.is_some()
@@ -182,6 +187,7 @@ pub async fn create(
                 system_prompt: req.system_prompt,
                 guardrails,
                 history,
+                memory,
             },
         )
         .await?;

@@ -383,6 +383,28 @@ pub const MIGRATIONS: &[Migration] = &[
     ALTER TABLE gateway_traces ADD COLUMN route_candidates_json TEXT NOT NULL DEFAULT '[]';
     "#,
     },
+    Migration {
+        name: "long-term recall: session memory settings and message vectors",
+        sql: r#"
+    ALTER TABLE sessions ADD COLUMN memory_json TEXT;
+    CREATE TABLE memory_vectors (
+        namespace TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        sequence BIGINT NOT NULL,
+        role TEXT NOT NULL,
+        text TEXT NOT NULL,
+        model TEXT NOT NULL,
+        dims BIGINT NOT NULL,
+        embedding REAL[] NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, message_id)
+    );
+    CREATE INDEX memory_vectors_by_scope ON memory_vectors(namespace, user_id, model, session_id);
+    CREATE INDEX memory_vectors_by_session ON memory_vectors(session_id);
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

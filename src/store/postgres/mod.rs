@@ -30,6 +30,7 @@ mod chat;
 mod connect;
 mod flow_chats;
 mod leases;
+mod memory;
 mod messages;
 pub mod migrations;
 mod partial;

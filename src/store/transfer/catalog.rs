@@ -15,6 +15,8 @@ pub enum Kind {
     Int4,
     /// `BOOLEAN` on PostgreSQL, 0 or 1 on SQLite.
     Bool,
+    /// A vector: `REAL[]` on PostgreSQL, a BLOB of little-endian `f32` on SQLite.
+    Vector,
 }
 
 /// One column of a copied table.
@@ -86,6 +88,13 @@ const fn b(name: &'static str) -> Column {
     }
 }
 
+const fn v(name: &'static str) -> Column {
+    Column {
+        name,
+        kind: Kind::Vector,
+    }
+}
+
 const ID: Option<&[&str]> = Some(&["id"]);
 
 /// Every table of the schema, parents first.
@@ -115,6 +124,7 @@ pub const TABLES: &[Table] = &[
             t("owner_id"),
             i("lease_expires_ms"),
             t("history_json"),
+            t("memory_json"),
         ],
         key: ID,
         serial: None,
@@ -516,6 +526,24 @@ pub const TABLES: &[Table] = &[
         key: Some(&["provider", "model", "source"]),
         serial: None,
     },
+    Table {
+        name: "memory_vectors",
+        columns: &[
+            t("namespace"),
+            t("message_id"),
+            t("user_id"),
+            t("session_id"),
+            i("sequence"),
+            t("role"),
+            t("text"),
+            t("model"),
+            i("dims"),
+            v("embedding"),
+            t("created_at"),
+        ],
+        key: Some(&["namespace", "message_id"]),
+        serial: None,
+    },
 ];
 
 #[cfg(test)]
@@ -567,10 +595,10 @@ mod tests {
                 .columns
                 .iter()
                 .map(|c| {
-                    let ty = if c.kind == Kind::Text {
-                        "TEXT"
-                    } else {
-                        "INTEGER"
+                    let ty = match c.kind {
+                        Kind::Text => "TEXT",
+                        Kind::Vector => "BLOB",
+                        Kind::Int | Kind::Int4 | Kind::Bool => "INTEGER",
                     };
                     (c.name, ty)
                 })

@@ -105,6 +105,13 @@ pub struct SessionDto {
     /// which use the config's `[history]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryDto>,
+    /// The user whose long-term memory the session uses; absent: the
+    /// namespace's shared memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Messages recalled from the user's other sessions into each model turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall: Option<u32>,
     /// Turns started so far.
     pub turns_used: u32,
     /// When the first turn started.
@@ -137,6 +144,8 @@ impl From<&Session> for SessionDto {
             max_session_duration_ms: s.guardrails.max_duration_ms,
             idle_timeout_ms: s.guardrails.idle_timeout_ms,
             history: s.history.as_ref().map(HistoryDto::from),
+            user: s.memory.user.clone(),
+            recall: s.memory.recall,
             turns_used: s.turns_used,
             session_started_at: s.session_started_at.clone(),
             last_activity_at: s.last_activity_at.clone(),
