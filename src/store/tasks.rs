@@ -45,6 +45,15 @@ pub struct NewTaskRun {
     pub events: Vec<NewTaskEvent>,
 }
 
+/// How full the shared task queue is, across every process on the store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueDepth {
+    /// Runs waiting for a worker (never claimed, or their lease expired).
+    pub waiting: u64,
+    /// Runs a worker holds a live lease on.
+    pub leased: u64,
+}
+
 /// A run a worker claimed from the queue.
 #[derive(Debug, Clone)]
 pub struct ClaimedRun {
@@ -127,6 +136,8 @@ pub trait TaskStore: Send + Sync {
     /// running and appends `run.started` (and `gap.run_disconnected` when it was
     /// reclaimed).
     async fn claim_task_run(&self, owner: &str, lease_ms: i64) -> Result<Option<ClaimedRun>>;
+    /// How many queued runs wait for a worker and how many are leased now.
+    async fn task_queue_depth(&self) -> Result<QueueDepth>;
     /// Extends `owner`'s lease on a run; answers whether a cancel was asked for,
     /// `conflict` when the lease is no longer the owner's.
     async fn renew_task_lease(

@@ -299,6 +299,30 @@ async fn requests_without_a_session_leave_a_trace_tied_to_their_ids() {
         ["chat_traced"],
         "only the request with a session made one"
     );
+
+    // The process's totals count both requests, their tokens and the priced cost.
+    let stats = api.get("/hecate/v1/system/stats").await;
+    assert_eq!(stats.status, 200, "{}", stats.body);
+    let g = &stats.body["data"]["gateway"];
+    assert_eq!(
+        (
+            &g["requests"],
+            &g["completed"],
+            &g["failed"],
+            &g["cancelled"]
+        ),
+        (&json!(2), &json!(2), &json!(0), &json!(0)),
+        "{g}"
+    );
+    let counted = g["prompt_tokens"].as_i64().expect("prompt")
+        + g["completion_tokens"].as_i64().expect("completion");
+    let other = rows[0]["total_tokens"].as_i64().expect("tokens");
+    assert_eq!(counted, tokens + other, "{g}");
+    assert_eq!(
+        g["cost_micros_usd"].as_i64(),
+        Some(tokens * 1_000_000),
+        "{g}"
+    );
 }
 
 #[tokio::test]

@@ -150,6 +150,15 @@ async fn a_turn_records_messages_runs_calls_segments_and_activities() {
     assert_eq!(st["store"]["backend"], "sqlite");
     assert!(st["store"]["size_bytes"].as_u64().is_some_and(|n| n > 0));
     assert!(st["uptime_ms"].is_u64());
+    assert_eq!(st["queue_backend"], "sqlite");
+    assert_eq!(
+        (&st["queue_depth"], &st["queue_leased"]),
+        (&json!(0), &json!(0))
+    );
+    assert!(st.get("queue_capacity").is_none(), "unbounded: {st}");
+    assert!(st["worker_count"].is_u64(), "{st}");
+    assert_eq!(st["task_runs_executing"], 0);
+    assert_eq!(st["gateway"]["requests"], 0, "no /v1 request yet: {st}");
 
     let d = api
         .delete(&format!("/hecate/v1/agent-chat/sessions/{other}"))

@@ -1106,6 +1106,8 @@ mod cases {
             assert_eq!((run.number, events.len()), (1, 1));
             runs.push(run.id);
         }
+        let depth = b.store.task_queue_depth().await.expect("depth");
+        assert_eq!((depth.waiting, depth.leased), (20, 0));
         let mut claimers = Vec::new();
         for w in 0..4 {
             let store = b.store.clone();
@@ -1129,6 +1131,8 @@ mod cases {
         claimed.sort();
         runs.sort();
         assert_eq!(claimed, runs, "every run claimed exactly once");
+        let depth = b.store.task_queue_depth().await.expect("depth");
+        assert_eq!((depth.waiting, depth.leased), (0, 20), "all leased now");
     }
 
     /// A reader that follows the task event log by its sequence (as the feeds'

@@ -50,9 +50,10 @@ use super::wire::tasks::{
 };
 use super::wire::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
-    HealthDto, HistoryDto, McpPoolDto, MessageDto, ProviderCallDto, RunDto, RuntimeKindName,
-    SegmentDto, SendMessageRequest, SessionDto, SessionListResponse, SessionResponse,
-    SessionSummaryDto, StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
+    GatewayStatsDto, HealthDto, HistoryDto, McpPoolDto, MessageDto, ProviderCallDto, RunDto,
+    RuntimeKindName, SegmentDto, SendMessageRequest, SessionDto, SessionListResponse,
+    SessionResponse, SessionSummaryDto, StatsDto, StatsResponse, StoreDto, ToolCallDto,
+    TranscriptDto, UsageDto,
 };
 use super::{
     adapters, approvals, capabilities, chat_sessions, chats, files, mcp, memory, messages,
@@ -155,7 +156,7 @@ use utoipa::{Modify, OpenApi};
         SaveChatSummaryRequest, ChatStartedResponse, ChatStartedDto, ChatTurnResponse, ChatTurnDto,
         ChatHistoryMessageDto, SummarizationNeededDto, ChatProcessedResponse, ChatProcessedDto,
         ChatSummaryResponse, ChatSummarySavedDto, ChatResponse, ChatDto, ChatStoredMessageDto,
-        ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, McpPoolDto, StoreDto,
+        ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, GatewayStatsDto, McpPoolDto, StoreDto,
         SessionListResponse, SessionSummaryDto, SessionResponse, TranscriptDto, SessionDto,
         MessageDto, ToolCallDto, UsageDto, ActivityDto, ProviderCallDto, RunDto, SegmentDto,
         CreateSessionRequest, HistoryDto, SendMessageRequest, RuntimeKindName, CancelResponse, CancelDto,

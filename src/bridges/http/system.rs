@@ -3,7 +3,7 @@
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
-use super::wire::{HealthDto, McpPoolDto, StatsDto, StatsResponse, StoreDto};
+use super::wire::{GatewayStatsDto, HealthDto, McpPoolDto, StatsDto, StatsResponse, StoreDto};
 use axum::Json;
 use axum::extract::State;
 
@@ -41,6 +41,8 @@ pub async fn stats(State(state): State<HttpState>) -> Result<Json<StatsResponse>
     let pending = engine.pending_approval_count(&state.namespace).await?;
     let running = engine.running_turns() as u64;
     let pool = engine.mcp_pool_stats();
+    let queue = engine.tasks().queue_depth().await?;
+    let gateway = engine.gateway_totals();
     Ok(Json(StatsResponse {
         object: "system_stats".to_string(),
         data: StatsDto {
@@ -58,12 +60,27 @@ pub async fn stats(State(state): State<HttpState>) -> Result<Json<StatsResponse>
                 idle: pool.idle as u64,
             },
             store: StoreDto {
-                backend: store.backend,
+                backend: store.backend.clone(),
                 location: store.location,
                 size_bytes: store.size_bytes,
                 schema_version: store.schema_version,
             },
             sse_subscribers: state.hub.subscriber_count() as u64,
+            queue_backend: store.backend.clone(),
+            queue_depth: queue.waiting,
+            queue_leased: queue.leased,
+            queue_capacity: None,
+            worker_count: engine.tasks().worker_count() as u64,
+            task_runs_executing: engine.tasks().runs_executing() as u64,
+            gateway: GatewayStatsDto {
+                requests: gateway.requests(),
+                completed: gateway.completed,
+                failed: gateway.failed,
+                cancelled: gateway.cancelled,
+                prompt_tokens: gateway.prompt_tokens,
+                completion_tokens: gateway.completion_tokens,
+                cost_micros_usd: gateway.cost_micros_usd,
+            },
         },
     }))
 }

@@ -8,12 +8,14 @@
 //! the route's candidates in turn, each first checked against the routing
 //! settings (`policy.rs`), the providers' cooldowns (`health.rs`), today's
 //! spend (`budget.rs`) and the models' capabilities (`capabilities.rs`, with the
-//! tool-calling probe in `probe.rs`). The wire work is `adapters::gateway`'s;
+//! tool-calling probe in `probe.rs`); `counters.rs` keeps the process's totals
+//! for the system stats. The wire work is `adapters::gateway`'s;
 //! the types a bridge needs are re-exported here.
 
 pub mod budget;
 pub mod capabilities;
 pub mod chats;
+pub mod counters;
 pub mod exchange;
 pub mod health;
 pub mod limit;
@@ -52,7 +54,7 @@ pub const INVALID_BODY: &str = "invalid_request";
 /// The gateway's own state: its upstream HTTP client (built on first use, so
 /// an engine that never serves `/v1` never builds it), the default model, the
 /// rate limiter, the routing settings with what was learnt of each provider,
-/// the cached capability records and today's spend.
+/// the cached capability records, today's spend and the process's totals.
 #[derive(Debug)]
 pub struct GatewayState {
     upstream: OnceLock<Upstream>,
@@ -62,6 +64,7 @@ pub struct GatewayState {
     health: health::ProviderHealth,
     capabilities: capabilities::CapabilityCache,
     spend: budget::SpendTracker,
+    counters: counters::GatewayCounters,
 }
 
 impl GatewayState {
@@ -80,6 +83,7 @@ impl GatewayState {
             routing,
             capabilities: Default::default(),
             spend: Default::default(),
+            counters: Default::default(),
         }
     }
 
@@ -120,6 +124,11 @@ pub struct GatewayCall {
 }
 
 impl Engine {
+    /// What this process's gateway answered since it started.
+    pub fn gateway_totals(&self) -> counters::GatewayTotals {
+        self.inner.gateway.counters.totals()
+    }
+
     /// The local rate limiter's decision for one `/v1` request.
     pub fn gateway_admit(&self) -> limit::RateDecision {
         self.inner.gateway.limiter.check()

@@ -191,6 +191,7 @@ impl Engine {
             &trace.provider,
             &start.requested_model,
         );
+        self.inner.gateway.counters.record("failed", None, None);
         if let Err(err) = self.store().record_trace(&trace).await {
             tracing::warn!(request_id = %start.request_id, "gateway trace not stored: {err}");
         }
@@ -235,6 +236,11 @@ impl Engine {
             trace.error_message = Some(m.clone());
         }
         traced.gateway_end(status, trace.cost_micros_usd);
+        self.inner.gateway.counters.record(
+            status,
+            end.usage.map(|u| (u.input_tokens, u.output_tokens)),
+            trace.cost_micros_usd,
+        );
         let requested = match start.requested_model.as_str() {
             "" => model.as_str(),
             named => named,

@@ -180,6 +180,24 @@ impl TaskRuntime {
         self.inner.workers.load(Ordering::SeqCst) > 0
     }
 
+    /// Workers this process runs now.
+    pub fn worker_count(&self) -> usize {
+        self.inner.workers.load(Ordering::SeqCst)
+    }
+
+    /// Runs this process's workers are executing now.
+    pub fn runs_executing(&self) -> usize {
+        self.running().len()
+    }
+
+    /// How many runs of the shared queue wait for a worker and how many are
+    /// leased, across every process on the store.
+    pub async fn queue_depth(
+        &self,
+    ) -> crate::domain::error::Result<crate::store::tasks::QueueDepth> {
+        self.store().task_queue_depth().await
+    }
+
     /// Task events as this process stores them (a follower that lags re-reads
     /// the store; events of other processes only come from the store).
     pub fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {

@@ -24,7 +24,7 @@ pub use message::{ActivityDto, MessageDto, ToolCallDto, UsageDto};
 pub use session::{
     HistoryDto, ProviderCallDto, RunDto, SegmentDto, SessionDto, SessionSummaryDto, TranscriptDto,
 };
-pub use system::{HealthDto, McpPoolDto, StatsDto, StoreDto};
+pub use system::{GatewayStatsDto, HealthDto, McpPoolDto, StatsDto, StoreDto};
 
 /// The runtime kinds a request may name.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]

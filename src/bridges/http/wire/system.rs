@@ -64,4 +64,41 @@ pub struct StatsDto {
     pub store: StoreDto,
     /// Open SSE streams on this server.
     pub sse_subscribers: u64,
+    /// Where the task queue lives: the store's backend (`sqlite` or `postgres`),
+    /// shared by every process on the store.
+    pub queue_backend: String,
+    /// Queued task runs waiting for a worker, across every process on the store.
+    pub queue_depth: u64,
+    /// Queued task runs a worker holds a live lease on, across every process.
+    pub queue_leased: u64,
+    /// The queue's capacity: absent, because it is a store table bounded only by
+    /// the store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_capacity: Option<u64>,
+    /// Task workers this process runs.
+    pub worker_count: u64,
+    /// Task runs this process's workers are executing.
+    pub task_runs_executing: u64,
+    /// What this process's model gateway (`/v1`) answered since it started.
+    pub gateway: GatewayStatsDto,
+}
+
+/// The model gateway's totals since the process started (the traces in the
+/// store are the durable record).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct GatewayStatsDto {
+    /// Requests recorded, whatever their outcome.
+    pub requests: u64,
+    /// Requests answered in full.
+    pub completed: u64,
+    /// Requests that failed, before or during the answer.
+    pub failed: u64,
+    /// Streams the client left before the end.
+    pub cancelled: u64,
+    /// Input tokens providers reported.
+    pub prompt_tokens: u64,
+    /// Output tokens providers reported.
+    pub completion_tokens: u64,
+    /// Cost of the priced requests, in micro-USD.
+    pub cost_micros_usd: u64,
 }

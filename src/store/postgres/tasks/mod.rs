@@ -16,7 +16,7 @@ use crate::domain::task::{
 };
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::tasks::{
-    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, RunCheckpoint, TaskStore,
+    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, QueueDepth, RunCheckpoint, TaskStore,
 };
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
@@ -210,6 +210,28 @@ impl TaskStore for PostgresStore {
 
     async fn claim_task_run(&self, owner: &str, lease_ms: i64) -> Result<Option<ClaimedRun>> {
         in_transaction!(self, tx => transitions::claim(&tx, owner, lease_ms).await?)
+    }
+
+    async fn task_queue_depth(&self) -> Result<QueueDepth> {
+        let c = self.client().await?;
+        let r = async {
+            let row = c
+                .query_one(
+                    "SELECT \
+                       COUNT(*) FILTER (WHERE lease_owner IS NULL OR lease_expires_ms < $1), \
+                       COUNT(*) FILTER (WHERE lease_owner IS NOT NULL AND lease_expires_ms >= $1) \
+                     FROM task_queue",
+                    &[&now_millis()],
+                )
+                .await?;
+            let (waiting, leased): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+            Ok(QueueDepth {
+                waiting: waiting.max(0) as u64,
+                leased: leased.max(0) as u64,
+            })
+        }
+        .await;
+        self.done(r)
     }
 
     async fn renew_task_lease(

@@ -16,7 +16,7 @@ use crate::domain::task::{
 };
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::tasks::{
-    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, RunCheckpoint, TaskStore,
+    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, QueueDepth, RunCheckpoint, TaskStore,
 };
 use async_trait::async_trait;
 use rows::*;
@@ -190,6 +190,24 @@ impl TaskStore for SqliteStore {
     async fn claim_task_run(&self, owner: &str, lease_ms: i64) -> Result<Option<ClaimedRun>> {
         let owner = owner.to_string();
         self.write(move |c| claim(c, &owner, lease_ms)).await
+    }
+
+    async fn task_queue_depth(&self) -> Result<QueueDepth> {
+        self.read(move |c| {
+            let (waiting, leased): (i64, i64) = c.query_row(
+                "SELECT \
+                   COUNT(*) FILTER (WHERE lease_owner IS NULL OR lease_expires_ms < ?1), \
+                   COUNT(*) FILTER (WHERE lease_owner IS NOT NULL AND lease_expires_ms >= ?1) \
+                 FROM task_queue",
+                params![now_millis()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            Ok(QueueDepth {
+                waiting: waiting.max(0) as u64,
+                leased: leased.max(0) as u64,
+            })
+        })
+        .await
     }
 
     async fn renew_task_lease(
