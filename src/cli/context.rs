@@ -132,6 +132,7 @@ impl AppContext {
             gateway_default_model: config.gateway_default_model(&env),
             gateway_rate_limit_rpm: config.gateway_rate_limit_rpm(&env)?,
             flows: load_flows(&config, &env),
+            lease_ttl_ms: config.session_lease_ms(&env)?,
             ..EngineConfig::default()
         };
         let runtimes = Runtimes {
