@@ -4,21 +4,23 @@
 //! a final answer. The direct loop streams the same Chat Completions requests
 //! (same tool catalog, growing history) and runs each tool in-process or with
 //! one spawned `sh -c`; Hecate's loop is a task run on the task runtime with its
-//! steps, events, patches and conversation checkpoints in SQLite.
+//! steps, events, patches and conversation checkpoints in SQLite. The store
+//! floor (`agent_floor`) is the same loop's writes alone, for what no loop
+//! that survives a crash can go under.
 
+use crate::agent_floor::floor_loop;
 use crate::support::{TempDir, fixture_bin, num, summarize};
 use anyhow::{Context, bail, ensure};
 use futures::StreamExt;
 use hecate::adapters::providers::pricing::Pricebook;
 use hecate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
-use hecate::domain::task::{ApprovalPolicy, ExecutionKind, TaskSpec, TaskStep, WorkspaceMode};
-use hecate::domain::time::parse_millis;
+use hecate::domain::task::{ApprovalPolicy, ExecutionKind, TaskSpec, WorkspaceMode};
 use hecate::engine::tasks::{StartOptions, TaskConfig, TaskRuntime};
 use hecate::runtimes::agent::catalog;
 use hecate::runtimes::model::ModelRuntime;
 use hecate::store::{SqliteStore, Store};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -291,14 +293,26 @@ fn loop_task(ws: &Path, turns: usize) -> TaskSpec {
     }
 }
 
-/// Milliseconds a step took, from its stored timestamps (millisecond precision).
-fn step_ms(step: &TaskStep) -> Option<f64> {
-    let end = parse_millis(step.finished_at.as_deref()?)?;
-    Some((end - parse_millis(&step.started_at)?) as f64)
+/// When this process saw a step start and end (its `step.started` and
+/// `step.finished` events, published as their transactions commit).
+#[derive(Default)]
+struct Seen {
+    started: Option<Instant>,
+    ended: Option<Instant>,
+}
+
+impl Seen {
+    /// Milliseconds between the two, when both were seen.
+    fn ms(&self) -> Option<f64> {
+        Some((self.ended? - self.started?).as_secs_f64() * 1e3)
+    }
 }
 
 /// One Hecate loop (create, start, run to `run.finished`); adds its wall time
-/// and its steps' stored durations to `s`.
+/// and its steps' durations to `s`. A step's duration runs from its
+/// `step.started` event to its `step.finished` event as this process receives
+/// them (microsecond precision): its work and the checkpoint that stores its
+/// end with the next step's start.
 async fn hecate_loop(
     rt: &TaskRuntime,
     ws: &Path,
@@ -309,12 +323,17 @@ async fn hecate_loop(
     let started = Instant::now();
     let task = rt.create_task("bench", loop_task(ws, turns)).await?;
     let run = rt.start("bench", &task.id, StartOptions::default()).await?;
+    let mut seen: HashMap<String, Seen> = HashMap::new();
     loop {
         let e = events.recv().await?;
         if e.run_id != run.id {
             continue;
         }
+        let at = Instant::now();
+        let step = || e.data["step_id"].as_str().unwrap_or_default().to_string();
         match e.event_type.as_str() {
+            "step.started" => seen.entry(step()).or_default().started = Some(at),
+            "step.finished" | "step.failed" => seen.entry(step()).or_default().ended = Some(at),
             "run.finished" => break,
             "run.failed" | "run.cancelled" | "run.awaiting_approval" => {
                 bail!("the agent loop ended with {}: {}", e.event_type, e.data)
@@ -324,7 +343,9 @@ async fn hecate_loop(
     }
     s.loops.push(ms(started));
     for step in rt.list_steps("bench", &task.id, &run.id).await? {
-        let Some(d) = step_ms(&step) else { continue };
+        let Some(d) = seen.get(step.id.as_str()).and_then(Seen::ms) else {
+            continue;
+        };
         if step.kind == "model" {
             s.llm.push(d);
         } else {
@@ -388,6 +409,25 @@ pub async fn bench(args: &AgentLoopArgs) -> anyhow::Result<Value> {
     let mut model = model;
     let _ = model.child.kill().await;
     result?;
+    // The floor: the loop's writes alone, on a fresh file, folded as the loop
+    // writes them and unfolded (each step start its own transaction),
+    // alternating loop by loop.
+    let floor_store = SqliteStore::open(&tmp.path().join("floor.db"))?;
+    let (mut floor_ms, mut unfolded_ms, mut writes, mut unfolded_writes) =
+        (Vec::new(), Vec::new(), 0, 0);
+    for i in 0..=loops {
+        let f = floor_loop(&floor_store, turns, true).await?;
+        let u = floor_loop(&floor_store, turns, false).await?;
+        if i > 0 {
+            floor_ms.push(f.ms);
+            unfolded_ms.push(u.ms);
+            (writes, unfolded_writes) = (f.writes, u.writes);
+        }
+    }
+    let floor = summarize(floor_ms);
+    let floor_median = num(&floor, "median");
+    let unfolded = summarize(unfolded_ms);
+    let unfolded_median = num(&unfolded, "median");
     let (d, h) = (report(direct), report(hecate));
     let median = |v: &Value, path: &[&str]| {
         let mut cur = v;
@@ -411,7 +451,19 @@ pub async fn bench(args: &AgentLoopArgs) -> anyhow::Result<Value> {
         "added_ms_per_read_file": added("read_file"),
         "added_ms_per_file_edit": added("file_edit"),
         "added_ms_per_shell_exec": added("shell_exec"),
-        "note": "Direct = a hand-written loop streaming the same Chat Completions requests (same tool catalog, growing history) and running each tool in-process or as one sh -c. Hecate = an agent_loop task run on the task runtime (SQLite file, in place, unconfined): claim, steps, run events, patches, conversation checkpoint per turn. Step figures come from stored step timestamps (millisecond precision); the whole-loop figure is (Hecate loop - direct loop) / LLM turns.",
+        "store_floor": {
+            "loop_ms": floor,
+            "writes_per_loop": writes,
+            "ms_per_llm_turn": floor_median / llm_turns,
+            "ms_per_write": floor_median / (writes.max(1) as f64),
+        },
+        "store_floor_unfolded": {
+            "loop_ms": unfolded,
+            "writes_per_loop": unfolded_writes,
+            "ms_per_llm_turn": unfolded_median / llm_turns,
+            "ms_per_write": unfolded_median / (unfolded_writes.max(1) as f64),
+        },
+        "note": "Direct = a hand-written loop streaming the same Chat Completions requests (same tool catalog, growing history) and running each tool in-process or as one sh -c. Hecate = an agent_loop task run on the task runtime (SQLite file, in place, unconfined): claim, steps, run events, patches, conversation checkpoint per turn. Step figures run from a step's step.started to its step.finished event as the bench receives them (its work and the checkpoint storing its end); the whole-loop figure is (Hecate loop - direct loop) / LLM turns. Store floor = the loop's write transactions alone (task, run, claim, workspace, two checkpoints per turn with a tool call, answer, run end) on a fresh SQLite file; unfolded = the same with each step start a transaction of its own, as before starts were folded into checkpoints (four per turn).",
     }))
 }
 

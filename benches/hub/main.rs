@@ -2,7 +2,7 @@
 //! the direct path in the same run, with the `hecate` and `hecate-fixtures`
 //! binaries of this build. No thresholds: the figures go into the docs.
 //!
-//! `cargo bench --bench hub -- <store|model|agent|agent-loop|acp|http|mcp [--ts]|tasks> [options]`
+//! `cargo bench --bench hub -- <store|model|gateway|agent|agent-loop|acp|http|mcp [--ts]|tasks|memory> [options]`
 //! runs one benchmark (Cargo passes `--bench`, and builds with the optimised
 //! bench profile). Run without `--bench`, as `cargo test --bench hub` and
 //! `cargo test --all-targets` do, it runs every benchmark once with tiny counts
@@ -11,10 +11,13 @@
 
 mod acp;
 mod agent;
+mod agent_floor;
 mod agent_loop;
+mod gateway;
 mod http;
 mod mcp;
 mod mcp_ts;
+mod memory;
 mod model;
 mod smoke;
 mod store;
@@ -44,6 +47,9 @@ enum Bench {
     Store(store::StoreArgs),
     /// Model-turn overhead of Hecate vs the same streaming request sent directly.
     Model(model::ModelArgs),
+    /// The model gateway (`/v1`) vs the fixture direct, an HTTP forwarding floor
+    /// and LiteLLM's proxy: latency, time to first token, tokens/s, 8-client throughput.
+    Gateway(gateway::GatewayArgs),
     /// External-agent streaming overhead through Hecate vs Hecate's ACP client direct
     /// to the same fixture agent, time to first chunk, and probe time per agent.
     Agent(agent::AgentArgs),
@@ -61,6 +67,10 @@ enum Bench {
     /// The task queue drained by one and two worker pools on one SQLite file, and
     /// one `shell` task vs the same command spawned directly.
     Tasks(tasks::TasksArgs),
+    /// Context loads per working-memory strategy on large vs small sessions,
+    /// recall queries over a growing vector table, and model turns with recall
+    /// indexing on vs off.
+    Memory(memory::MemoryArgs),
 }
 
 impl Bench {
@@ -69,12 +79,14 @@ impl Bench {
         match self {
             Bench::Store(a) => a.json,
             Bench::Model(a) => a.json,
+            Bench::Gateway(a) => a.json,
             Bench::Agent(a) => a.json,
             Bench::AgentLoop(a) => a.json,
             Bench::Acp(a) => a.json,
             Bench::Http(a) => a.json,
             Bench::Mcp(a) => a.json,
             Bench::Tasks(a) => a.json,
+            Bench::Memory(a) => a.json,
         }
     }
 
@@ -91,6 +103,7 @@ impl Bench {
         match self {
             Bench::Store(a) => store::bench(a).await,
             Bench::Model(a) => model::bench(a).await,
+            Bench::Gateway(a) => gateway::bench(a).await,
             Bench::Agent(a) => agent::bench(a).await,
             Bench::AgentLoop(a) => agent_loop::bench(a).await,
             Bench::Acp(a) => acp::bench(a).await,
@@ -98,6 +111,7 @@ impl Bench {
             Bench::Mcp(a) if a.ts => mcp_ts::bench(a).await,
             Bench::Mcp(a) => mcp::bench(a).await,
             Bench::Tasks(a) => tasks::bench(a).await,
+            Bench::Memory(a) => memory::bench(a).await,
         }
     }
 
@@ -105,6 +119,7 @@ impl Bench {
     fn text(&self, report: &Value) -> anyhow::Result<String> {
         Ok(match self {
             Bench::Http(_) => http::table(report),
+            Bench::Gateway(_) => gateway::table(report),
             Bench::Mcp(_) => mcp::table(report),
             _ => format!("{}\n", serde_json::to_string_pretty(report)?),
         })

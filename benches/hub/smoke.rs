@@ -48,6 +48,26 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
             ],
         ),
         step("model", &["model", "--base-url", model_v1, "--turns", "2"]),
+        step(
+            "gateway",
+            &[
+                "gateway",
+                "--requests",
+                "5",
+                "--streams",
+                "2",
+                "--words",
+                "8",
+                "--clients",
+                "2",
+                "--concurrent-requests",
+                "3",
+                "--rounds",
+                "1",
+                "--litellm",
+                "off",
+            ],
+        ),
         step("agent", &["agent", "--chunks", "10", "--repeats", "1"]),
         step("loop", &["agent-loop", "--turns", "3", "--loops", "1"]),
         step(
@@ -76,6 +96,28 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
             "tasks",
             &["tasks", "--runs", "6", "--single", "2", "--workers", "1,2"],
         ),
+        step(
+            "memory",
+            &[
+                "memory",
+                "--sizes",
+                "40,100",
+                "--loads",
+                "3",
+                "--vectors",
+                "50,200",
+                "--dims",
+                "16",
+                "--queries",
+                "2",
+                "--user-vectors",
+                "10",
+                "--base-url",
+                model_v1,
+                "--turns",
+                "2",
+            ],
+        ),
     ]
 }
 
@@ -98,11 +140,13 @@ pub fn check(name: &str, envelope: &Value, text: &str) -> anyhow::Result<()> {
     match name {
         "store" => store(data),
         "model" => model(data),
+        "gateway" => gateway(data, text),
         "agent" => agent(data),
         "loop" => agent_loop(data),
         "acp" => acp(data),
         "http" => http(data),
         "tasks" => tasks(data),
+        "memory" => memory(data),
         "mcp" => {
             ensure!(envelope["object"] == "mcp_bench", "object: {envelope}");
             mcp(data, "rmcp", RMCP_PATHS)?;
@@ -174,6 +218,62 @@ fn store(r: &Value) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn memory(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "memory", "{r}");
+    for strategy in ["buffer_window", "summary_buffer", "token_budget"] {
+        for i in 0..2 {
+            non_negative(r, &format!("context_load.{strategy}.sizes.{i}.ms.median"))?;
+            ensure!(
+                number(r, &format!("context_load.{strategy}.sizes.{i}.loaded"))? > 0.0,
+                "{r}"
+            );
+        }
+        non_negative(
+            r,
+            &format!("context_load.{strategy}.median_ratio_largest_vs_first"),
+        )?;
+    }
+    ensure!(
+        number(r, "context_load.summary_buffer.sizes.1.loaded")? == 30.0,
+        "loads from the summary: {r}"
+    );
+    for (i, size) in [50.0, 200.0].into_iter().enumerate() {
+        ensure!(
+            number(r, &format!("recall_query.sizes.{i}.vectors"))? == size,
+            "{r}"
+        );
+        ensure!(
+            number(r, &format!("recall_query.sizes.{i}.results"))? == 5.0,
+            "{r}"
+        );
+        non_negative(
+            r,
+            &format!("recall_query.sizes.{i}.whole_table_scope_ms.median"),
+        )?;
+        non_negative(r, &format!("recall_query.sizes.{i}.user_scope_ms.median"))?;
+    }
+    for alt in [
+        "plain_table_exact_scan",
+        "vec0_float_cosine_knn",
+        "vec0_bit_knn_with_exact_rerank",
+    ] {
+        non_negative(r, &format!("recall_alternatives.{alt}.ms.median"))?;
+        let found = number(r, &format!("recall_alternatives.{alt}.recall_at_5"))?;
+        ensure!((0.0..=1.0).contains(&found), "{alt}: {r}");
+    }
+    ensure!(
+        number(r, "recall_alternatives.plain_table_exact_scan.recall_at_5")? == 1.0,
+        "the exact scan is the reference: {r}"
+    );
+    ensure!(number(r, "turn_with_indexing.turns")? == 2.0, "{r}");
+    number(r, "turn_with_indexing.median_added_ms")?;
+    ensure!(
+        number(r, "turn_with_indexing.messages_indexed")? == 6.0,
+        "warm-up and two turns, two messages each: {r}"
+    );
+    Ok(())
+}
+
 fn tasks(r: &Value) -> anyhow::Result<()> {
     ensure!(r["benchmark"] == "tasks", "{r}");
     let by_workers = r["queue_by_workers"]
@@ -203,6 +303,30 @@ fn model(r: &Value) -> anyhow::Result<()> {
     }
     ensure!(number(r, "median_ratio_hecate_vs_direct")? > 0.0, "{r}");
     number(r, "median_added_ms")?;
+    Ok(())
+}
+
+fn gateway(r: &Value, text: &str) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "gateway", "{r}");
+    // LiteLLM's proxy takes a minute to start on a loaded machine: the smoke
+    // run leaves it out and says whether it is installed.
+    ensure!(r["litellm"]["skipped"] == "--litellm off", "{r}");
+    ensure!(r["litellm"]["installed"].is_boolean(), "{r}");
+    ensure!(text.contains("litellm"), "{text}");
+    for p in ["direct", "floor", "hecate", "hecate_session"] {
+        for figure in ["p50_ms", "ttft_ms", "tokens_per_s", "concurrent_rps"] {
+            ensure!(
+                number(r, &format!("paths.{p}.{figure}"))? > 0.0,
+                "{p}.{figure}: {r}"
+            );
+        }
+        for figure in ["added_p50_ms", "added_ttft_ms", "throughput_vs_direct"] {
+            number(r, &format!("paths.{p}.{figure}"))?;
+        }
+    }
+    ensure!(r["paths"].get("litellm").is_none(), "{r}");
+    ensure!(number(r, "paths.direct.added_p50_ms")? == 0.0, "{r}");
+    ensure!(r["goals"].is_object(), "{r}");
     Ok(())
 }
 
@@ -239,6 +363,15 @@ fn agent_loop(r: &Value) -> anyhow::Result<()> {
         }
     }
     ensure!(number(r, "loop_ratio_hecate_vs_direct")? > 0.0, "{r}");
+    ensure!(
+        number(r, "store_floor.writes_per_loop")? == 13.0,
+        "4 per run, 2 per tool turn, the answer and the run's end: {r}"
+    );
+    ensure!(number(r, "store_floor.ms_per_write")? > 0.0, "{r}");
+    ensure!(
+        number(r, "store_floor_unfolded.writes_per_loop")? == 19.0,
+        "each step start its own write: 5 per run, 4 per tool turn, 2 for the answer: {r}"
+    );
     for figure in [
         "added_ms_per_llm_turn_whole_loop",
         "added_ms_per_llm_turn_step",

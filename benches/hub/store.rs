@@ -73,6 +73,7 @@ fn message(i: usize) -> NewMessage {
             adapter_id: None,
             task_id: None,
             task_run_id: None,
+            capabilities: None,
         },
     )
 }

@@ -51,3 +51,54 @@ if ! command -v openssl >/dev/null 2>&1; then
 fi
 
 echo "test-deps: PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') in $PG_BIN"
+
+# A pgvector-capable server for the recall tests (tests/support/postgres.rs
+# starts it as a separate cluster; the store's other PostgreSQL tests keep
+# Debian's PostgreSQL 15, which has no pgvector package here). The `pgserver`
+# wheel on PyPI bundles PostgreSQL 16.2 with pgvector 0.6.2; its
+# `pgserver/pginstall` folder (bin, lib, share) and the `pgserver.libs` its
+# binaries find libpq in (by an rpath relative to them) are unpacked into
+# target/test-deps/pgvector in the wheel's layout, with the executable bits the
+# zip records. Idempotent: a stamped install is left alone.
+cd "$(dirname "$0")/../.."
+PGSERVER_VERSION="0.1.4"
+PGVECTOR_DIR="target/test-deps/pgvector"
+PGVECTOR_STAMP="$PGVECTOR_DIR/.hecate-test-deps"
+PGVECTOR_WANT="pgserver==$PGSERVER_VERSION"
+PGVECTOR_BIN="$PGVECTOR_DIR/pgserver/pginstall/bin"
+if [ -x "$PGVECTOR_BIN/postgres" ] && [ -f "$PGVECTOR_STAMP" ] \
+    && [ "$(cat "$PGVECTOR_STAMP")" = "$PGVECTOR_WANT" ]; then
+    echo "test-deps: $PGVECTOR_WANT (PostgreSQL with pgvector) already in $PGVECTOR_DIR"
+    exit 0
+fi
+PYTHON="${PYTHON:-python3}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+"$PYTHON" -m pip download --quiet --disable-pip-version-check --no-deps \
+    --only-binary=:all: --python-version 3.11 --platform manylinux2014_x86_64 \
+    "$PGVECTOR_WANT" -d "$work"
+"$PYTHON" - "$work" <<'PY'
+import os, sys, zipfile
+work = sys.argv[1]
+wheel = next(f for f in os.listdir(work) if f.endswith(".whl"))
+prefixes = ("pgserver/pginstall/", "pgserver.libs/")
+with zipfile.ZipFile(os.path.join(work, wheel)) as z:
+    for info in z.infolist():
+        if not info.filename.startswith(prefixes) or info.is_dir():
+            continue
+        target = os.path.join(work, "unpacked", info.filename)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with z.open(info) as src, open(target, "wb") as dst:
+            dst.write(src.read())
+        mode = (info.external_attr >> 16) & 0o777
+        os.chmod(target, (mode or 0o644) | 0o444)
+PY
+test -x "$work/unpacked/pgserver/pginstall/bin/postgres"
+test -f "$work/unpacked/pgserver/pginstall/lib/postgresql/vector.so"
+"$work/unpacked/pgserver/pginstall/bin/initdb" --version >/dev/null
+rm -rf "$PGVECTOR_DIR"
+mkdir -p "$(dirname "$PGVECTOR_DIR")"
+mv "$work/unpacked" "$PGVECTOR_DIR"
+chmod -R a+rX "$PGVECTOR_DIR"
+echo "$PGVECTOR_WANT" > "$PGVECTOR_STAMP"
+echo "test-deps: PostgreSQL $("$PGVECTOR_BIN/postgres" --version | awk '{print $3}') with pgvector in $PGVECTOR_BIN"

@@ -10,3 +10,4 @@ pub mod mcp;
 pub mod process;
 pub mod providers;
 pub mod sandbox;
+pub mod telemetry;

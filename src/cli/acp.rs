@@ -3,6 +3,8 @@
 
 use super::{AppContext, Cli};
 use crate::bridges::acp::{BridgeConfig, serve_stdio};
+use crate::domain::error::HecateError;
+use crate::engine::targets::TargetRef;
 use std::time::Duration;
 
 /// Arguments of `hecate acp`.
@@ -17,13 +19,26 @@ pub struct AcpArgs {
 
 pub async fn run(cli: &Cli, args: &AcpArgs) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
+    let default_target = match (&args.target, &ctx.config.file.acp.default_target) {
+        (Some(t), _) => Some((t.clone(), "--target (HECATE_ACP_TARGET)")),
+        (None, Some(t)) => Some((t.clone(), "[acp] default_target")),
+        (None, None) => None,
+    };
+    // A target that cannot be parsed is refused at startup, not ignored.
+    if let Some((target, source)) = &default_target
+        && let Err(e) = TargetRef::parse(target)
+    {
+        let message = format!("{source} is invalid: {}", e.message);
+        return Err(HecateError { message, ..e }
+            .with_operator_action(format!(
+                "Set {source} to model:PROVIDER/MODEL, agent:ADAPTER_ID, hecate:PROVIDER/MODEL or hecate, or remove it to start on the first target on offer."
+            ))
+            .into());
+    }
     ctx.log_terminal_sandbox().await;
     let config = BridgeConfig {
         namespace: ctx.namespace.clone(),
-        default_target: args
-            .target
-            .clone()
-            .or_else(|| ctx.config.file.acp.default_target.clone()),
+        default_target: default_target.map(|(t, _)| t),
         discovery_timeout: Duration::from_secs(2),
     };
     tracing::info!("serving ACP on stdio");

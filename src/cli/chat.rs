@@ -9,6 +9,7 @@ use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::ApprovalId;
 use crate::domain::ids::SessionId;
 use crate::domain::memory::HistoryStrategy;
+use crate::domain::recall::{SessionMemory, valid_recall, valid_user};
 use crate::domain::run::RunStatus;
 use crate::domain::session::RuntimeKind;
 use crate::engine::bus::Received;
@@ -57,6 +58,14 @@ pub struct ChatArgs {
     /// Token budget for `--history token_budget`.
     #[arg(long, requires = "history")]
     pub history_max_tokens: Option<usize>,
+    /// The user whose long-term memory a new session uses (absent: the
+    /// namespace's shared memory).
+    #[arg(long, conflicts_with = "session")]
+    pub user: Option<String>,
+    /// Messages recalled from the user's other sessions into each turn of a new
+    /// session, 0 to 50 (`[memory] recall` when absent).
+    #[arg(long, conflicts_with = "session", allow_negative_numbers = true)]
+    pub recall: Option<i64>,
     /// `text` streams the answer; `json` prints the finished turn as JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -202,8 +211,19 @@ pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
                     )
                 })
                 .transpose()?;
+            let memory = SessionMemory {
+                user: valid_user("--user", args.user.as_deref())?,
+                recall: valid_recall("--recall", args.recall)?,
+            };
             let s = engine
-                .create_session(ns, CreateSession { history, ..create })
+                .create_session(
+                    ns,
+                    CreateSession {
+                        history,
+                        memory,
+                        ..create
+                    },
+                )
                 .await?;
             (s.id, None)
         }

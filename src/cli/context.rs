@@ -4,12 +4,13 @@
 use super::Cli;
 use crate::adapters::acp::agent::catalog::BUILTIN_MANIFESTS;
 use crate::adapters::acp::{AcpOptions, Catalog, LauncherOptions, TerminalSandbox};
-use crate::adapters::providers::ProviderClient;
 use crate::adapters::providers::pricing::Pricebook;
+use crate::adapters::providers::{Embedder, ProviderClient};
 use crate::config::Config;
 use crate::engine::flows::{FlowCatalog, FlowSettings};
+use crate::engine::memory::RecallSettings;
 use crate::engine::{Engine, EngineConfig, Runtimes};
-use crate::runtimes::external::ExternalRuntime;
+use crate::runtimes::external::{ExternalRuntime, GatewayAccess};
 use crate::runtimes::model::ModelRuntime;
 use crate::store::Store;
 use anyhow::Context;
@@ -86,18 +87,46 @@ fn load_flows(config: &Config, env: &HashMap<String, String>) -> FlowSettings {
     }
 }
 
+/// The recall settings `[memory]` selects, with the embeddings model's client.
+fn recall_settings(
+    config: &Config,
+    providers: &[ProviderClient],
+) -> anyhow::Result<RecallSettings> {
+    let m = config.memory()?;
+    let embedder = match &m.embeddings {
+        None => None,
+        Some((provider, model)) => {
+            let client = providers
+                .iter()
+                .find(|c| &c.config().name == provider)
+                .with_context(|| format!("[memory] embeddings provider {provider:?}"))?;
+            Some(
+                Embedder::new(client.clone(), model, m.dimensions)
+                    .context("[memory] embeddings")?,
+            )
+        }
+    };
+    Ok(RecallSettings {
+        embedder,
+        batch_size: m.batch_size,
+        batch_delay: m.batch_delay,
+        default_recall: m.default_recall,
+    })
+}
+
 impl AppContext {
     /// Builds configuration, store and engine (running startup reconciliation).
     pub async fn build(cli: &Cli) -> anyhow::Result<Self> {
         let config = load_config(cli)?;
         let (data_dir, store) = open_store(cli, Some(&config)).await?;
         let http = ProviderClient::default_http().context("building the HTTP client")?;
-        let providers = config
+        let providers: Vec<ProviderClient> = config
             .providers
             .iter()
             .cloned()
             .map(|p| ProviderClient::new(http.clone(), p))
             .collect();
+        let memory = recall_settings(&config, &providers)?;
         let model = ModelRuntime::new(providers, Pricebook::new(config.prices()));
         let env: HashMap<String, String> = std::env::vars().collect();
         let (catalog, manifest_errors) =
@@ -122,7 +151,29 @@ impl AppContext {
             acp_options,
         )
         .with_process_idle(config.agent_process_idle(&env)?)
-        .with_modes(agents.modes.clone().into_iter().collect());
+        .with_modes(agents.modes.clone().into_iter().collect())
+        .with_gateway(
+            agents
+                .gateway
+                .iter()
+                .filter(|(_, on)| **on)
+                .map(|(id, _)| id.clone())
+                .collect(),
+            config.agent_gateway_url()?.map(|url| {
+                let token = std::env::var("HECATE_TOKEN")
+                    .ok()
+                    .or_else(|| config.file.server.token.clone())
+                    .filter(|t| !t.is_empty());
+                GatewayAccess::new(&url, token.as_deref())
+            }),
+        );
+        for id in agents.gateway.keys() {
+            if !external.has_adapter(id) {
+                tracing::warn!(
+                    "[agents.gateway] names {id:?}, which is not an adapter in the catalog"
+                );
+            }
+        }
         let engine_config = EngineConfig {
             history: config.history()?,
             default_guardrails: config.guardrails(),
@@ -131,8 +182,10 @@ impl AppContext {
             tasks: config.tasks(&env, &data_dir)?,
             gateway_default_model: config.gateway_default_model(&env),
             gateway_rate_limit_rpm: config.gateway_rate_limit_rpm(&env)?,
+            gateway_routing: config.gateway_routing()?,
             flows: load_flows(&config, &env),
             lease_ttl_ms: config.session_lease_ms(&env)?,
+            memory,
             ..EngineConfig::default()
         };
         let runtimes = Runtimes {

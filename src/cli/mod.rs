@@ -9,6 +9,7 @@ mod chat_sessions;
 mod context;
 mod doctor;
 mod mcp;
+mod memory;
 mod output;
 mod serve;
 mod sessions;
@@ -113,6 +114,9 @@ pub enum Command {
     /// The store's schema: apply migrations, show what is applied.
     #[command(subcommand)]
     Store(store::StoreCommand),
+    /// Long-term recall: search memory by meaning, report whether recall works.
+    #[command(subcommand)]
+    Memory(memory::MemoryCommand),
 }
 
 /// Runs the process watchdog when this process was started as one (hidden first
@@ -148,6 +152,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Chat(ref a) => chat::run(&cli, a).await,
         Command::Sessions(ref c) => sessions::run(&cli, c).await,
         Command::ChatSessions(ref c) => chat_sessions::run(&cli, c).await,
+        Command::Memory(ref c) => memory::run(&cli, c).await,
         Command::Adapters(ref c) => adapters::run(&cli, c).await,
         Command::Approvals(ref c) => approvals::run_approvals(&cli, c).await,
         Command::Grants(ref c) => approvals::run_grants(&cli, c).await,

@@ -65,7 +65,8 @@ pub fn exit_code(t: ErrorType) -> i32 {
         | ErrorType::HistoryStrategyInvalid
         | ErrorType::RuntimeMismatch
         | ErrorType::ChatRespondInvalid
-        | ErrorType::ChatIdentityInvalid => 2,
+        | ErrorType::ChatIdentityInvalid
+        | ErrorType::MemoryRequestInvalid => 2,
         ErrorType::NotFound
         | ErrorType::AdapterNotFound
         | ErrorType::ChatAgentNotFound
@@ -78,6 +79,7 @@ pub fn exit_code(t: ErrorType) -> i32 {
         | ErrorType::SessionNotRunning => 4,
         ErrorType::ModelNotConfigured
         | ErrorType::RouteImpossible
+        | ErrorType::ModelCapabilityRequired
         | ErrorType::RuntimeUnavailable
         | ErrorType::ChatFlowInvalid => 5,
         ErrorType::RateLimitExceeded | ErrorType::GatewayError => 6,

@@ -49,6 +49,15 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
         .await
         .with_context(|| format!("binding {addr}"))?;
     let local = listener.local_addr()?;
+    if ctx.config.file.agents.gateway_url.is_none() {
+        // Agents opted into `[agents.gateway]` reach this server's `/v1`.
+        let mut reach = local;
+        if reach.ip().is_unspecified() {
+            reach.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        ctx.engine
+            .point_agents_at_gateway(&format!("http://{reach}"), token.as_deref());
+    }
     let health = ctx.engine.store_health().await?;
     // Signal handlers are in place before the address is announced, so a client
     // that stops the server right after reading it gets a graceful exit.

@@ -3,6 +3,7 @@
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, Cli};
 use crate::domain::ids::{MessageId, SessionId};
+use crate::domain::message::Role;
 use crate::domain::provider_call::format_usd;
 use crate::engine::Transcript;
 use std::fmt::Write as _;
@@ -229,6 +230,9 @@ fn render_text(t: &Transcript) -> String {
     if let Some(h) = &s.history {
         let _ = writeln!(out, "memory {}", h.name());
     }
+    if let Some(line) = gateway_line(t) {
+        let _ = writeln!(out, "{line}");
+    }
     for m in &t.messages {
         let status = match m.status.as_str() {
             "completed" => String::new(),
@@ -244,9 +248,45 @@ fn render_text(t: &Transcript) -> String {
         if let Some(line) = call_line(t, m) {
             let _ = writeln!(out, "  ({line})");
         }
+        if let Some(line) = trace_line(t, m) {
+            let _ = writeln!(out, "  ({line})");
+        }
         let _ = writeln!(out, "{}", m.content);
     }
     out
+}
+
+/// The model calls the session's agent made through `/v1`: how many, tokens, cost.
+fn gateway_line(t: &Transcript) -> Option<String> {
+    let calls = &t.gateway_calls;
+    if calls.is_empty() {
+        return None;
+    }
+    let input: u64 = calls.iter().map(|c| c.usage.prompt_tokens).sum();
+    let output: u64 = calls.iter().map(|c| c.usage.completion_tokens).sum();
+    let cost = if calls.iter().all(|c| c.cost_micros_usd.is_some()) {
+        let micros: i64 = calls.iter().filter_map(|c| c.cost_micros_usd).sum();
+        format!("${}", format_usd(micros))
+    } else {
+        "cost unknown".to_string()
+    };
+    Some(format!(
+        "model calls through the gateway: {} · {input} in / {output} out tokens · {cost}",
+        calls.len()
+    ))
+}
+
+/// The trace and span of the turn that produced an answer, when it was traced.
+fn trace_line(t: &Transcript, m: &crate::domain::message::Message) -> Option<String> {
+    if m.role != Role::Assistant {
+        return None;
+    }
+    let run = t.runs.iter().find(|r| Some(&r.id) == m.run_id.as_ref())?;
+    let trace = run.trace_id.as_deref()?;
+    Some(match &run.span_id {
+        Some(span) => format!("trace {trace} · span {span}"),
+        None => format!("trace {trace}"),
+    })
 }
 
 fn render_markdown(t: &Transcript) -> String {

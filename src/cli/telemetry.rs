@@ -1,7 +1,9 @@
-//! Logging to stderr through tracing, and OpenTelemetry OTLP export when the
-//! standard `OTEL_EXPORTER_OTLP_*` variables ask for it.
+//! Logging to stderr through tracing, and OpenTelemetry OTLP export of traces
+//! and metrics when the standard `OTEL_EXPORTER_OTLP_*` variables ask for it
+//! (nothing is exported, and no exporter built, when they do not).
 
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer as _;
@@ -17,9 +19,10 @@ pub enum LogFormat {
     Json,
 }
 
-/// Keeps the exporter alive; flushes spans when dropped.
+/// Keeps the exporters alive; flushes spans and metrics when dropped.
 pub struct TelemetryGuard {
     provider: Option<SdkTracerProvider>,
+    meters: Option<SdkMeterProvider>,
 }
 
 impl Drop for TelemetryGuard {
@@ -28,6 +31,11 @@ impl Drop for TelemetryGuard {
             && let Err(e) = p.shutdown()
         {
             eprintln!("hecate: telemetry shutdown: {e}");
+        }
+        if let Some(m) = self.meters.take()
+            && let Err(e) = m.shutdown()
+        {
+            eprintln!("hecate: metrics shutdown: {e}");
         }
     }
 }
@@ -46,6 +54,11 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
         .and_then(|v| EnvFilter::try_new(v).ok())
         .unwrap_or_else(|| EnvFilter::new(format!("{default},h2=warn,hyper=warn,reqwest=warn")));
     let provider = otlp_provider();
+    let meters = otlp_meters();
+    if let Some(m) = &meters {
+        opentelemetry::global::set_meter_provider(m.clone());
+        crate::adapters::telemetry::metrics::enable();
+    }
     // Exported spans do not depend on stderr verbosity: the exporter gets
     // `hecate=info` unless HECATE_OTEL_LOG says otherwise.
     let otel = provider.as_ref().map(|p| {
@@ -81,7 +94,7 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
     if let Err(e) = result {
         eprintln!("hecate: logging already initialised: {e}");
     }
-    TelemetryGuard { provider }
+    TelemetryGuard { provider, meters }
 }
 
 /// Colour only for a person at a terminal: never when stderr is a pipe or a file
@@ -91,14 +104,51 @@ fn colour_on_stderr() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Whether one of `vars` is set to a non-empty value.
+fn any_set(vars: &[&str]) -> bool {
+    vars.iter()
+        .any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty()))
+}
+
+/// The resource every export names: `service.name = hecate`.
+fn resource() -> opentelemetry_sdk::Resource {
+    opentelemetry_sdk::Resource::builder()
+        .with_service_name("hecate")
+        .build()
+}
+
+/// The meter provider exporting metrics over OTLP/HTTP (every
+/// `OTEL_METRIC_EXPORT_INTERVAL`, 60 s by default, and at exit).
+fn otlp_meters() -> Option<SdkMeterProvider> {
+    if !any_set(&[
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    ]) {
+        return None;
+    }
+    let exporter = match opentelemetry_otlp::MetricExporter::builder()
+        .with_http()
+        .build()
+    {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("hecate: OTLP metrics exporter disabled: {e}");
+            return None;
+        }
+    };
+    Some(
+        SdkMeterProvider::builder()
+            .with_periodic_exporter(exporter)
+            .with_resource(resource())
+            .build(),
+    )
+}
+
 fn otlp_provider() -> Option<SdkTracerProvider> {
-    let wanted = [
+    if !any_set(&[
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    ]
-    .iter()
-    .any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty()));
-    if !wanted {
+    ]) {
         return None;
     }
     let exporter = match opentelemetry_otlp::SpanExporter::builder()
@@ -114,11 +164,7 @@ fn otlp_provider() -> Option<SdkTracerProvider> {
     Some(
         SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
-            .with_resource(
-                opentelemetry_sdk::Resource::builder()
-                    .with_service_name("hecate")
-                    .build(),
-            )
+            .with_resource(resource())
             .build(),
     )
 }

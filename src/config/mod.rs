@@ -4,11 +4,14 @@
 //! nothing here depends on the CLI or a bridge.
 
 mod error;
+mod gateway;
+mod memory;
 mod options;
 mod retention;
 mod schema;
 
 pub use error::ConfigError;
+pub use memory::MemoryOptions;
 pub use options::ServerLimits;
 pub use schema::{
     AcpSection, AgentsSection, ApprovalsSection, ChatAppSection, ChatSection, ChatUserSection,
@@ -132,6 +135,12 @@ impl Config {
         Ok(i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX))
     }
 
+    /// How the gateway routes (`[gateway]` deny, daily_budget_usd, cooldown_secs,
+    /// circuit_failures) and what each provider's `capabilities` tables declare.
+    pub fn gateway_routing(&self) -> Result<crate::engine::gateway::RoutingSettings, ConfigError> {
+        gateway::routing(&self.path, &self.file.gateway, &self.file.providers)
+    }
+
     /// How long an unused agent process lives: `[agents] process_idle_ms` under
     /// `HECATE_AGENT_PROCESS_IDLE_MS` (30 minutes by default; 0: forever).
     pub fn agent_process_idle(
@@ -150,9 +159,39 @@ impl Config {
         Ok((ms > 0).then(|| std::time::Duration::from_millis(ms)))
     }
 
+    /// `[agents] gateway_url`: where agents opted into `[agents.gateway]` reach
+    /// `/v1` from a process that does not serve it; an `http(s)://HOST[:PORT]`
+    /// base URL without a path, or an error naming the key.
+    pub fn agent_gateway_url(&self) -> Result<Option<String>, ConfigError> {
+        let Some(raw) = self.file.agents.gateway_url.as_deref() else {
+            return Ok(None);
+        };
+        let usable = reqwest::Url::parse(raw).ok().filter(|u| {
+            matches!(u.scheme(), "http" | "https")
+                && u.host_str().is_some()
+                && matches!(u.path(), "" | "/")
+                && u.query().is_none()
+        });
+        match usable {
+            Some(_) => Ok(Some(raw.trim_end_matches('/').to_string())),
+            None => Err(ConfigError::Parse {
+                path: self.path.clone(),
+                message: format!(
+                    "[agents] gateway_url = {raw:?} is not a base URL like http://127.0.0.1:8765 \
+                     (scheme, host and port only: agents add /v1 themselves)"
+                ),
+            }),
+        }
+    }
+
     /// The history strategy the config selects (sessions that name none use it).
     pub fn history(&self) -> Result<HistoryStrategy, ConfigError> {
         options::history(&self.path, &self.file.history)
+    }
+
+    /// The `[memory]` options (long-term recall), checked against the providers.
+    pub fn memory(&self) -> Result<MemoryOptions, ConfigError> {
+        memory::memory(&self.path, &self.file.memory, &self.providers)
     }
 
     /// The approval mode for turns that name none.

@@ -55,6 +55,27 @@ pub struct FileConfig {
     /// `[store]`: which database holds sessions, runs, tasks and the rest.
     #[serde(default)]
     pub store: StoreSection,
+    /// `[memory]`: long-term recall (embeddings, batching, the default `recall`).
+    #[serde(default)]
+    pub memory: MemorySection,
+}
+
+/// `[memory]`: long-term recall across sessions.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySection {
+    /// The embeddings model as `provider/model` (an OpenAI-compatible provider);
+    /// absent: recall is off and reports itself degraded.
+    pub embeddings: Option<String>,
+    /// Vector length to ask the model for (the request's `dimensions`).
+    pub dimensions: Option<u32>,
+    /// Messages embedded per request (default 32).
+    pub batch_size: Option<usize>,
+    /// How long the indexer gathers messages before a request (default 250 ms).
+    pub batch_delay_ms: Option<u64>,
+    /// Recalled messages injected into each turn of sessions created without
+    /// their own `recall` (default 0: none).
+    pub recall: Option<u32>,
 }
 
 /// `[chat]`: who may call the client-hosted chat operations besides anonymous
@@ -114,6 +135,20 @@ pub struct GatewaySection {
     /// Requests per minute `/v1` admits (a token bucket of that size); unset or 0
     /// is no limit. `HECATE_GATEWAY_RATE_LIMIT_RPM` overrides it.
     pub rate_limit_rpm: Option<u32>,
+    /// `provider/model` patterns (`*` wildcards) the router never sends to
+    /// (route candidates skipped as `policy_denied`).
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// What `/v1` may spend per UTC day, in US dollars; once spent, priced
+    /// candidates are skipped (`budget_denied`), and candidates without a price
+    /// always are (`preflight_price_missing`). Unset: no budget.
+    pub daily_budget_usd: Option<f64>,
+    /// Seconds a provider is skipped after a 429 without `Retry-After`, or after
+    /// its circuit opens (default 30).
+    pub cooldown_secs: Option<u64>,
+    /// Failures in a row (5xx, unreachable, key refused) that open a provider's
+    /// circuit (default 3).
+    pub circuit_failures: Option<u32>,
 }
 
 /// `[terminals]`: how the commands of agent terminals (`terminal/create`) are
@@ -263,6 +298,13 @@ pub struct AgentsSection {
     /// Extra environment opted in per adapter: `[agents.env.codex] OPENAI_API_KEY = "$OPENAI_API_KEY"`.
     #[serde(default)]
     pub env: BTreeMap<String, BTreeMap<String, String>>,
+    /// Agents whose model calls go through Hecate's own `/v1`, by adapter id:
+    /// `[agents.gateway] claude_code = true` (how is in each manifest's `[gateway]`).
+    #[serde(default)]
+    pub gateway: BTreeMap<String, bool>,
+    /// Where those agents reach `/v1` (`http://HOST:PORT`) when this process
+    /// does not serve it itself; `hecate serve` hands them its own address.
+    pub gateway_url: Option<String>,
 }
 
 /// `[server]`: the HTTP listener.
@@ -297,6 +339,25 @@ pub struct ProviderSection {
     /// Declared models.
     #[serde(default)]
     pub models: Vec<String>,
+    /// `[providers.NAME.capabilities."MODEL"]` (or `."*"` for every model):
+    /// what the operator declares the models can do.
+    #[serde(default)]
+    pub capabilities: BTreeMap<String, CapabilitySection>,
+}
+
+/// `[providers.NAME.capabilities."MODEL"]`: declared model capabilities; each
+/// key is optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilitySection {
+    /// `unknown`, `none`, `basic` or `parallel`.
+    pub tool_calling: Option<String>,
+    /// Whether answers can be streamed.
+    pub streaming: Option<bool>,
+    /// Whether it reads images.
+    pub vision: Option<bool>,
+    /// Its context window in tokens.
+    pub max_context_tokens: Option<u64>,
 }
 
 /// `[history]`.

@@ -1,13 +1,14 @@
 //! Activities: the compact, human-facing projection of a run's events.
 
+use crate::domain::plan::{self, PlanEntry};
 use crate::domain::run::{RunEvent, RunStatus};
 use serde::{Deserialize, Serialize};
 
 /// One row of the compact timeline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Activity {
-    /// `thinking`, `tool_call`, `approval`, `files_changed`, `final_answer`,
-    /// `run_result` or `files_reverted`; external-agent turns also `started`,
+    /// `thinking`, `tool_call`, `plan`, `approval`, `files_changed`,
+    /// `final_answer`, `run_result` or `files_reverted`; external-agent turns also `started`,
     /// `running`, `output`, `completed`, `failed` and `cancelled`.
     #[serde(rename = "type")]
     pub activity_type: String,
@@ -24,7 +25,8 @@ pub struct Activity {
 
 /// Projects a run's ordered events (and its terminal status) into activities:
 /// consecutive thought deltas fold into one `thinking` row, tool calls into one row
-/// each, file changes into one `files_changed` row, text into `final_answer`.
+/// each, plans into one `plan` row showing the latest, file changes into one
+/// `files_changed` row, text into `final_answer`.
 pub fn project(events: &[RunEvent], status: RunStatus) -> Vec<Activity> {
     let mut out: Vec<Activity> = Vec::new();
     let mut files: Vec<String> = Vec::new();
@@ -81,6 +83,29 @@ pub fn project(events: &[RunEvent], status: RunStatus) -> Vec<Activity> {
                         .find(|a| a.activity_type == "tool_call" && a.detail.as_deref() == Some(id))
                 {
                     row.status = st.to_string();
+                }
+            }
+            "plan" => {
+                let entries: Vec<PlanEntry> =
+                    serde_json::from_value(e.data["entries"].clone()).unwrap_or_default();
+                let status = if plan::is_done(&entries) {
+                    "completed"
+                } else {
+                    "running"
+                };
+                let detail = Some(plan::summary(&entries));
+                match out.iter_mut().find(|a| a.activity_type == "plan") {
+                    Some(row) => {
+                        row.status = status.into();
+                        row.detail = detail;
+                    }
+                    None => out.push(Activity {
+                        activity_type: "plan".into(),
+                        status: status.into(),
+                        title: "Plan".into(),
+                        detail,
+                        created_at: e.occurred_at.clone(),
+                    }),
                 }
             }
             "file_changed" => {
@@ -252,6 +277,49 @@ mod tests {
             ]
         );
         assert_eq!(rows[1].status, "completed");
+    }
+
+    #[test]
+    fn plans_fold_into_one_row_showing_the_latest() {
+        let entry =
+            |status: &str| json!({"content": "Edit a.rs", "priority": "high", "status": status});
+        let events = vec![
+            ev(
+                1,
+                "plan",
+                json!({"type": "plan", "entries": [entry("in_progress")]}),
+            ),
+            ev(
+                2,
+                "tool_call_started",
+                json!({"id": "t1", "name": "Edit a.rs"}),
+            ),
+            ev(
+                3,
+                "plan",
+                json!({"type": "plan", "entries": [entry("completed")]}),
+            ),
+        ];
+        let rows = project(&events[..1], RunStatus::Running);
+        assert_eq!(
+            (rows[0].activity_type.as_str(), rows[0].status.as_str()),
+            ("plan", "running")
+        );
+        assert_eq!(
+            rows[0].detail.as_deref(),
+            Some("0 of 1 done; now: Edit a.rs")
+        );
+        let rows = project(&events, RunStatus::Completed);
+        let kinds: Vec<_> = rows.iter().map(|r| r.activity_type.as_str()).collect();
+        assert_eq!(kinds, ["plan", "tool_call", "run_result"]);
+        assert_eq!(
+            (
+                rows[0].status.as_str(),
+                rows[0].detail.as_deref(),
+                rows[0].created_at.as_str()
+            ),
+            ("completed", Some("1 of 1 done"), "2026-01-01T00:00:01Z")
+        );
     }
 
     #[test]

@@ -78,6 +78,7 @@ mod tests {
                 adapter_id: None,
                 task_id: None,
                 task_run_id: None,
+                capabilities: None,
             },
             created_at: String::new(),
         }

@@ -132,6 +132,33 @@ pub struct GatewayTrace {
     pub error_message: Option<String>,
     /// When the request arrived.
     pub started_at: String,
+    /// Why the selected candidate was chosen (`requested_model`,
+    /// `pinned_provider`, `global_default_model`); empty when routing failed
+    /// before a model was resolved.
+    pub route_reason: String,
+    /// Every provider/model the router considered, in the order it did.
+    pub route_candidates: Vec<RouteCandidate>,
+}
+
+/// One provider/model the gateway's router considered for a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteCandidate {
+    /// The provider's name.
+    pub provider: String,
+    /// The model as that provider names it.
+    pub model: String,
+    /// `selected` (it answered), `failed` (it was tried and failed before
+    /// answering), `skipped` (not tried, see `skip_reason`) or `unused` (a
+    /// fallback that was not needed).
+    pub outcome: String,
+    /// Why it was skipped or failed: `policy_denied`, `budget_denied`,
+    /// `preflight_price_missing`, `capability_missing`, `provider_rate_limited`,
+    /// `circuit_open`, `provider_unhealthy`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// More about it (the upstream status, how long a cooldown lasts, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// Which traces a listing wants; every field narrows it.

@@ -55,6 +55,9 @@ pub enum ErrorType {
     /// The requested runtime does not match the session's kind.
     #[serde(rename = "agent_chat.runtime_mismatch")]
     RuntimeMismatch,
+    /// Tools are on, but the model's capabilities say it does not call tools.
+    #[serde(rename = "agent_chat.model_capability_required")]
+    ModelCapabilityRequired,
     /// The requested runtime exists in the vocabulary but is not available in this build.
     #[serde(rename = "agent_chat.runtime_unavailable")]
     RuntimeUnavailable,
@@ -94,6 +97,9 @@ pub enum ErrorType {
     /// The app key or user token matches no configured app or user.
     #[serde(rename = "chat.identity_invalid")]
     ChatIdentityInvalid,
+    /// A memory search or a session's memory field is invalid (`field` names it).
+    #[serde(rename = "memory.request_invalid")]
+    MemoryRequestInvalid,
 }
 
 impl ErrorType {
@@ -115,6 +121,7 @@ impl ErrorType {
             Self::RuntimeKindInvalid => "agent_chat.runtime_kind_invalid",
             Self::HistoryStrategyInvalid => "agent_chat.history_strategy_invalid",
             Self::RuntimeMismatch => "agent_chat.runtime_mismatch",
+            Self::ModelCapabilityRequired => "agent_chat.model_capability_required",
             Self::RuntimeUnavailable => "agent_chat.runtime_unavailable",
             Self::AdapterNotFound => "agent_chat.adapter_not_found",
             Self::SessionStopping => "agent_chat.session_stopping",
@@ -128,6 +135,7 @@ impl ErrorType {
             Self::ChatEnded => "chat.chat_ended",
             Self::ChatRespondInvalid => "chat.respond_invalid",
             Self::ChatIdentityInvalid => "chat.identity_invalid",
+            Self::MemoryRequestInvalid => "memory.request_invalid",
         }
     }
 
@@ -155,12 +163,16 @@ impl ErrorType {
             Self::SessionLimitExceeded => "The session reached its turn limit.",
             Self::SessionDurationLimitExceeded => "The session reached its time limit.",
             Self::SessionIdleTimeout => "The session was idle for too long.",
+            Self::ModelCapabilityRequired => {
+                "Tools are on, but this model is marked as not calling tools."
+            }
             Self::ChatAgentNotFound => "That agent does not exist.",
             Self::ChatFlowInvalid => "That agent's conversation flow is broken.",
             Self::ChatNotFound => "That chat does not exist.",
             Self::ChatEnded => "This chat has ended.",
             Self::ChatRespondInvalid => "The model's reply did not match the expected shape.",
             Self::ChatIdentityInvalid => "The app key or user token is not recognised.",
+            Self::MemoryRequestInvalid => "The memory request is invalid.",
         }
     }
 
@@ -204,6 +216,10 @@ impl ErrorType {
                 "Start a new session or raise max_session_duration."
             }
             Self::SessionIdleTimeout => "Start a new session or raise idle_timeout.",
+            Self::ModelCapabilityRequired => {
+                "Turn tools off for this model, choose a tool-capable model, or change its \
+                 capability override (PUT /hecate/v1/model-capabilities/overrides)."
+            }
             Self::ChatAgentNotFound => {
                 "Add `flows/<agent>.toml` beside the config file, or use an agent id that exists."
             }
@@ -218,6 +234,7 @@ impl ErrorType {
             Self::ChatIdentityInvalid => {
                 "Send a key from `[chat.apps.NAME] key` or a token from `[chat.users.NAME] token`."
             }
+            Self::MemoryRequestInvalid => "Fix the field named in `field` and retry.",
         }
     }
 }

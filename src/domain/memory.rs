@@ -1,6 +1,7 @@
 //! Working-memory strategies: which part of a session's stored transcript a turn
 //! sees. Every message stays stored; a strategy only chooses what is read back.
-//! Summaries are ordinary messages flagged `is_summary`, never rewrites.
+//! Summaries are ordinary messages flagged `is_summary`, never rewrites. Also a
+//! session's long-term memory settings (`domain::recall` has the rest).
 
 use crate::domain::error::{ErrorType, HecateError};
 use serde::{Deserialize, Serialize};
@@ -87,6 +88,30 @@ impl HistoryStrategy {
     /// fires.
     pub fn summarizes(&self) -> bool {
         matches!(self, Self::SummaryBuffer)
+    }
+}
+
+/// The memory settings of a session: whose long-term memory it writes to and
+/// reads from, and how many recalled messages each of its turns gets.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMemory {
+    /// The user within the namespace; `None` is the namespace's shared scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Recalled messages injected into each turn; `None` takes `[memory] recall`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall: Option<u32>,
+}
+
+impl SessionMemory {
+    /// Whether nothing is set (stored as NULL).
+    pub fn is_default(&self) -> bool {
+        self.user.is_none() && self.recall.is_none()
+    }
+
+    /// The scope's user key: the user, or `""` for the namespace's shared scope.
+    pub fn user_key(&self) -> &str {
+        self.user.as_deref().unwrap_or("")
     }
 }
 

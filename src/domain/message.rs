@@ -163,6 +163,9 @@ pub struct RuntimeSnapshot {
     /// The task run that answered a Hecate Agent turn (assistant messages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_run_id: Option<String>,
+    /// The model's effective capabilities when the turn ran (model and agent turns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<crate::domain::capability::ModelCapabilities>,
 }
 
 impl RuntimeSnapshot {
@@ -300,6 +303,7 @@ impl Message {
                 adapter_id: None,
                 task_id: None,
                 task_run_id: None,
+                capabilities: None,
             },
             created_at: String::new(),
         }

@@ -5,6 +5,7 @@
 pub mod activity;
 pub mod approval;
 pub mod budget;
+pub mod capability;
 pub mod chat;
 pub mod error;
 pub mod event;
@@ -15,7 +16,9 @@ pub mod memory;
 pub mod message;
 pub mod partial;
 pub mod permission;
+pub mod plan;
 pub mod provider_call;
+pub mod recall;
 pub mod redact;
 pub mod run;
 pub mod segment;

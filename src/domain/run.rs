@@ -72,6 +72,9 @@ pub struct Run {
     /// Trace id, when tracing exported one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// The id of the turn's own span (`agent_chat.run`) in that trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
     /// Start time.
     pub started_at: String,
     /// End time.

@@ -104,6 +104,7 @@ mod tests {
                 adapter_id: None,
                 task_id: None,
                 task_run_id: None,
+                capabilities: None,
             },
             created_at: format!("t{seq}"),
         }

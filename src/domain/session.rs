@@ -3,7 +3,7 @@
 
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
-use crate::domain::memory::HistoryStrategy;
+use crate::domain::memory::{HistoryStrategy, SessionMemory};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -165,6 +165,10 @@ pub struct Session {
     /// `[history]` when `None` (sessions stored before the field existed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryStrategy>,
+    /// Whose long-term memory the session uses and how many recalled messages
+    /// its turns get.
+    #[serde(default, skip_serializing_if = "SessionMemory::is_default")]
+    pub memory: SessionMemory,
     /// Turns started so far.
     pub turns_used: u32,
     /// When the first turn started.
@@ -202,6 +206,7 @@ impl Session {
             native_session_id: None,
             guardrails: Guardrails::default(),
             history: None,
+            memory: SessionMemory::default(),
             turns_used: 0,
             session_started_at: None,
             last_activity_at: now.clone(),

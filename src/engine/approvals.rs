@@ -3,6 +3,7 @@
 //! store), with a timeout; records every request and how it was resolved.
 
 use super::Engine;
+use crate::adapters::telemetry::metrics;
 use crate::domain::approval::{
     Approval, ApprovalMode, ApprovalStatus, Decision, Grant, Scope, pick_option, scope_choices,
 };
@@ -42,6 +43,8 @@ pub(crate) struct TurnAsker {
     pub mode: ApprovalMode,
     pub timeout: Duration,
     pub cancel: CancellationToken,
+    /// The span approvals are noted on (the turn's, or the MCP call's).
+    pub span: tracing::Span,
 }
 
 impl PermissionAsker for TurnAsker {
@@ -168,6 +171,7 @@ impl TurnAsker {
         let (tx, mut rx) = oneshot::channel();
         self.engine.waiters().insert(approval.id.clone(), tx);
         self.engine.store().create_approval(&approval).await?;
+        metrics::approval_requested(&tool_kind, self.adapter_id.as_deref());
         self.engine
             .set_run_status(&req.session_id, &req.run_id, RunStatus::AwaitingApproval)
             .await;
@@ -209,6 +213,7 @@ impl TurnAsker {
         self.engine
             .set_run_status(&req.session_id, &req.run_id, RunStatus::Running)
             .await;
+        self.count_resolved(&resolved);
         Ok(outcome_of(&resolved))
     }
 
@@ -233,6 +238,7 @@ impl TurnAsker {
         approval.selected_option = selected;
         approval.resolved_at = Some(now_rfc3339());
         self.engine.store().create_approval(&approval).await?;
+        self.count_resolved(&approval);
         self.engine
             .emit(EngineEvent::ApprovalResolved {
                 session_id: approval.session_id.clone(),
@@ -240,6 +246,26 @@ impl TurnAsker {
             })
             .await;
         Ok(outcome_of(&approval))
+    }
+
+    /// Counts how a request ended, and notes it on the turn's span.
+    fn count_resolved(&self, approval: &Approval) {
+        let path = approval.path.as_deref().unwrap_or("operator");
+        metrics::approval_resolved(
+            &approval.tool_kind,
+            self.adapter_id.as_deref(),
+            approval.status.as_str(),
+            path,
+        );
+        self.span.in_scope(|| {
+            tracing::info!(
+                hecate.approval.id = %approval.id,
+                hecate.approval.status = approval.status.as_str(),
+                hecate.approval.path = path,
+                hecate.approval.tool_kind = %approval.tool_kind,
+                "approval resolved"
+            );
+        });
     }
 
     /// Times out or cancels a pending request, unless someone answered meanwhile.

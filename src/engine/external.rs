@@ -6,9 +6,10 @@ use crate::adapters::acp::agent::auth::{self, AuthStatus};
 use crate::adapters::acp::agent::install::install_managed;
 use crate::adapters::acp::agent::launcher::{self, Availability};
 use crate::adapters::acp::{ProbeOptions, ProbeReport, probe};
+use crate::adapters::telemetry::metrics;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;
-use crate::runtimes::external::ExternalRuntime;
+use crate::runtimes::external::{ExternalRuntime, GatewayAccess};
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -114,6 +115,20 @@ impl Engine {
         facts
     }
 
+    /// Tells agents opted into `[agents.gateway]` that Hecate's `/v1` is at
+    /// `base_url` (`http://HOST:PORT`) and takes `token` (when one is set).
+    pub fn point_agents_at_gateway(&self, base_url: &str, token: Option<&str>) {
+        if let Some(rt) = &self.inner.external {
+            rt.set_gateway(GatewayAccess::new(base_url, token));
+        }
+    }
+
+    /// The command the catalog starts adapter `adapter_id` with, when it knows it.
+    pub(crate) fn adapter_command(&self, adapter_id: &str) -> Option<String> {
+        let rt = self.inner.external.as_ref()?;
+        rt.catalog().get(adapter_id).map(|m| m.command.clone())
+    }
+
     /// `agent_chat.adapter_not_found` unless `adapter_id` is registered.
     pub(crate) fn check_adapter(&self, adapter_id: &str) -> Result<()> {
         match &self.inner.external {
@@ -162,6 +177,7 @@ impl Engine {
             rt.close_all().await;
         }
         self.inner.audit.flush().await;
+        self.flush_recall().await;
     }
 
     /// Every catalog agent with its availability.
@@ -240,6 +256,17 @@ impl Engine {
             extra_env: extra,
             limit: crate::adapters::acp::agent::probe::PROBE_LIMIT,
         };
-        Ok(probe(m, &opts).await)
+        let report = probe(m, &opts).await;
+        let name = |v: serde_json::Result<serde_json::Value>| {
+            v.ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        metrics::probe(
+            adapter_id,
+            &name(serde_json::to_value(report.status)),
+            &name(serde_json::to_value(report.stage)),
+        );
+        Ok(report)
     }
 }

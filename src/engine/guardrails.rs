@@ -74,6 +74,7 @@ mod tests {
             native_session_id: None,
             guardrails: g,
             history: None,
+            memory: Default::default(),
             turns_used: turns,
             session_started_at: Some(at(now - started_ms_ago)),
             last_activity_at: at(now - idle_ms),

@@ -22,11 +22,18 @@ pub mod tasks;
 pub mod turn_events;
 mod turn_run;
 mod turn_sink;
+mod turn_trace;
 mod turns;
 pub mod workspace;
 
 pub use crate::adapters::acp::{ProbeReport, ProbeStatus};
 pub use crate::adapters::git::FileChange;
+/// The spans of calls made to Hecate (HTTP requests, MCP calls) and their ids,
+/// for the bridges.
+pub use crate::adapters::telemetry::spans::{
+    http_request, http_response, mcp_server_call, mcp_server_end,
+};
+pub use crate::adapters::telemetry::{SpanIds, span_ids};
 pub use external::{AdapterFacts, AdapterStatus};
 pub use mcp::{
     ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ServerSpec, ToolPolicy,
@@ -83,8 +90,13 @@ pub struct EngineConfig {
     pub gateway_default_model: Option<String>,
     /// Requests per minute the gateway admits (`[gateway] rate_limit_rpm`; 0: no limit).
     pub gateway_rate_limit_rpm: u32,
+    /// How the gateway routes: deny patterns, the daily budget, cooldowns, the
+    /// circuit breaker and the capabilities the config declares.
+    pub gateway_routing: gateway::RoutingSettings,
     /// The agents' flows and the chat identities (client-hosted conversations).
     pub flows: flows::FlowSettings,
+    /// Long-term recall: the embeddings model, batching, the default `recall`.
+    pub memory: memory::RecallSettings,
 }
 
 impl Default for EngineConfig {
@@ -99,7 +111,9 @@ impl Default for EngineConfig {
             tasks: tasks::TaskConfig::default(),
             gateway_default_model: None,
             gateway_rate_limit_rpm: 0,
+            gateway_routing: gateway::RoutingSettings::default(),
             flows: flows::FlowSettings::default(),
+            memory: memory::RecallSettings::default(),
         }
     }
 }
@@ -149,6 +163,7 @@ struct Inner {
     audit: mcp::audit::AuditWriter,
     tasks: tasks::TaskRuntime,
     gateway: gateway::GatewayState,
+    recall: memory::Recall,
 }
 
 impl std::fmt::Debug for Engine {
@@ -177,11 +192,13 @@ impl Engine {
         let gateway = gateway::GatewayState::new(
             config.gateway_default_model.clone(),
             config.gateway_rate_limit_rpm,
+            config.gateway_routing.clone(),
         );
         let external = runtimes.external.map(Arc::new);
         if let Some(rt) = &external {
             external::spawn_agent_reaper(rt);
         }
+        let recall = memory::Recall::start(store.clone(), config.memory.clone());
         let mcp_hub = mcp::state::McpHub::start();
         tasks.attach_mcp(mcp_hub.clone(), audit.clone());
         let engine = Self {
@@ -198,6 +215,7 @@ impl Engine {
                 audit,
                 tasks,
                 gateway,
+                recall,
             }),
         };
         let report = engine

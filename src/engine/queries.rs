@@ -172,6 +172,7 @@ mod tests {
             error_message: None,
             request_id: "req".into(),
             trace_id: None,
+            span_id: None,
             started_at: now_rfc3339(),
             completed_at: None,
             duration_ms: None,

@@ -5,11 +5,13 @@ use super::diffs::TURN_DIFF_ARTIFACT;
 use super::external::AdapterFacts;
 use super::workspace::canonical_workspace;
 use crate::adapters::git::TreeDiff;
+use crate::domain::chat::{GatewayTrace, TraceFilter};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{MessageId, SessionId, TaskId, TaskRunId};
 use crate::domain::memory::HistoryStrategy;
 use crate::domain::message::{Message, Role};
 use crate::domain::provider_call::ProviderCall;
+use crate::domain::recall::SessionMemory;
 use crate::domain::run::Run;
 use crate::domain::segment::{Segment, derive};
 use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus, SessionSummary};
@@ -39,7 +41,13 @@ pub struct CreateSession {
     pub guardrails: Option<Guardrails>,
     /// Working-memory strategy; the config's `[history]` when absent.
     pub history: Option<HistoryStrategy>,
+    /// The long-term memory user and per-turn recall; `[memory] recall` when
+    /// `recall` is absent.
+    pub memory: SessionMemory,
 }
+
+/// The most gateway calls a transcript lists (the newest ones).
+const MAX_LISTED_GATEWAY_CALLS: usize = 1000;
 
 /// A session with everything stored about it.
 #[derive(Debug, Clone, Serialize)]
@@ -55,6 +63,10 @@ pub struct Transcript {
     pub segments: Vec<Segment>,
     /// Runs in order.
     pub runs: Vec<Run>,
+    /// The model calls the session's supervised agent made through Hecate's
+    /// `/v1` (`[agents.gateway]`), oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gateway_calls: Vec<GatewayTrace>,
     /// Catalog facts of the adapters the messages name, by adapter id.
     #[serde(skip)]
     pub adapters: HashMap<String, AdapterFacts>,
@@ -126,6 +138,14 @@ impl Engine {
                 .guardrails
                 .unwrap_or(self.inner.config.default_guardrails),
             history: Some(req.history.unwrap_or(self.inner.config.history)),
+            memory: SessionMemory {
+                user: req.memory.user,
+                recall: Some(
+                    req.memory
+                        .recall
+                        .unwrap_or(self.inner.config.memory.default_recall),
+                ),
+            },
             turns_used: 0,
             session_started_at: None,
             last_activity_at: now.clone(),
@@ -166,18 +186,41 @@ impl Engine {
                 .iter()
                 .filter_map(|m| m.runtime.adapter_id.as_deref()),
         );
-        let (timings, diff_stats) =
-            tokio::try_join!(self.timings(&messages), self.diff_stats(&messages))?;
+        let (timings, diff_stats, gateway_calls) = tokio::try_join!(
+            self.timings(&messages),
+            self.diff_stats(&messages),
+            self.agent_gateway_calls(&session),
+        )?;
         Ok(Transcript {
             segments: derive(&messages),
             session,
             messages,
             provider_calls,
             runs,
+            gateway_calls,
             adapters,
             timings,
             diff_stats,
         })
+    }
+
+    /// The gateway traces filed under a session that has run an external agent
+    /// (`X-Hecate-Agent-Session`), oldest first; none for other sessions.
+    async fn agent_gateway_calls(&self, session: &Session) -> Result<Vec<GatewayTrace>> {
+        if session.adapter_id.is_none() {
+            return Ok(Vec::new());
+        }
+        let filter = TraceFilter {
+            session_id: Some(session.id.to_string()),
+            limit: MAX_LISTED_GATEWAY_CALLS,
+            ..TraceFilter::default()
+        };
+        let mut calls = self
+            .store()
+            .list_traces(&session.namespace, &filter)
+            .await?;
+        calls.reverse();
+        Ok(calls)
     }
 
     /// The timing of each Hecate Agent answer, from its ended task run.

@@ -7,6 +7,7 @@ use super::Engine;
 use super::turn_sink::{EventSink, FLUSH_EVERY};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::CallId;
 use crate::domain::message::{
     ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, plain_text,
@@ -17,9 +18,11 @@ use crate::domain::session::{Session, SessionStatus};
 use crate::domain::time::now_rfc3339;
 use crate::domain::workspace::WorkspaceDelegate;
 use crate::engine::approvals::TurnAsker;
+use crate::engine::memory::TurnRecall;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use crate::store::{FinishTurn, NewArtifact};
 use futures::FutureExt;
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -52,10 +55,16 @@ impl Engine {
             mode: policy.approval_mode,
             timeout: self.inner.config.approval_timeout,
             cancel: policy.cancel.clone(),
+            // The driver runs inside the turn's span.
+            span: tracing::Span::current(),
         });
         let baseline = match (&target, &workspace) {
             (TurnTarget::External { .. }, Some(ws)) => super::diffs::baseline(ws).await,
             _ => None,
+        };
+        let history = match &target {
+            TurnTarget::Model { .. } => self.with_recall(session, history, &tx).await,
+            TurnTarget::External { .. } | TurnTarget::Agent { .. } => history,
         };
         let ctx = TurnContext {
             session_id: session.id.clone(),
@@ -128,6 +137,12 @@ impl Engine {
                 .filter(|d| !d.files.is_empty()),
             _ => None,
         };
+        super::turn_trace::record_report(
+            &report,
+            matches!(target, TurnTarget::External { .. }),
+            plain_text(&blocks).len(),
+            turn_diff.is_some(),
+        );
         if report.native_session_id.is_some() {
             session.native_session_id = report.native_session_id.clone();
         }
@@ -232,5 +247,44 @@ impl TurnEnding {
         self.finish.assistant.error = Some(e.error_type.code().to_string());
         self.finish.session.status = SessionStatus::Failed;
         self.error = Some(e);
+    }
+}
+
+impl Engine {
+    /// A model turn's history with the session's recalled messages (one system
+    /// message) placed right before the prompt; the run's event log gets a raw
+    /// `memory` event saying what was recalled, or why recall is degraded.
+    async fn with_recall(
+        &self,
+        session: &Session,
+        mut history: Vec<Message>,
+        events: &tokio::sync::mpsc::UnboundedSender<RuntimeEvent>,
+    ) -> Vec<Message> {
+        let prompt = history
+            .last()
+            .filter(|m| m.role == Role::User)
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let data = match self.recall_for_turn(session, &prompt).await {
+            TurnRecall::Nothing => return history,
+            TurnRecall::Recalled(message, hits) => {
+                history.insert(history.len().saturating_sub(1), *message);
+                let recalled: Vec<_> = hits
+                    .iter()
+                    .map(|h| {
+                        json!({"message_id": h.entry.message_id, "session_id": h.entry.session_id,
+                               "score": h.score})
+                    })
+                    .collect();
+                json!({"memory": "recalled", "messages": recalled})
+            }
+            TurnRecall::Degraded(d) => {
+                tracing::warn!(reason = %d.reason, "recall skipped for this turn: {}", d.message);
+                json!({"memory": "recall_degraded", "reason": d.reason, "message": d.message})
+            }
+        };
+        // The receiver lives until the turn ends; a closed one only means shutdown.
+        let _ = events.send(RuntimeEvent::Raw { data });
+        history
     }
 }

@@ -16,6 +16,7 @@ use crate::domain::workspace::WorkspaceDelegate;
 use crate::engine::approvals::TurnAsker;
 use crate::engine::turn_events::TurnEvents;
 use crate::engine::turn_run::{TurnEnding, TurnPolicy};
+use crate::engine::turn_trace::TurnSpan;
 use crate::runtimes::{TurnContext, TurnReport, TurnTarget};
 use crate::store::history::summarization_needed;
 use crate::store::{BeginTurn, FinishTurn, TurnBegun, TurnFinished};
@@ -124,6 +125,7 @@ impl TurnResult {
                 error_message: Some(error.message.clone()),
                 request_id: String::new(),
                 trace_id: None,
+                span_id: None,
                 started_at: String::new(),
                 completed_at: None,
                 duration_ms: None,
@@ -154,12 +156,12 @@ struct TurnStart {
     run: Run,
     user: NewMessage,
     target: TurnTarget,
-    kind: RuntimeKind,
     namespace: String,
     approval_mode: ApprovalMode,
     cancel: CancellationToken,
     delegate: Option<Arc<dyn WorkspaceDelegate>>,
     guard: ActiveGuard,
+    trace: TurnSpan,
 }
 
 struct TurnPlan {
@@ -174,6 +176,7 @@ struct TurnPlan {
     guard: ActiveGuard,
     /// What the runtime sees of the transcript, read by `begin_turn`.
     history: Vec<Message>,
+    trace: TurnSpan,
 }
 
 impl Engine {
@@ -226,6 +229,34 @@ impl Engine {
             session.workspace = Some(workspace.clone());
         }
         guardrails::check(&session, now_millis())?;
+        let capabilities = match &target {
+            TurnTarget::Model { provider, model }
+            | TurnTarget::Agent {
+                provider, model, ..
+            } => Some(self.model_capabilities(provider, model).await),
+            _ => None,
+        };
+        // Tools are on for Hecate's agent: a model marked as not calling tools
+        // cannot run it (an unknown one may).
+        if let (
+            TurnTarget::Agent {
+                provider, model, ..
+            },
+            Some(caps),
+        ) = (&target, &capabilities)
+            && caps.refuses_tools()
+        {
+            return Err(HecateError::new(
+                ErrorType::ModelCapabilityRequired,
+                format!("{provider}/{model} is marked as not calling tools (tool_calling = none)"),
+            )
+            .with_detail("provider", provider.clone())
+            .with_detail("model", model.clone())
+            .with_detail(
+                "capabilities",
+                serde_json::to_value(caps).unwrap_or(serde_json::Value::Null),
+            ));
+        }
 
         let cancel = CancellationToken::new();
         let taken = {
@@ -252,17 +283,23 @@ impl Engine {
             session_id: session_id.clone(),
         };
         let now = now_rfc3339();
+        let run_id = RunId::generate();
+        let request_id = req
+            .request_id
+            .clone()
+            .unwrap_or_else(|| RequestId::generate().0);
+        // The turn's span exists before its run is stored, so the run (and the
+        // answer) carry the ids the trace is exported with.
+        let trace = self.open_turn_span(session_id, &run_id, &request_id, kind, &target);
         let run = Run {
-            id: RunId::generate(),
+            id: run_id,
             session_id: session_id.clone(),
             status: RunStatus::Running,
             error_type: None,
             error_message: None,
-            request_id: req
-                .request_id
-                .clone()
-                .unwrap_or_else(|| RequestId::generate().0),
-            trace_id: current_trace_id(),
+            request_id,
+            trace_id: trace.ids.as_ref().map(|i| i.trace_id.clone()),
+            span_id: trace.ids.as_ref().map(|i| i.span_id.clone()),
             started_at: now.clone(),
             completed_at: None,
             duration_ms: None,
@@ -306,6 +343,7 @@ impl Engine {
                 .flatten(),
             task_id: None,
             task_run_id: None,
+            capabilities,
         };
         let mut user = NewMessage::text(Role::User, req.content.clone(), snapshot);
         user.content_blocks = req.blocks.clone();
@@ -315,12 +353,12 @@ impl Engine {
             run,
             user,
             target,
-            kind,
             namespace: namespace.to_string(),
             approval_mode: req.approval_mode.unwrap_or(self.inner.config.approval_mode),
             cancel,
             delegate: req.workspace_delegate.clone(),
             guard,
+            trace,
         };
         // Started on a task of its own: a caller that goes away while the prompt
         // is being stored (an HTTP client disconnecting) leaves a turn that runs
@@ -340,12 +378,12 @@ impl Engine {
             run,
             user,
             target,
-            kind,
             namespace,
             approval_mode,
             cancel,
             delegate,
             guard,
+            trace,
         } = plan;
         let session_id = &session.id.clone();
         // One transaction: lease, run, user message (durable before the runtime
@@ -373,6 +411,7 @@ impl Engine {
             }
         };
         let snapshot = user_message.runtime.clone();
+        self.index_message(&session, &user_message);
 
         let events = self.inner.turn_taps.open(session_id, &run.id);
         self.emit(EngineEvent::TurnStarted {
@@ -380,7 +419,7 @@ impl Engine {
             run_id: run.id.clone(),
         })
         .await;
-        let span = tracing::info_span!("turn", session_id = %session_id, run_id = %run.id, runtime = %kind);
+        let span = trace.span.clone();
         let plan = TurnPlan {
             session,
             run: run.clone(),
@@ -392,6 +431,7 @@ impl Engine {
             delegate,
             guard,
             history,
+            trace,
         };
         let engine = self.clone();
         let done = tokio::spawn(async move { engine.drive(plan).await }.instrument(span));
@@ -532,6 +572,7 @@ impl Engine {
             delegate,
             guard,
             history,
+            trace,
         } = plan;
         let lost = Arc::new(std::sync::Mutex::new(None));
         let renew = self.spawn_lease_renewal(&session.id, cancel.clone(), lost.clone());
@@ -592,6 +633,7 @@ impl Engine {
                 lost
             }
         };
+        trace.close(result.run.status, result.error.as_ref());
         self.emit(EngineEvent::TurnFinished {
             session_id: session.id.clone(),
             run_id: run.id.clone(),
@@ -644,6 +686,7 @@ impl Engine {
         if let Some(e) = &error {
             tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
         }
+        self.index_message(&session, &done.assistant);
         let needed = summarization_needed(done.message_count, 2);
         if needed && error.is_none() {
             // Off the turn's path: the answer does not wait for the summary.
@@ -709,13 +752,4 @@ impl Engine {
             message_count,
         })
     }
-}
-
-/// The OpenTelemetry trace id of the current span, when tracing exports one.
-fn current_trace_id() -> Option<String> {
-    use opentelemetry::trace::TraceContextExt;
-    use tracing_opentelemetry::OpenTelemetrySpanExt;
-    let cx = tracing::Span::current().context();
-    let id = cx.span().span_context().trace_id();
-    (id != opentelemetry::trace::TraceId::INVALID).then(|| id.to_string())
 }

@@ -15,7 +15,7 @@ use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
 use crate::domain::provider_call::ReportedCost;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -130,6 +130,30 @@ pub struct ExternalRuntime {
     process_idle: Option<Duration>,
     /// Session modes chosen per adapter over the manifests' `initial_mode`.
     modes: HashMap<String, String>,
+    /// Adapters whose model calls go through Hecate's `/v1` (`[agents.gateway]`).
+    gateway_adapters: HashSet<String>,
+    /// Where that `/v1` is and the key it takes, once known.
+    gateway: std::sync::RwLock<Option<GatewayAccess>>,
+}
+
+/// Where supervised agents reach Hecate's model gateway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayAccess {
+    /// `http://HOST:PORT`, without a path.
+    pub base_url: String,
+    /// What the agent sends as its API key (the HTTP token, or a placeholder).
+    pub api_key: String,
+}
+
+impl GatewayAccess {
+    /// The gateway at `base_url`, taking `token` as the agents' API key (a
+    /// placeholder when it takes none: SDKs insist on a key).
+    pub fn new(base_url: &str, token: Option<&str>) -> Self {
+        Self {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key: token.unwrap_or("hecate").to_string(),
+        }
+    }
 }
 
 impl std::fmt::Debug for ExternalRuntime {
@@ -159,6 +183,58 @@ impl ExternalRuntime {
             live: Mutex::new(HashMap::new()),
             process_idle: None,
             modes: HashMap::new(),
+            gateway_adapters: HashSet::new(),
+            gateway: std::sync::RwLock::new(None),
+        }
+    }
+
+    /// The same runtime pointing the agents of `adapters` at Hecate's `/v1`
+    /// (`access`, when already known; see [`ExternalRuntime::set_gateway`]).
+    pub fn with_gateway(
+        mut self,
+        adapters: HashSet<String>,
+        access: Option<GatewayAccess>,
+    ) -> Self {
+        self.gateway_adapters = adapters;
+        self.gateway = std::sync::RwLock::new(access);
+        self
+    }
+
+    /// Sets where agents reach the gateway (`hecate serve` once it listens);
+    /// agent processes started afterwards get it.
+    pub fn set_gateway(&self, access: GatewayAccess) {
+        *self.gateway.write().unwrap_or_else(|p| p.into_inner()) = Some(access);
+    }
+
+    /// The gateway environment of `manifest`'s agent for `session_id`: empty
+    /// unless the adapter is opted in, its manifest says how, and the gateway's
+    /// address is known.
+    fn gateway_env(
+        &self,
+        manifest: &AgentManifest,
+        session_id: &SessionId,
+    ) -> Vec<(String, String)> {
+        if !self.gateway_adapters.contains(&manifest.id) {
+            return Vec::new();
+        }
+        if manifest.gateway.env.is_empty() {
+            tracing::warn!(adapter_id = %manifest.id, "[agents.gateway] names an agent that cannot be pointed at a base URL: {}",
+                manifest.gateway.note.as_deref().unwrap_or("its manifest has no [gateway] env"));
+            return Vec::new();
+        }
+        let access = self
+            .gateway
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match access {
+            Some(a) => manifest
+                .gateway
+                .render(&a.base_url, session_id.as_str(), &a.api_key),
+            None => {
+                tracing::warn!(adapter_id = %manifest.id, "no gateway address is known in this process (set [agents] gateway_url, or run the agent under `hecate serve`); the agent uses its own model endpoint");
+                Vec::new()
+            }
         }
     }
 
@@ -368,7 +444,10 @@ impl ExternalRuntime {
             crate::adapters::acp::error::AcpError::NotInstalled(manifest.command.clone())
                 .into_hecate(adapter_id)
         })?;
-        let env = self.env_for(manifest);
+        let mut env = self.env_for(manifest);
+        let pointed = self.gateway_env(manifest, &ctx.session_id);
+        env.retain(|(k, _)| !pointed.iter().any(|(p, _)| p == k));
+        env.extend(pointed);
         let ws = Path::new(workspace);
         let conn = AgentConnection::start(&spec, ws, env, self.options.clone())
             .await

@@ -38,4 +38,7 @@ pub trait ChatStore: Send + Sync {
     /// Traces of a namespace matching `filter`, newest first.
     async fn list_traces(&self, namespace: &str, filter: &TraceFilter)
     -> Result<Vec<GatewayTrace>>;
+    /// What the traces of a namespace that started at or after `since` (RFC
+    /// 3339) cost, in micro-USD; traces of unknown cost count as nothing.
+    async fn trace_spend_since(&self, namespace: &str, since: &str) -> Result<i64>;
 }

@@ -3,9 +3,11 @@
 //! several replicas share) implement all of them, to the same contract, checked
 //! by the one conformance suite in `tests/e2e/store_conformance.rs`.
 
+pub mod capabilities;
 pub mod chat;
 pub mod flow_chats;
 pub mod history;
+pub mod memory;
 pub mod postgres;
 pub mod sqlite;
 pub mod tasks;
@@ -15,6 +17,7 @@ pub mod turn;
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::Result;
 use crate::domain::ids::{ApprovalId, GrantId, MessageId, RunId, SessionId};
+use crate::domain::memory::HistoryStrategy;
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::{Run, RunEvent, RunStatus};
@@ -23,8 +26,10 @@ use async_trait::async_trait;
 use serde::Serialize;
 use std::sync::Arc;
 
+pub use capabilities::CapabilityStore;
 pub use chat::ChatStore;
 pub use flow_chats::FlowChatStore;
+pub use memory::{MemoryStore, VectorSearch};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
@@ -69,6 +74,13 @@ pub trait MessageStore: Send + Sync {
     async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>>;
     /// The sequence of the newest summary message, if any.
     async fn last_summary_sequence(&self, session_id: &SessionId) -> Result<Option<i64>>;
+    /// The messages `strategy` gives a runtime, in sequence order, read in one
+    /// store operation (the reads `begin_turn` makes inside its transaction).
+    async fn load_history(
+        &self,
+        session_id: &SessionId,
+        strategy: HistoryStrategy,
+    ) -> Result<Vec<Message>>;
     /// Number of messages in the session.
     async fn count_messages(&self, session_id: &SessionId) -> Result<u64>;
     /// The provider calls of a session, oldest first.
@@ -290,7 +302,9 @@ pub trait Store:
     + AuditStore
     + TurnStore
     + ChatStore
+    + CapabilityStore
     + FlowChatStore
+    + MemoryStore
     + tasks::TaskStore
 {
     /// Backend identity and health.

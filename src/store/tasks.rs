@@ -82,9 +82,9 @@ pub struct RunCost {
 }
 
 /// What an agent loop stores between its steps, in one transaction under the
-/// worker's lease: a finished step, artifacts that replace the run's ones of the
-/// same kind and name (the conversation so far, the final answer), the run's
-/// cost and events.
+/// worker's lease: a finished step, the step that starts next, artifacts that
+/// replace the run's ones of the same kind and name (the conversation so far,
+/// the final answer), the run's cost and events.
 #[derive(Debug, Clone)]
 pub struct RunCheckpoint {
     /// The run.
@@ -93,6 +93,8 @@ pub struct RunCheckpoint {
     pub owner: String,
     /// A step that ended.
     pub step: Option<FinishedStep>,
+    /// A step that starts now (inserted running, after `step` ended).
+    pub start: Option<TaskStep>,
     /// Artifacts that replace the run's ones of the same kind and name.
     pub replace: Vec<TaskArtifact>,
     /// The run's spend so far.

@@ -4,7 +4,8 @@
 //! task and answers with its final answer, a follow-up continues the task's
 //! run; a turn waiting for a task approval makes the session busy (409 naming
 //! the task run) until the approval is resolved on the session; no workspace
-//! is `agent_chat.workspace_required`; the CLI asks the approval on stdin.
+//! is `agent_chat.workspace_required`; the CLI asks the approval on stdin; the
+//! agent's plan as an activity of its answer.
 
 use crate::support::agent::{WIRES, agent_home, answer, call, data, events, said, turn};
 use crate::support::common::{ModelServer, session_id_from, text, workspace};
@@ -148,6 +149,43 @@ async fn a_first_prompt_creates_the_task_and_a_follow_up_continues_its_run() {
         .as_array()
         .expect("segments");
     assert_eq!(segments.len(), 1, "{segments:?}");
+}
+
+#[tokio::test]
+async fn the_plan_the_agent_shares_is_an_activity_of_its_answer() {
+    let entry =
+        |status: &str| json!({"content": "Read the notes", "priority": "high", "status": status});
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call(
+            "update_plan",
+            json!({"entries": [entry("in_progress")]})
+        )]),
+        turn(vec![call(
+            "update_plan",
+            json!({"entries": [entry("completed")]})
+        )]),
+        answer("Planned and done."),
+    ])));
+    let home = agent_home(&server, WIRES[0], "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    let id = agent_session(&api, WIRES[0].2, &ws).await;
+    let said_back = api.say(&id, "plan it").await;
+    assert_eq!(said_back.status, 200, "{}", said_back.body);
+    let answer = &assistants(&said_back.body)[0];
+    assert_eq!(answer["content"], "Planned and done.");
+    let rows = answer["activities"].as_array().expect("activities");
+    let plans: Vec<&Value> = rows.iter().filter(|r| r["type"] == "plan").collect();
+    assert_eq!(plans.len(), 1, "one row showing the latest plan: {rows:#?}");
+    assert_eq!(
+        (&plans[0]["status"], &plans[0]["detail"]),
+        (&json!("completed"), &json!("1 of 1 done"))
+    );
+    assert!(
+        !rows.iter().any(|r| r["type"] == "tool_call"),
+        "plan calls are not tool-call rows: {rows:#?}"
+    );
 }
 
 #[tokio::test]

@@ -4,7 +4,8 @@
 //! a loop that reads, edits (a patch), runs a command and answers; approval
 //! gates (approve without another model call, reject as a refusal the model
 //! sees); tool errors the loop goes on after; the turn limit and the budget;
-//! a SIGKILLed worker whose run is resumed without repeating a tool call.
+//! a SIGKILLed worker whose run is resumed without repeating a tool call; the
+//! plan the model shares; a bare model found through a provider's model list.
 
 use crate::support::agent::{
     WIRES, agent_home, agent_task, answer, call, count, create_and_start, data, events, reaches,
@@ -102,7 +103,7 @@ async fn a_loop_reads_edits_runs_a_command_and_answers_in_both_wire_formats() {
         let requests = server.requests();
         assert_eq!(requests.len(), 4, "{wire:?}");
         let tools = requests[0]["body"]["tools"].as_array().expect("tools");
-        assert_eq!(tools.len(), 7);
+        assert_eq!(tools.len(), 8, "the built-ins, update_plan included");
         assert!(
             said(&requests[1]).contains("hello world"),
             "{}",
@@ -362,6 +363,96 @@ async fn a_sigkilled_workers_loop_resumes_elsewhere_without_repeating_a_tool_cal
     let ev = events(&api, &task, &run).await;
     assert_eq!(count(&ev, "gap.run_disconnected"), 1);
     assert_eq!(count(&ev, "tool.call.interrupted"), 1);
+}
+
+#[tokio::test]
+async fn a_shared_plan_is_a_task_event_and_a_malformed_one_is_a_tool_error() {
+    let entries = json!([
+        {"content": "Read the notes", "priority": "high", "status": "in_progress"},
+        {"content": "Answer", "priority": "low", "status": "pending"}
+    ]);
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call("update_plan", json!({"entries": entries}))]),
+        turn(vec![call(
+            "update_plan",
+            json!({"entries": [{"content": "x", "priority": "urgent", "status": "pending"}]})
+        )]),
+        answer("Planned."),
+    ])));
+    let home = agent_home(&server, WIRES[0], "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    let (task, run) = create_and_start(&api, agent_task(WIRES[0].2, &ws, json!({}))).await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let ev = events(&api, &task, &run).await;
+    let plans: Vec<&Value> = ev.iter().filter(|e| e["type"] == "agent.plan").collect();
+    assert_eq!(
+        plans.len(),
+        1,
+        "only the well-formed plan is shared: {ev:#?}"
+    );
+    assert_eq!(plans[0]["data"]["entries"], entries);
+    let finished: Vec<&Value> = ev
+        .iter()
+        .filter(|e| e["type"] == "tool.call.finished")
+        .collect();
+    assert_eq!(finished[0]["data"]["is_error"], false);
+    assert_eq!(
+        finished[0]["data"]["tool_call_id"],
+        plans[0]["data"]["tool_call_id"]
+    );
+    assert_eq!(finished[1]["data"]["is_error"], true);
+    let requests = server.requests();
+    assert!(said(&requests[1]).contains("plan updated: 0 of 2 done; now: Read the notes"));
+    assert!(
+        said(&requests[2]).contains("malformed arguments for update_plan"),
+        "{}",
+        said(&requests[2])
+    );
+}
+
+#[tokio::test]
+async fn a_bare_model_only_a_providers_model_list_names_runs_the_loop() {
+    let server = ModelServer::start_listing(
+        Some(json!([answer("Found by its listing.")])),
+        "listed-model",
+    );
+    let other = ModelServer::start_listing(None, "other-model");
+    let mut home = agent_home(&server, WIRES[0], "");
+    home.set("PROVIDER_OTHER_BASE_URL", &format!("{}/v1", other.base));
+    home.set("PROVIDER_OTHER_KIND", "openai");
+    home.set("PROVIDER_OTHER_API_KEY", "test-key");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    let (task, run) = create_and_start(&api, agent_task("listed-model", &ws, json!({}))).await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        (&done["provider"], &done["model"]),
+        (&json!("fix"), &json!("listed-model"))
+    );
+    assert_eq!(server.requests()[0]["body"]["model"], "listed-model");
+    // A model no provider declares or lists is refused before a run exists.
+    let a = api
+        .post(
+            "/hecate/v1/tasks",
+            agent_task("unlisted-model", &ws, json!({})),
+        )
+        .await;
+    let task = a.body["data"]["id"].as_str().expect("id");
+    let r = api
+        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
+        .await;
+    assert_eq!(
+        (r.status, r.error_type()),
+        (422, "model_not_configured"),
+        "{}",
+        r.body
+    );
+    assert!(r.body.to_string().contains("model_not_found"), "{}", r.body);
 }
 
 /// Whether a request tells the model a write outside the workspace was refused.

@@ -387,6 +387,7 @@ async fn errors_come_in_the_clients_shape_with_the_envelope_fields() {
          "error_message": "upstream exploded"},
         {"match": {"contains": "throttle"}, "repeat": true, "status": 429,
          "error_message": "slow down"},
+        {"match": {"contains": "route me"}, "repeat": true, "text": "routed"},
     ])));
     let (_h, _s, api) = gateway_with(
         &fx,
@@ -425,13 +426,13 @@ async fn errors_come_in_the_clients_shape_with_the_envelope_fields() {
     assert_eq!(a.body["error"]["type"], "not_found_error");
     assert!(a.body["error"]["request_id"].is_string());
 
-    let a = api.post("/v1/chat/completions", chat("shared", "hi")).await;
-    assert_eq!(a.status, 400);
-    assert_eq!(a.body["error"]["code"], "model_ambiguous");
-    assert_eq!(
-        a.body["error"]["candidates"],
-        json!(["ant/shared", "oai/shared"])
-    );
+    // A bare model several providers serve is routed to the first of them,
+    // the others kept as fallbacks (gateway_routing.rs tests the failover).
+    let a = api
+        .post("/v1/chat/completions", chat("shared", "route me"))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.header("x-hecate-provider"), Some("ant"));
 
     let r = api
         .request(reqwest::Method::POST, "/v1/messages")

@@ -77,6 +77,8 @@ mod backends {
 
 mod chat_cases;
 mod flow_chat_cases;
+mod isolation_cases;
+mod memory_cases;
 
 /// The behaviours, each an async function of a fresh store.
 mod cases {
@@ -101,6 +103,7 @@ mod cases {
             adapter_id: None,
             task_id: None,
             task_run_id: None,
+            capabilities: None,
         }
     }
 
@@ -131,7 +134,8 @@ mod cases {
             error_type: None,
             error_message: None,
             request_id: "req".into(),
-            trace_id: None,
+            trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
+            span_id: Some("00f067aa0ba902b7".into()),
             started_at: now_rfc3339(),
             completed_at: None,
             duration_ms: None,
@@ -282,6 +286,16 @@ mod cases {
             .expect("loads");
         assert_eq!(from_summary.first().map(|m| m.sequence), Some(12));
         assert_eq!(from_summary.len(), 18);
+        // The one-operation load reads the same.
+        for strategy in [
+            HistoryStrategy::BufferWindow { window: 5 },
+            HistoryStrategy::SummaryBuffer,
+            HistoryStrategy::TokenBudget { max_tokens: 40 },
+        ] {
+            let once = store.load_history(&s.id, strategy).await.expect("loads");
+            let stepwise = strategy.load(store, &s.id).await.expect("loads");
+            assert_eq!(once, stepwise, "{strategy:?}");
+        }
     }
 
     pub async fn a_sessions_memory_strategy_round_trips(b: Backend) {
@@ -624,6 +638,9 @@ mod cases {
         assert_eq!(r.status, RunStatus::Failed);
         assert_eq!(r.error_message.as_deref(), Some("it broke"));
         assert!(r.completed_at.is_some());
+        // The trace and span ids the run was started with are kept.
+        assert_eq!(r.trace_id, r1.trace_id);
+        assert_eq!(r.span_id.as_deref(), Some("00f067aa0ba902b7"));
     }
 
     pub async fn audit_records_round_trip_newest_first_per_namespace(b: Backend) {
@@ -1167,6 +1184,126 @@ mod cases {
         assert_eq!(seen, all, "the follower saw every event, in order");
     }
 
+    pub async fn an_agent_checkpoint_ends_a_step_and_starts_the_next_in_one_write(b: Backend) {
+        use hecate::domain::ids::{TaskArtifactId, TaskStepId};
+        use hecate::domain::task::{TaskArtifact, TaskStep, TaskStepStatus};
+        use hecate::store::tasks::{FinishedStep, RunCheckpoint, RunCost};
+        let store = b.store.as_ref();
+        let (task, new) = queued_task("default");
+        store.create_task(&task).await.expect("task");
+        store.create_task_run(new).await.expect("run");
+        let run = store
+            .claim_task_run("worker", 60_000)
+            .await
+            .expect("claims")
+            .expect("a run")
+            .run;
+        let step = |index: i64, kind: &str| TaskStep {
+            id: TaskStepId::generate(),
+            run_id: run.id.clone(),
+            task_id: task.id.clone(),
+            index,
+            kind: kind.into(),
+            status: TaskStepStatus::Running,
+            input: json!({"index": index}),
+            exit_code: None,
+            error_type: None,
+            error_message: None,
+            started_at: now_rfc3339(),
+            finished_at: None,
+        };
+        let conversation = |text: &str| TaskArtifact {
+            id: TaskArtifactId::generate(),
+            task_id: task.id.clone(),
+            run_id: run.id.clone(),
+            step_id: None,
+            kind: "agent_conversation".into(),
+            name: "conversation".into(),
+            content: text.into(),
+            size_bytes: text.len() as i64,
+            truncated: false,
+            status: None,
+            created_at: now_rfc3339(),
+        };
+        let checkpoint =
+            |owner: &str, end: Option<TaskStep>, start: TaskStep, text: &str| RunCheckpoint {
+                run_id: run.id.clone(),
+                owner: owner.into(),
+                step: end.map(|s| FinishedStep {
+                    step: TaskStep {
+                        status: TaskStepStatus::Completed,
+                        finished_at: Some(now_rfc3339()),
+                        ..s
+                    },
+                    artifacts: vec![],
+                    events: vec![NewTaskEvent::new("step.finished", json!({}))],
+                }),
+                start: Some(start),
+                replace: vec![conversation(text)],
+                cost: Some(RunCost {
+                    total_cost_micros_usd: 7,
+                    model: "m".into(),
+                    provider: "p".into(),
+                }),
+                events: vec![NewTaskEvent::new("step.started", json!({}))],
+            };
+        let model = step(1, "model");
+        store
+            .checkpoint_task_run(checkpoint("worker", None, model.clone(), "one"))
+            .await
+            .expect("first step starts");
+        let told = store
+            .checkpoint_task_run(checkpoint("worker", Some(model), step(2, "tool"), "two"))
+            .await
+            .expect("the model step ends as the tool step starts");
+        let types: Vec<_> = told.iter().map(|e| e.event_type.as_str()).collect();
+        assert_eq!(types, ["step.finished", "step.started"]);
+        let steps = store.list_task_steps(&run.id).await.expect("steps");
+        let shape: Vec<_> = steps
+            .iter()
+            .map(|s| (s.index, s.kind.as_str(), s.status))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (1, "model", TaskStepStatus::Completed),
+                (2, "tool", TaskStepStatus::Running)
+            ]
+        );
+        let kept = |arts: Vec<TaskArtifact>| -> Vec<String> {
+            arts.into_iter()
+                .filter(|a| a.kind == "agent_conversation")
+                .map(|a| a.content)
+                .collect()
+        };
+        let arts = store
+            .list_task_artifacts(&task.id, Some(&run.id))
+            .await
+            .expect("artifacts");
+        assert_eq!(
+            kept(arts),
+            ["two"],
+            "the conversation is replaced, not added"
+        );
+        let stored = store.get_task_run(&task.id, &run.id).await.expect("run");
+        assert_eq!(stored.total_cost_micros_usd, 7);
+        // A worker that lost the lease neither ends nor starts a step.
+        let tool = steps[1].clone();
+        let e = store
+            .checkpoint_task_run(checkpoint("other", Some(tool), step(3, "model"), "three"))
+            .await
+            .expect_err("not the holder");
+        assert_eq!(e.error_type, ErrorType::Conflict);
+        let after = store.list_task_steps(&run.id).await.expect("steps");
+        assert_eq!(after.len(), 2);
+        assert_eq!(after[1].status, TaskStepStatus::Running);
+        let arts = store
+            .list_task_artifacts(&task.id, Some(&run.id))
+            .await
+            .expect("artifacts");
+        assert_eq!(kept(arts), ["two"]);
+    }
+
     pub async fn an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes(b: Backend) {
         use hecate::domain::ids::TaskStepId;
         use hecate::domain::task::{TaskRunStatus, TaskStep, TaskStepStatus};
@@ -1309,10 +1446,13 @@ macro_rules! conformance {
                     concurrent_claims_hand_each_queued_run_to_one_worker,
                     a_follower_of_the_task_event_log_never_skips_an_event,
                     an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes,
+                    an_agent_checkpoint_ends_a_step_and_starts_the_next_in_one_write,
                     a_chat_exchange_creates_the_session_and_links_answer_to_call,
                     a_stale_chat_exchange_writes_nothing,
                     chat_sessions_list_newest_first_per_namespace_and_delete_both_streams,
                     traces_filter_by_request_session_and_time_newest_first,
+                    a_traces_route_round_trips_and_spend_sums_its_costs,
+                    capability_records_are_replaced_per_source_and_deleted,
                     a_flow_chat_turn_writes_message_memory_and_position_together,
                     a_stale_or_unknown_flow_chat_write_stores_nothing,
                     flow_chats_and_memory_do_not_cross_namespaces,

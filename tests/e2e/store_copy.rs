@@ -316,6 +316,7 @@ async fn the_copy_covers_every_postgres_table_and_column() {
                         Kind::Int => "bigint",
                         Kind::Int4 => "integer",
                         Kind::Bool => "boolean",
+                        Kind::Vector => "ARRAY",
                     };
                     (c.name.to_string(), ty.to_string())
                 })

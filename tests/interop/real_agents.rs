@@ -19,6 +19,7 @@ use crate::support::http::{
     Api, Served, agent_processes_reach, create_agent_session, last_message, serve_command,
 };
 use serde_json::{Value, json};
+use std::io::{BufRead as _, BufReader};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -85,6 +86,8 @@ struct AgentCase {
     rejection: Rejection,
     no_credentials: NoCredentials,
     reports: Reports,
+    /// Whether its manifest points it at Hecate's `/v1` (`[gateway] env`).
+    through_gateway: bool,
 }
 
 /// What an agent reports about a turn's model use (measured against the fixture
@@ -125,6 +128,7 @@ const CLAUDE_CODE: AgentCase = AgentCase {
     rejection: Rejection::TurnEnds,
     no_credentials: NoCredentials::ReadyThenAuthRequiredAtPrompt,
     reports: Reports::TokensAndCost,
+    through_gateway: true,
 };
 
 /// Codex (codex-acp 2.6, Rust codex 0.166 inside): OpenAI Responses; `gpt-5.5` is a
@@ -157,6 +161,7 @@ const CODEX: AgentCase = AgentCase {
     rejection: Rejection::TurnCancelled,
     no_credentials: NoCredentials::AuthRequiredAtNewSession,
     reports: Reports::Tokens,
+    through_gateway: false,
 };
 
 /// Gemini CLI 0.61: Gemini API (a JSON-schema router call to `generateContent`,
@@ -184,6 +189,7 @@ const GEMINI: AgentCase = AgentCase {
     rejection: Rejection::TurnEnds,
     no_credentials: NoCredentials::Ready,
     reports: Reports::Nothing,
+    through_gateway: false,
 };
 
 fn opencode_env(xdg: &Path) -> Vec<(String, String)> {
@@ -228,6 +234,7 @@ const OPENCODE: AgentCase = AgentCase {
     rejection: Rejection::TurnEnds,
     no_credentials: NoCredentials::ReadyThenSilentUntilIdleTimeout,
     reports: Reports::Tokens,
+    through_gateway: false,
 };
 
 macro_rules! real_agent_suite {
@@ -511,6 +518,7 @@ fn run_suite(case: &AgentCase) {
         ),
         ("without_credentials", without_credentials),
         ("missing_binary", missing_binary),
+        ("through_the_gateway", through_the_gateway),
     ];
     let mut failed = Vec::new();
     for (name, scenario) in scenarios {
@@ -1013,4 +1021,127 @@ fn missing_binary(ctx: &Ctx<'_>) {
         (Some("not_installed"), Some("lookup")),
         "{report}"
     );
+}
+
+/// `[agents.gateway]`: under `hecate serve` the agent is started with its
+/// manifest's `[gateway] env`, so its model calls go through the server's own
+/// `/v1` (to a provider on the fixture model server) and are traced and costed
+/// under the Agent Chat session that prompted it.
+fn through_the_gateway(ctx: &Ctx<'_>) {
+    if !ctx.case.through_gateway {
+        eprintln!(
+            "[{}] through_the_gateway: its manifest says it cannot",
+            ctx.case.id
+        );
+        return;
+    }
+    let config = ctx.sandbox.root().join("gateway-config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{CONFIG}\n[agents.gateway]\n{} = true\n\n[pricing.\"up/fixture-model\"]\n\
+             input_usd_per_mtok = 1.0\noutput_usd_per_mtok = 1.0\n",
+            ctx.case.id
+        ),
+    )
+    .expect("config");
+    let mut env = ctx.env.clone();
+    // The agent's own endpoint stays the fixture: only the gateway env points it
+    // at Hecate, which routes its model to provider `up` on the fixture.
+    env.extend(pairs(&[
+        ("HECATE_CONFIG", &config.display().to_string()),
+        ("PROVIDER_UP_KIND", "anthropic"),
+        ("PROVIDER_UP_BASE_URL", &ctx.sandbox.model_base),
+        ("PROVIDER_UP_MODELS", "fixture-model"),
+        ("ANTHROPIC_MODEL", "fixture-model"),
+        ("ANTHROPIC_SMALL_FAST_MODEL", "fixture-model"),
+        ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "fixture-model"),
+        ("ANTHROPIC_DEFAULT_SONNET_MODEL", "fixture-model"),
+        ("ANTHROPIC_DEFAULT_OPUS_MODEL", "fixture-model"),
+    ]));
+    let served = serve_in(ctx.sandbox, &env);
+    let api = Api::new(&served);
+    let ws = ctx.sandbox.workspace("ws-gateway");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (answer, traces) = rt.block_on(async {
+        let created = api
+            .post(
+                "/hecate/v1/agent-chat/sessions",
+                serde_json::json!({"runtime_kind": "external_agent", "adapter_id": ctx.case.id,
+                                   "workspace": ws.display().to_string()}),
+            )
+            .await;
+        assert_eq!(created.status, 200, "{}", created.body);
+        let id = created.body["data"]["id"].as_str().expect("id").to_string();
+        let said = api
+            .post(
+                &format!("/hecate/v1/agent-chat/sessions/{id}/messages"),
+                serde_json::json!({"content": "hello through the gateway"}),
+            )
+            .await;
+        assert_eq!(said.status, 200, "{}", said.body);
+        let traces = api.get(&format!("/hecate/v1/traces?session_id={id}")).await;
+        (said.body, traces.body)
+    });
+    let text = answer["data"]["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "assistant"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(text.contains("echo: hello through the gateway"), "{answer}");
+    let rows = traces["data"].as_array().cloned().unwrap_or_default();
+    let answered: Vec<&Value> = rows
+        .iter()
+        .filter(|t| t["status"] == "completed" && t["provider"] == "up")
+        .collect();
+    assert!(
+        !answered.is_empty(),
+        "no model call of the agent went through /v1: {traces}"
+    );
+    assert!(
+        answered
+            .iter()
+            .any(|t| t["cost_micros_usd"].as_i64().is_some_and(|c| c > 0)),
+        "{traces}"
+    );
+    eprintln!(
+        "[{}] through_the_gateway: {} model calls through /v1 ({} completed)",
+        ctx.case.id,
+        rows.len(),
+        answered.len()
+    );
+}
+
+/// Starts `hecate serve` on a free port in the sandbox with `env`.
+fn serve_in(sandbox: &Sandbox, env: &[(String, String)]) -> Served {
+    let mut child = sandbox
+        .hecate(&["serve", "--listen", "127.0.0.1:0"], env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let mut reader = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut base = None;
+    let mut seen = String::new();
+    for _ in 0..50 {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        seen.push_str(&line);
+        if let Some(rest) = line.trim().split("listening on ").nth(1) {
+            base = Some(rest.to_string());
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in reader.lines() {});
+    Served {
+        child,
+        base: base.unwrap_or_else(|| panic!("serve did not announce its address:\n{seen}")),
+    }
 }

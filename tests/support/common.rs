@@ -26,11 +26,24 @@ impl Drop for ModelServer {
 impl ModelServer {
     /// Starts the fixture with a script (a JSON array of steps), or echo mode.
     pub fn start(script: Option<Value>) -> Self {
+        Self::start_listing(script, "fixture-model")
+    }
+
+    /// [`ModelServer::start`] whose model listing (`GET /v1/models`) names
+    /// `models` (comma-separated).
+    pub fn start_listing(script: Option<Value>, models: &str) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let record = dir.path().join("requests.jsonl");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hecate-fixtures"));
-        cmd.args(["model-server", "--listen", "127.0.0.1:0", "--record"])
-            .arg(&record);
+        cmd.args([
+            "model-server",
+            "--listen",
+            "127.0.0.1:0",
+            "--models",
+            models,
+            "--record",
+        ])
+        .arg(&record);
         if let Some(s) = script {
             let path = dir.path().join("script.json");
             std::fs::write(&path, s.to_string()).expect("script");

@@ -16,4 +16,5 @@ pub mod child;
 pub mod common;
 pub mod http;
 pub mod mcp;
+pub mod otlp;
 pub mod postgres;

@@ -8,7 +8,9 @@
 //! stops the server and removes the directory.
 //! `scripts/test-deps/postgres.sh` installs the binaries. [`private_tls`] starts a
 //! cluster that accepts TCP only over TLS, with a throwaway CA made by the
-//! `openssl` command.
+//! `openssl` command. The recall tests use
+//! a second cluster of their own ([`vector_shared`]) from binaries that have
+//! pgvector (Debian's PostgreSQL here has no pgvector package).
 
 use std::io::Read as _;
 use std::io::Write as _;
@@ -37,11 +39,45 @@ pub struct PgServer {
 }
 
 static SHARED: OnceLock<PgServer> = OnceLock::new();
+static VECTOR: OnceLock<PgServer> = OnceLock::new();
 static NEXT_DB: AtomicUsize = AtomicUsize::new(0);
 
 /// The cluster of this test binary, started on first use.
 pub fn shared() -> &'static PgServer {
     SHARED.get_or_init(PgServer::start)
+}
+
+/// The pgvector-capable cluster of this test binary, started on first use.
+pub fn vector_shared() -> &'static PgServer {
+    VECTOR.get_or_init(|| PgServer::start_from(vector_bin_dir()))
+}
+
+/// A new empty database on the pgvector-capable cluster; answers its URL.
+pub fn fresh_vector_database_url() -> String {
+    let server = vector_shared();
+    let name = server.create_database();
+    server.url(&name)
+}
+
+/// The directory holding a pgvector-capable PostgreSQL's initdb and postgres:
+/// `HECATE_TEST_PGVECTOR_BIN`, or `target/test-deps/pgvector/pgserver/pginstall/bin`
+/// (the `pgserver` wheel's PostgreSQL 16 with pgvector, unpacked by
+/// `scripts/test-deps/postgres.sh`).
+fn vector_bin_dir() -> PathBuf {
+    let dir = std::env::var_os("HECATE_TEST_PGVECTOR_BIN").map_or_else(
+        || {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/test-deps/pgvector/pgserver/pginstall/bin")
+        },
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("initdb").is_file(),
+        "no PostgreSQL with pgvector in {}: run scripts/test-deps/postgres.sh \
+         (or set HECATE_TEST_PGVECTOR_BIN)",
+        dir.display()
+    );
+    dir
 }
 
 /// A cluster of the caller's own (for tests that stop and restart it); it stops
@@ -54,7 +90,7 @@ pub fn private() -> PgServer {
 /// certificate for `localhost` (not for 127.0.0.1) signed by a throwaway CA.
 pub fn private_tls() -> (PgServer, TestCa) {
     let ca = TestCa::make();
-    (PgServer::start_with(Some(&ca)), ca)
+    (PgServer::start_with(bin_dir(), Some(&ca)), ca)
 }
 
 /// The certificates of a TLS cluster, made with `openssl` in a directory removed
@@ -223,13 +259,17 @@ fn run_ok(mut cmd: Command, what: &str) {
 impl PgServer {
     /// Sets up and starts a cluster; panics (naming the fix) when it cannot.
     fn start() -> Self {
-        Self::start_with(None)
+        Self::start_with(bin_dir(), None)
     }
 
-    /// [`PgServer::start`], serving TLS (and TCP only over TLS) with `tls`'s server
-    /// certificate when given.
-    fn start_with(tls: Option<&TestCa>) -> Self {
-        let bin = bin_dir();
+    /// Sets up and starts a cluster from the binaries in `bin`.
+    fn start_from(bin: PathBuf) -> Self {
+        Self::start_with(bin, None)
+    }
+
+    /// [`PgServer::start_from`], serving TLS (and TCP only over TLS) with `tls`'s
+    /// server certificate when given.
+    fn start_with(bin: PathBuf, tls: Option<&TestCa>) -> Self {
         let dir = tempfile::Builder::new()
             .prefix("hecate-pg-")
             .tempdir()

@@ -1,5 +1,6 @@
 //! `GET /v1/models` bodies: OpenAI's list and the Anthropic SDK's page.
 
+use crate::domain::capability::ModelCapabilities;
 use serde_json::{Value, json};
 
 /// One routable model id and what it routes to.
@@ -14,6 +15,12 @@ pub struct ListedModel {
     pub model: String,
     /// The provider's format (`openai` or `anthropic`).
     pub provider_kind: &'static str,
+    /// `config` (the operator declared it) or `provider` (the provider listed it).
+    pub discovery_source: &'static str,
+    /// Whether it is the gateway's default model.
+    pub default: bool,
+    /// Its effective capabilities, when known.
+    pub capabilities: Option<ModelCapabilities>,
 }
 
 /// The OpenAI list: `{"object": "list", "data": [{"id", "object": "model", ...}]}`,
@@ -31,6 +38,9 @@ pub fn openai_list(models: &[ListedModel]) -> Value {
                     "provider": m.provider,
                     "provider_kind": m.provider_kind,
                     "model": m.model,
+                    "default": m.default,
+                    "discovery_source": m.discovery_source,
+                    "capabilities": m.capabilities,
                 },
             })
         })
@@ -71,11 +81,23 @@ mod tests {
             provider: "fix".into(),
             model: "m".into(),
             provider_kind: "openai",
+            discovery_source: "config",
+            default: true,
+            capabilities: Some(ModelCapabilities::merge(&[])),
         }];
         let o = openai_list(&m);
         assert_eq!(o["object"], "list");
         assert_eq!(o["data"][0]["id"], "fix/m");
         assert_eq!(o["data"][0]["metadata"]["provider"], "fix");
+        assert_eq!(o["data"][0]["metadata"]["default"], true);
+        assert_eq!(
+            o["data"][0]["metadata"]["capabilities"]["tool_calling"],
+            "unknown"
+        );
+        assert_eq!(
+            o["data"][0]["metadata"]["capabilities"]["source"],
+            "default"
+        );
         let a = anthropic_list(&m);
         assert_eq!(a["data"][0]["type"], "model");
         assert_eq!(a["has_more"], false);

@@ -1,5 +1,6 @@
 //! The few facts about a client request the gateway needs before routing it:
-//! the model asked for and whether the answer is streamed; the body is checked
+//! the model asked for, whether the answer is streamed and whether tools are
+//! offered; the body is checked
 //! for the fields its format requires.
 
 use super::{TranslateError, WireFormat};
@@ -14,6 +15,8 @@ pub struct RequestFacts {
     pub stream: bool,
     /// OpenAI clients: whether a streamed answer should end with a usage chunk.
     pub include_usage: bool,
+    /// Whether the request offers the model tools (a non-empty `tools` array).
+    pub has_tools: bool,
 }
 
 impl RequestFacts {
@@ -58,10 +61,12 @@ impl RequestFacts {
             Some(_) => return Err(TranslateError::Invalid("`stream` must be a boolean".into())),
         };
         let include_usage = body["stream_options"]["include_usage"].as_bool() == Some(true);
+        let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
         Ok(Self {
             model,
             stream,
             include_usage,
+            has_tools,
         })
     }
 }
@@ -81,6 +86,13 @@ mod tests {
         .expect("valid");
         assert_eq!(f.model.as_deref(), Some("m"));
         assert!(f.stream && f.include_usage);
+        assert!(!f.has_tools);
+        let tools = json!({"messages": [], "tools": [{"type": "function"}]});
+        assert!(
+            RequestFacts::read(WireFormat::OpenAi, &tools)
+                .expect("ok")
+                .has_tools
+        );
         let none = RequestFacts::read(WireFormat::OpenAi, &json!({"messages": []})).expect("ok");
         assert_eq!(none.model, None);
         for bad in [

@@ -199,6 +199,16 @@ impl Upstream {
         self.service.is_transport_closed() || self.process.as_ref().is_some_and(|p| !p.is_alive())
     }
 
+    /// The transport, as OpenTelemetry's `network.transport` names it: `pipe`
+    /// for a child on stdio, `tcp` for Streamable HTTP.
+    pub fn transport(&self) -> &'static str {
+        if self.process.is_some() {
+            "pipe"
+        } else {
+            "tcp"
+        }
+    }
+
     /// The server's name and version from the handshake.
     pub fn server_info(&self) -> Value {
         self.service

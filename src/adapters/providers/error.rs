@@ -28,6 +28,17 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// The failure's `error.type` for traces and metrics: `unreachable`, the
+    /// HTTP status (`429`, `500`, ...), `malformed` or `stream_cut`.
+    pub fn error_type(&self) -> String {
+        match self {
+            ProviderError::Unreachable(_) => "unreachable".into(),
+            ProviderError::Status { status, .. } => status.to_string(),
+            ProviderError::Malformed(_) => "malformed".into(),
+            ProviderError::StreamCut(_) => "stream_cut".into(),
+        }
+    }
+
     /// Converts to the domain error, naming the provider and model.
     pub fn into_hecate(self, provider: &str, model: &str) -> HecateError {
         let message = format!("{provider}/{model}: {self}");

@@ -1,18 +1,22 @@
 //! Model provider HTTP APIs: OpenAI-compatible Chat Completions and Anthropic
-//! Messages, both streaming, plus model listing and a small pricebook.
+//! Messages, both streaming, plus model listing, embeddings and a small pricebook.
 
 mod anthropic;
+mod embeddings;
 mod error;
 mod openai;
 pub mod pricing;
 mod sse;
 
+pub use embeddings::{EMBED_TIMEOUT, Embedder};
 pub use error::ProviderError;
 
+use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
 use crate::domain::message::{ContentBlock, Message, ToolCall};
 use crate::domain::provider_call::Usage;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+use tracing::Instrument as _;
 
 /// The wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,20 +181,53 @@ impl ProviderClient {
         &self.config
     }
 
+    /// The shared HTTP client.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     /// Streams one generation, calling `on_delta` as output arrives.
+    /// The call is traced as a `chat {model}` span with its usage, and counted
+    /// in the `gen_ai.client.*` metrics.
     pub async fn stream_chat(
         &self,
         req: &ChatRequest,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<ChatOutcome, ChatFailure> {
-        match self.config.kind {
+        let call = Inference::start(
+            self.config.kind.as_str(),
+            &self.config.name,
+            &req.model,
+            &self.config.base_url,
+        );
+        let result = match self.config.kind {
             ProviderKind::Openai => {
-                openai::stream_chat(&self.http, &self.config, req, on_delta).await
+                openai::stream_chat(&self.http, &self.config, req, on_delta)
+                    .instrument(call.span().clone())
+                    .await
             }
             ProviderKind::Anthropic => {
-                anthropic::stream_chat(&self.http, &self.config, req, on_delta).await
+                anthropic::stream_chat(&self.http, &self.config, req, on_delta)
+                    .instrument(call.span().clone())
+                    .await
             }
-        }
+        };
+        let (outcome, error) = match &result {
+            Ok(o) => (o, None),
+            Err(f) => (
+                &f.partial,
+                Some((f.error.error_type(), f.error.to_string())),
+            ),
+        };
+        call.finish(InferenceEnd {
+            response_model: None,
+            tokens: outcome
+                .usage
+                .map(|u| (u.prompt_tokens, u.completion_tokens)),
+            finish_reason: outcome.stop_reason.as_deref(),
+            error: error.as_ref().map(|(k, m)| (k.as_str(), m.as_str())),
+        });
+        result
     }
 
     /// Lists the models the provider reports.

@@ -113,7 +113,8 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::HistoryStrategyInvalid
         | ErrorType::RuntimeMismatch
         | ErrorType::AdapterNotFound
-        | ErrorType::ChatRespondInvalid => StatusCode::BAD_REQUEST,
+        | ErrorType::ChatRespondInvalid
+        | ErrorType::MemoryRequestInvalid => StatusCode::BAD_REQUEST,
         ErrorType::NotFound | ErrorType::ChatAgentNotFound | ErrorType::ChatNotFound => {
             StatusCode::NOT_FOUND
         }
@@ -130,6 +131,7 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::SessionLimitExceeded
         | ErrorType::SessionDurationLimitExceeded
         | ErrorType::SessionIdleTimeout
+        | ErrorType::ModelCapabilityRequired
         | ErrorType::RuntimeUnavailable
         | ErrorType::ChatFlowInvalid => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorType::GatewayError => StatusCode::INTERNAL_SERVER_ERROR,
@@ -238,6 +240,7 @@ mod tests {
             (ErrorType::RateLimitExceeded, 429),
             (ErrorType::ModelNotConfigured, 422),
             (ErrorType::SessionIdleTimeout, 422),
+            (ErrorType::ModelCapabilityRequired, 422),
             (ErrorType::GatewayError, 500),
             (ErrorType::StoreError, 500),
             // The runtime seed's table: every error type with a status there keeps it.

@@ -14,6 +14,7 @@
 mod adapters;
 mod approvals;
 mod auth;
+mod capabilities;
 mod chat_sessions;
 mod chats;
 mod envelope;
@@ -21,6 +22,7 @@ mod extract;
 mod files;
 mod gateway;
 mod mcp;
+mod memory;
 mod messages;
 mod openapi;
 mod project;
@@ -107,6 +109,14 @@ impl ApiRoute {
         }
     }
 
+    fn put<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
+        Self {
+            method: "put",
+            path,
+            handler: routing::put(h),
+        }
+    }
+
     fn delete<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
         Self {
             method: "delete",
@@ -122,6 +132,7 @@ const TASKS: &str = "/hecate/v1/tasks";
 const TASK: &str = "/hecate/v1/tasks/{id}";
 const RUN: &str = "/hecate/v1/tasks/{id}/runs/{run_id}";
 const CHAT_SESSION: &str = "/hecate/v1/chat/sessions/{id}";
+const CAPABILITY_OVERRIDES: &str = "/hecate/v1/model-capabilities/overrides";
 
 /// Every route the server answers. Add new resources here (one module each).
 pub fn routes() -> Vec<ApiRoute> {
@@ -134,7 +145,12 @@ pub fn routes() -> Vec<ApiRoute> {
             "/hecate/v1/settings/providers/local-discovery",
             providers::local_discovery,
         ),
+        ApiRoute::put(CAPABILITY_OVERRIDES, capabilities::put_override),
+        ApiRoute::delete(CAPABILITY_OVERRIDES, capabilities::delete_override),
+        ApiRoute::post("/hecate/v1/model-capabilities/probes", capabilities::probe),
         ApiRoute::get("/hecate/v1/openapi.json", openapi::openapi_json),
+        ApiRoute::get("/hecate/v1/memory/search", memory::search),
+        ApiRoute::get("/hecate/v1/memory/status", memory::status),
         ApiRoute::get(SESSIONS, sessions::list),
         ApiRoute::post(SESSIONS, sessions::create),
         ApiRoute::get(SESSION, sessions::get),
@@ -339,7 +355,7 @@ fn cors() -> CorsLayer {
         .allow_origin(AllowOrigin::predicate(|origin, _| {
             origin.to_str().is_ok_and(access::origin_is_loopback)
         }))
-        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
         .allow_headers([
             header::AUTHORIZATION,
             header::CONTENT_TYPE,

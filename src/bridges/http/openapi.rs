@@ -1,8 +1,15 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations and wire
-//! types, served at `GET /hecate/v1/openapi.json`. A test checks that it names
-//! exactly the routes the router serves.
+//! types, served at `GET /hecate/v1/openapi.json`: the `/hecate/v1` API and the
+//! model gateway's `/v1`. A test checks that it names exactly the routes the
+//! router serves.
 
 use super::envelope::{ErrorBody, ErrorEnvelope};
+use super::gateway::handlers as gateway;
+use super::gateway::schema::{
+    AnthropicBlock, AnthropicContent, AnthropicMessage, ChatCompletion, ChatCompletionChoice,
+    ChatCompletionRequest, GatewayErrorDto, GatewayErrorObject, ListedModelDto, MessagesRequest,
+    MessagesResponse, ModelListDto, OpenAiContent, OpenAiMessage, OpenAiPart,
+};
 use super::wire::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
     AdapterResponse, ApprovalDto, ApprovalListResponse, ApprovalResponse, ChangedFileDiffDto,
@@ -11,10 +18,14 @@ use super::wire::agent::{
     GrantResponse, ProbeDto, ResolveApprovalRequest, RevertDto, RevertRequest, RevertResponse,
     ScopeName,
 };
+use super::wire::capability::{
+    CapabilitiesDto, CapabilityOverrideDeletedDto, CapabilityOverrideDeletedResponse,
+    CapabilityOverrideRequest, CapabilityProbeRequest, ModelCapabilityDto, ModelCapabilityResponse,
+};
 use super::wire::chat::{
     ChatDeletedResponse, ChatMessageDto, ChatProviderCallDto, ChatReplayDto, ChatReplayResponse,
-    ChatSessionDto, ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, TraceDto,
-    TraceListResponse,
+    ChatSessionDto, ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto,
+    RouteCandidateDto, TraceDto, TraceListResponse,
 };
 use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use super::wire::flow_chat::{
@@ -25,6 +36,9 @@ use super::wire::flow_chat::{
 };
 use super::wire::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
+};
+use super::wire::memory::{
+    MemoryHitDto, MemorySearchDto, MemorySearchResponse, RecallStatusDto, RecallStatusResponse,
 };
 use super::wire::tasks::{
     ContinueRunRequest, CreateTaskRequest, ResolveTaskApprovalRequest, RetryFromTurnRequest,
@@ -41,8 +55,8 @@ use super::wire::{
     SessionSummaryDto, StatsDto, StatsResponse, StoreDto, ToolCallDto, TranscriptDto, UsageDto,
 };
 use super::{
-    adapters, approvals, chat_sessions, chats, files, mcp, messages, providers, sessions, stream,
-    system, tasks, traces,
+    adapters, approvals, capabilities, chat_sessions, chats, files, mcp, memory, messages,
+    providers, sessions, stream, system, tasks, traces,
 };
 use axum::Json;
 use serde_json::Value;
@@ -64,7 +78,15 @@ use utoipa::{Modify, OpenApi};
         providers::list_presets,
         providers::status,
         providers::local_discovery,
+        capabilities::put_override,
+        capabilities::delete_override,
+        capabilities::probe,
+        gateway::models,
+        gateway::chat_completions,
+        gateway::messages,
         openapi_json,
+        memory::search,
+        memory::status,
         sessions::list,
         sessions::create,
         sessions::get,
@@ -154,19 +176,27 @@ use utoipa::{Modify, OpenApi};
         McpCacheEntryDto, ContinueRunRequest, RetryFromTurnRequest,
         ChatSessionListResponse, ChatSessionSummaryDto, ChatSessionResponse, ChatSessionDto,
         ChatMessageDto, ChatProviderCallDto, ChatReplayResponse, ChatReplayDto,
-        ChatDeletedResponse, TraceListResponse, TraceDto
+        ChatDeletedResponse, TraceListResponse, TraceDto, RouteCandidateDto,
+        CapabilitiesDto, CapabilityOverrideRequest, CapabilityProbeRequest, ModelCapabilityDto,
+        ModelCapabilityResponse, CapabilityOverrideDeletedDto, CapabilityOverrideDeletedResponse,
+        ChatCompletionRequest, OpenAiMessage, OpenAiContent, OpenAiPart, ChatCompletion,
+        ChatCompletionChoice, MessagesRequest, AnthropicMessage, AnthropicContent, AnthropicBlock,
+        MessagesResponse, ModelListDto, ListedModelDto, GatewayErrorDto, GatewayErrorObject,
+        MemorySearchResponse, MemorySearchDto, MemoryHitDto, RecallStatusResponse, RecallStatusDto
     )),
     modifiers(&BearerToken),
     security(("bearer_token" = []), ()),
     tags(
         (name = "system", description = "Liveness, stats and this document"),
-        (name = "providers", description = "Provider presets, readiness and local discovery"),
+        (name = "providers", description = "Provider presets, readiness and local discovery; model capabilities (overrides and probes)"),
         (name = "agent-chat", description = "Agent Chat sessions, messages, streams and changed files"),
         (name = "approvals", description = "Permission requests of external agents, and standing grants"),
         (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes"),
         (name = "mcp", description = "Hecate as an MCP client: server probes and the client pool"),
         (name = "chat", description = "Chat sessions recorded by the model gateway (/v1) from requests carrying a session id"),
-        (name = "observability", description = "Per-request traces of the model gateway"),
+        (name = "observability", description = "Per-request traces of the model gateway, with each request's route candidates"),
+        (name = "model-gateway", description = "OpenAI- and Anthropic-compatible ingress (/v1): any SDK pointed at Hecate reaches every configured provider in either format. Errors come in the client's shape with Hecate's envelope fields inside the error object; the token, when configured, is accepted as Bearer or x-api-key"),
+        (name = "memory", description = "Long-term recall: messages embedded per namespace and user, searched by meaning across sessions; degraded (not failed) when embeddings or vector search are unavailable"),
         (name = "chats", description = "Client-hosted chats: the caller runs the model; Hecate compiles the system message and the respond schema, stores history and extracted data, routes stages and asks for summaries. Identify with X-Hecate-App-Key, X-Hecate-User-Token, or not at all (anonymous)")
     )
 )]
@@ -257,6 +287,7 @@ mod tests {
     fn every_route_is_documented_and_every_documented_operation_is_routed() {
         let routed: BTreeSet<(String, String)> = super::super::routes()
             .iter()
+            .chain(super::super::gateway::routes().iter())
             .map(|r| (r.method.to_string(), r.path.to_string()))
             .collect();
         assert_eq!(routed, documented());

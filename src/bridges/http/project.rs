@@ -2,6 +2,7 @@
 //! per-assistant-message run metadata, usage, activities and raw output, and the
 //! live assistant message of a running turn synthesized from its events.
 
+use super::wire::chat::TraceDto;
 use super::wire::{
     ActivityDto, MessageDto, ProviderCallDto, RunDto, SegmentDto, SessionDto, TranscriptDto,
     UsageDto,
@@ -71,6 +72,7 @@ pub fn transcript_dto(
         provider_calls: t.provider_calls.iter().map(ProviderCallDto::from).collect(),
         runs: t.runs.iter().map(RunDto::from).collect(),
         segments: t.segments.iter().map(SegmentDto::from).collect(),
+        gateway_calls: t.gateway_calls.iter().map(TraceDto::from).collect(),
     }
 }
 
@@ -78,6 +80,7 @@ pub fn transcript_dto(
 fn decorate(dto: &mut MessageDto, run: &Run, events: &[RunEvent]) {
     dto.request_id = Some(run.request_id.clone());
     dto.trace_id = run.trace_id.clone();
+    dto.span_id = run.span_id.clone();
     dto.started_at = Some(run.started_at.clone());
     dto.completed_at = run.completed_at.clone();
     dto.duration_ms = run.duration_ms;
@@ -182,11 +185,13 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
         adapter_id: runtime.as_ref().and_then(|r| r.adapter_id.clone()),
         task_id: None,
         task_run_id: None,
+        capabilities: None,
         timing: None,
         diff_stat: None,
         run_id: Some(run.id.to_string()),
         request_id: None,
         trace_id: None,
+        span_id: None,
         started_at: None,
         completed_at: None,
         duration_ms: None,

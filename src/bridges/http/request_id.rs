@@ -1,10 +1,12 @@
 //! Correlation ids on every response: `X-Request-Id` (the client's, when it sent a
 //! sane one, else a fresh `req_…`) and `X-Trace-Id` (the OpenTelemetry trace id
-//! when tracing exports one, else a fresh 32-hex id). Also the place where error
-//! bodies get those ids (see `envelope::finalize`).
+//! when tracing exports one, else a fresh 32-hex id), and the request's server
+//! span. Also the place where error bodies get those ids (see
+//! `envelope::finalize`).
 
 use super::envelope::finalize;
 use crate::domain::ids::RequestId;
+use crate::engine::{http_request, http_response, span_ids};
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
@@ -44,20 +46,17 @@ pub async fn middleware(mut req: Request, next: Next) -> Response {
         .filter(|v| acceptable_client_id(v))
         .map(str::to_string)
         .unwrap_or_else(|| RequestId::generate().0);
-    let span = tracing::info_span!(
-        "http.request",
-        method = %req.method(),
-        path = %req.uri().path(),
-        request_id = %request_id,
-    );
-    let trace_id =
-        otel_trace_id(&span).unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    let span = http_request(req.method().as_str(), req.uri().path(), &request_id);
+    let trace_id = span_ids(&span)
+        .map(|ids| ids.trace_id)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
     let api_path = is_api_path(req.uri().path());
     req.extensions_mut().insert(RequestIds {
         request_id: request_id.clone(),
         trace_id: trace_id.clone(),
     });
-    let response = next.run(req).instrument(span).await;
+    let response = next.run(req).instrument(span.clone()).await;
+    http_response(&span, response.status().as_u16());
     let mut response = finalize(response, api_path, &request_id, &trace_id);
     let headers = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&request_id) {
@@ -75,15 +74,6 @@ fn acceptable_client_id(v: &str) -> bool {
         && v.len() <= MAX_CLIENT_ID_LEN
         && v.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
-}
-
-/// The OpenTelemetry trace id of `span`, when an exporter layer is installed.
-fn otel_trace_id(span: &tracing::Span) -> Option<String> {
-    use opentelemetry::trace::TraceContextExt;
-    use tracing_opentelemetry::OpenTelemetrySpanExt;
-    let cx = span.context();
-    let id = cx.span().span_context().trace_id();
-    (id != opentelemetry::trace::TraceId::INVALID).then(|| id.to_string())
 }
 
 #[cfg(test)]

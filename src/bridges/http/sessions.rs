@@ -5,14 +5,16 @@ use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::project::transcript_dto;
+use super::wire::capability::CapabilitiesDto;
 use super::wire::{
     CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
-    ListSessionsQuery, SessionListResponse, SessionResponse, SessionSummaryDto, TranscriptDto,
-    parse_runtime_kind,
+    ListSessionsQuery, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
+    TranscriptDto, parse_runtime_kind,
 };
 use crate::domain::ErrorType;
 use crate::domain::HecateError;
 use crate::domain::ids::SessionId;
+use crate::domain::recall::{SessionMemory, valid_recall, valid_user};
 use crate::domain::session::Guardrails;
 use crate::engine::CreateSession;
 use axum::Json;
@@ -54,11 +56,34 @@ pub async fn load_transcript(
         state.hub.remember_logs(&t.runs, &found);
         events.extend(found);
     }
-    Ok(transcript_dto(
+    let mut dto = transcript_dto(
         &t,
         &events,
         live.as_ref().map(|(id, evs)| (id, evs.as_slice())),
-    ))
+    );
+    with_capabilities(state, std::slice::from_mut(&mut dto.session)).await;
+    Ok(dto)
+}
+
+/// Fills each model or agent session header with its model's effective
+/// capabilities (one read of the stored records for all of them).
+async fn with_capabilities(state: &HttpState, sessions: &mut [SessionDto]) {
+    let pairs: Vec<(usize, (String, String))> = sessions
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.runtime_kind != "external_agent")
+        .filter_map(|(i, s)| Some((i, (s.provider.clone()?, s.model.clone()?))))
+        .collect();
+    if pairs.is_empty() {
+        return;
+    }
+    let caps = state
+        .engine
+        .models_capabilities(&pairs.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>())
+        .await;
+    for ((i, _), c) in pairs.iter().zip(caps) {
+        sessions[*i].capabilities = Some(CapabilitiesDto::from(&c));
+    }
 }
 
 /// Wraps a transcript as `{"object": "agent_chat_session", "data": …}`.
@@ -97,9 +122,15 @@ pub async fn list(
         }
     } as usize;
     let list = state.engine.list_sessions(&state.namespace, limit).await?;
+    let mut data: Vec<SessionSummaryDto> = list.iter().map(SessionSummaryDto::from).collect();
+    let mut headers: Vec<SessionDto> = data.iter().map(|d| d.session.clone()).collect();
+    with_capabilities(&state, &mut headers).await;
+    for (d, h) in data.iter_mut().zip(headers) {
+        d.session = h;
+    }
     Ok(Json(SessionListResponse {
         object: "agent_chat_sessions".to_string(),
-        data: list.iter().map(SessionSummaryDto::from).collect(),
+        data,
     }))
 }
 
@@ -129,6 +160,10 @@ pub async fn create(
 ) -> Result<Json<SessionResponse>, ApiError> {
     let runtime_kind = parse_runtime_kind(req.runtime_kind.as_deref())?;
     let history = req.history.as_ref().map(|h| h.to_strategy()).transpose()?;
+    let memory = SessionMemory {
+        user: valid_user("user", req.user.as_deref())?,
+        recall: valid_recall("recall", req.recall)?,
+    };
     let defaults = state.engine.config().default_guardrails;
     let guardrails = (req.max_turns_per_session.is_some()
         || req.max_session_duration_ms.is_some()
@@ -152,6 +187,7 @@ pub async fn create(
                 system_prompt: req.system_prompt,
                 guardrails,
                 history,
+                memory,
             },
         )
         .await?;

@@ -249,6 +249,12 @@ pub struct MessageInfo {
     pub run_id: Option<String>,
     /// Error type of a failed turn.
     pub error: Option<String>,
+    /// Trace id of the turn that produced an assistant message, when traced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// The id of that turn's span (`agent_chat.run`), when traced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
     /// Creation time.
     pub created_at: String,
 }
@@ -262,6 +268,8 @@ impl From<&Message> for MessageInfo {
             status: m.status.as_str().into(),
             run_id: m.run_id.as_ref().map(ToString::to_string),
             error: m.error.clone(),
+            trace_id: None,
+            span_id: None,
             created_at: m.created_at.clone(),
         }
     }

@@ -4,6 +4,7 @@
 use super::errors::protocol_error;
 use super::server::HecateMcp;
 use super::watch;
+use crate::engine::{mcp_server_call, mcp_server_end};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
@@ -17,6 +18,7 @@ use rmcp::model::{
 use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tracing::Instrument as _;
 
 /// Instructions sent to clients in `initialize`.
 const INSTRUCTIONS: &str = "Hecate is a local hub for coding agents and models. Use list_sessions / \
@@ -78,13 +80,26 @@ impl ServerHandler for HecateMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if self.is_hub() && self.own.has_route(&request.name) {
-            return self
-                .own
-                .call(ToolCallContext::new(self, request, context))
-                .await;
+        let span = mcp_server_call(&request.name);
+        let answer = async {
+            if self.is_hub() && self.own.has_route(&request.name) {
+                return self
+                    .own
+                    .call(ToolCallContext::new(self, request, context))
+                    .await;
+            }
+            self.call_upstream(request, context).await
         }
-        self.call_upstream(request, context).await
+        .instrument(span.clone())
+        .await;
+        match &answer {
+            Err(e) => mcp_server_end(&span, Some(("error", &e.message))),
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
+                mcp_server_end(&span, Some(("tool_error", "the tool answered an error")))
+            }
+            Ok(_) => mcp_server_end(&span, None),
+        }
+        answer
     }
 
     async fn list_resources(

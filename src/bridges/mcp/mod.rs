@@ -11,6 +11,7 @@ mod elicit;
 mod errors;
 mod flow_chat_tools;
 mod handler;
+mod memory_tools;
 mod prompts;
 mod resources;
 mod server;

@@ -76,7 +76,8 @@ impl HecateMcp {
                     + Self::task_run_tools()
                     + Self::task_patch_tools()
                     + Self::chat_session_tools()
-                    + Self::flow_chat_tools(),
+                    + Self::flow_chat_tools()
+                    + Self::memory_tools(),
             ),
         }
     }

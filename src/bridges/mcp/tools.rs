@@ -8,6 +8,7 @@ use super::server::HecateMcp;
 use crate::domain::approval::{ApprovalStatus, Decision, Scope};
 use crate::domain::error::HecateError;
 use crate::domain::ids::{ApprovalId, GrantId, SessionId};
+use crate::domain::message::Role;
 use crate::domain::session::RuntimeKind;
 use crate::engine::CreateSession;
 use rmcp::handler::server::wrapper::Parameters;
@@ -131,7 +132,17 @@ impl HecateMcp {
                 .messages
                 .iter()
                 .skip(skip)
-                .map(MessageInfo::from)
+                .map(|m| {
+                    let mut info = MessageInfo::from(m);
+                    // An answer carries the ids of the turn that produced it.
+                    if m.role == Role::Assistant
+                        && let Some(run) = t.runs.iter().find(|r| Some(&r.id) == m.run_id.as_ref())
+                    {
+                        info.trace_id = run.trace_id.clone();
+                        info.span_id = run.span_id.clone();
+                    }
+                    info
+                })
                 .collect(),
         }))
     }

@@ -1,8 +1,9 @@
 //! Task events of an `agent_loop` run as the runtime events an Agent Chat turn
 //! streams: tool calls (announced when gated or started, with a title, the
 //! workspace paths they touch, their arguments, and on finishing their result
-//! or the diffs of the files they changed), refusals, file changes and the
-//! model's words between tool calls. The `input`/`output` objects use the same
+//! or the diffs of the files they changed), refusals, file changes, the plan
+//! the model shares (its `update_plan` calls show as the plan, not as tool
+//! calls) and the model's words between tool calls. The `input`/`output` objects use the same
 //! keys as an external agent's tool calls (`title`, `raw_input`, `locations`,
 //! `content`), so every surface renders both alike.
 
@@ -58,15 +59,20 @@ fn text_content(t: &str) -> Value {
     json!({"type": "content", "content": {"type": "text", "text": t}})
 }
 
+/// The built-in tool whose calls show as the plan they share.
+const PLAN_TOOL: &str = "update_plan";
+
 /// Projects one run's task events, in order, into runtime events. It
 /// remembers which tool calls were announced (a gated call is shown before its
-/// step starts), which call's step runs now, and the diffs each call made.
+/// step starts), which call's step runs now, the diffs each call made, and the
+/// plan calls that are shown only as their plan.
 #[derive(Debug)]
 pub(super) struct Projection {
     workspace: PathBuf,
     announced: HashSet<String>,
     current: Option<String>,
     diffs: HashMap<String, Vec<Value>>,
+    quiet: HashSet<String>,
 }
 
 impl Projection {
@@ -77,6 +83,7 @@ impl Projection {
             announced: HashSet::new(),
             current: None,
             diffs: HashMap::new(),
+            quiet: HashSet::new(),
         }
     }
 
@@ -135,7 +142,10 @@ impl Projection {
             "tool.call.started" => {
                 let id = text(d, "tool_call_id");
                 self.current = Some(id.clone());
-                if self.announced.contains(&id) {
+                if text(d, "tool") == PLAN_TOOL && !self.announced.contains(&id) {
+                    self.quiet.insert(id);
+                    Vec::new()
+                } else if self.announced.contains(&id) {
                     // The title again: a permission request may have retitled it.
                     let title = tool_title(&text(d, "tool"), &d["arguments"]);
                     vec![RuntimeEvent::ToolCallUpdated {
@@ -151,6 +161,9 @@ impl Projection {
                 let id = text(d, "tool_call_id");
                 if self.current.as_ref() == Some(&id) {
                     self.current = None;
+                }
+                if self.quiet.remove(&id) {
+                    return Vec::new();
                 }
                 let failed = d["is_error"].as_bool().unwrap_or(false);
                 let result = text(d, "result");
@@ -201,6 +214,9 @@ impl Projection {
                     change: change.to_string(),
                 }]
             }
+            "agent.plan" => vec![RuntimeEvent::Plan {
+                entries: d["entries"].clone(),
+            }],
             // The words a model says before its tool calls; the final answer is
             // the turn's text, sent when the run ends.
             "turn.completed" => {
@@ -353,6 +369,53 @@ mod tests {
         assert!(
             p.project(&event("step.started", json!({})), None)
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_plan_call_shows_as_its_plan_unless_it_was_announced_for_approval() {
+        let mut p = Projection::new("/ws");
+        let entries = json!([{"content": "Read", "priority": "high", "status": "pending"}]);
+        let call = json!({"tool_call_id": "c1", "tool": "update_plan",
+                          "arguments": {"entries": entries}});
+        assert!(
+            p.project(&event("tool.call.started", call.clone()), None)
+                .is_empty()
+        );
+        let plan = p.project(
+            &event(
+                "agent.plan",
+                json!({"tool_call_id": "c1", "entries": entries}),
+            ),
+            None,
+        );
+        assert_eq!(
+            plan,
+            [RuntimeEvent::Plan {
+                entries: entries.clone()
+            }]
+        );
+        let done = json!({"tool_call_id": "c1", "is_error": false, "result": "plan updated"});
+        assert!(
+            p.project(&event("tool.call.finished", done.clone()), None)
+                .is_empty()
+        );
+        let mut gated = Projection::new("/ws");
+        assert_eq!(
+            gated
+                .project(&event("approval.requested", call.clone()), None)
+                .len(),
+            1
+        );
+        assert_eq!(
+            gated.project(&event("tool.call.started", call), None).len(),
+            1
+        );
+        assert_eq!(
+            gated
+                .project(&event("tool.call.finished", done), None)
+                .len(),
+            1
         );
     }
 

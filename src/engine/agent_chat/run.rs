@@ -8,6 +8,7 @@
 
 use super::ask::{approves, permission_request};
 use super::events::Projection;
+use crate::adapters::telemetry::current_context;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
@@ -78,6 +79,7 @@ impl Engine {
             Ok(r) => r,
             Err(e) => TurnReport::ended(TurnEnd::Failed(e)),
         };
+        self.tasks().forget_trace_parent(&task);
         report.backing_task = Some((task, run));
         report
     }
@@ -111,6 +113,8 @@ impl Engine {
             .unwrap_or_default();
         let tasks = self.tasks();
         if let Some((task, run)) = continue_from {
+            // The task's runs join this turn's trace (when this process runs them).
+            tasks.set_trace_parent(task, current_context());
             let reason = Some("agent chat follow-up".to_string());
             match tasks
                 .continue_run(namespace, task, run, prompt.clone(), reason)
@@ -125,6 +129,10 @@ impl Engine {
                 Err(e) => return Err(e),
             }
         }
+        let (entries, skipped) = crate::engine::mcp::entry::from_session_servers(mcp_servers);
+        for server in skipped {
+            tracing::warn!(%server, "an SSE MCP server cannot join a task; skipped");
+        }
         let spec = TaskSpec {
             execution_kind: Some(ExecutionKind::AgentLoop),
             prompt,
@@ -133,22 +141,11 @@ impl Engine {
             workspace_mode: WorkspaceMode::InPlace,
             requested_provider: provider.clone(),
             requested_model: model.clone(),
-            mcp_servers: mcp_servers
-                .iter()
-                .filter_map(|s| {
-                    let entry = crate::engine::mcp::entry::from_session_server(s);
-                    if entry.is_none() {
-                        tracing::warn!(
-                            server = s.name(),
-                            "an SSE MCP server cannot join a task; skipped"
-                        );
-                    }
-                    entry
-                })
-                .collect(),
+            mcp_servers: entries,
             ..Default::default()
         };
         let task = tasks.create_task(namespace, spec).await?;
+        tasks.set_trace_parent(&task.id, current_context());
         let run = tasks
             .start(namespace, &task.id, StartOptions::default())
             .await?;

@@ -4,11 +4,21 @@
 //! answer, with the end of every exchange (outcome and usage) logged and
 //! recorded (`record.rs`: the chat session a request names, the trace of every
 //! request), the recorded sessions and traces read back (`chats.rs`), and the
-//! local rate limit on `/v1` (`limit.rs`). The wire work is `adapters::gateway`'s; the types a bridge needs are
-//! re-exported here.
+//! local rate limit on `/v1` (`limit.rs`). The exchange (`exchange.rs`) tries
+//! the route's candidates in turn, each first checked against the routing
+//! settings (`policy.rs`), the providers' cooldowns (`health.rs`), today's
+//! spend (`budget.rs`) and the models' capabilities (`capabilities.rs`, with the
+//! tool-calling probe in `probe.rs`). The wire work is `adapters::gateway`'s;
+//! the types a bridge needs are re-exported here.
 
+pub mod budget;
+pub mod capabilities;
 pub mod chats;
+pub mod exchange;
+pub mod health;
 pub mod limit;
+pub mod policy;
+pub mod probe;
 pub mod providers;
 pub mod record;
 pub mod route;
@@ -18,42 +28,58 @@ pub use crate::adapters::gateway::{
     ByteStream, Exchange, ExchangeBody, ExchangeEnd, ExchangeOutcome, RequestFacts, TokenUsage,
     TranslateError, WireFormat,
 };
-pub use record::{HISTORY_MISMATCH, SessionBinding, TraceStart};
-pub use route::{GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED, ProviderModels};
+pub use capabilities::CapabilityOverride;
+pub use policy::RoutingSettings;
+pub use probe::ProbeReport;
+pub use record::{HISTORY_MISMATCH, RouteLog, SessionBinding, TraceStart};
+pub use route::{
+    DISCOVERY_TIMEOUT, GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED,
+    ProviderModels,
+};
 
 use super::Engine;
-use crate::adapters::gateway::{RelayMode, Upstream, prepare_body, relay};
+use crate::adapters::gateway::Upstream;
 use crate::adapters::providers::ProviderClient;
 /// How an upstream provider failed, before it is classified into a `HecateError`.
 pub use crate::adapters::providers::ProviderError;
 use crate::domain::error::{HecateError, Result};
 use serde_json::Value;
 use std::sync::OnceLock;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// How long a provider that declares no models is given to list them.
-pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Detail `reason` of a request body the gateway refuses (or cannot translate).
 pub const INVALID_BODY: &str = "invalid_request";
 
 /// The gateway's own state: its upstream HTTP client (built on first use, so
-/// an engine that never serves `/v1` never builds it) and the default model.
+/// an engine that never serves `/v1` never builds it), the default model, the
+/// rate limiter, the routing settings with what was learnt of each provider,
+/// the cached capability records and today's spend.
 #[derive(Debug)]
 pub struct GatewayState {
     upstream: OnceLock<Upstream>,
     default_model: Option<String>,
     limiter: limit::RateLimiter,
+    routing: RoutingSettings,
+    health: health::ProviderHealth,
+    capabilities: capabilities::CapabilityCache,
+    spend: budget::SpendTracker,
 }
 
 impl GatewayState {
     /// State routing model-less requests to `default_model`, admitting
-    /// `rate_limit_rpm` requests per minute (0: no limit).
-    pub fn new(default_model: Option<String>, rate_limit_rpm: u32) -> Self {
+    /// `rate_limit_rpm` requests per minute (0: no limit), routing as `routing` says.
+    pub fn new(
+        default_model: Option<String>,
+        rate_limit_rpm: u32,
+        routing: RoutingSettings,
+    ) -> Self {
         Self {
             upstream: OnceLock::new(),
             default_model,
             limiter: limit::RateLimiter::new(rate_limit_rpm),
+            health: health::ProviderHealth::new(routing.cooldown, routing.circuit_failures),
+            routing,
+            capabilities: Default::default(),
+            spend: Default::default(),
         }
     }
 
@@ -87,6 +113,10 @@ pub struct GatewayCall {
     pub namespace: String,
     /// The chat session to record the exchange in, when the client named one.
     pub session_id: Option<String>,
+    /// The session whose supervised agent makes this call
+    /// (`X-Hecate-Agent-Session`): the trace is filed under it, with no
+    /// transcript matching.
+    pub agent_session: Option<String>,
 }
 
 impl Engine {
@@ -98,152 +128,31 @@ impl Engine {
     /// What routing knows about every configured provider; providers that
     /// declare no models are asked for their list when `discover` is set.
     pub async fn gateway_providers(&self, discover: bool) -> Vec<ProviderModels> {
-        let clients: Vec<&ProviderClient> = self.inner.model.providers().collect();
-        futures::future::join_all(clients.into_iter().map(|c| async move {
-            let cfg = c.config();
-            let declared = !cfg.models.is_empty();
-            let models = if declared {
-                cfg.models.clone()
-            } else if discover {
-                tokio::time::timeout(DISCOVERY_TIMEOUT, c.list_models())
-                    .await
-                    .ok()
-                    .and_then(|r| r.ok())
-                    .unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            ProviderModels {
-                name: cfg.name.clone(),
-                kind: cfg.kind,
-                models,
-                declared,
-            }
-        }))
-        .await
+        route::providers_of(&self.inner.model, discover).await
     }
 
-    /// Every routable model id (`provider/model`, and bare ids that are unambiguous).
+    /// Every routable model id (`provider/model`, and bare ids that are
+    /// unambiguous), with its effective capabilities and whether it is the
+    /// default model.
     pub async fn gateway_models(&self) -> Vec<ListedModel> {
-        route::listing(&self.gateway_providers(true).await)
+        let mut models = route::listing(&self.gateway_providers(true).await);
+        let pairs: Vec<(String, String)> = models
+            .iter()
+            .map(|m| (m.provider.clone(), m.model.clone()))
+            .collect();
+        let caps = self.models_capabilities(&pairs).await;
+        let default = self.inner.gateway.default_model.as_deref().map(str::trim);
+        for (m, c) in models.iter_mut().zip(caps) {
+            m.capabilities = Some(c);
+            m.default =
+                default.is_some_and(|d| d == m.id || d == format!("{}/{}", m.provider, m.model));
+        }
+        models
     }
 
     /// Resolves a request's model (or the default model) to a provider.
     pub async fn gateway_route(&self, requested: Option<&str>) -> Result<GatewayRoute> {
         let default = self.inner.gateway.default_model.as_deref();
-        let quick = self.gateway_providers(false).await;
-        match route::resolve(&quick, requested, default) {
-            Err(e) if e.details.get("reason").and_then(Value::as_str) == Some(MODEL_NOT_FOUND) => {
-                route::resolve(&self.gateway_providers(true).await, requested, default)
-            }
-            other => other,
-        }
-    }
-
-    /// Routes `call`, sends it to the provider in the provider's format and
-    /// relays the answer in the client's format; the exchange is recorded when it
-    /// ends (its trace, and its chat session when it names one), a failure before
-    /// the answer as a failed trace.
-    pub async fn gateway_exchange(&self, call: GatewayCall) -> Result<Exchange> {
-        let start = TraceStart {
-            namespace: call.namespace.clone(),
-            request_id: call.request_id.clone(),
-            trace_id: call.trace_id.clone(),
-            ingress: call.ingress,
-            requested_model: call.facts.model.clone().unwrap_or_default(),
-            session_id: call.session_id.clone(),
-            started_at: crate::domain::time::now_rfc3339(),
-            started: std::time::Instant::now(),
-        };
-        match self.gateway_answer(call, start.clone()).await {
-            Ok(exchange) => Ok(exchange),
-            Err(Failure::Early(e)) => {
-                self.gateway_record_failure(&start, &e).await;
-                Err(e)
-            }
-            Err(Failure::Answered(e)) => Err(e),
-        }
-    }
-
-    /// The exchange itself; a failure says whether the end was already recorded.
-    async fn gateway_answer(
-        &self,
-        call: GatewayCall,
-        start: TraceStart,
-    ) -> std::result::Result<Exchange, Failure> {
-        let binding = match &call.session_id {
-            Some(id) => Some(
-                self.gateway_bind_session(&call.namespace, id, call.ingress, &call.body)
-                    .await?,
-            ),
-            None => None,
-        };
-        let route = self.gateway_route(call.facts.model.as_deref()).await?;
-        let Some(client) = self
-            .inner
-            .model
-            .providers()
-            .find(|c| c.config().name == route.provider)
-        else {
-            return Err(HecateError::gateway(format!(
-                "provider {:?} disappeared while routing",
-                route.provider
-            ))
-            .into());
-        };
-        let config = client.config();
-        let target = WireFormat::of_provider(config.kind);
-        let body = prepare_body(call.ingress, target, &call.body, &route.model).map_err(|e| {
-            HecateError::invalid(e.to_string())
-                .with_detail("reason", INVALID_BODY)
-                .with_detail("provider", route.provider.clone())
-        })?;
-        let fail = |e: ProviderError| e.into_hecate(&route.provider, &route.model);
-        let resp = self
-            .inner
-            .gateway
-            .upstream()?
-            .send(config, &body, &call.anthropic_headers)
-            .await
-            .map_err(fail)?;
-        let mode = RelayMode {
-            ingress: call.ingress,
-            target,
-            stream: call.facts.stream,
-            include_usage: call.facts.include_usage,
-            created: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
-        };
-        let (engine, provider, model) = (self.clone(), route.provider.clone(), route.model.clone());
-        let on_end: crate::adapters::gateway::OnEnd = Box::new(move |end: ExchangeEnd| {
-            Box::pin(async move {
-                engine
-                    .gateway_record_end(start, binding, provider, model, end)
-                    .await;
-            })
-        });
-        let body = relay(resp, mode, on_end)
-            .await
-            .map_err(|e| Failure::Answered(fail(e)))?;
-        Ok(Exchange {
-            provider: route.provider,
-            model: route.model,
-            body,
-        })
-    }
-}
-
-/// A failed exchange: before an answer started (its trace still to be
-/// written), or after (the end already recorded it).
-enum Failure {
-    Early(HecateError),
-    Answered(HecateError),
-}
-
-impl From<HecateError> for Failure {
-    fn from(e: HecateError) -> Self {
-        Self::Early(e)
+        route::route(&self.inner.model, requested, default).await
     }
 }

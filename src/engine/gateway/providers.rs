@@ -389,8 +389,11 @@ impl Engine {
                     Some("Check that the provider runs and that its base URL is right."),
                 )
             });
+            let cooling = self.inner.gateway.health.blocked(&cfg.name);
             let blocked = if !credential_ready {
                 Some("credential_missing")
+            } else if let Some(b) = cooling {
+                Some(b.reason)
             } else if !healthy {
                 Some("provider_unhealthy")
             } else if models.is_empty() {
@@ -406,13 +409,25 @@ impl Engine {
                     "The provider is eligible for routing.",
                     None,
                 ),
-                Some(r) => check(
-                    "routing",
-                    "blocked",
-                    r,
-                    "The router skips this provider until the checks above pass.",
-                    None,
-                ),
+                Some(r) => match cooling {
+                    Some(b) => check(
+                        "routing",
+                        "blocked",
+                        r,
+                        format!(
+                            "The router skips this provider for {:.0} s more ({r}).",
+                            b.remaining.as_secs_f64().ceil()
+                        ),
+                        Some("Wait for cooldown or route elsewhere."),
+                    ),
+                    None => check(
+                        "routing",
+                        "blocked",
+                        r,
+                        "The router skips this provider until the checks above pass.",
+                        None,
+                    ),
+                },
             });
             ProviderStatus {
                 name: cfg.name.clone(),

@@ -8,7 +8,9 @@
 
 use super::{ExchangeEnd, ExchangeOutcome, TokenUsage, WireFormat};
 use crate::adapters::gateway::{Fingerprint, request_messages};
-use crate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace};
+use crate::adapters::telemetry::metrics;
+use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
+use crate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace, RouteCandidate};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::CallId;
 use crate::domain::provider_call::Usage;
@@ -19,6 +21,26 @@ use std::time::Instant;
 
 /// Detail `reason` of a resent history that does not extend the stored one.
 pub const HISTORY_MISMATCH: &str = "chat_session_history_mismatch";
+
+/// The provider and model that answered an exchange, with the span of that attempt.
+#[derive(Debug)]
+pub struct Answerer {
+    /// The provider's name.
+    pub provider: String,
+    /// The model as the provider names it.
+    pub model: String,
+    /// The attempt's `chat {model}` span, ended when the exchange is recorded.
+    pub traced: Inference,
+}
+
+/// The route a request took: why, and what became of each candidate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RouteLog {
+    /// `requested_model`, `pinned_provider` or `global_default_model`.
+    pub reason: String,
+    /// Each candidate in the order considered.
+    pub candidates: Vec<RouteCandidate>,
+}
 
 /// Where a request's exchange goes in its chat session.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,8 +75,15 @@ pub struct TraceStart {
 }
 
 impl TraceStart {
-    /// The trace of this request, ended with `status` at `provider`/`model`.
-    pub fn trace(&self, status: &str, provider: &str, model: &str) -> GatewayTrace {
+    /// The trace of this request, ended with `status` at `provider`/`model`
+    /// after the route `route`.
+    pub fn trace(
+        &self,
+        status: &str,
+        provider: &str,
+        model: &str,
+        route: &RouteLog,
+    ) -> GatewayTrace {
         GatewayTrace {
             request_id: self.request_id.clone(),
             trace_id: self.trace_id.clone(),
@@ -71,6 +100,8 @@ impl TraceStart {
             error_type: None,
             error_message: None,
             started_at: self.started_at.clone(),
+            route_reason: route.reason.clone(),
+            route_candidates: route.candidates.clone(),
         }
     }
 }
@@ -137,14 +168,29 @@ impl Engine {
         })
     }
 
-    /// Records a request that failed before an answer started.
-    pub(super) async fn gateway_record_failure(&self, start: &TraceStart, e: &HecateError) {
-        let mut trace = start.trace("failed", "", "");
+    /// Records a request that failed before an answer started, with the route
+    /// it tried.
+    pub(super) async fn gateway_record_failure(
+        &self,
+        start: &TraceStart,
+        route: &RouteLog,
+        e: &HecateError,
+    ) {
+        let mut trace = start.trace("failed", "", "", route);
         trace.error_type = Some(e.error_type.code().to_string());
         trace.error_message = Some(e.message.clone());
         if let Some(p) = e.details.get("provider").and_then(Value::as_str) {
             trace.provider = p.to_string();
         }
+        if let Some(m) = e.details.get("model").and_then(Value::as_str) {
+            trace.model = m.to_string();
+        }
+        metrics::gateway_request(
+            start.ingress.as_str(),
+            "failed",
+            &trace.provider,
+            &start.requested_model,
+        );
         if let Err(err) = self.store().record_trace(&trace).await {
             tracing::warn!(request_id = %start.request_id, "gateway trace not stored: {err}");
         }
@@ -157,16 +203,21 @@ impl Engine {
         &self,
         start: TraceStart,
         binding: Option<SessionBinding>,
-        provider: String,
-        model: String,
+        route: RouteLog,
+        answerer: Answerer,
         end: ExchangeEnd,
     ) {
+        let Answerer {
+            provider,
+            model,
+            traced,
+        } = answerer;
         let status = match &end.outcome {
             ExchangeOutcome::Completed => "completed",
             ExchangeOutcome::Failed(_) => "failed",
             ExchangeOutcome::Cancelled => "cancelled",
         };
-        let mut trace = start.trace(status, &provider, &model);
+        let mut trace = start.trace(status, &provider, &model, &route);
         if let Some(u) = end.usage {
             trace.usage = usage_of(u);
             trace.cost_micros_usd = self.inner.model.pricebook().cost(
@@ -176,10 +227,29 @@ impl Engine {
                 u.output_tokens,
             );
         }
+        if let Some(cost) = trace.cost_micros_usd {
+            self.inner.gateway.spend.add(&start.namespace, cost);
+        }
         if let ExchangeOutcome::Failed(m) = &end.outcome {
             trace.error_type = Some(ErrorType::GatewayError.code().to_string());
             trace.error_message = Some(m.clone());
         }
+        traced.gateway_end(status, trace.cost_micros_usd);
+        let requested = match start.requested_model.as_str() {
+            "" => model.as_str(),
+            named => named,
+        };
+        metrics::gateway_request(start.ingress.as_str(), status, &provider, requested);
+        let error = trace
+            .error_message
+            .as_deref()
+            .map(|m| ("upstream_failed", m));
+        traced.finish(InferenceEnd {
+            response_model: Some(&model),
+            tokens: end.usage.map(|u| (u.input_tokens, u.output_tokens)),
+            finish_reason: None,
+            error,
+        });
         tracing::info!(
             request_id = %start.request_id,
             provider = %provider,

@@ -1,10 +1,19 @@
 //! Which provider answers a gateway request: `provider/model`, a bare model
 //! resolved across the providers (their declared models, else what they list),
-//! or the configured default model when the request names none.
+//! or the configured default model when the request names none. `resolve`
+//! wants exactly one provider; `candidates` lists every provider that may
+//! answer, in the order the gateway tries them. The agent loop resolves its
+//! model here too (`route`), so both name models alike.
 
 use crate::adapters::gateway::models::ListedModel;
 use crate::adapters::providers::ProviderKind;
 use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::runtimes::model::ModelRuntime;
+use serde_json::Value;
+use std::time::Duration;
+
+/// How long a provider that declares no models is given to list them.
+pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Detail `reason` of a request that names no model while none is configured.
 pub const MODEL_REQUIRED: &str = "model_required";
@@ -38,6 +47,50 @@ pub struct GatewayRoute {
     pub reason: &'static str,
 }
 
+/// What routing knows about every provider of `models`; providers that
+/// declare no models are asked for their list when `discover` is set.
+pub async fn providers_of(models: &ModelRuntime, discover: bool) -> Vec<ProviderModels> {
+    futures::future::join_all(models.providers().map(|c| async move {
+        let cfg = c.config();
+        let declared = !cfg.models.is_empty();
+        let models = if declared {
+            cfg.models.clone()
+        } else if discover {
+            tokio::time::timeout(DISCOVERY_TIMEOUT, c.list_models())
+                .await
+                .ok()
+                .and_then(|r| r.ok())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        ProviderModels {
+            name: cfg.name.clone(),
+            kind: cfg.kind,
+            models,
+            declared,
+        }
+    }))
+    .await
+}
+
+/// Resolves `requested` (or `default`) over the providers of `models`: with
+/// what they declare first, asking the providers that declare nothing for
+/// their model lists only when no provider is known to serve it.
+pub async fn route(
+    models: &ModelRuntime,
+    requested: Option<&str>,
+    default: Option<&str>,
+) -> Result<GatewayRoute> {
+    let quick = providers_of(models, false).await;
+    match resolve(&quick, requested, default) {
+        Err(e) if e.details.get("reason").and_then(Value::as_str) == Some(MODEL_NOT_FOUND) => {
+            resolve(&providers_of(models, true).await, requested, default)
+        }
+        other => other,
+    }
+}
+
 /// Resolves `requested` (or `default` when the request names no model).
 pub fn resolve(
     providers: &[ProviderModels],
@@ -47,16 +100,10 @@ pub fn resolve(
     match requested.map(str::trim).filter(|r| !r.is_empty()) {
         Some(r) => resolve_named(providers, r),
         None => {
-            let Some(d) = default.map(str::trim).filter(|d| !d.is_empty()) else {
-                return Err(HecateError::new(
-                    ErrorType::ModelRequired,
-                    "the request names no model and no default model is configured",
-                )
-                .with_operator_action(
-                    "Send `model` (see GET /v1/models) or set `[gateway] default_model`.",
-                )
-                .with_detail("reason", MODEL_REQUIRED));
-            };
+            let d = default
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .ok_or_else(no_model)?;
             let mut route = resolve_named(providers, d)?;
             route.reason = "global_default_model";
             Ok(route)
@@ -65,6 +112,48 @@ pub fn resolve(
 }
 
 fn resolve_named(providers: &[ProviderModels], requested: &str) -> Result<GatewayRoute> {
+    let mut routes = candidates_named(providers, requested)?;
+    if routes.len() == 1 {
+        return Ok(routes.remove(0));
+    }
+    let names: Vec<String> = routes
+        .iter()
+        .map(|r| format!("{}/{}", r.provider, r.model))
+        .collect();
+    Err(HecateError::invalid(format!(
+        "model {requested:?} is served by several providers; name one of {names:?}"
+    ))
+    .with_user_message("More than one provider serves this model.")
+    .with_operator_action("Send the model as `provider/model`.")
+    .with_detail("reason", MODEL_AMBIGUOUS)
+    .with_detail("candidates", names))
+}
+
+/// Every provider that may answer `requested` (or `default` when the request
+/// names no model), in provider order: one for `provider/model`, each provider
+/// serving a bare model. The gateway tries them in turn; [`resolve`] wants one.
+pub fn candidates(
+    providers: &[ProviderModels],
+    requested: Option<&str>,
+    default: Option<&str>,
+) -> Result<Vec<GatewayRoute>> {
+    match requested.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => candidates_named(providers, r),
+        None => {
+            let d = default
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .ok_or_else(no_model)?;
+            let mut routes = candidates_named(providers, d)?;
+            for r in &mut routes {
+                r.reason = "global_default_model";
+            }
+            Ok(routes)
+        }
+    }
+}
+
+fn candidates_named(providers: &[ProviderModels], requested: &str) -> Result<Vec<GatewayRoute>> {
     if let Some((p, m)) = requested.split_once('/')
         && let Some(provider) = providers.iter().find(|c| c.name == p)
     {
@@ -73,44 +162,42 @@ fn resolve_named(providers: &[ProviderModels], requested: &str) -> Result<Gatewa
                 .with_detail("provider", p)
                 .with_detail("suggested_models", provider.models.clone()));
         }
-        return Ok(GatewayRoute {
+        return Ok(vec![GatewayRoute {
             provider: p.to_string(),
             model: m.to_string(),
             reason: "pinned_provider",
-        });
+        }]);
     }
-    let candidates: Vec<&ProviderModels> = providers
+    let serving = providers
         .iter()
-        .filter(|c| c.models.iter().any(|x| x == requested))
-        .collect();
-    match candidates.as_slice() {
-        [one] => Ok(GatewayRoute {
-            provider: one.name.clone(),
+        .filter(|c| c.models.iter().any(|x| x == requested));
+    let routes: Vec<GatewayRoute> = serving
+        .map(|c| GatewayRoute {
+            provider: c.name.clone(),
             model: requested.to_string(),
             reason: "requested_model",
-        }),
-        [] => match providers {
-            [only] if !only.declared => Ok(GatewayRoute {
-                provider: only.name.clone(),
-                model: requested.to_string(),
-                reason: "requested_model",
-            }),
-            _ => Err(not_found(requested, providers)),
-        },
-        many => {
-            let names: Vec<String> = many
-                .iter()
-                .map(|c| format!("{}/{requested}", c.name))
-                .collect();
-            Err(HecateError::invalid(format!(
-                "model {requested:?} is served by several providers; name one of {names:?}"
-            ))
-            .with_user_message("More than one provider serves this model.")
-            .with_operator_action("Send the model as `provider/model`.")
-            .with_detail("reason", MODEL_AMBIGUOUS)
-            .with_detail("candidates", names))
-        }
+        })
+        .collect();
+    if !routes.is_empty() {
+        return Ok(routes);
     }
+    match providers {
+        [only] if !only.declared => Ok(vec![GatewayRoute {
+            provider: only.name.clone(),
+            model: requested.to_string(),
+            reason: "requested_model",
+        }]),
+        _ => Err(not_found(requested, providers)),
+    }
+}
+
+fn no_model() -> HecateError {
+    HecateError::new(
+        ErrorType::ModelRequired,
+        "the request names no model and no default model is configured",
+    )
+    .with_operator_action("Send `model` (see GET /v1/models) or set `[gateway] default_model`.")
+    .with_detail("reason", MODEL_REQUIRED)
 }
 
 fn not_found(requested: &str, providers: &[ProviderModels]) -> HecateError {
@@ -137,6 +224,9 @@ pub fn listing(providers: &[ProviderModels]) -> Vec<ListedModel> {
                 provider: p.name.clone(),
                 model: m.clone(),
                 provider_kind: p.kind.as_str(),
+                discovery_source: if p.declared { "config" } else { "provider" },
+                default: false,
+                capabilities: None,
             });
         }
     }
@@ -152,6 +242,9 @@ pub fn listing(providers: &[ProviderModels]) -> Vec<ListedModel> {
                     provider: p.name.clone(),
                     model: m.clone(),
                     provider_kind: p.kind.as_str(),
+                    discovery_source: if p.declared { "config" } else { "provider" },
+                    default: false,
+                    capabilities: None,
                 });
             }
         }
@@ -211,6 +304,25 @@ mod tests {
         assert_eq!(
             (r.provider.as_str(), r.model.as_str()),
             ("solo", "org/model")
+        );
+    }
+
+    #[test]
+    fn a_bare_model_served_by_several_providers_has_them_all_as_candidates() {
+        let ps = [p("a", &["shared"], true), p("b", &["shared", "m2"], true)];
+        let c = candidates(&ps, Some("shared"), None).expect("candidates");
+        let names: Vec<&str> = c.iter().map(|r| r.provider.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(c.iter().all(|r| r.reason == "requested_model"));
+        let c = candidates(&ps, None, Some("shared")).expect("default");
+        assert!(c.iter().all(|r| r.reason == "global_default_model"));
+        assert_eq!(
+            candidates(&ps, Some("b/m2"), None).expect("pinned").len(),
+            1
+        );
+        assert_eq!(
+            reason(&candidates(&ps, Some("nope"), None).expect_err("x")),
+            MODEL_NOT_FOUND
         );
     }
 

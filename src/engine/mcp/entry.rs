@@ -163,11 +163,37 @@ fn alias(name: &str) -> String {
     if out.is_empty() { "mcp".into() } else { out }
 }
 
-/// The task entry for an MCP server a client handed to a session (an
-/// editor's `session/new`), its name made a valid alias and its calls allowed
-/// (`auto`; the task's approval policy still applies). Legacy SSE servers have
-/// no task transport: `None`.
-pub fn from_session_server(s: &McpServerConfig) -> Option<Value> {
+/// The task entries for the MCP servers a client handed to a session (an
+/// editor's `session/new`), in order, each name made a valid alias and its
+/// calls allowed (`auto`; the task's approval policy still applies). Names
+/// that make the same alias get `-2`, `-3`, ... so every alias is unique.
+/// Legacy SSE servers have no task transport: they are left out and their
+/// names answered second.
+pub fn from_session_servers(servers: &[McpServerConfig]) -> (Vec<Value>, Vec<String>) {
+    let (mut entries, mut skipped) = (Vec::new(), Vec::new());
+    let mut taken = std::collections::HashSet::new();
+    for s in servers {
+        let Some(mut entry) = from_session_server(s) else {
+            skipped.push(s.name().to_string());
+            continue;
+        };
+        let base = entry["name"].as_str().unwrap_or_default().to_string();
+        let mut name = base.clone();
+        for n in 2.. {
+            if taken.insert(name.clone()) {
+                break;
+            }
+            name = format!("{base}-{n}");
+        }
+        entry["name"] = Value::String(name);
+        entries.push(entry);
+    }
+    (entries, skipped)
+}
+
+/// The task entry for one MCP server a client handed to a session; `None`
+/// for a legacy SSE server.
+fn from_session_server(s: &McpServerConfig) -> Option<Value> {
     let pairs = |p: &[(String, String)]| -> serde_json::Map<String, Value> {
         p.iter()
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
@@ -220,6 +246,27 @@ mod tests {
         };
         assert_eq!(from_session_server(&sse), None);
         assert_eq!(alias(" "), "mcp");
+    }
+
+    #[test]
+    fn session_servers_whose_names_make_one_alias_get_unique_ones() {
+        let stdio = |name: &str| McpServerConfig::Stdio {
+            name: name.into(),
+            command: "node".into(),
+            args: vec![],
+            env: vec![],
+        };
+        let sse = McpServerConfig::Sse {
+            name: "old".into(),
+            url: "http://h".into(),
+            headers: vec![],
+        };
+        let servers = [stdio("a b"), stdio("a_b"), sse, stdio("a-b"), stdio("a.b")];
+        let (entries, skipped) = from_session_servers(&servers);
+        let parsed = parse_all(&entries).expect("every alias is unique and valid");
+        let names: Vec<&str> = parsed.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["a_b", "a_b-2", "a-b", "a_b-3"]);
+        assert_eq!(skipped, ["old"]);
     }
 
     #[test]

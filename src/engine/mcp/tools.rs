@@ -5,6 +5,7 @@
 
 use super::types::{DEFAULT_CALL_TIMEOUT, ToolPolicy, UpstreamTool, client_error};
 use crate::adapters::mcp::McpClientError;
+use crate::adapters::telemetry::spans::McpCall;
 use crate::domain::approval::{Approval, ApprovalMode, Decision, Scope};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::EngineEvent;
@@ -22,6 +23,7 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 pub use crate::adapters::mcp::Notice as UpstreamNotice;
 
@@ -73,6 +75,7 @@ impl Engine {
             mode: ApprovalMode::Prompt,
             timeout: self.config().approval_timeout,
             cancel: opts.cancel.clone(),
+            span: tracing::Span::current(),
         };
         let request = PermissionRequest {
             session_id: session_id.clone(),
@@ -345,7 +348,8 @@ impl Engine {
                 client_error(&server.name, &e)
             })?;
         let timeout = server.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT);
-        match lease
+        let traced = McpCall::start(&server.name, &tool.tool, lease.transport());
+        let answer = lease
             .call_tool(
                 &tool.tool,
                 arguments,
@@ -353,8 +357,17 @@ impl Engine {
                 &opts.cancel,
                 timeout,
             )
-            .await
-        {
+            .instrument(traced.span().clone())
+            .await;
+        match &answer {
+            Ok(v) if v.get("isError").and_then(Value::as_bool) == Some(true) => {
+                traced.finish("tool_error", None)
+            }
+            Ok(_) => traced.finish("ok", None),
+            Err(McpClientError::Cancelled) => traced.finish("cancelled", None),
+            Err(e) => traced.finish("failed", Some(&e.to_string())),
+        }
+        match answer {
             Ok(v) => {
                 let is_error = v.get("isError").and_then(Value::as_bool).unwrap_or(false);
                 record.outcome = if is_error { "tool_error" } else { "ok" }.into();

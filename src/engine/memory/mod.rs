@@ -1,8 +1,15 @@
-//! Working memory: the session's strategy decides what a turn loads (inside
-//! `begin_turn`, see `store::history`), and here, when the strategy asks for one,
-//! a summary is written into the message stream after the turn that crossed the
-//! boundary, off the turn's path.
+//! Memory. Working memory: the session's strategy decides what a turn loads
+//! (inside `begin_turn`, see `store::history`), and here, when the strategy asks
+//! for one, a summary is written into the message stream after the turn that
+//! crossed the boundary, off the turn's path. Long-term recall: messages are
+//! embedded in batches off the turn's path (`indexer`) and searched, or recalled
+//! into a model turn, by meaning (`recall`).
 
+mod indexer;
+mod recall;
 mod summarize;
+
+pub use recall::{MemorySearch, MemorySearchAnswer, RecallSettings, RecallStatus};
+pub(crate) use recall::{Recall, TurnRecall};
 
 pub use summarize::{SUMMARY_INSTRUCTION, SUMMARY_PREFIX};

@@ -70,7 +70,7 @@ impl Engine {
             provider: provider.clone(),
             model: model.clone(),
         };
-        let mut context = strategy.load(self.store(), &session.id).await?;
+        let mut context = self.store().load_history(&session.id, strategy).await?;
         let Some(last) = context.last() else {
             return Err(HecateError::invalid(
                 "the session has no messages to summarize",

@@ -17,7 +17,7 @@ pub use patches::{PatchContent, patch_content};
 
 use super::mcp::audit::AuditWriter;
 use super::mcp::state::McpHub;
-use crate::domain::ids::TaskRunId;
+use crate::domain::ids::{TaskId, TaskRunId};
 use crate::domain::task::{ApprovalPolicy, TaskEvent};
 use crate::runtimes::model::ModelRuntime;
 use crate::store::Store;
@@ -92,6 +92,9 @@ struct Inner {
     /// The engine's MCP audit log writer, once attached; MCP calls of
     /// `agent_loop` runs are recorded in it.
     audit: std::sync::OnceLock<AuditWriter>,
+    /// The trace an `agent_loop` task's runs join, by task: the span of the
+    /// session turn that started it, while that turn follows it.
+    trace_parents: std::sync::Mutex<HashMap<TaskId, opentelemetry::Context>>,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -125,12 +128,42 @@ impl TaskRuntime {
                 workers: AtomicUsize::new(0),
                 mcp: std::sync::OnceLock::new(),
                 audit: std::sync::OnceLock::new(),
+                trace_parents: std::sync::Mutex::new(HashMap::new()),
             }),
         }
     }
 
     /// Gives `agent_loop` runs the engine's MCP hub (its configured servers and
     /// client pool) and audit log writer; only the first call counts.
+    /// Makes the runs of `task` claimed by this process join the trace of
+    /// `parent` (a session turn's span context) until [`TaskRuntime::forget_trace_parent`].
+    pub(crate) fn set_trace_parent(&self, task: &TaskId, parent: opentelemetry::Context) {
+        self.inner
+            .trace_parents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(task.clone(), parent);
+    }
+
+    /// Stops joining `task`'s runs to a turn's trace.
+    pub(crate) fn forget_trace_parent(&self, task: &TaskId) {
+        self.inner
+            .trace_parents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(task);
+    }
+
+    /// The trace `task`'s runs join, when a turn of this process follows it.
+    fn trace_parent(&self, task: &TaskId) -> Option<opentelemetry::Context> {
+        self.inner
+            .trace_parents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(task)
+            .cloned()
+    }
+
     pub(crate) fn attach_mcp(&self, hub: Arc<McpHub>, audit: AuditWriter) {
         let _ = self.inner.mcp.set(hub);
         let _ = self.inner.audit.set(audit);

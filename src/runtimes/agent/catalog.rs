@@ -21,10 +21,12 @@ pub enum BuiltIn {
     GitExec,
     /// Sends one HTTP request to a URL the egress policy allows.
     HttpRequest,
+    /// Shares the agent's plan (replacing the previous one).
+    UpdatePlan,
 }
 
 /// Every built-in tool, in catalog order.
-pub const ALL: [BuiltIn; 7] = [
+pub const ALL: [BuiltIn; 8] = [
     BuiltIn::ReadFile,
     BuiltIn::ListDir,
     BuiltIn::FileWrite,
@@ -32,6 +34,7 @@ pub const ALL: [BuiltIn; 7] = [
     BuiltIn::ShellExec,
     BuiltIn::GitExec,
     BuiltIn::HttpRequest,
+    BuiltIn::UpdatePlan,
 ];
 
 impl BuiltIn {
@@ -45,6 +48,7 @@ impl BuiltIn {
             Self::ShellExec => "shell_exec",
             Self::GitExec => "git_exec",
             Self::HttpRequest => "http_request",
+            Self::UpdatePlan => "update_plan",
         }
     }
 
@@ -95,6 +99,16 @@ impl BuiltIn {
                        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
                        "body": {"type": "string"}},
                        "required": ["url"]}),
+            ),
+            Self::UpdatePlan => (
+                "Share your plan for the task: the whole list of entries, replacing the plan you shared before. Call it when you have a plan and again whenever an entry's status changes.",
+                json!({"type": "object", "properties": {"entries": {"type": "array",
+                       "items": {"type": "object", "properties": {
+                           "content": {"type": "string", "description": "What the entry is about, in a line."},
+                           "priority": {"type": "string", "enum": ["high", "medium", "low"]},
+                           "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}},
+                           "required": ["content", "priority", "status"]}}},
+                       "required": ["entries"]}),
             ),
         };
         ToolDefinition {

@@ -7,10 +7,12 @@
 use super::tools::{ToolOutcome, cap};
 use crate::adapters::mcp::{Lease, McpClientError, Pool};
 use crate::adapters::providers::ToolDefinition;
+use crate::adapters::telemetry::spans::McpCall;
 use crate::domain::message::ToolCall;
 use serde_json::{Map, Value};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// One upstream tool offered to the model.
 #[derive(Debug, Clone)]
@@ -122,11 +124,21 @@ impl McpToolset {
         let Some(conn) = self.connections.iter().find(|c| c.name == tool.server) else {
             return error_outcome(format!("MCP server {} is not connected", tool.server));
         };
-        match conn
+        let traced = McpCall::start(&conn.name, &tool.tool, conn.lease.transport());
+        let answer = conn
             .lease
             .call_tool(&tool.tool, arguments, None, cancel, conn.call_timeout)
-            .await
-        {
+            .instrument(traced.span().clone())
+            .await;
+        match &answer {
+            Ok(result) if result.get("isError").and_then(Value::as_bool) == Some(true) => {
+                traced.finish("tool_error", None)
+            }
+            Ok(_) => traced.finish("ok", None),
+            Err(McpClientError::Cancelled) => traced.finish("cancelled", None),
+            Err(e) => traced.finish("failed", Some(&e.to_string())),
+        }
+        match answer {
             Ok(result) => {
                 let (content, is_error) = render(&result);
                 ToolOutcome {

@@ -2,7 +2,7 @@
 //! stream; an exchange (with its trace) is one transaction holding the
 //! session's row lock, so two replicas never number the same message.
 
-use super::traces::{insert_trace, select_traces};
+use super::traces::{insert_trace, select_traces, spend_since};
 use super::{OpResult, PostgresStore, big, conflict, limit};
 use crate::domain::HecateError;
 use crate::domain::chat::{
@@ -321,6 +321,12 @@ impl ChatStore for PostgresStore {
     ) -> Result<Vec<GatewayTrace>> {
         let c = self.client().await?;
         let r = select_traces(&c, namespace, filter).await;
+        self.done(r)
+    }
+
+    async fn trace_spend_since(&self, namespace: &str, since: &str) -> Result<i64> {
+        let c = self.client().await?;
+        let r = spend_since(&c, namespace, since).await;
         self.done(r)
     }
 }

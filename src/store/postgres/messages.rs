@@ -371,6 +371,16 @@ impl MessageStore for PostgresStore {
         self.done(r)
     }
 
+    async fn load_history(
+        &self,
+        session_id: &SessionId,
+        strategy: HistoryStrategy,
+    ) -> Result<Vec<Message>> {
+        let c = self.client().await?;
+        let r = history(&c, session_id, strategy).await;
+        self.done(r)
+    }
+
     async fn count_messages(&self, session_id: &SessionId) -> Result<u64> {
         let c = self.client().await?;
         let r = count(&c, session_id).await;

@@ -363,6 +363,48 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "each session's working-memory strategy",
         sql: "ALTER TABLE sessions ADD COLUMN history_json TEXT;",
     },
+    Migration {
+        name: "each run's span id",
+        sql: "ALTER TABLE runs ADD COLUMN span_id TEXT;",
+    },
+    Migration {
+        name: "model capabilities, and the route of each gateway request",
+        sql: r#"
+    CREATE TABLE model_capabilities (
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        source TEXT NOT NULL,
+        declared_json TEXT NOT NULL,
+        note TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (provider, model, source)
+    );
+    ALTER TABLE gateway_traces ADD COLUMN route_reason TEXT NOT NULL DEFAULT '';
+    ALTER TABLE gateway_traces ADD COLUMN route_candidates_json TEXT NOT NULL DEFAULT '[]';
+    "#,
+    },
+    Migration {
+        name: "long-term recall: session memory settings and message vectors",
+        sql: r#"
+    ALTER TABLE sessions ADD COLUMN memory_json TEXT;
+    CREATE TABLE memory_vectors (
+        namespace TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        sequence BIGINT NOT NULL,
+        role TEXT NOT NULL,
+        text TEXT NOT NULL,
+        model TEXT NOT NULL,
+        dims BIGINT NOT NULL,
+        embedding REAL[] NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, message_id)
+    );
+    CREATE INDEX memory_vectors_by_scope ON memory_vectors(namespace, user_id, model, session_id);
+    CREATE INDEX memory_vectors_by_session ON memory_vectors(session_id);
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

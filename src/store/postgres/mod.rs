@@ -25,10 +25,12 @@ macro_rules! in_transaction {
 
 mod approvals;
 mod audit;
+mod capabilities;
 mod chat;
 mod connect;
 mod flow_chats;
 mod leases;
+mod memory;
 mod messages;
 pub mod migrations;
 mod partial;

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio_postgres::Row;
 
 const RUN_COLUMNS: &str = "id, session_id, status, error_type, error_message, request_id, \
-     trace_id, started_at, completed_at, duration_ms";
+     trace_id, started_at, completed_at, duration_ms, span_id";
 
 fn row_to_run(r: &Row) -> OpResult<Run> {
     let status: String = r.try_get(2)?;
@@ -27,6 +27,7 @@ fn row_to_run(r: &Row) -> OpResult<Run> {
         started_at: r.try_get(7)?,
         completed_at: r.try_get(8)?,
         duration_ms: r.try_get(9)?,
+        span_id: r.try_get(10)?,
     })
 }
 
@@ -35,7 +36,7 @@ pub(super) async fn insert<C: GenericClient>(c: &C, run: &Run) -> OpResult<()> {
     let started_ms = parse_millis(&run.started_at).unwrap_or_else(now_millis);
     c.execute(
         "INSERT INTO runs (id, session_id, status, error_type, error_message, request_id, \
-         trace_id, started_at, started_ms) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)",
+         trace_id, started_at, started_ms, span_id) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)",
         &[
             &run.id.as_str(),
             &run.session_id.as_str(),
@@ -46,6 +47,7 @@ pub(super) async fn insert<C: GenericClient>(c: &C, run: &Run) -> OpResult<()> {
             &run.trace_id,
             &run.started_at,
             &started_ms,
+            &run.span_id,
         ],
     )
     .await?;

@@ -11,7 +11,8 @@ use tokio_postgres::Row;
 
 const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
      system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
-     turns_used, session_started_at, last_activity_at, created_at, updated_at, history_json";
+     turns_used, session_started_at, last_activity_at, created_at, updated_at, history_json, \
+     memory_json";
 
 fn row_to_session(r: &Row) -> OpResult<Session> {
     let kind: String = r.try_get(3)?;
@@ -41,6 +42,10 @@ fn row_to_session(r: &Row) -> OpResult<Session> {
         history: match r.try_get::<_, Option<String>>(19)? {
             None => None,
             Some(json) => Some(serde_json::from_str(&json)?),
+        },
+        memory: match r.try_get::<_, Option<String>>(20)? {
+            None => Default::default(),
+            Some(json) => serde_json::from_str(&json)?,
         },
     })
 }
@@ -87,7 +92,7 @@ impl SessionStore for PostgresStore {
             c.execute(
                 &format!(
                     "INSERT INTO sessions ({COLUMNS}) VALUES \
-                     ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)"
+                     ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)"
                 ),
                 &[
                     &s.namespace,
@@ -110,6 +115,9 @@ impl SessionStore for PostgresStore {
                     &s.created_at,
                     &s.updated_at,
                     &s.history.as_ref().map(serde_json::to_string).transpose()?,
+                    &(!s.memory.is_default())
+                        .then(|| serde_json::to_string(&s.memory))
+                        .transpose()?,
                 ],
             )
             .await?;
@@ -158,9 +166,9 @@ impl SessionStore for PostgresStore {
                 .map(|r| {
                     Ok(SessionSummary {
                         session: row_to_session(r)?,
-                        message_count: r.try_get::<_, i64>(20)? as u64,
-                        provider_call_count: r.try_get::<_, i64>(21)? as u64,
-                        total_cost_micros_usd: r.try_get(22)?,
+                        message_count: r.try_get::<_, i64>(21)? as u64,
+                        provider_call_count: r.try_get::<_, i64>(22)? as u64,
+                        total_cost_micros_usd: r.try_get(23)?,
                     })
                 })
                 .collect::<OpResult<Vec<_>>>()

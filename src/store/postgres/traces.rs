@@ -10,7 +10,8 @@ use tokio_postgres::types::ToSql;
 
 const COLUMNS: &str = "request_id, trace_id, namespace, session_id, client_format, \
      requested_model, provider, model, status, prompt_tokens, completion_tokens, total_tokens, \
-     cost_micros_usd, duration_ms, error_type, error_message, started_at";
+     cost_micros_usd, duration_ms, error_type, error_message, started_at, route_reason, \
+     route_candidates_json";
 
 fn row_to_trace(r: &Row) -> OpResult<GatewayTrace> {
     Ok(GatewayTrace {
@@ -33,6 +34,8 @@ fn row_to_trace(r: &Row) -> OpResult<GatewayTrace> {
         error_type: r.try_get(14)?,
         error_message: r.try_get(15)?,
         started_at: r.try_get(16)?,
+        route_reason: r.try_get(17)?,
+        route_candidates: serde_json::from_str(r.try_get::<_, &str>(18)?)?,
     })
 }
 
@@ -48,10 +51,11 @@ pub(super) async fn insert_trace<C: GenericClient>(tx: &C, t: &GatewayTrace) -> 
     let stmt = tx
         .prepare_cached(&format!(
             "INSERT INTO gateway_traces ({COLUMNS}) VALUES \
-             ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17) \
+             ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19) \
              ON CONFLICT (request_id) DO UPDATE SET {updates}"
         ))
         .await?;
+    let candidates = serde_json::to_string(&t.route_candidates)?;
     tx.execute(
         &stmt,
         &[
@@ -72,10 +76,29 @@ pub(super) async fn insert_trace<C: GenericClient>(tx: &C, t: &GatewayTrace) -> 
             &t.error_type,
             &t.error_message,
             &t.started_at,
+            &t.route_reason,
+            &candidates,
         ],
     )
     .await?;
     Ok(())
+}
+
+/// What the traces of `namespace` since `since` (RFC 3339, inclusive) cost, in
+/// micro-USD (unknown costs count as nothing).
+pub(super) async fn spend_since<C: GenericClient>(
+    c: &C,
+    namespace: &str,
+    since: &str,
+) -> OpResult<i64> {
+    let row = c
+        .query_one(
+            "SELECT COALESCE(SUM(cost_micros_usd), 0)::BIGINT FROM gateway_traces \
+             WHERE namespace = $1 AND started_at >= $2",
+            &[&namespace, &since],
+        )
+        .await?;
+    Ok(row.try_get(0)?)
 }
 
 /// The traces of `namespace` that `filter` selects, newest first.

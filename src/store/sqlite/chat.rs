@@ -1,7 +1,7 @@
 //! Gateway chat sessions: the header, the message stream and the provider-call
 //! stream; an exchange (with its trace) is one `BEGIN IMMEDIATE` transaction.
 
-use super::traces::{insert_trace, select_traces};
+use super::traces::{insert_trace, select_traces, spend_since};
 use super::{OpResult, SqliteStore};
 use crate::domain::HecateError;
 use crate::domain::chat::{
@@ -312,5 +312,10 @@ impl ChatStore for SqliteStore {
         let (namespace, filter) = (namespace.to_owned(), filter.clone());
         self.read(move |c| select_traces(c, &namespace, &filter))
             .await
+    }
+
+    async fn trace_spend_since(&self, namespace: &str, since: &str) -> Result<i64> {
+        let (namespace, since) = (namespace.to_owned(), since.to_owned());
+        self.read(move |c| spend_since(c, &namespace, &since)).await
     }
 }

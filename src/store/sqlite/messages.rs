@@ -340,6 +340,15 @@ impl MessageStore for SqliteStore {
         self.read(move |c| last_summary(c, &session_id)).await
     }
 
+    async fn load_history(
+        &self,
+        session_id: &SessionId,
+        strategy: HistoryStrategy,
+    ) -> Result<Vec<Message>> {
+        let session_id = session_id.clone();
+        self.read(move |c| history(c, &session_id, strategy)).await
+    }
+
     async fn count_messages(&self, session_id: &SessionId) -> Result<u64> {
         let session_id = session_id.clone();
         self.read(move |c| count(c, &session_id)).await

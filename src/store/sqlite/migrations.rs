@@ -351,6 +351,47 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN history_json TEXT;
     "#,
+    // v9: the id of each run's own span (`agent_chat.run`) in its trace.
+    r#"
+    ALTER TABLE runs ADD COLUMN span_id TEXT;
+    "#,
+    // v10: model capabilities (operator overrides and probe results) and the
+    // route each gateway request took (its reason and candidates).
+    r#"
+    CREATE TABLE model_capabilities (
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        source TEXT NOT NULL,
+        declared_json TEXT NOT NULL,
+        note TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (provider, model, source)
+    );
+    ALTER TABLE gateway_traces ADD COLUMN route_reason TEXT NOT NULL DEFAULT '';
+    ALTER TABLE gateway_traces ADD COLUMN route_candidates_json TEXT NOT NULL DEFAULT '[]';
+    "#,
+    // v11: long-term recall: each session's memory user and recall count as JSON,
+    // and one vector (little-endian f32, read by sqlite-vec) per indexed message,
+    // keyed by the namespace first and searched per (namespace, user, model).
+    r#"
+    ALTER TABLE sessions ADD COLUMN memory_json TEXT;
+    CREATE TABLE memory_vectors (
+        namespace TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        text TEXT NOT NULL,
+        model TEXT NOT NULL,
+        dims INTEGER NOT NULL,
+        embedding BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, message_id)
+    );
+    CREATE INDEX memory_vectors_by_scope ON memory_vectors(namespace, user_id, model, session_id);
+    CREATE INDEX memory_vectors_by_session ON memory_vectors(session_id);
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

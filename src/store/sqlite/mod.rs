@@ -6,9 +6,11 @@
 
 mod approvals;
 mod audit;
+mod capabilities;
 mod chat;
 mod flow_chats;
 mod leases;
+mod memory;
 mod messages;
 pub mod migrations;
 mod partial;
@@ -73,6 +75,7 @@ impl SqliteStore {
     /// Opens (creating if needed) and migrates the database file at `path`, with
     /// `readers` reader connections (at least one).
     pub fn open_with_readers(path: &Path, readers: usize) -> Result<Self> {
+        memory::register_vec();
         let location = path.display().to_string();
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
@@ -103,6 +106,7 @@ impl SqliteStore {
     /// Opens a fresh in-memory database (the in-memory backend: same code, no file).
     /// Reads run on the writer connection: see `docs/architecture.md`.
     pub fn open_in_memory() -> Result<Self> {
+        memory::register_vec();
         let conn = Connection::open_in_memory().map_err(|e| open_error(MEMORY_LOCATION, e))?;
         let writer = setup_writer(conn, MEMORY_LOCATION, false)?;
         Self::start(writer, Vec::new(), MEMORY_LOCATION.to_string())
@@ -177,6 +181,11 @@ impl SqliteStore {
     }
 }
 
+/// Prepared statements a connection keeps compiled: every statement the hot
+/// paths run (an agent loop's checkpoint alone runs eight kinds) stays cached
+/// instead of being parsed again on each transaction.
+const STATEMENT_CACHE: usize = 128;
+
 /// Sets up the writer: busy timeout, WAL (for files), foreign keys, migrations.
 /// Switching a new file to WAL and the first migration take locks whose conflicts
 /// SQLite reports as busy without calling the busy handler, so a second process
@@ -184,6 +193,7 @@ impl SqliteStore {
 fn setup_writer(mut conn: Connection, location: &str, wal: bool) -> Result<Connection> {
     let setup = |conn: &mut Connection| -> rusqlite::Result<()> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         if wal {
             let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
             if !mode.eq_ignore_ascii_case("wal") {
@@ -229,6 +239,7 @@ fn refuse_newer_schema(conn: Connection, location: &str) -> Result<Connection> {
 /// Sets up a reader: busy timeout, and `query_only` so a read job cannot write.
 fn setup_reader(conn: Connection) -> rusqlite::Result<Connection> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.pragma_update(None, "query_only", "ON")?;
     Ok(conn)
 }

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde_json::Value;
 
 const RUN_COLUMNS: &str = "id, session_id, status, error_type, error_message, request_id, \
-     trace_id, started_at, completed_at, duration_ms";
+     trace_id, started_at, completed_at, duration_ms, span_id";
 
 fn row_to_run(r: &Row<'_>) -> rusqlite::Result<Run> {
     let status: String = r.get(2)?;
@@ -26,6 +26,7 @@ fn row_to_run(r: &Row<'_>) -> rusqlite::Result<Run> {
         started_at: r.get(7)?,
         completed_at: r.get(8)?,
         duration_ms: r.get(9)?,
+        span_id: r.get(10)?,
     })
 }
 
@@ -34,7 +35,7 @@ pub(super) fn insert(c: &Connection, run: &Run) -> OpResult<()> {
     let started_ms = parse_millis(&run.started_at).unwrap_or_else(now_millis);
     c.execute(
         "INSERT INTO runs (id, session_id, status, error_type, error_message, request_id, \
-         trace_id, started_at, started_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+         trace_id, started_at, started_ms, span_id) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
         params![
             run.id.as_str(),
             run.session_id.as_str(),
@@ -45,6 +46,7 @@ pub(super) fn insert(c: &Connection, run: &Run) -> OpResult<()> {
             run.trace_id,
             run.started_at,
             started_ms,
+            run.span_id,
         ],
     )?;
     Ok(())

@@ -10,7 +10,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
      system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
-     turns_used, session_started_at, last_activity_at, created_at, updated_at, history_json";
+     turns_used, session_started_at, last_activity_at, created_at, updated_at, history_json, \
+     memory_json";
 
 fn row_to_session(r: &Row<'_>) -> rusqlite::Result<Session> {
     let kind: String = r.get(3)?;
@@ -48,6 +49,16 @@ fn row_to_session(r: &Row<'_>) -> rusqlite::Result<Session> {
                     Box::new(e),
                 )
             })?),
+        },
+        memory: match r.get::<_, Option<String>>(20)? {
+            None => Default::default(),
+            Some(json) => serde_json::from_str(&json).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    20,
+                    rusqlite::types::Type::Text,
+                    Box::new(e),
+                )
+            })?,
         },
     })
 }
@@ -90,10 +101,13 @@ impl SessionStore for SqliteStore {
         let s = s.clone();
         self.write(move |c| {
             let history = s.history.as_ref().map(serde_json::to_string).transpose()?;
+            let memory = (!s.memory.is_default())
+                .then(|| serde_json::to_string(&s.memory))
+                .transpose()?;
             c.execute(
                 &format!(
                     "INSERT INTO sessions ({COLUMNS}) VALUES \
-                     (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)"
+                     (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)"
                 ),
                 params![
                     s.namespace,
@@ -116,6 +130,7 @@ impl SessionStore for SqliteStore {
                     s.created_at,
                     s.updated_at,
                     history,
+                    memory,
                 ],
             )?;
             Ok(())
@@ -150,9 +165,9 @@ impl SessionStore for SqliteStore {
             let rows = stmt.query_map(params![namespace, limit as i64], |r| {
                 Ok(SessionSummary {
                     session: row_to_session(r)?,
-                    message_count: r.get::<_, i64>(20)? as u64,
-                    provider_call_count: r.get::<_, i64>(21)? as u64,
-                    total_cost_micros_usd: r.get(22)?,
+                    message_count: r.get::<_, i64>(21)? as u64,
+                    provider_call_count: r.get::<_, i64>(22)? as u64,
+                    total_cost_micros_usd: r.get(23)?,
                 })
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

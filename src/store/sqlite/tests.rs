@@ -27,6 +27,7 @@ fn snap() -> RuntimeSnapshot {
         adapter_id: None,
         task_id: None,
         task_run_id: None,
+        capabilities: None,
     }
 }
 

@@ -9,7 +9,8 @@ use rusqlite::{Connection, Row, Transaction, params, params_from_iter};
 
 const COLUMNS: &str = "request_id, trace_id, namespace, session_id, client_format, \
      requested_model, provider, model, status, prompt_tokens, completion_tokens, total_tokens, \
-     cost_micros_usd, duration_ms, error_type, error_message, started_at";
+     cost_micros_usd, duration_ms, error_type, error_message, started_at, route_reason, \
+     route_candidates_json";
 
 fn row_to_trace(r: &Row<'_>) -> rusqlite::Result<GatewayTrace> {
     Ok(GatewayTrace {
@@ -32,6 +33,10 @@ fn row_to_trace(r: &Row<'_>) -> rusqlite::Result<GatewayTrace> {
         error_type: r.get(14)?,
         error_message: r.get(15)?,
         started_at: r.get(16)?,
+        route_reason: r.get(17)?,
+        route_candidates: serde_json::from_str(&r.get::<_, String>(18)?).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(18, rusqlite::types::Type::Text, Box::new(e))
+        })?,
     })
 }
 
@@ -40,7 +45,7 @@ fn row_to_trace(r: &Row<'_>) -> rusqlite::Result<GatewayTrace> {
 pub(super) fn insert_trace(tx: &Transaction<'_>, t: &GatewayTrace) -> OpResult<()> {
     tx.prepare_cached(&format!(
         "INSERT OR REPLACE INTO gateway_traces ({COLUMNS}) VALUES \
-         (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)"
+         (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
     ))?
     .execute(params![
         t.request_id,
@@ -60,8 +65,20 @@ pub(super) fn insert_trace(tx: &Transaction<'_>, t: &GatewayTrace) -> OpResult<(
         t.error_type,
         t.error_message,
         t.started_at,
+        t.route_reason,
+        serde_json::to_string(&t.route_candidates)?,
     ])?;
     Ok(())
+}
+
+/// What the traces of `namespace` since `since` (RFC 3339, inclusive) cost, in
+/// micro-USD (unknown costs count as nothing).
+pub(super) fn spend_since(c: &Connection, namespace: &str, since: &str) -> OpResult<i64> {
+    Ok(c.prepare_cached(
+        "SELECT COALESCE(SUM(cost_micros_usd), 0) FROM gateway_traces \
+         WHERE namespace = ?1 AND started_at >= ?2",
+    )?
+    .query_row(params![namespace, since], |r| r.get(0))?)
 }
 
 /// The traces of `namespace` that `filter` selects, newest first.

@@ -15,6 +15,8 @@ pub enum Kind {
     Int4,
     /// `BOOLEAN` on PostgreSQL, 0 or 1 on SQLite.
     Bool,
+    /// A vector: `REAL[]` on PostgreSQL, a BLOB of little-endian `f32` on SQLite.
+    Vector,
 }
 
 /// One column of a copied table.
@@ -86,6 +88,13 @@ const fn b(name: &'static str) -> Column {
     }
 }
 
+const fn v(name: &'static str) -> Column {
+    Column {
+        name,
+        kind: Kind::Vector,
+    }
+}
+
 const ID: Option<&[&str]> = Some(&["id"]);
 
 /// Every table of the schema, parents first.
@@ -115,6 +124,7 @@ pub const TABLES: &[Table] = &[
             t("owner_id"),
             i("lease_expires_ms"),
             t("history_json"),
+            t("memory_json"),
         ],
         key: ID,
         serial: None,
@@ -170,6 +180,7 @@ pub const TABLES: &[Table] = &[
             i("started_ms"),
             t("completed_at"),
             i("duration_ms"),
+            t("span_id"),
         ],
         key: None,
         serial: None,
@@ -445,6 +456,8 @@ pub const TABLES: &[Table] = &[
             t("error_type"),
             t("error_message"),
             t("started_at"),
+            t("route_reason"),
+            t("route_candidates_json"),
         ],
         key: Some(&["request_id"]),
         serial: None,
@@ -500,6 +513,37 @@ pub const TABLES: &[Table] = &[
         key: Some(&["namespace", "app_id", "user_id", "agent_id", "field"]),
         serial: None,
     },
+    Table {
+        name: "model_capabilities",
+        columns: &[
+            t("provider"),
+            t("model"),
+            t("source"),
+            t("declared_json"),
+            t("note"),
+            t("updated_at"),
+        ],
+        key: Some(&["provider", "model", "source"]),
+        serial: None,
+    },
+    Table {
+        name: "memory_vectors",
+        columns: &[
+            t("namespace"),
+            t("message_id"),
+            t("user_id"),
+            t("session_id"),
+            i("sequence"),
+            t("role"),
+            t("text"),
+            t("model"),
+            i("dims"),
+            v("embedding"),
+            t("created_at"),
+        ],
+        key: Some(&["namespace", "message_id"]),
+        serial: None,
+    },
 ];
 
 #[cfg(test)]
@@ -551,10 +595,10 @@ mod tests {
                 .columns
                 .iter()
                 .map(|c| {
-                    let ty = if c.kind == Kind::Text {
-                        "TEXT"
-                    } else {
-                        "INTEGER"
+                    let ty = match c.kind {
+                        Kind::Text => "TEXT",
+                        Kind::Vector => "BLOB",
+                        Kind::Int | Kind::Int4 | Kind::Bool => "INTEGER",
                     };
                     (c.name, ty)
                 })

@@ -7,6 +7,7 @@ use super::catalog::{Kind, TABLES, Table};
 use super::checks;
 use super::rows::{BATCH_ROWS, Checksum, Row, TableSum, ToTarget, Value};
 use crate::domain::error::{HecateError, Result};
+use crate::store::memory::{vector_bytes, vector_from_bytes};
 use crate::store::postgres::migrations;
 use crate::store::{PostgresStore, StoreFailure};
 use futures::{StreamExt, pin_mut};
@@ -117,6 +118,9 @@ async fn stream<'a, C: GenericClient>(
                     Kind::Bool => r
                         .try_get::<_, Option<bool>>(i)
                         .map(|v| v.map(|b| Value::Int(b.into()))),
+                    Kind::Vector => r
+                        .try_get::<_, Option<Vec<f32>>>(i)
+                        .map(|v| v.map(|v| Value::Bytes(vector_bytes(&v)))),
                 };
                 v.map(|v| v.unwrap_or(Value::Null))
                     .map_err(|e| failure(store, e))
@@ -236,6 +240,7 @@ async fn copy_in(
             Kind::Int => Type::INT8,
             Kind::Int4 => Type::INT4,
             Kind::Bool => Type::BOOL,
+            Kind::Vector => Type::FLOAT4_ARRAY,
         })
         .collect();
     let writer = BinaryCopyInWriter::new(sink, &types);
@@ -283,6 +288,10 @@ fn to_sql(
         }
         (Kind::Bool, Value::Null) => Box::new(None::<bool>),
         (Kind::Bool, Value::Int(n @ (0 | 1))) => Box::new(Some(n == 1)),
+        (Kind::Vector, Value::Null) => Box::new(None::<Vec<f32>>),
+        (Kind::Vector, Value::Bytes(b)) => Box::new(Some(
+            vector_from_bytes(&b).ok_or_else(|| wrong(&Value::Bytes(b.clone())))?,
+        )),
         (_, v) => return Err(wrong(&v)),
     })
 }

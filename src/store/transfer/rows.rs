@@ -19,6 +19,8 @@ pub enum Value {
     Int(i64),
     /// Text.
     Text(String),
+    /// A vector as little-endian `f32` bytes (SQLite's BLOB, PostgreSQL's `REAL[]`).
+    Bytes(Vec<u8>),
 }
 
 /// One row, its values in the catalog's column order.
@@ -34,8 +36,9 @@ pub struct TableSum {
 }
 
 /// Builds a [`TableSum`] row by row. Each value is serialized as one tag byte
-/// (0 null, 1 integer, 2 text) followed, for an integer, by its 8 bytes big
-/// endian and, for text, by its length (8 bytes big endian) and UTF-8 bytes.
+/// (0 null, 1 integer, 2 text, 3 bytes) followed, for an integer, by its 8 bytes
+/// big endian and, for text and bytes, by the length (8 bytes big endian) and
+/// the UTF-8 or raw bytes.
 #[derive(Default)]
 pub struct Checksum {
     rows: u64,
@@ -57,6 +60,11 @@ impl Checksum {
                     self.sha.update([2u8]);
                     self.sha.update((s.len() as u64).to_be_bytes());
                     self.sha.update(s.as_bytes());
+                }
+                Value::Bytes(b) => {
+                    self.sha.update([3u8]);
+                    self.sha.update((b.len() as u64).to_be_bytes());
+                    self.sha.update(b);
                 }
             }
         }

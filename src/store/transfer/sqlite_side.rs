@@ -3,7 +3,7 @@
 //! transaction, a consistent snapshot; the target is written in one `BEGIN
 //! IMMEDIATE` transaction that commits only when told.
 
-use super::catalog::{TABLES, Table};
+use super::catalog::{Kind, TABLES, Table};
 use super::checks;
 use super::rows::{BATCH_ROWS, Checksum, Row, TableSum, ToTarget, Value};
 use crate::domain::error::{ErrorType, HecateError, Result};
@@ -107,6 +107,7 @@ fn scan(
                 ValueRef::Null => Value::Null,
                 ValueRef::Integer(n) => Value::Int(n),
                 ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Blob(b) if column.kind == Kind::Vector => Value::Bytes(b.to_vec()),
                 ValueRef::Real(_) | ValueRef::Blob(_) => {
                     return Err(HecateError::store(format!(
                         "{}: {}.{} holds a {:?} value where Hecate writes {:?}",
@@ -213,6 +214,7 @@ fn insert(path: &Path, conn: &Connection, table: &Table, rows: Vec<Row>) -> Resu
             Value::Null => rusqlite::types::Value::Null,
             Value::Int(n) => rusqlite::types::Value::Integer(n),
             Value::Text(s) => rusqlite::types::Value::Text(s),
+            Value::Bytes(b) => rusqlite::types::Value::Blob(b),
         });
         stmt.execute(params_from_iter(values))
             .map_err(|e| failure(path, e))?;

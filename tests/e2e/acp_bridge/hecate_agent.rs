@@ -3,8 +3,10 @@
 //! editor. A turn that reads a file, edits it after a permission prompt and
 //! runs a command, seen as ACP tool calls with locations and a diff; "allow
 //! always" answering later gates of the same kind (on the default model); a rejection the model is
-//! told about; `session/cancel` cancelling the task run; the editor's MCP
-//! servers joining the tool catalog; unknown models and missing workspaces.
+//! told about; `session/cancel` cancelling the task run; the agent's plan as
+//! `plan` updates; the editor's MCP servers joining the tool catalog (under
+//! unique aliases when their names clean alike); unknown models and missing
+//! workspaces.
 
 use crate::support::acp_editor::*;
 use crate::support::agent::{WIRES, answer as final_answer, call, said, turn};
@@ -305,6 +307,53 @@ async fn cancel_while_a_gate_waits_cancels_the_task_run() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_agents_plan_reaches_the_editor_as_plan_updates() {
+    let entry = |content: &str, status: &str| json!({"content": content, "priority": "high", "status": status});
+    let first = json!([
+        entry("Read the notes", "in_progress"),
+        entry("Answer", "pending")
+    ]);
+    let last = json!([
+        entry("Read the notes", "completed"),
+        entry("Answer", "completed")
+    ]);
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call("update_plan", json!({"entries": first}))]),
+        turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
+        turn(vec![call("update_plan", json!({"entries": last}))]),
+        final_answer("Planned and done."),
+    ])));
+    let home = loop_home(&server, "");
+    let (_guard, ws) = workspace();
+    seeded(&ws);
+    let (_hecate, transport) = Hecate::spawn(&home, &["--target", TARGET]);
+    let updates = run_editor(transport, Editor::default(), async |cx, mut updates| {
+        let sid = open(&cx, &ws).await?;
+        assert_eq!(prompt(&cx, &sid, "plan it").await?, StopReason::EndTurn);
+        Ok(updates.drain())
+    })
+    .await
+    .expect("editor session");
+    assert_eq!(answer(&updates), "Planned and done.");
+    let got = as_json(&updates);
+    let plans: Vec<&Value> = got
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "plan")
+        .collect();
+    assert_eq!(plans.len(), 2, "{got:#?}");
+    assert_eq!(plans[0]["entries"], first);
+    assert_eq!(plans[1]["entries"], last);
+    assert!(
+        !got.iter()
+            .any(|u| u["sessionUpdate"] == "tool_call" && u["title"] == "update_plan"),
+        "plan calls show as the plan, not as tool calls: {got:#?}"
+    );
+    assert_eq!(announced(&got, "read")["title"], "Read notes.txt");
+    let requests = server.requests();
+    assert!(said(&requests[1]).contains("plan updated: 0 of 2 done"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_editors_mcp_servers_join_the_agents_tools() {
     let server = ModelServer::start(Some(json!([
         turn(vec![call(
@@ -338,6 +387,48 @@ async fn the_editors_mcp_servers_join_the_agents_tools() {
     let tools = requests[0]["body"]["tools"].to_string();
     assert!(tools.contains("mcp__files__echo"), "{tools}");
     assert!(said(&requests[1]).contains("from the editor's server"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn editor_servers_whose_names_clean_alike_both_join_under_unique_aliases() {
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call(
+            "mcp__my_files__echo",
+            json!({"message": "first"})
+        )]),
+        turn(vec![call(
+            "mcp__my_files-2__echo",
+            json!({"message": "second"})
+        )]),
+        final_answer("Both echoed."),
+    ])));
+    let home = loop_home(&server, "");
+    let (_guard, ws) = workspace();
+    let (_hecate, transport) = Hecate::spawn(&home, &["--target", TARGET]);
+    let updates = run_editor(transport, Editor::default(), async |cx, mut updates| {
+        initialize(&cx, Caps::default()).await?;
+        let fixture = |name: &str| {
+            McpServer::Stdio(
+                McpServerStdio::new(name, fixtures_bin()).args(vec!["mcp-server".into()]),
+            )
+        };
+        let new =
+            NewSessionRequest::new(&ws).mcp_servers(vec![fixture("my files"), fixture("my_files")]);
+        let sid = cx.send_request(new).block_task().await?.session_id;
+        assert_eq!(prompt(&cx, &sid, "echo twice").await?, StopReason::EndTurn);
+        Ok(updates.drain())
+    })
+    .await
+    .expect("editor session");
+    assert_eq!(answer(&updates), "Both echoed.");
+    let requests = server.requests();
+    let tools = requests[0]["body"]["tools"].to_string();
+    assert!(
+        tools.contains("mcp__my_files__echo") && tools.contains("mcp__my_files-2__echo"),
+        "{tools}"
+    );
+    assert!(said(&requests[1]).contains("first"));
+    assert!(said(&requests[2]).contains("second"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

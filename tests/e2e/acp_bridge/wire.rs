@@ -1,7 +1,8 @@
 //! Wire-level behaviour: malformed lines, unknown methods, wrong params and
 //! oversized frames get JSON-RPC errors while the process keeps serving; stdout
-//! carries nothing but JSON-RPC frames even with verbose logging; and with
-//! nothing configured, Hecate asks for setup instead of failing obscurely.
+//! carries nothing but JSON-RPC frames even with verbose logging; with
+//! nothing configured, Hecate asks for setup instead of failing obscurely; and
+//! a default target that cannot be parsed stops startup with a clear error.
 
 use crate::support::acp_editor::*;
 use crate::support::common::{Home, workspace};
@@ -227,4 +228,35 @@ async fn with_nothing_configured_session_new_asks_for_setup() {
     })
     .await
     .expect("editor session");
+}
+
+#[test]
+fn an_invalid_default_target_stops_startup_naming_where_it_came_from() {
+    let home = Home::empty();
+    home.write_config("[acp]\ndefault_target = \"gpt-4o\"\n");
+    let out = home.run(&["acp"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "invalid input: {stderr}");
+    assert!(out.stdout.is_empty(), "stdout carries frames only");
+    assert!(
+        stderr.contains("[acp] default_target is invalid")
+            && stderr.contains("\"gpt-4o\"")
+            && stderr.contains("model:PROVIDER/MODEL")
+            && stderr.contains("next step: Set [acp] default_target to"),
+        "{stderr}"
+    );
+    let out = home.run(&["acp", "--target", "agent:"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--target (HECATE_ACP_TARGET) is invalid"),
+        "{stderr}"
+    );
+    // A valid one starts and, with stdin closed, ends cleanly.
+    let out = home.run(&["acp", "--target", "hecate"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

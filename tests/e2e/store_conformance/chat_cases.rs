@@ -2,7 +2,12 @@
 
 use super::Backend;
 use hecate::domain::ErrorType;
-use hecate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace, TraceFilter};
+use hecate::domain::capability::{
+    CapabilityDeclaration, CapabilityRecord, CapabilitySource, ToolCalling,
+};
+use hecate::domain::chat::{
+    ChatExchange, ChatProviderCall, GatewayTrace, RouteCandidate, TraceFilter,
+};
 use hecate::domain::ids::CallId;
 use hecate::domain::provider_call::Usage;
 use hecate::domain::time::now_rfc3339;
@@ -29,6 +34,23 @@ fn trace(request_id: &str, session: Option<&str>, started_at: &str) -> GatewayTr
         error_type: None,
         error_message: None,
         started_at: started_at.into(),
+        route_reason: "requested_model".into(),
+        route_candidates: vec![
+            RouteCandidate {
+                provider: "q".into(),
+                model: "m".into(),
+                outcome: "failed".into(),
+                skip_reason: Some("provider_rate_limited".into()),
+                detail: Some("upstream answered 429".into()),
+            },
+            RouteCandidate {
+                provider: "p".into(),
+                model: "m".into(),
+                outcome: "selected".into(),
+                skip_reason: None,
+                detail: None,
+            },
+        ],
     }
 }
 
@@ -235,4 +257,88 @@ pub async fn traces_filter_by_request_session_and_time_newest_first(b: Backend) 
         .await,
         ["r1"]
     );
+}
+
+pub async fn a_traces_route_round_trips_and_spend_sums_its_costs(b: Backend) {
+    let s = &b.store;
+    let t = trace("r-route", None, "2026-02-01T00:00:00.000Z");
+    s.record_trace(&t).await.expect("recorded");
+    let mut unpriced = trace("r-free", None, "2026-02-01T00:00:01.000Z");
+    unpriced.cost_micros_usd = None;
+    s.record_trace(&unpriced).await.expect("recorded");
+    s.record_trace(&trace("r-old", None, "2026-01-01T00:00:00.000Z"))
+        .await
+        .expect("recorded");
+    let got = s
+        .list_traces(
+            "default",
+            &TraceFilter {
+                request_id: Some("r-route".into()),
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("listed");
+    assert_eq!(got, vec![t], "the route reason and candidates round trip");
+    assert_eq!(
+        s.trace_spend_since("default", "2026-02-01T00:00:00.000Z")
+            .await
+            .expect("spend"),
+        7,
+        "the priced trace since the bound, not the older one nor the unpriced one"
+    );
+    assert_eq!(
+        s.trace_spend_since("other", "2026-01-01T00:00:00.000Z")
+            .await
+            .expect("spend"),
+        0
+    );
+}
+
+pub async fn capability_records_are_replaced_per_source_and_deleted(b: Backend) {
+    let s = &b.store;
+    let record = |source, tools, note: &str| CapabilityRecord {
+        provider: "ollama".into(),
+        model: "qwen".into(),
+        source,
+        declared: CapabilityDeclaration {
+            tool_calling: Some(tools),
+            max_context_tokens: Some(32768),
+            ..Default::default()
+        },
+        note: Some(note.into()),
+        updated_at: now_rfc3339(),
+    };
+    let probe = record(CapabilitySource::Probe, ToolCalling::Basic, "probe");
+    s.put_capability(&record(
+        CapabilitySource::OperatorOverride,
+        ToolCalling::Basic,
+        "first",
+    ))
+    .await
+    .expect("put");
+    let over = record(
+        CapabilitySource::OperatorOverride,
+        ToolCalling::None,
+        "second",
+    );
+    s.put_capability(&over).await.expect("replaced");
+    s.put_capability(&probe).await.expect("probe");
+    assert_eq!(
+        s.list_capabilities().await.expect("list"),
+        vec![over, probe.clone()],
+        "one record per source, the override replaced, ordered by source"
+    );
+    assert!(
+        s.delete_capability("ollama", "qwen", CapabilitySource::OperatorOverride)
+            .await
+            .expect("deleted")
+    );
+    assert!(
+        !s.delete_capability("ollama", "qwen", CapabilitySource::OperatorOverride)
+            .await
+            .expect("nothing left")
+    );
+    assert_eq!(s.list_capabilities().await.expect("list"), vec![probe]);
 }

@@ -127,6 +127,41 @@ pub struct AgentManifest {
     /// Behaviour flags.
     #[serde(default)]
     pub quirks: Quirks,
+    /// Whether and how the agent can use Hecate's `/v1` as its model endpoint.
+    #[serde(default)]
+    pub gateway: GatewayHints,
+}
+
+/// Whether and how an agent can be pointed at a model endpoint (Hecate's
+/// `/v1`), so its model calls are recorded and costed in its session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayHints {
+    /// Environment that points the agent at the gateway, each value a template:
+    /// `{base_url}` (`http://HOST:PORT`, no path), `{session_id}` (the Hecate
+    /// session, for the `X-Hecate-Agent-Session` header) and `{api_key}` (the
+    /// HTTP token, or `hecate` without one). Empty: Hecate cannot do it.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// How it works for this agent, or why it cannot.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+impl GatewayHints {
+    /// The environment for session `session_id` on a gateway at `base_url`.
+    pub fn render(&self, base_url: &str, session_id: &str, api_key: &str) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .map(|(k, v)| {
+                let value = v
+                    .replace("{base_url}", base_url.trim_end_matches('/'))
+                    .replace("{session_id}", session_id)
+                    .replace("{api_key}", api_key);
+                (k.clone(), value)
+            })
+            .collect()
+    }
 }
 
 impl AgentManifest {
@@ -405,6 +440,33 @@ mod tests {
                 assert!(e.manifest.tested_req().is_some(), "{r}");
             }
         }
+    }
+
+    #[test]
+    fn every_builtin_says_whether_it_can_use_the_gateway() {
+        let (catalog, _) = Catalog::load(BUILTIN_MANIFESTS, None);
+        for e in catalog.entries() {
+            assert!(e.manifest.gateway.note.is_some(), "{}", e.manifest.id);
+        }
+        let claude = catalog.get("claude_code").expect("claude");
+        let env = claude
+            .gateway
+            .render("http://127.0.0.1:8765/", "ses_1", "tok");
+        assert!(env.contains(&("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:8765".into())));
+        assert!(env.contains(&("ANTHROPIC_API_KEY".into(), "tok".into())));
+        assert!(env.contains(&(
+            "ANTHROPIC_CUSTOM_HEADERS".into(),
+            "X-Hecate-Agent-Session: ses_1".into()
+        )));
+        let codex = catalog.get("codex").expect("codex");
+        assert!(codex.gateway.env.is_empty(), "Codex needs /v1/responses");
+    }
+
+    #[test]
+    fn an_unknown_gateway_key_is_an_error() {
+        let src = "id = \"x\"\nname = \"X\"\ncommand = \"x\"\n[gateway]\nurl = \"y\"\n";
+        let e = parse_manifest("x.toml", src).expect_err("bad");
+        assert!(e.message.contains("url"), "{e}");
     }
 
     #[test]

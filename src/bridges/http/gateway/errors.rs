@@ -94,7 +94,26 @@ impl From<HecateError> for GatewayError {
             .unwrap_or_default()
             .to_string();
         let upstream = e.details.get("upstream_status").and_then(Value::as_u64);
+        let cooling = e.details.contains_key("retry_after");
         let (status, openai_type, anthropic_type, param) = match (e.error_type, upstream) {
+            (ErrorType::RouteImpossible, _) if cooling => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "api_error",
+                "overloaded_error",
+                None,
+            ),
+            (ErrorType::RouteImpossible, _) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_request_error",
+                "invalid_request_error",
+                Some("model"),
+            ),
+            (ErrorType::ModelCapabilityRequired, _) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_request_error",
+                "invalid_request_error",
+                Some("tools"),
+            ),
             (ErrorType::ModelNotConfigured, _) => (
                 StatusCode::NOT_FOUND,
                 "invalid_request_error",
@@ -288,6 +307,21 @@ mod tests {
         assert_eq!(v["type"], "error");
         assert_eq!(v["error"]["type"], "not_found_error");
         assert_eq!(v["error"]["code"], "model_not_found");
+        let cooling = GatewayError::from(
+            HecateError::new(ErrorType::RouteImpossible, "all cooling down")
+                .with_detail("reason", "circuit_open")
+                .with_detail("retry_after", "4"),
+        )
+        .render(WireFormat::Anthropic, None);
+        assert_eq!(cooling.status(), 503);
+        assert_eq!(cooling.headers()["retry-after"], "4");
+        assert_eq!(body(cooling).await["error"]["type"], "overloaded_error");
+        let denied = GatewayError::from(
+            HecateError::new(ErrorType::RouteImpossible, "denied")
+                .with_detail("reason", "policy_denied"),
+        );
+        assert_eq!(denied.status, 422);
+        assert_eq!(denied.code, "policy_denied");
         let d = GatewayError::from(Denial::MissingToken).render(WireFormat::Anthropic, None);
         assert_eq!(d.status(), 401);
         assert_eq!(body(d).await["error"]["type"], "authentication_error");

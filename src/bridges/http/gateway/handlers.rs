@@ -5,6 +5,10 @@
 use super::super::HttpState;
 use super::super::request_id::RequestIds;
 use super::errors::GatewayError;
+use super::schema::{
+    ChatCompletion, ChatCompletionRequest, GatewayErrorDto, MessagesRequest, MessagesResponse,
+    ModelListDto,
+};
 use crate::domain::chat::valid_chat_session_id;
 use crate::engine::gateway::{
     Exchange, ExchangeBody, GatewayCall, RequestFacts, WireFormat, anthropic_list, openai_list,
@@ -22,6 +26,12 @@ const ANTHROPIC_HEADERS: [&str; 2] = ["anthropic-version", "anthropic-beta"];
 
 /// The header naming the chat session a request is recorded in.
 pub const SESSION_HEADER: &str = "x-hecate-session-id";
+
+/// The header a supervised agent sends: the Hecate session (Agent Chat) whose
+/// turn makes the call. The call is traced and costed under that session; its
+/// messages are not matched against a chat session (an agent's side calls
+/// would not continue one transcript).
+pub const AGENT_SESSION_HEADER: &str = "x-hecate-agent-session";
 
 /// The body field naming it (removed before the body goes upstream).
 const SESSION_FIELD: &str = "session_id";
@@ -64,6 +74,17 @@ pub fn speaks_anthropic(headers: &HeaderMap) -> bool {
 
 /// `GET /v1/models`: every routable model, in the Anthropic SDK's page shape
 /// when the request carries `anthropic-version`, else OpenAI's list.
+#[utoipa::path(
+    get,
+    path = "/v1/models",
+    operation_id = "gateway_list_models",
+    tag = "model-gateway",
+    responses(
+        (status = 200, description = "Every routable model with its routing facts and capabilities", body = ModelListDto),
+        (status = 401, description = "A token is configured and the request lacks it", body = GatewayErrorDto),
+        (status = "default", description = "A failure in the client's shape", body = GatewayErrorDto)
+    )
+)]
 pub async fn models(State(state): State<HttpState>, headers: HeaderMap) -> Response {
     let models = state.engine.gateway_models().await;
     let body = if speaks_anthropic(&headers) {
@@ -74,7 +95,30 @@ pub async fn models(State(state): State<HttpState>, headers: HeaderMap) -> Respo
     axum::Json(body).into_response()
 }
 
-/// `POST /v1/chat/completions` (OpenAI Chat Completions).
+/// `POST /v1/chat/completions` (OpenAI Chat Completions), to any provider.
+#[utoipa::path(
+    post,
+    path = "/v1/chat/completions",
+    operation_id = "gateway_chat_completions",
+    tag = "model-gateway",
+    params(
+        ("X-Hecate-Session-Id" = Option<String>, Header, description = "Record the exchange in this chat session (1 to 128 of letters, digits, `_.:-`)", pattern = "^[A-Za-z0-9_.:-]{1,128}$")
+    ),
+    request_body = ChatCompletionRequest,
+    responses(
+        (status = 200, description = "The answer: JSON, or with `stream` an event stream of `chat.completion.chunk`s ending with `data: [DONE]`",
+         content((ChatCompletion = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "Unreadable body, a missing field, or something the provider's format cannot express", body = GatewayErrorDto),
+        (status = 401, description = "A token is configured and the request lacks it", body = GatewayErrorDto),
+        (status = 404, description = "No configured provider serves the model", body = GatewayErrorDto),
+        (status = 409, description = "The messages do not continue the named chat session", body = GatewayErrorDto),
+        (status = 422, description = "No route candidate may be tried (policy, budget, tool capability)", body = GatewayErrorDto),
+        (status = 429, description = "The local rate limit, or every provider is rate limited (Retry-After)", body = GatewayErrorDto),
+        (status = 502, description = "The provider failed, refused Hecate's key or could not be reached", body = GatewayErrorDto),
+        (status = 503, description = "Every provider for the model is cooling down (Retry-After)", body = GatewayErrorDto),
+        (status = "default", description = "A failure in the client's shape", body = GatewayErrorDto)
+    )
+)]
 pub async fn chat_completions(
     State(state): State<HttpState>,
     ids: Option<Extension<RequestIds>>,
@@ -84,7 +128,30 @@ pub async fn chat_completions(
     generate(state, ids.map(|e| e.0), WireFormat::OpenAi, headers, body).await
 }
 
-/// `POST /v1/messages` (Anthropic Messages).
+/// `POST /v1/messages` (Anthropic Messages), to any provider.
+#[utoipa::path(
+    post,
+    path = "/v1/messages",
+    operation_id = "gateway_messages",
+    tag = "model-gateway",
+    params(
+        ("X-Hecate-Session-Id" = Option<String>, Header, description = "Record the exchange in this chat session (1 to 128 of letters, digits, `_.:-`)", pattern = "^[A-Za-z0-9_.:-]{1,128}$")
+    ),
+    request_body = MessagesRequest,
+    responses(
+        (status = 200, description = "The answer: JSON, or with `stream` an event stream from `message_start` to `message_stop`",
+         content((MessagesResponse = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "Unreadable body, a missing field, or something the provider's format cannot express", body = GatewayErrorDto),
+        (status = 401, description = "A token is configured and the request lacks it", body = GatewayErrorDto),
+        (status = 404, description = "No configured provider serves the model", body = GatewayErrorDto),
+        (status = 409, description = "The messages do not continue the named chat session", body = GatewayErrorDto),
+        (status = 422, description = "No route candidate may be tried (policy, budget, tool capability)", body = GatewayErrorDto),
+        (status = 429, description = "The local rate limit, or every provider is rate limited (Retry-After)", body = GatewayErrorDto),
+        (status = 502, description = "The provider failed, refused Hecate's key or could not be reached", body = GatewayErrorDto),
+        (status = 503, description = "Every provider for the model is cooling down (Retry-After)", body = GatewayErrorDto),
+        (status = "default", description = "A failure in the client's shape", body = GatewayErrorDto)
+    )
+)]
 pub async fn messages(
     State(state): State<HttpState>,
     ids: Option<Extension<RequestIds>>,
@@ -132,6 +199,17 @@ async fn run(
     let facts =
         RequestFacts::read(format, &body).map_err(|e| GatewayError::invalid(e.to_string()))?;
     let session_id = session_id_of(headers, &mut body).map_err(GatewayError::invalid)?;
+    let agent_session = match headers.get(AGENT_SESSION_HEADER) {
+        None => None,
+        Some(v) => match v.to_str() {
+            Ok(id) if valid_chat_session_id(id) => Some(id.to_string()),
+            _ => {
+                return Err(GatewayError::invalid(
+                    "X-Hecate-Agent-Session is not a session id (1 to 128 letters, digits, `_`, `-`, `.` or `:`)",
+                ));
+            }
+        },
+    };
     let anthropic_headers = ANTHROPIC_HEADERS
         .iter()
         .filter_map(|name| {
@@ -148,6 +226,7 @@ async fn run(
         trace_id: ids.map(|i| i.trace_id.clone()).unwrap_or_default(),
         namespace: state.namespace.to_string(),
         session_id,
+        agent_session,
     };
     Ok(state.engine.gateway_exchange(call).await?)
 }

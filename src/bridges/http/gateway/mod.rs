@@ -8,11 +8,12 @@
 //! shape with Hecate's envelope fields inside the error object (`errors.rs`).
 
 mod errors;
-mod handlers;
+pub(super) mod handlers;
 mod limit;
+pub(super) mod schema;
 
-use super::HttpState;
 use super::request_id::RequestIds;
+use super::{ApiRoute, HttpState};
 use crate::bridges::access::Guard;
 use crate::engine::Engine;
 use crate::engine::gateway::WireFormat;
@@ -21,21 +22,33 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::Uri;
 use axum::middleware::Next;
 use axum::response::Response;
-use axum::routing::{get, post};
 use errors::GatewayError;
 use std::sync::Arc;
 
 /// Largest request body the gateway accepts, in bytes (images travel inline).
 pub const MAX_GATEWAY_BODY_BYTES: usize = 32 * 1024 * 1024;
 
+/// The gateway's operations, with their full paths as the OpenAPI document
+/// names them.
+pub fn routes() -> Vec<ApiRoute> {
+    vec![
+        ApiRoute::get("/v1/models", handlers::models),
+        ApiRoute::post("/v1/chat/completions", handlers::chat_completions),
+        ApiRoute::post("/v1/messages", handlers::messages),
+    ]
+}
+
 /// The gateway router, to be nested at `/v1`, guarded by `guard` and limited by
 /// `engine`'s rate limiter.
 pub fn router(guard: Arc<Guard>, engine: Engine) -> Router<HttpState> {
-    Router::new()
-        .route("/models", get(handlers::models))
-        .route("/chat/completions", post(handlers::chat_completions))
-        .route("/messages", post(handlers::messages))
-        .fallback(not_found)
+    let mut app = Router::new();
+    for route in routes() {
+        app = app.route(
+            route.path.strip_prefix("/v1").unwrap_or(route.path),
+            route.handler,
+        );
+    }
+    app.fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_GATEWAY_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(engine, limit::limit))
         .layer(axum::middleware::from_fn_with_state(guard, access))

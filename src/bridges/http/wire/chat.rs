@@ -3,7 +3,7 @@
 //! gateway traces (`/hecate/v1/traces`).
 
 use crate::domain::chat::{
-    ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace,
+    ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace, RouteCandidate,
 };
 use crate::domain::provider_call::format_usd;
 use schemars::JsonSchema;
@@ -262,7 +262,7 @@ pub struct ChatDeletedResponse {
 }
 
 /// One gateway request as traced.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct TraceDto {
     /// `X-Request-Id`.
     pub request_id: String,
@@ -298,6 +298,42 @@ pub struct TraceDto {
     pub error_message: Option<String>,
     /// When the request arrived.
     pub started_at: String,
+    /// Why the route was chosen: `requested_model`, `pinned_provider` or
+    /// `global_default_model` (empty when the model did not resolve).
+    pub route_reason: String,
+    /// Every provider/model the router considered, in order, with its outcome.
+    pub route_candidates: Vec<RouteCandidateDto>,
+}
+
+/// One provider/model the router considered for a request.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct RouteCandidateDto {
+    /// The provider.
+    pub provider: String,
+    /// The model as the provider names it.
+    pub model: String,
+    /// `selected`, `failed`, `skipped` or `unused`.
+    pub outcome: String,
+    /// Why it was skipped or failed: `policy_denied`, `budget_denied`,
+    /// `preflight_price_missing`, `capability_missing`, `provider_rate_limited`,
+    /// `circuit_open` or `provider_unhealthy`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// More about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl From<&RouteCandidate> for RouteCandidateDto {
+    fn from(c: &RouteCandidate) -> Self {
+        Self {
+            provider: c.provider.clone(),
+            model: c.model.clone(),
+            outcome: c.outcome.clone(),
+            skip_reason: c.skip_reason.clone(),
+            detail: c.detail.clone(),
+        }
+    }
 }
 
 impl From<&GatewayTrace> for TraceDto {
@@ -320,6 +356,12 @@ impl From<&GatewayTrace> for TraceDto {
             error_type: t.error_type.clone(),
             error_message: t.error_message.clone(),
             started_at: t.started_at.clone(),
+            route_reason: t.route_reason.clone(),
+            route_candidates: t
+                .route_candidates
+                .iter()
+                .map(RouteCandidateDto::from)
+                .collect(),
         }
     }
 }

@@ -141,6 +141,9 @@ pub struct MessageDto {
     /// The task run that produced a Hecate Agent answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_run_id: Option<String>,
+    /// Runtime snapshot: the model's effective capabilities when the turn ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<super::capability::CapabilitiesDto>,
     /// Where the time of a Hecate Agent answer went (from its task run's steps
     /// and approvals).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -159,6 +162,9 @@ pub struct MessageDto {
     /// Trace id of the turn, when tracing exported one (assistant messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// The id of the turn's span (`agent_chat.run`) in that trace (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
     /// When the turn started (assistant messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
@@ -224,11 +230,17 @@ impl From<&Message> for MessageDto {
             adapter_id: m.runtime.adapter_id.clone(),
             task_id: m.runtime.task_id.clone(),
             task_run_id: m.runtime.task_run_id.clone(),
+            capabilities: m
+                .runtime
+                .capabilities
+                .as_ref()
+                .map(super::capability::CapabilitiesDto::from),
             timing: None,
             diff_stat: None,
             run_id: m.run_id.as_ref().map(|r| r.to_string()),
             request_id: None,
             trace_id: None,
+            span_id: None,
             started_at: None,
             completed_at: None,
             duration_ms: None,

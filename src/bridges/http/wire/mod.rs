@@ -3,10 +3,12 @@
 //! and OpenAPI concerns) and derive `ToSchema` for the OpenAPI document.
 
 pub mod agent;
+pub mod capability;
 pub mod chat;
 pub mod events;
 pub mod flow_chat;
 pub mod mcp;
+pub mod memory;
 pub mod message;
 pub mod session;
 pub mod system;
@@ -75,6 +77,12 @@ pub struct CreateSessionRequest {
     pub idle_timeout_ms: Option<u64>,
     /// Working-memory strategy; the config's `[history]` when absent.
     pub history: Option<HistoryDto>,
+    /// The user whose long-term memory the session writes to and recalls from
+    /// (1 to 128 bytes); absent: the namespace's shared memory.
+    pub user: Option<String>,
+    /// Messages recalled from the user's other sessions into each turn (0 to
+    /// 50); `[memory] recall` when absent.
+    pub recall: Option<i64>,
 }
 
 /// Body of `POST /hecate/v1/agent-chat/sessions/{id}/messages`.

@@ -1,6 +1,7 @@
 //! Session resources on the wire: the header, listing summaries, the full
 //! transcript, runs, provider calls and derived segments.
 
+use super::chat::TraceDto;
 use super::message::MessageDto;
 use crate::domain::error::HecateError;
 use crate::domain::memory::HistoryStrategy;
@@ -73,6 +74,10 @@ pub struct SessionDto {
     /// Model, for model and agent runtimes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The effective capabilities of the session's provider/model now (model
+    /// and agent runtimes); each message keeps those of its own turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<super::capability::CapabilitiesDto>,
     /// External-agent adapter id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter_id: Option<String>,
@@ -100,6 +105,13 @@ pub struct SessionDto {
     /// which use the config's `[history]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryDto>,
+    /// The user whose long-term memory the session uses; absent: the
+    /// namespace's shared memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Messages recalled from the user's other sessions into each model turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall: Option<u32>,
     /// Turns started so far.
     pub turns_used: u32,
     /// When the first turn started.
@@ -122,6 +134,7 @@ impl From<&Session> for SessionDto {
             runtime_kind: s.runtime_kind.as_str().to_string(),
             provider: s.provider.clone(),
             model: s.model.clone(),
+            capabilities: None,
             adapter_id: s.adapter_id.clone(),
             workspace: s.workspace.clone(),
             system_prompt: s.system_prompt.clone(),
@@ -131,6 +144,8 @@ impl From<&Session> for SessionDto {
             max_session_duration_ms: s.guardrails.max_duration_ms,
             idle_timeout_ms: s.guardrails.idle_timeout_ms,
             history: s.history.as_ref().map(HistoryDto::from),
+            user: s.memory.user.clone(),
+            recall: s.memory.recall,
             turns_used: s.turns_used,
             session_started_at: s.session_started_at.clone(),
             last_activity_at: s.last_activity_at.clone(),
@@ -239,6 +254,9 @@ pub struct RunDto {
     /// Trace id, when tracing exported one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// The id of the run's own span (`agent_chat.run`) in that trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
     /// Start time.
     pub started_at: String,
     /// End time.
@@ -258,6 +276,7 @@ impl From<&Run> for RunDto {
             error_message: r.error_message.clone(),
             request_id: r.request_id.clone(),
             trace_id: r.trace_id.clone(),
+            span_id: r.span_id.clone(),
             started_at: r.started_at.clone(),
             completed_at: r.completed_at.clone(),
             duration_ms: r.duration_ms,
@@ -330,4 +349,8 @@ pub struct TranscriptDto {
     pub runs: Vec<RunDto>,
     /// Derived segments.
     pub segments: Vec<SegmentDto>,
+    /// Model calls the session's supervised agent made through `/v1`
+    /// (`[agents.gateway]`), oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gateway_calls: Vec<TraceDto>,
 }

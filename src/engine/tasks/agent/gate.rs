@@ -79,7 +79,7 @@ impl Loop<'_> {
             json!({"tool_call_id": call.id, "tool": call.name, "approval_id": approval.id,
                    "note": approval.note}),
         );
-        self.checkpoint(None, vec![event], Vec::new()).await?;
+        self.record(None, vec![event], Vec::new());
         Ok(Verdict::Refused)
     }
 
@@ -101,7 +101,8 @@ impl Loop<'_> {
         self.conversation
             .approvals
             .insert(call.id.clone(), approval.id.as_str().to_string());
-        self.checkpoint(None, Vec::new(), Vec::new()).await?;
+        self.record(None, Vec::new(), Vec::new());
+        self.flush(None).await?;
         let event = NewTaskEvent::new(
             "approval.requested",
             json!({"approval_id": approval.id, "kind": approval.kind.as_str(),

@@ -1,9 +1,12 @@
 //! Executing an `agent_loop` run: call the model with the built-in tool catalog
 //! and the run's MCP tools, run each tool call it asks for as a step, feed the results back, until the
 //! model answers without tool calls, the turn limit or the budget. Approval
-//! gates park the run with its conversation stored; the conversation is stored
-//! after every model turn and tool call, so a reclaimed or requeued run goes on
-//! from its last completed step without calling a tool twice.
+//! gates park the run with its conversation stored. What a step did (its end,
+//! events, artifacts and the conversation with its result) is stored in one
+//! transaction with the start of the step that follows it, before that step
+//! runs, so a tool call is recorded as started before it runs and a reclaimed
+//! or requeued run goes on from its last completed step without calling a tool
+//! twice, in two writes per model turn and tool call pair.
 
 mod audit;
 mod gate;
@@ -15,9 +18,11 @@ use super::control::confinement_of;
 use super::execute::{RunEnd, StepEnd, artifact};
 use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::providers::ToolDefinition;
+use crate::adapters::telemetry::{self, spans};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::TaskStepId;
 use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus};
+use crate::engine::gateway::route;
 use crate::runtimes::agent::catalog;
 use crate::runtimes::agent::conversation::Conversation;
 use crate::runtimes::agent::mcp::McpToolset;
@@ -27,6 +32,7 @@ use crate::store::tasks::{FinishedStep, NewTaskEvent, RunCheckpoint, RunCost};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// Kind of the artifact that holds a run's conversation.
 pub const CONVERSATION_KIND: &str = "agent_conversation";
@@ -50,13 +56,29 @@ struct Loop<'a> {
     /// Steps stored before this worker took the run (a dead worker's included).
     earlier: Vec<TaskStep>,
     next_index: i64,
+    /// What was done since the last write.
+    unsaved: Unsaved,
+    /// The cost as last stored (`None` before the first write).
+    saved_cost: Option<i64>,
+}
+
+/// What the loop did since its last write, stored with the next step's start
+/// or when the loop stops.
+#[derive(Default)]
+struct Unsaved {
+    /// Whether anything (the conversation included) changed.
+    dirty: bool,
+    step: Option<FinishedStep>,
+    events: Vec<NewTaskEvent>,
+    artifacts: Vec<TaskArtifact>,
 }
 
 impl TaskRuntime {
     /// The model an `agent_loop` task runs on: its own, or the configured
-    /// default; `model_not_configured` when neither is set or it does not
-    /// resolve.
-    pub(super) fn agent_model(&self, spec: &TaskSpec) -> Result<ModelTarget> {
+    /// default, resolved by the gateway's routing (`provider/model`, or a bare
+    /// model a provider declares or lists); `model_not_configured` when neither
+    /// is set or it does not resolve.
+    pub(super) async fn agent_model(&self, spec: &TaskSpec) -> Result<ModelTarget> {
         let model = match spec.requested_model.trim() {
             "" => self.inner.config.default_model.trim(),
             m => m,
@@ -71,14 +93,20 @@ impl TaskRuntime {
                 "Create the task with requested_model, or set [tasks] default_model (HECATE_TASK_DEFAULT_MODEL).",
             ));
         }
-        let provider = Some(spec.requested_provider.trim()).filter(|p| !p.is_empty());
-        self.inner
-            .models
-            .resolve(provider, model)
+        let requested = match spec.requested_provider.trim() {
+            "" => model.to_string(),
+            provider => format!("{provider}/{model}"),
+        };
+        let route = route::route(&self.inner.models, Some(&requested), None)
+            .await
             .map_err(|e| HecateError {
                 error_type: ErrorType::ModelNotConfigured,
                 ..e
-            })
+            })?;
+        Ok(ModelTarget {
+            provider: route.provider,
+            model: route.model,
+        })
     }
 
     /// Runs the loop of an `agent_loop` run in `workspace`.
@@ -89,7 +117,7 @@ impl TaskRuntime {
         workspace: PathBuf,
         cancel: &CancellationToken,
     ) -> RunEnd {
-        let target = match self.agent_model(&task.spec) {
+        let target = match self.agent_model(&task.spec).await {
             Ok(t) => t,
             Err(e) => return RunEnd::Finish(StepEnd::failed(e.error_type.code(), e.message)),
         };
@@ -103,6 +131,17 @@ impl TaskRuntime {
         } else {
             PathBuf::from(&spec.sandbox_allowed_root)
         };
+        let span = spans::agent_loop_run(
+            task.id.as_str(),
+            run.id.as_str(),
+            &target.provider,
+            &target.model,
+            &workspace.display().to_string(),
+        );
+        if let Some(parent) = self.trace_parent(&task.id) {
+            // A session turn follows this task here: its runs are in the turn's trace.
+            telemetry::adopt(&span, parent);
+        }
         let (mcp, mcp_events) = self.agent_mcp(task, &workspace).await;
         let mut l = Loop {
             rt: self,
@@ -122,16 +161,27 @@ impl TaskRuntime {
             mcp,
             next_index: earlier.len() as i64 + 1,
             earlier,
+            unsaved: Unsaved::default(),
+            saved_cost: None,
         };
-        if !mcp_events.is_empty()
-            && let Err(e) = l.checkpoint(None, mcp_events, Vec::new()).await
-        {
-            return RunEnd::Finish(StepEnd::failed("store_error", e.to_string()));
+        if !mcp_events.is_empty() {
+            l.record(None, mcp_events, Vec::new());
         }
-        match l.drive(cancel).await {
-            Ok(end) => end,
-            Err(e) => RunEnd::Finish(StepEnd::failed("store_error", e.to_string())),
-        }
+        let end = match l.drive(cancel).instrument(span.clone()).await {
+            Ok(end) => l.flush(None).await.map(|()| end),
+            Err(e) => Err(e),
+        };
+        let end =
+            end.unwrap_or_else(|e| RunEnd::Finish(StepEnd::failed("store_error", e.to_string())));
+        let (status, error) = match &end {
+            RunEnd::Parked => ("awaiting_approval", None),
+            RunEnd::Finish(step) => (
+                step.status.as_str(),
+                step.error.as_ref().map(|(k, m)| (k.as_str(), m.as_str())),
+            ),
+        };
+        spans::agent_loop_end(&span, status, l.conversation.turns, error);
+        end
     }
 
     /// The run's stored conversation (when it has none yet: the one its chain
@@ -185,7 +235,7 @@ impl Loop<'_> {
                         "tool.call.interrupted",
                         serde_json::json!({"tool_call_id": call.id, "tool": call.name}),
                     );
-                    self.checkpoint(None, vec![event], Vec::new()).await?;
+                    self.record(None, vec![event], Vec::new());
                     continue;
                 }
                 match self.gate(&call).await? {
@@ -260,7 +310,7 @@ impl Loop<'_> {
             "agent.final_answer",
             serde_json::json!({"artifact_id": a.id, "text": answer}),
         );
-        self.checkpoint(None, vec![event], vec![a]).await?;
+        self.record(None, vec![event], vec![a]);
         Ok(RunEnd::Finish(StepEnd {
             status: TaskStepStatus::Completed,
             exit_code: None,
@@ -287,17 +337,51 @@ impl Loop<'_> {
         Ok(a)
     }
 
-    /// Stores the conversation, the cost so far, an ended step, `extra`
-    /// artifacts (replacing the run's ones of the same kind and name) and events
-    /// in one transaction, and publishes the events.
-    async fn checkpoint(
-        &self,
+    /// Notes what a step (or the loop) did: an ended step, `extra` artifacts
+    /// (replacing the run's ones of the same kind and name) and events, to be
+    /// stored with the conversation by the next [`Loop::flush`]. A second ended
+    /// step is never held: `step` is only given right before a flush.
+    fn record(
+        &mut self,
         step: Option<FinishedStep>,
         events: Vec<NewTaskEvent>,
         extra: Vec<TaskArtifact>,
-    ) -> Result<()> {
+    ) {
+        let u = &mut self.unsaved;
+        debug_assert!(step.is_none() || u.step.is_none(), "two unsaved step ends");
+        u.dirty = true;
+        if step.is_some() {
+            u.step = step;
+        }
+        u.events.extend(events);
+        u.artifacts.extend(extra);
+    }
+
+    /// Stores what was recorded, the conversation, the cost so far and `start`
+    /// (a step about to run, with its events) in one transaction, and
+    /// publishes the events; without `start` and with nothing recorded it
+    /// writes nothing.
+    async fn flush(&mut self, start: Option<(TaskStep, Vec<NewTaskEvent>)>) -> Result<()> {
+        if start.is_none() && !self.unsaved.dirty {
+            return Ok(());
+        }
+        let Unsaved {
+            step,
+            mut events,
+            artifacts,
+            ..
+        } = std::mem::take(&mut self.unsaved);
+        let start = start.map(|(step, started)| {
+            events.extend(started);
+            step
+        });
         let mut replace = vec![self.conversation_artifact()?];
-        replace.extend(extra);
+        replace.extend(artifacts);
+        let cost = (self.saved_cost != Some(self.cost)).then(|| RunCost {
+            total_cost_micros_usd: self.cost,
+            model: self.target.model.clone(),
+            provider: self.target.provider.clone(),
+        });
         let stored = self
             .rt
             .store()
@@ -305,15 +389,13 @@ impl Loop<'_> {
                 run_id: self.run.id.clone(),
                 owner: self.rt.inner.owner.clone(),
                 step,
+                start,
                 replace,
-                cost: Some(RunCost {
-                    total_cost_micros_usd: self.cost,
-                    model: self.target.model.clone(),
-                    provider: self.target.provider.clone(),
-                }),
+                cost,
                 events,
             })
             .await?;
+        self.saved_cost = Some(self.cost);
         self.rt.publish(stored);
         Ok(())
     }

@@ -1,11 +1,12 @@
 //! The two kinds of step of an `agent_loop` run: a model turn (`model`), ending
 //! with `turn.completed` and its cost, and a tool call (`tool`), ending with
-//! `tool.call.finished`, its output and patch artifacts. Each ends in one
-//! checkpoint with the conversation.
+//! `tool.call.finished`, its output and patch artifacts. A step's start is
+//! stored with the end of the one before it, its end with the next start.
 
 use super::super::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
 use super::audit::{CallEnd, CallStart};
 use super::{BASE_PROMPT, Loop};
+use crate::adapters::telemetry::spans;
 use crate::domain::error::Result;
 use crate::domain::ids::TaskStepId;
 use crate::domain::message::ToolCall;
@@ -15,6 +16,7 @@ use crate::runtimes::agent::{llm, tools};
 use crate::store::tasks::{FinishedStep, NewTaskEvent};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// The most result text a `tool.call.finished` event carries.
 const EVENT_RESULT_BYTES: usize = 4096;
@@ -52,7 +54,8 @@ fn json_event(event_type: &str, data: Value) -> NewTaskEvent {
 }
 
 impl Loop<'_> {
-    /// Stores a new running step of `kind` with `input` and its events.
+    /// Stores a new running step of `kind` with `input` and its events, with
+    /// what the loop did before it.
     async fn start_step(
         &mut self,
         kind: &str,
@@ -81,8 +84,7 @@ impl Loop<'_> {
                 json!({"step_id": step.id, "index": step.index, "kind": kind}),
             ),
         );
-        let stored = self.rt.store().start_task_step(&step, events).await?;
-        self.rt.publish(stored);
+        self.flush(Some((step.clone(), events))).await?;
         Ok(step)
     }
 
@@ -101,8 +103,18 @@ impl Loop<'_> {
         );
         let step = self.start_step("tool", input, vec![started]).await?;
         let call_start = CallStart::now();
+        let traced = spans::ToolCall::start(
+            &call.name,
+            &call.id,
+            self.mcp.get(&call.name).is_some() || self.mcp.is_blocked(&call.name),
+        );
         let outcome = match self.mcp.get(&call.name) {
-            Some(tool) => self.mcp.call(tool, call, cancel).await,
+            Some(tool) => {
+                self.mcp
+                    .call(tool, call, cancel)
+                    .instrument(traced.span().clone())
+                    .await
+            }
             None if self.mcp.is_blocked(&call.name) => tools::ToolOutcome {
                 is_error: true,
                 ..tools::ToolOutcome::text(format!(
@@ -110,7 +122,11 @@ impl Loop<'_> {
                     call.name
                 ))
             },
-            None => tools::run(&self.env, call, cancel).await,
+            None => {
+                tools::run(&self.env, call, cancel)
+                    .instrument(traced.span().clone())
+                    .await
+            }
         };
         let decision = if self.mcp.is_blocked(&call.name) {
             "blocked"
@@ -125,6 +141,13 @@ impl Loop<'_> {
             (_, _, true) => "tool_error",
             _ => "ok",
         };
+        traced.finish(
+            decision,
+            outcome_word,
+            outcome
+                .is_error
+                .then(|| outcome.content.lines().next().unwrap_or_default()),
+        );
         self.audit_mcp_call(
             call,
             call_start,
@@ -145,6 +168,12 @@ impl Loop<'_> {
             let (a, e) = patch_artifact(self.task, self.run, &step.id, &p.change, p.proposed);
             artifacts.push(a);
             events.push(e);
+        }
+        if let Some(plan) = &outcome.plan {
+            events.push(json_event(
+                "agent.plan",
+                json!({"tool_call_id": call.id, "step_id": step.id, "entries": plan}),
+            ));
         }
         events.push(json_event(
             "tool.call.finished",
@@ -181,7 +210,7 @@ impl Loop<'_> {
             artifacts,
             events: Vec::new(),
         };
-        self.checkpoint(Some(end), events, Vec::new()).await?;
+        self.record(Some(end), events, Vec::new());
         Ok(outcome.cancelled)
     }
 
@@ -217,7 +246,7 @@ impl Loop<'_> {
             None => {
                 finished.status = TaskStepStatus::Cancelled;
                 let events = vec![step_event(&finished)];
-                self.end_step(finished, events).await?;
+                self.end_step(finished, events);
                 return Ok(Some(RunEnd::Finish(StepEnd {
                     status: TaskStepStatus::Cancelled,
                     exit_code: None,
@@ -231,7 +260,7 @@ impl Loop<'_> {
                 finished.error_type = Some(e.error_type.code().to_string());
                 finished.error_message = Some(e.message.clone());
                 let events = vec![step_event(&finished)];
-                self.end_step(finished, events).await?;
+                self.end_step(finished, events);
                 return Ok(Some(RunEnd::Finish(StepEnd::failed(
                     e.error_type.code(),
                     e.message,
@@ -257,17 +286,17 @@ impl Loop<'_> {
         let events = vec![completed, step_event(&finished)];
         self.conversation
             .push_assistant(reply.text, reply.tool_calls);
-        self.end_step(finished, events).await?;
+        self.end_step(finished, events);
         Ok(None)
     }
 
-    /// Ends a step in a checkpoint with the conversation.
-    async fn end_step(&self, step: TaskStep, events: Vec<NewTaskEvent>) -> Result<()> {
+    /// Records a step's end, to be stored with the conversation.
+    fn end_step(&mut self, step: TaskStep, events: Vec<NewTaskEvent>) {
         let end = FinishedStep {
             step,
             artifacts: Vec::new(),
             events: Vec::new(),
         };
-        self.checkpoint(Some(end), events, Vec::new()).await
+        self.record(Some(end), events, Vec::new());
     }
 }

@@ -55,6 +55,7 @@ async fn run(
         content,
         is_error: !ok,
         patch: None,
+        plan: None,
         cancelled: out.cancelled,
         command: Some(out),
     })

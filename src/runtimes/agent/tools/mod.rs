@@ -7,10 +7,12 @@ mod commands;
 mod files;
 mod http;
 pub mod http_policy;
+mod plan;
 
 use super::catalog::BuiltIn;
 use crate::adapters::sandbox::{CommandOutcome, Confinement, FileChange, SandboxError};
 use crate::domain::message::ToolCall;
+use crate::domain::plan::PlanEntry;
 pub use http_policy::HttpPolicy;
 use serde::de::DeserializeOwned;
 use std::path::PathBuf;
@@ -42,7 +44,7 @@ pub struct ToolEnv {
 pub enum ToolError {
     /// The model named a tool that is not in the catalog.
     #[error(
-        "unknown tool {0:?}; the tools are read_file, list_dir, file_write, file_edit, shell_exec, git_exec, http_request and the mcp__ tools listed with this request"
+        "unknown tool {0:?}; the tools are read_file, list_dir, file_write, file_edit, shell_exec, git_exec, http_request, update_plan and the mcp__ tools listed with this request"
     )]
     UnknownTool(String),
     /// The arguments are not what the tool takes.
@@ -82,6 +84,8 @@ pub struct ToolOutcome {
     pub patch: Option<Patch>,
     /// The command's outcome, for command tools.
     pub command: Option<CommandOutcome>,
+    /// The plan `update_plan` shared.
+    pub plan: Option<Vec<PlanEntry>>,
     /// Stopped by a cancel.
     pub cancelled: bool,
 }
@@ -94,6 +98,7 @@ impl ToolOutcome {
             is_error: false,
             patch: None,
             command: None,
+            plan: None,
             cancelled: false,
         }
     }
@@ -155,6 +160,7 @@ pub async fn run(env: &ToolEnv, call: &ToolCall, cancel: &CancellationToken) -> 
             Ok(a) => http::http_request(env, a, cancel).await,
             Err(e) => Err(e),
         },
+        BuiltIn::UpdatePlan => args(tool, call).and_then(plan::update_plan),
     };
     done.unwrap_or_else(ToolOutcome::error)
 }

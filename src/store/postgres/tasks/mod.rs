@@ -265,28 +265,7 @@ impl TaskStore for PostgresStore {
         events: Vec<NewTaskEvent>,
     ) -> Result<Vec<TaskEvent>> {
         in_transaction!(self, tx => {
-            let sql = format!(
-                "INSERT INTO task_steps ({STEP_COLUMNS}) \
-                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)"
-            );
-            tx.execute(
-                sql.as_str(),
-                &[
-                    &step.id.as_str(),
-                    &step.run_id.as_str(),
-                    &step.task_id.as_str(),
-                    &step.index,
-                    &step.kind,
-                    &step.status.as_str(),
-                    &serde_json::to_string(&step.input)?,
-                    &step.exit_code,
-                    &step.error_type,
-                    &step.error_message,
-                    &step.started_at,
-                    &step.finished_at,
-                ],
-            )
-            .await?;
+            insert_step(&tx, step).await?;
             append_events(&tx, &step.task_id, &step.run_id, events).await?
         })
     }

@@ -196,6 +196,32 @@ pub(super) async fn insert_approval<C: GenericClient>(c: &C, a: &TaskApproval) -
     Ok(())
 }
 
+pub(super) async fn insert_step<C: GenericClient>(c: &C, step: &TaskStep) -> OpResult<()> {
+    let sql = format!(
+        "INSERT INTO task_steps ({STEP_COLUMNS}) \
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)"
+    );
+    c.execute(
+        sql.as_str(),
+        &[
+            &step.id.as_str(),
+            &step.run_id.as_str(),
+            &step.task_id.as_str(),
+            &step.index,
+            &step.kind,
+            &step.status.as_str(),
+            &serde_json::to_string(&step.input)?,
+            &step.exit_code,
+            &step.error_type,
+            &step.error_message,
+            &step.started_at,
+            &step.finished_at,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
 pub(super) async fn update_step_end<C: GenericClient>(c: &C, step: &TaskStep) -> OpResult<()> {
     c.execute(
         "UPDATE task_steps SET status = $2, exit_code = $3, error_type = $4, \

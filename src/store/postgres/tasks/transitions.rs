@@ -223,6 +223,9 @@ pub(super) async fn checkpoint(
             insert_artifact(tx, a).await?;
         }
     }
+    if let Some(step) = &cp.start {
+        insert_step(tx, step).await?;
+    }
     for a in &cp.replace {
         tx.execute(
             "DELETE FROM task_artifacts WHERE run_id = $1 AND kind = $2 AND name = $3",

@@ -237,23 +237,7 @@ impl TaskStore for SqliteStore {
         let step = step.clone();
         self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute(
-                &format!("INSERT INTO task_steps ({STEP_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"),
-                params![
-                    step.id.as_str(),
-                    step.run_id.as_str(),
-                    step.task_id.as_str(),
-                    step.index,
-                    step.kind,
-                    step.status.as_str(),
-                    serde_json::to_string(&step.input)?,
-                    step.exit_code,
-                    step.error_type,
-                    step.error_message,
-                    step.started_at,
-                    step.finished_at
-                ],
-            )?;
+            insert_step(&tx, &step)?;
             let events = append_events(&tx, &step.task_id, &step.run_id, events)?;
             tx.commit()?;
             Ok(events)

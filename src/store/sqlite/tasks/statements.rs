@@ -62,11 +62,10 @@ pub(super) fn select_run(
 }
 
 pub(super) fn select_run_by_id(c: &Connection, run_id: &TaskRunId) -> OpResult<TaskRun> {
-    c.query_row(
-        &format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1"),
-        params![run_id.as_str()],
-        row_to_run,
-    )
+    c.prepare_cached(&format!(
+        "SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1"
+    ))?
+    .query_row(params![run_id.as_str()], row_to_run)
     .optional()?
     .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
 }
@@ -124,11 +123,10 @@ pub(super) fn conflict(message: String) -> HecateError {
 }
 
 pub(super) fn insert_artifact(c: &Connection, a: &TaskArtifact) -> OpResult<()> {
-    c.execute(
-        &format!(
-            "INSERT INTO task_artifacts ({ARTIFACT_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
-        ),
-        params![
+    c.prepare_cached(&format!(
+        "INSERT INTO task_artifacts ({ARTIFACT_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
+    ))?
+    .execute(params![
             a.id.as_str(),
             a.task_id.as_str(),
             a.run_id.as_str(),
@@ -140,8 +138,7 @@ pub(super) fn insert_artifact(c: &Connection, a: &TaskArtifact) -> OpResult<()> 
             a.truncated as i64,
             a.status,
             a.created_at
-        ],
-    )?;
+        ])?;
     Ok(())
 }
 
@@ -165,30 +162,48 @@ pub(super) fn insert_approval(c: &Connection, a: &TaskApproval) -> OpResult<()> 
     Ok(())
 }
 
+pub(super) fn insert_step(c: &Connection, step: &TaskStep) -> OpResult<()> {
+    c.prepare_cached(&format!(
+        "INSERT INTO task_steps ({STEP_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"
+    ))?
+    .execute(params![
+        step.id.as_str(),
+        step.run_id.as_str(),
+        step.task_id.as_str(),
+        step.index,
+        step.kind,
+        step.status.as_str(),
+        serde_json::to_string(&step.input)?,
+        step.exit_code,
+        step.error_type,
+        step.error_message,
+        step.started_at,
+        step.finished_at
+    ])?;
+    Ok(())
+}
+
 pub(super) fn update_step_end(c: &Connection, step: &TaskStep) -> OpResult<()> {
-    c.execute(
+    c.prepare_cached(
         "UPDATE task_steps SET status = ?2, exit_code = ?3, error_type = ?4, \
          error_message = ?5, finished_at = ?6 WHERE id = ?1",
-        params![
-            step.id.as_str(),
-            step.status.as_str(),
-            step.exit_code,
-            step.error_type,
-            step.error_message,
-            step.finished_at
-        ],
-    )?;
+    )?
+    .execute(params![
+        step.id.as_str(),
+        step.status.as_str(),
+        step.exit_code,
+        step.error_type,
+        step.error_message,
+        step.finished_at
+    ])?;
     Ok(())
 }
 
 /// Fails with `conflict` unless `owner` holds the lease on the run.
 pub(super) fn check_lease(c: &Connection, run_id: &TaskRunId, owner: &str) -> OpResult<()> {
     let held: Option<String> = c
-        .query_row(
-            "SELECT lease_owner FROM task_queue WHERE run_id = ?1",
-            params![run_id.as_str()],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT lease_owner FROM task_queue WHERE run_id = ?1")?
+        .query_row(params![run_id.as_str()], |r| r.get(0))
         .optional()?
         .flatten();
     if held.as_deref() != Some(owner) {

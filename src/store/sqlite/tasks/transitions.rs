@@ -214,24 +214,27 @@ pub(super) fn checkpoint(c: &mut Connection, cp: RunCheckpoint) -> OpResult<Vec<
             insert_artifact(&tx, a)?;
         }
     }
+    if let Some(step) = &cp.start {
+        insert_step(&tx, step)?;
+    }
     for a in &cp.replace {
-        tx.execute(
+        tx.prepare_cached(
             "DELETE FROM task_artifacts WHERE run_id = ?1 AND kind = ?2 AND name = ?3",
-            params![cp.run_id.as_str(), a.kind, a.name],
-        )?;
+        )?
+        .execute(params![cp.run_id.as_str(), a.kind, a.name])?;
         insert_artifact(&tx, a)?;
     }
     if let Some(cost) = &cp.cost {
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE task_runs SET total_cost_micros_usd = ?2, model = ?3, provider = ?4 \
              WHERE id = ?1",
-            params![
-                cp.run_id.as_str(),
-                cost.total_cost_micros_usd,
-                cost.model,
-                cost.provider
-            ],
-        )?;
+        )?
+        .execute(params![
+            cp.run_id.as_str(),
+            cost.total_cost_micros_usd,
+            cost.model,
+            cost.provider
+        ])?;
     }
     let mut events = cp.events;
     if let Some(end) = cp.step {
