@@ -7,6 +7,7 @@ use crate::support::common::{Home, git_workspace};
 use crate::support::http::{
     Api, Served, agent_processes_reach, create_agent_session, last_message, pending_approval, serve,
 };
+use crate::support::mcp::McpProc;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -581,6 +582,43 @@ async fn usage_and_cost_an_agent_reports_are_recorded_per_turn_and_unknown_other
         )
     );
     assert_eq!(rows[2]["title"], "Final answer");
+
+    // MCP's transcript shows each answer's usage as HTTP does (another process on
+    // the same store), and none on the answer whose turn reported nothing.
+    let mut mcp = McpProc::start(&home, json!({}));
+    let t = mcp.call_ok("get_transcript", json!({"session_id": id}));
+    let over_mcp = t["structuredContent"]["messages"]
+        .as_array()
+        .cloned()
+        .expect("messages");
+    let mut with_usage = 0;
+    for m in messages.iter().filter(|m| m["role"] == "assistant") {
+        let twin = over_mcp
+            .iter()
+            .find(|x| x["sequence"] == m["sequence"])
+            .unwrap_or_else(|| panic!("answer {m} over MCP: {t}"));
+        let call = calls.iter().find(|c| c["id"] == m["produced_by_call_id"]);
+        match call {
+            Some(c) => {
+                with_usage += 1;
+                assert_eq!(twin["usage"]["prompt_tokens"], c["prompt_tokens"], "{twin}");
+                assert_eq!(
+                    twin["usage"]["completion_tokens"], c["completion_tokens"],
+                    "{twin}"
+                );
+                assert_eq!(
+                    twin["usage"]
+                        .get("cost_micros_usd")
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    c["cost_micros_usd"],
+                    "{twin}"
+                );
+            }
+            None => assert!(twin.get("usage").is_none(), "{twin}"),
+        }
+    }
+    assert_eq!(with_usage, 3, "{t}");
 }
 
 #[tokio::test]

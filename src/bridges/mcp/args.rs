@@ -3,6 +3,7 @@
 
 use crate::domain::approval::{Approval, Grant};
 use crate::domain::message::Message;
+use crate::domain::provider_call::ProviderCall;
 use crate::domain::session::{Session, SessionSummary};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -255,8 +256,38 @@ pub struct MessageInfo {
     /// The id of that turn's span (`agent_chat.run`), when traced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub span_id: Option<String>,
+    /// Tokens and cost of the model call (or agent turn) that produced an
+    /// assistant message, when one was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageInfo>,
     /// Creation time.
     pub created_at: String,
+}
+
+/// Tokens and cost of the call that produced a message.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UsageInfo {
+    /// Input tokens.
+    pub prompt_tokens: u64,
+    /// Output tokens.
+    pub completion_tokens: u64,
+    /// Total tokens.
+    pub total_tokens: u64,
+    /// Cost in micro-USD; absent when it is unknown (no price, or an agent that
+    /// reported none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_micros_usd: Option<i64>,
+}
+
+impl From<&ProviderCall> for UsageInfo {
+    fn from(c: &ProviderCall) -> Self {
+        Self {
+            prompt_tokens: c.usage.prompt_tokens,
+            completion_tokens: c.usage.completion_tokens,
+            total_tokens: c.usage.total_tokens,
+            cost_micros_usd: c.cost_micros_usd,
+        }
+    }
 }
 
 impl From<&Message> for MessageInfo {
@@ -270,6 +301,7 @@ impl From<&Message> for MessageInfo {
             error: m.error.clone(),
             trace_id: None,
             span_id: None,
+            usage: None,
             created_at: m.created_at.clone(),
         }
     }

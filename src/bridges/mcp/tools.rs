@@ -141,6 +141,11 @@ impl HecateMcp {
                         info.trace_id = run.trace_id.clone();
                         info.span_id = run.span_id.clone();
                     }
+                    info.usage = m
+                        .produced_by_call_id
+                        .as_ref()
+                        .and_then(|id| t.provider_calls.iter().find(|c| &c.id == id))
+                        .map(UsageInfo::from);
                     info
                 })
                 .collect(),
