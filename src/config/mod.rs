@@ -130,7 +130,9 @@ impl Config {
             },
         };
         if seconds == 0 {
-            return Err(bad("[store] session_lease_seconds must be at least 1".into()));
+            return Err(bad(
+                "[store] session_lease_seconds must be at least 1".into()
+            ));
         }
         Ok(i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX))
     }
@@ -454,7 +456,10 @@ mod tests {
         let path = dir.path().join("config.toml");
         std::fs::write(&path, "").expect("writes");
         let c = Config::load(&path, &HashMap::new()).expect("loads");
-        assert_eq!(c.session_lease_ms(&HashMap::new()).expect("default"), 30_000);
+        assert_eq!(
+            c.session_lease_ms(&HashMap::new()).expect("default"),
+            30_000
+        );
         std::fs::write(&path, "[store]\nsession_lease_seconds = 5\n").expect("writes");
         let c = Config::load(&path, &HashMap::new()).expect("loads");
         assert_eq!(c.session_lease_ms(&HashMap::new()).expect("file"), 5_000);
@@ -464,7 +469,10 @@ mod tests {
             let e = c
                 .session_lease_ms(&env(&[("HECATE_SESSION_LEASE_SECONDS", bad)]))
                 .expect_err("refused");
-            assert!(e.to_string().contains("SESSION_LEASE") || e.to_string().contains("session_lease"), "{e}");
+            assert!(
+                e.to_string().contains("SESSION_LEASE") || e.to_string().contains("session_lease"),
+                "{e}"
+            );
         }
     }
 

@@ -735,7 +735,11 @@ impl Engine {
 
     /// What an earlier `finish_turn` of `run_id` stored, when the run is no
     /// longer open and its answer is among the session's newest messages.
-    async fn stored_turn_end(&self, run_id: &RunId, session_id: &SessionId) -> Option<TurnFinished> {
+    async fn stored_turn_end(
+        &self,
+        run_id: &RunId,
+        session_id: &SessionId,
+    ) -> Option<TurnFinished> {
         let run = self.store().get_run(run_id).await.ok()?;
         if matches!(run.status, RunStatus::Running | RunStatus::AwaitingApproval) {
             return None;

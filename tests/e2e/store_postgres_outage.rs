@@ -52,7 +52,10 @@ impl Outage {
     async fn until_the_model_was_asked(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while self.model.requests().is_empty() {
-            assert!(Instant::now() < deadline, "the turn never reached the model");
+            assert!(
+                Instant::now() < deadline,
+                "the turn never reached the model"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -112,10 +115,14 @@ async fn a_server_gone_for_a_moment_mid_turn_loses_none_of_the_turn() {
 
     let answer = turn.await.expect("join");
     assert_eq!(answer.status, 200, "{}", answer.body);
-    let last = last_message(&answer.body["data"]);
+    let last = last_message(&answer.body);
     assert_eq!(last["content"], full_text(30));
     assert_eq!(last["status"], "completed");
-    assert_eq!(answer.body["data"]["status"], "idle", "{}", answer.body);
+    assert_eq!(
+        answer.body["data"]["status"], "completed",
+        "{}",
+        answer.body
+    );
 
     // Every streamed event reached the store, numbered without a gap.
     let stored = o.session(&id).await;
@@ -166,11 +173,10 @@ async fn an_answer_finished_while_the_server_is_away_is_stored_when_it_returns()
 
     let answer = turn.await.expect("join");
     assert_eq!(answer.status, 200, "{}", answer.body);
-    let data = &answer.body["data"];
-    let last = last_message(data);
+    let last = last_message(&answer.body);
     assert_eq!(last["content"], full_text(10));
     assert_eq!(last["status"], "completed");
-    assert_eq!(data["status"], "idle");
+    assert_eq!(answer.body["data"]["status"], "completed");
     let runs: i64 = o
         .sql("SELECT COUNT(*) FROM runs WHERE status = 'completed'")
         .await
@@ -199,13 +205,121 @@ async fn a_server_away_longer_than_the_retry_window_fails_the_turn_with_store_er
     assert_eq!(answer.error_type(), "store_error", "{}", answer.body);
     o.start_again().await;
 
-    // The prompt was durable before the model saw it; no answer claims to be
-    // saved, and the session is free for the next prompt.
-    let data = o.session(&id).await;
+    // The prompt was durable before the model saw it, and no answer claims to be
+    // saved: the run stays open until the sweep closes it once the 2 s lease
+    // has expired, as for a replica that died.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let data = loop {
+        let data = o.session(&id).await;
+        if data["runs"][0]["status"] == "failed" {
+            break data;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the open run was never closed: {data}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(data["runs"][0]["error_type"], "interrupted", "{data}");
     let messages = data["messages"].as_array().expect("messages");
-    assert_eq!(messages.len(), 1, "{messages:?}");
     assert_eq!(messages[0]["content"], "too long");
-    let runs = data["runs"].as_array().expect("runs");
-    assert_eq!(runs.len(), 1);
-    assert_ne!(runs[0]["status"], "completed");
+    assert!(
+        messages
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .all(|m| m["status"] == "failed"),
+        "{messages:?}"
+    );
+    assert_eq!(data["runs"].as_array().map(Vec::len), Some(1));
+}
+
+#[tokio::test]
+async fn a_replica_on_another_host_that_dies_mid_turn_is_taken_over_once_its_lease_expires() {
+    // Two replicas with a 2 s session lease. Replica one streams a slow turn and
+    // is killed with SIGKILL; its owner id is then rewritten to another host's, so
+    // only the lease (not a pid check on this machine) can say it is gone.
+    let (pg, db) = tokio::task::spawn_blocking(|| {
+        let pg = postgres::shared();
+        let db = pg.create_database();
+        (pg, db)
+    })
+    .await
+    .expect("cluster");
+    let model = ModelServer::start(Some(json!([
+        {"match": {"contains": "slow"}, "chunks": ["one ", "two ", "three ", "four "], "chunk_delay_ms": 1500},
+        {"repeat": true, "text": "taken over"}
+    ])));
+    let mut home = Home::with_openai(&model);
+    home.set("HECATE_SESSION_LEASE_SECONDS", "2");
+    let url = pg.url(&db);
+    let args = ["serve", "--listen", "127.0.0.1:0", "--store", &url];
+    let mut one = serve_args(&home, &args);
+    let two = serve_args(&home, &args);
+    let (api_one, api_two) = (Api::new(&one), Api::new(&two));
+    let id = api_one.create_session(json!({"title": "handover"})).await;
+    let (api, sid) = (api_one.clone(), id.clone());
+    let _turn = tokio::spawn(async move { api.say(&sid, "slow please").await });
+    // Wait until the first words are stored, then kill the replica.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let psql = |sql: String| {
+        let db = db.clone();
+        async move {
+            tokio::task::spawn_blocking(move || postgres::shared().psql(&db, &sql))
+                .await
+                .expect("psql")
+        }
+    };
+    loop {
+        let n: i64 = psql(format!(
+            "SELECT COUNT(*) FROM run_events e JOIN runs r ON r.id = e.run_id \
+             WHERE r.session_id = '{id}' AND e.type = 'text_delta'"
+        ))
+        .await
+        .parse()
+        .unwrap_or(0);
+        if n > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the turn never streamed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    one.child.kill().expect("SIGKILL");
+    one.child.wait().expect("reaped");
+    psql(format!(
+        "UPDATE sessions SET owner_id = 'another-host:4242:abcdef12' WHERE id = '{id}'"
+    ))
+    .await;
+
+    // Replica two's sweep closes the turn once the lease has expired: the run
+    // ends interrupted and the words the user saw stay as a failed answer.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let data = loop {
+        let got = api_two
+            .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+            .await;
+        assert_eq!(got.status, 200, "{}", got.body);
+        let data = got.body["data"].clone();
+        if data["runs"][0]["status"] == "failed" {
+            break data;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the dead replica's turn was never closed: {data}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(data["runs"][0]["error_type"], "interrupted", "{data}");
+    let partial = data["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(partial["role"], "assistant");
+    assert_eq!(partial["content"], "one ");
+    assert_eq!(partial["status"], "failed");
+
+    // And the session goes on there.
+    let next = api_two.say(&id, "carry on").await;
+    assert_eq!(next.status, 200, "{}", next.body);
+    assert_eq!(last_message(&next.body)["content"], "taken over");
 }
