@@ -184,6 +184,7 @@ impl AppContext {
             gateway_rate_limit_rpm: config.gateway_rate_limit_rpm(&env)?,
             gateway_routing: config.gateway_routing()?,
             flows: load_flows(&config, &env),
+            lease_ttl_ms: config.session_lease_ms(&env)?,
             memory,
             ..EngineConfig::default()
         };

@@ -85,6 +85,8 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     let retention = ctx
         .engine
         .start_approval_retention(ctx.config.approval_retention(&env)?, shutdown.clone());
+    // Turns of processes that died elsewhere are closed once their lease expires.
+    let sweep = ctx.engine.start_owner_sweep(shutdown.clone());
     let stop = shutdown.clone();
     serve(listener, app, limits, async move {
         signal.await;
@@ -99,6 +101,7 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
         let _ = w.await;
     }
     let _ = retention.await;
+    let _ = sweep.await;
     ctx.engine.shutdown().await;
     eprintln!("hecate stopped");
     Ok(0)

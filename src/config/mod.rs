@@ -110,6 +110,33 @@ impl Config {
         }
     }
 
+    /// How long a live session's owner lease lasts without renewal, in
+    /// milliseconds: `[store] session_lease_seconds` under
+    /// `HECATE_SESSION_LEASE_SECONDS` (30 s by default; at least 1).
+    pub fn session_lease_ms(&self, env: &HashMap<String, String>) -> Result<i64, ConfigError> {
+        let bad = |message: String| ConfigError::Parse {
+            path: self.path.clone(),
+            message,
+        };
+        let seconds = match env.get("HECATE_SESSION_LEASE_SECONDS").map(|v| v.trim()) {
+            Some(v) if !v.is_empty() => v.parse::<u64>().map_err(|_| {
+                bad(format!(
+                    "HECATE_SESSION_LEASE_SECONDS={v:?} is not a whole number of seconds"
+                ))
+            })?,
+            _ => match self.file.store.session_lease_seconds {
+                Some(s) => s,
+                None => return Ok(crate::engine::LEASE_TTL_MS),
+            },
+        };
+        if seconds == 0 {
+            return Err(bad(
+                "[store] session_lease_seconds must be at least 1".into()
+            ));
+        }
+        Ok(i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX))
+    }
+
     /// How the gateway routes (`[gateway]` deny, daily_budget_usd, cooldown_secs,
     /// circuit_failures) and what each provider's `capabilities` tables declare.
     pub fn gateway_routing(&self) -> Result<crate::engine::gateway::RoutingSettings, ConfigError> {
@@ -421,6 +448,32 @@ mod tests {
             "other/x",
             "a task default wins"
         );
+    }
+
+    #[test]
+    fn the_session_lease_is_thirty_seconds_unless_configured() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "").expect("writes");
+        let c = Config::load(&path, &HashMap::new()).expect("loads");
+        assert_eq!(
+            c.session_lease_ms(&HashMap::new()).expect("default"),
+            30_000
+        );
+        std::fs::write(&path, "[store]\nsession_lease_seconds = 5\n").expect("writes");
+        let c = Config::load(&path, &HashMap::new()).expect("loads");
+        assert_eq!(c.session_lease_ms(&HashMap::new()).expect("file"), 5_000);
+        let over = env(&[("HECATE_SESSION_LEASE_SECONDS", "2")]);
+        assert_eq!(c.session_lease_ms(&over).expect("env"), 2_000);
+        for bad in ["0", "soon"] {
+            let e = c
+                .session_lease_ms(&env(&[("HECATE_SESSION_LEASE_SECONDS", bad)]))
+                .expect_err("refused");
+            assert!(
+                e.to_string().contains("SESSION_LEASE") || e.to_string().contains("session_lease"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

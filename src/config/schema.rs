@@ -118,6 +118,10 @@ pub struct StoreSection {
     /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (several replicas share one
     /// PostgreSQL database) or `sqlite:PATH`.
     pub url: Option<String>,
+    /// Seconds a live session's owner lease lasts without renewal (default 30):
+    /// how soon another replica may continue a session whose owner died.
+    /// `HECATE_SESSION_LEASE_SECONDS` overrides it.
+    pub session_lease_seconds: Option<u64>,
 }
 
 /// `[gateway]`: the model gateway (`/v1/chat/completions`, `/v1/messages`,

@@ -2,6 +2,7 @@
 //! keeps the partial answer, and stores them in batches.
 
 use super::Engine;
+use crate::domain::error::ErrorType;
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::message::ContentBlock;
@@ -70,13 +71,22 @@ impl EventSink {
             return;
         }
         let batch = std::mem::take(&mut self.pending);
-        if let Err(e) = self
+        match self
             .engine
             .store()
             .append_run_events(&self.run_id, &batch)
             .await
         {
-            tracing::warn!(error = %e, "could not persist run events");
+            Ok(()) => {}
+            // The batch is already stored: an earlier try committed and only
+            // its answer was lost.
+            Err(e) if e.error_type == ErrorType::Conflict => {}
+            Err(e) => {
+                // Kept for the next flush (or the turn's end), in order.
+                tracing::warn!(error = %e, "could not persist run events; keeping them for the next try");
+                let newer = std::mem::replace(&mut self.pending, batch);
+                self.pending.extend(newer);
+            }
         }
     }
 

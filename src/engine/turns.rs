@@ -19,7 +19,7 @@ use crate::engine::turn_run::{TurnEnding, TurnPolicy};
 use crate::engine::turn_trace::TurnSpan;
 use crate::runtimes::{TurnContext, TurnReport, TurnTarget};
 use crate::store::history::summarization_needed;
-use crate::store::{BeginTurn, TurnBegun};
+use crate::store::{BeginTurn, FinishTurn, TurnBegun, TurnFinished};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -682,7 +682,7 @@ impl Engine {
     async fn finish_turn(&self, ending: TurnEnding) -> Result<TurnResult> {
         let TurnEnding { finish, error } = ending;
         let session = finish.session.clone();
-        let done = self.store().finish_turn(finish).await?;
+        let done = self.store_turn_end(finish).await?;
         if let Some(e) = &error {
             tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
         }
@@ -697,6 +697,63 @@ impl Engine {
             assistant: Some(done.assistant),
             error,
             summarization_needed: needed,
+        })
+    }
+}
+
+impl Engine {
+    /// Stores the end of a turn. A store that cannot be reached (`store_error`)
+    /// is tried again, backing off, for half the session lease (the lease still
+    /// keeps every other process off the session meanwhile); then the error is
+    /// returned and nothing claims the answer was saved. Before each new try the
+    /// run is read: when it is no longer open, an earlier try committed (only its
+    /// answer was lost on the way) and what it stored is answered instead of
+    /// being written twice.
+    async fn store_turn_end(&self, finish: FinishTurn) -> Result<TurnFinished> {
+        let window = Duration::from_millis((self.inner.config.lease_ttl_ms / 2).max(1) as u64);
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        let (run_id, session_id) = (finish.run_id.clone(), finish.session.id.clone());
+        let mut tried = false;
+        loop {
+            if tried && let Some(done) = self.stored_turn_end(&run_id, &session_id).await {
+                return Ok(done);
+            }
+            let e = match self.store().finish_turn(finish.clone()).await {
+                Ok(done) => return Ok(done),
+                Err(e) => e,
+            };
+            tried = true;
+            if e.error_type != ErrorType::StoreError || started.elapsed() + pause > window {
+                return Err(e);
+            }
+            tracing::warn!(error = %e, "could not store the end of the turn; trying again");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// What an earlier `finish_turn` of `run_id` stored, when the run is no
+    /// longer open and its answer is among the session's newest messages.
+    async fn stored_turn_end(
+        &self,
+        run_id: &RunId,
+        session_id: &SessionId,
+    ) -> Option<TurnFinished> {
+        let run = self.store().get_run(run_id).await.ok()?;
+        if matches!(run.status, RunStatus::Running | RunStatus::AwaitingApproval) {
+            return None;
+        }
+        let newest = self.store().last_messages(session_id, 8).await.ok()?;
+        let assistant = newest
+            .into_iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && m.run_id.as_ref() == Some(run_id))?;
+        let message_count = self.store().count_messages(session_id).await.ok()?;
+        Some(TurnFinished {
+            assistant,
+            run,
+            message_count,
         })
     }
 }

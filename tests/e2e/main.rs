@@ -63,6 +63,7 @@ mod store_conformance;
 mod store_copy;
 mod store_durability;
 mod store_postgres;
+mod store_postgres_outage;
 mod store_postgres_tls;
 mod task_runtime;
 mod telemetry_otlp;

@@ -859,6 +859,62 @@ mod cases {
         assert_eq!(store.get_session("default", &s.id).await.expect("s"), s);
     }
 
+    /// A turn whose owner stopped (its lease expired, the run still open) is
+    /// closed by the next owner's `begin_turn`: the run ends `interrupted`, what it
+    /// had streamed stays as a failed answer, and the new turn starts after it.
+    pub async fn begin_turn_after_an_expired_owner_closes_its_open_run(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let mut gone = begin(&s, "gone-host:1:dead", "m");
+        gone.lease_ttl_ms = -1;
+        started(store, gone.clone()).await;
+        store
+            .append_run_events(
+                &gone.run.id,
+                &[NewRunEvent {
+                    sequence: 1,
+                    event_type: "text_delta".into(),
+                    data: json!({"type": "text_delta", "text": "half an ans"}),
+                    occurred_at: now_rfc3339(),
+                }],
+            )
+            .await
+            .expect("streamed");
+        let next = begin(&s, "owner-b", "m");
+        let user = started(store, next.clone()).await;
+        let old = store.get_run(&gone.run.id).await.expect("old run");
+        assert_eq!(old.status, RunStatus::Failed);
+        assert_eq!(old.error_type.as_deref(), Some("interrupted"));
+        let messages = store.list_messages(&s.id, None, 10).await.expect("list");
+        let kept: Vec<_> = messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant && m.run_id.as_ref() == Some(&gone.run.id))
+            .collect();
+        assert_eq!(kept.len(), 1, "{messages:?}");
+        assert_eq!(kept[0].content, "half an ans");
+        assert_eq!(kept[0].status, MessageStatus::Failed);
+        assert_eq!(kept[0].error.as_deref(), Some("interrupted"));
+        assert!(
+            user.sequence > kept[0].sequence,
+            "the new prompt comes after it"
+        );
+        assert_eq!(
+            store.get_run(&next.run.id).await.expect("new run").status,
+            RunStatus::Running
+        );
+        // A live owner's run is never closed: a third owner is refused.
+        let third = store
+            .begin_turn(begin(&s, "owner-c", "m"))
+            .await
+            .expect("answers");
+        assert_eq!(
+            third,
+            TurnBegun::HeldElsewhere {
+                owner: "owner-b".into()
+            }
+        );
+    }
+
     /// The user message fails to insert (its id is taken) after the lease and the
     /// run were written: none of them stays.
     pub async fn a_failing_begin_turn_stores_nothing(b: Backend) {
@@ -1445,6 +1501,7 @@ macro_rules! conformance {
                     a_turn_begins_and_finishes_in_two_writes,
                     begin_turn_keeps_the_segment_of_the_same_target,
                     begin_turn_on_a_session_held_elsewhere_writes_nothing,
+                    begin_turn_after_an_expired_owner_closes_its_open_run,
                     a_failing_begin_turn_stores_nothing,
                     a_failing_finish_turn_stores_nothing,
                     concurrent_claims_hand_each_queued_run_to_one_worker,

@@ -6,8 +6,11 @@
 //! password, an unreachable server and malformed URLs are refused at startup with
 //! errors naming the fix.
 
-use crate::support::common::{Home, ModelServer, text};
+use crate::support::acp_editor::{Editor, answer, model_home, open, prompt, run_editor};
+use crate::support::acp_process::Hecate;
+use crate::support::common::{Home, ModelServer, text, workspace};
 use crate::support::http::{Api, data, last_message, serve_args, slow_text};
+use crate::support::mcp::McpProc;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -380,4 +383,72 @@ fn a_server_that_goes_away_fails_operations_clearly_and_serves_again_when_back()
             .len(),
         2
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn acp_and_mcp_processes_share_sessions_with_serve_on_postgres() {
+    let url = fresh_url().await;
+    let (_server, home) = model_home("fixture-model");
+    let served = serve_args(
+        &home,
+        &["serve", "--listen", "127.0.0.1:0", "--store", &url],
+    );
+    let api = Api::new(&served);
+
+    // An editor's thread through `hecate acp` on the same database.
+    let (_guard, ws) = workspace();
+    let (mut acp, transport) = Hecate::spawn(&home, &["--store", &url]);
+    run_editor(transport, Editor::default(), async |cx, mut updates| {
+        let sid = open(&cx, &ws).await?;
+        prompt(&cx, &sid, "from the editor").await?;
+        assert!(
+            answer(&updates.drain()).contains("from the editor"),
+            "the editor got its answer"
+        );
+        Ok(())
+    })
+    .await
+    .expect("editor session");
+    assert_eq!(acp.exit_code().await, Some(0), "{}", acp.stderr());
+
+    // `hecate serve` lists and shows it.
+    let listed = api.get("/hecate/v1/agent-chat/sessions").await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let rows = listed.body["data"].as_array().cloned().expect("sessions");
+    assert_eq!(rows.len(), 1, "{}", listed.body);
+    let id = rows[0]["id"].as_str().expect("id").to_string();
+    let contents = |body: &Value| -> Vec<String> {
+        body["data"]["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|m| m["content"].as_str().map(str::to_string))
+            .collect()
+    };
+    let got = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    let seen = contents(&got.body);
+    assert_eq!(seen.len(), 2, "{}", got.body);
+    assert_eq!(seen[0], "from the editor");
+
+    // An agent continues it through `hecate mcp` on the same database.
+    let mut mcp = McpProc::spawn(&home, &["--store", &url]);
+    mcp.initialize(json!({}));
+    let found = mcp.call_ok("list_sessions", json!({}));
+    assert_eq!(found["structuredContent"]["sessions"][0]["id"], id.as_str());
+    let turn = mcp.call_ok(
+        "send_message",
+        json!({"session_id": id, "content": "from an agent"}),
+    );
+    assert_eq!(turn["structuredContent"]["status"], "completed", "{turn}");
+    let got = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    let seen = contents(&got.body);
+    assert_eq!(seen.len(), 4, "{}", got.body);
+    assert_eq!(seen[2], "from an agent");
+    // Nothing went to SQLite.
+    assert!(!home.data_dir().join("hecate.db").exists());
 }

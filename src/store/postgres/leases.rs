@@ -59,6 +59,74 @@ pub(super) async fn release<C: GenericClient>(
     Ok(())
 }
 
+/// Closes what a turn whose owner is gone left open in `session_id`, inside the
+/// caller's transaction: each open run ends `failed` / `interrupted` with the
+/// answer it had streamed kept as a failed message, its pending approvals are
+/// cancelled, and running messages are marked failed. Counts go to `report`.
+/// Called by reconciliation, and by `begin_turn` once it holds the lease (a
+/// run still open then was left by an owner whose lease expired).
+pub(super) async fn close_interrupted<C: GenericClient>(
+    tx: &C,
+    session_id: &SessionId,
+    report: &mut ReconcileReport,
+) -> OpResult<()> {
+    let id = session_id.as_str();
+    let open_runs = tx
+        .query(
+            "SELECT id FROM runs WHERE session_id = $1 \
+             AND status IN ('running','awaiting_approval') ORDER BY started_ms, seq",
+            &[&id],
+        )
+        .await?;
+    let now = now_millis();
+    let now_text = now_rfc3339();
+    for run in &open_runs {
+        let run_id: String = run.try_get(0)?;
+        if partial::keep_partial_answer(tx, session_id, &run_id).await? {
+            report.answers_kept += 1;
+        }
+    }
+    report.runs_failed += tx
+        .execute(
+            "UPDATE runs SET status = 'failed', error_type = $2, \
+             error_message = 'the process driving this turn stopped before it finished', \
+             completed_at = $3, duration_ms = GREATEST(0, $4 - started_ms) \
+             WHERE session_id = $1 AND status IN ('running','awaiting_approval')",
+            &[&id, &INTERRUPTED_REASON, &now_text, &now],
+        )
+        .await? as usize;
+    // Nobody timed out: the process that asked is gone.
+    report.approvals_cancelled += tx
+        .execute(
+            "UPDATE approvals SET status = 'cancelled', path = $2, resolved_at = $3 \
+             WHERE session_id = $1 AND status = 'pending'",
+            &[&id, &HUB_RESTARTED_PATH, &now_text],
+        )
+        .await? as usize;
+    tx.execute(
+        "UPDATE messages SET status = 'failed' WHERE session_id = $1 AND status = 'running'",
+        &[&id],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Whether session `session_id` has a run still open (running or awaiting an
+/// approval), inside the caller's transaction.
+pub(super) async fn has_open_runs<C: GenericClient>(
+    tx: &C,
+    session_id: &SessionId,
+) -> OpResult<bool> {
+    Ok(tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM runs WHERE session_id = $1 \
+             AND status IN ('running','awaiting_approval'))",
+            &[&session_id.as_str()],
+        )
+        .await?
+        .try_get(0)?)
+}
+
 #[async_trait]
 impl LeaseStore for PostgresStore {
     async fn acquire_lease(
@@ -111,48 +179,12 @@ impl LeaseStore for PostgresStore {
             }
             let mut report = ReconcileReport::default();
             for id in &stale {
-                let session_id = SessionId(id.clone());
-                let open_runs = tx
-                    .query(
-                        "SELECT id FROM runs WHERE session_id = $1 \
-                         AND status IN ('running','awaiting_approval') ORDER BY started_ms, seq",
-                        &[id],
-                    )
-                    .await?;
-                for run in &open_runs {
-                    let run_id: String = run.try_get(0)?;
-                    if partial::keep_partial_answer(&tx, &session_id, &run_id).await? {
-                        report.answers_kept += 1;
-                    }
-                }
-                report.runs_failed += tx
-                    .execute(
-                        "UPDATE runs SET status = 'failed', error_type = $2, \
-                         error_message = 'the process driving this turn stopped before it finished', \
-                         completed_at = $3, duration_ms = GREATEST(0, $4 - started_ms) \
-                         WHERE session_id = $1 AND status IN ('running','awaiting_approval')",
-                        &[id, &INTERRUPTED_REASON, &now_text, &now],
-                    )
-                    .await? as usize;
-                // Nobody timed out: the process that asked is gone.
-                report.approvals_cancelled += tx
-                    .execute(
-                        "UPDATE approvals SET status = 'cancelled', path = $2, resolved_at = $3 \
-                         WHERE session_id = $1 AND status = 'pending'",
-                        &[id, &HUB_RESTARTED_PATH, &now_text],
-                    )
-                    .await? as usize;
+                close_interrupted(&tx, &SessionId(id.clone()), &mut report).await?;
                 tx.execute(
                     "UPDATE sessions SET status = 'failed', owner_id = NULL, \
                      lease_expires_ms = NULL, updated_at = $2 \
                      WHERE id = $1 AND status IN ('running','awaiting_approval')",
                     &[id, &now_text],
-                )
-                .await?;
-                tx.execute(
-                    "UPDATE messages SET status = 'failed' \
-                     WHERE session_id = $1 AND status = 'running'",
-                    &[id],
                 )
                 .await?;
             }

@@ -49,6 +49,19 @@ async fn begin(tx: &Transaction<'_>, turn: BeginTurn) -> OpResult<TurnBegun> {
     if let Some(holder) = leases::take(tx, &session.id, &owner, lease_ttl_ms).await? {
         return Ok(TurnBegun::HeldElsewhere { owner: holder });
     }
+    // A run still open now was left by an owner whose lease expired (a dead
+    // replica, or this process after its store went away): it ends
+    // interrupted, keeping what it streamed, before this turn starts.
+    if leases::has_open_runs(tx, &session.id).await? {
+        let mut closed = crate::store::ReconcileReport::default();
+        leases::close_interrupted(tx, &session.id, &mut closed).await?;
+        tracing::warn!(
+            session_id = %session.id,
+            runs_failed = closed.runs_failed,
+            answers_kept = closed.answers_kept,
+            "took over a session whose previous owner stopped mid-turn"
+        );
+    }
     let previous = messages::last(tx, &session.id, 1)
         .await?
         .pop()

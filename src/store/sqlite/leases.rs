@@ -46,6 +46,63 @@ pub(super) fn release(c: &Connection, session_id: &SessionId, owner: &str) -> Op
     Ok(())
 }
 
+/// Whether session `session_id` has a run still open (running or awaiting an
+/// approval), inside the caller's transaction.
+pub(super) fn has_open_runs(c: &Connection, session_id: &SessionId) -> OpResult<bool> {
+    Ok(c.query_row(
+        "SELECT EXISTS (SELECT 1 FROM runs WHERE session_id = ?1 \
+         AND status IN ('running','awaiting_approval'))",
+        params![session_id.as_str()],
+        |r| r.get(0),
+    )?)
+}
+
+/// Closes what a turn whose owner is gone left open in `session_id`, inside the
+/// caller's transaction: each open run ends `failed` / `interrupted` with the
+/// answer it had streamed kept as a failed message, its pending approvals are
+/// cancelled, and running messages are marked failed. Counts go to `report`.
+/// Called by reconciliation, and by `begin_turn` once it holds the lease (a
+/// run still open then was left by an owner whose lease expired).
+pub(super) fn close_interrupted(
+    tx: &Connection,
+    session_id: &SessionId,
+    report: &mut ReconcileReport,
+) -> OpResult<()> {
+    let id = session_id.as_str();
+    let now = now_millis();
+    let now_text = now_rfc3339();
+    let open_runs: Vec<String> = tx
+        .prepare(
+            "SELECT id FROM runs WHERE session_id = ?1 \
+             AND status IN ('running','awaiting_approval')",
+        )?
+        .query_map(params![id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for run_id in &open_runs {
+        if partial::keep_partial_answer(tx, session_id, run_id)? {
+            report.answers_kept += 1;
+        }
+    }
+    report.runs_failed += tx.execute(
+        "UPDATE runs SET status = 'failed', error_type = ?2, \
+         error_message = 'the process driving this turn stopped before it finished', \
+         completed_at = ?3, duration_ms = MAX(0, ?4 - started_ms) \
+         WHERE session_id = ?1 AND status IN ('running','awaiting_approval')",
+        params![id, INTERRUPTED_REASON, now_text, now],
+    )?;
+    // Nobody timed out: the process that asked is gone.
+    report.approvals_cancelled += tx.execute(
+        "UPDATE approvals SET status = 'cancelled', path = ?2, resolved_at = ?3 \
+         WHERE session_id = ?1 AND status = 'pending'",
+        params![id, HUB_RESTARTED_PATH, now_text],
+    )?;
+    tx.execute(
+        "UPDATE messages SET status = 'failed' WHERE session_id = ?1 AND status = 'running'",
+        params![id],
+    )?;
+    Ok(())
+}
+
 #[async_trait]
 impl LeaseStore for SqliteStore {
     async fn acquire_lease(
@@ -102,40 +159,11 @@ impl LeaseStore for SqliteStore {
             }
             let mut report = ReconcileReport::default();
             for id in &stale {
-                let session_id = SessionId(id.clone());
-                let open_runs: Vec<String> = tx
-                    .prepare(
-                        "SELECT id FROM runs WHERE session_id = ?1 \
-                         AND status IN ('running','awaiting_approval')",
-                    )?
-                    .query_map(params![id], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
-                for run_id in &open_runs {
-                    if partial::keep_partial_answer(&tx, &session_id, run_id)? {
-                        report.answers_kept += 1;
-                    }
-                }
-                report.runs_failed += tx.execute(
-                    "UPDATE runs SET status = 'failed', error_type = ?2, \
-                     error_message = 'the process driving this turn stopped before it finished', \
-                     completed_at = ?3, duration_ms = MAX(0, ?4 - started_ms) \
-                     WHERE session_id = ?1 AND status IN ('running','awaiting_approval')",
-                    params![id, INTERRUPTED_REASON, now_text, now],
-                )?;
-                // Nobody timed out: the process that asked is gone.
-                report.approvals_cancelled += tx.execute(
-                    "UPDATE approvals SET status = 'cancelled', path = ?2, resolved_at = ?3 \
-                     WHERE session_id = ?1 AND status = 'pending'",
-                    params![id, HUB_RESTARTED_PATH, now_text],
-                )?;
+                close_interrupted(&tx, &SessionId(id.clone()), &mut report)?;
                 tx.execute(
                     "UPDATE sessions SET status = 'failed', owner_id = NULL, lease_expires_ms = NULL, \
                      updated_at = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')",
                     params![id, now_text],
-                )?;
-                tx.execute(
-                    "UPDATE messages SET status = 'failed' WHERE session_id = ?1 AND status = 'running'",
-                    params![id],
                 )?;
             }
             tx.commit()?;

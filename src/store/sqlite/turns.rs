@@ -32,6 +32,18 @@ fn begin(c: &mut Connection, turn: BeginTurn) -> OpResult<TurnBegun> {
     if let Some(holder) = leases::take(&tx, &session.id, &owner, lease_ttl_ms)? {
         return Ok(TurnBegun::HeldElsewhere { owner: holder });
     }
+    // A run still open now was left by an owner whose lease expired: it ends
+    // interrupted, keeping what it streamed, before this turn starts.
+    if leases::has_open_runs(&tx, &session.id)? {
+        let mut closed = crate::store::ReconcileReport::default();
+        leases::close_interrupted(&tx, &session.id, &mut closed)?;
+        tracing::warn!(
+            session_id = %session.id,
+            runs_failed = closed.runs_failed,
+            answers_kept = closed.answers_kept,
+            "took over a session whose previous owner stopped mid-turn"
+        );
+    }
     let previous = messages::last(&tx, &session.id, 1)?
         .pop()
         .map(|m| m.runtime);
