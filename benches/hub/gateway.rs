@@ -179,8 +179,11 @@ async fn start_litellm(
         ),
     )?;
     let port = free_port()?;
+    // Absolute: the proxy runs in `dir`, where a relative program path would
+    // not resolve.
+    let program = std::fs::canonicalize(LITELLM).context("finding LiteLLM's proxy")?;
     let process = Group::spawn(
-        Command::new(LITELLM)
+        Command::new(program)
             .arg("--config")
             .arg(&config)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])

@@ -385,6 +385,22 @@ fn an_external_agent_prompt_is_an_agent_chat_run_with_the_adapter_attributes() {
         !attr(&run, "hecate.agent_adapter.native_session.id").is_empty(),
         "{run}"
     );
+    // The external agent's answer keeps the span of the run that produced it.
+    let show = home.json(&["sessions", "show", &id, "--format", "json"]);
+    assert_eq!(show["data"]["runs"][0]["span_id"], run["span_id"], "{show}");
+    assert_eq!(
+        show["data"]["runs"][0]["trace_id"], run["trace_id"],
+        "{show}"
+    );
+    let mut mcp = McpProc::start(&home, json!({}));
+    let t = mcp.call_ok("get_transcript", json!({"session_id": id}));
+    let answer = t["structuredContent"]["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "assistant"))
+        .cloned()
+        .expect("the agent's answer");
+    assert_eq!(answer["span_id"], run["span_id"], "{t}");
+    drop(mcp);
     let answer = show_answer(&home, &id);
     assert_eq!(
         run["attributes"]["hecate.agent_adapter.output.bytes"],
