@@ -62,9 +62,15 @@ impl Engine {
             (TurnTarget::External { .. }, Some(ws)) => super::diffs::baseline(ws).await,
             _ => None,
         };
-        let history = match &target {
-            TurnTarget::Model { .. } => self.with_recall(session, history, &tx).await,
-            TurnTarget::External { .. } | TurnTarget::Agent { .. } => history,
+        let (history, recalled) = match (&target, self.recall(session, &history, &tx).await) {
+            // A model gets the recalled messages as a system message right
+            // before the prompt.
+            (TurnTarget::Model { .. }, Some(message)) => {
+                let mut history = history;
+                history.insert(history.len().saturating_sub(1), message);
+                (history, None)
+            }
+            (_, recalled) => (history, recalled.map(|m| m.content)),
         };
         let ctx = TurnContext {
             session_id: session.id.clone(),
@@ -73,6 +79,7 @@ impl Engine {
             target: target.clone(),
             system: session.system_prompt.clone(),
             history,
+            recalled,
             cancel: policy.cancel.clone(),
             events: tx,
             asker: asker.clone(),
@@ -251,24 +258,23 @@ impl TurnEnding {
 }
 
 impl Engine {
-    /// A model turn's history with the session's recalled messages (one system
-    /// message) placed right before the prompt; the run's event log gets a raw
-    /// `memory` event saying what was recalled, or why recall is degraded.
-    async fn with_recall(
+    /// The session's recalled messages for this turn (one system message), when
+    /// `recall = k` finds any; the run's event log gets a raw `memory` event
+    /// saying what was recalled, or why recall is degraded.
+    async fn recall(
         &self,
         session: &Session,
-        mut history: Vec<Message>,
+        history: &[Message],
         events: &tokio::sync::mpsc::UnboundedSender<RuntimeEvent>,
-    ) -> Vec<Message> {
+    ) -> Option<Message> {
         let prompt = history
             .last()
             .filter(|m| m.role == Role::User)
             .map(|m| m.content.clone())
             .unwrap_or_default();
-        let data = match self.recall_for_turn(session, &prompt).await {
-            TurnRecall::Nothing => return history,
+        let (data, message) = match self.recall_for_turn(session, &prompt).await {
+            TurnRecall::Nothing => return None,
             TurnRecall::Recalled(message, hits) => {
-                history.insert(history.len().saturating_sub(1), *message);
                 let recalled: Vec<_> = hits
                     .iter()
                     .map(|h| {
@@ -276,15 +282,21 @@ impl Engine {
                                "score": h.score})
                     })
                     .collect();
-                json!({"memory": "recalled", "messages": recalled})
+                (
+                    json!({"memory": "recalled", "messages": recalled}),
+                    Some(*message),
+                )
             }
             TurnRecall::Degraded(d) => {
                 tracing::warn!(reason = %d.reason, "recall skipped for this turn: {}", d.message);
-                json!({"memory": "recall_degraded", "reason": d.reason, "message": d.message})
+                (
+                    json!({"memory": "recall_degraded", "reason": d.reason, "message": d.message}),
+                    None,
+                )
             }
         };
         // The receiver lives until the turn ends; a closed one only means shutdown.
         let _ = events.send(RuntimeEvent::Raw { data });
-        history
+        message
     }
 }

@@ -366,7 +366,11 @@ impl ExternalRuntime {
                 return TurnReport::ended(TurnEnd::Failed(e));
             }
         };
-        let prompt = prompt_blocks(&ctx.history, attach == Attach::Primed);
+        let prompt = prompt_blocks(
+            &ctx.history,
+            attach == Attach::Primed,
+            ctx.recalled.as_deref(),
+        );
         let io = TurnIo {
             events: ctx.events.clone(),
             asker: ctx.asker.clone(),
@@ -558,12 +562,18 @@ fn has_earlier_turns(history: &[Message]) -> bool {
 }
 
 /// The prompt for this turn: the newest user message, preceded (when priming a fresh
-/// native session) by the earlier transcript so no context is silently lost.
-fn prompt_blocks(history: &[Message], primed: bool) -> Vec<ContentBlock> {
+/// native session) by the earlier transcript so no context is silently lost, and
+/// by the messages recalled from the user's other sessions when there are any.
+fn prompt_blocks(history: &[Message], primed: bool, recalled: Option<&str>) -> Vec<ContentBlock> {
     let Some((last, earlier)) = history.split_last() else {
         return Vec::new();
     };
     let mut blocks = Vec::new();
+    if let Some(text) = recalled {
+        blocks.push(ContentBlock::Text {
+            text: text.to_string(),
+        });
+    }
     if primed && !earlier.is_empty() {
         let mut context = String::from(
             "Context: this conversation continues an earlier session whose agent process \

@@ -33,6 +33,11 @@ pub struct TurnContext {
     pub system: Option<String>,
     /// The history the engine chose, ending with the new user message.
     pub history: Vec<Message>,
+    /// Messages recalled from the user's other sessions (`recall = k`), as one
+    /// text, for runtimes that take a prompt rather than a message list (external
+    /// agents and Hecate's agent put it before the prompt); a model turn gets it
+    /// in `history` instead.
+    pub recalled: Option<String>,
     /// Cancelled when the turn must stop.
     pub cancel: CancellationToken,
     /// Where to send events as they happen.

@@ -2,11 +2,12 @@
 //! deterministic embeddings (a hashed bag of words): messages of a user's
 //! sessions are found by meaning over HTTP, the CLI and MCP, never across users;
 //! `recall = k` puts the nearest messages of the user's other sessions before a
-//! model turn's prompt; bad fields are 400 naming the field; a down embeddings
+//! model turn's prompt (and before the prompt of Hecate's agent and of an external
+//! agent); bad fields are 400 naming the field; a down embeddings
 //! provider degrades recall while chat goes on; pending batches are flushed when
 //! `hecate serve` stops.
 
-use crate::support::common::{Home, ModelServer, text};
+use crate::support::common::{Home, ModelServer, text, workspace};
 use crate::support::http::{Api, serve};
 use crate::support::mcp::McpProc;
 use hecate::domain::recall::RECALL_HEADER;
@@ -277,6 +278,76 @@ async fn recall_k_puts_the_users_nearest_messages_from_other_sessions_before_the
         request["body"]["messages"],
         json!([{"role": "user", "content": "Anything about my cat"}])
     );
+}
+
+#[tokio::test]
+async fn recall_reaches_hecate_agent_and_external_agent_turns_before_the_prompt() {
+    let server = ModelServer::start(None);
+    let home = home_with_memory(&server, MEMORY);
+    home.add_fixture_agent("fixture", &[]);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let earlier = session(&api, json!({"user": "alice"})).await;
+    turn(&api, &earlier, "My cat is called Miso").await;
+    // Indexed before the next turns ask (the search waits for the queue).
+    api.get("/hecate/v1/memory/search?query=cat&user=alice")
+        .await;
+    let (_dir, ws) = workspace();
+    let ws = ws.display().to_string();
+
+    // Hecate's agent: the task's prompt starts with the recalled messages.
+    let agent = session(
+        &api,
+        json!({"user": "alice", "recall": 1, "runtime_kind": "agent", "workspace": ws}),
+    )
+    .await;
+    turn(&api, &agent, "Tell me about my cat").await;
+    let request = chat_requests(&server)
+        .into_iter()
+        .rev()
+        .find(|r| r.to_string().contains("Tell me about my cat"))
+        .expect("the agent's model request");
+    let user = request["body"]["messages"]
+        .as_array()
+        .and_then(|ms| ms.iter().rev().find(|m| m["role"] == "user"))
+        .map(|m| m["content"].to_string())
+        .expect("the user message");
+    assert!(user.contains(RECALL_HEADER), "{user}");
+    assert!(user.contains("My cat is called Miso"), "{user}");
+    assert!(
+        user.find("Miso") < user.find("Tell me about my cat"),
+        "recalled first: {user}"
+    );
+
+    // An external agent: a text block before the prompt (the fixture agent
+    // echoes every text block of its prompt).
+    let created = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({"runtime_kind": "external_agent", "adapter_id": "fixture",
+                   "workspace": ws, "user": "alice", "recall": 1}),
+        )
+        .await;
+    assert_eq!(created.status, 200, "{}", created.body);
+    let ext = created.body["data"]["id"].as_str().expect("id").to_string();
+    let a = api.say(&ext, "What is my cat called").await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let answer = a.body["data"]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .expect("answer")
+        .to_string();
+    assert!(answer.starts_with("echo: "), "{answer}");
+    assert!(answer.contains(RECALL_HEADER), "{answer}");
+    assert!(answer.contains("My cat is called Miso"), "{answer}");
+    assert!(answer.ends_with("What is my cat called"), "{answer}");
+    // The session keeps what the user said, not the recalled context.
+    let shown = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{ext}"))
+        .await;
+    let asked = shown.body["data"]["messages"][0]["content"].clone();
+    assert_eq!(asked, "What is my cat called");
 }
 
 #[tokio::test]

@@ -104,13 +104,19 @@ impl Engine {
                 "the Hecate Agent runtime answers agent turns only",
             ));
         };
-        let prompt = ctx
+        let said = ctx
             .history
             .iter()
             .rev()
             .find(|m| m.role == Role::User)
             .map(|m| m.content.clone())
             .unwrap_or_default();
+        // Messages recalled from the user's other sessions come first, as they
+        // come before the prompt in a model turn.
+        let prompt = match &ctx.recalled {
+            Some(recalled) => format!("{recalled}\n\n{said}"),
+            None => said,
+        };
         let tasks = self.tasks();
         if let Some((task, run)) = continue_from {
             // The task's runs join this turn's trace (when this process runs them).
