@@ -431,11 +431,15 @@ impl ExternalRuntime {
             live.get(&ctx.session_id).cloned().map(InUse::take)
         };
         if let Some(l) = existing {
-            if l.conn.is_alive() && l.adapter_id == adapter_id {
+            if l.conn.is_alive()
+                && l.adapter_id == adapter_id
+                && native_id == Some(l.native_id.as_str())
+            {
                 return Ok((l, Attach::Live));
             }
             drop(l);
-            // A dead process, or the session switched to another agent.
+            // A dead process, the session switched to another agent, or the
+            // engine asks for a fresh native session (a hand-off).
             self.close(&ctx.session_id).await;
         }
         let manifest = self.catalog.get(adapter_id).ok_or_else(|| {

@@ -286,3 +286,68 @@ fn the_cli_creates_a_session_with_a_strategy_and_shows_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("--history"));
 }
+
+#[tokio::test]
+async fn an_external_agent_is_handed_off_to_a_fresh_primed_session_at_the_summary_boundary() {
+    let home = Home::empty();
+    home.add_fixture_agent("fixture", &[]);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_guard, ws) = crate::support::common::workspace();
+    let created = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({"runtime_kind": "external_agent", "adapter_id": "fixture",
+                   "workspace": ws.display().to_string(),
+                   "history": {"strategy": "summary_buffer"}}),
+        )
+        .await;
+    assert_eq!(created.status, 200, "{}", created.body);
+    let id = created.body["data"]["id"].as_str().expect("id").to_string();
+    let say = async |content: &str| -> Value {
+        let a = api.say(&id, content).await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert_eq!(a.body["data"]["status"], "completed", "{}", a.body);
+        a.body
+    };
+    // Ten turns: 20 messages, the boundary.
+    let mut native = Value::Null;
+    for i in 0..10 {
+        let body = say(&format!("turn {i}")).await;
+        let answer = &body["data"]["messages"].as_array().expect("messages")[2 * i + 1];
+        assert_eq!(
+            answer["content"],
+            format!("echo: turn {i}"),
+            "one native session so far"
+        );
+        if i == 0 {
+            native = body["data"]["native_session_id"].clone();
+        }
+        assert_eq!(body["data"]["native_session_id"], native);
+    }
+    // The next prompt goes to a fresh native session primed with the transcript
+    // the strategy loads, instead of the agent's ever-growing own context.
+    let body = say("turn 10").await;
+    let answer = body["data"]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .expect("answer")
+        .to_string();
+    assert!(answer.starts_with("echo: Context:"), "{answer}");
+    assert!(answer.contains("User: turn 0"), "{answer}");
+    assert!(answer.contains("Assistant: echo: turn 9"), "{answer}");
+    assert!(answer.ends_with("turn 10"), "{answer}");
+    assert_ne!(
+        body["data"]["native_session_id"], native,
+        "a fresh native session"
+    );
+    // Then it goes on in that session.
+    let body = say("turn 11").await;
+    let last = body["data"]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .expect("answer");
+    assert_eq!(last["content"], "echo: turn 11");
+}
