@@ -18,7 +18,10 @@
 //! minus the direct one of the same round. No thresholds: the figures go into
 //! the docs.
 
-use crate::support::{Group, Listening, TempDir, fixture_bin, fixture_model_server, hecate_bin};
+use crate::support::{
+    Group, Listening, TempDir, fixture_bin, fixture_model_server, free_port,
+    serve_on_ephemeral_port,
+};
 use anyhow::{Context, bail};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -117,48 +120,21 @@ async fn start_floor(bin: &Path, upstream: &str) -> anyhow::Result<Listening> {
 
 async fn start_hecate(dir: &Path, fixture: &str) -> anyhow::Result<Listening> {
     std::fs::write(dir.join("config.toml"), "")?;
-    let mut process = Group::spawn(
-        Command::new(hecate_bin())
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .env("HECATE_DATA_DIR", dir.join("data"))
-            .env("HECATE_CONFIG", dir.join("config.toml"))
-            .env("PROVIDER_FIX_BASE_URL", format!("{fixture}/v1"))
-            .env("PROVIDER_FIX_MODELS", MODEL)
-            .env_remove("HECATE_TOKEN")
-            .env_remove("HECATE_NAMESPACE")
-            .env_remove("HECATE_STORE_URL")
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped()),
+    let base_url = format!("{fixture}/v1");
+    serve_on_ephemeral_port(
+        dir,
+        &[
+            ("PROVIDER_FIX_BASE_URL", base_url.as_str()),
+            ("PROVIDER_FIX_MODELS", MODEL),
+        ],
+        START_TIMEOUT,
     )
-    .context("starting hecate serve")?;
-    let stderr = process.child().stderr.take().context("serve stderr")?;
-    let mut lines = BufReader::new(stderr).lines();
-    let base = tokio::time::timeout(START_TIMEOUT, async {
-        while let Some(line) = lines.next_line().await? {
-            if let Some(rest) = line.trim().split("listening on ").nth(1) {
-                return Ok(rest.to_string());
-            }
-        }
-        bail!("hecate serve exited before announcing its address")
-    })
     .await
-    .context("hecate serve did not announce its address")??;
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(Listening { process, base })
 }
 
 /// Whether the install script finished (its stamp is written last).
 fn litellm_installed() -> bool {
     Path::new(LITELLM_STAMP).exists() && Path::new(LITELLM).exists()
-}
-
-/// A free loopback port (for LiteLLM, which cannot report the one it chose).
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
 }
 
 /// Starts LiteLLM's proxy with one model in front of the fixture, and waits

@@ -15,7 +15,7 @@
 //! No thresholds: the figures go into the docs.
 
 use crate::support::{
-    Group, Listening, TempDir, fixture_bin, fixture_model_server, hecate_bin, num, percentile,
+    Listening, TempDir, fixture_bin, fixture_model_server, num, percentile, serve_on_ephemeral_port,
 };
 use anyhow::Context;
 use futures::StreamExt;
@@ -28,11 +28,8 @@ use hecate::runtimes::model::{DEFAULT_MAX_TOKENS, ModelRuntime};
 use hecate::store::{SqliteStore, Store};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
 /// Namespace, provider and model the benchmark's sessions use.
 const NAMESPACE: &str = "default";
@@ -78,34 +75,7 @@ async fn start_serve(dir: &Path, fixture_v1: &str) -> anyhow::Result<Listening> 
         "[server]\nmax_connections = 100000\n",
     )
     .context("writing the benchmark config")?;
-    let mut process = Group::spawn(
-        Command::new(hecate_bin())
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .env("HECATE_DATA_DIR", dir.join("data"))
-            .env("HECATE_CONFIG", dir.join("config.toml"))
-            .env("PROVIDER_FIX_BASE_URL", fixture_v1)
-            .env_remove("HECATE_TOKEN")
-            .env_remove("HECATE_NAMESPACE")
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped()),
-    )
-    .context("starting hecate serve")?;
-    let stderr = process.child().stderr.take().context("serve stderr")?;
-    let mut lines = BufReader::new(stderr).lines();
-    let base = tokio::time::timeout(STEP_TIMEOUT, async {
-        while let Some(line) = lines.next_line().await? {
-            if let Some(rest) = line.trim().split("listening on ").nth(1) {
-                return Ok(rest.to_string());
-            }
-        }
-        anyhow::bail!("hecate serve exited before announcing its address")
-    })
-    .await
-    .context("hecate serve did not announce its address")??;
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(Listening { process, base })
+    serve_on_ephemeral_port(dir, &[("PROVIDER_FIX_BASE_URL", fixture_v1)], STEP_TIMEOUT).await
 }
 
 /// A prompt of about forty words, so each echoed answer streams as many deltas.

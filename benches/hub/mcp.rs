@@ -16,7 +16,9 @@
 //! plus `rmcp_server_http`, the fixture server itself over Streamable HTTP (no
 //! upstream at all): the least any rmcp HTTP endpoint costs with that client.
 
-use crate::support::{Group, READY_TIMEOUT, fixture_bin, hecate_bin, percentile, temp_dir};
+use crate::support::{
+    Group, READY_TIMEOUT, fixture_bin, free_port, hecate_bin, percentile, temp_dir,
+};
 use anyhow::Context;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -247,14 +249,6 @@ pub async fn hecate_serve(setup: &Setup) -> anyhow::Result<(Group, String)> {
     })
     .await?;
     Ok((server, format!("http://127.0.0.1:{port}/mcp")))
-}
-
-/// A TCP port free on all interfaces right now (the Node servers bind `::`).
-fn free_port() -> anyhow::Result<u16> {
-    let l = std::net::TcpListener::bind("[::]:0")
-        .or_else(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .context("finding a free port")?;
-    Ok(l.local_addr()?.port())
 }
 
 /// Starts an HTTP server on a free port (`make` builds its command for a port)

@@ -130,6 +130,56 @@ pub struct Listening {
     pub base: String,
 }
 
+/// Starts `hecate serve` on an ephemeral loopback port with its data and config
+/// in `dir` (the config file must exist), the caller's environment cleared of
+/// settings that would change it and `env` added, and waits up to `timeout`
+/// for the address it announces on stderr.
+pub async fn serve_on_ephemeral_port(
+    dir: &Path,
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> anyhow::Result<Listening> {
+    let mut cmd = Command::new(hecate_bin());
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .env("HECATE_DATA_DIR", dir.join("data"))
+        .env("HECATE_CONFIG", dir.join("config.toml"))
+        .env_remove("HECATE_TOKEN")
+        .env_remove("HECATE_NAMESPACE")
+        .env_remove("HECATE_STORE_URL")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut process = Group::spawn(&mut cmd).context("starting hecate serve")?;
+    let stderr = process.child().stderr.take().context("serve stderr")?;
+    let mut lines = BufReader::new(stderr).lines();
+    let base = tokio::time::timeout(timeout, async {
+        while let Some(line) = lines.next_line().await? {
+            if let Some(rest) = line.trim().split("listening on ").nth(1) {
+                return Ok(rest.to_string());
+            }
+        }
+        anyhow::bail!("hecate serve exited before announcing its address")
+    })
+    .await
+    .context("hecate serve did not announce its address")??;
+    // Keep draining stderr so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok(Listening { process, base })
+}
+
+/// A TCP port free on all interfaces right now (Node servers bind `::`), for
+/// peers that cannot report the port they chose.
+pub fn free_port() -> anyhow::Result<u16> {
+    let l = std::net::TcpListener::bind("[::]:0")
+        .or_else(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .context("finding a free port")?;
+    Ok(l.local_addr()?.port())
+}
+
 /// Starts the fixture model server (an echo model, OpenAI-compatible under
 /// `/v1`) on a free loopback port and reads its `{"listening": URL}` line.
 pub async fn fixture_model_server(bin: &Path) -> anyhow::Result<Listening> {

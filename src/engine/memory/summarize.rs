@@ -25,7 +25,8 @@ pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation above in a few
 impl Engine {
     /// Writes a summary for `session` on a task of its own when its strategy asks
     /// for one; `run` is the turn that crossed the boundary. External-agent sessions
-    /// are not summarized.
+    /// are not summarized: `send_message` hands them off to a fresh native session
+    /// at the boundary instead.
     pub(crate) fn spawn_summary(&self, session: Session, run: RunId) {
         let strategy = session.history.unwrap_or(self.inner.config.history);
         if !strategy.summarizes() || session.runtime_kind == RuntimeKind::ExternalAgent {
