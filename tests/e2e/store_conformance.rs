@@ -94,6 +94,26 @@ mod cases {
         }
     }
 
+    /// A pending `edit` approval of `run` in `session`.
+    pub(super) fn pending_approval(session: &SessionId, run: &RunId) -> Approval {
+        Approval {
+            id: ApprovalId::generate(),
+            session_id: session.clone(),
+            run_id: Some(run.clone()),
+            status: ApprovalStatus::Pending,
+            tool_kind: "edit".into(),
+            tool_name: "Edit".into(),
+            options: json!([]),
+            decision: None,
+            scope: None,
+            path: None,
+            selected_option: None,
+            created_at: now_rfc3339(),
+            expires_at: None,
+            resolved_at: None,
+        }
+    }
+
     pub(super) fn snap() -> RuntimeSnapshot {
         RuntimeSnapshot {
             runtime_kind: RuntimeKind::Model,
@@ -390,22 +410,7 @@ mod cases {
         let s = new_session(store, "default").await;
         let run = run(&s.id);
         store.create_run(&run).await.expect("run");
-        let approval = Approval {
-            id: ApprovalId::generate(),
-            session_id: s.id.clone(),
-            run_id: Some(run.id.clone()),
-            status: ApprovalStatus::Pending,
-            tool_kind: "edit".into(),
-            tool_name: "Edit".into(),
-            options: json!([]),
-            decision: None,
-            scope: None,
-            path: None,
-            selected_option: None,
-            created_at: now_rfc3339(),
-            expires_at: None,
-            resolved_at: None,
-        };
+        let approval = pending_approval(&s.id, &run.id);
         store.create_approval(&approval).await.expect("approval");
         // A live owner keeps its turn.
         store

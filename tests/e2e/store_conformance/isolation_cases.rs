@@ -12,15 +12,15 @@
 
 use super::{Backend, backends};
 use hecate::domain::ErrorType;
-use hecate::domain::approval::{Approval, ApprovalStatus, Grant};
+use hecate::domain::approval::Grant;
 use hecate::domain::capability::{CapabilityDeclaration, CapabilityRecord, CapabilitySource};
 use hecate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace, TraceFilter};
 use hecate::domain::flow::{
     FlowChat, FlowChatWrite, FlowPosition, FlowRole, MemoryOwner, NewFlowChatMessage,
 };
 use hecate::domain::ids::{
-    ApprovalId, CallId, GrantId, MessageId, RunId, SessionId, TaskApprovalId, TaskArtifactId,
-    TaskId, TaskRunId, TaskStepId,
+    CallId, GrantId, MessageId, RunId, SessionId, TaskApprovalId, TaskArtifactId, TaskId,
+    TaskRunId, TaskStepId,
 };
 use hecate::domain::message::{NewMessage, Role, RuntimeSnapshot};
 use hecate::domain::provider_call::{ProviderCall, Usage};
@@ -194,22 +194,7 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         .await
         .expect("artifact");
     store
-        .create_approval(&Approval {
-            id: ApprovalId::generate(),
-            session_id: s.id.clone(),
-            run_id: Some(run.id.clone()),
-            status: ApprovalStatus::Pending,
-            tool_kind: "edit".into(),
-            tool_name: "Edit".into(),
-            options: json!([]),
-            decision: None,
-            scope: None,
-            path: None,
-            selected_option: None,
-            created_at: now_rfc3339(),
-            expires_at: None,
-            resolved_at: None,
-        })
+        .create_approval(&super::cases::pending_approval(&s.id, &run.id))
         .await
         .expect("approval");
     store
