@@ -138,6 +138,27 @@ pub struct TaskSpec {
     pub priority: i64,
     /// Step time limit in milliseconds (0: the default).
     pub timeout_ms: u64,
+    /// Messages an `agent_loop` conversation starts with, before `prompt`: what
+    /// the memory strategy of the chat session that created the task loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextMessage>,
+    /// For a task behind a Hecate Agent chat session: the sequence of the
+    /// session message its conversation starts at (its context's first message,
+    /// else its prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_sequence: Option<i64>,
+}
+
+/// One message of an `agent_loop` task's starting context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextMessage {
+    /// `user`, `assistant`, or `system` for a summary.
+    pub role: crate::domain::message::Role,
+    /// The message's text.
+    pub content: String,
+    /// Whether the message is a summary checkpoint standing in for older ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_summary: bool,
 }
 
 impl TaskSpec {

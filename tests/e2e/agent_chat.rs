@@ -354,3 +354,179 @@ fn hecate_chat_with_tools_asks_the_approval_on_the_terminal_and_continues_with_s
     assert_eq!(answers[0]["task_id"], answers[1]["task_id"], "{show}");
     assert_ne!(answers[0]["task_run_id"], answers[1]["task_run_id"]);
 }
+
+/// The dialogue of the newest model request whose last message is `last`:
+/// (role, text) of its user and assistant messages and summaries (the agent's
+/// own system prompt left out).
+fn dialogue_ending(server: &ModelServer, last: &str) -> Vec<(String, String)> {
+    server
+        .requests()
+        .iter()
+        .rev()
+        .map(|r| {
+            r["body"]["messages"]
+                .as_array()
+                .map(|ms| {
+                    ms.iter()
+                        .map(|m| {
+                            let role = m["role"].as_str().unwrap_or("").to_string();
+                            (role, m["content"].as_str().unwrap_or("").to_string())
+                        })
+                        .filter(|(r, c)| r != "system" || c.starts_with("Summary: "))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+        .find(|ms| ms.last().is_some_and(|(_, c)| c == last))
+        .unwrap_or_else(|| panic!("no model request ended with {last:?}"))
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(r, c)| (r.to_string(), c.to_string()))
+        .collect()
+}
+
+/// The task behind the newest answer of a turn.
+fn answered_by(body: &Value) -> String {
+    let last = assistants(body).pop().expect("an answer");
+    assert_eq!(last["status"], "completed", "{body}");
+    last["task_id"].as_str().expect("task_id").to_string()
+}
+
+#[tokio::test]
+async fn an_agent_session_loads_its_conversation_through_its_memory_strategy() {
+    let server = ModelServer::start(None);
+    let home = agent_home(&server, WIRES[0], "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    let id = api
+        .create_session(
+            json!({"runtime_kind": "agent", "model": WIRES[0].2, "workspace": ws,
+                   "history": {"strategy": "buffer_window", "window": 4}}),
+        )
+        .await;
+    let say = async |content: &str| -> String {
+        let a = api.say(&id, content).await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        answered_by(&a.body)
+    };
+
+    let first = say("one").await;
+    assert_eq!(dialogue_ending(&server, "one"), pairs(&[("user", "one")]));
+    // While the window reaches the task's first message, the task goes on.
+    assert_eq!(say("two").await, first, "the follow-up continues the task");
+    assert_eq!(
+        dialogue_ending(&server, "two"),
+        pairs(&[("user", "one"), ("assistant", "echo: one"), ("user", "two")])
+    );
+    // The window (4) no longer holds "one": a fresh task primed with exactly
+    // what the strategy loads.
+    let third = say("three").await;
+    assert_ne!(third, first, "a fresh task");
+    assert_eq!(
+        dialogue_ending(&server, "three"),
+        pairs(&[
+            ("assistant", "echo: one"),
+            ("user", "two"),
+            ("assistant", "echo: two"),
+            ("user", "three")
+        ])
+    );
+    let fourth = say("four").await;
+    assert_ne!(fourth, third);
+    assert_eq!(
+        dialogue_ending(&server, "four"),
+        pairs(&[
+            ("assistant", "echo: two"),
+            ("user", "three"),
+            ("assistant", "echo: three"),
+            ("user", "four")
+        ])
+    );
+    // The primed context is the task's, and the session keeps every message.
+    let t = api.get(&format!("/hecate/v1/tasks/{fourth}")).await;
+    assert_eq!(t.status, 200, "{}", t.body);
+    assert_eq!(t.body["data"]["prompt"], "four");
+    assert_eq!(t.body["data"]["context_messages"], 3, "{}", t.body);
+    // Sequences count from 0: "echo: two" is the fourth message.
+    assert_eq!(t.body["data"]["session_sequence"], 3, "{}", t.body);
+    let shown = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    assert_eq!(
+        shown.body["data"]["messages"].as_array().map(Vec::len),
+        Some(8)
+    );
+}
+
+#[tokio::test]
+async fn an_agent_turn_after_model_turns_sees_them_and_a_summary_starts_a_fresh_task() {
+    let server = ModelServer::start(None);
+    let home = agent_home(&server, WIRES[0], "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    let id = api
+        .create_session(json!({"model": WIRES[0].2, "workspace": ws,
+                   "history": {"strategy": "summary_buffer"}}))
+        .await;
+    let say = async |content: &str, kind: &str| -> Value {
+        let a = api
+            .post(
+                &format!("/hecate/v1/agent-chat/sessions/{id}/messages"),
+                json!({"content": content, "runtime_kind": kind}),
+            )
+            .await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert_eq!(a.body["data"]["status"], "completed", "{}", a.body);
+        a.body
+    };
+    // A model turn, then the agent: its task starts from the model segment.
+    say("My cat is called Miso", "model").await;
+    let body = say("m1", "agent").await;
+    let task = answered_by(&body);
+    assert_eq!(
+        dialogue_ending(&server, "m1"),
+        pairs(&[
+            ("user", "My cat is called Miso"),
+            ("assistant", "echo: My cat is called Miso"),
+            ("user", "m1")
+        ])
+    );
+    // Up to the boundary (20 messages) the agent carries its task on.
+    for i in 2..=9 {
+        let body = say(&format!("m{i}"), "agent").await;
+        assert_eq!(answered_by(&body), task, "turn m{i} continues the task");
+    }
+    // The summary the session's model writes at the boundary stands in for
+    // the twenty messages: the next agent turn is a fresh task primed with it.
+    let summary = {
+        let mut found = None;
+        for _ in 0..500 {
+            let shown = api
+                .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+                .await;
+            found = shown.body["data"]["messages"]
+                .as_array()
+                .and_then(|ms| ms.iter().find(|m| m["is_summary"] == true).cloned());
+            if found.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        found.expect("a summary at the boundary")
+    };
+    let content = summary["content"].as_str().expect("summary").to_string();
+    let body = say("after", "agent").await;
+    assert_ne!(answered_by(&body), task, "a fresh task after the summary");
+    assert_eq!(
+        dialogue_ending(&server, "after"),
+        vec![
+            ("system".to_string(), content),
+            ("user".to_string(), "after".to_string())
+        ]
+    );
+}

@@ -12,11 +12,11 @@ use crate::adapters::telemetry::current_context;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
-use crate::domain::message::{ContentBlock, Role};
+use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
 use crate::domain::permission::{PermissionAsker, PermissionOutcome};
 use crate::domain::task::{
-    ExecutionKind, TaskApproval, TaskApprovalStatus, TaskEventFilter, TaskRun, TaskRunStatus,
-    TaskSpec, WorkspaceMode,
+    ContextMessage, ExecutionKind, TaskApproval, TaskApprovalStatus, TaskEventFilter, TaskRun,
+    TaskRunStatus, TaskSpec, WorkspaceMode,
 };
 use crate::engine::Engine;
 use crate::engine::approvals::TurnAsker;
@@ -104,13 +104,13 @@ impl Engine {
                 "the Hecate Agent runtime answers agent turns only",
             ));
         };
-        let said = ctx
-            .history
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .map(|m| m.content.clone())
+        // The prompt is the last user message; what the session's strategy
+        // loaded before it is the conversation's context.
+        let at = ctx.history.iter().rposition(|m| m.role == Role::User);
+        let said = at
+            .map(|i| ctx.history[i].content.clone())
             .unwrap_or_default();
+        let prior = &ctx.history[..at.unwrap_or(0)];
         // Messages recalled from the user's other sessions come first, as they
         // come before the prompt in a model turn.
         let prompt = match &ctx.recalled {
@@ -118,7 +118,11 @@ impl Engine {
             None => said,
         };
         let tasks = self.tasks();
-        if let Some((task, run)) = continue_from {
+        let continued = match continue_from {
+            Some((task, _)) => self.window_reaches(namespace, task, prior).await?,
+            None => false,
+        };
+        if let Some((task, run)) = continue_from.as_ref().filter(|_| continued) {
             // The task's runs join this turn's trace (when this process runs them).
             tasks.set_trace_parent(task, current_context());
             let reason = Some("agent chat follow-up".to_string());
@@ -148,6 +152,13 @@ impl Engine {
             requested_provider: provider.clone(),
             requested_model: model.clone(),
             mcp_servers: entries,
+            context: prior.iter().filter_map(context_message).collect(),
+            // Where the loaded window starts: the task is carried on while
+            // the strategy still loads from there.
+            session_sequence: prior
+                .first()
+                .or(at.map(|i| &ctx.history[i]))
+                .map(|m| m.sequence),
             ..Default::default()
         };
         let task = tasks.create_task(namespace, spec).await?;
@@ -156,6 +167,34 @@ impl Engine {
             .start(namespace, &task.id, StartOptions::default())
             .await?;
         Ok((task.id, run.id))
+    }
+
+    /// Whether what the session's strategy loaded before the prompt (`prior`)
+    /// still reaches back to where `task`'s conversation starts (its context's
+    /// first message); when it does not (the window slid past it, or a summary
+    /// now stands in for it) the turn starts a fresh task primed with what was
+    /// loaded, so the model never sees more than the strategy loads. A task
+    /// with no recorded start always reaches.
+    async fn window_reaches(
+        &self,
+        namespace: &str,
+        task: &TaskId,
+        prior: &[Message],
+    ) -> Result<bool> {
+        let started = self
+            .tasks()
+            .get_task(namespace, task)
+            .await?
+            .spec
+            .session_sequence;
+        let Some(started) = started else {
+            return Ok(true);
+        };
+        let reaches = prior.first().is_some_and(|m| m.sequence <= started);
+        if !reaches {
+            tracing::info!(%task, started, "the session's memory strategy no longer loads the start of its task: a fresh task primed with what it loads");
+        }
+        Ok(reaches)
     }
 
     /// Follows the run until it ends, streaming its events and asking its
@@ -324,6 +363,23 @@ fn ask(f: &Followed<'_>, approval: TaskApproval, requested: Option<&Value>) -> A
         (approval, outcome)
     });
     Asking { withdraw, answer }
+}
+
+/// A loaded message as a task's starting context: user messages, completed
+/// assistant answers and summaries (other system messages and partial answers
+/// are not part of the conversation a model is given).
+fn context_message(m: &Message) -> Option<ContextMessage> {
+    let kept = match m.role {
+        Role::User => true,
+        Role::Assistant => m.status == MessageStatus::Completed,
+        Role::System => m.is_summary,
+        Role::Tool => false,
+    };
+    kept.then(|| ContextMessage {
+        role: m.role,
+        content: m.content.clone(),
+        is_summary: m.is_summary,
+    })
 }
 
 /// A failed run's error as the turn's: its stable type when it is one of

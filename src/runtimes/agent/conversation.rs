@@ -3,6 +3,7 @@
 //! to a provider.
 
 use crate::domain::message::{Message, Role, ToolCall};
+use crate::domain::task::ContextMessage;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -22,6 +23,23 @@ pub struct Entry {
     /// Whether a tool entry is an error result.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// Whether a system entry is a summary standing in for older messages.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_summary: bool,
+}
+
+impl Entry {
+    /// A text entry of `role` (no calls, not a result, not a summary).
+    fn text(role: Role, content: &str) -> Self {
+        Self {
+            role,
+            content: content.to_string(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+            is_summary: false,
+        }
+    }
 }
 
 /// The conversation of a run: entries in order, the LLM turns taken, and the
@@ -36,40 +54,57 @@ pub struct Conversation {
     /// Approval ids by the tool call they gate.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub approvals: BTreeMap<String, String>,
+    /// How many leading entries are the task's starting context (earlier chat
+    /// messages), which are not this chain's model turns.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub context: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Conversation {
     /// A conversation that starts with the user's prompt.
     pub fn new(prompt: &str) -> Self {
+        Self::primed(&[], prompt)
+    }
+
+    /// A conversation that starts with `context` (earlier messages, such as
+    /// what a chat session's memory strategy loaded), then the user's prompt.
+    pub fn primed(context: &[ContextMessage], prompt: &str) -> Self {
+        let mut entries: Vec<Entry> = context
+            .iter()
+            .map(|m| Entry {
+                is_summary: m.is_summary,
+                ..Entry::text(m.role, &m.content)
+            })
+            .collect();
+        entries.push(Entry::text(Role::User, prompt));
         Self {
-            entries: vec![Entry {
-                role: Role::User,
-                content: prompt.to_string(),
-                tool_calls: Vec::new(),
-                tool_call_id: None,
-                is_error: false,
-            }],
+            entries,
+            context: context.len(),
             ..Self::default()
         }
     }
 
     /// Appends a user message (a follow-up prompt).
     pub fn push_user(&mut self, prompt: &str) {
-        self.entries.push(Entry {
-            role: Role::User,
-            content: prompt.to_string(),
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            is_error: false,
-        });
+        self.entries.push(Entry::text(Role::User, prompt));
     }
 
-    /// How many assistant entries (model turns) the conversation holds.
+    /// How many assistant entries (model turns) the conversation holds after
+    /// its starting context.
     pub fn assistant_turns(&self) -> usize {
-        self.entries
+        self.entries[self.context_len()..]
             .iter()
             .filter(|e| e.role == Role::Assistant)
             .count()
+    }
+
+    /// The starting context's length, bounded by the entries held.
+    fn context_len(&self) -> usize {
+        self.context.min(self.entries.len())
     }
 
     /// The history a new run in a chain starts from: the entries, every call
@@ -78,6 +113,7 @@ impl Conversation {
     pub fn hydrated(&self) -> Self {
         let mut c = Self {
             entries: self.entries.clone(),
+            context: self.context,
             ..Self::default()
         };
         for call in c.pending_calls() {
@@ -98,11 +134,13 @@ impl Conversation {
             .entries
             .iter()
             .enumerate()
+            .skip(self.context_len())
             .filter(|(_, e)| e.role == Role::Assistant)
             .nth(turn.checked_sub(1)?)?
             .0;
         Some(Self {
             entries: self.entries[..at].to_vec(),
+            context: self.context,
             ..Self::default()
         })
     }
@@ -110,22 +148,17 @@ impl Conversation {
     /// Appends the model's answer of one turn.
     pub fn push_assistant(&mut self, text: String, tool_calls: Vec<ToolCall>) {
         self.entries.push(Entry {
-            role: Role::Assistant,
-            content: text,
             tool_calls,
-            tool_call_id: None,
-            is_error: false,
+            ..Entry::text(Role::Assistant, &text)
         });
     }
 
     /// Appends a tool's result for `call_id`.
     pub fn push_result(&mut self, call_id: &str, content: String, is_error: bool) {
         self.entries.push(Entry {
-            role: Role::Tool,
-            content,
-            tool_calls: Vec::new(),
             tool_call_id: Some(call_id.to_string()),
             is_error,
+            ..Entry::text(Role::Tool, &content)
         });
     }
 
@@ -163,6 +196,7 @@ impl Conversation {
                 m.tool_calls = e.tool_calls.clone();
                 m.tool_call_id = e.tool_call_id.clone();
                 m.tool_error = e.is_error;
+                m.is_summary = e.is_summary;
                 m
             })
             .collect()
@@ -221,5 +255,40 @@ mod tests {
         assert!(h.entries.last().expect("closed").is_error);
         h.push_user("more");
         assert_eq!(h.entries.last().expect("user").role, Role::User);
+    }
+
+    #[test]
+    fn a_primed_conversation_counts_turns_after_its_context() {
+        let context = [
+            ContextMessage {
+                role: Role::System,
+                content: "Summary: the user likes tea".into(),
+                is_summary: true,
+            },
+            ContextMessage {
+                role: Role::User,
+                content: "hello".into(),
+                is_summary: false,
+            },
+            ContextMessage {
+                role: Role::Assistant,
+                content: "hi".into(),
+                is_summary: false,
+            },
+        ];
+        let mut c = Conversation::primed(&context, "go");
+        assert_eq!((c.entries.len(), c.context, c.assistant_turns()), (4, 3, 0));
+        let m = c.to_messages();
+        assert!(m[0].is_summary && m[0].role == Role::System && !m[1].is_summary);
+        assert_eq!(m[3].content, "go");
+        assert!(c.before_turn(1).is_none());
+        c.push_assistant("done".into(), Vec::new());
+        assert_eq!(c.assistant_turns(), 1);
+        let again = c.before_turn(1).expect("turn 1");
+        assert_eq!((again.entries.len(), again.context), (4, 3));
+        let back: Conversation =
+            serde_json::from_str(&serde_json::to_string(&c).expect("json")).expect("parse");
+        assert_eq!(back, c);
+        assert_eq!(c.hydrated().context, 3);
     }
 }

@@ -223,6 +223,13 @@ pub struct TaskDto {
     pub priority: i64,
     /// Step time limit in milliseconds (the default when 0 was asked).
     pub timeout_ms: u64,
+    /// Earlier chat messages an `agent_loop` conversation starts with, before
+    /// the prompt (what a chat session's memory strategy loaded).
+    pub context_messages: usize,
+    /// For a task behind a Hecate Agent chat session: the session message
+    /// sequence its conversation starts at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_sequence: Option<i64>,
     /// The newest run.
     pub latest_run_id: Option<String>,
     /// Created (RFC 3339).
@@ -261,6 +268,8 @@ impl From<&Task> for TaskDto {
             mcp_servers: s.mcp_servers.clone(),
             priority: s.priority,
             timeout_ms: s.effective_timeout_ms(),
+            context_messages: s.context.len(),
+            session_sequence: s.session_sequence,
             latest_run_id: t.latest_run_id.as_ref().map(|r| r.to_string()),
             created_at: t.created_at.clone(),
             updated_at: t.updated_at.clone(),

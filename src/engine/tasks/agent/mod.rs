@@ -195,7 +195,7 @@ impl TaskRuntime {
             Some(c) => c,
             None => match self.chained_conversation(task, run).await? {
                 Some(c) => c,
-                None => Conversation::new(&task.spec.prompt),
+                None => Conversation::primed(&task.spec.context, &task.spec.prompt),
             },
         };
         let steps = self.store().list_task_steps(&run.id).await?;
