@@ -87,6 +87,9 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
         .start_approval_retention(ctx.config.approval_retention(&env)?, shutdown.clone());
     // Turns of processes that died elsewhere are closed once their lease expires.
     let sweep = ctx.engine.start_owner_sweep(shutdown.clone());
+    // Provider cooldowns learnt here reach the other processes on the store,
+    // and theirs reach this one.
+    let cooldowns = ctx.engine.start_cooldown_sync(shutdown.clone());
     let stop = shutdown.clone();
     serve(listener, app, limits, async move {
         signal.await;
@@ -102,6 +105,7 @@ pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
     }
     let _ = retention.await;
     let _ = sweep.await;
+    let _ = cooldowns.await;
     ctx.engine.shutdown().await;
     eprintln!("hecate stopped");
     Ok(0)

@@ -6,7 +6,9 @@ use super::error::ConfigError;
 use super::schema::{CapabilitySection, GatewaySection, ProviderSection};
 use crate::domain::capability::{CapabilityDeclaration, ToolCalling};
 use crate::engine::gateway::RoutingSettings;
-use crate::engine::gateway::policy::{DEFAULT_CIRCUIT_FAILURES, DEFAULT_COOLDOWN};
+use crate::engine::gateway::policy::{
+    DEFAULT_CIRCUIT_FAILURES, DEFAULT_COOLDOWN, DEFAULT_COOLDOWN_SYNC,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -84,6 +86,9 @@ pub(super) fn routing(
             .circuit_failures
             .unwrap_or(DEFAULT_CIRCUIT_FAILURES)
             .max(1),
+        cooldown_sync: g.cooldown_sync_ms.map_or(DEFAULT_COOLDOWN_SYNC, |ms| {
+            Duration::from_millis(ms.max(10))
+        }),
         declared_capabilities,
     })
 }
@@ -106,6 +111,7 @@ mod tests {
             daily_budget_usd = 1.5
             cooldown_secs = 7
             circuit_failures = 1
+            cooldown_sync_ms = 250
             [providers.local]
             base_url = "http://127.0.0.1:1/v1"
             [providers.local.capabilities."qwen"]
@@ -118,6 +124,7 @@ mod tests {
         assert_eq!(s.daily_budget_micros_usd, Some(1_500_000));
         assert_eq!(s.cooldown, Duration::from_secs(7));
         assert_eq!(s.circuit_failures, 1);
+        assert_eq!(s.cooldown_sync, Duration::from_millis(250));
         let d = s.declared("local", "qwen");
         assert_eq!(d[0].tool_calling, Some(ToolCalling::None));
         assert_eq!(d[0].max_context_tokens, Some(32768));
@@ -127,6 +134,7 @@ mod tests {
         assert!(parse("[gateway]\ndaily_budget_usd = -1.0\n").is_err());
         let d = parse("").expect("defaults");
         assert_eq!(d.cooldown, DEFAULT_COOLDOWN);
+        assert_eq!(d.cooldown_sync, DEFAULT_COOLDOWN_SYNC);
         assert_eq!(d.daily_budget_micros_usd, None);
     }
 }

@@ -149,6 +149,9 @@ pub struct GatewaySection {
     /// Failures in a row (5xx, unreachable, key refused) that open a provider's
     /// circuit (default 3).
     pub circuit_failures: Option<u32>,
+    /// Milliseconds between two reads of the cooldowns other processes on the
+    /// store learnt (default 1000; at least 10).
+    pub cooldown_sync_ms: Option<u64>,
 }
 
 /// `[terminals]`: how the commands of agent terminals (`terminal/create`) are

@@ -5,6 +5,7 @@
 
 pub mod capabilities;
 pub mod chat;
+pub mod cooldowns;
 pub mod flow_chats;
 pub mod history;
 pub mod memory;
@@ -28,6 +29,7 @@ use std::sync::Arc;
 
 pub use capabilities::CapabilityStore;
 pub use chat::ChatStore;
+pub use cooldowns::{CooldownStore, ProviderCooldown};
 pub use flow_chats::FlowChatStore;
 pub use memory::{MemoryStore, VectorSearch};
 pub use postgres::PostgresStore;
@@ -303,6 +305,7 @@ pub trait Store:
     + TurnStore
     + ChatStore
     + CapabilityStore
+    + CooldownStore
     + FlowChatStore
     + MemoryStore
     + tasks::TaskStore

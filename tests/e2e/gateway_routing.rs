@@ -303,3 +303,55 @@ async fn tool_requests_skip_models_marked_as_not_calling_tools() {
     assert_eq!(e["capabilities"]["tool_calling"], "none");
     assert_eq!(e["capabilities"]["source"], "config");
 }
+
+#[tokio::test]
+async fn a_cooldown_one_replica_learns_is_honoured_by_another_on_the_same_store() {
+    let fa = ModelServer::start(Some(json!([
+        {"repeat": true, "status": 429, "error_message": "slow down", "retry_after": "120"},
+    ])));
+    let fb = ModelServer::start(None);
+    let (home, _first, api) = two_providers(&fa, &fb, "[gateway]\ncooldown_sync_ms = 50\n");
+    // A second `hecate serve` on the same home: the same store.
+    let second = serve(&home);
+    let other = Api::new(&second);
+
+    let first = api.post("/v1/chat/completions", chat("m")).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(fa.requests().len(), 1, "the first replica learnt the 429");
+
+    // The other replica adopts the cooldown without asking `a` itself.
+    let mut adopted = Value::Null;
+    for _ in 0..200 {
+        let status = other.get("/hecate/v1/providers/status").await;
+        adopted = routing_row(&status.body, "a").clone();
+        if adopted["routing_ready"] == false {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(adopted["routing_ready"], false, "{adopted}");
+    assert_eq!(adopted["routing_blocked_reason"], "provider_rate_limited");
+
+    let answered = other.post("/v1/chat/completions", chat("m")).await;
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    let t = trace_of(&other, &answered).await;
+    assert_eq!(
+        candidates(&t),
+        [
+            c("a", "skipped", "provider_rate_limited"),
+            c("b", "selected", "")
+        ],
+        "the second replica skips the provider the first one found throttled"
+    );
+    let pinned = other.post("/v1/chat/completions", chat("a/m")).await;
+    assert_eq!(pinned.status, 429, "{}", pinned.body);
+    let wait: u64 = pinned
+        .header("retry-after")
+        .and_then(|r| r.parse().ok())
+        .expect("retry-after");
+    assert!(
+        (100..=120).contains(&wait),
+        "the first replica's Retry-After: {wait}"
+    );
+    assert_eq!(fa.requests().len(), 1, "`a` was asked once in all");
+}

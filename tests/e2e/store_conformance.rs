@@ -1519,6 +1519,7 @@ macro_rules! conformance {
                     traces_filter_by_request_session_and_time_newest_first,
                     a_traces_route_round_trips_and_spend_sums_its_costs,
                     capability_records_are_replaced_per_source_and_deleted,
+                    provider_cooldowns_keep_the_latest_end_and_expire,
                     a_flow_chat_turn_writes_message_memory_and_position_together,
                     a_stale_or_unknown_flow_chat_write_stores_nothing,
                     flow_chats_and_memory_do_not_cross_namespaces,

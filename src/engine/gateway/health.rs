@@ -3,11 +3,14 @@
 //! the configured cooldown); a run of failures (5xx, unreachable, key refused)
 //! opens its circuit for the cooldown. After a cooldown the provider is tried
 //! again; one more failure reopens the circuit at once, one success closes it.
+//! Each cooldown learnt is also kept for `sync.rs` to share through the store,
+//! and cooldowns other processes learnt are adopted here.
 
 use super::policy::{CIRCUIT_OPEN, PROVIDER_RATE_LIMITED};
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::Notify;
 
 /// Longest cooldown a provider's `Retry-After` can ask for.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
@@ -25,6 +28,21 @@ pub struct ProviderHealth {
     cooldown: Duration,
     circuit_failures: u32,
     states: Mutex<HashMap<String, State>>,
+    /// Cooldowns learnt here and not shared yet, the newest per provider.
+    learnt: Mutex<HashMap<String, Learnt>>,
+    /// Wakes the sharing task when a cooldown is learnt.
+    learnt_signal: Notify,
+}
+
+/// A cooldown this process learnt, to share with the others on the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Learnt {
+    /// The provider.
+    pub provider: String,
+    /// `provider_rate_limited` or `circuit_open`.
+    pub reason: &'static str,
+    /// When the cooldown ends (wall clock, which processes share).
+    pub until: SystemTime,
 }
 
 /// Why the router skips a provider now, and for how much longer.
@@ -43,6 +61,51 @@ impl ProviderHealth {
             cooldown,
             circuit_failures: circuit_failures.max(1),
             states: Mutex::new(HashMap::new()),
+            learnt: Mutex::new(HashMap::new()),
+            learnt_signal: Notify::new(),
+        }
+    }
+
+    /// Keeps a cooldown of `wait` from now for the sharing task, and wakes it.
+    fn learn(&self, provider: &str, reason: &'static str, wait: Duration) {
+        let learnt = Learnt {
+            provider: provider.to_string(),
+            reason,
+            until: SystemTime::now() + wait,
+        };
+        self.learnt
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(provider.to_string(), learnt);
+        self.learnt_signal.notify_one();
+    }
+
+    /// The cooldowns learnt since the last call (each provider's newest).
+    pub fn take_learnt(&self) -> Vec<Learnt> {
+        let mut learnt = self.learnt.lock().unwrap_or_else(|p| p.into_inner());
+        learnt.drain().map(|(_, l)| l).collect()
+    }
+
+    /// Waits until a cooldown is learnt (at once if one was since the last wait).
+    pub async fn learnt_one(&self) {
+        self.learnt_signal.notified().await;
+    }
+
+    /// Adopts a cooldown another process learnt: `provider` is skipped for
+    /// `remaining` for `reason`, unless it already is for longer. An unknown
+    /// reason is ignored.
+    pub fn adopt(&self, provider: &str, reason: &str, remaining: Duration) {
+        let reason = match reason {
+            PROVIDER_RATE_LIMITED => PROVIDER_RATE_LIMITED,
+            CIRCUIT_OPEN => CIRCUIT_OPEN,
+            _ => return,
+        };
+        let until = Instant::now() + remaining;
+        let mut states = self.states();
+        let s = states.entry(provider.to_string()).or_default();
+        if s.open_until.is_none_or(|open| open < until) {
+            s.open_until = Some(until);
+            s.reason = reason;
         }
     }
 
@@ -78,21 +141,31 @@ impl ProviderHealth {
     /// ten minutes), or the cooldown when it sent none.
     pub fn rate_limited(&self, provider: &str, retry_after: Option<Duration>) {
         let wait = retry_after.map_or(self.cooldown, |r| r.min(MAX_RETRY_AFTER));
-        let mut states = self.states();
-        let s = states.entry(provider.to_string()).or_default();
-        s.open_until = Some(Instant::now() + wait);
-        s.reason = PROVIDER_RATE_LIMITED;
+        {
+            let mut states = self.states();
+            let s = states.entry(provider.to_string()).or_default();
+            s.open_until = Some(Instant::now() + wait);
+            s.reason = PROVIDER_RATE_LIMITED;
+        }
+        self.learn(provider, PROVIDER_RATE_LIMITED, wait);
     }
 
     /// `provider` failed (5xx, unreachable, key refused): once the failures in a
     /// row reach the threshold its circuit opens for the cooldown.
     pub fn failed(&self, provider: &str) {
-        let mut states = self.states();
-        let s = states.entry(provider.to_string()).or_default();
-        s.consecutive_failures += 1;
-        if s.consecutive_failures >= self.circuit_failures {
-            s.open_until = Some(Instant::now() + self.cooldown);
-            s.reason = CIRCUIT_OPEN;
+        let opened = {
+            let mut states = self.states();
+            let s = states.entry(provider.to_string()).or_default();
+            s.consecutive_failures += 1;
+            let opened = s.consecutive_failures >= self.circuit_failures;
+            if opened {
+                s.open_until = Some(Instant::now() + self.cooldown);
+                s.reason = CIRCUIT_OPEN;
+            }
+            opened
+        };
+        if opened {
+            self.learn(provider, CIRCUIT_OPEN, self.cooldown);
         }
     }
 }
@@ -147,6 +220,52 @@ mod tests {
         h.failed("p");
         assert!(h.blocked("p").is_none(), "a success reset the count");
         assert_eq!(retry_after_secs(" 2 "), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn learnt_cooldowns_are_kept_for_sharing_and_adopted_ones_block() {
+        let h = ProviderHealth::new(Duration::from_secs(30), 2);
+        h.failed("p");
+        assert!(h.take_learnt().is_empty(), "no cooldown yet");
+        h.failed("p");
+        h.rate_limited("q", Some(Duration::from_secs(5)));
+        h.rate_limited("q", Some(Duration::from_secs(9)));
+        let mut learnt = h.take_learnt();
+        learnt.sort_by(|a, b| a.provider.cmp(&b.provider));
+        assert_eq!(
+            learnt
+                .iter()
+                .map(|l| (l.provider.as_str(), l.reason))
+                .collect::<Vec<_>>(),
+            [("p", CIRCUIT_OPEN), ("q", PROVIDER_RATE_LIMITED)]
+        );
+        let left = learnt[1]
+            .until
+            .duration_since(SystemTime::now())
+            .expect("ahead");
+        assert!(
+            left > Duration::from_secs(5),
+            "the newest per provider: {left:?}"
+        );
+        assert!(h.take_learnt().is_empty(), "taken once");
+
+        h.adopt("r", PROVIDER_RATE_LIMITED, Duration::from_secs(20));
+        assert_eq!(
+            h.blocked("r").map(|b| b.reason),
+            Some(PROVIDER_RATE_LIMITED)
+        );
+        h.adopt("r", CIRCUIT_OPEN, Duration::from_secs(1));
+        assert_eq!(
+            h.blocked("r").map(|b| b.reason),
+            Some(PROVIDER_RATE_LIMITED),
+            "a shorter cooldown does not shorten a longer one"
+        );
+        h.adopt("s", "something_else", Duration::from_secs(20));
+        assert!(h.blocked("s").is_none());
+        assert!(
+            h.take_learnt().is_empty(),
+            "adopted cooldowns are not shared again"
+        );
         assert_eq!(retry_after_secs("Wed, 21 Oct 2015 07:28:00 GMT"), None);
     }
 }

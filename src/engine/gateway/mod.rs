@@ -9,7 +9,7 @@
 //! settings (`policy.rs`), the providers' cooldowns (`health.rs`), today's
 //! spend (`budget.rs`) and the models' capabilities (`capabilities.rs`, with the
 //! tool-calling probe in `probe.rs`); `counters.rs` keeps the process's totals
-//! for the system stats. The wire work is `adapters::gateway`'s;
+//! for the system stats, and `sync.rs` shares cooldowns through the store. The wire work is `adapters::gateway`'s;
 //! the types a bridge needs are re-exported here.
 
 pub mod budget;
@@ -24,6 +24,7 @@ pub mod probe;
 pub mod providers;
 pub mod record;
 pub mod route;
+pub mod sync;
 
 pub use crate::adapters::gateway::models::{ListedModel, anthropic_list, openai_list};
 pub use crate::adapters::gateway::{

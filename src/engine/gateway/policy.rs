@@ -27,6 +27,9 @@ pub const PROVIDER_UNHEALTHY: &str = "provider_unhealthy";
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(30);
 /// The default number of consecutive failures that open a provider's circuit.
 pub const DEFAULT_CIRCUIT_FAILURES: u32 = 3;
+/// How often, by default, `hecate serve` reads the cooldowns other processes on
+/// the store have learnt.
+pub const DEFAULT_COOLDOWN_SYNC: Duration = Duration::from_secs(1);
 
 /// How the gateway routes: what it refuses, what it may spend, how long it
 /// leaves a failing provider alone, and what the config says models can do.
@@ -43,6 +46,8 @@ pub struct RoutingSettings {
     /// Consecutive failures (5xx, unreachable, key refused) that open a
     /// provider's circuit.
     pub circuit_failures: u32,
+    /// How often the cooldowns other processes on the store learnt are read.
+    pub cooldown_sync: Duration,
     /// Capabilities declared in the config: (provider, model or `*`, what it says).
     pub declared_capabilities: Vec<(String, String, CapabilityDeclaration)>,
 }
@@ -54,6 +59,7 @@ impl Default for RoutingSettings {
             daily_budget_micros_usd: None,
             cooldown: DEFAULT_COOLDOWN,
             circuit_failures: DEFAULT_CIRCUIT_FAILURES,
+            cooldown_sync: DEFAULT_COOLDOWN_SYNC,
             declared_capabilities: Vec::new(),
         }
     }

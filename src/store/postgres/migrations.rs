@@ -405,6 +405,18 @@ pub const MIGRATIONS: &[Migration] = &[
     CREATE INDEX memory_vectors_by_session ON memory_vectors(session_id);
     "#,
     },
+    Migration {
+        name: "provider cooldowns shared by every replica",
+        sql: r#"
+    CREATE TABLE provider_cooldowns (
+        provider TEXT PRIMARY KEY,
+        reason TEXT NOT NULL,
+        until_ms BIGINT NOT NULL,
+        owner TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

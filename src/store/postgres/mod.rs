@@ -28,6 +28,7 @@ mod audit;
 mod capabilities;
 mod chat;
 mod connect;
+mod cooldowns;
 mod flow_chats;
 mod leases;
 mod memory;

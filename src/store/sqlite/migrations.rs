@@ -392,6 +392,17 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX memory_vectors_by_scope ON memory_vectors(namespace, user_id, model, session_id);
     CREATE INDEX memory_vectors_by_session ON memory_vectors(session_id);
     "#,
+    // v12: provider cooldowns every process on the store shares (one row per
+    // provider, until when the gateway skips it).
+    r#"
+    CREATE TABLE provider_cooldowns (
+        provider TEXT PRIMARY KEY,
+        reason TEXT NOT NULL,
+        until_ms INTEGER NOT NULL,
+        owner TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

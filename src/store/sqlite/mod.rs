@@ -8,6 +8,7 @@ mod approvals;
 mod audit;
 mod capabilities;
 mod chat;
+mod cooldowns;
 mod flow_chats;
 mod leases;
 mod memory;

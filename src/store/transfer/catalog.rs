@@ -544,6 +544,18 @@ pub const TABLES: &[Table] = &[
         key: Some(&["namespace", "message_id"]),
         serial: None,
     },
+    Table {
+        name: "provider_cooldowns",
+        columns: &[
+            t("provider"),
+            t("reason"),
+            i("until_ms"),
+            t("owner"),
+            t("updated_at"),
+        ],
+        key: Some(&["provider"]),
+        serial: None,
+    },
 ];
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use hecate::domain::chat::{
 use hecate::domain::ids::CallId;
 use hecate::domain::provider_call::Usage;
 use hecate::domain::time::now_rfc3339;
+use hecate::store::ProviderCooldown;
 use serde_json::json;
 
 fn trace(request_id: &str, session: Option<&str>, started_at: &str) -> GatewayTrace {
@@ -341,4 +342,40 @@ pub async fn capability_records_are_replaced_per_source_and_deleted(b: Backend) 
             .expect("nothing left")
     );
     assert_eq!(s.list_capabilities().await.expect("list"), vec![probe]);
+}
+
+pub async fn provider_cooldowns_keep_the_latest_end_and_expire(b: Backend) {
+    let s = &b.store;
+    let cooldown = |provider: &str, reason: &str, until_ms: i64, owner: &str| ProviderCooldown {
+        provider: provider.into(),
+        reason: reason.into(),
+        until_ms,
+        owner: owner.into(),
+        updated_at: now_rfc3339(),
+    };
+    let a = cooldown("a", "provider_rate_limited", 2_000, "one");
+    s.put_cooldown(&a).await.expect("put");
+    s.put_cooldown(&cooldown("a", "circuit_open", 1_500, "two"))
+        .await
+        .expect("an earlier end");
+    assert_eq!(
+        s.list_cooldowns(1_000).await.expect("list"),
+        vec![a],
+        "a cooldown that ends earlier does not replace a later one"
+    );
+    let later = cooldown("a", "circuit_open", 3_000, "two");
+    let b2 = cooldown("b", "provider_rate_limited", 1_200, "one");
+    s.put_cooldown(&later).await.expect("a later end");
+    s.put_cooldown(&b2).await.expect("another provider");
+    assert_eq!(
+        s.list_cooldowns(1_000).await.expect("list"),
+        vec![later.clone(), b2],
+        "one per provider, by provider"
+    );
+    assert_eq!(
+        s.list_cooldowns(1_200).await.expect("list"),
+        vec![later],
+        "an ended cooldown is not listed"
+    );
+    assert!(s.list_cooldowns(3_000).await.expect("list").is_empty());
 }

@@ -6,9 +6,10 @@
 //! through that parent's namespace gate, which every engine read goes through
 //! first. The task queue is process-wide by design (any worker claims any
 //! namespace's runs, which then run in their task's namespace); its case checks
-//! that a claim answers the run's own task and namespace. Model capabilities are
-//! process-wide too: they describe the configured providers, which every
-//! namespace of a process shares, so the case only gives the table a row.
+//! that a claim answers the run's own task and namespace. Model capabilities and
+//! provider cooldowns are process-wide too: they describe the configured
+//! providers, which every namespace of a process shares, so the case only gives
+//! their tables a row.
 
 use super::{Backend, backends};
 use hecate::domain::ErrorType;
@@ -70,6 +71,7 @@ const CHECKED: &[&str] = &[
     "flow_memory",
     "memory_vectors",
     "model_capabilities",
+    "provider_cooldowns",
 ];
 
 fn usage() -> Usage {
@@ -327,6 +329,17 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         })
         .await
         .expect("capability");
+    // Provider cooldowns (process-wide like capabilities: keyed by provider).
+    store
+        .put_cooldown(&hecate::store::ProviderCooldown {
+            provider: "p".into(),
+            reason: "provider_rate_limited".into(),
+            until_ms: i64::MAX,
+            owner: "replica".into(),
+            updated_at: now_rfc3339(),
+        })
+        .await
+        .expect("cooldown");
 
     // The gateway's chat sessions and traces.
     let trace = |request_id: &str, session: Option<&str>| GatewayTrace {
