@@ -52,6 +52,20 @@ impl AnswerTap {
                     }
                 }
             }
+            // Providers never answer in it; its output items read the same way.
+            WireFormat::Responses => {
+                for item in body["output"].as_array().into_iter().flatten() {
+                    match item["type"].as_str() {
+                        Some("message") => tap.text.push_str(&text_of(&item["content"])),
+                        Some("function_call") => tap.tools.push(ToolCall {
+                            id: str_of(&item["call_id"]),
+                            name: str_of(&item["name"]),
+                            arguments: str_of(&item["arguments"]),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
         }
         tap.message()
     }
@@ -64,6 +78,21 @@ impl AnswerTap {
         match format {
             WireFormat::OpenAi => self.openai_chunk(&v),
             WireFormat::Anthropic => self.anthropic_event(&v),
+            // Providers never stream it: its complete answer is in the last event.
+            WireFormat::Responses => {
+                if v["type"] == "response.completed" {
+                    *self = Self::default();
+                    let m = Self::of_response(WireFormat::Responses, &v["response"]);
+                    self.text = text_of(&m["content"]);
+                    for c in m["tool_calls"].as_array().into_iter().flatten() {
+                        self.tools.push(ToolCall {
+                            id: str_of(&c["id"]),
+                            name: str_of(&c["function"]["name"]),
+                            arguments: str_of(&c["function"]["arguments"]),
+                        });
+                    }
+                }
+            }
         }
     }
 

@@ -62,7 +62,7 @@ impl GatewayError {
             obj.insert("trace_id".into(), json!(ids.trace_id));
         }
         let body = match format {
-            WireFormat::OpenAi => {
+            WireFormat::OpenAi | WireFormat::Responses => {
                 obj.insert("type".into(), json!(self.openai_type));
                 obj.insert("code".into(), json!(self.code));
                 obj.insert("param".into(), json!(self.param));
