@@ -7,11 +7,10 @@
 //! field, and a client that goes away mid-stream recorded as a partial answer.
 
 use crate::support::common::{Home, ModelServer};
-use crate::support::http::{Api, Served, serve};
+use crate::support::http::{Api, Served, recorded_chat_session, serve};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 fn gateway(fixture: &ModelServer) -> (Home, Served, Api) {
     let home = Home::with_both_kinds(fixture);
@@ -384,6 +383,7 @@ async fn bad_input_is_a_400_in_the_openai_shape_naming_the_field() {
             e["message"].as_str().is_some_and(|m| m.contains(field)),
             "{body}: {e}"
         );
+        assert_eq!(e["param"], field.trim_matches('`'), "{body}: {e}");
     }
     // An unknown model is the same 404 Chat Completions gives.
     let a = api
@@ -445,19 +445,7 @@ async fn a_client_that_goes_away_mid_stream_is_recorded_as_a_partial_answer() {
         events.next().await.expect("an event").expect("event");
     }
     drop(events);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let session = loop {
-        let s = api.get("/hecate/v1/chat/sessions/resp_cut").await;
-        if s.status == 200 {
-            break s;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the partial exchange was never recorded: {}",
-            s.body
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let session = recorded_chat_session(&api, "resp_cut").await;
     let answer = &session.body["data"]["messages"][1];
     assert_eq!(answer["partial"], true, "{}", session.body);
     assert!(

@@ -30,16 +30,24 @@ fn script() -> Value {
     let mut steps = Vec::new();
     for _sdk in ["openai", "anthropic"] {
         for api in ["openai_chat", "anthropic"] {
-            steps.push(json!({"match": {"api": api, "stream": false},
-                "text": "plain answer", "usage": {"input_tokens": 5, "output_tokens": 2}}));
-            steps.push(json!({"match": {"api": api, "stream": true},
-                "text": "streamed answer here", "usage": {"input_tokens": 5, "output_tokens": 3}}));
-            steps.push(json!({"match": {"api": api, "contains": "Paris"},
-                "tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}]}));
-            steps.push(json!({"match": {"api": api}, "text": "It is sunny in Paris."}));
+            steps.extend(provider_steps(api));
         }
     }
     Value::Array(steps)
+}
+
+/// One client's answers from one provider API (`openai_chat` or `anthropic`):
+/// a plain answer, a streamed one, a tool call and the final answer.
+fn provider_steps(api: &str) -> [Value; 4] {
+    [
+        json!({"match": {"api": api, "stream": false},
+            "text": "plain answer", "usage": {"input_tokens": 5, "output_tokens": 2}}),
+        json!({"match": {"api": api, "stream": true},
+            "text": "streamed answer here", "usage": {"input_tokens": 5, "output_tokens": 3}}),
+        json!({"match": {"api": api, "contains": "Paris"},
+            "tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}]}),
+        json!({"match": {"api": api}, "text": "It is sunny in Paris."}),
+    ]
 }
 
 #[tokio::test]
@@ -133,31 +141,17 @@ async fn official_sdks_call_both_provider_kinds_through_the_gateway() {
     }
 }
 
-/// The fixture's answers for the Responses client, per provider in the order it
-/// asks: a plain answer, a streamed one, a tool call and the final answer.
-fn responses_script() -> Value {
-    let mut steps = Vec::new();
-    for api in ["openai_chat", "anthropic"] {
-        steps.push(json!({"match": {"api": api, "contains": "say something"},
-            "text": "plain answer", "usage": {"input_tokens": 5, "output_tokens": 2}}));
-        steps.push(
-            json!({"match": {"api": api, "contains": "stream something"},
-            "text": "streamed answer here", "usage": {"input_tokens": 5, "output_tokens": 3}}),
-        );
-        steps.push(json!({"match": {"api": api, "contains": "Paris"},
-            "tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}]}));
-        steps.push(json!({"match": {"api": api}, "text": "It is sunny in Paris."}));
-    }
-    Value::Array(steps)
-}
-
 /// The official `openai` SDK's `client.responses.create(...)`, streaming and
 /// not, with a function tool, through `/v1/responses` to an OpenAI-compatible
 /// and an Anthropic provider; the round trip is one recorded chat session.
 #[tokio::test]
 async fn the_openai_sdk_speaks_the_responses_api_through_the_gateway() {
     let python = venv_python();
-    let fx = ModelServer::start(Some(responses_script()));
+    let steps: Vec<Value> = ["openai_chat", "anthropic"]
+        .into_iter()
+        .flat_map(provider_steps)
+        .collect();
+    let fx = ModelServer::start(Some(Value::Array(steps)));
     let mut home = Home::with_both_kinds(&fx);
     home.set("HECATE_TOKEN", "sdk-token");
     let s = serve(&home);

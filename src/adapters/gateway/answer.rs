@@ -26,6 +26,11 @@ pub struct AnswerTap {
 impl AnswerTap {
     /// The assistant message of a complete answer in `format`.
     pub fn of_response(format: WireFormat, body: &Value) -> Value {
+        Self::tap_of(format, body).message()
+    }
+
+    /// The tap holding a complete answer in `format`.
+    fn tap_of(format: WireFormat, body: &Value) -> Self {
         let mut tap = Self::default();
         match format {
             WireFormat::OpenAi => {
@@ -67,7 +72,7 @@ impl AnswerTap {
                 }
             }
         }
-        tap.message()
+        tap
     }
 
     /// Reads one streamed event's data (`[DONE]` and non-JSON data are skipped).
@@ -81,16 +86,7 @@ impl AnswerTap {
             // Providers never stream it: its complete answer is in the last event.
             WireFormat::Responses => {
                 if v["type"] == "response.completed" {
-                    *self = Self::default();
-                    let m = Self::of_response(WireFormat::Responses, &v["response"]);
-                    self.text = text_of(&m["content"]);
-                    for c in m["tool_calls"].as_array().into_iter().flatten() {
-                        self.tools.push(ToolCall {
-                            id: str_of(&c["id"]),
-                            name: str_of(&c["function"]["name"]),
-                            arguments: str_of(&c["function"]["arguments"]),
-                        });
-                    }
+                    *self = Self::tap_of(WireFormat::Responses, &v["response"]);
                 }
             }
         }

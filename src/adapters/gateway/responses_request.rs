@@ -7,6 +7,7 @@
 //! the fields that only make sense to OpenAI's own store are left out.
 
 use super::TranslateError;
+use super::answer::text_of;
 use serde_json::{Map, Value, json};
 
 /// Translates `body` (a Responses request) into a Chat Completions request for
@@ -175,13 +176,7 @@ fn push_item(messages: &mut Vec<Value>, item: &Value, i: usize) -> Result<(), Tr
                 )));
             };
             let output = match &item["output"] {
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join(""),
-                Value::Null => String::new(),
+                v @ (Value::String(_) | Value::Array(_) | Value::Null) => text_of(v),
                 other => other.to_string(),
             };
             messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": output}));
@@ -243,12 +238,7 @@ fn content_of(content: &Value, role: &str, i: usize) -> Result<Value, TranslateE
         }
     }
     if role != "user" {
-        let text: String = out
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("");
-        return Ok(json!(text));
+        return Ok(json!(text_of(&Value::Array(out))));
     }
     Ok(Value::Array(out))
 }

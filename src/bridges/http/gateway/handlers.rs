@@ -238,8 +238,7 @@ async fn run(
     })?;
     let mut body: Value = serde_json::from_slice(&bytes)
         .map_err(|e| GatewayError::invalid(format!("the body is not valid JSON: {e}")))?;
-    let facts =
-        RequestFacts::read(format, &body).map_err(|e| GatewayError::invalid(e.to_string()))?;
+    let facts = RequestFacts::read(format, &body).map_err(|e| GatewayError::untranslatable(&e))?;
     let session_id = session_id_of(headers, &mut body).map_err(GatewayError::invalid)?;
     let agent_session = match headers.get(AGENT_SESSION_HEADER) {
         None => None,
