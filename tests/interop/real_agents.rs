@@ -1037,7 +1037,9 @@ fn missing_binary(ctx: &Ctx<'_>) {
 /// `[agents.gateway]`: under `hecate serve` the agent is started with its
 /// manifest's `[gateway] env`, so its model calls go through the server's own
 /// `/v1` (to a provider on the fixture model server) and are traced and costed
-/// under the Agent Chat session that prompted it.
+/// under the Agent Chat session that prompted it; then a `hecate chat` turn that
+/// reaches the server through `[agents] gateway_url` runs a shell command, its
+/// tool call and the answer after the result both crossing `/v1`.
 fn through_the_gateway(ctx: &Ctx<'_>) {
     if !ctx.case.through_gateway {
         eprintln!(
@@ -1122,15 +1124,66 @@ fn through_the_gateway(ctx: &Ctx<'_>) {
             .any(|t| t["cost_micros_usd"].as_i64().is_some_and(|c| c > 0)),
         "{traces}"
     );
+    // A tool call through the gateway: `hecate chat` (a process that does not
+    // serve /v1 itself) reaches the server through `[agents] gateway_url`; the
+    // agent's shell call and the final answer after its result both cross /v1.
+    let chat_config = ctx.sandbox.root().join("gateway-chat-config.toml");
+    std::fs::write(
+        &chat_config,
+        format!(
+            "{CONFIG}gateway_url = \"{}\"\n\n[agents.gateway]\n{} = true\n",
+            served.base, ctx.case.id
+        ),
+    )
+    .expect("chat config");
+    let mut chat_env = env.clone();
+    chat_env.push(("HECATE_CONFIG".into(), chat_config.display().to_string()));
+    let w = ws.display().to_string();
+    let args = [
+        "chat",
+        "--agent",
+        ctx.case.id,
+        "--workspace",
+        &w,
+        "--format",
+        "json",
+        "--approval",
+        "auto",
+        "run the command printf 'gw-%s\\n' ok",
+    ];
+    let turn = Turn::from(&run(ctx.sandbox.hecate(&args, &chat_env), b""));
+    turn.assert_completed("shell command through the gateway");
+    assert!(
+        turn.answer().contains("done:") && turn.answer().contains("gw-ok"),
+        "{}",
+        turn.answer()
+    );
+    let tool_traces = rt.block_on(async {
+        api.get(&format!("/hecate/v1/traces?session_id={}", turn.session()))
+            .await
+            .body
+    });
+    let tool_rows: Vec<&Value> = tool_traces["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["status"] == "completed" && t["provider"] == "up")
+        .collect();
+    assert!(
+        tool_rows.len() >= 2,
+        "the tool call and the answer after its result both go through /v1: {tool_traces}"
+    );
     let formats: std::collections::BTreeSet<&str> = answered
         .iter()
         .filter_map(|t| t["client_format"].as_str())
         .collect();
     eprintln!(
-        "[{}] through_the_gateway: {} model calls through /v1 ({} completed, as {formats:?})",
+        "[{}] through_the_gateway: {} model calls through /v1 ({} completed, as {formats:?}); \
+         {} for the shell command turn",
         ctx.case.id,
         rows.len(),
-        answered.len()
+        answered.len(),
+        tool_rows.len()
     );
 }
 
