@@ -290,43 +290,39 @@ impl Translation {
     }
 
     fn on_data(&mut self, data: &str) -> Vec<SseFrame> {
-        if let Self::Responses { via, out } = self {
-            if via.is_none() && data.trim() == "[DONE]" {
-                return out.finish();
+        if data.trim() == "[DONE]" {
+            match self {
+                Self::Anthropic(t) => return t.finish(),
+                Self::Responses { via: None, out } => return out.finish(),
+                _ => {}
             }
-            let v = match serde_json::from_str::<Value>(data) {
-                Ok(v) => v,
-                Err(e) => {
-                    return out.fail(&format!("the provider sent an event that is not JSON: {e}"));
+        }
+        let v = match serde_json::from_str::<Value>(data) {
+            Ok(v) => v,
+            Err(e) => {
+                return self.fail(&format!("the provider sent an event that is not JSON: {e}"));
+            }
+        };
+        match self {
+            Self::Anthropic(t) => t.on_chunk(&v),
+            Self::OpenAi(t) => t.on_event(&v),
+            Self::Responses { via: None, out } => out.on_chunk(&v),
+            Self::Responses {
+                via: Some(via),
+                out,
+            } => {
+                let mut frames = Vec::new();
+                for f in via.on_event(&v) {
+                    frames.extend(match f {
+                        SseFrame::Done => out.finish(),
+                        SseFrame::Event { data, .. } => match data["error"]["message"].as_str() {
+                            Some(m) => out.fail(m),
+                            None => out.on_chunk(&data),
+                        },
+                    });
                 }
-            };
-            let Some(via) = via else {
-                return out.on_chunk(&v);
-            };
-            let mut frames = Vec::new();
-            for f in via.on_event(&v) {
-                frames.extend(match f {
-                    SseFrame::Done => out.finish(),
-                    SseFrame::Event { data, .. } => match data["error"]["message"].as_str() {
-                        Some(m) => out.fail(m),
-                        None => out.on_chunk(&data),
-                    },
-                });
+                frames
             }
-            return frames;
-        }
-        if let Self::Anthropic(t) = self
-            && data.trim() == "[DONE]"
-        {
-            return t.finish();
-        }
-        match serde_json::from_str::<Value>(data) {
-            Ok(v) => match self {
-                Self::Anthropic(t) => t.on_chunk(&v),
-                Self::OpenAi(t) => t.on_event(&v),
-                Self::Responses { out, .. } => out.on_chunk(&v),
-            },
-            Err(e) => self.fail(&format!("the provider sent an event that is not JSON: {e}")),
         }
     }
 
