@@ -445,3 +445,82 @@ fn translated(
             .await;
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn responses_from_anthropic() -> Translation {
+        Translation::new(RelayMode {
+            ingress: WireFormat::Responses,
+            target: WireFormat::Anthropic,
+            stream: true,
+            include_usage: true,
+            created: 1,
+        })
+    }
+
+    fn types(frames: &[SseFrame]) -> Vec<String> {
+        frames
+            .iter()
+            .filter_map(|f| match f {
+                SseFrame::Event { data, .. } => data["type"].as_str().map(str::to_string),
+                SseFrame::Done => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn anthropic_events_reach_a_responses_client_as_response_events() {
+        let mut t = responses_from_anthropic();
+        let mut frames = Vec::new();
+        for e in [
+            json!({"type": "message_start", "message": {"id": "msg_1", "model": "claude",
+                "usage": {"input_tokens": 4, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": "Hi"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                   "usage": {"output_tokens": 2}}),
+            json!({"type": "message_stop"}),
+        ] {
+            frames.extend(t.on_data(&e.to_string()));
+        }
+        assert!(t.ended());
+        let got = types(&frames);
+        assert_eq!(got.first().map(String::as_str), Some("response.created"));
+        assert!(got.contains(&"response.output_text.delta".to_string()));
+        assert_eq!(got.last().map(String::as_str), Some("response.completed"));
+        assert_eq!(
+            t.usage(),
+            TokenUsage {
+                input_tokens: 4,
+                output_tokens: 2
+            }
+        );
+        let SseFrame::Event { data, .. } = frames.last().expect("frames") else {
+            panic!("an event");
+        };
+        assert_eq!(data["response"]["usage"]["total_tokens"], 6);
+        assert_eq!(data["response"]["model"], "claude");
+    }
+
+    #[test]
+    fn an_anthropic_error_or_a_cut_ends_a_responses_stream_with_response_failed() {
+        let mut t = responses_from_anthropic();
+        let frames = t.on_data(
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+                .to_string(),
+        );
+        assert_eq!(is_error(&frames).as_deref(), Some("busy"));
+        assert!(t.ended());
+        let mut t = responses_from_anthropic();
+        t.on_data(&json!({"type": "message_start", "message": {"model": "c"}}).to_string());
+        let frames = t.on_upstream_end();
+        assert_eq!(types(&frames), ["response.failed"]);
+        assert!(is_error(&frames).is_some());
+    }
+}
