@@ -9,12 +9,11 @@
 //! the local rate limit answers 429 with its headers.
 
 use crate::support::common::{Home, ModelServer};
-use crate::support::http::{Answer, Api, Served, serve};
+use crate::support::http::{Answer, Api, Served, recorded_chat_session, serve};
 use crate::support::mcp::McpProc;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 const PRICES: &str = r#"
 [pricing."oai/gpt-fix"]
@@ -376,19 +375,7 @@ async fn a_client_that_goes_away_mid_stream_is_recorded_as_a_partial_answer() {
     }
     drop(events);
     // The partial exchange is written once the gateway notices the drop.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let session = loop {
-        let s = api.get("/hecate/v1/chat/sessions/chat_cut").await;
-        if s.status == 200 {
-            break s;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the partial exchange was never recorded: {}",
-            s.body
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let session = recorded_chat_session(&api, "chat_cut").await;
     assert_eq!(roles(&session.body), ["user", "assistant"]);
     let answer = &session.body["data"]["messages"][1];
     assert_eq!(answer["partial"], true);

@@ -30,6 +30,7 @@ mod fixture_acp_agent;
 mod fixture_model_server;
 mod gateway;
 mod gateway_recording;
+mod gateway_responses;
 mod gateway_routing;
 mod http_access_control;
 mod http_agent_chat_sessions;

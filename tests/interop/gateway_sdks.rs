@@ -4,7 +4,9 @@
 //! OpenAI-compatible and an Anthropic provider (the fixture model server), makes
 //! a plain call, a streamed call and a tool call round trip, with the server
 //! token as its API key; the round trip carries `X-Hecate-Session-Id` and shows
-//! up as a recorded chat session.
+//! up as a recorded chat session. The `openai` SDK's Responses API
+//! (`client.responses.create`, streaming and not, with a function tool) does the
+//! same through `/v1/responses`.
 
 use crate::support::common::{Home, ModelServer};
 use crate::support::http::{Api, serve};
@@ -28,16 +30,24 @@ fn script() -> Value {
     let mut steps = Vec::new();
     for _sdk in ["openai", "anthropic"] {
         for api in ["openai_chat", "anthropic"] {
-            steps.push(json!({"match": {"api": api, "stream": false},
-                "text": "plain answer", "usage": {"input_tokens": 5, "output_tokens": 2}}));
-            steps.push(json!({"match": {"api": api, "stream": true},
-                "text": "streamed answer here", "usage": {"input_tokens": 5, "output_tokens": 3}}));
-            steps.push(json!({"match": {"api": api, "contains": "Paris"},
-                "tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}]}));
-            steps.push(json!({"match": {"api": api}, "text": "It is sunny in Paris."}));
+            steps.extend(provider_steps(api));
         }
     }
     Value::Array(steps)
+}
+
+/// One client's answers from one provider API (`openai_chat` or `anthropic`):
+/// a plain answer, a streamed one, a tool call and the final answer.
+fn provider_steps(api: &str) -> [Value; 4] {
+    [
+        json!({"match": {"api": api, "stream": false},
+            "text": "plain answer", "usage": {"input_tokens": 5, "output_tokens": 2}}),
+        json!({"match": {"api": api, "stream": true},
+            "text": "streamed answer here", "usage": {"input_tokens": 5, "output_tokens": 3}}),
+        json!({"match": {"api": api, "contains": "Paris"},
+            "tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}]}),
+        json!({"match": {"api": api}, "text": "It is sunny in Paris."}),
+    ]
 }
 
 #[tokio::test]
@@ -128,5 +138,68 @@ async fn official_sdks_call_both_provider_kinds_through_the_gateway() {
             assert_eq!(calls[1]["provider"], provider);
             assert_eq!(messages[3]["produced_by_call_id"], calls[1]["id"]);
         }
+    }
+}
+
+/// The official `openai` SDK's `client.responses.create(...)`, streaming and
+/// not, with a function tool, through `/v1/responses` to an OpenAI-compatible
+/// and an Anthropic provider; the round trip is one recorded chat session.
+#[tokio::test]
+async fn the_openai_sdk_speaks_the_responses_api_through_the_gateway() {
+    let python = venv_python();
+    let steps: Vec<Value> = ["openai_chat", "anthropic"]
+        .into_iter()
+        .flat_map(provider_steps)
+        .collect();
+    let fx = ModelServer::start(Some(Value::Array(steps)));
+    let mut home = Home::with_both_kinds(&fx);
+    home.set("HECATE_TOKEN", "sdk-token");
+    let s = serve(&home);
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/model_sdks/responses_client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args([
+            s.base.as_str(),
+            "sdk-token",
+            "oai/gpt-fix",
+            "ant/claude-fix",
+        ])
+        .output()
+        .expect("run python");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python client failed: {stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    for model in ["oai/gpt-fix", "ant/claude-fix"] {
+        let r = &report[model];
+        assert_eq!(r["text"], "plain answer", "{model}: {r}");
+        assert_eq!(r["status"], "completed");
+        assert!(r["id"].as_str().is_some_and(|i| i.starts_with("resp_")));
+        assert_eq!(r["usage_total"], 7);
+        assert_eq!(r["stream_text"], "streamed answer here", "{model}: {r}");
+        assert_eq!(
+            r["stream_first"],
+            json!(["response.created", "response.in_progress"])
+        );
+        assert_eq!(r["stream_last"], "response.completed");
+        assert_eq!(r["stream_usage"], 3);
+        assert_eq!(r["tool_name"], "weather");
+        assert_eq!(r["tool_args"], json!({"city": "Paris"}));
+        assert_eq!(r["final"], "It is sunny in Paris.", "{model}: {r}");
+        assert_eq!(r["final_status"], "completed");
+    }
+    let api = Api::new(&s).with_token("sdk-token");
+    for (model, provider) in [("oai/gpt-fix", "oai"), ("ant/claude-fix", "ant")] {
+        let id = format!("sdk-responses-{}", model.replace('/', "-"));
+        let got = api.get(&format!("/hecate/v1/chat/sessions/{id}")).await;
+        assert_eq!(got.status, 200, "{id}: {}", got.body);
+        let messages = got.body["data"]["messages"].as_array().expect("messages");
+        let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{id}");
+        assert_eq!(messages[3]["content"], "It is sunny in Paris.", "{id}");
+        let calls = got.body["data"]["provider_calls"]
+            .as_array()
+            .expect("calls");
+        assert_eq!(calls[1]["provider"], provider);
     }
 }

@@ -161,7 +161,7 @@ const CODEX: AgentCase = AgentCase {
     rejection: Rejection::TurnCancelled,
     no_credentials: NoCredentials::AuthRequiredAtNewSession,
     reports: Reports::Tokens,
-    through_gateway: false,
+    through_gateway: true,
 };
 
 /// Gemini CLI 0.61: Gemini API (a JSON-schema router call to `generateContent`,
@@ -520,8 +520,19 @@ fn run_suite(case: &AgentCase) {
         ("missing_binary", missing_binary),
         ("through_the_gateway", through_the_gateway),
     ];
+    // `HECATE_REAL_AGENT_SCENARIOS=a,b` runs only those scenarios (a quicker
+    // loop while working on one of them); unset, all of them run.
+    let only = std::env::var("HECATE_REAL_AGENT_SCENARIOS").unwrap_or_default();
+    let only: Vec<&str> = only
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
     let mut failed = Vec::new();
     for (name, scenario) in scenarios {
+        if !only.is_empty() && !only.contains(name) {
+            continue;
+        }
         let started = Instant::now();
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| scenario(&ctx)));
         let secs = started.elapsed().as_secs_f64();
@@ -1026,7 +1037,9 @@ fn missing_binary(ctx: &Ctx<'_>) {
 /// `[agents.gateway]`: under `hecate serve` the agent is started with its
 /// manifest's `[gateway] env`, so its model calls go through the server's own
 /// `/v1` (to a provider on the fixture model server) and are traced and costed
-/// under the Agent Chat session that prompted it.
+/// under the Agent Chat session that prompted it; then a `hecate chat` turn that
+/// reaches the server through `[agents] gateway_url` runs a shell command, its
+/// tool call and the answer after the result both crossing `/v1`.
 fn through_the_gateway(ctx: &Ctx<'_>) {
     if !ctx.case.through_gateway {
         eprintln!(
@@ -1040,6 +1053,7 @@ fn through_the_gateway(ctx: &Ctx<'_>) {
         &config,
         format!(
             "{CONFIG}\n[agents.gateway]\n{} = true\n\n[pricing.\"up/fixture-model\"]\n\
+             input_usd_per_mtok = 1.0\noutput_usd_per_mtok = 1.0\n\n[pricing.\"up/gpt-5.5\"]\n\
              input_usd_per_mtok = 1.0\noutput_usd_per_mtok = 1.0\n",
             ctx.case.id
         ),
@@ -1047,12 +1061,14 @@ fn through_the_gateway(ctx: &Ctx<'_>) {
     .expect("config");
     let mut env = ctx.env.clone();
     // The agent's own endpoint stays the fixture: only the gateway env points it
-    // at Hecate, which routes its model to provider `up` on the fixture.
+    // at Hecate, which routes its model to provider `up` on the fixture (an
+    // Anthropic provider, so Codex's Responses requests are translated on the
+    // way there and back; Codex asks for the `gpt-5.5` of its config).
     env.extend(pairs(&[
         ("HECATE_CONFIG", &config.display().to_string()),
         ("PROVIDER_UP_KIND", "anthropic"),
         ("PROVIDER_UP_BASE_URL", &ctx.sandbox.model_base),
-        ("PROVIDER_UP_MODELS", "fixture-model"),
+        ("PROVIDER_UP_MODELS", "fixture-model,gpt-5.5"),
         ("ANTHROPIC_MODEL", "fixture-model"),
         ("ANTHROPIC_SMALL_FAST_MODEL", "fixture-model"),
         ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "fixture-model"),
@@ -1108,11 +1124,66 @@ fn through_the_gateway(ctx: &Ctx<'_>) {
             .any(|t| t["cost_micros_usd"].as_i64().is_some_and(|c| c > 0)),
         "{traces}"
     );
+    // A tool call through the gateway: `hecate chat` (a process that does not
+    // serve /v1 itself) reaches the server through `[agents] gateway_url`; the
+    // agent's shell call and the final answer after its result both cross /v1.
+    let chat_config = ctx.sandbox.root().join("gateway-chat-config.toml");
+    std::fs::write(
+        &chat_config,
+        format!(
+            "{CONFIG}gateway_url = \"{}\"\n\n[agents.gateway]\n{} = true\n",
+            served.base, ctx.case.id
+        ),
+    )
+    .expect("chat config");
+    let mut chat_env = env.clone();
+    chat_env.push(("HECATE_CONFIG".into(), chat_config.display().to_string()));
+    let w = ws.display().to_string();
+    let args = [
+        "chat",
+        "--agent",
+        ctx.case.id,
+        "--workspace",
+        &w,
+        "--format",
+        "json",
+        "--approval",
+        "auto",
+        "run the command printf 'gw-%s\\n' ok",
+    ];
+    let turn = Turn::from(&run(ctx.sandbox.hecate(&args, &chat_env), b""));
+    turn.assert_completed("shell command through the gateway");
+    assert!(
+        turn.answer().contains("done:") && turn.answer().contains("gw-ok"),
+        "{}",
+        turn.answer()
+    );
+    let tool_traces = rt.block_on(async {
+        api.get(&format!("/hecate/v1/traces?session_id={}", turn.session()))
+            .await
+            .body
+    });
+    let tool_rows: Vec<&Value> = tool_traces["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["status"] == "completed" && t["provider"] == "up")
+        .collect();
+    assert!(
+        tool_rows.len() >= 2,
+        "the tool call and the answer after its result both go through /v1: {tool_traces}"
+    );
+    let formats: std::collections::BTreeSet<&str> = answered
+        .iter()
+        .filter_map(|t| t["client_format"].as_str())
+        .collect();
     eprintln!(
-        "[{}] through_the_gateway: {} model calls through /v1 ({} completed)",
+        "[{}] through_the_gateway: {} model calls through /v1 ({} completed, as {formats:?}); \
+         {} for the shell command turn",
         ctx.case.id,
         rows.len(),
-        answered.len()
+        answered.len(),
+        tool_rows.len()
     );
 }
 

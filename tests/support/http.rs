@@ -262,6 +262,25 @@ pub fn data(e: &Event) -> Value {
     serde_json::from_str(&e.data).expect("event data is JSON")
 }
 
+/// Polls the gateway chat session `id` until it exists (at most 20 s) and
+/// returns it: a partial exchange is written once the gateway notices that its
+/// client went away.
+pub async fn recorded_chat_session(api: &Api, id: &str) -> Answer {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = api.get(&format!("/hecate/v1/chat/sessions/{id}")).await;
+        if s.status == 200 {
+            return s;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the exchange was never recorded in {id}: {}",
+            s.body
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// The last message of a session object (`{"object","data"}`).
 pub fn last_message(session: &Value) -> Value {
     session["data"]["messages"]

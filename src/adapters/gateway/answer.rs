@@ -26,6 +26,11 @@ pub struct AnswerTap {
 impl AnswerTap {
     /// The assistant message of a complete answer in `format`.
     pub fn of_response(format: WireFormat, body: &Value) -> Value {
+        Self::tap_of(format, body).message()
+    }
+
+    /// The tap holding a complete answer in `format`.
+    fn tap_of(format: WireFormat, body: &Value) -> Self {
         let mut tap = Self::default();
         match format {
             WireFormat::OpenAi => {
@@ -52,8 +57,22 @@ impl AnswerTap {
                     }
                 }
             }
+            // Providers never answer in it; its output items read the same way.
+            WireFormat::Responses => {
+                for item in body["output"].as_array().into_iter().flatten() {
+                    match item["type"].as_str() {
+                        Some("message") => tap.text.push_str(&text_of(&item["content"])),
+                        Some("function_call") => tap.tools.push(ToolCall {
+                            id: str_of(&item["call_id"]),
+                            name: str_of(&item["name"]),
+                            arguments: str_of(&item["arguments"]),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
         }
-        tap.message()
+        tap
     }
 
     /// Reads one streamed event's data (`[DONE]` and non-JSON data are skipped).
@@ -64,6 +83,12 @@ impl AnswerTap {
         match format {
             WireFormat::OpenAi => self.openai_chunk(&v),
             WireFormat::Anthropic => self.anthropic_event(&v),
+            // Providers never stream it: its complete answer is in the last event.
+            WireFormat::Responses => {
+                if v["type"] == "response.completed" {
+                    *self = Self::tap_of(WireFormat::Responses, &v["response"]);
+                }
+            }
         }
     }
 

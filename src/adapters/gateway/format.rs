@@ -1,4 +1,5 @@
-//! The two wire formats the gateway speaks, on either side.
+//! The wire formats the gateway speaks: Chat Completions and Messages on
+//! either side, the Responses API on the client side only.
 
 use crate::adapters::providers::ProviderKind;
 
@@ -9,6 +10,9 @@ pub enum WireFormat {
     OpenAi,
     /// Anthropic Messages (`POST /v1/messages`).
     Anthropic,
+    /// OpenAI Responses (`POST /v1/responses`); clients only: it is
+    /// translated through Chat Completions for either kind of provider.
+    Responses,
 }
 
 impl WireFormat {
@@ -25,6 +29,7 @@ impl WireFormat {
         match self {
             Self::OpenAi => "openai",
             Self::Anthropic => "anthropic",
+            Self::Responses => "openai_responses",
         }
     }
 }

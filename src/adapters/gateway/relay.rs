@@ -12,8 +12,8 @@ use super::sse_in::SseTap;
 use super::sse_out::SseFrame;
 use super::usage::UsageTap;
 use super::{
-    AnthropicToOpenAi, OpenAiToAnthropic, TokenUsage, WireFormat, anthropic_response_to_openai,
-    openai_response_to_anthropic,
+    AnthropicToOpenAi, ChatToResponses, OpenAiToAnthropic, TokenUsage, WireFormat,
+    anthropic_response_to_openai, chat_completion_to_response, openai_response_to_anthropic,
 };
 use crate::adapters::providers::ProviderError;
 use bytes::Bytes;
@@ -200,9 +200,14 @@ fn complete(
     let v = parsed.map_err(|e| ProviderError::Malformed(format!("answer is not JSON: {e}")))?;
     let usage = TokenUsage::of_response(mode.target, &v);
     let answer = Some(AnswerTap::of_response(mode.target, &v));
-    let out = match mode.ingress {
-        WireFormat::Anthropic => openai_response_to_anthropic(&v),
-        WireFormat::OpenAi => anthropic_response_to_openai(&v, mode.created),
+    let out = match (mode.ingress, mode.target) {
+        (WireFormat::Anthropic, _) => openai_response_to_anthropic(&v),
+        (WireFormat::OpenAi, _) => anthropic_response_to_openai(&v, mode.created),
+        (WireFormat::Responses, WireFormat::Anthropic) => chat_completion_to_response(
+            &anthropic_response_to_openai(&v, mode.created),
+            mode.created,
+        ),
+        (WireFormat::Responses, _) => chat_completion_to_response(&v, mode.created),
     };
     Ok((Bytes::from(out.to_string()), usage, answer))
 }
@@ -229,6 +234,7 @@ fn passthrough(
                         terminal |= match format {
                             WireFormat::OpenAi => ev.data.trim() == "[DONE]",
                             WireFormat::Anthropic => ev.event == "message_stop",
+                            WireFormat::Responses => ev.event == "response.completed",
                         };
                     }
                     guard.usage = usage.usage();
@@ -256,33 +262,76 @@ fn passthrough(
     })
 }
 
-/// One translated stream, whichever way it runs.
+/// One translated stream, named by the client format it renders. A Responses client's stream
+/// is rendered from Chat Completions chunks: an Anthropic provider's events are
+/// rendered as those first.
 enum Translation {
-    ToAnthropic(OpenAiToAnthropic),
-    ToOpenAi(AnthropicToOpenAi),
+    Anthropic(OpenAiToAnthropic),
+    OpenAi(AnthropicToOpenAi),
+    Responses {
+        via: Option<Box<AnthropicToOpenAi>>,
+        out: ChatToResponses,
+    },
 }
 
 impl Translation {
-    fn on_data(&mut self, data: &str) -> Vec<SseFrame> {
-        if let Self::ToAnthropic(t) = self
-            && data.trim() == "[DONE]"
-        {
-            return t.finish();
-        }
-        match serde_json::from_str::<Value>(data) {
-            Ok(v) => match self {
-                Self::ToAnthropic(t) => t.on_chunk(&v),
-                Self::ToOpenAi(t) => t.on_event(&v),
+    fn new(mode: RelayMode) -> Self {
+        match (mode.ingress, mode.target) {
+            (WireFormat::Anthropic, _) => Self::Anthropic(OpenAiToAnthropic::new()),
+            (WireFormat::OpenAi, _) => {
+                Self::OpenAi(AnthropicToOpenAi::new(mode.created, mode.include_usage))
+            }
+            (WireFormat::Responses, target) => Self::Responses {
+                via: (target == WireFormat::Anthropic)
+                    .then(|| Box::new(AnthropicToOpenAi::new(mode.created, true))),
+                out: ChatToResponses::new(mode.created, ""),
             },
-            Err(e) => self.fail(&format!("the provider sent an event that is not JSON: {e}")),
+        }
+    }
+
+    fn on_data(&mut self, data: &str) -> Vec<SseFrame> {
+        if data.trim() == "[DONE]" {
+            match self {
+                Self::Anthropic(t) => return t.finish(),
+                Self::Responses { via: None, out } => return out.finish(),
+                _ => {}
+            }
+        }
+        let v = match serde_json::from_str::<Value>(data) {
+            Ok(v) => v,
+            Err(e) => {
+                return self.fail(&format!("the provider sent an event that is not JSON: {e}"));
+            }
+        };
+        match self {
+            Self::Anthropic(t) => t.on_chunk(&v),
+            Self::OpenAi(t) => t.on_event(&v),
+            Self::Responses { via: None, out } => out.on_chunk(&v),
+            Self::Responses {
+                via: Some(via),
+                out,
+            } => {
+                let mut frames = Vec::new();
+                for f in via.on_event(&v) {
+                    frames.extend(match f {
+                        SseFrame::Done => out.finish(),
+                        SseFrame::Event { data, .. } => match data["error"]["message"].as_str() {
+                            Some(m) => out.fail(m),
+                            None => out.on_chunk(&data),
+                        },
+                    });
+                }
+                frames
+            }
         }
     }
 
     /// The frames that end a stream whose upstream stopped here.
     fn on_upstream_end(&mut self) -> Vec<SseFrame> {
         match self {
-            Self::ToAnthropic(t) if t.saw_finish() => t.finish(),
-            Self::ToOpenAi(t) if t.saw_stop() => t.finish(),
+            Self::Anthropic(t) if t.saw_finish() => t.finish(),
+            Self::OpenAi(t) if t.saw_stop() => t.finish(),
+            Self::Responses { via: None, out } if out.saw_finish() => out.finish(),
             _ => self.fail("the provider's stream ended before its last event"),
         }
     }
@@ -292,34 +341,48 @@ impl Translation {
             return Vec::new();
         }
         match self {
-            Self::ToAnthropic(t) => {
+            Self::Anthropic(t) => {
                 t.finish();
                 vec![OpenAiToAnthropic::error_frame(message)]
             }
-            Self::ToOpenAi(t) => {
+            Self::OpenAi(t) => {
                 t.finish();
                 vec![AnthropicToOpenAi::error_frame(message), SseFrame::Done]
             }
+            Self::Responses { out, .. } => out.fail(message),
         }
     }
 
     fn ended(&self) -> bool {
         match self {
-            Self::ToAnthropic(t) => t.ended(),
-            Self::ToOpenAi(t) => t.ended(),
+            Self::Anthropic(t) => t.ended(),
+            Self::OpenAi(t) => t.ended(),
+            Self::Responses { out, .. } => out.ended(),
         }
     }
 
     fn usage(&self) -> TokenUsage {
         match self {
-            Self::ToAnthropic(t) => t.usage(),
-            Self::ToOpenAi(t) => t.usage(),
+            Self::Anthropic(t) => t.usage(),
+            Self::OpenAi(t) => t.usage(),
+            Self::Responses { via: Some(via), .. } => via.usage(),
+            Self::Responses { out, .. } => out.usage(),
         }
     }
 }
 
+/// The message of the error event among `frames`, when one is there.
 fn is_error(frames: &[SseFrame]) -> Option<String> {
     frames.iter().find_map(|f| match f {
+        SseFrame::Event {
+            event: Some("response.failed"),
+            data,
+        } => Some(
+            data["response"]["error"]["message"]
+                .as_str()
+                .unwrap_or("the provider failed")
+                .to_string(),
+        ),
         SseFrame::Event { data, .. } if data.get("error").is_some() => Some(
             data["error"]["message"]
                 .as_str()
@@ -337,12 +400,7 @@ fn translated(
     mut guard: EndGuard,
 ) -> ByteStream {
     let mut upstream: Upstream = Box::pin(upstream);
-    let mut t = match mode.ingress {
-        WireFormat::Anthropic => Translation::ToAnthropic(OpenAiToAnthropic::new()),
-        WireFormat::OpenAi => {
-            Translation::ToOpenAi(AnthropicToOpenAi::new(mode.created, mode.include_usage))
-        }
-    };
+    let mut t = Translation::new(mode);
     Box::pin(async_stream::stream! {
         let mut tap = SseTap::default();
         let mut failure: Option<String> = None;
@@ -386,4 +444,83 @@ fn translated(
             })
             .await;
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn responses_from_anthropic() -> Translation {
+        Translation::new(RelayMode {
+            ingress: WireFormat::Responses,
+            target: WireFormat::Anthropic,
+            stream: true,
+            include_usage: true,
+            created: 1,
+        })
+    }
+
+    fn types(frames: &[SseFrame]) -> Vec<String> {
+        frames
+            .iter()
+            .filter_map(|f| match f {
+                SseFrame::Event { data, .. } => data["type"].as_str().map(str::to_string),
+                SseFrame::Done => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn anthropic_events_reach_a_responses_client_as_response_events() {
+        let mut t = responses_from_anthropic();
+        let mut frames = Vec::new();
+        for e in [
+            json!({"type": "message_start", "message": {"id": "msg_1", "model": "claude",
+                "usage": {"input_tokens": 4, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": "Hi"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                   "usage": {"output_tokens": 2}}),
+            json!({"type": "message_stop"}),
+        ] {
+            frames.extend(t.on_data(&e.to_string()));
+        }
+        assert!(t.ended());
+        let got = types(&frames);
+        assert_eq!(got.first().map(String::as_str), Some("response.created"));
+        assert!(got.contains(&"response.output_text.delta".to_string()));
+        assert_eq!(got.last().map(String::as_str), Some("response.completed"));
+        assert_eq!(
+            t.usage(),
+            TokenUsage {
+                input_tokens: 4,
+                output_tokens: 2
+            }
+        );
+        let SseFrame::Event { data, .. } = frames.last().expect("frames") else {
+            panic!("an event");
+        };
+        assert_eq!(data["response"]["usage"]["total_tokens"], 6);
+        assert_eq!(data["response"]["model"], "claude");
+    }
+
+    #[test]
+    fn an_anthropic_error_or_a_cut_ends_a_responses_stream_with_response_failed() {
+        let mut t = responses_from_anthropic();
+        let frames = t.on_data(
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+                .to_string(),
+        );
+        assert_eq!(is_error(&frames).as_deref(), Some("busy"));
+        assert!(t.ended());
+        let mut t = responses_from_anthropic();
+        t.on_data(&json!({"type": "message_start", "message": {"model": "c"}}).to_string());
+        let frames = t.on_upstream_end();
+        assert_eq!(types(&frames), ["response.failed"]);
+        assert!(is_error(&frames).is_some());
+    }
 }

@@ -32,6 +32,45 @@ impl RequestFacts {
             Some(Value::String(s)) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
             Some(_) => return Err(TranslateError::Invalid("`model` must be a string".into())),
         };
+        if format == WireFormat::Responses {
+            // The translation checks every item; its result is made again per
+            // candidate with the provider's model.
+            super::responses_request_to_openai(body, "")?;
+        } else {
+            Self::check_messages(format, obj)?;
+        }
+        if format == WireFormat::Anthropic && !obj.get("max_tokens").is_some_and(Value::is_u64) {
+            return Err(TranslateError::Invalid(
+                "`max_tokens` is a required positive integer".into(),
+            ));
+        }
+        let stream = match obj.get("stream") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(TranslateError::Invalid("`stream` must be a boolean".into())),
+        };
+        // A Responses stream always ends with the usage, so it is always asked for.
+        let include_usage = format == WireFormat::Responses
+            || body["stream_options"]["include_usage"].as_bool() == Some(true);
+        let has_tools = match format {
+            WireFormat::Responses => body["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["type"] == "function")),
+            _ => body["tools"].as_array().is_some_and(|t| !t.is_empty()),
+        };
+        Ok(Self {
+            model,
+            stream,
+            include_usage,
+            has_tools,
+        })
+    }
+
+    /// Checks the `messages` of a Chat Completions or Messages request.
+    fn check_messages(
+        format: WireFormat,
+        obj: &serde_json::Map<String, Value>,
+    ) -> Result<(), TranslateError> {
         match obj.get("messages") {
             Some(Value::Array(m)) if !m.is_empty() || format == WireFormat::OpenAi => {}
             Some(Value::Array(_)) => {
@@ -50,24 +89,7 @@ impl RequestFacts {
                 ));
             }
         }
-        if format == WireFormat::Anthropic && !obj.get("max_tokens").is_some_and(Value::is_u64) {
-            return Err(TranslateError::Invalid(
-                "`max_tokens` is a required positive integer".into(),
-            ));
-        }
-        let stream = match obj.get("stream") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(TranslateError::Invalid("`stream` must be a boolean".into())),
-        };
-        let include_usage = body["stream_options"]["include_usage"].as_bool() == Some(true);
-        let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-        Ok(Self {
-            model,
-            stream,
-            include_usage,
-            has_tools,
-        })
+        Ok(())
     }
 }
 
@@ -109,5 +131,13 @@ mod tests {
         }
         let no_max = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
         assert!(RequestFacts::read(WireFormat::Anthropic, &no_max).is_err());
+        let r = RequestFacts::read(
+            WireFormat::Responses,
+            &json!({"model": "m", "input": "hi", "stream": true,
+                    "tools": [{"type": "web_search"}]}),
+        )
+        .expect("responses");
+        assert!(r.stream && r.include_usage && !r.has_tools);
+        assert!(RequestFacts::read(WireFormat::Responses, &json!({"model": "m"})).is_err());
     }
 }

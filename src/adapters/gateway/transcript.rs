@@ -5,7 +5,7 @@
 //! resent history is compared with the stored one.
 
 use super::answer::text_of;
-use super::{TranslateError, WireFormat, anthropic_request_to_openai};
+use super::{TranslateError, WireFormat, anthropic_request_to_openai, responses_request_to_openai};
 use serde_json::Value;
 
 /// The request's messages in the recorded shape.
@@ -15,6 +15,10 @@ pub fn request_messages(format: WireFormat, body: &Value) -> Result<Vec<Value>, 
         WireFormat::OpenAi => &body["messages"],
         WireFormat::Anthropic => {
             openai = anthropic_request_to_openai(body, "")?;
+            &openai["messages"]
+        }
+        WireFormat::Responses => {
+            openai = responses_request_to_openai(body, "")?;
             &openai["messages"]
         }
     };

@@ -3,7 +3,9 @@
 //! provider's credentials; a refusal is classified as a `ProviderError`.
 
 use super::{TranslateError, WireFormat};
-use super::{anthropic_request_to_openai, openai_request_to_anthropic};
+use super::{
+    anthropic_request_to_openai, openai_request_to_anthropic, responses_request_to_openai,
+};
 use crate::adapters::providers::{
     ProviderConfig, ProviderError, ProviderKind, join_url, status_error,
 };
@@ -13,7 +15,8 @@ use serde_json::{Value, json};
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The body to send a provider speaking `target` for a client that sent `body`
-/// in `ingress`, asking for the provider's `model`.
+/// in `ingress`, asking for the provider's `model`. A Responses request is
+/// translated to Chat Completions first (and on to Messages for Anthropic).
 pub fn prepare_body(
     ingress: WireFormat,
     target: WireFormat,
@@ -21,6 +24,10 @@ pub fn prepare_body(
     model: &str,
 ) -> Result<Value, TranslateError> {
     match (ingress, target) {
+        (WireFormat::Responses, WireFormat::Anthropic) => {
+            openai_request_to_anthropic(&responses_request_to_openai(body, model)?, model)
+        }
+        (WireFormat::Responses, _) => responses_request_to_openai(body, model),
         (WireFormat::OpenAi, WireFormat::Anthropic) => openai_request_to_anthropic(body, model),
         (WireFormat::Anthropic, WireFormat::OpenAi) => anthropic_request_to_openai(body, model),
         _ => {

@@ -35,7 +35,7 @@ impl TokenUsage {
     pub fn of_response(format: WireFormat, body: &Value) -> Option<Self> {
         match format {
             WireFormat::OpenAi => Self::from_openai(&body["usage"]),
-            WireFormat::Anthropic => Self::from_anthropic(&body["usage"]),
+            WireFormat::Anthropic | WireFormat::Responses => Self::from_anthropic(&body["usage"]),
         }
     }
 
@@ -87,6 +87,11 @@ impl UsageTap {
                 }
                 _ => {}
             },
+            WireFormat::Responses => {
+                if let Some(u) = TokenUsage::from_anthropic(&v["response"]["usage"]) {
+                    self.usage = Some(u);
+                }
+            }
         }
     }
 

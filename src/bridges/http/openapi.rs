@@ -8,7 +8,8 @@ use super::gateway::handlers as gateway;
 use super::gateway::schema::{
     AnthropicBlock, AnthropicContent, AnthropicMessage, ChatCompletion, ChatCompletionChoice,
     ChatCompletionRequest, GatewayErrorDto, GatewayErrorObject, ListedModelDto, MessagesRequest,
-    MessagesResponse, ModelListDto, OpenAiContent, OpenAiMessage, OpenAiPart,
+    MessagesResponse, ModelListDto, OpenAiContent, OpenAiMessage, OpenAiPart, ResponseObject,
+    ResponsesInput, ResponsesItem, ResponsesRequest,
 };
 use super::wire::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
@@ -85,6 +86,7 @@ use utoipa::{Modify, OpenApi};
         gateway::models,
         gateway::chat_completions,
         gateway::messages,
+        gateway::responses,
         openapi_json,
         memory::search,
         memory::status,
@@ -183,6 +185,7 @@ use utoipa::{Modify, OpenApi};
         ChatCompletionRequest, OpenAiMessage, OpenAiContent, OpenAiPart, ChatCompletion,
         ChatCompletionChoice, MessagesRequest, AnthropicMessage, AnthropicContent, AnthropicBlock,
         MessagesResponse, ModelListDto, ListedModelDto, GatewayErrorDto, GatewayErrorObject,
+        ResponsesRequest, ResponsesInput, ResponsesItem, ResponseObject,
         MemorySearchResponse, MemorySearchDto, MemoryHitDto, RecallStatusResponse, RecallStatusDto
     )),
     modifiers(&BearerToken),

@@ -459,7 +459,21 @@ mod tests {
             "X-Hecate-Agent-Session: ses_1".into()
         )));
         let codex = catalog.get("codex").expect("codex");
-        assert!(codex.gateway.env.is_empty(), "Codex needs /v1/responses");
+        let env = codex
+            .gateway
+            .render("http://127.0.0.1:8765/", "ses_1", "tok");
+        assert!(env.contains(&("MODEL_PROVIDER".into(), "hecate".into())));
+        assert!(env.contains(&("HECATE_GATEWAY_API_KEY".into(), "tok".into())));
+        let config = env
+            .iter()
+            .find(|(k, _)| k == "CODEX_CONFIG")
+            .map(|(_, v)| serde_json::from_str::<serde_json::Value>(v).expect("JSON"))
+            .expect("CODEX_CONFIG");
+        let provider = &config["model_providers"]["hecate"];
+        assert_eq!(provider["base_url"], "http://127.0.0.1:8765/v1");
+        assert_eq!(provider["wire_api"], "responses");
+        assert_eq!(provider["env_key"], "HECATE_GATEWAY_API_KEY");
+        assert_eq!(provider["http_headers"]["X-Hecate-Agent-Session"], "ses_1");
     }
 
     #[test]

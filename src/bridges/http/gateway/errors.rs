@@ -7,7 +7,7 @@
 use super::super::request_id::RequestIds;
 use crate::bridges::access::Denial;
 use crate::domain::error::{ErrorType, HecateError};
-use crate::engine::gateway::WireFormat;
+use crate::engine::gateway::{TranslateError, WireFormat};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
@@ -24,7 +24,7 @@ pub struct GatewayError {
     /// The specific code (OpenAI `error.code`), e.g. `model_not_found`.
     pub code: String,
     /// The request field at fault (OpenAI `error.param`).
-    pub param: Option<&'static str>,
+    pub param: Option<String>,
     /// Hecate's stable type code, e.g. `model_not_configured`.
     pub hecate_type: String,
     /// The detailed message.
@@ -45,6 +45,14 @@ impl GatewayError {
         Self::from(HecateError::invalid(message))
     }
 
+    /// A 400 for a body the gateway cannot read or forward, naming the field
+    /// at fault as `param` when the reason names one.
+    pub fn untranslatable(e: &TranslateError) -> Self {
+        let mut out = Self::invalid(e.to_string());
+        out.param = e.param();
+        out
+    }
+
     /// Renders the error for a client speaking `format`.
     pub fn render(self, format: WireFormat, ids: Option<&RequestIds>) -> Response {
         let mut obj = Map::new();
@@ -62,7 +70,7 @@ impl GatewayError {
             obj.insert("trace_id".into(), json!(ids.trace_id));
         }
         let body = match format {
-            WireFormat::OpenAi => {
+            WireFormat::OpenAi | WireFormat::Responses => {
                 obj.insert("type".into(), json!(self.openai_type));
                 obj.insert("code".into(), json!(self.code));
                 obj.insert("param".into(), json!(self.param));
@@ -181,7 +189,7 @@ impl From<HecateError> for GatewayError {
             openai_type,
             anthropic_type,
             code,
-            param,
+            param: param.map(str::to_string),
             hecate_type: e.error_type.code().to_string(),
             message: e.message,
             user_message: e.user_message,

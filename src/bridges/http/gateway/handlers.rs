@@ -1,4 +1,5 @@
-//! The `/v1` handlers: the model list, and generation in either wire format —
+//! The `/v1` handlers: the model list, and generation in any client wire format
+//! (Chat Completions, Messages, Responses) —
 //! the body read and checked, the exchange run by the engine, its answer sent
 //! back as JSON or as a stream that flows chunk by chunk.
 
@@ -7,7 +8,7 @@ use super::super::request_id::RequestIds;
 use super::errors::GatewayError;
 use super::schema::{
     ChatCompletion, ChatCompletionRequest, GatewayErrorDto, MessagesRequest, MessagesResponse,
-    ModelListDto,
+    ModelListDto, ResponseObject, ResponsesRequest,
 };
 use crate::domain::chat::valid_chat_session_id;
 use crate::engine::gateway::{
@@ -168,6 +169,47 @@ pub async fn messages(
     .await
 }
 
+/// `POST /v1/responses` (OpenAI Responses API), to any provider: translated
+/// through Chat Completions, answered as a `response` object or its event stream.
+#[utoipa::path(
+    post,
+    path = "/v1/responses",
+    operation_id = "gateway_responses",
+    tag = "model-gateway",
+    params(
+        ("X-Hecate-Session-Id" = Option<String>, Header, description = "Record the exchange in this chat session (1 to 128 of letters, digits, `_.:-`)", pattern = "^[A-Za-z0-9_.:-]{1,128}$")
+    ),
+    request_body = ResponsesRequest,
+    responses(
+        (status = 200, description = "The answer: a `response` object, or with `stream` an event stream from `response.created` to `response.completed` (each event named after its `type`, with a `sequence_number`)",
+         content((ResponseObject = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "Unreadable body, a missing or unsupported field or item (`previous_response_id`, built-in tool calls), or something the provider's format cannot express", body = GatewayErrorDto),
+        (status = 401, description = "A token is configured and the request lacks it", body = GatewayErrorDto),
+        (status = 404, description = "No configured provider serves the model", body = GatewayErrorDto),
+        (status = 409, description = "The input does not continue the named chat session", body = GatewayErrorDto),
+        (status = 422, description = "No route candidate may be tried (policy, budget, tool capability)", body = GatewayErrorDto),
+        (status = 429, description = "The local rate limit, or every provider is rate limited (Retry-After)", body = GatewayErrorDto),
+        (status = 502, description = "The provider failed, refused Hecate's key or could not be reached", body = GatewayErrorDto),
+        (status = 503, description = "Every provider for the model is cooling down (Retry-After)", body = GatewayErrorDto),
+        (status = "default", description = "A failure in the client's shape", body = GatewayErrorDto)
+    )
+)]
+pub async fn responses(
+    State(state): State<HttpState>,
+    ids: Option<Extension<RequestIds>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    generate(
+        state,
+        ids.map(|e| e.0),
+        WireFormat::Responses,
+        headers,
+        body,
+    )
+    .await
+}
+
 async fn generate(
     state: HttpState,
     ids: Option<RequestIds>,
@@ -196,8 +238,7 @@ async fn run(
     })?;
     let mut body: Value = serde_json::from_slice(&bytes)
         .map_err(|e| GatewayError::invalid(format!("the body is not valid JSON: {e}")))?;
-    let facts =
-        RequestFacts::read(format, &body).map_err(|e| GatewayError::invalid(e.to_string()))?;
+    let facts = RequestFacts::read(format, &body).map_err(|e| GatewayError::untranslatable(&e))?;
     let session_id = session_id_of(headers, &mut body).map_err(GatewayError::invalid)?;
     let agent_session = match headers.get(AGENT_SESSION_HEADER) {
         None => None,

@@ -1,6 +1,6 @@
 //! The model gateway's HTTP face (`/v1`): OpenAI- and Anthropic-compatible
 //! ingress that the official SDKs can point at. `GET /v1/models`,
-//! `POST /v1/chat/completions`, `POST /v1/messages`. Access control is the
+//! `POST /v1/chat/completions`, `POST /v1/messages`, `POST /v1/responses`. Access control is the
 //! shared guard of [`crate::bridges::access`] (the bearer token, or the same
 //! token as `x-api-key`), then the local rate limit (`limit.rs`); a request may
 //! name the chat session it is recorded in (`X-Hecate-Session-Id` or a
@@ -35,6 +35,7 @@ pub fn routes() -> Vec<ApiRoute> {
         ApiRoute::get("/v1/models", handlers::models),
         ApiRoute::post("/v1/chat/completions", handlers::chat_completions),
         ApiRoute::post("/v1/messages", handlers::messages),
+        ApiRoute::post("/v1/responses", handlers::responses),
     ]
 }
 

@@ -1,5 +1,5 @@
 //! The `/v1` wire shapes as the OpenAPI document describes them: the OpenAI
-//! Chat Completions and Anthropic Messages requests and answers, both model
+//! Chat Completions, OpenAI Responses and Anthropic Messages requests and answers, both model
 //! lists and both error shapes. The handlers read bodies as JSON values (so
 //! fields Hecate does not know still reach a provider of the same format);
 //! these types document the fields Hecate reads and writes, and a unit test
@@ -238,6 +238,127 @@ pub struct MessagesResponse {
     pub usage: Option<Value>,
 }
 
+/// A Responses request's `input`: text (one user message), or a list of items.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum ResponsesInput {
+    /// One user message.
+    Text(String),
+    /// Items in order.
+    Items(Vec<ResponsesItem>),
+}
+
+/// One input item: a `message` (`role`, `content` as text or parts
+/// `input_text` / `output_text` / `input_image`), a `function_call`
+/// (`call_id`, `name`, `arguments`), a `function_call_output` (`call_id`,
+/// `output`) or a `reasoning` item (left out).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ResponsesItem {
+    /// The item's type (`message` when absent and a `role` is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^(message|function_call|function_call_output|reasoning)$")]
+    pub r#type: Option<String>,
+    /// A message's role: `user`, `assistant`, `system` or `developer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^(user|assistant|system|developer)$")]
+    pub role: Option<String>,
+    /// A message's content: text or parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub content: Option<Value>,
+    /// A function call's id, or the call a function output answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// A function call's function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A function call's arguments (JSON text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
+    /// A function call's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// `POST /v1/responses`: an OpenAI Responses request, translated through Chat
+/// Completions for either kind of provider. `previous_response_id` is refused
+/// (Hecate does not store responses); `store`, `metadata`, `reasoning`, `text`
+/// and built-in tools are accepted and not forwarded.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ResponsesRequest {
+    /// `provider/model`, a bare model (see `GET /v1/models`), or absent for
+    /// `[gateway] default_model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The conversation.
+    pub input: ResponsesInput,
+    /// The system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Stream the answer as `response.*` events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    /// Output token cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub max_output_tokens: Option<u32>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0.0, maximum = 2.0)]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    pub top_p: Option<f64>,
+    /// Function tools, flat: `{"type": "function", "name", "description",
+    /// "parameters"}`; other tool types are left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub tools: Option<Vec<Value>>,
+    /// `auto`, `none`, `required` or `{"type": "function", "name"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub tool_choice: Option<Value>,
+    /// Whether the model may call several tools in one answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Accepted and ignored: nothing is stored by id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<bool>,
+    /// Accepted, not forwarded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+    /// The chat session to record the exchange in (also `X-Hecate-Session-Id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^[A-Za-z0-9_.:-]{1,128}$")]
+    pub session_id: Option<String>,
+}
+
+/// A complete Responses answer (`stream` false).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ResponseObject {
+    /// `resp_…`.
+    pub id: String,
+    /// `response`.
+    pub object: String,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// `completed`, or `incomplete` (`incomplete_details.reason`
+    /// `max_output_tokens` or `content_filter`).
+    pub status: String,
+    /// The model that answered.
+    pub model: String,
+    /// Output items: a `message` (`content` of `output_text`), then one
+    /// `function_call` (`call_id`, `name`, `arguments`) per tool call.
+    #[schema(value_type = Vec<Object>)]
+    pub output: Vec<Value>,
+    /// `input_tokens`, `output_tokens`, `total_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub usage: Option<Value>,
+}
+
 /// One routable model: OpenAI's `{"id", "object": "model", "owned_by",
 /// "metadata"}` or the Anthropic page's `{"type": "model", "id",
 /// "display_name", "created_at"}`.
@@ -340,6 +461,21 @@ mod tests {
             "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn"}))
         .expect("message");
         assert_eq!(r.role, "assistant");
+        let rq: ResponsesRequest = serde_json::from_value(json!({
+            "model": "m", "instructions": "s", "stream": true, "store": false,
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c", "output": "ok"}],
+            "tools": [{"type": "function", "name": "f", "parameters": {}}]}))
+        .expect("responses request");
+        assert!(matches!(rq.input, ResponsesInput::Items(ref i) if i.len() == 3));
+        let ro: ResponseObject = serde_json::from_value(json!({
+            "id": "resp_1", "object": "response", "created_at": 1, "status": "completed",
+            "model": "m", "output": [{"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": "hi", "annotations": []}]}],
+            "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}))
+        .expect("response");
+        assert_eq!(ro.status, "completed");
         let l: ModelListDto = serde_json::from_value(json!({"object": "list", "data": [
             {"id": "p/m", "object": "model", "created": 0, "owned_by": "p",
              "metadata": {"capabilities": {"tool_calling": "unknown"}}}]}))

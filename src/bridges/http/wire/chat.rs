@@ -270,7 +270,7 @@ pub struct TraceDto {
     pub trace_id: String,
     /// The chat session it was recorded in.
     pub session_id: Option<String>,
-    /// `openai` or `anthropic`.
+    /// `openai`, `anthropic` or `openai_responses` (the client's wire format).
     pub client_format: String,
     /// The model the client named (empty: the default model).
     pub requested_model: String,
