@@ -8,8 +8,10 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Upper bound of the Schemathesis run.
-const SCHEMATHESIS_BOUND: Duration = Duration::from_secs(600);
+/// Upper bound of the Schemathesis run: it is a hang guard, not a timing
+/// check. With `/v1/responses` in the document a run takes 500–600 s on this
+/// 2-core machine while other builds run, so the guard sits well above that.
+const SCHEMATHESIS_BOUND: Duration = Duration::from_secs(1500);
 
 #[tokio::test]
 async fn every_documented_operation_is_routed() {
