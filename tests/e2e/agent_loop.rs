@@ -459,3 +459,74 @@ async fn a_bare_model_only_a_providers_model_list_names_runs_the_loop() {
 fn third_outside(request: &Value) -> bool {
     said(request).contains("outside the session workspace")
 }
+
+/// A home whose providers `a` (on `fa`) and `b` (on `fb`) both serve `m`.
+fn two_providers_serving_m(fa: &ModelServer, fb: &ModelServer) -> crate::support::common::Home {
+    let mut home = agent_home(fa, ("A", "openai", "a/m"), "");
+    home.set("PROVIDER_A_MODELS", "m");
+    home.set("PROVIDER_B_BASE_URL", &format!("{}/v1", fb.base));
+    home.set("PROVIDER_B_KIND", "openai");
+    home.set("PROVIDER_B_API_KEY", "test-key");
+    home.set("PROVIDER_B_MODELS", "m");
+    home
+}
+
+#[tokio::test]
+async fn a_turn_a_provider_fails_goes_to_the_next_one_serving_the_model_and_stays_there() {
+    let fa = ModelServer::start(Some(json!([
+        {"repeat": true, "status": 503, "error_message": "overloaded"}
+    ])));
+    let fb = ModelServer::start(Some(json!([
+        turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
+        answer("The notes say hello."),
+    ])));
+    let home = two_providers_serving_m(&fa, &fb);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_dir, ws) = workspace();
+    std::fs::write(ws.join("notes.txt"), "hello\n").expect("seed");
+    let (task, run) = create_and_start(&api, agent_task("m", &ws, json!({}))).await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        (&done["provider"], &done["model"]),
+        (&json!("b"), &json!("m")),
+        "the run names the provider that answered"
+    );
+    let evs = events(&api, &task, &run).await;
+    let failovers: Vec<&Value> = evs
+        .iter()
+        .filter(|e| e["type"] == "turn.failover")
+        .collect();
+    assert_eq!(failovers.len(), 1, "{evs:?}");
+    let f = &failovers[0]["data"];
+    assert_eq!(f["from"], json!({"provider": "a", "model": "m"}), "{f}");
+    assert_eq!(f["to"], json!({"provider": "b", "model": "m"}), "{f}");
+    assert_eq!(f["turn"], 1, "{f}");
+    assert!(
+        f["message"].as_str().is_some_and(|m| m.contains("503")),
+        "{f}"
+    );
+    let answered: Vec<&Value> = evs
+        .iter()
+        .filter(|e| e["type"] == "turn.completed")
+        .map(|e| &e["data"]["provider"])
+        .collect();
+    assert_eq!(answered, [&json!("b"), &json!("b")], "{evs:?}");
+    assert_eq!(fa.requests().len(), 1, "the second turn goes to b first");
+    assert_eq!(fb.requests().len(), 2);
+
+    // A request the provider refuses (400) is the request's fault: no failover.
+    let fa = ModelServer::start(Some(json!([
+        {"repeat": true, "status": 400, "error_message": "bad request"}
+    ])));
+    let fb = ModelServer::start(None);
+    let home = two_providers_serving_m(&fa, &fb);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (task, run) = create_and_start(&api, agent_task("m", &ws, json!({}))).await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "failed", "{done}");
+    assert_eq!(count(&events(&api, &task, &run).await, "turn.failover"), 0);
+    assert!(fb.requests().is_empty(), "b was not asked");
+}

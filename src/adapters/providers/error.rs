@@ -39,6 +39,19 @@ impl ProviderError {
         }
     }
 
+    /// Whether the provider failed rather than the request, so another provider
+    /// may answer it: a 429, 5xx, 408, 401/403 (the provider refused Hecate's
+    /// key) or an unreachable provider.
+    pub fn provider_side(&self) -> bool {
+        match self {
+            ProviderError::Status { status, .. } => {
+                matches!(status, 401 | 403 | 408 | 429) || *status >= 500
+            }
+            ProviderError::Unreachable(_) => true,
+            ProviderError::Malformed(_) | ProviderError::StreamCut(_) => false,
+        }
+    }
+
     /// Converts to the domain error, naming the provider and model.
     pub fn into_hecate(self, provider: &str, model: &str) -> HecateError {
         let message = format!("{provider}/{model}: {self}");

@@ -12,14 +12,13 @@ use super::policy::{
     budget_skip,
 };
 use super::record::{Answerer, RouteLog, TraceStart};
-use super::route::{self, GatewayRoute, MODEL_NOT_FOUND};
+use super::route::{self, GatewayRoute};
 use super::{ExchangeEnd, GatewayCall, INVALID_BODY, ProviderError, WireFormat};
 use crate::adapters::gateway::{Exchange, RelayMode, prepare_body, relay};
 use crate::adapters::providers::ProviderConfig;
 use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
 use crate::domain::chat::RouteCandidate;
 use crate::domain::error::{ErrorType, HecateError, Result};
-use serde_json::Value;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tracing::Instrument as _;
 
@@ -53,12 +52,7 @@ fn candidate(r: &GatewayRoute, outcome: &str) -> RouteCandidate {
 fn failover_reason(e: &ProviderError) -> Option<&'static str> {
     match e {
         ProviderError::Status { status: 429, .. } => Some(PROVIDER_RATE_LIMITED),
-        ProviderError::Status {
-            status: 401 | 403 | 408,
-            ..
-        } => Some(PROVIDER_UNHEALTHY),
-        ProviderError::Status { status, .. } if *status >= 500 => Some(PROVIDER_UNHEALTHY),
-        ProviderError::Unreachable(_) => Some(PROVIDER_UNHEALTHY),
+        e if e.provider_side() => Some(PROVIDER_UNHEALTHY),
         _ => None,
     }
 }
@@ -69,13 +63,7 @@ impl Engine {
     /// for their list only when the quick look finds none.
     pub async fn gateway_candidates(&self, requested: Option<&str>) -> Result<Vec<GatewayRoute>> {
         let default = self.inner.gateway.default_model.as_deref();
-        let quick = self.gateway_providers(false).await;
-        match route::candidates(&quick, requested, default) {
-            Err(e) if e.details.get("reason").and_then(Value::as_str) == Some(MODEL_NOT_FOUND) => {
-                route::candidates(&self.gateway_providers(true).await, requested, default)
-            }
-            other => other,
-        }
+        route::route_candidates(&self.inner.model, requested, default).await
     }
 
     /// Routes `call`, sends it to the first candidate provider that can take it

@@ -91,6 +91,23 @@ pub async fn route(
     }
 }
 
+/// Every provider that may answer `requested` (or `default`), in the order
+/// they are tried; providers that declare no models are asked for their list
+/// only when the quick look finds none.
+pub async fn route_candidates(
+    models: &ModelRuntime,
+    requested: Option<&str>,
+    default: Option<&str>,
+) -> Result<Vec<GatewayRoute>> {
+    let quick = providers_of(models, false).await;
+    match candidates(&quick, requested, default) {
+        Err(e) if e.details.get("reason").and_then(Value::as_str) == Some(MODEL_NOT_FOUND) => {
+            candidates(&providers_of(models, true).await, requested, default)
+        }
+        other => other,
+    }
+}
+
 /// Resolves `requested` (or `default` when the request names no model).
 pub fn resolve(
     providers: &[ProviderModels],

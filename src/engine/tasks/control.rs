@@ -163,7 +163,7 @@ impl TaskRuntime {
         let task = self.store().get_task(namespace, id).await?;
         let kind = task.spec.validate()?;
         if kind == ExecutionKind::AgentLoop {
-            self.agent_model(&task.spec).await?;
+            self.agent_models(&task.spec).await?;
         }
         let source = match &opts.from {
             Some(run_id) => Some(self.store().get_task_run(id, run_id).await?),

@@ -25,6 +25,16 @@ pub struct ModelTurn {
     pub stop_reason: Option<String>,
 }
 
+/// A model turn that failed: its classified error, and whether the provider
+/// failed rather than the request (another provider may answer it instead).
+#[derive(Debug, Clone)]
+pub struct TurnFailure {
+    /// The classified error.
+    pub error: HecateError,
+    /// Whether another provider may take the turn (429, 5xx, unreachable, ...).
+    pub provider_side: bool,
+}
+
 /// Calls `target` with the conversation and `tools`; a provider failure is its
 /// classified error, a cancel is `None`.
 pub async fn call(
@@ -34,12 +44,15 @@ pub async fn call(
     conversation: &Conversation,
     tools: Vec<ToolDefinition>,
     cancel: &CancellationToken,
-) -> Option<Result<ModelTurn, HecateError>> {
+) -> Option<Result<ModelTurn, TurnFailure>> {
     let Some(client) = models.client(&target.provider) else {
-        return Some(Err(HecateError::new(
-            ErrorType::RouteImpossible,
-            format!("no configured provider is named {:?}", target.provider),
-        )));
+        return Some(Err(TurnFailure {
+            error: HecateError::new(
+                ErrorType::RouteImpossible,
+                format!("no configured provider is named {:?}", target.provider),
+            ),
+            provider_side: false,
+        }));
     };
     let req = ChatRequest {
         model: target.model.clone(),
@@ -55,7 +68,12 @@ pub async fn call(
     };
     let outcome = match result {
         Ok(o) => o,
-        Err(f) => return Some(Err(f.error.into_hecate(&target.provider, &target.model))),
+        Err(f) => {
+            return Some(Err(TurnFailure {
+                provider_side: f.error.provider_side(),
+                error: f.error.into_hecate(&target.provider, &target.model),
+            }));
+        }
     };
     let cost = outcome.usage.and_then(|u| {
         models.pricebook().cost(

@@ -47,7 +47,11 @@ struct Loop<'a> {
     rt: &'a TaskRuntime,
     task: &'a Task,
     run: &'a TaskRun,
+    /// The model the next turn asks first: the first candidate, then the one
+    /// that last answered.
     target: ModelTarget,
+    /// Every candidate for the task's model, in routing order.
+    targets: Vec<ModelTarget>,
     conversation: Conversation,
     cost: i64,
     env: ToolEnv,
@@ -58,8 +62,8 @@ struct Loop<'a> {
     next_index: i64,
     /// What was done since the last write.
     unsaved: Unsaved,
-    /// The cost as last stored (`None` before the first write).
-    saved_cost: Option<i64>,
+    /// The cost and the model as last stored (`None` before the first write).
+    saved_cost: Option<(i64, ModelTarget)>,
 }
 
 /// What the loop did since its last write, stored with the next step's start
@@ -74,11 +78,11 @@ struct Unsaved {
 }
 
 impl TaskRuntime {
-    /// The model an `agent_loop` task runs on: its own, or the configured
-    /// default, resolved by the gateway's routing (`provider/model`, or a bare
-    /// model a provider declares or lists); `model_not_configured` when neither
-    /// is set or it does not resolve.
-    pub(super) async fn agent_model(&self, spec: &TaskSpec) -> Result<ModelTarget> {
+    /// The models an `agent_loop` task may run on, in the order they are tried:
+    /// its own model or the configured default, resolved by the gateway's
+    /// routing (one for `provider/model`, every provider serving a bare model);
+    /// `model_not_configured` when neither is set or nothing serves it.
+    pub(super) async fn agent_models(&self, spec: &TaskSpec) -> Result<Vec<ModelTarget>> {
         let model = match spec.requested_model.trim() {
             "" => self.inner.config.default_model.trim(),
             m => m,
@@ -97,16 +101,19 @@ impl TaskRuntime {
             "" => model.to_string(),
             provider => format!("{provider}/{model}"),
         };
-        let route = route::route(&self.inner.models, Some(&requested), None)
+        let routes = route::route_candidates(&self.inner.models, Some(&requested), None)
             .await
             .map_err(|e| HecateError {
                 error_type: ErrorType::ModelNotConfigured,
                 ..e
             })?;
-        Ok(ModelTarget {
-            provider: route.provider,
-            model: route.model,
-        })
+        Ok(routes
+            .into_iter()
+            .map(|r| ModelTarget {
+                provider: r.provider,
+                model: r.model,
+            })
+            .collect())
     }
 
     /// Runs the loop of an `agent_loop` run in `workspace`.
@@ -117,10 +124,17 @@ impl TaskRuntime {
         workspace: PathBuf,
         cancel: &CancellationToken,
     ) -> RunEnd {
-        let target = match self.agent_model(&task.spec).await {
-            Ok(t) => t,
+        let targets = match self.agent_models(&task.spec).await {
+            Ok(t) if !t.is_empty() => t,
+            Ok(_) => {
+                return RunEnd::Finish(StepEnd::failed(
+                    ErrorType::ModelNotConfigured.code(),
+                    "no provider serves the task's model".into(),
+                ));
+            }
             Err(e) => return RunEnd::Finish(StepEnd::failed(e.error_type.code(), e.message)),
         };
+        let target = targets[0].clone();
         let (conversation, earlier) = match self.agent_state(task, run).await {
             Ok(s) => s,
             Err(e) => return RunEnd::Finish(StepEnd::failed("store_error", e.to_string())),
@@ -148,6 +162,7 @@ impl TaskRuntime {
             task,
             run,
             target,
+            targets,
             conversation,
             cost: run.total_cost_micros_usd,
             env: ToolEnv {
@@ -377,7 +392,8 @@ impl Loop<'_> {
         });
         let mut replace = vec![self.conversation_artifact()?];
         replace.extend(artifacts);
-        let cost = (self.saved_cost != Some(self.cost)).then(|| RunCost {
+        let unchanged = matches!(&self.saved_cost, Some((cost, target)) if *cost == self.cost && *target == self.target);
+        let cost = (!unchanged).then(|| RunCost {
             total_cost_micros_usd: self.cost,
             model: self.target.model.clone(),
             provider: self.target.provider.clone(),
@@ -395,7 +411,7 @@ impl Loop<'_> {
                 events,
             })
             .await?;
-        self.saved_cost = Some(self.cost);
+        self.saved_cost = Some((self.cost, self.target.clone()));
         self.rt.publish(stored);
         Ok(())
     }

@@ -229,15 +229,40 @@ impl Loop<'_> {
             "" => BASE_PROMPT.to_string(),
             own => format!("{BASE_PROMPT}\n\n{own}"),
         };
-        let answered = llm::call(
-            &self.rt.inner.models,
-            &self.target,
-            Some(system),
-            &self.conversation,
-            self.tool_definitions(),
-            cancel,
-        )
-        .await;
+        // A provider that fails the turn (429, 5xx, unreachable, ...) hands it
+        // to the next candidate serving the model; the one that answers takes
+        // the following turns first.
+        let mut tried = vec![self.target.clone()];
+        let mut failovers = Vec::new();
+        let answered = loop {
+            let answer = llm::call(
+                &self.rt.inner.models,
+                &self.target,
+                Some(system.clone()),
+                &self.conversation,
+                self.tool_definitions(),
+                cancel,
+            )
+            .await;
+            let next = self.targets.iter().find(|t| !tried.contains(t)).cloned();
+            match (answer, next) {
+                (Some(Err(f)), Some(next)) if f.provider_side => {
+                    failovers.push(json_event(
+                        "turn.failover",
+                        json!({"turn": turn, "step_id": step.id,
+                               "from": {"provider": self.target.provider, "model": self.target.model},
+                               "to": {"provider": next.provider, "model": next.model},
+                               "error_type": f.error.error_type.code(),
+                               "reason": f.error.details.get("reason"),
+                               "message": f.error.message}),
+                    ));
+                    tracing::info!(from = %self.target.provider, to = %next.provider, error = %f.error.message, "agent turn fails over to the next provider");
+                    tried.push(next.clone());
+                    self.target = next;
+                }
+                (answer, _) => break answer.map(|r| r.map_err(|f| f.error)),
+            }
+        };
         let mut finished = TaskStep {
             finished_at: Some(now_rfc3339()),
             ..step
@@ -245,7 +270,8 @@ impl Loop<'_> {
         let reply = match answered {
             None => {
                 finished.status = TaskStepStatus::Cancelled;
-                let events = vec![step_event(&finished)];
+                let mut events = failovers;
+                events.push(step_event(&finished));
                 self.end_step(finished, events);
                 return Ok(Some(RunEnd::Finish(StepEnd {
                     status: TaskStepStatus::Cancelled,
@@ -259,7 +285,8 @@ impl Loop<'_> {
                 finished.status = TaskStepStatus::Failed;
                 finished.error_type = Some(e.error_type.code().to_string());
                 finished.error_message = Some(e.message.clone());
-                let events = vec![step_event(&finished)];
+                let mut events = failovers;
+                events.push(step_event(&finished));
                 self.end_step(finished, events);
                 return Ok(Some(RunEnd::Finish(StepEnd::failed(
                     e.error_type.code(),
@@ -283,7 +310,8 @@ impl Loop<'_> {
                    "stop_reason": reply.stop_reason, "tool_calls": calls, "text": reply.text}),
         );
         finished.status = TaskStepStatus::Completed;
-        let events = vec![completed, step_event(&finished)];
+        let mut events = failovers;
+        events.extend([completed, step_event(&finished)]);
         self.conversation
             .push_assistant(reply.text, reply.tool_calls);
         self.end_step(finished, events);
