@@ -97,7 +97,10 @@ pub fn chat_completion_to_response(chat: &Value, created: u64) -> Value {
         output.push(call_item(
             &new_id("fc_"),
             "completed",
-            c["id"].as_str().unwrap_or_default(),
+            &c["id"]
+                .as_str()
+                .filter(|id| !id.is_empty())
+                .map_or_else(|| new_id("call_"), str::to_string),
             c["function"]["name"].as_str().unwrap_or_default(),
             arguments,
         ));
@@ -129,8 +132,9 @@ enum Item {
         call_id: String,
         name: String,
         arguments: String,
-        /// The Chat Completions tool call index it came as.
-        index: u64,
+        /// The Chat Completions tool call index it came as (some providers,
+        /// such as Gemini's OpenAI-compatible API, send none).
+        index: Option<u64>,
     },
 }
 
@@ -267,6 +271,11 @@ impl ChatToResponses {
         if self.ended {
             return out;
         }
+        // Providers report a failure after the 200 as a chunk with `error`.
+        if let Some(err) = v.get("error") {
+            let message = err["message"].as_str().unwrap_or("the provider failed");
+            return self.fail(message);
+        }
         if let Some(m) = v["model"].as_str().filter(|m| !m.is_empty()) {
             self.model = m.to_string();
         }
@@ -322,15 +331,28 @@ impl ChatToResponses {
     }
 
     fn tool_delta(&mut self, c: &Value, out: &mut Vec<SseFrame>) {
-        let index = c["index"].as_u64().unwrap_or(0);
-        let same = matches!(&self.open, Some(Item::Call { index: i, .. }) if *i == index);
+        // A delta continues the open call unless its index or its id says it
+        // is another one (calls without an index come one after another).
+        let index = c["index"].as_u64();
+        let delta_id = c["id"].as_str().filter(|id| !id.is_empty());
+        let same = match &self.open {
+            Some(Item::Call {
+                index: open_index,
+                call_id,
+                ..
+            }) => {
+                let same_index = match (index, open_index) {
+                    (Some(a), Some(b)) => a == *b,
+                    _ => true,
+                };
+                same_index && delta_id.is_none_or(|id| id == call_id)
+            }
+            _ => false,
+        };
         if !same {
             self.close(out);
             let id = new_id("fc_");
-            let call_id = c["id"]
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| new_id("call_"));
+            let call_id = delta_id.map_or_else(|| new_id("call_"), str::to_string);
             let name = c["function"]["name"]
                 .as_str()
                 .unwrap_or_default()
@@ -369,6 +391,9 @@ impl ChatToResponses {
     /// `response.incomplete` when the output was cut by its cap or a filter)
     /// with the whole response and its usage.
     pub fn finish(&mut self) -> Vec<SseFrame> {
+        if self.finish.as_deref() == Some("error") {
+            return self.fail("the provider ended its answer with finish_reason \"error\"");
+        }
         let mut out = Vec::new();
         if self.ended {
             return out;
@@ -508,5 +533,55 @@ mod tests {
         assert_eq!(got[0]["type"], "response.failed");
         assert_eq!(got[0]["response"]["error"]["message"], "cut");
         assert!(t.ended() && t.finish().is_empty());
+    }
+
+    #[test]
+    fn an_error_chunk_or_an_error_finish_ends_the_stream_with_response_failed() {
+        let mut t = ChatToResponses::new(0, "m");
+        t.on_chunk(&json!({"choices": [{"delta": {"content": "par"}}]}));
+        let got = events(&t.on_chunk(&json!({"error": {"message": "overloaded"}})));
+        assert_eq!(got.last().expect("event")["type"], "response.failed");
+        assert_eq!(
+            got.last().expect("event")["response"]["error"]["message"],
+            "overloaded"
+        );
+        assert!(t.ended() && t.finish().is_empty());
+
+        let mut t = ChatToResponses::new(0, "m");
+        t.on_chunk(&json!({"choices": [{"delta": {}, "finish_reason": "error"}]}));
+        let got = events(&t.finish());
+        assert_eq!(got.last().expect("event")["type"], "response.failed");
+    }
+
+    #[test]
+    fn calls_without_an_index_are_told_apart_by_their_ids() {
+        let mut t = ChatToResponses::new(0, "m");
+        let chunks = [
+            json!({"choices": [{"delta": {"tool_calls": [{"id": "a",
+                "function": {"name": "f", "arguments": "{\"x\":1}"}}]}}]}),
+            json!({"choices": [{"delta": {"tool_calls": [{"id": "b",
+                "function": {"name": "g", "arguments": "{\"y\":"}}]}}]}),
+            json!({"choices": [{"delta": {"tool_calls": [{
+                "function": {"arguments": "2}"}}]}}]}),
+            json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}),
+        ];
+        for c in &chunks {
+            t.on_chunk(c);
+        }
+        let got = events(&t.finish());
+        let output = &got.last().expect("completed")["response"]["output"];
+        let calls: Vec<(&str, &str, &str)> = output
+            .as_array()
+            .expect("output")
+            .iter()
+            .map(|i| {
+                (
+                    i["call_id"].as_str().unwrap_or_default(),
+                    i["name"].as_str().unwrap_or_default(),
+                    i["arguments"].as_str().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(calls, [("a", "f", "{\"x\":1}"), ("b", "g", "{\"y\":2}")]);
     }
 }

@@ -237,7 +237,9 @@ fn content_of(content: &Value, role: &str, i: usize) -> Result<Value, TranslateE
             }
         }
     }
-    if role != "user" {
+    // Text alone goes as a plain string: several OpenAI-compatible providers
+    // (DeepSeek, Groq) refuse a list of parts for it.
+    if role != "user" || out.iter().all(|p| p["type"] == "text") {
         return Ok(json!(text_of(&Value::Array(out))));
     }
     Ok(Value::Array(out))
