@@ -96,6 +96,50 @@ pub async fn models(State(state): State<HttpState>, headers: HeaderMap) -> Respo
     axum::Json(body).into_response()
 }
 
+/// The failures every `/v1` generation operation may answer besides its own
+/// 400 and 409, each in the client's error shape.
+/// Only its OpenAPI description is used; no handler builds one.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+enum GenerationFailures {
+    /// A token is configured and the request lacks it.
+    #[response(
+        status = 401,
+        description = "A token is configured and the request lacks it"
+    )]
+    Unauthorized(GatewayErrorDto),
+    /// No configured provider serves the model.
+    #[response(status = 404, description = "No configured provider serves the model")]
+    NotFound(GatewayErrorDto),
+    /// No route candidate may be tried.
+    #[response(
+        status = 422,
+        description = "No route candidate may be tried (policy, budget, tool capability)"
+    )]
+    NoCandidate(GatewayErrorDto),
+    /// The local rate limit, or every provider is rate limited.
+    #[response(
+        status = 429,
+        description = "The local rate limit, or every provider is rate limited (Retry-After)"
+    )]
+    RateLimited(GatewayErrorDto),
+    /// The provider failed, refused Hecate's key or could not be reached.
+    #[response(
+        status = 502,
+        description = "The provider failed, refused Hecate's key or could not be reached"
+    )]
+    ProviderFailed(GatewayErrorDto),
+    /// Every provider for the model is cooling down.
+    #[response(
+        status = 503,
+        description = "Every provider for the model is cooling down (Retry-After)"
+    )]
+    CoolingDown(GatewayErrorDto),
+    /// Any other failure.
+    #[response(status = "default", description = "A failure in the client's shape")]
+    Other(GatewayErrorDto),
+}
+
 /// `POST /v1/chat/completions` (OpenAI Chat Completions), to any provider.
 #[utoipa::path(
     post,
@@ -110,14 +154,8 @@ pub async fn models(State(state): State<HttpState>, headers: HeaderMap) -> Respo
         (status = 200, description = "The answer: JSON, or with `stream` an event stream of `chat.completion.chunk`s ending with `data: [DONE]`",
          content((ChatCompletion = "application/json"), (String = "text/event-stream"))),
         (status = 400, description = "Unreadable body, a missing field, or something the provider's format cannot express", body = GatewayErrorDto),
-        (status = 401, description = "A token is configured and the request lacks it", body = GatewayErrorDto),
-        (status = 404, description = "No configured provider serves the model", body = GatewayErrorDto),
         (status = 409, description = "The messages do not continue the named chat session", body = GatewayErrorDto),
-        (status = 422, description = "No route candidate may be tried (policy, budget, tool capability)", body = GatewayErrorDto),
-        (status = 429, description = "The local rate limit, or every provider is rate limited (Retry-After)", body = GatewayErrorDto),
-        (status = 502, description = "The provider failed, refused Hecate's key or could not be reached", body = GatewayErrorDto),
-        (status = 503, description = "Every provider for the model is cooling down (Retry-After)", body = GatewayErrorDto),
-        (status = "default", description = "A failure in the client's shape", body = GatewayErrorDto)
+        GenerationFailures
     )
 )]
 pub async fn chat_completions(
@@ -143,14 +181,8 @@ pub async fn chat_completions(
         (status = 200, description = "The answer: JSON, or with `stream` an event stream from `message_start` to `message_stop`",
          content((MessagesResponse = "application/json"), (String = "text/event-stream"))),
         (status = 400, description = "Unreadable body, a missing field, or something the provider's format cannot express", body = GatewayErrorDto),
-        (status = 401, description = "A token is configured and the request lacks it", body = GatewayErrorDto),
-        (status = 404, description = "No configured provider serves the model", body = GatewayErrorDto),
         (status = 409, description = "The messages do not continue the named chat session", body = GatewayErrorDto),
-        (status = 422, description = "No route candidate may be tried (policy, budget, tool capability)", body = GatewayErrorDto),
-        (status = 429, description = "The local rate limit, or every provider is rate limited (Retry-After)", body = GatewayErrorDto),
-        (status = 502, description = "The provider failed, refused Hecate's key or could not be reached", body = GatewayErrorDto),
-        (status = 503, description = "Every provider for the model is cooling down (Retry-After)", body = GatewayErrorDto),
-        (status = "default", description = "A failure in the client's shape", body = GatewayErrorDto)
+        GenerationFailures
     )
 )]
 pub async fn messages(
@@ -184,14 +216,8 @@ pub async fn messages(
         (status = 200, description = "The answer: a `response` object, or with `stream` an event stream from `response.created` to `response.completed` (each event named after its `type`, with a `sequence_number`)",
          content((ResponseObject = "application/json"), (String = "text/event-stream"))),
         (status = 400, description = "Unreadable body, a missing or unsupported field or item (`previous_response_id`, built-in tool calls), or something the provider's format cannot express", body = GatewayErrorDto),
-        (status = 401, description = "A token is configured and the request lacks it", body = GatewayErrorDto),
-        (status = 404, description = "No configured provider serves the model", body = GatewayErrorDto),
         (status = 409, description = "The input does not continue the named chat session", body = GatewayErrorDto),
-        (status = 422, description = "No route candidate may be tried (policy, budget, tool capability)", body = GatewayErrorDto),
-        (status = 429, description = "The local rate limit, or every provider is rate limited (Retry-After)", body = GatewayErrorDto),
-        (status = 502, description = "The provider failed, refused Hecate's key or could not be reached", body = GatewayErrorDto),
-        (status = 503, description = "Every provider for the model is cooling down (Retry-After)", body = GatewayErrorDto),
-        (status = "default", description = "A failure in the client's shape", body = GatewayErrorDto)
+        GenerationFailures
     )
 )]
 pub async fn responses(
