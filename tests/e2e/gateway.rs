@@ -28,25 +28,8 @@ fn gateway_with(fixture: &ModelServer, env: &[(&str, &str)]) -> (Home, Served, A
 
 /// Posts `body` to `path` and reads every SSE event: `(event name, data)`.
 async fn stream(api: &Api, path: &str, body: Value) -> Vec<(String, String)> {
-    let r = api
-        .request(reqwest::Method::POST, path)
-        .header("anthropic-version", "2023-06-01")
-        .json(&body)
-        .send()
+    api.post_sse(path, &[("anthropic-version", "2023-06-01")], &body)
         .await
-        .expect("stream request");
-    assert_eq!(r.status(), 200);
-    assert_eq!(
-        r.headers()["content-type"].to_str().ok(),
-        Some("text/event-stream")
-    );
-    let mut events = r.bytes_stream().eventsource();
-    let mut out = Vec::new();
-    while let Some(e) = events.next().await {
-        let e = e.expect("event");
-        out.push((e.event, e.data));
-    }
-    out
 }
 
 fn json_of(data: &str) -> Value {

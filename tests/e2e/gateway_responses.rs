@@ -21,26 +21,15 @@ fn gateway(fixture: &ModelServer) -> (Home, Served, Api) {
 
 /// Posts a streamed Responses request and reads every SSE event: `(event
 /// name, data as JSON)`.
-async fn stream(api: &Api, body: Value) -> Vec<(String, Value)> {
-    let r = api
-        .request(reqwest::Method::POST, "/v1/responses")
-        .json(&body)
-        .send()
+async fn stream(api: &Api, body: Value, headers: &[(&str, &str)]) -> Vec<(String, Value)> {
+    api.post_sse("/v1/responses", headers, &body)
         .await
-        .expect("stream request");
-    assert_eq!(r.status(), 200);
-    assert_eq!(
-        r.headers()["content-type"].to_str().ok(),
-        Some("text/event-stream")
-    );
-    let mut events = r.bytes_stream().eventsource();
-    let mut out = Vec::new();
-    while let Some(e) = events.next().await {
-        let e = e.expect("event");
-        let data: Value = serde_json::from_str(&e.data).expect("every event's data is JSON");
-        out.push((e.event, data));
-    }
-    out
+        .into_iter()
+        .map(|(event, data)| {
+            let data: Value = serde_json::from_str(&data).expect("every event's data is JSON");
+            (event, data)
+        })
+        .collect()
 }
 
 /// Checks the shape every Responses stream has: each event named after its
@@ -136,6 +125,7 @@ async fn text_answers_come_as_a_response_and_as_its_event_stream_from_both_kinds
             &api,
             json!({"model": model, "input": [{"type": "message", "role": "user",
                    "content": [{"type": "input_text", "text": "hi"}]}], "stream": true}),
+            &[],
         )
         .await;
         let (joined, last) = check_stream(&events);
@@ -194,23 +184,7 @@ async fn a_tool_call_round_trips_through_both_kinds_and_is_recorded_in_a_session
                           "tool_choice": "auto", "parallel_tool_calls": false,
                           "stream": stream_first});
         let call = if stream_first {
-            let r = api
-                .request(reqwest::Method::POST, "/v1/responses")
-                .header("x-hecate-session-id", &session)
-                .json(&body)
-                .send()
-                .await
-                .expect("stream");
-            assert_eq!(r.status(), 200);
-            let mut events = r.bytes_stream().eventsource();
-            let mut all = Vec::new();
-            while let Some(e) = events.next().await {
-                let e = e.expect("event");
-                all.push((
-                    e.event,
-                    serde_json::from_str::<Value>(&e.data).expect("json"),
-                ));
-            }
+            let all = stream(&api, body, &[("x-hecate-session-id", &session)]).await;
             let (_, last) = check_stream(&all);
             let args: String = all
                 .iter()
@@ -418,6 +392,7 @@ async fn a_stream_cut_upstream_ends_with_response_failed() {
     let events = stream(
         &api,
         json!({"model": "ant/claude-fix", "input": "hi", "stream": true}),
+        &[],
     )
     .await;
     let (_, last) = check_stream(&events);

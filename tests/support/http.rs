@@ -187,6 +187,33 @@ impl Api {
         .await
     }
 
+    /// Posts `body` to `path` with `headers` and reads its whole answer, which
+    /// must be a 200 event stream: `(event name, data)` of every event.
+    pub async fn post_sse(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &Value,
+    ) -> Vec<(String, String)> {
+        let mut rb = self.request(reqwest::Method::POST, path).json(body);
+        for (name, value) in headers {
+            rb = rb.header(*name, *value);
+        }
+        let r = rb.send().await.expect("stream request");
+        assert_eq!(r.status(), 200);
+        assert_eq!(
+            r.headers()["content-type"].to_str().ok(),
+            Some("text/event-stream")
+        );
+        let mut events = r.bytes_stream().eventsource();
+        let mut out = Vec::new();
+        while let Some(e) = events.next().await {
+            let e = e.expect("event");
+            out.push((e.event, e.data));
+        }
+        out
+    }
+
     /// Opens the session's SSE stream, optionally resuming after `last_event_id`.
     pub async fn stream(&self, id: &str, last_event_id: Option<&str>) -> SseReader {
         let mut rb = self.request(
