@@ -507,20 +507,11 @@ mod cases {
         let store = b.store.as_ref();
         let s = new_session(store, "default").await;
         let approval = |status: ApprovalStatus, resolved_at: Option<&str>| Approval {
-            id: ApprovalId::generate(),
-            session_id: s.id.clone(),
             run_id: None,
             status,
-            tool_kind: "edit".into(),
-            tool_name: "Edit".into(),
-            options: json!([]),
-            decision: None,
-            scope: None,
-            path: None,
-            selected_option: None,
             created_at: "2020-01-01T00:00:00Z".into(),
-            expires_at: None,
             resolved_at: resolved_at.map(str::to_string),
+            ..pending_approval(&s.id, &RunId::generate())
         };
         let pending = approval(ApprovalStatus::Pending, None);
         let ancient = approval(ApprovalStatus::Approved, Some("2020-01-02T00:00:00Z"));
