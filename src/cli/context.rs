@@ -7,6 +7,7 @@ use crate::adapters::acp::{AcpOptions, Catalog, LauncherOptions, TerminalSandbox
 use crate::adapters::providers::pricing::Pricebook;
 use crate::adapters::providers::{Embedder, ProviderClient};
 use crate::config::Config;
+use crate::engine::deferred::DeferredSettings;
 use crate::engine::flows::{FlowCatalog, FlowSettings};
 use crate::engine::memory::RecallSettings;
 use crate::engine::{Engine, EngineConfig, Runtimes};
@@ -68,9 +69,20 @@ pub async fn open_store(
     cli: &Cli,
     config: Option<&Config>,
 ) -> anyhow::Result<(PathBuf, Arc<dyn Store>)> {
-    let dir = data_dir(cli);
-    let store = StoreTarget::resolve(cli, config, &dir)?.open().await?;
+    let (dir, _, store) = open_store_journalled(cli, config).await?;
     Ok((dir, store))
+}
+
+/// `open_store`, with the directory of the store's journals (none for the
+/// in-memory store).
+async fn open_store_journalled(
+    cli: &Cli,
+    config: Option<&Config>,
+) -> anyhow::Result<(PathBuf, Option<PathBuf>, Arc<dyn Store>)> {
+    let dir = data_dir(cli);
+    let target = StoreTarget::resolve(cli, config, &dir)?;
+    let store = target.open().await?;
+    Ok((dir.clone(), target.journal_dir(&dir), store))
 }
 
 /// The agents' flows from `flows/` beside the config file, and the chat
@@ -118,7 +130,7 @@ impl AppContext {
     /// Builds configuration, store and engine (running startup reconciliation).
     pub async fn build(cli: &Cli) -> anyhow::Result<Self> {
         let config = load_config(cli)?;
-        let (data_dir, store) = open_store(cli, Some(&config)).await?;
+        let (data_dir, journal_dir, store) = open_store_journalled(cli, Some(&config)).await?;
         let http = ProviderClient::default_http().context("building the HTTP client")?;
         let providers: Vec<ProviderClient> = config
             .providers
@@ -186,6 +198,10 @@ impl AppContext {
             flows: load_flows(&config, &env),
             lease_ttl_ms: config.session_lease_ms(&env)?,
             memory,
+            deferred: DeferredSettings {
+                journal_dir,
+                gather: config.store_write_gather(),
+            },
             ..EngineConfig::default()
         };
         let runtimes = Runtimes {

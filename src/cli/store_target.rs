@@ -85,6 +85,20 @@ impl StoreTarget {
         }
     }
 
+    /// Where processes on this store keep their journals of records stored
+    /// after the answer: a directory under `data_dir/journal` named for the
+    /// store, so a journal is replayed into the store it was meant for. None for
+    /// the in-memory store, which a stopped process takes with it.
+    pub fn journal_dir(&self, data_dir: &std::path::Path) -> Option<std::path::PathBuf> {
+        use sha2::Digest;
+        if matches!(self, Self::SqliteMemory) {
+            return None;
+        }
+        let digest = sha2::Sha256::digest(self.location().as_bytes());
+        let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        Some(data_dir.join("journal").join(name))
+    }
+
     /// Opens (and migrates) the store.
     pub async fn open(&self) -> Result<Arc<dyn Store>, HecateError> {
         Ok(match self {

@@ -137,6 +137,15 @@ impl Config {
         Ok(i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX))
     }
 
+    /// The pause of the writer of traces and MCP call records after each batch:
+    /// `[store] write_gather_ms` (20 ms by default).
+    pub fn store_write_gather(&self) -> std::time::Duration {
+        self.file.store.write_gather_ms.map_or(
+            crate::engine::deferred::DeferredSettings::default().gather,
+            std::time::Duration::from_millis,
+        )
+    }
+
     /// How the gateway routes (`[gateway]` deny, daily_budget_usd, cooldown_secs,
     /// circuit_failures) and what each provider's `capabilities` tables declare.
     pub fn gateway_routing(&self) -> Result<crate::engine::gateway::RoutingSettings, ConfigError> {

@@ -122,6 +122,12 @@ pub struct StoreSection {
     /// how soon another replica may continue a session whose owner died.
     /// `HECATE_SESSION_LEASE_SECONDS` overrides it.
     pub session_lease_seconds: Option<u64>,
+    /// Milliseconds the writer of gateway traces and MCP call records waits
+    /// after each batch so that records arriving meanwhile share the next
+    /// transaction (default 20). Records are journalled first, and a read of
+    /// them waits for the writer, so this trades only write load for how soon
+    /// other replicas see them.
+    pub write_gather_ms: Option<u64>,
 }
 
 /// `[gateway]`: the model gateway (`/v1/chat/completions`, `/v1/messages`,

@@ -86,6 +86,15 @@ pub struct ChatProviderCall {
     pub created_at: String,
 }
 
+/// What a change to a chat session's header sets; an absent field is kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatSessionPatch {
+    /// The new title.
+    pub title: Option<String>,
+    /// The new system prompt (empty: none).
+    pub system_prompt: Option<String>,
+}
+
 /// A chat session in a list: counts and the newest call, no message bodies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatSessionSummary {

@@ -116,6 +116,12 @@ id_type!(
     "tappr_"
 );
 
+id_type!(
+    /// Identifies a gateway chat session created without a client-chosen id.
+    ChatSessionId,
+    "chat_"
+);
+
 /// The namespace every session lives in unless a caller names another one.
 pub const DEFAULT_NAMESPACE: &str = "default";
 

@@ -176,7 +176,7 @@ impl Engine {
         if let Some(rt) = &self.inner.external {
             rt.close_all().await;
         }
-        self.inner.audit.flush().await;
+        self.inner.deferred.close().await;
         self.flush_recall().await;
     }
 

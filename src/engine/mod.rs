@@ -4,7 +4,9 @@
 
 mod agent_chat;
 mod approvals;
+mod batch_writer;
 pub mod bus;
+pub mod deferred;
 pub mod diffs;
 mod emit;
 mod external;
@@ -97,6 +99,9 @@ pub struct EngineConfig {
     pub flows: flows::FlowSettings,
     /// Long-term recall: the embeddings model, batching, the default `recall`.
     pub memory: memory::RecallSettings,
+    /// Where records stored after the answer (traces, MCP call records) are
+    /// journalled, and how they are batched.
+    pub deferred: deferred::DeferredSettings,
 }
 
 impl Default for EngineConfig {
@@ -114,6 +119,7 @@ impl Default for EngineConfig {
             gateway_routing: gateway::RoutingSettings::default(),
             flows: flows::FlowSettings::default(),
             memory: memory::RecallSettings::default(),
+            deferred: deferred::DeferredSettings::default(),
         }
     }
 }
@@ -160,7 +166,7 @@ struct Inner {
     waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Approval>>>,
     turn_taps: turn_events::TurnTaps,
     mcp: Arc<mcp::state::McpHub>,
-    audit: mcp::audit::AuditWriter,
+    deferred: deferred::DeferredWrites,
     tasks: tasks::TaskRuntime,
     gateway: gateway::GatewayState,
     recall: memory::Recall,
@@ -182,7 +188,8 @@ impl Engine {
         runtimes: Runtimes,
         config: EngineConfig,
     ) -> Result<(Self, ReconcileReport)> {
-        let audit = mcp::audit::AuditWriter::start(store.clone());
+        let deferred =
+            deferred::DeferredWrites::start(&store, &config.deferred, &config.owner_id).await;
         let tasks = tasks::TaskRuntime::new(
             store.clone(),
             runtimes.model.clone(),
@@ -200,7 +207,7 @@ impl Engine {
         }
         let recall = memory::Recall::start(store.clone(), config.memory.clone());
         let mcp_hub = mcp::state::McpHub::start();
-        tasks.attach_mcp(mcp_hub.clone(), audit.clone());
+        tasks.attach_mcp(mcp_hub.clone(), deferred.audit.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
@@ -212,7 +219,7 @@ impl Engine {
                 waiters: Mutex::new(HashMap::new()),
                 turn_taps: turn_events::TurnTaps::default(),
                 mcp: mcp_hub,
-                audit,
+                deferred,
                 tasks,
                 gateway,
                 recall,

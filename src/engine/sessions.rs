@@ -215,6 +215,7 @@ impl Engine {
             limit: MAX_LISTED_GATEWAY_CALLS,
             ..TraceFilter::default()
         };
+        self.inner.deferred.traces.flush().await;
         let mut calls = self
             .store()
             .list_traces(&session.namespace, &filter)

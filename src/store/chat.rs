@@ -3,8 +3,8 @@
 //! a request without one leaves its trace alone.
 
 use crate::domain::chat::{
-    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace,
-    TraceFilter,
+    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionPatch, ChatSessionSummary,
+    GatewayTrace, TraceFilter,
 };
 use crate::domain::error::Result;
 use async_trait::async_trait;
@@ -17,8 +17,20 @@ pub trait ChatStore: Send + Sync {
     /// one transaction; `conflict` (nothing written) when the session no longer
     /// holds `expected_count` messages. Answers the appended messages.
     async fn append_chat_exchange(&self, exchange: ChatExchange) -> Result<Vec<ChatMessage>>;
-    /// Stores the trace of a request that recorded no exchange.
-    async fn record_trace(&self, trace: &GatewayTrace) -> Result<()>;
+    /// Stores the traces of requests that recorded no exchange, in one
+    /// transaction; a request id stored before is replaced.
+    async fn record_traces(&self, traces: &[GatewayTrace]) -> Result<()>;
+    /// Creates an empty session with its header; `conflict` (nothing written)
+    /// when a session, in any namespace, already has the id.
+    async fn create_chat_session(&self, session: &ChatSession) -> Result<()>;
+    /// Sets what `patch` names on a session's header (and its `updated_at`),
+    /// or `not_found`; answers the header as stored.
+    async fn update_chat_session(
+        &self,
+        namespace: &str,
+        id: &str,
+        patch: &ChatSessionPatch,
+    ) -> Result<ChatSession>;
     /// Reads a session header, or `not_found`.
     async fn get_chat_session(&self, namespace: &str, id: &str) -> Result<ChatSession>;
     /// Sessions of a namespace, most recently updated first, `offset` skipped, at

@@ -8,6 +8,7 @@ pub mod chat;
 pub mod cooldowns;
 pub mod flow_chats;
 pub mod history;
+pub mod journal;
 pub mod memory;
 pub mod postgres;
 pub mod sqlite;
@@ -222,7 +223,7 @@ pub trait TurnStore: Send + Sync {
 /// One upstream MCP tool call proxied by the MCP bridge, as the audit log keeps
 /// it: who called what, what the policy decided and how it ended. Argument values
 /// are not stored (they may hold secrets), only their keys and size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct McpCallRecord {
     /// Record id.
     pub id: String,
@@ -261,7 +262,8 @@ pub struct McpCallRecord {
 /// The audit log of proxied upstream MCP tool calls.
 #[async_trait]
 pub trait AuditStore: Send + Sync {
-    /// Appends records in one transaction (all or none).
+    /// Appends records in one transaction (all or none); a record whose id is
+    /// already stored is skipped, so a replayed journal writes nothing twice.
     async fn record_mcp_calls(&self, records: &[McpCallRecord]) -> Result<()>;
     /// The newest records of a namespace, newest first, at most `limit`.
     async fn list_mcp_calls(&self, namespace: &str, limit: usize) -> Result<Vec<McpCallRecord>>;

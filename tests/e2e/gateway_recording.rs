@@ -541,3 +541,259 @@ async fn anthropic_streams_are_recorded_in_the_openai_shape_either_way() {
         );
     }
 }
+
+/// Traces are stored just after their answers, journalled first: a `hecate
+/// serve` killed before it stored them loses none, because the next process on
+/// the data directory replays its journal; a clean stop leaves no journal.
+#[tokio::test]
+async fn traces_answered_before_a_kill_are_stored_by_the_next_process() {
+    let fx = ModelServer::start(Some(json!([{"text": "ok", "repeat": true}])));
+    let home = Home::with_both_kinds(&fx);
+    // The writer stores the first batch, then waits ten minutes for the next.
+    home.write_config("[store]\nwrite_gather_ms = 600000\n");
+    let served = serve(&home);
+    let api = Api::new(&served);
+    let mut expected = Vec::new();
+    for i in 0..4 {
+        let id = format!("before-kill-{i}");
+        let r = api
+            .send(
+                api.request(reqwest::Method::POST, "/v1/chat/completions")
+                    .header("x-request-id", &id)
+                    .json(&json!({"model": "oai/gpt-fix", "stream": i == 3,
+                                  "messages": [{"role": "user", "content": format!("n{i}")}]})),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{id}: {}", r.body);
+        expected.push((id, "completed"));
+    }
+    let missing = api
+        .send(
+            api.request(reqwest::Method::POST, "/v1/chat/completions")
+                .header("x-request-id", "before-kill-missing")
+                .json(
+                    &json!({"model": "oai/nope", "messages": [{"role": "user", "content": "x"}]}),
+                ),
+        )
+        .await;
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    expected.push(("before-kill-missing".into(), "failed"));
+    let journalled: usize = journal_files(&home.data_dir(), "traces")
+        .iter()
+        .map(|f| std::fs::read_to_string(f).expect("journal").lines().count())
+        .sum();
+    assert!(
+        journalled >= expected.len() - 1,
+        "all but the first batch wait in the journal: {journalled}"
+    );
+    drop(served); // SIGKILL
+
+    let mut again = serve(&home);
+    let api = Api::new(&again);
+    let traces = api.get("/hecate/v1/traces?limit=50").await;
+    assert_eq!(traces.status, 200, "{}", traces.body);
+    let stored: Vec<(String, String)> = traces.body["data"]
+        .as_array()
+        .expect("traces")
+        .iter()
+        .map(|t| {
+            (
+                t["request_id"].as_str().unwrap_or("?").to_string(),
+                t["status"].as_str().unwrap_or("?").to_string(),
+            )
+        })
+        .collect();
+    for (id, status) in &expected {
+        assert!(
+            stored.iter().any(|(i, s)| i == id && s == status),
+            "{id} {status} not in {stored:?}"
+        );
+    }
+    assert_eq!(stored.len(), expected.len(), "each trace once: {stored:?}");
+    let exited = again.stop_gracefully();
+    assert!(exited.is_some_and(|st| st.success()), "{exited:?}");
+    assert!(
+        journal_files(&home.data_dir(), "").is_empty(),
+        "a clean stop leaves no journal: {:?}",
+        journal_files(&home.data_dir(), "")
+    );
+}
+
+/// The files of kind `kind` (every file, for "") in the journals under `data`.
+fn journal_files(data: &std::path::Path, kind: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(stores) = std::fs::read_dir(data.join("journal")) else {
+        return out;
+    };
+    for store in stores.flatten() {
+        for process in std::fs::read_dir(store.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            for f in std::fs::read_dir(process.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let name = f.file_name().to_string_lossy().to_string();
+                if name.starts_with(kind) && name != "lock" || kind.is_empty() {
+                    out.push(f.path());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A chat session made ahead (`POST /hecate/v1/chat/sessions`) gives its system
+/// prompt to each request of the session that has none of its own, in every
+/// client format, without recording the prompt as a message; the client may
+/// send the prompt back as its first message and the history still matches.
+/// `PATCH` changes the title and the prompt for the next request.
+#[tokio::test]
+async fn a_session_made_ahead_puts_its_system_prompt_in_front_of_each_request() {
+    let fx = ModelServer::start(Some(json!([{"text": "Bonjour.", "repeat": true}])));
+    let (_h, _s, api) = gateway_with(&fx, &[]);
+    let made = api
+        .post(
+            "/hecate/v1/chat/sessions",
+            json!({"id": "chat_fr", "title": "French", "system_prompt": "Answer in French."}),
+        )
+        .await;
+    assert_eq!(made.status, 200, "{}", made.body);
+    assert_eq!(made.body["data"]["title"], "French");
+    assert_eq!(made.body["data"]["messages"], json!([]));
+    let again = api
+        .post("/hecate/v1/chat/sessions", json!({"id": "chat_fr"}))
+        .await;
+    assert_eq!(again.status, 409, "{}", again.body);
+    let generated = api
+        .post("/hecate/v1/chat/sessions", json!({"title": "no id"}))
+        .await;
+    assert_eq!(generated.status, 200, "{}", generated.body);
+    assert!(
+        generated.body["data"]["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("chat_")),
+        "{}",
+        generated.body
+    );
+    for (body, field) in [
+        (json!({"id": "bad id!"}), "id"),
+        (json!({"title": 5}), "title"),
+        (json!({"prompt": "x"}), "prompt"),
+    ] {
+        let r = api.post("/hecate/v1/chat/sessions", body.clone()).await;
+        assert_eq!(r.status, 400, "{body}: {}", r.body);
+        assert!(r.body.to_string().contains(field), "{field}: {}", r.body);
+    }
+
+    // OpenAI: the prompt goes in front; the recorded messages do not hold it.
+    let mut messages = vec![json!({"role": "user", "content": "hello"})];
+    let first = chat(
+        &api,
+        Some("chat_fr"),
+        json!({"model": "oai/gpt-fix", "messages": messages}),
+    )
+    .await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    messages.push(first.body["choices"][0]["message"].clone());
+    messages.push(json!({"role": "user", "content": "and now?"}));
+    // The client sends the prompt back itself: matched, not recorded.
+    let mut with_prompt = vec![json!({"role": "system", "content": "Answer in French."})];
+    with_prompt.extend(messages.iter().cloned());
+    let second = chat(
+        &api,
+        Some("chat_fr"),
+        json!({"model": "oai/gpt-fix", "messages": with_prompt}),
+    )
+    .await;
+    assert_eq!(second.status, 200, "{}", second.body);
+    // Anthropic, after the prompt changed: the new one goes in `system`.
+    let patched = api
+        .send(
+            api.request(reqwest::Method::PATCH, "/hecate/v1/chat/sessions/chat_fr")
+                .json(&json!({"title": "Français", "system_prompt": "Réponds en français."})),
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    assert_eq!(patched.body["data"]["title"], "Français");
+    assert_eq!(
+        patched.body["data"]["system_prompt"],
+        "Réponds en français."
+    );
+    messages.push(second.body["choices"][0]["message"].clone());
+    messages.push(json!({"role": "user", "content": "merci"}));
+    let third = api
+        .send(
+            api.request(reqwest::Method::POST, "/v1/messages")
+                .header("anthropic-version", "2023-06-01")
+                .header("x-hecate-session-id", "chat_fr")
+                .json(&json!({"model": "ant/claude-fix", "max_tokens": 50,
+                    "messages": messages.iter().map(|m| json!({
+                        "role": m["role"], "content": m["content"]})).collect::<Vec<_>>()})),
+        )
+        .await;
+    assert_eq!(third.status, 200, "{}", third.body);
+    // A request with a system message of its own keeps it.
+    let own = chat(
+        &api,
+        Some("chat_own"),
+        json!({"model": "oai/gpt-fix", "messages": [{"role": "user", "content": "x"}]}),
+    )
+    .await;
+    assert_eq!(own.status, 200, "{}", own.body);
+
+    let sent = fx.requests();
+    assert_eq!(sent.len(), 4, "{sent:?}");
+    assert_eq!(
+        sent[0]["body"]["messages"],
+        json!([{"role": "system", "content": "Answer in French."},
+               {"role": "user", "content": "hello"}])
+    );
+    assert_eq!(
+        sent[1]["body"]["messages"][0],
+        json!({"role": "system", "content": "Answer in French."}),
+        "not put in twice"
+    );
+    assert_eq!(
+        sent[1]["body"]["messages"].as_array().map(Vec::len),
+        Some(4)
+    );
+    assert_eq!(sent[2]["api"], "anthropic");
+    assert_eq!(sent[2]["body"]["system"], "Réponds en français.");
+    assert!(
+        sent[3]["body"]["messages"][0]["role"] == "user",
+        "a session without a prompt sends none: {}",
+        sent[3]["body"]
+    );
+    let s = api.get("/hecate/v1/chat/sessions/chat_fr").await;
+    assert_eq!(
+        roles(&s.body),
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ],
+        "the prompt is not a message of the session: {}",
+        s.body
+    );
+    let unknown = api
+        .send(
+            api.request(reqwest::Method::PATCH, "/hecate/v1/chat/sessions/chat_nope")
+                .json(&json!({"title": "x"})),
+        )
+        .await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    let empty = api
+        .send(
+            api.request(reqwest::Method::PATCH, "/hecate/v1/chat/sessions/chat_fr")
+                .json(&json!({})),
+        )
+        .await;
+    assert_eq!(empty.status, 400, "{}", empty.body);
+}

@@ -12,7 +12,6 @@ use crate::support::http::{Api, serve};
 use crate::support::mcp::McpProc;
 use hecate::domain::recall::RECALL_HEADER;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 /// A home with the fixture as provider `fix` (chat and embeddings) and `[memory]`.
 fn home_with_memory(server: &ModelServer, memory: &str) -> Home {
@@ -457,17 +456,7 @@ async fn pending_batches_are_embedded_when_serve_stops() {
     assert!(embeddings_requests(&server).is_empty());
 
     // SIGTERM: serve shuts down gracefully and flushes.
-    // SAFETY: kill with a valid pid and signal has no memory effects.
-    let rc = unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
-    assert_eq!(rc, 0);
-    let mut exited = None;
-    for _ in 0..200 {
-        if let Some(st) = s.child.try_wait().expect("wait") {
-            exited = Some(st);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let exited = s.stop_gracefully();
     assert!(exited.is_some_and(|st| st.success()), "{exited:?}");
     let sent = embeddings_requests(&server);
     assert_eq!(sent.len(), 1, "{sent:?}");

@@ -676,6 +676,18 @@ mod cases {
             ["b", "a"]
         );
         assert_eq!(got[0].argument_keys, ["path"]);
+        // A batch stored again (a journal replayed after a crash) is skipped.
+        let again = rec("b", "default", "2026-01-02T00:00:00Z");
+        store
+            .record_mcp_calls(&[again.clone(), rec("d", "default", "2026-01-04T00:00:00Z")])
+            .await
+            .expect("replayed");
+        let got = store.list_mcp_calls("default", 10).await.expect("list");
+        assert_eq!(
+            got.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["d", "b", "a"]
+        );
+        assert_eq!(got[1], again);
     }
 
     pub async fn health_names_the_backend_and_reports_integrity(b: Backend) {
@@ -1508,6 +1520,8 @@ macro_rules! conformance {
                     a_stale_chat_exchange_writes_nothing,
                     chat_sessions_list_newest_first_per_namespace_and_delete_both_streams,
                     traces_filter_by_request_session_and_time_newest_first,
+                    a_replayed_batch_of_traces_is_stored_once,
+                    a_chat_session_made_ahead_keeps_its_header_and_a_patch_changes_what_it_names,
                     a_traces_route_round_trips_and_spend_sums_its_costs,
                     capability_records_are_replaced_per_source_and_deleted,
                     provider_cooldowns_keep_the_latest_end_and_expire,

@@ -25,6 +25,23 @@ impl Drop for Served {
     }
 }
 
+impl Served {
+    /// Sends SIGTERM and waits (at most ten seconds) for the graceful exit;
+    /// answers the exit status, or none when it did not stop.
+    pub fn stop_gracefully(&mut self) -> Option<std::process::ExitStatus> {
+        // SAFETY: kill with a valid pid and signal has no memory effects.
+        let rc = unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        assert_eq!(rc, 0, "SIGTERM");
+        for _ in 0..200 {
+            if let Some(st) = self.child.try_wait().expect("wait") {
+                return Some(st);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        None
+    }
+}
+
 /// Starts `hecate serve --listen 127.0.0.1:0` in `home` and waits for its address.
 pub fn serve(home: &Home) -> Served {
     serve_args(home, &["serve", "--listen", "127.0.0.1:0"])

@@ -39,6 +39,6 @@ pub use stream_to_anthropic::OpenAiToAnthropic;
 pub use stream_to_openai::AnthropicToOpenAi;
 pub use to_anthropic_request::openai_request_to_anthropic;
 pub use to_openai_request::anthropic_request_to_openai;
-pub use transcript::{Fingerprint, request_messages};
+pub use transcript::{Fingerprint, apply_system_prompt, is_system_prompt, request_messages};
 pub use upstream::{Upstream, prepare_body};
 pub use usage::{TokenUsage, UsageTap};

@@ -25,6 +25,46 @@ pub fn request_messages(format: WireFormat, body: &Value) -> Result<Vec<Value>, 
     Ok(messages.as_array().cloned().unwrap_or_default())
 }
 
+/// Whether `m` (in the recorded shape) is a system message saying exactly
+/// `prompt`: a chat session's system prompt, sent back by the client or put in
+/// front by the gateway, which is not recorded as a message of the session.
+pub fn is_system_prompt(m: &Value, prompt: &str) -> bool {
+    let f = Fingerprint::of(m);
+    f.role == "system" && f.text == prompt.trim()
+}
+
+/// Puts a chat session's system prompt in front of a request whose
+/// conversation does not start with a system message of its own: a leading
+/// `system` message (OpenAI Chat Completions), `system` (Anthropic Messages) or
+/// `instructions` (Responses). Answers whether it did.
+pub fn apply_system_prompt(format: WireFormat, body: &mut Value, prompt: &str) -> bool {
+    if prompt.is_empty() {
+        return false;
+    }
+    let has_own = request_messages(format, body)
+        .ok()
+        .and_then(|m| m.first().map(|m| Fingerprint::of(m).role == "system"))
+        .unwrap_or(false);
+    let Some(obj) = body.as_object_mut().filter(|_| !has_own) else {
+        return false;
+    };
+    match format {
+        WireFormat::OpenAi => match obj.get_mut("messages").and_then(Value::as_array_mut) {
+            Some(messages) => {
+                messages.insert(0, serde_json::json!({"role": "system", "content": prompt}));
+            }
+            None => return false,
+        },
+        WireFormat::Anthropic => {
+            obj.insert("system".into(), Value::String(prompt.to_string()));
+        }
+        WireFormat::Responses => {
+            obj.insert("instructions".into(), Value::String(prompt.to_string()));
+        }
+    }
+    true
+}
+
 /// What identifies a message when a resent history is matched against the
 /// stored one: its role, its text, the ids of its tool calls and the tool call
 /// it answers. Formatting the client may change (content as a string or as
@@ -95,5 +135,87 @@ mod tests {
         assert_eq!(Fingerprint::of(&got[2]), Fingerprint::of(&stored));
         let plain = json!({"role": "user", "content": [{"type": "text", "text": "hi"}]});
         assert_eq!(Fingerprint::of(&got[1]), Fingerprint::of(&plain));
+    }
+}
+
+#[cfg(test)]
+mod prompt_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_session_prompt_goes_in_front_only_of_a_request_without_its_own() {
+        let mut chat = json!({"messages": [{"role": "user", "content": "hi"}]});
+        assert!(apply_system_prompt(
+            WireFormat::OpenAi,
+            &mut chat,
+            "Be brief."
+        ));
+        assert_eq!(
+            chat["messages"][0],
+            json!({"role": "system", "content": "Be brief."})
+        );
+        assert_eq!(chat["messages"][1]["role"], "user");
+        let mut own = json!({"messages": [{"role": "developer", "content": "Mine."},
+                                          {"role": "user", "content": "hi"}]});
+        assert!(!apply_system_prompt(
+            WireFormat::OpenAi,
+            &mut own,
+            "Be brief."
+        ));
+        assert_eq!(own["messages"].as_array().map(Vec::len), Some(2));
+
+        let mut messages =
+            json!({"max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
+        assert!(apply_system_prompt(
+            WireFormat::Anthropic,
+            &mut messages,
+            "Be brief."
+        ));
+        assert_eq!(messages["system"], "Be brief.");
+        let mut own = json!({"max_tokens": 5, "system": [{"type": "text", "text": "Mine."}],
+                             "messages": [{"role": "user", "content": "hi"}]});
+        assert!(!apply_system_prompt(
+            WireFormat::Anthropic,
+            &mut own,
+            "Be brief."
+        ));
+
+        let mut responses = json!({"input": "hi"});
+        assert!(apply_system_prompt(
+            WireFormat::Responses,
+            &mut responses,
+            "Be brief."
+        ));
+        assert_eq!(responses["instructions"], "Be brief.");
+        let mut own = json!({"input": "hi", "instructions": "Mine."});
+        assert!(!apply_system_prompt(
+            WireFormat::Responses,
+            &mut own,
+            "Be brief."
+        ));
+        assert_eq!(own["instructions"], "Mine.");
+        assert!(!apply_system_prompt(WireFormat::OpenAi, &mut chat, ""));
+    }
+
+    #[test]
+    fn the_session_prompt_is_recognised_in_either_content_form() {
+        let prompt = "Be brief.";
+        assert!(is_system_prompt(
+            &json!({"role": "system", "content": "Be brief."}),
+            prompt
+        ));
+        assert!(is_system_prompt(
+            &json!({"role": "system", "content": [{"type": "text", "text": "Be brief."}]}),
+            prompt
+        ));
+        assert!(!is_system_prompt(
+            &json!({"role": "system", "content": "Be long."}),
+            prompt
+        ));
+        assert!(!is_system_prompt(
+            &json!({"role": "user", "content": "Be brief."}),
+            prompt
+        ));
     }
 }

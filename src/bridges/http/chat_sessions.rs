@@ -1,15 +1,19 @@
-//! Gateway chat sessions (`/hecate/v1/chat/sessions`): list, show with both
-//! streams, replay, delete. The gateway creates and appends to them (see
-//! `gateway/`); this resource only reads and deletes.
+//! Gateway chat sessions (`/hecate/v1/chat/sessions`): list, create ahead of
+//! the first request, show with both streams, change the title or system
+//! prompt, replay, delete. The gateway appends to them (see `gateway/`), and
+//! creates one a request names that does not exist yet.
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
-use super::extract::{ApiPath, ApiQuery};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::wire::DeletedDto;
 use super::wire::chat::{
     ChatDeletedResponse, ChatReplayDto, ChatReplayResponse, ChatSessionDto,
-    ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, ListChatSessionsQuery,
+    ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, CreateChatSessionRequest,
+    ListChatSessionsQuery, UpdateChatSessionRequest,
 };
+use crate::domain::chat::ChatSessionPatch;
+use crate::engine::gateway::chats::NewChatSession;
 use axum::Json;
 use axum::extract::State;
 
@@ -55,6 +59,85 @@ pub async fn list(
     Ok(Json(ChatSessionListResponse {
         object: "chat_sessions".to_string(),
         data: list.iter().map(ChatSessionSummaryDto::from).collect(),
+    }))
+}
+
+/// Creates an empty chat session with a title and a system prompt; requests
+/// then name it by `X-Hecate-Session-Id` or `session_id`.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/chat/sessions",
+    operation_id = "create_chat_session",
+    tag = "chat",
+    request_body = CreateChatSessionRequest,
+    responses(
+        (status = 200, description = "The new session", body = ChatSessionResponse, links(
+            ("GetChatSession" = (operation_id = "get_chat_session", parameters(("id" = "$response.body#/data/id")))),
+            ("UpdateChatSession" = (operation_id = "update_chat_session", parameters(("id" = "$response.body#/data/id")))),
+            ("DeleteChatSession" = (operation_id = "delete_chat_session", parameters(("id" = "$response.body#/data/id"))))
+        )),
+        (status = 400, description = "Invalid body or id", body = ErrorEnvelope),
+        (status = 409, description = "A session has the id", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn create(
+    State(state): State<HttpState>,
+    ApiJson(req): ApiJson<CreateChatSessionRequest>,
+) -> Result<Json<ChatSessionResponse>, ApiError> {
+    let session = state
+        .engine
+        .create_chat_session(
+            &state.namespace,
+            NewChatSession {
+                id: req.id,
+                title: req.title,
+                system_prompt: req.system_prompt,
+                user: req.user,
+            },
+        )
+        .await?;
+    Ok(Json(ChatSessionResponse {
+        object: "chat_session".to_string(),
+        data: ChatSessionDto::new(&session, &[], &[]),
+    }))
+}
+
+/// Changes a chat session's title and/or system prompt; a new prompt applies
+/// from the session's next request.
+#[utoipa::path(
+    patch,
+    path = "/hecate/v1/chat/sessions/{id}",
+    operation_id = "update_chat_session",
+    tag = "chat",
+    params(("id" = String, Path, description = "Chat session id")),
+    request_body = UpdateChatSessionRequest,
+    responses(
+        (status = 200, description = "The session with both streams", body = ChatSessionResponse),
+        (status = 400, description = "Invalid body", body = ErrorEnvelope),
+        (status = 404, description = "No such session", body = ErrorEnvelope),
+        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+    )
+)]
+pub async fn update(
+    State(state): State<HttpState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(req): ApiJson<UpdateChatSessionRequest>,
+) -> Result<Json<ChatSessionResponse>, ApiError> {
+    let v = state
+        .engine
+        .update_chat_session(
+            &state.namespace,
+            &id,
+            ChatSessionPatch {
+                title: req.title,
+                system_prompt: req.system_prompt,
+            },
+        )
+        .await?;
+    Ok(Json(ChatSessionResponse {
+        object: "chat_session".to_string(),
+        data: ChatSessionDto::new(&v.session, &v.messages, &v.provider_calls),
     }))
 }
 

@@ -117,6 +117,14 @@ impl ApiRoute {
         }
     }
 
+    fn patch<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
+        Self {
+            method: "patch",
+            path,
+            handler: routing::patch(h),
+        }
+    }
+
     fn delete<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
         Self {
             method: "delete",
@@ -294,7 +302,9 @@ pub fn routes() -> Vec<ApiRoute> {
         ApiRoute::post("/hecate/v1/mcp/probe", mcp::probe),
         ApiRoute::get("/hecate/v1/system/mcp/cache", mcp::cache),
         ApiRoute::get("/hecate/v1/chat/sessions", chat_sessions::list),
+        ApiRoute::post("/hecate/v1/chat/sessions", chat_sessions::create),
         ApiRoute::get(CHAT_SESSION, chat_sessions::get),
+        ApiRoute::patch(CHAT_SESSION, chat_sessions::update),
         ApiRoute::delete(CHAT_SESSION, chat_sessions::delete),
         ApiRoute::get(
             "/hecate/v1/chat/sessions/{id}/replay",

@@ -2,10 +2,12 @@
 //! streams, its replay, delete) and traces, each in the caller's namespace.
 
 use crate::domain::chat::{
-    ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace, TraceFilter,
+    ChatMessage, ChatProviderCall, ChatSession, ChatSessionPatch, ChatSessionSummary, GatewayTrace,
+    TraceFilter, valid_chat_session_id,
 };
 use crate::domain::error::{HecateError, Result};
-use crate::domain::time::format_rfc3339;
+use crate::domain::ids::ChatSessionId;
+use crate::domain::time::{format_rfc3339, now_rfc3339};
 use crate::engine::Engine;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -20,6 +22,30 @@ pub struct ChatSessionView {
     pub messages: Vec<ChatMessage>,
     /// Provider calls, oldest first.
     pub provider_calls: Vec<ChatProviderCall>,
+}
+
+/// A chat session to create before its first request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewChatSession {
+    /// The id the client chooses; none: a fresh `chat_…` id.
+    pub id: Option<String>,
+    /// The title.
+    pub title: String,
+    /// The system prompt the gateway puts in front of each request that has none.
+    pub system_prompt: String,
+    /// Who the session is for (the seed's `user_name`).
+    pub user: String,
+}
+
+/// The `invalid_request` of a session id the gateway would not accept.
+fn check_session_id(id: &str) -> Result<()> {
+    if valid_chat_session_id(id) {
+        return Ok(());
+    }
+    Err(HecateError::invalid(format!(
+        "{id:?} is not a chat session id (1 to 128 letters, digits, `_`, `-`, `.` or `:`)"
+    ))
+    .with_detail("field", "id"))
 }
 
 /// An RFC 3339 bound in the stored form (UTC, milliseconds), or `invalid_request`.
@@ -44,6 +70,53 @@ impl Engine {
         self.store()
             .list_chat_sessions(namespace, limit, offset)
             .await
+    }
+
+    /// Creates an empty chat session with its title and system prompt, before
+    /// any request names it; `conflict` when the id is taken.
+    pub async fn create_chat_session(
+        &self,
+        namespace: &str,
+        new: NewChatSession,
+    ) -> Result<ChatSession> {
+        let id = match new.id {
+            Some(id) => {
+                check_session_id(&id)?;
+                id
+            }
+            None => ChatSessionId::generate().0,
+        };
+        let now = now_rfc3339();
+        let session = ChatSession {
+            id,
+            namespace: namespace.to_string(),
+            title: new.title,
+            system_prompt: new.system_prompt,
+            user: new.user,
+            created_at: now.clone(),
+            updated_at: now,
+        };
+        self.store().create_chat_session(&session).await?;
+        Ok(session)
+    }
+
+    /// Sets a chat session's title and/or system prompt, or `not_found`; the
+    /// new prompt applies from the next request.
+    pub async fn update_chat_session(
+        &self,
+        namespace: &str,
+        id: &str,
+        patch: ChatSessionPatch,
+    ) -> Result<ChatSessionView> {
+        if patch.title.is_none() && patch.system_prompt.is_none() {
+            return Err(HecateError::invalid(
+                "nothing to change: send `title` and/or `system_prompt`",
+            ));
+        }
+        self.store()
+            .update_chat_session(namespace, id, &patch)
+            .await?;
+        self.chat_session(namespace, id).await
     }
 
     /// One chat session with its messages and provider calls, or `not_found`.
@@ -89,6 +162,8 @@ impl Engine {
     ) -> Result<Vec<GatewayTrace>> {
         filter.since = bound("since", filter.since)?;
         filter.until = bound("until", filter.until)?;
+        // Traces are stored just after their answers; this reads them all.
+        self.inner.deferred.traces.flush().await;
         self.store().list_traces(namespace, &filter).await
     }
 }

@@ -14,7 +14,7 @@ use super::policy::{
 use super::record::{Answerer, RouteLog, TraceStart};
 use super::route::{self, GatewayRoute};
 use super::{ExchangeEnd, GatewayCall, INVALID_BODY, ProviderError, WireFormat};
-use crate::adapters::gateway::{Exchange, RelayMode, prepare_body, relay};
+use crate::adapters::gateway::{Exchange, RelayMode, apply_system_prompt, prepare_body, relay};
 use crate::adapters::providers::ProviderConfig;
 use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
 use crate::domain::chat::RouteCandidate;
@@ -162,11 +162,15 @@ impl Engine {
         start: TraceStart,
         log: &mut RouteLog,
     ) -> std::result::Result<Exchange, Failure> {
+        let mut call = call;
         let binding = match &call.session_id {
-            Some(id) => Some(
-                self.gateway_bind_session(&call.namespace, id, call.ingress, &call.body)
-                    .await?,
-            ),
+            Some(id) => {
+                let b = self
+                    .gateway_bind_session(&call.namespace, id, call.ingress, &call.body)
+                    .await?;
+                apply_system_prompt(call.ingress, &mut call.body, &b.system_prompt);
+                Some(b)
+            }
             None => None,
         };
         let routes = self.gateway_candidates(call.facts.model.as_deref()).await?;

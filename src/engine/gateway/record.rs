@@ -7,7 +7,7 @@
 //! trace alone, so a failed upstream never half-writes a session.
 
 use super::{ExchangeEnd, ExchangeOutcome, TokenUsage, WireFormat};
-use crate::adapters::gateway::{Fingerprint, request_messages};
+use crate::adapters::gateway::{Fingerprint, is_system_prompt, request_messages};
 use crate::adapters::telemetry::metrics;
 use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
 use crate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace, RouteCandidate};
@@ -51,6 +51,9 @@ pub struct SessionBinding {
     pub expected_count: u64,
     /// The request's messages the session does not hold yet.
     pub new_messages: Vec<Value>,
+    /// The session's system prompt (empty: none), put in front of the request
+    /// when it has no system message of its own.
+    pub system_prompt: String,
 }
 
 /// What a request's trace starts from.
@@ -117,7 +120,9 @@ fn usage_of(u: TokenUsage) -> Usage {
 impl Engine {
     /// Matches a request's conversation against the stored history of chat
     /// session `session_id` (absent: empty) and says what is new. Answered
-    /// partial messages (cut off when a client went away) are not expected back.
+    /// partial messages (cut off when a client went away) are not expected back,
+    /// and a leading system message saying exactly the session's system prompt
+    /// is the prompt, not a message of the session.
     pub async fn gateway_bind_session(
         &self,
         namespace: &str,
@@ -126,14 +131,21 @@ impl Engine {
         body: &Value,
     ) -> Result<SessionBinding> {
         let store = self.store();
-        let stored = match store.get_chat_session(namespace, session_id).await {
-            Ok(_) => store.list_chat_messages(session_id).await?,
-            Err(e) if e.error_type == ErrorType::NotFound => Vec::new(),
+        let (system_prompt, stored) = match store.get_chat_session(namespace, session_id).await {
+            Ok(s) => (s.system_prompt, store.list_chat_messages(session_id).await?),
+            Err(e) if e.error_type == ErrorType::NotFound => (String::new(), Vec::new()),
             Err(e) => return Err(e),
         };
         let request = request_messages(ingress, body).map_err(|e| {
             HecateError::invalid(e.to_string()).with_detail("reason", super::INVALID_BODY)
         })?;
+        let skip = usize::from(
+            !system_prompt.is_empty()
+                && request
+                    .first()
+                    .is_some_and(|m| is_system_prompt(m, &system_prompt)),
+        );
+        let request = &request[skip..];
         let history: Vec<&Value> = stored
             .iter()
             .filter(|m| !m.is_partial())
@@ -165,6 +177,7 @@ impl Engine {
             session_id: session_id.to_string(),
             expected_count: stored.len() as u64,
             new_messages: request[history.len()..].to_vec(),
+            system_prompt,
         })
     }
 
@@ -192,9 +205,7 @@ impl Engine {
             &start.requested_model,
         );
         self.inner.gateway.counters.record("failed", None, None);
-        if let Err(err) = self.store().record_trace(&trace).await {
-            tracing::warn!(request_id = %start.request_id, "gateway trace not stored: {err}");
-        }
+        self.inner.deferred.traces.record(trace);
     }
 
     /// Records the end of an exchange answered by `provider`/`model`: the
@@ -269,9 +280,8 @@ impl Engine {
         let store = self.store();
         let binding = binding.filter(|_| status != "failed");
         let Some(binding) = binding else {
-            if let Err(e) = store.record_trace(&trace).await {
-                tracing::warn!(request_id = %start.request_id, "gateway trace not stored: {e}");
-            }
+            // Stored just after the answer, journalled first (`deferred`).
+            self.inner.deferred.traces.record(trace);
             return;
         };
         let mut answer = end.answer;
@@ -303,9 +313,7 @@ impl Engine {
             tracing::warn!(request_id = %start.request_id, "chat exchange not recorded: {e}");
             trace.error_type = Some(e.error_type.code().to_string());
             trace.error_message = Some(format!("the exchange was not recorded: {}", e.message));
-            if let Err(e) = store.record_trace(&trace).await {
-                tracing::warn!(request_id = %start.request_id, "gateway trace not stored: {e}");
-            }
+            self.inner.deferred.traces.record(trace);
         }
     }
 }

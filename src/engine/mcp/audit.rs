@@ -1,86 +1,36 @@
-//! The writer of the proxied-call audit log: records are queued by the call path
-//! and written in batches (one transaction each) by a single task, so a call's
-//! answer never waits for the store. A flush waits until everything queued before
-//! it is stored; the engine flushes before listing records and at shutdown.
+//! The writer of the proxied-call audit log: records are journalled and queued
+//! by the call path and stored in batches by one task (`batch_writer`), so a
+//! call's answer never waits for the store. The engine flushes before listing
+//! records and at shutdown.
 
+use crate::domain::error::Result;
+use crate::engine::batch_writer::{BatchSink, BatchWriter};
 use crate::store::{McpCallRecord, Store};
+use async_trait::async_trait;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
-
-/// Largest number of records written in one transaction.
-const MAX_BATCH: usize = 512;
-
-/// Pause after each write so that calls arriving meanwhile share the next
-/// transaction; also the longest a record waits in the queue when calls are busy.
-const GATHER: Duration = Duration::from_millis(20);
-
-enum Item {
-    Record(Box<McpCallRecord>),
-    Flush(oneshot::Sender<()>),
-}
 
 /// The queue in front of the audit log's writer task.
-#[derive(Clone)]
-pub(crate) struct AuditWriter {
-    tx: mpsc::UnboundedSender<Item>,
-}
+pub(crate) type AuditWriter = BatchWriter<McpCallRecord>;
 
-impl AuditWriter {
-    /// Starts the writer task over `store` (needs a Tokio runtime).
-    pub(crate) fn start(store: Arc<dyn Store>) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(write_batches(store, rx));
-        Self { tx }
-    }
+/// The journal kind of MCP call records.
+pub(crate) const JOURNAL_KIND: &str = "mcp_calls";
 
-    /// Queues one record; it is stored within one batch write.
-    pub(crate) fn record(&self, record: McpCallRecord) {
-        if self.tx.send(Item::Record(Box::new(record))).is_err() {
-            tracing::warn!("the MCP audit writer has stopped; a call record was not stored");
-        }
-    }
+/// Stores audit records in the store's `mcp_calls`.
+pub(crate) struct AuditSink(pub Arc<dyn Store>);
 
-    /// Waits until every record queued before this call is stored (or failed).
-    pub(crate) async fn flush(&self) {
-        let (done, wait) = oneshot::channel();
-        if self.tx.send(Item::Flush(done)).is_ok() {
-            let _ = wait.await;
-        }
-    }
-}
-
-async fn write_batches(store: Arc<dyn Store>, mut rx: mpsc::UnboundedReceiver<Item>) {
-    let mut items = Vec::with_capacity(MAX_BATCH);
-    while rx.recv_many(&mut items, MAX_BATCH).await > 0 {
-        let mut records = Vec::new();
-        let mut flushes = Vec::new();
-        for item in items.drain(..) {
-            match item {
-                Item::Record(r) => records.push(*r),
-                Item::Flush(done) => flushes.push(done),
-            }
-        }
-        let wrote = !records.is_empty();
-        if wrote {
-            let count = records.len();
-            if let Err(e) = store.record_mcp_calls(&records).await {
-                tracing::warn!(error = %e, count, "could not write MCP call audit records");
-            }
-        }
-        for done in flushes {
-            let _ = done.send(());
-        }
-        if wrote {
-            tokio::time::sleep(GATHER).await;
-        }
+#[async_trait]
+impl BatchSink<McpCallRecord> for AuditSink {
+    async fn store(&self, batch: &[McpCallRecord]) -> Result<()> {
+        self.0.record_mcp_calls(batch).await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::batch_writer::WriterSettings;
     use crate::store::{AuditStore, SqliteStore};
+    use std::time::Duration;
 
     fn record(id: &str) -> McpCallRecord {
         McpCallRecord {
@@ -106,7 +56,14 @@ mod tests {
     #[tokio::test]
     async fn a_flush_waits_for_every_record_queued_before_it() {
         let store = Arc::new(SqliteStore::open_in_memory().expect("store"));
-        let writer = AuditWriter::start(store.clone());
+        let writer = AuditWriter::start(
+            Arc::new(AuditSink(store.clone())),
+            WriterSettings {
+                what: "MCP call records",
+                gather: Duration::from_millis(20),
+                journal: None,
+            },
+        );
         for i in 0..1000 {
             writer.record(record(&format!("{i:04}")));
         }
@@ -114,5 +71,21 @@ mod tests {
         let stored = store.list_mcp_calls("default", 5000).await.expect("list");
         assert_eq!(stored.len(), 1000);
         assert_eq!(stored[0].id, "0999", "newest first");
+    }
+
+    #[tokio::test]
+    async fn a_record_stored_twice_is_kept_once() {
+        let store = SqliteStore::open_in_memory().expect("store");
+        let batch = [record("0001"), record("0002")];
+        store.record_mcp_calls(&batch).await.expect("first");
+        store.record_mcp_calls(&batch).await.expect("replayed");
+        assert_eq!(
+            store
+                .list_mcp_calls("default", 10)
+                .await
+                .expect("list")
+                .len(),
+            2
+        );
     }
 }

@@ -208,7 +208,7 @@ impl Engine {
                         started_at,
                         duration_ms: now_millis() - started,
                     };
-                    self.inner.audit.record(record);
+                    self.inner.deferred.audit.record(record);
                 }
                 return Err(error);
             }
@@ -249,7 +249,7 @@ impl Engine {
             record.error_type = Some(e.error_type.code().to_string());
             record.error_message = Some(e.message.clone());
         }
-        self.inner.audit.record(record);
+        self.inner.deferred.audit.record(record);
         result
     }
 
@@ -396,7 +396,7 @@ impl Engine {
         namespace: &str,
         limit: usize,
     ) -> Result<Vec<McpCallRecord>> {
-        self.inner.audit.flush().await;
+        self.inner.deferred.audit.flush().await;
         self.store().list_mcp_calls(namespace, limit).await
     }
 }

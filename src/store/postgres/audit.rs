@@ -42,7 +42,8 @@ impl AuditStore for PostgresStore {
             let stmt = tx
                 .prepare_cached(&format!(
                     "INSERT INTO mcp_calls ({COLUMNS}) VALUES \
-                     ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)"
+                     ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) \
+                     ON CONFLICT (id) DO NOTHING"
                 ))
                 .await?;
             for rec in records {

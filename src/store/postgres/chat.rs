@@ -6,8 +6,8 @@ use super::traces::{insert_trace, select_traces, spend_since};
 use super::{OpResult, PostgresStore, big, conflict, limit};
 use crate::domain::HecateError;
 use crate::domain::chat::{
-    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace,
-    TraceFilter,
+    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionPatch, ChatSessionSummary,
+    GatewayTrace, TraceFilter,
 };
 use crate::domain::error::Result;
 use crate::domain::ids::MessageId;
@@ -223,6 +223,68 @@ impl ChatStore for PostgresStore {
         self.done(r)
     }
 
+    async fn create_chat_session(&self, session: &ChatSession) -> Result<()> {
+        let c = self.client().await?;
+        let s = session;
+        let r: OpResult<()> = async {
+            let sql = format!(
+                "INSERT INTO chat_sessions ({SESSION_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7) \
+                 ON CONFLICT (id) DO NOTHING"
+            );
+            let n = c
+                .execute(
+                    sql.as_str(),
+                    &[
+                        &s.id,
+                        &s.namespace,
+                        &s.title,
+                        &s.system_prompt,
+                        &s.user,
+                        &s.created_at,
+                        &s.updated_at,
+                    ],
+                )
+                .await?;
+            if n == 0 {
+                return Err(conflict(format!("chat session {} already exists", s.id))
+                    .with_detail("session_id", s.id.as_str())
+                    .into());
+            }
+            Ok(())
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn update_chat_session(
+        &self,
+        namespace: &str,
+        id: &str,
+        patch: &ChatSessionPatch,
+    ) -> Result<ChatSession> {
+        let c = self.client().await?;
+        let r: OpResult<ChatSession> = async {
+            let sql = format!(
+                "UPDATE chat_sessions SET title = COALESCE($3, title), \
+                 system_prompt = COALESCE($4, system_prompt), updated_at = $5 \
+                 WHERE id = $1 AND namespace = $2 RETURNING {SESSION_COLUMNS}"
+            );
+            let now = now_rfc3339();
+            match c
+                .query_opt(
+                    sql.as_str(),
+                    &[&id, &namespace, &patch.title, &patch.system_prompt, &now],
+                )
+                .await?
+            {
+                Some(row) => row_to_session(&row),
+                None => Err(HecateError::not_found("chat session", id).into()),
+            }
+        }
+        .await;
+        self.done(r)
+    }
+
     async fn get_chat_session(&self, namespace: &str, id: &str) -> Result<ChatSession> {
         let c = self.client().await?;
         let r = async {
@@ -308,9 +370,17 @@ impl ChatStore for PostgresStore {
         self.done(r)
     }
 
-    async fn record_trace(&self, trace: &GatewayTrace) -> Result<()> {
-        let c = self.client().await?;
-        let r = insert_trace(&c, trace).await;
+    async fn record_traces(&self, traces: &[GatewayTrace]) -> Result<()> {
+        let mut c = self.client().await?;
+        let r: OpResult<()> = async {
+            let tx = c.transaction().await?;
+            for trace in traces {
+                insert_trace(&tx, trace).await?;
+            }
+            tx.commit().await?;
+            Ok(())
+        }
+        .await;
         self.done(r)
     }
 

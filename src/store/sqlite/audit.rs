@@ -40,7 +40,7 @@ impl AuditStore for SqliteStore {
             let tx = c.transaction()?;
             {
                 let mut stmt = tx.prepare_cached(&format!(
-                    "INSERT INTO mcp_calls ({COLUMNS}) VALUES \
+                    "INSERT OR IGNORE INTO mcp_calls ({COLUMNS}) VALUES \
                      (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
                 ))?;
                 for rec in records {

@@ -5,8 +5,8 @@ use super::traces::{insert_trace, select_traces, spend_since};
 use super::{OpResult, SqliteStore};
 use crate::domain::HecateError;
 use crate::domain::chat::{
-    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace,
-    TraceFilter,
+    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionPatch, ChatSessionSummary,
+    GatewayTrace, TraceFilter,
 };
 use crate::domain::error::Result;
 use crate::domain::ids::MessageId;
@@ -60,6 +60,15 @@ fn session_in(c: &Connection, namespace: &str, id: &str) -> OpResult<ChatSession
     .query_row(params![id, namespace], row_to_session)
     .optional()?
     .ok_or_else(|| HecateError::not_found("chat session", id).into())
+}
+
+/// The `conflict` of a session id already in use.
+fn taken(id: &str) -> HecateError {
+    HecateError::new(
+        crate::domain::ErrorType::Conflict,
+        format!("chat session {id} already exists"),
+    )
+    .with_detail("session_id", id)
 }
 
 fn insert_message(
@@ -245,6 +254,63 @@ impl ChatStore for SqliteStore {
         .await
     }
 
+    async fn create_chat_session(&self, session: &ChatSession) -> Result<()> {
+        let s = session.clone();
+        self.write(move |c| {
+            let n = c
+                .prepare_cached(&format!(
+                    "INSERT INTO chat_sessions ({SESSION_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7) \
+                     ON CONFLICT (id) DO NOTHING"
+                ))?
+                .execute(params![
+                    s.id,
+                    s.namespace,
+                    s.title,
+                    s.system_prompt,
+                    s.user,
+                    s.created_at,
+                    s.updated_at
+                ])?;
+            if n == 0 {
+                return Err(taken(&s.id).into());
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn update_chat_session(
+        &self,
+        namespace: &str,
+        id: &str,
+        patch: &ChatSessionPatch,
+    ) -> Result<ChatSession> {
+        let (namespace, id, patch) = (namespace.to_owned(), id.to_owned(), patch.clone());
+        self.write(move |c| {
+            let tx = c.transaction()?;
+            let n = tx
+                .prepare_cached(
+                    "UPDATE chat_sessions SET title = COALESCE(?3, title), \
+                     system_prompt = COALESCE(?4, system_prompt), updated_at = ?5 \
+                     WHERE id = ?1 AND namespace = ?2",
+                )?
+                .execute(params![
+                    id,
+                    namespace,
+                    patch.title,
+                    patch.system_prompt,
+                    now_rfc3339()
+                ])?;
+            if n == 0 {
+                return Err(HecateError::not_found("chat session", &id).into());
+            }
+            let session = session_in(&tx, &namespace, &id)?;
+            tx.commit()?;
+            Ok(session)
+        })
+        .await
+    }
+
     async fn get_chat_session(&self, namespace: &str, id: &str) -> Result<ChatSession> {
         let (namespace, id) = (namespace.to_owned(), id.to_owned());
         self.read(move |c| session_in(c, &namespace, &id)).await
@@ -293,11 +359,13 @@ impl ChatStore for SqliteStore {
         .await
     }
 
-    async fn record_trace(&self, trace: &GatewayTrace) -> Result<()> {
-        let trace = trace.clone();
+    async fn record_traces(&self, traces: &[GatewayTrace]) -> Result<()> {
+        let traces = traces.to_vec();
         self.write(move |c| {
             let tx = c.transaction()?;
-            insert_trace(&tx, &trace)?;
+            for trace in &traces {
+                insert_trace(&tx, trace)?;
+            }
             tx.commit()?;
             Ok(())
         })

@@ -6,7 +6,8 @@ use hecate::domain::capability::{
     CapabilityDeclaration, CapabilityRecord, CapabilitySource, ToolCalling,
 };
 use hecate::domain::chat::{
-    ChatExchange, ChatProviderCall, GatewayTrace, RouteCandidate, TraceFilter,
+    ChatExchange, ChatProviderCall, ChatSession, ChatSessionPatch, GatewayTrace, RouteCandidate,
+    TraceFilter,
 };
 use hecate::domain::ids::CallId;
 use hecate::domain::provider_call::Usage;
@@ -200,15 +201,17 @@ pub async fn chat_sessions_list_newest_first_per_namespace_and_delete_both_strea
 
 pub async fn traces_filter_by_request_session_and_time_newest_first(b: Backend) {
     let s = &b.store;
-    s.record_trace(&trace("r1", None, "2026-01-01T00:00:00.000Z"))
+    s.record_traces(&[trace("r1", None, "2026-01-01T00:00:00.000Z")])
         .await
         .expect("r1");
-    s.record_trace(&trace("r2", Some("chat_t"), "2026-01-02T00:00:00.000Z"))
+    s.record_traces(&[trace("r2", Some("chat_t"), "2026-01-02T00:00:00.000Z")])
         .await
         .expect("r2");
     let mut foreign = trace("r3", None, "2026-01-03T00:00:00.000Z");
     foreign.namespace = "other".into();
-    s.record_trace(&foreign).await.expect("r3");
+    s.record_traces(std::slice::from_ref(&foreign))
+        .await
+        .expect("r3");
     let list = |f: TraceFilter| async move {
         s.list_traces("default", &TraceFilter { limit: 10, ..f })
             .await
@@ -263,11 +266,15 @@ pub async fn traces_filter_by_request_session_and_time_newest_first(b: Backend) 
 pub async fn a_traces_route_round_trips_and_spend_sums_its_costs(b: Backend) {
     let s = &b.store;
     let t = trace("r-route", None, "2026-02-01T00:00:00.000Z");
-    s.record_trace(&t).await.expect("recorded");
+    s.record_traces(std::slice::from_ref(&t))
+        .await
+        .expect("recorded");
     let mut unpriced = trace("r-free", None, "2026-02-01T00:00:01.000Z");
     unpriced.cost_micros_usd = None;
-    s.record_trace(&unpriced).await.expect("recorded");
-    s.record_trace(&trace("r-old", None, "2026-01-01T00:00:00.000Z"))
+    s.record_traces(std::slice::from_ref(&unpriced))
+        .await
+        .expect("recorded");
+    s.record_traces(&[trace("r-old", None, "2026-01-01T00:00:00.000Z")])
         .await
         .expect("recorded");
     let got = s
@@ -378,4 +385,108 @@ pub async fn provider_cooldowns_keep_the_latest_end_and_expire(b: Backend) {
         "an ended cooldown is not listed"
     );
     assert!(s.list_cooldowns(3_000).await.expect("list").is_empty());
+}
+
+/// Traces are stored a batch per transaction, and a batch stored again (a
+/// journal replayed after a crash) leaves one row per trace.
+pub async fn a_replayed_batch_of_traces_is_stored_once(b: Backend) {
+    let s = &b.store;
+    let batch = [
+        trace("batch-1", None, "2026-01-01T00:00:00.000Z"),
+        trace("batch-2", None, "2026-01-01T00:00:01.000Z"),
+    ];
+    s.record_traces(&batch).await.expect("batch");
+    s.record_traces(&batch).await.expect("replayed");
+    let stored = s
+        .list_traces(
+            "default",
+            &TraceFilter {
+                limit: 10,
+                ..TraceFilter::default()
+            },
+        )
+        .await
+        .expect("list");
+    let ids: Vec<&str> = stored.iter().map(|t| t.request_id.as_str()).collect();
+    assert_eq!(ids, ["batch-2", "batch-1"]);
+    assert_eq!(stored[1], batch[0]);
+}
+
+/// A session made ahead keeps its header; a second one with the id (from any
+/// namespace) is a conflict; a patch changes only what it names, and only in
+/// the session's namespace.
+pub async fn a_chat_session_made_ahead_keeps_its_header_and_a_patch_changes_what_it_names(
+    b: Backend,
+) {
+    let s = &b.store;
+    let header = ChatSession {
+        id: "chat_ahead".into(),
+        namespace: "default".into(),
+        title: "Support".into(),
+        system_prompt: "Be brief.".into(),
+        user: "ana".into(),
+        created_at: "2026-01-01T00:00:00.000Z".into(),
+        updated_at: "2026-01-01T00:00:00.000Z".into(),
+    };
+    s.create_chat_session(&header).await.expect("created");
+    assert_eq!(
+        s.get_chat_session("default", "chat_ahead")
+            .await
+            .expect("read"),
+        header
+    );
+    for namespace in ["default", "other"] {
+        let taken = ChatSession {
+            namespace: namespace.into(),
+            title: "again".into(),
+            ..header.clone()
+        };
+        let e = s.create_chat_session(&taken).await.expect_err("taken");
+        assert_eq!(e.error_type, ErrorType::Conflict, "{namespace}");
+    }
+    assert_eq!(
+        s.get_chat_session("default", "chat_ahead")
+            .await
+            .expect("read")
+            .title,
+        "Support"
+    );
+    let patched = s
+        .update_chat_session(
+            "default",
+            "chat_ahead",
+            &ChatSessionPatch {
+                system_prompt: Some("Be thorough.".into()),
+                ..ChatSessionPatch::default()
+            },
+        )
+        .await
+        .expect("patched");
+    assert_eq!(patched.title, "Support", "kept");
+    assert_eq!(patched.system_prompt, "Be thorough.");
+    assert!(patched.updated_at > header.updated_at);
+    assert_eq!(
+        s.get_chat_session("default", "chat_ahead")
+            .await
+            .expect("read"),
+        patched
+    );
+    let foreign = s
+        .update_chat_session(
+            "other",
+            "chat_ahead",
+            &ChatSessionPatch {
+                title: Some("stolen".into()),
+                ..ChatSessionPatch::default()
+            },
+        )
+        .await
+        .expect_err("another namespace");
+    assert_eq!(foreign.error_type, ErrorType::NotFound);
+    assert!(
+        s.list_chat_messages("chat_ahead")
+            .await
+            .expect("messages")
+            .is_empty()
+    );
 }

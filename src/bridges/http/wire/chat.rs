@@ -223,6 +223,39 @@ impl ChatSessionDto {
     }
 }
 
+/// Body of `POST /hecate/v1/chat/sessions`: a session made before its first
+/// request, so that its title and system prompt apply from the start.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[schema(example = json!({"id": "chat_support_42", "title": "Support", "system_prompt": "Answer in French."}))]
+#[serde(deny_unknown_fields)]
+pub struct CreateChatSessionRequest {
+    /// The id requests will name (1 to 128 letters, digits, `_`, `-`, `.`,
+    /// `:`); absent: a fresh `chat_…` id.
+    pub id: Option<String>,
+    /// The title.
+    #[serde(default)]
+    pub title: String,
+    /// Put in front of each request of the session that has no system prompt
+    /// of its own, and not recorded as a message.
+    #[serde(default)]
+    pub system_prompt: String,
+    /// Who the session is for.
+    #[serde(default)]
+    pub user: String,
+}
+
+/// Body of `PATCH /hecate/v1/chat/sessions/{id}`: what to change; an absent
+/// field is kept, an empty `system_prompt` removes it.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[schema(example = json!({"title": "Support (escalated)"}))]
+#[serde(deny_unknown_fields)]
+pub struct UpdateChatSessionRequest {
+    /// The new title.
+    pub title: Option<String>,
+    /// The new system prompt.
+    pub system_prompt: Option<String>,
+}
+
 /// `{"object": "chat_session", "data": …}`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ChatSessionResponse {
