@@ -208,6 +208,7 @@ impl Engine {
         let recall = memory::Recall::start(store.clone(), config.memory.clone());
         let mcp_hub = mcp::state::McpHub::start();
         tasks.attach_mcp(mcp_hub.clone(), deferred.audit.clone());
+        tasks.attach_provider_health(gateway.health());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,

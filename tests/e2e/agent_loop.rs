@@ -530,3 +530,78 @@ async fn a_turn_a_provider_fails_goes_to_the_next_one_serving_the_model_and_stay
     assert_eq!(count(&events(&api, &task, &run).await, "turn.failover"), 0);
     assert!(fb.requests().is_empty(), "b was not asked");
 }
+
+/// The agent loop and `/v1` share what they learn of a provider: a 429 the
+/// gateway met makes the next agent turn pass the provider over (a skipped
+/// `turn.failover`, the provider not asked), and a 429 an agent turn met makes
+/// `/v1` skip it (`provider_rate_limited` on the trace).
+#[tokio::test]
+async fn the_agent_loop_and_the_gateway_skip_a_provider_either_of_them_found_rate_limited() {
+    let throttled = || {
+        ModelServer::start(Some(json!([
+            {"repeat": true, "status": 429, "error_message": "slow down", "retry_after": "120"}
+        ])))
+    };
+    let fine = || ModelServer::start(Some(json!([{"text": "from b", "repeat": true}])));
+    let (_dir, ws) = workspace();
+
+    // The gateway learns first.
+    let (fa, fb) = (throttled(), fine());
+    let home = two_providers_serving_m(&fa, &fb);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let r = api
+        .post(
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(fa.requests().len(), 1, "the gateway asked a, then b");
+    let (task, run) = create_and_start(&api, agent_task("m", &ws, json!({}))).await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["provider"], "b", "{done}");
+    let evs = events(&api, &task, &run).await;
+    let failovers: Vec<&Value> = evs
+        .iter()
+        .filter(|e| e["type"] == "turn.failover")
+        .map(|e| &e["data"])
+        .collect();
+    assert_eq!(failovers.len(), 1, "{evs:?}");
+    assert_eq!(failovers[0]["skipped"], true, "{}", failovers[0]);
+    assert_eq!(
+        failovers[0]["reason"], "provider_rate_limited",
+        "{}",
+        failovers[0]
+    );
+    assert_eq!(failovers[0]["to"]["provider"], "b", "{}", failovers[0]);
+    assert_eq!(fa.requests().len(), 1, "the agent turn did not ask a");
+
+    // The agent loop learns first.
+    let (fa, fb) = (throttled(), fine());
+    let home = two_providers_serving_m(&fa, &fb);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (task, run) = create_and_start(&api, agent_task("m", &ws, json!({}))).await;
+    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(fa.requests().len(), 1);
+    let r = api
+        .send(
+            api.request(reqwest::Method::POST, "/v1/chat/completions")
+                .header("x-request-id", "after-agent")
+                .json(&json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(fa.requests().len(), 1, "/v1 did not ask a");
+    let t = api.get("/hecate/v1/traces?request_id=after-agent").await;
+    let candidates = &t.body["data"][0]["route_candidates"];
+    assert_eq!(candidates[0]["provider"], "a", "{candidates}");
+    assert_eq!(
+        candidates[0]["skip_reason"], "provider_rate_limited",
+        "{candidates}"
+    );
+    assert_eq!(candidates[1]["outcome"], "selected", "{candidates}");
+}

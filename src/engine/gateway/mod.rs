@@ -62,7 +62,7 @@ pub struct GatewayState {
     default_model: Option<String>,
     limiter: limit::RateLimiter,
     routing: RoutingSettings,
-    health: health::ProviderHealth,
+    health: std::sync::Arc<health::ProviderHealth>,
     capabilities: capabilities::CapabilityCache,
     spend: budget::SpendTracker,
     counters: counters::GatewayCounters,
@@ -80,12 +80,21 @@ impl GatewayState {
             upstream: OnceLock::new(),
             default_model,
             limiter: limit::RateLimiter::new(rate_limit_rpm),
-            health: health::ProviderHealth::new(routing.cooldown, routing.circuit_failures),
+            health: std::sync::Arc::new(health::ProviderHealth::new(
+                routing.cooldown,
+                routing.circuit_failures,
+            )),
             routing,
             capabilities: Default::default(),
             spend: Default::default(),
             counters: Default::default(),
         }
+    }
+
+    /// What is known of each provider's health, shared with the agent loop so
+    /// that both skip a provider cooling down and both teach it.
+    pub(crate) fn health(&self) -> std::sync::Arc<health::ProviderHealth> {
+        self.health.clone()
     }
 
     /// The upstream caller, built on first use.

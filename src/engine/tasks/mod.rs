@@ -15,6 +15,7 @@ pub use agent::FINAL_ANSWER_KIND;
 pub use control::StartOptions;
 pub use patches::{PatchContent, patch_content};
 
+use super::gateway::health::ProviderHealth;
 use super::mcp::audit::AuditWriter;
 use super::mcp::state::McpHub;
 use crate::domain::ids::{TaskId, TaskRunId};
@@ -92,6 +93,9 @@ struct Inner {
     /// The engine's MCP audit log writer, once attached; MCP calls of
     /// `agent_loop` runs are recorded in it.
     audit: std::sync::OnceLock<AuditWriter>,
+    /// The gateway's provider health, once attached: `agent_loop` turns skip a
+    /// provider cooling down and report what they learn of one.
+    provider_health: std::sync::OnceLock<Arc<ProviderHealth>>,
     /// The trace an `agent_loop` task's runs join, by task: the span of the
     /// session turn that started it, while that turn follows it.
     trace_parents: std::sync::Mutex<HashMap<TaskId, opentelemetry::Context>>,
@@ -128,6 +132,7 @@ impl TaskRuntime {
                 workers: AtomicUsize::new(0),
                 mcp: std::sync::OnceLock::new(),
                 audit: std::sync::OnceLock::new(),
+                provider_health: std::sync::OnceLock::new(),
                 trace_parents: std::sync::Mutex::new(HashMap::new()),
             }),
         }
@@ -167,6 +172,11 @@ impl TaskRuntime {
     pub(crate) fn attach_mcp(&self, hub: Arc<McpHub>, audit: AuditWriter) {
         let _ = self.inner.mcp.set(hub);
         let _ = self.inner.audit.set(audit);
+    }
+
+    /// Shares the gateway's provider health with `agent_loop` turns.
+    pub(crate) fn attach_provider_health(&self, health: Arc<ProviderHealth>) {
+        let _ = self.inner.provider_health.set(health);
     }
 
     /// The configuration.

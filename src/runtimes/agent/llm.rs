@@ -3,7 +3,7 @@
 //! text, the tool calls, the usage and the cost priced from the pricebook.
 
 use super::conversation::Conversation;
-use crate::adapters::providers::{ChatRequest, StreamDelta, ToolDefinition};
+use crate::adapters::providers::{ChatRequest, ProviderError, StreamDelta, ToolDefinition};
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::message::{ToolCall, plain_text};
 use crate::domain::provider_call::Usage;
@@ -33,6 +33,10 @@ pub struct TurnFailure {
     pub error: HecateError,
     /// Whether another provider may take the turn (429, 5xx, unreachable, ...).
     pub provider_side: bool,
+    /// The provider's HTTP status, when it answered with one.
+    pub status: Option<u16>,
+    /// The provider's `retry-after`, when it sent one.
+    pub retry_after: Option<String>,
 }
 
 /// Calls `target` with the conversation and `tools`; a provider failure is its
@@ -52,6 +56,8 @@ pub async fn call(
                 format!("no configured provider is named {:?}", target.provider),
             ),
             provider_side: false,
+            status: None,
+            retry_after: None,
         }));
     };
     let req = ChatRequest {
@@ -69,8 +75,18 @@ pub async fn call(
     let outcome = match result {
         Ok(o) => o,
         Err(f) => {
+            let (status, retry_after) = match &f.error {
+                ProviderError::Status {
+                    status,
+                    retry_after,
+                    ..
+                } => (Some(*status), retry_after.clone()),
+                _ => (None, None),
+            };
             return Some(Err(TurnFailure {
                 provider_side: f.error.provider_side(),
+                status,
+                retry_after,
                 error: f.error.into_hecate(&target.provider, &target.model),
             }));
         }

@@ -12,7 +12,9 @@ use crate::domain::ids::TaskStepId;
 use crate::domain::message::ToolCall;
 use crate::domain::task::{TaskStep, TaskStepStatus};
 use crate::domain::time::now_rfc3339;
+use crate::engine::gateway::health::retry_after_secs;
 use crate::runtimes::agent::{llm, tools};
+use crate::runtimes::model::ModelTarget;
 use crate::store::tasks::{FinishedStep, NewTaskEvent};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -231,10 +233,13 @@ impl Loop<'_> {
         };
         // A provider that fails the turn (429, 5xx, unreachable, ...) hands it
         // to the next candidate serving the model; the one that answers takes
-        // the following turns first.
+        // the following turns first. A provider the gateway's health says is
+        // cooling down (learnt here, on `/v1` or by another replica) is passed
+        // over while another candidate is not.
         let mut tried = vec![self.target.clone()];
         let mut failovers = Vec::new();
         let answered = loop {
+            self.pass_over_cooling(turn, &step.id, &mut tried, &mut failovers);
             let answer = llm::call(
                 &self.rt.inner.models,
                 &self.target,
@@ -244,6 +249,7 @@ impl Loop<'_> {
                 cancel,
             )
             .await;
+            self.teach_health(answer.as_ref());
             let next = self.targets.iter().find(|t| !tried.contains(t)).cloned();
             match (answer, next) {
                 (Some(Err(f)), Some(next)) if f.provider_side => {
@@ -316,6 +322,62 @@ impl Loop<'_> {
             .push_assistant(reply.text, reply.tool_calls);
         self.end_step(finished, events);
         Ok(None)
+    }
+
+    /// Moves the turn off a provider that is cooling down, to the first untried
+    /// candidate that is not, recording a `turn.failover` with `skipped` and
+    /// the cooldown's reason; stays when every other candidate cools down too.
+    fn pass_over_cooling(
+        &mut self,
+        turn: u32,
+        step_id: &TaskStepId,
+        tried: &mut Vec<ModelTarget>,
+        failovers: &mut Vec<NewTaskEvent>,
+    ) {
+        let Some(health) = self.rt.inner.provider_health.get() else {
+            return;
+        };
+        let Some(blocked) = health.blocked(&self.target.provider) else {
+            return;
+        };
+        let Some(next) = self
+            .targets
+            .iter()
+            .find(|t| !tried.contains(t) && health.blocked(&t.provider).is_none())
+            .cloned()
+        else {
+            return;
+        };
+        failovers.push(json_event(
+            "turn.failover",
+            json!({"turn": turn, "step_id": step_id, "skipped": true,
+                   "from": {"provider": self.target.provider, "model": self.target.model},
+                   "to": {"provider": next.provider, "model": next.model},
+                   "reason": blocked.reason,
+                   "message": format!("{} is cooling down for {:.1} s", self.target.provider,
+                                      blocked.remaining.as_secs_f64())}),
+        ));
+        tried.push(next.clone());
+        self.target = next;
+    }
+
+    /// Tells the gateway's provider health how the turn's provider did: an
+    /// answer clears its failures, a 429 cools it down (for its `retry-after`),
+    /// another provider-side failure counts toward its circuit.
+    fn teach_health(&self, answer: Option<&std::result::Result<llm::ModelTurn, llm::TurnFailure>>) {
+        let Some(health) = self.rt.inner.provider_health.get() else {
+            return;
+        };
+        let provider = &self.target.provider;
+        match answer {
+            Some(Ok(_)) => health.succeeded(provider),
+            Some(Err(f)) if f.status == Some(429) => health.rate_limited(
+                provider,
+                f.retry_after.as_deref().and_then(retry_after_secs),
+            ),
+            Some(Err(f)) if f.provider_side => health.failed(provider),
+            _ => {}
+        }
     }
 
     /// Records a step's end, to be stored with the conversation.
