@@ -3,10 +3,13 @@
 //! run. Paths, all in front of the same echo fixture:
 //!
 //! - `direct`: the fixture itself;
-//! - `floor`: `hecate-fixtures http-proxy`, a forwarder that reads nothing (what
-//!   any HTTP hop costs here);
+//! - `splice`: `hecate-fixtures tcp-splice`, a relay that copies bytes and
+//!   parses nothing (what the extra hop alone costs here);
+//! - `floor`: `hecate-fixtures http-proxy`, a forwarder that reads HTTP and
+//!   nothing more (what any HTTP hop costs here);
 //! - `hecate`: `hecate serve`'s `/v1/chat/completions` (routing, route
-//!   candidates, the trace written before the answer is sent);
+//!   candidates, the trace journalled before the answer and stored in a batch
+//!   just after);
 //! - `hecate_session`: the same with `X-Hecate-Session-Id` (a fresh session per
 //!   request: session, messages, provider call and trace in one transaction);
 //! - `litellm`: LiteLLM's proxy (`litellm[proxy]`, installed by
@@ -99,22 +102,18 @@ async fn listening(mut process: Group) -> anyhow::Result<Listening> {
     Ok(Listening { process, base })
 }
 
-async fn start_floor(bin: &Path, upstream: &str) -> anyhow::Result<Listening> {
+/// Starts a floor relay: `http-proxy` (reads HTTP, nothing else) or
+/// `tcp-splice` (copies bytes; `upstream` is then `host:port`).
+async fn start_floor(bin: &Path, kind: &str, upstream: &str) -> anyhow::Result<Listening> {
     let p = Group::spawn(
         Command::new(bin)
-            .args([
-                "http-proxy",
-                "--listen",
-                "127.0.0.1:0",
-                "--upstream",
-                upstream,
-            ])
+            .args([kind, "--listen", "127.0.0.1:0", "--upstream", upstream])
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null()),
     )
-    .context("starting the http-proxy floor")?;
+    .with_context(|| format!("starting the {kind} floor"))?;
     listening(p).await
 }
 
@@ -401,7 +400,9 @@ pub async fn bench(a: &GatewayArgs) -> anyhow::Result<Value> {
         .pool_max_idle_per_host(64)
         .build()?;
     let fixture = fixture_model_server(&bin).await?;
-    let floor = start_floor(&bin, &fixture.base).await?;
+    let floor = start_floor(&bin, "http-proxy", &fixture.base).await?;
+    let fixture_addr = fixture.base.trim_start_matches("http://").to_string();
+    let splice = start_floor(&bin, "tcp-splice", &fixture_addr).await?;
     let hecate = start_hecate(dir.path(), &fixture.base).await?;
     let litellm_wanted = match a.litellm.as_str() {
         "off" => false,
@@ -425,6 +426,13 @@ pub async fn bench(a: &GatewayArgs) -> anyhow::Result<Value> {
         Target {
             name: "direct",
             v1: format!("{}/v1", fixture.base),
+            model: MODEL.into(),
+            key: "unused",
+            sessions: false,
+        },
+        Target {
+            name: "splice",
+            v1: format!("{}/v1", splice.base),
             model: MODEL.into(),
             key: "unused",
             sessions: false,
@@ -526,13 +534,14 @@ pub async fn bench(a: &GatewayArgs) -> anyhow::Result<Value> {
             "litellm_added_ge_10x_hecate": litellm_vs_hecate.map(|r| r >= 10.0),
             "throughput_ge_0_8x_direct": paths["hecate"]["throughput_vs_direct"].as_f64().unwrap_or(0.0) >= 0.8,
         },
-        "note": "Medians over rounds; added = path minus direct in the same round. hecate writes each request's trace (route and candidates) before the answer is sent; hecate_session also records a fresh chat session per request. floor = a forwarder that reads nothing.",
+        "note": "Medians over rounds; added = path minus direct in the same round. hecate journals each request's trace (route and candidates) before the answer and stores it in a batch just after; hecate_session also records a fresh chat session per request before the answer. splice = a relay copying bytes; floor = an HTTP forwarder that reads nothing.",
     });
     if let Some(l) = litellm {
         l.process.stop().await;
     }
     hecate.process.stop().await;
     floor.process.stop().await;
+    splice.process.stop().await;
     fixture.process.stop().await;
     Ok(report)
 }
