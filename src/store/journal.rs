@@ -35,18 +35,23 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Creates and locks `root/<owner>`, the journal of process `owner`.
+    /// Creates and locks `root/<owner>`, the journal of process `owner`. The
+    /// directory is made and locked under a hidden name first and then renamed,
+    /// so another process looking for orphans never finds it unlocked.
     pub fn open(root: &Path, owner: &str) -> std::io::Result<Arc<Self>> {
-        let dir = root.join(dir_name(owner));
-        std::fs::create_dir_all(&dir)?;
+        let name = dir_name(owner);
+        let dir = root.join(&name);
+        let making = root.join(format!(".{name}"));
+        std::fs::create_dir_all(&making)?;
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(dir.join(LOCK_FILE))?;
+            .open(making.join(LOCK_FILE))?;
         lock.try_lock().map_err(|e| {
             std::io::Error::other(format!("journal {} is in use: {e}", dir.display()))
         })?;
+        std::fs::rename(&making, &dir)?;
         Ok(Arc::new(Self { dir, _lock: lock }))
     }
 
@@ -214,7 +219,8 @@ impl OrphanJournal {
         let mut orphans = Vec::new();
         for entry in entries.flatten() {
             let dir = entry.path();
-            if !dir.is_dir() {
+            let hidden = entry.file_name().to_string_lossy().starts_with('.');
+            if hidden || !dir.is_dir() {
                 continue;
             }
             let lock = match OpenOptions::new()
