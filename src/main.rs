@@ -4,6 +4,11 @@
 
 use clap::Parser;
 
+/// mimalloc instead of glibc's malloc: the gateway's request path allocates
+/// a great deal, and glibc's allocator was an eighth of its CPU time.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     if let Some(code) = hecate::cli::process_watchdog() {
         std::process::exit(code);

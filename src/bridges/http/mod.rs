@@ -365,7 +365,13 @@ fn cors() -> CorsLayer {
         .allow_origin(AllowOrigin::predicate(|origin, _| {
             origin.to_str().is_ok_and(access::origin_is_loopback)
         }))
-        .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
+        .allow_methods([
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ])
         .allow_headers([
             header::AUTHORIZATION,
             header::CONTENT_TYPE,
