@@ -5,6 +5,7 @@
 
 use super::super::HttpState;
 use super::super::request_id::RequestIds;
+use super::super::wire::events::SseEventDto;
 use super::errors::GatewayError;
 use super::schema::{
     ChatCompletion, ChatCompletionRequest, GatewayErrorDto, MessagesRequest, MessagesResponse,
@@ -152,7 +153,7 @@ enum GenerationFailures {
     request_body = ChatCompletionRequest,
     responses(
         (status = 200, description = "The answer: JSON, or with `stream` an event stream of `chat.completion.chunk`s ending with `data: [DONE]`",
-         content((ChatCompletion = "application/json"), (String = "text/event-stream"))),
+         content((ChatCompletion = "application/json"), (SseEventDto = "text/event-stream"))),
         (status = 400, description = "Unreadable body, a missing field, or something the provider's format cannot express", body = GatewayErrorDto),
         (status = 409, description = "The messages do not continue the named chat session", body = GatewayErrorDto),
         GenerationFailures
@@ -179,7 +180,7 @@ pub async fn chat_completions(
     request_body = MessagesRequest,
     responses(
         (status = 200, description = "The answer: JSON, or with `stream` an event stream from `message_start` to `message_stop`",
-         content((MessagesResponse = "application/json"), (String = "text/event-stream"))),
+         content((MessagesResponse = "application/json"), (SseEventDto = "text/event-stream"))),
         (status = 400, description = "Unreadable body, a missing field, or something the provider's format cannot express", body = GatewayErrorDto),
         (status = 409, description = "The messages do not continue the named chat session", body = GatewayErrorDto),
         GenerationFailures
@@ -214,7 +215,7 @@ pub async fn messages(
     request_body = ResponsesRequest,
     responses(
         (status = 200, description = "The answer: a `response` object, or with `stream` an event stream from `response.created` to `response.completed` (each event named after its `type`, with a `sequence_number`)",
-         content((ResponseObject = "application/json"), (String = "text/event-stream"))),
+         content((ResponseObject = "application/json"), (SseEventDto = "text/event-stream"))),
         (status = 400, description = "Unreadable body, a missing or unsupported field or item (`previous_response_id`, built-in tool calls), or something the provider's format cannot express", body = GatewayErrorDto),
         (status = 409, description = "The input does not continue the named chat session", body = GatewayErrorDto),
         GenerationFailures

@@ -14,6 +14,7 @@ use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiPath, ApiQuery};
 use super::super::wire::StreamQuery;
+use super::super::wire::events::SseEventDto;
 use super::frames::{ApprovalFrame, FeedState, Frame, Position};
 use crate::domain::approval::{ApprovalStatus, scope_choices};
 use crate::domain::ids::SessionId;
@@ -141,7 +142,7 @@ fn approval_event(frame: &ApprovalFrame) -> Event {
         StreamQuery
     ),
     responses(
-        (status = 200, description = "An event stream: snapshot, done, approval.requested (first replayed for every approval still pending), approval.resolved", content_type = "text/event-stream", body = String),
+        (status = 200, description = "An event stream: snapshot, done, approval.requested (first replayed for every approval still pending), approval.resolved", content_type = "text/event-stream", body = SseEventDto),
         (status = 404, description = "No such session", body = ErrorEnvelope),
         (status = "default", description = "Error envelope", body = ErrorEnvelope)
     )

@@ -6,6 +6,25 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+/// One server-sent event as a client parses it from a stream: its `data` (one
+/// JSON document in Hecate's streams, or `[DONE]` at the end of a Chat
+/// Completions stream), and its `event` name and `id` when it has them. The
+/// per-event schema of every `text/event-stream` answer in the API document.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SseEventDto {
+    /// The event's data lines, joined with newlines.
+    pub data: String,
+    /// The event name (`message` when the stream names none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The event id, when the stream gives one (a resume point).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The reconnection delay in milliseconds, when the stream sets one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<u64>,
+}
+
 /// `event: approval.requested`: a permission request waits for a decision.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ApprovalRequestedDto {
