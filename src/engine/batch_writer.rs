@@ -129,7 +129,8 @@ impl<T: Send + Sync + 'static> WriterTask<T> {
     async fn run(mut self) {
         let mut items = Vec::with_capacity(MAX_BATCH);
         let mut records: Vec<T> = Vec::new();
-        let mut tickets: Vec<Ticket> = Vec::new();
+        // One entry per record, in step: where its line is in the journal.
+        let mut tickets: Vec<Option<Ticket>> = Vec::new();
         loop {
             if records.is_empty() {
                 if self.rx.recv_many(&mut items, MAX_BATCH).await == 0 {
@@ -147,7 +148,7 @@ impl<T: Send + Sync + 'static> WriterTask<T> {
                 match item {
                     Item::Record(r, t) => {
                         records.push(r);
-                        tickets.extend(t);
+                        tickets.push(t);
                     }
                     Item::Flush(done) => flushes.push(done),
                 }
@@ -165,9 +166,10 @@ impl<T: Send + Sync + 'static> WriterTask<T> {
         }
     }
 
-    /// Stores `records` a batch at a time; answers whether anything was
-    /// stored. What the store refused stays in `records` (its tickets in `tickets`).
-    async fn store(&self, records: &mut Vec<T>, tickets: &mut Vec<Ticket>) -> bool {
+    /// Stores `records` a batch at a time and gives the journal back the
+    /// tickets of those stored; answers whether anything was stored. What the
+    /// store refused stays in `records`, its tickets in step in `tickets`.
+    async fn store(&self, records: &mut Vec<T>, tickets: &mut Vec<Option<Ticket>>) -> bool {
         if records.is_empty() {
             return false;
         }
@@ -185,15 +187,18 @@ impl<T: Send + Sync + 'static> WriterTask<T> {
             stored = end;
         }
         records.drain(..stored);
-        if records.is_empty() {
-            if let Some(j) = &self.journal {
-                j.committed(tickets);
-            }
-            tickets.clear();
+        let done: Vec<Ticket> = tickets.drain(..stored).flatten().collect();
+        if let Some(j) = &self.journal
+            && !done.is_empty()
+        {
+            j.committed(&done);
         }
         if records.len() > MAX_KEPT {
+            // Their lines stay in the journal (their tickets are never given
+            // back), so the next start stores them.
             let dropped = records.len() - MAX_KEPT;
             records.drain(..dropped);
+            tickets.drain(..dropped);
             tracing::warn!(
                 what = self.what,
                 dropped,
