@@ -41,10 +41,7 @@ pub fn apply_system_prompt(format: WireFormat, body: &mut Value, prompt: &str) -
     if prompt.is_empty() {
         return false;
     }
-    let has_own = request_messages(format, body)
-        .ok()
-        .and_then(|m| m.first().map(|m| Fingerprint::of(m).role == "system"))
-        .unwrap_or(false);
+    let has_own = starts_with_system(format, body);
     let Some(obj) = body.as_object_mut().filter(|_| !has_own) else {
         return false;
     };
@@ -63,6 +60,28 @@ pub fn apply_system_prompt(format: WireFormat, body: &mut Value, prompt: &str) -
         }
     }
     true
+}
+
+/// Whether the request's conversation starts with a system message, read from
+/// the field each format keeps it in (no translation of the whole request).
+fn starts_with_system(format: WireFormat, body: &Value) -> bool {
+    let leading_role = |items: &Value| {
+        items
+            .as_array()
+            .and_then(|a| a.first())
+            .and_then(|m| m["role"].as_str())
+            .is_some_and(|r| matches!(r, "system" | "developer"))
+    };
+    let non_empty = |v: &Value| match v {
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => false,
+    };
+    match format {
+        WireFormat::OpenAi => leading_role(&body["messages"]),
+        WireFormat::Anthropic => non_empty(&body["system"]),
+        WireFormat::Responses => non_empty(&body["instructions"]) || leading_role(&body["input"]),
+    }
 }
 
 /// What identifies a message when a resent history is matched against the
