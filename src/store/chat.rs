@@ -6,8 +6,18 @@ use crate::domain::chat::{
     ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionPatch, ChatSessionSummary,
     GatewayTrace, TraceFilter,
 };
-use crate::domain::error::Result;
+use crate::domain::error::{ErrorType, HecateError, Result};
 use async_trait::async_trait;
+
+/// The `conflict` of creating a chat session whose id is already in use,
+/// the same from every backend.
+pub(crate) fn chat_session_taken(id: &str) -> HecateError {
+    HecateError::new(
+        ErrorType::Conflict,
+        format!("chat session {id} already exists"),
+    )
+    .with_detail("session_id", id)
+}
 
 /// Gateway chat sessions (two streams) and per-request traces.
 #[async_trait]

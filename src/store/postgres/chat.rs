@@ -14,6 +14,7 @@ use crate::domain::ids::MessageId;
 use crate::domain::provider_call::Usage;
 use crate::domain::time::now_rfc3339;
 use crate::store::ChatStore;
+use crate::store::chat::chat_session_taken;
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
@@ -246,9 +247,7 @@ impl ChatStore for PostgresStore {
                 )
                 .await?;
             if n == 0 {
-                return Err(conflict(format!("chat session {} already exists", s.id))
-                    .with_detail("session_id", s.id.as_str())
-                    .into());
+                return Err(chat_session_taken(&s.id).into());
             }
             Ok(())
         }

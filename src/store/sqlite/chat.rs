@@ -13,6 +13,7 @@ use crate::domain::ids::MessageId;
 use crate::domain::provider_call::Usage;
 use crate::domain::time::now_rfc3339;
 use crate::store::ChatStore;
+use crate::store::chat::chat_session_taken;
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 use serde_json::Value;
@@ -60,15 +61,6 @@ fn session_in(c: &Connection, namespace: &str, id: &str) -> OpResult<ChatSession
     .query_row(params![id, namespace], row_to_session)
     .optional()?
     .ok_or_else(|| HecateError::not_found("chat session", id).into())
-}
-
-/// The `conflict` of a session id already in use.
-fn taken(id: &str) -> HecateError {
-    HecateError::new(
-        crate::domain::ErrorType::Conflict,
-        format!("chat session {id} already exists"),
-    )
-    .with_detail("session_id", id)
 }
 
 fn insert_message(
@@ -272,7 +264,7 @@ impl ChatStore for SqliteStore {
                     s.updated_at
                 ])?;
             if n == 0 {
-                return Err(taken(&s.id).into());
+                return Err(chat_session_taken(&s.id).into());
             }
             Ok(())
         })
