@@ -179,9 +179,14 @@ pub struct CreateArgs {
     /// Allow network access (otherwise commands run without network).
     #[arg(long)]
     pub network: bool,
-    /// Everything outside the workspace read-only.
+    /// Loosen the default confinement: the whole filesystem writable to the
+    /// task's commands (by default only the workspace and a private /tmp are).
     #[arg(long)]
-    pub read_only: bool,
+    pub writable_root: bool,
+    /// Loosen the default confinement: the workspace's .git writable and git
+    /// hooks on.
+    #[arg(long)]
+    pub git_writable: bool,
     /// Directory every path must stay under.
     #[arg(long)]
     pub allowed_root: Option<String>,
@@ -215,7 +220,8 @@ impl CreateArgs {
             repo: self.repo.clone(),
             base_branch: self.branch.clone(),
             sandbox_allowed_root: self.allowed_root.clone(),
-            sandbox_read_only: Some(self.read_only),
+            sandbox_read_only: Some(!self.writable_root),
+            sandbox_git_writable: Some(self.git_writable),
             sandbox_network: Some(self.network),
             timeout_ms: self.timeout_ms,
             priority: self.priority,

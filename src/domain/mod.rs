@@ -10,6 +10,7 @@ pub mod chat;
 pub mod error;
 pub mod event;
 pub mod flow;
+pub mod git_command;
 pub mod ids;
 pub mod mcp;
 pub mod memory;

@@ -119,9 +119,17 @@ pub struct TaskSpec {
     pub base_branch: String,
     /// Directory the run's paths must stay under (defaults to the workspace).
     pub sandbox_allowed_root: String,
-    /// Run confined with a read-only view outside the workspace.
-    pub sandbox_read_only: bool,
-    /// Allow network access (otherwise confined without network when asked).
+    /// Loosens the default confinement: the whole filesystem writable to the
+    /// run's commands (the API's `sandbox_read_only: false`). Off by default:
+    /// only the workspace and a private `/tmp` are writable.
+    #[serde(default)]
+    pub sandbox_root_writable: bool,
+    /// Loosens the default confinement: the workspace's `.git` writable to file
+    /// operations and commands, and git runs the repository's hooks. Off by
+    /// default.
+    #[serde(default)]
+    pub sandbox_git_writable: bool,
+    /// Allow network access (otherwise commands run without network).
     pub sandbox_network: bool,
     /// Provider to pin (`agent_loop`).
     pub requested_provider: String,
@@ -180,6 +188,22 @@ impl TaskSpec {
         }
     }
 
+    /// Which of the default confinement's limits this task loosens, in words
+    /// (empty when it keeps them all), for approval prompts.
+    pub fn loosened(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.sandbox_root_writable {
+            out.push("the whole filesystem writable");
+        }
+        if self.sandbox_git_writable {
+            out.push(".git writable and git hooks on");
+        }
+        if self.sandbox_network {
+            out.push("network on");
+        }
+        out
+    }
+
     /// Checks the fields against the kind; the error names the offending field.
     pub fn validate(&self) -> Result<ExecutionKind, HecateError> {
         let field = |name: &str, msg: String| HecateError::invalid(msg).with_detail("field", name);
@@ -203,6 +227,8 @@ impl TaskSpec {
                 if args.is_empty() {
                     return Err(field("git_command", "a git task needs git_command".into()));
                 }
+                crate::domain::git_command::check(&args)
+                    .map_err(|e| field("git_command", e.to_string()))?;
             }
             ExecutionKind::File => {
                 if self.file_path.trim().is_empty() {

@@ -66,6 +66,7 @@ mod store_durability;
 mod store_postgres;
 mod store_postgres_outage;
 mod store_postgres_tls;
+mod task_confinement;
 mod task_runtime;
 mod telemetry_otlp;
 mod terminal_sandbox;

@@ -670,7 +670,11 @@ async fn two_servers_run_each_task_once_and_reclaim_a_dead_workers_run(home: &mu
         runs.push((task.clone(), start(api, &task).await));
     }
     for (task, run) in &runs {
-        assert_eq!(finished(&api_b, task, run).await["status"], "completed");
+        let done = finished(&api_b, task, run).await;
+        let arts = api_b
+            .get(&format!("/hecate/v1/tasks/{task}/runs/{run}/artifacts"))
+            .await;
+        assert_eq!(done["status"], "completed", "{done} {}", arts.body);
         let types = event_types(&api_a, task, run).await;
         assert_eq!(
             types.iter().filter(|t| *t == "run.started").count(),

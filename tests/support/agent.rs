@@ -118,3 +118,14 @@ pub fn count(events: &[Value], event_type: &str) -> usize {
 pub fn said(request: &Value) -> String {
     request["body"]["messages"].to_string()
 }
+
+/// Approves the pending task approval `id` of `task`, asserting it was taken.
+pub async fn approve(api: &Api, task: &str, id: &str) {
+    let ok = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/approvals/{id}/resolve"),
+            json!({"decision": "approve"}),
+        )
+        .await;
+    assert_eq!(ok.status, 200, "{}", ok.body);
+}

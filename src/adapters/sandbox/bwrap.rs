@@ -120,6 +120,9 @@ pub enum View {
 pub struct Jail {
     view: View,
     writable: Option<PathBuf>,
+    also_writable: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+    sealed: Vec<PathBuf>,
     chdir: Option<PathBuf>,
     network: bool,
     private_tmp: bool,
@@ -134,6 +137,9 @@ impl Jail {
         Self {
             view,
             writable: None,
+            also_writable: Vec::new(),
+            read_only: Vec::new(),
+            sealed: Vec::new(),
             chdir: None,
             network: true,
             private_tmp: false,
@@ -145,6 +151,28 @@ impl Jail {
     /// Makes `dir` visible at its own path and writable (the workspace).
     pub fn writable(mut self, dir: &Path) -> Self {
         self.writable = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Makes another existing path writable (a worktree's git directory outside
+    /// the workspace, for git itself); mounted after the workspace.
+    pub fn also_writable(mut self, path: &Path) -> Self {
+        self.also_writable.push(path.to_path_buf());
+        self
+    }
+
+    /// Makes an existing path read-only even inside the writable workspace
+    /// (`.git`); mounted after every writable one.
+    pub fn read_only(mut self, path: &Path) -> Self {
+        self.read_only.push(path.to_path_buf());
+        self
+    }
+
+    /// Puts an empty, read-only directory at a path that does not exist yet, so
+    /// the command cannot create it (a `.git` the workspace does not have).
+    /// bubblewrap leaves an empty directory there as its mount point.
+    pub fn sealed(mut self, path: &Path) -> Self {
+        self.sealed.push(path.to_path_buf());
         self
     }
 
@@ -224,6 +252,20 @@ impl Jail {
         }
         if let Some(dir) = &self.writable {
             push(&["--bind".as_ref(), dir.as_os_str(), dir.as_os_str()]);
+        }
+        for path in &self.also_writable {
+            push(&["--bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
+        for path in &self.read_only {
+            push(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+        }
+        for path in &self.sealed {
+            push(&[
+                "--tmpfs".as_ref(),
+                path.as_os_str(),
+                "--remount-ro".as_ref(),
+                path.as_os_str(),
+            ]);
         }
         if !self.network {
             push(&["--unshare-net".as_ref()]);

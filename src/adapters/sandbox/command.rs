@@ -5,6 +5,7 @@
 
 use super::SandboxError;
 use super::bwrap::{Jail, View, bwrap_path};
+use super::repo::repo_dirs;
 use crate::adapters::process::{ChildProcess, ExitInfo, Pipe, Spec, Stderr};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -18,19 +19,64 @@ pub const OUTPUT_CAP_BYTES: usize = 1024 * 1024;
 /// How long the pipes may stay open after the group was killed.
 const PIPE_DRAIN: Duration = Duration::from_secs(1);
 
-/// How a command is confined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How a command is confined. The default is workspace-write: the machine
+/// read-only, the workspace and a private `/tmp` writable, the workspace's
+/// `.git` read-only, no network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Confinement {
     /// Cut the network (a new network namespace with loopback only).
     pub no_network: bool,
-    /// Everything outside the workspace is read-only.
+    /// Everything outside the workspace is read-only, and `/tmp` is private.
     pub read_only: bool,
+    /// The workspace's `.git` (and the git directories a `.git` file names) are
+    /// writable: for git itself, or when a task allows it.
+    pub git_writable: bool,
+}
+
+impl Default for Confinement {
+    fn default() -> Self {
+        Self {
+            no_network: true,
+            read_only: true,
+            git_writable: false,
+        }
+    }
 }
 
 impl Confinement {
+    /// No confinement at all: the network kept, everything writable.
+    pub fn none() -> Self {
+        Self {
+            no_network: false,
+            read_only: false,
+            git_writable: true,
+        }
+    }
+
     /// Whether bubblewrap is needed at all.
     pub fn is_needed(self) -> bool {
-        self.no_network || self.read_only
+        self.no_network || self.read_only || !self.git_writable
+    }
+
+    /// The confinement in words, for approval prompts and results, e.g.
+    /// `workspace and private /tmp writable, .git read-only, no network`.
+    pub fn describe(self) -> String {
+        let files = if self.read_only {
+            "workspace and private /tmp writable"
+        } else {
+            "the whole filesystem writable"
+        };
+        let git = if self.git_writable {
+            ".git writable"
+        } else {
+            ".git read-only"
+        };
+        let net = if self.no_network {
+            "no network"
+        } else {
+            "network on"
+        };
+        format!("{files}, {git}, {net}")
     }
 }
 
@@ -71,20 +117,84 @@ pub struct CommandOutcome {
     pub stderr_bytes: u64,
 }
 
-/// The bubblewrap arguments that confine a task command to `workspace`: the
-/// whole filesystem writable or read-only, the workspace writable, the network
-/// kept or cut.
-fn bwrap_args(confinement: Confinement, workspace: &Path) -> Vec<OsString> {
+/// The sandbox that confines a task command to `workspace`, and the `.git`
+/// it seals when the workspace has none (removed again after the run).
+fn jail(confinement: Confinement, workspace: &Path) -> (Jail, Option<PathBuf>) {
     let view = if confinement.read_only {
         View::ReadOnly
     } else {
         View::Writable
     };
-    Jail::new(view)
+    let mut jail = Jail::new(view)
         .writable(workspace)
         .chdir(workspace)
-        .network(!confinement.no_network)
-        .args()
+        .network(!confinement.no_network);
+    if confinement.read_only {
+        jail = jail.private_tmp();
+    }
+    let repo = repo_dirs(workspace);
+    let mut sealed = None;
+    if confinement.git_writable {
+        for dir in repo.linked.iter().filter(|d| !d.starts_with(workspace)) {
+            jail = jail.also_writable(dir);
+        }
+    } else if repo.exists && !is_empty_dir(&repo.entry) {
+        jail = jail.read_only(&repo.entry);
+        for dir in &repo.linked {
+            jail = jail.read_only(dir);
+        }
+    } else {
+        jail = jail.sealed(&repo.entry);
+        sealed = Some(repo.entry);
+    }
+    (jail, sealed)
+}
+
+/// Whether `path` is an empty directory (another run's sealed mount point, or
+/// no repository at all): it is sealed again rather than bound, since it may go.
+fn is_empty_dir(path: &Path) -> bool {
+    std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// A run's hold on a sealed `.git` mount point: a shared lock on the workspace
+/// directory itself, so that no run, in this process or another on the same
+/// workspace, removes the mount point while another still needs it.
+struct SealHold {
+    lock: std::fs::File,
+    path: PathBuf,
+}
+
+impl SealHold {
+    /// Takes a shared hold on `path`'s directory and makes the mount point.
+    fn take(path: PathBuf) -> Option<Self> {
+        let lock = std::fs::File::open(path.parent()?).ok()?;
+        lock.lock_shared().ok()?;
+        let _ = std::fs::create_dir(&path);
+        Some(Self { lock, path })
+    }
+
+    /// Lets the hold go, and removes the empty mount point when no other run
+    /// holds it.
+    fn release(self) {
+        let _ = self.lock.unlock();
+        if self.lock.try_lock().is_ok() {
+            if is_empty_dir(&self.path) {
+                let _ = std::fs::remove_dir(&self.path);
+            }
+            let _ = self.lock.unlock();
+        }
+    }
+}
+
+/// The environment of a confined command: temporary files go to its private
+/// `/tmp` when the rest of the machine is read-only.
+fn confined_env(cmd: &CommandRun) -> Vec<(String, String)> {
+    let mut env = cmd.env.clone();
+    if cmd.confinement.is_needed() && cmd.confinement.read_only {
+        env.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
+        env.push(("TMPDIR".into(), "/tmp".into()));
+    }
+    env
 }
 
 /// Reads `pipe` to its end, keeping at most `cap` bytes and counting the rest.
@@ -114,21 +224,38 @@ pub async fn run(
     cmd: &CommandRun,
     cancel: &CancellationToken,
 ) -> Result<CommandOutcome, SandboxError> {
-    let (program, args) = if cmd.confinement.is_needed() {
+    let (program, args, sealed) = if cmd.confinement.is_needed() {
         let bwrap = bwrap_path().ok_or(SandboxError::BwrapMissing)?;
-        let mut args = bwrap_args(cmd.confinement, &cmd.workspace);
+        let (jail, sealed) = jail(cmd.confinement, &cmd.workspace);
+        let mut args = jail.args();
         args.push(cmd.program.clone().into());
         args.extend(cmd.args.iter().map(OsString::from));
-        (bwrap, args)
+        (bwrap, args, sealed)
     } else {
         (
             PathBuf::from(&cmd.program),
             cmd.args.iter().map(OsString::from).collect(),
+            None,
         )
     };
+    let hold = sealed.and_then(SealHold::take);
+    let outcome = run_spawned(cmd, program, args, cancel).await;
+    if let Some(hold) = hold {
+        hold.release();
+    }
+    outcome
+}
+
+/// Spawns the (possibly wrapped) command and waits for its end.
+async fn run_spawned(
+    cmd: &CommandRun,
+    program: PathBuf,
+    args: Vec<OsString>,
+    cancel: &CancellationToken,
+) -> Result<CommandOutcome, SandboxError> {
     let spec = Spec::new(program)
         .args(args)
-        .env(&cmd.env)
+        .env(&confined_env(cmd))
         .cwd(&cmd.workspace)
         .stdin(Pipe::Null)
         .stdout(Pipe::Piped)
@@ -191,7 +318,7 @@ mod tests {
         let cmd = sh(
             "head -c 3000000 /dev/zero; echo err >&2; exit 4",
             dir.path(),
-            Confinement::default(),
+            Confinement::none(),
             Duration::from_secs(30),
         );
         let out = run(&cmd, &CancellationToken::new()).await.expect("runs");
@@ -207,7 +334,7 @@ mod tests {
         let cmd = sh(
             "sleep 1000 & echo started; wait",
             dir.path(),
-            Confinement::default(),
+            Confinement::none(),
             Duration::from_millis(300),
         );
         let out = run(&cmd, &CancellationToken::new()).await.expect("runs");
@@ -219,10 +346,7 @@ mod tests {
     #[tokio::test]
     async fn confinement_cuts_the_network_and_makes_the_rest_read_only() {
         let dir = tempfile::tempdir().expect("dir");
-        let no_net = Confinement {
-            no_network: true,
-            read_only: true,
-        };
+        let no_net = Confinement::default();
         if bwrap_path().is_none() {
             // The test command installs bubblewrap; a machine without it proves
             // the refusal instead.
@@ -252,11 +376,67 @@ mod tests {
         assert!(!outside.path().join("escape.txt").exists());
         assert!(dir.path().join("inside.txt").exists());
         // Unconfined, the same command reaches the listener.
-        cmd.confinement = Confinement::default();
+        cmd.confinement = Confinement::none();
         let out = run(&cmd, &CancellationToken::new()).await.expect("runs");
         assert!(
             String::from_utf8_lossy(&out.stdout).contains("connected"),
             "the check itself works"
         );
+    }
+
+    #[tokio::test]
+    async fn the_default_keeps_git_data_read_only_and_tmp_private() {
+        if bwrap_path().is_none() {
+            return; // the refusal without bubblewrap is the test above
+        }
+        let dir = tempfile::tempdir().expect("dir");
+        let ws = dir.path().canonicalize().expect("canon");
+        std::fs::create_dir_all(ws.join(".git/hooks")).expect("git dir");
+        let script = "echo code > src.txt && echo ok-src; \
+             (echo evil > .git/hooks/post-commit) 2>/dev/null || echo hooks-refused; \
+             (echo '[core]' >> .git/config) 2>/dev/null || echo config-refused; \
+             mkdir -p target && echo built > target/out && echo ok-target; \
+             echo t > /tmp/scratch && cat /tmp/scratch; echo \"$TMPDIR\"";
+        let mut cmd = sh(script, &ws, Confinement::default(), Duration::from_secs(30));
+        cmd.env.push(("TMPDIR".into(), "/var/somewhere".into()));
+        let out = run(&cmd, &CancellationToken::new()).await.expect("runs");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "ok-src\nhooks-refused\nconfig-refused\nok-target\nt\n/tmp\n"
+        );
+        assert!(!ws.join(".git/hooks/post-commit").exists());
+        assert!(!ws.join(".git/config").exists());
+        // A task that allows it may write there.
+        let mut cmd = sh(
+            "echo allowed > .git/hooks/post-commit",
+            &ws,
+            Confinement {
+                git_writable: true,
+                ..Confinement::default()
+            },
+            Duration::from_secs(30),
+        );
+        cmd.env.clear();
+        let out = run(&cmd, &CancellationToken::new()).await.expect("runs");
+        assert_eq!(out.exit.and_then(|e| e.code), Some(0), "{out:?}");
+        assert!(ws.join(".git/hooks/post-commit").exists());
+    }
+
+    #[tokio::test]
+    async fn a_workspace_without_git_data_cannot_grow_any_and_is_left_as_it_was() {
+        if bwrap_path().is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().expect("dir");
+        let ws = dir.path().canonicalize().expect("canon");
+        let script = "(mkdir -p .git/hooks && echo x > .git/config) 2>/dev/null || echo sealed; \
+             git init -q . 2>/dev/null || echo init-refused";
+        let cmd = sh(script, &ws, Confinement::default(), Duration::from_secs(30));
+        let out = run(&cmd, &CancellationToken::new()).await.expect("runs");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "sealed\ninit-refused\n"
+        );
+        assert!(!ws.join(".git").exists(), "the mount point is removed");
     }
 }

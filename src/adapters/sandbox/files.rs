@@ -37,14 +37,31 @@ fn read_text(path: &Path) -> Result<Option<String>, SandboxError> {
     }
 }
 
+/// Whether `relative` (a path inside the workspace) lies in git's data: a
+/// `.git` entry at any depth, compared without case.
+pub fn is_git_data(relative: &Path) -> bool {
+    relative
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().eq_ignore_ascii_case(".git"))
+}
+
+/// The refusal of a change to git's data when the task does not allow it.
+pub fn git_data_refused(requested: &str) -> SandboxError {
+    SandboxError::Invalid(format!(
+        "refused: {requested} is inside .git, which is read-only: hooks and configuration there run code on the next git command (a task may allow it with sandbox_git_writable)"
+    ))
+}
+
 /// Applies `op` to `requested` (relative to `workspace`, which must lie inside
-/// `allowed_root`) and answers the change.
+/// `allowed_root`) and answers the change; `.git` is refused unless
+/// `git_writable`.
 pub fn apply_file_operation(
     workspace: &Path,
     allowed_root: &Path,
     requested: &str,
     op: FileOperation,
     content: &str,
+    git_writable: bool,
 ) -> Result<FileChange, SandboxError> {
     let target = confine(workspace, Path::new(requested))
         .map_err(|r| SandboxError::Invalid(format!("file_path {}: {}", r.path, r.reason)))?;
@@ -53,6 +70,9 @@ pub fn apply_file_operation(
             "file_path {requested} is outside the allowed root {}",
             allowed_root.display()
         )));
+    }
+    if !git_writable && is_git_data(&target.relative) {
+        return Err(git_data_refused(requested));
     }
     if target.real.is_dir() {
         return Err(SandboxError::Invalid(format!(
@@ -106,23 +126,48 @@ mod tests {
     fn changes_carry_before_and_after_and_escapes_are_refused() {
         let dir = tempfile::tempdir().expect("dir");
         let ws = dir.path().canonicalize().expect("canon");
-        let c = apply_file_operation(&ws, &ws, "a/b.txt", FileOperation::Write, "one\n")
+        let c = apply_file_operation(&ws, &ws, "a/b.txt", FileOperation::Write, "one\n", false)
             .expect("writes");
         assert_eq!((c.before, c.after.as_deref()), (None, Some("one\n")));
-        let c = apply_file_operation(&ws, &ws, "a/b.txt", FileOperation::Append, "two\n")
+        let c = apply_file_operation(&ws, &ws, "a/b.txt", FileOperation::Append, "two\n", false)
             .expect("appends");
         assert_eq!(c.after.as_deref(), Some("one\ntwo\n"));
-        let c =
-            apply_file_operation(&ws, &ws, "a/b.txt", FileOperation::Delete, "").expect("deletes");
+        let c = apply_file_operation(&ws, &ws, "a/b.txt", FileOperation::Delete, "", false)
+            .expect("deletes");
         assert_eq!((c.before.as_deref(), c.after), (Some("one\ntwo\n"), None));
         assert!(!ws.join("a/b.txt").exists());
-        let e = apply_file_operation(&ws, &ws, "../x.txt", FileOperation::Write, "x")
+        let e = apply_file_operation(&ws, &ws, "../x.txt", FileOperation::Write, "x", false)
             .expect_err("climbs out");
         assert!(matches!(e, SandboxError::Invalid(_)), "{e:?}");
         let outside = tempfile::tempdir().expect("outside");
         std::os::unix::fs::symlink(outside.path(), ws.join("link")).expect("link");
-        apply_file_operation(&ws, &ws, "link/x.txt", FileOperation::Write, "x")
+        apply_file_operation(&ws, &ws, "link/x.txt", FileOperation::Write, "x", false)
             .expect_err("symlink escape");
         assert!(!outside.path().join("x.txt").exists());
+    }
+
+    #[test]
+    fn git_data_is_refused_unless_allowed() {
+        let dir = tempfile::tempdir().expect("dir");
+        let ws = dir.path().canonicalize().expect("canon");
+        std::fs::create_dir_all(ws.join(".git/hooks")).expect("git");
+        std::os::unix::fs::symlink(ws.join(".git"), ws.join("g")).expect("link");
+        for path in [
+            ".git/hooks/post-commit",
+            ".git/config",
+            "./.git/config",
+            "g/hooks/x",
+            "sub/.git/config",
+            "sub/.GIT/config",
+        ] {
+            let e = apply_file_operation(&ws, &ws, path, FileOperation::Write, "x", false)
+                .expect_err(path);
+            assert!(e.to_string().contains(".git"), "{path}: {e}");
+        }
+        assert!(!ws.join(".git/hooks/post-commit").exists());
+        apply_file_operation(&ws, &ws, ".gitignore", FileOperation::Write, "x", false)
+            .expect("not git data");
+        apply_file_operation(&ws, &ws, ".git/info", FileOperation::Write, "x", true)
+            .expect("allowed");
     }
 }

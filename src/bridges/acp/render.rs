@@ -145,6 +145,8 @@ pub fn transcript(messages: &[Message]) -> Vec<SessionUpdate> {
 
 /// A tool-call reference for a permission request.
 pub fn permission_tool_call(tool_call_id: &str, title: &str, kind: &str) -> Option<ToolCallUpdate> {
+    // A narrowed grant kind (`execute:git`) shows as its ACP kind.
+    let kind = kind.split(':').next().unwrap_or(kind);
     serde_json::from_value(json!({"toolCallId": tool_call_id, "title": title, "kind": kind}))
         .or_else(|_| serde_json::from_value(json!({"toolCallId": tool_call_id, "title": title})))
         .ok()
@@ -153,6 +155,20 @@ pub fn permission_tool_call(tool_call_id: &str, title: &str, kind: &str) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_narrowed_grant_kind_shows_as_its_acp_kind() {
+        let call = permission_tool_call("c", "git status", "execute:git").expect("call");
+        let v = serde_json::to_value(&call).expect("json");
+        assert_eq!(v["kind"], "execute", "{v}");
+        let call = permission_tool_call("c", "x", "mcp:fs_read").expect("call");
+        assert!(
+            serde_json::to_value(&call)
+                .expect("json")
+                .get("kind")
+                .is_none_or(|k| k != "mcp")
+        );
+    }
 
     #[test]
     fn every_visible_runtime_event_becomes_an_acp_update() {

@@ -5,7 +5,7 @@
 //! mode, the CLI prompt, `hecate approvals resolve` or the HTTP approval
 //! endpoints), and read back as the task approval's decision.
 
-use super::events::tool_kind;
+use super::events::grant_kind;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::permission::{
     PermissionKind, PermissionOption, PermissionOutcome, PermissionRequest,
@@ -39,7 +39,7 @@ pub(super) fn permission_request(
         run_id: run_id.clone(),
         tool_call_id: call_id.to_string(),
         title: approval.reason.clone(),
-        tool_kind: Some(tool_kind(tool).to_string()),
+        tool_kind: Some(grant_kind(tool).to_string()),
         raw: json!({
             "task_id": approval.task_id,
             "task_run_id": approval.run_id,

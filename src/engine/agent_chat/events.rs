@@ -26,6 +26,16 @@ pub(super) fn tool_kind(tool: &str) -> &'static str {
     }
 }
 
+/// The kind a gated call of `tool` is asked about, which a session grant
+/// ("approve always") covers: the ACP kind, except that `git_exec` is
+/// `execute:git`, so approving git for good never approves `shell_exec`.
+pub(super) fn grant_kind(tool: &str) -> &'static str {
+    match tool {
+        "git_exec" => "execute:git",
+        _ => tool_kind(tool),
+    }
+}
+
 /// A one-line title for a call of `tool` with `args` (`Edit notes.txt`).
 pub(super) fn tool_title(tool: &str, args: &Value) -> String {
     let arg = |key: &str| args[key].as_str().map(|s| s.lines().next().unwrap_or(""));
@@ -417,6 +427,14 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    #[test]
+    fn a_grant_for_git_never_covers_shell() {
+        assert_eq!(grant_kind("git_exec"), "execute:git");
+        assert_eq!(grant_kind("shell_exec"), "execute");
+        assert_ne!(grant_kind("git_exec"), grant_kind("shell_exec"));
+        assert_eq!(grant_kind("file_write"), "edit");
     }
 
     #[test]

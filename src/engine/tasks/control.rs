@@ -54,11 +54,40 @@ fn canonical_dir(path: &str, field: &str) -> Result<std::path::PathBuf> {
         })
 }
 
-/// The confinement a task's commands run under.
+/// The confinement a task's commands run under: workspace-write unless the
+/// task loosens it.
 pub(super) fn confinement_of(spec: &TaskSpec) -> Confinement {
     Confinement {
         no_network: !spec.sandbox_network,
-        read_only: spec.sandbox_read_only,
+        read_only: !spec.sandbox_root_writable,
+        git_writable: spec.sandbox_git_writable,
+    }
+}
+
+/// What an approval of a task's gate allows, in words: the command or change,
+/// and for commands the confinement it runs under.
+fn approval_text(kind: &str, spec: &TaskSpec) -> String {
+    let confined = |what: String| {
+        let loosened = spec.loosened();
+        let how = confinement_of(spec).describe();
+        if loosened.is_empty() {
+            format!("{what} (confined: {how})")
+        } else {
+            format!("{what} (LOOSENED: {how})")
+        }
+    };
+    match kind {
+        "shell_command" => confined(format!("run `{}`", spec.shell_command)),
+        "git_exec" => confined(format!("run `git {}`", spec.git_command)),
+        "file_write" => {
+            let what = format!("{:?} {}", spec.file_operation, spec.file_path).to_lowercase();
+            if spec.sandbox_git_writable {
+                format!("{what} (.git writable)")
+            } else {
+                what
+            }
+        }
+        _ => confined("use the network".to_string()),
     }
 }
 
@@ -99,11 +128,11 @@ impl TaskRuntime {
         let runs_commands = matches!(kind, ExecutionKind::Shell | ExecutionKind::Git);
         if runs_commands && confinement_of(&spec).is_needed() && bwrap_path().is_none() {
             return Err(HecateError::invalid(
-                "this task asks for confinement (sandbox_network=false or sandbox_read_only=true) but bubblewrap is not installed here; never running it unconfined",
+                "this task's commands run confined (the workspace and a private /tmp writable, .git read-only, no network) but bubblewrap is not installed here; never running them unconfined",
             )
-            .with_detail("field", "sandbox_network")
+            .with_detail("field", "sandbox_read_only")
             .with_operator_action(
-                "Install bubblewrap (apt-get install bubblewrap) or create the task with sandbox_network=true.",
+                "Install bubblewrap (apt-get install bubblewrap), or loosen the task explicitly with sandbox_read_only=false, sandbox_git_writable=true and sandbox_network=true.",
             ));
         }
         let now = now_rfc3339();
@@ -232,14 +261,7 @@ impl TaskRuntime {
             ));
         }
         let approval = gate.map(|kind| {
-            let what = match kind.as_str() {
-                "shell_command" => format!("run `{}`", task.spec.shell_command),
-                "git_exec" => format!("run `git {}`", task.spec.git_command),
-                "file_write" => {
-                    format!("{:?} {}", task.spec.file_operation, task.spec.file_path).to_lowercase()
-                }
-                _ => "use the network".to_string(),
-            };
+            let what = approval_text(kind.as_str(), &task.spec);
             TaskApproval {
                 id: TaskApprovalId::generate(),
                 task_id: id.clone(),

@@ -351,27 +351,36 @@ impl TaskRuntime {
         let timeout = Duration::from_millis(spec.effective_timeout_ms());
         let mut end = match kind {
             ExecutionKind::Shell | ExecutionKind::Git => {
-                let (program, args) = if kind == ExecutionKind::Shell {
-                    (
+                let mut confinement = confinement_of(spec);
+                let prepared = if kind == ExecutionKind::Shell {
+                    Ok((
                         "/bin/sh".to_string(),
                         vec!["-c".to_string(), spec.shell_command.clone()],
-                    )
+                        env,
+                    ))
                 } else {
-                    (
-                        "git".to_string(),
-                        shell_words::split(&spec.git_command).unwrap_or_default(),
-                    )
+                    // Git writes its own data; what would make it run another
+                    // program is refused before it starts.
+                    confinement.git_writable = true;
+                    let args = shell_words::split(&spec.git_command).unwrap_or_default();
+                    sandbox::prepare_git(&workspace, &args, &env, spec.sandbox_git_writable)
+                        .map(|g| ("git".to_string(), g.args, g.env))
                 };
-                let cmd = CommandRun {
-                    program,
-                    args,
-                    workspace: workspace.clone(),
-                    env,
-                    confinement: confinement_of(spec),
-                    timeout,
-                };
-                let ran = sandbox::run(&cmd, cancel).await;
-                command_end(task, run, &step.id, timeout, ran)
+                match prepared {
+                    Ok((program, args, env)) => {
+                        let cmd = CommandRun {
+                            program,
+                            args,
+                            workspace: workspace.clone(),
+                            env,
+                            confinement,
+                            timeout,
+                        };
+                        let ran = sandbox::run(&cmd, cancel).await;
+                        command_end(task, run, &step.id, timeout, ran)
+                    }
+                    Err(e) => StepEnd::failed("sandbox_error", e.to_string()),
+                }
             }
             _ => {
                 let root = if spec.sandbox_allowed_root.is_empty() {
@@ -385,6 +394,7 @@ impl TaskRuntime {
                     &spec.file_path,
                     spec.file_operation,
                     &spec.file_content,
+                    spec.sandbox_git_writable,
                 ) {
                     Ok(change) => patch_end(task, run, &step.id, change),
                     Err(e) => StepEnd::failed("sandbox_error", e.to_string()),

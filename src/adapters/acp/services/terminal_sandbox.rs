@@ -5,7 +5,7 @@
 //! private `/tmp` and an empty home), with or without the network. Whether
 //! bubblewrap can honour it here, and the bubblewrap arguments of one terminal.
 
-use crate::adapters::sandbox::{BwrapError, Jail, View, find_bwrap, try_sandbox};
+use crate::adapters::sandbox::{BwrapError, Jail, View, find_bwrap, repo_dirs, try_sandbox};
 use std::path::{Path, PathBuf};
 
 /// What of the filesystem a terminal command sees.
@@ -137,7 +137,8 @@ impl TerminalSandbox {
     }
 
     /// The bubblewrap arguments of one terminal: its command starts in `cwd`,
-    /// may write `workspace`, and (in `workspace_only`) finds `home` empty. The
+    /// may write `workspace` but not its `.git`, and (in `workspace_only`) finds
+    /// `home` empty. The
     /// command keeps Hecate's PTY as its controlling terminal.
     pub fn jail(&self, workspace: &Path, cwd: &Path, home: Option<&Path>) -> Jail {
         let view = match self.mode {
@@ -151,6 +152,17 @@ impl TerminalSandbox {
         }
         if let (SandboxMode::WorkspaceOnly, Some(home)) = (self.mode, home) {
             jail = jail.empty_home(home);
+        }
+        if self.mode != SandboxMode::Off {
+            // Hooks and configuration there would run code on the next git
+            // command, outside any terminal the operator sees.
+            let repo = repo_dirs(workspace);
+            if repo.exists {
+                jail = jail.read_only(&repo.entry);
+            }
+            for dir in &repo.linked {
+                jail = jail.read_only(dir);
+            }
         }
         jail.writable(workspace).chdir(cwd)
     }

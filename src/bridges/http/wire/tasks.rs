@@ -53,8 +53,12 @@ pub struct CreateTaskRequest {
     pub base_branch: Option<String>,
     /// Directory every path must stay under.
     pub sandbox_allowed_root: Option<String>,
-    /// Read-only view outside the workspace (bubblewrap).
+    /// Everything outside the workspace read-only, with a private `/tmp`
+    /// (default `true`); `false` loosens it to the whole filesystem writable.
     pub sandbox_read_only: Option<bool>,
+    /// The workspace's `.git` writable to file operations and commands, and
+    /// git hooks on (default `false`).
+    pub sandbox_git_writable: Option<bool>,
     /// Allow network access; without it commands run without network (bubblewrap).
     pub sandbox_network: Option<bool>,
     /// Provider to pin (`agent_loop`).
@@ -160,7 +164,8 @@ impl CreateTaskRequest {
                 .map(|d| d.display().to_string())
                 .unwrap_or_default();
         }
-        spec.sandbox_read_only = self.sandbox_read_only.unwrap_or(false);
+        spec.sandbox_root_writable = self.sandbox_read_only == Some(false);
+        spec.sandbox_git_writable = self.sandbox_git_writable.unwrap_or(false);
         spec.sandbox_network = self.sandbox_network.unwrap_or(false);
         spec.budget_micros_usd = self.budget_micros_usd.unwrap_or(0);
         spec.max_turns = self.max_turns.unwrap_or(0);
@@ -204,8 +209,10 @@ pub struct TaskDto {
     pub base_branch: String,
     /// Directory every path stays under.
     pub sandbox_allowed_root: String,
-    /// Read-only view outside the workspace.
+    /// Everything outside the workspace read-only, with a private `/tmp`.
     pub sandbox_read_only: bool,
+    /// The workspace's `.git` writable and git hooks on.
+    pub sandbox_git_writable: bool,
     /// Network allowed.
     pub sandbox_network: bool,
     /// Pinned provider.
@@ -259,7 +266,8 @@ impl From<&Task> for TaskDto {
             repo: s.repo.clone(),
             base_branch: s.base_branch.clone(),
             sandbox_allowed_root: s.sandbox_allowed_root.clone(),
-            sandbox_read_only: s.sandbox_read_only,
+            sandbox_read_only: !s.sandbox_root_writable,
+            sandbox_git_writable: s.sandbox_git_writable,
             sandbox_network: s.sandbox_network,
             requested_provider: s.requested_provider.clone(),
             requested_model: s.requested_model.clone(),

@@ -7,6 +7,7 @@
 use super::Loop;
 use super::audit::{CallEnd, CallStart};
 use super::steps::arguments;
+use crate::adapters::sandbox::Confinement;
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::ids::TaskApprovalId;
 use crate::domain::message::ToolCall;
@@ -24,6 +25,30 @@ pub(super) enum Verdict {
     Refused,
     /// The run now waits for an approval.
     Parked,
+}
+
+/// How a command tool's call will be confined, in the words an approval shows
+/// (empty for other tools).
+fn confined_words(tool: &str, confinement: Confinement) -> String {
+    match tool {
+        "shell_exec" => format!(" (confined: {})", confinement.describe()),
+        "git_exec" => {
+            let git = Confinement {
+                git_writable: true,
+                ..confinement
+            };
+            let hooks = if confinement.git_writable {
+                "hooks on"
+            } else {
+                "hooks off"
+            };
+            format!(
+                " (confined: {}, {hooks}; git that runs other programs is refused)",
+                git.describe()
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 impl Loop<'_> {
@@ -93,7 +118,11 @@ impl Loop<'_> {
             run_id: self.run.id.clone(),
             kind: TaskApprovalKind::AgentLoopToolCall,
             status: TaskApprovalStatus::Pending,
-            reason: format!("the agent wants to use {}: {args}", call.name),
+            reason: format!(
+                "the agent wants to use {}: {args}{}",
+                call.name,
+                confined_words(&call.name, self.env.confinement)
+            ),
             note: None,
             created_at: now_rfc3339(),
             resolved_at: None,

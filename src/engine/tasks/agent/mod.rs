@@ -26,7 +26,7 @@ use crate::engine::gateway::route;
 use crate::runtimes::agent::catalog;
 use crate::runtimes::agent::conversation::Conversation;
 use crate::runtimes::agent::mcp::McpToolset;
-use crate::runtimes::agent::tools::{HttpPolicy, ToolEnv};
+use crate::runtimes::agent::tools::{self, HttpPolicy, ToolEnv};
 use crate::runtimes::model::ModelTarget;
 use crate::store::tasks::{FinishedStep, NewTaskEvent, RunCheckpoint, RunCost};
 use std::path::PathBuf;
@@ -253,10 +253,17 @@ impl Loop<'_> {
                     self.record(None, vec![event], Vec::new());
                     continue;
                 }
-                match self.gate(&call).await? {
-                    gate::Verdict::Run => {}
-                    gate::Verdict::Refused => continue,
-                    gate::Verdict::Parked => return Ok(RunEnd::Parked),
+                // A call refused whatever the operator says (git that runs
+                // programs, a write into .git) runs straight to its refusal:
+                // no approval is asked, so no grant can cover it.
+                let refused = self.mcp.get(&call.name).is_none()
+                    && tools::refusal(&self.env, &call).is_some();
+                if !refused {
+                    match self.gate(&call).await? {
+                        gate::Verdict::Run => {}
+                        gate::Verdict::Refused => continue,
+                        gate::Verdict::Parked => return Ok(RunEnd::Parked),
+                    }
                 }
                 if self.tool_step(&call, cancel).await? {
                     return Ok(cancelled());

@@ -1,9 +1,10 @@
 //! The command tools: `shell_exec` and `git_exec`, run in the workspace by the
 //! sandbox's confined runner with the task's time limit. A non-zero exit is an
-//! error result carrying the exit code and output.
+//! error result carrying the exit code and output. A `git_exec` call whose git
+//! would run another program is refused before any approval is asked.
 
 use super::{ToolEnv, ToolError, ToolOutcome, cap};
-use crate::adapters::sandbox::{self, CommandRun};
+use crate::adapters::sandbox::{self, CommandRun, Confinement, GitRun, prepare_git};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
@@ -23,18 +24,9 @@ pub(super) struct GitArgs {
 
 async fn run(
     env: &ToolEnv,
-    program: &str,
-    args: Vec<String>,
+    cmd: CommandRun,
     cancel: &CancellationToken,
 ) -> Result<ToolOutcome, ToolError> {
-    let cmd = CommandRun {
-        program: program.to_string(),
-        args,
-        workspace: env.workspace.clone(),
-        env: env.env.clone(),
-        confinement: env.confinement,
-        timeout: env.timeout,
-    };
     let out = sandbox::run(&cmd, cancel).await?;
     let code = out.exit.and_then(|e| e.code);
     let ok = out.exit.is_some_and(|e| e.success()) && !out.timed_out && !out.cancelled;
@@ -69,7 +61,32 @@ pub(super) async fn shell_exec(
     if a.command.trim().is_empty() {
         return Err(ToolError::Refused("command is empty".into()));
     }
-    run(env, "/bin/sh", vec!["-c".into(), a.command], cancel).await
+    let cmd = CommandRun {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), a.command],
+        workspace: env.workspace.clone(),
+        env: env.env.clone(),
+        confinement: env.confinement,
+        timeout: env.timeout,
+    };
+    run(env, cmd, cancel).await
+}
+
+/// The git run a `git_exec` call asks for, or why it is refused: git that would
+/// run another program is shell, and needs `shell_exec` and its approval.
+pub(super) fn git_run(env: &ToolEnv, a: &GitArgs) -> Result<GitRun, ToolError> {
+    let args = shell_words::split(&a.args)
+        .map_err(|e| ToolError::Refused(format!("args cannot be split: {e}")))?;
+    if args.is_empty() {
+        return Err(ToolError::Refused("args is empty".into()));
+    }
+    prepare_git(
+        &env.workspace,
+        &args,
+        &env.env,
+        env.confinement.git_writable,
+    )
+    .map_err(|e| ToolError::Refused(e.to_string()))
 }
 
 pub(super) async fn git_exec(
@@ -77,10 +94,18 @@ pub(super) async fn git_exec(
     a: GitArgs,
     cancel: &CancellationToken,
 ) -> Result<ToolOutcome, ToolError> {
-    let args = shell_words::split(&a.args)
-        .map_err(|e| ToolError::Refused(format!("args cannot be split: {e}")))?;
-    if args.is_empty() {
-        return Err(ToolError::Refused("args is empty".into()));
-    }
-    run(env, "git", args, cancel).await
+    let git = git_run(env, &a)?;
+    let cmd = CommandRun {
+        program: "git".into(),
+        args: git.args,
+        workspace: env.workspace.clone(),
+        env: git.env,
+        // Git writes its own data; its hooks stay off unless the task allows.
+        confinement: Confinement {
+            git_writable: true,
+            ..env.confinement
+        },
+        timeout: env.timeout,
+    };
+    run(env, cmd, cancel).await
 }

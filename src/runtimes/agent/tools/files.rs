@@ -4,7 +4,7 @@
 
 use super::{Patch, ToolEnv, ToolError, ToolOutcome};
 use crate::adapters::sandbox::paths::confine;
-use crate::adapters::sandbox::{FileChange, apply_file_operation};
+use crate::adapters::sandbox::{FileChange, apply_file_operation, git_data_refused, is_git_data};
 use crate::domain::task::FileOperation;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub(super) struct ListArgs {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct WriteArgs {
-    path: String,
+    pub(super) path: String,
     content: String,
 }
 
@@ -36,7 +36,7 @@ pub(super) struct WriteArgs {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct EditArgs {
-    path: String,
+    pub(super) path: String,
     old_string: String,
     new_string: String,
     #[serde(default)]
@@ -61,6 +61,16 @@ fn read_text(real: &Path, requested: &str) -> Result<String, ToolError> {
     let bytes = std::fs::read(real).map_err(|e| ToolError::Refused(format!("{requested}: {e}")))?;
     String::from_utf8(bytes)
         .map_err(|_| ToolError::Refused(format!("{requested} is not a UTF-8 text file")))
+}
+
+/// Refuses a write to git's data (`.git` at any depth) unless the task allows
+/// it: hooks and configuration there run code on the next git command.
+pub(super) fn refuse_git_data(env: &ToolEnv, requested: &str) -> Result<(), ToolError> {
+    let (_, relative) = resolve(env, requested)?;
+    if !env.confinement.git_writable && is_git_data(Path::new(&relative)) {
+        return Err(ToolError::Sandbox(git_data_refused(requested)));
+    }
+    Ok(())
 }
 
 pub(super) fn read_file(env: &ToolEnv, a: ReadArgs) -> Result<ToolOutcome, ToolError> {
@@ -124,11 +134,13 @@ pub(super) fn file_write(env: &ToolEnv, a: WriteArgs) -> Result<ToolOutcome, Too
         &a.path,
         FileOperation::Write,
         &a.content,
+        env.confinement.git_writable,
     )?;
     Ok(changed(change, false))
 }
 
 pub(super) fn file_edit(env: &ToolEnv, a: EditArgs) -> Result<ToolOutcome, ToolError> {
+    refuse_git_data(env, &a.path)?;
     let (real, relative) = resolve(env, &a.path)?;
     let before = read_text(&real, &a.path)?;
     if a.old_string.is_empty() {
@@ -156,6 +168,7 @@ pub(super) fn file_edit(env: &ToolEnv, a: EditArgs) -> Result<ToolOutcome, ToolE
         &a.path,
         FileOperation::Write,
         &after,
+        env.confinement.git_writable,
     )?;
     Ok(changed(change, false))
 }
@@ -173,10 +186,7 @@ mod tests {
         ToolEnv {
             workspace: ws.to_path_buf(),
             allowed_root: ws.to_path_buf(),
-            confinement: Confinement {
-                no_network: false,
-                read_only: false,
-            },
+            confinement: Confinement::none(),
             env: Vec::new(),
             timeout: Duration::from_secs(10),
             http: Default::default(),

@@ -138,6 +138,31 @@ fn args<T: DeserializeOwned>(tool: BuiltIn, call: &ToolCall) -> Result<T, ToolEr
     })
 }
 
+/// Why `call` is refused before any approval is asked, when it is: a `git_exec`
+/// whose git would run another program (or leave the workspace's repository),
+/// a file tool writing into `.git`. A grant of the tool's name never covers
+/// these, since they never reach the gate.
+pub fn refusal(env: &ToolEnv, call: &ToolCall) -> Option<ToolError> {
+    let tool = BuiltIn::parse(&call.name)?;
+    let checked =
+        match tool {
+            BuiltIn::GitExec => args(tool, call)
+                .and_then(|a: commands::GitArgs| commands::git_run(env, &a).map(drop)),
+            BuiltIn::FileWrite => args(tool, call)
+                .and_then(|a: files::WriteArgs| files::refuse_git_data(env, &a.path)),
+            BuiltIn::FileEdit => {
+                args(tool, call).and_then(|a: files::EditArgs| files::refuse_git_data(env, &a.path))
+            }
+            _ => Ok(()),
+        };
+    match checked {
+        // Malformed arguments are reported when the call runs, as before.
+        Err(ToolError::BadArguments { .. }) => None,
+        Err(e) => Some(e),
+        Ok(()) => None,
+    }
+}
+
 /// Runs one tool call to its end (or `cancel`).
 pub async fn run(env: &ToolEnv, call: &ToolCall, cancel: &CancellationToken) -> ToolOutcome {
     let Some(tool) = BuiltIn::parse(&call.name) else {

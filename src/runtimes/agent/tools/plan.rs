@@ -49,10 +49,7 @@ mod tests {
         let env = ToolEnv {
             workspace: std::env::temp_dir(),
             allowed_root: std::env::temp_dir(),
-            confinement: Confinement {
-                no_network: false,
-                read_only: false,
-            },
+            confinement: Confinement::none(),
             env: Vec::new(),
             timeout: Duration::from_secs(5),
             http: Default::default(),
