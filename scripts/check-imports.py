@@ -1,13 +1,25 @@
 #!/usr/bin/env python3
-"""Fails when the crate's module import graph has a circle.
+"""Fails when the crate's module import graph has a circle, or when one top-level
+part of Hecate imports a part it must never import.
 
 An arrow runs from a source file to the file of the module it names in a `use`
-statement (`use crate::…`, `use super::…`, `use self::…`, grouped paths included)
-or in a path written inline (`super::bench_acp::run(…)`).
-A folder's `mod.rs` that re-exports its own children (`pub use child::X`) is the
-folder's face, not a dependency, so those re-exports draw no arrow. Every strongly
-connected group of two or more files is a circle and is printed with one of its
-cycles. Run from the repository root: `python3 scripts/check-imports.py [ROOT ...]` (default `src`).
+statement (`use crate::…`, `use super::…`, `use self::…`, a path that starts with a
+child module's name such as `use bus::EventBus`, grouped paths included) or in a
+path written inline (`super::bench_acp::run(…)`, `gateway::GatewayState`). A name a
+folder's `mod.rs` re-exports (`pub use child::X`) is followed to the child that
+defines it, so `use super::X` is an arrow to that child, not to the folder's face;
+the re-export itself draws no arrow. Every strongly connected group of two or more
+files is a circle and is printed with one of its cycles.
+
+For `src`, every `crate::…` path is also checked against the `NEVER` list of
+arrows between the parts of `LAYERS` (the layering rules of
+shared/ARCHITECTURE.md), by the part the path names as written; for
+`benches/hub`, every `hecate::…` path is checked the same way as the part
+`Benches`. (Types an engine module re-exports from an adapter still reach the
+bridges that way; docs/architecture.md lists them.)
+
+Run from the repository root: `python3 scripts/check-imports.py [ROOT ...]`
+(default `src`).
 """
 
 import os
@@ -27,7 +39,7 @@ def strip_tests(text):
     """Drops `#[cfg(test)] mod … { … }` blocks (test modules may import freely)."""
     out = []
     i = 0
-    marker = re.compile(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{")
+    marker = re.compile(r"#\[cfg\((?:all\()?test\b[^\]]*\]\s*mod\s+\w+\s*\{")
     while True:
         m = marker.search(text, i)
         if not m:
@@ -80,6 +92,7 @@ class Crate:
     def __init__(self, root):
         self.root = root
         self.files = {}  # module path tuple -> file
+        self._reexports = {}
         for dirpath, _, names in os.walk(root):
             for name in names:
                 if not name.endswith(".rs"):
@@ -98,38 +111,98 @@ class Crate:
                 return module
         raise KeyError(file)
 
+    def children(self, module):
+        """Names of the modules directly under `module`."""
+        n = len(module)
+        return {m[n] for m in self.files if len(m) == n + 1 and m[:n] == module}
+
     def resolve(self, module, segments):
-        """The deepest file a path reaches, or None for paths outside the crate."""
+        """The file a path reaches (following a face's re-exports to the child that
+        defines the name), or None for paths outside the crate."""
+        anchored = self.anchor(tuple(module), segments)
+        if anchored is None:
+            return None
+        return self.walk(anchored[0], anchored[1], 0)
+
+    def anchor(self, module, segments):
+        """`(module, rest)` a path starts from (`crate`, `super`, `self` or a child
+        module's name), or None for a path that leaves the crate."""
         if not segments:
             return None
         head = segments[0]
         if head == "crate":
-            base, rest = (), segments[1:]
-        elif head == "super":
-            base, rest = module, segments
+            return (), list(segments[1:])
+        if head == "super":
+            base, rest = module, list(segments)
             while rest and rest[0] == "super":
                 base, rest = base[:-1], rest[1:]
-        elif head == "self":
-            base, rest = module, segments[1:]
-        else:
-            return None
-        found = self.files.get(tuple(base))
-        cur = tuple(base)
-        for seg in rest:
-            nxt = cur + (seg,)
+            return base, rest
+        if head == "self":
+            return module, list(segments[1:])
+        if module + (head,) in self.files:
+            return module, list(segments)
+        return None
+
+    def walk(self, cur, rest, depth):
+        found = self.files.get(cur)
+        while rest:
+            nxt = cur + (rest[0],)
             if nxt in self.files:
-                cur = nxt
-                found = self.files[nxt]
-            else:
-                break
+                cur, found, rest = nxt, self.files[nxt], rest[1:]
+                continue
+            target = self.reexports(cur).get(rest[0]) if depth < 16 else None
+            if target is not None:
+                return self.walk(target[0], target[1] + rest[1:], depth + 1)
+            break
         return found
+
+    def reexports(self, module):
+        """`name -> (module, segments)` for the `pub use` items of `module`'s file."""
+        cached = self._reexports.get(module)
+        if cached is not None:
+            return cached
+        self._reexports[module] = {}
+        file = self.files.get(module)
+        table = {}
+        if file is not None:
+            text = strip_tests(strip_comments(read(file)))
+            for m in USE_RE.finditer(text):
+                if m.group(1) is None:
+                    continue
+                for segments, alias in expand_named(m.group(3)):
+                    if not segments or segments[-1] in ("*", "self"):
+                        continue
+                    anchored = self.anchor(module, segments)
+                    if anchored is not None:
+                        table[alias] = anchored
+        self._reexports[module] = table
+        return table
+
+
+def read(file):
+    with open(file, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def expand_named(tree):
+    """Like `expand`, with the name each path is known by (its alias, if any)."""
+    out = []
+    for segments in expand(tree):
+        out.append((segments, segments[-1] if segments else ""))
+    aliased = re.findall(r"([\w:]+)\s+as\s+(\w+)", tree)
+    for path, alias in aliased:
+        last = path.split("::")[-1]
+        for i, (segments, name) in enumerate(out):
+            if segments and segments[-1] == last and name == last:
+                out[i] = (segments, alias)
+                break
+    return out
 
 
 def graph(crate):
     edges = {}
     for module, file in crate.files.items():
-        with open(file, encoding="utf-8") as fh:
-            text = strip_tests(strip_comments(fh.read()))
+        text = strip_tests(strip_comments(read(file)))
         targets = set()
         is_face = os.path.basename(file) == "mod.rs"
         for m in USE_RE.finditer(text):
@@ -143,9 +216,13 @@ def graph(crate):
                     if child[: len(module)] == module and len(child) > len(module):
                         continue  # the folder re-exporting its own child
                 targets.add(target)
-        # Paths written inline (`super::bench_acp::run(..)`, `crate::x::Y`) count too.
+        # Paths written inline (`super::bench_acp::run(..)`, `crate::x::Y`,
+        # `child::f(..)`) count too.
         body = USE_RE.sub("", text)
-        for m in PATH_RE.finditer(body):
+        body = re.sub(r"^\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*;", "", body, flags=re.MULTILINE)
+        heads = ["crate", "super"] + sorted(crate.children(module))
+        inline = re.compile(r"(?<![\w:])(" + "|".join(map(re.escape, heads)) + r")((?:::\w+)+)")
+        for m in inline.finditer(body):
             segments = [m.group(1)] + [s for s in m.group(2).split("::") if s]
             target = crate.resolve(module, segments)
             if target is not None and target != file:
@@ -204,11 +281,84 @@ def one_cycle(edges, group):
         seen.add(fresh[0])
 
 
+# The parts of Hecate by path prefix (shared/ARCHITECTURE.md, the layer table),
+# and the arrows between parts that must never exist.
+LAYERS = [
+    ("src/main.rs", "Cli"),
+    ("src/cli/", "Cli"),
+    ("src/config/", "Config"),
+    ("src/bridges/", "Bridges"),
+    ("src/engine/", "Engine"),
+    ("src/runtimes/", "Runtimes"),
+    ("src/adapters/", "Adapters"),
+    ("src/store/", "Store"),
+    ("src/jsonl.rs", "Jsonl"),
+    ("src/domain/", "Domain"),
+]
+NEVER = {
+    ("Bridges", "Store"), ("Bridges", "Adapters"), ("Bridges", "Runtimes"), ("Bridges", "Config"),
+    ("Engine", "Bridges"), ("Engine", "Config"), ("Engine", "Cli"),
+    ("Runtimes", "Engine"), ("Runtimes", "Store"), ("Runtimes", "Bridges"), ("Runtimes", "Cli"),
+    ("Adapters", "Engine"), ("Adapters", "Runtimes"), ("Adapters", "Store"),
+    ("Adapters", "Bridges"), ("Adapters", "Cli"),
+    ("Store", "Engine"), ("Store", "Adapters"), ("Store", "Runtimes"), ("Store", "Bridges"),
+    ("Store", "Cli"),
+    ("Domain", "Engine"), ("Domain", "Adapters"), ("Domain", "Store"), ("Domain", "Jsonl"),
+    ("Domain", "Runtimes"), ("Domain", "Bridges"), ("Domain", "Cli"), ("Domain", "Config"),
+    ("Jsonl", "Domain"), ("Jsonl", "Engine"), ("Jsonl", "Store"),
+    ("Benches", "Cli"), ("Benches", "Bridges"),
+    ("Config", "Cli"), ("Config", "Bridges"),
+}
+# The crate's top-level modules, as `hecate::NAME` paths name them from benches.
+TOP = {"cli": "Cli", "config": "Config", "bridges": "Bridges", "engine": "Engine",
+       "runtimes": "Runtimes", "adapters": "Adapters", "store": "Store", "jsonl": "Jsonl",
+       "domain": "Domain"}
+
+
+def part_of(file):
+    path = file.replace(os.sep, "/")
+    for prefix, part in LAYERS:
+        if path == prefix or (prefix.endswith("/") and path.startswith(prefix)):
+            return part
+    return None
+
+
+def layering(root, edges):
+    """The arrows that break a never rule, as `file -> target (A -> B)` lines."""
+    broken = []
+    if os.path.normpath(root) == "src":
+        # Judged by the path as written (`crate::engine::X` is an arrow to the
+        # engine even when the engine re-exports X from an adapter).
+        for file in sorted(edges):
+            a = part_of(file)
+            text = strip_tests(strip_comments(read(file)))
+            seen = set()
+            for m in re.finditer(r"(?<![\w:])crate::(\w+)", text):
+                b = TOP.get(m.group(1))
+                if a and b and (a, b) in NEVER and b not in seen:
+                    seen.add(b)
+                    broken.append(f"{file} -> crate::{m.group(1)} ({a} must never import {b})")
+    elif os.path.normpath(root) == os.path.normpath("benches/hub"):
+        for file in sorted(edges):
+            text = strip_comments(read(file))
+            for m in re.finditer(r"\bhecate::(\w+)", text):
+                b = TOP.get(m.group(1))
+                if b and ("Benches", b) in NEVER:
+                    broken.append(f"{file} -> hecate::{m.group(1)} (Benches must never import {b})")
+    return broken
+
+
 def main():
     roots = sys.argv[1:] or ["src"]
     failed = 0
     for root in roots:
         edges = graph(Crate(root))
+        broken = layering(root, edges)
+        for line in broken:
+            print(f"layering: {line}")
+        if broken:
+            print(f"{len(broken)} arrow(s) in {root} break the layering rules of shared/ARCHITECTURE.md")
+            failed = 1
         found = circles(edges)
         for group in found:
             cycle = " -> ".join(one_cycle(edges, group))

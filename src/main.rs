@@ -19,7 +19,7 @@ fn main() {
         .install_default()
         .is_err();
     let cli = hecate::cli::Cli::parse();
-    let telemetry = hecate::cli::telemetry::init(cli.verbose, cli.log_format);
+    let telemetry = hecate::cli::telemetry::init(cli.global.verbose, cli.global.log_format);
     if ring_already_installed {
         tracing::debug!("a rustls crypto provider was already installed");
     }

@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate,
 };
 use agent_client_protocol::{Agent, Client};
-use hecate::bridges::acp::transport::{MAX_FRAME_BYTES, guarded_lines};
+use hecate::adapters::acp::transport::child_transport;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -97,7 +97,15 @@ fn spawn(
         .stdout
         .take()
         .ok_or_else(|| anyhow::anyhow!("no stdout"))?;
-    Ok((process, guarded_lines(stdout, stdin, MAX_FRAME_BYTES)))
+    // Hecate's own client transport toward agents (the same framing and frame
+    // limit on both paths), with diagnostics dropped.
+    let transport = child_transport(
+        stdin,
+        stdout,
+        tokio_util::sync::CancellationToken::new(),
+        Arc::new(|_| {}),
+    );
+    Ok((process, transport))
 }
 
 async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protocol::Error> {

@@ -1,7 +1,7 @@
 //! `hecate acp`: Hecate as an ACP agent on stdio, for Zed, JetBrains and any ACP
 //! client. Stdout carries protocol frames only; logs go to stderr.
 
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::bridges::acp::{BridgeConfig, serve_stdio};
 use crate::domain::error::HecateError;
 use crate::engine::targets::TargetRef;
@@ -17,7 +17,7 @@ pub struct AcpArgs {
     pub target: Option<String>,
 }
 
-pub async fn run(cli: &Cli, args: &AcpArgs) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, args: &AcpArgs) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     let default_target = match (&args.target, &ctx.config.file.acp.default_target) {
         (Some(t), _) => Some((t.clone(), "--target (HECATE_ACP_TARGET)")),

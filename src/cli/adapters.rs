@@ -3,7 +3,7 @@
 
 use super::output::{Format, print_resource, print_text};
 use super::spinner::Spinner;
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::adapters::acp::{ProbeReport, ProbeStatus};
 use crate::bridges::http::wire::agent::ProbeDto;
 use std::fmt::Write as _;
@@ -45,7 +45,7 @@ pub enum AdaptersCommand {
     },
 }
 
-pub async fn run(cli: &Cli, cmd: &AdaptersCommand) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, cmd: &AdaptersCommand) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     match cmd {
         AdaptersCommand::List { format } => {

@@ -2,7 +2,7 @@
 //! permission requests from any terminal against the same store.
 
 use super::output::{Format, print_json, print_resource, print_text};
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::bridges::http::wire::tasks::TaskApprovalDto;
 use crate::domain::approval::{ApprovalStatus, Decision, Scope};
 use crate::domain::ids::{ApprovalId, GrantId, SessionId, TaskApprovalId};
@@ -155,7 +155,7 @@ impl From<ScopeArg> for Scope {
     }
 }
 
-pub async fn run_approvals(cli: &Cli, cmd: &ApprovalsCommand) -> anyhow::Result<i32> {
+pub async fn run_approvals(cli: &GlobalArgs, cmd: &ApprovalsCommand) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     let ns = ctx.namespace.as_str();
     match cmd {
@@ -273,7 +273,7 @@ pub async fn run_approvals(cli: &Cli, cmd: &ApprovalsCommand) -> anyhow::Result<
     Ok(0)
 }
 
-pub async fn run_grants(cli: &Cli, cmd: &GrantsCommand) -> anyhow::Result<i32> {
+pub async fn run_grants(cli: &GlobalArgs, cmd: &GrantsCommand) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     let ns = ctx.namespace.as_str();
     match cmd {

@@ -3,7 +3,7 @@
 //! streamed to stdout, with permission requests asked on this terminal.
 
 use super::output::{Format, print_resource, print_text};
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::domain::approval::{ApprovalMode, Decision, Scope};
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::ApprovalId;
@@ -137,7 +137,7 @@ fn turn_runtime(args: &ChatArgs) -> Option<RuntimeKind> {
     }
 }
 
-pub async fn run(cli: &Cli, args: &ChatArgs) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, args: &ChatArgs) -> anyhow::Result<i32> {
     let prompt = if args.prompt == "-" {
         let mut s = String::new();
         std::io::stdin()

@@ -3,7 +3,7 @@
 //! stay under `hecate sessions`). JSON output uses the HTTP API's shapes.
 
 use super::output::{Format, print_resource, print_text};
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::bridges::http::wire::chat::{ChatSessionDto, ChatSessionSummaryDto};
 use crate::domain::provider_call::format_usd;
 use crate::engine::gateway::chats::ChatSessionView;
@@ -41,7 +41,7 @@ pub enum ChatSessionsCommand {
 }
 
 /// Runs a `chat-sessions` subcommand.
-pub async fn run(cli: &Cli, cmd: &ChatSessionsCommand) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, cmd: &ChatSessionsCommand) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     let ns = ctx.namespace.as_str();
     match cmd {

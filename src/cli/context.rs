@@ -1,7 +1,7 @@
 //! Builds what every command needs from the global flags: configuration, the store
 //! and the engine.
 
-use super::Cli;
+use super::GlobalArgs;
 use crate::adapters::acp::agent::catalog::BUILTIN_MANIFESTS;
 use crate::adapters::acp::{AcpOptions, Catalog, LauncherOptions, TerminalSandbox};
 use crate::adapters::providers::pricing::Pricebook;
@@ -52,21 +52,21 @@ pub fn default_data_dir() -> PathBuf {
 }
 
 /// Loads the configuration named by the flags.
-pub fn load_config(cli: &Cli) -> anyhow::Result<Config> {
+pub fn load_config(cli: &GlobalArgs) -> anyhow::Result<Config> {
     let path = cli.config.clone().unwrap_or_else(default_config_path);
     let env: HashMap<String, String> = std::env::vars().collect();
     Ok(Config::load(&path, &env)?)
 }
 
 /// The data directory named by the flags (or the default).
-pub fn data_dir(cli: &Cli) -> PathBuf {
+pub fn data_dir(cli: &GlobalArgs) -> PathBuf {
     cli.data_dir.clone().unwrap_or_else(default_data_dir)
 }
 
 /// Opens (and migrates) the store the flags and `config` name: `--store`,
 /// `HECATE_STORE_URL`, `[store] url`, else SQLite in the data directory.
 pub async fn open_store(
-    cli: &Cli,
+    cli: &GlobalArgs,
     config: Option<&Config>,
 ) -> anyhow::Result<(PathBuf, Arc<dyn Store>)> {
     let (dir, _, store) = open_store_journalled(cli, config).await?;
@@ -76,7 +76,7 @@ pub async fn open_store(
 /// `open_store`, with the directory of the store's journals (none for the
 /// in-memory store).
 async fn open_store_journalled(
-    cli: &Cli,
+    cli: &GlobalArgs,
     config: Option<&Config>,
 ) -> anyhow::Result<(PathBuf, Option<PathBuf>, Arc<dyn Store>)> {
     let dir = data_dir(cli);
@@ -128,7 +128,7 @@ fn recall_settings(
 
 impl AppContext {
     /// Builds configuration, store and engine (running startup reconciliation).
-    pub async fn build(cli: &Cli) -> anyhow::Result<Self> {
+    pub async fn build(cli: &GlobalArgs) -> anyhow::Result<Self> {
         let config = load_config(cli)?;
         let (data_dir, journal_dir, store) = open_store_journalled(cli, Some(&config)).await?;
         let http = ProviderClient::default_http().context("building the HTTP client")?;

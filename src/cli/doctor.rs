@@ -15,7 +15,7 @@ mod machine;
 mod providers;
 mod terminals;
 
-use super::Cli;
+use super::GlobalArgs;
 use super::context::{DB_FILE, default_config_path, default_data_dir, open_store};
 use super::output::{Format, print_resource, print_text};
 use crate::adapters::acp::LauncherOptions;
@@ -82,7 +82,10 @@ fn config_check(path: &std::path::Path, env: &HashMap<String, String>) -> (Check
 }
 
 /// The store line (required), the data directory and the health report for JSON.
-async fn store_check(cli: &Cli, config: Option<&Config>) -> (Check, String, serde_json::Value) {
+async fn store_check(
+    cli: &GlobalArgs,
+    config: Option<&Config>,
+) -> (Check, String, serde_json::Value) {
     let fix_open = "Check that the data directory exists and is writable (--data-dir or \
                     HECATE_DATA_DIR), and that no other program holds the database locked; \
                     for a PostgreSQL store (--store, HECATE_STORE_URL, [store] url), that the \
@@ -163,7 +166,7 @@ fn exit_code(checks: &[Check]) -> i32 {
 }
 
 /// Runs every check and prints the report; returns the exit code.
-pub async fn run(cli: &Cli, args: &DoctorArgs) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, args: &DoctorArgs) -> anyhow::Result<i32> {
     let env = current_env();
     let config_path = cli.config.clone().unwrap_or_else(default_config_path);
     let (config_line, config) = config_check(&config_path, &env);

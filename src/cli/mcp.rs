@@ -8,14 +8,15 @@
 //! CLI's and HTTP API's, so MCP clients share sessions with them.
 
 use super::output::{Format, print_resource};
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::bridges::mcp::{McpHttpConfig, McpServerOptions, http_router, serve_stdio};
-use crate::engine::ServerSpec;
 use anyhow::Context;
-use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 
+mod ad_hoc;
 pub(crate) mod call;
+
+pub use ad_hoc::AdHocServer;
 
 /// Arguments of `hecate mcp`.
 #[derive(Debug, clap::Args)]
@@ -67,44 +68,6 @@ pub struct ProbeArgs {
     pub format: Format,
 }
 
-/// A server named on the command line rather than in the config: `--url` (with
-/// `--header`s) or a command after `--` (with `--env`s).
-#[derive(Debug, clap::Args)]
-pub struct AdHocServer {
-    /// URL of a Streamable HTTP server (instead of a command).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Header for `--url`, `NAME=VALUE` (values may reference `$VAR`).
-    #[arg(long = "header", requires = "url")]
-    pub headers: Vec<String>,
-    /// Environment for the command, `NAME=VALUE` (values may reference `$VAR`).
-    #[arg(long = "env")]
-    pub env: Vec<String>,
-    /// The server's command and its arguments, after `--`.
-    #[arg(last = true)]
-    pub command: Vec<String>,
-}
-
-impl AdHocServer {
-    /// How to reach the server; `None` when neither `--url` nor a command is given.
-    pub fn spec(&self) -> anyhow::Result<Option<ServerSpec>> {
-        Ok(Some(match (&self.url, self.command.split_first()) {
-            (None, None) => return Ok(None),
-            (Some(url), None) => ServerSpec::Http {
-                url: url.clone(),
-                headers: pairs(&self.headers, "--header")?,
-            },
-            (None, Some((command, args))) => ServerSpec::Stdio {
-                command: command.clone(),
-                args: args.to_vec(),
-                env: pairs(&self.env, "--env")?,
-                cwd: None,
-            },
-            (Some(_), Some(_)) => anyhow::bail!("give either --url URL or -- COMMAND [ARGS...]"),
-        }))
-    }
-}
-
 /// Arguments of `hecate mcp http`.
 #[derive(Debug, clap::Args)]
 pub struct HttpArgs {
@@ -113,20 +76,8 @@ pub struct HttpArgs {
     pub listen: String,
 }
 
-fn pairs(items: &[String], what: &str) -> anyhow::Result<BTreeMap<String, String>> {
-    items
-        .iter()
-        .map(|kv| {
-            kv.split_once('=')
-                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
-                .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| anyhow::anyhow!("{what} {kv:?} is not NAME=VALUE"))
-        })
-        .collect()
-}
-
 /// Builds the context with the configured upstreams registered on the engine.
-async fn context(cli: &Cli) -> anyhow::Result<AppContext> {
+async fn context(cli: &GlobalArgs) -> anyhow::Result<AppContext> {
     let ctx = AppContext::build(cli).await?;
     ctx.engine
         .configure_mcp_servers(ctx.config.mcp_servers()?)?;
@@ -141,7 +92,7 @@ fn token(ctx: &AppContext) -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
-pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, args: &McpArgs) -> anyhow::Result<i32> {
     match &args.command {
         None | Some(McpCommand::Serve) => serve(cli).await,
         Some(McpCommand::Probe(a)) => probe(cli, a).await,
@@ -152,7 +103,7 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<i32> {
     }
 }
 
-async fn serve(cli: &Cli) -> anyhow::Result<i32> {
+async fn serve(cli: &GlobalArgs) -> anyhow::Result<i32> {
     let ctx = context(cli).await?;
     tracing::info!(namespace = %ctx.namespace, "serving MCP on stdio");
     let result = serve_stdio(
@@ -169,7 +120,7 @@ async fn serve(cli: &Cli) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-async fn probe(cli: &Cli, a: &ProbeArgs) -> anyhow::Result<i32> {
+async fn probe(cli: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<i32> {
     let Some(spec) = a.server.spec()? else {
         anyhow::bail!("give either --url URL or -- COMMAND [ARGS...]");
     };
@@ -198,7 +149,7 @@ async fn probe(cli: &Cli, a: &ProbeArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-async fn servers(cli: &Cli, format: Format) -> anyhow::Result<i32> {
+async fn servers(cli: &GlobalArgs, format: Format) -> anyhow::Result<i32> {
     let ctx = context(cli).await?;
     let catalog = ctx.engine.mcp_tools().await;
     let servers: Vec<serde_json::Value> = ctx
@@ -249,7 +200,7 @@ async fn servers(cli: &Cli, format: Format) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-async fn calls(cli: &Cli, limit: usize, format: Format) -> anyhow::Result<i32> {
+async fn calls(cli: &GlobalArgs, limit: usize, format: Format) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     let records = ctx.engine.list_mcp_calls(&ctx.namespace, limit).await?;
     match format {
@@ -268,7 +219,7 @@ async fn calls(cli: &Cli, limit: usize, format: Format) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-async fn http(cli: &Cli, a: &HttpArgs) -> anyhow::Result<i32> {
+async fn http(cli: &GlobalArgs, a: &HttpArgs) -> anyhow::Result<i32> {
     let ctx = context(cli).await?;
     let addr: std::net::SocketAddr = a
         .listen

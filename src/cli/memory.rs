@@ -3,7 +3,7 @@
 //! exits 0 with no results. JSON output uses the HTTP API's shapes.
 
 use super::output::{Format, print_resource, print_text};
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::bridges::http::wire::memory::{MemorySearchDto, RecallStatusDto};
 use crate::engine::memory::MemorySearch;
 use std::fmt::Write as _;
@@ -37,7 +37,7 @@ pub enum MemoryCommand {
 }
 
 /// Runs a `memory` subcommand.
-pub async fn run(cli: &Cli, cmd: &MemoryCommand) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, cmd: &MemoryCommand) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     let ns = ctx.namespace.as_str();
     match cmd {

@@ -8,6 +8,7 @@ mod chat;
 mod chat_sessions;
 mod context;
 mod doctor;
+mod global;
 mod mcp;
 mod memory;
 mod output;
@@ -21,46 +22,18 @@ mod tasks;
 pub mod telemetry;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 
 pub use context::{AppContext, DB_FILE};
+pub use global::GlobalArgs;
 pub use output::Format;
 
 /// Hecate: one local hub between editors, coding agents, tool servers and models.
 #[derive(Debug, Parser)]
 #[command(name = "hecate", version, about, propagate_version = true)]
 pub struct Cli {
-    /// Configuration file (default: <config dir>/hecate/config.toml).
-    #[arg(long, global = true, env = "HECATE_CONFIG", value_name = "PATH")]
-    pub config: Option<PathBuf>,
-    /// Data directory holding the SQLite store; `:memory:` for an in-memory store.
-    #[arg(long, global = true, env = "HECATE_DATA_DIR", value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
-    /// The store to open instead of SQLite in the data directory:
-    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE` or `sqlite:PATH` (default:
-    /// `[store] url` in the config file).
-    #[arg(
-        long,
-        global = true,
-        env = "HECATE_STORE_URL",
-        hide_env_values = true,
-        value_name = "URL"
-    )]
-    pub store: Option<String>,
-    /// Namespace that isolates sessions between clients.
-    #[arg(
-        long,
-        global = true,
-        env = "HECATE_NAMESPACE",
-        default_value = "default"
-    )]
-    pub namespace: String,
-    /// More log output on stderr (-v info, -vv debug, -vvv trace).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    /// Log line format on stderr.
-    #[arg(long, global = true, value_enum, default_value = "text")]
-    pub log_format: telemetry::LogFormat,
+    /// The options every command takes.
+    #[command(flatten)]
+    pub global: GlobalArgs,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -146,19 +119,19 @@ pub fn process_watchdog() -> Option<i32> {
 /// Runs the parsed command and returns the process exit code.
 pub async fn run(cli: Cli) -> i32 {
     let result = match cli.command {
-        Command::Serve(ref a) => serve::run(&cli, a).await,
-        Command::Acp(ref a) => acp::run(&cli, a).await,
-        Command::Mcp(ref a) => mcp::run(&cli, a).await,
-        Command::Chat(ref a) => chat::run(&cli, a).await,
-        Command::Sessions(ref c) => sessions::run(&cli, c).await,
-        Command::ChatSessions(ref c) => chat_sessions::run(&cli, c).await,
-        Command::Memory(ref c) => memory::run(&cli, c).await,
-        Command::Adapters(ref c) => adapters::run(&cli, c).await,
-        Command::Approvals(ref c) => approvals::run_approvals(&cli, c).await,
-        Command::Grants(ref c) => approvals::run_grants(&cli, c).await,
-        Command::Tasks(ref c) => tasks::run(&cli, c).await,
-        Command::Doctor(ref a) => doctor::run(&cli, a).await,
-        Command::Store(ref c) => store::run(&cli, c).await,
+        Command::Serve(ref a) => serve::run(&cli.global, a).await,
+        Command::Acp(ref a) => acp::run(&cli.global, a).await,
+        Command::Mcp(ref a) => mcp::run(&cli.global, a).await,
+        Command::Chat(ref a) => chat::run(&cli.global, a).await,
+        Command::Sessions(ref c) => sessions::run(&cli.global, c).await,
+        Command::ChatSessions(ref c) => chat_sessions::run(&cli.global, c).await,
+        Command::Memory(ref c) => memory::run(&cli.global, c).await,
+        Command::Adapters(ref c) => adapters::run(&cli.global, c).await,
+        Command::Approvals(ref c) => approvals::run_approvals(&cli.global, c).await,
+        Command::Grants(ref c) => approvals::run_grants(&cli.global, c).await,
+        Command::Tasks(ref c) => tasks::run(&cli.global, c).await,
+        Command::Doctor(ref a) => doctor::run(&cli.global, a).await,
+        Command::Store(ref c) => store::run(&cli.global, c).await,
     };
     match result {
         Ok(code) => code,

@@ -1,7 +1,7 @@
 //! `hecate serve`: the HTTP server (REST + SSE) on loopback, or on another address
 //! with `--allow-remote` and a token.
 
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::bridges::http::{HttpConfig, ServeLimits, router, serve};
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -18,7 +18,7 @@ pub struct ServeArgs {
     pub allow_remote: bool,
 }
 
-pub async fn run(cli: &Cli, args: &ServeArgs) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     ctx.log_terminal_sandbox().await;
     // Upstream MCP servers must be known before the router mounts `/mcp/NAME`.

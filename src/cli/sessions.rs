@@ -1,7 +1,7 @@
 //! `hecate sessions list|show|export|delete`.
 
 use super::output::{Format, print_resource, print_text};
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::domain::ids::{MessageId, SessionId};
 use crate::domain::message::Role;
 use crate::domain::provider_call::format_usd;
@@ -77,7 +77,7 @@ pub enum ExportFormat {
     Md,
 }
 
-pub async fn run(cli: &Cli, cmd: &SessionsCommand) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, cmd: &SessionsCommand) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     let ns = ctx.namespace.as_str();
     match cmd {

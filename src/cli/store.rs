@@ -3,7 +3,7 @@
 //! the data directory). Every command migrates on open too; `status` does not,
 //! so it shows what a database holds before a new build touches it.
 
-use super::Cli;
+use super::GlobalArgs;
 use super::context::{data_dir, load_config};
 use super::output::{Format, print_resource, print_text};
 use super::store_copy::{self, CopyArgs};
@@ -57,7 +57,7 @@ struct Status {
 }
 
 /// Runs a `hecate store` subcommand.
-pub async fn run(cli: &Cli, cmd: &StoreCommand) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, cmd: &StoreCommand) -> anyhow::Result<i32> {
     let format = match cmd {
         StoreCommand::Copy(args) => return store_copy::run(args).await,
         StoreCommand::Migrate { format } | StoreCommand::Status { format } => *format,

@@ -3,7 +3,7 @@
 //! data directory. `postgres://` (or `postgresql://`) URLs open the PostgreSQL
 //! backend; `sqlite:PATH` a SQLite file, `sqlite::memory:` the in-memory store.
 
-use super::Cli;
+use super::GlobalArgs;
 use crate::config::Config;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::redact::redact_url;
@@ -11,8 +11,7 @@ use crate::store::{PostgresStore, SqliteStore, Store};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The database file name inside the data directory.
-pub const DB_FILE: &str = "hecate.db";
+pub use crate::store::sqlite::DB_FILE;
 
 /// A store a command can open.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +27,7 @@ pub enum StoreTarget {
 impl StoreTarget {
     /// The store the flags and the config name; `data_dir` holds the default.
     pub fn resolve(
-        cli: &Cli,
+        cli: &GlobalArgs,
         config: Option<&Config>,
         data_dir: &Path,
     ) -> Result<Self, HecateError> {

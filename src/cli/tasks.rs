@@ -4,7 +4,7 @@
 //! run end to end without a server.
 
 use super::output::{Format, print_resource, print_text};
-use super::{AppContext, Cli};
+use super::{AppContext, GlobalArgs};
 use crate::bridges::http::wire::tasks::{
     CreateTaskRequest, TaskApprovalDto, TaskArtifactDto, TaskDto, TaskEventDto, TaskPatchDto,
     TaskRunDto, TaskStepDto,
@@ -302,7 +302,7 @@ async fn print_events(
 }
 
 /// Runs a `tasks` subcommand.
-pub async fn run(cli: &Cli, cmd: &TasksCommand) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, cmd: &TasksCommand) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
     let ns = ctx.namespace.as_str();
     let tasks = ctx.engine.tasks();

@@ -9,12 +9,10 @@ use crate::adapters::acp::{ProbeOptions, ProbeReport, probe};
 use crate::adapters::telemetry::metrics;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;
-use crate::runtimes::external::{ExternalRuntime, GatewayAccess};
+use crate::runtimes::external::GatewayAccess;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Duration;
 
 /// One catalog agent as `adapters list` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -60,23 +58,6 @@ pub struct AdapterFacts {
     pub driver_kind: String,
     /// How its cost is known (`external`: only when the agent reports it).
     pub cost_mode: String,
-}
-
-/// Starts the task that stops agent processes unused for the runtime's
-/// process idle limit (when it has one); it ends when the runtime is dropped.
-pub(super) fn spawn_agent_reaper(rt: &Arc<ExternalRuntime>) {
-    let Some(idle) = rt.process_idle() else {
-        return;
-    };
-    let every = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
-    let weak = Arc::downgrade(rt);
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(every).await;
-            let Some(rt) = weak.upgrade() else { break };
-            rt.reap_idle(idle).await;
-        }
-    });
 }
 
 impl Engine {

@@ -3,6 +3,7 @@
 //! It knows no wire format.
 
 mod agent_chat;
+mod agent_reaper;
 mod approvals;
 mod batch_writer;
 pub mod bus;
@@ -17,6 +18,7 @@ pub mod guardrails;
 pub mod mcp;
 pub mod memory;
 pub mod owner;
+mod owner_id;
 mod queries;
 mod sessions;
 pub mod targets;
@@ -107,7 +109,7 @@ pub struct EngineConfig {
 impl Default for EngineConfig {
     fn default() -> Self {
         Self {
-            owner_id: owner::new_owner_id(),
+            owner_id: owner_id::new_owner_id(),
             lease_ttl_ms: LEASE_TTL_MS,
             history: HistoryStrategy::default(),
             default_guardrails: Guardrails::default(),
@@ -203,7 +205,7 @@ impl Engine {
         );
         let external = runtimes.external.map(Arc::new);
         if let Some(rt) = &external {
-            external::spawn_agent_reaper(rt);
+            agent_reaper::spawn_agent_reaper(rt);
         }
         let recall = memory::Recall::start(store.clone(), config.memory.clone());
         let mcp_hub = mcp::state::McpHub::start();
@@ -228,7 +230,7 @@ impl Engine {
         };
         let report = engine
             .store()
-            .reconcile(Arc::new(owner::owner_is_dead))
+            .reconcile(Arc::new(owner_id::owner_is_dead))
             .await?;
         if report != ReconcileReport::default() {
             tracing::warn!(

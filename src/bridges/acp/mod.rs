@@ -4,6 +4,7 @@
 //! and engine events back to `session/update`; touches nothing but the engine.
 
 mod convert;
+mod error;
 mod handlers;
 mod permission;
 mod prompt;
@@ -17,15 +18,8 @@ use crate::engine::Engine;
 use agent_client_protocol::Agent;
 use std::sync::Arc;
 
+pub use error::AcpBridgeError;
 pub use state::BridgeConfig;
-
-/// Errors that end the ACP connection (protocol errors are answered to the peer).
-#[derive(Debug, thiserror::Error)]
-pub enum AcpBridgeError {
-    /// The connection failed.
-    #[error("ACP connection failed: {0}")]
-    Connection(String),
-}
 
 /// Serves ACP on this process's stdin/stdout (lines over
 /// [`transport::MAX_FRAME_BYTES`] refused) until the client closes stdin or stops

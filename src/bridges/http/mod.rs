@@ -30,6 +30,7 @@ mod providers;
 mod request_id;
 mod serve;
 mod sessions;
+mod state;
 mod stream;
 mod system;
 mod tasks;
@@ -40,99 +41,17 @@ pub use envelope::{ApiError, ErrorBody, ErrorEnvelope};
 pub use extract::MAX_BODY_BYTES;
 pub use openapi::document as openapi_document;
 pub use serve::{MAX_REFUSING, SERVER_BUSY, ServeLimits, is_body_timeout, serve};
+pub use state::{ApiRoute, HttpConfig, HttpState};
 
 use crate::bridges::access::{self, Guard, HostPolicy};
 use crate::engine::Engine;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::handler::Handler;
 use axum::http::{HeaderName, Method, Uri, header};
-use axum::routing::{self, MethodRouter};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 use stream::StreamHub;
-use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-
-/// How a server is configured: the namespace it serves, its token and address.
-#[derive(Debug, Clone)]
-pub struct HttpConfig {
-    /// Namespace every session of this server lives in.
-    pub namespace: String,
-    /// Bearer token required on `/hecate/v1/*`, when set.
-    pub token: Option<String>,
-    /// The address the server is bound to (decides the Host/Origin policy).
-    pub bound: SocketAddr,
-    /// Cancelled when the server shuts down; open streams then end.
-    pub shutdown: CancellationToken,
-}
-
-/// Shared state of the HTTP handlers.
-#[derive(Clone)]
-pub struct HttpState {
-    /// The engine.
-    pub engine: Engine,
-    /// The namespace this server serves.
-    pub namespace: Arc<str>,
-    /// When the server started.
-    pub started: Instant,
-    /// The live-stream hub.
-    hub: StreamHub,
-    /// Ends open streams on shutdown.
-    shutdown: CancellationToken,
-}
-
-/// One API route: method and OpenAPI-style path, with its handler.
-pub struct ApiRoute {
-    /// Lower-case method name as OpenAPI writes it.
-    pub method: &'static str,
-    /// The path template, e.g. `/hecate/v1/agent-chat/sessions/{id}`.
-    pub path: &'static str,
-    handler: MethodRouter<HttpState>,
-}
-
-impl ApiRoute {
-    fn get<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
-        Self {
-            method: "get",
-            path,
-            handler: routing::get(h),
-        }
-    }
-
-    fn post<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
-        Self {
-            method: "post",
-            path,
-            handler: routing::post(h),
-        }
-    }
-
-    fn put<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
-        Self {
-            method: "put",
-            path,
-            handler: routing::put(h),
-        }
-    }
-
-    fn patch<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
-        Self {
-            method: "patch",
-            path,
-            handler: routing::patch(h),
-        }
-    }
-
-    fn delete<H: Handler<T, HttpState>, T: 'static>(path: &'static str, h: H) -> Self {
-        Self {
-            method: "delete",
-            path,
-            handler: routing::delete(h),
-        }
-    }
-}
 
 const SESSIONS: &str = "/hecate/v1/agent-chat/sessions";
 const SESSION: &str = "/hecate/v1/agent-chat/sessions/{id}";

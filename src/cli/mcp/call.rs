@@ -9,8 +9,8 @@
 //! `--format json`). A tool error (`isError: true`) exits with status 1.
 
 use super::super::output::{Format, print_resource, print_text};
-use super::super::{AppContext, Cli};
-use super::AdHocServer;
+use super::super::{AppContext, GlobalArgs};
+use super::ad_hoc::AdHocServer;
 use crate::domain::error::HecateError;
 use crate::engine::{McpCallOptions, ToolPolicy, UpstreamNotice, UpstreamServer};
 use serde_json::{Map, Value};
@@ -122,7 +122,7 @@ fn result_text(result: &Value) -> String {
 }
 
 /// Runs `hecate mcp call`; the exit status is 1 for a tool error.
-pub async fn run(cli: &Cli, a: &CallArgs) -> anyhow::Result<i32> {
+pub async fn run(cli: &GlobalArgs, a: &CallArgs) -> anyhow::Result<i32> {
     let arguments = parse_arguments(a.args.as_deref())?;
     let ad_hoc = ad_hoc(a)?;
     let server = match (&a.server, &ad_hoc) {

@@ -6,11 +6,13 @@ pub mod catalog;
 pub mod compile;
 pub mod identity;
 mod ops;
+mod settings;
 
 pub use catalog::FlowCatalog;
 pub use compile::{HistoryEntry, SUMMARY_EVERY};
 pub use identity::{AppCredential, ChatAccess, ChatCredentials, UserCredential};
 pub use ops::{
-    ChatProcessed, ChatStarted, ChatTurn, ChatView, FlowSettings, MAX_CHAT_TEXT_BYTES, StartChat,
+    ChatProcessed, ChatStarted, ChatTurn, ChatView, MAX_CHAT_TEXT_BYTES, StartChat,
     SummarizationNeeded,
 };
+pub use settings::FlowSettings;

@@ -3,9 +3,9 @@
 //! runs the model; the engine compiles what it sends, checks what comes back,
 //! stores it in one transaction per call and routes between stages.
 
-use super::catalog::FlowCatalog;
 use super::compile::{self, DEFAULT_SUMMARY_PROMPT, HistoryEntry};
-use super::identity::{ChatAccess, ChatCredentials};
+use super::identity::ChatCredentials;
+use super::settings::FlowSettings;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::flow::{
     ANONYMOUS_USER, AgentFlow, ChatIdentity, Conversation, FlowChat, FlowChatMessage,
@@ -19,15 +19,6 @@ use std::sync::Arc;
 
 /// Largest user message or summary accepted, in bytes.
 pub const MAX_CHAT_TEXT_BYTES: usize = 256 * 1024;
-
-/// The flows and the identities the chat operations know.
-#[derive(Debug, Clone, Default)]
-pub struct FlowSettings {
-    /// The agents' flows.
-    pub catalog: FlowCatalog,
-    /// Configured apps and users.
-    pub access: ChatAccess,
-}
 
 /// `startChat` input.
 #[derive(Debug, Clone, Default)]

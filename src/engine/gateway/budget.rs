@@ -5,59 +5,11 @@
 
 use super::super::Engine;
 use crate::domain::time::now_rfc3339;
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-/// How long a spend read from the store is reused.
-const REFRESH: Duration = Duration::from_secs(2);
-
-#[derive(Debug, Clone)]
-struct Spend {
-    since: String,
-    spent: i64,
-    read_at: Instant,
-}
-
-/// Today's spend per namespace.
-#[derive(Debug, Default)]
-pub struct SpendTracker {
-    by_namespace: Mutex<HashMap<String, Spend>>,
-}
 
 /// The start of the current UTC day, in the stored timestamps' format.
 fn today_start() -> String {
     let now = now_rfc3339();
     format!("{}T00:00:00.000Z", &now[..10.min(now.len())])
-}
-
-impl SpendTracker {
-    fn cached(&self, namespace: &str, since: &str) -> Option<i64> {
-        let map = self.by_namespace.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(namespace)
-            .filter(|s| s.since == since && s.read_at.elapsed() < REFRESH)
-            .map(|s| s.spent)
-    }
-
-    fn set(&self, namespace: &str, since: String, spent: i64) {
-        let mut map = self.by_namespace.lock().unwrap_or_else(|p| p.into_inner());
-        map.insert(
-            namespace.to_string(),
-            Spend {
-                since,
-                spent,
-                read_at: Instant::now(),
-            },
-        );
-    }
-
-    /// Adds this process's exchange of `cost` to the cached figure.
-    pub fn add(&self, namespace: &str, cost: i64) {
-        let mut map = self.by_namespace.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = map.get_mut(namespace) {
-            s.spent += cost;
-        }
-    }
 }
 
 impl Engine {
@@ -84,6 +36,7 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use super::super::spend::SpendTracker;
     use super::*;
 
     #[test]

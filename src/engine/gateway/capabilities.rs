@@ -4,54 +4,13 @@
 //! built-in catalog, merged into the effective record of a provider/model pair.
 
 use super::super::Engine;
+use super::capability_cache::Records;
 use crate::domain::capability::{
     CapabilityDeclaration, CapabilityRecord, CapabilitySource, ModelCapabilities, ToolCalling,
     catalog,
 };
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::time::now_rfc3339;
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-/// How long stored records are trusted before they are read again (another
-/// replica's override shows within this time).
-const CACHE_TTL: Duration = Duration::from_secs(2);
-
-type Records = HashMap<(String, String), Vec<CapabilityRecord>>;
-
-/// The stored records, read at most every [`CACHE_TTL`].
-#[derive(Debug, Default)]
-pub struct CapabilityCache {
-    loaded: Mutex<Option<(Instant, std::sync::Arc<Records>)>>,
-}
-
-impl CapabilityCache {
-    fn fresh(&self) -> Option<std::sync::Arc<Records>> {
-        let loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        loaded
-            .as_ref()
-            .filter(|(at, _)| at.elapsed() < CACHE_TTL)
-            .map(|(_, r)| r.clone())
-    }
-
-    fn store(&self, records: Vec<CapabilityRecord>) -> std::sync::Arc<Records> {
-        let mut map: Records = HashMap::new();
-        for r in records {
-            map.entry((r.provider.clone(), r.model.clone()))
-                .or_default()
-                .push(r);
-        }
-        let map = std::sync::Arc::new(map);
-        *self.loaded.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((Instant::now(), map.clone()));
-        map
-    }
-
-    fn forget(&self) {
-        *self.loaded.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    }
-}
 
 /// An operator's override, as `PUT /hecate/v1/model-capabilities/overrides` takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,6 +14,7 @@
 
 pub mod budget;
 pub mod capabilities;
+mod capability_cache;
 pub mod chats;
 pub mod counters;
 pub mod exchange;
@@ -24,6 +25,8 @@ pub mod probe;
 pub mod providers;
 pub mod record;
 pub mod route;
+mod spend;
+mod state;
 pub mod sync;
 
 pub use crate::adapters::gateway::models::{ListedModel, anthropic_list, openai_list};
@@ -39,74 +42,16 @@ pub use route::{
     DISCOVERY_TIMEOUT, GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED,
     ProviderModels,
 };
+pub use state::GatewayState;
 
 use super::Engine;
-use crate::adapters::gateway::Upstream;
-use crate::adapters::providers::ProviderClient;
 /// How an upstream provider failed, before it is classified into a `HecateError`.
 pub use crate::adapters::providers::ProviderError;
-use crate::domain::error::{HecateError, Result};
+use crate::domain::error::Result;
 use serde_json::Value;
-use std::sync::OnceLock;
 
 /// Detail `reason` of a request body the gateway refuses (or cannot translate).
 pub const INVALID_BODY: &str = "invalid_request";
-
-/// The gateway's own state: its upstream HTTP client (built on first use, so
-/// an engine that never serves `/v1` never builds it), the default model, the
-/// rate limiter, the routing settings with what was learnt of each provider,
-/// the cached capability records, today's spend and the process's totals.
-#[derive(Debug)]
-pub struct GatewayState {
-    upstream: OnceLock<Upstream>,
-    default_model: Option<String>,
-    limiter: limit::RateLimiter,
-    routing: RoutingSettings,
-    health: std::sync::Arc<health::ProviderHealth>,
-    capabilities: capabilities::CapabilityCache,
-    spend: budget::SpendTracker,
-    counters: counters::GatewayCounters,
-}
-
-impl GatewayState {
-    /// State routing model-less requests to `default_model`, admitting
-    /// `rate_limit_rpm` requests per minute (0: no limit), routing as `routing` says.
-    pub fn new(
-        default_model: Option<String>,
-        rate_limit_rpm: u32,
-        routing: RoutingSettings,
-    ) -> Self {
-        Self {
-            upstream: OnceLock::new(),
-            default_model,
-            limiter: limit::RateLimiter::new(rate_limit_rpm),
-            health: std::sync::Arc::new(health::ProviderHealth::new(
-                routing.cooldown,
-                routing.circuit_failures,
-            )),
-            routing,
-            capabilities: Default::default(),
-            spend: Default::default(),
-            counters: Default::default(),
-        }
-    }
-
-    /// What is known of each provider's health, shared with the agent loop so
-    /// that both skip a provider cooling down and both teach it.
-    pub(crate) fn health(&self) -> std::sync::Arc<health::ProviderHealth> {
-        self.health.clone()
-    }
-
-    /// The upstream caller, built on first use.
-    fn upstream(&self) -> Result<&Upstream> {
-        if let Some(u) = self.upstream.get() {
-            return Ok(u);
-        }
-        let http = ProviderClient::default_http()
-            .map_err(|e| HecateError::gateway(format!("building the gateway HTTP client: {e}")))?;
-        Ok(self.upstream.get_or_init(|| Upstream::new(http)))
-    }
-}
 
 /// One client request for the gateway.
 #[derive(Debug, Clone)]

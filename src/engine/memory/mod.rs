@@ -7,9 +7,12 @@
 
 mod indexer;
 mod recall;
+mod recall_state;
 mod summarize;
 
-pub use recall::{MemorySearch, MemorySearchAnswer, RecallSettings, RecallStatus};
-pub(crate) use recall::{Recall, TurnRecall};
+pub(crate) use recall::TurnRecall;
+pub use recall::{MemorySearch, MemorySearchAnswer};
+pub(crate) use recall_state::Recall;
+pub use recall_state::{RecallSettings, RecallStatus};
 
 pub use summarize::{SUMMARY_INSTRUCTION, SUMMARY_PREFIX};

@@ -34,10 +34,13 @@ mod leases;
 mod memory;
 mod messages;
 pub mod migrations;
+mod op_error;
 mod partial;
 mod runs;
 mod sessions;
 mod tasks;
+
+pub(crate) use op_error::{OpError, OpResult};
 mod tls;
 mod traces;
 mod turns;
@@ -153,36 +156,6 @@ impl PostgresStore {
         })
     }
 }
-
-/// An error inside a store operation: PostgreSQL, stored JSON, or an already
-/// classified domain error (not found, conflict).
-#[derive(Debug)]
-pub(crate) enum OpError {
-    Pg(tokio_postgres::Error),
-    Json(serde_json::Error),
-    Domain(HecateError),
-}
-
-impl From<tokio_postgres::Error> for OpError {
-    fn from(e: tokio_postgres::Error) -> Self {
-        Self::Pg(e)
-    }
-}
-
-impl From<serde_json::Error> for OpError {
-    fn from(e: serde_json::Error) -> Self {
-        Self::Json(e)
-    }
-}
-
-impl From<HecateError> for OpError {
-    fn from(e: HecateError) -> Self {
-        Self::Domain(e)
-    }
-}
-
-/// Result type inside store operations.
-pub(crate) type OpResult<T> = std::result::Result<T, OpError>;
 
 /// Whether `e` is a unique-key violation.
 pub(crate) fn is_unique_violation(e: &tokio_postgres::Error) -> bool {

@@ -21,6 +21,10 @@ mod sessions;
 mod tasks;
 mod traces;
 mod turns;
+mod vector_ext;
+
+/// The database file name inside a data directory.
+pub const DB_FILE: &str = "hecate.db";
 
 use crate::domain::error::{HecateError, Result};
 use crate::store::{Store, StoreFailure, StoreHealth};
@@ -76,7 +80,7 @@ impl SqliteStore {
     /// Opens (creating if needed) and migrates the database file at `path`, with
     /// `readers` reader connections (at least one).
     pub fn open_with_readers(path: &Path, readers: usize) -> Result<Self> {
-        memory::register_vec();
+        vector_ext::register_vec();
         let location = path.display().to_string();
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
@@ -107,7 +111,7 @@ impl SqliteStore {
     /// Opens a fresh in-memory database (the in-memory backend: same code, no file).
     /// Reads run on the writer connection: see `docs/architecture.md`.
     pub fn open_in_memory() -> Result<Self> {
-        memory::register_vec();
+        vector_ext::register_vec();
         let conn = Connection::open_in_memory().map_err(|e| open_error(MEMORY_LOCATION, e))?;
         let writer = setup_writer(conn, MEMORY_LOCATION, false)?;
         Self::start(writer, Vec::new(), MEMORY_LOCATION.to_string())

@@ -5,7 +5,7 @@
 
 use super::super::request_id::RequestIds;
 use super::errors::GatewayError;
-use super::format_of;
+use super::format::format_of;
 use crate::domain::{ErrorType, HecateError};
 use crate::engine::Engine;
 use crate::engine::gateway::limit::RateDecision;

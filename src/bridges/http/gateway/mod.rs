@@ -8,6 +8,7 @@
 //! shape with Hecate's envelope fields inside the error object (`errors.rs`).
 
 mod errors;
+mod format;
 pub(super) mod handlers;
 mod limit;
 pub(super) mod schema;
@@ -16,13 +17,13 @@ use super::request_id::RequestIds;
 use super::{ApiRoute, HttpState};
 use crate::bridges::access::Guard;
 use crate::engine::Engine;
-use crate::engine::gateway::WireFormat;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::Uri;
 use axum::middleware::Next;
 use axum::response::Response;
 use errors::GatewayError;
+use format::format_of;
 use std::sync::Arc;
 
 /// Largest request body the gateway accepts, in bytes (images travel inline).
@@ -53,16 +54,6 @@ pub fn router(guard: Arc<Guard>, engine: Engine) -> Router<HttpState> {
         .layer(DefaultBodyLimit::max(MAX_GATEWAY_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(engine, limit::limit))
         .layer(axum::middleware::from_fn_with_state(guard, access))
-}
-
-/// The wire format a request's errors are answered in: Anthropic for
-/// `/v1/messages` and for any request carrying `anthropic-version`, else OpenAI.
-fn format_of(req: &Request) -> WireFormat {
-    if req.uri().path().ends_with("/messages") || handlers::speaks_anthropic(req.headers()) {
-        WireFormat::Anthropic
-    } else {
-        WireFormat::OpenAi
-    }
 }
 
 /// Applies the shared access rules, refusals rendered in the client's shape.

@@ -4,9 +4,9 @@
 //! runs when the run is claimed again (no new model turn); rejected, the model
 //! gets a refusal as the call's result.
 
-use super::Loop;
 use super::audit::{CallEnd, CallStart};
 use super::steps::arguments;
+use super::{Loop, Verdict};
 use crate::adapters::sandbox::Confinement;
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::ids::TaskApprovalId;
@@ -16,16 +16,6 @@ use crate::domain::time::now_rfc3339;
 use crate::runtimes::agent::catalog::BuiltIn;
 use crate::store::tasks::NewTaskEvent;
 use serde_json::json;
-
-/// What the gate says about a call.
-pub(super) enum Verdict {
-    /// Run it.
-    Run,
-    /// The operator refused it; its result is stored.
-    Refused,
-    /// The run now waits for an approval.
-    Parked,
-}
 
 /// How a command tool's call will be confined, in the words an approval shows
 /// (empty for other tools).

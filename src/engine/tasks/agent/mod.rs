@@ -228,6 +228,16 @@ fn cancelled() -> RunEnd {
     })
 }
 
+/// What the gate says about a call.
+pub(super) enum Verdict {
+    /// Run it.
+    Run,
+    /// The operator refused it; its result is stored.
+    Refused,
+    /// The run now waits for an approval.
+    Parked,
+}
+
 impl Loop<'_> {
     /// The tools the model is given: the built-ins, then the MCP tools.
     fn tool_definitions(&self) -> Vec<ToolDefinition> {
@@ -260,9 +270,9 @@ impl Loop<'_> {
                     && tools::refusal(&self.env, &call).is_some();
                 if !refused {
                     match self.gate(&call).await? {
-                        gate::Verdict::Run => {}
-                        gate::Verdict::Refused => continue,
-                        gate::Verdict::Parked => return Ok(RunEnd::Parked),
+                        Verdict::Run => {}
+                        Verdict::Refused => continue,
+                        Verdict::Parked => return Ok(RunEnd::Parked),
                     }
                 }
                 if self.tool_step(&call, cancel).await? {
