@@ -94,7 +94,7 @@ impl Engine {
                     .then(|| self.default_agent_model())
                     .flatten();
                 let model = req.model.as_deref().or(fallback).unwrap_or_default();
-                let target = self.inner.model.resolve(req.provider.as_deref(), model)?;
+                let target = self.route_model(req.provider.as_deref(), model).await?;
                 if kind == RuntimeKind::Agent && workspace.is_none() {
                     return Err(HecateError::new(
                         ErrorType::WorkspaceRequired,

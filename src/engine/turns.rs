@@ -239,7 +239,9 @@ impl Engine {
         }
         // A live task-backed segment makes every turn busy, model turns too.
         let backing = self.backing_run(namespace, &session).await?;
-        let target = self.turn_target(&session, kind, &req, named_workspace.is_some(), backing)?;
+        let target = self
+            .turn_target(&session, kind, &req, named_workspace.is_some(), backing)
+            .await?;
         if let TurnTarget::External { workspace, .. } | TurnTarget::Agent { workspace, .. } =
             &target
         {
@@ -480,7 +482,7 @@ impl Engine {
     /// Resolves what answers a turn of `kind` in `session` with `req`'s overrides;
     /// `workspace_checked` says the session's workspace was just canonicalised,
     /// and `backing` is the ended task run a Hecate Agent follow-up continues.
-    fn turn_target(
+    async fn turn_target(
         &self,
         session: &Session,
         kind: RuntimeKind,
@@ -490,7 +492,7 @@ impl Engine {
     ) -> Result<TurnTarget> {
         match kind {
             RuntimeKind::Model => {
-                let t = self.turn_model(session, req)?;
+                let t = self.turn_model(session, req).await?;
                 Ok(TurnTarget::Model {
                     provider: t.provider,
                     model: t.model,
@@ -511,7 +513,7 @@ impl Engine {
                 } else {
                     super::workspace::canonical_workspace(&workspace)?
                 };
-                let t = self.turn_model(session, req)?;
+                let t = self.turn_model(session, req).await?;
                 Ok(TurnTarget::Agent {
                     provider: t.provider,
                     model: t.model,
@@ -547,17 +549,20 @@ impl Engine {
 
     /// The provider model of a model or Hecate Agent turn: the request's
     /// override, else the session's.
-    fn turn_model(
+    async fn turn_model(
         &self,
         session: &Session,
         req: &SendMessage,
     ) -> Result<crate::runtimes::model::ModelTarget> {
         match req.model.as_deref() {
-            Some(m) => self.inner.model.resolve(req.provider.as_deref(), m),
-            None => self.inner.model.resolve(
-                req.provider.as_deref().or(session.provider.as_deref()),
-                session.model.as_deref().unwrap_or_default(),
-            ),
+            Some(m) => self.route_model(req.provider.as_deref(), m).await,
+            None => {
+                self.route_model(
+                    req.provider.as_deref().or(session.provider.as_deref()),
+                    session.model.as_deref().unwrap_or_default(),
+                )
+                .await
+            }
         }
     }
 

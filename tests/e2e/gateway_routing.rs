@@ -355,3 +355,60 @@ async fn a_cooldown_one_replica_learns_is_honoured_by_another_on_the_same_store(
     );
     assert_eq!(fa.requests().len(), 1, "`a` was asked once in all");
 }
+
+/// Creates a model session for the bare model `model` and sends it one prompt;
+/// answers the session as created and the reply message.
+async fn chat_turn(api: &Api, model: &str) -> (Value, Value) {
+    let a = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({"runtime_kind": "model", "model": model}),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let created = a.body["data"].clone();
+    let id = created["id"].as_str().expect("id");
+    let r = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/messages"),
+            json!({"content": "hello there"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    (created, r.body["data"]["messages"][1].clone())
+}
+
+#[tokio::test]
+async fn a_chat_turn_resolves_a_bare_model_two_providers_serve_as_the_gateway_does() {
+    // Both healthy: the chat turn and /v1 both take the first candidate.
+    let fa = ModelServer::start(None);
+    let fb = ModelServer::start(None);
+    let (_h, _s, api) = two_providers(&fa, &fb, "");
+    let (created, reply) = chat_turn(&api, "m").await;
+    assert_eq!(
+        (&created["provider"], &created["model"]),
+        (&json!("a"), &json!("m"))
+    );
+    assert_eq!(reply["status"], "completed", "{reply}");
+    assert_eq!(reply["provider"], "a", "{reply}");
+    let v1 = api.post("/v1/chat/completions", chat("m")).await;
+    assert_eq!(v1.header("x-hecate-provider"), Some("a"));
+    assert_eq!((fa.requests().len(), fb.requests().len()), (2, 0));
+
+    // The first one cooling down (a 429 /v1 met): both go to the second.
+    let fa = ModelServer::start(Some(json!([
+        {"repeat": true, "status": 429, "error_message": "slow down", "retry_after": "120"},
+    ])));
+    let fb = ModelServer::start(None);
+    let (_h, _s, api) = two_providers(&fa, &fb, "");
+    let v1 = api.post("/v1/chat/completions", chat("m")).await;
+    assert_eq!(v1.header("x-hecate-provider"), Some("b"));
+    let (created, reply) = chat_turn(&api, "m").await;
+    assert_eq!(created["provider"], "b", "{created}");
+    assert_eq!(reply["provider"], "b", "{reply}");
+    assert_eq!(fa.requests().len(), 1, "only /v1's first try reached a");
+
+    // A pinned provider is still taken as named.
+    let (created, _) = chat_turn(&api, "a/m").await;
+    assert_eq!(created["provider"], "a");
+}

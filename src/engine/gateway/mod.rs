@@ -79,6 +79,35 @@ pub struct GatewayCall {
 }
 
 impl Engine {
+    /// The provider and model a chat or agent turn runs on. A bare model that
+    /// configured providers declare goes to the first of the gateway's route
+    /// candidates that is not cooling down (the order `/v1` tries them in), so a
+    /// turn and a `/v1` request for the same model resolve alike; a
+    /// `provider/model`, a pinned provider, or a model no provider declares
+    /// resolve as the model runtime says.
+    pub(crate) async fn route_model(
+        &self,
+        provider: Option<&str>,
+        model: &str,
+    ) -> Result<crate::runtimes::model::ModelTarget> {
+        let bare = model.trim();
+        let pinned = provider.is_some_and(|p| !p.trim().is_empty());
+        if !pinned && !bare.is_empty() && !bare.contains('/') {
+            let known = route::providers_of(&self.inner.model, false).await;
+            if let Ok(routes) = route::candidates(&known, Some(bare), None) {
+                let health = self.inner.gateway.health();
+                let chosen = routes
+                    .iter()
+                    .find(|r| health.blocked(&r.provider).is_none())
+                    .or(routes.first());
+                if let Some(r) = chosen {
+                    return self.inner.model.resolve(Some(&r.provider), &r.model);
+                }
+            }
+        }
+        self.inner.model.resolve(provider, model)
+    }
+
     /// What this process's gateway answered since it started.
     pub fn gateway_totals(&self) -> counters::GatewayTotals {
         self.inner.gateway.counters.totals()
