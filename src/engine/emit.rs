@@ -1,6 +1,6 @@
 //! How the engine tells the world: every event goes to the bus for observers
 //! (HTTP streams, MCP watchers), and an event of a session with a running turn
-//! also goes to that turn's own bounded channel (see `turn_events`).
+//! also goes to that turn's own bounded channel (see `turns::events`).
 
 use super::Engine;
 use crate::domain::event::EngineEvent;

@@ -23,10 +23,6 @@ mod queries;
 mod sessions;
 pub mod targets;
 pub mod tasks;
-pub mod turn_events;
-mod turn_run;
-mod turn_sink;
-mod turn_trace;
 mod turns;
 pub mod workspace;
 
@@ -44,7 +40,7 @@ pub use mcp::{
     UPSTREAM_META_KEY, UpstreamFailure, UpstreamNotice, UpstreamServer, UpstreamTool, expose_names,
 };
 pub use sessions::{CreateSession, Transcript};
-pub use turn_events::TurnEvents;
+pub use turns::events::TurnEvents;
 pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
 
 use crate::domain::approval::{Approval, ApprovalMode};
@@ -166,7 +162,7 @@ struct Inner {
     config: EngineConfig,
     active: Mutex<HashMap<SessionId, ActiveTurn>>,
     waiters: Mutex<HashMap<ApprovalId, oneshot::Sender<Approval>>>,
-    turn_taps: turn_events::TurnTaps,
+    turn_taps: turns::events::TurnTaps,
     mcp: Arc<mcp::state::McpHub>,
     deferred: deferred::DeferredWrites,
     tasks: tasks::TaskRuntime,
@@ -220,7 +216,7 @@ impl Engine {
                 config,
                 active: Mutex::new(HashMap::new()),
                 waiters: Mutex::new(HashMap::new()),
-                turn_taps: turn_events::TurnTaps::default(),
+                turn_taps: turns::events::TurnTaps::default(),
                 mcp: mcp_hub,
                 deferred,
                 tasks,

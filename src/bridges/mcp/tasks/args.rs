@@ -2,10 +2,10 @@
 //! approvals and events use the task API's wire shapes (the same fields as
 //! `/hecate/v1/tasks`); artifacts are summarized with a capped preview.
 
-use super::args::DecisionArg;
 use crate::bridges::http::wire::tasks::{
     TaskApprovalDto, TaskDto, TaskEventDto, TaskPatchDto, TaskRunDto, TaskStepDto,
 };
+use crate::bridges::mcp::args::DecisionArg;
 use crate::domain::task::TaskArtifact;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

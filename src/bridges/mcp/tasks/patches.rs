@@ -4,10 +4,10 @@
 //! the tool error is `conflict` and the file is left alone. The shapes are the
 //! HTTP API's patch objects.
 
-use super::errors::fail;
-use super::server::HecateMcp;
-use super::task_args::*;
+use super::args::*;
 use crate::bridges::http::wire::tasks::TaskPatchDto;
+use crate::bridges::mcp::errors::fail;
+use crate::bridges::mcp::server::HecateMcp;
 use crate::domain::error::Result;
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskRunId};
 use crate::domain::task::TaskArtifact;

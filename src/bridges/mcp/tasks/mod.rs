@@ -5,13 +5,19 @@
 //! HTTP API's (`CreateTaskRequest::into_spec`). Failures are tool results with
 //! `isError: true`.
 
+mod args;
+mod elicit;
+mod follow;
+mod patches;
+mod runs;
+
 use super::errors::fail;
 use super::server::HecateMcp;
-use super::task_args::*;
-use super::task_follow::Follow;
 use crate::bridges::http::wire::tasks::{CreateTaskRequest, TaskDeletedDto, TaskDto, TaskRunDto};
 use crate::domain::ids::TaskId;
 use crate::engine::tasks::StartOptions;
+use args::*;
+use follow::Follow;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;

@@ -1,13 +1,13 @@
 //! The event sink of a running turn: numbers its runtime events, publishes them,
 //! keeps the partial answer, and stores them in batches.
 
-use super::Engine;
 use crate::domain::error::ErrorType;
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::message::ContentBlock;
 use crate::domain::partial::PartialAnswer;
 use crate::domain::time::now_rfc3339;
+use crate::engine::Engine;
 use crate::store::NewRunEvent;
 use serde_json::Value;
 use std::time::{Duration, Instant};

@@ -3,9 +3,9 @@
 //! bounded channel of its turn's events: when it reads slowly, the turn waits
 //! (backpressure) and nothing is dropped, however busy other sessions are.
 
-use super::bus::Received;
 use crate::domain::event::EngineEvent;
 use crate::domain::ids::{RunId, SessionId};
+use crate::engine::bus::Received;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use tokio::sync::mpsc;

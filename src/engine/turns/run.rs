@@ -3,8 +3,7 @@
 //! the workspace diff around an external agent's turn, and the ending that
 //! `finish_turn` stores.
 
-use super::Engine;
-use super::turn_sink::{EventSink, FLUSH_EVERY};
+use super::sink::{EventSink, FLUSH_EVERY};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
@@ -17,6 +16,7 @@ use crate::domain::run::{Run, RunStatus};
 use crate::domain::session::{Session, SessionStatus};
 use crate::domain::time::now_rfc3339;
 use crate::domain::workspace::WorkspaceDelegate;
+use crate::engine::Engine;
 use crate::engine::approvals::TurnAsker;
 use crate::engine::memory::TurnRecall;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
@@ -59,7 +59,7 @@ impl Engine {
             span: tracing::Span::current(),
         });
         let baseline = match (&target, &workspace) {
-            (TurnTarget::External { .. }, Some(ws)) => super::diffs::baseline(ws).await,
+            (TurnTarget::External { .. }, Some(ws)) => crate::engine::diffs::baseline(ws).await,
             _ => None,
         };
         let (history, recalled) = match (&target, self.recall(session, &history, &tx).await) {
@@ -139,12 +139,12 @@ impl Engine {
             report.blocks.clone()
         };
         let turn_diff = match (&baseline, &workspace) {
-            (Some(base), Some(ws)) => super::diffs::capture(ws, base)
+            (Some(base), Some(ws)) => crate::engine::diffs::capture(ws, base)
                 .await
                 .filter(|d| !d.files.is_empty()),
             _ => None,
         };
-        super::turn_trace::record_report(
+        super::trace::record_report(
             &report,
             matches!(target, TurnTarget::External { .. }),
             plain_text(&blocks).len(),
@@ -206,7 +206,7 @@ impl Engine {
         session.updated_at = now;
         let artifacts = match &turn_diff {
             Some(d) => vec![NewArtifact {
-                kind: super::diffs::TURN_DIFF_ARTIFACT.to_string(),
+                kind: crate::engine::diffs::TURN_DIFF_ARTIFACT.to_string(),
                 path: String::new(),
                 data: serde_json::to_string(d)
                     .map_err(|e| HecateError::store(format!("encoding a diff: {e}")))?,

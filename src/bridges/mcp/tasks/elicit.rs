@@ -4,7 +4,7 @@
 //! too, with a note), or gives no answer, which leaves the approval pending. A
 //! question whose approval was resolved elsewhere first is withdrawn.
 
-use super::elicit::{form_request, parse_choice};
+use crate::bridges::mcp::elicit::{form_request, parse_choice};
 use crate::domain::approval::Decision;
 use crate::domain::task::TaskApproval;
 use rmcp::model::{CancelledNotificationParam, ClientResult, ElicitationAction};

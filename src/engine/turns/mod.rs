@@ -1,6 +1,11 @@
 //! Turns: the busy rule, guardrails, leases, persistence-first prompt handling, the
-//! driver, the stored ending and cancel. The runtime itself runs in `turn_run`;
-//! its events reach subscribers and the store through `turn_sink`.
+//! driver, the stored ending and cancel. The runtime itself runs in `run`;
+//! its events reach subscribers and the store through `sink`.
+
+pub mod events;
+mod run;
+mod sink;
+mod trace;
 
 use super::{ActiveTurn, Engine, MAX_PROMPT_BYTES, guardrails};
 use crate::domain::approval::ApprovalMode;
@@ -14,16 +19,16 @@ use crate::domain::session::{RuntimeKind, Session, SessionStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::domain::workspace::WorkspaceDelegate;
 use crate::engine::approvals::TurnAsker;
-use crate::engine::turn_events::TurnEvents;
-use crate::engine::turn_run::{TurnEnding, TurnPolicy};
-use crate::engine::turn_trace::TurnSpan;
 use crate::runtimes::{TurnContext, TurnReport, TurnTarget};
 use crate::store::history::summarization_needed;
 use crate::store::{BeginTurn, FinishTurn, TurnBegun, TurnFinished};
+use events::TurnEvents;
+use run::{TurnEnding, TurnPolicy};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use trace::TurnSpan;
 use tracing::Instrument;
 
 /// Rejects empty prompts and prompts over `MAX_PROMPT_BYTES` with `invalid_request`.
@@ -219,7 +224,7 @@ impl Engine {
         // names one, otherwise (for an external agent) by `turn_target`.
         let named_workspace = req.workspace.as_deref().filter(|w| !w.is_empty());
         if let Some(w) = named_workspace {
-            session.workspace = Some(super::workspace::canonical_workspace(w)?);
+            session.workspace = Some(crate::engine::workspace::canonical_workspace(w)?);
         }
         if kind == RuntimeKind::ExternalAgent
             && let Some(a) = req.adapter_id.as_ref().filter(|a| !a.is_empty())
@@ -511,7 +516,7 @@ impl Engine {
                 let workspace = if workspace_checked {
                     workspace
                 } else {
-                    super::workspace::canonical_workspace(&workspace)?
+                    crate::engine::workspace::canonical_workspace(&workspace)?
                 };
                 let t = self.turn_model(session, req).await?;
                 Ok(TurnTarget::Agent {
@@ -535,7 +540,7 @@ impl Engine {
                 let workspace = if workspace_checked {
                     workspace
                 } else {
-                    super::workspace::canonical_workspace(&workspace)?
+                    crate::engine::workspace::canonical_workspace(&workspace)?
                 };
                 Ok(TurnTarget::External {
                     adapter_id,

@@ -8,11 +8,11 @@
 //! the call, so a stdio client can run a task end to end without
 //! `hecate serve`.
 
-use super::elicit::supports_elicitation;
-use super::server::HecateMcp;
-use super::task_args::{ArtifactSummary, RunStateOut};
-use super::task_elicit::{TaskVerdict, ask_task};
+use super::args::{ArtifactSummary, RunStateOut};
+use super::elicit::{TaskVerdict, ask_task};
 use crate::bridges::http::wire::tasks::{TaskApprovalDto, TaskRunDto, TaskStepDto};
+use crate::bridges::mcp::elicit::supports_elicitation;
+use crate::bridges::mcp::server::HecateMcp;
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
 use crate::domain::task::TaskEventFilter;

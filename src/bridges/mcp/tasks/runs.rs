@@ -3,12 +3,12 @@
 //! cancel it. Waiting calls follow the run as `start_task` does
 //! (`task_follow.rs`). Failures are tool results with `isError: true`.
 
-use super::args::DecisionArg;
-use super::errors::fail;
-use super::server::HecateMcp;
-use super::task_args::*;
-use super::task_follow::Follow;
+use super::args::*;
+use super::follow::Follow;
 use crate::bridges::http::wire::tasks::{TaskApprovalDto, TaskEventDto};
+use crate::bridges::mcp::args::DecisionArg;
+use crate::bridges::mcp::errors::fail;
+use crate::bridges::mcp::server::HecateMcp;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
 use crate::domain::task::TaskEventFilter;
 use rmcp::handler::server::wrapper::Parameters;

@@ -3,7 +3,6 @@
 //! message shows them), described with what the turn runs, and closed with how
 //! it ended, counted in the run metrics.
 
-use super::Engine;
 use crate::adapters::telemetry::metrics;
 use crate::adapters::telemetry::spans::{self, RunReport, RunTarget};
 use crate::adapters::telemetry::{SpanIds, span_ids};
@@ -11,6 +10,7 @@ use crate::domain::error::HecateError;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::RunStatus;
 use crate::domain::session::RuntimeKind;
+use crate::engine::Engine;
 use crate::runtimes::{TurnReport, TurnTarget};
 use std::time::Instant;
 use tracing::Span;
