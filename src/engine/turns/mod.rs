@@ -2,16 +2,18 @@
 //! driver, the stored ending and cancel. The runtime itself runs in `run`;
 //! its events reach subscribers and the store through `sink`.
 
+mod drive;
 pub mod events;
 mod run;
 mod sink;
+mod target;
 mod trace;
 
 use super::{ActiveTurn, Engine, MAX_PROMPT_BYTES, guardrails};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::EngineEvent;
-use crate::domain::ids::{RequestId, RunId, SessionId, TaskId, TaskRunId};
+use crate::domain::ids::{RequestId, RunId, SessionId};
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{ContentBlock, Message, NewMessage, Role, RuntimeSnapshot};
 use crate::domain::run::{Run, RunStatus};
@@ -20,12 +22,9 @@ use crate::domain::time::{now_millis, now_rfc3339};
 use crate::domain::workspace::WorkspaceDelegate;
 use crate::engine::approvals::TurnAsker;
 use crate::runtimes::{TurnContext, TurnReport, TurnTarget};
-use crate::store::history::summarization_needed;
-use crate::store::{BeginTurn, FinishTurn, TurnBegun, TurnFinished};
+use crate::store::{BeginTurn, TurnBegun};
 use events::TurnEvents;
-use run::{TurnEnding, TurnPolicy};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use trace::TurnSpan;
@@ -484,93 +483,6 @@ impl Engine {
         }
     }
 
-    /// Resolves what answers a turn of `kind` in `session` with `req`'s overrides;
-    /// `workspace_checked` says the session's workspace was just canonicalised,
-    /// and `backing` is the ended task run a Hecate Agent follow-up continues.
-    async fn turn_target(
-        &self,
-        session: &Session,
-        kind: RuntimeKind,
-        req: &SendMessage,
-        workspace_checked: bool,
-        backing: Option<(TaskId, TaskRunId)>,
-    ) -> Result<TurnTarget> {
-        match kind {
-            RuntimeKind::Model => {
-                let t = self.turn_model(session, req).await?;
-                Ok(TurnTarget::Model {
-                    provider: t.provider,
-                    model: t.model,
-                })
-            }
-            RuntimeKind::Agent => {
-                let workspace = session.workspace.clone().ok_or_else(|| {
-                    HecateError::new(
-                        ErrorType::WorkspaceRequired,
-                        "Hecate Agent turns need a workspace",
-                    )
-                    .with_operator_action(
-                        "Create the session with a workspace, or send this prompt with one.",
-                    )
-                })?;
-                let workspace = if workspace_checked {
-                    workspace
-                } else {
-                    crate::engine::workspace::canonical_workspace(&workspace)?
-                };
-                let t = self.turn_model(session, req).await?;
-                Ok(TurnTarget::Agent {
-                    provider: t.provider,
-                    model: t.model,
-                    workspace,
-                    continue_from: backing,
-                    mcp_servers: req.mcp_servers.clone(),
-                })
-            }
-            RuntimeKind::ExternalAgent => {
-                let adapter_id = session.adapter_id.clone().unwrap_or_default();
-                self.check_adapter(&adapter_id)?;
-                let workspace = session.workspace.clone().ok_or_else(|| {
-                    HecateError::new(
-                        ErrorType::WorkspaceRequired,
-                        "external agents need a workspace",
-                    )
-                })?;
-                // A stored workspace must still exist and be a directory.
-                let workspace = if workspace_checked {
-                    workspace
-                } else {
-                    crate::engine::workspace::canonical_workspace(&workspace)?
-                };
-                Ok(TurnTarget::External {
-                    adapter_id,
-                    workspace,
-                    native_session_id: session.native_session_id.clone(),
-                    mcp_servers: req.mcp_servers.clone(),
-                })
-            }
-        }
-    }
-
-    /// The provider model of a model or Hecate Agent turn: the request's
-    /// override, else the session's.
-    async fn turn_model(
-        &self,
-        session: &Session,
-        req: &SendMessage,
-    ) -> Result<crate::runtimes::model::ModelTarget> {
-        match req.model.as_deref() {
-            Some(m) => self.route_model(req.provider.as_deref(), m).await,
-            None => {
-                self.route_model(
-                    req.provider.as_deref().or(session.provider.as_deref()),
-                    session.model.as_deref().unwrap_or_default(),
-                )
-                .await
-            }
-        }
-    }
-
     /// Runs the runtime that answers `ctx.target`.
     pub(super) async fn run_runtime(&self, ctx: TurnContext, asker: Arc<TurnAsker>) -> TurnReport {
         match &ctx.target {
@@ -585,202 +497,5 @@ impl Engine {
         if let Err(e) = self.store().release_lease(session_id, &owner).await {
             tracing::warn!(error = %e, "could not release session lease");
         }
-    }
-
-    async fn drive(self, plan: TurnPlan) -> TurnResult {
-        let TurnPlan {
-            mut session,
-            run,
-            snapshot,
-            target,
-            namespace,
-            approval_mode,
-            cancel,
-            delegate,
-            guard,
-            history,
-            trace,
-        } = plan;
-        let lost = Arc::new(std::sync::Mutex::new(None));
-        let renew = self.spawn_lease_renewal(&session.id, cancel.clone(), lost.clone());
-        let ending = self
-            .run_turn(
-                &mut session,
-                &run,
-                snapshot,
-                target,
-                history,
-                TurnPolicy {
-                    namespace,
-                    approval_mode,
-                    cancel,
-                    delegate,
-                },
-            )
-            .await;
-        renew.abort();
-        // Wait until the renewal task is gone, so no renewal lands after the
-        // release that `finish_turn` does.
-        let _ = renew.await;
-        let taken = lost.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let result = match ending {
-            Ok(mut ending) => {
-                if let Some(holder) = taken {
-                    ending.lost_to(holder);
-                }
-                self.finish_turn(ending).await
-            }
-            Err(e) => Err(e),
-        };
-        if let Err(e) = &result {
-            // Nothing of the end was stored (or it never ran): close the run as
-            // failed as far as the store still lets us, and free the session, so
-            // nothing stays `running` until a restart.
-            let message = e.to_string();
-            if let Err(again) = self
-                .store()
-                .finish_run(&run.id, RunStatus::Failed, Some(("store_error", &message)))
-                .await
-            {
-                tracing::warn!(error = %again, "could not mark the unrecorded turn failed");
-            }
-            session.status = SessionStatus::Failed;
-            if let Err(again) = self.store().update_session(&session).await {
-                tracing::warn!(error = %again, "could not mark the session failed");
-            }
-            self.release_lease(&session.id).await;
-        }
-        drop(guard);
-        let result = match result {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::error!(error = %e, "turn could not be recorded");
-                let mut lost = TurnResult::lost(run.id.clone(), &session.id, e.to_string());
-                lost.error = Some(e);
-                lost
-            }
-        };
-        trace.close(result.run.status, result.error.as_ref());
-        self.emit(EngineEvent::TurnFinished {
-            session_id: session.id.clone(),
-            run_id: run.id.clone(),
-            status: result.run.status,
-            error: result.error.clone(),
-        })
-        .await;
-        self.inner.turn_taps.close(&session.id, &run.id);
-        result
-    }
-
-    /// Renews the session's lease while the turn runs. When another process
-    /// holds it (this one stalled past its lease), the turn is stopped and the
-    /// holder noted in `lost`, so the turn ends failed without writing over the
-    /// new owner's session header.
-    fn spawn_lease_renewal(
-        &self,
-        session_id: &SessionId,
-        cancel: CancellationToken,
-        lost: Arc<std::sync::Mutex<Option<String>>>,
-    ) -> JoinHandle<()> {
-        let engine = self.clone();
-        let sid = session_id.clone();
-        let every = Duration::from_millis((self.inner.config.lease_ttl_ms / 3).max(10) as u64);
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                let owner = engine.inner.config.owner_id.clone();
-                let ttl = engine.inner.config.lease_ttl_ms;
-                match engine.store().acquire_lease(&sid, &owner, ttl).await {
-                    Ok(None) => {}
-                    Ok(Some(holder)) => {
-                        tracing::warn!(%holder, "another process took over the session's lease; stopping the turn");
-                        *lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(holder);
-                        cancel.cancel();
-                        return;
-                    }
-                    Err(e) => tracing::warn!(error = %e, "lease renewal failed"),
-                }
-            }
-        })
-    }
-
-    /// Stores the end of a turn in one transaction (answer and its provider call,
-    /// artifacts, run end, session header, lease release).
-    async fn finish_turn(&self, ending: TurnEnding) -> Result<TurnResult> {
-        let TurnEnding { finish, error } = ending;
-        let session = finish.session.clone();
-        let done = self.store_turn_end(finish).await?;
-        if let Some(e) = &error {
-            tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
-        }
-        self.index_message(&session, &done.assistant);
-        let needed = summarization_needed(done.message_count, 2);
-        if needed && error.is_none() {
-            // Off the turn's path: the answer does not wait for the summary.
-            self.spawn_summary(session, done.run.id.clone());
-        }
-        Ok(TurnResult {
-            run: done.run,
-            assistant: Some(done.assistant),
-            error,
-            summarization_needed: needed,
-        })
-    }
-}
-
-impl Engine {
-    /// Stores the end of a turn. A store that cannot be reached (`store_error`)
-    /// is tried again, backing off, for half the session lease (the lease still
-    /// keeps every other process off the session meanwhile); then the error is
-    /// returned and nothing claims the answer was saved. Before each new try the
-    /// run is read: when it is no longer open, an earlier try committed (only its
-    /// answer was lost on the way) and what it stored is answered instead of
-    /// being written twice.
-    async fn store_turn_end(&self, finish: FinishTurn) -> Result<TurnFinished> {
-        let window = Duration::from_millis((self.inner.config.lease_ttl_ms / 2).max(1) as u64);
-        let started = tokio::time::Instant::now();
-        let mut pause = Duration::from_millis(100);
-        let (run_id, session_id) = (finish.run_id.clone(), finish.session.id.clone());
-        let mut tried = false;
-        loop {
-            if tried && let Some(done) = self.stored_turn_end(&run_id, &session_id).await {
-                return Ok(done);
-            }
-            let e = match self.store().finish_turn(finish.clone()).await {
-                Ok(done) => return Ok(done),
-                Err(e) => e,
-            };
-            tried = true;
-            if e.error_type != ErrorType::StoreError || started.elapsed() + pause > window {
-                return Err(e);
-            }
-            tracing::warn!(error = %e, "could not store the end of the turn; trying again");
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_secs(1));
-        }
-    }
-
-    /// What an earlier `finish_turn` of `run_id` stored, when the run is no
-    /// longer open and its answer is among the session's newest messages.
-    async fn stored_turn_end(
-        &self,
-        run_id: &RunId,
-        session_id: &SessionId,
-    ) -> Option<TurnFinished> {
-        let run = self.store().get_run(run_id).await.ok()?;
-        if matches!(run.status, RunStatus::Running | RunStatus::AwaitingApproval) {
-            return None;
-        }
-        let newest = self.store().last_messages(session_id, 8).await.ok()?;
-        let assistant = newest
-            .into_iter()
-            .rev()
-            .find(|m| m.role == Role::Assistant && m.run_id.as_ref() == Some(run_id))?;
-        let message_count = self.store().count_messages(session_id).await.ok()?;
-        Some(TurnFinished {
-            assistant,
-            run,
-            message_count,
-        })
     }
 }

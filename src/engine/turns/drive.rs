@@ -1,0 +1,217 @@
+//! A turn after it started: the runtime driven while the session lease is
+//! renewed, and the turn's end stored (tried again while the store is away).
+
+use super::run::{TurnEnding, TurnPolicy};
+use super::{TurnPlan, TurnResult};
+use crate::domain::error::{ErrorType, Result};
+use crate::domain::event::EngineEvent;
+use crate::domain::ids::{RunId, SessionId};
+use crate::domain::message::Role;
+use crate::domain::run::RunStatus;
+use crate::domain::session::SessionStatus;
+use crate::engine::Engine;
+use crate::store::history::summarization_needed;
+use crate::store::{FinishTurn, TurnFinished};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+impl Engine {
+    pub(super) async fn drive(self, plan: TurnPlan) -> TurnResult {
+        let TurnPlan {
+            mut session,
+            run,
+            snapshot,
+            target,
+            namespace,
+            approval_mode,
+            cancel,
+            delegate,
+            guard,
+            history,
+            trace,
+        } = plan;
+        let lost = Arc::new(std::sync::Mutex::new(None));
+        let renew = self.spawn_lease_renewal(&session.id, cancel.clone(), lost.clone());
+        let ending = self
+            .run_turn(
+                &mut session,
+                &run,
+                snapshot,
+                target,
+                history,
+                TurnPolicy {
+                    namespace,
+                    approval_mode,
+                    cancel,
+                    delegate,
+                },
+            )
+            .await;
+        renew.abort();
+        // Wait until the renewal task is gone, so no renewal lands after the
+        // release that `finish_turn` does.
+        let _ = renew.await;
+        let taken = lost.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let result = match ending {
+            Ok(mut ending) => {
+                if let Some(holder) = taken {
+                    ending.lost_to(holder);
+                }
+                self.finish_turn(ending).await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &result {
+            // Nothing of the end was stored (or it never ran): close the run as
+            // failed as far as the store still lets us, and free the session, so
+            // nothing stays `running` until a restart.
+            let message = e.to_string();
+            if let Err(again) = self
+                .store()
+                .finish_run(&run.id, RunStatus::Failed, Some(("store_error", &message)))
+                .await
+            {
+                tracing::warn!(error = %again, "could not mark the unrecorded turn failed");
+            }
+            session.status = SessionStatus::Failed;
+            if let Err(again) = self.store().update_session(&session).await {
+                tracing::warn!(error = %again, "could not mark the session failed");
+            }
+            self.release_lease(&session.id).await;
+        }
+        drop(guard);
+        let result = match result {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, "turn could not be recorded");
+                let mut lost = TurnResult::lost(run.id.clone(), &session.id, e.to_string());
+                lost.error = Some(e);
+                lost
+            }
+        };
+        trace.close(result.run.status, result.error.as_ref());
+        self.emit(EngineEvent::TurnFinished {
+            session_id: session.id.clone(),
+            run_id: run.id.clone(),
+            status: result.run.status,
+            error: result.error.clone(),
+        })
+        .await;
+        self.inner.turn_taps.close(&session.id, &run.id);
+        result
+    }
+
+    /// Renews the session's lease while the turn runs. When another process
+    /// holds it (this one stalled past its lease), the turn is stopped and the
+    /// holder noted in `lost`, so the turn ends failed without writing over the
+    /// new owner's session header.
+    fn spawn_lease_renewal(
+        &self,
+        session_id: &SessionId,
+        cancel: CancellationToken,
+        lost: Arc<std::sync::Mutex<Option<String>>>,
+    ) -> JoinHandle<()> {
+        let engine = self.clone();
+        let sid = session_id.clone();
+        let every = Duration::from_millis((self.inner.config.lease_ttl_ms / 3).max(10) as u64);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let owner = engine.inner.config.owner_id.clone();
+                let ttl = engine.inner.config.lease_ttl_ms;
+                match engine.store().acquire_lease(&sid, &owner, ttl).await {
+                    Ok(None) => {}
+                    Ok(Some(holder)) => {
+                        tracing::warn!(%holder, "another process took over the session's lease; stopping the turn");
+                        *lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(holder);
+                        cancel.cancel();
+                        return;
+                    }
+                    Err(e) => tracing::warn!(error = %e, "lease renewal failed"),
+                }
+            }
+        })
+    }
+
+    /// Stores the end of a turn in one transaction (answer and its provider call,
+    /// artifacts, run end, session header, lease release).
+    async fn finish_turn(&self, ending: TurnEnding) -> Result<TurnResult> {
+        let TurnEnding { finish, error } = ending;
+        let session = finish.session.clone();
+        let done = self.store_turn_end(finish).await?;
+        if let Some(e) = &error {
+            tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
+        }
+        self.index_message(&session, &done.assistant);
+        let needed = summarization_needed(done.message_count, 2);
+        if needed && error.is_none() {
+            // Off the turn's path: the answer does not wait for the summary.
+            self.spawn_summary(session, done.run.id.clone());
+        }
+        Ok(TurnResult {
+            run: done.run,
+            assistant: Some(done.assistant),
+            error,
+            summarization_needed: needed,
+        })
+    }
+}
+
+impl Engine {
+    /// Stores the end of a turn. A store that cannot be reached (`store_error`)
+    /// is tried again, backing off, for half the session lease (the lease still
+    /// keeps every other process off the session meanwhile); then the error is
+    /// returned and nothing claims the answer was saved. Before each new try the
+    /// run is read: when it is no longer open, an earlier try committed (only its
+    /// answer was lost on the way) and what it stored is answered instead of
+    /// being written twice.
+    async fn store_turn_end(&self, finish: FinishTurn) -> Result<TurnFinished> {
+        let window = Duration::from_millis((self.inner.config.lease_ttl_ms / 2).max(1) as u64);
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        let (run_id, session_id) = (finish.run_id.clone(), finish.session.id.clone());
+        let mut tried = false;
+        loop {
+            if tried && let Some(done) = self.stored_turn_end(&run_id, &session_id).await {
+                return Ok(done);
+            }
+            let e = match self.store().finish_turn(finish.clone()).await {
+                Ok(done) => return Ok(done),
+                Err(e) => e,
+            };
+            tried = true;
+            if e.error_type != ErrorType::StoreError || started.elapsed() + pause > window {
+                return Err(e);
+            }
+            tracing::warn!(error = %e, "could not store the end of the turn; trying again");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// What an earlier `finish_turn` of `run_id` stored, when the run is no
+    /// longer open and its answer is among the session's newest messages.
+    async fn stored_turn_end(
+        &self,
+        run_id: &RunId,
+        session_id: &SessionId,
+    ) -> Option<TurnFinished> {
+        let run = self.store().get_run(run_id).await.ok()?;
+        if matches!(run.status, RunStatus::Running | RunStatus::AwaitingApproval) {
+            return None;
+        }
+        let newest = self.store().last_messages(session_id, 8).await.ok()?;
+        let assistant = newest
+            .into_iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && m.run_id.as_ref() == Some(run_id))?;
+        let message_count = self.store().count_messages(session_id).await.ok()?;
+        Some(TurnFinished {
+            assistant,
+            run,
+            message_count,
+        })
+    }
+}
