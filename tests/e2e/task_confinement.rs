@@ -56,26 +56,10 @@ fn plant_hook(ws: &Path, marker: &Path) {
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
-async fn run_task(api: &Api, body: Value) -> (String, Value) {
-    let (task, run) = create_and_start(api, body).await;
-    let done = reaches(api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    let steps = data(api, &format!("/hecate/v1/tasks/{task}/runs/{run}/steps")).await;
-    (
-        done["status"].as_str().unwrap_or("").to_string(),
-        json!({"run": done, "steps": steps}),
-    )
-}
-
-#[tokio::test]
-async fn git_that_runs_programs_is_refused_at_creation_and_nothing_runs() {
-    let home = ungated();
-    let s = serve(&home);
-    let api = Api::new(&s);
-    let (_w, ws) = workspace();
-    repo(&ws);
-    let (_o, out) = outside();
-    let pwned = out.join("pwned");
-    let hostile = [
+/// Git command lines that would run a program (leaving `pwned` behind) or
+/// reach outside the workspace (`out`): the forms of git that are shell.
+fn hostile_git(pwned: &Path, out: &Path) -> Vec<String> {
+    vec![
         format!("-c alias.x=!touch${{IFS}}{} x", pwned.display()),
         format!("-c core.pager='touch {}' log -p", pwned.display()),
         format!(
@@ -103,7 +87,29 @@ async fn git_that_runs_programs_is_refused_at_creation_and_nothing_runs() {
         format!("config alias.st '!touch {}'", pwned.display()),
         format!("config core.hooksPath {}", out.display()),
         "x".to_string(),
-    ];
+    ]
+}
+
+async fn run_task(api: &Api, body: Value) -> (String, Value) {
+    let (task, run) = create_and_start(api, body).await;
+    let done = reaches(api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    let steps = data(api, &format!("/hecate/v1/tasks/{task}/runs/{run}/steps")).await;
+    (
+        done["status"].as_str().unwrap_or("").to_string(),
+        json!({"run": done, "steps": steps}),
+    )
+}
+
+#[tokio::test]
+async fn git_that_runs_programs_is_refused_at_creation_and_nothing_runs() {
+    let home = ungated();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let (_w, ws) = workspace();
+    repo(&ws);
+    let (_o, out) = outside();
+    let pwned = out.join("pwned");
+    let hostile = hostile_git(&pwned, &out);
     for line in &hostile {
         let a = api
             .post(
@@ -291,6 +297,7 @@ async fn the_agent_is_refused_git_that_runs_programs_and_writes_into_git_data_wi
     let pwned = out.join("pwned");
     let escape = out.join("escape");
     let marker = ws.join("hook-ran");
+    let hostile = hostile_git(&pwned, &out);
     let commit =
         "-c user.name=Agent -c user.email=a@example.invalid commit --allow-empty -m by-agent";
     let server = ModelServer::start(Some(json!([
@@ -298,29 +305,23 @@ async fn the_agent_is_refused_git_that_runs_programs_and_writes_into_git_data_wi
         turn(vec![call("git_exec", json!({"args": "status --short"}))]),
         // Then git that would run programs, and writes into .git: refused
         // before any approval, whatever was approved before.
-        turn(vec![
-            call(
-                "git_exec",
-                json!({"args": format!("-c alias.x=!touch${{IFS}}{} x", pwned.display())}),
-            ),
-            call(
-                "git_exec",
-                json!({"args": format!("-c core.pager='touch {}' -p log", pwned.display())}),
-            ),
-            call(
-                "git_exec",
-                json!({"args": format!("difftool -x 'touch {}' HEAD", pwned.display())}),
-            ),
-            call(
-                "file_write",
-                json!({"path": ".git/hooks/post-commit",
-                       "content": format!("#!/bin/sh\ntouch {}\n", marker.display())}),
-            ),
-            call(
-                "file_write",
-                json!({"path": ".git/config", "content": "[core]\n"})
-            ),
-        ]),
+        turn(
+            hostile
+                .iter()
+                .map(|line| call("git_exec", json!({"args": line})))
+                .chain([
+                    call(
+                        "file_write",
+                        json!({"path": ".git/hooks/post-commit",
+                               "content": format!("#!/bin/sh\ntouch {}\n", marker.display())}),
+                    ),
+                    call(
+                        "file_write",
+                        json!({"path": ".git/config", "content": "[core]\n"}),
+                    ),
+                ])
+                .collect(),
+        ),
         // A shell command writing outside the workspace and into .git (asked,
         // approved, and still confined).
         turn(vec![call(
@@ -395,18 +396,19 @@ async fn the_agent_is_refused_git_that_runs_programs_and_writes_into_git_data_wi
             )
         })
         .collect();
-    assert_eq!(results.len(), 8, "{results:?}");
+    let n = hostile.len();
+    assert_eq!(results.len(), n + 5, "{results:?}");
     assert!(!results[0].1, "status ran: {results:?}");
-    for r in &results[1..6] {
+    for r in &results[1..n + 3] {
         assert!(r.1 && r.2.contains("refused"), "{r:?}");
     }
-    assert!(results[4].2.contains(".git"), "{:?}", results[4]);
+    assert!(results[n + 1].2.contains(".git"), "{:?}", results[n + 1]);
+    let shell = &results[n + 3];
     assert!(
-        results[6].2.contains("outside-refused") && results[6].2.contains("hook-refused"),
-        "{:?}",
-        results[6]
+        shell.2.contains("outside-refused") && shell.2.contains("hook-refused"),
+        "{shell:?}"
     );
-    assert!(!results[7].1, "the commit ran: {:?}", results[7]);
+    assert!(!results[n + 4].1, "the commit ran: {:?}", results[n + 4]);
     assert_eq!(count(&ev, "approval.requested"), 3);
     let log = std::process::Command::new("git")
         .args(["log", "--format=%s", "-n", "1"])
