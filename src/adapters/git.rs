@@ -42,7 +42,7 @@ pub enum GitError {
 
 /// How a file changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileChange {
+pub struct TurnFileChange {
     /// Path relative to the repository root (new path for renames).
     pub path: String,
     /// Old path, for renames.
@@ -66,7 +66,7 @@ pub struct TreeDiff {
     /// `git diff --stat` text.
     pub stat: String,
     /// Changed files.
-    pub files: Vec<FileChange>,
+    pub files: Vec<TurnFileChange>,
     /// Per-file unified (binary-safe) diff, in the order of `files`.
     pub diffs: Vec<String>,
 }
@@ -183,7 +183,7 @@ pub async fn diff_in(
 
 /// Restores `paths` (repository-relative) to their state in `base`: files that did
 /// not exist there are removed, renamed files get their old path back.
-pub async fn restore(ws: &Path, base: &str, changes: &[FileChange]) -> Result<(), GitError> {
+pub async fn restore(ws: &Path, base: &str, changes: &[TurnFileChange]) -> Result<(), GitError> {
     let root = repo_root(ws).await?;
     let root = Path::new(&root);
     for c in changes {
@@ -221,7 +221,7 @@ async fn remove(root: &Path, rel: &str) -> Result<(), GitError> {
     }
 }
 
-fn parse_name_status(z: &str) -> Vec<FileChange> {
+fn parse_name_status(z: &str) -> Vec<TurnFileChange> {
     let mut parts = z.split('\0').filter(|s| !s.is_empty());
     let mut out = Vec::new();
     while let Some(code) = parts.next() {
@@ -239,7 +239,7 @@ fn parse_name_status(z: &str) -> Vec<FileChange> {
             'C' => "added",
             _ => "modified",
         };
-        out.push(FileChange {
+        out.push(TurnFileChange {
             path,
             old_path: if kind == 'R' { old_path } else { None },
             status: status.to_string(),
@@ -250,7 +250,7 @@ fn parse_name_status(z: &str) -> Vec<FileChange> {
     out
 }
 
-fn apply_numstat(files: &mut [FileChange], z: &str) {
+fn apply_numstat(files: &mut [TurnFileChange], z: &str) {
     // Records: "ADD\tDEL\tPATH\0" or, for renames, "ADD\tDEL\t\0OLD\0NEW\0".
     let mut parts = z.split('\0');
     while let Some(head) = parts.next() {

@@ -4,7 +4,7 @@
 use super::output::{Format, print_resource, print_text};
 use super::spinner::Spinner;
 use super::{AppContext, GlobalArgs};
-use crate::adapters::acp::{ProbeReport, ProbeStatus};
+use crate::adapters::acp::{AgentProbe, ProbeStatus};
 use crate::bridges::http::wire::agent::ProbeDto;
 use std::fmt::Write as _;
 
@@ -148,7 +148,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &AdaptersCommand) -> anyhow::Result<i32>
 }
 
 /// Prints a probe's verdict as `object` and exits 0 when ready, 9 otherwise.
-fn print_probe(report: &ProbeReport, object: &str, format: Format) -> anyhow::Result<i32> {
+fn print_probe(report: &AgentProbe, object: &str, format: Format) -> anyhow::Result<i32> {
     match format {
         Format::Json => print_resource(object, &ProbeDto::from(report))?,
         Format::Text => {

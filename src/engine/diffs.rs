@@ -2,7 +2,7 @@
 //! workspaces, stored on the assistant message, listed and reverted on request.
 
 use super::Engine;
-use crate::adapters::git::{self, FileChange, GitError, TreeDiff};
+use crate::adapters::git::{self, GitError, TreeDiff, TurnFileChange};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::EngineEvent;
 use crate::domain::ids::{MessageId, SessionId};
@@ -24,7 +24,7 @@ pub struct RevertResult {
     /// What still differs from the turn's baseline among the captured paths.
     pub diff_stat: String,
     /// Remaining changes among the captured paths.
-    pub files: Vec<FileChange>,
+    pub files: Vec<TurnFileChange>,
 }
 
 /// Takes a baseline snapshot of `workspace`, or `None` when it is not a Git work tree.
@@ -86,7 +86,7 @@ impl Engine {
         namespace: &str,
         session_id: &SessionId,
         message_id: &MessageId,
-    ) -> Result<Vec<FileChange>> {
+    ) -> Result<Vec<TurnFileChange>> {
         let (_, diff) = self.stored_diff(namespace, session_id, message_id).await?;
         Ok(diff.map(|d| d.files).unwrap_or_default())
     }
@@ -98,7 +98,7 @@ impl Engine {
         session_id: &SessionId,
         message_id: &MessageId,
         path: &str,
-    ) -> Result<(FileChange, String)> {
+    ) -> Result<(TurnFileChange, String)> {
         let (_, diff) = self.stored_diff(namespace, session_id, message_id).await?;
         let diff = diff.ok_or_else(|| HecateError::not_found("file", path))?;
         diff.files
@@ -148,7 +148,7 @@ impl Engine {
                 .with_detail("path", p.clone()));
             }
         }
-        let chosen: Vec<FileChange> = diff
+        let chosen: Vec<TurnFileChange> = diff
             .files
             .iter()
             .filter(|f| {

@@ -5,7 +5,7 @@ use super::Engine;
 use crate::adapters::acp::agent::auth::{self, AuthStatus};
 use crate::adapters::acp::agent::install::install_managed;
 use crate::adapters::acp::agent::launcher::{self, Availability};
-use crate::adapters::acp::{ProbeOptions, ProbeReport, probe};
+use crate::adapters::acp::{AgentProbe, ProbeOptions, probe};
 use crate::adapters::telemetry::metrics;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;
@@ -217,7 +217,7 @@ impl Engine {
     }
 
     /// Spawns an agent in a temporary workspace and classifies whether it is ready.
-    pub async fn probe_adapter(&self, adapter_id: &str) -> Result<ProbeReport> {
+    pub async fn probe_adapter(&self, adapter_id: &str) -> Result<AgentProbe> {
         self.check_adapter(adapter_id)?;
         let Some(rt) = &self.inner.external else {
             return Err(HecateError::new(ErrorType::AdapterNotFound, adapter_id));

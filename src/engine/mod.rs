@@ -26,8 +26,8 @@ pub mod tasks;
 mod turns;
 pub mod workspace;
 
-pub use crate::adapters::acp::{ProbeReport, ProbeStatus};
-pub use crate::adapters::git::FileChange;
+pub use crate::adapters::acp::{AgentProbe, ProbeStatus};
+pub use crate::adapters::git::TurnFileChange;
 /// The spans of calls made to Hecate (HTTP requests, MCP calls) and their ids,
 /// for the bridges.
 pub use crate::adapters::telemetry::spans::{

@@ -29,8 +29,8 @@ pub enum TargetRef {
         /// Model.
         model: String,
     },
-    /// An external agent.
-    Agent {
+    /// An external coding agent Hecate supervises over ACP (`agent:ID`).
+    External {
         /// Adapter id.
         adapter_id: String,
     },
@@ -68,7 +68,7 @@ impl TargetRef {
             });
         }
         if let Some(id) = s.strip_prefix("agent:").filter(|i| !i.is_empty()) {
-            return Ok(Self::Agent {
+            return Ok(Self::External {
                 adapter_id: id.to_string(),
             });
         }
@@ -83,7 +83,7 @@ impl TargetRef {
     pub fn id(&self) -> String {
         match self {
             Self::Model { provider, model } => format!("model:{provider}/{model}"),
-            Self::Agent { adapter_id } => format!("agent:{adapter_id}"),
+            Self::External { adapter_id } => format!("agent:{adapter_id}"),
             Self::Hecate { model: None } => "hecate".to_string(),
             Self::Hecate {
                 model: Some((provider, model)),

@@ -22,6 +22,6 @@ pub use client::{AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeS
 pub use convert::StopReason;
 pub use error::{AcpError, Stage};
 pub use launcher::{Availability, LaunchSource, LaunchSpec, LauncherOptions};
-pub use probe::{ProbeOptions, ProbeReport, ProbeStatus, probe};
+pub use probe::{AgentProbe, ProbeOptions, ProbeStatus, probe};
 pub use services::terminal_sandbox::{SandboxMode, SandboxUnavailable, TerminalSandbox};
 pub use turn::{PromptOutcome, TurnIo};

@@ -14,7 +14,7 @@ pub mod tool_def;
 pub use client::{Changed, Notice, Upstream};
 pub use error::McpClientError;
 pub use pool::{
-    EntryInfo, Lease, Pool, PoolOptions, PoolStats, ProbeFailure, ProbeReport, ProbeStage,
+    EntryInfo, Lease, McpProbe, Pool, PoolOptions, PoolStats, ProbeFailure, ProbeStage,
 };
 pub use spec::{ResolvedTransport, ServerSpec};
 

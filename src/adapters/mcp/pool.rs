@@ -405,7 +405,7 @@ impl Pool {
         &self,
         spec: &ServerSpec,
         timeout: Duration,
-    ) -> Result<ProbeReport, ProbeFailure> {
+    ) -> Result<McpProbe, ProbeFailure> {
         let staged = |stage: ProbeStage| move |error| ProbeFailure { stage, error };
         let transport = self.resolve(spec).map_err(staged(ProbeStage::Resolve))?;
         let upstream = Upstream::connect(&transport, &self.inner.base_env, timeout)
@@ -414,7 +414,7 @@ impl Pool {
         let tools = upstream.list_tools(timeout).await;
         let server = upstream.server_info();
         upstream.shutdown();
-        Ok(ProbeReport {
+        Ok(McpProbe {
             server,
             tools: tools.map_err(staged(ProbeStage::ListTools))?,
         })
@@ -505,7 +505,7 @@ pub struct ProbeFailure {
 
 /// What a probe found.
 #[derive(Debug, Clone, Serialize)]
-pub struct ProbeReport {
+pub struct McpProbe {
     /// The server's `serverInfo`.
     pub server: serde_json::Value,
     /// Its tools, un-namespaced, with schemas verbatim.

@@ -10,7 +10,7 @@ use std::path::Path;
 /// One file change: the path relative to the workspace and its text before and
 /// after (`None` for a file that did not or no longer exists).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileChange {
+pub struct SandboxFileChange {
     /// The path relative to the workspace.
     pub path: String,
     /// The content before (`None`: the file did not exist).
@@ -62,7 +62,7 @@ pub fn apply_file_operation(
     op: FileOperation,
     content: &str,
     git_writable: bool,
-) -> Result<FileChange, SandboxError> {
+) -> Result<SandboxFileChange, SandboxError> {
     let target = confine(workspace, Path::new(requested))
         .map_err(|r| SandboxError::Invalid(format!("file_path {}: {}", r.path, r.reason)))?;
     if !target.real.starts_with(allowed_root) {
@@ -93,7 +93,7 @@ pub fn apply_file_operation(
         }
     };
     write_back(&target.real, after.as_deref())?;
-    Ok(FileChange {
+    Ok(SandboxFileChange {
         path: target.relative.display().to_string(),
         before,
         after,

@@ -65,7 +65,7 @@ fn send_message(
             send.provider = Some(provider.clone());
             send.model = Some(model.clone());
         }
-        TargetRef::Agent { adapter_id } => {
+        TargetRef::External { adapter_id } => {
             send.runtime_kind = Some(RuntimeKind::ExternalAgent);
             send.adapter_id = Some(adapter_id.clone());
             send.mcp_servers = thread.mcp_servers.clone();

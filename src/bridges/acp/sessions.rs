@@ -58,7 +58,7 @@ fn config_options(targets: &[Target], current: &TargetRef) -> Vec<SessionConfigO
 /// The target a stored session was last answered by.
 pub fn target_of(session: &Session) -> Option<TargetRef> {
     match session.runtime_kind {
-        RuntimeKind::ExternalAgent => Some(TargetRef::Agent {
+        RuntimeKind::ExternalAgent => Some(TargetRef::External {
             adapter_id: session.adapter_id.clone()?,
         }),
         RuntimeKind::Agent => Some(TargetRef::Hecate {
@@ -102,7 +102,7 @@ pub async fn new_session(
             workspace: Some(cwd.clone()).filter(|c| Path::new(c).is_dir()),
             ..base
         },
-        TargetRef::Agent { adapter_id } => CreateSession {
+        TargetRef::External { adapter_id } => CreateSession {
             runtime_kind: Some(RuntimeKind::ExternalAgent),
             adapter_id: Some(adapter_id.clone()),
             workspace: Some(cwd.clone()),
@@ -238,7 +238,7 @@ async fn switch_target(
             } => {
                 format!(": no configured provider offers the model {p}/{m}")
             }
-            TargetRef::Agent { adapter_id } => {
+            TargetRef::External { adapter_id } => {
                 format!(": no installed agent has the id {adapter_id}")
             }
         };

@@ -36,7 +36,7 @@ pub use crate::adapters::gateway::{
 };
 pub use capabilities::CapabilityOverride;
 pub use policy::RoutingSettings;
-pub use probe::ProbeReport;
+pub use probe::ToolCallingProbe;
 pub use record::{HISTORY_MISMATCH, RouteLog, SessionBinding, TraceStart};
 pub use route::{
     DISCOVERY_TIMEOUT, GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED,

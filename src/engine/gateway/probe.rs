@@ -23,7 +23,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What a probe did and what it recorded.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProbeReport {
+pub struct ToolCallingProbe {
     /// The stored probe record.
     pub record: CapabilityRecord,
     /// Calls of the probe tool seen (`None` for a result recorded by hand).
@@ -51,7 +51,7 @@ impl Engine {
         model: &str,
         manual: Option<ToolCalling>,
         note: Option<String>,
-    ) -> Result<ProbeReport> {
+    ) -> Result<ToolCallingProbe> {
         self.check_pair(provider, model)?;
         let (tool_calling, seen, saw) = match manual {
             Some(ToolCalling::Unknown) => {
@@ -83,7 +83,7 @@ impl Engine {
         };
         self.put_capability_record(&record).await?;
         let effective = self.model_capabilities(provider, model).await;
-        Ok(ProbeReport {
+        Ok(ToolCallingProbe {
             record,
             tool_calls_seen: seen,
             effective,

@@ -10,7 +10,7 @@ use super::types::{
     UpstreamTool, client_error, expose_names,
 };
 use crate::adapters::mcp::tool_def::{annotate, name_of};
-use crate::adapters::mcp::{EntryInfo, PoolOptions, PoolStats, ProbeReport};
+use crate::adapters::mcp::{EntryInfo, McpProbe, PoolOptions, PoolStats};
 use crate::domain::error::{HecateError, Result};
 use crate::engine::Engine;
 use serde_json::Value;
@@ -84,20 +84,20 @@ impl Engine {
     /// and tears it down, within 10 seconds. A failure is `invalid_request`
     /// whatever the cause (the definition is what is being tested), with the
     /// failed `stage` in its details.
-    pub async fn mcp_probe(&self, spec: &ServerSpec) -> Result<ProbeReport> {
+    pub async fn mcp_probe(&self, spec: &ServerSpec) -> Result<McpProbe> {
         self.mcp_probe_named("probe", spec).await
     }
 
     /// Probes one server entry shaped like a task's `mcp_servers` item (`name`
     /// defaults to `probe`); answers the name and what the probe found.
-    pub async fn mcp_probe_entry(&self, entry: &Value) -> Result<(String, ProbeReport)> {
+    pub async fn mcp_probe_entry(&self, entry: &Value) -> Result<(String, McpProbe)> {
         let e = super::entry::parse(entry, Some("probe"))?;
         let report = self.mcp_probe_named(&e.name, &e.spec).await?;
         Ok((e.name, report))
     }
 
     /// [`Engine::mcp_probe`] for a server called `name`.
-    pub async fn mcp_probe_named(&self, name: &str, spec: &ServerSpec) -> Result<ProbeReport> {
+    pub async fn mcp_probe_named(&self, name: &str, spec: &ServerSpec) -> Result<McpProbe> {
         self.mcp_hub()
             .pool
             .probe(spec, PROBE_TIMEOUT)

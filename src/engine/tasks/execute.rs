@@ -6,7 +6,8 @@ use super::TaskRuntime;
 use super::control::confinement_of;
 use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::sandbox::{
-    self, CommandOutcome, CommandRun, FileChange, OUTPUT_CAP_BYTES, SandboxError, WorkspaceRequest,
+    self, CommandOutcome, CommandRun, OUTPUT_CAP_BYTES, SandboxError, SandboxFileChange,
+    WorkspaceRequest,
 };
 use crate::domain::ids::{TaskArtifactId, TaskStepId};
 use crate::domain::task::{
@@ -153,7 +154,7 @@ pub(super) fn patch_artifact(
     task: &Task,
     run: &TaskRun,
     step: &TaskStepId,
-    change: &FileChange,
+    change: &SandboxFileChange,
     proposed: bool,
 ) -> (TaskArtifact, NewTaskEvent) {
     let content = json!({"path": change.path, "before": change.before, "after": change.after});
@@ -173,7 +174,7 @@ pub(super) fn patch_artifact(
     (patch, event)
 }
 
-fn patch_end(task: &Task, run: &TaskRun, step: &TaskStepId, change: FileChange) -> StepEnd {
+fn patch_end(task: &Task, run: &TaskRun, step: &TaskStepId, change: SandboxFileChange) -> StepEnd {
     let (patch, event) = patch_artifact(task, run, step, &change, false);
     StepEnd {
         status: TaskStepStatus::Completed,

@@ -28,7 +28,7 @@ pub enum ProbeStatus {
 
 /// What a probe found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProbeReport {
+pub struct AgentProbe {
     /// The manifest id.
     pub adapter_id: String,
     /// The verdict.
@@ -50,7 +50,7 @@ pub struct ProbeReport {
     pub path: Option<String>,
 }
 
-impl ProbeReport {
+impl AgentProbe {
     /// What an operator should do next for this verdict (none when ready).
     pub fn hint(&self) -> Option<&'static str> {
         match self.status {
@@ -132,9 +132,9 @@ fn classify(stage: Stage, e: AcpError) -> (ProbeStatus, Stage, String, Option<St
 }
 
 /// Probes one agent end to end and always returns a report (never an error).
-pub async fn probe(manifest: &AgentManifest, opts: &ProbeOptions) -> ProbeReport {
+pub async fn probe(manifest: &AgentManifest, opts: &ProbeOptions) -> AgentProbe {
     let started = Instant::now();
-    let mut report = ProbeReport {
+    let mut report = AgentProbe {
         adapter_id: manifest.id.clone(),
         status: ProbeStatus::Ready,
         stage: Stage::Ready,
@@ -174,7 +174,7 @@ type Failure = (ProbeStatus, Stage, String, Option<String>);
 async fn run(
     manifest: &AgentManifest,
     opts: &ProbeOptions,
-    report: &mut ProbeReport,
+    report: &mut AgentProbe,
 ) -> Result<(), Failure> {
     report.stage = Stage::Lookup;
     let spec = resolve(manifest, &opts.launcher).ok_or_else(|| {

@@ -3,7 +3,7 @@
 
 use crate::domain::approval::{Approval, Decision, Grant, Scope};
 use crate::engine::diffs::RevertResult;
-use crate::engine::{AdapterStatus, FileChange, ProbeReport};
+use crate::engine::{AdapterStatus, AgentProbe, TurnFileChange};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -144,8 +144,8 @@ pub struct ProbeDto {
     pub hint: Option<String>,
 }
 
-impl From<&ProbeReport> for ProbeDto {
-    fn from(r: &ProbeReport) -> Self {
+impl From<&AgentProbe> for ProbeDto {
+    fn from(r: &AgentProbe) -> Self {
         Self {
             adapter_id: r.adapter_id.clone(),
             status: wire_name(&r.status),
@@ -450,8 +450,8 @@ pub struct ChangedFileDto {
     pub deletions: u64,
 }
 
-impl From<&FileChange> for ChangedFileDto {
-    fn from(f: &FileChange) -> Self {
+impl From<&TurnFileChange> for ChangedFileDto {
+    fn from(f: &TurnFileChange) -> Self {
         Self {
             path: f.path.clone(),
             old_path: f.old_path.clone(),

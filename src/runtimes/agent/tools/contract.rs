@@ -2,7 +2,7 @@
 //! sandbox policy, the outcome of a call, and why a call could not be done.
 
 use super::http_policy::HttpPolicy;
-use crate::adapters::sandbox::{CommandOutcome, Confinement, FileChange, SandboxError};
+use crate::adapters::sandbox::{CommandOutcome, Confinement, SandboxError, SandboxFileChange};
 use crate::domain::plan::PlanEntry;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,7 +56,7 @@ pub enum ToolError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Patch {
     /// The change.
-    pub change: FileChange,
+    pub change: SandboxFileChange,
     /// True when it was only proposed (not written).
     pub proposed: bool,
 }

@@ -4,7 +4,9 @@
 
 use super::{Patch, ToolEnv, ToolError, ToolOutcome};
 use crate::adapters::sandbox::paths::confine;
-use crate::adapters::sandbox::{FileChange, apply_file_operation, git_data_refused, is_git_data};
+use crate::adapters::sandbox::{
+    SandboxFileChange, apply_file_operation, git_data_refused, is_git_data,
+};
 use crate::domain::task::FileOperation;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -111,7 +113,7 @@ pub(super) fn list_dir(env: &ToolEnv, a: ListArgs) -> Result<ToolOutcome, ToolEr
     Ok(ToolOutcome::text(names.join("\n")))
 }
 
-fn changed(change: FileChange, proposed: bool) -> ToolOutcome {
+fn changed(change: SandboxFileChange, proposed: bool) -> ToolOutcome {
     let verb = match (&change.before, proposed) {
         (_, true) => "proposed a change to",
         (None, false) => "created",
@@ -155,7 +157,7 @@ pub(super) fn file_edit(env: &ToolEnv, a: EditArgs) -> Result<ToolOutcome, ToolE
     }
     let after = before.replacen(a.old_string.as_str(), &a.new_string, 1);
     if a.propose {
-        let change = FileChange {
+        let change = SandboxFileChange {
             path: relative,
             before: Some(before),
             after: Some(after),
