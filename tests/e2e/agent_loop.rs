@@ -8,8 +8,8 @@
 //! plan the model shares; a bare model found through a provider's model list.
 
 use crate::support::agent::{
-    WIRES, agent_home, agent_task, answer, call, count, create_and_start, data, events, reaches,
-    said, turn,
+    WIRES, agent_home, agent_task, answer, approve, call, count, create_and_start, data, events,
+    reaches, said, turn,
 };
 use crate::support::common::{ModelServer, workspace};
 use crate::support::http::{Api, Served, serve, serve_args};
@@ -152,14 +152,7 @@ async fn an_approved_call_runs_without_another_model_call_and_a_rejected_one_is_
             !ws.join("out.txt").exists(),
             "nothing ran before the approval"
         );
-        let id = approvals[0]["id"].as_str().expect("id");
-        let ok = api
-            .post(
-                &format!("/hecate/v1/tasks/{task}/approvals/{id}/resolve"),
-                json!({"decision": "approve"}),
-            )
-            .await;
-        assert_eq!(ok.status, 200, "{}", ok.body);
+        approve(&api, &task, approvals[0]["id"].as_str().expect("id")).await;
         reaches(&api, &task, &run, &["awaiting_approval"]).await;
         let approvals = data(&api, &format!("/hecate/v1/tasks/{task}/approvals")).await;
         let pending: Vec<&Value> = approvals

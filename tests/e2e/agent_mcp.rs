@@ -8,8 +8,8 @@
 //! `GET /hecate/v1/system/mcp/cache`.
 
 use crate::support::agent::{
-    WIRES, agent_home, agent_home_with, agent_task, answer, call, count, create_and_start, data,
-    events, reaches, said, turn,
+    WIRES, agent_home, agent_home_with, agent_task, answer, approve, call, count, create_and_start,
+    data, events, reaches, said, turn,
 };
 use crate::support::common::{ModelServer, workspace};
 use crate::support::http::{Api, serve};
@@ -200,14 +200,7 @@ async fn block_withholds_a_servers_tools_and_require_approval_parks_each_call() 
             .contains("mcp__ask__echo")
     );
     assert_eq!(server.requests().len(), 1);
-    let id = approvals[0]["id"].as_str().expect("id");
-    let ok = api
-        .post(
-            &format!("/hecate/v1/tasks/{task}/approvals/{id}/resolve"),
-            json!({"decision": "approve"}),
-        )
-        .await;
-    assert_eq!(ok.status, 200, "{}", ok.body);
+    approve(&api, &task, approvals[0]["id"].as_str().expect("id")).await;
     let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
     assert_eq!(done["status"], "completed", "{done}");
     let requests = server.requests();
