@@ -190,7 +190,7 @@ impl SealHold {
 /// `/tmp` when the rest of the machine is read-only.
 fn confined_env(cmd: &CommandRun) -> Vec<(String, String)> {
     let mut env = cmd.env.clone();
-    if cmd.confinement.is_needed() && cmd.confinement.read_only {
+    if cmd.confinement.read_only {
         env.retain(|(k, _)| !matches!(k.as_str(), "TMPDIR" | "TMP" | "TEMP"));
         env.push(("TMPDIR".into(), "/tmp".into()));
     }
