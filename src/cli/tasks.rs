@@ -179,6 +179,10 @@ pub struct CreateArgs {
     /// Allow network access (otherwise commands run without network).
     #[arg(long)]
     pub network: bool,
+    /// Everything outside the workspace read-only: the default now, still
+    /// accepted so existing scripts keep working.
+    #[arg(long, conflicts_with = "writable_root")]
+    pub read_only: bool,
     /// Loosen the default confinement: the whole filesystem writable to the
     /// task's commands (by default only the workspace and a private /tmp are).
     #[arg(long)]
