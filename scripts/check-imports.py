@@ -293,6 +293,7 @@ LAYERS = [
     ("src/adapters/", "Adapters"),
     ("src/store/", "Store"),
     ("src/jsonl.rs", "Jsonl"),
+    ("src/model_wire/", "ModelWire"),
     ("src/domain/", "Domain"),
 ]
 NEVER = {
@@ -306,13 +307,16 @@ NEVER = {
     ("Domain", "Engine"), ("Domain", "Adapters"), ("Domain", "Store"), ("Domain", "Jsonl"),
     ("Domain", "Runtimes"), ("Domain", "Bridges"), ("Domain", "Cli"), ("Domain", "Config"),
     ("Jsonl", "Domain"), ("Jsonl", "Engine"), ("Jsonl", "Store"),
+    ("Domain", "ModelWire"), ("ModelWire", "Domain"), ("ModelWire", "Engine"), ("ModelWire", "Store"),
+    ("ModelWire", "Adapters"), ("ModelWire", "Runtimes"), ("ModelWire", "Bridges"),
+    ("ModelWire", "Cli"), ("ModelWire", "Config"), ("ModelWire", "Jsonl"),
     ("Benches", "Cli"), ("Benches", "Bridges"),
     ("Config", "Cli"), ("Config", "Bridges"),
 }
 # The crate's top-level modules, as `hecate::NAME` paths name them from benches.
 TOP = {"cli": "Cli", "config": "Config", "bridges": "Bridges", "engine": "Engine",
        "runtimes": "Runtimes", "adapters": "Adapters", "store": "Store", "jsonl": "Jsonl",
-       "domain": "Domain"}
+       "model_wire": "ModelWire", "domain": "Domain"}
 
 
 def part_of(file):

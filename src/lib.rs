@@ -9,5 +9,7 @@ pub mod config;
 pub mod domain;
 pub mod engine;
 pub mod jsonl;
+pub mod model_wire;
 pub mod runtimes;
 pub mod store;
+pub mod telemetry;

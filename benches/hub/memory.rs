@@ -350,7 +350,7 @@ async fn turn_overhead(base_url: &str, turns: usize) -> anyhow::Result<Value> {
     // Let the last batch go out, then read what was indexed.
     tokio::time::sleep(Duration::from_millis(500)).await;
     on.shutdown().await;
-    let status = on.recall_status();
+    let status = on.memory().status();
     let (off_s, on_s) = (summarize(t_off), summarize(t_on));
     Ok(json!({
         "turns": turns,

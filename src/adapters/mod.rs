@@ -10,4 +10,3 @@ pub mod mcp;
 pub mod process;
 pub mod providers;
 pub mod sandbox;
-pub mod telemetry;

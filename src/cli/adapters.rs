@@ -49,7 +49,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &AdaptersCommand) -> anyhow::Result<i32>
     let ctx = AppContext::build(cli).await?;
     match cmd {
         AdaptersCommand::List { format } => {
-            let list = ctx.engine.list_adapters().await?;
+            let list = ctx.engine.agents().list().await?;
             match format {
                 Format::Json => print_resource("agent_adapters", &list)?,
                 Format::Text => {
@@ -97,24 +97,25 @@ pub async fn run(cli: &GlobalArgs, cmd: &AdaptersCommand) -> anyhow::Result<i32>
             Ok(0)
         }
         AdaptersCommand::Health { id, format } => {
-            let report = ctx.engine.probe_adapter(id).await?;
+            let report = ctx.engine.agents().probe(id).await?;
             print_probe(&report, "agent_adapter_health", *format)
         }
         AdaptersCommand::Install { id, format } => {
             let package = ctx
                 .engine
-                .list_adapters()
+                .agents()
+                .list()
                 .await?
                 .into_iter()
                 .find(|a| &a.id == id)
                 .and_then(|a| a.package);
             // Unknown adapters and ones without a package fail at once, unspun.
             let Some(package) = package else {
-                ctx.engine.install_adapter(id).await?;
+                ctx.engine.agents().install(id).await?;
                 return Ok(0);
             };
             let spinner = Spinner::start(format!("installing {id} ({package}) with npm"));
-            match ctx.engine.install_adapter(id).await {
+            match ctx.engine.agents().install(id).await {
                 Ok(row) => {
                     spinner.finish(&format!("installed {id}")).await;
                     match format {
@@ -141,7 +142,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &AdaptersCommand) -> anyhow::Result<i32>
             }
         }
         AdaptersCommand::Probe { id, format } => {
-            let report = ctx.engine.probe_adapter(id).await?;
+            let report = ctx.engine.agents().probe(id).await?;
             print_probe(&report, "agent_adapter_probe", *format)
         }
     }

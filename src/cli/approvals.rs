@@ -166,7 +166,11 @@ pub async fn run_approvals(cli: &GlobalArgs, cmd: &ApprovalsCommand) -> anyhow::
         } => {
             let sid = session.as_deref().map(SessionId::from);
             let status = (!all).then_some(ApprovalStatus::Pending);
-            let list = ctx.engine.list_approvals(ns, sid.as_ref(), status).await?;
+            let list = ctx
+                .engine
+                .approvals()
+                .list(ns, sid.as_ref(), status)
+                .await?;
             // Task approvals (the task runtime's gates) belong to no session.
             let task_gates = if session.is_none() {
                 ctx.engine.tasks().namespace_approvals(ns, *all).await?
@@ -245,7 +249,8 @@ pub async fn run_approvals(cli: &GlobalArgs, cmd: &ApprovalsCommand) -> anyhow::
         } => {
             let a = ctx
                 .engine
-                .resolve_approval(
+                .approvals()
+                .resolve(
                     ns,
                     &ApprovalId::from(id.as_str()),
                     (*decision).into(),
@@ -265,7 +270,8 @@ pub async fn run_approvals(cli: &GlobalArgs, cmd: &ApprovalsCommand) -> anyhow::
         ApprovalsCommand::Cancel { id } => {
             let a = ctx
                 .engine
-                .cancel_approval(ns, &ApprovalId::from(id.as_str()))
+                .approvals()
+                .cancel(ns, &ApprovalId::from(id.as_str()))
                 .await?;
             print_text(&format!("{} {}\n", a.id, a.status.as_str()))?;
         }
@@ -278,7 +284,7 @@ pub async fn run_grants(cli: &GlobalArgs, cmd: &GrantsCommand) -> anyhow::Result
     let ns = ctx.namespace.as_str();
     match cmd {
         GrantsCommand::List { format } => {
-            let list = ctx.engine.list_grants(ns).await?;
+            let list = ctx.engine.approvals().list_grants(ns).await?;
             match format {
                 Format::Json => print_resource("agent_chat_grants", &list)?,
                 Format::Text => {
@@ -328,6 +334,7 @@ pub async fn run_grants(cli: &GlobalArgs, cmd: &GrantsCommand) -> anyhow::Result
             };
             let g = ctx
                 .engine
+                .approvals()
                 .create_grant(
                     ns,
                     GrantRequest {
@@ -358,6 +365,7 @@ pub async fn run_grants(cli: &GlobalArgs, cmd: &GrantsCommand) -> anyhow::Result
         }
         GrantsCommand::Revoke { id } => {
             ctx.engine
+                .approvals()
                 .revoke_grant(ns, &GrantId::from(id.as_str()))
                 .await?;
             eprintln!("revoked {id}");

@@ -290,7 +290,7 @@ pub async fn run(cli: &GlobalArgs, args: &ChatArgs) -> anyhow::Result<i32> {
                 match approval_choice(&line) {
                     Some((decision, scope)) => {
                         let id = pending.remove(0);
-                        if let Err(e) = engine.resolve_approval(ns, &id, decision, scope).await {
+                        if let Err(e) = engine.approvals().resolve(ns, &id, decision, scope).await {
                             eprintln!("could not resolve {id}: {}", e.message);
                         }
                     }

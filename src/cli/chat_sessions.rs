@@ -50,7 +50,11 @@ pub async fn run(cli: &GlobalArgs, cmd: &ChatSessionsCommand) -> anyhow::Result<
             limit,
             offset,
         } => {
-            let list = ctx.engine.list_chat_sessions(ns, *limit, *offset).await?;
+            let list = ctx
+                .engine
+                .gateway()
+                .list_chat_sessions(ns, *limit, *offset)
+                .await?;
             let rows: Vec<ChatSessionSummaryDto> =
                 list.iter().map(ChatSessionSummaryDto::from).collect();
             match format {
@@ -77,7 +81,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &ChatSessionsCommand) -> anyhow::Result<
             }
         }
         ChatSessionsCommand::Show { id, format } => {
-            let v = ctx.engine.chat_session(ns, id).await?;
+            let v = ctx.engine.gateway().chat_session(ns, id).await?;
             match format {
                 Format::Json => print_resource(
                     "chat_session",
@@ -87,7 +91,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &ChatSessionsCommand) -> anyhow::Result<
             }
         }
         ChatSessionsCommand::Delete { id } => {
-            ctx.engine.delete_chat_session(ns, id).await?;
+            ctx.engine.gateway().delete_chat_session(ns, id).await?;
             print_text(&format!("deleted {id}\n"))?;
         }
     }

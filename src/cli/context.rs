@@ -210,7 +210,7 @@ impl AppContext {
         };
         let pool = config.mcp_pool()?;
         let (engine, _report) = Engine::start(store, runtimes, engine_config).await?;
-        engine.configure_mcp_pool(pool);
+        engine.mcp().configure_pool(pool);
         Ok(Self {
             config,
             data_dir,

@@ -80,7 +80,8 @@ pub struct HttpArgs {
 async fn context(cli: &GlobalArgs) -> anyhow::Result<AppContext> {
     let ctx = AppContext::build(cli).await?;
     ctx.engine
-        .configure_mcp_servers(ctx.config.mcp_servers()?)?;
+        .mcp()
+        .configure_servers(ctx.config.mcp_servers()?)?;
     Ok(ctx)
 }
 
@@ -125,7 +126,7 @@ async fn probe(cli: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<i32> {
         anyhow::bail!("give either --url URL or -- COMMAND [ARGS...]");
     };
     let ctx = AppContext::build(cli).await?;
-    let report = ctx.engine.mcp_probe(&spec).await?;
+    let report = ctx.engine.mcp().probe(&spec).await?;
     match a.format {
         Format::Json => print_resource("mcp_probe", &report)?,
         Format::Text => {
@@ -151,10 +152,10 @@ async fn probe(cli: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<i32> {
 
 async fn servers(cli: &GlobalArgs, format: Format) -> anyhow::Result<i32> {
     let ctx = context(cli).await?;
-    let catalog = ctx.engine.mcp_tools().await;
+    let catalog = ctx.engine.mcp().tools().await;
     let servers: Vec<serde_json::Value> = ctx
         .engine
-        .mcp_servers()
+        .mcp().servers()
         .iter()
         .map(|s| {
             serde_json::json!({
@@ -165,7 +166,7 @@ async fn servers(cli: &GlobalArgs, format: Format) -> anyhow::Result<i32> {
             })
         })
         .collect();
-    let pool = ctx.engine.mcp_pool_stats();
+    let pool = ctx.engine.mcp().pool_stats();
     match format {
         Format::Json => print_resource(
             "mcp_servers",
@@ -202,7 +203,7 @@ async fn servers(cli: &GlobalArgs, format: Format) -> anyhow::Result<i32> {
 
 async fn calls(cli: &GlobalArgs, limit: usize, format: Format) -> anyhow::Result<i32> {
     let ctx = AppContext::build(cli).await?;
-    let records = ctx.engine.list_mcp_calls(&ctx.namespace, limit).await?;
+    let records = ctx.engine.mcp().list_calls(&ctx.namespace, limit).await?;
     match format {
         Format::Json => print_resource("list", &records)?,
         Format::Text => {

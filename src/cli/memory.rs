@@ -50,7 +50,8 @@ pub async fn run(cli: &GlobalArgs, cmd: &MemoryCommand) -> anyhow::Result<i32> {
         } => {
             let answer = ctx
                 .engine
-                .memory_search(
+                .memory()
+                .search(
                     ns,
                     MemorySearch {
                         query: query.clone(),
@@ -86,7 +87,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &MemoryCommand) -> anyhow::Result<i32> {
             }
         }
         MemoryCommand::Status { format } => {
-            let dto = RecallStatusDto::from(&ctx.engine.probe_recall().await);
+            let dto = RecallStatusDto::from(&ctx.engine.memory().probe().await);
             match format {
                 Format::Json => print_resource("memory_status", &dto)?,
                 Format::Text => {

@@ -23,7 +23,8 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
     ctx.log_terminal_sandbox().await;
     // Upstream MCP servers must be known before the router mounts `/mcp/NAME`.
     ctx.engine
-        .configure_mcp_servers(ctx.config.mcp_servers()?)?;
+        .mcp()
+        .configure_servers(ctx.config.mcp_servers()?)?;
     let listen = args
         .listen
         .clone()
@@ -56,7 +57,8 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
             reach.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
         }
         ctx.engine
-            .point_agents_at_gateway(&format!("http://{reach}"), token.as_deref());
+            .agents()
+            .point_at_gateway(&format!("http://{reach}"), token.as_deref());
     }
     let health = ctx.engine.store_health().await?;
     // Signal handlers are in place before the address is announced, so a client
@@ -84,12 +86,13 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
     let env: std::collections::HashMap<String, String> = std::env::vars().collect();
     let retention = ctx
         .engine
-        .start_approval_retention(ctx.config.approval_retention(&env)?, shutdown.clone());
+        .approvals()
+        .start_retention(ctx.config.approval_retention(&env)?, shutdown.clone());
     // Turns of processes that died elsewhere are closed once their lease expires.
     let sweep = ctx.engine.start_owner_sweep(shutdown.clone());
     // Provider cooldowns learnt here reach the other processes on the store,
     // and theirs reach this one.
-    let cooldowns = ctx.engine.start_cooldown_sync(shutdown.clone());
+    let cooldowns = ctx.engine.gateway().start_cooldown_sync(shutdown.clone());
     let stop = shutdown.clone();
     serve(listener, app, limits, async move {
         signal.await;

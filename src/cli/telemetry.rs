@@ -57,7 +57,7 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
     let meters = otlp_meters();
     if let Some(m) = &meters {
         opentelemetry::global::set_meter_provider(m.clone());
-        crate::adapters::telemetry::metrics::enable();
+        crate::telemetry::metrics::enable();
     }
     // Exported spans do not depend on stderr verbosity: the exporter gets
     // `hecate=info` unless HECATE_OTEL_LOG says otherwise.

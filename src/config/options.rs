@@ -11,6 +11,7 @@ use super::schema::{
 };
 use crate::adapters::acp::{AcpOptions, SandboxMode, TerminalSandbox};
 use crate::adapters::mcp::PoolOptions;
+use crate::adapters::mcp::ServerSpec;
 use crate::adapters::providers::pricing::Price;
 use crate::adapters::providers::{ProviderConfig, ProviderKind};
 use crate::domain::approval::ApprovalMode;
@@ -18,7 +19,7 @@ use crate::domain::redact::redact_url;
 use crate::domain::session::Guardrails;
 use crate::domain::task::ApprovalPolicy;
 use crate::engine::tasks::TaskConfig;
-use crate::engine::{ServerSpec, ToolPolicy, UpstreamServer};
+use crate::engine::{ToolPolicy, UpstreamServer};
 use crate::store::history::HistoryStrategy;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

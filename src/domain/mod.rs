@@ -3,12 +3,14 @@
 //! else in the crate.
 
 pub mod activity;
+pub mod agent_probe;
 pub mod approval;
 pub mod budget;
 pub mod capability;
 pub mod chat;
 pub mod error;
 pub mod event;
+pub mod file_change;
 pub mod flow;
 pub mod git_command;
 pub mod ids;

@@ -2,8 +2,7 @@
 //! the approval mode, or a person (in this process or another one through the
 //! store), with a timeout; records every request and how it was resolved.
 
-use super::Engine;
-use crate::adapters::telemetry::metrics;
+use super::{Approvals, Engine};
 use crate::domain::approval::{
     Approval, ApprovalMode, ApprovalStatus, Decision, Grant, Scope, pick_option, scope_choices,
 };
@@ -15,6 +14,7 @@ use crate::domain::permission::{
 };
 use crate::domain::run::RunStatus;
 use crate::domain::time::{format_rfc3339, now_rfc3339};
+use crate::telemetry::metrics;
 use futures::future::BoxFuture;
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -173,6 +173,7 @@ impl TurnAsker {
         self.engine.store().create_approval(&approval).await?;
         metrics::approval_requested(&tool_kind, self.adapter_id.as_deref());
         self.engine
+            .approvals()
             .set_run_status(&req.session_id, &req.run_id, RunStatus::AwaitingApproval)
             .await;
         self.engine
@@ -211,6 +212,7 @@ impl TurnAsker {
         };
         self.engine.waiters().remove(&approval.id);
         self.engine
+            .approvals()
             .set_run_status(&req.session_id, &req.run_id, RunStatus::Running)
             .await;
         self.count_resolved(&resolved);
@@ -297,23 +299,25 @@ impl TurnAsker {
     }
 }
 
-impl Engine {
+impl<'e> Approvals<'e> {
     /// Approvals of a namespace, optionally of one session and one status.
-    pub async fn list_approvals(
-        &self,
+    pub async fn list(
+        self,
         namespace: &str,
         session_id: Option<&SessionId>,
         status: Option<ApprovalStatus>,
     ) -> Result<Vec<Approval>> {
-        self.store()
+        self.engine
+            .store()
             .list_approvals(namespace, session_id, status)
             .await
     }
 
     /// One approval, if its session is in `namespace`.
-    pub async fn get_approval(&self, namespace: &str, id: &ApprovalId) -> Result<Approval> {
-        let approval = self.store().get_approval(id).await?;
-        self.get_session(namespace, &approval.session_id)
+    pub async fn get(self, namespace: &str, id: &ApprovalId) -> Result<Approval> {
+        let approval = self.engine.store().get_approval(id).await?;
+        self.engine
+            .get_session(namespace, &approval.session_id)
             .await
             .map_err(|_| HecateError::not_found("approval", id.as_str()))?;
         Ok(approval)
@@ -321,14 +325,14 @@ impl Engine {
 
     /// Decides a pending approval (from any process): picks the agent option by kind,
     /// records the decision, turns a wider scope into a grant, and wakes the waiter.
-    pub async fn resolve_approval(
-        &self,
+    pub async fn resolve(
+        self,
         namespace: &str,
         id: &ApprovalId,
         decision: Decision,
         scope: Scope,
     ) -> Result<Approval> {
-        let mut approval = self.get_approval(namespace, id).await?;
+        let mut approval = self.get(namespace, id).await?;
         if approval.status != ApprovalStatus::Pending {
             return Err(HecateError::new(
                 ErrorType::Conflict,
@@ -336,7 +340,10 @@ impl Engine {
             )
             .with_detail("status", approval.status.as_str()));
         }
-        let session = self.get_session(namespace, &approval.session_id).await?;
+        let session = self
+            .engine
+            .get_session(namespace, &approval.session_id)
+            .await?;
         let selected = pick_option(&options_of(&approval), decision, scope);
         approval.status = match (&selected, decision) {
             (None, _) => ApprovalStatus::Cancelled,
@@ -379,14 +386,14 @@ impl Engine {
                 }
             )));
         }
-        self.store().resolve_approval(&approval).await?;
+        self.engine.store().resolve_approval(&approval).await?;
         if let Some(g) = &grant {
-            self.store().create_grant(g).await?;
+            self.engine.store().create_grant(g).await?;
         }
-        if let Some(tx) = self.waiters().remove(id) {
+        if let Some(tx) = self.engine.waiters().remove(id) {
             let _ = tx.send(approval.clone());
         }
-        self.emit_detached(EngineEvent::ApprovalResolved {
+        self.engine.emit_detached(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
             approval: Box::new(approval.clone()),
         });
@@ -394,8 +401,8 @@ impl Engine {
     }
 
     /// Cancels a pending approval: the agent gets the cancelled outcome.
-    pub async fn cancel_approval(&self, namespace: &str, id: &ApprovalId) -> Result<Approval> {
-        let mut approval = self.get_approval(namespace, id).await?;
+    pub async fn cancel(self, namespace: &str, id: &ApprovalId) -> Result<Approval> {
+        let mut approval = self.get(namespace, id).await?;
         if approval.status != ApprovalStatus::Pending {
             return Err(HecateError::new(
                 ErrorType::Conflict,
@@ -405,11 +412,11 @@ impl Engine {
         approval.status = ApprovalStatus::Cancelled;
         approval.path = Some(path::OPERATOR.into());
         approval.resolved_at = Some(now_rfc3339());
-        self.store().resolve_approval(&approval).await?;
-        if let Some(tx) = self.waiters().remove(id) {
+        self.engine.store().resolve_approval(&approval).await?;
+        if let Some(tx) = self.engine.waiters().remove(id) {
             let _ = tx.send(approval.clone());
         }
-        self.emit_detached(EngineEvent::ApprovalResolved {
+        self.engine.emit_detached(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
             approval: Box::new(approval.clone()),
         });
@@ -417,18 +424,19 @@ impl Engine {
     }
 
     /// Grants of a namespace.
-    pub async fn list_grants(&self, namespace: &str) -> Result<Vec<Grant>> {
-        self.store().list_grants(namespace).await
+    pub async fn list_grants(self, namespace: &str) -> Result<Vec<Grant>> {
+        self.engine.store().list_grants(namespace).await
     }
 
     /// Deletes a grant.
-    pub async fn revoke_grant(&self, namespace: &str, id: &GrantId) -> Result<()> {
-        self.store().revoke_grant(namespace, id).await
+    pub async fn revoke_grant(self, namespace: &str, id: &GrantId) -> Result<()> {
+        self.engine.store().revoke_grant(namespace, id).await
     }
 
     /// Marks a run (and its session) as running or awaiting approval; best effort.
-    async fn set_run_status(&self, session_id: &SessionId, run_id: &RunId, status: RunStatus) {
+    async fn set_run_status(self, session_id: &SessionId, run_id: &RunId, status: RunStatus) {
         if let Err(e) = self
+            .engine
             .store()
             .set_run_status(session_id, run_id, status)
             .await

@@ -1,16 +1,15 @@
 //! The engine's side of external agents: which adapters exist, turns through the
 //! external runtime, closing native sessions, and adapter listing and probing.
 
-use super::Engine;
+use super::Agents;
 use crate::adapters::acp::agent::auth::{self, AuthStatus};
 use crate::adapters::acp::agent::install::install_managed;
 use crate::adapters::acp::agent::launcher::{self, Availability};
 use crate::adapters::acp::{AgentProbe, ProbeOptions, probe};
-use crate::adapters::telemetry::metrics;
 use crate::domain::error::{ErrorType, HecateError, Result};
-use crate::domain::ids::SessionId;
 use crate::runtimes::external::GatewayAccess;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
+use crate::telemetry::metrics;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -60,10 +59,10 @@ pub struct AdapterFacts {
     pub cost_mode: String,
 }
 
-impl Engine {
+impl<'e> Agents<'e> {
     /// How many supervised agent processes are running now.
-    pub async fn agent_processes(&self) -> usize {
-        match &self.inner.external {
+    pub async fn processes(self) -> usize {
+        match &self.engine.inner.external {
             Some(rt) => rt.live_count().await,
             None => 0,
         }
@@ -71,10 +70,10 @@ impl Engine {
 
     /// Catalog facts of the registered adapters among `ids`.
     pub(crate) fn adapter_facts<'a>(
-        &self,
+        self,
         ids: impl Iterator<Item = &'a str>,
     ) -> HashMap<String, AdapterFacts> {
-        let Some(rt) = &self.inner.external else {
+        let Some(rt) = &self.engine.inner.external else {
             return HashMap::new();
         };
         let mut facts = HashMap::new();
@@ -98,21 +97,21 @@ impl Engine {
 
     /// Tells agents opted into `[agents.gateway]` that Hecate's `/v1` is at
     /// `base_url` (`http://HOST:PORT`) and takes `token` (when one is set).
-    pub fn point_agents_at_gateway(&self, base_url: &str, token: Option<&str>) {
-        if let Some(rt) = &self.inner.external {
+    pub fn point_at_gateway(self, base_url: &str, token: Option<&str>) {
+        if let Some(rt) = &self.engine.inner.external {
             rt.set_gateway(GatewayAccess::new(base_url, token));
         }
     }
 
     /// The command the catalog starts adapter `adapter_id` with, when it knows it.
-    pub(crate) fn adapter_command(&self, adapter_id: &str) -> Option<String> {
-        let rt = self.inner.external.as_ref()?;
+    pub(crate) fn adapter_command(self, adapter_id: &str) -> Option<String> {
+        let rt = self.engine.inner.external.as_ref()?;
         rt.catalog().get(adapter_id).map(|m| m.command.clone())
     }
 
     /// `agent_chat.adapter_not_found` unless `adapter_id` is registered.
-    pub(crate) fn check_adapter(&self, adapter_id: &str) -> Result<()> {
-        match &self.inner.external {
+    pub(crate) fn check_adapter(self, adapter_id: &str) -> Result<()> {
+        match &self.engine.inner.external {
             Some(rt) if rt.has_adapter(adapter_id) => Ok(()),
             Some(rt) => Err(HecateError::new(
                 ErrorType::AdapterNotFound,
@@ -126,8 +125,8 @@ impl Engine {
         }
     }
 
-    pub(crate) async fn run_external(&self, ctx: TurnContext) -> TurnReport {
-        match &self.inner.external {
+    pub(crate) async fn run_external(self, ctx: TurnContext) -> TurnReport {
+        match &self.engine.inner.external {
             Some(rt) => rt.run(ctx).await,
             None => TurnReport::ended(TurnEnd::Failed(HecateError::new(
                 ErrorType::AdapterNotFound,
@@ -136,34 +135,9 @@ impl Engine {
         }
     }
 
-    /// Closes a session's native agent session and process, keeping its history.
-    pub async fn close_session(&self, namespace: &str, session_id: &SessionId) -> Result<()> {
-        self.get_session(namespace, session_id).await?;
-        if let Some(turn) = self.active().get(session_id).cloned() {
-            turn.cancel.cancel();
-        }
-        if let Some(rt) = &self.inner.external {
-            rt.close(session_id).await;
-        }
-        Ok(())
-    }
-
-    /// Shuts down every supervised agent and stores the queued audit records
-    /// (process exit).
-    pub async fn shutdown(&self) {
-        for turn in self.active().values() {
-            turn.cancel.cancel();
-        }
-        if let Some(rt) = &self.inner.external {
-            rt.close_all().await;
-        }
-        self.inner.deferred.close().await;
-        self.flush_recall().await;
-    }
-
     /// Every catalog agent with its availability.
-    pub async fn list_adapters(&self) -> Result<Vec<AdapterStatus>> {
-        let Some(rt) = &self.inner.external else {
+    pub async fn list(self) -> Result<Vec<AdapterStatus>> {
+        let Some(rt) = &self.engine.inner.external else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
@@ -198,9 +172,9 @@ impl Engine {
     /// Installs or refreshes `adapter_id`'s managed launcher (its npm package in
     /// Hecate's cache, staged and renamed into place) and returns the updated
     /// catalog row.
-    pub async fn install_adapter(&self, adapter_id: &str) -> Result<AdapterStatus> {
+    pub async fn install(self, adapter_id: &str) -> Result<AdapterStatus> {
         self.check_adapter(adapter_id)?;
-        let Some(rt) = &self.inner.external else {
+        let Some(rt) = &self.engine.inner.external else {
             return Err(HecateError::new(ErrorType::AdapterNotFound, adapter_id));
         };
         let Some(m) = rt.catalog().get(adapter_id) else {
@@ -209,7 +183,7 @@ impl Engine {
         install_managed(m, rt.launcher())
             .await
             .map_err(|e| e.into_hecate(adapter_id))?;
-        self.list_adapters()
+        self.list()
             .await?
             .into_iter()
             .find(|a| a.id == adapter_id)
@@ -217,9 +191,9 @@ impl Engine {
     }
 
     /// Spawns an agent in a temporary workspace and classifies whether it is ready.
-    pub async fn probe_adapter(&self, adapter_id: &str) -> Result<AgentProbe> {
+    pub async fn probe(self, adapter_id: &str) -> Result<AgentProbe> {
         self.check_adapter(adapter_id)?;
-        let Some(rt) = &self.inner.external else {
+        let Some(rt) = &self.engine.inner.external else {
             return Err(HecateError::new(ErrorType::AdapterNotFound, adapter_id));
         };
         let Some(m) = rt.catalog().get(adapter_id) else {

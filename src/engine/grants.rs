@@ -2,7 +2,7 @@
 //! expiry) and approval retention (resolved approvals pruned by age and count,
 //! expired grants deleted; grants without an expiry are kept until revoked).
 
-use super::Engine;
+use super::Approvals;
 use super::workspace::canonical_workspace;
 use crate::domain::approval::{Decision, Grant, Scope};
 use crate::domain::error::{HecateError, Result};
@@ -78,11 +78,11 @@ fn expiry(at: &str) -> Result<String> {
     Ok(format_rfc3339(t))
 }
 
-impl Engine {
+impl<'e> Approvals<'e> {
     /// Records a standing grant an operator asked for directly. Refuses `once`, a
     /// missing or extra target field, an unknown session, a workspace that is not
     /// a directory, an empty tool kind and an expiry that is malformed or past.
-    pub async fn create_grant(&self, namespace: &str, req: GrantRequest) -> Result<Grant> {
+    pub async fn create_grant(self, namespace: &str, req: GrantRequest) -> Result<Grant> {
         let needs = match req.scope {
             Scope::Once => {
                 return Err(invalid(
@@ -111,7 +111,7 @@ impl Engine {
             }
         }
         if let Some(sid) = &req.session_id {
-            self.get_session(namespace, sid).await?;
+            self.engine.get_session(namespace, sid).await?;
         }
         let workspace = match &req.workspace {
             Some(w) => Some(canonical_workspace(w).map_err(|e| invalid("workspace", e.message))?),
@@ -140,13 +140,13 @@ impl Engine {
             created_at: now_rfc3339(),
             expires_at: req.expires_at.as_deref().map(expiry).transpose()?,
         };
-        self.store().create_grant(&grant).await?;
+        self.engine.store().create_grant(&grant).await?;
         Ok(grant)
     }
 
     /// One retention pass over the whole store: resolved approvals past `retention`
     /// and expired grants are deleted; pending approvals are never touched.
-    pub async fn prune_approvals(&self, retention: ApprovalRetention) -> Result<PruneReport> {
+    pub async fn prune(self, retention: ApprovalRetention) -> Result<PruneReport> {
         let now = now_millis();
         let resolved_before = retention.max_age.and_then(|age| {
             let cutoff = i128::from(now) * 1_000_000 - age.as_nanos() as i128;
@@ -154,7 +154,8 @@ impl Engine {
                 .ok()
                 .map(format_rfc3339)
         });
-        self.store()
+        self.engine
+            .store()
             .prune_approvals(&ApprovalPruning {
                 resolved_before,
                 keep_newest: retention.max_count,
@@ -165,15 +166,15 @@ impl Engine {
 
     /// Runs approval retention now and then every hour until `shutdown`; a failed
     /// pass is logged and tried again at the next tick.
-    pub fn start_approval_retention(
-        &self,
+    pub fn start_retention(
+        self,
         retention: ApprovalRetention,
         shutdown: CancellationToken,
     ) -> JoinHandle<()> {
-        let engine = self.clone();
+        let engine = self.engine.clone();
         tokio::spawn(async move {
             loop {
-                match engine.prune_approvals(retention).await {
+                match engine.approvals().prune(retention).await {
                     Ok(r) if r != PruneReport::default() => tracing::info!(
                         approvals_deleted = r.approvals_deleted,
                         grants_expired = r.grants_expired,

@@ -103,13 +103,14 @@ impl Engine {
 
     /// Number of approvals waiting for a decision in `namespace`.
     pub async fn pending_approval_count(&self, namespace: &str) -> Result<usize> {
-        self.list_approvals(
-            namespace,
-            None,
-            Some(crate::domain::approval::ApprovalStatus::Pending),
-        )
-        .await
-        .map(|v| v.len())
+        self.approvals()
+            .list(
+                namespace,
+                None,
+                Some(crate::domain::approval::ApprovalStatus::Pending),
+            )
+            .await
+            .map(|v| v.len())
     }
 }
 

@@ -94,7 +94,10 @@ impl Engine {
                     .then(|| self.default_agent_model())
                     .flatten();
                 let model = req.model.as_deref().or(fallback).unwrap_or_default();
-                let target = self.route_model(req.provider.as_deref(), model).await?;
+                let target = self
+                    .gateway()
+                    .route_model(req.provider.as_deref(), model)
+                    .await?;
                 if kind == RuntimeKind::Agent && workspace.is_none() {
                     return Err(HecateError::new(
                         ErrorType::WorkspaceRequired,
@@ -105,7 +108,7 @@ impl Engine {
             }
             RuntimeKind::ExternalAgent => {
                 let adapter = req.adapter_id.clone().unwrap_or_default();
-                self.check_adapter(&adapter)?;
+                self.agents().check_adapter(&adapter)?;
                 if workspace.is_none() {
                     return Err(HecateError::new(
                         ErrorType::WorkspaceRequired,
@@ -181,7 +184,7 @@ impl Engine {
             store.list_provider_calls(id),
             store.list_runs(id),
         )?;
-        let adapters = self.adapter_facts(
+        let adapters = self.agents().adapter_facts(
             messages
                 .iter()
                 .filter_map(|m| m.runtime.adapter_id.as_deref()),
@@ -280,5 +283,17 @@ impl Engine {
         self.get_session(namespace, id).await?;
         self.close_session(namespace, id).await?;
         self.store().delete_session(namespace, id).await
+    }
+
+    /// Closes a session's native agent session and process, keeping its history.
+    pub async fn close_session(&self, namespace: &str, session_id: &SessionId) -> Result<()> {
+        self.get_session(namespace, session_id).await?;
+        if let Some(turn) = self.active().get(session_id).cloned() {
+            turn.cancel.cancel();
+        }
+        if let Some(rt) = &self.inner.external {
+            rt.close(session_id).await;
+        }
+        Ok(())
     }
 }

@@ -147,7 +147,7 @@ impl Engine {
             }
         }
         out.extend(agents);
-        if let Ok(adapters) = self.list_adapters().await {
+        if let Ok(adapters) = self.agents().list().await {
             for a in adapters.into_iter().filter(|a| a.availability.available) {
                 out.push(Target {
                     id: format!("agent:{}", a.id),

@@ -3,52 +3,8 @@
 
 use crate::adapters::process::SpawnError;
 use crate::domain::error::{ErrorType, HecateError};
-use serde::{Deserialize, Serialize};
-use std::fmt;
 
-/// Where in an agent's lifecycle something happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stage {
-    /// Finding the agent's executable.
-    Lookup,
-    /// Starting the agent process.
-    Spawn,
-    /// The ACP `initialize` handshake.
-    Initialize,
-    /// `session/new`.
-    NewSession,
-    /// `session/load`.
-    LoadSession,
-    /// `session/set_mode`.
-    SetMode,
-    /// `session/prompt` (a turn).
-    Prompt,
-    /// Everything succeeded.
-    Ready,
-}
-
-impl Stage {
-    /// The stable snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Lookup => "lookup",
-            Self::Spawn => "spawn",
-            Self::Initialize => "initialize",
-            Self::NewSession => "new_session",
-            Self::LoadSession => "load_session",
-            Self::SetMode => "set_mode",
-            Self::Prompt => "prompt",
-            Self::Ready => "ready",
-        }
-    }
-}
-
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::domain::agent_probe::Stage;
 
 /// Why talking to an external ACP agent failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -7,76 +7,24 @@
 //! mid-stream drops the stream and with it the upstream response (closing its
 //! connection); its report (a cancel) then runs on a task of its own.
 
-use super::answer::AnswerTap;
-use super::sse_in::SseTap;
-use super::sse_out::SseFrame;
-use super::usage::UsageTap;
-use super::{
-    AnthropicToOpenAi, ChatToResponses, OpenAiToAnthropic, TokenUsage, WireFormat,
-    anthropic_response_to_openai, chat_completion_to_response, openai_response_to_anthropic,
-};
 use crate::adapters::providers::ProviderError;
+use crate::model_wire::answers::answer::AnswerTap;
+use crate::model_wire::answers::responses::{
+    anthropic_response_to_openai, openai_response_to_anthropic,
+};
+use crate::model_wire::answers::responses_answer::{ChatToResponses, chat_completion_to_response};
+use crate::model_wire::answers::stream_to_anthropic::OpenAiToAnthropic;
+use crate::model_wire::answers::stream_to_openai::AnthropicToOpenAi;
+use crate::model_wire::exchange::{ByteStream, ExchangeBody, ExchangeEnd, ExchangeOutcome, OnEnd};
+use crate::model_wire::format::WireFormat;
+use crate::model_wire::sse_in::SseTap;
+use crate::model_wire::sse_out::SseFrame;
+use crate::model_wire::usage::{TokenUsage, UsageTap};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 use std::pin::Pin;
-
-/// A streamed answer's bytes; an error cuts the client's response.
-pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send>>;
-
-/// How an exchange ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExchangeOutcome {
-    /// The provider's answer reached its end.
-    Completed,
-    /// The provider's answer broke off or was not understood.
-    Failed(String),
-    /// The client went away before the end; the upstream request was dropped.
-    Cancelled,
-}
-
-/// What is reported when an exchange ends.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExchangeEnd {
-    /// How it ended.
-    pub outcome: ExchangeOutcome,
-    /// The usage the provider reported, when it did.
-    pub usage: Option<TokenUsage>,
-    /// The assistant message as far as it came (OpenAI Chat Completions shape).
-    pub answer: Value,
-}
-
-/// Called once when an exchange ends; the answer ends after its future.
-pub type OnEnd = Box<dyn FnOnce(ExchangeEnd) -> BoxFuture<'static, ()> + Send>;
-
-/// The answer for the client, in the client's format.
-pub enum ExchangeBody {
-    /// A complete JSON answer.
-    Complete(Bytes),
-    /// A server-sent event stream.
-    Stream(ByteStream),
-}
-
-impl std::fmt::Debug for ExchangeBody {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Complete(b) => f.debug_tuple("Complete").field(&b.len()).finish(),
-            Self::Stream(_) => f.write_str("Stream"),
-        }
-    }
-}
-
-/// A relayed answer.
-#[derive(Debug)]
-pub struct Exchange {
-    /// The provider that answered.
-    pub provider: String,
-    /// The model as the provider names it.
-    pub model: String,
-    /// The answer.
-    pub body: ExchangeBody,
-}
 
 /// What the relay needs to know about the request.
 #[derive(Debug, Clone, Copy)]
@@ -146,15 +94,19 @@ impl Drop for EndGuard {
     }
 }
 
-/// Relays `resp` (a successful upstream answer) to the client per `mode`.
+/// A provider's successful answer, not yet read.
+#[derive(Debug)]
+pub struct UpstreamAnswer(pub(super) reqwest::Response);
+
+/// Relays `answer` (a successful upstream answer) to the client per `mode`.
 pub async fn relay(
-    resp: reqwest::Response,
+    answer: UpstreamAnswer,
     mode: RelayMode,
     on_end: OnEnd,
 ) -> Result<ExchangeBody, ProviderError> {
     let mut guard = EndGuard::new(on_end);
     if !mode.stream {
-        let bytes = match resp.bytes().await {
+        let bytes = match answer.0.bytes().await {
             Ok(b) => b,
             Err(e) => {
                 let e = ProviderError::from(e);
@@ -175,7 +127,7 @@ pub async fn relay(
             }
         };
     }
-    let upstream = resp.bytes_stream();
+    let upstream = answer.0.bytes_stream();
     Ok(ExchangeBody::Stream(if mode.ingress == mode.target {
         passthrough(upstream, mode.target, guard)
     } else {

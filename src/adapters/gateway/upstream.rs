@@ -1,42 +1,24 @@
-//! The upstream call: a request body prepared for the provider's format (the
-//! client's body with the model rewritten, or its translation), sent with the
-//! provider's credentials; a refusal is classified as a `ProviderError`.
+//! The upstream call: a body already prepared for the provider's format (by
+//! `model_wire::requests::prepare`) sent with the provider's credentials; a
+//! refusal is classified as a `ProviderError`.
 
-use super::{TranslateError, WireFormat};
-use super::{
-    anthropic_request_to_openai, openai_request_to_anthropic, responses_request_to_openai,
-};
+use super::relay::UpstreamAnswer;
 use crate::adapters::providers::{
     ProviderConfig, ProviderError, ProviderKind, join_url, status_error,
 };
-use serde_json::{Value, json};
+use crate::model_wire::format::WireFormat;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 /// The Anthropic API version sent when the client named none.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// The body to send a provider speaking `target` for a client that sent `body`
-/// in `ingress`, asking for the provider's `model`. A Responses request is
-/// translated to Chat Completions first (and on to Messages for Anthropic).
-pub fn prepare_body(
-    ingress: WireFormat,
-    target: WireFormat,
-    body: &Value,
-    model: &str,
-) -> Result<Value, TranslateError> {
-    match (ingress, target) {
-        (WireFormat::Responses, WireFormat::Anthropic) => {
-            openai_request_to_anthropic(&responses_request_to_openai(body, model)?, model)
-        }
-        (WireFormat::Responses, _) => responses_request_to_openai(body, model),
-        (WireFormat::OpenAi, WireFormat::Anthropic) => openai_request_to_anthropic(body, model),
-        (WireFormat::Anthropic, WireFormat::OpenAi) => anthropic_request_to_openai(body, model),
-        _ => {
-            let mut out = body.clone();
-            out["model"] = json!(model);
-            Ok(out)
-        }
+/// The wire format a provider of `kind` speaks.
+pub fn wire_format(kind: ProviderKind) -> WireFormat {
+    match kind {
+        ProviderKind::Openai => WireFormat::OpenAi,
+        ProviderKind::Anthropic => WireFormat::Anthropic,
     }
 }
 
@@ -94,7 +76,7 @@ impl Upstream {
         config: &ProviderConfig,
         body: &Value,
         anthropic_headers: &[(String, String)],
-    ) -> Result<reqwest::Response, ProviderError> {
+    ) -> Result<UpstreamAnswer, ProviderError> {
         let endpoint = self.endpoint(config)?;
         let rb = match config.kind {
             ProviderKind::Openai => {
@@ -125,30 +107,6 @@ impl Upstream {
         if !resp.status().is_success() {
             return Err(status_error(resp).await);
         }
-        Ok(resp)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn same_format_bodies_pass_with_the_model_rewritten() {
-        let body = json!({"model": "fix/m", "messages": [], "custom_field": 1});
-        let out = prepare_body(WireFormat::OpenAi, WireFormat::OpenAi, &body, "m").expect("ok");
-        assert_eq!(
-            out,
-            json!({"model": "m", "messages": [], "custom_field": 1})
-        );
-        let cross = prepare_body(
-            WireFormat::Anthropic,
-            WireFormat::OpenAi,
-            &json!({"model": "x", "max_tokens": 1, "messages": []}),
-            "m",
-        )
-        .expect("ok");
-        assert_eq!(cross["model"], "m");
-        assert!(cross.get("custom_field").is_none());
+        Ok(UpstreamAnswer(resp))
     }
 }

@@ -18,7 +18,7 @@ pub use embeddings::{EMBED_TIMEOUT, Embedder};
 pub use error::ProviderError;
 pub(crate) use http::{join_url, model_ids, status_error};
 
-use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
+use crate::telemetry::spans::{Inference, InferenceEnd};
 use std::time::Duration;
 use tracing::Instrument as _;
 

@@ -65,12 +65,14 @@ async fn apply(shared: &Shared, approval: &Approval, outcome: Option<RequestPerm
     let result = match decision {
         Some((d, scope)) => shared
             .engine
-            .resolve_approval(ns, &approval.id, d, scope)
+            .approvals()
+            .resolve(ns, &approval.id, d, scope)
             .await
             .map(|_| ()),
         None => shared
             .engine
-            .cancel_approval(ns, &approval.id)
+            .approvals()
+            .cancel(ns, &approval.id)
             .await
             .map(|_| ()),
     };

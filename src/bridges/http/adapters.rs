@@ -17,7 +17,8 @@ use axum::extract::State;
 async fn find(state: &HttpState, id: &str) -> Result<AdapterDto, ApiError> {
     state
         .engine
-        .list_adapters()
+        .agents()
+        .list()
         .await?
         .iter()
         .find(|a| a.id == id)
@@ -37,7 +38,7 @@ async fn find(state: &HttpState, id: &str) -> Result<AdapterDto, ApiError> {
     )
 )]
 pub async fn list(State(state): State<HttpState>) -> Result<Json<AdapterListResponse>, ApiError> {
-    let adapters = state.engine.list_adapters().await?;
+    let adapters = state.engine.agents().list().await?;
     Ok(Json(AdapterListResponse {
         object: "agent_adapters".to_string(),
         data: adapters.iter().map(AdapterDto::from).collect(),
@@ -64,7 +65,7 @@ pub async fn probe(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AdapterProbeResponse>, ApiError> {
     let adapter = find(&state, &id).await?;
-    let report = state.engine.probe_adapter(&id).await?;
+    let report = state.engine.agents().probe(&id).await?;
     Ok(Json(AdapterProbeResponse {
         object: "agent_adapter_probe".to_string(),
         data: AdapterProbeDto {
@@ -94,7 +95,7 @@ pub async fn health(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AdapterHealthResponse>, ApiError> {
     find(&state, &id).await?;
-    let report = state.engine.probe_adapter(&id).await?;
+    let report = state.engine.agents().probe(&id).await?;
     Ok(Json(AdapterHealthResponse {
         object: "agent_adapter_health".to_string(),
         data: ProbeDto::from(&report),
@@ -123,7 +124,7 @@ pub async fn refresh_launcher(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<AdapterResponse>, ApiError> {
     find(&state, &id).await?;
-    let row = state.engine.install_adapter(&id).await?;
+    let row = state.engine.agents().install(&id).await?;
     Ok(Json(AdapterResponse {
         object: "agent_adapter".to_string(),
         data: AdapterDto::from(&row),

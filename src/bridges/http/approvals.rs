@@ -42,7 +42,7 @@ async fn of_session(
     let sid = SessionId::from(id);
     let aid = ApprovalId::from(approval_id);
     state.engine.get_session(&state.namespace, &sid).await?;
-    let approval = state.engine.get_approval(&state.namespace, &aid).await?;
+    let approval = state.engine.approvals().get(&state.namespace, &aid).await?;
     if approval.session_id != sid {
         return Err(HecateError::not_found("approval", approval_id).into());
     }
@@ -87,7 +87,8 @@ pub async fn list(
     state.engine.get_session(&state.namespace, &sid).await?;
     let approvals = state
         .engine
-        .list_approvals(&state.namespace, Some(&sid), status)
+        .approvals()
+        .list(&state.namespace, Some(&sid), status)
         .await?;
     Ok(Json(ApprovalListResponse {
         object: "agent_chat_approvals".to_string(),
@@ -148,7 +149,8 @@ pub async fn resolve(
     let scope = req.scope.map(Scope::from).unwrap_or_default();
     let approval = state
         .engine
-        .resolve_approval(&state.namespace, &aid, req.decision.into(), scope)
+        .approvals()
+        .resolve(&state.namespace, &aid, req.decision.into(), scope)
         .await?;
     Ok(approval_response(&approval))
 }
@@ -175,7 +177,11 @@ pub async fn cancel(
     ApiPath((id, approval_id)): ApiPath<(String, String)>,
 ) -> Result<Json<ApprovalResponse>, ApiError> {
     let (_, aid, _) = of_session(&state, &id, &approval_id).await?;
-    let approval = state.engine.cancel_approval(&state.namespace, &aid).await?;
+    let approval = state
+        .engine
+        .approvals()
+        .cancel(&state.namespace, &aid)
+        .await?;
     Ok(approval_response(&approval))
 }
 
@@ -199,6 +205,7 @@ pub async fn create_grant(
 ) -> Result<(StatusCode, Json<GrantResponse>), ApiError> {
     let grant = state
         .engine
+        .approvals()
         .create_grant(
             &state.namespace,
             GrantRequest {
@@ -235,7 +242,11 @@ pub async fn create_grant(
 pub async fn list_grants(
     State(state): State<HttpState>,
 ) -> Result<Json<GrantListResponse>, ApiError> {
-    let grants = state.engine.list_grants(&state.namespace).await?;
+    let grants = state
+        .engine
+        .approvals()
+        .list_grants(&state.namespace)
+        .await?;
     Ok(Json(GrantListResponse {
         object: "agent_chat_grants".to_string(),
         data: grants.iter().map(GrantDto::from).collect(),
@@ -260,7 +271,11 @@ pub async fn revoke_grant(
     ApiPath(grant_id): ApiPath<String>,
 ) -> Result<Json<GrantDeletedResponse>, ApiError> {
     let gid = GrantId::from(grant_id);
-    state.engine.revoke_grant(&state.namespace, &gid).await?;
+    state
+        .engine
+        .approvals()
+        .revoke_grant(&state.namespace, &gid)
+        .await?;
     Ok(Json(GrantDeletedResponse {
         object: "agent_chat_grant_deleted".to_string(),
         data: GrantDeletedDto {

@@ -55,6 +55,7 @@ pub async fn put_override(
     };
     let record = state
         .engine
+        .gateway()
         .put_capability_override(CapabilityOverride {
             provider: req.provider,
             model: req.model,
@@ -64,7 +65,8 @@ pub async fn put_override(
         .await?;
     let effective = state
         .engine
-        .model_capabilities(&record.provider, &record.model)
+        .gateway()
+        .capabilities(&record.provider, &record.model)
         .await;
     Ok(Json(ModelCapabilityResponse {
         object: "model_capability".into(),
@@ -92,9 +94,14 @@ pub async fn delete_override(
 ) -> Result<Json<CapabilityOverrideDeletedResponse>, ApiError> {
     state
         .engine
+        .gateway()
         .delete_capability_override(&q.provider, &q.model)
         .await?;
-    let effective = state.engine.model_capabilities(&q.provider, &q.model).await;
+    let effective = state
+        .engine
+        .gateway()
+        .capabilities(&q.provider, &q.model)
+        .await;
     Ok(Json(CapabilityOverrideDeletedResponse {
         object: "model_capability_override_deleted".into(),
         data: CapabilityOverrideDeletedDto {
@@ -130,7 +137,8 @@ pub async fn probe(
     let manual = req.tool_calling.as_deref().map(tool_calling).transpose()?;
     let report = state
         .engine
-        .probe_model_capabilities(&req.provider, &req.model, manual, req.note)
+        .gateway()
+        .probe_capabilities(&req.provider, &req.model, manual, req.note)
         .await?;
     let mut data = ModelCapabilityDto::new(&report.record, &report.effective);
     data.tool_calls_seen = report.tool_calls_seen;

@@ -54,6 +54,7 @@ pub async fn list(
     let offset = q.offset.unwrap_or(0) as usize;
     let list = state
         .engine
+        .gateway()
         .list_chat_sessions(&state.namespace, limit, offset)
         .await?;
     Ok(Json(ChatSessionListResponse {
@@ -87,6 +88,7 @@ pub async fn create(
 ) -> Result<Json<ChatSessionResponse>, ApiError> {
     let session = state
         .engine
+        .gateway()
         .create_chat_session(
             &state.namespace,
             NewChatSession {
@@ -126,6 +128,7 @@ pub async fn update(
 ) -> Result<Json<ChatSessionResponse>, ApiError> {
     let v = state
         .engine
+        .gateway()
         .update_chat_session(
             &state.namespace,
             &id,
@@ -158,7 +161,11 @@ pub async fn get(
     State(state): State<HttpState>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<ChatSessionResponse>, ApiError> {
-    let v = state.engine.chat_session(&state.namespace, &id).await?;
+    let v = state
+        .engine
+        .gateway()
+        .chat_session(&state.namespace, &id)
+        .await?;
     Ok(Json(ChatSessionResponse {
         object: "chat_session".to_string(),
         data: ChatSessionDto::new(&v.session, &v.messages, &v.provider_calls),
@@ -185,6 +192,7 @@ pub async fn replay(
 ) -> Result<Json<ChatReplayResponse>, ApiError> {
     let messages = state
         .engine
+        .gateway()
         .replay_chat_session(&state.namespace, &id)
         .await?;
     Ok(Json(ChatReplayResponse {
@@ -215,6 +223,7 @@ pub async fn delete(
 ) -> Result<Json<ChatDeletedResponse>, ApiError> {
     state
         .engine
+        .gateway()
         .delete_chat_session(&state.namespace, &id)
         .await?;
     Ok(Json(ChatDeletedResponse {

@@ -40,12 +40,12 @@ impl FromRequestParts<HttpState> for ChatCaller {
         };
         let bearer = header(header::AUTHORIZATION.as_str())
             .and_then(|v| v.strip_prefix("Bearer ").map(str::to_string))
-            .filter(|t| state.engine.is_chat_user_token(t));
+            .filter(|t| state.engine.flows().is_user_token(t));
         let creds = ChatCredentials {
             app_key: header(X_HECATE_APP_KEY),
             user_token: header(X_HECATE_USER_TOKEN).or(bearer),
         };
-        Ok(Self(state.engine.chat_identity(&creds)?))
+        Ok(Self(state.engine.flows().identify(&creds)?))
     }
 }
 
@@ -72,7 +72,8 @@ pub async fn start(
 ) -> Result<Json<ChatStartedResponse>, ApiError> {
     let started = state
         .engine
-        .start_chat(
+        .flows()
+        .start(
             &state.namespace,
             &who,
             StartChat {
@@ -112,7 +113,8 @@ pub async fn send(
 ) -> Result<Json<ChatTurnResponse>, ApiError> {
     let turn = state
         .engine
-        .send_chat_message(&state.namespace, &who, &chat_id, &req.user_message)
+        .flows()
+        .send_message(&state.namespace, &who, &chat_id, &req.user_message)
         .await?;
     Ok(Json(ChatTurnResponse {
         object: "chat.turn".into(),
@@ -144,7 +146,8 @@ pub async fn process(
 ) -> Result<Json<ChatProcessedResponse>, ApiError> {
     let processed = state
         .engine
-        .process_chat_response(&state.namespace, &who, &chat_id, &payload)
+        .flows()
+        .process_response(&state.namespace, &who, &chat_id, &payload)
         .await?;
     Ok(Json(ChatProcessedResponse {
         object: "chat.processed".into(),
@@ -175,7 +178,8 @@ pub async fn summary(
 ) -> Result<Json<ChatSummaryResponse>, ApiError> {
     state
         .engine
-        .save_chat_summary(&state.namespace, &who, &chat_id, &req.summary)
+        .flows()
+        .save_summary(&state.namespace, &who, &chat_id, &req.summary)
         .await?;
     Ok(Json(ChatSummaryResponse {
         object: "chat.summary".into(),
@@ -203,7 +207,8 @@ pub async fn get(
 ) -> Result<Json<ChatResponse>, ApiError> {
     let view = state
         .engine
-        .chat_view(&state.namespace, &who, &chat_id)
+        .flows()
+        .view(&state.namespace, &who, &chat_id)
         .await?;
     Ok(Json(ChatResponse {
         object: "chat".into(),

@@ -29,7 +29,7 @@ pub async fn probe(
     State(state): State<HttpState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<McpProbeResponse>, ApiError> {
-    let (name, report) = state.engine.mcp_probe_entry(&body).await?;
+    let (name, report) = state.engine.mcp().probe_entry(&body).await?;
     let tools = report
         .tools
         .iter()
@@ -61,10 +61,11 @@ pub async fn probe(
     )
 )]
 pub async fn cache(State(state): State<HttpState>) -> Json<McpCacheResponse> {
-    let stats = state.engine.mcp_pool_stats();
+    let stats = state.engine.mcp().pool_stats();
     let connections = state
         .engine
-        .mcp_pool_entries()
+        .mcp()
+        .pool_entries()
         .into_iter()
         .map(|e| McpCacheEntryDto {
             servers: e.servers,

@@ -34,7 +34,8 @@ pub async fn search(
 ) -> Result<Json<MemorySearchResponse>, ApiError> {
     let answer = state
         .engine
-        .memory_search(
+        .memory()
+        .search(
             &state.namespace,
             MemorySearch {
                 query: q.query.unwrap_or_default(),
@@ -64,6 +65,6 @@ pub async fn search(
 pub async fn status(State(state): State<HttpState>) -> Json<RecallStatusResponse> {
     Json(RecallStatusResponse {
         object: "memory_status".to_string(),
-        data: RecallStatusDto::from(&state.engine.recall_status()),
+        data: RecallStatusDto::from(&state.engine.memory().status()),
     })
 }

@@ -42,7 +42,10 @@ pub async fn list_presets() -> Json<Value> {
     )
 )]
 pub async fn status(State(state): State<HttpState>) -> Json<Value> {
-    listing::<ProviderStatus>("provider_status", state.engine.provider_status().await)
+    listing::<ProviderStatus>(
+        "provider_status",
+        state.engine.gateway().provider_status().await,
+    )
 }
 
 /// Advisory discovery of local model servers (Ollama, LM Studio, llama.cpp,
@@ -60,6 +63,6 @@ pub async fn status(State(state): State<HttpState>) -> Json<Value> {
 pub async fn local_discovery(State(state): State<HttpState>) -> Json<Value> {
     listing::<LocalDiscovery>(
         "local_provider_discovery",
-        state.engine.discover_local_providers().await,
+        state.engine.gateway().discover_local_providers().await,
     )
 }

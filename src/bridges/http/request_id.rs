@@ -6,7 +6,8 @@
 
 use super::envelope::finalize;
 use crate::domain::ids::RequestId;
-use crate::engine::{http_request, http_response, span_ids};
+use crate::telemetry::span_ids;
+use crate::telemetry::spans::{http_request, http_response};
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;

@@ -79,7 +79,8 @@ async fn with_capabilities(state: &HttpState, sessions: &mut [SessionDto]) {
     }
     let caps = state
         .engine
-        .models_capabilities(&pairs.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>())
+        .gateway()
+        .capabilities_of(&pairs.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>())
         .await;
     for ((i, _), c) in pairs.iter().zip(caps) {
         sessions[*i].capabilities = Some(CapabilitiesDto::from(&c));

@@ -40,9 +40,9 @@ pub async fn stats(State(state): State<HttpState>) -> Result<Json<StatsResponse>
     let store = engine.store_health().await?;
     let pending = engine.pending_approval_count(&state.namespace).await?;
     let running = engine.running_turns() as u64;
-    let pool = engine.mcp_pool_stats();
+    let pool = engine.mcp().pool_stats();
     let queue = engine.tasks().queue_depth().await?;
-    let gateway = engine.gateway_totals();
+    let gateway = engine.gateway().totals();
     Ok(Json(StatsResponse {
         object: "system_stats".to_string(),
         data: StatsDto {
@@ -50,11 +50,11 @@ pub async fn stats(State(state): State<HttpState>) -> Result<Json<StatsResponse>
             uptime_ms: state.started.elapsed().as_millis() as u64,
             live_sessions: running,
             turns_running: running,
-            agent_processes: engine.agent_processes().await as u64,
+            agent_processes: engine.agents().processes().await as u64,
             pending_approvals: pending as u64,
             approval_mode: engine.config().approval_mode.as_str().to_string(),
             mcp_pool: McpPoolDto {
-                configured: !engine.mcp_servers().is_empty(),
+                configured: !engine.mcp().servers().is_empty(),
                 entries: pool.entries as u64,
                 in_use: pool.in_use as u64,
                 idle: pool.idle as u64,

@@ -37,7 +37,8 @@ pub async fn list(
     };
     let traces = state
         .engine
-        .gateway_traces(&state.namespace, filter)
+        .gateway()
+        .traces(&state.namespace, filter)
         .await?;
     Ok(Json(TraceListResponse {
         object: "traces".to_string(),

@@ -42,6 +42,7 @@ impl HecateMcp {
         let offset = a.offset.unwrap_or(0) as usize;
         let list = self
             .engine
+            .gateway()
             .list_chat_sessions(self.ns(), limit, offset)
             .await
             .map_err(fail)?;

@@ -160,8 +160,8 @@ impl HecateMcp {
                         let ns = self.ns().to_string();
                         tokio::spawn(async move {
                             let result = match elicit::ask(&peer, &approval).await {
-                                ElicitAnswer::Decided(d, s) => engine.resolve_approval(&ns, &approval.id, d, s).await.map(|_| ()),
-                                ElicitAnswer::Dismissed => engine.cancel_approval(&ns, &approval.id).await.map(|_| ()),
+                                ElicitAnswer::Decided(d, s) => engine.approvals().resolve(&ns, &approval.id, d, s).await.map(|_| ()),
+                                ElicitAnswer::Dismissed => engine.approvals().cancel(&ns, &approval.id).await.map(|_| ()),
                                 ElicitAnswer::Failed => Ok(()),
                             };
                             if let Err(e) = result

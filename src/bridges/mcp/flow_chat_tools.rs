@@ -95,7 +95,7 @@ impl HecateMcp {
         app_key: Option<String>,
         user_token: Option<String>,
     ) -> HecateResult<ChatIdentity> {
-        self.engine.chat_identity(&ChatCredentials {
+        self.engine.flows().identify(&ChatCredentials {
             app_key,
             user_token,
         })
@@ -120,7 +120,8 @@ impl HecateMcp {
         let who = self.chat_caller(a.app_key, a.user_token).map_err(fail)?;
         let started = self
             .engine
-            .start_chat(
+            .flows()
+            .start(
                 self.ns(),
                 &who,
                 StartChat {
@@ -150,7 +151,8 @@ impl HecateMcp {
         let who = self.chat_caller(a.app_key, a.user_token).map_err(fail)?;
         let turn = self
             .engine
-            .send_chat_message(self.ns(), &who, &a.chat_id, &a.user_message)
+            .flows()
+            .send_message(self.ns(), &who, &a.chat_id, &a.user_message)
             .await
             .map_err(fail)?;
         Ok(Json(turn.into()))
@@ -185,7 +187,8 @@ impl HecateMcp {
         }
         let processed = self
             .engine
-            .process_chat_response(self.ns(), &who, &a.chat_id, &payload)
+            .flows()
+            .process_response(self.ns(), &who, &a.chat_id, &payload)
             .await
             .map_err(fail)?;
         Ok(Json(processed.into()))
@@ -206,7 +209,8 @@ impl HecateMcp {
     ) -> Result<Json<ChatSummarySavedDto>, CallToolResult> {
         let who = self.chat_caller(a.app_key, a.user_token).map_err(fail)?;
         self.engine
-            .save_chat_summary(self.ns(), &who, &a.chat_id, &a.summary)
+            .flows()
+            .save_summary(self.ns(), &who, &a.chat_id, &a.summary)
             .await
             .map_err(fail)?;
         Ok(Json(ChatSummarySavedDto { saved: true }))

@@ -4,7 +4,7 @@
 use super::errors::protocol_error;
 use super::server::HecateMcp;
 use super::watch;
-use crate::engine::{mcp_server_call, mcp_server_end};
+use crate::telemetry::spans::{mcp_server_call, mcp_server_end};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
@@ -173,7 +173,7 @@ impl ServerHandler for HecateMcp {
             return Ok(CompleteResult::default());
         };
         let params = serde_json::to_value(&request).unwrap_or_default();
-        match self.engine.mcp_complete(server, params).await {
+        match self.engine.mcp().complete(server, params).await {
             Ok(v) => serde_json::from_value(v)
                 .map_err(|e| ErrorData::internal_error(format!("upstream completion: {e}"), None)),
             Err(e) => Err(protocol_error(&e)),

@@ -39,7 +39,8 @@ impl HecateMcp {
     ) -> Result<Json<MemorySearchDto>, CallToolResult> {
         let answer = self
             .engine
-            .memory_search(
+            .memory()
+            .search(
                 self.ns(),
                 MemorySearch {
                     query: a.query,

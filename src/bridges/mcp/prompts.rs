@@ -64,7 +64,7 @@ impl HecateMcp {
         } else {
             Vec::new()
         };
-        for (server, original, _exposed, def) in self.engine.mcp_prompts().await {
+        for (server, original, _exposed, def) in self.engine.mcp().prompts().await {
             if let Some(u) = &self.opts.upstream {
                 if *u != server {
                     continue;
@@ -160,14 +160,15 @@ impl HecateMcp {
             None => name.to_string(),
             Some(server) => self
                 .engine
-                .mcp_prompts()
+                .mcp()
+                .prompts()
                 .await
                 .into_iter()
                 .find(|(s, o, _, _)| s == server && o == name)
                 .map(|(_, _, e, _)| e)
                 .unwrap_or_else(|| format!("{server}__{name}")),
         };
-        match self.engine.mcp_get_prompt(&exposed, args).await {
+        match self.engine.mcp().get_prompt(&exposed, args).await {
             Ok(v) => serde_json::from_value::<GetPromptResult>(v)
                 .map_err(|e| ErrorData::internal_error(format!("upstream prompt: {e}"), None)),
             Err(e) if e.error_type == ErrorType::NotFound => Err(ErrorData::invalid_params(

@@ -36,7 +36,7 @@ impl HecateMcp {
                     .with_mime_type("application/json"),
             );
         }
-        for (server, r) in self.engine.mcp_resources().await {
+        for (server, r) in self.engine.mcp().resources().await {
             if self.opts.upstream.as_ref().is_some_and(|u| *u != server) {
                 continue;
             }
@@ -58,7 +58,7 @@ impl HecateMcp {
                     .with_mime_type("application/json"),
             );
         }
-        for (server, t) in self.engine.mcp_resource_templates().await {
+        for (server, t) in self.engine.mcp().resource_templates().await {
             if self.opts.upstream.as_ref().is_some_and(|u| *u != server) {
                 continue;
             }
@@ -74,7 +74,7 @@ impl HecateMcp {
         if self.is_hub() && uri.starts_with(SCHEME) {
             return self.read_own(uri).await;
         }
-        match self.engine.mcp_read_resource(uri).await {
+        match self.engine.mcp().read_resource(uri).await {
             Ok(v) => serde_json::from_value::<ReadResourceResult>(v)
                 .map_err(|e| ErrorData::internal_error(format!("upstream resource: {e}"), None)),
             Err(e) if e.error_type == ErrorType::NotFound => Err(resource_not_found(uri)),
@@ -94,7 +94,8 @@ impl HecateMcp {
         if uri == ADAPTERS_URI {
             let list = self
                 .engine
-                .list_adapters()
+                .agents()
+                .list()
                 .await
                 .map_err(|e| protocol_error(&e))?;
             return Ok(json_contents(uri, &json!({ "adapters": list })));

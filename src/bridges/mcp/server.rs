@@ -44,7 +44,7 @@ impl Drop for Connection {
     fn drop(&mut self) {
         self.stop.cancel();
         let uris: Vec<String> = self.upstream_subscriptions.get_mut().drain().collect();
-        self.engine.mcp_release_subscriptions(uris);
+        self.engine.mcp().release_subscriptions(uris);
     }
 }
 
@@ -135,7 +135,8 @@ impl HecateMcp {
         self.watch(uri, true);
         match self
             .engine
-            .mcp_subscribe(uri, self.opts.upstream.as_deref())
+            .mcp()
+            .subscribe(uri, self.opts.upstream.as_deref())
             .await
         {
             Ok(()) => {
@@ -165,7 +166,8 @@ impl HecateMcp {
             return Ok(());
         }
         self.engine
-            .mcp_unsubscribe(uri)
+            .mcp()
+            .unsubscribe(uri)
             .await
             .map(|_| ())
             .map_err(|e| protocol_error(&e))

@@ -266,7 +266,8 @@ impl HecateMcp {
         let status = (!a.all.unwrap_or(false)).then_some(ApprovalStatus::Pending);
         let list = self
             .engine
-            .list_approvals(self.ns(), sid.as_ref(), status)
+            .approvals()
+            .list(self.ns(), sid.as_ref(), status)
             .await
             .map_err(fail)?;
         Ok(Json(ApprovalsOut {
@@ -294,7 +295,8 @@ impl HecateMcp {
         let scope = a.scope.map(Scope::from).unwrap_or_default();
         let approval = self
             .engine
-            .resolve_approval(
+            .approvals()
+            .resolve(
                 self.ns(),
                 &ApprovalId::from(a.approval_id.as_str()),
                 decision,
@@ -315,7 +317,12 @@ impl HecateMcp {
         &self,
         Parameters(_): Parameters<NoArgs>,
     ) -> Result<Json<GrantsOut>, CallToolResult> {
-        let list = self.engine.list_grants(self.ns()).await.map_err(fail)?;
+        let list = self
+            .engine
+            .approvals()
+            .list_grants(self.ns())
+            .await
+            .map_err(fail)?;
         Ok(Json(GrantsOut {
             grants: list.iter().map(GrantInfo::from).collect(),
         }))
@@ -335,6 +342,7 @@ impl HecateMcp {
         Parameters(a): Parameters<RevokeGrantArgs>,
     ) -> Result<Json<DoneOut>, CallToolResult> {
         self.engine
+            .approvals()
             .revoke_grant(self.ns(), &GrantId::from(a.grant_id.as_str()))
             .await
             .map_err(fail)?;
@@ -349,7 +357,7 @@ impl HecateMcp {
         &self,
         Parameters(_): Parameters<NoArgs>,
     ) -> Result<Json<AdaptersOut>, CallToolResult> {
-        let list = self.engine.list_adapters().await.map_err(fail)?;
+        let list = self.engine.agents().list().await.map_err(fail)?;
         let adapters = list
             .iter()
             .map(|a| serde_json::to_value(a).unwrap_or_default())
@@ -367,7 +375,8 @@ impl HecateMcp {
     ) -> Result<Json<ProbeOut>, CallToolResult> {
         let report = self
             .engine
-            .probe_adapter(&a.adapter_id)
+            .agents()
+            .probe(&a.adapter_id)
             .await
             .map_err(fail)?;
         Ok(Json(ProbeOut {
@@ -383,10 +392,11 @@ impl HecateMcp {
         &self,
         Parameters(_): Parameters<NoArgs>,
     ) -> Result<Json<UpstreamStatusOut>, CallToolResult> {
-        let catalog = self.engine.mcp_tools().await;
+        let catalog = self.engine.mcp().tools().await;
         let servers = self
             .engine
-            .mcp_servers()
+            .mcp()
+            .servers()
             .iter()
             .map(|s| {
                 let failure = catalog.failures.iter().find(|f| f.server == s.name);
@@ -400,7 +410,7 @@ impl HecateMcp {
             .collect();
         Ok(Json(UpstreamStatusOut {
             servers,
-            pool: serde_json::to_value(self.engine.mcp_pool_stats()).unwrap_or_default(),
+            pool: serde_json::to_value(self.engine.mcp().pool_stats()).unwrap_or_default(),
         }))
     }
 }

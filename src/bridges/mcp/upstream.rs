@@ -28,7 +28,7 @@ impl HecateMcp {
 
     /// The upstream tools this connection lists, schemas verbatim.
     pub(crate) async fn upstream_tools(&self) -> Vec<Tool> {
-        let catalog = self.engine.mcp_tools().await;
+        let catalog = self.engine.mcp().tools().await;
         for f in &catalog.failures {
             tracing::warn!(server = %f.server, error = %f.error, "upstream MCP server unavailable");
         }
@@ -58,7 +58,7 @@ impl HecateMcp {
     async fn exposed_name(&self, name: &str) -> String {
         match &self.opts.upstream {
             None => name.to_string(),
-            Some(server) => self.engine.mcp_exposed_name(server, name).await,
+            Some(server) => self.engine.mcp().exposed_name(server, name).await,
         }
     }
 
@@ -85,7 +85,8 @@ impl HecateMcp {
         let token = context.meta.get_progress_token();
         let call = self
             .engine
-            .mcp_call_tool(self.ns(), &exposed, request.arguments, opts);
+            .mcp()
+            .call_tool(self.ns(), &exposed, request.arguments, opts);
         tokio::pin!(call);
         let result = loop {
             tokio::select! {

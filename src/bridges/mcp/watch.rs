@@ -26,7 +26,7 @@ fn subscribed(subs: &Mutex<HashSet<String>>, uri: &str) -> bool {
 pub(crate) fn start(server: &HecateMcp, peer: Peer<RoleServer>) {
     let stop = server.conn.stop.clone();
     let subs = server.conn.subscriptions.clone();
-    let mut changes = server.engine.mcp_changes();
+    let mut changes = server.engine.mcp().changes();
     {
         let (peer, stop, subs) = (peer.clone(), stop.clone(), subs.clone());
         tokio::spawn(async move {

@@ -1,6 +1,6 @@
 //! An MCP server named on the command line rather than in the config.
 
-use crate::engine::ServerSpec;
+use crate::adapters::mcp::ServerSpec;
 use std::collections::BTreeMap;
 
 /// A server named on the command line rather than in the config: `--url` (with

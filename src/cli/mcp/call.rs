@@ -144,7 +144,7 @@ pub async fn run(cli: &GlobalArgs, a: &CallArgs) -> anyhow::Result<i32> {
     if servers.is_empty() {
         return Err(HecateError::not_found("MCP server", &server).into());
     }
-    ctx.engine.configure_mcp_servers(servers)?;
+    ctx.engine.mcp().configure_servers(servers)?;
     let result = call(&ctx, &server, &a.tool, arguments).await;
     ctx.engine.shutdown().await;
     let result = result?;
@@ -162,7 +162,7 @@ async fn call(
     tool: &str,
     arguments: Option<Map<String, Value>>,
 ) -> anyhow::Result<Value> {
-    let catalog = ctx.engine.mcp_tools().await;
+    let catalog = ctx.engine.mcp().tools().await;
     if let Some(f) = catalog.failures.iter().find(|f| f.server == server) {
         return Err(f.error.clone().into());
     }
@@ -195,7 +195,8 @@ async fn call(
     };
     let result = ctx
         .engine
-        .mcp_call_tool(&ctx.namespace, &exposed, arguments, opts)
+        .mcp()
+        .call_tool(&ctx.namespace, &exposed, arguments, opts)
         .await;
     on_interrupt.abort();
     let _ = relay.await;

@@ -8,7 +8,6 @@
 
 use super::ask::{approves, permission_request};
 use super::events::Projection;
-use crate::adapters::telemetry::current_context;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
@@ -22,6 +21,7 @@ use crate::engine::Engine;
 use crate::engine::approvals::TurnAsker;
 use crate::engine::tasks::{FINAL_ANSWER_KIND, StartOptions, patch_content};
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
+use crate::telemetry::current_context;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};

@@ -13,7 +13,7 @@ use crate::domain::flow::{
     route,
 };
 use crate::domain::time::now_rfc3339;
-use crate::engine::Engine;
+use crate::engine::Flows;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -139,23 +139,23 @@ fn place<'a>(
         })
 }
 
-impl Engine {
-    fn flows(&self) -> &FlowSettings {
-        &self.config().flows
+impl<'e> Flows<'e> {
+    fn settings(self) -> &'e FlowSettings {
+        &self.engine.config().flows
     }
 
     /// The identity `creds` prove, or `chat.identity_invalid`.
-    pub fn chat_identity(&self, creds: &ChatCredentials) -> Result<ChatIdentity> {
-        self.flows().access.identify(creds)
+    pub fn identify(self, creds: &ChatCredentials) -> Result<ChatIdentity> {
+        self.settings().access.identify(creds)
     }
 
     /// Whether `token` is a configured user token.
-    pub fn is_chat_user_token(&self, token: &str) -> bool {
-        self.flows().access.is_user_token(token)
+    pub fn is_user_token(self, token: &str) -> bool {
+        self.settings().access.is_user_token(token)
     }
 
     /// The flow of `agent_id` as `who` may use it.
-    fn agent_flow(&self, who: &ChatIdentity, agent_id: &str) -> Result<Arc<AgentFlow>> {
+    fn agent_flow(self, who: &ChatIdentity, agent_id: &str) -> Result<Arc<AgentFlow>> {
         let missing = || {
             HecateError::new(
                 ErrorType::ChatAgentNotFound,
@@ -169,7 +169,7 @@ impl Engine {
         {
             return Err(missing());
         }
-        match self.flows().catalog.get(agent_id) {
+        match self.settings().catalog.get(agent_id) {
             Ok(Some(f)) => Ok(f),
             Ok(None) => Err(missing()),
             Err(e) => Err(HecateError::new(ErrorType::ChatFlowInvalid, e.to_string())
@@ -181,12 +181,12 @@ impl Engine {
 
     /// The chat `id` of `namespace` as `who` may see it, with its flow.
     async fn owned_chat(
-        &self,
+        self,
         namespace: &str,
         who: &ChatIdentity,
         id: &str,
     ) -> Result<(FlowChat, Arc<AgentFlow>)> {
-        let chat = match self.store().get_flow_chat(namespace, id).await {
+        let chat = match self.engine.store().get_flow_chat(namespace, id).await {
             Ok(c) => c,
             Err(e) if e.error_type == ErrorType::NotFound => return Err(chat_not_found(id)),
             Err(e) => return Err(e),
@@ -205,8 +205,8 @@ impl Engine {
 
     /// `startChat`: opens a chat with an agent in its welcome conversation (or
     /// the one named) and compiles the first system message and `respond` schema.
-    pub async fn start_chat(
-        &self,
+    pub async fn start(
+        self,
         namespace: &str,
         who: &ChatIdentity,
         req: StartChat,
@@ -270,10 +270,11 @@ impl Engine {
             updated_at: now,
         };
         let data = self
+            .engine
             .store()
             .flow_memory(namespace, &chat.memory_owner())
             .await?;
-        self.store().create_flow_chat(&chat).await?;
+        self.engine.store().create_flow_chat(&chat).await?;
         Ok(ChatStarted {
             system_message: compile::system_message(
                 &flow,
@@ -291,8 +292,8 @@ impl Engine {
 
     /// `sendChatMessage`: stores the user's message and answers the recompiled
     /// system message, the schema and the history before it.
-    pub async fn send_chat_message(
-        &self,
+    pub async fn send_message(
+        self,
         namespace: &str,
         who: &ChatIdentity,
         chat_id: &str,
@@ -308,7 +309,7 @@ impl Engine {
             .with_detail("chatId", chat_id));
         }
         let (conversation, stage) = place(&flow, &chat.position)?;
-        let store = self.store();
+        let store = self.engine.store();
         let mut messages = store.list_flow_chat_messages(namespace, chat_id).await?;
         let history = compile::history(&messages);
         let data = store.flow_memory(namespace, &chat.memory_owner()).await?;
@@ -353,8 +354,8 @@ impl Engine {
     /// current stage, then stores the reply, merges its data into the user's
     /// memory and moves the chat along the first edge that holds, in one
     /// transaction (nothing stored when the payload does not match).
-    pub async fn process_chat_response(
-        &self,
+    pub async fn process_response(
+        self,
         namespace: &str,
         who: &ChatIdentity,
         chat_id: &str,
@@ -377,7 +378,7 @@ impl Engine {
             .with_detail("field", e.field.clone())
         })?;
         let owner = chat.memory_owner();
-        let mut data = self.store().flow_memory(namespace, &owner).await?;
+        let mut data = self.engine.store().flow_memory(namespace, &owner).await?;
         data.extend(reply.data.clone());
         let routed = route(
             &flow,
@@ -404,7 +405,8 @@ impl Engine {
                 .push(format!("{}/{}", routed.conversation, routed.stage));
         }
         let extracted = reply.data.clone();
-        self.store()
+        self.engine
+            .store()
             .write_flow_chat(FlowChatWrite {
                 namespace: namespace.to_string(),
                 chat_id: chat_id.to_string(),
@@ -434,8 +436,8 @@ impl Engine {
 
     /// `saveChatSummary`: stores the caller's summary as a checkpoint message;
     /// later histories start from it.
-    pub async fn save_chat_summary(
-        &self,
+    pub async fn save_summary(
+        self,
         namespace: &str,
         who: &ChatIdentity,
         chat_id: &str,
@@ -443,7 +445,8 @@ impl Engine {
     ) -> Result<()> {
         text_arg("summary", summary)?;
         let (chat, _flow) = self.owned_chat(namespace, who, chat_id).await?;
-        self.store()
+        self.engine
+            .store()
             .write_flow_chat(FlowChatWrite {
                 namespace: namespace.to_string(),
                 chat_id: chat_id.to_string(),
@@ -462,14 +465,14 @@ impl Engine {
     }
 
     /// A chat with its messages and the owner's data, as `who` may see it.
-    pub async fn chat_view(
-        &self,
+    pub async fn view(
+        self,
         namespace: &str,
         who: &ChatIdentity,
         chat_id: &str,
     ) -> Result<ChatView> {
         let (chat, _flow) = self.owned_chat(namespace, who, chat_id).await?;
-        let store = self.store();
+        let store = self.engine.store();
         let messages = store.list_flow_chat_messages(namespace, chat_id).await?;
         let data = store.flow_memory(namespace, &chat.memory_owner()).await?;
         Ok(ChatView {

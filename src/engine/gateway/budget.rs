@@ -3,8 +3,8 @@
 //! replicas on one store converge) and raised by this process's own exchanges
 //! in between.
 
-use super::super::Engine;
 use crate::domain::time::now_rfc3339;
+use crate::engine::Gateway;
 
 /// The start of the current UTC day, in the stored timestamps' format.
 fn today_start() -> String {
@@ -12,16 +12,21 @@ fn today_start() -> String {
     format!("{}T00:00:00.000Z", &now[..10.min(now.len())])
 }
 
-impl Engine {
+impl<'e> Gateway<'e> {
     /// What `/v1` spent today in `namespace`, in micro-USD. A store that cannot
     /// be read counts as nothing spent (the failure is logged).
-    pub(super) async fn gateway_spent_today(&self, namespace: &str) -> i64 {
+    pub(super) async fn gateway_spent_today(self, namespace: &str) -> i64 {
         let since = today_start();
-        let tracker = &self.inner.gateway.spend;
+        let tracker = &self.engine.inner.gateway.spend;
         if let Some(s) = tracker.cached(namespace, &since) {
             return s;
         }
-        match self.store().trace_spend_since(namespace, &since).await {
+        match self
+            .engine
+            .store()
+            .trace_spend_since(namespace, &since)
+            .await
+        {
             Ok(spent) => {
                 tracker.set(namespace, since, spent);
                 spent

@@ -3,7 +3,6 @@
 //! cached here for a second or two), the config's declarations and the
 //! built-in catalog, merged into the effective record of a provider/model pair.
 
-use super::super::Engine;
 use super::capability_cache::Records;
 use crate::domain::capability::{
     CapabilityDeclaration, CapabilityRecord, CapabilitySource, ModelCapabilities, ToolCalling,
@@ -11,6 +10,7 @@ use crate::domain::capability::{
 };
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::time::now_rfc3339;
+use crate::engine::Gateway;
 
 /// An operator's override, as `PUT /hecate/v1/model-capabilities/overrides` takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,20 +25,20 @@ pub struct CapabilityOverride {
     pub note: Option<String>,
 }
 
-impl Engine {
+impl<'e> Gateway<'e> {
     /// The stored records, from the cache when it is fresh.
-    async fn capability_records(&self) -> Result<std::sync::Arc<Records>> {
-        let cache = &self.inner.gateway.capabilities;
+    async fn capability_records(self) -> Result<std::sync::Arc<Records>> {
+        let cache = &self.engine.inner.gateway.capabilities;
         if let Some(r) = cache.fresh() {
             return Ok(r);
         }
-        Ok(cache.store(self.store().list_capabilities().await?))
+        Ok(cache.store(self.engine.store().list_capabilities().await?))
     }
 
     /// The effective capabilities of `provider`/`model`: each field from the
     /// strongest source that sets it (override, probe, config, catalog,
     /// defaults). A store that cannot be read leaves the stored sources out.
-    pub async fn model_capabilities(&self, provider: &str, model: &str) -> ModelCapabilities {
+    pub async fn capabilities(self, provider: &str, model: &str) -> ModelCapabilities {
         let records = match self.capability_records().await {
             Ok(r) => r,
             Err(e) => {
@@ -50,7 +50,7 @@ impl Engine {
     }
 
     /// The effective capabilities of many pairs with one read of the records.
-    pub async fn models_capabilities(&self, pairs: &[(String, String)]) -> Vec<ModelCapabilities> {
+    pub async fn capabilities_of(self, pairs: &[(String, String)]) -> Vec<ModelCapabilities> {
         let records = self.capability_records().await.unwrap_or_default();
         pairs
             .iter()
@@ -59,7 +59,7 @@ impl Engine {
     }
 
     fn merge_capabilities(
-        &self,
+        self,
         records: &Records,
         provider: &str,
         model: &str,
@@ -72,7 +72,7 @@ impl Engine {
                 .find(|r| r.source == source)
                 .map(|r| (source, &r.declared))
         };
-        let settings = &self.inner.gateway.routing;
+        let settings = &self.engine.inner.gateway.routing;
         let declared = settings.declared(provider, model);
         let cat = catalog(model);
         let mut layers: Vec<(CapabilitySource, &CapabilityDeclaration)> = Vec::new();
@@ -86,7 +86,7 @@ impl Engine {
     /// Stores an operator override (replacing an earlier one) and answers the
     /// stored record. `tool_calling` must be said, and be `none`, `basic` or
     /// `parallel`.
-    pub async fn put_capability_override(&self, o: CapabilityOverride) -> Result<CapabilityRecord> {
+    pub async fn put_capability_override(self, o: CapabilityOverride) -> Result<CapabilityRecord> {
         match o.declared.tool_calling {
             None | Some(ToolCalling::Unknown) => {
                 return Err(
@@ -110,13 +110,14 @@ impl Engine {
     }
 
     /// Removes the operator override of `provider`/`model`, or `not_found`.
-    pub async fn delete_capability_override(&self, provider: &str, model: &str) -> Result<()> {
+    pub async fn delete_capability_override(self, provider: &str, model: &str) -> Result<()> {
         self.check_pair(provider, model)?;
         let existed = self
+            .engine
             .store()
             .delete_capability(provider, model, CapabilitySource::OperatorOverride)
             .await?;
-        self.inner.gateway.capabilities.forget();
+        self.engine.inner.gateway.capabilities.forget();
         if existed {
             Ok(())
         } else {
@@ -128,21 +129,21 @@ impl Engine {
     }
 
     /// Stores a record and drops the cache, so this process sees it at once.
-    pub(super) async fn put_capability_record(&self, record: &CapabilityRecord) -> Result<()> {
-        self.store().put_capability(record).await?;
-        self.inner.gateway.capabilities.forget();
+    pub(super) async fn put_capability_record(self, record: &CapabilityRecord) -> Result<()> {
+        self.engine.store().put_capability(record).await?;
+        self.engine.inner.gateway.capabilities.forget();
         Ok(())
     }
 
     /// A provider and a model must both be named, the provider configured.
-    pub(super) fn check_pair(&self, provider: &str, model: &str) -> Result<()> {
+    pub(super) fn check_pair(self, provider: &str, model: &str) -> Result<()> {
         for (field, v) in [("provider", provider), ("model", model)] {
             if v.trim().is_empty() {
                 return Err(HecateError::invalid(format!("{field} is required"))
                     .with_detail("field", field));
             }
         }
-        if self.inner.model.client(provider).is_none() {
+        if self.engine.inner.model.client(provider).is_none() {
             return Err(HecateError::new(
                 ErrorType::NotFound,
                 format!("no configured provider is named {provider:?}"),

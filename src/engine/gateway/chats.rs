@@ -8,7 +8,7 @@ use crate::domain::chat::{
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::ChatSessionId;
 use crate::domain::time::{format_rfc3339, now_rfc3339};
-use crate::engine::Engine;
+use crate::engine::Gateway;
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -59,15 +59,16 @@ fn bound(name: &str, value: Option<String>) -> Result<Option<String>> {
         .transpose()
 }
 
-impl Engine {
+impl<'e> Gateway<'e> {
     /// Chat sessions of `namespace`, most recently updated first.
     pub async fn list_chat_sessions(
-        &self,
+        self,
         namespace: &str,
         limit: usize,
         offset: usize,
     ) -> Result<Vec<ChatSessionSummary>> {
-        self.store()
+        self.engine
+            .store()
             .list_chat_sessions(namespace, limit, offset)
             .await
     }
@@ -75,7 +76,7 @@ impl Engine {
     /// Creates an empty chat session with its title and system prompt, before
     /// any request names it; `conflict` when the id is taken.
     pub async fn create_chat_session(
-        &self,
+        self,
         namespace: &str,
         new: NewChatSession,
     ) -> Result<ChatSession> {
@@ -96,14 +97,14 @@ impl Engine {
             created_at: now.clone(),
             updated_at: now,
         };
-        self.store().create_chat_session(&session).await?;
+        self.engine.store().create_chat_session(&session).await?;
         Ok(session)
     }
 
     /// Sets a chat session's title and/or system prompt, or `not_found`; the
     /// new prompt applies from the next request.
     pub async fn update_chat_session(
-        &self,
+        self,
         namespace: &str,
         id: &str,
         patch: ChatSessionPatch,
@@ -113,15 +114,16 @@ impl Engine {
                 "nothing to change: send `title` and/or `system_prompt`",
             ));
         }
-        self.store()
+        self.engine
+            .store()
             .update_chat_session(namespace, id, &patch)
             .await?;
         self.chat_session(namespace, id).await
     }
 
     /// One chat session with its messages and provider calls, or `not_found`.
-    pub async fn chat_session(&self, namespace: &str, id: &str) -> Result<ChatSessionView> {
-        let store = self.store();
+    pub async fn chat_session(self, namespace: &str, id: &str) -> Result<ChatSessionView> {
+        let store = self.engine.store();
         let session = store.get_chat_session(namespace, id).await?;
         let (messages, provider_calls) = futures::try_join!(
             store.list_chat_messages(id),
@@ -136,8 +138,8 @@ impl Engine {
 
     /// The conversation to send on the next call: the messages in sequence
     /// order, without the answers that were cut off.
-    pub async fn replay_chat_session(&self, namespace: &str, id: &str) -> Result<Vec<Value>> {
-        let store = self.store();
+    pub async fn replay_chat_session(self, namespace: &str, id: &str) -> Result<Vec<Value>> {
+        let store = self.engine.store();
         store.get_chat_session(namespace, id).await?;
         Ok(store
             .list_chat_messages(id)
@@ -149,21 +151,21 @@ impl Engine {
     }
 
     /// Deletes a chat session with both streams, or `not_found`.
-    pub async fn delete_chat_session(&self, namespace: &str, id: &str) -> Result<()> {
-        self.store().delete_chat_session(namespace, id).await
+    pub async fn delete_chat_session(self, namespace: &str, id: &str) -> Result<()> {
+        self.engine.store().delete_chat_session(namespace, id).await
     }
 
     /// Gateway traces of `namespace` that `filter` selects, newest first; the
     /// time bounds are read as RFC 3339.
-    pub async fn gateway_traces(
-        &self,
+    pub async fn traces(
+        self,
         namespace: &str,
         mut filter: TraceFilter,
     ) -> Result<Vec<GatewayTrace>> {
         filter.since = bound("since", filter.since)?;
         filter.until = bound("until", filter.until)?;
         // Traces are stored just after their answers; this reads them all.
-        self.inner.deferred.traces.flush().await;
-        self.store().list_traces(namespace, &filter).await
+        self.engine.inner.deferred.traces.flush().await;
+        self.engine.store().list_traces(namespace, &filter).await
     }
 }

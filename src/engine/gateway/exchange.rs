@@ -5,7 +5,6 @@
 //! and the first answer relayed in the client's format. The route (its reason
 //! and every candidate's outcome) goes on the request's trace.
 
-use super::super::Engine;
 use super::health::retry_after_secs;
 use super::policy::{
     CAPABILITY_MISSING, CIRCUIT_OPEN, POLICY_DENIED, PROVIDER_RATE_LIMITED, PROVIDER_UNHEALTHY,
@@ -13,12 +12,17 @@ use super::policy::{
 };
 use super::record::{Answerer, RouteLog, TraceStart};
 use super::route::{self, GatewayRoute};
-use super::{ExchangeEnd, GatewayCall, INVALID_BODY, ProviderError, WireFormat};
-use crate::adapters::gateway::{Exchange, RelayMode, apply_system_prompt, prepare_body, relay};
+use super::{GatewayCall, INVALID_BODY};
+use crate::adapters::gateway::{RelayMode, UpstreamAnswer, relay, wire_format};
 use crate::adapters::providers::ProviderConfig;
-use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
+use crate::adapters::providers::ProviderError;
 use crate::domain::chat::RouteCandidate;
 use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::engine::Gateway;
+use crate::model_wire::requests::prepare::prepare_body;
+use crate::model_wire::requests::transcript::apply_system_prompt;
+use crate::model_wire::{Exchange, ExchangeEnd, OnEnd};
+use crate::telemetry::spans::{Inference, InferenceEnd};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tracing::Instrument as _;
 
@@ -57,20 +61,20 @@ fn failover_reason(e: &ProviderError) -> Option<&'static str> {
     }
 }
 
-impl Engine {
+impl<'e> Gateway<'e> {
     /// Every provider that may answer a request's model (or the default model),
     /// in the order they are tried; providers that declare no models are asked
     /// for their list only when the quick look finds none.
-    pub async fn gateway_candidates(&self, requested: Option<&str>) -> Result<Vec<GatewayRoute>> {
-        let default = self.inner.gateway.default_model.as_deref();
-        route::route_candidates(&self.inner.model, requested, default).await
+    pub async fn candidates(self, requested: Option<&str>) -> Result<Vec<GatewayRoute>> {
+        let default = self.engine.inner.gateway.default_model.as_deref();
+        route::route_candidates(&self.engine.inner.model, requested, default).await
     }
 
     /// Routes `call`, sends it to the first candidate provider that can take it
     /// (in its format) and relays the answer in the client's format; the
     /// exchange is recorded when it ends (its trace with the route, and its chat
     /// session when it names one), a failure before the answer as a failed trace.
-    pub async fn gateway_exchange(&self, call: GatewayCall) -> Result<Exchange> {
+    pub async fn exchange(self, call: GatewayCall) -> Result<Exchange> {
         let start = TraceStart {
             namespace: call.namespace.clone(),
             request_id: call.request_id.clone(),
@@ -100,11 +104,11 @@ impl Engine {
     /// Checks each candidate before it is tried; answers the log with every
     /// candidate `pending` or `skipped`, and the cooldowns of the skipped ones.
     async fn gateway_check_candidates(
-        &self,
+        self,
         call: &GatewayCall,
         routes: &[GatewayRoute],
     ) -> (Vec<RouteCandidate>, Vec<Duration>) {
-        let gw = &self.inner.gateway;
+        let gw = &self.engine.inner.gateway;
         let spent = match gw.routing.daily_budget_micros_usd {
             Some(_) => self.gateway_spent_today(&call.namespace).await,
             None => 0,
@@ -114,6 +118,7 @@ impl Engine {
         for r in routes {
             let mut c = candidate(r, "pending");
             let price = self
+                .engine
                 .inner
                 .model
                 .pricebook()
@@ -124,7 +129,7 @@ impl Engine {
                 c.detail = Some("a [gateway] deny pattern names it".into());
             } else if call.facts.has_tools
                 && self
-                    .model_capabilities(&r.provider, &r.model)
+                    .capabilities(&r.provider, &r.model)
                     .await
                     .refuses_tools()
             {
@@ -157,7 +162,7 @@ impl Engine {
 
     /// The exchange itself; a failure says whether the end was already recorded.
     async fn gateway_answer(
-        &self,
+        self,
         call: GatewayCall,
         start: TraceStart,
         log: &mut RouteLog,
@@ -166,27 +171,27 @@ impl Engine {
         let binding = match &call.session_id {
             Some(id) => {
                 let b = self
-                    .gateway_bind_session(&call.namespace, id, call.ingress, &call.body)
+                    .bind_session(&call.namespace, id, call.ingress, &call.body)
                     .await?;
                 apply_system_prompt(call.ingress, &mut call.body, &b.system_prompt);
                 Some(b)
             }
             None => None,
         };
-        let routes = self.gateway_candidates(call.facts.model.as_deref()).await?;
+        let routes = self.candidates(call.facts.model.as_deref()).await?;
         log.reason = routes
             .first()
             .map(|r| r.reason.to_string())
             .unwrap_or_default();
         let (candidates, cooldowns) = self.gateway_check_candidates(&call, &routes).await;
         log.candidates = candidates;
-        let gw = &self.inner.gateway;
+        let gw = &self.engine.inner.gateway;
         let mut last_error = None;
         for (i, r) in routes.iter().enumerate() {
             if log.candidates[i].outcome != "pending" {
                 continue;
             }
-            let Some(client) = self.inner.model.client(&r.provider) else {
+            let Some(client) = self.engine.inner.model.client(&r.provider) else {
                 return Err(HecateError::gateway(format!(
                     "provider {:?} disappeared while routing",
                     r.provider
@@ -194,7 +199,7 @@ impl Engine {
                 .into());
             };
             let config = client.config();
-            let target = WireFormat::of_provider(config.kind);
+            let target = wire_format(config.kind);
             let body = prepare_body(call.ingress, target, &call.body, &r.model).map_err(|e| {
                 HecateError::invalid(e.to_string())
                     .with_detail("reason", INVALID_BODY)
@@ -265,8 +270,7 @@ impl Engine {
         };
         if e.error_type == ErrorType::ModelCapabilityRequired
             && let Some(r) = routes.first()
-            && let Ok(caps) =
-                serde_json::to_value(self.model_capabilities(&r.provider, &r.model).await)
+            && let Ok(caps) = serde_json::to_value(self.capabilities(&r.provider, &r.model).await)
         {
             return Err(e.with_detail("capabilities", caps).into());
         }
@@ -275,20 +279,21 @@ impl Engine {
 
     /// Relays the chosen provider's answer; its end is recorded with the route.
     async fn gateway_relay(
-        &self,
+        self,
         call: &GatewayCall,
         start: TraceStart,
         binding: Option<super::SessionBinding>,
         log: RouteLog,
-        resp: reqwest::Response,
+        resp: UpstreamAnswer,
         answerer: Answerer,
     ) -> std::result::Result<Exchange, Failure> {
         let (provider, model) = (answerer.provider.clone(), answerer.model.clone());
         let target = self
+            .engine
             .inner
             .model
             .client(&provider)
-            .map(|c| WireFormat::of_provider(c.config().kind))
+            .map(|c| wire_format(c.config().kind))
             .unwrap_or(call.ingress);
         let mode = RelayMode {
             ingress: call.ingress,
@@ -300,10 +305,11 @@ impl Engine {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
         };
-        let engine = self.clone();
-        let on_end: crate::adapters::gateway::OnEnd = Box::new(move |end: ExchangeEnd| {
+        let engine = self.engine.clone();
+        let on_end: OnEnd = Box::new(move |end: ExchangeEnd| {
             Box::pin(async move {
                 engine
+                    .gateway()
                     .gateway_record_end(start, binding, log, answerer, end)
                     .await;
             })

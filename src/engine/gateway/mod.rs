@@ -9,8 +9,8 @@
 //! settings (`policy.rs`), the providers' cooldowns (`health.rs`), today's
 //! spend (`budget.rs`) and the models' capabilities (`capabilities.rs`, with the
 //! tool-calling probe in `probe.rs`); `counters.rs` keeps the process's totals
-//! for the system stats, and `sync.rs` shares cooldowns through the store. The wire work is `adapters::gateway`'s;
-//! the types a bridge needs are re-exported here.
+//! for the system stats, and `sync.rs` shares cooldowns through the store. The formats are
+//! `crate::model_wire`'s; the upstream call and the relay `adapters::gateway`'s.
 
 pub mod budget;
 pub mod capabilities;
@@ -29,25 +29,19 @@ mod spend;
 mod state;
 pub mod sync;
 
-pub use crate::adapters::gateway::models::{ListedModel, anthropic_list, openai_list};
-pub use crate::adapters::gateway::{
-    ByteStream, Exchange, ExchangeBody, ExchangeEnd, ExchangeOutcome, RequestFacts, TokenUsage,
-    TranslateError, WireFormat,
-};
 pub use capabilities::CapabilityOverride;
 pub use policy::RoutingSettings;
 pub use probe::ToolCallingProbe;
 pub use record::{HISTORY_MISMATCH, RouteLog, SessionBinding, TraceStart};
 pub use route::{
-    DISCOVERY_TIMEOUT, GatewayRoute, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED,
+    DISCOVERY_TIMEOUT, GatewayRoute, ListedModel, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED,
     ProviderModels,
 };
 pub use state::GatewayState;
 
-use super::Engine;
-/// How an upstream provider failed, before it is classified into a `HecateError`.
-pub use crate::adapters::providers::ProviderError;
 use crate::domain::error::Result;
+use crate::engine::Gateway;
+use crate::model_wire::{RequestFacts, WireFormat};
 use serde_json::Value;
 
 /// Detail `reason` of a request body the gateway refuses (or cannot translate).
@@ -78,7 +72,7 @@ pub struct GatewayCall {
     pub agent_session: Option<String>,
 }
 
-impl Engine {
+impl<'e> Gateway<'e> {
     /// The provider and model a chat or agent turn runs on. A bare model that
     /// configured providers declare goes to the first of the gateway's route
     /// candidates that is not cooling down (the order `/v1` tries them in), so a
@@ -86,55 +80,61 @@ impl Engine {
     /// `provider/model`, a pinned provider, or a model no provider declares
     /// resolve as the model runtime says.
     pub(crate) async fn route_model(
-        &self,
+        self,
         provider: Option<&str>,
         model: &str,
     ) -> Result<crate::runtimes::model::ModelTarget> {
         let bare = model.trim();
         let pinned = provider.is_some_and(|p| !p.trim().is_empty());
         if !pinned && !bare.is_empty() && !bare.contains('/') {
-            let known = route::providers_of(&self.inner.model, false).await;
+            let known = route::providers_of(&self.engine.inner.model, false).await;
             if let Ok(routes) = route::candidates(&known, Some(bare), None) {
-                let health = self.inner.gateway.health();
+                let health = self.engine.inner.gateway.health();
                 let chosen = routes
                     .iter()
                     .find(|r| health.blocked(&r.provider).is_none())
                     .or(routes.first());
                 if let Some(r) = chosen {
-                    return self.inner.model.resolve(Some(&r.provider), &r.model);
+                    return self.engine.inner.model.resolve(Some(&r.provider), &r.model);
                 }
             }
         }
-        self.inner.model.resolve(provider, model)
+        self.engine.inner.model.resolve(provider, model)
     }
 
     /// What this process's gateway answered since it started.
-    pub fn gateway_totals(&self) -> counters::GatewayTotals {
-        self.inner.gateway.counters.totals()
+    pub fn totals(self) -> counters::GatewayTotals {
+        self.engine.inner.gateway.counters.totals()
     }
 
     /// The local rate limiter's decision for one `/v1` request.
-    pub fn gateway_admit(&self) -> limit::RateDecision {
-        self.inner.gateway.limiter.check()
+    pub fn admit(self) -> limit::RateDecision {
+        self.engine.inner.gateway.limiter.check()
     }
 
     /// What routing knows about every configured provider; providers that
     /// declare no models are asked for their list when `discover` is set.
-    pub async fn gateway_providers(&self, discover: bool) -> Vec<ProviderModels> {
-        route::providers_of(&self.inner.model, discover).await
+    pub async fn providers(self, discover: bool) -> Vec<ProviderModels> {
+        route::providers_of(&self.engine.inner.model, discover).await
     }
 
     /// Every routable model id (`provider/model`, and bare ids that are
     /// unambiguous), with its effective capabilities and whether it is the
     /// default model.
-    pub async fn gateway_models(&self) -> Vec<ListedModel> {
-        let mut models = route::listing(&self.gateway_providers(true).await);
+    pub async fn models(self) -> Vec<ListedModel> {
+        let mut models = route::listing(&self.providers(true).await);
         let pairs: Vec<(String, String)> = models
             .iter()
             .map(|m| (m.provider.clone(), m.model.clone()))
             .collect();
-        let caps = self.models_capabilities(&pairs).await;
-        let default = self.inner.gateway.default_model.as_deref().map(str::trim);
+        let caps = self.capabilities_of(&pairs).await;
+        let default = self
+            .engine
+            .inner
+            .gateway
+            .default_model
+            .as_deref()
+            .map(str::trim);
         for (m, c) in models.iter_mut().zip(caps) {
             m.capabilities = Some(c);
             m.default =
@@ -144,8 +144,8 @@ impl Engine {
     }
 
     /// Resolves a request's model (or the default model) to a provider.
-    pub async fn gateway_route(&self, requested: Option<&str>) -> Result<GatewayRoute> {
-        let default = self.inner.gateway.default_model.as_deref();
-        route::route(&self.inner.model, requested, default).await
+    pub async fn route(self, requested: Option<&str>) -> Result<GatewayRoute> {
+        let default = self.engine.inner.gateway.default_model.as_deref();
+        route::route(&self.engine.inner.model, requested, default).await
     }
 }

@@ -4,7 +4,6 @@
 //! with tools (400 or 422) is `none` too. A probe that cannot reach the model
 //! records nothing. An operator may also record a result found by hand.
 
-use super::super::Engine;
 use crate::adapters::providers::{ChatRequest, ProviderError, StreamDelta, ToolDefinition};
 use crate::domain::capability::{
     CapabilityDeclaration, CapabilityRecord, CapabilitySource, ModelCapabilities, ToolCalling,
@@ -12,6 +11,7 @@ use crate::domain::capability::{
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::message::{Message, Role};
 use crate::domain::time::now_rfc3339;
+use crate::engine::Gateway;
 use serde_json::json;
 use std::time::Duration;
 
@@ -41,12 +41,12 @@ fn level(calls: usize) -> ToolCalling {
     }
 }
 
-impl Engine {
+impl<'e> Gateway<'e> {
     /// Probes `provider`/`model` for tool calling (or, with `manual`, records
     /// that result without asking the model) and stores the result as its
     /// probe record.
-    pub async fn probe_model_capabilities(
-        &self,
+    pub async fn probe_capabilities(
+        self,
         provider: &str,
         model: &str,
         manual: Option<ToolCalling>,
@@ -82,7 +82,7 @@ impl Engine {
             updated_at: now_rfc3339(),
         };
         self.put_capability_record(&record).await?;
-        let effective = self.model_capabilities(provider, model).await;
+        let effective = self.capabilities(provider, model).await;
         Ok(ToolCallingProbe {
             record,
             tool_calls_seen: seen,
@@ -92,11 +92,12 @@ impl Engine {
 
     /// Sends the probe request; answers the level, the calls seen and what was seen.
     async fn run_tool_probe(
-        &self,
+        self,
         provider: &str,
         model: &str,
     ) -> Result<(ToolCalling, usize, String)> {
         let client = self
+            .engine
             .inner
             .model
             .client(provider)

@@ -3,8 +3,8 @@
 //! health, routing; the seed's vocabulary), and advisory discovery of local model
 //! servers on their default loopback ports.
 
-use super::super::Engine;
 use crate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
+use crate::engine::Gateway;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -291,11 +291,11 @@ fn on_path(command: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-impl Engine {
+impl<'e> Gateway<'e> {
     /// The readiness of every configured provider, probed now (each at most
     /// `PROBE_TIMEOUT`, all at once).
-    pub async fn provider_status(&self) -> Vec<ProviderStatus> {
-        let clients: Vec<_> = self.inner.model.providers().collect();
+    pub async fn provider_status(self) -> Vec<ProviderStatus> {
+        let clients: Vec<_> = self.engine.inner.model.providers().collect();
         futures::future::join_all(clients.into_iter().map(|c| async move {
             let cfg = c.config();
             let local = is_local(&cfg.base_url);
@@ -389,7 +389,7 @@ impl Engine {
                     Some("Check that the provider runs and that its base URL is right."),
                 )
             });
-            let cooling = self.inner.gateway.health.blocked(&cfg.name);
+            let cooling = self.engine.inner.gateway.health.blocked(&cfg.name);
             let blocked = if !credential_ready {
                 Some("credential_missing")
             } else if let Some(b) = cooling {
@@ -453,9 +453,9 @@ impl Engine {
     }
 }
 
-impl Engine {
+impl<'e> Gateway<'e> {
     /// Looks for local model servers (see [`discover_local`]).
-    pub async fn discover_local_providers(&self) -> Vec<LocalDiscovery> {
+    pub async fn discover_local_providers(self) -> Vec<LocalDiscovery> {
         match ProviderClient::default_http() {
             Ok(http) => discover_local(&http).await,
             Err(e) => {

@@ -6,16 +6,16 @@
 //! request's trace. Every other ending — no session, a failure — leaves the
 //! trace alone, so a failed upstream never half-writes a session.
 
-use super::{ExchangeEnd, ExchangeOutcome, TokenUsage, WireFormat};
-use crate::adapters::gateway::{Fingerprint, is_system_prompt, request_messages};
-use crate::adapters::telemetry::metrics;
-use crate::adapters::telemetry::spans::{Inference, InferenceEnd};
 use crate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace, RouteCandidate};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::CallId;
 use crate::domain::provider_call::Usage;
 use crate::domain::time::now_rfc3339;
-use crate::engine::Engine;
+use crate::engine::Gateway;
+use crate::model_wire::requests::transcript::{Fingerprint, is_system_prompt, request_messages};
+use crate::model_wire::{ExchangeEnd, ExchangeOutcome, TokenUsage, WireFormat};
+use crate::telemetry::metrics;
+use crate::telemetry::spans::{Inference, InferenceEnd};
 use serde_json::Value;
 use std::time::Instant;
 
@@ -117,20 +117,20 @@ fn usage_of(u: TokenUsage) -> Usage {
     }
 }
 
-impl Engine {
+impl<'e> Gateway<'e> {
     /// Matches a request's conversation against the stored history of chat
     /// session `session_id` (absent: empty) and says what is new. Answered
     /// partial messages (cut off when a client went away) are not expected back,
     /// and a leading system message saying exactly the session's system prompt
     /// is the prompt, not a message of the session.
-    pub async fn gateway_bind_session(
-        &self,
+    pub async fn bind_session(
+        self,
         namespace: &str,
         session_id: &str,
         ingress: WireFormat,
         body: &Value,
     ) -> Result<SessionBinding> {
-        let store = self.store();
+        let store = self.engine.store();
         let (system_prompt, stored) = match store.get_chat_session(namespace, session_id).await {
             Ok(s) => (s.system_prompt, store.list_chat_messages(session_id).await?),
             Err(e) if e.error_type == ErrorType::NotFound => (String::new(), Vec::new()),
@@ -184,7 +184,7 @@ impl Engine {
     /// Records a request that failed before an answer started, with the route
     /// it tried.
     pub(super) async fn gateway_record_failure(
-        &self,
+        self,
         start: &TraceStart,
         route: &RouteLog,
         e: &HecateError,
@@ -204,15 +204,19 @@ impl Engine {
             &trace.provider,
             &start.requested_model,
         );
-        self.inner.gateway.counters.record("failed", None, None);
-        self.inner.deferred.traces.record(trace);
+        self.engine
+            .inner
+            .gateway
+            .counters
+            .record("failed", None, None);
+        self.engine.inner.deferred.traces.record(trace);
     }
 
     /// Records the end of an exchange answered by `provider`/`model`: the
     /// session's new messages, the answer (marked `partial` when the client went
     /// away) and its provider call with the trace, or the trace alone.
     pub(super) async fn gateway_record_end(
-        &self,
+        self,
         start: TraceStart,
         binding: Option<SessionBinding>,
         route: RouteLog,
@@ -232,7 +236,7 @@ impl Engine {
         let mut trace = start.trace(status, &provider, &model, &route);
         if let Some(u) = end.usage {
             trace.usage = usage_of(u);
-            trace.cost_micros_usd = self.inner.model.pricebook().cost(
+            trace.cost_micros_usd = self.engine.inner.model.pricebook().cost(
                 &provider,
                 &model,
                 u.input_tokens,
@@ -240,14 +244,14 @@ impl Engine {
             );
         }
         if let Some(cost) = trace.cost_micros_usd {
-            self.inner.gateway.spend.add(&start.namespace, cost);
+            self.engine.inner.gateway.spend.add(&start.namespace, cost);
         }
         if let ExchangeOutcome::Failed(m) = &end.outcome {
             trace.error_type = Some(ErrorType::GatewayError.code().to_string());
             trace.error_message = Some(m.clone());
         }
         traced.gateway_end(status, trace.cost_micros_usd);
-        self.inner.gateway.counters.record(
+        self.engine.inner.gateway.counters.record(
             status,
             end.usage.map(|u| (u.input_tokens, u.output_tokens)),
             trace.cost_micros_usd,
@@ -277,11 +281,11 @@ impl Engine {
             output_tokens = trace.usage.completion_tokens,
             "gateway exchange ended"
         );
-        let store = self.store();
+        let store = self.engine.store();
         let binding = binding.filter(|_| status != "failed");
         let Some(binding) = binding else {
             // Stored just after the answer, journalled first (`deferred`).
-            self.inner.deferred.traces.record(trace);
+            self.engine.inner.deferred.traces.record(trace);
             return;
         };
         let mut answer = end.answer;
@@ -313,7 +317,7 @@ impl Engine {
             tracing::warn!(request_id = %start.request_id, "chat exchange not recorded: {e}");
             trace.error_type = Some(e.error_type.code().to_string());
             trace.error_message = Some(format!("the exchange was not recorded: {}", e.message));
-            self.inner.deferred.traces.record(trace);
+            self.engine.inner.deferred.traces.record(trace);
         }
     }
 }

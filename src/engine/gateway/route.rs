@@ -5,12 +5,32 @@
 //! answer, in the order the gateway tries them. The agent loop resolves its
 //! model here too (`route`), so both name models alike.
 
-use crate::adapters::gateway::models::ListedModel;
 use crate::adapters::providers::ProviderKind;
+use crate::domain::capability::ModelCapabilities;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::runtimes::model::ModelRuntime;
 use serde_json::Value;
 use std::time::Duration;
+
+/// One routable model id and what it routes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedModel {
+    /// The id a client sends: `provider/model`, or a bare model that only one
+    /// provider serves.
+    pub id: String,
+    /// The provider serving it.
+    pub provider: String,
+    /// The model as that provider names it.
+    pub model: String,
+    /// The provider's format (`openai` or `anthropic`).
+    pub provider_kind: &'static str,
+    /// `config` (the operator declared it) or `provider` (the provider listed it).
+    pub discovery_source: &'static str,
+    /// Whether it is the gateway's default model.
+    pub default: bool,
+    /// Its effective capabilities, when known.
+    pub capabilities: Option<ModelCapabilities>,
+}
 
 /// How long a provider that declares no models is given to list them.
 pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);

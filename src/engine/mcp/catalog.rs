@@ -4,7 +4,7 @@
 //! collision-free, within MCP's 64-character limit). Tool definitions stay opaque
 //! JSON here: the engine parses no MCP.
 
-use super::state::{IndexedCatalog, McpHub};
+use super::state::IndexedCatalog;
 use super::types::{
     LIST_TIMEOUT, McpCatalog, McpChange, ServerSpec, ToolPolicy, UpstreamFailure, UpstreamServer,
     UpstreamTool, client_error, expose_names,
@@ -12,7 +12,7 @@ use super::types::{
 use crate::adapters::mcp::tool_def::{annotate, name_of};
 use crate::adapters::mcp::{EntryInfo, McpProbe, PoolOptions, PoolStats};
 use crate::domain::error::{HecateError, Result};
-use crate::engine::Engine;
+use crate::engine::Mcp;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -26,14 +26,10 @@ const FAILURE_TTL: Duration = Duration::from_secs(5);
 /// Deadline of a probe (spawn, initialize, tools/list).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
-impl Engine {
-    pub(crate) fn mcp_hub(&self) -> &McpHub {
-        &self.inner.mcp
-    }
-
+impl<'e> Mcp<'e> {
     /// Replaces the configured upstream servers (names must be unique); clients
     /// are told their lists changed.
-    pub fn configure_mcp_servers(&self, servers: Vec<UpstreamServer>) -> Result<()> {
+    pub fn configure_servers(self, servers: Vec<UpstreamServer>) -> Result<()> {
         let mut seen = HashSet::new();
         for s in &servers {
             if s.name.is_empty() || !seen.insert(s.name.clone()) {
@@ -43,7 +39,7 @@ impl Engine {
                 )));
             }
         }
-        let hub = self.mcp_hub();
+        let hub = self.engine.mcp_hub();
         *hub.servers.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(servers);
         hub.tools.lock().unwrap_or_else(|p| p.into_inner()).clear();
         hub.forget_catalog();
@@ -54,51 +50,52 @@ impl Engine {
     }
 
     /// The configured upstream servers.
-    pub fn mcp_servers(&self) -> Arc<Vec<UpstreamServer>> {
-        self.mcp_hub().servers()
+    pub fn servers(self) -> Arc<Vec<UpstreamServer>> {
+        self.engine.mcp_hub().servers()
     }
 
     /// Changes bridges relay to their clients (`list_changed`, resource updates).
-    pub fn mcp_changes(&self) -> broadcast::Receiver<McpChange> {
-        self.mcp_hub().changes.subscribe()
+    pub fn changes(self) -> broadcast::Receiver<McpChange> {
+        self.engine.mcp_hub().changes.subscribe()
     }
 
     /// Replaces the MCP client pool's tunables (`[mcp_pool]`): idle TTL, LRU
     /// cap, ping interval and bring-up deadline apply from the next sweep and
     /// bring-up on.
-    pub fn configure_mcp_pool(&self, opts: PoolOptions) {
-        self.mcp_hub().pool.set_options(opts);
+    pub fn configure_pool(self, opts: PoolOptions) {
+        self.engine.mcp_hub().pool.set_options(opts);
     }
 
     /// The client pool's entries, leases in use and idle entries.
-    pub fn mcp_pool_stats(&self) -> PoolStats {
-        self.mcp_hub().pool.stats()
+    pub fn pool_stats(self) -> PoolStats {
+        self.engine.mcp_hub().pool.stats()
     }
 
     /// The client pool's cached connections, most recently used first.
-    pub fn mcp_pool_entries(&self) -> Vec<EntryInfo> {
-        self.mcp_hub().pool.entries()
+    pub fn pool_entries(self) -> Vec<EntryInfo> {
+        self.engine.mcp_hub().pool.entries()
     }
 
     /// Brings an upstream up outside the pool, lists its tools (un-namespaced)
     /// and tears it down, within 10 seconds. A failure is `invalid_request`
     /// whatever the cause (the definition is what is being tested), with the
     /// failed `stage` in its details.
-    pub async fn mcp_probe(&self, spec: &ServerSpec) -> Result<McpProbe> {
-        self.mcp_probe_named("probe", spec).await
+    pub async fn probe(self, spec: &ServerSpec) -> Result<McpProbe> {
+        self.probe_named("probe", spec).await
     }
 
     /// Probes one server entry shaped like a task's `mcp_servers` item (`name`
     /// defaults to `probe`); answers the name and what the probe found.
-    pub async fn mcp_probe_entry(&self, entry: &Value) -> Result<(String, McpProbe)> {
+    pub async fn probe_entry(self, entry: &Value) -> Result<(String, McpProbe)> {
         let e = super::entry::parse(entry, Some("probe"))?;
-        let report = self.mcp_probe_named(&e.name, &e.spec).await?;
+        let report = self.probe_named(&e.name, &e.spec).await?;
         Ok((e.name, report))
     }
 
-    /// [`Engine::mcp_probe`] for a server called `name`.
-    pub async fn mcp_probe_named(&self, name: &str, spec: &ServerSpec) -> Result<McpProbe> {
-        self.mcp_hub()
+    /// [`Mcp::probe`](crate::engine::Mcp::probe) for a server called `name`.
+    pub async fn probe_named(self, name: &str, spec: &ServerSpec) -> Result<McpProbe> {
+        self.engine
+            .mcp_hub()
             .pool
             .probe(spec, PROBE_TIMEOUT)
             .await
@@ -112,8 +109,8 @@ impl Engine {
             })
     }
 
-    async fn upstream_tools(&self, server: &UpstreamServer) -> Result<Vec<Value>> {
-        let hub = self.mcp_hub();
+    async fn upstream_tools(self, server: &UpstreamServer) -> Result<Vec<Value>> {
+        let hub = self.engine.mcp_hub();
         if let Some(t) = hub.cached_tools(&server.name) {
             return Ok(t);
         }
@@ -136,8 +133,8 @@ impl Engine {
         result
     }
 
-    async fn list_upstream_tools(&self, server: &UpstreamServer) -> Result<Vec<Value>> {
-        let hub = self.mcp_hub();
+    async fn list_upstream_tools(self, server: &UpstreamServer) -> Result<Vec<Value>> {
+        let hub = self.engine.mcp_hub();
         let lease = hub
             .pool
             .acquire(&server.spec, server.call_timeout)
@@ -162,7 +159,7 @@ impl Engine {
     }
 
     /// The aggregated tools of every non-blocked upstream (blocked tools hidden).
-    pub async fn mcp_tools(&self) -> McpCatalog {
+    pub async fn tools(self) -> McpCatalog {
         match self.mcp_catalog_if_complete().await {
             Ok(c) => c.catalog.clone(),
             Err(partial) => partial,
@@ -172,14 +169,14 @@ impl Engine {
     /// The catalog, from the cache when it holds one; a catalog built while
     /// every upstream listed fine is cached, a partial one is returned as `Err`.
     pub(crate) async fn mcp_catalog_if_complete(
-        &self,
+        self,
     ) -> std::result::Result<Arc<IndexedCatalog>, McpCatalog> {
-        let hub = self.mcp_hub();
+        let hub = self.engine.mcp_hub();
         let (generation, cached) = hub.cached_catalog();
         if let Some(c) = cached {
             return Ok(c);
         }
-        let servers = self.mcp_servers();
+        let servers = self.servers();
         let catalog = self.mcp_tools_of(servers.iter().collect()).await;
         if !catalog.failures.is_empty() {
             return Err(catalog);
@@ -191,14 +188,14 @@ impl Engine {
 
     /// Builds the complete catalog in the background (once at a time), so the
     /// next calls find their tool in the cache.
-    pub(crate) fn warm_mcp_catalog(&self) {
-        let hub = self.mcp_hub();
+    pub(crate) fn warm_mcp_catalog(self) {
+        let hub = self.engine.mcp_hub();
         if hub.warming.swap(true, std::sync::atomic::Ordering::AcqRel) {
             return;
         }
-        let engine = self.clone();
+        let engine = self.engine.clone();
         tokio::spawn(async move {
-            let _ = engine.mcp_catalog_if_complete().await;
+            let _ = engine.mcp().mcp_catalog_if_complete().await;
             engine
                 .mcp_hub()
                 .warming
@@ -207,14 +204,14 @@ impl Engine {
     }
 
     /// The cached complete catalog, without listing anything.
-    pub(crate) fn mcp_cached_catalog(&self) -> Option<Arc<IndexedCatalog>> {
-        self.mcp_hub().cached_catalog().1
+    pub(crate) fn mcp_cached_catalog(self) -> Option<Arc<IndexedCatalog>> {
+        self.engine.mcp_hub().cached_catalog().1
     }
 
     /// The tools of `servers` only, named as in the full catalog (server names
     /// contain no `__`, so names of different servers cannot collide except in
     /// degenerate cases).
-    pub(crate) async fn mcp_tools_of(&self, servers: Vec<&UpstreamServer>) -> McpCatalog {
+    pub(crate) async fn mcp_tools_of(self, servers: Vec<&UpstreamServer>) -> McpCatalog {
         let active: Vec<&UpstreamServer> = servers
             .into_iter()
             .filter(|s| s.policy != ToolPolicy::Block || !s.tool_policies.is_empty())
@@ -257,8 +254,8 @@ impl Engine {
     }
 
     /// Finds the server configured under `name`.
-    pub(crate) fn mcp_server(&self, name: &str) -> Result<UpstreamServer> {
-        self.mcp_servers()
+    pub(crate) fn mcp_server(self, name: &str) -> Result<UpstreamServer> {
+        self.servers()
             .iter()
             .find(|s| s.name == name)
             .cloned()

@@ -7,7 +7,7 @@
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::ids::SessionId;
 use crate::domain::session::{RuntimeKind, Session};
-use crate::engine::Engine;
+use crate::engine::{Engine, Mcp};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
@@ -50,9 +50,9 @@ fn hashed(parts: &[&str]) -> u64 {
     h.finish()
 }
 
-impl Engine {
-    async fn ensure_gateway_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
-        let gw = &self.mcp_hub().gateways;
+impl<'e> Mcp<'e> {
+    async fn ensure_gateway_session(self, namespace: &str, id: &SessionId) -> Result<()> {
+        let gw = &self.engine.mcp_hub().gateways;
         if gw
             .created
             .lock()
@@ -61,7 +61,7 @@ impl Engine {
         {
             return Ok(());
         }
-        match self.get_session(namespace, id).await {
+        match self.engine.get_session(namespace, id).await {
             Ok(_) => {}
             Err(e) if e.error_type == ErrorType::NotFound => {
                 let session = Session::new_idle(
@@ -70,9 +70,9 @@ impl Engine {
                     "MCP tool calls (approvals of proxied upstream tools)",
                     RuntimeKind::Model,
                 );
-                if self.store().create_session(&session).await.is_err() {
+                if self.engine.store().create_session(&session).await.is_err() {
                     // Another process may have created it meanwhile.
-                    self.get_session(namespace, id).await?;
+                    self.engine.get_session(namespace, id).await?;
                 }
             }
             Err(e) => return Err(e),
@@ -85,8 +85,8 @@ impl Engine {
     }
 
     /// Holds this namespace's gateway session for the duration of an approval.
-    pub(crate) async fn hold_gateway(&self, namespace: &str) -> Result<GatewayHold> {
-        let gw = &self.mcp_hub().gateways;
+    pub(crate) async fn hold_gateway(self, namespace: &str) -> Result<GatewayHold> {
+        let gw = &self.engine.mcp_hub().gateways;
         let _one_at_a_time = gw.acquiring.lock().await;
         let shared = SessionId(format!(
             "agent_chat_mcp_gateway_{:016x}",
@@ -94,7 +94,7 @@ impl Engine {
         ));
         let own = SessionId(format!(
             "agent_chat_mcp_gateway_{:016x}",
-            hashed(&[namespace, &self.config().owner_id])
+            hashed(&[namespace, &self.engine.config().owner_id])
         ));
         for sid in [shared, own] {
             let already = {
@@ -109,14 +109,14 @@ impl Engine {
             };
             if already {
                 return Ok(GatewayHold {
-                    engine: self.clone(),
+                    engine: self.engine.clone(),
                     session_id: sid,
                 });
             }
             self.ensure_gateway_session(namespace, &sid).await?;
-            let owner = self.config().owner_id.clone();
-            let ttl = self.config().lease_ttl_ms;
-            let holder = self.store().acquire_lease(&sid, &owner, ttl).await?;
+            let owner = self.engine.config().owner_id.clone();
+            let ttl = self.engine.config().lease_ttl_ms;
+            let holder = self.engine.store().acquire_lease(&sid, &owner, ttl).await?;
             if holder.is_some() {
                 continue;
             }
@@ -126,7 +126,7 @@ impl Engine {
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(sid.clone(), (1, renew));
             return Ok(GatewayHold {
-                engine: self.clone(),
+                engine: self.engine.clone(),
                 session_id: sid,
             });
         }
@@ -136,10 +136,10 @@ impl Engine {
         ))
     }
 
-    fn spawn_gateway_renewal(&self, sid: &SessionId) -> JoinHandle<()> {
-        let engine = self.clone();
+    fn spawn_gateway_renewal(self, sid: &SessionId) -> JoinHandle<()> {
+        let engine = self.engine.clone();
         let sid = sid.clone();
-        let every = Duration::from_millis((self.config().lease_ttl_ms / 3).max(10) as u64);
+        let every = Duration::from_millis((self.engine.config().lease_ttl_ms / 3).max(10) as u64);
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;

@@ -18,6 +18,6 @@ pub mod types;
 
 pub use tools::{ApprovalPrompter, McpCallOptions, UpstreamNotice};
 pub use types::{
-    MAX_TOOL_NAME, McpCatalog, McpChange, ServerSpec, ToolPolicy, UPSTREAM_META_KEY,
-    UpstreamFailure, UpstreamServer, UpstreamTool, expose_names,
+    MAX_TOOL_NAME, McpCatalog, McpChange, ToolPolicy, UpstreamFailure, UpstreamServer,
+    UpstreamTool, expose_names,
 };

@@ -6,24 +6,31 @@
 use super::types::{LIST_TIMEOUT, ToolPolicy, UpstreamServer, client_error, expose_names};
 use crate::adapters::mcp::tool_def::{annotate, name_of};
 use crate::domain::error::{HecateError, Result};
-use crate::engine::Engine;
+use crate::engine::Mcp;
 use serde_json::{Map, Value};
 
-impl Engine {
+impl<'e> Mcp<'e> {
     /// The resources of every non-blocked upstream, each listed verbatim with the
     /// alias of the server that owns it.
-    pub async fn mcp_resources(&self) -> Vec<(String, Value)> {
+    pub async fn resources(self) -> Vec<(String, Value)> {
         let mut out = Vec::new();
         for s in self
-            .mcp_servers()
+            .servers()
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
         {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+            let Ok(lease) = self
+                .engine
+                .mcp_hub()
+                .pool
+                .acquire(&s.spec, s.call_timeout)
+                .await
+            else {
                 continue;
             };
             if let Ok(list) = lease.list_resources(LIST_TIMEOUT).await {
                 let mut owners = self
+                    .engine
                     .mcp_hub()
                     .resource_owner
                     .lock()
@@ -40,14 +47,20 @@ impl Engine {
     }
 
     /// The resource templates of every non-blocked upstream.
-    pub async fn mcp_resource_templates(&self) -> Vec<(String, Value)> {
+    pub async fn resource_templates(self) -> Vec<(String, Value)> {
         let mut out = Vec::new();
         for s in self
-            .mcp_servers()
+            .servers()
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
         {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+            let Ok(lease) = self
+                .engine
+                .mcp_hub()
+                .pool
+                .acquire(&s.spec, s.call_timeout)
+                .await
+            else {
                 continue;
             };
             if let Ok(list) = lease.list_resource_templates(LIST_TIMEOUT).await {
@@ -59,22 +72,29 @@ impl Engine {
 
     /// Reads an upstream resource: from the server that listed it, else from the
     /// first non-blocked server that can read it (`not_found` when none can).
-    pub async fn mcp_read_resource(&self, uri: &str) -> Result<Value> {
+    pub async fn read_resource(self, uri: &str) -> Result<Value> {
         let owner = self
+            .engine
             .mcp_hub()
             .resource_owner
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(uri)
             .cloned();
-        let servers = self.mcp_servers();
+        let servers = self.servers();
         let mut order: Vec<&UpstreamServer> = servers
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
             .collect();
         order.sort_by_key(|s| Some(&s.name) != owner.as_ref());
         for s in order {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+            let Ok(lease) = self
+                .engine
+                .mcp_hub()
+                .pool
+                .acquire(&s.spec, s.call_timeout)
+                .await
+            else {
                 continue;
             };
             if let Ok(v) = lease.read_resource(uri, LIST_TIMEOUT).await {
@@ -86,14 +106,20 @@ impl Engine {
 
     /// The prompts of every non-blocked upstream, namespaced like tools: each is
     /// `(server, original name, exposed name, definition)`.
-    pub async fn mcp_prompts(&self) -> Vec<(String, String, String, Value)> {
+    pub async fn prompts(self) -> Vec<(String, String, String, Value)> {
         let mut raw = Vec::new();
         for s in self
-            .mcp_servers()
+            .servers()
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
         {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+            let Ok(lease) = self
+                .engine
+                .mcp_hub()
+                .pool
+                .acquire(&s.spec, s.call_timeout)
+                .await
+            else {
                 continue;
             };
             if let Ok(list) = lease.list_prompts(LIST_TIMEOUT).await {
@@ -114,9 +140,10 @@ impl Engine {
 
     /// Asks upstream `server` for completions; params and result are the MCP
     /// `completion/complete` JSON.
-    pub async fn mcp_complete(&self, server: &str, params: Value) -> Result<Value> {
+    pub async fn complete(self, server: &str, params: Value) -> Result<Value> {
         let s = self.mcp_server(server)?;
         let lease = self
+            .engine
             .mcp_hub()
             .pool
             .acquire(&s.spec, s.call_timeout)
@@ -130,13 +157,13 @@ impl Engine {
 
     /// Gets an upstream prompt by its exposed name; `not_found` when no upstream
     /// prompt has that name.
-    pub async fn mcp_get_prompt(
-        &self,
+    pub async fn get_prompt(
+        self,
         exposed: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<Value> {
         let Some((server, original, _, _)) = self
-            .mcp_prompts()
+            .prompts()
             .await
             .into_iter()
             .find(|(_, _, e, _)| e == exposed)
@@ -145,6 +172,7 @@ impl Engine {
         };
         let s = self.mcp_server(&server)?;
         let lease = self
+            .engine
             .mcp_hub()
             .pool
             .acquire(&s.spec, s.call_timeout)

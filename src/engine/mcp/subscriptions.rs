@@ -12,7 +12,7 @@ use super::state::Held;
 use super::types::{LIST_TIMEOUT, McpChange, ServerSpec, ToolPolicy, UpstreamServer, client_error};
 use crate::adapters::mcp::Lease;
 use crate::domain::error::{HecateError, Result};
-use crate::engine::Engine;
+use crate::engine::{Engine, Mcp};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,7 +49,7 @@ impl Drop for KeeperFlag {
     }
 }
 
-impl Engine {
+impl<'e> Mcp<'e> {
     /// Follows upstream resource `uri` for one more client connection. The first
     /// follower sends `resources/subscribe` to the upstream that owns the URI
     /// (from the last resource listing, listing first when it is unknown, else
@@ -57,8 +57,8 @@ impl Engine {
     /// and holds its connection; later ones only count. `only` restricts the
     /// choice to one upstream (the `/mcp/NAME` passthrough). `not_found` when no
     /// upstream has the URI; a gateway error when the upstream failed.
-    pub async fn mcp_subscribe(&self, uri: &str, only: Option<&str>) -> Result<()> {
-        let subs = &self.mcp_hub().subscriptions;
+    pub async fn subscribe(self, uri: &str, only: Option<&str>) -> Result<()> {
+        let subs = &self.engine.mcp_hub().subscriptions;
         loop {
             let slot = subs.slot(uri);
             let mut held = slot.lock().await;
@@ -101,8 +101,8 @@ impl Engine {
     /// `resources/unsubscribe` upstream and releases the connection. `Ok(false)`
     /// when nobody followed it. The hub-side subscription is released even when
     /// the upstream fails to answer (that failure is returned).
-    pub async fn mcp_unsubscribe(&self, uri: &str) -> Result<bool> {
-        let subs = &self.mcp_hub().subscriptions;
+    pub async fn unsubscribe(self, uri: &str) -> Result<bool> {
+        let subs = &self.engine.mcp_hub().subscriptions;
         loop {
             let Some(slot) = subs.existing(uri) else {
                 return Ok(false);
@@ -123,7 +123,7 @@ impl Engine {
                         Ok(_) => Ok(true),
                         Err(e) => {
                             if e.is_fatal_to_connection() {
-                                self.mcp_hub().pool.evict(lease);
+                                self.engine.mcp_hub().pool.evict(lease);
                             }
                             Err(client_error(server, &e))
                         }
@@ -139,15 +139,15 @@ impl Engine {
     }
 
     /// Releases the subscriptions of a client connection that ended, in the
-    /// background (one [`Engine::mcp_unsubscribe`] per URI).
-    pub fn mcp_release_subscriptions(&self, uris: Vec<String>) {
+    /// background (one [`Mcp::unsubscribe`](crate::engine::Mcp::unsubscribe) per URI).
+    pub fn release_subscriptions(self, uris: Vec<String>) {
         if uris.is_empty() || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
-        let engine = self.clone();
+        let engine = self.engine.clone();
         tokio::spawn(async move {
             for uri in uris {
-                if let Err(e) = engine.mcp_unsubscribe(&uri).await {
+                if let Err(e) = engine.mcp().unsubscribe(&uri).await {
                     tracing::warn!(uri, error = %e, "releasing an upstream resource subscription failed");
                 }
             }
@@ -156,15 +156,15 @@ impl Engine {
 
     /// Starts the keeper task unless it runs; it ends when nothing is followed
     /// or the engine is gone (it holds the engine weakly).
-    fn keep_subscriptions(&self) {
-        let subs = &self.mcp_hub().subscriptions;
+    fn keep_subscriptions(self) {
+        let subs = &self.engine.mcp_hub().subscriptions;
         if tokio::runtime::Handle::try_current().is_err()
             || subs.keeper.swap(true, Ordering::AcqRel)
         {
             return;
         }
         let flag = KeeperFlag(subs.keeper.clone());
-        let engine = Arc::downgrade(&self.inner);
+        let engine = Arc::downgrade(&self.engine.inner);
         tokio::spawn(async move {
             let _flag = flag;
             let mut state = KeeperState::default();
@@ -173,7 +173,7 @@ impl Engine {
                 let Some(inner) = engine.upgrade() else {
                     return;
                 };
-                if !(Engine { inner }).keep_once(&mut state).await {
+                if !(Engine { inner }).mcp().keep_once(&mut state).await {
                     return;
                 }
             }
@@ -185,8 +185,8 @@ impl Engine {
     /// 2 × [`RENEW_CHECK`] up to [`RENEW_BACKOFF_MAX`] while renewal fails), and
     /// sends again those held on an HTTP upstream for [`HTTP_REFRESH`]. `false`
     /// when nothing is followed and the keeper should end.
-    async fn keep_once(&self, state: &mut KeeperState) -> bool {
-        let subs = &self.mcp_hub().subscriptions;
+    async fn keep_once(self, state: &mut KeeperState) -> bool {
+        let subs = &self.engine.mcp_hub().subscriptions;
         let followed = subs.snapshot();
         if followed.is_empty() {
             subs.keeper.store(false, Ordering::Release);
@@ -252,7 +252,7 @@ impl Engine {
     /// going never wait on a slow start; nothing is done when the slot changed
     /// meanwhile. `announce` tells the followers the resource may have changed.
     async fn take_out_again(
-        &self,
+        self,
         uri: &str,
         slot: &Arc<tokio::sync::Mutex<Held>>,
         server: &str,
@@ -260,6 +260,7 @@ impl Engine {
     ) -> Result<()> {
         let s = self.mcp_server(server)?;
         let _warm = self
+            .engine
             .mcp_hub()
             .pool
             .acquire(&s.spec, s.call_timeout)
@@ -271,7 +272,7 @@ impl Engine {
                 .upstream
                 .as_ref()
                 .is_some_and(|(name, _)| name == server)
-            && self.mcp_hub().subscriptions.is_current(uri, slot);
+            && self.engine.mcp_hub().subscriptions.is_current(uri, slot);
         if !same {
             return Ok(());
         }
@@ -281,12 +282,13 @@ impl Engine {
     /// Takes out `uri`'s subscription again on `server` for its followers and,
     /// when `announce`, tells them the resource may have changed while it was
     /// not followed.
-    async fn renew(&self, uri: &str, held: &mut Held, server: &str, announce: bool) -> Result<()> {
+    async fn renew(self, uri: &str, held: &mut Held, server: &str, announce: bool) -> Result<()> {
         let up = self.subscribe_upstream(uri, Some(server)).await?;
         held.upstream = Some(up);
         if announce {
             tracing::info!(uri, server, "renewed an upstream resource subscription");
             let _ = self
+                .engine
                 .mcp_hub()
                 .changes
                 .send(McpChange::ResourceUpdated(uri.to_string()));
@@ -296,12 +298,13 @@ impl Engine {
 
     /// Takes out the upstream subscription of `uri`: on its owner when known,
     /// else on the first eligible upstream that accepts it.
-    async fn subscribe_upstream(&self, uri: &str, only: Option<&str>) -> Result<(String, Lease)> {
-        let servers = self.mcp_servers();
+    async fn subscribe_upstream(self, uri: &str, only: Option<&str>) -> Result<(String, Lease)> {
+        let servers = self.servers();
         let eligible =
             |s: &&UpstreamServer| s.policy != ToolPolicy::Block && only.is_none_or(|o| s.name == o);
         let owner = || {
-            self.mcp_hub()
+            self.engine
+                .mcp_hub()
                 .resource_owner
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -310,7 +313,7 @@ impl Engine {
         };
         let mut known = owner();
         if known.is_none() {
-            self.mcp_resources().await;
+            self.resources().await;
             known = owner();
         }
         if let Some(s) =
@@ -319,7 +322,13 @@ impl Engine {
             return self.subscribe_on(s, uri).await;
         }
         for s in servers.iter().filter(eligible) {
-            let Ok(lease) = self.mcp_hub().pool.acquire(&s.spec, s.call_timeout).await else {
+            let Ok(lease) = self
+                .engine
+                .mcp_hub()
+                .pool
+                .acquire(&s.spec, s.call_timeout)
+                .await
+            else {
                 continue;
             };
             if !lease.supports_subscribe() {
@@ -330,7 +339,7 @@ impl Engine {
                 Ok(false) => {}
                 Err(e) => {
                     if e.is_fatal_to_connection() {
-                        self.mcp_hub().pool.evict(&lease);
+                        self.engine.mcp_hub().pool.evict(&lease);
                     }
                     tracing::debug!(server = %s.name, uri, error = %e, "upstream refused a resource subscription");
                 }
@@ -339,8 +348,8 @@ impl Engine {
         Err(HecateError::not_found("resource", uri))
     }
 
-    async fn subscribe_on(&self, s: &UpstreamServer, uri: &str) -> Result<(String, Lease)> {
-        let hub = self.mcp_hub();
+    async fn subscribe_on(self, s: &UpstreamServer, uri: &str) -> Result<(String, Lease)> {
+        let hub = self.engine.mcp_hub();
         let lease = hub
             .pool
             .acquire(&s.spec, s.call_timeout)

@@ -5,7 +5,6 @@
 
 use super::types::{DEFAULT_CALL_TIMEOUT, ToolPolicy, UpstreamTool, client_error};
 use crate::adapters::mcp::McpClientError;
-use crate::adapters::telemetry::spans::McpCall;
 use crate::domain::approval::{Approval, ApprovalMode, Decision, Scope};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::EngineEvent;
@@ -14,10 +13,11 @@ use crate::domain::permission::{
     PermissionAsker, PermissionKind, PermissionOption, PermissionOutcome, PermissionRequest,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
-use crate::engine::Engine;
+use crate::engine::Mcp;
 use crate::engine::approvals::TurnAsker;
 use crate::engine::bus::Received;
 use crate::store::McpCallRecord;
+use crate::telemetry::spans::McpCall;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -54,12 +54,12 @@ struct Gate {
     allowed: bool,
 }
 
-impl Engine {
+impl<'e> Mcp<'e> {
     /// Asks the approval coordinator about a `require_approval` call; the caller's
     /// prompter (when any) answers the pending approval, otherwise an operator
     /// (`hecate approvals resolve`) or the timeout does.
     async fn gate_by_approval(
-        &self,
+        self,
         namespace: &str,
         tool: &UpstreamTool,
         opts: &McpCallOptions,
@@ -68,12 +68,12 @@ impl Engine {
         let session_id = hold.session_id.clone();
         let run_id = RunId::generate();
         let asker = TurnAsker {
-            engine: self.clone(),
+            engine: self.engine.clone(),
             namespace: namespace.to_string(),
             adapter_id: Some(format!("mcp:{}", tool.server)),
             workspace: None,
             mode: ApprovalMode::Prompt,
-            timeout: self.config().approval_timeout,
+            timeout: self.engine.config().approval_timeout,
             cancel: opts.cancel.clone(),
             span: tracing::Span::current(),
         };
@@ -105,7 +105,7 @@ impl Engine {
                 },
             ],
         };
-        let mut events = self.bus().subscribe(Some(session_id));
+        let mut events = self.engine.bus().subscribe(Some(session_id));
         let ask = asker.ask(request);
         tokio::pin!(ask);
         let mut approval_id = None;
@@ -147,19 +147,21 @@ impl Engine {
     }
 
     fn spawn_prompt(
-        &self,
+        self,
         namespace: &str,
         prompter: Arc<dyn ApprovalPrompter>,
         approval: Approval,
     ) {
-        let engine = self.clone();
+        let engine = self.engine.clone();
         let ns = namespace.to_string();
         tokio::spawn(async move {
             let id = approval.id.clone();
             let answer = prompter.prompt(approval).await;
             let result = match answer {
-                Some((decision, scope)) => engine.resolve_approval(&ns, &id, decision, scope).await,
-                None => engine.cancel_approval(&ns, &id).await,
+                Some((decision, scope)) => {
+                    engine.approvals().resolve(&ns, &id, decision, scope).await
+                }
+                None => engine.approvals().cancel(&ns, &id).await,
             };
             if let Err(e) = result
                 && e.error_type != ErrorType::Conflict
@@ -173,8 +175,8 @@ impl Engine {
     /// policy. Returns the upstream's `CallToolResult` JSON verbatim (which may be
     /// a tool error). `not_found` means no such tool (a protocol error for MCP
     /// clients); any other error is the call's failure, reported as a tool error.
-    pub async fn mcp_call_tool(
-        &self,
+    pub async fn call_tool(
+        self,
         namespace: &str,
         exposed: &str,
         arguments: Option<Map<String, Value>>,
@@ -208,7 +210,7 @@ impl Engine {
                         started_at,
                         duration_ms: now_millis() - started,
                     };
-                    self.inner.deferred.audit.record(record);
+                    self.engine.inner.deferred.audit.record(record);
                 }
                 return Err(error);
             }
@@ -249,18 +251,18 @@ impl Engine {
             record.error_type = Some(e.error_type.code().to_string());
             record.error_message = Some(e.message.clone());
         }
-        self.inner.deferred.audit.record(record);
+        self.engine.inner.deferred.audit.record(record);
         result
     }
 
     /// Finds the tool exposed as `exposed`: first among the tools of the server its
     /// prefix names (so a broken upstream elsewhere does not delay the call), then
     /// in the whole catalog.
-    async fn find_upstream_tool(&self, exposed: &str) -> Option<UpstreamTool> {
+    async fn find_upstream_tool(self, exposed: &str) -> Option<UpstreamTool> {
         if let Some(c) = self.mcp_cached_catalog() {
             return c.get(exposed).cloned();
         }
-        let servers = self.mcp_servers();
+        let servers = self.servers();
         if let Some((prefix, _)) = exposed.split_once("__") {
             let own: Vec<_> = servers.iter().filter(|s| s.name == prefix).collect();
             if !own.is_empty()
@@ -283,7 +285,7 @@ impl Engine {
 
     /// The hub-wide name of upstream `server`'s tool `tool` (`server__tool` when
     /// the catalog does not list it).
-    pub async fn mcp_exposed_name(&self, server: &str, tool: &str) -> String {
+    pub async fn exposed_name(self, server: &str, tool: &str) -> String {
         let found = match self.mcp_catalog_if_complete().await {
             Ok(c) => c.exposed_name(server, tool).map(str::to_string),
             Err(partial) => partial
@@ -297,8 +299,8 @@ impl Engine {
 
     /// The error for a call to a tool not in the catalog, with the server and
     /// tool when the name is a tool the policy blocks.
-    fn unknown_or_blocked(&self, exposed: &str) -> (HecateError, Option<(String, String)>) {
-        let blocked = self.mcp_servers().iter().find_map(|s| {
+    fn unknown_or_blocked(self, exposed: &str) -> (HecateError, Option<(String, String)>) {
+        let blocked = self.servers().iter().find_map(|s| {
             exposed
                 .strip_prefix(&format!("{}__", s.name))
                 .filter(|tool| s.policy_for(tool) == ToolPolicy::Block)
@@ -315,7 +317,7 @@ impl Engine {
     }
 
     async fn gated_call(
-        &self,
+        self,
         namespace: &str,
         tool: &UpstreamTool,
         arguments: Option<Map<String, Value>>,
@@ -338,7 +340,7 @@ impl Engine {
             }
         }
         let server = self.mcp_server(&tool.server)?;
-        let hub = self.mcp_hub();
+        let hub = self.engine.mcp_hub();
         let lease = hub
             .pool
             .acquire(&server.spec, server.call_timeout)
@@ -391,12 +393,8 @@ impl Engine {
     }
 
     /// The newest audit records of proxied calls in `namespace`.
-    pub async fn list_mcp_calls(
-        &self,
-        namespace: &str,
-        limit: usize,
-    ) -> Result<Vec<McpCallRecord>> {
-        self.inner.deferred.audit.flush().await;
-        self.store().list_mcp_calls(namespace, limit).await
+    pub async fn list_calls(self, namespace: &str, limit: usize) -> Result<Vec<McpCallRecord>> {
+        self.engine.inner.deferred.audit.flush().await;
+        self.engine.store().list_mcp_calls(namespace, limit).await
     }
 }

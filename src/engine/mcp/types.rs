@@ -11,8 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::adapters::mcp::ServerSpec;
-pub use crate::adapters::mcp::tool_def::UPSTREAM_META_KEY;
+pub(crate) use crate::adapters::mcp::ServerSpec;
 
 /// Longest tool or prompt name MCP clients accept.
 pub const MAX_TOOL_NAME: usize = 64;

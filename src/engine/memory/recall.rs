@@ -13,7 +13,7 @@ use crate::domain::recall::{
     valid_k, valid_user,
 };
 use crate::domain::session::Session;
-use crate::engine::Engine;
+use crate::engine::Memory;
 use crate::store::VectorSearch;
 use serde::Serialize;
 use std::time::Duration;
@@ -61,16 +61,16 @@ pub(crate) enum TurnRecall {
     Degraded(Degraded),
 }
 
-impl Engine {
+impl<'e> Memory<'e> {
     /// What recall reports about itself.
-    pub fn recall_status(&self) -> RecallStatus {
-        self.inner.recall.status()
+    pub fn status(self) -> RecallStatus {
+        self.engine.inner.recall.status()
     }
 
     /// Asks the embeddings model for one vector now and reports recall's status
     /// with what it answered (the counters are this process's).
-    pub async fn probe_recall(&self) -> RecallStatus {
-        let recall = &self.inner.recall;
+    pub async fn probe(self) -> RecallStatus {
+        let recall = &self.engine.inner.recall;
         if let (Some(embedder), Some(indexer)) = (&recall.settings.embedder, &recall.indexer) {
             let answered = embedder.embed(&["recall probe".to_string()]).await;
             indexer.stats().set_failing(
@@ -79,13 +79,13 @@ impl Engine {
                     .map(|e| e.into_hecate(embedder.provider(), embedder.model()).message),
             );
         }
-        self.recall_status()
+        self.status()
     }
 
     /// Queues a stored message of `session` for indexing (user prompts and
     /// completed answers with text); returns at once.
-    pub(crate) fn index_message(&self, session: &Session, m: &Message) {
-        let Some(indexer) = &self.inner.recall.indexer else {
+    pub(crate) fn index_message(self, session: &Session, m: &Message) {
+        let Some(indexer) = &self.engine.inner.recall.indexer else {
             return;
         };
         let indexed_role = matches!(m.role, Role::User)
@@ -110,8 +110,8 @@ impl Engine {
     }
 
     /// Sends the queued batches and waits for them (process exit).
-    pub(crate) async fn flush_recall(&self) {
-        if let Some(indexer) = &self.inner.recall.indexer
+    pub(crate) async fn flush_recall(self) {
+        if let Some(indexer) = &self.engine.inner.recall.indexer
             && tokio::time::timeout(SHUTDOWN_FLUSH_LIMIT, indexer.flush())
                 .await
                 .is_err()
@@ -124,11 +124,7 @@ impl Engine {
     /// `namespace` by meaning. Bad fields are `memory.request_invalid` naming the
     /// field; a session of another namespace is `not_found`. When embeddings or
     /// vector search are unavailable the answer is degraded with no results.
-    pub async fn memory_search(
-        &self,
-        namespace: &str,
-        req: MemorySearch,
-    ) -> Result<MemorySearchAnswer> {
+    pub async fn search(self, namespace: &str, req: MemorySearch) -> Result<MemorySearchAnswer> {
         let query = req.query.trim();
         if query.is_empty() {
             return Err(invalid("query", "query must not be empty"));
@@ -149,14 +145,15 @@ impl Engine {
         {
             Some(id) => {
                 let id = SessionId::from(id);
-                self.get_session(namespace, &id)
+                self.engine
+                    .get_session(namespace, &id)
                     .await
                     .map_err(|e| e.with_detail("field", "session"))?;
                 Some(id)
             }
             None => None,
         };
-        let recall = &self.inner.recall;
+        let recall = &self.engine.inner.recall;
         let Some(embedder) = &recall.settings.embedder else {
             return Ok(self.degraded_answer());
         };
@@ -181,16 +178,16 @@ impl Engine {
             .await?;
         Ok(match hits {
             Ok(results) => MemorySearchAnswer {
-                status: self.recall_status(),
+                status: self.status(),
                 results,
             },
             Err(_) => self.degraded_answer(),
         })
     }
 
-    fn degraded_answer(&self) -> MemorySearchAnswer {
+    fn degraded_answer(self) -> MemorySearchAnswer {
         MemorySearchAnswer {
-            status: self.recall_status(),
+            status: self.status(),
             results: Vec::new(),
         }
     }
@@ -198,12 +195,12 @@ impl Engine {
     /// Embeds `text` into `query` and searches; the inner error is why recall is
     /// degraded (also remembered for the status). Store failures are errors.
     async fn nearest(
-        &self,
+        self,
         embedder: &Embedder,
         mut query: RecallQuery,
         text: &str,
     ) -> Result<std::result::Result<Vec<RecallHit>, Degraded>> {
-        let recall = &self.inner.recall;
+        let recall = &self.engine.inner.recall;
         let vectors = match embedder.embed(&[text.to_string()]).await {
             Ok(v) => v,
             Err(e) => {
@@ -215,7 +212,7 @@ impl Engine {
             }
         };
         query.embedding = vectors.into_iter().next().unwrap_or_default();
-        match self.store().search_memory(&query).await? {
+        match self.engine.store().search_memory(&query).await? {
             VectorSearch::Hits(hits) => {
                 recall.set_search_failing(None);
                 Ok(Ok(hits))
@@ -231,16 +228,16 @@ impl Engine {
     /// `recall` nearest messages of the session's memory scope from its other
     /// sessions, those with no similarity left out. Never fails the turn, and
     /// never holds it longer than five seconds.
-    pub(crate) async fn recall_for_turn(&self, session: &Session, prompt: &str) -> TurnRecall {
+    pub(crate) async fn recall_for_turn(self, session: &Session, prompt: &str) -> TurnRecall {
         let k = session
             .memory
             .recall
-            .unwrap_or(self.inner.config.memory.default_recall) as usize;
+            .unwrap_or(self.engine.inner.config.memory.default_recall) as usize;
         let prompt = prompt.trim();
         if k == 0 || prompt.is_empty() {
             return TurnRecall::Nothing;
         }
-        let Some(embedder) = &self.inner.recall.settings.embedder else {
+        let Some(embedder) = &self.engine.inner.recall.settings.embedder else {
             return TurnRecall::Degraded(Degraded::not_configured());
         };
         let text: String = prompt.chars().take(MAX_EMBED_CHARS).collect();

@@ -9,7 +9,7 @@ use crate::domain::memory::HistoryStrategy;
 use crate::domain::message::{Message, NewMessage, Role};
 use crate::domain::session::{RuntimeKind, Session};
 use crate::domain::time::now_rfc3339;
-use crate::engine::Engine;
+use crate::engine::Memory;
 use crate::runtimes::model::ModelTarget;
 use crate::store::NewRunEvent;
 use serde_json::json;
@@ -22,22 +22,23 @@ pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation above in a few
      for your own later reference: keep names, facts, decisions and open questions. \
      Answer with the summary only.";
 
-impl Engine {
+impl<'e> Memory<'e> {
     /// Writes a summary for `session` on a task of its own when its strategy asks
     /// for one; `run` is the turn that crossed the boundary. External-agent sessions
     /// are not summarized: `send_message` hands them off to a fresh native session
     /// at the boundary instead.
-    pub(crate) fn spawn_summary(&self, session: Session, run: RunId) {
-        let strategy = session.history.unwrap_or(self.inner.config.history);
+    pub(crate) fn spawn_summary(self, session: Session, run: RunId) {
+        let strategy = session.history.unwrap_or(self.engine.inner.config.history);
         if !strategy.summarizes() || session.runtime_kind == RuntimeKind::ExternalAgent {
             return;
         }
-        let engine = self.clone();
+        let engine = self.engine.clone();
         tokio::spawn(async move {
-            match engine.write_summary(&session, strategy).await {
+            match engine.memory().write_summary(&session, strategy).await {
                 Ok(m) => {
                     tracing::info!(session_id = %session.id, sequence = m.sequence, "summary written");
                     engine
+                        .memory()
                         .note_summary(
                             &run,
                             "summary_written",
@@ -48,6 +49,7 @@ impl Engine {
                 Err(e) => {
                     tracing::warn!(session_id = %session.id, error_type = %e.error_type, "summary failed: {}", e.message);
                     engine
+                        .memory()
                         .note_summary(
                             &run,
                             "summary_failed",
@@ -61,7 +63,7 @@ impl Engine {
 
     /// Asks the session's model for a summary of what `strategy` loads and appends
     /// it to the stream.
-    async fn write_summary(&self, session: &Session, strategy: HistoryStrategy) -> Result<Message> {
+    async fn write_summary(self, session: &Session, strategy: HistoryStrategy) -> Result<Message> {
         let (Some(provider), Some(model)) = (&session.provider, &session.model) else {
             return Err(HecateError::invalid(
                 "the session has no model to summarize with",
@@ -71,7 +73,11 @@ impl Engine {
             provider: provider.clone(),
             model: model.clone(),
         };
-        let mut context = self.store().load_history(&session.id, strategy).await?;
+        let mut context = self
+            .engine
+            .store()
+            .load_history(&session.id, strategy)
+            .await?;
         let Some(last) = context.last() else {
             return Err(HecateError::invalid(
                 "the session has no messages to summarize",
@@ -80,6 +86,7 @@ impl Engine {
         let snapshot = last.runtime.clone();
         context.push(Message::unstored(Role::User, SUMMARY_INSTRUCTION));
         let text = self
+            .engine
             .inner
             .model
             .complete(&target, session.system_prompt.clone(), context)
@@ -91,6 +98,7 @@ impl Engine {
         );
         summary.is_summary = true;
         let stored = self
+            .engine
             .store()
             .append_exchange(&session.id, vec![summary], None)
             .await?;
@@ -101,8 +109,8 @@ impl Engine {
     }
 
     /// Records what became of a summary as the next event of the turn's run.
-    async fn note_summary(&self, run: &RunId, kind: &str, data: serde_json::Value) {
-        let store = self.store();
+    async fn note_summary(self, run: &RunId, kind: &str, data: serde_json::Value) {
+        let store = self.engine.store();
         let next = match store.list_run_events(run, None).await {
             Ok(events) => events.last().map_or(1, |e| e.sequence + 1),
             Err(e) => {

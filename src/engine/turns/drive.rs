@@ -144,11 +144,11 @@ impl Engine {
         if let Some(e) = &error {
             tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
         }
-        self.index_message(&session, &done.assistant);
+        self.memory().index_message(&session, &done.assistant);
         let needed = summarization_needed(done.message_count, 2);
         if needed && error.is_none() {
             // Off the turn's path: the answer does not wait for the summary.
-            self.spawn_summary(session, done.run.id.clone());
+            self.memory().spawn_summary(session, done.run.id.clone());
         }
         Ok(TurnResult {
             run: done.run,
@@ -157,9 +157,7 @@ impl Engine {
             summarization_needed: needed,
         })
     }
-}
 
-impl Engine {
     /// Stores the end of a turn. A store that cannot be reached (`store_error`)
     /// is tried again, backing off, for half the session lease (the lease still
     /// keeps every other process off the session meanwhile); then the error is

@@ -9,7 +9,8 @@ mod sink;
 mod target;
 mod trace;
 
-use super::{ActiveTurn, Engine, MAX_PROMPT_BYTES, guardrails};
+use super::core::ActiveTurn;
+use super::{Engine, MAX_PROMPT_BYTES, guardrails};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::EngineEvent;
@@ -229,7 +230,7 @@ impl Engine {
             && let Some(a) = req.adapter_id.as_ref().filter(|a| !a.is_empty())
             && session.adapter_id.as_ref() != Some(a)
         {
-            self.check_adapter(a)?;
+            self.agents().check_adapter(a)?;
             session.adapter_id = Some(a.clone());
             session.native_session_id = None;
         }
@@ -256,7 +257,7 @@ impl Engine {
             TurnTarget::Model { provider, model }
             | TurnTarget::Agent {
                 provider, model, ..
-            } => Some(self.model_capabilities(provider, model).await),
+            } => Some(self.gateway().capabilities(provider, model).await),
             _ => None,
         };
         // Tools are on for Hecate's agent: a model marked as not calling tools
@@ -434,7 +435,7 @@ impl Engine {
             }
         };
         let snapshot = user_message.runtime.clone();
-        self.index_message(&session, &user_message);
+        self.memory().index_message(&session, &user_message);
 
         let events = self.inner.turn_taps.open(session_id, &run.id);
         self.emit(EngineEvent::TurnStarted {
@@ -487,7 +488,7 @@ impl Engine {
     pub(super) async fn run_runtime(&self, ctx: TurnContext, asker: Arc<TurnAsker>) -> TurnReport {
         match &ctx.target {
             TurnTarget::Model { .. } => self.inner.model.run(ctx).await,
-            TurnTarget::External { .. } => self.run_external(ctx).await,
+            TurnTarget::External { .. } => self.agents().run_external(ctx).await,
             TurnTarget::Agent { .. } => self.run_agent(ctx, asker).await,
         }
     }

@@ -229,35 +229,7 @@ impl Engine {
         };
         Ok(TurnEnding { finish, error })
     }
-}
 
-/// What a turn's runtime produced, ready to be stored by `finish_turn`.
-pub(super) struct TurnEnding {
-    pub(super) finish: FinishTurn,
-    pub(super) error: Option<HecateError>,
-}
-
-impl TurnEnding {
-    /// Turns the ending into a failure: another process (`holder`) took the
-    /// session's lease while this turn ran.
-    pub(super) fn lost_to(&mut self, holder: String) {
-        let e = HecateError::new(
-            ErrorType::SessionBusyElsewhere,
-            format!(
-                "another Hecate process ({holder}) took over the session's lease; this turn stopped"
-            ),
-        )
-        .with_detail("owner_id", holder);
-        self.finish.status = RunStatus::Failed;
-        self.finish.error = Some((e.error_type.code().to_string(), e.message.clone()));
-        self.finish.assistant.status = MessageStatus::Failed;
-        self.finish.assistant.error = Some(e.error_type.code().to_string());
-        self.finish.session.status = SessionStatus::Failed;
-        self.error = Some(e);
-    }
-}
-
-impl Engine {
     /// The session's recalled messages for this turn (one system message), when
     /// `recall = k` finds any; the run's event log gets a raw `memory` event
     /// saying what was recalled, or why recall is degraded.
@@ -272,7 +244,7 @@ impl Engine {
             .filter(|m| m.role == Role::User)
             .map(|m| m.content.clone())
             .unwrap_or_default();
-        let (data, message) = match self.recall_for_turn(session, &prompt).await {
+        let (data, message) = match self.memory().recall_for_turn(session, &prompt).await {
             TurnRecall::Nothing => return None,
             TurnRecall::Recalled(message, hits) => {
                 let recalled: Vec<_> = hits
@@ -298,5 +270,31 @@ impl Engine {
         // The receiver lives until the turn ends; a closed one only means shutdown.
         let _ = events.send(RuntimeEvent::Raw { data });
         message
+    }
+}
+
+/// What a turn's runtime produced, ready to be stored by `finish_turn`.
+pub(super) struct TurnEnding {
+    pub(super) finish: FinishTurn,
+    pub(super) error: Option<HecateError>,
+}
+
+impl TurnEnding {
+    /// Turns the ending into a failure: another process (`holder`) took the
+    /// session's lease while this turn ran.
+    pub(super) fn lost_to(&mut self, holder: String) {
+        let e = HecateError::new(
+            ErrorType::SessionBusyElsewhere,
+            format!(
+                "another Hecate process ({holder}) took over the session's lease; this turn stopped"
+            ),
+        )
+        .with_detail("owner_id", holder);
+        self.finish.status = RunStatus::Failed;
+        self.finish.error = Some((e.error_type.code().to_string(), e.message.clone()));
+        self.finish.assistant.status = MessageStatus::Failed;
+        self.finish.assistant.error = Some(e.error_type.code().to_string());
+        self.finish.session.status = SessionStatus::Failed;
+        self.error = Some(e);
     }
 }

@@ -54,7 +54,7 @@ impl Engine {
             }
             RuntimeKind::ExternalAgent => {
                 let adapter_id = session.adapter_id.clone().unwrap_or_default();
-                self.check_adapter(&adapter_id)?;
+                self.agents().check_adapter(&adapter_id)?;
                 let workspace = session.workspace.clone().ok_or_else(|| {
                     HecateError::new(
                         ErrorType::WorkspaceRequired,
@@ -85,13 +85,14 @@ impl Engine {
         req: &SendMessage,
     ) -> Result<crate::runtimes::model::ModelTarget> {
         match req.model.as_deref() {
-            Some(m) => self.route_model(req.provider.as_deref(), m).await,
+            Some(m) => self.gateway().route_model(req.provider.as_deref(), m).await,
             None => {
-                self.route_model(
-                    req.provider.as_deref().or(session.provider.as_deref()),
-                    session.model.as_deref().unwrap_or_default(),
-                )
-                .await
+                self.gateway()
+                    .route_model(
+                        req.provider.as_deref().or(session.provider.as_deref()),
+                        session.model.as_deref().unwrap_or_default(),
+                    )
+                    .await
             }
         }
     }

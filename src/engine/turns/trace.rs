@@ -3,15 +3,15 @@
 //! message shows them), described with what the turn runs, and closed with how
 //! it ended, counted in the run metrics.
 
-use crate::adapters::telemetry::metrics;
-use crate::adapters::telemetry::spans::{self, RunReport, RunTarget};
-use crate::adapters::telemetry::{SpanIds, span_ids};
 use crate::domain::error::HecateError;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::RunStatus;
 use crate::domain::session::RuntimeKind;
 use crate::engine::Engine;
 use crate::runtimes::{TurnReport, TurnTarget};
+use crate::telemetry::metrics;
+use crate::telemetry::spans::{self, RunReport, RunTarget};
+use crate::telemetry::{SpanIds, span_ids};
 use std::time::Instant;
 use tracing::Span;
 
@@ -64,7 +64,7 @@ impl Engine {
                 workspace,
                 ..
             } => {
-                let command = self.adapter_command(adapter_id);
+                let command = self.agents().adapter_command(adapter_id);
                 spans::run_target(
                     &span,
                     RunTarget::External {

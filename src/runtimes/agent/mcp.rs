@@ -7,8 +7,8 @@
 use super::tools::{ToolOutcome, cap};
 use crate::adapters::mcp::{Lease, McpClientError, Pool};
 use crate::adapters::providers::ToolDefinition;
-use crate::adapters::telemetry::spans::McpCall;
 use crate::domain::message::ToolCall;
+use crate::telemetry::spans::McpCall;
 use serde_json::{Map, Value};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

@@ -5,68 +5,15 @@
 use crate::adapters::acp::agent::catalog::AgentManifest;
 use crate::adapters::acp::agent::launcher::{LauncherOptions, resolve};
 use crate::adapters::acp::client::{AcpOptions, AgentConnection};
-use crate::adapters::acp::error::{AcpError, Stage};
+use crate::adapters::acp::error::AcpError;
 use crate::adapters::process::env::sanitized_env;
-use serde::{Deserialize, Serialize};
+use crate::domain::agent_probe::Stage;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// The verdict of a probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProbeStatus {
-    /// It started and opened a session.
-    Ready,
-    /// No executable was found.
-    NotInstalled,
-    /// The agent asked for credentials.
-    AuthRequired,
-    /// Anything else went wrong.
-    Error,
-}
-
-/// What a probe found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AgentProbe {
-    /// The manifest id.
-    pub adapter_id: String,
-    /// The verdict.
-    pub status: ProbeStatus,
-    /// The stage reached (`ready`) or where it failed.
-    pub stage: Stage,
-    /// How long the probe took.
-    pub duration_ms: u64,
-    /// The failure, with the agent's own words when it gave any.
-    pub error: Option<String>,
-    /// The agent's last stderr lines, when it failed.
-    pub stderr_tail: Option<String>,
-    /// The name the agent reported.
-    pub agent_name: Option<String>,
-    /// The version the agent reported.
-    pub agent_version: Option<String>,
-    /// The executable that was started (or would have been), once found.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-}
-
-impl AgentProbe {
-    /// What an operator should do next for this verdict (none when ready).
-    pub fn hint(&self) -> Option<&'static str> {
-        match self.status {
-            ProbeStatus::Ready => None,
-            ProbeStatus::NotInstalled => Some(
-                "The adapter's executable was not found: install its package (see `hecate adapters list`) or put it on PATH.",
-            ),
-            ProbeStatus::AuthRequired => Some(
-                "The adapter started but failed authentication: run its CLI login flow or set its API-key variable, then probe again.",
-            ),
-            ProbeStatus::Error => Some(
-                "The adapter failed at the stage shown; `error` and `stderr` carry its own words.",
-            ),
-        }
-    }
-}
+pub use crate::domain::agent_probe::{AgentProbe, ProbeStatus};
 
 /// Inputs of a probe besides the manifest.
 #[derive(Debug, Clone, Default)]

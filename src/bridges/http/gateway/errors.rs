@@ -7,7 +7,7 @@
 use super::super::request_id::RequestIds;
 use crate::bridges::access::Denial;
 use crate::domain::error::{ErrorType, HecateError};
-use crate::engine::gateway::{TranslateError, WireFormat};
+use crate::model_wire::{TranslateError, WireFormat};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
@@ -245,7 +245,7 @@ impl From<Denial> for GatewayError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::gateway::ProviderError;
+    use crate::adapters::providers::ProviderError;
 
     async fn body(r: Response) -> Value {
         let bytes = axum::body::to_bytes(r.into_body(), 1 << 20)

@@ -1,7 +1,7 @@
 //! Which wire format a `/v1` request's errors are answered in.
 
 use super::handlers;
-use crate::engine::gateway::WireFormat;
+use crate::model_wire::WireFormat;
 use axum::extract::Request;
 
 /// The wire format a request's errors are answered in: Anthropic for

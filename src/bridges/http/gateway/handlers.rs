@@ -7,14 +7,14 @@ use super::super::HttpState;
 use super::super::request_id::RequestIds;
 use super::super::wire::events::SseEventDto;
 use super::errors::GatewayError;
+use super::models::{anthropic_list, openai_list};
 use super::schema::{
     ChatCompletion, ChatCompletionRequest, GatewayErrorDto, MessagesRequest, MessagesResponse,
     ModelListDto, ResponseObject, ResponsesRequest,
 };
 use crate::domain::chat::valid_chat_session_id;
-use crate::engine::gateway::{
-    Exchange, ExchangeBody, GatewayCall, RequestFacts, WireFormat, anthropic_list, openai_list,
-};
+use crate::engine::gateway::GatewayCall;
+use crate::model_wire::{Exchange, ExchangeBody, RequestFacts, WireFormat};
 use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -88,7 +88,7 @@ pub fn speaks_anthropic(headers: &HeaderMap) -> bool {
     )
 )]
 pub async fn models(State(state): State<HttpState>, headers: HeaderMap) -> Response {
-    let models = state.engine.gateway_models().await;
+    let models = state.engine.gateway().models().await;
     let body = if speaks_anthropic(&headers) {
         anthropic_list(&models)
     } else {
@@ -296,7 +296,7 @@ async fn run(
         session_id,
         agent_session,
     };
-    Ok(state.engine.gateway_exchange(call).await?)
+    Ok(state.engine.gateway().exchange(call).await?)
 }
 
 /// The exchange's answer: JSON, or an event stream relayed as it arrives.

@@ -16,7 +16,7 @@ use axum::response::Response;
 
 /// Admits the request or refuses it, and sets the rate-limit headers.
 pub async fn limit(State(engine): State<Engine>, req: Request, next: Next) -> Response {
-    let decision = engine.gateway_admit();
+    let decision = engine.gateway().admit();
     let mut response = if decision.allowed {
         next.run(req).await
     } else {

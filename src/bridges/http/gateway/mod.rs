@@ -11,6 +11,7 @@ mod errors;
 mod format;
 pub(super) mod handlers;
 mod limit;
+mod models;
 pub(super) mod schema;
 
 use super::request_id::RequestIds;

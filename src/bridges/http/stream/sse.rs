@@ -173,7 +173,8 @@ pub async fn stream(
     let scopes = scope_choices(session.workspace.is_some(), session.adapter_id.is_some());
     let pending: Vec<ApprovalFrame> = state
         .engine
-        .list_approvals(&state.namespace, Some(&sid), Some(ApprovalStatus::Pending))
+        .approvals()
+        .list(&state.namespace, Some(&sid), Some(ApprovalStatus::Pending))
         .await?
         .iter()
         .map(|a| ApprovalFrame::requested(a, session.adapter_id.as_deref(), &scopes))

@@ -1,9 +1,11 @@
 //! Wire types of the agent resources: adapters and their probes, approvals and
 //! grants, and the files an external-agent turn changed.
 
+use crate::domain::agent_probe::AgentProbe;
 use crate::domain::approval::{Approval, Decision, Grant, Scope};
+use crate::domain::file_change::TurnFileChange;
+use crate::engine::AdapterStatus;
 use crate::engine::diffs::RevertResult;
-use crate::engine::{AdapterStatus, AgentProbe, TurnFileChange};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};

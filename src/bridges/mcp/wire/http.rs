@@ -83,7 +83,7 @@ fn service(engine: &Engine, cfg: &McpHttpConfig, upstream: Option<String>) -> Sv
 /// upstreams configured on `engine` when the router is built).
 pub fn router(engine: Engine, cfg: McpHttpConfig) -> Router {
     let mut app = Router::new().route_service("/", service(&engine, &cfg, None));
-    for s in engine.mcp_servers().iter() {
+    for s in engine.mcp().servers().iter() {
         app = app.route_service(
             &format!("/{}", s.name),
             service(&engine, &cfg, Some(s.name.clone())),

@@ -6,7 +6,6 @@
 use super::super::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
 use super::audit::{CallEnd, CallStart};
 use super::{BASE_PROMPT, Loop};
-use crate::adapters::telemetry::spans;
 use crate::domain::error::Result;
 use crate::domain::ids::TaskStepId;
 use crate::domain::message::ToolCall;
@@ -16,6 +15,7 @@ use crate::engine::gateway::health::retry_after_secs;
 use crate::runtimes::agent::{llm, tools};
 use crate::runtimes::model::ModelTarget;
 use crate::store::tasks::{FinishedStep, NewTaskEvent};
+use crate::telemetry::spans;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;

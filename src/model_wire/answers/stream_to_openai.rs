@@ -2,9 +2,9 @@
 //! events: the role, then content, reasoning and tool-call argument deltas, the
 //! finish reason, the usage chunk when the client asked for it, and `[DONE]`.
 
-use super::TokenUsage;
-use super::reasons::stop_to_finish;
-use super::sse_out::SseFrame;
+use crate::model_wire::reasons::stop_to_finish;
+use crate::model_wire::sse_out::SseFrame;
+use crate::model_wire::usage::TokenUsage;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 

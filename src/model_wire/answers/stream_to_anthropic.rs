@@ -3,9 +3,9 @@
 //! deltas and `content_block_stop`, then `message_delta` (stop reason and
 //! usage) and `message_stop`.
 
-use super::TokenUsage;
-use super::reasons::finish_to_stop;
-use super::sse_out::SseFrame;
+use crate::model_wire::reasons::finish_to_stop;
+use crate::model_wire::sse_out::SseFrame;
+use crate::model_wire::usage::TokenUsage;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 

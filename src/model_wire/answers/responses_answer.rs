@@ -6,8 +6,8 @@
 //! its `type` and numbered with `sequence_number`). An Anthropic provider's
 //! answer reaches here already rendered as Chat Completions.
 
-use super::TokenUsage;
-use super::sse_out::SseFrame;
+use crate::model_wire::sse_out::SseFrame;
+use crate::model_wire::usage::TokenUsage;
 use serde_json::{Value, json};
 
 /// A fresh id with `prefix` (`resp_`, `msg_`, `fc_`).

@@ -4,8 +4,11 @@
 //! `tool` messages), and the fingerprint two messages are matched by when a
 //! resent history is compared with the stored one.
 
-use super::answer::text_of;
-use super::{TranslateError, WireFormat, anthropic_request_to_openai, responses_request_to_openai};
+use crate::model_wire::answers::answer::text_of;
+use crate::model_wire::error::TranslateError;
+use crate::model_wire::format::WireFormat;
+use crate::model_wire::requests::responses_request::responses_request_to_openai;
+use crate::model_wire::requests::to_openai_request::anthropic_request_to_openai;
 use serde_json::Value;
 
 /// The request's messages in the recorded shape.

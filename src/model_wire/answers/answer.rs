@@ -3,7 +3,7 @@
 //! format, and given in one shape — an OpenAI Chat Completions assistant message
 //! (`content` text, `tool_calls` with their JSON arguments).
 
-use super::WireFormat;
+use crate::model_wire::format::WireFormat;
 use serde_json::{Map, Value, json};
 
 /// One tool call being assembled.

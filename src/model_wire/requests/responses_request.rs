@@ -6,8 +6,8 @@
 //! and the sampling fields are renamed. Reasoning items, built-in tools and
 //! the fields that only make sense to OpenAI's own store are left out.
 
-use super::TranslateError;
-use super::answer::text_of;
+use crate::model_wire::answers::answer::text_of;
+use crate::model_wire::error::TranslateError;
 use serde_json::{Map, Value, json};
 
 /// Translates `body` (a Responses request) into a Chat Completions request for

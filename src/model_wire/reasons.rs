@@ -1,7 +1,7 @@
 //! The small vocabularies the two formats name differently: why generation
 //! stopped, and how the model may choose tools.
 
-use super::TranslateError;
+use crate::model_wire::error::TranslateError;
 use serde_json::{Value, json};
 
 /// An OpenAI `finish_reason` as an Anthropic `stop_reason`.

@@ -3,8 +3,8 @@
 //! blocks become `tool` messages, images become `image_url` parts, and a
 //! streamed request asks for the usage chunk (`stream_options.include_usage`).
 
-use super::TranslateError;
-use super::reasons::tool_choice_to_openai;
+use crate::model_wire::error::TranslateError;
+use crate::model_wire::reasons::tool_choice_to_openai;
 use serde_json::{Map, Value, json};
 
 /// Translates `body` (an Anthropic request) for an OpenAI-compatible provider

@@ -1,8 +1,8 @@
 //! Complete (non-streamed) answers translated between the formats: content,
 //! tool calls, stop reason and usage.
 
-use super::TokenUsage;
-use super::reasons::{finish_to_stop, stop_to_finish};
+use crate::model_wire::reasons::{finish_to_stop, stop_to_finish};
+use crate::model_wire::usage::TokenUsage;
 use serde_json::{Value, json};
 
 /// An OpenAI `chat.completion` as an Anthropic `message`.

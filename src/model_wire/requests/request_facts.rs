@@ -3,7 +3,8 @@
 //! offered; the body is checked
 //! for the fields its format requires.
 
-use super::{TranslateError, WireFormat};
+use crate::model_wire::error::TranslateError;
+use crate::model_wire::format::WireFormat;
 use serde_json::Value;
 
 /// What routing and relaying need to know about a request body.
@@ -35,7 +36,7 @@ impl RequestFacts {
         if format == WireFormat::Responses {
             // The translation checks every item; its result is made again per
             // candidate with the provider's model.
-            super::responses_request_to_openai(body, "")?;
+            super::responses_request::responses_request_to_openai(body, "")?;
         } else {
             Self::check_messages(format, obj)?;
         }

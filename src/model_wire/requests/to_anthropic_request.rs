@@ -3,8 +3,8 @@
 //! tool messages become `tool_result` blocks in the next user turn, consecutive
 //! turns of one role are merged, and the sampling fields are renamed.
 
-use super::TranslateError;
-use super::reasons::tool_choice_to_anthropic;
+use crate::model_wire::error::TranslateError;
+use crate::model_wire::reasons::tool_choice_to_anthropic;
 use serde_json::{Map, Value, json};
 
 /// The output cap sent when an OpenAI client gives none (Anthropic requires one).

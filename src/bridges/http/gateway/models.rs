@@ -1,27 +1,7 @@
 //! `GET /v1/models` bodies: OpenAI's list and the Anthropic SDK's page.
 
-use crate::domain::capability::ModelCapabilities;
+use crate::engine::gateway::ListedModel;
 use serde_json::{Value, json};
-
-/// One routable model id and what it routes to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListedModel {
-    /// The id a client sends: `provider/model`, or a bare model that only one
-    /// provider serves.
-    pub id: String,
-    /// The provider serving it.
-    pub provider: String,
-    /// The model as that provider names it.
-    pub model: String,
-    /// The provider's format (`openai` or `anthropic`).
-    pub provider_kind: &'static str,
-    /// `config` (the operator declared it) or `provider` (the provider listed it).
-    pub discovery_source: &'static str,
-    /// Whether it is the gateway's default model.
-    pub default: bool,
-    /// Its effective capabilities, when known.
-    pub capabilities: Option<ModelCapabilities>,
-}
 
 /// The OpenAI list: `{"object": "list", "data": [{"id", "object": "model", ...}]}`,
 /// with Hecate's routing under each entry's `metadata`.
@@ -73,6 +53,7 @@ pub fn anthropic_list(models: &[ListedModel]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::capability::ModelCapabilities;
 
     #[test]
     fn both_list_shapes() {

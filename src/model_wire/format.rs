@@ -1,8 +1,6 @@
 //! The wire formats the gateway speaks: Chat Completions and Messages on
 //! either side, the Responses API on the client side only.
 
-use crate::adapters::providers::ProviderKind;
-
 /// A wire format: what a client sent or what a provider expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireFormat {
@@ -16,14 +14,6 @@ pub enum WireFormat {
 }
 
 impl WireFormat {
-    /// The format a provider of `kind` speaks.
-    pub fn of_provider(kind: ProviderKind) -> Self {
-        match kind {
-            ProviderKind::Openai => Self::OpenAi,
-            ProviderKind::Anthropic => Self::Anthropic,
-        }
-    }
-
     /// The short name used in logs and error details.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -1,6 +1,6 @@
 //! Token usage as either format reports it, in complete answers and in streams.
 
-use super::WireFormat;
+use crate::model_wire::format::WireFormat;
 use serde_json::{Value, json};
 
 /// Tokens one exchange used.
