@@ -5,3 +5,5 @@ pub mod access;
 pub mod acp;
 pub mod http;
 pub mod mcp;
+pub mod resources;
+pub mod serve;

@@ -5,7 +5,7 @@ use super::output::{Format, print_resource, print_text};
 use super::spinner::Spinner;
 use super::{AppContext, GlobalArgs};
 use crate::adapters::acp::{AgentProbe, ProbeStatus};
-use crate::bridges::http::wire::agent::ProbeDto;
+use crate::bridges::resources::agent::ProbeDto;
 use std::fmt::Write as _;
 
 /// The `adapters` subcommands.

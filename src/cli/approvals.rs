@@ -3,8 +3,9 @@
 
 use super::output::{Format, print_json, print_resource, print_text};
 use super::{AppContext, GlobalArgs};
-use crate::bridges::http::wire::tasks::TaskApprovalDto;
-use crate::domain::approval::{ApprovalStatus, Decision, Scope};
+use crate::bridges::resources::agent::{DecisionName, ScopeName};
+use crate::bridges::resources::tasks::TaskApprovalDto;
+use crate::domain::approval::{ApprovalStatus, Scope};
 use crate::domain::ids::{ApprovalId, GrantId, SessionId, TaskApprovalId};
 use crate::domain::time::format_rfc3339;
 use crate::engine::grants::GrantRequest;
@@ -31,10 +32,10 @@ pub enum ApprovalsCommand {
         id: String,
         /// approve or reject.
         #[arg(long, value_enum)]
-        decision: DecisionArg,
+        decision: DecisionName,
         /// How far the decision reaches; anything but once becomes a grant.
         #[arg(long, value_enum, default_value = "once")]
-        scope: ScopeArg,
+        scope: ScopeName,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -74,7 +75,7 @@ pub enum GrantsCommand {
         tool_kind: String,
         /// approve or reject.
         #[arg(long, value_enum)]
-        decision: DecisionArg,
+        decision: DecisionName,
         /// Expire after this long (`90m`, `8h`, `7d`).
         #[arg(long, value_parser = humantime::parse_duration, conflicts_with = "expires_at")]
         expires_in: Option<std::time::Duration>,
@@ -90,15 +91,6 @@ pub enum GrantsCommand {
         /// Grant id.
         id: String,
     },
-}
-
-/// A decision on the command line.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum DecisionArg {
-    /// Allow.
-    Approve,
-    /// Refuse.
-    Reject,
 }
 
 /// The scope of a grant created on the command line.
@@ -118,39 +110,6 @@ impl From<GrantScopeArg> for Scope {
             GrantScopeArg::Session => Scope::Session,
             GrantScopeArg::WorkspaceTool => Scope::WorkspaceTool,
             GrantScopeArg::AdapterTool => Scope::AdapterTool,
-        }
-    }
-}
-
-/// A scope on the command line.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ScopeArg {
-    /// This request only.
-    Once,
-    /// This tool kind for the rest of the session.
-    Session,
-    /// This tool kind in this workspace.
-    WorkspaceTool,
-    /// This tool kind for this adapter.
-    AdapterTool,
-}
-
-impl From<DecisionArg> for Decision {
-    fn from(d: DecisionArg) -> Self {
-        match d {
-            DecisionArg::Approve => Decision::Approve,
-            DecisionArg::Reject => Decision::Reject,
-        }
-    }
-}
-
-impl From<ScopeArg> for Scope {
-    fn from(s: ScopeArg) -> Self {
-        match s {
-            ScopeArg::Once => Scope::Once,
-            ScopeArg::Session => Scope::Session,
-            ScopeArg::WorkspaceTool => Scope::WorkspaceTool,
-            ScopeArg::AdapterTool => Scope::AdapterTool,
         }
     }
 }
@@ -230,7 +189,7 @@ pub async fn run_approvals(cli: &GlobalArgs, cmd: &ApprovalsCommand) -> anyhow::
             format,
         } if id.starts_with(TaskApprovalId::PREFIX) => {
             // A task's gate: approve queues its run, reject fails it (no scope).
-            let approve = matches!(decision, DecisionArg::Approve);
+            let approve = matches!(decision, DecisionName::Approve);
             let a = ctx
                 .engine
                 .tasks()

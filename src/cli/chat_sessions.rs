@@ -4,7 +4,7 @@
 
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, GlobalArgs};
-use crate::bridges::http::wire::chat::{ChatSessionDto, ChatSessionSummaryDto};
+use crate::bridges::resources::chat::{ChatSessionDto, ChatSessionSummaryDto};
 use crate::domain::provider_call::format_usd;
 use crate::engine::gateway::chats::ChatSessionView;
 use serde_json::Value;

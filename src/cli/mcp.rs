@@ -252,7 +252,7 @@ async fn http(cli: &GlobalArgs, a: &HttpArgs) -> anyhow::Result<i32> {
     eprintln!("hecate MCP endpoint on http://{local}/mcp");
     super::output::print_text(&format!("{{\"listening\":\"http://{local}/mcp\"}}\n"))?;
     let stop = shutdown.clone();
-    crate::bridges::http::serve(listener, app, limits, async move {
+    crate::bridges::serve::serve(listener, app, limits, async move {
         let _ = tokio::signal::ctrl_c().await;
         stop.cancel();
     })

@@ -4,7 +4,7 @@
 
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, GlobalArgs};
-use crate::bridges::http::wire::memory::{MemorySearchDto, RecallStatusDto};
+use crate::bridges::resources::memory::{MemorySearchDto, RecallStatusDto};
 use crate::engine::memory::MemorySearch;
 use std::fmt::Write as _;
 

@@ -2,7 +2,8 @@
 //! with `--allow-remote` and a token.
 
 use super::{AppContext, GlobalArgs};
-use crate::bridges::http::{HttpConfig, ServeLimits, router, serve};
+use crate::bridges::http::{HttpConfig, router};
+use crate::bridges::serve::{ServeLimits, serve};
 use anyhow::Context;
 use std::net::SocketAddr;
 use tokio_util::sync::CancellationToken;

@@ -5,7 +5,7 @@
 
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, GlobalArgs};
-use crate::bridges::http::wire::tasks::{
+use crate::bridges::resources::tasks::{
     CreateTaskRequest, TaskApprovalDto, TaskArtifactDto, TaskDto, TaskEventDto, TaskPatchDto,
     TaskRunDto, TaskStepDto,
 };

@@ -6,7 +6,7 @@ use super::error::ConfigError;
 use super::schema::{CapabilitySection, GatewaySection, ProviderSection};
 use crate::domain::capability::{CapabilityDeclaration, ToolCalling};
 use crate::engine::gateway::RoutingSettings;
-use crate::engine::gateway::policy::{
+use crate::engine::gateway::routing::policy::{
     DEFAULT_CIRCUIT_FAILURES, DEFAULT_COOLDOWN, DEFAULT_COOLDOWN_SYNC,
 };
 use std::collections::BTreeMap;

@@ -12,7 +12,6 @@ use crate::adapters::process::env::sanitized_env;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
-use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
 use crate::domain::provider_call::ReportedCost;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use std::collections::{HashMap, HashSet};
@@ -20,6 +19,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
+
+mod gateway_access;
+mod prompt;
+
+pub use gateway_access::GatewayAccess;
+use prompt::{has_earlier_turns, prompt_blocks};
 
 /// How a turn reached its native session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,26 +139,6 @@ pub struct ExternalRuntime {
     gateway_adapters: HashSet<String>,
     /// Where that `/v1` is and the key it takes, once known.
     gateway: std::sync::RwLock<Option<GatewayAccess>>,
-}
-
-/// Where supervised agents reach Hecate's model gateway.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GatewayAccess {
-    /// `http://HOST:PORT`, without a path.
-    pub base_url: String,
-    /// What the agent sends as its API key (the HTTP token, or a placeholder).
-    pub api_key: String,
-}
-
-impl GatewayAccess {
-    /// The gateway at `base_url`, taking `token` as the agents' API key (a
-    /// placeholder when it takes none: SDKs insist on a key).
-    pub fn new(base_url: &str, token: Option<&str>) -> Self {
-        Self {
-            base_url: base_url.trim_end_matches('/').to_string(),
-            api_key: token.unwrap_or("hecate").to_string(),
-        }
-    }
 }
 
 impl std::fmt::Debug for ExternalRuntime {
@@ -559,53 +544,4 @@ async fn apply_session_settings(
 
 async fn shutdown(live: Arc<LiveAgent>) {
     live.conn.shutdown().await;
-}
-
-fn has_earlier_turns(history: &[Message]) -> bool {
-    history.len() > 1
-}
-
-/// The prompt for this turn: the newest user message, preceded (when priming a fresh
-/// native session) by the earlier transcript so no context is silently lost, and
-/// by the messages recalled from the user's other sessions when there are any.
-fn prompt_blocks(history: &[Message], primed: bool, recalled: Option<&str>) -> Vec<ContentBlock> {
-    let Some((last, earlier)) = history.split_last() else {
-        return Vec::new();
-    };
-    let mut blocks = Vec::new();
-    if let Some(text) = recalled {
-        blocks.push(ContentBlock::Text {
-            text: text.to_string(),
-        });
-    }
-    if primed && !earlier.is_empty() {
-        let mut context = String::from(
-            "Context: this conversation continues an earlier session whose agent process \
-             was restarted. The transcript so far:\n\n",
-        );
-        for m in earlier {
-            let who = match m.role {
-                Role::User => "User",
-                Role::Assistant => "Assistant",
-                Role::System => "System",
-                Role::Tool => "Tool",
-            };
-            let note = match m.status {
-                MessageStatus::Completed | MessageStatus::Running => "",
-                MessageStatus::Failed => " (failed, partial)",
-                MessageStatus::Cancelled => " (cancelled, partial)",
-            };
-            context.push_str(&format!("{who}{note}: {}\n\n", m.content));
-        }
-        context.push_str("The new message follows.");
-        blocks.push(ContentBlock::Text { text: context });
-    }
-    if last.content_blocks.is_empty() {
-        blocks.push(ContentBlock::Text {
-            text: last.content.clone(),
-        });
-    } else {
-        blocks.extend(last.content_blocks.iter().cloned());
-    }
-    blocks
 }

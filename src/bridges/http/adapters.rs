@@ -5,7 +5,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiPath;
-use super::wire::agent::{
+use crate::bridges::resources::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
     AdapterResponse, ProbeDto,
 };

@@ -4,7 +4,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::wire::agent::{
+use crate::bridges::resources::agent::{
     ApprovalDto, ApprovalListResponse, ApprovalResponse, ApprovalsQuery, CreateGrantRequest,
     GrantDeletedDto, GrantDeletedResponse, GrantDto, GrantListResponse, GrantResponse,
     ResolveApprovalRequest,

@@ -7,7 +7,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiQuery};
-use super::wire::capability::{
+use crate::bridges::resources::capability::{
     CapabilitiesDto, CapabilityOverrideDeletedDto, CapabilityOverrideDeletedResponse,
     CapabilityOverrideRequest, CapabilityPairQuery, CapabilityProbeRequest, ModelCapabilityDto,
     ModelCapabilityResponse,

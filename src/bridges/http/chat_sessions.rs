@@ -6,8 +6,8 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::wire::DeletedDto;
-use super::wire::chat::{
+use crate::bridges::resources::DeletedDto;
+use crate::bridges::resources::chat::{
     ChatDeletedResponse, ChatReplayDto, ChatReplayResponse, ChatSessionDto,
     ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, CreateChatSessionRequest,
     ListChatSessionsQuery, UpdateChatSessionRequest,

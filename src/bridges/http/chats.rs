@@ -6,7 +6,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath};
-use super::wire::flow_chat::{
+use crate::bridges::resources::flow_chat::{
     ChatDto, ChatProcessedDto, ChatProcessedResponse, ChatResponse, ChatStartedDto,
     ChatStartedResponse, ChatSummaryResponse, ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse,
     ProcessChatResponseRequest, SaveChatSummaryRequest, SendChatMessageRequest, StartChatRequest,

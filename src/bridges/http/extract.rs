@@ -3,7 +3,7 @@
 //! limit → 413; stopped arriving → 408), path parameters and query strings.
 
 use super::envelope::ApiError;
-use super::serve::is_body_timeout;
+use crate::bridges::serve::is_body_timeout;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;

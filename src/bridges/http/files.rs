@@ -4,7 +4,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath};
-use super::wire::agent::{
+use crate::bridges::resources::agent::{
     ChangedFileDiffDto, ChangedFileDiffResponse, ChangedFileDto, ChangedFilesResponse, RevertDto,
     RevertRequest, RevertResponse,
 };

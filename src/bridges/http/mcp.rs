@@ -5,7 +5,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiJson;
-use super::wire::mcp::{
+use crate::bridges::resources::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
 };
 use axum::Json;

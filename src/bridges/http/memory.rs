@@ -6,7 +6,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiQuery;
-use super::wire::memory::{
+use crate::bridges::resources::memory::{
     MemorySearchDto, MemorySearchQuery, MemorySearchResponse, RecallStatusDto, RecallStatusResponse,
 };
 use crate::engine::memory::MemorySearch;

@@ -9,7 +9,7 @@ use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath};
 use super::request_id::RequestIds;
 use super::sessions::{load_transcript, session_response};
-use super::wire::{SendMessageRequest, SessionResponse, parse_runtime_kind};
+use crate::bridges::resources::{SendMessageRequest, SessionResponse, parse_runtime_kind};
 use crate::domain::ids::SessionId;
 use crate::engine::SendMessage;
 use axum::Json;

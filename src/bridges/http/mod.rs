@@ -9,7 +9,7 @@
 //! Layers, outermost first: correlation ids and error envelopes (`request_id`),
 //! CORS for loopback origins, access control (`auth`: the shared rules of
 //! [`crate::bridges::access`]), the body limit, then the handlers. Handlers only
-//! call the engine. [`serve`] runs a router with the connection limits.
+//! call the engine. `bridges::serve` runs a router with the connection limits.
 
 mod adapters;
 mod approvals;
@@ -17,7 +17,7 @@ mod auth;
 mod capabilities;
 mod chat_sessions;
 mod chats;
-mod envelope;
+pub(crate) mod envelope;
 mod extract;
 mod files;
 mod gateway;
@@ -28,19 +28,16 @@ mod openapi;
 mod project;
 mod providers;
 mod request_id;
-mod serve;
 mod sessions;
 mod state;
 mod stream;
 mod system;
 mod tasks;
 mod traces;
-pub mod wire;
 
 pub use envelope::{ApiError, ErrorBody, ErrorEnvelope};
 pub use extract::MAX_BODY_BYTES;
 pub use openapi::document as openapi_document;
-pub use serve::{MAX_REFUSING, SERVER_BUSY, ServeLimits, is_body_timeout, serve};
 pub use state::{ApiRoute, HttpConfig, HttpState};
 
 use crate::bridges::access::{self, Guard, HostPolicy};

@@ -11,7 +11,11 @@ use super::gateway::schema::{
     MessagesResponse, ModelListDto, OpenAiContent, OpenAiMessage, OpenAiPart, ResponseObject,
     ResponsesInput, ResponsesItem, ResponsesRequest,
 };
-use super::wire::agent::{
+use super::{
+    adapters, approvals, capabilities, chat_sessions, chats, files, mcp, memory, messages,
+    providers, sessions, stream, system, tasks, traces,
+};
+use crate::bridges::resources::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
     AdapterResponse, ApprovalDto, ApprovalListResponse, ApprovalResponse, ChangedFileDiffDto,
     ChangedFileDiffResponse, ChangedFileDto, ChangedFilesResponse, CreateGrantRequest,
@@ -19,29 +23,29 @@ use super::wire::agent::{
     GrantResponse, ProbeDto, ResolveApprovalRequest, RevertDto, RevertRequest, RevertResponse,
     ScopeName,
 };
-use super::wire::capability::{
+use crate::bridges::resources::capability::{
     CapabilitiesDto, CapabilityOverrideDeletedDto, CapabilityOverrideDeletedResponse,
     CapabilityOverrideRequest, CapabilityProbeRequest, ModelCapabilityDto, ModelCapabilityResponse,
 };
-use super::wire::chat::{
+use crate::bridges::resources::chat::{
     ChatDeletedResponse, ChatMessageDto, ChatProviderCallDto, ChatReplayDto, ChatReplayResponse,
     ChatSessionDto, ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto,
     RouteCandidateDto, TraceDto, TraceListResponse,
 };
-use super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
-use super::wire::flow_chat::{
+use crate::bridges::resources::events::{ApprovalRequestedDto, ApprovalResolvedDto};
+use crate::bridges::resources::flow_chat::{
     ChatDto, ChatHistoryMessageDto, ChatProcessedDto, ChatProcessedResponse, ChatResponse,
     ChatStartedDto, ChatStartedResponse, ChatStoredMessageDto, ChatSummaryResponse,
     ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse, ProcessChatResponseRequest,
     SaveChatSummaryRequest, SendChatMessageRequest, StartChatRequest, SummarizationNeededDto,
 };
-use super::wire::mcp::{
+use crate::bridges::resources::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
 };
-use super::wire::memory::{
+use crate::bridges::resources::memory::{
     MemoryHitDto, MemorySearchDto, MemorySearchResponse, RecallStatusDto, RecallStatusResponse,
 };
-use super::wire::tasks::{
+use crate::bridges::resources::tasks::{
     ContinueRunRequest, CreateTaskRequest, ResolveTaskApprovalRequest, RetryFromTurnRequest,
     RunActionRequest, TaskApprovalDto, TaskApprovalListResponse, TaskApprovalResponse,
     TaskArtifactDto, TaskArtifactListResponse, TaskArtifactResponse, TaskDeletedDto,
@@ -49,16 +53,12 @@ use super::wire::tasks::{
     TaskPatchDto, TaskPatchListResponse, TaskPatchResponse, TaskResponse, TaskRunDto,
     TaskRunListResponse, TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
 };
-use super::wire::{
+use crate::bridges::resources::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
     GatewayStatsDto, HealthDto, HistoryDto, McpPoolDto, MessageDto, ProviderCallDto, RunDto,
     RuntimeKindName, SegmentDto, SendMessageRequest, SessionDto, SessionListResponse,
     SessionResponse, SessionSummaryDto, StatsDto, StatsResponse, StoreDto, ToolCallDto,
     TranscriptDto, UsageDto,
-};
-use super::{
-    adapters, approvals, capabilities, chat_sessions, chats, files, mcp, memory, messages,
-    providers, sessions, stream, system, tasks, traces,
 };
 use axum::Json;
 use serde_json::Value;

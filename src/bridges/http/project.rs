@@ -2,8 +2,8 @@
 //! per-assistant-message run metadata, usage, activities and raw output, and the
 //! live assistant message of a running turn synthesized from its events.
 
-use super::wire::chat::TraceDto;
-use super::wire::{
+use crate::bridges::resources::chat::TraceDto;
+use crate::bridges::resources::{
     ActivityDto, MessageDto, ProviderCallDto, RunDto, SegmentDto, SessionDto, TranscriptDto,
     UsageDto,
 };

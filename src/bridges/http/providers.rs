@@ -4,7 +4,9 @@
 
 use super::HttpState;
 use super::envelope::ErrorEnvelope;
-use crate::engine::gateway::providers::{LocalDiscovery, ProviderPreset, ProviderStatus, presets};
+use crate::engine::gateway::catalog::providers::{
+    LocalDiscovery, ProviderPreset, ProviderStatus, presets,
+};
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;

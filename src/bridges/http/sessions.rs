@@ -5,8 +5,8 @@ use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::project::transcript_dto;
-use super::wire::capability::CapabilitiesDto;
-use super::wire::{
+use crate::bridges::resources::capability::CapabilitiesDto;
+use crate::bridges::resources::{
     CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
     ListSessionsQuery, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
     TranscriptDto, parse_runtime_kind,

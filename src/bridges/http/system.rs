@@ -3,7 +3,9 @@
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
-use super::wire::{GatewayStatsDto, HealthDto, McpPoolDto, StatsDto, StatsResponse, StoreDto};
+use crate::bridges::resources::{
+    GatewayStatsDto, HealthDto, McpPoolDto, StatsDto, StatsResponse, StoreDto,
+};
 use axum::Json;
 use axum::extract::State;
 

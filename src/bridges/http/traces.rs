@@ -5,7 +5,7 @@ use super::HttpState;
 use super::chat_sessions::page_limit;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiQuery;
-use super::wire::chat::{TraceDto, TraceListResponse, TracesQuery};
+use crate::bridges::resources::chat::{TraceDto, TraceListResponse, TracesQuery};
 use crate::domain::chat::TraceFilter;
 use axum::Json;
 use axum::extract::State;

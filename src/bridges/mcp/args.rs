@@ -1,7 +1,7 @@
 //! Arguments and structured outputs of Hecate's own MCP tools. Each type derives
 //! a JSON Schema: inputs become `inputSchema`, outputs `outputSchema`.
 
-use crate::domain::approval::{Approval, Grant};
+use crate::bridges::resources::agent::{ApprovalDto, DecisionName, GrantDto, ScopeName};
 use crate::domain::message::Message;
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::session::{Session, SessionSummary};
@@ -115,30 +115,6 @@ pub struct ListApprovalsArgs {
     pub all: Option<bool>,
 }
 
-/// A decision on an approval.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DecisionArg {
-    /// Allow.
-    Approve,
-    /// Refuse.
-    Reject,
-}
-
-/// How far an approval decision reaches.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ScopeArg {
-    /// This request only.
-    Once,
-    /// This tool kind for the rest of the session.
-    Session,
-    /// This tool kind in this workspace.
-    WorkspaceTool,
-    /// This tool kind for this adapter anywhere.
-    AdapterTool,
-}
-
 /// `resolve_approval` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -146,9 +122,9 @@ pub struct ResolveApprovalArgs {
     /// The approval id (`appr_...`).
     pub approval_id: String,
     /// Approve or reject.
-    pub decision: DecisionArg,
+    pub decision: DecisionName,
     /// Scope (default `once`); wider scopes create a grant.
-    pub scope: Option<ScopeArg>,
+    pub scope: Option<ScopeName>,
 }
 
 /// `revoke_grant` arguments.
@@ -360,103 +336,25 @@ pub struct DoneOut {
     pub ok: bool,
 }
 
-/// An approval as the tools show it.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ApprovalInfo {
-    /// Id.
-    pub id: String,
-    /// Session.
-    pub session_id: String,
-    /// `pending`, `approved`, `rejected`, `timed_out` or `cancelled`.
-    pub status: String,
-    /// Tool kind.
-    pub tool_kind: String,
-    /// Title of the tool call.
-    pub tool_name: String,
-    /// Decision, once decided.
-    pub decision: Option<String>,
-    /// Scope, once decided.
-    pub scope: Option<String>,
-    /// How it was resolved.
-    pub path: Option<String>,
-    /// Creation time.
-    pub created_at: String,
-    /// Deadline.
-    pub expires_at: Option<String>,
-}
-
-impl From<&Approval> for ApprovalInfo {
-    fn from(a: &Approval) -> Self {
-        Self {
-            id: a.id.to_string(),
-            session_id: a.session_id.to_string(),
-            status: a.status.as_str().into(),
-            tool_kind: a.tool_kind.clone(),
-            tool_name: a.tool_name.clone(),
-            decision: a.decision.clone(),
-            scope: a.scope.clone(),
-            path: a.path.clone(),
-            created_at: a.created_at.clone(),
-            expires_at: a.expires_at.clone(),
-        }
-    }
-}
-
 /// `list_approvals` output.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ApprovalsOut {
     /// Approvals, oldest first.
-    pub approvals: Vec<ApprovalInfo>,
+    pub approvals: Vec<ApprovalDto>,
 }
 
 /// `resolve_approval` output.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ApprovalOut {
     /// The resolved approval.
-    pub approval: ApprovalInfo,
-}
-
-/// A grant as the tools show it.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct GrantInfo {
-    /// Id.
-    pub id: String,
-    /// `session`, `workspace_tool` or `adapter_tool`.
-    pub scope: String,
-    /// Tool kind covered.
-    pub tool_kind: String,
-    /// `approve` or `reject`.
-    pub decision: String,
-    /// Session, for session scope.
-    pub session_id: Option<String>,
-    /// Adapter, for adapter scope.
-    pub adapter_id: Option<String>,
-    /// Workspace, for workspace scope.
-    pub workspace: Option<String>,
-    /// Creation time.
-    pub created_at: String,
-}
-
-impl From<&Grant> for GrantInfo {
-    fn from(g: &Grant) -> Self {
-        Self {
-            id: g.id.to_string(),
-            scope: g.scope.clone(),
-            tool_kind: g.tool_kind.clone(),
-            decision: g.decision.clone(),
-            session_id: g.session_id.as_ref().map(ToString::to_string),
-            adapter_id: g.adapter_id.clone(),
-            workspace: g.workspace.clone(),
-            created_at: g.created_at.clone(),
-        }
-    }
+    pub approval: ApprovalDto,
 }
 
 /// `list_grants` output.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GrantsOut {
     /// Grants.
-    pub grants: Vec<GrantInfo>,
+    pub grants: Vec<GrantDto>,
 }
 
 /// `list_adapters` output.

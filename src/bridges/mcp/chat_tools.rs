@@ -4,7 +4,7 @@
 
 use super::errors::fail;
 use super::server::HecateMcp;
-use crate::bridges::http::wire::chat::ChatSessionSummaryDto;
+use crate::bridges::resources::chat::ChatSessionSummaryDto;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{Json, tool, tool_router};

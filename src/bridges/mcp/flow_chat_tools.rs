@@ -5,7 +5,7 @@
 
 use super::errors::fail;
 use super::server::HecateMcp;
-use crate::bridges::http::wire::flow_chat::{
+use crate::bridges::resources::flow_chat::{
     ChatProcessedDto, ChatStartedDto, ChatSummarySavedDto, ChatTurnDto,
 };
 use crate::domain::error::Result as HecateResult;

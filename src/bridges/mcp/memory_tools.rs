@@ -5,7 +5,7 @@
 
 use super::errors::fail;
 use super::server::HecateMcp;
-use crate::bridges::http::wire::memory::MemorySearchDto;
+use crate::bridges::resources::memory::MemorySearchDto;
 use crate::engine::memory::MemorySearch;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;

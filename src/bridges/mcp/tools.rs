@@ -5,6 +5,7 @@
 use super::args::*;
 use super::errors::fail;
 use super::server::HecateMcp;
+use crate::bridges::resources::agent::{ApprovalDto, GrantDto};
 use crate::domain::approval::{ApprovalStatus, Decision, Scope};
 use crate::domain::error::HecateError;
 use crate::domain::ids::{ApprovalId, GrantId, SessionId};
@@ -19,17 +20,6 @@ use serde_json::json;
 
 /// Sessions searched by `search_sessions` (newest first).
 const SEARCH_WINDOW: usize = 200;
-
-impl From<ScopeArg> for Scope {
-    fn from(s: ScopeArg) -> Self {
-        match s {
-            ScopeArg::Once => Scope::Once,
-            ScopeArg::Session => Scope::Session,
-            ScopeArg::WorkspaceTool => Scope::WorkspaceTool,
-            ScopeArg::AdapterTool => Scope::AdapterTool,
-        }
-    }
-}
 
 #[tool_router(router = own_tools, vis = "pub(crate)")]
 impl HecateMcp {
@@ -271,7 +261,7 @@ impl HecateMcp {
             .await
             .map_err(fail)?;
         Ok(Json(ApprovalsOut {
-            approvals: list.iter().map(ApprovalInfo::from).collect(),
+            approvals: list.iter().map(ApprovalDto::from).collect(),
         }))
     }
 
@@ -288,10 +278,7 @@ impl HecateMcp {
         &self,
         Parameters(a): Parameters<ResolveApprovalArgs>,
     ) -> Result<Json<ApprovalOut>, CallToolResult> {
-        let decision = match a.decision {
-            DecisionArg::Approve => Decision::Approve,
-            DecisionArg::Reject => Decision::Reject,
-        };
+        let decision = Decision::from(a.decision);
         let scope = a.scope.map(Scope::from).unwrap_or_default();
         let approval = self
             .engine
@@ -305,7 +292,7 @@ impl HecateMcp {
             .await
             .map_err(fail)?;
         Ok(Json(ApprovalOut {
-            approval: ApprovalInfo::from(&approval),
+            approval: ApprovalDto::from(&approval),
         }))
     }
 
@@ -324,7 +311,7 @@ impl HecateMcp {
             .await
             .map_err(fail)?;
         Ok(Json(GrantsOut {
-            grants: list.iter().map(GrantInfo::from).collect(),
+            grants: list.iter().map(GrantDto::from).collect(),
         }))
     }
 

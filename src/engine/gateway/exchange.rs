@@ -5,13 +5,13 @@
 //! and the first answer relayed in the client's format. The route (its reason
 //! and every candidate's outcome) goes on the request's trace.
 
-use super::health::retry_after_secs;
-use super::policy::{
+use super::record::{Answerer, RouteLog, TraceStart};
+use super::routing::health::retry_after_secs;
+use super::routing::policy::{
     CAPABILITY_MISSING, CIRCUIT_OPEN, POLICY_DENIED, PROVIDER_RATE_LIMITED, PROVIDER_UNHEALTHY,
     budget_skip,
 };
-use super::record::{Answerer, RouteLog, TraceStart};
-use super::route::{self, GatewayRoute};
+use super::routing::route::{self, GatewayRoute};
 use super::{GatewayCall, INVALID_BODY};
 use crate::adapters::gateway::{RelayMode, UpstreamAnswer, relay, wire_format};
 use crate::adapters::providers::ProviderConfig;

@@ -12,28 +12,19 @@
 //! for the system stats, and `sync.rs` shares cooldowns through the store. The formats are
 //! `crate::model_wire`'s; the upstream call and the relay `adapters::gateway`'s.
 
-pub mod budget;
-pub mod capabilities;
-mod capability_cache;
+pub mod catalog;
 pub mod chats;
 pub mod counters;
 pub mod exchange;
-pub mod health;
-pub mod limit;
-pub mod policy;
-pub mod probe;
-pub mod providers;
 pub mod record;
-pub mod route;
-mod spend;
+pub mod routing;
 mod state;
-pub mod sync;
 
-pub use capabilities::CapabilityOverride;
-pub use policy::RoutingSettings;
-pub use probe::ToolCallingProbe;
+pub use catalog::capabilities::CapabilityOverride;
+pub use catalog::probe::ToolCallingProbe;
 pub use record::{HISTORY_MISMATCH, RouteLog, SessionBinding, TraceStart};
-pub use route::{
+pub use routing::policy::RoutingSettings;
+pub use routing::route::{
     DISCOVERY_TIMEOUT, GatewayRoute, ListedModel, MODEL_AMBIGUOUS, MODEL_NOT_FOUND, MODEL_REQUIRED,
     ProviderModels,
 };
@@ -87,8 +78,8 @@ impl<'e> Gateway<'e> {
         let bare = model.trim();
         let pinned = provider.is_some_and(|p| !p.trim().is_empty());
         if !pinned && !bare.is_empty() && !bare.contains('/') {
-            let known = route::providers_of(&self.engine.inner.model, false).await;
-            if let Ok(routes) = route::candidates(&known, Some(bare), None) {
+            let known = routing::route::providers_of(&self.engine.inner.model, false).await;
+            if let Ok(routes) = routing::route::candidates(&known, Some(bare), None) {
                 let health = self.engine.inner.gateway.health();
                 let chosen = routes
                     .iter()
@@ -108,21 +99,21 @@ impl<'e> Gateway<'e> {
     }
 
     /// The local rate limiter's decision for one `/v1` request.
-    pub fn admit(self) -> limit::RateDecision {
+    pub fn admit(self) -> routing::limit::RateDecision {
         self.engine.inner.gateway.limiter.check()
     }
 
     /// What routing knows about every configured provider; providers that
     /// declare no models are asked for their list when `discover` is set.
     pub async fn providers(self, discover: bool) -> Vec<ProviderModels> {
-        route::providers_of(&self.engine.inner.model, discover).await
+        routing::route::providers_of(&self.engine.inner.model, discover).await
     }
 
     /// Every routable model id (`provider/model`, and bare ids that are
     /// unambiguous), with its effective capabilities and whether it is the
     /// default model.
     pub async fn models(self) -> Vec<ListedModel> {
-        let mut models = route::listing(&self.providers(true).await);
+        let mut models = routing::route::listing(&self.providers(true).await);
         let pairs: Vec<(String, String)> = models
             .iter()
             .map(|m| (m.provider.clone(), m.model.clone()))
@@ -146,6 +137,6 @@ impl<'e> Gateway<'e> {
     /// Resolves a request's model (or the default model) to a provider.
     pub async fn route(self, requested: Option<&str>) -> Result<GatewayRoute> {
         let default = self.engine.inner.gateway.default_model.as_deref();
-        route::route(&self.engine.inner.model, requested, default).await
+        routing::route::route(&self.engine.inner.model, requested, default).await
     }
 }

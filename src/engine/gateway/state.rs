@@ -1,7 +1,9 @@
 //! The gateway's own state, held by the engine.
 
-use super::policy::RoutingSettings;
-use super::{capability_cache, counters, health, limit, spend};
+use super::catalog::capability_cache;
+use super::counters;
+use super::routing::policy::RoutingSettings;
+use super::routing::{health, limit, spend};
 use crate::adapters::gateway::Upstream;
 use crate::adapters::providers::ProviderClient;
 use crate::domain::error::{HecateError, Result};

@@ -15,7 +15,7 @@ pub use agent::FINAL_ANSWER_KIND;
 pub use control::StartOptions;
 pub use patches::{PatchContent, patch_content};
 
-use super::gateway::health::ProviderHealth;
+use super::gateway::routing::health::ProviderHealth;
 use super::mcp::audit::AuditWriter;
 use super::mcp::state::McpHub;
 use crate::domain::ids::{TaskId, TaskRunId};

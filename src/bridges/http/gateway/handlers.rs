@@ -5,13 +5,13 @@
 
 use super::super::HttpState;
 use super::super::request_id::RequestIds;
-use super::super::wire::events::SseEventDto;
 use super::errors::GatewayError;
 use super::models::{anthropic_list, openai_list};
 use super::schema::{
     ChatCompletion, ChatCompletionRequest, GatewayErrorDto, MessagesRequest, MessagesResponse,
     ModelListDto, ResponseObject, ResponsesRequest,
 };
+use crate::bridges::resources::events::SseEventDto;
 use crate::domain::chat::valid_chat_session_id;
 use crate::engine::gateway::GatewayCall;
 use crate::model_wire::{Exchange, ExchangeBody, RequestFacts, WireFormat};

@@ -8,7 +8,7 @@ use super::errors::GatewayError;
 use super::format::format_of;
 use crate::domain::{ErrorType, HecateError};
 use crate::engine::Engine;
-use crate::engine::gateway::limit::RateDecision;
+use crate::engine::gateway::routing::limit::RateDecision;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;

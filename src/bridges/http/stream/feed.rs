@@ -8,9 +8,9 @@
 //! once it is terminal (see `docs/api.md`).
 
 use super::super::project::{last_sequence, transcript_dto};
-use super::super::wire::SessionResponse;
 use super::frames::{DIRTY_STORE, FeedHandle, FeedState, Frame, Position};
 use super::state::HubInner;
+use crate::bridges::resources::SessionResponse;
 use crate::domain::ErrorType;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::RunEvent;

@@ -2,7 +2,7 @@
 //! state subscribers watch, approval frames, and a feed's handle with its dirty
 //! flags. A leaf: the hub, the feed task and the SSE handler all build on it.
 
-use super::super::wire::events::{ApprovalRequestedDto, ApprovalResolvedDto};
+use crate::bridges::resources::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use crate::domain::approval::{Approval, Scope};
 use crate::domain::ids::RunId;
 use std::sync::Arc;

@@ -13,9 +13,9 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiPath, ApiQuery};
-use super::super::wire::StreamQuery;
-use super::super::wire::events::SseEventDto;
 use super::frames::{ApprovalFrame, FeedState, Frame, Position};
+use crate::bridges::resources::StreamQuery;
+use crate::bridges::resources::events::SseEventDto;
 use crate::domain::approval::{ApprovalStatus, scope_choices};
 use crate::domain::ids::SessionId;
 use axum::extract::State;

@@ -3,7 +3,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath};
-use super::super::wire::tasks::{
+use crate::bridges::resources::tasks::{
     ResolveTaskApprovalRequest, TaskApprovalDto, TaskApprovalListResponse, TaskApprovalResponse,
 };
 use crate::domain::HecateError;

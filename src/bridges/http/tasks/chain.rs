@@ -4,8 +4,8 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath};
-use super::super::wire::tasks::{ContinueRunRequest, RetryFromTurnRequest, TaskRunResponse};
 use super::{accepted_run, ids};
+use crate::bridges::resources::tasks::{ContinueRunRequest, RetryFromTurnRequest, TaskRunResponse};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;

@@ -3,11 +3,11 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::super::wire::tasks::{
+use super::accepted_run;
+use crate::bridges::resources::tasks::{
     CreateTaskRequest, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskListQuery,
     TaskListResponse, TaskResponse, TaskRunResponse,
 };
-use super::accepted_run;
 use crate::domain::ids::TaskId;
 use crate::engine::tasks::StartOptions;
 use axum::Json;

@@ -11,7 +11,7 @@ pub mod events;
 pub mod patches;
 pub mod runs;
 
-use super::wire::tasks::{TaskRunDto, TaskRunResponse};
+use crate::bridges::resources::tasks::{TaskRunDto, TaskRunResponse};
 use crate::domain::ids::{TaskId, TaskRunId};
 use crate::domain::task::TaskRun;
 use axum::Json;

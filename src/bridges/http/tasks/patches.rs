@@ -3,10 +3,10 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiOptionalJson, ApiPath};
-use super::super::wire::tasks::{
+use super::ids;
+use crate::bridges::resources::tasks::{
     RunActionRequest, TaskPatchDto, TaskPatchListResponse, TaskPatchResponse,
 };
-use super::ids;
 use crate::domain::ids::TaskArtifactId;
 use crate::domain::task::TaskArtifact;
 use crate::engine::tasks::patch_content;

@@ -3,11 +3,11 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiOptionalJson, ApiPath};
-use super::super::wire::tasks::{
+use super::{accepted_run, ids, run_response};
+use crate::bridges::resources::tasks::{
     RunActionRequest, TaskArtifactDto, TaskArtifactListResponse, TaskArtifactResponse, TaskRunDto,
     TaskRunListResponse, TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
 };
-use super::{accepted_run, ids, run_response};
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskStepId};
 use axum::Json;
 use axum::extract::State;

@@ -2,10 +2,10 @@
 //! approvals and events use the task API's wire shapes (the same fields as
 //! `/hecate/v1/tasks`); artifacts are summarized with a capped preview.
 
-use crate::bridges::http::wire::tasks::{
+use crate::bridges::resources::agent::DecisionName;
+use crate::bridges::resources::tasks::{
     TaskApprovalDto, TaskDto, TaskEventDto, TaskPatchDto, TaskRunDto, TaskStepDto,
 };
-use crate::bridges::mcp::args::DecisionArg;
 use crate::domain::task::TaskArtifact;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -112,7 +112,7 @@ pub struct ResolveTaskApprovalArgs {
     /// The approval id (`tappr_...`).
     pub approval_id: String,
     /// Approve (the run is queued) or reject (the run fails).
-    pub decision: DecisionArg,
+    pub decision: DecisionName,
     /// A note kept on the approval.
     pub note: Option<String>,
     /// After approving, wait for the run to end as `start_task` with `wait` does.

@@ -10,9 +10,9 @@
 
 use super::args::{ArtifactSummary, RunStateOut};
 use super::elicit::{TaskVerdict, ask_task};
-use crate::bridges::http::wire::tasks::{TaskApprovalDto, TaskRunDto, TaskStepDto};
 use crate::bridges::mcp::elicit::supports_elicitation;
 use crate::bridges::mcp::server::HecateMcp;
+use crate::bridges::resources::tasks::{TaskApprovalDto, TaskRunDto, TaskStepDto};
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
 use crate::domain::task::TaskEventFilter;

@@ -13,7 +13,7 @@ mod runs;
 
 use super::errors::fail;
 use super::server::HecateMcp;
-use crate::bridges::http::wire::tasks::{CreateTaskRequest, TaskDeletedDto, TaskDto, TaskRunDto};
+use crate::bridges::resources::tasks::{CreateTaskRequest, TaskDeletedDto, TaskDto, TaskRunDto};
 use crate::domain::ids::TaskId;
 use crate::engine::tasks::StartOptions;
 use args::*;

@@ -5,9 +5,9 @@
 //! HTTP API's patch objects.
 
 use super::args::*;
-use crate::bridges::http::wire::tasks::TaskPatchDto;
 use crate::bridges::mcp::errors::fail;
 use crate::bridges::mcp::server::HecateMcp;
+use crate::bridges::resources::tasks::TaskPatchDto;
 use crate::domain::error::Result;
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskRunId};
 use crate::domain::task::TaskArtifact;

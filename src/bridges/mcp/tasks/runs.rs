@@ -5,10 +5,10 @@
 
 use super::args::*;
 use super::follow::Follow;
-use crate::bridges::http::wire::tasks::{TaskApprovalDto, TaskEventDto};
-use crate::bridges::mcp::args::DecisionArg;
 use crate::bridges::mcp::errors::fail;
 use crate::bridges::mcp::server::HecateMcp;
+use crate::bridges::resources::agent::DecisionName;
+use crate::bridges::resources::tasks::{TaskApprovalDto, TaskEventDto};
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
 use crate::domain::task::TaskEventFilter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -149,7 +149,7 @@ impl HecateMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<TaskApprovalOut>, CallToolResult> {
         let id = TaskId::from(a.task_id.as_str());
-        let approve = matches!(a.decision, DecisionArg::Approve);
+        let approve = matches!(a.decision, DecisionName::Approve);
         let approval = self
             .engine
             .tasks()

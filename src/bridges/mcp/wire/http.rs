@@ -15,7 +15,7 @@ use super::super::server::{HecateMcp, McpServerOptions};
 use super::reply;
 use super::triage::{self, Triage};
 use crate::bridges::access::{Guard, HostPolicy};
-use crate::bridges::http::is_body_timeout;
+use crate::bridges::serve::is_body_timeout;
 use crate::domain::error::ErrorType;
 use crate::engine::Engine;
 use axum::Router;

@@ -21,7 +21,7 @@ use crate::adapters::providers::ToolDefinition;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::TaskStepId;
 use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus};
-use crate::engine::gateway::route;
+use crate::engine::gateway::routing::route;
 use crate::runtimes::agent::catalog;
 use crate::runtimes::agent::conversation::Conversation;
 use crate::runtimes::agent::mcp::McpToolset;

@@ -11,7 +11,7 @@ use crate::domain::ids::TaskStepId;
 use crate::domain::message::ToolCall;
 use crate::domain::task::{TaskStep, TaskStepStatus};
 use crate::domain::time::now_rfc3339;
-use crate::engine::gateway::health::retry_after_secs;
+use crate::engine::gateway::routing::health::retry_after_secs;
 use crate::runtimes::agent::{llm, tools};
 use crate::runtimes::model::ModelTarget;
 use crate::store::tasks::{FinishedStep, NewTaskEvent};

@@ -6,6 +6,7 @@ use crate::domain::approval::{Approval, Decision, Grant, Scope};
 use crate::domain::file_change::TurnFileChange;
 use crate::engine::AdapterStatus;
 use crate::engine::diffs::RevertResult;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -191,7 +192,7 @@ pub struct AdapterHealthResponse {
 }
 
 /// A permission request of an external agent and its resolution.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct ApprovalDto {
     /// Approval id (`appr_…`).
     pub id: String,
@@ -278,8 +279,9 @@ pub struct ApprovalsQuery {
     pub status: Option<String>,
 }
 
-/// An operator's decision.
-#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+/// An operator's decision, as HTTP bodies, MCP arguments and the command line
+/// take it.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema, JsonSchema, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionName {
     /// Allow.
@@ -297,8 +299,9 @@ impl From<DecisionName> for Decision {
     }
 }
 
-/// How far a decision reaches.
-#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+/// How far a decision reaches, as HTTP bodies, MCP arguments and the command
+/// line take it.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema, JsonSchema, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum ScopeName {
     /// This request only.
@@ -367,7 +370,7 @@ pub struct GrantResponse {
 }
 
 /// A standing answer to future approvals within a scope.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct GrantDto {
     /// Grant id.
     pub id: String,

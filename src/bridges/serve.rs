@@ -13,7 +13,7 @@
 //! `/mcp`). At most [`MAX_REFUSING`] such answers are in flight; beyond that an
 //! over-the-cap connection is closed unanswered.
 
-use super::envelope::ApiError;
+use crate::bridges::http::envelope::ApiError;
 use crate::bridges::mcp::wire::reply;
 use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};

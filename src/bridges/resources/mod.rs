@@ -14,7 +14,6 @@ pub mod session;
 pub mod system;
 pub mod tasks;
 
-use super::envelope::ApiError;
 use crate::domain::HecateError;
 use crate::domain::session::RuntimeKind;
 use serde::{Deserialize, Serialize};
@@ -39,13 +38,10 @@ pub enum RuntimeKindName {
 }
 
 /// Parses a requested runtime kind; anything else is `agent_chat.runtime_kind_invalid`.
-pub fn parse_runtime_kind(raw: Option<&str>) -> Result<Option<RuntimeKind>, ApiError> {
+pub fn parse_runtime_kind(raw: Option<&str>) -> Result<Option<RuntimeKind>, HecateError> {
     match raw {
         None | Some("") => Ok(None),
-        Some(s) => s
-            .parse::<RuntimeKind>()
-            .map(Some)
-            .map_err(|e: HecateError| ApiError::from(e)),
+        Some(s) => s.parse::<RuntimeKind>().map(Some),
     }
 }
 

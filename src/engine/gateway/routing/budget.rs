@@ -15,7 +15,7 @@ fn today_start() -> String {
 impl<'e> Gateway<'e> {
     /// What `/v1` spent today in `namespace`, in micro-USD. A store that cannot
     /// be read counts as nothing spent (the failure is logged).
-    pub(super) async fn gateway_spent_today(self, namespace: &str) -> i64 {
+    pub(in crate::engine::gateway) async fn gateway_spent_today(self, namespace: &str) -> i64 {
         let since = today_start();
         let tracker = &self.engine.inner.gateway.spend;
         if let Some(s) = tracker.cached(namespace, &since) {

@@ -1,0 +1,223 @@
+//! A task's runs (attempts), their steps and artifacts, and the run events
+//! every surface replays.
+
+use crate::domain::ids::{TaskArtifactId, TaskId, TaskRunId, TaskStepId};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskRunStatus {
+    /// Waiting in the queue for a worker.
+    Queued,
+    /// A worker holds it.
+    Running,
+    /// Waiting for an approval to be resolved.
+    AwaitingApproval,
+    /// Finished successfully.
+    Completed,
+    /// Finished with an error.
+    Failed,
+    /// Stopped on request.
+    Cancelled,
+}
+
+impl TaskRunStatus {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::AwaitingApproval => "awaiting_approval",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a stable name.
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Queued,
+            Self::Running,
+            Self::AwaitingApproval,
+            Self::Completed,
+            Self::Failed,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+
+    /// Whether nothing will happen to the run any more.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+}
+
+/// One run (attempt) of a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRun {
+    /// Id.
+    pub id: TaskRunId,
+    /// Its task.
+    pub task_id: TaskId,
+    /// 1 for the first run of the task, then 2, 3, ...
+    pub number: i64,
+    /// Where it stands.
+    pub status: TaskRunStatus,
+    /// Stable error type when it failed.
+    pub error_type: Option<String>,
+    /// What went wrong.
+    pub error_message: Option<String>,
+    /// The run this one retries or resumes.
+    pub resumed_from_run_id: Option<TaskRunId>,
+    /// The directory it works in, once known.
+    pub workspace: Option<String>,
+    /// This run's model spend.
+    pub total_cost_micros_usd: i64,
+    /// The spend of every earlier run of its resume chain.
+    pub prior_cost_micros_usd: i64,
+    /// Model actually used.
+    pub model: Option<String>,
+    /// Provider actually used.
+    pub provider: Option<String>,
+    /// A cancel was asked for while it ran (the worker stops it).
+    pub cancel_requested: bool,
+    /// Created (RFC 3339).
+    pub created_at: String,
+    /// First started by a worker.
+    pub started_at: Option<String>,
+    /// Reached a terminal state.
+    pub finished_at: Option<String>,
+}
+
+/// Where a step stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStepStatus {
+    /// Executing.
+    Running,
+    /// Finished successfully.
+    Completed,
+    /// Finished with an error.
+    Failed,
+    /// Stopped on request.
+    Cancelled,
+}
+
+impl TaskStepStatus {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a stable name.
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Running,
+            Self::Completed,
+            Self::Failed,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+/// One step of a run (the deterministic kinds have one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskStep {
+    /// Id.
+    pub id: TaskStepId,
+    /// Its run.
+    pub run_id: TaskRunId,
+    /// Its task.
+    pub task_id: TaskId,
+    /// 1-based position in the run.
+    pub index: i64,
+    /// What it does (`shell`, `git`, `file`).
+    pub kind: String,
+    /// Where it stands.
+    pub status: TaskStepStatus,
+    /// What it was given (command, path, checkpoint of a resume).
+    pub input: Value,
+    /// Exit code of a process step.
+    pub exit_code: Option<i32>,
+    /// Stable error type when it failed.
+    pub error_type: Option<String>,
+    /// What went wrong.
+    pub error_message: Option<String>,
+    /// Started (RFC 3339).
+    pub started_at: String,
+    /// Finished.
+    pub finished_at: Option<String>,
+}
+
+/// An artifact of a run: captured output or a patch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskArtifact {
+    /// Id.
+    pub id: TaskArtifactId,
+    /// Its task.
+    pub task_id: TaskId,
+    /// Its run.
+    pub run_id: TaskRunId,
+    /// The step that produced it.
+    pub step_id: Option<TaskStepId>,
+    /// `stdout`, `stderr` or `patch`.
+    pub kind: String,
+    /// A name (the stream, or the patched path).
+    pub name: String,
+    /// The content (text; for a patch, JSON with before and after).
+    pub content: String,
+    /// Bytes the source produced (more than `content` holds when truncated).
+    pub size_bytes: i64,
+    /// Whether `content` was cut at the capture cap.
+    pub truncated: bool,
+    /// For patches: `applied`, `proposed` or `reverted`.
+    pub status: Option<String>,
+    /// Created (RFC 3339).
+    pub created_at: String,
+}
+
+/// One event of a run, as every surface replays it. `sequence` is global and
+/// strictly increasing across all runs, so it is also the feed's cursor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskEvent {
+    /// Position in the process-wide feed.
+    pub sequence: i64,
+    /// Its task.
+    pub task_id: TaskId,
+    /// Its run.
+    pub run_id: TaskRunId,
+    /// Event type, e.g. `run.started`, `step.finished`, `tool.file.applied`.
+    pub event_type: String,
+    /// Event data.
+    pub data: Value,
+    /// When it happened (RFC 3339).
+    pub occurred_at: String,
+}
+
+/// Filters of the event log; absent fields match everything.
+#[derive(Debug, Clone, Default)]
+pub struct TaskEventFilter {
+    /// Only this namespace's tasks.
+    pub namespace: String,
+    /// Only this task.
+    pub task_id: Option<TaskId>,
+    /// Only this run.
+    pub run_id: Option<TaskRunId>,
+    /// Only these types (any of them).
+    pub event_types: Vec<String>,
+    /// Only events after this sequence.
+    pub after_sequence: i64,
+    /// At most this many.
+    pub limit: usize,
+}
