@@ -6,7 +6,7 @@ use crate::adapters::acp::agent::process::{AgentProcess, exited_error, spawn_age
 use crate::adapters::acp::convert::mcp_server;
 use crate::adapters::acp::error::{AcpError, Stage, classify_rpc_error};
 use crate::adapters::acp::handlers::run_connection;
-use crate::adapters::acp::services::routes::{Activity, Route, Shared};
+use crate::adapters::acp::services::routes::{ConnectionState, Liveness, Route};
 use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
 use crate::adapters::acp::transport::{DiagnosticSink, child_transport};
 use crate::domain::event::RuntimeEvent;
@@ -181,7 +181,7 @@ impl NativeSession {
 /// A supervised agent process with a completed `initialize`.
 pub struct AgentConnection {
     pub(super) cx: ConnectionTo<Agent>,
-    pub(super) shared: Arc<Shared>,
+    pub(super) shared: Arc<ConnectionState>,
     pub(super) process: Arc<AgentProcess>,
     pub(super) options: AcpOptions,
     info: AgentInfo,
@@ -219,7 +219,7 @@ impl AgentConnection {
             })?;
         let (process, pipes) = spawn_agent(&spec.program, &spec.args, &workspace, &env)?;
         let process = Arc::new(process);
-        let shared = Arc::new(Shared::new(
+        let shared = Arc::new(ConnectionState::new(
             workspace,
             env,
             options.raw_frames,
@@ -375,7 +375,7 @@ impl AgentConnection {
             Route {
                 events,
                 turn: None,
-                activity: Arc::new(Activity::new()),
+                activity: Arc::new(Liveness::new()),
             },
         );
         let req = LoadSessionRequest::new(native_id.to_string(), cwd)
@@ -419,12 +419,12 @@ impl Drop for AgentConnection {
 /// Routes a native session's traffic while alive; clears the route on drop (late
 /// updates are then dropped quietly and pending permission asks cancelled).
 pub(super) struct RouteGuard {
-    shared: Arc<Shared>,
+    shared: Arc<ConnectionState>,
     native_id: String,
 }
 
 impl RouteGuard {
-    pub(super) fn set(shared: &Arc<Shared>, native_id: &str, route: Route) -> Self {
+    pub(super) fn set(shared: &Arc<ConnectionState>, native_id: &str, route: Route) -> Self {
         shared.set_route(native_id, route);
         Self {
             shared: shared.clone(),

@@ -7,7 +7,7 @@
 
 use crate::adapters::acp::convert::{permission_outcome, permission_request};
 use crate::adapters::acp::normalize::{normalize, raw_frame};
-use crate::adapters::acp::services::routes::{Route, ServingGuard, Shared};
+use crate::adapters::acp::services::routes::{ConnectionState, Route, ServingGuard};
 use crate::adapters::acp::services::{editor, fs};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::provider_call::ReportedCost;
@@ -30,14 +30,14 @@ use tokio_util::sync::CancellationToken;
 
 const SESSION_UPDATE: &str = "session/update";
 
-fn serving(shared: &Shared, native_id: &str) -> Option<ServingGuard> {
+fn serving(shared: &ConnectionState, native_id: &str) -> Option<ServingGuard> {
     shared.route(native_id).map(|r| r.activity.serving())
 }
 
 /// Routes one notification: `session/update` for a known native session becomes
 /// runtime events; anything else (unknown sessions, late updates after a turn,
 /// extension notifications) is dropped quietly.
-fn on_notification(shared: &Shared, n: &UntypedMessage) {
+fn on_notification(shared: &ConnectionState, n: &UntypedMessage) {
     if n.method() != SESSION_UPDATE {
         tracing::debug!(method = n.method(), "ignoring agent notification");
         return;
@@ -65,7 +65,7 @@ fn on_notification(shared: &Shared, n: &UntypedMessage) {
     }
 }
 
-fn deliver(shared: &Shared, route: &Route, notification: &SessionNotification) {
+fn deliver(shared: &ConnectionState, route: &Route, notification: &SessionNotification) {
     if let (SessionUpdate::UsageUpdate(u), Some(turn)) = (&notification.update, &route.turn)
         && let Some(cost) = &u.cost
     {
@@ -85,7 +85,7 @@ fn deliver(shared: &Shared, route: &Route, notification: &SessionNotification) {
 }
 
 async fn answer_permission(
-    shared: Arc<Shared>,
+    shared: Arc<ConnectionState>,
     req: RequestPermissionRequest,
     responder: Responder<RequestPermissionResponse>,
 ) {
@@ -122,7 +122,7 @@ fn log_respond(result: Result<(), RpcError>) {
 /// Runs the connection until `stop` is cancelled or the agent closes its stdout;
 /// the connection handle is sent on `ready` as soon as it exists.
 pub(crate) async fn run_connection(
-    shared: Arc<Shared>,
+    shared: Arc<ConnectionState>,
     transport: impl ConnectTo<Client> + 'static,
     ready: oneshot::Sender<ConnectionTo<Agent>>,
     stop: CancellationToken,
@@ -300,13 +300,16 @@ pub(crate) async fn run_connection(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::acp::services::routes::Activity;
+    use crate::adapters::acp::services::routes::Liveness;
     use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
 
     fn shared_with_route(
         raw_frames: bool,
-    ) -> (Shared, tokio::sync::mpsc::UnboundedReceiver<RuntimeEvent>) {
-        let shared = Shared::new(
+    ) -> (
+        ConnectionState,
+        tokio::sync::mpsc::UnboundedReceiver<RuntimeEvent>,
+    ) {
+        let shared = ConnectionState::new(
             std::env::temp_dir(),
             vec![],
             raw_frames,
@@ -318,7 +321,7 @@ mod tests {
             Route {
                 events: tx,
                 turn: None,
-                activity: Arc::new(Activity::new()),
+                activity: Arc::new(Liveness::new()),
             },
         );
         (shared, rx)

@@ -6,7 +6,7 @@ use crate::adapters::acp::agent::process::exited_error;
 use crate::adapters::acp::client::{AgentConnection, RouteGuard};
 use crate::adapters::acp::convert::{StopReason, prompt_blocks};
 use crate::adapters::acp::error::{AcpError, Stage};
-use crate::adapters::acp::services::routes::{Activity, CostTally, Route, TurnRoute};
+use crate::adapters::acp::services::routes::{CostTally, Liveness, Route, TurnRoute};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::message::ContentBlock;
@@ -77,7 +77,7 @@ impl AgentConnection {
             usage,
             session_cost: cost.latest(),
         };
-        let activity = Arc::new(Activity::new());
+        let activity = Arc::new(Liveness::new());
         let turn_cancel = io.cancel.child_token();
         let _route = RouteGuard::set(
             &self.shared,

@@ -3,8 +3,8 @@
 //! verbatim, so nothing above the adapter sees MCP types.
 
 use super::error::McpClientError;
+use super::handler::{CallRouteGuard, Handler, Routes};
 pub use super::handler::{Changed, Notice, Reply};
-use super::handler::{Handler, RouteGuard, Routes};
 use super::spec::ResolvedTransport;
 use crate::adapters::process::{ChildProcess, Pipe, SpawnError, Spec, Stderr, TailLimits};
 use rmcp::model::{
@@ -271,7 +271,7 @@ impl Upstream {
         let mut guard = notices.as_ref().map(|sink| {
             let slot = self.routes.next.fetch_add(1, Ordering::Relaxed);
             Routes::lock(&self.routes.inflight).insert(slot, sink.clone());
-            RouteGuard {
+            CallRouteGuard {
                 routes: self.routes.clone(),
                 token: None,
                 slot,

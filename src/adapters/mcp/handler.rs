@@ -117,13 +117,13 @@ impl Routes {
 }
 
 /// Removes a call's routes when it ends, however it ends.
-pub(crate) struct RouteGuard {
+pub(crate) struct CallRouteGuard {
     pub(crate) routes: Arc<Routes>,
     pub(crate) token: Option<ProgressToken>,
     pub(crate) slot: u64,
 }
 
-impl Drop for RouteGuard {
+impl Drop for CallRouteGuard {
     fn drop(&mut self) {
         let mut progress = Routes::lock(&self.routes.progress);
         if let Some(token) = &self.token {

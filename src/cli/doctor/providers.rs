@@ -26,7 +26,7 @@ pub struct Readiness {
 
 /// One provider's readiness, as `hecate doctor --format json` reports it.
 #[derive(Debug, Serialize)]
-pub struct ProviderStatus {
+pub struct ProviderCheck {
     /// Provider name.
     pub name: String,
     /// `openai` or `anthropic`.
@@ -65,7 +65,7 @@ pub async fn provider_status(
     cfg: ProviderConfig,
     source: String,
     timeout: Duration,
-) -> ProviderStatus {
+) -> ProviderCheck {
     let mut checks = Vec::new();
     let cred_ok = cfg.api_key.is_some() || is_local(&cfg.base_url);
     checks.push(match (&cfg.api_key, cred_ok) {
@@ -196,7 +196,7 @@ pub async fn provider_status(
             operator_action: Some("Fix the blocked checks above.".into()),
         },
     });
-    ProviderStatus {
+    ProviderCheck {
         api_key_present: cfg.api_key.is_some(),
         kind: cfg.kind.as_str(),
         base_url: redact_url(&cfg.base_url),
@@ -213,7 +213,7 @@ pub async fn provider_status(
 
 /// The doctor line of one provider: ok when Hecate would route to it, else a warning
 /// with the first blocked step's fix.
-pub fn line(s: &ProviderStatus) -> Check {
+pub fn line(s: &ProviderCheck) -> Check {
     let name = format!("provider {}", s.name);
     let key = if s.api_key_present {
         "API key set"
@@ -240,7 +240,7 @@ pub fn line(s: &ProviderStatus) -> Check {
 
 /// The required summary line: with providers configured, at least one must be
 /// routable; with none, only external agents can answer (a warning).
-pub fn summary(statuses: &[ProviderStatus]) -> Check {
+pub fn summary(statuses: &[ProviderCheck]) -> Check {
     if statuses.is_empty() {
         return Check::warn(
             "providers",

@@ -19,7 +19,7 @@ pub type AgentProcess = ChildProcess;
 
 /// The pipes the ACP transport uses.
 #[derive(Debug)]
-pub struct ChildPipes {
+pub struct AgentPipes {
     /// The agent's stdin (frames to the agent).
     pub stdin: ChildStdin,
     /// The agent's stdout (frames from the agent).
@@ -33,7 +33,7 @@ pub fn spawn_agent(
     args: &[String],
     workspace: &Path,
     env: &[(String, String)],
-) -> Result<(AgentProcess, ChildPipes), AcpError> {
+) -> Result<(AgentProcess, AgentPipes), AcpError> {
     let spec = Spec::new(program)
         .args(args)
         .env(env)
@@ -43,7 +43,7 @@ pub fn spawn_agent(
         .stderr(Stderr::Tail(TailLimits::AGENT));
     let (process, pipes) = ChildProcess::spawn(&spec)?;
     match (pipes.stdin, pipes.stdout) {
-        (Some(stdin), Some(stdout)) => Ok((process, ChildPipes { stdin, stdout })),
+        (Some(stdin), Some(stdout)) => Ok((process, AgentPipes { stdin, stdout })),
         _ => Err(AcpError::Spawn(SpawnError {
             program: spec.program_label(),
             message: "the process pipes are missing".into(),

@@ -4,7 +4,7 @@
 //! them itself; every forwarded request is recorded as a diagnostic event with
 //! `source: "editor"`, and a forwarded write also reports the changed file.
 
-use crate::adapters::acp::services::routes::Shared;
+use crate::adapters::acp::services::routes::ConnectionState;
 use crate::adapters::sandbox::paths::{Confined, confine};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::workspace::{
@@ -23,7 +23,7 @@ fn rpc_error(e: DelegateError) -> RpcError {
     RpcError::new(ErrorCode::new(e.code), e.message).data(e.data)
 }
 
-fn record(shared: &Shared, native_id: &str, method: &str, mut detail: Value) {
+fn record(shared: &ConnectionState, native_id: &str, method: &str, mut detail: Value) {
     detail["source"] = json!("editor");
     detail["method"] = json!(method);
     shared.emit(native_id, RuntimeEvent::Raw { data: detail });
@@ -37,7 +37,7 @@ fn exit_status(e: &TerminalExit) -> TerminalExitStatus {
 
 /// Forwards a confined `fs/read_text_file`.
 pub(crate) async fn read_text_file(
-    shared: &Shared,
+    shared: &ConnectionState,
     native_id: &str,
     delegate: Arc<dyn WorkspaceDelegate>,
     path: Confined,
@@ -71,7 +71,7 @@ pub(crate) async fn read_text_file(
 
 /// Forwards a confined `fs/write_text_file` and reports the changed file.
 pub(crate) async fn write_text_file(
-    shared: &Shared,
+    shared: &ConnectionState,
     native_id: &str,
     delegate: Arc<dyn WorkspaceDelegate>,
     path: Confined,
@@ -102,7 +102,7 @@ pub(crate) async fn write_text_file(
 /// Forwards `terminal/create` with its working directory confined (the workspace
 /// when the agent names none); the editor's terminal id is remembered.
 pub(crate) async fn create_terminal(
-    shared: &Shared,
+    shared: &ConnectionState,
     delegate: Arc<dyn WorkspaceDelegate>,
     req: &CreateTerminalRequest,
 ) -> Result<CreateTerminalResponse, RpcError> {
@@ -158,7 +158,7 @@ pub(crate) async fn terminal_output(
 
 /// Forwards `terminal/wait_for_exit` and records how the command ended.
 pub(crate) async fn wait_for_exit(
-    shared: &Shared,
+    shared: &ConnectionState,
     native_id: &str,
     delegate: Arc<dyn WorkspaceDelegate>,
     id: &str,
@@ -186,7 +186,7 @@ pub(crate) async fn kill(delegate: Arc<dyn WorkspaceDelegate>, id: &str) -> Resu
 
 /// Forwards `terminal/release` and forgets the terminal.
 pub(crate) async fn release(
-    shared: &Shared,
+    shared: &ConnectionState,
     delegate: Arc<dyn WorkspaceDelegate>,
     id: &str,
 ) -> Result<(), RpcError> {

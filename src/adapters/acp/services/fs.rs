@@ -5,7 +5,7 @@
 //! editor), confined requests are forwarded to it instead (`editor.rs`).
 
 use crate::adapters::acp::services::editor;
-use crate::adapters::acp::services::routes::Shared;
+use crate::adapters::acp::services::routes::ConnectionState;
 use crate::adapters::sandbox::paths::{PathRejection, confine};
 use crate::domain::event::RuntimeEvent;
 use agent_client_protocol::v1::schema::{
@@ -15,7 +15,7 @@ use agent_client_protocol::{Error as RpcError, ErrorCode};
 use serde_json::json;
 use std::path::Path;
 
-fn rejected(shared: &Shared, native_id: &str, r: PathRejection) -> RpcError {
+fn rejected(shared: &ConnectionState, native_id: &str, r: PathRejection) -> RpcError {
     shared.emit(
         native_id,
         RuntimeEvent::Raw {
@@ -53,7 +53,7 @@ pub(crate) fn slice_lines(content: &str, line: Option<u32>, limit: Option<u32>) 
 
 /// Serves `fs/read_text_file`.
 pub(crate) async fn read_text_file(
-    shared: &Shared,
+    shared: &ConnectionState,
     req: &ReadTextFileRequest,
 ) -> Result<ReadTextFileResponse, RpcError> {
     let native = req.session_id.0.as_ref();
@@ -74,7 +74,7 @@ pub(crate) async fn read_text_file(
 
 /// Serves `fs/write_text_file` (parent directories are created inside the workspace).
 pub(crate) async fn write_text_file(
-    shared: &Shared,
+    shared: &ConnectionState,
     req: &WriteTextFileRequest,
 ) -> Result<WriteTextFileResponse, RpcError> {
     let native = req.session_id.0.as_ref();

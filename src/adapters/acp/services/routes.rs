@@ -22,12 +22,12 @@ use tokio_util::sync::CancellationToken;
 /// When the agent last showed signs of life, and how many of its requests to us
 /// are still being served (time spent waiting on us is not idleness).
 #[derive(Debug)]
-pub(crate) struct Activity {
+pub(crate) struct Liveness {
     last: Mutex<Instant>,
     inflight: AtomicUsize,
 }
 
-impl Activity {
+impl Liveness {
     pub(crate) fn new() -> Self {
         Self {
             last: Mutex::new(Instant::now()),
@@ -58,7 +58,7 @@ impl Activity {
 }
 
 /// Ends a "serving the agent" interval.
-pub(crate) struct ServingGuard(Arc<Activity>);
+pub(crate) struct ServingGuard(Arc<Liveness>);
 
 impl Drop for ServingGuard {
     fn drop(&mut self) {
@@ -104,11 +104,11 @@ pub(crate) struct TurnRoute {
 pub(crate) struct Route {
     pub events: UnboundedSender<RuntimeEvent>,
     pub turn: Option<TurnRoute>,
-    pub activity: Arc<Activity>,
+    pub activity: Arc<Liveness>,
 }
 
 /// A connection's shared state.
-pub(crate) struct Shared {
+pub(crate) struct ConnectionState {
     /// The canonical workspace every fs/terminal request is confined to.
     pub workspace: PathBuf,
     /// The agent's sanitized environment (terminals start from it).
@@ -121,7 +121,7 @@ pub(crate) struct Shared {
     editor_terminals: Mutex<HashMap<String, Arc<dyn WorkspaceDelegate>>>,
 }
 
-impl Shared {
+impl ConnectionState {
     pub(crate) fn new(
         workspace: PathBuf,
         env: Vec<(String, String)>,

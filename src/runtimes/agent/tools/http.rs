@@ -18,7 +18,7 @@ pub const BODY_CAP_BYTES: usize = 32 * 1024;
 /// Arguments of `http_request`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct HttpArgs {
+pub(super) struct HttpRequestArgs {
     #[serde(default)]
     method: Option<String>,
     url: String,
@@ -75,7 +75,7 @@ async fn checked_address(env: &ToolEnv, url: &reqwest::Url) -> Result<SocketAddr
 
 pub(super) async fn http_request(
     env: &ToolEnv,
-    a: HttpArgs,
+    a: HttpRequestArgs,
     cancel: &CancellationToken,
 ) -> Result<ToolOutcome, ToolError> {
     let url = reqwest::Url::parse(&a.url)
