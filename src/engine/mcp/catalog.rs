@@ -9,6 +9,7 @@ use super::types::{
     LIST_TIMEOUT, McpCatalog, McpChange, ServerSpec, ToolPolicy, UpstreamFailure, UpstreamServer,
     UpstreamTool, client_error, expose_names,
 };
+use crate::adapters::mcp::Lease;
 use crate::adapters::mcp::tool_def::{annotate, name_of};
 use crate::adapters::mcp::{EntryInfo, McpProbe, PoolOptions, PoolStats};
 use crate::domain::error::{HecateError, Result};
@@ -260,5 +261,16 @@ impl<'e> Mcp<'e> {
             .find(|s| s.name == name)
             .cloned()
             .ok_or_else(|| HecateError::not_found("MCP server", name))
+    }
+
+    /// A pooled connection to upstream `s`, started or reused; a failure to
+    /// reach it is `s`'s client error.
+    pub(crate) async fn lease(self, s: &UpstreamServer) -> Result<Lease> {
+        self.engine
+            .mcp_hub()
+            .pool
+            .acquire(&s.spec, s.call_timeout)
+            .await
+            .map_err(|e| client_error(&s.name, &e))
     }
 }

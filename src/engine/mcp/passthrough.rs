@@ -19,13 +19,7 @@ impl<'e> Mcp<'e> {
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
         {
-            let Ok(lease) = self
-                .engine
-                .mcp_hub()
-                .pool
-                .acquire(&s.spec, s.call_timeout)
-                .await
-            else {
+            let Ok(lease) = self.lease(s).await else {
                 continue;
             };
             if let Ok(list) = lease.list_resources(LIST_TIMEOUT).await {
@@ -54,13 +48,7 @@ impl<'e> Mcp<'e> {
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
         {
-            let Ok(lease) = self
-                .engine
-                .mcp_hub()
-                .pool
-                .acquire(&s.spec, s.call_timeout)
-                .await
-            else {
+            let Ok(lease) = self.lease(s).await else {
                 continue;
             };
             if let Ok(list) = lease.list_resource_templates(LIST_TIMEOUT).await {
@@ -88,13 +76,7 @@ impl<'e> Mcp<'e> {
             .collect();
         order.sort_by_key(|s| Some(&s.name) != owner.as_ref());
         for s in order {
-            let Ok(lease) = self
-                .engine
-                .mcp_hub()
-                .pool
-                .acquire(&s.spec, s.call_timeout)
-                .await
-            else {
+            let Ok(lease) = self.lease(s).await else {
                 continue;
             };
             if let Ok(v) = lease.read_resource(uri, LIST_TIMEOUT).await {
@@ -113,13 +95,7 @@ impl<'e> Mcp<'e> {
             .iter()
             .filter(|s| s.policy != ToolPolicy::Block)
         {
-            let Ok(lease) = self
-                .engine
-                .mcp_hub()
-                .pool
-                .acquire(&s.spec, s.call_timeout)
-                .await
-            else {
+            let Ok(lease) = self.lease(s).await else {
                 continue;
             };
             if let Ok(list) = lease.list_prompts(LIST_TIMEOUT).await {
@@ -142,13 +118,7 @@ impl<'e> Mcp<'e> {
     /// `completion/complete` JSON.
     pub async fn complete(self, server: &str, params: Value) -> Result<Value> {
         let s = self.mcp_server(server)?;
-        let lease = self
-            .engine
-            .mcp_hub()
-            .pool
-            .acquire(&s.spec, s.call_timeout)
-            .await
-            .map_err(|e| client_error(server, &e))?;
+        let lease = self.lease(&s).await?;
         lease
             .complete(params, LIST_TIMEOUT)
             .await
@@ -171,13 +141,7 @@ impl<'e> Mcp<'e> {
             return Err(HecateError::not_found("prompt", exposed));
         };
         let s = self.mcp_server(&server)?;
-        let lease = self
-            .engine
-            .mcp_hub()
-            .pool
-            .acquire(&s.spec, s.call_timeout)
-            .await
-            .map_err(|e| client_error(&server, &e))?;
+        let lease = self.lease(&s).await?;
         lease
             .get_prompt(&original, arguments, LIST_TIMEOUT)
             .await

@@ -259,13 +259,7 @@ impl<'e> Mcp<'e> {
         announce: bool,
     ) -> Result<()> {
         let s = self.mcp_server(server)?;
-        let _warm = self
-            .engine
-            .mcp_hub()
-            .pool
-            .acquire(&s.spec, s.call_timeout)
-            .await
-            .map_err(|e| client_error(&s.name, &e))?;
+        let _warm = self.lease(&s).await?;
         let mut held = slot.lock().await;
         let same = held.count > 0
             && held
@@ -322,13 +316,7 @@ impl<'e> Mcp<'e> {
             return self.subscribe_on(s, uri).await;
         }
         for s in servers.iter().filter(eligible) {
-            let Ok(lease) = self
-                .engine
-                .mcp_hub()
-                .pool
-                .acquire(&s.spec, s.call_timeout)
-                .await
-            else {
+            let Ok(lease) = self.lease(s).await else {
                 continue;
             };
             if !lease.supports_subscribe() {
