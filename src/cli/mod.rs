@@ -62,13 +62,15 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     /// Run the HTTP server (REST + SSE) on loopback.
     Serve(serve::ServeArgs),
-    /// Chat with a model; the answer streams to stdout.
+    /// Talk to a model or an agent in an Agent Chat session; the answer streams
+    /// to stdout.
     Chat(chat::ChatArgs),
-    /// List, show, export and delete stored sessions.
+    /// List, show, export and delete Agent Chat sessions.
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
-    /// List, show and delete the chat sessions the model gateway (`/v1`) recorded.
-    #[command(subcommand)]
+    /// Gateway conversations: list, show and delete what the model gateway
+    /// (`/v1`) recorded under a session id (the API's `chat/sessions`).
+    #[command(subcommand, visible_alias = "conversations")]
     ChatSessions(chat_sessions::ChatSessionsCommand),
     /// External coding agents: list the catalog, probe one.
     #[command(subcommand)]

@@ -490,6 +490,11 @@ async fn recorded_chat_sessions_are_listed_by_the_mcp_tool_and_the_cli() {
     assert_eq!(cli["data"][0]["id"], "chat_mcp");
     let shown = home.json(&["chat-sessions", "show", "chat_mcp", "--format", "json"]);
     assert_eq!(shown["data"]["messages"][1]["content"], "hi there");
+    let aliased = home.json(&["conversations", "show", "chat_mcp", "--format", "json"]);
+    assert_eq!(
+        aliased, shown,
+        "`hecate conversations` is `hecate chat-sessions`"
+    );
     let text = home.run(&["chat-sessions", "show", "chat_mcp"]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("[1] assistant: hi there"), "{text}");
