@@ -303,26 +303,7 @@ impl TaskRuntime {
         run_id: &TaskRunId,
         reason: Option<String>,
     ) -> Result<TaskRun> {
-        let source = self.get_run(namespace, id, run_id).await?;
-        if !matches!(
-            source.status,
-            TaskRunStatus::Failed | TaskRunStatus::Cancelled
-        ) {
-            return Err(HecateError::new(
-                ErrorType::Conflict,
-                format!(
-                    "only a failed or cancelled run can be retried; run {run_id} is {}",
-                    source.status.as_str()
-                ),
-            ));
-        }
-        let opts = StartOptions {
-            from: Some(run_id.clone()),
-            resume: false,
-            reason,
-            ..StartOptions::default()
-        };
-        self.start(namespace, id, opts).await
+        self.run_again(namespace, id, run_id, reason, false).await
     }
 
     /// A new run that continues a finished one in its workspace.
@@ -333,19 +314,49 @@ impl TaskRuntime {
         run_id: &TaskRunId,
         reason: Option<String>,
     ) -> Result<TaskRun> {
+        self.run_again(namespace, id, run_id, reason, true).await
+    }
+
+    /// A new run from `run_id`: a retry in a fresh workspace (the source failed
+    /// or was cancelled) or, with `resume`, a continuation in its workspace (the
+    /// source ended any way); any other source status is a conflict.
+    async fn run_again(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        run_id: &TaskRunId,
+        reason: Option<String>,
+        resume: bool,
+    ) -> Result<TaskRun> {
         let source = self.get_run(namespace, id, run_id).await?;
-        if !source.status.is_terminal() {
+        let (allowed, which, done) = if resume {
+            (
+                source.status.is_terminal(),
+                "a completed, failed or cancelled",
+                "resumed",
+            )
+        } else {
+            (
+                matches!(
+                    source.status,
+                    TaskRunStatus::Failed | TaskRunStatus::Cancelled
+                ),
+                "a failed or cancelled",
+                "retried",
+            )
+        };
+        if !allowed {
             return Err(HecateError::new(
                 ErrorType::Conflict,
                 format!(
-                    "only a completed, failed or cancelled run can be resumed; run {run_id} is {}",
+                    "only {which} run can be {done}; run {run_id} is {}",
                     source.status.as_str()
                 ),
             ));
         }
         let opts = StartOptions {
             from: Some(run_id.clone()),
-            resume: true,
+            resume,
             reason,
             ..StartOptions::default()
         };
