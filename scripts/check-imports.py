@@ -336,10 +336,11 @@ def layering(root, edges):
     broken = []
     if os.path.normpath(root) == "src":
         # Judged by the path as written (`crate::engine::X` is an arrow to the
-        # engine even when the engine re-exports X from an adapter).
+        # engine even when the engine re-exports X from an adapter), unit tests
+        # included: a bridge's test builds its input as the engine hands it.
         for file in sorted(edges):
             a = part_of(file)
-            text = strip_tests(strip_comments(read(file)))
+            text = strip_comments(read(file))
             seen = set()
             for m in re.finditer(r"(?<![\w:])crate::(\w+)", text):
                 b = TOP.get(m.group(1))

@@ -245,7 +245,28 @@ impl From<Denial> for GatewayError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::providers::ProviderError;
+
+    /// A provider failure as the engine hands it to the bridge: its type, the
+    /// `reason`, the provider and model, and the upstream status and
+    /// `Retry-After` when the provider answered.
+    fn upstream_failure(
+        error_type: ErrorType,
+        reason: &str,
+        upstream_status: Option<u16>,
+        retry_after: Option<&str>,
+    ) -> HecateError {
+        let mut e = HecateError::new(error_type, format!("fix/m: {reason}"))
+            .with_detail("reason", reason)
+            .with_detail("provider", "fix")
+            .with_detail("model", "m");
+        if let Some(s) = upstream_status {
+            e = e.with_detail("upstream_status", s);
+        }
+        if let Some(r) = retry_after {
+            e = e.with_detail("retry_after", r);
+        }
+        e
+    }
 
     async fn body(r: Response) -> Value {
         let bytes = axum::body::to_bytes(r.into_body(), 1 << 20)
@@ -260,12 +281,12 @@ mod tests {
             request_id: "req_1".into(),
             trace_id: "t1".into(),
         };
-        let limited = ProviderError::Status {
-            status: 429,
-            body: "slow down".into(),
-            retry_after: Some("3".into()),
-        }
-        .into_hecate("fix", "m");
+        let limited = upstream_failure(
+            ErrorType::RateLimitExceeded,
+            "provider_rate_limited",
+            Some(429),
+            Some("3"),
+        );
         let r = GatewayError::from(limited).render(WireFormat::OpenAi, Some(&ids));
         assert_eq!(r.status(), 429);
         assert_eq!(r.headers()["retry-after"], "3");
@@ -276,33 +297,29 @@ mod tests {
         assert_eq!(v["error"]["request_id"], "req_1");
         assert_eq!(v["error"]["provider"], "fix");
         for (e, status) in [
-            (ProviderError::Unreachable("refused".into()), 502),
             (
-                ProviderError::Status {
-                    status: 503,
-                    body: String::new(),
-                    retry_after: None,
-                },
+                upstream_failure(ErrorType::GatewayError, "provider_unreachable", None, None),
                 502,
             ),
             (
-                ProviderError::Status {
-                    status: 401,
-                    body: String::new(),
-                    retry_after: None,
-                },
+                upstream_failure(ErrorType::GatewayError, "provider_error", Some(503), None),
                 502,
             ),
             (
-                ProviderError::Status {
-                    status: 400,
-                    body: String::new(),
-                    retry_after: None,
-                },
+                upstream_failure(
+                    ErrorType::GatewayError,
+                    "credential_rejected",
+                    Some(401),
+                    None,
+                ),
+                502,
+            ),
+            (
+                upstream_failure(ErrorType::GatewayError, "provider_error", Some(400), None),
                 400,
             ),
         ] {
-            let g = GatewayError::from(e.into_hecate("fix", "m"));
+            let g = GatewayError::from(e);
             assert_eq!(g.status.as_u16(), status, "{}", g.message);
         }
         let a = GatewayError::from(
