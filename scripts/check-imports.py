@@ -18,6 +18,13 @@ shared/ARCHITECTURE.md), by the part the path names as written; for
 `Benches`. `jsonl.rs`, `model_wire/` and `telemetry/` are leaves: they import
 nothing else of Hecate's, and every part may import them.
 
+An upward arrow inside a folder is an arrow from a file to the face (`mod.rs`, or
+the `x.rs` beside an `x/` folder) of a folder that contains it: the face then both
+names the file and serves it. Their number in `src` is printed, and more than
+`UPWARD_LIMIT` fails the check; a folder's shared piece belongs in a sibling file.
+Files that only unit tests compile (`#[cfg(test)] mod tests;`) are left out of
+every measure.
+
 Run from the repository root: `python3 scripts/check-imports.py [ROOT ...]`
 (default `src`).
 """
@@ -27,6 +34,7 @@ import re
 import sys
 
 USE_RE = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?use\s+([^;]+);", re.MULTILINE)
+UPWARD_LIMIT = 35
 PATH_RE = re.compile(r"(?<![\w:])(crate|super)((?:::\w+)+)")
 
 
@@ -104,6 +112,14 @@ class Crate:
                 if rel in (["lib"], ["main"]):
                     rel = []
                 self.files.setdefault(tuple(rel), full)
+        test_only = set()
+        test_mod = re.compile(r"#\[cfg\((?:all\()?test\b[^\]]*\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;")
+        for module, full in self.files.items():
+            for m in test_mod.finditer(strip_comments(read(full))):
+                test_only.add(module + (m.group(1),))
+        for module in list(self.files):
+            if any(module[: len(t)] == t for t in test_only):
+                del self.files[module]
 
     def module_of(self, file):
         for module, f in self.files.items():
@@ -219,6 +235,7 @@ def graph(crate):
         # Paths written inline (`super::bench_acp::run(..)`, `crate::x::Y`,
         # `child::f(..)`) count too.
         body = USE_RE.sub("", text)
+        body = re.sub(r"pub\(in [^)]*\)", "pub", body)
         body = re.sub(r"^\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*;", "", body, flags=re.MULTILINE)
         heads = ["crate", "super"] + sorted(crate.children(module))
         inline = re.compile(r"(?<![\w:])(" + "|".join(map(re.escape, heads)) + r")((?:::\w+)+)")
@@ -357,11 +374,24 @@ def layering(root, edges):
     return broken
 
 
+def upward(crate, edges):
+    """The arrows from a file to the face of a folder that contains it."""
+    out = []
+    for file, targets in sorted(edges.items()):
+        module = crate.module_of(file)
+        for target in sorted(targets):
+            face = crate.module_of(target)
+            if face and len(face) < len(module) and module[: len(face)] == face:
+                out.append((file, target))
+    return out
+
+
 def main():
     roots = sys.argv[1:] or ["src"]
     failed = 0
     for root in roots:
-        edges = graph(Crate(root))
+        crate = Crate(root)
+        edges = graph(crate)
         broken = layering(root, edges)
         for line in broken:
             print(f"layering: {line}")
@@ -377,6 +407,14 @@ def main():
             failed = 1
         else:
             print(f"no import circles in {root} ({len(edges)} files)")
+        if os.path.normpath(root) == "src":
+            ups = upward(crate, edges)
+            print(f"{len(ups)} upward arrow(s) inside folders in {root} (limit {UPWARD_LIMIT})")
+            if len(ups) > UPWARD_LIMIT:
+                for file, target in ups:
+                    print(f"upward: {file} -> {target}")
+                print(f"too many upward arrows in {root}; move the face's shared piece to a sibling")
+                failed = 1
     return failed
 
 

@@ -13,7 +13,6 @@ use super::memory::{Recall, RecallSettings};
 use super::owner_id::{new_owner_id, owner_is_dead};
 use super::tasks::{TaskConfig, TaskRuntime};
 use super::turns::events::TurnTaps;
-use super::{DEFAULT_APPROVAL_TIMEOUT, LEASE_TTL_MS};
 use crate::domain::approval::{Approval, ApprovalMode};
 use crate::domain::error::Result;
 use crate::domain::ids::ApprovalId;
@@ -28,6 +27,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+
+/// How long a prompted permission request waits by default.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long an owner lease lasts without renewal.
+pub const LEASE_TTL_MS: i64 = 30_000;
 
 /// Tunables of an engine.
 #[derive(Debug, Clone)]

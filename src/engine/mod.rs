@@ -34,19 +34,9 @@ pub use mcp::{
 };
 pub use sessions::{CreateSession, Transcript};
 pub use turns::events::TurnEvents;
-pub use turns::{SendMessage, TurnHandle, TurnResult, validate_prompt};
+pub use turns::{MAX_PROMPT_BYTES, SendMessage, TurnHandle, TurnResult, validate_prompt};
 
 pub use self::core::{
-    Agents, Approvals, Engine, EngineConfig, Flows, Gateway, Mcp, Memory, Runtimes,
+    Agents, Approvals, DEFAULT_APPROVAL_TIMEOUT, Engine, EngineConfig, Flows, Gateway,
+    LEASE_TTL_MS, Mcp, Memory, Runtimes,
 };
-
-use std::time::Duration;
-
-/// Largest prompt accepted, in bytes.
-pub const MAX_PROMPT_BYTES: usize = 1024 * 1024;
-
-/// How long a prompted permission request waits by default.
-pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// How long an owner lease lasts without renewal.
-pub const LEASE_TTL_MS: i64 = 30_000;

@@ -3,8 +3,8 @@
 //! limit or on cancel (the whole group is killed), stdout and stderr captured up
 //! to a cap while the rest is counted and dropped.
 
-use super::SandboxError;
 use super::bwrap::{Jail, View, bwrap_path};
+use super::error::SandboxError;
 use super::repo::repo_dirs;
 use crate::adapters::process::{ChildProcess, ExitInfo, Pipe, Spec, Stderr};
 use std::ffi::OsString;

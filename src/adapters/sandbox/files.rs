@@ -2,7 +2,7 @@
 //! (`..` and symlinks that leave it are refused), and each change comes back with
 //! the content before and after, so it can be shown, reverted or applied again.
 
-use super::SandboxError;
+use super::error::SandboxError;
 use super::paths::confine;
 use crate::domain::task::FileOperation;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! and fsmonitor off, the `ext::` transport and bare-repository discovery
 //! refused, no system configuration, and no editor, pager or password prompt.
 
-use super::SandboxError;
+use super::error::SandboxError;
 use super::paths::confine;
 use crate::domain::git_command::{self, GitCall};
 use std::path::{Path, PathBuf};

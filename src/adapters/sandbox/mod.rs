@@ -9,6 +9,7 @@
 
 mod bwrap;
 mod command;
+mod error;
 mod files;
 mod git_call;
 pub mod paths;
@@ -19,38 +20,10 @@ pub use bwrap::{
     BWRAP_LOCATIONS, BwrapError, Jail, SYSTEM_DIRS, View, bwrap_path, find_bwrap, try_sandbox,
 };
 pub use command::{CommandOutcome, CommandRun, Confinement, OUTPUT_CAP_BYTES, run};
+pub use error::SandboxError;
 pub use files::{
     SandboxFileChange, apply_file_operation, git_data_refused, is_git_data, write_back,
 };
 pub use git_call::{GitRun, prepare_git};
 pub use repo::{RepoDirs, repo_dirs};
 pub use workspace::{WorkspaceRequest, prepare};
-
-/// Why sandboxed work could not be done (before or while it ran).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SandboxError {
-    /// The request cannot be honoured (a path outside the root, a missing dir).
-    #[error("{0}")]
-    Invalid(String),
-    /// Confinement was asked for and bubblewrap is not available here.
-    #[error(
-        "this task asks for confinement (no network or a read-only view) but bubblewrap is not installed; install the bubblewrap package (apt-get install bubblewrap) or allow the task network access"
-    )]
-    BwrapMissing,
-    /// The command could not be started.
-    #[error("could not start {program}: {message}")]
-    Spawn {
-        /// What was started.
-        program: String,
-        /// Why it failed.
-        message: String,
-    },
-    /// Reading or writing a file failed.
-    #[error("{path}: {message}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The OS error.
-        message: String,
-    },
-}

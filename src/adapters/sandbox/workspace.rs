@@ -4,7 +4,7 @@
 //! repository) when there is one. A resumed run reuses its source run's
 //! directory when it still exists.
 
-use super::SandboxError;
+use super::error::SandboxError;
 use crate::adapters::process::{self, Spec};
 use crate::domain::task::WorkspaceMode;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,8 @@
 //! process queues work and poll for work queued by other processes. A run whose
 //! worker died is claimed again once its lease expires.
 
-use super::{Inner, TaskRuntime};
+use super::TaskRuntime;
+use super::runtime::Inner;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -10,7 +10,7 @@ mod target;
 mod trace;
 
 use super::core::ActiveTurn;
-use super::{Engine, MAX_PROMPT_BYTES, guardrails};
+use super::{Engine, guardrails};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::EngineEvent;
@@ -30,6 +30,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use trace::TurnSpan;
 use tracing::Instrument;
+
+/// Largest prompt accepted, in bytes.
+pub const MAX_PROMPT_BYTES: usize = 1024 * 1024;
 
 /// Rejects empty prompts and prompts over `MAX_PROMPT_BYTES` with `invalid_request`.
 pub fn validate_prompt(content: &str) -> Result<()> {

@@ -29,6 +29,7 @@ mod capabilities;
 mod chat;
 mod connect;
 mod cooldowns;
+mod database;
 mod flow_chats;
 mod leases;
 mod memory;
@@ -39,164 +40,11 @@ mod partial;
 mod runs;
 mod sessions;
 mod tasks;
-
-pub(crate) use op_error::{OpError, OpResult};
 mod tls;
 mod traces;
 mod turns;
+mod values;
 
-use crate::domain::error::{ErrorType, HecateError, Result};
-use crate::store::{Store, StoreFailure, StoreHealth};
-use async_trait::async_trait;
-use deadpool_postgres::{Object, Pool};
-
-/// Connections a store keeps open unless told otherwise.
-pub const DEFAULT_POOL_SIZE: usize = 16;
-
-/// A Hecate store in one PostgreSQL database.
-pub struct PostgresStore {
-    pool: Pool,
-    location: String,
-}
-
-impl std::fmt::Debug for PostgresStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresStore")
-            .field("location", &self.location)
-            .finish()
-    }
-}
-
-impl PostgresStore {
-    /// Connects to the database at `url` (`postgres://user:pass@host:port/db`) and
-    /// applies the migrations this build knows; a database whose schema is newer
-    /// than this build is refused.
-    pub async fn connect(url: &str) -> Result<Self> {
-        let (pool, location) = connect::open_pool(url, DEFAULT_POOL_SIZE).await?;
-        let store = Self { pool, location };
-        store.migrate().await?;
-        Ok(store)
-    }
-
-    /// Connects to the database at `url` without migrating it (for `hecate store
-    /// status`, which reports what is applied).
-    pub async fn connect_unmigrated(url: &str) -> Result<Self> {
-        let (pool, location) = connect::open_pool(url, 2).await?;
-        Ok(Self { pool, location })
-    }
-
-    /// The database location, its password left out.
-    pub fn location(&self) -> &str {
-        &self.location
-    }
-
-    /// The migrations applied to this database, oldest first.
-    pub async fn applied_migrations(&self) -> Result<Vec<migrations::Applied>> {
-        let c = self.client().await?;
-        let applied = migrations::applied(&c).await;
-        self.done(applied)
-    }
-
-    /// Applies the migrations this build knows; answers the version reached.
-    pub async fn migrate(&self) -> Result<i64> {
-        let mut c = self.client().await?;
-        let migrated = migrations::migrate(&mut c).await;
-        self.done(migrated.map_err(|e| self.explain_privileges(e)))
-    }
-
-    /// A migration the user may not run, as an error naming the fix.
-    fn explain_privileges(&self, e: OpError) -> OpError {
-        let OpError::Pg(pg) = &e else { return e };
-        if pg.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
-            return e;
-        }
-        let reason = pg
-            .as_db_error()
-            .map_or_else(|| pg.to_string(), |d| d.message().to_string());
-        HecateError::store(format!(
-            "{}: cannot create Hecate's tables: {reason}",
-            self.location
-        ))
-        .with_operator_action(
-            "Let the store URL's user create tables: make it the database's owner \
-             (ALTER DATABASE name OWNER TO user) or GRANT CREATE ON SCHEMA public TO it, \
-             then start again.",
-        )
-        .with_detail("database", self.location.clone())
-        .into()
-    }
-
-    /// A pooled connection, or a store error naming the database.
-    pub(crate) async fn client(&self) -> Result<Object> {
-        self.pool.get().await.map_err(|e| {
-            let (reason, fix) = connect::explain(&e, None);
-            HecateError::store(format!(
-                "{}: no database connection: {reason}",
-                self.location
-            ))
-            .with_operator_action(fix)
-            .with_detail("database", self.location.clone())
-        })
-    }
-
-    /// Converts an operation's answer into the domain's, naming the database.
-    fn done<T>(&self, r: OpResult<T>) -> Result<T> {
-        r.map_err(|e| match e {
-            OpError::Domain(d) => d,
-            OpError::Pg(source) => StoreFailure::Postgres {
-                location: self.location.clone(),
-                source,
-            }
-            .into(),
-            OpError::Json(source) => StoreFailure::Json {
-                location: self.location.clone(),
-                source,
-            }
-            .into(),
-        })
-    }
-}
-
-/// Whether `e` is a unique-key violation.
-pub(crate) fn is_unique_violation(e: &tokio_postgres::Error) -> bool {
-    e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION)
-}
-
-/// A `conflict` error with `message`.
-pub(crate) fn conflict(message: String) -> HecateError {
-    HecateError::new(ErrorType::Conflict, message)
-}
-
-/// A count or size as the `BIGINT` PostgreSQL stores.
-pub(crate) fn big(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// A row limit as the `BIGINT` a `LIMIT` takes.
-pub(crate) fn limit(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-#[async_trait]
-impl Store for PostgresStore {
-    async fn health(&self) -> Result<StoreHealth> {
-        let c = self.client().await?;
-        let r: OpResult<(i64, i64)> = async {
-            let version = migrations::current_version(&c).await?;
-            let size: i64 = c
-                .query_one("SELECT pg_database_size(current_database())", &[])
-                .await?
-                .get(0);
-            Ok((version, size))
-        }
-        .await;
-        let (schema_version, size) = self.done(r)?;
-        Ok(StoreHealth {
-            backend: "postgres".into(),
-            location: self.location.clone(),
-            schema_version,
-            size_bytes: size.max(0) as u64,
-            integrity: "ok".into(),
-        })
-    }
-}
+pub use database::{DEFAULT_POOL_SIZE, PostgresStore};
+pub(crate) use op_error::{OpError, OpResult};
+pub(crate) use values::{big, conflict, is_unique_violation, limit};

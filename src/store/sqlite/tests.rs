@@ -6,13 +6,17 @@
 use super::migrations::{MIGRATIONS, latest_version, migrate_to};
 use super::*;
 use crate::domain::error::ErrorType;
+use crate::domain::error::Result;
 use crate::domain::ids::{CallId, SegmentId, SessionId};
 use crate::domain::message::{NewMessage, Role, RuntimeSnapshot};
 use crate::domain::provider_call::{ProviderCall, Usage};
 use crate::domain::session::{RuntimeKind, Session};
 use crate::domain::time::now_rfc3339;
+use crate::store::Store;
 use crate::store::{LeaseStore, MessageStore, SessionStore};
+use rusqlite::Connection;
 use std::sync::mpsc;
+use std::time::Duration;
 
 fn session(ns: &str) -> Session {
     Session::new_idle(ns, SessionId::generate(), "t", RuntimeKind::Model)

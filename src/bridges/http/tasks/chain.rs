@@ -4,7 +4,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath};
-use super::{accepted_run, ids};
+use super::shared::{accepted_run, ids};
 use crate::bridges::resources::tasks::{ContinueRunRequest, RetryFromTurnRequest, TaskRunResponse};
 use axum::Json;
 use axum::extract::State;

@@ -3,7 +3,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::accepted_run;
+use super::shared::accepted_run;
 use crate::bridges::resources::tasks::{
     CreateTaskRequest, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskListQuery,
     TaskListResponse, TaskResponse, TaskRunResponse,

@@ -8,7 +8,7 @@ use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiPath, ApiQuery};
 use super::super::stream::sse::KEEP_ALIVE;
-use super::ids;
+use super::shared::ids;
 use crate::bridges::resources::tasks::{TaskEventDto, TaskEventListResponse, TaskEventsQuery};
 use crate::domain::HecateError;
 use crate::domain::ids::{TaskId, TaskRunId};

@@ -3,7 +3,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiOptionalJson, ApiPath};
-use super::ids;
+use super::shared::ids;
 use crate::bridges::resources::tasks::{
     RunActionRequest, TaskPatchDto, TaskPatchListResponse, TaskPatchResponse,
 };

@@ -3,7 +3,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiOptionalJson, ApiPath};
-use super::{accepted_run, ids, run_response};
+use super::shared::{accepted_run, ids, run_response};
 use crate::bridges::resources::tasks::{
     RunActionRequest, TaskArtifactDto, TaskArtifactListResponse, TaskArtifactResponse, TaskRunDto,
     TaskRunListResponse, TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,

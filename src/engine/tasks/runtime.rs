@@ -1,0 +1,218 @@
+//! `TaskRuntime`, the handle every face holds, with its configuration and the
+//! state its workers share.
+
+use super::super::gateway::routing::health::ProviderHealth;
+use super::super::mcp::audit::AuditWriter;
+use super::super::mcp::state::McpHub;
+use crate::domain::ids::{TaskId, TaskRunId};
+use crate::domain::task::{ApprovalPolicy, TaskEvent};
+use crate::runtimes::model::ModelRuntime;
+use crate::store::Store;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{Notify, broadcast};
+use tokio_util::sync::CancellationToken;
+
+/// Default lease a worker holds on a run, renewed at a third of it.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// Tunables of the task runtime.
+#[derive(Debug, Clone)]
+pub struct TaskConfig {
+    /// Lease a worker holds on a claimed run.
+    pub lease: Duration,
+    /// How often an idle worker looks for work queued by other processes (work
+    /// queued here wakes it at once).
+    pub poll: Duration,
+    /// Workers per process.
+    pub workers: usize,
+    /// Which approval gates are on.
+    pub approval_policy: ApprovalPolicy,
+    /// Where task workspaces are made.
+    pub data_dir: PathBuf,
+    /// Most `mcp_servers` entries one task may name (0 disables the check).
+    pub max_mcp_servers_per_task: usize,
+    /// The model an `agent_loop` task without `requested_model` uses
+    /// (`provider/model` or a bare model; empty: none).
+    pub default_model: String,
+    /// URL patterns the `http_request` tool may reach (empty: none).
+    pub http_allow: Vec<String>,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        Self {
+            lease: DEFAULT_LEASE,
+            poll: Duration::from_millis(500),
+            workers: 2,
+            approval_policy: ApprovalPolicy::default(),
+            data_dir: std::env::temp_dir().join("hecate-tasks"),
+            max_mcp_servers_per_task: 16,
+            default_model: String::new(),
+            http_allow: Vec::new(),
+        }
+    }
+}
+
+/// The task runtime of one process.
+#[derive(Clone)]
+pub struct TaskRuntime {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub(super) store: Arc<dyn Store>,
+    pub(super) models: ModelRuntime,
+    pub(super) config: TaskConfig,
+    pub(super) owner: String,
+    pub(super) wake: Notify,
+    pub(super) events: broadcast::Sender<TaskEvent>,
+    pub(super) running: Mutex<HashMap<TaskRunId, CancellationToken>>,
+    pub(super) patching: tokio::sync::Mutex<()>,
+    pub(super) workers: AtomicUsize,
+    /// The engine's MCP hub (configured servers and the client pool), once
+    /// attached; `agent_loop` runs have no MCP tools without it.
+    pub(super) mcp: std::sync::OnceLock<Arc<McpHub>>,
+    /// The engine's MCP audit log writer, once attached; MCP calls of
+    /// `agent_loop` runs are recorded in it.
+    pub(super) audit: std::sync::OnceLock<AuditWriter>,
+    /// The gateway's provider health, once attached: `agent_loop` turns skip a
+    /// provider cooling down and report what they learn of one.
+    pub(super) provider_health: std::sync::OnceLock<Arc<ProviderHealth>>,
+    /// The trace an `agent_loop` task's runs join, by task: the span of the
+    /// session turn that started it, while that turn follows it.
+    pub(super) trace_parents: std::sync::Mutex<HashMap<TaskId, opentelemetry::Context>>,
+}
+
+impl std::fmt::Debug for TaskRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskRuntime")
+            .field("owner", &self.inner.owner)
+            .finish()
+    }
+}
+
+impl TaskRuntime {
+    /// A runtime over `store` whose `agent_loop` runs call `models`; `owner`
+    /// names this process in queue leases.
+    pub fn new(
+        store: Arc<dyn Store>,
+        models: ModelRuntime,
+        config: TaskConfig,
+        owner: String,
+    ) -> Self {
+        let (events, _) = broadcast::channel(1024);
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                models,
+                config,
+                owner,
+                wake: Notify::new(),
+                events,
+                running: Mutex::new(HashMap::new()),
+                patching: tokio::sync::Mutex::new(()),
+                workers: AtomicUsize::new(0),
+                mcp: std::sync::OnceLock::new(),
+                audit: std::sync::OnceLock::new(),
+                provider_health: std::sync::OnceLock::new(),
+                trace_parents: std::sync::Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Gives `agent_loop` runs the engine's MCP hub (its configured servers and
+    /// client pool) and audit log writer; only the first call counts.
+    /// Makes the runs of `task` claimed by this process join the trace of
+    /// `parent` (a session turn's span context) until [`TaskRuntime::forget_trace_parent`].
+    pub(crate) fn set_trace_parent(&self, task: &TaskId, parent: opentelemetry::Context) {
+        self.inner
+            .trace_parents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(task.clone(), parent);
+    }
+
+    /// Stops joining `task`'s runs to a turn's trace.
+    pub(crate) fn forget_trace_parent(&self, task: &TaskId) {
+        self.inner
+            .trace_parents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(task);
+    }
+
+    /// The trace `task`'s runs join, when a turn of this process follows it.
+    pub(super) fn trace_parent(&self, task: &TaskId) -> Option<opentelemetry::Context> {
+        self.inner
+            .trace_parents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(task)
+            .cloned()
+    }
+
+    pub(crate) fn attach_mcp(&self, hub: Arc<McpHub>, audit: AuditWriter) {
+        let _ = self.inner.mcp.set(hub);
+        let _ = self.inner.audit.set(audit);
+    }
+
+    /// Shares the gateway's provider health with `agent_loop` turns.
+    pub(crate) fn attach_provider_health(&self, health: Arc<ProviderHealth>) {
+        let _ = self.inner.provider_health.set(health);
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TaskConfig {
+        &self.inner.config
+    }
+
+    /// Whether workers of this process are claiming runs now (`hecate serve`
+    /// starts them; `hecate mcp` only for a `start_task` that waits).
+    pub fn workers_running(&self) -> bool {
+        self.inner.workers.load(Ordering::SeqCst) > 0
+    }
+
+    /// Workers this process runs now.
+    pub fn worker_count(&self) -> usize {
+        self.inner.workers.load(Ordering::SeqCst)
+    }
+
+    /// Runs this process's workers are executing now.
+    pub fn runs_executing(&self) -> usize {
+        self.running().len()
+    }
+
+    /// How many runs of the shared queue wait for a worker and how many are
+    /// leased, across every process on the store.
+    pub async fn queue_depth(
+        &self,
+    ) -> crate::domain::error::Result<crate::store::tasks::QueueDepth> {
+        self.store().task_queue_depth().await
+    }
+
+    /// Task events as this process stores them (a follower that lags re-reads
+    /// the store; events of other processes only come from the store).
+    pub fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+        self.inner.events.subscribe()
+    }
+
+    pub(super) fn store(&self) -> &dyn Store {
+        self.inner.store.as_ref()
+    }
+
+    pub(super) fn publish(&self, events: Vec<TaskEvent>) {
+        for e in events {
+            let _ = self.inner.events.send(e);
+        }
+    }
+
+    pub(super) fn running(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<TaskRunId, CancellationToken>> {
+        self.inner.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
