@@ -12,6 +12,7 @@ pub mod history;
 pub mod journal;
 pub mod memory;
 pub mod postgres;
+pub(crate) mod rows;
 pub mod sqlite;
 pub mod tasks;
 pub mod transfer;

@@ -3,54 +3,12 @@
 use super::{OpResult, PostgresStore, conflict, limit};
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::{HecateError, Result};
-use crate::domain::ids::{ApprovalId, GrantId, RunId, SessionId};
+use crate::domain::ids::{ApprovalId, GrantId, SessionId};
 use crate::domain::time::parse_millis;
+use crate::store::rows::approvals::{self as decode, APPROVAL_COLUMNS, GRANT_COLUMNS};
 use crate::store::{ApprovalPruning, ApprovalStore, PruneReport};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
-use tokio_postgres::Row;
-
-const APPROVAL_COLUMNS: &str = "id, session_id, run_id, status, tool_kind, tool_name, \
-     options_json, decision, scope, path, selected_option, created_at, expires_at, resolved_at";
-
-const GRANT_COLUMNS: &str = "id, namespace, scope, session_id, adapter_id, workspace, tool_kind, \
-     decision, created_at, expires_at";
-
-fn row_to_approval(r: &Row) -> OpResult<Approval> {
-    let status: String = r.try_get(3)?;
-    let options: String = r.try_get(6)?;
-    Ok(Approval {
-        id: ApprovalId(r.try_get(0)?),
-        session_id: SessionId(r.try_get(1)?),
-        run_id: r.try_get::<_, Option<String>>(2)?.map(RunId),
-        status: ApprovalStatus::parse(&status),
-        tool_kind: r.try_get(4)?,
-        tool_name: r.try_get(5)?,
-        options: serde_json::from_str(&options).unwrap_or(serde_json::Value::Null),
-        decision: r.try_get(7)?,
-        scope: r.try_get(8)?,
-        path: r.try_get(9)?,
-        selected_option: r.try_get(10)?,
-        created_at: r.try_get(11)?,
-        expires_at: r.try_get(12)?,
-        resolved_at: r.try_get(13)?,
-    })
-}
-
-fn row_to_grant(r: &Row) -> OpResult<Grant> {
-    Ok(Grant {
-        id: GrantId(r.try_get(0)?),
-        namespace: r.try_get(1)?,
-        scope: r.try_get(2)?,
-        session_id: r.try_get::<_, Option<String>>(3)?.map(SessionId),
-        adapter_id: r.try_get(4)?,
-        workspace: r.try_get(5)?,
-        tool_kind: r.try_get(6)?,
-        decision: r.try_get(7)?,
-        created_at: r.try_get(8)?,
-        expires_at: r.try_get(9)?,
-    })
-}
 
 async fn prune<C: GenericClient>(tx: &C, pruning: &ApprovalPruning) -> OpResult<PruneReport> {
     let mut report = PruneReport::default();
@@ -131,7 +89,7 @@ impl ApprovalStore for PostgresStore {
         let r = async {
             let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = $1");
             match c.query_opt(sql.as_str(), &[&id.as_str()]).await? {
-                Some(row) => row_to_approval(&row),
+                Some(row) => decode::approval(&row),
                 None => Err(HecateError::not_found("approval", id.as_str()).into()),
             }
         }
@@ -165,7 +123,7 @@ impl ApprovalStore for PostgresStore {
                 )
                 .await?;
             rows.iter()
-                .map(row_to_approval)
+                .map(decode::approval)
                 .collect::<OpResult<Vec<_>>>()
         }
         .await;
@@ -248,7 +206,7 @@ impl ApprovalStore for PostgresStore {
                 "SELECT {GRANT_COLUMNS} FROM grants WHERE namespace = $1 ORDER BY created_at, id"
             );
             let rows = c.query(sql.as_str(), &[&namespace]).await?;
-            rows.iter().map(row_to_grant).collect::<OpResult<Vec<_>>>()
+            rows.iter().map(decode::grant).collect::<OpResult<Vec<_>>>()
         }
         .await;
         self.done(r)

@@ -11,49 +11,13 @@ use crate::domain::chat::{
 };
 use crate::domain::error::Result;
 use crate::domain::ids::MessageId;
-use crate::domain::provider_call::Usage;
 use crate::domain::time::now_rfc3339;
 use crate::store::ChatStore;
 use crate::store::chat::chat_session_taken;
+use crate::store::rows::chat::{self as decode, CHAT_CALL_COLUMNS, CHAT_SESSION_COLUMNS};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
-use tokio_postgres::Row;
-
-const SESSION_COLUMNS: &str =
-    "id, namespace, title, system_prompt, user_name, created_at, updated_at";
-const CALL_COLUMNS: &str = "id, request_id, provider, model, cost_micros_usd, prompt_tokens, \
-     completion_tokens, total_tokens, outcome, duration_ms, created_at";
-
-fn row_to_session(r: &Row) -> OpResult<ChatSession> {
-    Ok(ChatSession {
-        id: r.try_get(0)?,
-        namespace: r.try_get(1)?,
-        title: r.try_get(2)?,
-        system_prompt: r.try_get(3)?,
-        user: r.try_get(4)?,
-        created_at: r.try_get(5)?,
-        updated_at: r.try_get(6)?,
-    })
-}
-
-fn row_to_call(r: &Row) -> OpResult<ChatProviderCall> {
-    Ok(ChatProviderCall {
-        id: r.try_get(0)?,
-        request_id: r.try_get(1)?,
-        provider: r.try_get(2)?,
-        model: r.try_get(3)?,
-        cost_micros_usd: r.try_get(4)?,
-        usage: Usage {
-            prompt_tokens: r.try_get::<_, i64>(5)?.max(0) as u64,
-            completion_tokens: r.try_get::<_, i64>(6)?.max(0) as u64,
-            total_tokens: r.try_get::<_, i64>(7)?.max(0) as u64,
-        },
-        outcome: r.try_get(8)?,
-        duration_ms: r.try_get(9)?,
-        created_at: r.try_get(10)?,
-    })
-}
 
 async fn insert_message<C: GenericClient>(
     tx: &C,
@@ -92,7 +56,7 @@ async fn append<C: GenericClient>(tx: &C, ex: ChatExchange) -> OpResult<Vec<Chat
     // Create the session when absent, then hold its row for the whole exchange.
     tx.execute(
         &format!(
-            "INSERT INTO chat_sessions ({SESSION_COLUMNS}) VALUES ($1, $2, '', '', '', $3, $3) \
+            "INSERT INTO chat_sessions ({CHAT_SESSION_COLUMNS}) VALUES ($1, $2, '', '', '', $3, $3) \
              ON CONFLICT (id) DO NOTHING"
         ),
         &[&ex.session_id, &ex.namespace, &now],
@@ -131,7 +95,7 @@ async fn append<C: GenericClient>(tx: &C, ex: ChatExchange) -> OpResult<Vec<Chat
     let call = &ex.call;
     tx.execute(
         &format!(
-            "INSERT INTO chat_session_provider_calls (session_id, {CALL_COLUMNS}) \
+            "INSERT INTO chat_session_provider_calls (session_id, {CHAT_CALL_COLUMNS}) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
         ),
         &[
@@ -178,7 +142,7 @@ async fn summaries<C: GenericClient>(
     offset: usize,
 ) -> OpResult<Vec<ChatSessionSummary>> {
     let sql = format!(
-        "SELECT {SESSION_COLUMNS}, \
+        "SELECT {CHAT_SESSION_COLUMNS}, \
          (SELECT COUNT(*) FROM chat_session_messages m WHERE m.session_id = s.id), \
          (SELECT COUNT(*) FROM chat_session_provider_calls p WHERE p.session_id = s.id) \
          FROM chat_sessions s WHERE namespace = $1 \
@@ -189,15 +153,15 @@ async fn summaries<C: GenericClient>(
         .await?;
     let last = c
         .prepare_cached(&format!(
-            "SELECT {CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
+            "SELECT {CHAT_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
              ORDER BY created_at DESC, seq DESC LIMIT 1"
         ))
         .await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in &rows {
-        let session = row_to_session(row)?;
+        let session = decode::session(row)?;
         let last_call = match c.query_opt(&last, &[&session.id]).await? {
-            Some(r) => Some(row_to_call(&r)?),
+            Some(r) => Some(decode::call(&r)?),
             None => None,
         };
         out.push(ChatSessionSummary {
@@ -229,7 +193,7 @@ impl ChatStore for PostgresStore {
         let s = session;
         let r: OpResult<()> = async {
             let sql = format!(
-                "INSERT INTO chat_sessions ({SESSION_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7) \
+                "INSERT INTO chat_sessions ({CHAT_SESSION_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7) \
                  ON CONFLICT (id) DO NOTHING"
             );
             let n = c
@@ -266,7 +230,7 @@ impl ChatStore for PostgresStore {
             let sql = format!(
                 "UPDATE chat_sessions SET title = COALESCE($3, title), \
                  system_prompt = COALESCE($4, system_prompt), updated_at = $5 \
-                 WHERE id = $1 AND namespace = $2 RETURNING {SESSION_COLUMNS}"
+                 WHERE id = $1 AND namespace = $2 RETURNING {CHAT_SESSION_COLUMNS}"
             );
             let now = now_rfc3339();
             match c
@@ -276,7 +240,7 @@ impl ChatStore for PostgresStore {
                 )
                 .await?
             {
-                Some(row) => row_to_session(&row),
+                Some(row) => decode::session(&row),
                 None => Err(HecateError::not_found("chat session", id).into()),
             }
         }
@@ -288,10 +252,10 @@ impl ChatStore for PostgresStore {
         let c = self.client().await?;
         let r = async {
             let sql = format!(
-                "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND namespace = $2"
+                "SELECT {CHAT_SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND namespace = $2"
             );
             match c.query_opt(sql.as_str(), &[&id, &namespace]).await? {
-                Some(row) => row_to_session(&row),
+                Some(row) => decode::session(&row),
                 None => Err(HecateError::not_found("chat session", id).into()),
             }
         }
@@ -341,11 +305,11 @@ impl ChatStore for PostgresStore {
         let c = self.client().await?;
         let r = async {
             let sql = format!(
-                "SELECT {CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
+                "SELECT {CHAT_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
                  ORDER BY created_at, seq"
             );
             let rows = c.query(sql.as_str(), &[&session_id]).await?;
-            rows.iter().map(row_to_call).collect::<OpResult<Vec<_>>>()
+            rows.iter().map(decode::call).collect::<OpResult<Vec<_>>>()
         }
         .await;
         self.done(r)

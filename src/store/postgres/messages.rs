@@ -5,69 +5,18 @@
 use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::error::Result;
 use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
-use crate::domain::message::{
-    ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, ToolCall,
-};
+use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::{ProviderCall, Usage};
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
 use crate::store::history::{BUDGET_PAGE, BudgetFill, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
+use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, MessageBody};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
-use serde::{Deserialize, Serialize};
 use tokio_postgres::Row;
 
-/// The parts of a message kept as JSON beside its indexed columns.
-#[derive(Serialize, Deserialize)]
-struct MessageBody {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    content_blocks: Vec<ContentBlock>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    tool_calls: Vec<ToolCall>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    tool_call_id: Option<String>,
-    #[serde(default)]
-    tool_error: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    runtime: RuntimeSnapshot,
-}
-
-const MESSAGE_COLUMNS: &str = "id, session_id, sequence, role, content, produced_by_call_id, \
-     run_id, status, is_summary, body_json, created_at";
-
-fn row_to_message(r: &Row) -> OpResult<Message> {
-    let body: String = r.try_get(9)?;
-    let body: MessageBody = serde_json::from_str(&body)?;
-    let role: String = r.try_get(3)?;
-    let status: String = r.try_get(7)?;
-    Ok(Message {
-        id: MessageId(r.try_get(0)?),
-        session_id: SessionId(r.try_get(1)?),
-        sequence: r.try_get(2)?,
-        role: Role::parse(&role).unwrap_or(Role::User),
-        content: r.try_get(4)?,
-        produced_by_call_id: r.try_get::<_, Option<String>>(5)?.map(CallId),
-        run_id: r.try_get::<_, Option<String>>(6)?.map(RunId),
-        status: match status.as_str() {
-            "running" => MessageStatus::Running,
-            "failed" => MessageStatus::Failed,
-            "cancelled" => MessageStatus::Cancelled,
-            _ => MessageStatus::Completed,
-        },
-        is_summary: r.try_get(8)?,
-        content_blocks: body.content_blocks,
-        tool_calls: body.tool_calls,
-        tool_call_id: body.tool_call_id,
-        tool_error: body.tool_error,
-        error: body.error,
-        runtime: body.runtime,
-        created_at: r.try_get(10)?,
-    })
-}
-
 fn to_messages(rows: &[Row]) -> OpResult<Vec<Message>> {
-    rows.iter().map(row_to_message).collect()
+    rows.iter().map(decode::message).collect()
 }
 
 async fn insert_call<C: GenericClient>(tx: &C, call: &ProviderCall) -> OpResult<()> {

@@ -39,6 +39,7 @@ mod op_error;
 mod partial;
 mod runs;
 mod sessions;
+mod stored_row;
 mod tasks;
 mod tls;
 mod traces;

@@ -5,31 +5,12 @@ use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::time::{now_millis, now_rfc3339, parse_millis};
+use crate::store::rows::runs::{self as decode, RUN_COLUMNS};
 use crate::store::{NewRunEvent, RunStore};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
 use tokio_postgres::Row;
-
-const RUN_COLUMNS: &str = "id, session_id, status, error_type, error_message, request_id, \
-     trace_id, started_at, completed_at, duration_ms, span_id";
-
-fn row_to_run(r: &Row) -> OpResult<Run> {
-    let status: String = r.try_get(2)?;
-    Ok(Run {
-        id: RunId(r.try_get(0)?),
-        session_id: SessionId(r.try_get(1)?),
-        status: RunStatus::parse(&status),
-        error_type: r.try_get(3)?,
-        error_message: r.try_get(4)?,
-        request_id: r.try_get(5)?,
-        trace_id: r.try_get(6)?,
-        started_at: r.try_get(7)?,
-        completed_at: r.try_get(8)?,
-        duration_ms: r.try_get(9)?,
-        span_id: r.try_get(10)?,
-    })
-}
 
 /// Inserts a run.
 pub(super) async fn insert<C: GenericClient>(c: &C, run: &Run) -> OpResult<()> {
@@ -86,7 +67,7 @@ pub(super) async fn finish<C: GenericClient>(
 pub(super) async fn select<C: GenericClient>(c: &C, run_id: &RunId) -> OpResult<Run> {
     let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1");
     match c.query_opt(sql.as_str(), &[&run_id.as_str()]).await? {
-        Some(row) => row_to_run(&row),
+        Some(row) => decode::run(&row),
         None => Err(HecateError::not_found("run", run_id.as_str()).into()),
     }
 }
@@ -195,7 +176,7 @@ impl RunStore for PostgresStore {
                 "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = $1 ORDER BY started_ms, seq"
             );
             let rows = c.query(sql.as_str(), &[&session_id.as_str()]).await?;
-            rows.iter().map(row_to_run).collect::<OpResult<Vec<_>>>()
+            rows.iter().map(decode::run).collect::<OpResult<Vec<_>>>()
         }
         .await;
         self.done(r)

@@ -3,52 +3,11 @@
 use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::SessionId;
-use crate::domain::session::{Guardrails, Session, SessionStatus, SessionSummary};
+use crate::domain::session::{Session, SessionSummary};
 use crate::store::SessionStore;
+use crate::store::rows::sessions::{self as decode, SESSION_COLUMNS};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
-use tokio_postgres::Row;
-
-const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
-     system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
-     turns_used, session_started_at, last_activity_at, created_at, updated_at, history_json, \
-     memory_json";
-
-fn row_to_session(r: &Row) -> OpResult<Session> {
-    let kind: String = r.try_get(3)?;
-    let status: String = r.try_get(9)?;
-    Ok(Session {
-        namespace: r.try_get(0)?,
-        id: SessionId(r.try_get(1)?),
-        title: r.try_get(2)?,
-        runtime_kind: kind.parse::<crate::domain::session::RuntimeKind>()?,
-        provider: r.try_get(4)?,
-        model: r.try_get(5)?,
-        adapter_id: r.try_get(6)?,
-        workspace: r.try_get(7)?,
-        system_prompt: r.try_get(8)?,
-        status: SessionStatus::parse(&status),
-        native_session_id: r.try_get(10)?,
-        guardrails: Guardrails {
-            max_turns: r.try_get::<_, Option<i64>>(11)?.map(|v| v as u32),
-            max_duration_ms: r.try_get::<_, Option<i64>>(12)?.map(|v| v as u64),
-            idle_timeout_ms: r.try_get::<_, Option<i64>>(13)?.map(|v| v as u64),
-        },
-        turns_used: r.try_get::<_, i64>(14)? as u32,
-        session_started_at: r.try_get(15)?,
-        last_activity_at: r.try_get(16)?,
-        created_at: r.try_get(17)?,
-        updated_at: r.try_get(18)?,
-        history: match r.try_get::<_, Option<String>>(19)? {
-            None => None,
-            Some(json) => Some(serde_json::from_str(&json)?),
-        },
-        memory: match r.try_get::<_, Option<String>>(20)? {
-            None => Default::default(),
-            Some(json) => serde_json::from_str(&json)?,
-        },
-    })
-}
 
 /// Overwrites the mutable header fields of a session, or `not_found`.
 pub(super) async fn write_header<C: GenericClient>(c: &C, s: &Session) -> OpResult<()> {
@@ -91,7 +50,7 @@ impl SessionStore for PostgresStore {
         let r: OpResult<()> = async {
             c.execute(
                 &format!(
-                    "INSERT INTO sessions ({COLUMNS}) VALUES \
+                    "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES \
                      ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)"
                 ),
                 &[
@@ -132,12 +91,14 @@ impl SessionStore for PostgresStore {
         let r = async {
             let row = c
                 .query_opt(
-                    &format!("SELECT {COLUMNS} FROM sessions WHERE namespace = $1 AND id = $2"),
+                    &format!(
+                        "SELECT {SESSION_COLUMNS} FROM sessions WHERE namespace = $1 AND id = $2"
+                    ),
                     &[&namespace, &id.as_str()],
                 )
                 .await?;
             match row {
-                Some(row) => row_to_session(&row),
+                Some(row) => decode::session(&row),
                 None => Err(HecateError::not_found("session", id.as_str()).into()),
             }
         }
@@ -151,7 +112,7 @@ impl SessionStore for PostgresStore {
             let rows = c
                 .query(
                     &format!(
-                        "SELECT {COLUMNS}, \
+                        "SELECT {SESSION_COLUMNS}, \
                          (SELECT COUNT(*) FROM messages m WHERE m.session_id = sessions.id), \
                          (SELECT COUNT(*) FROM provider_calls p WHERE p.session_id = sessions.id), \
                          (SELECT SUM(cost_micros_usd)::BIGINT FROM provider_calls p \
@@ -165,7 +126,7 @@ impl SessionStore for PostgresStore {
             rows.iter()
                 .map(|r| {
                     Ok(SessionSummary {
-                        session: row_to_session(r)?,
+                        session: decode::session(r)?,
                         message_count: r.try_get::<_, i64>(21)? as u64,
                         provider_call_count: r.try_get::<_, i64>(22)? as u64,
                         total_cost_micros_usd: r.try_get(23)?,

@@ -3,46 +3,14 @@
 
 use super::{OpResult, big, limit};
 use crate::domain::chat::{GatewayTrace, TraceFilter};
-use crate::domain::provider_call::Usage;
+use crate::store::rows::traces::{self as decode, TRACE_COLUMNS};
 use deadpool_postgres::GenericClient;
-use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
-
-const COLUMNS: &str = "request_id, trace_id, namespace, session_id, client_format, \
-     requested_model, provider, model, status, prompt_tokens, completion_tokens, total_tokens, \
-     cost_micros_usd, duration_ms, error_type, error_message, started_at, route_reason, \
-     route_candidates_json";
-
-fn row_to_trace(r: &Row) -> OpResult<GatewayTrace> {
-    Ok(GatewayTrace {
-        request_id: r.try_get(0)?,
-        trace_id: r.try_get(1)?,
-        namespace: r.try_get(2)?,
-        session_id: r.try_get(3)?,
-        client_format: r.try_get(4)?,
-        requested_model: r.try_get(5)?,
-        provider: r.try_get(6)?,
-        model: r.try_get(7)?,
-        status: r.try_get(8)?,
-        usage: Usage {
-            prompt_tokens: r.try_get::<_, i64>(9)?.max(0) as u64,
-            completion_tokens: r.try_get::<_, i64>(10)?.max(0) as u64,
-            total_tokens: r.try_get::<_, i64>(11)?.max(0) as u64,
-        },
-        cost_micros_usd: r.try_get(12)?,
-        duration_ms: r.try_get(13)?,
-        error_type: r.try_get(14)?,
-        error_message: r.try_get(15)?,
-        started_at: r.try_get(16)?,
-        route_reason: r.try_get(17)?,
-        route_candidates: serde_json::from_str(r.try_get::<_, &str>(18)?)?,
-    })
-}
 
 /// Inserts a trace inside `tx`; a request id seen before replaces its row (a
 /// client may reuse its own `X-Request-Id`).
 pub(super) async fn insert_trace<C: GenericClient>(tx: &C, t: &GatewayTrace) -> OpResult<()> {
-    let updates = COLUMNS
+    let updates = TRACE_COLUMNS
         .split(", ")
         .skip(1)
         .map(|c| format!("{c} = EXCLUDED.{c}"))
@@ -50,7 +18,7 @@ pub(super) async fn insert_trace<C: GenericClient>(tx: &C, t: &GatewayTrace) -> 
         .join(", ");
     let stmt = tx
         .prepare_cached(&format!(
-            "INSERT INTO gateway_traces ({COLUMNS}) VALUES \
+            "INSERT INTO gateway_traces ({TRACE_COLUMNS}) VALUES \
              ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19) \
              ON CONFLICT (request_id) DO UPDATE SET {updates}"
         ))
@@ -107,7 +75,7 @@ pub(super) async fn select_traces<C: GenericClient>(
     namespace: &str,
     filter: &TraceFilter,
 ) -> OpResult<Vec<GatewayTrace>> {
-    let mut sql = format!("SELECT {COLUMNS} FROM gateway_traces WHERE namespace = $1");
+    let mut sql = format!("SELECT {TRACE_COLUMNS} FROM gateway_traces WHERE namespace = $1");
     let mut texts: Vec<String> = vec![namespace.to_owned()];
     for (column, op, value) in [
         ("request_id", "=", &filter.request_id),
@@ -131,5 +99,5 @@ pub(super) async fn select_traces<C: GenericClient>(
     params.push(&lim);
     params.push(&off);
     let rows = c.query(sql.as_str(), &params).await?;
-    rows.iter().map(row_to_trace).collect()
+    rows.iter().map(decode::trace).collect()
 }

@@ -3,50 +3,12 @@
 use super::SqliteStore;
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::{ErrorType, HecateError, Result};
-use crate::domain::ids::{ApprovalId, GrantId, RunId, SessionId};
+use crate::domain::ids::{ApprovalId, GrantId, SessionId};
 use crate::domain::time::parse_millis;
+use crate::store::rows::approvals::{self as decode, APPROVAL_COLUMNS};
 use crate::store::{ApprovalPruning, ApprovalStore, PruneReport};
 use async_trait::async_trait;
-use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
-
-const APPROVAL_COLUMNS: &str = "id, session_id, run_id, status, tool_kind, tool_name, \
-     options_json, decision, scope, path, selected_option, created_at, expires_at, resolved_at";
-
-fn row_to_approval(r: &Row<'_>) -> rusqlite::Result<Approval> {
-    let status: String = r.get(3)?;
-    let options: String = r.get(6)?;
-    Ok(Approval {
-        id: ApprovalId(r.get(0)?),
-        session_id: SessionId(r.get(1)?),
-        run_id: r.get::<_, Option<String>>(2)?.map(RunId),
-        status: ApprovalStatus::parse(&status),
-        tool_kind: r.get(4)?,
-        tool_name: r.get(5)?,
-        options: serde_json::from_str(&options).unwrap_or(serde_json::Value::Null),
-        decision: r.get(7)?,
-        scope: r.get(8)?,
-        path: r.get(9)?,
-        selected_option: r.get(10)?,
-        created_at: r.get(11)?,
-        expires_at: r.get(12)?,
-        resolved_at: r.get(13)?,
-    })
-}
-
-fn row_to_grant(r: &Row<'_>) -> rusqlite::Result<Grant> {
-    Ok(Grant {
-        id: GrantId(r.get(0)?),
-        namespace: r.get(1)?,
-        scope: r.get(2)?,
-        session_id: r.get::<_, Option<String>>(3)?.map(SessionId),
-        adapter_id: r.get(4)?,
-        workspace: r.get(5)?,
-        tool_kind: r.get(6)?,
-        decision: r.get(7)?,
-        created_at: r.get(8)?,
-        expires_at: r.get(9)?,
-    })
-}
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 #[async_trait]
 impl ApprovalStore for SqliteStore {
@@ -86,7 +48,7 @@ impl ApprovalStore for SqliteStore {
             c.query_row(
                 &format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?1"),
                 params![id.as_str()],
-                row_to_approval,
+                |r| decode::approval(r),
             )
             .optional()?
             .ok_or_else(|| HecateError::not_found("approval", id.as_str()).into())
@@ -114,7 +76,7 @@ impl ApprovalStore for SqliteStore {
                     status.map(|s| s.as_str()),
                     namespace
                 ],
-                row_to_approval,
+                |r| decode::approval(r),
             )?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
@@ -192,7 +154,7 @@ impl ApprovalStore for SqliteStore {
                  decision, created_at, expires_at FROM grants WHERE namespace = ?1 \
                  ORDER BY created_at, id",
             )?;
-            let rows = stmt.query_map(params![namespace], row_to_grant)?;
+            let rows = stmt.query_map(params![namespace], |r| decode::grant(r))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await

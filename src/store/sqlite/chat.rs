@@ -10,55 +10,19 @@ use crate::domain::chat::{
 };
 use crate::domain::error::Result;
 use crate::domain::ids::MessageId;
-use crate::domain::provider_call::Usage;
 use crate::domain::time::now_rfc3339;
 use crate::store::ChatStore;
 use crate::store::chat::chat_session_taken;
+use crate::store::rows::chat::{self as decode, CHAT_CALL_COLUMNS, CHAT_SESSION_COLUMNS};
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::Value;
-
-const SESSION_COLUMNS: &str =
-    "id, namespace, title, system_prompt, user_name, created_at, updated_at";
-const CALL_COLUMNS: &str = "id, request_id, provider, model, cost_micros_usd, prompt_tokens, \
-     completion_tokens, total_tokens, outcome, duration_ms, created_at";
-
-fn row_to_session(r: &Row<'_>) -> rusqlite::Result<ChatSession> {
-    Ok(ChatSession {
-        id: r.get(0)?,
-        namespace: r.get(1)?,
-        title: r.get(2)?,
-        system_prompt: r.get(3)?,
-        user: r.get(4)?,
-        created_at: r.get(5)?,
-        updated_at: r.get(6)?,
-    })
-}
-
-/// Reads a provider call from the columns starting at `at`.
-fn row_to_call(r: &Row<'_>, at: usize) -> rusqlite::Result<ChatProviderCall> {
-    Ok(ChatProviderCall {
-        id: r.get(at)?,
-        request_id: r.get(at + 1)?,
-        provider: r.get(at + 2)?,
-        model: r.get(at + 3)?,
-        cost_micros_usd: r.get(at + 4)?,
-        usage: Usage {
-            prompt_tokens: r.get::<_, i64>(at + 5)?.max(0) as u64,
-            completion_tokens: r.get::<_, i64>(at + 6)?.max(0) as u64,
-            total_tokens: r.get::<_, i64>(at + 7)?.max(0) as u64,
-        },
-        outcome: r.get(at + 8)?,
-        duration_ms: r.get(at + 9)?,
-        created_at: r.get(at + 10)?,
-    })
-}
 
 fn session_in(c: &Connection, namespace: &str, id: &str) -> OpResult<ChatSession> {
     c.prepare_cached(&format!(
-        "SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = ?1 AND namespace = ?2"
+        "SELECT {CHAT_SESSION_COLUMNS} FROM chat_sessions WHERE id = ?1 AND namespace = ?2"
     ))?
-    .query_row(params![id, namespace], row_to_session)
+    .query_row(params![id, namespace], |r| decode::session(r))
     .optional()?
     .ok_or_else(|| HecateError::not_found("chat session", id).into())
 }
@@ -110,7 +74,7 @@ fn append(tx: &Transaction<'_>, ex: ChatExchange) -> OpResult<Vec<ChatMessage>> 
         }
         None => {
             tx.prepare_cached(&format!(
-                "INSERT INTO chat_sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, '', '', '', ?3, ?3)"
+                "INSERT INTO chat_sessions ({CHAT_SESSION_COLUMNS}) VALUES (?1, ?2, '', '', '', ?3, ?3)"
             ))?
             .execute(params![ex.session_id, ex.namespace, now])?;
         }
@@ -131,7 +95,7 @@ fn append(tx: &Transaction<'_>, ex: ChatExchange) -> OpResult<Vec<ChatMessage>> 
     }
     let call = &ex.call;
     tx.prepare_cached(&format!(
-        "INSERT INTO chat_session_provider_calls (session_id, {CALL_COLUMNS}) \
+        "INSERT INTO chat_session_provider_calls (session_id, {CHAT_CALL_COLUMNS}) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
     ))?
     .execute(params![
@@ -201,7 +165,7 @@ fn summaries(
     offset: usize,
 ) -> OpResult<Vec<ChatSessionSummary>> {
     let mut stmt = c.prepare_cached(&format!(
-        "SELECT {SESSION_COLUMNS}, \
+        "SELECT {CHAT_SESSION_COLUMNS}, \
          (SELECT COUNT(*) FROM chat_session_messages m WHERE m.session_id = s.id), \
          (SELECT COUNT(*) FROM chat_session_provider_calls p WHERE p.session_id = s.id) \
          FROM chat_sessions s WHERE namespace = ?1 \
@@ -209,20 +173,20 @@ fn summaries(
     ))?;
     let rows = stmt.query_map(params![namespace, limit as i64, offset as i64], |r| {
         Ok((
-            row_to_session(r)?,
+            decode::session(r)?,
             r.get::<_, i64>(7)?.max(0) as u64,
             r.get::<_, i64>(8)?.max(0) as u64,
         ))
     })?;
     let mut last = c.prepare_cached(&format!(
-        "SELECT {CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
+        "SELECT {CHAT_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
          ORDER BY created_at DESC, rowid DESC LIMIT 1"
     ))?;
     let mut out = Vec::new();
     for row in rows {
         let (session, message_count, provider_call_count) = row?;
         let last_call = last
-            .query_row(params![session.id], |r| row_to_call(r, 0))
+            .query_row(params![session.id], |r| decode::call(r))
             .optional()?;
         out.push(ChatSessionSummary {
             session,
@@ -251,7 +215,7 @@ impl ChatStore for SqliteStore {
         self.write(move |c| {
             let n = c
                 .prepare_cached(&format!(
-                    "INSERT INTO chat_sessions ({SESSION_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7) \
+                    "INSERT INTO chat_sessions ({CHAT_SESSION_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7) \
                      ON CONFLICT (id) DO NOTHING"
                 ))?
                 .execute(params![
@@ -328,10 +292,10 @@ impl ChatStore for SqliteStore {
         let session_id = session_id.to_owned();
         self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
+                "SELECT {CHAT_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
                  ORDER BY created_at, rowid"
             ))?;
-            let rows = stmt.query_map(params![session_id], |r| row_to_call(r, 0))?;
+            let rows = stmt.query_map(params![session_id], |r| decode::call(r))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await

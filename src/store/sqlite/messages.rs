@@ -3,77 +3,23 @@
 use super::{OpResult, SqliteStore};
 use crate::domain::error::Result;
 use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
-use crate::domain::message::{
-    ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, ToolCall,
-};
+use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::{ProviderCall, Usage};
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
 use crate::store::history::{BUDGET_PAGE, BudgetFill, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
+use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, MessageBody};
 use async_trait::async_trait;
-use rusqlite::{Connection, Row, TransactionBehavior, params};
-use serde::{Deserialize, Serialize};
-
-/// The parts of a message kept as JSON beside its indexed columns.
-#[derive(Serialize, Deserialize)]
-struct MessageBody {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    content_blocks: Vec<ContentBlock>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    tool_calls: Vec<ToolCall>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    tool_call_id: Option<String>,
-    #[serde(default)]
-    tool_error: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    runtime: RuntimeSnapshot,
-}
-
-const MESSAGE_COLUMNS: &str = "id, session_id, sequence, role, content, produced_by_call_id, \
-     run_id, status, is_summary, body_json, created_at";
-
-fn row_to_message(r: &Row<'_>) -> rusqlite::Result<OpResult<Message>> {
-    let body: String = r.get(9)?;
-    let body: MessageBody = match serde_json::from_str(&body) {
-        Ok(b) => b,
-        Err(e) => return Ok(Err(e.into())),
-    };
-    let role: String = r.get(3)?;
-    let status: String = r.get(7)?;
-    Ok(Ok(Message {
-        id: MessageId(r.get(0)?),
-        session_id: SessionId(r.get(1)?),
-        sequence: r.get(2)?,
-        role: Role::parse(&role).unwrap_or(Role::User),
-        content: r.get(4)?,
-        produced_by_call_id: r.get::<_, Option<String>>(5)?.map(CallId),
-        run_id: r.get::<_, Option<String>>(6)?.map(RunId),
-        status: match status.as_str() {
-            "running" => MessageStatus::Running,
-            "failed" => MessageStatus::Failed,
-            "cancelled" => MessageStatus::Cancelled,
-            _ => MessageStatus::Completed,
-        },
-        is_summary: r.get::<_, i64>(8)? != 0,
-        content_blocks: body.content_blocks,
-        tool_calls: body.tool_calls,
-        tool_call_id: body.tool_call_id,
-        tool_error: body.tool_error,
-        error: body.error,
-        runtime: body.runtime,
-        created_at: r.get(10)?,
-    }))
-}
+use rusqlite::{Connection, TransactionBehavior, params};
 
 fn collect_messages(
     stmt: &mut rusqlite::Statement<'_>,
     params: impl rusqlite::Params,
 ) -> OpResult<Vec<Message>> {
-    let rows = stmt.query_map(params, row_to_message)?;
+    let rows = stmt.query_map(params, |r| decode::message(r))?;
     let mut out = Vec::new();
     for r in rows {
-        out.push(r??);
+        out.push(r?);
     }
     Ok(out)
 }

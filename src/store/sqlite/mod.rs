@@ -20,6 +20,7 @@ mod partial;
 mod pool;
 mod runs;
 mod sessions;
+mod stored_row;
 mod tasks;
 mod traces;
 mod turns;

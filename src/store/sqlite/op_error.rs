@@ -1,6 +1,7 @@
 //! The error type of the code inside one store operation.
 
 use crate::domain::error::HecateError;
+use crate::store::rows::Corrupt;
 
 /// An error inside a store operation: SQLite, stored JSON, or an already classified
 /// domain error (not found, conflict).
@@ -12,8 +13,27 @@ pub(crate) enum StoreOpError {
 }
 
 impl From<rusqlite::Error> for StoreOpError {
+    /// A column whose stored JSON did not parse (a decoder's `Corrupt::Json`)
+    /// is the store's JSON failure, as on PostgreSQL; every other error is SQLite's.
     fn from(e: rusqlite::Error) -> Self {
-        Self::Sqlite(e)
+        match e {
+            rusqlite::Error::FromSqlConversionFailure(i, ty, cause) => {
+                match cause.downcast::<Corrupt>() {
+                    Ok(corrupt) => match *corrupt {
+                        Corrupt::Json(source) => Self::Json(source),
+                        other => Self::Sqlite(rusqlite::Error::FromSqlConversionFailure(
+                            i,
+                            ty,
+                            Box::new(other),
+                        )),
+                    },
+                    Err(cause) => {
+                        Self::Sqlite(rusqlite::Error::FromSqlConversionFailure(i, ty, cause))
+                    }
+                }
+            }
+            other => Self::Sqlite(other),
+        }
     }
 }
 

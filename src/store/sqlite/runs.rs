@@ -5,30 +5,11 @@ use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::time::{now_millis, now_rfc3339, parse_millis};
+use crate::store::rows::runs::{self as decode, RUN_COLUMNS};
 use crate::store::{NewRunEvent, RunStore};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde_json::Value;
-
-const RUN_COLUMNS: &str = "id, session_id, status, error_type, error_message, request_id, \
-     trace_id, started_at, completed_at, duration_ms, span_id";
-
-fn row_to_run(r: &Row<'_>) -> rusqlite::Result<Run> {
-    let status: String = r.get(2)?;
-    Ok(Run {
-        id: RunId(r.get(0)?),
-        session_id: SessionId(r.get(1)?),
-        status: RunStatus::parse(&status),
-        error_type: r.get(3)?,
-        error_message: r.get(4)?,
-        request_id: r.get(5)?,
-        trace_id: r.get(6)?,
-        started_at: r.get(7)?,
-        completed_at: r.get(8)?,
-        duration_ms: r.get(9)?,
-        span_id: r.get(10)?,
-    })
-}
 
 /// Inserts a run.
 pub(super) fn insert(c: &Connection, run: &Run) -> OpResult<()> {
@@ -83,7 +64,7 @@ pub(super) fn select(c: &Connection, run_id: &RunId) -> OpResult<Run> {
     c.query_row(
         &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
         params![run_id.as_str()],
-        row_to_run,
+        |r| decode::run(r),
     )
     .optional()?
     .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
@@ -179,7 +160,7 @@ impl RunStore for SqliteStore {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ?1 ORDER BY started_ms, rowid"
             ))?;
-            let rows = stmt.query_map(params![session_id.as_str()], row_to_run)?;
+            let rows = stmt.query_map(params![session_id.as_str()], |r| decode::run(r))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await

@@ -3,65 +3,11 @@
 use super::{OpResult, SqliteStore};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::SessionId;
-use crate::domain::session::{Guardrails, Session, SessionStatus, SessionSummary};
+use crate::domain::session::{Session, SessionSummary};
 use crate::store::SessionStore;
+use crate::store::rows::sessions::{self as decode, SESSION_COLUMNS};
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, Row, params};
-
-const COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, adapter_id, workspace, \
-     system_prompt, status, native_session_id, max_turns, max_duration_ms, idle_timeout_ms, \
-     turns_used, session_started_at, last_activity_at, created_at, updated_at, history_json, \
-     memory_json";
-
-fn row_to_session(r: &Row<'_>) -> rusqlite::Result<Session> {
-    let kind: String = r.get(3)?;
-    let status: String = r.get(9)?;
-    Ok(Session {
-        namespace: r.get(0)?,
-        id: SessionId(r.get(1)?),
-        title: r.get(2)?,
-        runtime_kind: kind.parse().map_err(|e: HecateError| {
-            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e))
-        })?,
-        provider: r.get(4)?,
-        model: r.get(5)?,
-        adapter_id: r.get(6)?,
-        workspace: r.get(7)?,
-        system_prompt: r.get(8)?,
-        status: SessionStatus::parse(&status),
-        native_session_id: r.get(10)?,
-        guardrails: Guardrails {
-            max_turns: r.get::<_, Option<i64>>(11)?.map(|v| v as u32),
-            max_duration_ms: r.get::<_, Option<i64>>(12)?.map(|v| v as u64),
-            idle_timeout_ms: r.get::<_, Option<i64>>(13)?.map(|v| v as u64),
-        },
-        turns_used: r.get::<_, i64>(14)? as u32,
-        session_started_at: r.get(15)?,
-        last_activity_at: r.get(16)?,
-        created_at: r.get(17)?,
-        updated_at: r.get(18)?,
-        history: match r.get::<_, Option<String>>(19)? {
-            None => None,
-            Some(json) => Some(serde_json::from_str(&json).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    19,
-                    rusqlite::types::Type::Text,
-                    Box::new(e),
-                )
-            })?),
-        },
-        memory: match r.get::<_, Option<String>>(20)? {
-            None => Default::default(),
-            Some(json) => serde_json::from_str(&json).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    20,
-                    rusqlite::types::Type::Text,
-                    Box::new(e),
-                )
-            })?,
-        },
-    })
-}
+use rusqlite::{Connection, OptionalExtension, params};
 
 /// Overwrites the mutable header fields of a session, or `not_found`.
 pub(super) fn write_header(c: &Connection, s: &Session) -> OpResult<()> {
@@ -106,7 +52,7 @@ impl SessionStore for SqliteStore {
                 .transpose()?;
             c.execute(
                 &format!(
-                    "INSERT INTO sessions ({COLUMNS}) VALUES \
+                    "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES \
                      (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)"
                 ),
                 params![
@@ -142,9 +88,9 @@ impl SessionStore for SqliteStore {
         let (namespace, id) = (namespace.to_owned(), id.clone());
         self.read(move |c| {
             c.query_row(
-                &format!("SELECT {COLUMNS} FROM sessions WHERE namespace = ?1 AND id = ?2"),
+                &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE namespace = ?1 AND id = ?2"),
                 params![namespace, id.as_str()],
-                row_to_session,
+                |r| decode::session(r),
             )
             .optional()?
             .ok_or_else(|| HecateError::not_found("session", id.as_str()).into())
@@ -156,7 +102,7 @@ impl SessionStore for SqliteStore {
         let namespace = namespace.to_owned();
         self.read(move |c| {
             let mut stmt = c.prepare(&format!(
-                "SELECT {COLUMNS}, \
+                "SELECT {SESSION_COLUMNS}, \
                  (SELECT COUNT(*) FROM messages m WHERE m.session_id = sessions.id), \
                  (SELECT COUNT(*) FROM provider_calls p WHERE p.session_id = sessions.id), \
                  (SELECT SUM(cost_micros_usd) FROM provider_calls p WHERE p.session_id = sessions.id) \
@@ -164,7 +110,7 @@ impl SessionStore for SqliteStore {
             ))?;
             let rows = stmt.query_map(params![namespace, limit as i64], |r| {
                 Ok(SessionSummary {
-                    session: row_to_session(r)?,
+                    session: decode::session(r)?,
                     message_count: r.get::<_, i64>(21)? as u64,
                     provider_call_count: r.get::<_, i64>(22)? as u64,
                     total_cost_micros_usd: r.get(23)?,

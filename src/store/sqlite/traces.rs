@@ -3,48 +3,15 @@
 
 use super::OpResult;
 use crate::domain::chat::{GatewayTrace, TraceFilter};
-use crate::domain::provider_call::Usage;
+use crate::store::rows::traces::{self as decode, TRACE_COLUMNS};
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, Row, Transaction, params, params_from_iter};
-
-const COLUMNS: &str = "request_id, trace_id, namespace, session_id, client_format, \
-     requested_model, provider, model, status, prompt_tokens, completion_tokens, total_tokens, \
-     cost_micros_usd, duration_ms, error_type, error_message, started_at, route_reason, \
-     route_candidates_json";
-
-fn row_to_trace(r: &Row<'_>) -> rusqlite::Result<GatewayTrace> {
-    Ok(GatewayTrace {
-        request_id: r.get(0)?,
-        trace_id: r.get(1)?,
-        namespace: r.get(2)?,
-        session_id: r.get(3)?,
-        client_format: r.get(4)?,
-        requested_model: r.get(5)?,
-        provider: r.get(6)?,
-        model: r.get(7)?,
-        status: r.get(8)?,
-        usage: Usage {
-            prompt_tokens: r.get::<_, i64>(9)?.max(0) as u64,
-            completion_tokens: r.get::<_, i64>(10)?.max(0) as u64,
-            total_tokens: r.get::<_, i64>(11)?.max(0) as u64,
-        },
-        cost_micros_usd: r.get(12)?,
-        duration_ms: r.get(13)?,
-        error_type: r.get(14)?,
-        error_message: r.get(15)?,
-        started_at: r.get(16)?,
-        route_reason: r.get(17)?,
-        route_candidates: serde_json::from_str(&r.get::<_, String>(18)?).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(18, rusqlite::types::Type::Text, Box::new(e))
-        })?,
-    })
-}
+use rusqlite::{Connection, Transaction, params, params_from_iter};
 
 /// Inserts a trace inside `tx`; a request id seen before replaces its row (a
 /// client may reuse its own `X-Request-Id`).
 pub(super) fn insert_trace(tx: &Transaction<'_>, t: &GatewayTrace) -> OpResult<()> {
     tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO gateway_traces ({COLUMNS}) VALUES \
+        "INSERT OR REPLACE INTO gateway_traces ({TRACE_COLUMNS}) VALUES \
          (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
     ))?
     .execute(params![
@@ -87,7 +54,7 @@ pub(super) fn select_traces(
     namespace: &str,
     filter: &TraceFilter,
 ) -> OpResult<Vec<GatewayTrace>> {
-    let mut sql = format!("SELECT {COLUMNS} FROM gateway_traces WHERE namespace = ?");
+    let mut sql = format!("SELECT {TRACE_COLUMNS} FROM gateway_traces WHERE namespace = ?");
     let mut args: Vec<SqlValue> = vec![namespace.to_owned().into()];
     for (clause, value) in [
         (" AND request_id = ?", &filter.request_id),
@@ -104,6 +71,6 @@ pub(super) fn select_traces(
     args.push((filter.limit as i64).into());
     args.push((filter.offset as i64).into());
     let mut stmt = c.prepare(&sql)?;
-    let rows = stmt.query_map(params_from_iter(args), row_to_trace)?;
+    let rows = stmt.query_map(params_from_iter(args), |r| decode::trace(r))?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }

@@ -3,7 +3,6 @@
 //! holds the single statements, `transitions` the read-then-write
 //! transactions; this file is the `TaskStore` face.
 
-mod rows;
 mod statements;
 mod transitions;
 
@@ -15,12 +14,14 @@ use crate::domain::task::{
     TaskRunStatus, TaskStep,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::rows::tasks::{
+    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, TASK_COLUMNS,
+};
 use crate::store::tasks::{
     ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, QueueDepth, RunCheckpoint, TaskStore,
 };
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
-use rows::*;
 use statements::*;
 
 /// Fails with `conflict` when the task has a queued, running or waiting run.
@@ -128,7 +129,7 @@ impl TaskStore for PostgresStore {
             "SELECT {TASK_COLUMNS} FROM tasks WHERE namespace = $1 \
              ORDER BY created_at DESC, id DESC LIMIT $2"
         );
-        let r = query_all(&c, &sql, &[&namespace, &limit(n)], row_to_task).await;
+        let r = query_all(&c, &sql, &[&namespace, &limit(n)], decode::task).await;
         self.done(r)
     }
 
@@ -204,7 +205,7 @@ impl TaskStore for PostgresStore {
     async fn list_task_runs(&self, task_id: &TaskId) -> Result<Vec<TaskRun>> {
         let c = self.client().await?;
         let sql = format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE task_id = $1 ORDER BY number");
-        let r = query_all(&c, &sql, &[&task_id.as_str()], row_to_run).await;
+        let r = query_all(&c, &sql, &[&task_id.as_str()], decode::run).await;
         self.done(r)
     }
 
@@ -356,7 +357,7 @@ impl TaskStore for PostgresStore {
     async fn list_task_steps(&self, run_id: &TaskRunId) -> Result<Vec<TaskStep>> {
         let c = self.client().await?;
         let sql = format!("SELECT {STEP_COLUMNS} FROM task_steps WHERE run_id = $1 ORDER BY idx");
-        let r = query_all(&c, &sql, &[&run_id.as_str()], row_to_step).await;
+        let r = query_all(&c, &sql, &[&run_id.as_str()], decode::step).await;
         self.done(r)
     }
 
@@ -367,7 +368,7 @@ impl TaskStore for PostgresStore {
             &c,
             &sql,
             &[&step_id.as_str(), &run_id.as_str()],
-            row_to_step,
+            decode::step,
             HecateError::not_found("step", step_id.as_str()),
         )
         .await;
@@ -388,7 +389,7 @@ impl TaskStore for PostgresStore {
             &c,
             &sql,
             &[&task_id.as_str(), &run_id.map(|r| r.as_str())],
-            row_to_artifact,
+            decode::artifact,
         )
         .await;
         self.done(r)
@@ -406,7 +407,7 @@ impl TaskStore for PostgresStore {
             &c,
             &sql,
             &[&id.as_str(), &task_id.as_str()],
-            row_to_artifact,
+            decode::artifact,
             HecateError::not_found("artifact", id.as_str()),
         )
         .await;
@@ -430,7 +431,7 @@ impl TaskStore for PostgresStore {
                 &tx,
                 &select,
                 &[&id.as_str(), &task_id.as_str()],
-                row_to_artifact,
+                decode::artifact,
                 HecateError::not_found("patch", id.as_str()),
             )
             .await?;
@@ -450,7 +451,7 @@ impl TaskStore for PostgresStore {
             let row = tx
                 .query_one(select.as_str(), &[&id.as_str(), &task_id.as_str()])
                 .await?;
-            (row_to_artifact(&row)?, events)
+            (decode::artifact(&row)?, events)
         })
     }
 
@@ -460,7 +461,7 @@ impl TaskStore for PostgresStore {
             "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE task_id = $1 \
              ORDER BY created_at, id"
         );
-        let r = query_all(&c, &sql, &[&task_id.as_str()], row_to_approval).await;
+        let r = query_all(&c, &sql, &[&task_id.as_str()], decode::approval).await;
         self.done(r)
     }
 
@@ -477,7 +478,7 @@ impl TaskStore for PostgresStore {
              JOIN tasks t ON t.id = a.task_id WHERE t.namespace = $1 \
              AND (NOT $2::BOOLEAN OR a.status = 'pending') ORDER BY a.created_at, a.id",
             &[&namespace, &pending_only],
-            row_to_approval,
+            decode::approval,
         )
         .await;
         self.done(r)
@@ -495,7 +496,7 @@ impl TaskStore for PostgresStore {
             &c,
             &sql,
             &[&id.as_str(), &task_id.as_str()],
-            row_to_approval,
+            decode::approval,
             HecateError::not_found("approval", id.as_str()),
         )
         .await;
@@ -530,7 +531,7 @@ impl TaskStore for PostgresStore {
                 &filter.event_types,
                 &limit(filter.limit),
             ],
-            row_to_event,
+            decode::event,
         )
         .await;
         self.done(r)

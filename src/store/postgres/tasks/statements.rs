@@ -3,13 +3,15 @@
 //! status, queueing a run, storing an artifact.
 
 use super::super::{OpResult, conflict};
-use super::rows::*;
 use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskId, TaskRunId};
 use crate::domain::task::{
     Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskRunStatus, TaskStep,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::rows::tasks::{
+    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, TASK_COLUMNS,
+};
 use crate::store::tasks::NewTaskEvent;
 use deadpool_postgres::GenericClient;
 
@@ -76,7 +78,7 @@ pub(super) async fn select_run<C: GenericClient>(
         .query_opt(sql.as_str(), &[&run_id.as_str(), &task_id.as_str()])
         .await?
     {
-        Some(row) => row_to_run(&row),
+        Some(row) => decode::run(&row),
         None => Err(HecateError::not_found("run", run_id.as_str()).into()),
     }
 }
@@ -87,7 +89,7 @@ pub(super) async fn select_run_by_id<C: GenericClient>(
 ) -> OpResult<TaskRun> {
     let sql = format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE id = $1");
     match c.query_opt(sql.as_str(), &[&run_id.as_str()]).await? {
-        Some(row) => row_to_run(&row),
+        Some(row) => decode::run(&row),
         None => Err(HecateError::not_found("run", run_id.as_str()).into()),
     }
 }
@@ -105,7 +107,7 @@ pub(super) async fn select_task<C: GenericClient>(
         if lock { " FOR UPDATE" } else { "" }
     );
     let task = match c.query_opt(sql.as_str(), &[&id.as_str()]).await? {
-        Some(row) => Some(row_to_task(&row)?),
+        Some(row) => Some(decode::task(&row)?),
         None => None,
     }
     .filter(|t| namespace.is_none_or(|ns| t.namespace == ns));

@@ -5,7 +5,6 @@
 //! pauses under the worker's lease.
 
 use super::super::{OpResult, conflict};
-use super::rows::*;
 use super::statements::*;
 use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
@@ -13,6 +12,7 @@ use crate::domain::task::{
     TaskApproval, TaskApprovalKind, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::rows::tasks::{self as decode, APPROVAL_COLUMNS};
 use crate::store::tasks::{ClaimedRun, NewTaskEvent, RunCheckpoint};
 use deadpool_postgres::{GenericClient, Transaction};
 use serde_json::json;
@@ -157,7 +157,7 @@ pub(super) async fn resolve(
         .query_opt(select.as_str(), &[&id.as_str(), &task_id.as_str()])
         .await?
     {
-        Some(row) => row_to_approval(&row)?,
+        Some(row) => decode::approval(&row)?,
         None => return Err(HecateError::not_found("approval", id.as_str()).into()),
     };
     if approval.status != TaskApprovalStatus::Pending {
@@ -208,7 +208,7 @@ pub(super) async fn resolve(
     let row = tx
         .query_one(select.as_str(), &[&id.as_str(), &task_id.as_str()])
         .await?;
-    Ok((row_to_approval(&row)?, told))
+    Ok((decode::approval(&row)?, told))
 }
 
 pub(super) async fn checkpoint(

@@ -3,7 +3,6 @@
 //! `rows` maps rows, `statements` holds the single statements, `transitions` the
 //! read-then-write transactions; this file is the `TaskStore` face.
 
-mod rows;
 mod statements;
 mod transitions;
 
@@ -15,11 +14,13 @@ use crate::domain::task::{
     TaskRunStatus, TaskStep,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::rows::tasks::{
+    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
+};
 use crate::store::tasks::{
     ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, QueueDepth, RunCheckpoint, TaskStore,
 };
 use async_trait::async_trait;
-use rows::*;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use statements::*;
 use transitions::*;
@@ -58,10 +59,9 @@ impl TaskStore for SqliteStore {
                 "SELECT id, namespace, spec_json, latest_run_id, created_at, updated_at \
                  FROM tasks WHERE namespace = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
             )?;
-            let rows = stmt.query_map(
-                params![ns, limit.min(i64::MAX as usize) as i64],
-                row_to_task,
-            )?;
+            let rows = stmt.query_map(params![ns, limit.min(i64::MAX as usize) as i64], |r| {
+                decode::task(r)
+            })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
@@ -181,7 +181,7 @@ impl TaskStore for SqliteStore {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {RUN_COLUMNS} FROM task_runs WHERE task_id = ?1 ORDER BY number"
             ))?;
-            let rows = stmt.query_map(params![task_id.as_str()], row_to_run)?;
+            let rows = stmt.query_map(params![task_id.as_str()], |r| decode::run(r))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
@@ -343,7 +343,7 @@ impl TaskStore for SqliteStore {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {STEP_COLUMNS} FROM task_steps WHERE run_id = ?1 ORDER BY idx"
             ))?;
-            let rows = stmt.query_map(params![run_id.as_str()], row_to_step)?;
+            let rows = stmt.query_map(params![run_id.as_str()], |r| decode::step(r))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
@@ -355,7 +355,7 @@ impl TaskStore for SqliteStore {
             c.query_row(
                 &format!("SELECT {STEP_COLUMNS} FROM task_steps WHERE id = ?1 AND run_id = ?2"),
                 params![step_id.as_str(), run_id.as_str()],
-                row_to_step,
+                |r| decode::step(r),
             )
             .optional()?
             .ok_or_else(|| HecateError::not_found("step", step_id.as_str()).into())
@@ -376,7 +376,7 @@ impl TaskStore for SqliteStore {
             ))?;
             let rows = stmt.query_map(
                 params![task_id.as_str(), run_id.as_ref().map(|r| r.as_str())],
-                row_to_artifact,
+                |r| decode::artifact(r),
             )?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
@@ -395,7 +395,7 @@ impl TaskStore for SqliteStore {
                     "SELECT {ARTIFACT_COLUMNS} FROM task_artifacts WHERE id = ?1 AND task_id = ?2"
                 ),
                 params![id.as_str(), task_id.as_str()],
-                row_to_artifact,
+                |r| decode::artifact(r),
             )
             .optional()?
             .ok_or_else(|| HecateError::not_found("artifact", id.as_str()).into())
@@ -424,11 +424,9 @@ impl TaskStore for SqliteStore {
                  AND kind = 'patch'"
             );
             let patch = tx
-                .query_row(
-                    &select,
-                    params![id.as_str(), task_id.as_str()],
-                    row_to_artifact,
-                )
+                .query_row(&select, params![id.as_str(), task_id.as_str()], |r| {
+                    decode::artifact(r)
+                })
                 .optional()?
                 .ok_or_else(|| HecateError::not_found("patch", id.as_str()))?;
             if patch.status.as_deref() != Some(from.as_str()) {
@@ -443,11 +441,9 @@ impl TaskStore for SqliteStore {
                 params![id.as_str(), to],
             )?;
             let events = append_events(&tx, &task_id, &patch.run_id, events)?;
-            let patch = tx.query_row(
-                &select,
-                params![id.as_str(), task_id.as_str()],
-                row_to_artifact,
-            )?;
+            let patch = tx.query_row(&select, params![id.as_str(), task_id.as_str()], |r| {
+                decode::artifact(r)
+            })?;
             tx.commit()?;
             Ok((patch, events))
         })
@@ -461,7 +457,7 @@ impl TaskStore for SqliteStore {
                 "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE task_id = ?1 \
                  ORDER BY created_at, id"
             ))?;
-            let rows = stmt.query_map(params![task_id.as_str()], row_to_approval)?;
+            let rows = stmt.query_map(params![task_id.as_str()], |r| decode::approval(r))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
@@ -480,7 +476,9 @@ impl TaskStore for SqliteStore {
                  JOIN tasks t ON t.id = a.task_id WHERE t.namespace = ?1 \
                  AND (?2 = 0 OR a.status = 'pending') ORDER BY a.created_at, a.id",
             )?;
-            let rows = stmt.query_map(params![namespace, pending_only as i64], row_to_approval)?;
+            let rows = stmt.query_map(params![namespace, pending_only as i64], |r| {
+                decode::approval(r)
+            })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
@@ -498,7 +496,7 @@ impl TaskStore for SqliteStore {
                     "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = ?1 AND task_id = ?2"
                 ),
                 params![id.as_str(), task_id.as_str()],
-                row_to_approval,
+                |r| decode::approval(r),
             )
             .optional()?
             .ok_or_else(|| HecateError::not_found("approval", id.as_str()).into())
@@ -538,7 +536,7 @@ impl TaskStore for SqliteStore {
                     types,
                     filter.limit.min(i64::MAX as usize) as i64
                 ],
-                row_to_event,
+                |r| decode::event(r),
             )?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })

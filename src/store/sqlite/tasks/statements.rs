@@ -3,13 +3,15 @@
 //! status, queueing a run, storing an artifact.
 
 use super::super::OpResult;
-use super::rows::*;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::{TaskId, TaskRunId};
 use crate::domain::task::{
     Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskRunStatus, TaskStep,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::rows::tasks::{
+    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
+};
 use crate::store::tasks::NewTaskEvent;
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -55,7 +57,7 @@ pub(super) fn select_run(
     c.query_row(
         &format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1 AND task_id = ?2"),
         params![run_id.as_str(), task_id.as_str()],
-        row_to_run,
+        |r| decode::run(r),
     )
     .optional()?
     .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
@@ -65,7 +67,7 @@ pub(super) fn select_run_by_id(c: &Connection, run_id: &TaskRunId) -> OpResult<T
     c.prepare_cached(&format!(
         "SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1"
     ))?
-    .query_row(params![run_id.as_str()], row_to_run)
+    .query_row(params![run_id.as_str()], |r| decode::run(r))
     .optional()?
     .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
 }
@@ -76,7 +78,7 @@ pub(super) fn select_task(c: &Connection, namespace: Option<&str>, id: &TaskId) 
             "SELECT id, namespace, spec_json, latest_run_id, created_at, updated_at \
              FROM tasks WHERE id = ?1",
             params![id.as_str()],
-            row_to_task,
+            |r| decode::task(r),
         )
         .optional()?
         .filter(|t| namespace.is_none_or(|ns| t.namespace == ns));

@@ -4,7 +4,6 @@
 //! loop's checkpoints and approval pauses under the worker's lease.
 
 use super::super::OpResult;
-use super::rows::*;
 use super::statements::*;
 use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
@@ -12,6 +11,7 @@ use crate::domain::task::{
     TaskApproval, TaskApprovalKind, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::rows::tasks::{self as decode, APPROVAL_COLUMNS};
 use crate::store::tasks::{ClaimedRun, NewTaskEvent, RunCheckpoint};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::json;
@@ -144,11 +144,9 @@ pub(super) fn resolve(
     let select =
         format!("SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = ?1 AND task_id = ?2");
     let approval = tx
-        .query_row(
-            &select,
-            params![id.as_str(), task_id.as_str()],
-            row_to_approval,
-        )
+        .query_row(&select, params![id.as_str(), task_id.as_str()], |r| {
+            decode::approval(r)
+        })
         .optional()?
         .ok_or_else(|| HecateError::not_found("approval", id.as_str()))?;
     if approval.status != TaskApprovalStatus::Pending {
@@ -195,11 +193,9 @@ pub(super) fn resolve(
         ));
     }
     let told = append_events(&tx, task_id, &run.id, events)?;
-    let approval = tx.query_row(
-        &select,
-        params![id.as_str(), task_id.as_str()],
-        row_to_approval,
-    )?;
+    let approval = tx.query_row(&select, params![id.as_str(), task_id.as_str()], |r| {
+        decode::approval(r)
+    })?;
     tx.commit()?;
     Ok((approval, told))
 }

@@ -1,0 +1,45 @@
+//! Recorded gateway conversations: the session and provider-call columns and their decoders.
+
+use super::StoredRow;
+use crate::domain::chat::{ChatProviderCall, ChatSession};
+use crate::domain::provider_call::Usage;
+
+/// The columns a row must start with for its decoder, in the order it reads them.
+pub(crate) const CHAT_SESSION_COLUMNS: &str =
+    "id, namespace, title, system_prompt, user_name, created_at, updated_at";
+
+/// The columns a row must start with for its decoder, in the order it reads them.
+pub(crate) const CHAT_CALL_COLUMNS: &str = "id, request_id, provider, model, cost_micros_usd, prompt_tokens, \
+     completion_tokens, total_tokens, outcome, duration_ms, created_at";
+
+/// A recorded conversation from a row that starts with its columns.
+pub(crate) fn session<R: StoredRow>(r: &R) -> Result<ChatSession, R::Error> {
+    Ok(ChatSession {
+        id: r.col(0)?,
+        namespace: r.col(1)?,
+        title: r.col(2)?,
+        system_prompt: r.col(3)?,
+        user: r.col(4)?,
+        created_at: r.col(5)?,
+        updated_at: r.col(6)?,
+    })
+}
+
+/// A provider call of a recorded conversation from a row that starts with its columns.
+pub(crate) fn call<R: StoredRow>(r: &R) -> Result<ChatProviderCall, R::Error> {
+    Ok(ChatProviderCall {
+        id: r.col(0)?,
+        request_id: r.col(1)?,
+        provider: r.col(2)?,
+        model: r.col(3)?,
+        cost_micros_usd: r.col(4)?,
+        usage: Usage {
+            prompt_tokens: r.col::<i64>(5)?.max(0) as u64,
+            completion_tokens: r.col::<i64>(6)?.max(0) as u64,
+            total_tokens: r.col::<i64>(7)?.max(0) as u64,
+        },
+        outcome: r.col(8)?,
+        duration_ms: r.col(9)?,
+        created_at: r.col(10)?,
+    })
+}

@@ -1,0 +1,59 @@
+//! The messages table: its columns, the JSON kept beside them, and how a row
+//! becomes a `Message`.
+
+use super::StoredRow;
+use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
+use crate::domain::message::{
+    ContentBlock, Message, MessageStatus, Role, RuntimeSnapshot, ToolCall,
+};
+use serde::{Deserialize, Serialize};
+
+/// The parts of a message kept as JSON beside its indexed columns (`body_json`).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct MessageBody {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) content_blocks: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_call_id: Option<String>,
+    #[serde(default)]
+    pub(crate) tool_error: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+    pub(crate) runtime: RuntimeSnapshot,
+}
+
+/// The columns `message` reads, in its order.
+pub(crate) const MESSAGE_COLUMNS: &str = "id, session_id, sequence, role, content, \
+     produced_by_call_id, run_id, status, is_summary, body_json, created_at";
+
+/// The message in a row that starts with `MESSAGE_COLUMNS`.
+pub(crate) fn message<R: StoredRow>(r: &R) -> Result<Message, R::Error> {
+    let body: MessageBody = r.json(9)?;
+    let role: String = r.col(3)?;
+    let status: String = r.col(7)?;
+    Ok(Message {
+        id: MessageId(r.col(0)?),
+        session_id: SessionId(r.col(1)?),
+        sequence: r.col(2)?,
+        role: Role::parse(&role).unwrap_or(Role::User),
+        content: r.col(4)?,
+        produced_by_call_id: r.col::<Option<String>>(5)?.map(CallId),
+        run_id: r.col::<Option<String>>(6)?.map(RunId),
+        status: match status.as_str() {
+            "running" => MessageStatus::Running,
+            "failed" => MessageStatus::Failed,
+            "cancelled" => MessageStatus::Cancelled,
+            _ => MessageStatus::Completed,
+        },
+        is_summary: r.col(8)?,
+        content_blocks: body.content_blocks,
+        tool_calls: body.tool_calls,
+        tool_call_id: body.tool_call_id,
+        tool_error: body.tool_error,
+        error: body.error,
+        runtime: body.runtime,
+        created_at: r.col(10)?,
+    })
+}
