@@ -50,38 +50,10 @@ impl BudgetFill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::{MessageId, SegmentId, SessionId};
-    use crate::domain::message::{MessageStatus, Role, RuntimeSnapshot};
-    use crate::domain::session::RuntimeKind;
+    use crate::domain::message::Role;
 
     fn msg(text: &str) -> Message {
-        Message {
-            id: MessageId("m".into()),
-            session_id: SessionId("s".into()),
-            sequence: 0,
-            role: Role::User,
-            content: text.into(),
-            content_blocks: vec![],
-            tool_calls: vec![],
-            tool_call_id: None,
-            tool_error: false,
-            produced_by_call_id: None,
-            run_id: None,
-            status: MessageStatus::Completed,
-            is_summary: false,
-            error: None,
-            runtime: RuntimeSnapshot {
-                runtime_kind: RuntimeKind::Model,
-                segment_id: SegmentId("g".into()),
-                provider: None,
-                model: None,
-                adapter_id: None,
-                task_id: None,
-                task_run_id: None,
-                capabilities: None,
-            },
-            created_at: String::new(),
-        }
+        Message::unstored(Role::User, text)
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod partial;
 pub mod permission;
 pub mod plan;
 pub mod provider_call;
+pub mod provider_readiness;
 pub mod recall;
 pub mod redact;
 pub mod run;

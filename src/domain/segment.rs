@@ -77,37 +77,19 @@ pub fn next_segment_id(previous: Option<&RuntimeSnapshot>, target: &RuntimeSnaps
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::{MessageId, SessionId};
-    use crate::domain::message::{MessageStatus, Role};
+    use crate::domain::ids::SessionId;
+    use crate::domain::message::Role;
 
     fn msg(seq: i64, seg: &str, model: &str) -> Message {
-        Message {
-            id: MessageId::generate(),
-            session_id: SessionId::from("s"),
-            sequence: seq,
-            role: Role::User,
-            content: String::new(),
-            content_blocks: vec![],
-            tool_calls: vec![],
-            tool_call_id: None,
-            tool_error: false,
-            produced_by_call_id: None,
-            run_id: None,
-            status: MessageStatus::Completed,
-            error: None,
-            is_summary: false,
-            runtime: RuntimeSnapshot {
-                runtime_kind: RuntimeKind::Model,
-                segment_id: SegmentId::from(seg),
-                provider: Some("p".into()),
-                model: Some(model.into()),
-                adapter_id: None,
-                task_id: None,
-                task_run_id: None,
-                capabilities: None,
-            },
-            created_at: format!("t{seq}"),
-        }
+        let mut m = Message::unstored(Role::User, "");
+        m.session_id = SessionId::from("s");
+        m.sequence = seq;
+        m.runtime.runtime_kind = RuntimeKind::Model;
+        m.runtime.segment_id = SegmentId::from(seg);
+        m.runtime.provider = Some("p".into());
+        m.runtime.model = Some(model.into());
+        m.created_at = format!("t{seq}");
+        m
     }
 
     #[test]

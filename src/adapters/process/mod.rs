@@ -393,7 +393,8 @@ mod tests {
     use std::time::Instant;
     use tokio::io::AsyncBufReadExt;
 
-    async fn wait_gone(pid: u32) -> bool {
+    /// Waits up to ten seconds for `pid` to be gone; whether it is.
+    pub(super) async fn wait_gone(pid: u32) -> bool {
         let deadline = Instant::now() + Duration::from_secs(10);
         while pid_is_running(pid) && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(25)).await;

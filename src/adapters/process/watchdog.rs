@@ -192,17 +192,9 @@ pub fn run_helper() -> i32 {
 mod tests {
     use super::*;
     use crate::adapters::process::pid_is_running;
+    use crate::adapters::process::tests::wait_gone;
     use crate::adapters::process::{ChildProcess, Pipe, Spec, Stderr};
-    use std::time::{Duration, Instant};
     use tokio::io::AsyncBufReadExt;
-
-    async fn wait_gone(pid: u32) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while pid_is_running(pid) && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        !pid_is_running(pid)
-    }
 
     /// A group whose leader waits on a background `sleep`; returns the leader and
     /// the sleep's pid.

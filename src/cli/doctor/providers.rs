@@ -4,6 +4,7 @@
 
 use super::check::Check;
 use crate::adapters::providers::{ProviderClient, ProviderConfig};
+use crate::domain::provider_readiness::routing_blocker;
 use crate::domain::redact::{redact_url, redact_urls_in};
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -169,18 +170,10 @@ pub async fn provider_status(
             )
         }
     };
-    let routing_blocker = if !cred_ok {
-        Some("credential_missing")
-    } else if !healthy {
-        Some("provider_unhealthy")
-    } else if models.is_empty() {
-        Some("no_models")
-    } else {
-        None
-    };
+    let blocker = routing_blocker(cred_ok, None, healthy, !models.is_empty());
     checks.push(models_check);
     checks.push(health_check);
-    checks.push(match routing_blocker {
+    checks.push(match blocker {
         None => Readiness {
             name: "routing",
             status: "ok",
@@ -203,7 +196,7 @@ pub async fn provider_status(
         name: cfg.name,
         source,
         healthy,
-        routing_ready: routing_blocker.is_none(),
+        routing_ready: blocker.is_none(),
         model_count: models.len(),
         models,
         latency_ms: Some(latency),

@@ -313,18 +313,9 @@ impl Engine {
             None if withdrawn => return Ok(()),
             None => (false, Some(UNANSWERED_NOTE.to_string())),
         };
-        let resolved = self
-            .tasks()
-            .resolve_approval(namespace, &approval.task_id, &approval.id, approve, note)
-            .await;
-        match resolved {
-            Ok(_) => Ok(()),
-            Err(e) if e.error_type == ErrorType::Conflict => {
-                tracing::debug!(error = %e, "the task approval was resolved elsewhere first");
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
+        self.tasks()
+            .answer_approval(namespace, approval, approve, note)
+            .await
     }
 
     /// The report of an ended run: its final answer (also streamed), or its

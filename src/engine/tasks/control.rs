@@ -526,6 +526,29 @@ impl TaskRuntime {
         Ok(a)
     }
 
+    /// Answers a gate for someone who asked on its behalf (an editor, an MCP
+    /// client): a gate already resolved elsewhere is not an error, the first
+    /// answer simply won.
+    pub async fn answer_approval(
+        &self,
+        namespace: &str,
+        approval: &TaskApproval,
+        approve: bool,
+        note: Option<String>,
+    ) -> Result<()> {
+        match self
+            .resolve_approval(namespace, &approval.task_id, &approval.id, approve, note)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.error_type == ErrorType::Conflict => {
+                tracing::debug!(error = %e, "the task approval was resolved elsewhere first");
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Events matching `filter` (its namespace is always applied).
     pub async fn list_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {
         self.store().list_task_events(filter).await

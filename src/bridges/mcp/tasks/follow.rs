@@ -13,7 +13,7 @@ use super::elicit::{TaskVerdict, ask_task};
 use crate::bridges::mcp::elicit::supports_elicitation;
 use crate::bridges::mcp::server::HecateMcp;
 use crate::bridges::resources::tasks::{TaskApprovalDto, TaskRunDto, TaskStepDto};
-use crate::domain::error::{ErrorType, Result};
+use crate::domain::error::Result;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
 use crate::domain::task::TaskEventFilter;
 use crate::domain::task::{TaskApproval, TaskApprovalStatus, TaskEvent, TaskRunStatus};
@@ -257,19 +257,10 @@ impl HecateMcp {
             TaskVerdict::Reject(note) => (false, Some(note)),
             TaskVerdict::Unanswered | TaskVerdict::Withdrawn => return Ok(()),
         };
-        let resolved = self
-            .engine
+        self.engine
             .tasks()
-            .resolve_approval(self.ns(), &approval.task_id, &approval.id, approve, note)
-            .await;
-        match resolved {
-            Ok(_) => Ok(()),
-            Err(e) if e.error_type == ErrorType::Conflict => {
-                tracing::debug!(error = %e, "the task approval was resolved elsewhere first");
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
+            .answer_approval(self.ns(), approval, approve, note)
+            .await
     }
 }
 

@@ -4,6 +4,7 @@
 //! servers on their default loopback ports.
 
 use crate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
+use crate::domain::provider_readiness::routing_blocker;
 use crate::engine::Gateway;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -390,17 +391,12 @@ impl<'e> Gateway<'e> {
                 )
             });
             let cooling = self.engine.inner.gateway.health.blocked(&cfg.name);
-            let blocked = if !credential_ready {
-                Some("credential_missing")
-            } else if let Some(b) = cooling {
-                Some(b.reason)
-            } else if !healthy {
-                Some("provider_unhealthy")
-            } else if models.is_empty() {
-                Some("no_models")
-            } else {
-                None
-            };
+            let blocked = routing_blocker(
+                credential_ready,
+                cooling.as_ref().map(|b| b.reason),
+                healthy,
+                !models.is_empty(),
+            );
             checks.push(match blocked {
                 None => check(
                     "routing",
