@@ -3,7 +3,7 @@
 use super::sse::{events, parse_json};
 use super::{
     ChatFailure, ChatOutcome, ChatRequest, ProviderConfig, ProviderError, StreamDelta, join_url,
-    model_ids, status_error,
+    model_ids, send_chat,
 };
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role, ToolCall};
 use crate::domain::provider_call::Usage;
@@ -154,16 +154,12 @@ pub(crate) async fn stream_chat(
     req: &ChatRequest,
     on_delta: &mut (dyn FnMut(StreamDelta) + Send),
 ) -> Result<ChatOutcome, ChatFailure> {
-    let out = ChatOutcome::default();
     let fail = |error: ProviderError, partial: ChatOutcome| ChatFailure { error, partial };
-    let resp = authed(http.post(join_url(&cfg.base_url, "v1/messages")), cfg)
-        .json(&request_body(req))
-        .send()
-        .await
-        .map_err(|e| fail(e.into(), ChatOutcome::default()))?;
-    if !resp.status().is_success() {
-        return Err(fail(status_error(resp).await, out));
-    }
+    let resp = send_chat(
+        authed(http.post(join_url(&cfg.base_url, "v1/messages")), cfg).json(&request_body(req)),
+    )
+    .await
+    .map_err(|e| fail(e, ChatOutcome::default()))?;
     let mut decoder = Decoder::default();
     let mut stream = events(resp);
     while let Some(ev) = stream.next().await {

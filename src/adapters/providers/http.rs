@@ -59,6 +59,18 @@ pub(crate) async fn status_error(resp: reqwest::Response) -> ProviderError {
     }
 }
 
+/// Sends a chat request and answers the response when its status is a success,
+/// else the classified failure (a network error or the provider's status).
+pub(crate) async fn send_chat(
+    request: reqwest::RequestBuilder,
+) -> Result<reqwest::Response, ProviderError> {
+    let resp = request.send().await?;
+    if !resp.status().is_success() {
+        return Err(status_error(resp).await);
+    }
+    Ok(resp)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

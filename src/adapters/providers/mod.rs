@@ -16,7 +16,7 @@ pub use chat::{
 };
 pub use embeddings::{EMBED_TIMEOUT, Embedder};
 pub use error::ProviderError;
-pub(crate) use http::{join_url, model_ids, status_error};
+pub(crate) use http::{join_url, model_ids, send_chat, status_error};
 
 use crate::telemetry::spans::{Inference, InferenceEnd};
 use std::time::Duration;

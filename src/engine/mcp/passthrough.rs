@@ -9,10 +9,19 @@ use crate::domain::error::{HecateError, Result};
 use crate::engine::Mcp;
 use serde_json::{Map, Value};
 
+/// What `gather` asks each upstream to list.
+#[derive(Debug, Clone, Copy)]
+enum Listing {
+    Resources,
+    ResourceTemplates,
+    Prompts,
+}
+
 impl<'e> Mcp<'e> {
-    /// The resources of every non-blocked upstream, each listed verbatim with the
-    /// alias of the server that owns it.
-    pub async fn resources(self) -> Vec<(String, Value)> {
+    /// What every non-blocked upstream lists of `kind`, with the name of the server
+    /// that listed it, in configuration order; an upstream that cannot be reached
+    /// or refuses the list is left out.
+    async fn gather(self, kind: Listing) -> Vec<(String, Vec<Value>)> {
         let mut out = Vec::new();
         for s in self
             .servers()
@@ -22,19 +31,34 @@ impl<'e> Mcp<'e> {
             let Ok(lease) = self.lease(s).await else {
                 continue;
             };
-            if let Ok(list) = lease.list_resources(LIST_TIMEOUT).await {
-                let mut owners = self
-                    .engine
-                    .mcp_hub()
-                    .resource_owner
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                for r in list {
-                    if let Some(uri) = r.get("uri").and_then(Value::as_str) {
-                        owners.insert(uri.to_string(), s.name.clone());
-                    }
-                    out.push((s.name.clone(), r));
+            let listed = match kind {
+                Listing::Resources => lease.list_resources(LIST_TIMEOUT).await,
+                Listing::ResourceTemplates => lease.list_resource_templates(LIST_TIMEOUT).await,
+                Listing::Prompts => lease.list_prompts(LIST_TIMEOUT).await,
+            };
+            if let Ok(list) = listed {
+                out.push((s.name.clone(), list));
+            }
+        }
+        out
+    }
+
+    /// The resources of every non-blocked upstream, each listed verbatim with the
+    /// alias of the server that owns it.
+    pub async fn resources(self) -> Vec<(String, Value)> {
+        let mut out = Vec::new();
+        for (server, list) in self.gather(Listing::Resources).await {
+            let mut owners = self
+                .engine
+                .mcp_hub()
+                .resource_owner
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            for r in list {
+                if let Some(uri) = r.get("uri").and_then(Value::as_str) {
+                    owners.insert(uri.to_string(), server.clone());
                 }
+                out.push((server.clone(), r));
             }
         }
         out
@@ -43,17 +67,8 @@ impl<'e> Mcp<'e> {
     /// The resource templates of every non-blocked upstream.
     pub async fn resource_templates(self) -> Vec<(String, Value)> {
         let mut out = Vec::new();
-        for s in self
-            .servers()
-            .iter()
-            .filter(|s| s.policy != ToolPolicy::Block)
-        {
-            let Ok(lease) = self.lease(s).await else {
-                continue;
-            };
-            if let Ok(list) = lease.list_resource_templates(LIST_TIMEOUT).await {
-                out.extend(list.into_iter().map(|t| (s.name.clone(), t)));
-            }
+        for (server, list) in self.gather(Listing::ResourceTemplates).await {
+            out.extend(list.into_iter().map(|t| (server.clone(), t)));
         }
         out
     }
@@ -90,17 +105,8 @@ impl<'e> Mcp<'e> {
     /// `(server, original name, exposed name, definition)`.
     pub async fn prompts(self) -> Vec<(String, String, String, Value)> {
         let mut raw = Vec::new();
-        for s in self
-            .servers()
-            .iter()
-            .filter(|s| s.policy != ToolPolicy::Block)
-        {
-            let Ok(lease) = self.lease(s).await else {
-                continue;
-            };
-            if let Ok(list) = lease.list_prompts(LIST_TIMEOUT).await {
-                raw.extend(list.into_iter().map(|p| (s.name.clone(), name_of(&p), p)));
-            }
+        for (server, list) in self.gather(Listing::Prompts).await {
+            raw.extend(list.into_iter().map(|p| (server.clone(), name_of(&p), p)));
         }
         let pairs: Vec<(String, String)> =
             raw.iter().map(|(s, n, _)| (s.clone(), n.clone())).collect();
