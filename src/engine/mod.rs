@@ -2,7 +2,7 @@
 //! guardrails, owner leases, runtime switching, event fan-out and reconciliation.
 //! It knows no wire format.
 
-mod agent_chat;
+mod agent;
 mod agent_reaper;
 mod approvals;
 mod batch_writer;

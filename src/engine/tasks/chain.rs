@@ -7,7 +7,7 @@
 //! recorded (resume hydrates the history as it was).
 
 use super::TaskRuntime;
-use super::agent::CONVERSATION_KIND;
+use crate::engine::agent::CONVERSATION_KIND;
 use super::control::StartOptions;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{TaskId, TaskRunId};
@@ -47,7 +47,7 @@ impl TaskRuntime {
     }
 
     /// A run's stored conversation, if it has one; unreadable is an error.
-    pub(super) async fn conversation_of(
+    pub(in crate::engine) async fn conversation_of(
         &self,
         id: &TaskId,
         run_id: &TaskRunId,
@@ -121,7 +121,7 @@ impl TaskRuntime {
     /// The conversation a chained run starts from (`None` for a run that
     /// starts from the task's prompt: no source, a plain retry, or a source
     /// without a conversation).
-    pub(super) async fn chained_conversation(
+    pub(in crate::engine) async fn chained_conversation(
         &self,
         task: &Task,
         run: &TaskRun,

@@ -56,7 +56,7 @@ fn canonical_dir(path: &str, field: &str) -> Result<std::path::PathBuf> {
 
 /// The confinement a task's commands run under: workspace-write unless the
 /// task loosens it.
-pub(super) fn confinement_of(spec: &TaskSpec) -> Confinement {
+pub(in crate::engine) fn confinement_of(spec: &TaskSpec) -> Confinement {
     Confinement {
         no_network: !spec.sandbox_network,
         read_only: !spec.sandbox_root_writable,

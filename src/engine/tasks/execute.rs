@@ -23,17 +23,17 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How a step (or an agent loop) ended, before it is stored.
-pub(super) struct StepEnd {
-    pub(super) status: TaskStepStatus,
-    pub(super) exit_code: Option<i32>,
-    pub(super) error: Option<(String, String)>,
-    pub(super) artifacts: Vec<TaskArtifact>,
-    pub(super) events: Vec<NewTaskEvent>,
+pub(in crate::engine) struct StepEnd {
+    pub(in crate::engine) status: TaskStepStatus,
+    pub(in crate::engine) exit_code: Option<i32>,
+    pub(in crate::engine) error: Option<(String, String)>,
+    pub(in crate::engine) artifacts: Vec<TaskArtifact>,
+    pub(in crate::engine) events: Vec<NewTaskEvent>,
 }
 
 /// How executing a run ended: to be finished, or parked waiting for an approval
 /// (already stored).
-pub(super) enum RunEnd {
+pub(in crate::engine) enum RunEnd {
     /// The run ends as this says.
     Finish(StepEnd),
     /// The run waits in `awaiting_approval`.
@@ -42,7 +42,7 @@ pub(super) enum RunEnd {
 
 impl StepEnd {
     /// A failure with a stable type.
-    pub(super) fn failed(error_type: &str, message: String) -> Self {
+    pub(in crate::engine) fn failed(error_type: &str, message: String) -> Self {
         Self {
             status: TaskStepStatus::Failed,
             exit_code: None,
@@ -54,7 +54,7 @@ impl StepEnd {
 }
 
 /// An empty artifact of `kind` named `name`, of a step of the run.
-pub(super) fn artifact(
+pub(in crate::engine) fn artifact(
     task: &Task,
     run: &TaskRun,
     step: &TaskStepId,
@@ -77,7 +77,7 @@ pub(super) fn artifact(
 }
 
 /// The stdout and stderr artifacts of a command (the non-empty ones).
-pub(super) fn output_artifacts(
+pub(in crate::engine) fn output_artifacts(
     task: &Task,
     run: &TaskRun,
     step: &TaskStepId,
@@ -150,7 +150,7 @@ fn command_end(
 
 /// The patch artifact of a file change (`applied`, or `proposed` when it was
 /// not written) and the event that tells it.
-pub(super) fn patch_artifact(
+pub(in crate::engine) fn patch_artifact(
     task: &Task,
     run: &TaskRun,
     step: &TaskStepId,
@@ -188,7 +188,7 @@ fn patch_end(task: &Task, run: &TaskRun, step: &TaskStepId, change: SandboxFileC
 impl TaskRuntime {
     /// Runs a claimed run to its end (or until shutdown or a lost lease, when it
     /// is left for another claim).
-    pub(super) async fn execute(&self, claimed: ClaimedRun, shutdown: &CancellationToken) {
+    pub(in crate::engine) async fn execute(&self, claimed: ClaimedRun, shutdown: &CancellationToken) {
         let ClaimedRun { task, run, .. } = claimed;
         let cancel = CancellationToken::new();
         self.running().insert(run.id.clone(), cancel.clone());

@@ -4,15 +4,14 @@
 //! once), with approval gates before anything runs and an event log every
 //! surface can follow and replay.
 
-mod agent;
 mod chain;
-mod control;
-mod execute;
+pub(super) mod control;
+pub(super) mod execute;
 mod patches;
 mod runtime;
 mod worker;
 
-pub use agent::FINAL_ANSWER_KIND;
+pub use super::agent::FINAL_ANSWER_KIND;
 pub use control::StartOptions;
 pub use patches::{PatchContent, patch_content};
 pub use runtime::{DEFAULT_LEASE, TaskConfig, TaskRuntime};

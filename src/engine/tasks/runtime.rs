@@ -60,31 +60,31 @@ impl Default for TaskConfig {
 /// The task runtime of one process.
 #[derive(Clone)]
 pub struct TaskRuntime {
-    pub(super) inner: Arc<Inner>,
+    pub(in crate::engine) inner: Arc<Inner>,
 }
 
-pub(super) struct Inner {
-    pub(super) store: Arc<dyn Store>,
-    pub(super) models: ModelRuntime,
-    pub(super) config: TaskConfig,
-    pub(super) owner: String,
-    pub(super) wake: Notify,
-    pub(super) events: broadcast::Sender<TaskEvent>,
-    pub(super) running: Mutex<HashMap<TaskRunId, CancellationToken>>,
-    pub(super) patching: tokio::sync::Mutex<()>,
-    pub(super) workers: AtomicUsize,
+pub(in crate::engine) struct Inner {
+    pub(in crate::engine) store: Arc<dyn Store>,
+    pub(in crate::engine) models: ModelRuntime,
+    pub(in crate::engine) config: TaskConfig,
+    pub(in crate::engine) owner: String,
+    pub(in crate::engine) wake: Notify,
+    pub(in crate::engine) events: broadcast::Sender<TaskEvent>,
+    pub(in crate::engine) running: Mutex<HashMap<TaskRunId, CancellationToken>>,
+    pub(in crate::engine) patching: tokio::sync::Mutex<()>,
+    pub(in crate::engine) workers: AtomicUsize,
     /// The engine's MCP hub (configured servers and the client pool), once
     /// attached; `agent_loop` runs have no MCP tools without it.
-    pub(super) mcp: std::sync::OnceLock<Arc<McpHub>>,
+    pub(in crate::engine) mcp: std::sync::OnceLock<Arc<McpHub>>,
     /// The engine's MCP audit log writer, once attached; MCP calls of
     /// `agent_loop` runs are recorded in it.
-    pub(super) audit: std::sync::OnceLock<AuditWriter>,
+    pub(in crate::engine) audit: std::sync::OnceLock<AuditWriter>,
     /// The gateway's provider health, once attached: `agent_loop` turns skip a
     /// provider cooling down and report what they learn of one.
-    pub(super) provider_health: std::sync::OnceLock<Arc<ProviderHealth>>,
+    pub(in crate::engine) provider_health: std::sync::OnceLock<Arc<ProviderHealth>>,
     /// The trace an `agent_loop` task's runs join, by task: the span of the
     /// session turn that started it, while that turn follows it.
-    pub(super) trace_parents: std::sync::Mutex<HashMap<TaskId, opentelemetry::Context>>,
+    pub(in crate::engine) trace_parents: std::sync::Mutex<HashMap<TaskId, opentelemetry::Context>>,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -146,7 +146,7 @@ impl TaskRuntime {
     }
 
     /// The trace `task`'s runs join, when a turn of this process follows it.
-    pub(super) fn trace_parent(&self, task: &TaskId) -> Option<opentelemetry::Context> {
+    pub(in crate::engine) fn trace_parent(&self, task: &TaskId) -> Option<opentelemetry::Context> {
         self.inner
             .trace_parents
             .lock()
@@ -200,17 +200,17 @@ impl TaskRuntime {
         self.inner.events.subscribe()
     }
 
-    pub(super) fn store(&self) -> &dyn Store {
+    pub(in crate::engine) fn store(&self) -> &dyn Store {
         self.inner.store.as_ref()
     }
 
-    pub(super) fn publish(&self, events: Vec<TaskEvent>) {
+    pub(in crate::engine) fn publish(&self, events: Vec<TaskEvent>) {
         for e in events {
             let _ = self.inner.events.send(e);
         }
     }
 
-    pub(super) fn running(
+    pub(in crate::engine) fn running(
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<TaskRunId, CancellationToken>> {
         self.inner.running.lock().unwrap_or_else(|p| p.into_inner())

@@ -6,7 +6,7 @@
 //! `require_approval` ones marked for the gate, and every server's outcome is a
 //! run event; a server that fails is left out and the loop goes on without it.
 
-use super::super::TaskRuntime;
+use crate::engine::tasks::TaskRuntime;
 use crate::domain::task::Task;
 use crate::engine::mcp::entry;
 use crate::engine::mcp::types::{

@@ -13,9 +13,9 @@ mod gate;
 mod mcp;
 mod steps;
 
-use super::TaskRuntime;
-use super::control::confinement_of;
-use super::execute::{RunEnd, StepEnd, artifact};
+use crate::engine::tasks::TaskRuntime;
+use crate::engine::tasks::control::confinement_of;
+use crate::engine::tasks::execute::{RunEnd, StepEnd, artifact};
 use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::providers::ToolDefinition;
 use crate::domain::error::{ErrorType, HecateError, Result};
@@ -82,7 +82,7 @@ impl TaskRuntime {
     /// its own model or the configured default, resolved by the gateway's
     /// routing (one for `provider/model`, every provider serving a bare model);
     /// `model_not_configured` when neither is set or nothing serves it.
-    pub(super) async fn agent_models(&self, spec: &TaskSpec) -> Result<Vec<ModelTarget>> {
+    pub(in crate::engine) async fn agent_models(&self, spec: &TaskSpec) -> Result<Vec<ModelTarget>> {
         let model = match spec.requested_model.trim() {
             "" => self.inner.config.default_model.trim(),
             m => m,
@@ -117,7 +117,7 @@ impl TaskRuntime {
     }
 
     /// Runs the loop of an `agent_loop` run in `workspace`.
-    pub(super) async fn run_agent(
+    pub(in crate::engine) async fn run_agent(
         &self,
         task: &Task,
         run: &TaskRun,

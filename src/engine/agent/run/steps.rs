@@ -3,7 +3,7 @@
 //! `tool.call.finished`, its output and patch artifacts. A step's start is
 //! stored with the end of the one before it, its end with the next start.
 
-use super::super::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
+use crate::engine::tasks::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
 use super::audit::{CallEnd, CallStart};
 use super::{BASE_PROMPT, Loop};
 use crate::domain::error::Result;
