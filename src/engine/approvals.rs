@@ -390,13 +390,7 @@ impl<'e> Approvals<'e> {
         if let Some(g) = &grant {
             self.engine.store().create_grant(g).await?;
         }
-        if let Some(tx) = self.engine.waiters().remove(id) {
-            let _ = tx.send(approval.clone());
-        }
-        self.engine.emit_detached(EngineEvent::ApprovalResolved {
-            session_id: approval.session_id.clone(),
-            approval: Box::new(approval.clone()),
-        });
+        self.announce_resolution(&approval);
         Ok(approval)
     }
 
@@ -413,14 +407,20 @@ impl<'e> Approvals<'e> {
         approval.path = Some(path::OPERATOR.into());
         approval.resolved_at = Some(now_rfc3339());
         self.engine.store().resolve_approval(&approval).await?;
-        if let Some(tx) = self.engine.waiters().remove(id) {
+        self.announce_resolution(&approval);
+        Ok(approval)
+    }
+
+    /// Tells a stored resolution to whoever waits on the approval in this process
+    /// and to every surface following its session.
+    fn announce_resolution(self, approval: &Approval) {
+        if let Some(tx) = self.engine.waiters().remove(&approval.id) {
             let _ = tx.send(approval.clone());
         }
         self.engine.emit_detached(EngineEvent::ApprovalResolved {
             session_id: approval.session_id.clone(),
             approval: Box::new(approval.clone()),
         });
-        Ok(approval)
     }
 
     /// Grants of a namespace.

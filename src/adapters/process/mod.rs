@@ -393,6 +393,18 @@ mod tests {
     use std::time::Instant;
     use tokio::io::AsyncBufReadExt;
 
+    /// Spawns `spec`, whose first stdout line is the pid of a process it started
+    /// in the background; the child and that pid.
+    async fn spawn_reporting_pid(spec: &Spec) -> (ChildProcess, u32) {
+        let (child, pipes) = ChildProcess::spawn(spec).expect("spawn");
+        let mut line = String::new();
+        tokio::io::BufReader::new(pipes.stdout.expect("stdout"))
+            .read_line(&mut line)
+            .await
+            .expect("pid line");
+        (child, line.trim().parse().expect("pid"))
+    }
+
     /// Waits up to ten seconds for `pid` to be gone; whether it is.
     pub(super) async fn wait_gone(pid: u32) -> bool {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -442,13 +454,7 @@ mod tests {
             .env(&path_only())
             .stdout(Pipe::Piped)
             .stderr(Stderr::Null);
-        let (child, pipes) = ChildProcess::spawn(&spec).expect("spawn");
-        let mut line = String::new();
-        tokio::io::BufReader::new(pipes.stdout.expect("stdout"))
-            .read_line(&mut line)
-            .await
-            .expect("pid line");
-        let grandchild: u32 = line.trim().parse().expect("pid");
+        let (child, grandchild) = spawn_reporting_pid(&spec).await;
         assert!(pid_is_running(grandchild));
         drop(child);
         assert!(
@@ -464,13 +470,7 @@ mod tests {
             .env(&path_only())
             .stdout(Pipe::Piped)
             .stderr(Stderr::Null);
-        let (child, pipes) = ChildProcess::spawn(&spec).expect("spawn");
-        let mut line = String::new();
-        tokio::io::BufReader::new(pipes.stdout.expect("stdout"))
-            .read_line(&mut line)
-            .await
-            .expect("pid line");
-        let grandchild: u32 = line.trim().parse().expect("pid");
+        let (child, grandchild) = spawn_reporting_pid(&spec).await;
         assert_eq!(child.wait_exit().await.code, Some(0));
         assert!(child.group_alive(), "the grandchild keeps the group alive");
         child.terminate_group().await;
