@@ -2,7 +2,7 @@
 //! renewed, and the turn's end stored (tried again while the store is away).
 
 use super::run::{TurnEnding, TurnPolicy};
-use super::{TurnPlan, TurnResult};
+use super::{TurnParts, TurnPlan, TurnResult};
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::event::EngineEvent;
 use crate::domain::ids::{RunId, SessionId};
@@ -20,18 +20,21 @@ use tokio_util::sync::CancellationToken;
 impl Engine {
     pub(super) async fn drive(self, plan: TurnPlan) -> TurnResult {
         let TurnPlan {
+            parts,
+            snapshot,
+            history,
+        } = plan;
+        let TurnParts {
             mut session,
             run,
-            snapshot,
             target,
             namespace,
             approval_mode,
             cancel,
             delegate,
             guard,
-            history,
             trace,
-        } = plan;
+        } = parts;
         let lost = Arc::new(std::sync::Mutex::new(None));
         let renew = self.spawn_lease_renewal(&session.id, cancel.clone(), lost.clone());
         let ending = self

@@ -157,12 +157,10 @@ impl Drop for ActiveGuard {
     }
 }
 
-/// Everything the driver needs, moved into its task.
-/// What `send_message` checked, for `start_turn` to store and run.
-struct TurnStart {
+/// What a turn carries from `send_message` through `start_turn` to its driver.
+struct TurnParts {
     session: Session,
     run: Run,
-    user: NewMessage,
     target: TurnTarget,
     namespace: String,
     approval_mode: ApprovalMode,
@@ -172,19 +170,18 @@ struct TurnStart {
     trace: TurnSpan,
 }
 
+/// What `send_message` checked, for `start_turn` to store and run.
+struct TurnStart {
+    parts: TurnParts,
+    user: NewMessage,
+}
+
+/// Everything the driver needs, moved into its task.
 struct TurnPlan {
-    session: Session,
-    run: Run,
+    parts: TurnParts,
     snapshot: RuntimeSnapshot,
-    target: TurnTarget,
-    namespace: String,
-    approval_mode: ApprovalMode,
-    cancel: CancellationToken,
-    delegate: Option<Arc<dyn WorkspaceDelegate>>,
-    guard: ActiveGuard,
     /// What the runtime sees of the transcript, read by `begin_turn`.
     history: Vec<Message>,
-    trace: TurnSpan,
 }
 
 impl Engine {
@@ -376,16 +373,18 @@ impl Engine {
         user.content_blocks = req.blocks.clone();
         user.run_id = Some(run.id.clone());
         let plan = TurnStart {
-            session,
-            run,
+            parts: TurnParts {
+                session,
+                run,
+                target,
+                namespace: namespace.to_string(),
+                approval_mode: req.approval_mode.unwrap_or(self.inner.config.approval_mode),
+                cancel,
+                delegate: req.workspace_delegate.clone(),
+                guard,
+                trace,
+            },
             user,
-            target,
-            namespace: namespace.to_string(),
-            approval_mode: req.approval_mode.unwrap_or(self.inner.config.approval_mode),
-            cancel,
-            delegate: req.workspace_delegate.clone(),
-            guard,
-            trace,
         };
         // Started on a task of its own: a caller that goes away while the prompt
         // is being stored (an HTTP client disconnecting) leaves a turn that runs
@@ -400,19 +399,9 @@ impl Engine {
 
     /// Stores the prompt (`begin_turn`) and spawns the turn's driver.
     async fn start_turn(&self, plan: TurnStart) -> Result<TurnHandle> {
-        let TurnStart {
-            session,
-            run,
-            user,
-            target,
-            namespace,
-            approval_mode,
-            cancel,
-            delegate,
-            guard,
-            trace,
-        } = plan;
-        let session_id = &session.id.clone();
+        let TurnStart { parts, user } = plan;
+        let (session, run) = (&parts.session, &parts.run);
+        let session_id = session.id.clone();
         // One transaction: lease, run, user message (durable before the runtime
         // sees it), session header and the history read back; on failure nothing
         // is stored.
@@ -438,33 +427,26 @@ impl Engine {
             }
         };
         let snapshot = user_message.runtime.clone();
-        self.memory().index_message(&session, &user_message);
+        self.memory().index_message(session, &user_message);
 
-        let events = self.inner.turn_taps.open(session_id, &run.id);
+        let events = self.inner.turn_taps.open(&session_id, &run.id);
         self.emit(EngineEvent::TurnStarted {
             session_id: session_id.clone(),
             run_id: run.id.clone(),
         })
         .await;
-        let span = trace.span.clone();
+        let span = parts.trace.span.clone();
+        let run_id = run.id.clone();
         let plan = TurnPlan {
-            session,
-            run: run.clone(),
+            parts,
             snapshot,
-            target,
-            namespace,
-            approval_mode,
-            cancel,
-            delegate,
-            guard,
             history,
-            trace,
         };
         let engine = self.clone();
         let done = tokio::spawn(async move { engine.drive(plan).await }.instrument(span));
         Ok(TurnHandle {
-            session_id: session_id.clone(),
-            run_id: run.id,
+            session_id,
+            run_id,
             user_message,
             events,
             done,

@@ -128,24 +128,34 @@ pub async fn route_candidates(
     }
 }
 
+/// The model a request asks for (trimmed), or `default` when it names none, and
+/// whether the default was taken; `model_required` when there is neither.
+fn model_asked<'a>(
+    requested: Option<&'a str>,
+    default: Option<&'a str>,
+) -> Result<(&'a str, bool)> {
+    if let Some(r) = requested.map(str::trim).filter(|r| !r.is_empty()) {
+        return Ok((r, false));
+    }
+    let d = default
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .ok_or_else(no_model)?;
+    Ok((d, true))
+}
+
 /// Resolves `requested` (or `default` when the request names no model).
 pub fn resolve(
     providers: &[ProviderModels],
     requested: Option<&str>,
     default: Option<&str>,
 ) -> Result<GatewayRoute> {
-    match requested.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => resolve_named(providers, r),
-        None => {
-            let d = default
-                .map(str::trim)
-                .filter(|d| !d.is_empty())
-                .ok_or_else(no_model)?;
-            let mut route = resolve_named(providers, d)?;
-            route.reason = "global_default_model";
-            Ok(route)
-        }
+    let (model, defaulted) = model_asked(requested, default)?;
+    let mut route = resolve_named(providers, model)?;
+    if defaulted {
+        route.reason = "global_default_model";
     }
+    Ok(route)
 }
 
 fn resolve_named(providers: &[ProviderModels], requested: &str) -> Result<GatewayRoute> {
@@ -174,20 +184,14 @@ pub fn candidates(
     requested: Option<&str>,
     default: Option<&str>,
 ) -> Result<Vec<GatewayRoute>> {
-    match requested.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => candidates_named(providers, r),
-        None => {
-            let d = default
-                .map(str::trim)
-                .filter(|d| !d.is_empty())
-                .ok_or_else(no_model)?;
-            let mut routes = candidates_named(providers, d)?;
-            for r in &mut routes {
-                r.reason = "global_default_model";
-            }
-            Ok(routes)
+    let (model, defaulted) = model_asked(requested, default)?;
+    let mut routes = candidates_named(providers, model)?;
+    if defaulted {
+        for r in &mut routes {
+            r.reason = "global_default_model";
         }
     }
+    Ok(routes)
 }
 
 fn candidates_named(providers: &[ProviderModels], requested: &str) -> Result<Vec<GatewayRoute>> {
