@@ -7,11 +7,11 @@
 //! recorded (resume hydrates the history as it was).
 
 use super::TaskRuntime;
-use crate::engine::agent::CONVERSATION_KIND;
 use super::control::StartOptions;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{TaskId, TaskRunId};
 use crate::domain::task::{ExecutionKind, Task, TaskEventFilter, TaskRun};
+use crate::engine::agent::CONVERSATION_KIND;
 use crate::runtimes::agent::conversation::Conversation;
 
 impl TaskRuntime {

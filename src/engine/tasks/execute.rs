@@ -188,7 +188,11 @@ fn patch_end(task: &Task, run: &TaskRun, step: &TaskStepId, change: SandboxFileC
 impl TaskRuntime {
     /// Runs a claimed run to its end (or until shutdown or a lost lease, when it
     /// is left for another claim).
-    pub(in crate::engine) async fn execute(&self, claimed: ClaimedRun, shutdown: &CancellationToken) {
+    pub(in crate::engine) async fn execute(
+        &self,
+        claimed: ClaimedRun,
+        shutdown: &CancellationToken,
+    ) {
         let ClaimedRun { task, run, .. } = claimed;
         let cancel = CancellationToken::new();
         self.running().insert(run.id.clone(), cancel.clone());

@@ -6,12 +6,12 @@
 //! `require_approval` ones marked for the gate, and every server's outcome is a
 //! run event; a server that fails is left out and the loop goes on without it.
 
-use crate::engine::tasks::TaskRuntime;
 use crate::domain::task::Task;
 use crate::engine::mcp::entry;
 use crate::engine::mcp::types::{
     DEFAULT_CALL_TIMEOUT, LIST_TIMEOUT, ServerSpec, ToolPolicy, client_error, expose_names,
 };
+use crate::engine::tasks::TaskRuntime;
 use crate::runtimes::agent::mcp::{McpConnection, McpTool, McpToolset};
 use crate::store::tasks::NewTaskEvent;
 use serde_json::{Value, json};

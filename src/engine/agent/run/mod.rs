@@ -13,15 +13,15 @@ mod gate;
 mod mcp;
 mod steps;
 
-use crate::engine::tasks::TaskRuntime;
-use crate::engine::tasks::control::confinement_of;
-use crate::engine::tasks::execute::{RunEnd, StepEnd, artifact};
 use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::providers::ToolDefinition;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::TaskStepId;
 use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus};
 use crate::engine::gateway::routing::route;
+use crate::engine::tasks::TaskRuntime;
+use crate::engine::tasks::control::confinement_of;
+use crate::engine::tasks::execute::{RunEnd, StepEnd, artifact};
 use crate::runtimes::agent::catalog;
 use crate::runtimes::agent::conversation::Conversation;
 use crate::runtimes::agent::mcp::McpToolset;
@@ -82,7 +82,10 @@ impl TaskRuntime {
     /// its own model or the configured default, resolved by the gateway's
     /// routing (one for `provider/model`, every provider serving a bare model);
     /// `model_not_configured` when neither is set or nothing serves it.
-    pub(in crate::engine) async fn agent_models(&self, spec: &TaskSpec) -> Result<Vec<ModelTarget>> {
+    pub(in crate::engine) async fn agent_models(
+        &self,
+        spec: &TaskSpec,
+    ) -> Result<Vec<ModelTarget>> {
         let model = match spec.requested_model.trim() {
             "" => self.inner.config.default_model.trim(),
             m => m,

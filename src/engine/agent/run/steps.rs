@@ -3,7 +3,6 @@
 //! `tool.call.finished`, its output and patch artifacts. A step's start is
 //! stored with the end of the one before it, its end with the next start.
 
-use crate::engine::tasks::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
 use super::audit::{CallEnd, CallStart};
 use super::{BASE_PROMPT, Loop};
 use crate::domain::error::Result;
@@ -12,6 +11,7 @@ use crate::domain::message::ToolCall;
 use crate::domain::task::{TaskStep, TaskStepStatus};
 use crate::domain::time::now_rfc3339;
 use crate::engine::gateway::routing::health::retry_after_secs;
+use crate::engine::tasks::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
 use crate::runtimes::agent::{llm, tools};
 use crate::runtimes::model::ModelTarget;
 use crate::store::tasks::{FinishedStep, NewTaskEvent};
