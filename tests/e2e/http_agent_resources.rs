@@ -619,6 +619,69 @@ async fn usage_and_cost_an_agent_reports_are_recorded_per_turn_and_unknown_other
         }
     }
     assert_eq!(with_usage, 3, "{t}");
+
+    // MCP's tools answer HTTP's resources: every field of an MCP session header,
+    // listing entry and message is HTTP's, with the same value (HTTP's transcript
+    // carries more), and each keeps the fields the tools have always answered.
+    let got = mcp.call_ok("get_session", json!({"session_id": id}));
+    let listed_mcp = mcp.call_ok("list_sessions", json!({}));
+    let shown = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    let listed = api.get("/hecate/v1/agent-chat/sessions").await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let header = [
+        "id",
+        "title",
+        "runtime_kind",
+        "status",
+        "turns_used",
+        "created_at",
+        "updated_at",
+    ];
+    for session in [
+        &got["structuredContent"]["session"],
+        &t["structuredContent"]["session"],
+    ] {
+        has_fields(session, &header);
+        carried_by(session, &shown.body["data"]);
+    }
+    let entry = |list: &Value| {
+        list.as_array()
+            .and_then(|l| l.iter().find(|s| s["id"] == json!(id)))
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} is not listed: {list}"))
+    };
+    let over_mcp_entry = entry(&listed_mcp["structuredContent"]["sessions"]);
+    has_fields(&over_mcp_entry, &header);
+    has_fields(&over_mcp_entry, &["message_count"]);
+    carried_by(&over_mcp_entry, &entry(&listed.body["data"]));
+    let messages = shown.body["data"]["messages"].as_array().expect("messages");
+    assert_eq!(over_mcp.len(), messages.len(), "{t}");
+    for (m, twin) in over_mcp.iter().zip(messages) {
+        has_fields(m, &["sequence", "role", "text", "status", "created_at"]);
+        assert_eq!(m["text"], m["content"], "{m}");
+        let mut m = m.clone();
+        m.as_object_mut().expect("object").remove("text");
+        carried_by(&m, twin);
+    }
+}
+
+/// Asserts `value` has each of `fields`.
+fn has_fields(value: &Value, fields: &[&str]) {
+    for f in fields {
+        assert!(value.get(f).is_some(), "{f} is missing: {value}");
+    }
+}
+
+/// Asserts every field of `mcp` is in `http` with the same value.
+fn carried_by(mcp: &Value, http: &Value) {
+    let fields = mcp
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {mcp}"));
+    for (k, v) in fields {
+        assert_eq!(http.get(k), Some(v), "{k}: MCP {mcp}, HTTP {http}");
+    }
 }
 
 #[tokio::test]

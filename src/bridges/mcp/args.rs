@@ -1,10 +1,12 @@
 //! Arguments and structured outputs of Hecate's own MCP tools. Each type derives
-//! a JSON Schema: inputs become `inputSchema`, outputs `outputSchema`.
+//! a JSON Schema: inputs become `inputSchema`, outputs `outputSchema`. Outputs
+//! carry the public resources (`bridges::resources`) that HTTP and the CLI
+//! render; the types here only wrap them in the tools' envelopes.
 
-use crate::bridges::resources::agent::{ApprovalDto, DecisionName, GrantDto, ScopeName};
-use crate::domain::message::Message;
-use crate::domain::provider_call::ProviderCall;
-use crate::domain::session::{Session, SessionSummary};
+use crate::bridges::resources::agent::{
+    ApprovalDto, ChangedFileDto, DecisionName, GrantDto, ScopeName,
+};
+use crate::bridges::resources::{MessageDto, SessionDto, SessionSummaryDto};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -148,137 +150,30 @@ pub struct ProbeAdapterArgs {
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
-/// A session as the tools show it.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SessionInfo {
-    /// Id.
-    pub id: String,
-    /// Title.
-    pub title: String,
-    /// `model`, `agent` or `external_agent`.
-    pub runtime_kind: String,
-    /// Lifecycle status.
-    pub status: String,
-    /// Provider, for model sessions.
-    pub provider: Option<String>,
-    /// Model, for model sessions.
-    pub model: Option<String>,
-    /// Adapter, for agent sessions.
-    pub adapter_id: Option<String>,
-    /// Workspace.
-    pub workspace: Option<String>,
-    /// Turns started.
-    pub turns_used: u32,
-    /// Stored messages (listings only).
-    pub message_count: Option<u64>,
-    /// Creation time.
-    pub created_at: String,
-    /// Last update.
-    pub updated_at: String,
-}
-
-impl From<&Session> for SessionInfo {
-    fn from(s: &Session) -> Self {
-        Self {
-            id: s.id.to_string(),
-            title: s.title.clone(),
-            runtime_kind: s.runtime_kind.as_str().into(),
-            status: s.status.as_str().into(),
-            provider: s.provider.clone(),
-            model: s.model.clone(),
-            adapter_id: s.adapter_id.clone(),
-            workspace: s.workspace.clone(),
-            turns_used: s.turns_used,
-            message_count: None,
-            created_at: s.created_at.clone(),
-            updated_at: s.updated_at.clone(),
-        }
-    }
-}
-
-impl From<&SessionSummary> for SessionInfo {
-    fn from(s: &SessionSummary) -> Self {
-        let mut info = Self::from(&s.session);
-        info.message_count = Some(s.message_count);
-        info
-    }
-}
-
 /// `list_sessions` / `search_sessions` output.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionsOut {
-    /// Sessions, newest first.
-    pub sessions: Vec<SessionInfo>,
+    /// Sessions, newest first, with their counts (as HTTP lists them).
+    pub sessions: Vec<SessionSummaryDto>,
 }
 
-/// A message as the tools show it.
+/// A message as `get_transcript` shows it: the message resource, plus its plain
+/// text under `text`, the name this tool has always answered it under (the
+/// resource calls it `content`; both carry the same text).
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct MessageInfo {
-    /// Position in the session.
-    pub sequence: i64,
-    /// `user`, `assistant`, `system` or `tool`.
-    pub role: String,
-    /// Plain text.
+pub struct TranscriptMessage {
+    /// The message.
+    #[serde(flatten)]
+    pub message: MessageDto,
+    /// Plain text (the same as `content`).
     pub text: String,
-    /// `completed`, `failed`, `cancelled` or `running`.
-    pub status: String,
-    /// The turn.
-    pub run_id: Option<String>,
-    /// Error type of a failed turn.
-    pub error: Option<String>,
-    /// Trace id of the turn that produced an assistant message, when traced.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace_id: Option<String>,
-    /// The id of that turn's span (`agent_chat.run`), when traced.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub span_id: Option<String>,
-    /// Tokens and cost of the model call (or agent turn) that produced an
-    /// assistant message, when one was recorded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<UsageInfo>,
-    /// Creation time.
-    pub created_at: String,
 }
 
-/// Tokens and cost of the call that produced a message.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct UsageInfo {
-    /// Input tokens.
-    pub prompt_tokens: u64,
-    /// Output tokens.
-    pub completion_tokens: u64,
-    /// Total tokens.
-    pub total_tokens: u64,
-    /// Cost in micro-USD; absent when it is unknown (no price, or an agent that
-    /// reported none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_micros_usd: Option<i64>,
-}
-
-impl From<&ProviderCall> for UsageInfo {
-    fn from(c: &ProviderCall) -> Self {
+impl From<MessageDto> for TranscriptMessage {
+    fn from(message: MessageDto) -> Self {
         Self {
-            prompt_tokens: c.usage.prompt_tokens,
-            completion_tokens: c.usage.completion_tokens,
-            total_tokens: c.usage.total_tokens,
-            cost_micros_usd: c.cost_micros_usd,
-        }
-    }
-}
-
-impl From<&Message> for MessageInfo {
-    fn from(m: &Message) -> Self {
-        Self {
-            sequence: m.sequence,
-            role: m.role.as_str().into(),
-            text: m.content.clone(),
-            status: m.status.as_str().into(),
-            run_id: m.run_id.as_ref().map(ToString::to_string),
-            error: m.error.clone(),
-            trace_id: None,
-            span_id: None,
-            usage: None,
-            created_at: m.created_at.clone(),
+            text: message.content.clone(),
+            message,
         }
     }
 }
@@ -287,32 +182,20 @@ impl From<&Message> for MessageInfo {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TranscriptOut {
     /// The session.
-    pub session: SessionInfo,
+    pub session: SessionDto,
     /// Messages in order.
-    pub messages: Vec<MessageInfo>,
+    pub messages: Vec<TranscriptMessage>,
 }
 
 /// `get_session` / `create_session` output.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionOut {
     /// The session.
-    pub session: SessionInfo,
+    pub session: SessionDto,
 }
 
-/// A file a turn changed.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct FileInfo {
-    /// Workspace-relative path.
-    pub path: String,
-    /// `added`, `modified`, `deleted` or `renamed`.
-    pub status: String,
-    /// Lines added.
-    pub additions: u64,
-    /// Lines removed.
-    pub deletions: u64,
-}
-
-/// What a turn produced (`send_message`, `ask_agent`).
+/// What a turn produced (`send_message`, `ask_agent`). MCP's own answer: HTTP
+/// answers a turn with the whole transcript, so no resource has this shape.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TurnOut {
     /// The session the turn ran in (continue it with `session_id`).
@@ -324,7 +207,7 @@ pub struct TurnOut {
     /// The answer text (partial when the turn did not complete).
     pub answer: String,
     /// Files the turn changed in a Git workspace.
-    pub files_changed: Vec<FileInfo>,
+    pub files_changed: Vec<ChangedFileDto>,
     /// The error, when it failed: `{type, message, ...}`.
     pub error: Option<Value>,
 }

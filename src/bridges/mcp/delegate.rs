@@ -3,9 +3,10 @@
 //! MCP cancellation turned into an engine cancel, approvals put to the caller by
 //! elicitation, and the answer with the files the turn changed.
 
-use super::args::{ApprovalModeArg, AskAgentArgs, FileInfo, TurnOut};
+use super::args::{ApprovalModeArg, AskAgentArgs, TurnOut};
 use super::elicit::{self, ElicitAnswer};
 use super::server::HecateMcp;
+use crate::bridges::resources::agent::ChangedFileDto;
 use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::{EngineEvent, RuntimeEvent};
@@ -189,13 +190,8 @@ impl HecateMcp {
                 .message_files(self.ns(), sid, &m.id)
                 .await
                 .unwrap_or_default()
-                .into_iter()
-                .map(|f| FileInfo {
-                    path: f.path,
-                    status: f.status.to_string(),
-                    additions: f.additions,
-                    deletions: f.deletions,
-                })
+                .iter()
+                .map(ChangedFileDto::from)
                 .collect(),
             None => Vec::new(),
         };

@@ -6,6 +6,7 @@ use super::args::*;
 use super::errors::fail;
 use super::server::HecateMcp;
 use crate::bridges::resources::agent::{ApprovalDto, GrantDto};
+use crate::bridges::resources::{MessageDto, SessionDto, SessionSummaryDto, UsageDto};
 use crate::domain::approval::{ApprovalStatus, Decision, Scope};
 use crate::domain::error::HecateError;
 use crate::domain::ids::{ApprovalId, GrantId, SessionId};
@@ -38,7 +39,7 @@ impl HecateMcp {
             .await
             .map_err(fail)?;
         Ok(Json(SessionsOut {
-            sessions: list.iter().map(SessionInfo::from).collect(),
+            sessions: list.iter().map(SessionSummaryDto::from).collect(),
         }))
     }
 
@@ -75,7 +76,7 @@ impl HecateMcp {
                     Err(_) => false,
                 };
             if hit {
-                found.push(SessionInfo::from(s));
+                found.push(SessionSummaryDto::from(s));
             }
         }
         Ok(Json(SessionsOut { sessions: found }))
@@ -95,7 +96,7 @@ impl HecateMcp {
             .await
             .map_err(fail)?;
         Ok(Json(SessionOut {
-            session: SessionInfo::from(&s),
+            session: SessionDto::from(&s),
         }))
     }
 
@@ -117,26 +118,26 @@ impl HecateMcp {
             .map(|n| t.messages.len().saturating_sub(n as usize))
             .unwrap_or(0);
         Ok(Json(TranscriptOut {
-            session: SessionInfo::from(&t.session),
+            session: SessionDto::from(&t.session),
             messages: t
                 .messages
                 .iter()
                 .skip(skip)
                 .map(|m| {
-                    let mut info = MessageInfo::from(m);
+                    let mut dto = MessageDto::from(m);
                     // An answer carries the ids of the turn that produced it.
                     if m.role == Role::Assistant
                         && let Some(run) = t.runs.iter().find(|r| Some(&r.id) == m.run_id.as_ref())
                     {
-                        info.trace_id = run.trace_id.clone();
-                        info.span_id = run.span_id.clone();
+                        dto.trace_id = run.trace_id.clone();
+                        dto.span_id = run.span_id.clone();
                     }
-                    info.usage = m
+                    dto.usage = m
                         .produced_by_call_id
                         .as_ref()
                         .and_then(|id| t.provider_calls.iter().find(|c| &c.id == id))
-                        .map(UsageInfo::from);
-                    info
+                        .map(UsageDto::from);
+                    TranscriptMessage::from(dto)
                 })
                 .collect(),
         }))
@@ -182,7 +183,7 @@ impl HecateMcp {
             .await
             .map_err(fail)?;
         Ok(Json(SessionOut {
-            session: SessionInfo::from(&s),
+            session: SessionDto::from(&s),
         }))
     }
 

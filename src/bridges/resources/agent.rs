@@ -440,7 +440,7 @@ pub struct GrantDeletedResponse {
 }
 
 /// One file a turn changed.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
 pub struct ChangedFileDto {
     /// Path relative to the repository root (the new path of a rename).
     pub path: String,

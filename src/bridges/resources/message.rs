@@ -4,12 +4,13 @@
 use crate::domain::activity::Activity;
 use crate::domain::message::{Message, ToolCall};
 use crate::domain::provider_call::{ProviderCall, format_usd};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 /// A tool call an assistant message requested.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema, JsonSchema)]
 pub struct ToolCallDto {
     /// Call id.
     pub id: String,
@@ -30,7 +31,7 @@ impl From<&ToolCall> for ToolCallDto {
 }
 
 /// One row of the compact activity timeline of a turn.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema, JsonSchema)]
 pub struct ActivityDto {
     /// `thinking`, `tool_call`, `approval`, `files_changed`, `final_answer` or `run_result`.
     #[serde(rename = "type")]
@@ -59,7 +60,7 @@ impl From<&Activity> for ActivityDto {
 }
 
 /// Tokens and cost of the provider call that produced a message.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema, JsonSchema)]
 pub struct UsageDto {
     /// Input tokens.
     pub prompt_tokens: u64,
@@ -88,7 +89,7 @@ impl From<&ProviderCall> for UsageDto {
 }
 
 /// An entry of a session's message stream.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema, JsonSchema)]
 pub struct MessageDto {
     /// Message id (`msg_…`; `pending_<run_id>` for a running turn's live answer).
     pub id: String,
@@ -143,11 +144,14 @@ pub struct MessageDto {
     pub task_run_id: Option<String>,
     /// Runtime snapshot: the model's effective capabilities when the turn ran.
     #[serde(skip_serializing_if = "Option::is_none")]
+    // An object in MCP schemas: `CapabilitiesDto` derives no `JsonSchema` (yet).
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub capabilities: Option<super::capability::CapabilitiesDto>,
     /// Where the time of a Hecate Agent answer went (from its task run's steps
     /// and approvals).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub timing: Option<crate::domain::timing::AgentTiming>,
     /// `git diff --stat` of the files an external agent's turn changed (after a
     /// revert, of what still differs).

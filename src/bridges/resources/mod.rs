@@ -1,6 +1,8 @@
-//! Wire types of the HTTP API: request bodies, `{"object", "data"}` responses and
-//! the resources they carry. They mirror the domain types (which stay free of HTTP
-//! and OpenAPI concerns) and derive `ToSchema` for the OpenAPI document.
+//! The one public resource model every face renders: request bodies,
+//! `{"object", "data"}` responses and the resources they carry. They mirror the
+//! domain types (which stay free of HTTP, MCP and OpenAPI concerns), derive
+//! `ToSchema` for the OpenAPI document and, where an MCP tool takes or answers
+//! them (sessions, messages, approvals, tasks …), `JsonSchema` for its schemas.
 
 pub mod agent;
 pub mod capability;

@@ -9,11 +9,12 @@ use crate::domain::provider_call::{ProviderCall, format_usd};
 use crate::domain::run::Run;
 use crate::domain::segment::Segment;
 use crate::domain::session::{Session, SessionSummary};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// A session's working-memory strategy: which part of its transcript a turn sees.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema, JsonSchema)]
 #[schema(example = json!({"strategy": "token_budget", "max_tokens": 8192}))]
 #[serde(deny_unknown_fields)]
 pub struct HistoryDto {
@@ -58,7 +59,7 @@ impl From<&HistoryStrategy> for HistoryDto {
 }
 
 /// A session header: runtime, target, guardrails and lifecycle.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema, JsonSchema)]
 pub struct SessionDto {
     /// Session id (`agent_chat_…`).
     pub id: String,
@@ -77,6 +78,8 @@ pub struct SessionDto {
     /// The effective capabilities of the session's provider/model now (model
     /// and agent runtimes); each message keeps those of its own turn.
     #[serde(skip_serializing_if = "Option::is_none")]
+    // An object in MCP schemas: `CapabilitiesDto` derives no `JsonSchema` (yet).
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub capabilities: Option<super::capability::CapabilitiesDto>,
     /// External-agent adapter id.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -156,7 +159,7 @@ impl From<&Session> for SessionDto {
 }
 
 /// A session header with counts, as listings show it (no message bodies).
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema, JsonSchema)]
 pub struct SessionSummaryDto {
     /// The header.
     #[serde(flatten)]
