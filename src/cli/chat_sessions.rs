@@ -6,7 +6,7 @@ use super::output::{Format, print_resource, print_text};
 use super::{AppContext, GlobalArgs};
 use crate::bridges::resources::chat::{ChatSessionDto, ChatSessionSummaryDto};
 use crate::domain::provider_call::format_usd;
-use crate::engine::gateway::chats::ChatSessionView;
+use crate::engine::gateway::conversations::GatewayConversationView;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -53,7 +53,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &ChatSessionsCommand) -> anyhow::Result<
             let list = ctx
                 .engine
                 .gateway()
-                .list_chat_sessions(ns, *limit, *offset)
+                .list_conversations(ns, *limit, *offset)
                 .await?;
             let rows: Vec<ChatSessionSummaryDto> =
                 list.iter().map(ChatSessionSummaryDto::from).collect();
@@ -81,7 +81,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &ChatSessionsCommand) -> anyhow::Result<
             }
         }
         ChatSessionsCommand::Show { id, format } => {
-            let v = ctx.engine.gateway().chat_session(ns, id).await?;
+            let v = ctx.engine.gateway().conversation(ns, id).await?;
             match format {
                 Format::Json => print_resource(
                     "chat_session",
@@ -91,7 +91,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &ChatSessionsCommand) -> anyhow::Result<
             }
         }
         ChatSessionsCommand::Delete { id } => {
-            ctx.engine.gateway().delete_chat_session(ns, id).await?;
+            ctx.engine.gateway().delete_conversation(ns, id).await?;
             print_text(&format!("deleted {id}\n"))?;
         }
     }
@@ -99,7 +99,7 @@ pub async fn run(cli: &GlobalArgs, cmd: &ChatSessionsCommand) -> anyhow::Result<
 }
 
 /// The session as text: each message with its role, then its provider call.
-fn render(v: &ChatSessionView) -> String {
+fn render(v: &GatewayConversationView) -> String {
     let mut out = format!("chat session {}\n", v.session.id);
     for m in &v.messages {
         let role = m.message["role"].as_str().unwrap_or("?");

@@ -118,7 +118,7 @@ id_type!(
 
 id_type!(
     /// Identifies a gateway chat session created without a client-chosen id.
-    ChatSessionId,
+    GatewayConversationId,
     "chat_"
 );
 

@@ -4,8 +4,8 @@
 
 use super::batch_writer::{BatchSink, BatchWriter, WriterSettings};
 use super::mcp::audit::{self, AuditSink, AuditWriter};
-use crate::domain::chat::GatewayTrace;
 use crate::domain::error::{HecateError, Result};
+use crate::domain::gateway_conversation::GatewayTrace;
 use crate::store::Store;
 use crate::store::journal::{Journal, OrphanJournal};
 use async_trait::async_trait;

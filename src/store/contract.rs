@@ -2,9 +2,9 @@
 //! answer, and `Store`, which every backend implements in full.
 
 use super::capabilities::CapabilityStore;
-use super::chat::ChatStore;
 use super::cooldowns::CooldownStore;
 use super::flow_chats::FlowChatStore;
+use super::gateway_conversations::GatewayConversationStore;
 use super::memory::MemoryStore;
 use super::tasks::TaskStore;
 use super::turn::{BeginTurn, FinishTurn, NewRunEvent, TurnBegun, TurnFinished};
@@ -288,7 +288,7 @@ pub trait Store:
     + LeaseStore
     + AuditStore
     + TurnStore
-    + ChatStore
+    + GatewayConversationStore
     + CapabilityStore
     + CooldownStore
     + FlowChatStore

@@ -4,10 +4,10 @@
 //! by the one conformance suite in `tests/e2e/store_conformance.rs`.
 
 pub mod capabilities;
-pub mod chat;
 mod contract;
 pub mod cooldowns;
 pub mod flow_chats;
+pub mod gateway_conversations;
 pub mod history;
 pub mod journal;
 pub mod memory;
@@ -19,7 +19,6 @@ pub mod transfer;
 pub mod turn;
 
 pub use capabilities::CapabilityStore;
-pub use chat::ChatStore;
 pub use contract::{
     ApprovalPruning, ApprovalStore, AuditStore, LeaseStore, McpCallRecord, MessageStore,
     OwnerIsDead, PruneReport, ReconcileReport, RunStore, SessionStore, Store, StoreFailure,
@@ -27,6 +26,7 @@ pub use contract::{
 };
 pub use cooldowns::{CooldownStore, ProviderCooldown};
 pub use flow_chats::FlowChatStore;
+pub use gateway_conversations::GatewayConversationStore;
 pub use memory::{MemoryStore, VectorSearch};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;

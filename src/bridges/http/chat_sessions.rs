@@ -12,8 +12,8 @@ use crate::bridges::resources::chat::{
     ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, CreateChatSessionRequest,
     ListChatSessionsQuery, UpdateChatSessionRequest,
 };
-use crate::domain::chat::ChatSessionPatch;
-use crate::engine::gateway::chats::NewChatSession;
+use crate::domain::gateway_conversation::GatewayConversationPatch;
+use crate::engine::gateway::conversations::NewGatewayConversation;
 use axum::Json;
 use axum::extract::State;
 
@@ -55,7 +55,7 @@ pub async fn list(
     let list = state
         .engine
         .gateway()
-        .list_chat_sessions(&state.namespace, limit, offset)
+        .list_conversations(&state.namespace, limit, offset)
         .await?;
     Ok(Json(ChatSessionListResponse {
         object: "chat_sessions".to_string(),
@@ -89,9 +89,9 @@ pub async fn create(
     let session = state
         .engine
         .gateway()
-        .create_chat_session(
+        .create_conversation(
             &state.namespace,
-            NewChatSession {
+            NewGatewayConversation {
                 id: req.id,
                 title: req.title,
                 system_prompt: req.system_prompt,
@@ -129,10 +129,10 @@ pub async fn update(
     let v = state
         .engine
         .gateway()
-        .update_chat_session(
+        .update_conversation(
             &state.namespace,
             &id,
-            ChatSessionPatch {
+            GatewayConversationPatch {
                 title: req.title,
                 system_prompt: req.system_prompt,
             },
@@ -164,7 +164,7 @@ pub async fn get(
     let v = state
         .engine
         .gateway()
-        .chat_session(&state.namespace, &id)
+        .conversation(&state.namespace, &id)
         .await?;
     Ok(Json(ChatSessionResponse {
         object: "chat_session".to_string(),
@@ -193,7 +193,7 @@ pub async fn replay(
     let messages = state
         .engine
         .gateway()
-        .replay_chat_session(&state.namespace, &id)
+        .replay_conversation(&state.namespace, &id)
         .await?;
     Ok(Json(ChatReplayResponse {
         object: "chat_session_replay".to_string(),
@@ -224,7 +224,7 @@ pub async fn delete(
     state
         .engine
         .gateway()
-        .delete_chat_session(&state.namespace, &id)
+        .delete_conversation(&state.namespace, &id)
         .await?;
     Ok(Json(ChatDeletedResponse {
         object: "chat_session_deleted".to_string(),

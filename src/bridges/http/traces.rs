@@ -6,7 +6,7 @@ use super::chat_sessions::page_limit;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiQuery;
 use crate::bridges::resources::chat::{TraceDto, TraceListResponse, TracesQuery};
-use crate::domain::chat::TraceFilter;
+use crate::domain::gateway_conversation::TraceFilter;
 use axum::Json;
 use axum::extract::State;
 

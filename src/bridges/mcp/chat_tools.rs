@@ -43,7 +43,7 @@ impl HecateMcp {
         let list = self
             .engine
             .gateway()
-            .list_chat_sessions(self.ns(), limit, offset)
+            .list_conversations(self.ns(), limit, offset)
             .await
             .map_err(fail)?;
         Ok(Json(ChatSessionsOut {

@@ -2,8 +2,9 @@
 //! (`/hecate/v1/chat/sessions`), their messages, provider calls and replay, and
 //! gateway traces (`/hecate/v1/traces`).
 
-use crate::domain::chat::{
-    ChatMessage, ChatProviderCall, ChatSession, ChatSessionSummary, GatewayTrace, RouteCandidate,
+use crate::domain::gateway_conversation::{
+    GatewayCall, GatewayConversation, GatewayConversationSummary, GatewayMessage, GatewayTrace,
+    RouteCandidate,
 };
 use crate::domain::provider_call::format_usd;
 use schemars::JsonSchema;
@@ -77,8 +78,8 @@ pub struct ChatSessionSummaryDto {
     pub last_request_id: Option<String>,
 }
 
-impl From<&ChatSessionSummary> for ChatSessionSummaryDto {
-    fn from(s: &ChatSessionSummary) -> Self {
+impl From<&GatewayConversationSummary> for ChatSessionSummaryDto {
+    fn from(s: &GatewayConversationSummary) -> Self {
         let last = s.last_call.as_ref();
         Self {
             id: s.session.id.clone(),
@@ -126,8 +127,8 @@ pub struct ChatMessageDto {
     pub message: Map<String, Value>,
 }
 
-impl From<&ChatMessage> for ChatMessageDto {
-    fn from(m: &ChatMessage) -> Self {
+impl From<&GatewayMessage> for ChatMessageDto {
+    fn from(m: &GatewayMessage) -> Self {
         Self {
             id: m.id.clone(),
             sequence: m.sequence,
@@ -167,8 +168,8 @@ pub struct ChatProviderCallDto {
     pub created_at: String,
 }
 
-impl From<&ChatProviderCall> for ChatProviderCallDto {
-    fn from(c: &ChatProviderCall) -> Self {
+impl From<&GatewayCall> for ChatProviderCallDto {
+    fn from(c: &GatewayCall) -> Self {
         Self {
             id: c.id.clone(),
             request_id: c.request_id.clone(),
@@ -209,7 +210,11 @@ pub struct ChatSessionDto {
 
 impl ChatSessionDto {
     /// The wire form of a session and its streams.
-    pub fn new(s: &ChatSession, messages: &[ChatMessage], calls: &[ChatProviderCall]) -> Self {
+    pub fn new(
+        s: &GatewayConversation,
+        messages: &[GatewayMessage],
+        calls: &[GatewayCall],
+    ) -> Self {
         Self {
             id: s.id.clone(),
             title: s.title.clone(),

@@ -13,7 +13,7 @@
 //! `crate::model_wire`'s; the upstream call and the relay `adapters::gateway`'s.
 
 pub mod catalog;
-pub mod chats;
+pub mod conversations;
 pub mod counters;
 pub mod exchange;
 pub mod record;

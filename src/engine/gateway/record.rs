@@ -6,8 +6,10 @@
 //! request's trace. Every other ending — no session, a failure — leaves the
 //! trace alone, so a failed upstream never half-writes a session.
 
-use crate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace, RouteCandidate};
 use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::gateway_conversation::{
+    GatewayCall, GatewayTrace, RecordedExchange, RouteCandidate,
+};
 use crate::domain::ids::CallId;
 use crate::domain::provider_call::Usage;
 use crate::domain::time::now_rfc3339;
@@ -131,8 +133,11 @@ impl<'e> Gateway<'e> {
         body: &Value,
     ) -> Result<SessionBinding> {
         let store = self.engine.store();
-        let (system_prompt, stored) = match store.get_chat_session(namespace, session_id).await {
-            Ok(s) => (s.system_prompt, store.list_chat_messages(session_id).await?),
+        let (system_prompt, stored) = match store.get_conversation(namespace, session_id).await {
+            Ok(s) => (
+                s.system_prompt,
+                store.list_conversation_messages(session_id).await?,
+            ),
             Err(e) if e.error_type == ErrorType::NotFound => (String::new(), Vec::new()),
             Err(e) => return Err(e),
         };
@@ -294,13 +299,13 @@ impl<'e> Gateway<'e> {
         {
             obj.insert("partial".into(), Value::Bool(true));
         }
-        let exchange = ChatExchange {
+        let exchange = RecordedExchange {
             namespace: start.namespace.clone(),
             session_id: binding.session_id,
             expected_count: binding.expected_count,
             new_messages: binding.new_messages,
             answer,
-            call: ChatProviderCall {
+            call: GatewayCall {
                 id: CallId::generate().0,
                 request_id: start.request_id.clone(),
                 provider,
@@ -313,7 +318,7 @@ impl<'e> Gateway<'e> {
             },
             trace: trace.clone(),
         };
-        if let Err(e) = store.append_chat_exchange(exchange).await {
+        if let Err(e) = store.append_recorded_exchange(exchange).await {
             tracing::warn!(request_id = %start.request_id, "chat exchange not recorded: {e}");
             trace.error_type = Some(e.error_type.code().to_string());
             trace.error_message = Some(format!("the exchange was not recorded: {}", e.message));

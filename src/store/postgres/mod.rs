@@ -26,11 +26,11 @@ macro_rules! in_transaction {
 mod approvals;
 mod audit;
 mod capabilities;
-mod chat;
 mod connect;
 mod cooldowns;
 mod database;
 mod flow_chats;
+mod gateway_conversations;
 mod leases;
 mod memory;
 mod messages;

@@ -2,7 +2,7 @@
 //! time, newest first.
 
 use super::{OpResult, big, limit};
-use crate::domain::chat::{GatewayTrace, TraceFilter};
+use crate::domain::gateway_conversation::{GatewayTrace, TraceFilter};
 use crate::store::rows::traces::{self as decode, TRACE_COLUMNS};
 use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;

@@ -5,7 +5,7 @@
 
 pub mod approvals;
 pub mod audit;
-pub mod chat;
+pub mod gateway_conversations;
 pub mod messages;
 pub mod runs;
 pub mod sessions;

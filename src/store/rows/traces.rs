@@ -1,7 +1,7 @@
 //! The gateway's trace table: its columns and how a row becomes a `GatewayTrace`.
 
 use super::StoredRow;
-use crate::domain::chat::GatewayTrace;
+use crate::domain::gateway_conversation::GatewayTrace;
 use crate::domain::provider_call::Usage;
 
 /// The columns a row must start with for its decoder, in the order it reads them.

@@ -7,10 +7,10 @@
 mod approvals;
 mod audit;
 mod capabilities;
-mod chat;
 mod cooldowns;
 mod database;
 mod flow_chats;
+mod gateway_conversations;
 mod leases;
 mod memory;
 mod messages;

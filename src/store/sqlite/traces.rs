@@ -2,7 +2,7 @@
 //! time, newest first.
 
 use super::OpResult;
-use crate::domain::chat::{GatewayTrace, TraceFilter};
+use crate::domain::gateway_conversation::{GatewayTrace, TraceFilter};
 use crate::store::rows::traces::{self as decode, TRACE_COLUMNS};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, Transaction, params, params_from_iter};

@@ -5,9 +5,9 @@ use hecate::domain::ErrorType;
 use hecate::domain::capability::{
     CapabilityDeclaration, CapabilityRecord, CapabilitySource, ToolCalling,
 };
-use hecate::domain::chat::{
-    ChatExchange, ChatProviderCall, ChatSession, ChatSessionPatch, GatewayTrace, RouteCandidate,
-    TraceFilter,
+use hecate::domain::gateway_conversation::{
+    GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayTrace, RecordedExchange,
+    RouteCandidate, TraceFilter,
 };
 use hecate::domain::ids::CallId;
 use hecate::domain::provider_call::Usage;
@@ -56,14 +56,14 @@ fn trace(request_id: &str, session: Option<&str>, started_at: &str) -> GatewayTr
     }
 }
 
-fn exchange(session: &str, expected: u64, request_id: &str, user: &str) -> ChatExchange {
-    ChatExchange {
+fn exchange(session: &str, expected: u64, request_id: &str, user: &str) -> RecordedExchange {
+    RecordedExchange {
         namespace: "default".into(),
         session_id: session.into(),
         expected_count: expected,
         new_messages: vec![json!({"role": "user", "content": user})],
         answer: json!({"role": "assistant", "content": format!("re: {user}")}),
-        call: ChatProviderCall {
+        call: GatewayCall {
             id: CallId::generate().0,
             request_id: request_id.into(),
             provider: "p".into(),
@@ -85,14 +85,17 @@ fn exchange(session: &str, expected: u64, request_id: &str, user: &str) -> ChatE
 pub async fn a_chat_exchange_creates_the_session_and_links_answer_to_call(b: Backend) {
     let s = &b.store;
     let first = s
-        .append_chat_exchange(exchange("chat_a", 0, "req_1", "hi"))
+        .append_recorded_exchange(exchange("chat_a", 0, "req_1", "hi"))
         .await
         .expect("first exchange");
     assert_eq!(first.len(), 2);
     let second = exchange("chat_a", 2, "req_2", "again");
     let call_id = second.call.id.clone();
-    s.append_chat_exchange(second).await.expect("second");
-    let messages = s.list_chat_messages("chat_a").await.expect("messages");
+    s.append_recorded_exchange(second).await.expect("second");
+    let messages = s
+        .list_conversation_messages("chat_a")
+        .await
+        .expect("messages");
     assert_eq!(
         messages.iter().map(|m| m.sequence).collect::<Vec<_>>(),
         [0, 1, 2, 3]
@@ -100,10 +103,10 @@ pub async fn a_chat_exchange_creates_the_session_and_links_answer_to_call(b: Bac
     assert_eq!(messages[2].produced_by_call_id, None);
     assert_eq!(messages[3].produced_by_call_id.as_deref(), Some(&*call_id));
     assert_eq!(messages[3].message["content"], "re: again");
-    let calls = s.list_chat_provider_calls("chat_a").await.expect("calls");
+    let calls = s.list_conversation_calls("chat_a").await.expect("calls");
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[1].id, call_id);
-    let list = s.list_chat_sessions("default", 10, 0).await.expect("list");
+    let list = s.list_conversations("default", 10, 0).await.expect("list");
     assert_eq!(list.len(), 1);
     assert_eq!((list[0].message_count, list[0].provider_call_count), (4, 2));
     assert_eq!(list[0].last_call.as_ref().map(|c| &c.id), Some(&call_id));
@@ -124,12 +127,12 @@ pub async fn a_chat_exchange_creates_the_session_and_links_answer_to_call(b: Bac
 pub async fn a_stale_chat_exchange_writes_nothing(b: Backend) {
     let s = &b.store;
     let err = s
-        .append_chat_exchange(exchange("chat_b", 1, "req_x", "hi"))
+        .append_recorded_exchange(exchange("chat_b", 1, "req_x", "hi"))
         .await
         .expect_err("a new session holds no message");
     assert_eq!(err.error_type, ErrorType::Conflict);
     let missing = s
-        .get_chat_session("default", "chat_b")
+        .get_conversation("default", "chat_b")
         .await
         .expect_err("absent");
     assert_eq!(missing.error_type, ErrorType::NotFound);
@@ -149,39 +152,44 @@ pub async fn a_stale_chat_exchange_writes_nothing(b: Backend) {
 pub async fn chat_sessions_list_newest_first_per_namespace_and_delete_both_streams(b: Backend) {
     let s = &b.store;
     for id in ["chat_1", "chat_2", "chat_3"] {
-        s.append_chat_exchange(exchange(id, 0, &format!("req_{id}"), "hi"))
+        s.append_recorded_exchange(exchange(id, 0, &format!("req_{id}"), "hi"))
             .await
             .expect("append");
     }
-    let page = s.list_chat_sessions("default", 2, 0).await.expect("page");
+    let page = s.list_conversations("default", 2, 0).await.expect("page");
     assert_eq!(
         page.iter()
             .map(|x| x.session.id.as_str())
             .collect::<Vec<_>>(),
         ["chat_3", "chat_2"]
     );
-    let rest = s.list_chat_sessions("default", 2, 2).await.expect("rest");
+    let rest = s.list_conversations("default", 2, 2).await.expect("rest");
     assert_eq!(rest.len(), 1);
     assert!(
-        s.list_chat_sessions("other", 10, 0)
+        s.list_conversations("other", 10, 0)
             .await
             .expect("other")
             .is_empty()
     );
-    let other = s.get_chat_session("other", "chat_1").await.expect_err("ns");
+    let other = s.get_conversation("other", "chat_1").await.expect_err("ns");
     assert_eq!(other.error_type, ErrorType::NotFound);
-    s.delete_chat_session("default", "chat_1")
+    s.delete_conversation("default", "chat_1")
         .await
         .expect("delete");
-    assert!(s.list_chat_messages("chat_1").await.expect("m").is_empty());
     assert!(
-        s.list_chat_provider_calls("chat_1")
+        s.list_conversation_messages("chat_1")
+            .await
+            .expect("m")
+            .is_empty()
+    );
+    assert!(
+        s.list_conversation_calls("chat_1")
             .await
             .expect("c")
             .is_empty()
     );
     let again = s
-        .delete_chat_session("default", "chat_1")
+        .delete_conversation("default", "chat_1")
         .await
         .expect_err("gone");
     assert_eq!(again.error_type, ErrorType::NotFound);
@@ -419,7 +427,7 @@ pub async fn a_chat_session_made_ahead_keeps_its_header_and_a_patch_changes_what
     b: Backend,
 ) {
     let s = &b.store;
-    let header = ChatSession {
+    let header = GatewayConversation {
         id: "chat_ahead".into(),
         namespace: "default".into(),
         title: "Support".into(),
@@ -428,36 +436,36 @@ pub async fn a_chat_session_made_ahead_keeps_its_header_and_a_patch_changes_what
         created_at: "2026-01-01T00:00:00.000Z".into(),
         updated_at: "2026-01-01T00:00:00.000Z".into(),
     };
-    s.create_chat_session(&header).await.expect("created");
+    s.create_conversation(&header).await.expect("created");
     assert_eq!(
-        s.get_chat_session("default", "chat_ahead")
+        s.get_conversation("default", "chat_ahead")
             .await
             .expect("read"),
         header
     );
     for namespace in ["default", "other"] {
-        let taken = ChatSession {
+        let taken = GatewayConversation {
             namespace: namespace.into(),
             title: "again".into(),
             ..header.clone()
         };
-        let e = s.create_chat_session(&taken).await.expect_err("taken");
+        let e = s.create_conversation(&taken).await.expect_err("taken");
         assert_eq!(e.error_type, ErrorType::Conflict, "{namespace}");
     }
     assert_eq!(
-        s.get_chat_session("default", "chat_ahead")
+        s.get_conversation("default", "chat_ahead")
             .await
             .expect("read")
             .title,
         "Support"
     );
     let patched = s
-        .update_chat_session(
+        .update_conversation(
             "default",
             "chat_ahead",
-            &ChatSessionPatch {
+            &GatewayConversationPatch {
                 system_prompt: Some("Be thorough.".into()),
-                ..ChatSessionPatch::default()
+                ..GatewayConversationPatch::default()
             },
         )
         .await
@@ -466,25 +474,25 @@ pub async fn a_chat_session_made_ahead_keeps_its_header_and_a_patch_changes_what
     assert_eq!(patched.system_prompt, "Be thorough.");
     assert!(patched.updated_at > header.updated_at);
     assert_eq!(
-        s.get_chat_session("default", "chat_ahead")
+        s.get_conversation("default", "chat_ahead")
             .await
             .expect("read"),
         patched
     );
     let foreign = s
-        .update_chat_session(
+        .update_conversation(
             "other",
             "chat_ahead",
-            &ChatSessionPatch {
+            &GatewayConversationPatch {
                 title: Some("stolen".into()),
-                ..ChatSessionPatch::default()
+                ..GatewayConversationPatch::default()
             },
         )
         .await
         .expect_err("another namespace");
     assert_eq!(foreign.error_type, ErrorType::NotFound);
     assert!(
-        s.list_chat_messages("chat_ahead")
+        s.list_conversation_messages("chat_ahead")
             .await
             .expect("messages")
             .is_empty()

@@ -15,9 +15,11 @@ use super::{Backend, backends};
 use hecate::domain::ErrorType;
 use hecate::domain::approval::Grant;
 use hecate::domain::capability::{CapabilityDeclaration, CapabilityRecord, CapabilitySource};
-use hecate::domain::chat::{ChatExchange, ChatProviderCall, GatewayTrace, TraceFilter};
 use hecate::domain::flow::{
     FlowChat, FlowChatWrite, FlowPosition, FlowRole, MemoryOwner, NewFlowChatMessage,
+};
+use hecate::domain::gateway_conversation::{
+    GatewayCall, GatewayTrace, RecordedExchange, TraceFilter,
 };
 use hecate::domain::ids::{
     CallId, GrantId, MessageId, RunId, SessionId, TaskApprovalId, TaskArtifactId, TaskId,
@@ -362,13 +364,13 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         route_candidates: Vec::new(),
     };
     store
-        .append_chat_exchange(ChatExchange {
+        .append_recorded_exchange(RecordedExchange {
             namespace: OWNER.into(),
             session_id: "chat_iso".into(),
             expected_count: 0,
             new_messages: vec![json!({"role": "user", "content": "secret"})],
             answer: json!({"role": "assistant", "content": "secret reply"}),
-            call: ChatProviderCall {
+            call: GatewayCall {
                 id: CallId::generate().0,
                 request_id: "req_chat_iso".into(),
                 provider: "p".into(),
@@ -547,19 +549,19 @@ async fn nothing_crosses(store: &dyn Store, s: &Session, t: &Task, flow: &FlowCh
     // chat_session_provider_calls; gateway_traces by namespace.
     not_found(
         store
-            .get_chat_session(OTHER, "chat_iso")
+            .get_conversation(OTHER, "chat_iso")
             .await
             .expect_err("chat session"),
         "get_chat_session",
     );
     assert!(
         store
-            .list_chat_sessions(OTHER, 100, 0)
+            .list_conversations(OTHER, 100, 0)
             .await
             .expect("chats")
             .is_empty()
     );
-    assert!(store.delete_chat_session(OTHER, "chat_iso").await.is_err());
+    assert!(store.delete_conversation(OTHER, "chat_iso").await.is_err());
     let traces = TraceFilter {
         request_id: None,
         session_id: None,

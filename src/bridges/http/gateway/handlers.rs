@@ -12,7 +12,7 @@ use super::schema::{
     ModelListDto, ResponseObject, ResponsesRequest,
 };
 use crate::bridges::resources::events::SseEventDto;
-use crate::domain::chat::valid_chat_session_id;
+use crate::domain::gateway_conversation::valid_chat_session_id;
 use crate::engine::gateway::GatewayCall;
 use crate::model_wire::{Exchange, ExchangeBody, RequestFacts, WireFormat};
 use axum::Extension;

@@ -1,20 +1,20 @@
 //! Recorded gateway conversations: the session and provider-call columns and their decoders.
 
 use super::StoredRow;
-use crate::domain::chat::{ChatProviderCall, ChatSession};
+use crate::domain::gateway_conversation::{GatewayCall, GatewayConversation};
 use crate::domain::provider_call::Usage;
 
 /// The columns a row must start with for its decoder, in the order it reads them.
-pub(crate) const CHAT_SESSION_COLUMNS: &str =
+pub(crate) const CONVERSATION_COLUMNS: &str =
     "id, namespace, title, system_prompt, user_name, created_at, updated_at";
 
 /// The columns a row must start with for its decoder, in the order it reads them.
-pub(crate) const CHAT_CALL_COLUMNS: &str = "id, request_id, provider, model, cost_micros_usd, prompt_tokens, \
+pub(crate) const CONVERSATION_CALL_COLUMNS: &str = "id, request_id, provider, model, cost_micros_usd, prompt_tokens, \
      completion_tokens, total_tokens, outcome, duration_ms, created_at";
 
-/// A recorded conversation from a row that starts with its columns.
-pub(crate) fn session<R: StoredRow>(r: &R) -> Result<ChatSession, R::Error> {
-    Ok(ChatSession {
+/// A gateway conversation from a row that starts with its columns.
+pub(crate) fn conversation<R: StoredRow>(r: &R) -> Result<GatewayConversation, R::Error> {
+    Ok(GatewayConversation {
         id: r.col(0)?,
         namespace: r.col(1)?,
         title: r.col(2)?,
@@ -26,8 +26,8 @@ pub(crate) fn session<R: StoredRow>(r: &R) -> Result<ChatSession, R::Error> {
 }
 
 /// A provider call of a recorded conversation from a row that starts with its columns.
-pub(crate) fn call<R: StoredRow>(r: &R) -> Result<ChatProviderCall, R::Error> {
-    Ok(ChatProviderCall {
+pub(crate) fn call<R: StoredRow>(r: &R) -> Result<GatewayCall, R::Error> {
+    Ok(GatewayCall {
         id: r.col(0)?,
         request_id: r.col(1)?,
         provider: r.col(2)?,

@@ -1,12 +1,12 @@
-//! The contract for gateway chat sessions and gateway traces: the exchange of a
+//! The contract for gateway conversations and gateway traces: the exchange of a
 //! `/v1` request with a session id is written in one transaction with its trace;
 //! a request without one leaves its trace alone.
 
-use crate::domain::chat::{
-    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionPatch, ChatSessionSummary,
-    GatewayTrace, TraceFilter,
-};
 use crate::domain::error::{ErrorType, HecateError, Result};
+use crate::domain::gateway_conversation::{
+    GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
+    GatewayMessage, GatewayTrace, RecordedExchange, TraceFilter,
+};
 use async_trait::async_trait;
 
 /// The `conflict` of creating a chat session whose id is already in use,
@@ -21,42 +21,45 @@ pub(crate) fn chat_session_taken(id: &str) -> HecateError {
 
 /// Gateway chat sessions (two streams) and per-request traces.
 #[async_trait]
-pub trait ChatStore: Send + Sync {
+pub trait GatewayConversationStore: Send + Sync {
     /// Creates the session when absent, appends the new messages (gap-free
     /// sequences), the provider call, the answer produced by it and the trace, in
     /// one transaction; `conflict` (nothing written) when the session no longer
     /// holds `expected_count` messages. Answers the appended messages.
-    async fn append_chat_exchange(&self, exchange: ChatExchange) -> Result<Vec<ChatMessage>>;
+    async fn append_recorded_exchange(
+        &self,
+        exchange: RecordedExchange,
+    ) -> Result<Vec<GatewayMessage>>;
     /// Stores the traces of requests that recorded no exchange, in one
     /// transaction; a request id stored before is replaced.
     async fn record_traces(&self, traces: &[GatewayTrace]) -> Result<()>;
     /// Creates an empty session with its header; `conflict` (nothing written)
     /// when a session, in any namespace, already has the id.
-    async fn create_chat_session(&self, session: &ChatSession) -> Result<()>;
+    async fn create_conversation(&self, session: &GatewayConversation) -> Result<()>;
     /// Sets what `patch` names on a session's header (and its `updated_at`),
     /// or `not_found`; answers the header as stored.
-    async fn update_chat_session(
+    async fn update_conversation(
         &self,
         namespace: &str,
         id: &str,
-        patch: &ChatSessionPatch,
-    ) -> Result<ChatSession>;
+        patch: &GatewayConversationPatch,
+    ) -> Result<GatewayConversation>;
     /// Reads a session header, or `not_found`.
-    async fn get_chat_session(&self, namespace: &str, id: &str) -> Result<ChatSession>;
+    async fn get_conversation(&self, namespace: &str, id: &str) -> Result<GatewayConversation>;
     /// Sessions of a namespace, most recently updated first, `offset` skipped, at
     /// most `limit`.
-    async fn list_chat_sessions(
+    async fn list_conversations(
         &self,
         namespace: &str,
         limit: usize,
         offset: usize,
-    ) -> Result<Vec<ChatSessionSummary>>;
+    ) -> Result<Vec<GatewayConversationSummary>>;
     /// The messages of a session in sequence order (empty for an unknown one).
-    async fn list_chat_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>>;
+    async fn list_conversation_messages(&self, session_id: &str) -> Result<Vec<GatewayMessage>>;
     /// The provider calls of a session, oldest first.
-    async fn list_chat_provider_calls(&self, session_id: &str) -> Result<Vec<ChatProviderCall>>;
+    async fn list_conversation_calls(&self, session_id: &str) -> Result<Vec<GatewayCall>>;
     /// Deletes a session with both streams, or `not_found`; its traces stay.
-    async fn delete_chat_session(&self, namespace: &str, id: &str) -> Result<()>;
+    async fn delete_conversation(&self, namespace: &str, id: &str) -> Result<()>;
     /// Traces of a namespace matching `filter`, newest first.
     async fn list_traces(&self, namespace: &str, filter: &TraceFilter)
     -> Result<Vec<GatewayTrace>>;

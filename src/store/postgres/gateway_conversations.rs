@@ -1,20 +1,22 @@
-//! Gateway chat sessions: the header, the message stream and the provider-call
+//! Gateway conversations: the header, the message stream and the provider-call
 //! stream; an exchange (with its trace) is one transaction holding the
 //! session's row lock, so two replicas never number the same message.
 
 use super::traces::{insert_trace, select_traces, spend_since};
 use super::{OpResult, PostgresStore, big, conflict, limit};
 use crate::domain::HecateError;
-use crate::domain::chat::{
-    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionPatch, ChatSessionSummary,
-    GatewayTrace, TraceFilter,
-};
 use crate::domain::error::Result;
+use crate::domain::gateway_conversation::{
+    GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
+    GatewayMessage, GatewayTrace, RecordedExchange, TraceFilter,
+};
 use crate::domain::ids::MessageId;
 use crate::domain::time::now_rfc3339;
-use crate::store::ChatStore;
-use crate::store::chat::chat_session_taken;
-use crate::store::rows::chat::{self as decode, CHAT_CALL_COLUMNS, CHAT_SESSION_COLUMNS};
+use crate::store::GatewayConversationStore;
+use crate::store::gateway_conversations::chat_session_taken;
+use crate::store::rows::gateway_conversations::{
+    self as decode, CONVERSATION_CALL_COLUMNS, CONVERSATION_COLUMNS,
+};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
@@ -26,7 +28,7 @@ async fn insert_message<C: GenericClient>(
     call_id: Option<&str>,
     message: Value,
     now: &str,
-) -> OpResult<ChatMessage> {
+) -> OpResult<GatewayMessage> {
     let id = MessageId::generate().0;
     tx.execute(
         "INSERT INTO chat_session_messages \
@@ -42,7 +44,7 @@ async fn insert_message<C: GenericClient>(
         ],
     )
     .await?;
-    Ok(ChatMessage {
+    Ok(GatewayMessage {
         id,
         sequence,
         produced_by_call_id: call_id.map(str::to_string),
@@ -51,12 +53,12 @@ async fn insert_message<C: GenericClient>(
     })
 }
 
-async fn append<C: GenericClient>(tx: &C, ex: ChatExchange) -> OpResult<Vec<ChatMessage>> {
+async fn append<C: GenericClient>(tx: &C, ex: RecordedExchange) -> OpResult<Vec<GatewayMessage>> {
     let now = now_rfc3339();
     // Create the session when absent, then hold its row for the whole exchange.
     tx.execute(
         &format!(
-            "INSERT INTO chat_sessions ({CHAT_SESSION_COLUMNS}) VALUES ($1, $2, '', '', '', $3, $3) \
+            "INSERT INTO chat_sessions ({CONVERSATION_COLUMNS}) VALUES ($1, $2, '', '', '', $3, $3) \
              ON CONFLICT (id) DO NOTHING"
         ),
         &[&ex.session_id, &ex.namespace, &now],
@@ -95,7 +97,7 @@ async fn append<C: GenericClient>(tx: &C, ex: ChatExchange) -> OpResult<Vec<Chat
     let call = &ex.call;
     tx.execute(
         &format!(
-            "INSERT INTO chat_session_provider_calls (session_id, {CHAT_CALL_COLUMNS}) \
+            "INSERT INTO chat_session_provider_calls (session_id, {CONVERSATION_CALL_COLUMNS}) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
         ),
         &[
@@ -140,9 +142,9 @@ async fn summaries<C: GenericClient>(
     namespace: &str,
     n: usize,
     offset: usize,
-) -> OpResult<Vec<ChatSessionSummary>> {
+) -> OpResult<Vec<GatewayConversationSummary>> {
     let sql = format!(
-        "SELECT {CHAT_SESSION_COLUMNS}, \
+        "SELECT {CONVERSATION_COLUMNS}, \
          (SELECT COUNT(*) FROM chat_session_messages m WHERE m.session_id = s.id), \
          (SELECT COUNT(*) FROM chat_session_provider_calls p WHERE p.session_id = s.id) \
          FROM chat_sessions s WHERE namespace = $1 \
@@ -153,18 +155,18 @@ async fn summaries<C: GenericClient>(
         .await?;
     let last = c
         .prepare_cached(&format!(
-            "SELECT {CHAT_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
+            "SELECT {CONVERSATION_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
              ORDER BY created_at DESC, seq DESC LIMIT 1"
         ))
         .await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in &rows {
-        let session = decode::session(row)?;
+        let session = decode::conversation(row)?;
         let last_call = match c.query_opt(&last, &[&session.id]).await? {
             Some(r) => Some(decode::call(&r)?),
             None => None,
         };
-        out.push(ChatSessionSummary {
+        out.push(GatewayConversationSummary {
             session,
             message_count: row.try_get::<_, i64>(7)?.max(0) as u64,
             provider_call_count: row.try_get::<_, i64>(8)?.max(0) as u64,
@@ -175,8 +177,8 @@ async fn summaries<C: GenericClient>(
 }
 
 #[async_trait]
-impl ChatStore for PostgresStore {
-    async fn append_chat_exchange(&self, ex: ChatExchange) -> Result<Vec<ChatMessage>> {
+impl GatewayConversationStore for PostgresStore {
+    async fn append_recorded_exchange(&self, ex: RecordedExchange) -> Result<Vec<GatewayMessage>> {
         let mut c = self.client().await?;
         let r = async {
             let tx = c.transaction().await?;
@@ -188,12 +190,12 @@ impl ChatStore for PostgresStore {
         self.done(r)
     }
 
-    async fn create_chat_session(&self, session: &ChatSession) -> Result<()> {
+    async fn create_conversation(&self, session: &GatewayConversation) -> Result<()> {
         let c = self.client().await?;
         let s = session;
         let r: OpResult<()> = async {
             let sql = format!(
-                "INSERT INTO chat_sessions ({CHAT_SESSION_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7) \
+                "INSERT INTO chat_sessions ({CONVERSATION_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7) \
                  ON CONFLICT (id) DO NOTHING"
             );
             let n = c
@@ -219,18 +221,18 @@ impl ChatStore for PostgresStore {
         self.done(r)
     }
 
-    async fn update_chat_session(
+    async fn update_conversation(
         &self,
         namespace: &str,
         id: &str,
-        patch: &ChatSessionPatch,
-    ) -> Result<ChatSession> {
+        patch: &GatewayConversationPatch,
+    ) -> Result<GatewayConversation> {
         let c = self.client().await?;
-        let r: OpResult<ChatSession> = async {
+        let r: OpResult<GatewayConversation> = async {
             let sql = format!(
                 "UPDATE chat_sessions SET title = COALESCE($3, title), \
                  system_prompt = COALESCE($4, system_prompt), updated_at = $5 \
-                 WHERE id = $1 AND namespace = $2 RETURNING {CHAT_SESSION_COLUMNS}"
+                 WHERE id = $1 AND namespace = $2 RETURNING {CONVERSATION_COLUMNS}"
             );
             let now = now_rfc3339();
             match c
@@ -240,7 +242,7 @@ impl ChatStore for PostgresStore {
                 )
                 .await?
             {
-                Some(row) => decode::session(&row),
+                Some(row) => decode::conversation(&row),
                 None => Err(HecateError::not_found("chat session", id).into()),
             }
         }
@@ -248,14 +250,14 @@ impl ChatStore for PostgresStore {
         self.done(r)
     }
 
-    async fn get_chat_session(&self, namespace: &str, id: &str) -> Result<ChatSession> {
+    async fn get_conversation(&self, namespace: &str, id: &str) -> Result<GatewayConversation> {
         let c = self.client().await?;
         let r = async {
             let sql = format!(
-                "SELECT {CHAT_SESSION_COLUMNS} FROM chat_sessions WHERE id = $1 AND namespace = $2"
+                "SELECT {CONVERSATION_COLUMNS} FROM chat_sessions WHERE id = $1 AND namespace = $2"
             );
             match c.query_opt(sql.as_str(), &[&id, &namespace]).await? {
-                Some(row) => decode::session(&row),
+                Some(row) => decode::conversation(&row),
                 None => Err(HecateError::not_found("chat session", id).into()),
             }
         }
@@ -263,18 +265,18 @@ impl ChatStore for PostgresStore {
         self.done(r)
     }
 
-    async fn list_chat_sessions(
+    async fn list_conversations(
         &self,
         namespace: &str,
         n: usize,
         offset: usize,
-    ) -> Result<Vec<ChatSessionSummary>> {
+    ) -> Result<Vec<GatewayConversationSummary>> {
         let c = self.client().await?;
         let r = summaries(&c, namespace, n, offset).await;
         self.done(r)
     }
 
-    async fn list_chat_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>> {
+    async fn list_conversation_messages(&self, session_id: &str) -> Result<Vec<GatewayMessage>> {
         let c = self.client().await?;
         let r = async {
             let rows = c
@@ -287,7 +289,7 @@ impl ChatStore for PostgresStore {
             rows.iter()
                 .map(|r| {
                     let json: String = r.try_get(3)?;
-                    Ok(ChatMessage {
+                    Ok(GatewayMessage {
                         id: r.try_get(0)?,
                         sequence: r.try_get(1)?,
                         produced_by_call_id: r.try_get(2)?,
@@ -301,11 +303,11 @@ impl ChatStore for PostgresStore {
         self.done(r)
     }
 
-    async fn list_chat_provider_calls(&self, session_id: &str) -> Result<Vec<ChatProviderCall>> {
+    async fn list_conversation_calls(&self, session_id: &str) -> Result<Vec<GatewayCall>> {
         let c = self.client().await?;
         let r = async {
             let sql = format!(
-                "SELECT {CHAT_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
+                "SELECT {CONVERSATION_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = $1 \
                  ORDER BY created_at, seq"
             );
             let rows = c.query(sql.as_str(), &[&session_id]).await?;
@@ -315,7 +317,7 @@ impl ChatStore for PostgresStore {
         self.done(r)
     }
 
-    async fn delete_chat_session(&self, namespace: &str, id: &str) -> Result<()> {
+    async fn delete_conversation(&self, namespace: &str, id: &str) -> Result<()> {
         let c = self.client().await?;
         let r: OpResult<()> = async {
             let n = c

@@ -1,12 +1,12 @@
-//! Reading back what the gateway recorded: chat sessions (list, one with both
+//! Reading back what the gateway recorded: gateway conversations (list, one with both
 //! streams, its replay, delete) and traces, each in the caller's namespace.
 
-use crate::domain::chat::{
-    ChatMessage, ChatProviderCall, ChatSession, ChatSessionPatch, ChatSessionSummary, GatewayTrace,
-    TraceFilter, valid_chat_session_id,
-};
 use crate::domain::error::{HecateError, Result};
-use crate::domain::ids::ChatSessionId;
+use crate::domain::gateway_conversation::{
+    GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
+    GatewayMessage, GatewayTrace, TraceFilter, valid_chat_session_id,
+};
+use crate::domain::ids::GatewayConversationId;
 use crate::domain::time::{format_rfc3339, now_rfc3339};
 use crate::engine::Gateway;
 use serde_json::Value;
@@ -15,18 +15,18 @@ use time::format_description::well_known::Rfc3339;
 
 /// A chat session with both of its streams.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChatSessionView {
+pub struct GatewayConversationView {
     /// The header.
-    pub session: ChatSession,
+    pub session: GatewayConversation,
     /// Messages in sequence order.
-    pub messages: Vec<ChatMessage>,
+    pub messages: Vec<GatewayMessage>,
     /// Provider calls, oldest first.
-    pub provider_calls: Vec<ChatProviderCall>,
+    pub provider_calls: Vec<GatewayCall>,
 }
 
 /// A chat session to create before its first request.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NewChatSession {
+pub struct NewGatewayConversation {
     /// The id the client chooses; none: a fresh `chat_…` id.
     pub id: Option<String>,
     /// The title.
@@ -61,34 +61,34 @@ fn bound(name: &str, value: Option<String>) -> Result<Option<String>> {
 
 impl<'e> Gateway<'e> {
     /// Chat sessions of `namespace`, most recently updated first.
-    pub async fn list_chat_sessions(
+    pub async fn list_conversations(
         self,
         namespace: &str,
         limit: usize,
         offset: usize,
-    ) -> Result<Vec<ChatSessionSummary>> {
+    ) -> Result<Vec<GatewayConversationSummary>> {
         self.engine
             .store()
-            .list_chat_sessions(namespace, limit, offset)
+            .list_conversations(namespace, limit, offset)
             .await
     }
 
     /// Creates an empty chat session with its title and system prompt, before
     /// any request names it; `conflict` when the id is taken.
-    pub async fn create_chat_session(
+    pub async fn create_conversation(
         self,
         namespace: &str,
-        new: NewChatSession,
-    ) -> Result<ChatSession> {
+        new: NewGatewayConversation,
+    ) -> Result<GatewayConversation> {
         let id = match new.id {
             Some(id) => {
                 check_session_id(&id)?;
                 id
             }
-            None => ChatSessionId::generate().0,
+            None => GatewayConversationId::generate().0,
         };
         let now = now_rfc3339();
-        let session = ChatSession {
+        let session = GatewayConversation {
             id,
             namespace: namespace.to_string(),
             title: new.title,
@@ -97,18 +97,18 @@ impl<'e> Gateway<'e> {
             created_at: now.clone(),
             updated_at: now,
         };
-        self.engine.store().create_chat_session(&session).await?;
+        self.engine.store().create_conversation(&session).await?;
         Ok(session)
     }
 
     /// Sets a chat session's title and/or system prompt, or `not_found`; the
     /// new prompt applies from the next request.
-    pub async fn update_chat_session(
+    pub async fn update_conversation(
         self,
         namespace: &str,
         id: &str,
-        patch: ChatSessionPatch,
-    ) -> Result<ChatSessionView> {
+        patch: GatewayConversationPatch,
+    ) -> Result<GatewayConversationView> {
         if patch.title.is_none() && patch.system_prompt.is_none() {
             return Err(HecateError::invalid(
                 "nothing to change: send `title` and/or `system_prompt`",
@@ -116,20 +116,20 @@ impl<'e> Gateway<'e> {
         }
         self.engine
             .store()
-            .update_chat_session(namespace, id, &patch)
+            .update_conversation(namespace, id, &patch)
             .await?;
-        self.chat_session(namespace, id).await
+        self.conversation(namespace, id).await
     }
 
     /// One chat session with its messages and provider calls, or `not_found`.
-    pub async fn chat_session(self, namespace: &str, id: &str) -> Result<ChatSessionView> {
+    pub async fn conversation(self, namespace: &str, id: &str) -> Result<GatewayConversationView> {
         let store = self.engine.store();
-        let session = store.get_chat_session(namespace, id).await?;
+        let session = store.get_conversation(namespace, id).await?;
         let (messages, provider_calls) = futures::try_join!(
-            store.list_chat_messages(id),
-            store.list_chat_provider_calls(id)
+            store.list_conversation_messages(id),
+            store.list_conversation_calls(id)
         )?;
-        Ok(ChatSessionView {
+        Ok(GatewayConversationView {
             session,
             messages,
             provider_calls,
@@ -138,11 +138,11 @@ impl<'e> Gateway<'e> {
 
     /// The conversation to send on the next call: the messages in sequence
     /// order, without the answers that were cut off.
-    pub async fn replay_chat_session(self, namespace: &str, id: &str) -> Result<Vec<Value>> {
+    pub async fn replay_conversation(self, namespace: &str, id: &str) -> Result<Vec<Value>> {
         let store = self.engine.store();
-        store.get_chat_session(namespace, id).await?;
+        store.get_conversation(namespace, id).await?;
         Ok(store
-            .list_chat_messages(id)
+            .list_conversation_messages(id)
             .await?
             .into_iter()
             .filter(|m| !m.is_partial())
@@ -151,8 +151,8 @@ impl<'e> Gateway<'e> {
     }
 
     /// Deletes a chat session with both streams, or `not_found`.
-    pub async fn delete_chat_session(self, namespace: &str, id: &str) -> Result<()> {
-        self.engine.store().delete_chat_session(namespace, id).await
+    pub async fn delete_conversation(self, namespace: &str, id: &str) -> Result<()> {
+        self.engine.store().delete_conversation(namespace, id).await
     }
 
     /// Gateway traces of `namespace` that `filter` selects, newest first; the

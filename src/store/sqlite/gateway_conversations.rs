@@ -1,28 +1,30 @@
-//! Gateway chat sessions: the header, the message stream and the provider-call
+//! Gateway conversations: the header, the message stream and the provider-call
 //! stream; an exchange (with its trace) is one `BEGIN IMMEDIATE` transaction.
 
 use super::traces::{insert_trace, select_traces, spend_since};
 use super::{OpResult, SqliteStore};
 use crate::domain::HecateError;
-use crate::domain::chat::{
-    ChatExchange, ChatMessage, ChatProviderCall, ChatSession, ChatSessionPatch, ChatSessionSummary,
-    GatewayTrace, TraceFilter,
-};
 use crate::domain::error::Result;
+use crate::domain::gateway_conversation::{
+    GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
+    GatewayMessage, GatewayTrace, RecordedExchange, TraceFilter,
+};
 use crate::domain::ids::MessageId;
 use crate::domain::time::now_rfc3339;
-use crate::store::ChatStore;
-use crate::store::chat::chat_session_taken;
-use crate::store::rows::chat::{self as decode, CHAT_CALL_COLUMNS, CHAT_SESSION_COLUMNS};
+use crate::store::GatewayConversationStore;
+use crate::store::gateway_conversations::chat_session_taken;
+use crate::store::rows::gateway_conversations::{
+    self as decode, CONVERSATION_CALL_COLUMNS, CONVERSATION_COLUMNS,
+};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::Value;
 
-fn session_in(c: &Connection, namespace: &str, id: &str) -> OpResult<ChatSession> {
+fn session_in(c: &Connection, namespace: &str, id: &str) -> OpResult<GatewayConversation> {
     c.prepare_cached(&format!(
-        "SELECT {CHAT_SESSION_COLUMNS} FROM chat_sessions WHERE id = ?1 AND namespace = ?2"
+        "SELECT {CONVERSATION_COLUMNS} FROM chat_sessions WHERE id = ?1 AND namespace = ?2"
     ))?
-    .query_row(params![id, namespace], |r| decode::session(r))
+    .query_row(params![id, namespace], |r| decode::conversation(r))
     .optional()?
     .ok_or_else(|| HecateError::not_found("chat session", id).into())
 }
@@ -34,7 +36,7 @@ fn insert_message(
     call_id: Option<&str>,
     message: Value,
     now: &str,
-) -> OpResult<ChatMessage> {
+) -> OpResult<GatewayMessage> {
     let id = MessageId::generate().0;
     tx.prepare_cached(
         "INSERT INTO chat_session_messages \
@@ -49,7 +51,7 @@ fn insert_message(
         serde_json::to_string(&message)?,
         now
     ])?;
-    Ok(ChatMessage {
+    Ok(GatewayMessage {
         id,
         sequence,
         produced_by_call_id: call_id.map(str::to_string),
@@ -58,7 +60,7 @@ fn insert_message(
     })
 }
 
-fn append(tx: &Transaction<'_>, ex: ChatExchange) -> OpResult<Vec<ChatMessage>> {
+fn append(tx: &Transaction<'_>, ex: RecordedExchange) -> OpResult<Vec<GatewayMessage>> {
     let now = now_rfc3339();
     let owner: Option<String> = tx
         .prepare_cached("SELECT namespace FROM chat_sessions WHERE id = ?1")?
@@ -74,7 +76,7 @@ fn append(tx: &Transaction<'_>, ex: ChatExchange) -> OpResult<Vec<ChatMessage>> 
         }
         None => {
             tx.prepare_cached(&format!(
-                "INSERT INTO chat_sessions ({CHAT_SESSION_COLUMNS}) VALUES (?1, ?2, '', '', '', ?3, ?3)"
+                "INSERT INTO chat_sessions ({CONVERSATION_COLUMNS}) VALUES (?1, ?2, '', '', '', ?3, ?3)"
             ))?
             .execute(params![ex.session_id, ex.namespace, now])?;
         }
@@ -95,7 +97,7 @@ fn append(tx: &Transaction<'_>, ex: ChatExchange) -> OpResult<Vec<ChatMessage>> 
     }
     let call = &ex.call;
     tx.prepare_cached(&format!(
-        "INSERT INTO chat_session_provider_calls (session_id, {CHAT_CALL_COLUMNS}) \
+        "INSERT INTO chat_session_provider_calls (session_id, {CONVERSATION_CALL_COLUMNS}) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
     ))?
     .execute(params![
@@ -130,7 +132,7 @@ fn append(tx: &Transaction<'_>, ex: ChatExchange) -> OpResult<Vec<ChatMessage>> 
     Ok(stored)
 }
 
-fn message_rows(c: &Connection, session_id: &str) -> OpResult<Vec<ChatMessage>> {
+fn message_rows(c: &Connection, session_id: &str) -> OpResult<Vec<GatewayMessage>> {
     let mut stmt = c.prepare_cached(
         "SELECT id, sequence, produced_by_call_id, message_json, created_at \
          FROM chat_session_messages WHERE session_id = ?1 ORDER BY sequence",
@@ -147,7 +149,7 @@ fn message_rows(c: &Connection, session_id: &str) -> OpResult<Vec<ChatMessage>> 
     let mut out = Vec::new();
     for row in rows {
         let (id, sequence, produced_by_call_id, json, created_at) = row?;
-        out.push(ChatMessage {
+        out.push(GatewayMessage {
             id,
             sequence,
             produced_by_call_id,
@@ -163,9 +165,9 @@ fn summaries(
     namespace: &str,
     limit: usize,
     offset: usize,
-) -> OpResult<Vec<ChatSessionSummary>> {
+) -> OpResult<Vec<GatewayConversationSummary>> {
     let mut stmt = c.prepare_cached(&format!(
-        "SELECT {CHAT_SESSION_COLUMNS}, \
+        "SELECT {CONVERSATION_COLUMNS}, \
          (SELECT COUNT(*) FROM chat_session_messages m WHERE m.session_id = s.id), \
          (SELECT COUNT(*) FROM chat_session_provider_calls p WHERE p.session_id = s.id) \
          FROM chat_sessions s WHERE namespace = ?1 \
@@ -173,13 +175,13 @@ fn summaries(
     ))?;
     let rows = stmt.query_map(params![namespace, limit as i64, offset as i64], |r| {
         Ok((
-            decode::session(r)?,
+            decode::conversation(r)?,
             r.get::<_, i64>(7)?.max(0) as u64,
             r.get::<_, i64>(8)?.max(0) as u64,
         ))
     })?;
     let mut last = c.prepare_cached(&format!(
-        "SELECT {CHAT_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
+        "SELECT {CONVERSATION_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
          ORDER BY created_at DESC, rowid DESC LIMIT 1"
     ))?;
     let mut out = Vec::new();
@@ -188,7 +190,7 @@ fn summaries(
         let last_call = last
             .query_row(params![session.id], |r| decode::call(r))
             .optional()?;
-        out.push(ChatSessionSummary {
+        out.push(GatewayConversationSummary {
             session,
             message_count,
             provider_call_count,
@@ -199,8 +201,8 @@ fn summaries(
 }
 
 #[async_trait]
-impl ChatStore for SqliteStore {
-    async fn append_chat_exchange(&self, ex: ChatExchange) -> Result<Vec<ChatMessage>> {
+impl GatewayConversationStore for SqliteStore {
+    async fn append_recorded_exchange(&self, ex: RecordedExchange) -> Result<Vec<GatewayMessage>> {
         self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let stored = append(&tx, ex)?;
@@ -210,12 +212,12 @@ impl ChatStore for SqliteStore {
         .await
     }
 
-    async fn create_chat_session(&self, session: &ChatSession) -> Result<()> {
+    async fn create_conversation(&self, session: &GatewayConversation) -> Result<()> {
         let s = session.clone();
         self.write(move |c| {
             let n = c
                 .prepare_cached(&format!(
-                    "INSERT INTO chat_sessions ({CHAT_SESSION_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7) \
+                    "INSERT INTO chat_sessions ({CONVERSATION_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7) \
                      ON CONFLICT (id) DO NOTHING"
                 ))?
                 .execute(params![
@@ -235,12 +237,12 @@ impl ChatStore for SqliteStore {
         .await
     }
 
-    async fn update_chat_session(
+    async fn update_conversation(
         &self,
         namespace: &str,
         id: &str,
-        patch: &ChatSessionPatch,
-    ) -> Result<ChatSession> {
+        patch: &GatewayConversationPatch,
+    ) -> Result<GatewayConversation> {
         let (namespace, id, patch) = (namespace.to_owned(), id.to_owned(), patch.clone());
         self.write(move |c| {
             let tx = c.transaction()?;
@@ -267,32 +269,32 @@ impl ChatStore for SqliteStore {
         .await
     }
 
-    async fn get_chat_session(&self, namespace: &str, id: &str) -> Result<ChatSession> {
+    async fn get_conversation(&self, namespace: &str, id: &str) -> Result<GatewayConversation> {
         let (namespace, id) = (namespace.to_owned(), id.to_owned());
         self.read(move |c| session_in(c, &namespace, &id)).await
     }
 
-    async fn list_chat_sessions(
+    async fn list_conversations(
         &self,
         namespace: &str,
         limit: usize,
         offset: usize,
-    ) -> Result<Vec<ChatSessionSummary>> {
+    ) -> Result<Vec<GatewayConversationSummary>> {
         let namespace = namespace.to_owned();
         self.read(move |c| summaries(c, &namespace, limit, offset))
             .await
     }
 
-    async fn list_chat_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>> {
+    async fn list_conversation_messages(&self, session_id: &str) -> Result<Vec<GatewayMessage>> {
         let session_id = session_id.to_owned();
         self.read(move |c| message_rows(c, &session_id)).await
     }
 
-    async fn list_chat_provider_calls(&self, session_id: &str) -> Result<Vec<ChatProviderCall>> {
+    async fn list_conversation_calls(&self, session_id: &str) -> Result<Vec<GatewayCall>> {
         let session_id = session_id.to_owned();
         self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {CHAT_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
+                "SELECT {CONVERSATION_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
                  ORDER BY created_at, rowid"
             ))?;
             let rows = stmt.query_map(params![session_id], |r| decode::call(r))?;
@@ -301,7 +303,7 @@ impl ChatStore for SqliteStore {
         .await
     }
 
-    async fn delete_chat_session(&self, namespace: &str, id: &str) -> Result<()> {
+    async fn delete_conversation(&self, namespace: &str, id: &str) -> Result<()> {
         let (namespace, id) = (namespace.to_owned(), id.to_owned());
         self.write(move |c| {
             let n = c

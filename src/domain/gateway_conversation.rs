@@ -1,5 +1,5 @@
-//! Gateway chat sessions (`/hecate/v1/chat/sessions`): SDK-style conversations
-//! recorded from `/v1` requests that carry a session id, as two streams — the
+//! Gateway conversations (the seed's chat sessions, `/hecate/v1/chat/sessions`):
+//! SDK-style conversations recorded from `/v1` requests that carry a session id, as two streams — the
 //! messages, in order, and the provider calls, linked by `produced_by_call_id` —
 //! and the per-request gateway traces that every `/v1` request leaves.
 
@@ -20,9 +20,9 @@ pub fn valid_chat_session_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
 }
 
-/// The header of a chat session.
+/// The header of a gateway conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatSession {
+pub struct GatewayConversation {
     /// Session id, chosen by the client.
     pub id: String,
     /// Namespace the session lives in.
@@ -41,7 +41,7 @@ pub struct ChatSession {
 
 /// One entry of a chat session's message stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatMessage {
+pub struct GatewayMessage {
     /// Message id.
     pub id: String,
     /// Position in the session, from 0, gap-free.
@@ -56,7 +56,7 @@ pub struct ChatMessage {
     pub created_at: String,
 }
 
-impl ChatMessage {
+impl GatewayMessage {
     /// Whether this is an answer the client never received whole.
     pub fn is_partial(&self) -> bool {
         self.message.get("partial").and_then(Value::as_bool) == Some(true)
@@ -65,7 +65,7 @@ impl ChatMessage {
 
 /// One upstream request made for a chat session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatProviderCall {
+pub struct GatewayCall {
     /// Call id; messages point at it.
     pub id: String,
     /// The gateway request that made it.
@@ -88,7 +88,7 @@ pub struct ChatProviderCall {
 
 /// What a change to a chat session's header sets; an absent field is kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ChatSessionPatch {
+pub struct GatewayConversationPatch {
     /// The new title.
     pub title: Option<String>,
     /// The new system prompt (empty: none).
@@ -97,15 +97,15 @@ pub struct ChatSessionPatch {
 
 /// A chat session in a list: counts and the newest call, no message bodies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatSessionSummary {
+pub struct GatewayConversationSummary {
     /// The session header.
-    pub session: ChatSession,
+    pub session: GatewayConversation,
     /// Number of messages.
     pub message_count: u64,
     /// Number of provider calls.
     pub provider_call_count: u64,
     /// The newest provider call, when there is one.
-    pub last_call: Option<ChatProviderCall>,
+    pub last_call: Option<GatewayCall>,
 }
 
 /// What one gateway request did, whether or not it carried a session.
@@ -189,7 +189,7 @@ pub struct TraceFilter {
 
 /// One exchange to record in a chat session, written in one transaction.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChatExchange {
+pub struct RecordedExchange {
     /// Namespace of the session.
     pub namespace: String,
     /// Session id; created when absent.
@@ -202,7 +202,7 @@ pub struct ChatExchange {
     /// The answer, produced by `call`.
     pub answer: Value,
     /// The provider call.
-    pub call: ChatProviderCall,
+    pub call: GatewayCall,
     /// The request's trace, written in the same transaction.
     pub trace: GatewayTrace,
 }
