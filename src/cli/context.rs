@@ -189,6 +189,7 @@ impl AppContext {
         let engine_config = EngineConfig {
             history: config.history()?,
             default_guardrails: config.guardrails(),
+            external_output_cap_bytes: config.agent_output_cap(),
             approval_mode: config.approval_mode()?,
             approval_timeout: config.approval_timeout(),
             tasks: config.tasks(&env, &data_dir)?,

@@ -33,6 +33,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The text an external agent may stream in one turn unless `[agents]
+/// max_output_bytes` says otherwise.
+pub const DEFAULT_AGENT_OUTPUT_CAP: usize = 1024 * 1024;
+
 /// Configuration after merging the file and the environment.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -240,6 +244,17 @@ impl Config {
         env: &HashMap<String, String>,
     ) -> Result<ApprovalRetention, ConfigError> {
         retention::approval_retention(&self.path, &self.file.approvals, env)
+    }
+
+    /// How much text an external agent may stream in one turn
+    /// (`[agents] max_output_bytes`, 1 MiB by default).
+    pub fn agent_output_cap(&self) -> usize {
+        self.file
+            .agents
+            .max_output_bytes
+            .map_or(DEFAULT_AGENT_OUTPUT_CAP, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            })
     }
 
     /// The ACP client's timeouts (`[agents]` over the defaults).

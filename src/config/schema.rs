@@ -295,6 +295,9 @@ pub struct AgentsSection {
     pub start_timeout_ms: Option<u64>,
     /// After a cancel, how long to wait for the agent to end the turn, in milliseconds.
     pub cancel_grace_ms: Option<u64>,
+    /// The text an agent streams in one turn (answer and reasoning) is kept up to
+    /// this many bytes (default 1048576); the rest is dropped and the cut recorded.
+    pub max_output_bytes: Option<u64>,
     /// An agent process no turn has used for this long is stopped, in
     /// milliseconds (default 1800000; 0 keeps them); its session reattaches on
     /// the next prompt. `HECATE_AGENT_PROCESS_IDLE_MS` overrides it.

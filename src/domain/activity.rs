@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Activity {
     /// `thinking`, `tool_call`, `plan`, `approval`, `files_changed`,
-    /// `final_answer`, `run_result` or `files_reverted`; external-agent turns also `started`,
+    /// `final_answer`, `run_result`, `files_reverted` or `output_capped`; external-agent turns also `started`,
     /// `running`, `output`, `completed`, `failed` and `cancelled`.
     #[serde(rename = "type")]
     pub activity_type: String,
@@ -119,6 +119,16 @@ pub fn project(events: &[RunEvent], status: RunStatus) -> Vec<Activity> {
             "text_delta" => {
                 answer_at.get_or_insert_with(|| e.occurred_at.clone());
             }
+            "output_capped" => out.push(Activity {
+                activity_type: "output_capped".into(),
+                status: "completed".into(),
+                title: "Output cut".into(),
+                detail: Some(format!(
+                    "the text passed the per-turn limit of {} bytes; the rest was dropped",
+                    e.data["limit_bytes"].as_u64().unwrap_or_default()
+                )),
+                created_at: e.occurred_at.clone(),
+            }),
             _ => {}
         }
     }

@@ -89,6 +89,12 @@ pub enum RuntimeEvent {
         /// The frame.
         data: Value,
     },
+    /// The turn's streamed text reached its per-turn limit: what came after was
+    /// dropped, neither shown nor stored.
+    OutputCapped {
+        /// The limit, in bytes of text (answer and reasoning together).
+        limit_bytes: u64,
+    },
 }
 
 /// An event published by the engine about one session.
@@ -205,6 +211,7 @@ impl RuntimeEvent {
             Self::ModeChanged { .. } => "mode_changed",
             Self::ConfigChanged { .. } => "config_changed",
             Self::Raw { .. } => "raw",
+            Self::OutputCapped { .. } => "output_capped",
         }
     }
 }

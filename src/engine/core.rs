@@ -66,6 +66,9 @@ pub struct EngineConfig {
     /// Where records stored after the answer (traces, MCP call records) are
     /// journalled, and how they are batched.
     pub deferred: DeferredSettings,
+    /// The text (answer and reasoning) an external agent's turn keeps; what it
+    /// streams beyond is dropped and the cut recorded as `output_capped`.
+    pub external_output_cap_bytes: usize,
 }
 
 impl Default for EngineConfig {
@@ -75,6 +78,7 @@ impl Default for EngineConfig {
             lease_ttl_ms: LEASE_TTL_MS,
             history: HistoryStrategy::default(),
             default_guardrails: Guardrails::default(),
+            external_output_cap_bytes: 1024 * 1024,
             approval_mode: ApprovalMode::Prompt,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             tasks: TaskConfig::default(),

@@ -3,6 +3,7 @@
 //! revert, reattaching after a restart, and the faults.
 
 use crate::support::common::{Home, git_workspace, session_id_from, text};
+use crate::support::http::{Api, serve};
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -819,4 +820,47 @@ fn the_config_chooses_an_agents_session_mode_over_its_manifest() {
         let n = approvals["data"].as_array().map_or(0, Vec::len);
         assert_eq!(n, usize::from(asks), "{config}: {approvals}");
     }
+}
+
+#[tokio::test]
+async fn a_runaway_agents_text_is_cut_at_the_per_turn_limit_and_the_cut_recorded() {
+    let home = Home::empty();
+    let script = r#"{"turns":[{"actions":[{"stream":{"count":5000,"text":"0123456789"}}]}]}"#;
+    std::fs::write(home.path("flood.json"), script).expect("script");
+    let script = home.path("flood.json").display().to_string();
+    home.add_fixture_agent("fixture", &["--script", &script]);
+    home.write_config("[agents]\nmax_output_bytes = 1005\n");
+    let ws = git_workspace();
+    let w = ws.path().display().to_string();
+    let out = chat(&home, &w, &["flood"], b"");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    // 50,000 bytes streamed; the terminal saw the first 1,005.
+    assert_eq!(stdout.trim_end().len(), 1005, "{stdout:.80}");
+    let id = session_id_from(&out.stderr);
+    let served = serve(&home);
+    let got = Api::new(&served)
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    assert_eq!(got.status, 200, "{}", got.body);
+    let session = &got.body["data"];
+    let answer = session["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "assistant"))
+        .cloned()
+        .expect("assistant message");
+    let content = answer["content"].as_str().expect("content");
+    assert_eq!(content.len(), 1005);
+    assert!(content.starts_with("0123456789") && content.ends_with("01234"));
+    assert_eq!(answer["status"], "completed", "{answer}");
+    let cut = answer["activities"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["type"] == "output_capped"))
+        .unwrap_or_else(|| panic!("the cut is recorded: {}", answer["activities"]));
+    assert!(
+        cut["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("1005 bytes")),
+        "{cut}"
+    );
 }

@@ -105,7 +105,8 @@ pub fn runtime_event(ev: &RuntimeEvent) -> Option<SessionUpdate> {
         | RuntimeEvent::UserMessage { .. }
         | RuntimeEvent::ModeChanged { .. }
         | RuntimeEvent::ConfigChanged { .. }
-        | RuntimeEvent::Raw { .. } => None,
+        | RuntimeEvent::Raw { .. }
+        | RuntimeEvent::OutputCapped { .. } => None,
     }
 }
 

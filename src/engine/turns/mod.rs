@@ -2,6 +2,7 @@
 //! driver, the stored ending and cancel. The runtime itself runs in `run`;
 //! its events reach subscribers and the store through `sink`.
 
+mod cap;
 mod drive;
 pub mod events;
 mod run;

@@ -58,6 +58,11 @@ impl Engine {
             // The driver runs inside the turn's span.
             span: tracing::Span::current(),
         });
+        // An external agent's streamed text is bounded per turn (a runaway agent
+        // cannot grow memory or a row without bound); models are bounded by their
+        // token limits.
+        let cap = matches!(target, TurnTarget::External { .. })
+            .then_some(self.inner.config.external_output_cap_bytes);
         let baseline = match (&target, &workspace) {
             (TurnTarget::External { .. }, Some(ws)) => crate::engine::diffs::baseline(ws).await,
             _ => None,
@@ -103,7 +108,7 @@ impl Engine {
                 })
             });
         tokio::pin!(runtime_fut);
-        let mut sink = EventSink::new(self.clone(), session.id.clone(), run.id.clone());
+        let mut sink = EventSink::new(self.clone(), session.id.clone(), run.id.clone(), cap);
         // Streamed events reach the store within FLUSH_EVERY even when the stream
         // pauses, so a killed Hecate leaves what the user saw (startup
         // reconciliation turns it into the partial answer).

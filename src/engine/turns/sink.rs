@@ -1,6 +1,7 @@
 //! The event sink of a running turn: numbers its runtime events, publishes them,
 //! keeps the partial answer, and stores them in batches.
 
+use super::cap::{Capped, TextCap};
 use crate::domain::error::ErrorType;
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::{RunId, SessionId};
@@ -27,10 +28,17 @@ pub(super) struct EventSink {
     pending: Vec<NewRunEvent>,
     last_flush: Instant,
     partial: PartialAnswer,
+    cap: TextCap,
 }
 
 impl EventSink {
-    pub(super) fn new(engine: Engine, session_id: SessionId, run_id: RunId) -> Self {
+    /// A sink for one turn; `cap` bounds the text (answer and reasoning) it keeps.
+    pub(super) fn new(
+        engine: Engine,
+        session_id: SessionId,
+        run_id: RunId,
+        cap: Option<usize>,
+    ) -> Self {
         Self {
             engine,
             session_id,
@@ -39,10 +47,26 @@ impl EventSink {
             pending: Vec::new(),
             last_flush: Instant::now(),
             partial: PartialAnswer::default(),
+            cap: TextCap::new(cap),
         }
     }
 
     pub(super) async fn push(&mut self, ev: RuntimeEvent) {
+        match self.cap.admit(ev) {
+            Capped::Keep(ev) => self.record(ev).await,
+            Capped::Cut(ev) => {
+                if let Some(ev) = ev {
+                    self.record(ev).await;
+                }
+                let limit_bytes = self.cap.limit_bytes();
+                self.record(RuntimeEvent::OutputCapped { limit_bytes })
+                    .await;
+            }
+            Capped::Drop => {}
+        }
+    }
+
+    async fn record(&mut self, ev: RuntimeEvent) {
         self.partial.push(&ev);
         let sequence = self.next_sequence;
         self.next_sequence += 1;
