@@ -44,6 +44,17 @@ pub fn report_error(e: &anyhow::Error) -> i32 {
             eprintln!("error [{}]: {}", h.error_type, redact_urls_in(&h.message));
             eprintln!("  {}", h.user_message);
             eprintln!("  next step: {}", h.operator_action);
+            let suggested: Vec<&str> = h
+                .details
+                .get("suggested_models")
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.as_str())
+                .collect();
+            if !suggested.is_empty() {
+                eprintln!("  suggested models: {}", suggested.join(", "));
+            }
             exit_code(h.error_type)
         }
         None => {

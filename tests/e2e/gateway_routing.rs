@@ -412,3 +412,63 @@ async fn a_chat_turn_resolves_a_bare_model_two_providers_serve_as_the_gateway_do
     let (created, _) = chat_turn(&api, "a/m").await;
     assert_eq!(created["provider"], "a");
 }
+
+#[tokio::test]
+async fn a_model_only_discovery_lists_routes_and_an_unknown_one_gets_suggestions_on_every_face() {
+    // Neither provider declares models: `dead` cannot be reached, `fix` lists
+    // `fake-model` when asked.
+    let fix = ModelServer::start_listing(None, "fake-model,other-model");
+    let mut home = Home::empty();
+    home.set("PROVIDER_DEAD_KIND", "openai");
+    home.set("PROVIDER_DEAD_BASE_URL", "http://127.0.0.1:9/v1");
+    home.set("PROVIDER_FIX_KIND", "openai");
+    home.set("PROVIDER_FIX_BASE_URL", &format!("{}/v1", fix.base));
+    let served = serve(&home);
+    let api = Api::new(&served);
+
+    // A bare model one provider lists runs there, as /v1 would send it.
+    let (created, reply) = chat_turn(&api, "fake-model").await;
+    assert_eq!(created["provider"], "fix", "{created}");
+    assert_eq!(reply["status"], "completed", "{reply}");
+
+    // A model nobody lists: 422 with the nearest listed models and readiness.
+    let a = api
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({"runtime_kind": "model", "model": "fake-modle"}),
+        )
+        .await;
+    assert_eq!(a.status, 422, "{}", a.body);
+    let e = &a.body["error"];
+    assert_eq!(e["type"], "model_not_configured", "{e}");
+    assert_eq!(e["suggested_models"][0], "fix/fake-model", "{e}");
+    assert!(
+        !e["message"].as_str().unwrap_or_default().is_empty()
+            && e["operator_action"]
+                .as_str()
+                .is_some_and(|a| a.contains("suggested_models")),
+        "{e}"
+    );
+    let rows = e["providers"].as_array().expect("readiness rows");
+    let row = |name: &str| rows.iter().find(|r| r["provider"] == name).cloned();
+    assert_eq!(
+        row("fix").map(|r| r["routing_ready"].clone()),
+        Some(json!(true)),
+        "{rows:?}"
+    );
+    assert_eq!(
+        row("dead").map(|r| r["routing_blocked_reason"].clone()),
+        Some(json!("no_models")),
+        "{rows:?}"
+    );
+
+    // The CLI: exit 5 with the suggestions printed.
+    let out = home.run(&["chat", "--model", "fake-modle", "hello"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("model_not_configured"), "{stderr}");
+    assert!(
+        stderr.contains("suggested models: fix/fake-model"),
+        "{stderr}"
+    );
+}

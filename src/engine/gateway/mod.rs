@@ -30,7 +30,7 @@ pub use routing::route::{
 };
 pub use state::GatewayState;
 
-use crate::domain::error::Result;
+use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::engine::Gateway;
 use crate::model_wire::{RequestFacts, WireFormat};
 use serde_json::Value;
@@ -68,8 +68,9 @@ impl<'e> Gateway<'e> {
     /// configured providers declare goes to the first of the gateway's route
     /// candidates that is not cooling down (the order `/v1` tries them in), so a
     /// turn and a `/v1` request for the same model resolve alike; a
-    /// `provider/model`, a pinned provider, or a model no provider declares
-    /// resolve as the model runtime says.
+    /// `provider/model` or a pinned provider resolve as the model runtime says; a
+    /// bare model no provider declares or lists is `model_not_configured` with
+    /// `suggested_models` and each provider's readiness.
     pub(crate) async fn route_model(
         self,
         provider: Option<&str>,
@@ -78,19 +79,57 @@ impl<'e> Gateway<'e> {
         let bare = model.trim();
         let pinned = provider.is_some_and(|p| !p.trim().is_empty());
         if !pinned && !bare.is_empty() && !bare.contains('/') {
-            let known = routing::route::providers_of(&self.engine.inner.model, false).await;
-            if let Ok(routes) = routing::route::candidates(&known, Some(bare), None) {
-                let health = self.engine.inner.gateway.health();
-                let chosen = routes
-                    .iter()
-                    .find(|r| health.blocked(&r.provider).is_none())
-                    .or(routes.first());
-                if let Some(r) = chosen {
-                    return self.engine.inner.model.resolve(Some(&r.provider), &r.model);
+            // What the providers declare first; what they list (discovery) when
+            // no declaration names the model.
+            let mut known = routing::route::providers_of(&self.engine.inner.model, false).await;
+            let mut routes = routing::route::candidates(&known, Some(bare), None);
+            if matches!(&routes, Err(e) if e.error_type == ErrorType::ModelNotConfigured) {
+                known = self.providers(true).await;
+                routes = routing::route::candidates(&known, Some(bare), None);
+            }
+            match routes {
+                Ok(routes) => {
+                    let health = self.engine.inner.gateway.health();
+                    let chosen = routes
+                        .iter()
+                        .find(|r| health.blocked(&r.provider).is_none())
+                        .or(routes.first());
+                    if let Some(r) = chosen {
+                        return self.engine.inner.model.resolve(Some(&r.provider), &r.model);
+                    }
                 }
+                // No provider declares or lists it: the seed's 422 with the
+                // nearest models they do serve and each provider's readiness.
+                Err(e) if e.error_type == ErrorType::ModelNotConfigured => {
+                    return Err(self.with_readiness(e, &known));
+                }
+                Err(_) => {}
             }
         }
         self.engine.inner.model.resolve(provider, model)
+    }
+
+    /// `e` with each provider's routing readiness (`providers`: name,
+    /// `routing_ready`, `routing_blocked_reason` as the providers status says it).
+    fn with_readiness(self, e: HecateError, listed: &[ProviderModels]) -> HecateError {
+        let health = self.engine.inner.gateway.health();
+        let rows: Vec<serde_json::Value> = listed
+            .iter()
+            .map(|p| {
+                let blocked = crate::domain::provider_readiness::routing_blocker(
+                    true,
+                    health.blocked(&p.name).map(|b| b.reason),
+                    true,
+                    !p.models.is_empty(),
+                );
+                serde_json::json!({
+                    "provider": p.name,
+                    "routing_ready": blocked.is_none(),
+                    "routing_blocked_reason": blocked,
+                })
+            })
+            .collect();
+        e.with_detail("providers", rows)
     }
 
     /// What this process's gateway answered since it started.

@@ -248,10 +248,42 @@ fn not_found(requested: &str, providers: &[ProviderModels]) -> HecateError {
         format!("no configured provider serves model {requested:?}"),
     )
     .with_user_message("No configured provider serves this model.")
-    .with_operator_action("Choose a model from GET /v1/models, or declare it for a provider.")
+    .with_operator_action(
+        "Choose a model from GET /v1/models (suggested_models lists the nearest), or declare it for a provider.",
+    )
     .with_detail("reason", MODEL_NOT_FOUND)
     .with_detail("model", requested)
     .with_detail("configured_providers", configured)
+    .with_detail("suggested_models", suggestions(requested, providers))
+}
+
+/// How many replacement models a `model_not_configured` error suggests.
+const SUGGESTIONS: usize = 5;
+
+/// The routable ids nearest to `requested` by name (Jaro-Winkler on the model
+/// part), best first, at most [`SUGGESTIONS`]; every id when there are no more.
+pub fn suggestions(requested: &str, providers: &[ProviderModels]) -> Vec<String> {
+    let wanted = requested
+        .rsplit('/')
+        .next()
+        .unwrap_or(requested)
+        .to_lowercase();
+    let mut scored: Vec<(f64, String)> = providers
+        .iter()
+        .flat_map(|p| {
+            p.models.iter().map(|m| {
+                let score = strsim::jaro_winkler(&wanted, &m.to_lowercase());
+                (score, format!("{}/{m}", p.name))
+            })
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(SUGGESTIONS)
+        .map(|(_, id)| id)
+        .collect()
 }
 
 /// Every routable id: `provider/model` for each model, plus the bare model when
@@ -308,6 +340,27 @@ mod tests {
 
     fn reason(e: &HecateError) -> &str {
         e.details["reason"].as_str().unwrap_or_default()
+    }
+
+    #[test]
+    fn an_unknown_model_suggests_the_nearest_routable_ids() {
+        let ps = [
+            p("a", &["gpt-4o-mini", "gpt-4o", "llama3"], true),
+            p("b", &["claude-sonnet-4"], true),
+        ];
+        let e = resolve(&ps, Some("gpt-4o-mni"), None).expect_err("unknown");
+        assert_eq!(e.error_type, ErrorType::ModelNotConfigured);
+        let suggested = e.details["suggested_models"]
+            .as_array()
+            .expect("suggestions");
+        assert_eq!(suggested[0], "a/gpt-4o-mini", "{suggested:?}");
+        assert_eq!(
+            suggested.len(),
+            4,
+            "every id when there are fewer than five"
+        );
+        assert_eq!(suggestions("b/claude-sonet-4", &ps)[0], "b/claude-sonnet-4");
+        assert!(suggestions("x", &[]).is_empty());
     }
 
     #[test]
