@@ -7,7 +7,9 @@
 //! is `agent_chat.workspace_required`; the CLI asks the approval on stdin; the
 //! agent's plan as an activity of its answer.
 
-use crate::support::agent::{WIRES, agent_home, answer, call, data, events, said, turn};
+use crate::support::agent::{
+    WIRES, agent_home, answer, call, data, edit_notes, events, said, turn,
+};
 use crate::support::common::{ModelServer, session_id_from, text, workspace};
 use crate::support::http::{Api, serve};
 use serde_json::{Value, json};
@@ -44,10 +46,7 @@ async fn a_first_prompt_creates_the_task_and_a_follow_up_continues_its_run() {
     let server = ModelServer::start(Some(json!([
         turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
         answer("The notes say hello."),
-        turn(vec![call(
-            "file_edit",
-            json!({"path": "notes.txt", "old_string": "world", "new_string": "chat"})
-        )]),
+        turn(vec![edit_notes("chat")]),
         answer("Edited the notes."),
     ])));
     let home = agent_home(&server, WIRES[0], "");

@@ -9,7 +9,7 @@
 
 use crate::support::agent::{
     WIRES, agent_home, agent_task, answer, approve, call, count, create_and_start, data, events,
-    reaches, said, turn,
+    reaches, read_edit_run, said, turn,
 };
 use crate::support::common::{ModelServer, workspace};
 use crate::support::http::{Api, Served, serve, serve_args};
@@ -20,18 +20,7 @@ use std::time::Duration;
 #[tokio::test]
 async fn a_loop_reads_edits_runs_a_command_and_answers_in_both_wire_formats() {
     for wire in WIRES {
-        let server = ModelServer::start(Some(json!([
-            turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
-            turn(vec![call(
-                "file_edit",
-                json!({"path": "notes.txt", "old_string": "world", "new_string": "agent"})
-            )]),
-            turn(vec![call(
-                "shell_exec",
-                json!({"command": "cat notes.txt"})
-            )]),
-            answer("All done."),
-        ])));
+        let server = ModelServer::start(Some(read_edit_run("All done.")));
         let home = agent_home(&server, wire, "");
         let s = serve(&home);
         let api = Api::new(&s);

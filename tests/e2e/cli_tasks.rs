@@ -21,14 +21,7 @@ fn stdout(o: &std::process::Output) -> String {
 #[test]
 fn a_task_runs_to_its_end_in_the_cli_and_its_output_reads_back() {
     let home = ungated();
-    let created = home.run(&[
-        "tasks",
-        "create",
-        "--kind",
-        "shell",
-        "--shell",
-        "echo from-cli",
-    ]);
+    let created = home.create_shell_task("echo from-cli");
     assert!(created.status.success(), "{created:?}");
     let task = stdout(&created).trim().to_string();
     assert!(task.starts_with("task_"), "{task}");
@@ -60,14 +53,7 @@ fn a_task_runs_to_its_end_in_the_cli_and_its_output_reads_back() {
 #[test]
 fn a_waiting_start_runs_once_another_process_approves() {
     let home = Home::empty();
-    let created = home.run(&[
-        "tasks",
-        "create",
-        "--kind",
-        "shell",
-        "--shell",
-        "echo approved-run",
-    ]);
+    let created = home.create_shell_task("echo approved-run");
     let task = stdout(&created).trim().to_string();
     let waiting = home
         .cmd(&["tasks", "start", &task, "--wait"])

@@ -4,12 +4,13 @@
 use crate::support::common::ModelServer;
 use hecate::adapters::providers::pricing::Pricebook;
 use hecate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
-use hecate::domain::ErrorType;
 use hecate::domain::event::{EngineEvent, RuntimeEvent};
+use hecate::domain::ids::SessionId;
 use hecate::domain::run::RunStatus;
-use hecate::domain::session::Guardrails;
+use hecate::domain::session::{Guardrails, Session};
+use hecate::domain::{ErrorType, HecateError};
 use hecate::engine::bus::Received;
-use hecate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
+use hecate::engine::{CreateSession, Engine, EngineConfig, SendMessage, TurnHandle};
 use hecate::runtimes::model::ModelRuntime;
 use hecate::store::{SqliteStore, Store};
 use serde_json::json;
@@ -53,6 +54,22 @@ fn prompt(s: &str) -> SendMessage {
     }
 }
 
+/// Creates a model session without guardrails in namespace `ns`.
+async fn new_session(engine: &Engine, what: &str) -> Session {
+    engine
+        .create_session("ns", model_session(None))
+        .await
+        .expect(what)
+}
+
+/// Starts a turn that sends `text` to session `id` in namespace `ns`.
+async fn start_turn(engine: &Engine, id: &SessionId, text: &str, what: &str) -> TurnHandle {
+    engine
+        .send_message("ns", id, prompt(text))
+        .await
+        .expect(what)
+}
+
 fn model_session(guardrails: Option<Guardrails>) -> CreateSession {
     CreateSession {
         model: Some("fix/fixture-model".into()),
@@ -68,14 +85,8 @@ async fn a_second_send_while_a_turn_runs_is_busy_and_cancel_keeps_the_partial_an
         {"repeat": true, "text": "ok"}
     ])));
     let engine = engine(&server).await;
-    let s = engine
-        .create_session("ns", model_session(None))
-        .await
-        .expect("session");
-    let mut turn = engine
-        .send_message("ns", &s.id, prompt("go"))
-        .await
-        .expect("starts");
+    let s = new_session(&engine, "session").await;
+    let mut turn = start_turn(&engine, &s.id, "go", "starts").await;
     let busy = engine
         .send_message("ns", &s.id, prompt("again"))
         .await
@@ -103,10 +114,7 @@ async fn a_second_send_while_a_turn_runs_is_busy_and_cancel_keeps_the_partial_an
         .expect_err("nothing running");
     assert_eq!(none.error_type, ErrorType::SessionNotRunning);
     // The busy marker is gone: the session takes new turns.
-    let mut next = engine
-        .send_message("ns", &s.id, prompt("after"))
-        .await
-        .expect("free");
+    let mut next = start_turn(&engine, &s.id, "after", "free").await;
     next.wait().await;
 }
 
@@ -116,15 +124,9 @@ async fn events_arrive_in_order_and_are_persisted_on_the_run() {
         {"thinking": "hmm", "chunks": ["x", "y", "z"]}
     ])));
     let engine = engine(&server).await;
-    let s = engine
-        .create_session("ns", model_session(None))
-        .await
-        .expect("session");
+    let s = new_session(&engine, "session").await;
     let mut watcher = engine.bus().subscribe(Some(s.id.clone()));
-    let mut turn = engine
-        .send_message("ns", &s.id, prompt("go"))
-        .await
-        .expect("starts");
+    let mut turn = start_turn(&engine, &s.id, "go", "starts").await;
     let result = turn.wait().await;
     assert_eq!(result.run.status, RunStatus::Completed);
     let mut kinds = Vec::new();
@@ -156,79 +158,68 @@ async fn events_arrive_in_order_and_are_persisted_on_the_run() {
     assert!(t.runs[0].duration_ms.is_some());
 }
 
+/// Opens a session with `guardrails`, runs one turn in it, waits `pause_ms`,
+/// and returns the error with which the engine refuses a second turn.
+async fn second_turn_refusal(
+    engine: &Engine,
+    guardrails: Guardrails,
+    pause_ms: u64,
+    why: &str,
+) -> HecateError {
+    let s = engine
+        .create_session("ns", model_session(Some(guardrails)))
+        .await
+        .expect("session");
+    start_turn(engine, &s.id, "one", "first").await.wait().await;
+    tokio::time::sleep(std::time::Duration::from_millis(pause_ms)).await;
+    engine
+        .send_message("ns", &s.id, prompt("two"))
+        .await
+        .expect_err(why)
+}
+
+/// Guardrails with only what `set` changes from the defaults.
+fn guardrails(set: impl FnOnce(&mut Guardrails)) -> Guardrails {
+    let mut g = Guardrails::default();
+    set(&mut g);
+    g
+}
+
 #[tokio::test]
 async fn guardrails_stop_turns_with_their_stable_errors() {
     let server = ModelServer::start(None);
     let engine = engine(&server).await;
-    let s = engine
-        .create_session(
-            "ns",
-            model_session(Some(Guardrails {
-                max_turns: Some(1),
-                ..Default::default()
-            })),
-        )
-        .await
-        .expect("session");
-    engine
-        .send_message("ns", &s.id, prompt("one"))
-        .await
-        .expect("first")
-        .wait()
-        .await;
-    let e = engine
-        .send_message("ns", &s.id, prompt("two"))
-        .await
-        .expect_err("limit");
-    assert_eq!(e.error_type, ErrorType::SessionLimitExceeded);
-    assert_eq!(e.details["turns_used"], 1);
-
-    let idle = engine
-        .create_session(
-            "ns",
-            model_session(Some(Guardrails {
-                idle_timeout_ms: Some(50),
-                ..Default::default()
-            })),
-        )
-        .await
-        .expect("session");
-    engine
-        .send_message("ns", &idle.id, prompt("one"))
-        .await
-        .expect("first")
-        .wait()
-        .await;
-    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
-    let e = engine
-        .send_message("ns", &idle.id, prompt("two"))
-        .await
-        .expect_err("idle");
-    assert_eq!(e.error_type, ErrorType::SessionIdleTimeout);
-    assert_eq!(e.details["limit_ms"], 50);
-
-    let dur = engine
-        .create_session(
-            "ns",
-            model_session(Some(Guardrails {
-                max_duration_ms: Some(50),
-                ..Default::default()
-            })),
-        )
-        .await
-        .expect("session");
-    engine
-        .send_message("ns", &dur.id, prompt("one"))
-        .await
-        .expect("first")
-        .wait()
-        .await;
-    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
-    let e = engine
-        .send_message("ns", &dur.id, prompt("two"))
-        .await
-        .expect_err("duration");
-    assert_eq!(e.error_type, ErrorType::SessionDurationLimitExceeded);
+    // (guardrails, pause before the second turn, what stops it, its error, a detail it reports)
+    let cases = [
+        (
+            guardrails(|g| g.max_turns = Some(1)),
+            0,
+            "limit",
+            ErrorType::SessionLimitExceeded,
+            Some(("turns_used", 1)),
+        ),
+        (
+            guardrails(|g| g.idle_timeout_ms = Some(50)),
+            120,
+            "idle",
+            ErrorType::SessionIdleTimeout,
+            Some(("limit_ms", 50)),
+        ),
+        (
+            guardrails(|g| g.max_duration_ms = Some(50)),
+            120,
+            "duration",
+            ErrorType::SessionDurationLimitExceeded,
+            None,
+        ),
+    ];
+    for (guardrails, pause_ms, why, error_type, detail) in cases {
+        let e = second_turn_refusal(&engine, guardrails, pause_ms, why).await;
+        assert_eq!(e.error_type, error_type, "{why}");
+        if let Some((key, value)) = detail {
+            assert_eq!(e.details[key], value, "{why}");
+        }
+    }
 }
 
 #[tokio::test]
@@ -271,10 +262,7 @@ async fn namespaces_never_see_each_other() {
 async fn the_turn_result_flags_summarization_every_twenty_messages() {
     let server = ModelServer::start(None);
     let engine = engine(&server).await;
-    let s = engine
-        .create_session("ns", model_session(None))
-        .await
-        .expect("session");
+    let s = new_session(&engine, "session").await;
     let mut flags = Vec::new();
     for i in 0..11 {
         let r = engine
@@ -299,10 +287,7 @@ async fn the_turn_result_flags_summarization_every_twenty_messages() {
 async fn runtime_switches_follow_the_seed_rules() {
     let server = ModelServer::start(None);
     let engine = engine(&server).await;
-    let s = engine
-        .create_session("ns", model_session(None))
-        .await
-        .expect("session");
+    let s = new_session(&engine, "session").await;
     let e = engine
         .send_message(
             "ns",
@@ -336,22 +321,10 @@ async fn a_slow_reader_gets_every_chunk_of_its_turn_while_a_neighbour_floods() {
         {"match": {"contains": "flood"}, "text": flood, "repeat": true}
     ])));
     let engine = engine(&server).await;
-    let a = engine
-        .create_session("ns", model_session(None))
-        .await
-        .expect("session a");
-    let b = engine
-        .create_session("ns", model_session(None))
-        .await
-        .expect("session b");
-    let mut turn = engine
-        .send_message("ns", &a.id, prompt("mine"))
-        .await
-        .expect("turn a");
-    let mut neighbour = engine
-        .send_message("ns", &b.id, prompt("flood"))
-        .await
-        .expect("turn b");
+    let a = new_session(&engine, "session a").await;
+    let b = new_session(&engine, "session b").await;
+    let mut turn = start_turn(&engine, &a.id, "mine", "turn a").await;
+    let mut neighbour = start_turn(&engine, &b.id, "flood", "turn b").await;
     let mut text = String::new();
     let mut read = 0usize;
     while let Some(received) = turn.events.recv().await {
@@ -392,14 +365,8 @@ async fn a_turn_that_loses_its_lease_stops_and_leaves_the_new_owners_header_alon
     };
     let owner = config.owner_id.clone();
     let engine = engine_on(&server, store.clone(), config).await;
-    let s = engine
-        .create_session("ns", model_session(None))
-        .await
-        .expect("session");
-    let mut turn = engine
-        .send_message("ns", &s.id, prompt("go"))
-        .await
-        .expect("turn");
+    let s = new_session(&engine, "session").await;
+    let mut turn = start_turn(&engine, &s.id, "go", "turn").await;
     // Wait for the first chunk, then play the other process: take the lease
     // over (as after an expiry) and write the header it keeps.
     loop {

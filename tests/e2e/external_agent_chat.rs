@@ -2,44 +2,79 @@
 //! answered on the terminal, by mode, by grant and from another process, diffs and
 //! revert, reattaching after a restart, and the faults.
 
-use crate::support::common::{Home, git_workspace, session_id_from, text};
+use crate::support::common::{
+    Home, fixture_chat_args, git_workspace, permission_turn, session_id_from, text,
+};
 use crate::support::http::{Api, serve};
 use serde_json::{Value, json};
-use std::process::Stdio;
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const WRITE_SCRIPT: &str = r#"{"turns":[
- {"match":"write","actions":[
-   {"thought":"planning"},
-   {"tool_call":{"id":"t1","title":"Write b.txt","kind":"edit","status":"pending"}},
-   {"request_permission":{"tool_call_id":"t1","title":"Write b.txt","kind":"edit",
-     "on_allow":[{"fs_write":{"path":"b.txt","content":"new file\n"}},{"edit_file":{"path":"a.txt","content":"changed\n"}}],
-     "on_reject":[{"text":"not writing. "}]}},
-   {"tool_call_update":{"id":"t1","status":"completed"}},
-   {"text":"done"}]},
- {"match":"escape","actions":[{"fs_write":{"path":"../outside.txt","content":"x"}},{"fs_read":{"path":"/etc/hostname"}}]},
- {"match":"shell","actions":[{"terminal":{"command":"sh","args":["-c","echo from-terminal; exit 3"]}}]},
- {"match":"crash","actions":[{"text":"about to crash "},{"crash":7}]},
- {"match":"hang","actions":[{"text":"hanging "},{"hang":true}]},
- {"match":"slow","actions":[{"chunks":["one ","two ","three ","four "],"delay_ms":700}]},
- {"match":"garbage","actions":[{"text":"before "},{"garbage":"this is not json"},{"text":"after"}]}
-]}"#;
+/// The fixture agent's turns, picked by the prompt: a gated write (after a
+/// thought), escapes from the workspace, a terminal, and the faults.
+fn write_script() -> String {
+    let mut write = permission_turn(
+        "Write b.txt",
+        json!([
+            {"fs_write": {"path": "b.txt", "content": "new file\n"}},
+            {"edit_file": {"path": "a.txt", "content": "changed\n"}}
+        ]),
+    );
+    write["actions"]
+        .as_array_mut()
+        .expect("actions")
+        .insert(0, json!({"thought": "planning"}));
+    json!({"turns": [
+        write,
+        {"match":"escape","actions":[{"fs_write":{"path":"../outside.txt","content":"x"}},{"fs_read":{"path":"/etc/hostname"}}]},
+        {"match":"shell","actions":[{"terminal":{"command":"sh","args":["-c","echo from-terminal; exit 3"]}}]},
+        {"match":"crash","actions":[{"text":"about to crash "},{"crash":7}]},
+        {"match":"hang","actions":[{"text":"hanging "},{"hang":true}]},
+        {"match":"slow","actions":[{"chunks":["one ","two ","three ","four "],"delay_ms":700}]},
+        {"match":"garbage","actions":[{"text":"before "},{"garbage":"this is not json"},{"text":"after"}]}
+    ]})
+    .to_string()
+}
 
 fn home_with_agent(extra: &[&str]) -> Home {
     let home = Home::empty();
-    std::fs::write(home.path("script.json"), WRITE_SCRIPT).expect("script");
-    let script = home.path("script.json").display().to_string();
-    let state = home.path("agent-state").display().to_string();
-    let mut args = vec!["--script", &script, "--state-dir", &state];
-    args.extend_from_slice(extra);
-    home.add_fixture_agent("fixture", &args);
+    home.add_scripted_agent(&write_script(), extra, "");
     home
 }
 
-fn chat(home: &Home, ws: &str, args: &[&str], stdin: &[u8]) -> std::process::Output {
-    let mut all = vec!["chat", "--agent", "fixture", "--workspace", ws];
-    all.extend_from_slice(args);
-    home.run_with_stdin(&all, stdin)
+fn chat(home: &Home, ws: &str, args: &[&str], stdin: &[u8]) -> Output {
+    home.run_with_stdin(&fixture_chat_args(ws, args), stdin)
+}
+
+/// Starts `chat --agent fixture` in `ws` with `args` in the background, its
+/// stdout and stderr piped.
+fn spawn_chat(home: &Home, ws: &str, args: &[&str]) -> Child {
+    home.cmd(&fixture_chat_args(ws, args))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn chat")
+}
+
+/// Asserts that a command printed `needle` on stdout.
+fn assert_prints(out: &Output, needle: &str) {
+    let (stdout, stderr) = text(out);
+    assert!(stdout.contains(needle), "{stdout}\n{stderr}");
+}
+
+/// Every approval of `home`, resolved or not (`approvals list --all`).
+fn all_approvals(home: &Home) -> Value {
+    home.json(&["approvals", "list", "--all", "--format", "json"])
+}
+
+/// Polls `done` every 50 ms until it holds (a 30 s hang guard naming `what`).
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn show(home: &Home, id: &str) -> Value {
@@ -122,7 +157,7 @@ fn permission_approved_on_the_terminal_writes_captures_the_diff_and_reverts() {
         diff.contains("-original") && diff.contains("+changed"),
         "{diff}"
     );
-    let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
+    let approvals = all_approvals(&home);
     assert_eq!(approvals["data"][0]["status"], "approved");
     assert_eq!(approvals["data"][0]["path"], "operator");
     assert_eq!(approvals["data"][0]["selected_option"], "allow-once-id");
@@ -168,18 +203,10 @@ fn modes_and_grants_answer_without_asking() {
     let ws = git_workspace();
     let w = ws.path().display().to_string();
     let out = chat(&home, &w, &["--approval", "deny", "please write"], b"");
-    assert!(
-        text(&out).0.contains("permission: reject-id"),
-        "{}",
-        text(&out).0
-    );
+    assert_prints(&out, "permission: reject-id");
     let out = chat(&home, &w, &["--approval", "auto", "please write"], b"");
-    assert!(
-        text(&out).0.contains("permission: allow-once-id"),
-        "{}",
-        text(&out).0
-    );
-    let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
+    assert_prints(&out, "permission: allow-once-id");
+    let approvals = all_approvals(&home);
     assert!(
         approvals["data"]
             .as_array()
@@ -190,21 +217,13 @@ fn modes_and_grants_answer_without_asking() {
 
     // Approving for the session creates a grant that answers the next request.
     let first = chat(&home, &w, &["please write"], b"s\n");
-    assert!(
-        text(&first).0.contains("permission: allow-always-id"),
-        "{}",
-        text(&first).0
-    );
+    assert_prints(&first, "permission: allow-always-id");
     let id = session_id_from(&first.stderr);
     let grants = home.json(&["grants", "list", "--format", "json"]);
     assert_eq!(grants["data"][0]["scope"], "session");
     assert_eq!(grants["data"][0]["tool_kind"], "edit");
     let second = home.run_with_stdin(&["chat", "--session", &id, "please write again"], b"");
-    assert!(
-        text(&second).0.contains("permission: allow-always-id"),
-        "{}",
-        text(&second).1
-    );
+    assert_prints(&second, "permission: allow-always-id");
     let approvals = home.json(&[
         "approvals",
         "list",
@@ -235,29 +254,15 @@ fn another_process_can_resolve_a_pending_approval() {
     let home = home_with_agent(&[]);
     let ws = git_workspace();
     let w = ws.path().display().to_string();
-    let child = home
-        .cmd(&[
-            "chat",
-            "--agent",
-            "fixture",
-            "--workspace",
-            &w,
-            "please write",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn chat");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let id = loop {
+    let child = spawn_chat(&home, &w, &["please write"]);
+    let mut id = String::new();
+    wait_until("no pending approval appeared", || {
         let list = home.json(&["approvals", "list", "--format", "json"]);
-        if let Some(id) = list["data"][0]["id"].as_str() {
-            break id.to_string();
-        }
-        assert!(Instant::now() < deadline, "no pending approval appeared");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        list["data"][0]["id"]
+            .as_str()
+            .map(|i| id = i.to_string())
+            .is_some()
+    });
     let out = home.run(&["approvals", "resolve", &id, "--decision", "approve"]);
     assert!(out.status.success(), "{}", text(&out).1);
     let again = home.run(&["approvals", "resolve", &id, "--decision", "reject"]);
@@ -283,12 +288,8 @@ fn an_unanswered_permission_times_out_as_cancelled() {
         &["please write"],
         b"",
     );
-    assert!(
-        text(&out).0.contains("permission: cancelled"),
-        "{}",
-        text(&out).0
-    );
-    let list = home.json(&["approvals", "list", "--all", "--format", "json"]);
+    assert_prints(&out, "permission: cancelled");
+    let list = all_approvals(&home);
     assert_eq!(list["data"][0]["status"], "timed_out");
     assert_eq!(list["data"][0]["path"], "timeout");
 }
@@ -310,11 +311,7 @@ fn fs_requests_outside_the_workspace_are_rejected_and_terminals_run_inside() {
             .exists()
     );
     let out = chat(&home, &w, &["shell please"], b"");
-    assert!(
-        text(&out).0.contains("terminal exit 3: from-terminal"),
-        "{}",
-        text(&out).0
-    );
+    assert_prints(&out, "terminal exit 3: from-terminal");
 }
 
 #[test]
@@ -346,20 +343,9 @@ fn reattach_after_restart_loads_or_primes_without_losing_context() {
 fn a_reattached_session_is_put_back_into_the_mode_that_asks() {
     for (flag, expect_loaded) in [("supported", true), ("broken", false)] {
         let home = Home::empty();
-        std::fs::write(home.path("script.json"), WRITE_SCRIPT).expect("script");
-        let script = home.path("script.json").display().to_string();
-        let state = home.path("agent-state").display().to_string();
-        home.add_fixture_agent_with(
-            "fixture",
-            &[
-                "--script",
-                &script,
-                "--state-dir",
-                &state,
-                "--modes",
-                "--load-session",
-                flag,
-            ],
+        home.add_scripted_agent(
+            &write_script(),
+            &["--modes", "--load-session", flag],
             "[quirks]\ninitial_mode = \"ask\"\n",
         );
         let ws = git_workspace();
@@ -381,7 +367,7 @@ fn a_reattached_session_is_put_back_into_the_mode_that_asks() {
         assert!(stdout.contains("not writing."), "{flag}: {stdout}");
         let native_after = show(&home, &id)["native_session_id"].clone();
         assert_eq!(native_after == native_before, expect_loaded, "{flag}");
-        let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
+        let approvals = all_approvals(&home);
         let statuses: Vec<&str> = approvals["data"]
             .as_array()
             .expect("approvals")
@@ -469,31 +455,11 @@ fn sigint_cancels_the_turn_and_keeps_the_partial_answer() {
     let home = home_with_agent(&[]);
     let ws = git_workspace();
     let w = ws.path().display().to_string();
-    let mut child = home
-        .cmd(&[
-            "chat",
-            "--agent",
-            "fixture",
-            "--workspace",
-            &w,
-            "--format",
-            "json",
-            "slow please",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let mut child = spawn_chat(&home, &w, &["--format", "json", "slow please"]);
+    wait_until("turn never started", || {
         let list = home.json(&["sessions", "list", "--format", "json"]);
-        if list["data"][0]["status"] == "running" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "turn never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        list["data"][0]["status"] == "running"
+    });
     std::thread::sleep(Duration::from_millis(900));
     let st = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -658,23 +624,15 @@ fn an_operator_grant_answers_until_it_expires_and_retention_prunes_what_is_past(
     assert!(grant["expires_at"].as_str().is_some(), "{created}");
     // The grant answers without asking (nothing on stdin).
     let out = chat(&home, &w, &["please write"], b"");
-    assert!(
-        text(&out).0.contains("permission: allow"),
-        "{}",
-        text(&out).0
-    );
+    assert_prints(&out, "permission: allow");
     // Once past its expiry it answers nothing: the person is asked again.
     let db = rusqlite::Connection::open(home.data_dir().join("hecate.db")).expect("open db");
     db.execute("UPDATE grants SET expires_at = '2001-01-01T00:00:00Z'", [])
         .expect("expire the grant");
     let out = chat(&home, &w, &["please write"], b"r\n");
-    assert!(
-        text(&out).0.contains("permission: reject-id"),
-        "{}",
-        text(&out).0
-    );
+    assert_prints(&out, "permission: reject-id");
     let resolved = |home: &Home| {
-        home.json(&["approvals", "list", "--all", "--format", "json"])["data"]
+        all_approvals(home)["data"]
             .as_array()
             .map(Vec::len)
             .unwrap_or_default()
@@ -794,8 +752,7 @@ fn a_session_hands_off_between_an_agent_and_a_model_with_its_transcript() {
 fn the_config_chooses_an_agents_session_mode_over_its_manifest() {
     for (config, asks) in [("", true), ("[agents.modes]\nfixture = \"auto\"\n", false)] {
         let home = Home::empty();
-        std::fs::write(home.path("script.json"), WRITE_SCRIPT).expect("script");
-        let script = home.path("script.json").display().to_string();
+        let script = home.write_agent_script(&write_script());
         home.add_fixture_agent_with(
             "fixture",
             &["--script", &script, "--modes"],
@@ -816,7 +773,7 @@ fn the_config_chooses_an_agents_session_mode_over_its_manifest() {
             asks,
             "{config}: {stdout}"
         );
-        let approvals = home.json(&["approvals", "list", "--all", "--format", "json"]);
+        let approvals = all_approvals(&home);
         let n = approvals["data"].as_array().map_or(0, Vec::len);
         assert_eq!(n, usize::from(asks), "{config}: {approvals}");
     }
@@ -826,8 +783,7 @@ fn the_config_chooses_an_agents_session_mode_over_its_manifest() {
 async fn a_runaway_agents_text_is_cut_at_the_per_turn_limit_and_the_cut_recorded() {
     let home = Home::empty();
     let script = r#"{"turns":[{"actions":[{"stream":{"count":5000,"text":"0123456789"}}]}]}"#;
-    std::fs::write(home.path("flood.json"), script).expect("script");
-    let script = home.path("flood.json").display().to_string();
+    let script = home.write_agent_script(script);
     home.add_fixture_agent("fixture", &["--script", &script]);
     home.write_config("[agents]\nmax_output_bytes = 1005\n");
     let ws = git_workspace();

@@ -347,6 +347,23 @@ fn write_script(dir: &Path, script: &serde_json::Value) -> String {
     path.to_str().expect("utf-8 path").to_owned()
 }
 
+/// Writes `script` into `dir` and spawns the fixture agent playing it.
+fn spawn_scripted(dir: &Path, script: serde_json::Value) -> (AgentProcess, ChildTransport) {
+    AgentProcess::spawn(&["--script", &write_script(dir, &script)])
+}
+
+/// Sends a text prompt, asserts that the turn ended normally, and answers the
+/// agent message texts it produced.
+async fn turn_texts(
+    cx: &ConnectionTo<Agent>,
+    session_id: &SessionId,
+    updates: &mut Updates,
+    text: &str,
+) -> Result<Vec<String>, Error> {
+    assert_eq!(prompt(cx, session_id, text).await?, StopReason::EndTurn);
+    Ok(agent_texts(&updates.drain()))
+}
+
 fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
@@ -377,15 +394,15 @@ async fn echo_mode_answers_with_one_chunk() {
             assert!(session_id.0.starts_with("fixture-sess-"), "{session_id:?}");
 
             assert_eq!(
-                prompt(&cx, &session_id, "hello there").await?,
-                StopReason::EndTurn
+                turn_texts(&cx, &session_id, &mut updates, "hello there").await?,
+                ["echo: hello there"]
             );
-            assert_eq!(agent_texts(&updates.drain()), ["echo: hello there"]);
-            assert_eq!(prompt(&cx, &session_id, "/mcp").await?, StopReason::EndTurn);
-            assert_eq!(agent_texts(&updates.drain()), ["mcp: files, search"]);
-            assert_eq!(prompt(&cx, &session_id, "/cwd").await?, StopReason::EndTurn);
             assert_eq!(
-                agent_texts(&updates.drain()),
+                turn_texts(&cx, &session_id, &mut updates, "/mcp").await?,
+                ["mcp: files, search"]
+            );
+            assert_eq!(
+                turn_texts(&cx, &session_id, &mut updates, "/cwd").await?,
                 [format!("cwd: {}", cwd.display())]
             );
             Ok(())
@@ -398,9 +415,9 @@ async fn echo_mode_answers_with_one_chunk() {
 #[tokio::test(flavor = "multi_thread")]
 async fn scripted_turn_sends_updates_in_order() {
     let dir = temp_dir();
-    let script = write_script(
+    let (_agent, transport) = spawn_scripted(
         dir.path(),
-        &serde_json::json!({"turns": [
+        serde_json::json!({"turns": [
             {"match": "refuse", "actions": [{"text": "no"}, {"stop": "refusal"}, {"text": "never sent"}]},
             {"match": "edit", "actions": [
                 {"thought": "thinking"},
@@ -416,7 +433,6 @@ async fn scripted_turn_sends_updates_in_order() {
             ]}
         ]}),
     );
-    let (_agent, transport) = AgentProcess::spawn(&["--script", &script]);
     run_client(
         transport,
         ClientState::default(),
@@ -463,10 +479,9 @@ async fn scripted_turn_sends_updates_in_order() {
             assert_eq!(agent_texts(&updates.drain()), ["no"]);
             // No turn matches: echo.
             assert_eq!(
-                prompt(&cx, &session_id, "other").await?,
-                StopReason::EndTurn
+                turn_texts(&cx, &session_id, &mut updates, "other").await?,
+                ["echo: other"]
             );
-            assert_eq!(agent_texts(&updates.drain()), ["echo: other"]);
             Ok(())
         },
     )
@@ -477,9 +492,9 @@ async fn scripted_turn_sends_updates_in_order() {
 #[tokio::test(flavor = "multi_thread")]
 async fn permission_answers_pick_the_branch_by_option_kind() {
     let dir = temp_dir();
-    let script = write_script(
+    let (_agent, transport) = spawn_scripted(
         dir.path(),
-        &serde_json::json!({"turns": [{"actions": [
+        serde_json::json!({"turns": [{"actions": [
             {"request_permission": {
                 "tool_call_id": "t1", "title": "Write a.txt", "kind": "edit",
                 "options": [
@@ -490,26 +505,22 @@ async fn permission_answers_pick_the_branch_by_option_kind() {
                 "on_reject": [{"text": "rejected!"}]}}
         ]}]}),
     );
-    let (_agent, transport) = AgentProcess::spawn(&["--script", &script]);
     let state = ClientState::default();
     let seen = state.clone();
     run_client(transport, state.clone(), async |cx, mut updates| {
         let session_id = open_session(&cx, dir.path()).await?;
-        assert_eq!(prompt(&cx, &session_id, "go").await?, StopReason::EndTurn);
         assert_eq!(
-            agent_texts(&updates.drain()),
+            turn_texts(&cx, &session_id, &mut updates, "go").await?,
             ["permission: allow-once-id", "allowed!"]
         );
         state.with(|inner| inner.permission = PermissionPolicy::RejectOnce);
-        assert_eq!(prompt(&cx, &session_id, "go").await?, StopReason::EndTurn);
         assert_eq!(
-            agent_texts(&updates.drain()),
+            turn_texts(&cx, &session_id, &mut updates, "go").await?,
             ["permission: reject-id", "rejected!"]
         );
         state.with(|inner| inner.permission = PermissionPolicy::Cancel);
-        assert_eq!(prompt(&cx, &session_id, "go").await?, StopReason::EndTurn);
         assert_eq!(
-            agent_texts(&updates.drain()),
+            turn_texts(&cx, &session_id, &mut updates, "go").await?,
             ["permission: cancelled", "rejected!"]
         );
         Ok(())
@@ -533,9 +544,9 @@ async fn fs_terminal_and_edit_file_round_trips() {
     let dir = temp_dir();
     let cwd = dir.path().join("work");
     std::fs::create_dir(&cwd).expect("cwd");
-    let script = write_script(
+    let (_agent, transport) = spawn_scripted(
         dir.path(),
-        &serde_json::json!({"turns": [{"actions": [
+        serde_json::json!({"turns": [{"actions": [
             {"fs_read": {"path": "notes.txt"}},
             {"fs_read": {"path": "/nowhere/missing.txt", "line": 2, "limit": 1}},
             {"fs_write": {"path": "out/new.txt", "content": "written by agent"}},
@@ -543,7 +554,6 @@ async fn fs_terminal_and_edit_file_round_trips() {
             {"edit_file": {"path": "direct.txt", "content": "edited directly"}}
         ]}]}),
     );
-    let (_agent, transport) = AgentProcess::spawn(&["--script", &script]);
     let state = ClientState::default();
     state.with(|inner| {
         inner
@@ -553,11 +563,7 @@ async fn fs_terminal_and_edit_file_round_trips() {
     run_client(transport, state.clone(), async |cx, mut updates| {
         let session_id = open_session(&cx, &cwd).await?;
         assert_eq!(
-            prompt(&cx, &session_id, "files").await?,
-            StopReason::EndTurn
-        );
-        assert_eq!(
-            agent_texts(&updates.drain()),
+            turn_texts(&cx, &session_id, &mut updates, "files").await?,
             [
                 "read: hello file".to_owned(),
                 "read error: -32002 Resource not found".to_owned(),
@@ -726,11 +732,10 @@ async fn crash_on_initialize_ends_the_connection() {
 #[tokio::test(flavor = "multi_thread")]
 async fn crash_mid_turn_exits_with_the_scripted_code() {
     let dir = temp_dir();
-    let script = write_script(
+    let (mut agent, transport) = spawn_scripted(
         dir.path(),
-        &serde_json::json!({"turns": [{"actions": [{"text": "about to die"}, {"crash": 7}]}]}),
+        serde_json::json!({"turns": [{"actions": [{"text": "about to die"}, {"crash": 7}]}]}),
     );
-    let (mut agent, transport) = AgentProcess::spawn(&["--script", &script]);
     let (texts, error) = run_client(
         transport,
         ClientState::default(),
@@ -756,16 +761,15 @@ async fn crash_mid_turn_exits_with_the_scripted_code() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_interrupts_chunks_but_not_hang() {
     let dir = temp_dir();
-    let script = write_script(
+    let (_agent, transport) = spawn_scripted(
         dir.path(),
-        &serde_json::json!({"turns": [
+        serde_json::json!({"turns": [
             {"match": "slow", "actions": [
                 {"chunks": ["tick", "tick", "tick", "tick", "tick", "tick", "tick", "tick"], "delay_ms": 200},
                 {"text": "not reached"}]},
             {"match": "hang", "actions": [{"text": "hanging"}, {"hang": true}]}
         ]}),
     );
-    let (_agent, transport) = AgentProcess::spawn(&["--script", &script]);
     run_client(
         transport,
         ClientState::default(),
@@ -809,27 +813,24 @@ async fn cancel_interrupts_chunks_but_not_hang() {
 #[tokio::test(flavor = "multi_thread")]
 async fn garbage_on_stdout_does_not_break_the_connection() {
     let dir = temp_dir();
-    let script = write_script(
+    let (agent, transport) = spawn_scripted(
         dir.path(),
-        &serde_json::json!({"turns": [{"match": "garbage", "actions": [
+        serde_json::json!({"turns": [{"match": "garbage", "actions": [
             {"text": "before"}, {"garbage": "this is not json"}, {"text": "after"}]}]}),
     );
-    let (agent, transport) = AgentProcess::spawn(&["--script", &script]);
     run_client(
         transport,
         ClientState::default(),
         async |cx, mut updates| {
             let session_id = open_session(&cx, dir.path()).await?;
             assert_eq!(
-                prompt(&cx, &session_id, "garbage").await?,
-                StopReason::EndTurn
+                turn_texts(&cx, &session_id, &mut updates, "garbage").await?,
+                ["before", "after"]
             );
-            assert_eq!(agent_texts(&updates.drain()), ["before", "after"]);
             assert_eq!(
-                prompt(&cx, &session_id, "again").await?,
-                StopReason::EndTurn
+                turn_texts(&cx, &session_id, &mut updates, "again").await?,
+                ["echo: again"]
             );
-            assert_eq!(agent_texts(&updates.drain()), ["echo: again"]);
             Ok(())
         },
     )

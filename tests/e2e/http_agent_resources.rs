@@ -3,7 +3,7 @@
 //! revoke) and the files a turn changed (list, diff, revert), each with its main
 //! error.
 
-use crate::support::common::{Home, git_workspace};
+use crate::support::common::{Home, git_workspace, permission_turn};
 use crate::support::http::{
     Api, Served, agent_processes_reach, create_agent_session, last_message, pending_approval, serve,
 };
@@ -14,32 +14,31 @@ use tokio::task::JoinHandle;
 
 const WAIT: Duration = Duration::from_secs(60);
 
-const SCRIPT: &str = r#"{"turns":[
- {"match":"write","actions":[
-   {"tool_call":{"id":"t1","title":"Write files","kind":"edit","status":"pending"}},
-   {"request_permission":{"tool_call_id":"t1","title":"Write files","kind":"edit",
-     "on_allow":[{"fs_write":{"path":"b.txt","content":"new file\n"}},
-                 {"fs_write":{"path":"sub/c.txt","content":"nested\n"}},
-                 {"edit_file":{"path":"a.txt","content":"changed\n"}}],
-     "on_reject":[{"text":"not writing. "}]}},
-   {"tool_call_update":{"id":"t1","status":"completed"}},
-   {"text":"done"}]},
- {"match":"hello","actions":[{"text":"hi"}]},
- {"match":"bill one","actions":[{"text":"first"},{"usage":{"used":1200,"size":200000,
-   "cost":{"amount":0.0125,"currency":"USD"},"turn":{"input_tokens":100,"output_tokens":20}}}]},
- {"match":"bill two","actions":[{"text":"second"},{"usage":{"used":2400,"size":200000,
-   "cost":{"amount":0.04,"currency":"USD"},"turn":{"input_tokens":150,"output_tokens":30}}}]},
- {"match":"credits","actions":[{"text":"third"},{"usage":{"used":2500,"size":200000,
-   "cost":{"amount":7,"currency":"credits"}}}]}
-]}"#;
+/// The fixture agent's turns: a gated write of three files, a greeting and
+/// three billed answers.
+fn script() -> String {
+    let write_files = json!([
+        {"fs_write": {"path": "b.txt", "content": "new file\n"}},
+        {"fs_write": {"path": "sub/c.txt", "content": "nested\n"}},
+        {"edit_file": {"path": "a.txt", "content": "changed\n"}}
+    ]);
+    json!({"turns": [
+        permission_turn("Write files", write_files),
+        {"match":"hello","actions":[{"text":"hi"}]},
+        {"match":"bill one","actions":[{"text":"first"},{"usage":{"used":1200,"size":200000,
+          "cost":{"amount":0.0125,"currency":"USD"},"turn":{"input_tokens":100,"output_tokens":20}}}]},
+        {"match":"bill two","actions":[{"text":"second"},{"usage":{"used":2400,"size":200000,
+          "cost":{"amount":0.04,"currency":"USD"},"turn":{"input_tokens":150,"output_tokens":30}}}]},
+        {"match":"credits","actions":[{"text":"third"},{"usage":{"used":2500,"size":200000,
+          "cost":{"amount":7,"currency":"credits"}}}]}
+    ]})
+    .to_string()
+}
 
-/// A home with the fixture agent `fixture` running [`SCRIPT`].
+/// A home with the fixture agent `fixture` running [`script`].
 fn home() -> Home {
     let home = Home::empty();
-    std::fs::write(home.path("script.json"), SCRIPT).expect("script");
-    let script = home.path("script.json").display().to_string();
-    let state = home.path("agent-state").display().to_string();
-    home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
+    home.add_scripted_agent(&script(), &[], "");
     home
 }
 

@@ -250,12 +250,7 @@ async fn the_server_stops_on_sigterm_while_streams_are_open() {
         sse.next(WAIT).await.expect("initial snapshot");
         open.push(sse);
     }
-    let pid = s.child.id().to_string();
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    s.sigterm();
     for sse in &mut open {
         assert!(
             sse.next(WAIT).await.is_none(),

@@ -4,7 +4,7 @@
 //! on an open stream too (the feed notices changes other processes store).
 
 use crate::support::common::{Home, ModelServer, text};
-use crate::support::http::{Api, data, last_message, serve};
+use crate::support::http::{Api, data, last_message, message_contents, serve};
 use serde_json::json;
 use std::time::Duration;
 
@@ -32,14 +32,8 @@ async fn a_session_created_over_http_continues_in_the_cli_and_back() {
     assert_eq!(stdout.trim(), "answer two");
     // The CLI sent the history that was written over HTTP.
     let reqs = server.requests();
-    let sent: Vec<&str> = reqs[1]["body"]["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter_map(|m| m["content"].as_str())
-        .collect();
     assert_eq!(
-        sent,
+        message_contents(&reqs[1]["body"]),
         ["question from http", "answer one", "question from the cli"]
     );
 
@@ -63,14 +57,8 @@ async fn a_session_created_over_http_continues_in_the_cli_and_back() {
     let got = api
         .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
         .await;
-    let contents: Vec<&str> = got.body["data"]["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter_map(|m| m["content"].as_str())
-        .collect();
     assert_eq!(
-        contents,
+        message_contents(&got.body["data"]),
         [
             "question from http",
             "answer one",

@@ -4,7 +4,7 @@
 //! client that subscribes, or reconnects with `Last-Event-ID`, while the approval
 //! is pending still gets its `approval.requested`, once.
 
-use crate::support::common::{Home, git_workspace, text};
+use crate::support::common::{Home, git_workspace, permission_turn, text};
 use crate::support::http;
 use crate::support::http::{Api, Served, data, last_message, pending_approval, serve};
 use serde_json::{Value, json};
@@ -12,23 +12,16 @@ use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(60);
 
-const SCRIPT: &str = r#"{"turns":[
- {"match":"write","actions":[
-   {"tool_call":{"id":"t1","title":"Write b.txt","kind":"edit","status":"pending"}},
-   {"request_permission":{"tool_call_id":"t1","title":"Write b.txt","kind":"edit",
-     "on_allow":[{"fs_write":{"path":"b.txt","content":"new file\n"}}],
-     "on_reject":[{"text":"not writing. "}]}},
-   {"tool_call_update":{"id":"t1","status":"completed"}},
-   {"text":"done"}]}
-]}"#;
+/// The fixture agent's one turn: asks before writing b.txt.
+fn script() -> String {
+    let write_b = json!([{"fs_write": {"path": "b.txt", "content": "new file\n"}}]);
+    json!({"turns": [permission_turn("Write b.txt", write_b)]}).to_string()
+}
 
 /// `hecate serve` with the scripted fixture agent, and one external-agent session
 /// in a fresh Git workspace: (workspace, server, client, session id).
 async fn external_session(home: &Home) -> (tempfile::TempDir, Served, Api, String) {
-    std::fs::write(home.path("script.json"), SCRIPT).expect("script");
-    let script = home.path("script.json").display().to_string();
-    let state = home.path("agent-state").display().to_string();
-    home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
+    home.add_scripted_agent(&script(), &[], "");
     let ws = git_workspace();
     let s = serve(home);
     let api = Api::new(&s);

@@ -84,10 +84,7 @@ fn sigkill_at_random_points_of_thirty_turns_loses_nothing_acknowledged() {
         {"repeat": true, "chunks": ["a ", "b ", "c ", "d ", "e ", "f "], "chunk_delay_ms": 70}
     ])));
     let home = Home::with_openai(&server);
-    std::fs::write(home.path("script.json"), AGENT_SCRIPT).expect("script");
-    let script = home.path("script.json").display().to_string();
-    let state = home.path("agent-state").display().to_string();
-    home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
+    home.add_scripted_agent(AGENT_SCRIPT, &[], "");
     let ws = git_workspace();
     let w = ws.path().display().to_string();
     let model = session(&home, &["chat", "--model", "fix/fixture-model", "turn 0"]);

@@ -4,9 +4,10 @@
 //! nothing running when the adapter's command hangs with a background child.
 
 use crate::support::child::{all_pids, cmdline, pids_running, process_alive};
-use crate::support::common::{Home, git_workspace};
+use crate::support::common::{Home, fixture_chat_args, git_workspace};
 use crate::support::mcp::{McpProc, fixture_upstream, records, wait_gone};
 use serde_json::{Value, json};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -66,30 +67,11 @@ fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
 #[test]
 fn sigkill_of_hecate_leaves_no_child_or_grandchild() {
     let home = Home::empty();
-    std::fs::write(home.path("script.json"), HANG_SCRIPT).expect("script");
-    let script = home.path("script.json").display().to_string();
-    let state = home.path("agent-state").display().to_string();
-    home.add_fixture_agent(
-        "fixture",
-        &[
-            "--script",
-            &script,
-            "--state-dir",
-            &state,
-            "--spawn-grandchild",
-        ],
-    );
+    let state = home.add_scripted_agent(HANG_SCRIPT, &["--spawn-grandchild"], "");
     let ws = git_workspace();
     let w = ws.path().display().to_string();
     let mut hecate = home
-        .cmd(&[
-            "chat",
-            "--agent",
-            "fixture",
-            "--workspace",
-            &w,
-            "hang around",
-        ])
+        .cmd(&fixture_chat_args(&w, &["hang around"]))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -110,14 +92,14 @@ fn sigkill_of_hecate_leaves_no_child_or_grandchild() {
 
     sigkill(hecate.id());
     let _ = hecate.wait();
-    assert!(
-        wait_gone(agent, GONE_BOUND),
-        "agent {agent} outlived hecate"
-    );
-    assert!(
-        wait_gone(grandchild, GONE_BOUND),
-        "grandchild {grandchild} outlived hecate"
-    );
+    assert_outlives_nothing("agent", agent);
+    assert_outlives_nothing("grandchild", grandchild);
+}
+
+/// Asserts that the process `pid` (a `what`) is gone within [`GONE_BOUND`] of
+/// Hecate's death.
+fn assert_outlives_nothing(what: &str, pid: u32) {
+    assert!(wait_gone(pid, GONE_BOUND), "{what} {pid} outlived hecate");
 }
 
 fn record_pid(path: &std::path::Path, event: &str) -> u32 {
@@ -130,31 +112,30 @@ fn record_pid(path: &std::path::Path, event: &str) -> u32 {
     })
 }
 
+/// `hecate mcp` in `home` with the upstream `gc` (a fixture server that spawns
+/// a grandchild and records its events to the answered file), after one call
+/// through it.
+fn mcp_with_a_grandchild_upstream(home: &Home) -> (McpProc, PathBuf) {
+    let rec = home.path("gc.jsonl");
+    let args = ["--spawn-grandchild", "--record", &rec.display().to_string()];
+    home.write_config(&fixture_upstream("gc", &args, ""));
+    let mut mcp = McpProc::start(home, json!({}));
+    mcp.call_ok("gc__echo", json!({"message": "up"}));
+    (mcp, rec)
+}
+
 #[test]
 fn sigkill_of_hecate_mcp_leaves_no_upstream_server_or_grandchild() {
     let home = Home::empty();
-    let rec = home.path("gc.jsonl");
-    home.write_config(&fixture_upstream(
-        "gc",
-        &["--spawn-grandchild", "--record", &rec.display().to_string()],
-        "",
-    ));
-    let mut mcp = McpProc::start(&home, json!({}));
-    mcp.call_ok("gc__echo", json!({"message": "up"}));
+    let (mcp, rec) = mcp_with_a_grandchild_upstream(&home);
     let server = record_pid(&rec, "start");
     let grandchild = record_pid(&rec, "grandchild");
     let _reaper = Reaper(vec![server, grandchild]);
     assert!(process_alive(server) && process_alive(grandchild));
 
     sigkill(mcp.pid());
-    assert!(
-        wait_gone(server, GONE_BOUND),
-        "upstream {server} outlived hecate"
-    );
-    assert!(
-        wait_gone(grandchild, GONE_BOUND),
-        "grandchild {grandchild} outlived hecate"
-    );
+    assert_outlives_nothing("upstream", server);
+    assert_outlives_nothing("grandchild", grandchild);
 }
 
 #[test]

@@ -2,52 +2,7 @@
 //! binding, and a clean stop on SIGTERM.
 
 use crate::support::common::Home;
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Stdio};
-use std::time::Duration;
-
-struct Served {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(home: &Home) -> Served {
-    let mut child = home
-        .cmd(&["serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn serve");
-    let mut reader = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut base = None;
-    for _ in 0..20 {
-        let mut line = String::new();
-        if reader.read_line(&mut line).expect("read") == 0 {
-            break;
-        }
-        if let Some(rest) = line.trim().split("listening on ").nth(1) {
-            base = Some(rest.to_string());
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in reader.lines() {});
-    Served {
-        child,
-        base: base.expect("serve announced its address"),
-    }
-}
-
-fn client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
-}
+use crate::support::http::{client, serve};
 
 #[tokio::test]
 async fn healthz_answers_and_unknown_paths_are_enveloped_404s() {
@@ -85,20 +40,8 @@ fn serve_refuses_non_loopback_without_a_token_and_stops_on_sigterm() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("non-loopback"));
 
     let mut s = serve(&home);
-    let pid = s.child.id().to_string();
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    for _ in 0..100 {
-        if let Some(st) = s.child.try_wait().expect("try_wait") {
-            assert!(st.success(), "graceful exit, got {st:?}");
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("serve did not stop on SIGTERM");
+    let st = s.stop_gracefully().expect("serve did not stop on SIGTERM");
+    assert!(st.success(), "graceful exit, got {st:?}");
 }
 
 #[tokio::test]

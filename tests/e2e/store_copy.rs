@@ -118,14 +118,7 @@ async fn a_sqlite_installation_moves_to_postgres_and_back_without_loss() {
     };
     assert_eq!(before.len(), 2, "{before:?}");
     // A task run and a grant from the CLI, on the same store.
-    let created = home.run(&[
-        "tasks",
-        "create",
-        "--kind",
-        "shell",
-        "--shell",
-        "echo moved",
-    ]);
+    let created = home.create_shell_task("echo moved");
     assert!(created.status.success(), "{}", text(&created).1);
     let task = text(&created).0.trim().to_string();
     let ran = home.run(&["tasks", "start", &task, "--wait"]);

@@ -9,7 +9,7 @@
 use crate::support::acp_editor::{Editor, answer, model_home, open, prompt, run_editor};
 use crate::support::acp_process::Hecate;
 use crate::support::common::{Home, ModelServer, text, workspace};
-use crate::support::http::{Api, data, last_message, serve_args, slow_text};
+use crate::support::http::{Api, data, last_message, message_contents, serve_args, slow_text};
 use crate::support::mcp::McpProc;
 use std::time::Duration;
 
@@ -48,13 +48,10 @@ async fn serve_keeps_agent_chat_sessions_in_postgres_for_every_process() {
         .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
         .await;
     assert_eq!(got.status, 200, "{}", got.body);
-    let contents: Vec<&str> = got.body["data"]["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter_map(|m| m["content"].as_str())
-        .collect();
-    assert_eq!(contents, ["hello there", "hi from postgres"]);
+    assert_eq!(
+        message_contents(&got.body["data"]),
+        ["hello there", "hi from postgres"]
+    );
 
     // Another process on the same URL reads the same rows.
     let listed = home.json(&["--store", &url, "sessions", "list", "--format", "json"]);

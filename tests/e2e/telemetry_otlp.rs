@@ -8,7 +8,9 @@
 //! Without an endpoint nothing is sent.
 
 use crate::support::agent::{WIRES, agent_home, answer, call, turn};
-use crate::support::common::{Home, ModelServer, git_workspace, session_id_from, text, workspace};
+use crate::support::common::{
+    Home, ModelServer, git_workspace, permission_turn, session_id_from, text, workspace,
+};
 use crate::support::http::{Api, serve};
 use crate::support::mcp::{McpProc, fixture_upstream};
 use crate::support::otlp::{Collector, attr, export_env};
@@ -332,24 +334,16 @@ fn hecate_agent_runs_are_invoke_agent_spans_with_their_model_and_tool_calls() {
 }
 
 /// The fixture agent asks before writing, then edits a tracked file.
-const WRITE_SCRIPT: &str = r#"{"turns":[
- {"match":"write","actions":[
-   {"tool_call":{"id":"t1","title":"Write a.txt","kind":"edit","status":"pending"}},
-   {"request_permission":{"tool_call_id":"t1","title":"Write a.txt","kind":"edit",
-     "on_allow":[{"edit_file":{"path":"a.txt","content":"changed\n"}}],
-     "on_reject":[{"text":"not writing. "}]}},
-   {"tool_call_update":{"id":"t1","status":"completed"}},
-   {"text":"done"}]}
-]}"#;
+fn write_script() -> String {
+    let edit_a = json!([{"edit_file": {"path": "a.txt", "content": "changed\n"}}]);
+    json!({"turns": [permission_turn("Write a.txt", edit_a)]}).to_string()
+}
 
 #[test]
 fn an_external_agent_prompt_is_an_agent_chat_run_with_the_adapter_attributes() {
     let collector = Collector::start();
     let mut home = Home::empty();
-    std::fs::write(home.path("script.json"), WRITE_SCRIPT).expect("script");
-    let script = home.path("script.json").display().to_string();
-    let state = home.path("agent-state").display().to_string();
-    home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
+    home.add_scripted_agent(&write_script(), &[], "");
     traced(&mut home, &collector);
     let ws = git_workspace();
     let w = ws.path().display().to_string();

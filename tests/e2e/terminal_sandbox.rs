@@ -54,10 +54,7 @@ impl Machine {
         let script = SCRIPT
             .replace("__PORT__", &port.to_string())
             .replace("__TMP__", &tmp_name);
-        std::fs::write(home.path("script.json"), script).expect("script");
-        let script = home.path("script.json").display().to_string();
-        let state = home.path("agent-state").display().to_string();
-        home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
+        home.add_scripted_agent(&script, &[], "");
         home.write_config(config);
         home.set("HOME", &user_home.display().to_string());
         Self {

@@ -13,22 +13,12 @@ use std::path::{Path, PathBuf};
 
 #[test]
 fn acpx_runs_a_model_turn_through_hecate() {
-    let clients = Clients::get();
     let server = ModelServer::start(None);
     let home = Home::with_openai(&server);
     let (_g, ws) = workspace();
-    let out = acpx(
-        &clients,
-        &home,
-        &ws,
-        "",
-        "--approve-all",
-        "hello there",
-        &[],
-    );
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    let f = frames(&out);
+    let ClientRun {
+        stdout, frames: f, ..
+    } = acpx_run(&home, &ws, "", "--approve-all", "hello there", 0);
     assert_eq!(acpx_answer(&f), "echo: hello there", "{stdout}");
     assert!(
         f.iter().any(|x| x["result"]["stopReason"] == "end_turn"),
@@ -36,23 +26,47 @@ fn acpx_runs_a_model_turn_through_hecate() {
     );
 }
 
-#[test]
-fn acpx_approves_and_hecate_forwards_the_agents_writes_to_it() {
-    let clients = Clients::get();
-    let home = agent_home();
-    let (_g, ws) = workspace();
+/// Runs acpx with `policy` and `prompt` against `hecate acp AGENT_ARGS` in `ws`,
+/// asserting its exit code.
+fn acpx_run(
+    home: &Home,
+    ws: &Path,
+    agent_args: &str,
+    policy: &str,
+    prompt: &str,
+    code: i32,
+) -> ClientRun {
+    let out = acpx(&Clients::get(), home, ws, agent_args, policy, prompt, &[]);
+    ClientRun::exited(&out, code, "")
+}
+
+/// Runs acpx with `policy` and `prompt` on the scripted fixture agent in a fresh
+/// workspace, asserting its exit code; returns the run and the workspace.
+fn acpx_on_the_fixture_agent(
+    policy: &str,
+    prompt: &str,
+    code: i32,
+) -> (ClientRun, tempfile::TempDir, PathBuf) {
+    let (guard, ws) = workspace();
+    let (clients, home) = (Clients::get(), agent_home());
     let out = acpx(
         &clients,
         &home,
         &ws,
         "--target agent:fixture",
-        "--approve-all",
-        "please write",
+        policy,
+        prompt,
         &[],
     );
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    let f = frames(&out);
+    (ClientRun::exited(&out, code, ""), guard, ws)
+}
+
+#[test]
+fn acpx_approves_and_hecate_forwards_the_agents_writes_to_it() {
+    let (run, _g, ws) = acpx_on_the_fixture_agent("--approve-all", "please write", 0);
+    let ClientRun {
+        stdout, frames: f, ..
+    } = run;
     let answer = acpx_answer(&f);
     assert!(answer.starts_with("permission: allow-once-id"), "{answer}");
     assert!(
@@ -76,22 +90,9 @@ fn acpx_approves_and_hecate_forwards_the_agents_writes_to_it() {
 
 #[test]
 fn acpx_denies_and_the_agent_writes_nothing() {
-    let clients = Clients::get();
-    let home = agent_home();
-    let (_g, ws) = workspace();
-    let out = acpx(
-        &clients,
-        &home,
-        &ws,
-        "--target agent:fixture",
-        "--deny-all",
-        "please write",
-        &[],
-    );
-    let (stdout, stderr) = text(&out);
     // acpx reports a denied permission with its exit code 5.
-    assert_eq!(out.status.code(), Some(5), "{stdout}\n{stderr}");
-    let answer = acpx_answer(&frames(&out));
+    let (run, _g, ws) = acpx_on_the_fixture_agent("--deny-all", "please write", 5);
+    let answer = acpx_answer(&run.frames);
     assert!(
         answer.starts_with("permission: reject-id") && answer.contains("not writing"),
         "{answer}"
@@ -101,21 +102,10 @@ fn acpx_denies_and_the_agent_writes_nothing() {
 
 #[test]
 fn acpx_runs_the_agents_terminal_commands() {
-    let clients = Clients::get();
-    let home = agent_home();
-    let (_g, ws) = workspace();
-    let out = acpx(
-        &clients,
-        &home,
-        &ws,
-        "--target agent:fixture",
-        "--approve-all",
-        "run it",
-        &[],
-    );
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    let f = frames(&out);
+    let (run, _g, _ws) = acpx_on_the_fixture_agent("--approve-all", "run it", 0);
+    let ClientRun {
+        stdout, frames: f, ..
+    } = run;
     assert_eq!(
         acpx_answer(&f).trim_end(),
         "terminal exit 0: hi",
@@ -133,12 +123,7 @@ fn the_typescript_sdk_client_chats_with_a_model_through_hecate() {
     let server = ModelServer::start(None);
     let home = Home::with_openai(&server);
     let (_g, ws) = workspace();
-    let out = ts_client(&clients, &home, &ws, "", b"");
-    let (stdout, stderr) = text(&out);
-    assert!(
-        stdout.contains("✅ Agent completed with: end_turn"),
-        "{stdout}\n{stderr}"
-    );
+    let (stdout, _) = ts_completed(&ts_client(&clients, &home, &ws, "", b""));
     let answer: String = ts_answer(&stdout)
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -152,12 +137,13 @@ fn the_typescript_sdk_client_answers_permissions_and_serves_the_agents_files() {
     for (choice, allowed) in [(&b"1\n"[..], true), (&b"3\n"[..], false)] {
         let home = agent_home();
         let (_g, ws) = workspace();
-        let out = ts_client(&clients, &home, &ws, "--target agent:fixture", choice);
-        let (stdout, stderr) = text(&out);
-        assert!(
-            stdout.contains("✅ Agent completed with: end_turn"),
-            "{stdout}\n{stderr}"
-        );
+        let (stdout, stderr) = ts_completed(&ts_client(
+            &clients,
+            &home,
+            &ws,
+            "--target agent:fixture",
+            choice,
+        ));
         assert!(
             stdout.contains("🔐 Permission requested: Write notes.txt"),
             "{stdout}"
@@ -242,32 +228,29 @@ fn real_agent_through_acpx(
     let ws = root.path().join("ws");
     std::fs::create_dir_all(&ws).expect("ws");
     let args = format!("--target agent:{adapter}");
-    let out = acpx(
-        &clients,
-        &home,
-        &ws,
-        &args,
-        "--approve-all",
-        "say hello",
-        &[&agents],
-    );
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{adapter}: {stdout}\n{stderr}");
+    let label = format!("{adapter}: ");
+    let approved = |prompt: &str| {
+        let out = acpx(
+            &clients,
+            &home,
+            &ws,
+            &args,
+            "--approve-all",
+            prompt,
+            &[&agents],
+        );
+        ClientRun::exited(&out, 0, &label)
+    };
+    let ClientRun { stdout, frames, .. } = approved("say hello");
     assert!(
-        acpx_answer(&frames(&out)).contains("echo: say hello"),
+        acpx_answer(&frames).contains("echo: say hello"),
         "{adapter}: {stdout}"
     );
-    let out = acpx(
-        &clients,
-        &home,
-        &ws,
-        &args,
-        "--approve-all",
-        "create file hello.txt containing hi from the agent",
-        &[&agents],
-    );
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{adapter}: {stdout}\n{stderr}");
+    let ClientRun {
+        stdout,
+        stderr,
+        frames,
+    } = approved("create file hello.txt containing hi from the agent");
     assert_eq!(
         std::fs::read_to_string(ws.join("hello.txt"))
             .unwrap_or_else(|e| panic!(
@@ -276,10 +259,7 @@ fn real_agent_through_acpx(
             .trim_end(),
         "hi from the agent"
     );
-    assert!(
-        acpx_answer(&frames(&out)).contains("done"),
-        "{adapter}: {stdout}"
-    );
+    assert!(acpx_answer(&frames).contains("done"), "{adapter}: {stdout}");
 }
 
 #[test]
@@ -311,20 +291,8 @@ fn codex_behind_hecate_answers_acpx() {
 /// The fixture model scripted for Hecate's own agent: read notes.txt, edit it
 /// (gated by `file_write`), run `cat notes.txt`, answer.
 fn hecate_agent_home() -> (ModelServer, Home, tempfile::TempDir, PathBuf) {
-    use crate::support::agent::{WIRES, agent_home, answer, call, turn};
-    use serde_json::json;
-    let server = ModelServer::start(Some(json!([
-        turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
-        turn(vec![call(
-            "file_edit",
-            json!({"path": "notes.txt", "old_string": "world", "new_string": "agent"})
-        )]),
-        turn(vec![call(
-            "shell_exec",
-            json!({"command": "cat notes.txt"})
-        )]),
-        answer("All done."),
-    ])));
+    use crate::support::agent::{WIRES, agent_home, read_edit_run};
+    let server = ModelServer::start(Some(read_edit_run("All done.")));
     let mut home = agent_home(&server, WIRES[0], "file_write");
     home.set("PROVIDER_FIX_MODELS", "gpt-fixture");
     let (guard, ws) = workspace();
@@ -337,20 +305,17 @@ const HECATE_TARGET: &str = "--target hecate:fix/gpt-fixture";
 
 #[test]
 fn acpx_completes_a_read_edit_and_shell_turn_on_the_hecate_agent() {
-    let clients = Clients::get();
     let (server, home, _g, ws) = hecate_agent_home();
-    let out = acpx(
-        &clients,
+    let ClientRun {
+        stdout, frames: f, ..
+    } = acpx_run(
         &home,
         &ws,
         HECATE_TARGET,
         "--approve-all",
         "fix the greeting",
-        &[],
+        0,
     );
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    let f = frames(&out);
     assert_eq!(acpx_answer(&f), "All done.", "{stdout}");
     assert_eq!(
         client_methods(&f),
@@ -381,12 +346,7 @@ fn acpx_completes_a_read_edit_and_shell_turn_on_the_hecate_agent() {
 fn the_typescript_sdk_client_completes_a_read_edit_and_shell_turn_on_the_hecate_agent() {
     let clients = Clients::get();
     let (server, home, _g, ws) = hecate_agent_home();
-    let out = ts_client(&clients, &home, &ws, HECATE_TARGET, b"1\n");
-    let (stdout, stderr) = text(&out);
-    assert!(
-        stdout.contains("✅ Agent completed with: end_turn"),
-        "{stdout}\n{stderr}"
-    );
+    let (stdout, _) = ts_completed(&ts_client(&clients, &home, &ws, HECATE_TARGET, b"1\n"));
     assert!(
         stdout.contains("🔐 Permission requested:"),
         "the gated edit was asked: {stdout}"

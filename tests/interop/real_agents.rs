@@ -19,7 +19,6 @@ use crate::support::http::{
     Api, Served, agent_processes_reach, create_agent_session, last_message, serve_command,
 };
 use serde_json::{Value, json};
-use std::io::{BufRead as _, BufReader};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -432,11 +431,7 @@ impl Ctx<'_> {
     /// `extra`, and an async runtime to drive it with.
     fn serve(&self, extra: &[(&str, &str)]) -> (Served, Api, tokio::runtime::Runtime) {
         let env: Vec<(String, String)> = self.env.iter().cloned().chain(pairs(extra)).collect();
-        let mut cmd = self
-            .sandbox
-            .hecate(&["serve", "--listen", "127.0.0.1:0"], &env);
-        cmd.stdin(Stdio::null());
-        let served = serve_command(cmd);
+        let served = serve_in(self.sandbox, &env);
         let api = Api::new(&served);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -1189,30 +1184,7 @@ fn through_the_gateway(ctx: &Ctx<'_>) {
 
 /// Starts `hecate serve` on a free port in the sandbox with `env`.
 fn serve_in(sandbox: &Sandbox, env: &[(String, String)]) -> Served {
-    let mut child = sandbox
-        .hecate(&["serve", "--listen", "127.0.0.1:0"], env)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn serve");
-    let mut reader = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut base = None;
-    let mut seen = String::new();
-    for _ in 0..50 {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            break;
-        }
-        seen.push_str(&line);
-        if let Some(rest) = line.trim().split("listening on ").nth(1) {
-            base = Some(rest.to_string());
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in reader.lines() {});
-    Served {
-        child,
-        base: base.unwrap_or_else(|| panic!("serve did not announce its address:\n{seen}")),
-    }
+    let mut cmd = sandbox.hecate(&["serve", "--listen", "127.0.0.1:0"], env);
+    cmd.stdin(Stdio::null());
+    serve_command(cmd)
 }

@@ -248,3 +248,37 @@ pub fn py_answer(stdout: &str) -> String {
         .collect::<Vec<_>>()
         .join("")
 }
+
+/// What one client run printed: its stdout, its stderr, and (for acpx) the
+/// JSON-RPC frames on its stdout.
+pub struct ClientRun {
+    pub stdout: String,
+    pub stderr: String,
+    pub frames: Vec<Value>,
+}
+
+impl ClientRun {
+    /// Reads `out`, asserting that the client exited with `code` (`label` names
+    /// the run in the failure).
+    pub fn exited(out: &Output, code: i32, label: &str) -> Self {
+        let (stdout, stderr) = text(out);
+        assert_eq!(out.status.code(), Some(code), "{label}{stdout}\n{stderr}");
+        let frames = frames(out);
+        Self {
+            stdout,
+            stderr,
+            frames,
+        }
+    }
+}
+
+/// The TS client's stdout and stderr, asserting that the agent's turn completed
+/// (`end_turn`).
+pub fn ts_completed(out: &Output) -> (String, String) {
+    let (stdout, stderr) = text(out);
+    assert!(
+        stdout.contains("✅ Agent completed with: end_turn"),
+        "{stdout}\n{stderr}"
+    );
+    (stdout, stderr)
+}

@@ -3,7 +3,7 @@
 //! fixture model server and the fixture agent, and small readers of updates.
 //! The process itself is in `process.rs`.
 
-use super::common::{Home, ModelServer};
+use super::common::{Home, ModelServer, permission_turn};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -18,7 +18,7 @@ use agent_client_protocol::v1::schema::{
     WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, Client, Error, ErrorCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,24 +27,21 @@ use tokio::sync::mpsc;
 pub use super::acp_process::*;
 
 /// A script for the fixture agent used across the bridge tests.
-pub const AGENT_SCRIPT: &str = r#"{"turns":[
- {"match":"write","actions":[
-   {"tool_call":{"id":"t1","title":"Write b.txt","kind":"edit","status":"pending"}},
-   {"request_permission":{"tool_call_id":"t1","title":"Write b.txt","kind":"edit",
-     "on_allow":[{"fs_write":{"path":"b.txt","content":"new file\n"}}],
-     "on_reject":[{"text":"not writing. "}]}},
-   {"tool_call_update":{"id":"t1","status":"completed"}},
-   {"text":"done"}]},
- {"match":"files","actions":[
-   {"fs_write":{"path":"notes.txt","content":"from the agent"}},
-   {"fs_read":{"path":"notes.txt"}},
-   {"terminal":{"command":"echo","args":["hi"]}},
-   {"fs_write":{"path":"../escape.txt","content":"x"}}]},
- {"match":"slow","actions":[{"text":"start "},{"chunks":["a ","b ","c ","d ","e ","f ","g ","h ","i ","j ","k ","l ","m ","n ","o ","p ","q ","r ","s ","t "],"delay_ms":1000}]},
- {"match":"crash","actions":[{"text":"about to crash "},{"crash":7}]}
-]}"#;
+pub fn agent_script() -> String {
+    json!({"turns": [
+        permission_turn("Write b.txt", json!([{"fs_write": {"path": "b.txt", "content": "new file\n"}}])),
+        {"match":"files","actions":[
+            {"fs_write":{"path":"notes.txt","content":"from the agent"}},
+            {"fs_read":{"path":"notes.txt"}},
+            {"terminal":{"command":"echo","args":["hi"]}},
+            {"fs_write":{"path":"../escape.txt","content":"x"}}]},
+        {"match":"slow","actions":[{"text":"start "},{"chunks":["a ","b ","c ","d ","e ","f ","g ","h ","i ","j ","k ","l ","m ","n ","o ","p ","q ","r ","s ","t "],"delay_ms":1000}]},
+        {"match":"crash","actions":[{"text":"about to crash "},{"crash":7}]}
+    ]})
+    .to_string()
+}
 
-/// A home whose `fixture` agent plays [`AGENT_SCRIPT`] (extra fixture arguments
+/// A home whose `fixture` agent plays [`agent_script`] (extra fixture arguments
 /// after the script) and keeps its sessions in the home.
 pub fn agent_home(extra: &[&str]) -> Home {
     let home = Home::empty();
@@ -54,12 +51,7 @@ pub fn agent_home(extra: &[&str]) -> Home {
 
 /// Registers the scripted `fixture` agent in `home`.
 pub fn add_agent(home: &Home, extra: &[&str]) {
-    std::fs::write(home.path("script.json"), AGENT_SCRIPT).expect("script");
-    let script = home.path("script.json").display().to_string();
-    let state = home.path("agent-state").display().to_string();
-    let mut args = vec!["--script", &script, "--state-dir", &state];
-    args.extend_from_slice(extra);
-    home.add_fixture_agent("fixture", &args);
+    home.add_scripted_agent(&agent_script(), extra, "");
 }
 
 /// A model server in echo mode and a home whose provider `fix` declares `models`.

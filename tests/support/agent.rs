@@ -129,3 +129,25 @@ pub async fn approve(api: &Api, task: &str, id: &str) {
         .await;
     assert_eq!(ok.status, 200, "{}", ok.body);
 }
+
+/// A scripted edit of notes.txt that replaces "world" with `with`.
+pub fn edit_notes(with: &str) -> Value {
+    call(
+        "file_edit",
+        json!({"path": "notes.txt", "old_string": "world", "new_string": with}),
+    )
+}
+
+/// The model script of the read–edit–run scenario: read notes.txt, replace
+/// "world" with "agent" in it, run `cat notes.txt`, then answer `last`.
+pub fn read_edit_run(last: &str) -> Value {
+    json!([
+        turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
+        turn(vec![edit_notes("agent")]),
+        turn(vec![call(
+            "shell_exec",
+            json!({"command": "cat notes.txt"})
+        )]),
+        answer(last),
+    ])
+}

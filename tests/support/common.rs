@@ -235,6 +235,29 @@ pub fn session_id_from(stderr: &[u8]) -> String {
         .expect("stderr names the session")
 }
 
+/// A fixture agent turn on prompts containing "write": it announces the edit
+/// `title`, asks permission for it, runs the fixture actions `on_allow` once
+/// allowed or says "not writing. " once rejected, completes the edit and says
+/// "done".
+pub fn permission_turn(title: &str, on_allow: Value) -> Value {
+    serde_json::json!({"match": "write", "actions": [
+        {"tool_call": {"id": "t1", "title": title, "kind": "edit", "status": "pending"}},
+        {"request_permission": {"tool_call_id": "t1", "title": title, "kind": "edit",
+            "on_allow": on_allow,
+            "on_reject": [{"text": "not writing. "}]}},
+        {"tool_call_update": {"id": "t1", "status": "completed"}},
+        {"text": "done"}
+    ]})
+}
+
+/// `chat --agent fixture --workspace WS` followed by `args`: the command line of
+/// a turn of the fixture agent in `ws`.
+pub fn fixture_chat_args<'a>(ws: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["chat", "--agent", "fixture", "--workspace", ws];
+    all.extend_from_slice(args);
+    all
+}
+
 /// Stdout and stderr as strings, for assertion messages.
 pub fn text(o: &Output) -> (String, String) {
     (
@@ -285,6 +308,30 @@ impl Home {
             serde_json::to_string(&args).expect("args")
         );
         std::fs::write(dir.join(format!("{id}.toml")), manifest).expect("manifest");
+    }
+
+    /// `hecate tasks create --kind shell --shell COMMAND` in this home.
+    pub fn create_shell_task(&self, command: &str) -> Output {
+        self.run(&["tasks", "create", "--kind", "shell", "--shell", command])
+    }
+
+    /// Writes `script` as the fixture agent's `script.json` in this home; answers
+    /// its path.
+    pub fn write_agent_script(&self, script: &str) -> String {
+        std::fs::write(self.path("script.json"), script).expect("script");
+        self.path("script.json").display().to_string()
+    }
+
+    /// Registers the fixture agent `fixture` playing `script`, keeping its sessions
+    /// in the home's `agent-state` (answered), with `extra` fixture arguments and
+    /// `extra_toml` appended to its manifest.
+    pub fn add_scripted_agent(&self, script: &str, extra: &[&str], extra_toml: &str) -> String {
+        let script = self.write_agent_script(script);
+        let state = self.path("agent-state").display().to_string();
+        let mut args = vec!["--script", &script, "--state-dir", &state];
+        args.extend_from_slice(extra);
+        self.add_fixture_agent_with("fixture", &args, extra_toml);
+        state
     }
 
     /// Writes the config file.

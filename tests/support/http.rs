@@ -26,12 +26,17 @@ impl Drop for Served {
 }
 
 impl Served {
-    /// Sends SIGTERM and waits (at most ten seconds) for the graceful exit;
-    /// answers the exit status, or none when it did not stop.
-    pub fn stop_gracefully(&mut self) -> Option<std::process::ExitStatus> {
+    /// Sends SIGTERM (and returns at once).
+    pub fn sigterm(&self) {
         // SAFETY: kill with a valid pid and signal has no memory effects.
         let rc = unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         assert_eq!(rc, 0, "SIGTERM");
+    }
+
+    /// Sends SIGTERM and waits (at most ten seconds) for the graceful exit;
+    /// answers the exit status, or none when it did not stop.
+    pub fn stop_gracefully(&mut self) -> Option<std::process::ExitStatus> {
+        self.sigterm();
         for _ in 0..200 {
             if let Some(st) = self.child.try_wait().expect("wait") {
                 return Some(st);
@@ -332,6 +337,17 @@ pub fn last_message(session: &Value) -> Value {
         .and_then(|m| m.last())
         .cloned()
         .unwrap_or(Value::Null)
+}
+
+/// The text contents of the messages of `holder` (a session or a request
+/// body), in order.
+pub fn message_contents(holder: &Value) -> Vec<&str> {
+    holder["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect()
 }
 
 /// Polls session `id`'s pending approvals until one shows up (at most 60 s);

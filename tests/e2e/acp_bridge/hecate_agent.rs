@@ -9,7 +9,9 @@
 //! workspaces.
 
 use crate::support::acp_editor::*;
-use crate::support::agent::{WIRES, answer as final_answer, call, said, turn};
+use crate::support::agent::{
+    WIRES, answer as final_answer, call, edit_notes, read_edit_run, said, turn,
+};
 use crate::support::common::{Home, ModelServer, workspace};
 use crate::support::mcp::fixtures_bin;
 use agent_client_protocol::v1::schema::{
@@ -79,18 +81,7 @@ fn seeded(ws: &Path) -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_hecate_agent_reads_edits_after_a_permission_prompt_and_runs_a_command() {
-    let server = ModelServer::start(Some(json!([
-        turn(vec![call("read_file", json!({"path": "notes.txt"}))]),
-        turn(vec![call(
-            "file_edit",
-            json!({"path": "notes.txt", "old_string": "world", "new_string": "agent"})
-        )]),
-        turn(vec![call(
-            "shell_exec",
-            json!({"command": "cat notes.txt"})
-        )]),
-        final_answer("All done."),
-    ])));
+    let server = ModelServer::start(Some(read_edit_run("All done.")));
     let home = loop_home(&server, "file_write");
     let (_guard, ws) = workspace();
     let notes = seeded(&ws);
@@ -221,10 +212,7 @@ async fn allow_always_answers_the_next_gate_of_the_same_kind() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rejected_edit_is_refused_and_the_model_is_told() {
     let server = ModelServer::start(Some(json!([
-        turn(vec![call(
-            "file_edit",
-            json!({"path": "notes.txt", "old_string": "world", "new_string": "agent"})
-        )]),
+        turn(vec![edit_notes("agent")]),
         final_answer("Left it alone."),
     ])));
     let home = loop_home(&server, "file_write");
@@ -268,10 +256,7 @@ async fn a_rejected_edit_is_refused_and_the_model_is_told() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_while_a_gate_waits_cancels_the_task_run() {
-    let server = ModelServer::start(Some(json!([turn(vec![call(
-        "file_edit",
-        json!({"path": "notes.txt", "old_string": "world", "new_string": "agent"})
-    )])])));
+    let server = ModelServer::start(Some(json!([turn(vec![edit_notes("agent")])])));
     let home = loop_home(&server, "file_write");
     let (_guard, ws) = workspace();
     let notes = seeded(&ws);

@@ -15,7 +15,9 @@ use hecate::domain::time::now_rfc3339;
 use hecate::store::ProviderCooldown;
 use serde_json::json;
 
-fn trace(request_id: &str, session: Option<&str>, started_at: &str) -> GatewayTrace {
+/// A completed, priced trace of `request_id` in namespace `default`, started at
+/// `started_at`, with a failed and a selected route candidate.
+pub(super) fn trace(request_id: &str, session: Option<&str>, started_at: &str) -> GatewayTrace {
     GatewayTrace {
         request_id: request_id.into(),
         trace_id: format!("trace-{request_id}"),

@@ -9,7 +9,8 @@ use hecate::domain::flow::{
 use hecate::domain::time::now_rfc3339;
 use serde_json::{Map, Value, json};
 
-fn chat(namespace: &str, id: &str) -> FlowChat {
+/// A client-hosted chat `id` of `namespace`, at the start of its flow.
+pub(super) fn flow_chat(namespace: &str, id: &str) -> FlowChat {
     let now = now_rfc3339();
     FlowChat {
         namespace: namespace.into(),
@@ -58,7 +59,7 @@ fn reply(c: &FlowChat, version: i64, data: Value, stage: &str) -> FlowChatWrite 
 
 pub async fn a_flow_chat_turn_writes_message_memory_and_position_together(b: Backend) {
     let s = b.store;
-    let c = chat("default", "chat_1");
+    let c = flow_chat("default", "chat_1");
     s.create_flow_chat(&c).await.expect("create");
     let (after, m1) = s
         .write_flow_chat(reply(&c, 1, json!({"name": "Bo"}), "about"))
@@ -92,7 +93,7 @@ pub async fn a_flow_chat_turn_writes_message_memory_and_position_together(b: Bac
 
 pub async fn a_stale_or_unknown_flow_chat_write_stores_nothing(b: Backend) {
     let s = b.store;
-    let c = chat("default", "chat_2");
+    let c = flow_chat("default", "chat_2");
     s.create_flow_chat(&c).await.expect("create");
     s.write_flow_chat(reply(&c, 1, json!({"name": "Bo"}), "about"))
         .await
@@ -121,7 +122,7 @@ pub async fn a_stale_or_unknown_flow_chat_write_stores_nothing(b: Backend) {
     assert_eq!(memory["name"], "Bo");
     let ghost = s
         .write_flow_chat(reply(
-            &chat("default", "chat_ghost"),
+            &flow_chat("default", "chat_ghost"),
             1,
             json!({"name": "X"}),
             "about",
@@ -142,8 +143,8 @@ pub async fn a_stale_or_unknown_flow_chat_write_stores_nothing(b: Backend) {
 
 pub async fn flow_chats_and_memory_do_not_cross_namespaces(b: Backend) {
     let s = b.store;
-    let a = chat("team-a", "chat_same");
-    let other = chat("team-b", "chat_same");
+    let a = flow_chat("team-a", "chat_same");
+    let other = flow_chat("team-b", "chat_same");
     s.create_flow_chat(&a).await.expect("a");
     s.create_flow_chat(&other)
         .await
@@ -175,7 +176,7 @@ pub async fn flow_chats_and_memory_do_not_cross_namespaces(b: Backend) {
     assert_eq!(missing.error_type, ErrorType::NotFound);
     let cross = s
         .write_flow_chat(reply(
-            &chat("team-c", "chat_same"),
+            &flow_chat("team-c", "chat_same"),
             1,
             json!({"name": "X"}),
             "about",

@@ -15,9 +15,7 @@ use super::{Backend, backends};
 use hecate::domain::ErrorType;
 use hecate::domain::approval::Grant;
 use hecate::domain::capability::{CapabilityDeclaration, CapabilityRecord, CapabilitySource};
-use hecate::domain::flow::{
-    FlowChat, FlowChatWrite, FlowPosition, FlowRole, MemoryOwner, NewFlowChatMessage,
-};
+use hecate::domain::flow::{FlowChat, FlowChatWrite, FlowRole, MemoryOwner, NewFlowChatMessage};
 use hecate::domain::gateway_conversation::{
     GatewayCall, GatewayTrace, RecordedExchange, TraceFilter,
 };
@@ -345,23 +343,8 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
 
     // The gateway's chat sessions and traces.
     let trace = |request_id: &str, session: Option<&str>| GatewayTrace {
-        request_id: request_id.into(),
-        trace_id: format!("trace-{request_id}"),
         namespace: OWNER.into(),
-        session_id: session.map(str::to_string),
-        client_format: "openai".into(),
-        requested_model: "m".into(),
-        provider: "p".into(),
-        model: "m".into(),
-        status: "completed".into(),
-        usage: usage(),
-        cost_micros_usd: None,
-        duration_ms: 1,
-        error_type: None,
-        error_message: None,
-        started_at: now_rfc3339(),
-        route_reason: "requested_model".into(),
-        route_candidates: Vec::new(),
+        ..super::chat_cases::trace(request_id, session, &now_rfc3339())
     };
     store
         .append_recorded_exchange(RecordedExchange {
@@ -387,25 +370,7 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         .expect("chat exchange");
 
     // Client-hosted chats and their memory.
-    let now = now_rfc3339();
-    let flow = FlowChat {
-        namespace: OWNER.into(),
-        id: "flow_iso".into(),
-        agent_id: "support".into(),
-        app_id: "shop".into(),
-        user_id: "u1".into(),
-        position: FlowPosition {
-            conversation: "welcome".into(),
-            stage: "greet".into(),
-            ended: false,
-            on_track: true,
-            off_track_reason: None,
-            route: vec!["welcome/greet".into()],
-        },
-        version: 1,
-        created_at: now.clone(),
-        updated_at: now,
-    };
+    let flow = super::flow_chat_cases::flow_chat(OWNER, "flow_iso");
     store.create_flow_chat(&flow).await.expect("flow chat");
     let data: Map<String, serde_json::Value> = json!({"name": "Secret"})
         .as_object()
