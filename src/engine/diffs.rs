@@ -67,10 +67,8 @@ impl Engine {
     ) -> Result<(String, Option<TreeDiff>)> {
         let session = self.get_session(namespace, session_id).await?;
         let store = self.store();
-        let msgs = store.list_messages(session_id, None, usize::MAX).await?;
-        if !msgs.iter().any(|m| &m.id == message_id) {
-            return Err(HecateError::not_found("message", message_id.as_str()));
-        }
+        // One keyed read: the message must be this session's.
+        store.get_message(session_id, message_id).await?;
         let artifacts = store.list_artifacts(message_id).await?;
         // A revert stores a refreshed diff after the turn's own: the newest wins.
         let diff = artifacts

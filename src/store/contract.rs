@@ -56,6 +56,9 @@ pub trait MessageStore: Send + Sync {
         after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<Message>>;
+    /// One message of a session by its id (`not_found` when the session has no
+    /// such message), read by its key.
+    async fn get_message(&self, session_id: &SessionId, id: &MessageId) -> Result<Message>;
     /// The last `n` messages in sequence order, read with an SQL LIMIT.
     async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>>;
     /// The sequence of the newest summary message, if any.

@@ -6,7 +6,7 @@
 
 use hecate::domain::ErrorType;
 use hecate::domain::approval::{Approval, ApprovalStatus, Grant};
-use hecate::domain::ids::{ApprovalId, CallId, GrantId, RunId, SegmentId, SessionId};
+use hecate::domain::ids::{ApprovalId, CallId, GrantId, MessageId, RunId, SegmentId, SessionId};
 use hecate::domain::message::{MessageStatus, NewMessage, Role, RuntimeSnapshot};
 use hecate::domain::provider_call::{ProviderCall, Usage};
 use hecate::domain::run::{Run, RunStatus};
@@ -195,6 +195,20 @@ mod cases {
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].cost_micros_usd, None, "unknown cost stays unknown");
         assert_eq!(store.count_messages(&s.id).await.expect("count"), 2);
+        // One message by its key, only within its own session.
+        let got = store.get_message(&s.id, &all[1].id).await.expect("by id");
+        assert_eq!(got, all[1]);
+        let other = new_session(store, "default").await;
+        let e = store
+            .get_message(&other.id, &all[1].id)
+            .await
+            .expect_err("another session's message");
+        assert_eq!(e.error_type, ErrorType::NotFound);
+        let e = store
+            .get_message(&s.id, &MessageId::from("msg_missing"))
+            .await
+            .expect_err("unknown id");
+        assert_eq!(e.error_type, ErrorType::NotFound);
     }
 
     pub async fn an_exchange_whose_call_fails_stores_no_message(b: Backend) {

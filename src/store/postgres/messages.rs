@@ -3,7 +3,7 @@
 //! sequences one after the other: gap-free, never duplicated.
 
 use super::{OpResult, PostgresStore, big, limit};
-use crate::domain::error::Result;
+use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::{ProviderCall, Usage};
@@ -305,6 +305,26 @@ impl MessageStore for PostgresStore {
     ) -> Result<Vec<Message>> {
         let c = self.client().await?;
         let r = since(&c, session_id, after, n).await;
+        self.done(r)
+    }
+
+    async fn get_message(&self, session_id: &SessionId, id: &MessageId) -> Result<Message> {
+        let c = self.client().await?;
+        let r = async {
+            let row = c
+                .query_opt(
+                    &format!(
+                        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = $1 AND session_id = $2"
+                    ),
+                    &[&id.as_str(), &session_id.as_str()],
+                )
+                .await?;
+            match row {
+                Some(row) => decode::message(&row),
+                None => Err(HecateError::not_found("message", id.as_str()).into()),
+            }
+        }
+        .await;
         self.done(r)
     }
 

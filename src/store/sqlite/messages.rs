@@ -1,7 +1,7 @@
 //! The message and provider-call streams, and message artifacts.
 
 use super::{OpResult, SqliteStore};
-use crate::domain::error::Result;
+use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::{ProviderCall, Usage};
@@ -10,7 +10,7 @@ use crate::store::MessageStore;
 use crate::store::history::{BUDGET_PAGE, BudgetFill, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
 use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, MessageBody};
 use async_trait::async_trait;
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 fn collect_messages(
     stmt: &mut rusqlite::Statement<'_>,
@@ -274,6 +274,21 @@ impl MessageStore for SqliteStore {
         let session_id = session_id.clone();
         self.read(move |c| since(c, &session_id, after, limit))
             .await
+    }
+
+    async fn get_message(&self, session_id: &SessionId, id: &MessageId) -> Result<Message> {
+        let (session_id, id) = (session_id.clone(), id.clone());
+        self.read(move |c| {
+            c.prepare_cached(&format!(
+                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?1 AND session_id = ?2"
+            ))?
+            .query_row(params![id.as_str(), session_id.as_str()], |r| {
+                decode::message(r)
+            })
+            .optional()?
+            .ok_or_else(|| HecateError::not_found("message", id.as_str()).into())
+        })
+        .await
     }
 
     async fn last_messages(&self, session_id: &SessionId, n: usize) -> Result<Vec<Message>> {
