@@ -4,13 +4,15 @@
 
 use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::error::{HecateError, Result};
-use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
+use crate::domain::ids::{MessageId, SessionId};
 use crate::domain::message::{Message, NewMessage};
-use crate::domain::provider_call::{ProviderCall, Usage};
+use crate::domain::provider_call::ProviderCall;
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
 use crate::store::history::{BUDGET_PAGE, BudgetFill, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
-use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, MessageBody};
+use crate::store::rows::messages::{
+    self as decode, MESSAGE_COLUMNS, MessageBody, PROVIDER_CALL_COLUMNS,
+};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
@@ -361,31 +363,15 @@ impl MessageStore for PostgresStore {
         let r = async {
             let rows = c
                 .query(
-                    "SELECT id, session_id, run_id, request_id, provider, model, prompt_tokens, \
-                     completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at \
-                     FROM provider_calls WHERE session_id = $1 ORDER BY created_at, seq",
+                    &format!(
+                        "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
+                         WHERE session_id = $1 ORDER BY created_at, seq"
+                    ),
                     &[&session_id.as_str()],
                 )
                 .await?;
             rows.iter()
-                .map(|r| {
-                    Ok(ProviderCall {
-                        id: CallId(r.try_get(0)?),
-                        session_id: SessionId(r.try_get(1)?),
-                        run_id: r.try_get::<_, Option<String>>(2)?.map(RunId),
-                        request_id: r.try_get(3)?,
-                        provider: r.try_get(4)?,
-                        model: r.try_get(5)?,
-                        usage: Usage {
-                            prompt_tokens: r.try_get::<_, i64>(6)?.max(0) as u64,
-                            completion_tokens: r.try_get::<_, i64>(7)?.max(0) as u64,
-                            total_tokens: r.try_get::<_, i64>(8)?.max(0) as u64,
-                        },
-                        cost_micros_usd: r.try_get(9)?,
-                        duration_ms: r.try_get(10)?,
-                        created_at: r.try_get(11)?,
-                    })
-                })
+                .map(decode::provider_call)
                 .collect::<OpResult<Vec<_>>>()
         }
         .await;

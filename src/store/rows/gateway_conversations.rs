@@ -2,7 +2,6 @@
 
 use super::StoredRow;
 use crate::domain::gateway_conversation::{GatewayCall, GatewayConversation};
-use crate::domain::provider_call::Usage;
 
 /// The columns a row must start with for its decoder, in the order it reads them.
 pub(crate) const CONVERSATION_COLUMNS: &str =
@@ -33,11 +32,7 @@ pub(crate) fn call<R: StoredRow>(r: &R) -> Result<GatewayCall, R::Error> {
         provider: r.col(2)?,
         model: r.col(3)?,
         cost_micros_usd: r.col(4)?,
-        usage: Usage {
-            prompt_tokens: r.col::<i64>(5)?.max(0) as u64,
-            completion_tokens: r.col::<i64>(6)?.max(0) as u64,
-            total_tokens: r.col::<i64>(7)?.max(0) as u64,
-        },
+        usage: r.usage(5)?,
         outcome: r.col(8)?,
         duration_ms: r.col(9)?,
         created_at: r.col(10)?,

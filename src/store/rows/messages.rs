@@ -6,6 +6,7 @@ use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
 use crate::domain::message::{
     ContentBlock, Message, MessageStatus, Role, RuntimeSnapshot, ToolCall,
 };
+use crate::domain::provider_call::ProviderCall;
 use serde::{Deserialize, Serialize};
 
 /// The parts of a message kept as JSON beside its indexed columns (`body_json`).
@@ -55,5 +56,26 @@ pub(crate) fn message<R: StoredRow>(r: &R) -> Result<Message, R::Error> {
         error: body.error,
         runtime: body.runtime,
         created_at: r.col(10)?,
+    })
+}
+
+/// The columns `provider_call` reads, in its order.
+pub(crate) const PROVIDER_CALL_COLUMNS: &str = "id, session_id, run_id, request_id, provider, \
+     model, prompt_tokens, completion_tokens, total_tokens, cost_micros_usd, duration_ms, \
+     created_at";
+
+/// A session's provider call from a row that starts with `PROVIDER_CALL_COLUMNS`.
+pub(crate) fn provider_call<R: StoredRow>(r: &R) -> Result<ProviderCall, R::Error> {
+    Ok(ProviderCall {
+        id: CallId(r.col(0)?),
+        session_id: SessionId(r.col(1)?),
+        run_id: r.col::<Option<String>>(2)?.map(RunId),
+        request_id: r.col(3)?,
+        provider: r.col(4)?,
+        model: r.col(5)?,
+        usage: r.usage(6)?,
+        cost_micros_usd: r.col(9)?,
+        duration_ms: r.col(10)?,
+        created_at: r.col(11)?,
     })
 }

@@ -1,6 +1,7 @@
 //! The one interface a decoder reads a row through.
 
 use crate::domain::error::HecateError;
+use crate::domain::provider_call::Usage;
 
 /// A Rust type both backends read from a column (text, integers, booleans, and
 /// their `Option`s).
@@ -55,6 +56,17 @@ pub(crate) trait StoredRow {
                 .map(Some)
                 .map_err(|e| self.corrupt(i, e.into())),
         }
+    }
+
+    /// The token counts kept in three columns from `first` on (prompt, completion,
+    /// total; a negative count reads as 0).
+    fn usage(&self, first: usize) -> Result<Usage, Self::Error> {
+        let count = |i: usize| self.col::<i64>(i).map(|n| n.max(0) as u64);
+        Ok(Usage {
+            prompt_tokens: count(first)?,
+            completion_tokens: count(first + 1)?,
+            total_tokens: count(first + 2)?,
+        })
     }
 
     /// Column `i` through `parse`, which knows the names the domain gives it.

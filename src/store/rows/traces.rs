@@ -2,7 +2,6 @@
 
 use super::StoredRow;
 use crate::domain::gateway_conversation::GatewayTrace;
-use crate::domain::provider_call::Usage;
 
 /// The columns a row must start with for its decoder, in the order it reads them.
 pub(crate) const TRACE_COLUMNS: &str = "request_id, trace_id, namespace, session_id, client_format, \
@@ -22,11 +21,7 @@ pub(crate) fn trace<R: StoredRow>(r: &R) -> Result<GatewayTrace, R::Error> {
         provider: r.col(6)?,
         model: r.col(7)?,
         status: r.col(8)?,
-        usage: Usage {
-            prompt_tokens: r.col::<i64>(9)?.max(0) as u64,
-            completion_tokens: r.col::<i64>(10)?.max(0) as u64,
-            total_tokens: r.col::<i64>(11)?.max(0) as u64,
-        },
+        usage: r.usage(9)?,
         cost_micros_usd: r.col(12)?,
         duration_ms: r.col(13)?,
         error_type: r.col(14)?,

@@ -2,13 +2,15 @@
 
 use super::{OpResult, SqliteStore};
 use crate::domain::error::{HecateError, Result};
-use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
+use crate::domain::ids::{MessageId, SessionId};
 use crate::domain::message::{Message, NewMessage};
-use crate::domain::provider_call::{ProviderCall, Usage};
+use crate::domain::provider_call::ProviderCall;
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
 use crate::store::history::{BUDGET_PAGE, BudgetFill, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
-use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, MessageBody};
+use crate::store::rows::messages::{
+    self as decode, MESSAGE_COLUMNS, MessageBody, PROVIDER_CALL_COLUMNS,
+};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -318,29 +320,12 @@ impl MessageStore for SqliteStore {
     async fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>> {
         let session_id = session_id.clone();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT id, session_id, run_id, request_id, provider, model, prompt_tokens, \
-                 completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at \
-                 FROM provider_calls WHERE session_id = ?1 ORDER BY created_at, rowid",
-            )?;
-            let rows = stmt.query_map(params![session_id.as_str()], |r| {
-                Ok(ProviderCall {
-                    id: CallId(r.get(0)?),
-                    session_id: SessionId(r.get(1)?),
-                    run_id: r.get::<_, Option<String>>(2)?.map(RunId),
-                    request_id: r.get(3)?,
-                    provider: r.get(4)?,
-                    model: r.get(5)?,
-                    usage: Usage {
-                        prompt_tokens: r.get::<_, i64>(6)? as u64,
-                        completion_tokens: r.get::<_, i64>(7)? as u64,
-                        total_tokens: r.get::<_, i64>(8)? as u64,
-                    },
-                    cost_micros_usd: r.get(9)?,
-                    duration_ms: r.get(10)?,
-                    created_at: r.get(11)?,
-                })
-            })?;
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
+                 WHERE session_id = ?1 ORDER BY created_at, rowid"
+            ))?;
+            let rows =
+                stmt.query_map(params![session_id.as_str()], |r| decode::provider_call(r))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
