@@ -458,7 +458,7 @@ async fn a_model_only_discovery_lists_routes_and_an_unknown_one_gets_suggestions
     );
     assert_eq!(
         row("dead").map(|r| r["routing_blocked_reason"].clone()),
-        Some(json!("no_models")),
+        Some(json!("provider_unhealthy")),
         "{rows:?}"
     );
 

@@ -79,15 +79,10 @@ impl<'e> Gateway<'e> {
         let bare = model.trim();
         let pinned = provider.is_some_and(|p| !p.trim().is_empty());
         if !pinned && !bare.is_empty() && !bare.contains('/') {
-            // What the providers declare first; what they list (discovery) when
-            // no declaration names the model.
-            let mut known = routing::route::providers_of(&self.engine.inner.model, false).await;
-            let mut routes = routing::route::candidates(&known, Some(bare), None);
-            if matches!(&routes, Err(e) if e.error_type == ErrorType::ModelNotConfigured) {
-                known = self.providers(true).await;
-                routes = routing::route::candidates(&known, Some(bare), None);
-            }
-            match routes {
+            // The candidates `/v1` would try: what providers declare, else what
+            // they list when asked (discovery).
+            let model_runtime = &self.engine.inner.model;
+            match routing::route::route_candidates(model_runtime, Some(bare), None).await {
                 Ok(routes) => {
                     let health = self.engine.inner.gateway.health();
                     let chosen = routes
@@ -95,13 +90,14 @@ impl<'e> Gateway<'e> {
                         .find(|r| health.blocked(&r.provider).is_none())
                         .or(routes.first());
                     if let Some(r) = chosen {
-                        return self.engine.inner.model.resolve(Some(&r.provider), &r.model);
+                        return model_runtime.resolve(Some(&r.provider), &r.model);
                     }
                 }
-                // No provider declares or lists it: the seed's 422 with the
-                // nearest models they do serve and each provider's readiness.
+                // No provider declares or lists it: the seed's 422, its
+                // `suggested_models` from the route, with each provider's
+                // readiness as the providers status reports it.
                 Err(e) if e.error_type == ErrorType::ModelNotConfigured => {
-                    return Err(self.with_readiness(e, &known));
+                    return Err(self.with_readiness(e).await);
                 }
                 Err(_) => {}
             }
@@ -110,22 +106,18 @@ impl<'e> Gateway<'e> {
     }
 
     /// `e` with each provider's routing readiness (`providers`: name,
-    /// `routing_ready`, `routing_blocked_reason` as the providers status says it).
-    fn with_readiness(self, e: HecateError, listed: &[ProviderModels]) -> HecateError {
-        let health = self.engine.inner.gateway.health();
-        let rows: Vec<serde_json::Value> = listed
-            .iter()
+    /// `routing_ready`, `routing_blocked_reason`), probed as
+    /// `GET /hecate/v1/providers/status` probes it.
+    async fn with_readiness(self, e: HecateError) -> HecateError {
+        let rows: Vec<serde_json::Value> = self
+            .provider_status()
+            .await
+            .into_iter()
             .map(|p| {
-                let blocked = crate::domain::provider_readiness::routing_blocker(
-                    true,
-                    health.blocked(&p.name).map(|b| b.reason),
-                    true,
-                    !p.models.is_empty(),
-                );
                 serde_json::json!({
                     "provider": p.name,
-                    "routing_ready": blocked.is_none(),
-                    "routing_blocked_reason": blocked,
+                    "routing_ready": p.routing_ready,
+                    "routing_blocked_reason": p.routing_blocked_reason,
                 })
             })
             .collect();
