@@ -23,6 +23,20 @@ use std::sync::Arc;
 /// Says whether an owner id names a process known to be dead (startup reconcile).
 pub type OwnerIsDead = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
+/// Whether a session's owner is gone for reconcile at `now_ms`: it has no
+/// lease, its lease expired, or `is_dead` knows the owner dead.
+pub(crate) fn owner_gone(
+    owner: Option<String>,
+    lease_expires_ms: Option<i64>,
+    now_ms: i64,
+    is_dead: &OwnerIsDead,
+) -> bool {
+    match (owner, lease_expires_ms) {
+        (Some(o), Some(exp)) => exp < now_ms || is_dead(&o),
+        _ => true,
+    }
+}
+
 /// Session rows, always addressed by (namespace, id).
 #[async_trait]
 pub trait SessionStore: Send + Sync {

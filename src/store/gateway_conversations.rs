@@ -19,6 +19,19 @@ pub(crate) fn chat_session_taken(id: &str) -> HecateError {
     .with_detail("session_id", id)
 }
 
+/// The `conflict` of an exchange whose session no longer holds the
+/// `expected` messages the request was built on (it holds `count`).
+pub(crate) fn chat_session_changed(session_id: &str, count: i64, expected: u64) -> HecateError {
+    HecateError::new(
+        ErrorType::Conflict,
+        format!(
+            "chat session {session_id} changed while the request ran ({count} messages, \
+             expected {expected})"
+        ),
+    )
+    .with_detail("reason", "chat_session_changed")
+}
+
 /// Gateway chat sessions (two streams) and per-request traces.
 #[async_trait]
 pub trait GatewayConversationStore: Send + Sync {

@@ -15,6 +15,48 @@ pub use crate::domain::memory::{
 /// How many messages a token-budget load reads first; each later read doubles it.
 pub const BUDGET_PAGE: usize = 64;
 
+/// The newest messages that fit a token budget, gathered from pages a backend
+/// reads backwards from the end of a transcript, `BUDGET_PAGE` at a time.
+pub struct BudgetPages {
+    fill: BudgetFill,
+    newest_first: Vec<Message>,
+}
+
+impl BudgetPages {
+    /// Nothing gathered yet under a budget of `max_tokens`.
+    pub fn new(max_tokens: usize) -> Self {
+        Self {
+            fill: BudgetFill::new(max_tokens),
+            newest_first: Vec::new(),
+        }
+    }
+
+    /// The sequence the next page must end before (`None`: the transcript's end).
+    pub fn next_before(&self) -> Option<i64> {
+        self.newest_first.last().map(|m| m.sequence)
+    }
+
+    /// Takes one page (newest first, at most `BUDGET_PAGE` long); answers the
+    /// gathered messages in sequence order once the budget is full or the page
+    /// reached the transcript's start.
+    pub fn offer(&mut self, page: Vec<Message>) -> Option<Vec<Message>> {
+        let full = page.len() == BUDGET_PAGE;
+        for m in page {
+            if !self.fill.admit(&m) {
+                return Some(self.finish());
+            }
+            self.newest_first.push(m);
+        }
+        (!full).then(|| self.finish())
+    }
+
+    fn finish(&mut self) -> Vec<Message> {
+        let mut out = std::mem::take(&mut self.newest_first);
+        out.reverse();
+        out
+    }
+}
+
 impl HistoryStrategy {
     /// Loads the messages this strategy gives a runtime, in sequence order, through
     /// the store's message reads (the backends do the same inside `begin_turn`).

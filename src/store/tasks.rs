@@ -29,6 +29,25 @@ impl NewTaskEvent {
             data,
         }
     }
+
+    /// The event as the log keeps it: numbered `sequence` in run `run_id` of
+    /// task `task_id`, appended at `occurred_at`.
+    pub(crate) fn stored(
+        self,
+        sequence: i64,
+        task_id: &TaskId,
+        run_id: &TaskRunId,
+        occurred_at: String,
+    ) -> TaskEvent {
+        TaskEvent {
+            sequence,
+            task_id: task_id.clone(),
+            run_id: run_id.clone(),
+            event_type: self.event_type,
+            data: self.data,
+            occurred_at,
+        }
+    }
 }
 
 /// A new run to store with its first state: queued (and enqueued) or awaiting an

@@ -5,41 +5,15 @@
 
 use super::{OpResult, PostgresStore};
 use crate::domain::HecateError;
-use crate::domain::error::{ErrorType, Result};
-use crate::domain::flow::{
-    FlowChat, FlowChatMessage, FlowChatWrite, FlowPosition, FlowRole, MemoryOwner,
-};
+use crate::domain::error::Result;
+use crate::domain::flow::{FlowChat, FlowChatMessage, FlowChatWrite, MemoryOwner};
 use crate::domain::time::now_rfc3339;
 use crate::store::flow_chats::FlowChatStore;
+use crate::store::rows::flow_chats::{self as decode, CHAT_COLUMNS, MESSAGE_COLUMNS};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use serde_json::{Map, Value};
-use tokio_postgres::Row;
-
-const CHAT_COLUMNS: &str = "namespace, id, agent_id, app_id, user_id, conversation, stage, \
-     ended, on_track, off_track_reason, route_json, version, created_at, updated_at";
-
-fn row_to_chat(r: &Row) -> OpResult<FlowChat> {
-    let route: String = r.try_get(10)?;
-    Ok(FlowChat {
-        namespace: r.try_get(0)?,
-        id: r.try_get(1)?,
-        agent_id: r.try_get(2)?,
-        app_id: r.try_get(3)?,
-        user_id: r.try_get(4)?,
-        position: FlowPosition {
-            conversation: r.try_get(5)?,
-            stage: r.try_get(6)?,
-            ended: r.try_get(7)?,
-            on_track: r.try_get(8)?,
-            off_track_reason: r.try_get(9)?,
-            route: serde_json::from_str(&route)?,
-        },
-        version: r.try_get(11)?,
-        created_at: r.try_get(12)?,
-        updated_at: r.try_get(13)?,
-    })
-}
+use tokio_postgres::types::ToSql;
 
 /// The chat `(namespace, id)`, locked for the transaction when `lock` is set.
 async fn chat_in<C: GenericClient>(
@@ -53,23 +27,36 @@ async fn chat_in<C: GenericClient>(
         if lock { " FOR UPDATE" } else { "" }
     );
     match c.query_opt(sql.as_str(), &[&namespace, &id]).await? {
-        Some(row) => row_to_chat(&row),
+        Some(row) => decode::chat(&row),
         None => Err(HecateError::not_found("chat", id).into()),
     }
 }
 
-fn row_to_message(r: &Row) -> OpResult<FlowChatMessage> {
-    let role: String = r.try_get(1)?;
-    let data: Option<String> = r.try_get(4)?;
-    Ok(FlowChatMessage {
-        sequence: r.try_get(0)?,
-        role: FlowRole::parse(&role)
-            .ok_or_else(|| HecateError::store(format!("unknown stored chat role `{role}`")))?,
-        content: r.try_get(2)?,
-        stage: r.try_get(3)?,
-        data: data.map(|d| serde_json::from_str(&d)).transpose()?,
-        created_at: r.try_get(5)?,
-    })
+/// Writes `chat`'s header with `sql`, whose parameters are the chat's key,
+/// position, version and update time (`$1`..`$10`), then `more`.
+async fn put_header<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    chat: &FlowChat,
+    more: &[&(dyn ToSql + Sync)],
+) -> OpResult<()> {
+    let p = &chat.position;
+    let route = serde_json::to_string(&p.route)?;
+    let mut values: Vec<&(dyn ToSql + Sync)> = vec![
+        &chat.namespace,
+        &chat.id,
+        &p.conversation,
+        &p.stage,
+        &p.ended,
+        &p.on_track,
+        &p.off_track_reason,
+        &route,
+        &chat.version,
+        &chat.updated_at,
+    ];
+    values.extend_from_slice(more);
+    c.execute(sql, &values).await?;
+    Ok(())
 }
 
 async fn write<C: GenericClient>(
@@ -77,16 +64,7 @@ async fn write<C: GenericClient>(
     w: FlowChatWrite,
 ) -> OpResult<(FlowChat, FlowChatMessage)> {
     let mut chat = chat_in(tx, &w.namespace, &w.chat_id, true).await?;
-    if chat.version != w.expected_version {
-        return Err(HecateError::new(
-            ErrorType::Conflict,
-            format!(
-                "chat {} changed while this call ran (version {} instead of {}); retry",
-                w.chat_id, chat.version, w.expected_version
-            ),
-        )
-        .into());
-    }
+    decode::check_version(&chat, &w)?;
     let now = now_rfc3339();
     let sequence: i64 = tx
         .query_one(
@@ -96,12 +74,7 @@ async fn write<C: GenericClient>(
         )
         .await?
         .try_get(0)?;
-    let data = w
-        .message
-        .data
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()?;
+    let data = decode::data_json(&w.message)?;
     tx.execute(
         "INSERT INTO flow_chat_messages \
          (namespace, chat_id, sequence, role, content, stage, data_json, created_at) \
@@ -141,38 +114,17 @@ async fn write<C: GenericClient>(
             .await?;
         }
     }
-    if let Some(p) = w.position {
-        chat.position = p;
-    }
-    chat.version += 1;
-    chat.updated_at = now.clone();
-    let p = &chat.position;
-    tx.execute(
+    decode::advance(&mut chat, w.position, &now);
+    put_header(
+        tx,
         "UPDATE flow_chats SET conversation = $3, stage = $4, ended = $5, on_track = $6, \
          off_track_reason = $7, route_json = $8, version = $9, updated_at = $10 \
          WHERE namespace = $1 AND id = $2",
-        &[
-            &w.namespace,
-            &w.chat_id,
-            &p.conversation,
-            &p.stage,
-            &p.ended,
-            &p.on_track,
-            &p.off_track_reason,
-            &serde_json::to_string(&p.route)?,
-            &chat.version,
-            &now,
-        ],
+        &chat,
+        &[],
     )
     .await?;
-    let message = FlowChatMessage {
-        sequence,
-        role: w.message.role,
-        content: w.message.content,
-        stage: w.message.stage,
-        data: w.message.data,
-        created_at: now,
-    };
+    let message = decode::stored_message(w.message, sequence, now);
     Ok((chat, message))
 }
 
@@ -180,34 +132,20 @@ async fn write<C: GenericClient>(
 impl FlowChatStore for PostgresStore {
     async fn create_flow_chat(&self, chat: &FlowChat) -> Result<()> {
         let c = self.client().await?;
-        let r: OpResult<()> = async {
-            let p = &chat.position;
-            let sql = format!(
-                "INSERT INTO flow_chats ({CHAT_COLUMNS}) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
-            );
-            c.execute(
-                sql.as_str(),
-                &[
-                    &chat.namespace,
-                    &chat.id,
-                    &chat.agent_id,
-                    &chat.app_id,
-                    &chat.user_id,
-                    &p.conversation,
-                    &p.stage,
-                    &p.ended,
-                    &p.on_track,
-                    &p.off_track_reason,
-                    &serde_json::to_string(&p.route)?,
-                    &chat.version,
-                    &chat.created_at,
-                    &chat.updated_at,
-                ],
-            )
-            .await?;
-            Ok(())
-        }
+        let r = put_header(
+            &c,
+            "INSERT INTO flow_chats (namespace, id, conversation, stage, ended, on_track, \
+             off_track_reason, route_json, version, updated_at, agent_id, app_id, user_id, \
+             created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+            chat,
+            &[
+                &chat.agent_id,
+                &chat.app_id,
+                &chat.user_id,
+                &chat.created_at,
+            ],
+        )
         .await;
         self.done(r)
     }
@@ -227,14 +165,15 @@ impl FlowChatStore for PostgresStore {
         let r = async {
             let rows = c
                 .query(
-                    "SELECT sequence, role, content, stage, data_json, created_at \
-                     FROM flow_chat_messages WHERE namespace = $1 AND chat_id = $2 \
-                     ORDER BY sequence",
+                    &format!(
+                        "SELECT {MESSAGE_COLUMNS} FROM flow_chat_messages \
+                         WHERE namespace = $1 AND chat_id = $2 ORDER BY sequence"
+                    ),
                     &[&namespace, &chat_id],
                 )
                 .await?;
             rows.iter()
-                .map(row_to_message)
+                .map(decode::message)
                 .collect::<OpResult<Vec<_>>>()
         }
         .await;
@@ -260,10 +199,7 @@ impl FlowChatStore for PostgresStore {
                 )
                 .await?;
             rows.iter()
-                .map(|r| {
-                    let (k, v): (String, String) = (r.try_get(0)?, r.try_get(1)?);
-                    Ok((k, serde_json::from_str(&v)?))
-                })
+                .map(decode::memory_field)
                 .collect::<OpResult<Map<String, Value>>>()
         }
         .await;

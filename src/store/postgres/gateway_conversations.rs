@@ -3,54 +3,42 @@
 //! session's row lock, so two replicas never number the same message.
 
 use super::traces::{insert_trace, select_traces, spend_since};
-use super::{OpResult, PostgresStore, big, conflict, limit};
+use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::HecateError;
 use crate::domain::error::Result;
 use crate::domain::gateway_conversation::{
     GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
     GatewayMessage, GatewayTrace, RecordedExchange, TraceFilter,
 };
-use crate::domain::ids::MessageId;
 use crate::domain::time::now_rfc3339;
 use crate::store::GatewayConversationStore;
-use crate::store::gateway_conversations::chat_session_taken;
+use crate::store::gateway_conversations::{chat_session_changed, chat_session_taken};
 use crate::store::rows::gateway_conversations::{
     self as decode, CONVERSATION_CALL_COLUMNS, CONVERSATION_COLUMNS,
 };
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
-use serde_json::Value;
 
 async fn insert_message<C: GenericClient>(
     tx: &C,
     session_id: &str,
-    sequence: i64,
-    call_id: Option<&str>,
-    message: Value,
-    now: &str,
-) -> OpResult<GatewayMessage> {
-    let id = MessageId::generate().0;
+    m: &GatewayMessage,
+) -> OpResult<()> {
     tx.execute(
         "INSERT INTO chat_session_messages \
          (id, session_id, sequence, produced_by_call_id, message_json, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
         &[
-            &id,
+            &m.id,
             &session_id,
-            &sequence,
-            &call_id,
-            &serde_json::to_string(&message)?,
-            &now,
+            &m.sequence,
+            &m.produced_by_call_id,
+            &serde_json::to_string(&m.message)?,
+            &m.created_at,
         ],
     )
     .await?;
-    Ok(GatewayMessage {
-        id,
-        sequence,
-        produced_by_call_id: call_id.map(str::to_string),
-        message,
-        created_at: now.to_string(),
-    })
+    Ok(())
 }
 
 async fn append<C: GenericClient>(tx: &C, ex: RecordedExchange) -> OpResult<Vec<GatewayMessage>> {
@@ -87,12 +75,7 @@ async fn append<C: GenericClient>(tx: &C, ex: RecordedExchange) -> OpResult<Vec<
         .await?
         .try_get(0)?;
     if count as u64 != ex.expected_count {
-        return Err(conflict(format!(
-            "chat session {} changed while the request ran ({} messages, expected {})",
-            ex.session_id, count, ex.expected_count
-        ))
-        .with_detail("reason", "chat_session_changed")
-        .into());
+        return Err(chat_session_changed(&ex.session_id, count, ex.expected_count).into());
     }
     let call = &ex.call;
     tx.execute(
@@ -116,23 +99,10 @@ async fn append<C: GenericClient>(tx: &C, ex: RecordedExchange) -> OpResult<Vec<
         ],
     )
     .await?;
-    let mut stored = Vec::with_capacity(ex.new_messages.len() + 1);
-    let mut sequence = count;
-    for m in ex.new_messages {
-        stored.push(insert_message(tx, &ex.session_id, sequence, None, m, &now).await?);
-        sequence += 1;
+    let stored = decode::exchange_messages(ex.new_messages, ex.answer, count, &call.id, &now);
+    for m in &stored {
+        insert_message(tx, &ex.session_id, m).await?;
     }
-    stored.push(
-        insert_message(
-            tx,
-            &ex.session_id,
-            sequence,
-            Some(&call.id),
-            ex.answer,
-            &now,
-        )
-        .await?,
-    );
     insert_trace(tx, &ex.trace).await?;
     Ok(stored)
 }

@@ -8,6 +8,7 @@ use crate::domain::error::Result;
 use crate::domain::ids::SessionId;
 use crate::domain::run::INTERRUPTED_REASON;
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::contract::owner_gone;
 use crate::store::{LeaseStore, OwnerIsDead, ReconcileReport};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
@@ -166,15 +167,8 @@ impl LeaseStore for PostgresStore {
                 .await?;
             let mut stale: Vec<String> = Vec::new();
             for row in &rows {
-                let id: String = row.try_get(0)?;
-                let owner: Option<String> = row.try_get(1)?;
-                let expires: Option<i64> = row.try_get(2)?;
-                let gone = match (owner, expires) {
-                    (Some(o), Some(exp)) => exp < now || is_dead(&o),
-                    _ => true,
-                };
-                if gone {
-                    stale.push(id);
+                if owner_gone(row.try_get(1)?, row.try_get(2)?, now, &is_dead) {
+                    stale.push(row.try_get(0)?);
                 }
             }
             let mut report = ReconcileReport::default();

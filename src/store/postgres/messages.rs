@@ -9,10 +9,8 @@ use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::time::now_rfc3339;
 use crate::store::MessageStore;
-use crate::store::history::{BUDGET_PAGE, BudgetFill, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
-use crate::store::rows::messages::{
-    self as decode, MESSAGE_COLUMNS, MessageBody, PROVIDER_CALL_COLUMNS,
-};
+use crate::store::history::{BUDGET_PAGE, BudgetPages, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
+use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, PROVIDER_CALL_COLUMNS};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
@@ -77,49 +75,25 @@ pub(super) async fn append<C: GenericClient>(
         .await?;
     let mut stored = Vec::with_capacity(messages.len());
     for m in messages {
-        let body = MessageBody {
-            content_blocks: m.content_blocks,
-            tool_calls: m.tool_calls,
-            tool_call_id: m.tool_call_id,
-            tool_error: m.tool_error,
-            error: m.error,
-            runtime: m.runtime,
-        };
+        let (message, body_json) = decode::appended(m, session_id, next, &now)?;
         tx.execute(
             &insert,
             &[
-                &m.id.as_str(),
-                &session_id.as_str(),
-                &next,
-                &m.role.as_str(),
-                &m.content,
-                &m.produced_by_call_id.as_ref().map(|c| c.as_str()),
-                &m.run_id.as_ref().map(|r| r.as_str()),
-                &m.status.as_str(),
-                &m.is_summary,
-                &serde_json::to_string(&body)?,
-                &now,
+                &message.id.as_str(),
+                &message.session_id.as_str(),
+                &message.sequence,
+                &message.role.as_str(),
+                &message.content,
+                &message.produced_by_call_id.as_ref().map(|c| c.as_str()),
+                &message.run_id.as_ref().map(|r| r.as_str()),
+                &message.status.as_str(),
+                &message.is_summary,
+                &body_json,
+                &message.created_at,
             ],
         )
         .await?;
-        stored.push(Message {
-            id: m.id,
-            session_id: session_id.clone(),
-            sequence: next,
-            role: m.role,
-            content: m.content,
-            content_blocks: body.content_blocks,
-            tool_calls: body.tool_calls,
-            tool_call_id: body.tool_call_id,
-            tool_error: body.tool_error,
-            produced_by_call_id: m.produced_by_call_id,
-            run_id: m.run_id,
-            status: m.status,
-            error: body.error,
-            is_summary: m.is_summary,
-            runtime: body.runtime,
-            created_at: now.clone(),
-        });
+        stored.push(message);
         next += 1;
     }
     tx.execute(
@@ -242,21 +216,10 @@ async fn within_budget<C: GenericClient>(
     session_id: &SessionId,
     max_tokens: usize,
 ) -> OpResult<Vec<Message>> {
-    let mut fill = BudgetFill::new(max_tokens);
-    let mut out = Vec::new();
+    let mut pages = BudgetPages::new(max_tokens);
     loop {
-        let before = out.last().map(|m: &Message| m.sequence);
-        let page = page_before(c, session_id, before, BUDGET_PAGE).await?;
-        let full = page.len() == BUDGET_PAGE;
-        for m in page {
-            if !fill.admit(&m) {
-                out.reverse();
-                return Ok(out);
-            }
-            out.push(m);
-        }
-        if !full {
-            out.reverse();
+        let page = page_before(c, session_id, pages.next_before(), BUDGET_PAGE).await?;
+        if let Some(out) = pages.offer(page) {
             return Ok(out);
         }
     }

@@ -5,11 +5,8 @@
 
 use super::OpResult;
 use super::messages;
-use crate::domain::event::RuntimeEvent;
-use crate::domain::ids::{RunId, SessionId};
-use crate::domain::message::{ContentBlock, MessageStatus, NewMessage, Role, RuntimeSnapshot};
-use crate::domain::partial::PartialAnswer;
-use crate::domain::run::INTERRUPTED_REASON;
+use crate::domain::ids::SessionId;
+use crate::store::partial_answer::{body_runtime, interrupted_answer};
 use deadpool_postgres::GenericClient;
 
 /// Stores the partial answer of run `run_id` (in `session_id`) as a failed
@@ -41,43 +38,22 @@ pub(super) async fn keep_partial_answer<C: GenericClient>(
     let Some(body) = body else {
         return Ok(false);
     };
-    let body: String = body.try_get(0)?;
-    let runtime: RuntimeSnapshot = match serde_json::from_str::<serde_json::Value>(&body)?
-        .get_mut("runtime")
-        .map(serde_json::Value::take)
-    {
-        Some(v) => serde_json::from_value(v)?,
-        None => return Ok(false),
+    let Some(runtime) = body_runtime(&body.try_get::<_, String>(0)?)? else {
+        return Ok(false);
     };
-    let mut partial = PartialAnswer::default();
-    let rows = tx
+    let deltas = tx
         .query(
             "SELECT data_json FROM run_events WHERE run_id = $1 \
              AND type IN ('text_delta', 'thought_delta') ORDER BY sequence",
             &[&run_id],
         )
-        .await?;
-    for row in &rows {
-        let data: String = row.try_get(0)?;
-        // An event that does not parse is skipped; the rest still counts.
-        if let Ok(event) = serde_json::from_str::<RuntimeEvent>(&data) {
-            partial.push(&event);
-        }
-    }
-    if partial.is_empty() {
-        return Ok(false);
-    }
-    let blocks = partial.blocks();
-    let mut answer = NewMessage::text(Role::Assistant, partial.text(), runtime);
-    if !blocks
+        .await?
         .iter()
-        .all(|b| matches!(b, ContentBlock::Text { .. }))
-    {
-        answer.content_blocks = blocks;
-    }
-    answer.status = MessageStatus::Failed;
-    answer.error = Some(INTERRUPTED_REASON.to_string());
-    answer.run_id = Some(RunId(run_id.to_string()));
+        .map(|row| row.try_get(0))
+        .collect::<Result<Vec<String>, _>>()?;
+    let Some(answer) = interrupted_answer(&deltas, run_id, runtime) else {
+        return Ok(false);
+    };
     messages::append(tx, session_id, vec![answer], None).await?;
     Ok(true)
 }

@@ -8,38 +8,58 @@ use crate::store::SessionStore;
 use crate::store::rows::sessions::{self as decode, SESSION_COLUMNS};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
+use tokio_postgres::types::ToSql;
+
+/// Writes session `s` with `sql`, whose parameters are its key, header fields
+/// and update time (`$1`..`$18`), then `more`.
+async fn put_session<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    s: &Session,
+    more: &[&(dyn ToSql + Sync)],
+) -> OpResult<u64> {
+    let (id, kind, status) = (s.id.as_str(), s.runtime_kind.as_str(), s.status.as_str());
+    let max_turns = s.guardrails.max_turns.map(i64::from);
+    let max_duration_ms = s.guardrails.max_duration_ms.map(big);
+    let idle_timeout_ms = s.guardrails.idle_timeout_ms.map(big);
+    let turns_used = i64::from(s.turns_used);
+    let mut values: Vec<&(dyn ToSql + Sync)> = vec![
+        &s.namespace,
+        &id,
+        &s.title,
+        &kind,
+        &s.provider,
+        &s.model,
+        &s.adapter_id,
+        &s.workspace,
+        &s.system_prompt,
+        &status,
+        &s.native_session_id,
+        &max_turns,
+        &max_duration_ms,
+        &idle_timeout_ms,
+        &turns_used,
+        &s.session_started_at,
+        &s.last_activity_at,
+        &s.updated_at,
+    ];
+    values.extend_from_slice(more);
+    Ok(c.execute(sql, &values).await?)
+}
 
 /// Overwrites the mutable header fields of a session, or `not_found`.
 pub(super) async fn write_header<C: GenericClient>(c: &C, s: &Session) -> OpResult<()> {
-    let n = c
-        .execute(
-            "UPDATE sessions SET title=$3, runtime_kind=$4, provider=$5, model=$6, \
-             adapter_id=$7, workspace=$8, system_prompt=$9, status=$10, native_session_id=$11, \
-             max_turns=$12, max_duration_ms=$13, idle_timeout_ms=$14, turns_used=$15, \
-             session_started_at=$16, last_activity_at=$17, updated_at=$18 \
-             WHERE namespace=$1 AND id=$2",
-            &[
-                &s.namespace,
-                &s.id.as_str(),
-                &s.title,
-                &s.runtime_kind.as_str(),
-                &s.provider,
-                &s.model,
-                &s.adapter_id,
-                &s.workspace,
-                &s.system_prompt,
-                &s.status.as_str(),
-                &s.native_session_id,
-                &s.guardrails.max_turns.map(i64::from),
-                &s.guardrails.max_duration_ms.map(big),
-                &s.guardrails.idle_timeout_ms.map(big),
-                &i64::from(s.turns_used),
-                &s.session_started_at,
-                &s.last_activity_at,
-                &s.updated_at,
-            ],
-        )
-        .await?;
+    let n = put_session(
+        c,
+        "UPDATE sessions SET title=$3, runtime_kind=$4, provider=$5, model=$6, \
+         adapter_id=$7, workspace=$8, system_prompt=$9, status=$10, native_session_id=$11, \
+         max_turns=$12, max_duration_ms=$13, idle_timeout_ms=$14, turns_used=$15, \
+         session_started_at=$16, last_activity_at=$17, updated_at=$18 \
+         WHERE namespace=$1 AND id=$2",
+        s,
+        &[],
+    )
+    .await?;
     not_found_if_zero(n, s.id.as_str())
 }
 
@@ -47,37 +67,16 @@ pub(super) async fn write_header<C: GenericClient>(c: &C, s: &Session) -> OpResu
 impl SessionStore for PostgresStore {
     async fn create_session(&self, s: &Session) -> Result<()> {
         let c = self.client().await?;
-        let r: OpResult<()> = async {
-            c.execute(
+        let r = async {
+            let (history, memory) = decode::json_columns(s)?;
+            put_session(
+                &c,
                 &format!(
                     "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES \
-                     ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)"
+                     ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$19,$18,$20,$21)"
                 ),
-                &[
-                    &s.namespace,
-                    &s.id.as_str(),
-                    &s.title,
-                    &s.runtime_kind.as_str(),
-                    &s.provider,
-                    &s.model,
-                    &s.adapter_id,
-                    &s.workspace,
-                    &s.system_prompt,
-                    &s.status.as_str(),
-                    &s.native_session_id,
-                    &s.guardrails.max_turns.map(i64::from),
-                    &s.guardrails.max_duration_ms.map(big),
-                    &s.guardrails.idle_timeout_ms.map(big),
-                    &i64::from(s.turns_used),
-                    &s.session_started_at,
-                    &s.last_activity_at,
-                    &s.created_at,
-                    &s.updated_at,
-                    &s.history.as_ref().map(serde_json::to_string).transpose()?,
-                    &(!s.memory.is_default())
-                        .then(|| serde_json::to_string(&s.memory))
-                        .transpose()?,
-                ],
+                s,
+                &[&s.created_at, &history, &memory],
             )
             .await?;
             Ok(())
@@ -124,14 +123,7 @@ impl SessionStore for PostgresStore {
                 )
                 .await?;
             rows.iter()
-                .map(|r| {
-                    Ok(SessionSummary {
-                        session: decode::session(r)?,
-                        message_count: r.try_get::<_, i64>(21)? as u64,
-                        provider_call_count: r.try_get::<_, i64>(22)? as u64,
-                        total_cost_micros_usd: r.try_get(23)?,
-                    })
-                })
+                .map(decode::summary)
                 .collect::<OpResult<Vec<_>>>()
         }
         .await;

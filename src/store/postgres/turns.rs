@@ -38,15 +38,9 @@ impl TurnStore for PostgresStore {
 }
 
 async fn begin(tx: &Transaction<'_>, turn: BeginTurn) -> OpResult<TurnBegun> {
-    let BeginTurn {
-        owner,
-        lease_ttl_ms,
-        session,
-        run,
-        mut user,
-        history,
-    } = turn;
-    if let Some(holder) = leases::take(tx, &session.id, &owner, lease_ttl_ms).await? {
+    let (session, owner) = (&turn.session, &turn.owner);
+    let mut user = turn.user;
+    if let Some(holder) = leases::take(tx, &session.id, owner, turn.lease_ttl_ms).await? {
         return Ok(TurnBegun::HeldElsewhere { owner: holder });
     }
     // A run still open now was left by an owner whose lease expired (a dead
@@ -67,13 +61,13 @@ async fn begin(tx: &Transaction<'_>, turn: BeginTurn) -> OpResult<TurnBegun> {
         .pop()
         .map(|m| m.runtime);
     user.runtime.segment_id = next_segment_id(previous.as_ref(), &user.runtime);
-    runs::insert(tx, &run).await?;
+    runs::insert(tx, &turn.run).await?;
     let user = messages::append(tx, &session.id, vec![user], None)
         .await?
         .pop()
         .ok_or_else(|| HecateError::store("the user message was not stored"))?;
-    sessions::write_header(tx, &session).await?;
-    let history = messages::history(tx, &session.id, history).await?;
+    sessions::write_header(tx, session).await?;
+    let history = messages::history(tx, &session.id, turn.history).await?;
     Ok(TurnBegun::Started {
         user: Box::new(user),
         history,
@@ -81,26 +75,16 @@ async fn begin(tx: &Transaction<'_>, turn: BeginTurn) -> OpResult<TurnBegun> {
 }
 
 async fn finish(tx: &Transaction<'_>, turn: FinishTurn) -> OpResult<TurnFinished> {
-    let FinishTurn {
-        owner,
-        session,
-        run_id,
-        status,
-        error,
-        assistant,
-        call,
-        artifacts,
-        events,
-    } = turn;
-    let assistant = messages::append(tx, &session.id, vec![assistant], call.as_ref())
+    let (session, owner, run_id) = (&turn.session, &turn.owner, &turn.run_id);
+    let assistant = messages::append(tx, &session.id, vec![turn.assistant], turn.call.as_ref())
         .await?
         .pop()
         .ok_or_else(|| HecateError::store("the assistant message was not stored"))?;
-    for a in &artifacts {
+    for a in &turn.artifacts {
         messages::insert_artifact(tx, &assistant.id, &a.kind, &a.path, &a.data).await?;
     }
-    runs::finish(tx, &run_id, status, error.as_ref()).await?;
-    runs::insert_events(tx, &run_id, &events).await?;
+    runs::finish(tx, run_id, turn.status, turn.error.as_ref()).await?;
+    runs::insert_events(tx, run_id, &turn.events).await?;
     // A turn that lost its lease to another process keeps its answer and run end
     // but never writes over the header the new owner keeps.
     let holder: Option<String> = match tx
@@ -114,10 +98,10 @@ async fn finish(tx: &Transaction<'_>, turn: FinishTurn) -> OpResult<TurnFinished
         None => None,
     };
     if holder.as_deref().is_none_or(|h| h == owner) {
-        sessions::write_header(tx, &session).await?;
+        sessions::write_header(tx, session).await?;
     }
-    leases::release(tx, &session.id, &owner).await?;
-    let run = runs::select(tx, &run_id).await?;
+    leases::release(tx, &session.id, owner).await?;
+    let run = runs::select(tx, run_id).await?;
     let message_count = messages::count(tx, &session.id).await?;
     Ok(TurnFinished {
         assistant,

@@ -1,7 +1,9 @@
 //! Recorded gateway conversations: the session and provider-call columns and their decoders.
 
 use super::StoredRow;
-use crate::domain::gateway_conversation::{GatewayCall, GatewayConversation};
+use crate::domain::gateway_conversation::{GatewayCall, GatewayConversation, GatewayMessage};
+use crate::domain::ids::MessageId;
+use serde_json::Value;
 
 /// The columns a row must start with for its decoder, in the order it reads them.
 pub(crate) const CONVERSATION_COLUMNS: &str =
@@ -37,4 +39,29 @@ pub(crate) fn call<R: StoredRow>(r: &R) -> Result<GatewayCall, R::Error> {
         duration_ms: r.col(9)?,
         created_at: r.col(10)?,
     })
+}
+
+/// The messages an exchange appends from sequence `first` on at `now`: the new
+/// request messages, then the answer the provider call `call_id` produced,
+/// each under a fresh id.
+pub(crate) fn exchange_messages(
+    new_messages: Vec<Value>,
+    answer: Value,
+    first: i64,
+    call_id: &str,
+    now: &str,
+) -> Vec<GatewayMessage> {
+    let answer_at = new_messages.len();
+    new_messages
+        .into_iter()
+        .chain([answer])
+        .enumerate()
+        .map(|(i, message)| GatewayMessage {
+            id: MessageId::generate().0,
+            sequence: first + i as i64,
+            produced_by_call_id: (i == answer_at).then(|| call_id.to_string()),
+            message,
+            created_at: now.to_string(),
+        })
+        .collect()
 }

@@ -4,25 +4,25 @@
 use super::StoredRow;
 use crate::domain::ids::{CallId, MessageId, RunId, SessionId};
 use crate::domain::message::{
-    ContentBlock, Message, MessageStatus, Role, RuntimeSnapshot, ToolCall,
+    ContentBlock, Message, MessageStatus, NewMessage, Role, RuntimeSnapshot, ToolCall,
 };
 use crate::domain::provider_call::ProviderCall;
 use serde::{Deserialize, Serialize};
 
 /// The parts of a message kept as JSON beside its indexed columns (`body_json`).
 #[derive(Serialize, Deserialize)]
-pub(crate) struct MessageBody {
+struct MessageBody {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) content_blocks: Vec<ContentBlock>,
+    content_blocks: Vec<ContentBlock>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) tool_calls: Vec<ToolCall>,
+    tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) tool_call_id: Option<String>,
+    tool_call_id: Option<String>,
     #[serde(default)]
-    pub(crate) tool_error: bool,
+    tool_error: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) error: Option<String>,
-    pub(crate) runtime: RuntimeSnapshot,
+    error: Option<String>,
+    runtime: RuntimeSnapshot,
 }
 
 /// The columns `message` reads, in its order.
@@ -57,6 +57,44 @@ pub(crate) fn message<R: StoredRow>(r: &R) -> Result<Message, R::Error> {
         runtime: body.runtime,
         created_at: r.col(10)?,
     })
+}
+
+/// The message `m` becomes once appended to `session_id` at `sequence`, and the
+/// `body_json` column stored beside its indexed ones.
+pub(crate) fn appended(
+    m: NewMessage,
+    session_id: &SessionId,
+    sequence: i64,
+    created_at: &str,
+) -> serde_json::Result<(Message, String)> {
+    let body = MessageBody {
+        content_blocks: m.content_blocks,
+        tool_calls: m.tool_calls,
+        tool_call_id: m.tool_call_id,
+        tool_error: m.tool_error,
+        error: m.error,
+        runtime: m.runtime,
+    };
+    let body_json = serde_json::to_string(&body)?;
+    let message = Message {
+        id: m.id,
+        session_id: session_id.clone(),
+        sequence,
+        role: m.role,
+        content: m.content,
+        content_blocks: body.content_blocks,
+        tool_calls: body.tool_calls,
+        tool_call_id: body.tool_call_id,
+        tool_error: body.tool_error,
+        produced_by_call_id: m.produced_by_call_id,
+        run_id: m.run_id,
+        status: m.status,
+        error: body.error,
+        is_summary: m.is_summary,
+        runtime: body.runtime,
+        created_at: created_at.to_owned(),
+    };
+    Ok((message, body_json))
 }
 
 /// The columns `provider_call` reads, in its order.

@@ -1,10 +1,12 @@
-//! How a stored row becomes a domain value, written once for both backends: each
-//! record kind's column list and decoder here, each backend's row type behind
+//! How a stored row becomes a domain value (and a new value the record it is
+//! stored as), written once for both backends: each record kind's column list
+//! and decoder here, each backend's row type behind
 //! `StoredRow` (`sqlite/stored_row.rs`, `postgres/stored_row.rs`), so the two
 //! backends cannot drift apart in what a column means.
 
 pub mod approvals;
 pub mod audit;
+pub mod flow_chats;
 pub mod gateway_conversations;
 pub mod messages;
 pub mod runs;

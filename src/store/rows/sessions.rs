@@ -2,7 +2,7 @@
 
 use super::{Corrupt, StoredRow};
 use crate::domain::ids::SessionId;
-use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus};
+use crate::domain::session::{Guardrails, RuntimeKind, Session, SessionStatus, SessionSummary};
 
 /// The columns `session` reads, in its order.
 pub(crate) const SESSION_COLUMNS: &str = "namespace, id, title, runtime_kind, provider, model, \
@@ -41,4 +41,25 @@ pub(crate) fn session<R: StoredRow>(r: &R) -> Result<Session, R::Error> {
         history: r.opt_json(19)?,
         memory: r.opt_json(20)?.unwrap_or_default(),
     })
+}
+
+/// The session summary in a row of `SESSION_COLUMNS` followed by its message
+/// count, provider call count and total cost.
+pub(crate) fn summary<R: StoredRow>(r: &R) -> Result<SessionSummary, R::Error> {
+    Ok(SessionSummary {
+        session: session(r)?,
+        message_count: r.col::<i64>(21)? as u64,
+        provider_call_count: r.col::<i64>(22)? as u64,
+        total_cost_micros_usd: r.col(23)?,
+    })
+}
+
+/// The `history_json` and `memory_json` columns of `s`: NULL when it has no
+/// strategy of its own, and when its memory settings are the defaults.
+pub(crate) fn json_columns(s: &Session) -> serde_json::Result<(Option<String>, Option<String>)> {
+    let history = s.history.as_ref().map(serde_json::to_string).transpose()?;
+    let memory = (!s.memory.is_default())
+        .then(|| serde_json::to_string(&s.memory))
+        .transpose()?;
+    Ok((history, memory))
 }

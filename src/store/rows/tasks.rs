@@ -21,6 +21,17 @@ pub(crate) const ARTIFACT_COLUMNS: &str =
 /// The columns a row must start with for its decoder, in the order it reads them.
 pub(crate) const APPROVAL_COLUMNS: &str =
     "id, task_id, run_id, kind, status, reason, note, created_at, resolved_at";
+/// The tables holding a task's runs and what they made, each keyed by
+/// `task_id`, in the order deleting a task empties them.
+pub(crate) const TASK_CHILD_TABLES: [&str; 6] = [
+    "task_events",
+    "task_artifacts",
+    "task_approvals",
+    "task_steps",
+    "task_queue",
+    "task_runs",
+];
+
 /// The columns a row must start with for its decoder, in the order it reads them.
 pub(crate) const TASK_COLUMNS: &str =
     "id, namespace, spec_json, latest_run_id, created_at, updated_at";

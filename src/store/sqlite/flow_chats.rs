@@ -2,99 +2,53 @@
 //! `flow_memory`, every key starting with the namespace; a turn's writes are one
 //! `BEGIN IMMEDIATE` transaction guarded by the chat's version.
 
-use super::{OpResult, SqliteStore};
+use super::{OpResult, SqliteStore, StoreOpError};
 use crate::domain::HecateError;
-use crate::domain::error::ErrorType;
 use crate::domain::error::Result;
-use crate::domain::flow::{
-    FlowChat, FlowChatMessage, FlowChatWrite, FlowPosition, FlowRole, MemoryOwner,
-};
+use crate::domain::flow::{FlowChat, FlowChatMessage, FlowChatWrite, MemoryOwner};
 use crate::domain::time::now_rfc3339;
 use crate::store::flow_chats::FlowChatStore;
+use crate::store::rows::flow_chats::{self as decode, CHAT_COLUMNS, MESSAGE_COLUMNS};
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+use rusqlite::types::ToSql;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 use serde_json::{Map, Value};
 
-const CHAT_COLUMNS: &str = "namespace, id, agent_id, app_id, user_id, conversation, stage, \
-     ended, on_track, off_track_reason, route_json, version, created_at, updated_at";
-
-/// A chat row with its route still as JSON text.
-fn row_to_chat(r: &Row<'_>) -> rusqlite::Result<(FlowChat, String)> {
-    Ok((
-        FlowChat {
-            namespace: r.get(0)?,
-            id: r.get(1)?,
-            agent_id: r.get(2)?,
-            app_id: r.get(3)?,
-            user_id: r.get(4)?,
-            position: FlowPosition {
-                conversation: r.get(5)?,
-                stage: r.get(6)?,
-                ended: r.get(7)?,
-                on_track: r.get(8)?,
-                off_track_reason: r.get(9)?,
-                route: Vec::new(),
-            },
-            version: r.get(11)?,
-            created_at: r.get(12)?,
-            updated_at: r.get(13)?,
-        },
-        r.get(10)?,
-    ))
-}
-
 fn chat_in(c: &Connection, namespace: &str, id: &str) -> OpResult<FlowChat> {
-    let found = c
-        .prepare_cached(&format!(
-            "SELECT {CHAT_COLUMNS} FROM flow_chats WHERE namespace = ?1 AND id = ?2"
-        ))?
-        .query_row(params![namespace, id], row_to_chat)
-        .optional()?;
-    let Some((mut chat, route)) = found else {
-        return Err(HecateError::not_found("chat", id).into());
-    };
-    chat.position.route = serde_json::from_str(&route)?;
-    Ok(chat)
+    c.prepare_cached(&format!(
+        "SELECT {CHAT_COLUMNS} FROM flow_chats WHERE namespace = ?1 AND id = ?2"
+    ))?
+    .query_row(params![namespace, id], |r| decode::chat(r))
+    .optional()?
+    .ok_or_else(|| HecateError::not_found("chat", id).into())
 }
 
-fn row_to_message(r: &Row<'_>) -> rusqlite::Result<(FlowChatMessage, Option<String>, String)> {
-    let role: String = r.get(1)?;
-    Ok((
-        FlowChatMessage {
-            sequence: r.get(0)?,
-            role: FlowRole::User,
-            content: r.get(2)?,
-            stage: r.get(3)?,
-            data: None,
-            created_at: r.get(5)?,
-        },
-        r.get(4)?,
-        role,
-    ))
-}
-
-fn finish_message(
-    (mut m, data, role): (FlowChatMessage, Option<String>, String),
-) -> OpResult<FlowChatMessage> {
-    m.role = FlowRole::parse(&role)
-        .ok_or_else(|| HecateError::store(format!("unknown stored chat role `{role}`")))?;
-    m.data = data.map(|d| serde_json::from_str(&d)).transpose()?;
-    Ok(m)
+/// Writes `chat`'s header with `sql`, whose parameters are the chat's key,
+/// position, version and update time (`?1`..`?10`), then `more`.
+fn put_header(c: &Connection, sql: &str, chat: &FlowChat, more: &[&dyn ToSql]) -> OpResult<()> {
+    let p = &chat.position;
+    let route = serde_json::to_string(&p.route)?;
+    let key_and_position = params![
+        chat.namespace,
+        chat.id,
+        p.conversation,
+        p.stage,
+        p.ended,
+        p.on_track,
+        p.off_track_reason,
+        route,
+        chat.version,
+        chat.updated_at
+    ];
+    let values = key_and_position.iter().chain(more).copied();
+    c.prepare_cached(sql)?.execute(params_from_iter(values))?;
+    Ok(())
 }
 
 fn write(c: &mut Connection, w: FlowChatWrite) -> OpResult<(FlowChat, FlowChatMessage)> {
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut chat = chat_in(&tx, &w.namespace, &w.chat_id)?;
-    if chat.version != w.expected_version {
-        return Err(HecateError::new(
-            ErrorType::Conflict,
-            format!(
-                "chat {} changed while this call ran (version {} instead of {}); retry",
-                w.chat_id, chat.version, w.expected_version
-            ),
-        )
-        .into());
-    }
+    decode::check_version(&chat, &w)?;
     let now = now_rfc3339();
     let sequence: i64 = tx
         .prepare_cached(
@@ -102,12 +56,7 @@ fn write(c: &mut Connection, w: FlowChatWrite) -> OpResult<(FlowChat, FlowChatMe
              WHERE namespace = ?1 AND chat_id = ?2",
         )?
         .query_row(params![w.namespace, w.chat_id], |r| r.get(0))?;
-    let data = w
-        .message
-        .data
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()?;
+    let data = decode::data_json(&w.message)?;
     tx.prepare_cached(
         "INSERT INTO flow_chat_messages \
          (namespace, chat_id, sequence, role, content, stage, data_json, created_at) \
@@ -145,38 +94,17 @@ fn write(c: &mut Connection, w: FlowChatWrite) -> OpResult<(FlowChat, FlowChatMe
             ])?;
         }
     }
-    if let Some(p) = w.position {
-        chat.position = p;
-    }
-    chat.version += 1;
-    chat.updated_at = now.clone();
-    let p = &chat.position;
-    tx.prepare_cached(
+    decode::advance(&mut chat, w.position, &now);
+    put_header(
+        &tx,
         "UPDATE flow_chats SET conversation = ?3, stage = ?4, ended = ?5, on_track = ?6, \
          off_track_reason = ?7, route_json = ?8, version = ?9, updated_at = ?10 \
          WHERE namespace = ?1 AND id = ?2",
-    )?
-    .execute(params![
-        w.namespace,
-        w.chat_id,
-        p.conversation,
-        p.stage,
-        p.ended,
-        p.on_track,
-        p.off_track_reason,
-        serde_json::to_string(&p.route)?,
-        chat.version,
-        now
-    ])?;
+        &chat,
+        &[],
+    )?;
     tx.commit()?;
-    let message = FlowChatMessage {
-        sequence,
-        role: w.message.role,
-        content: w.message.content,
-        stage: w.message.stage,
-        data: w.message.data,
-        created_at: now,
-    };
+    let message = decode::stored_message(w.message, sequence, now);
     Ok((chat, message))
 }
 
@@ -185,28 +113,20 @@ impl FlowChatStore for SqliteStore {
     async fn create_flow_chat(&self, chat: &FlowChat) -> Result<()> {
         let chat = chat.clone();
         self.write(move |c| {
-            let p = &chat.position;
-            c.prepare_cached(&format!(
-                "INSERT INTO flow_chats ({CHAT_COLUMNS}) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
-            ))?
-            .execute(params![
-                chat.namespace,
-                chat.id,
-                chat.agent_id,
-                chat.app_id,
-                chat.user_id,
-                p.conversation,
-                p.stage,
-                p.ended,
-                p.on_track,
-                p.off_track_reason,
-                serde_json::to_string(&p.route)?,
-                chat.version,
-                chat.created_at,
-                chat.updated_at
-            ])?;
-            Ok(())
+            put_header(
+                c,
+                "INSERT INTO flow_chats (namespace, id, conversation, stage, ended, on_track, \
+                 off_track_reason, route_json, version, updated_at, agent_id, app_id, user_id, \
+                 created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                &chat,
+                &[
+                    &chat.agent_id,
+                    &chat.app_id,
+                    &chat.user_id,
+                    &chat.created_at,
+                ],
+            )
         })
         .await
     }
@@ -223,15 +143,14 @@ impl FlowChatStore for SqliteStore {
     ) -> Result<Vec<FlowChatMessage>> {
         let (namespace, chat_id) = (namespace.to_string(), chat_id.to_string());
         self.read(move |c| {
-            let rows = c
-                .prepare_cached(
-                    "SELECT sequence, role, content, stage, data_json, created_at \
-                     FROM flow_chat_messages WHERE namespace = ?1 AND chat_id = ?2 \
-                     ORDER BY sequence",
-                )?
-                .query_map(params![namespace, chat_id], row_to_message)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            rows.into_iter().map(finish_message).collect()
+            c.prepare_cached(&format!(
+                "SELECT {MESSAGE_COLUMNS} FROM flow_chat_messages \
+                 WHERE namespace = ?1 AND chat_id = ?2 ORDER BY sequence"
+            ))?
+            .query_and_then(params![namespace, chat_id], |r| {
+                decode::message::<_, StoreOpError>(r)
+            })?
+            .collect()
         })
         .await
     }
@@ -248,19 +167,17 @@ impl FlowChatStore for SqliteStore {
         let namespace = namespace.to_string();
         let owner = owner.clone();
         self.read(move |c| {
-            let rows = c
+            let fields = c
                 .prepare_cached(
                     "SELECT field, value_json FROM flow_memory WHERE namespace = ?1 \
                      AND app_id = ?2 AND user_id = ?3 AND agent_id = ?4 ORDER BY field",
                 )?
                 .query_map(
                     params![namespace, owner.app_id, owner.user_id, owner.agent_id],
-                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+                    |r| decode::memory_field(r),
                 )?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            rows.into_iter()
-                .map(|(k, v)| Ok((k, serde_json::from_str(&v)?)))
-                .collect()
+                .collect::<rusqlite::Result<Map<String, Value>>>()?;
+            Ok(fields)
         })
         .await
     }

@@ -9,16 +9,14 @@ use crate::domain::gateway_conversation::{
     GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
     GatewayMessage, GatewayTrace, RecordedExchange, TraceFilter,
 };
-use crate::domain::ids::MessageId;
 use crate::domain::time::now_rfc3339;
 use crate::store::GatewayConversationStore;
-use crate::store::gateway_conversations::chat_session_taken;
+use crate::store::gateway_conversations::{chat_session_changed, chat_session_taken};
 use crate::store::rows::gateway_conversations::{
     self as decode, CONVERSATION_CALL_COLUMNS, CONVERSATION_COLUMNS,
 };
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
-use serde_json::Value;
 
 fn session_in(c: &Connection, namespace: &str, id: &str) -> OpResult<GatewayConversation> {
     c.prepare_cached(&format!(
@@ -29,35 +27,21 @@ fn session_in(c: &Connection, namespace: &str, id: &str) -> OpResult<GatewayConv
     .ok_or_else(|| HecateError::not_found("chat session", id).into())
 }
 
-fn insert_message(
-    tx: &Transaction<'_>,
-    session_id: &str,
-    sequence: i64,
-    call_id: Option<&str>,
-    message: Value,
-    now: &str,
-) -> OpResult<GatewayMessage> {
-    let id = MessageId::generate().0;
+fn insert_message(tx: &Transaction<'_>, session_id: &str, m: &GatewayMessage) -> OpResult<()> {
     tx.prepare_cached(
         "INSERT INTO chat_session_messages \
          (id, session_id, sequence, produced_by_call_id, message_json, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![
-        id,
+        m.id,
         session_id,
-        sequence,
-        call_id,
-        serde_json::to_string(&message)?,
-        now
+        m.sequence,
+        m.produced_by_call_id,
+        serde_json::to_string(&m.message)?,
+        m.created_at
     ])?;
-    Ok(GatewayMessage {
-        id,
-        sequence,
-        produced_by_call_id: call_id.map(str::to_string),
-        message,
-        created_at: now.to_string(),
-    })
+    Ok(())
 }
 
 fn append(tx: &Transaction<'_>, ex: RecordedExchange) -> OpResult<Vec<GatewayMessage>> {
@@ -85,15 +69,7 @@ fn append(tx: &Transaction<'_>, ex: RecordedExchange) -> OpResult<Vec<GatewayMes
         .prepare_cached("SELECT COUNT(*) FROM chat_session_messages WHERE session_id = ?1")?
         .query_row(params![ex.session_id], |r| r.get(0))?;
     if count as u64 != ex.expected_count {
-        return Err(HecateError::new(
-            crate::domain::ErrorType::Conflict,
-            format!(
-                "chat session {} changed while the request ran ({} messages, expected {})",
-                ex.session_id, count, ex.expected_count
-            ),
-        )
-        .with_detail("reason", "chat_session_changed")
-        .into());
+        return Err(chat_session_changed(&ex.session_id, count, ex.expected_count).into());
     }
     let call = &ex.call;
     tx.prepare_cached(&format!(
@@ -114,20 +90,10 @@ fn append(tx: &Transaction<'_>, ex: RecordedExchange) -> OpResult<Vec<GatewayMes
         call.duration_ms,
         call.created_at,
     ])?;
-    let mut stored = Vec::with_capacity(ex.new_messages.len() + 1);
-    let mut sequence = count;
-    for m in ex.new_messages {
-        stored.push(insert_message(tx, &ex.session_id, sequence, None, m, &now)?);
-        sequence += 1;
+    let stored = decode::exchange_messages(ex.new_messages, ex.answer, count, &call.id, &now);
+    for m in &stored {
+        insert_message(tx, &ex.session_id, m)?;
     }
-    stored.push(insert_message(
-        tx,
-        &ex.session_id,
-        sequence,
-        Some(&call.id),
-        ex.answer,
-        &now,
-    )?);
     insert_trace(tx, &ex.trace)?;
     Ok(stored)
 }

@@ -6,6 +6,7 @@ use crate::domain::error::Result;
 use crate::domain::ids::SessionId;
 use crate::domain::run::INTERRUPTED_REASON;
 use crate::domain::time::{now_millis, now_rfc3339};
+use crate::store::contract::owner_gone;
 use crate::store::{LeaseStore, OwnerIsDead, ReconcileReport};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -148,11 +149,7 @@ impl LeaseStore for SqliteStore {
                 })?;
                 for row in rows {
                     let (id, owner, expires) = row?;
-                    let gone = match (owner, expires) {
-                        (Some(o), Some(exp)) => exp < now || is_dead(&o),
-                        _ => true,
-                    };
-                    if gone {
+                    if owner_gone(owner, expires, now, &is_dead) {
                         stale.push(id);
                     }
                 }

@@ -5,11 +5,8 @@
 
 use super::OpResult;
 use super::messages;
-use crate::domain::event::RuntimeEvent;
-use crate::domain::ids::{RunId, SessionId};
-use crate::domain::message::{ContentBlock, MessageStatus, NewMessage, Role, RuntimeSnapshot};
-use crate::domain::partial::PartialAnswer;
-use crate::domain::run::INTERRUPTED_REASON;
+use crate::domain::ids::SessionId;
+use crate::store::partial_answer::{body_runtime, interrupted_answer};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// Stores the partial answer of run `run_id` (in `session_id`) as a failed
@@ -40,39 +37,19 @@ pub(super) fn keep_partial_answer(
     let Some(body) = body else {
         return Ok(false);
     };
-    let runtime: RuntimeSnapshot = match serde_json::from_str::<serde_json::Value>(&body)?
-        .get_mut("runtime")
-        .map(serde_json::Value::take)
-    {
-        Some(v) => serde_json::from_value(v)?,
-        None => return Ok(false),
-    };
-    let mut partial = PartialAnswer::default();
-    let mut stmt = tx.prepare(
-        "SELECT data_json FROM run_events WHERE run_id = ?1 \
-         AND type IN ('text_delta', 'thought_delta') ORDER BY sequence",
-    )?;
-    let rows = stmt.query_map(params![run_id], |r| r.get::<_, String>(0))?;
-    for data in rows {
-        // An event that does not parse is skipped; the rest still counts.
-        if let Ok(event) = serde_json::from_str::<RuntimeEvent>(&data?) {
-            partial.push(&event);
-        }
-    }
-    if partial.is_empty() {
+    let Some(runtime) = body_runtime(&body)? else {
         return Ok(false);
-    }
-    let blocks = partial.blocks();
-    let mut answer = NewMessage::text(Role::Assistant, partial.text(), runtime);
-    if !blocks
-        .iter()
-        .all(|b| matches!(b, ContentBlock::Text { .. }))
-    {
-        answer.content_blocks = blocks;
-    }
-    answer.status = MessageStatus::Failed;
-    answer.error = Some(INTERRUPTED_REASON.to_string());
-    answer.run_id = Some(RunId(run_id.to_string()));
+    };
+    let deltas = tx
+        .prepare(
+            "SELECT data_json FROM run_events WHERE run_id = ?1 \
+             AND type IN ('text_delta', 'thought_delta') ORDER BY sequence",
+        )?
+        .query_map(params![run_id], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    let Some(answer) = interrupted_answer(&deltas, run_id, runtime) else {
+        return Ok(false);
+    };
     messages::append(tx, session_id, vec![answer], None)?;
     Ok(true)
 }

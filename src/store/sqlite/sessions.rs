@@ -7,36 +7,47 @@ use crate::domain::session::{Session, SessionSummary};
 use crate::store::SessionStore;
 use crate::store::rows::sessions::{self as decode, SESSION_COLUMNS};
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::types::ToSql;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+
+/// Writes session `s` with `sql`, whose parameters are its key, header fields
+/// and update time (`?1`..`?18`), then `more`.
+fn put_session(c: &Connection, sql: &str, s: &Session, more: &[&dyn ToSql]) -> OpResult<usize> {
+    let header = params![
+        s.namespace,
+        s.id.as_str(),
+        s.title,
+        s.runtime_kind.as_str(),
+        s.provider,
+        s.model,
+        s.adapter_id,
+        s.workspace,
+        s.system_prompt,
+        s.status.as_str(),
+        s.native_session_id,
+        s.guardrails.max_turns.map(i64::from),
+        s.guardrails.max_duration_ms.map(|v| v as i64),
+        s.guardrails.idle_timeout_ms.map(|v| v as i64),
+        s.turns_used as i64,
+        s.session_started_at,
+        s.last_activity_at,
+        s.updated_at,
+    ];
+    let values = header.iter().chain(more).copied();
+    Ok(c.execute(sql, params_from_iter(values))?)
+}
 
 /// Overwrites the mutable header fields of a session, or `not_found`.
 pub(super) fn write_header(c: &Connection, s: &Session) -> OpResult<()> {
-    let n = c.execute(
+    let n = put_session(
+        c,
         "UPDATE sessions SET title=?3, runtime_kind=?4, provider=?5, model=?6, \
          adapter_id=?7, workspace=?8, system_prompt=?9, status=?10, native_session_id=?11, \
          max_turns=?12, max_duration_ms=?13, idle_timeout_ms=?14, turns_used=?15, \
          session_started_at=?16, last_activity_at=?17, updated_at=?18 \
          WHERE namespace=?1 AND id=?2",
-        params![
-            s.namespace,
-            s.id.as_str(),
-            s.title,
-            s.runtime_kind.as_str(),
-            s.provider,
-            s.model,
-            s.adapter_id,
-            s.workspace,
-            s.system_prompt,
-            s.status.as_str(),
-            s.native_session_id,
-            s.guardrails.max_turns.map(i64::from),
-            s.guardrails.max_duration_ms.map(|v| v as i64),
-            s.guardrails.idle_timeout_ms.map(|v| v as i64),
-            s.turns_used as i64,
-            s.session_started_at,
-            s.last_activity_at,
-            s.updated_at,
-        ],
+        s,
+        &[],
     )?;
     not_found_if_zero(n, s.id.as_str())
 }
@@ -46,38 +57,15 @@ impl SessionStore for SqliteStore {
     async fn create_session(&self, s: &Session) -> Result<()> {
         let s = s.clone();
         self.write(move |c| {
-            let history = s.history.as_ref().map(serde_json::to_string).transpose()?;
-            let memory = (!s.memory.is_default())
-                .then(|| serde_json::to_string(&s.memory))
-                .transpose()?;
-            c.execute(
+            let (history, memory) = decode::json_columns(&s)?;
+            put_session(
+                c,
                 &format!(
                     "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES \
-                     (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)"
+                     (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?19,?18,?20,?21)"
                 ),
-                params![
-                    s.namespace,
-                    s.id.as_str(),
-                    s.title,
-                    s.runtime_kind.as_str(),
-                    s.provider,
-                    s.model,
-                    s.adapter_id,
-                    s.workspace,
-                    s.system_prompt,
-                    s.status.as_str(),
-                    s.native_session_id,
-                    s.guardrails.max_turns.map(i64::from),
-                    s.guardrails.max_duration_ms.map(|v| v as i64),
-                    s.guardrails.idle_timeout_ms.map(|v| v as i64),
-                    s.turns_used as i64,
-                    s.session_started_at,
-                    s.last_activity_at,
-                    s.created_at,
-                    s.updated_at,
-                    history,
-                    memory,
-                ],
+                &s,
+                &[&s.created_at, &history, &memory],
             )?;
             Ok(())
         })
@@ -108,14 +96,7 @@ impl SessionStore for SqliteStore {
                  (SELECT SUM(cost_micros_usd) FROM provider_calls p WHERE p.session_id = sessions.id) \
                  FROM sessions WHERE namespace = ?1 ORDER BY updated_at DESC, id DESC LIMIT ?2"
             ))?;
-            let rows = stmt.query_map(params![namespace, limit as i64], |r| {
-                Ok(SessionSummary {
-                    session: decode::session(r)?,
-                    message_count: r.get::<_, i64>(21)? as u64,
-                    provider_call_count: r.get::<_, i64>(22)? as u64,
-                    total_cost_micros_usd: r.get(23)?,
-                })
-            })?;
+            let rows = stmt.query_map(params![namespace, limit as i64], |r| decode::summary(r))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await

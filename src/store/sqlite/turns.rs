@@ -20,16 +20,10 @@ impl TurnStore for SqliteStore {
 }
 
 fn begin(c: &mut Connection, turn: BeginTurn) -> OpResult<TurnBegun> {
-    let BeginTurn {
-        owner,
-        lease_ttl_ms,
-        session,
-        run,
-        mut user,
-        history,
-    } = turn;
+    let (session, owner) = (&turn.session, &turn.owner);
+    let mut user = turn.user;
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    if let Some(holder) = leases::take(&tx, &session.id, &owner, lease_ttl_ms)? {
+    if let Some(holder) = leases::take(&tx, &session.id, owner, turn.lease_ttl_ms)? {
         return Ok(TurnBegun::HeldElsewhere { owner: holder });
     }
     // A run still open now was left by an owner whose lease expired: it ends
@@ -48,12 +42,12 @@ fn begin(c: &mut Connection, turn: BeginTurn) -> OpResult<TurnBegun> {
         .pop()
         .map(|m| m.runtime);
     user.runtime.segment_id = next_segment_id(previous.as_ref(), &user.runtime);
-    runs::insert(&tx, &run)?;
+    runs::insert(&tx, &turn.run)?;
     let user = messages::append(&tx, &session.id, vec![user], None)?
         .pop()
         .ok_or_else(|| HecateError::store("the user message was not stored"))?;
-    sessions::write_header(&tx, &session)?;
-    let history = messages::history(&tx, &session.id, history)?;
+    sessions::write_header(&tx, session)?;
+    let history = messages::history(&tx, &session.id, turn.history)?;
     tx.commit()?;
     Ok(TurnBegun::Started {
         user: Box::new(user),
@@ -62,26 +56,16 @@ fn begin(c: &mut Connection, turn: BeginTurn) -> OpResult<TurnBegun> {
 }
 
 fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
-    let FinishTurn {
-        owner,
-        session,
-        run_id,
-        status,
-        error,
-        assistant,
-        call,
-        artifacts,
-        events,
-    } = turn;
+    let (session, owner, run_id) = (&turn.session, &turn.owner, &turn.run_id);
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let assistant = messages::append(&tx, &session.id, vec![assistant], call.as_ref())?
+    let assistant = messages::append(&tx, &session.id, vec![turn.assistant], turn.call.as_ref())?
         .pop()
         .ok_or_else(|| HecateError::store("the assistant message was not stored"))?;
-    for a in &artifacts {
+    for a in &turn.artifacts {
         messages::insert_artifact(&tx, &assistant.id, &a.kind, &a.path, &a.data)?;
     }
-    runs::finish(&tx, &run_id, status, error.as_ref())?;
-    runs::insert_events(&tx, &run_id, &events)?;
+    runs::finish(&tx, run_id, turn.status, turn.error.as_ref())?;
+    runs::insert_events(&tx, run_id, &turn.events)?;
     // A turn that lost its lease to another process keeps its answer and run end
     // but never writes over the header the new owner keeps.
     let holder: Option<String> = tx
@@ -93,10 +77,10 @@ fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
         .optional()?
         .flatten();
     if holder.as_deref().is_none_or(|h| h == owner) {
-        sessions::write_header(&tx, &session)?;
+        sessions::write_header(&tx, session)?;
     }
-    leases::release(&tx, &session.id, &owner)?;
-    let run = runs::select(&tx, &run_id)?;
+    leases::release(&tx, &session.id, owner)?;
+    let run = runs::select(&tx, run_id)?;
     let message_count = messages::count(&tx, &session.id)?;
     tx.commit()?;
     Ok(TurnFinished {

@@ -15,7 +15,8 @@ use crate::domain::task::{
 };
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
-    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, TASK_COLUMNS,
+    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
+    TASK_CHILD_TABLES, TASK_COLUMNS,
 };
 use crate::store::tasks::{
     ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, QueueDepth, RunCheckpoint, TaskStore,
@@ -138,14 +139,7 @@ impl TaskStore for PostgresStore {
             select_task(&tx, Some(namespace), id, true).await?;
             refuse_active(&tx, id, format!("task {id} has an active run; cancel it first"))
                 .await?;
-            for table in [
-                "task_events",
-                "task_artifacts",
-                "task_approvals",
-                "task_steps",
-                "task_queue",
-                "task_runs",
-            ] {
+            for table in TASK_CHILD_TABLES {
                 tx.execute(
                     format!("DELETE FROM {table} WHERE task_id = $1").as_str(),
                     &[&id.as_str()],
@@ -158,12 +152,7 @@ impl TaskStore for PostgresStore {
     }
 
     async fn create_task_run(&self, new: NewTaskRun) -> Result<(TaskRun, Vec<TaskEvent>)> {
-        let NewTaskRun {
-            mut run,
-            priority,
-            approval,
-            events,
-        } = new;
+        let mut run = new.run;
         in_transaction!(self, tx => {
             select_task(&tx, None, &run.task_id, true).await?;
             refuse_active(
@@ -186,12 +175,12 @@ impl TaskStore for PostgresStore {
             )
             .await?;
             if run.status == TaskRunStatus::Queued {
-                enqueue(&tx, &run, priority).await?;
+                enqueue(&tx, &run, new.priority).await?;
             }
-            if let Some(a) = &approval {
+            if let Some(a) = &new.approval {
                 insert_approval(&tx, a).await?;
             }
-            let events = append_events(&tx, &run.task_id, &run.id, events).await?;
+            let events = append_events(&tx, &run.task_id, &run.id, new.events).await?;
             (run.clone(), events)
         })
     }

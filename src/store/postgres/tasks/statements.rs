@@ -56,14 +56,7 @@ pub(super) async fn append_events<C: GenericClient>(
             )
             .await?
             .try_get(0)?;
-        out.push(TaskEvent {
-            sequence,
-            task_id: task_id.clone(),
-            run_id: run_id.clone(),
-            event_type: e.event_type,
-            data: e.data,
-            occurred_at: at,
-        });
+        out.push(e.stored(sequence, task_id, run_id, at));
     }
     Ok(out)
 }

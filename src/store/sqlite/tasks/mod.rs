@@ -16,6 +16,7 @@ use crate::domain::task::{
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
     self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
+    TASK_CHILD_TABLES,
 };
 use crate::store::tasks::{
     ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, QueueDepth, RunCheckpoint, TaskStore,
@@ -83,14 +84,7 @@ impl TaskStore for SqliteStore {
                     conflict(format!("task {id} has an active run; cancel it first")).into(),
                 );
             }
-            for table in [
-                "task_events",
-                "task_artifacts",
-                "task_approvals",
-                "task_steps",
-                "task_queue",
-                "task_runs",
-            ] {
+            for table in TASK_CHILD_TABLES {
                 tx.execute(
                     &format!("DELETE FROM {table} WHERE task_id = ?1"),
                     params![id.as_str()],
@@ -105,12 +99,7 @@ impl TaskStore for SqliteStore {
 
     async fn create_task_run(&self, new: NewTaskRun) -> Result<(TaskRun, Vec<TaskEvent>)> {
         self.write(move |c| {
-            let NewTaskRun {
-                mut run,
-                priority,
-                approval,
-                events,
-            } = new;
+            let mut run = new.run;
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             select_task(&tx, None, &run.task_id)?;
             let active: i64 = tx.query_row(
@@ -158,12 +147,12 @@ impl TaskStore for SqliteStore {
                 params![run.task_id.as_str(), run.id.as_str(), now_rfc3339()],
             )?;
             if run.status == TaskRunStatus::Queued {
-                enqueue(&tx, &run, priority)?;
+                enqueue(&tx, &run, new.priority)?;
             }
-            if let Some(a) = &approval {
+            if let Some(a) = &new.approval {
                 insert_approval(&tx, a)?;
             }
-            let events = append_events(&tx, &run.task_id, &run.id, events)?;
+            let events = append_events(&tx, &run.task_id, &run.id, new.events)?;
             tx.commit()?;
             Ok((run, events))
         })

@@ -37,14 +37,7 @@ pub(super) fn append_events(
             serde_json::to_string(&e.data)?,
             at
         ])?;
-        out.push(TaskEvent {
-            sequence: tx.last_insert_rowid(),
-            task_id: task_id.clone(),
-            run_id: run_id.clone(),
-            event_type: e.event_type,
-            data: e.data,
-            occurred_at: at,
-        });
+        out.push(e.stored(tx.last_insert_rowid(), task_id, run_id, at));
     }
     Ok(out)
 }

@@ -7,14 +7,12 @@ use super::super::OpResult;
 use super::statements::*;
 use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
-use crate::domain::task::{
-    TaskApproval, TaskApprovalKind, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus,
-};
+use crate::domain::task::{TaskApproval, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{self as decode, APPROVAL_COLUMNS};
+use crate::store::task_transitions::{self as decide, cancel_event, check_pending, claim_events};
 use crate::store::tasks::{ClaimedRun, NewTaskEvent, RunCheckpoint};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use serde_json::json;
 
 pub(super) fn claim(
     c: &mut Connection,
@@ -49,8 +47,7 @@ pub(super) fn claim(
     let run = select_run_by_id(&tx, &run_id)?;
     let task = select_task(&tx, None, &run.task_id)?;
     let reclaimed = previous.is_some();
-    let mut events = Vec::new();
-    if let Some(previous) = previous {
+    if let Some(previous) = &previous {
         // The step the dead worker was running ended with it.
         tx.execute(
             "UPDATE task_steps SET status = 'failed', error_type = 'worker_lease_expired', \
@@ -61,15 +58,8 @@ pub(super) fn claim(
                 now_rfc3339()
             ],
         )?;
-        events.push(NewTaskEvent::new(
-            "gap.run_disconnected",
-            json!({"reason": "worker_lease_expired", "previous_worker": previous}),
-        ));
     }
-    events.push(NewTaskEvent::new(
-        "run.started",
-        json!({"status": "running", "worker": owner}),
-    ));
+    let events = claim_events(previous.as_deref(), owner);
     let events = append_events(&tx, &run.task_id, &run.id, events)?;
     tx.commit()?;
     Ok(Some(ClaimedRun {
@@ -96,15 +86,7 @@ pub(super) fn cancel(
                 "UPDATE task_runs SET cancel_requested = 1 WHERE id = ?1",
                 params![run_id.as_str()],
             )?;
-            append_events(
-                &tx,
-                task_id,
-                run_id,
-                vec![NewTaskEvent::new(
-                    "run.cancel_requested",
-                    json!({"status": "running"}),
-                )],
-            )?
+            append_events(&tx, task_id, run_id, vec![cancel_event(true)])?
         }
         _ => {
             set_run_status(&tx, run_id, TaskRunStatus::Cancelled, None)?;
@@ -117,15 +99,7 @@ pub(super) fn cancel(
                  WHERE run_id = ?1 AND status = 'pending'",
                 params![run_id.as_str(), now_rfc3339()],
             )?;
-            append_events(
-                &tx,
-                task_id,
-                run_id,
-                vec![NewTaskEvent::new(
-                    "run.cancelled",
-                    json!({"status": "cancelled"}),
-                )],
-            )?
+            append_events(&tx, task_id, run_id, vec![cancel_event(false)])?
         }
     };
     let run = select_run(&tx, task_id, run_id)?;
@@ -149,50 +123,22 @@ pub(super) fn resolve(
         })
         .optional()?
         .ok_or_else(|| HecateError::not_found("approval", id.as_str()))?;
-    if approval.status != TaskApprovalStatus::Pending {
-        return Err(conflict(format!(
-            "approval {id} is already {}",
-            approval.status.as_str()
-        ))
-        .into());
-    }
+    check_pending(&approval)?;
     let run = select_run(&tx, task_id, &approval.run_id)?;
-    if run.status != TaskRunStatus::AwaitingApproval {
-        return Err(conflict(format!(
-            "run {} no longer waits for this approval (it is {})",
-            run.id,
-            run.status.as_str()
-        ))
-        .into());
-    }
+    let outcome = decide::resolve(&approval, &run, decision, &note)?;
     tx.execute(
         "UPDATE task_approvals SET status = ?2, note = ?3, resolved_at = ?4 WHERE id = ?1",
         params![id.as_str(), decision.as_str(), note, now_rfc3339()],
     )?;
-    let mut events = vec![NewTaskEvent::new(
-        "approval.resolved",
-        json!({"approval_id": id, "kind": approval.kind.as_str(),
-               "decision": decision.as_str(), "note": note}),
-    )];
-    let requeue = decision == TaskApprovalStatus::Approved
-        || approval.kind == TaskApprovalKind::AgentLoopToolCall;
-    if requeue {
-        let task = select_task(&tx, None, task_id)?;
-        set_run_status(&tx, &run.id, TaskRunStatus::Queued, None)?;
-        enqueue(&tx, &run, task.spec.priority)?;
-        events.push(NewTaskEvent::new("run.queued", json!({"status": "queued"})));
-    } else {
-        let error = (
-            "approval_rejected".to_string(),
-            format!("the {} approval was rejected", approval.kind.as_str()),
-        );
-        set_run_status(&tx, &run.id, TaskRunStatus::Failed, Some(&error))?;
-        events.push(NewTaskEvent::new(
-            "run.failed",
-            json!({"status": "failed", "error_type": error.0, "error_message": error.1}),
-        ));
+    match &outcome.failure {
+        None => {
+            let task = select_task(&tx, None, task_id)?;
+            set_run_status(&tx, &run.id, TaskRunStatus::Queued, None)?;
+            enqueue(&tx, &run, task.spec.priority)?;
+        }
+        Some(error) => set_run_status(&tx, &run.id, TaskRunStatus::Failed, Some(error))?,
     }
-    let told = append_events(&tx, task_id, &run.id, events)?;
+    let told = append_events(&tx, task_id, &run.id, outcome.events)?;
     let approval = tx.query_row(&select, params![id.as_str(), task_id.as_str()], |r| {
         decode::approval(r)
     })?;
