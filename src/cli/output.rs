@@ -107,18 +107,19 @@ mod tests {
 
     #[test]
     fn error_types_map_to_stable_exit_codes() {
-        for (t, code) in [
-            (ErrorType::InvalidRequest, 2),
-            (ErrorType::ModelRequired, 2),
-            (ErrorType::NotFound, 3),
-            (ErrorType::AdapterNotFound, 3),
-            (ErrorType::AgentSessionBusy, 4),
-            (ErrorType::RouteImpossible, 5),
-            (ErrorType::GatewayError, 6),
-            (ErrorType::SessionLimitExceeded, 7),
-            (ErrorType::StoreError, 8),
-        ] {
-            assert_eq!(exit_code(t), code, "{t:?}");
+        let by_code: [(i32, &[ErrorType]); 7] = [
+            (2, &[ErrorType::InvalidRequest, ErrorType::ModelRequired]),
+            (3, &[ErrorType::NotFound, ErrorType::AdapterNotFound]),
+            (4, &[ErrorType::AgentSessionBusy]),
+            (5, &[ErrorType::RouteImpossible]),
+            (6, &[ErrorType::GatewayError]),
+            (7, &[ErrorType::SessionLimitExceeded]),
+            (8, &[ErrorType::StoreError]),
+        ];
+        for (code, types) in by_code {
+            for &t in types {
+                assert_eq!(exit_code(t), code, "{t:?}");
+            }
         }
     }
 

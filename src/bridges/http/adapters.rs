@@ -5,6 +5,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiPath;
+use super::path_params::AdapterPath;
 use crate::bridges::resources::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
     AdapterResponse, ProbeDto,
@@ -32,10 +33,7 @@ async fn find(state: &HttpState, id: &str) -> Result<AdapterDto, ApiError> {
     path = "/hecate/v1/agent-adapters",
     operation_id = "list_agent_adapters",
     tag = "agent-adapters",
-    responses(
-        (status = 200, description = "The adapter catalog", body = AdapterListResponse),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "The adapter catalog", body = AdapterListResponse))
 )]
 pub async fn list(State(state): State<HttpState>) -> Result<Json<AdapterListResponse>, ApiError> {
     let adapters = state.engine.agents().list().await?;
@@ -53,16 +51,15 @@ pub async fn list(State(state): State<HttpState>) -> Result<Json<AdapterListResp
     path = "/hecate/v1/agent-adapters/{id}/probe",
     operation_id = "probe_agent_adapter",
     tag = "agent-adapters",
-    params(("id" = String, Path, description = "Adapter id")),
+    params(AdapterPath),
     responses(
         (status = 200, description = "The catalog row and the probe's verdict", body = AdapterProbeResponse),
-        (status = 404, description = "No such adapter", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such adapter", body = ErrorEnvelope)
     )
 )]
 pub async fn probe(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(AdapterPath { id }): ApiPath<AdapterPath>,
 ) -> Result<Json<AdapterProbeResponse>, ApiError> {
     let adapter = find(&state, &id).await?;
     let report = state.engine.agents().probe(&id).await?;
@@ -83,16 +80,15 @@ pub async fn probe(
     path = "/hecate/v1/agent-adapters/{id}/health",
     operation_id = "agent_adapter_health",
     tag = "agent-adapters",
-    params(("id" = String, Path, description = "Adapter id")),
+    params(AdapterPath),
     responses(
         (status = 200, description = "The probe's verdict: ready, not_installed, auth_required or error, with the stage", body = AdapterHealthResponse),
-        (status = 404, description = "No such adapter", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such adapter", body = ErrorEnvelope)
     )
 )]
 pub async fn health(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(AdapterPath { id }): ApiPath<AdapterPath>,
 ) -> Result<Json<AdapterHealthResponse>, ApiError> {
     find(&state, &id).await?;
     let report = state.engine.agents().probe(&id).await?;
@@ -111,7 +107,7 @@ pub async fn health(
     path = "/hecate/v1/agent-adapters/{id}/refresh-launcher",
     operation_id = "refresh_agent_adapter_launcher",
     tag = "agent-adapters",
-    params(("id" = String, Path, description = "Adapter id")),
+    params(AdapterPath),
     responses(
         (status = 200, description = "The adapter's catalog row after the install", body = AdapterResponse),
         (status = 400, description = "The adapter has no managed package (`invalid_request`)", body = ErrorEnvelope),
@@ -121,7 +117,7 @@ pub async fn health(
 )]
 pub async fn refresh_launcher(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(AdapterPath { id }): ApiPath<AdapterPath>,
 ) -> Result<Json<AdapterResponse>, ApiError> {
     find(&state, &id).await?;
     let row = state.engine.agents().install(&id).await?;

@@ -4,6 +4,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::path_params::{GrantPath, SessionApprovalPath, SessionPath};
 use crate::bridges::resources::agent::{
     ApprovalDto, ApprovalListResponse, ApprovalResponse, ApprovalsQuery, CreateGrantRequest,
     GrantDeletedDto, GrantDeletedResponse, GrantDto, GrantListResponse, GrantResponse,
@@ -56,17 +57,16 @@ async fn of_session(
     path = "/hecate/v1/agent-chat/sessions/{id}/approvals",
     operation_id = "list_approvals",
     tag = "approvals",
-    params(("id" = String, Path, description = "Session id"), ApprovalsQuery),
+    params(SessionPath, ApprovalsQuery),
     responses(
         (status = 200, description = "The session's approvals", body = ApprovalListResponse),
         (status = 400, description = "Unknown status", body = ErrorEnvelope),
-        (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn list(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiQuery(q): ApiQuery<ApprovalsQuery>,
 ) -> Result<Json<ApprovalListResponse>, ApiError> {
     let status = match q.status.as_deref() {
@@ -102,19 +102,15 @@ pub async fn list(
     path = "/hecate/v1/agent-chat/sessions/{id}/approvals/{approval_id}",
     operation_id = "get_approval",
     tag = "approvals",
-    params(
-        ("id" = String, Path, description = "Session id"),
-        ("approval_id" = String, Path, description = "Approval id")
-    ),
+    params(SessionApprovalPath),
     responses(
         (status = 200, description = "The approval", body = ApprovalResponse),
-        (status = 404, description = "No such session or approval", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session or approval", body = ErrorEnvelope)
     )
 )]
 pub async fn get(
     State(state): State<HttpState>,
-    ApiPath((id, approval_id)): ApiPath<(String, String)>,
+    ApiPath(SessionApprovalPath { id, approval_id }): ApiPath<SessionApprovalPath>,
 ) -> Result<Json<ApprovalResponse>, ApiError> {
     let (_, _, approval) = of_session(&state, &id, &approval_id).await?;
     Ok(approval_response(&approval))
@@ -127,22 +123,18 @@ pub async fn get(
     path = "/hecate/v1/agent-chat/sessions/{id}/approvals/{approval_id}/resolve",
     operation_id = "resolve_approval",
     tag = "approvals",
-    params(
-        ("id" = String, Path, description = "Session id"),
-        ("approval_id" = String, Path, description = "Approval id")
-    ),
+    params(SessionApprovalPath),
     request_body = ResolveApprovalRequest,
     responses(
         (status = 200, description = "The resolved approval", body = ApprovalResponse),
         (status = 400, description = "Invalid body, or a scope the session cannot carry", body = ErrorEnvelope),
         (status = 404, description = "No such session or approval", body = ErrorEnvelope),
-        (status = 409, description = "The approval is no longer pending", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The approval is no longer pending", body = ErrorEnvelope)
     )
 )]
 pub async fn resolve(
     State(state): State<HttpState>,
-    ApiPath((id, approval_id)): ApiPath<(String, String)>,
+    ApiPath(SessionApprovalPath { id, approval_id }): ApiPath<SessionApprovalPath>,
     ApiJson(req): ApiJson<ResolveApprovalRequest>,
 ) -> Result<Json<ApprovalResponse>, ApiError> {
     let (_, aid, _) = of_session(&state, &id, &approval_id).await?;
@@ -161,20 +153,16 @@ pub async fn resolve(
     path = "/hecate/v1/agent-chat/sessions/{id}/approvals/{approval_id}/cancel",
     operation_id = "cancel_approval",
     tag = "approvals",
-    params(
-        ("id" = String, Path, description = "Session id"),
-        ("approval_id" = String, Path, description = "Approval id")
-    ),
+    params(SessionApprovalPath),
     responses(
         (status = 200, description = "The cancelled approval", body = ApprovalResponse),
         (status = 404, description = "No such session or approval", body = ErrorEnvelope),
-        (status = 409, description = "The approval is no longer pending", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The approval is no longer pending", body = ErrorEnvelope)
     )
 )]
 pub async fn cancel(
     State(state): State<HttpState>,
-    ApiPath((id, approval_id)): ApiPath<(String, String)>,
+    ApiPath(SessionApprovalPath { id, approval_id }): ApiPath<SessionApprovalPath>,
 ) -> Result<Json<ApprovalResponse>, ApiError> {
     let (_, aid, _) = of_session(&state, &id, &approval_id).await?;
     let approval = state
@@ -195,8 +183,7 @@ pub async fn cancel(
     responses(
         (status = 201, description = "The grant", body = GrantResponse),
         (status = 400, description = "Invalid body: scope once, a missing or extra target field, a workspace that is not a directory, an expiry that is malformed or past", body = ErrorEnvelope),
-        (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn create_grant(
@@ -234,10 +221,7 @@ pub async fn create_grant(
     path = "/hecate/v1/agent-chat/grants",
     operation_id = "list_grants",
     tag = "approvals",
-    responses(
-        (status = 200, description = "The grants", body = GrantListResponse),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "The grants", body = GrantListResponse))
 )]
 pub async fn list_grants(
     State(state): State<HttpState>,
@@ -259,16 +243,15 @@ pub async fn list_grants(
     path = "/hecate/v1/agent-chat/grants/{grant_id}",
     operation_id = "revoke_grant",
     tag = "approvals",
-    params(("grant_id" = String, Path, description = "Grant id")),
+    params(GrantPath),
     responses(
         (status = 200, description = "Revoked", body = GrantDeletedResponse),
-        (status = 404, description = "No such grant", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such grant", body = ErrorEnvelope)
     )
 )]
 pub async fn revoke_grant(
     State(state): State<HttpState>,
-    ApiPath(grant_id): ApiPath<String>,
+    ApiPath(GrantPath { grant_id }): ApiPath<GrantPath>,
 ) -> Result<Json<GrantDeletedResponse>, ApiError> {
     let gid = GrantId::from(grant_id);
     state

@@ -39,8 +39,7 @@ fn tool_calling(raw: &str) -> Result<ToolCalling, ApiError> {
     responses(
         (status = 200, description = "The stored override and the effective capabilities", body = ModelCapabilityResponse),
         (status = 400, description = "A field is missing or invalid", body = ErrorEnvelope),
-        (status = 404, description = "No configured provider has that name", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No configured provider has that name", body = ErrorEnvelope)
     )
 )]
 pub async fn put_override(
@@ -84,8 +83,7 @@ pub async fn put_override(
     responses(
         (status = 200, description = "Deleted, with the effective capabilities left", body = CapabilityOverrideDeletedResponse),
         (status = 400, description = "provider or model missing", body = ErrorEnvelope),
-        (status = 404, description = "No such provider, or no override for the pair", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such provider, or no override for the pair", body = ErrorEnvelope)
     )
 )]
 pub async fn delete_override(
@@ -126,8 +124,7 @@ pub async fn delete_override(
         (status = 200, description = "The stored probe result and the effective capabilities", body = ModelCapabilityResponse),
         (status = 400, description = "A field is missing or invalid", body = ErrorEnvelope),
         (status = 404, description = "No configured provider has that name", body = ErrorEnvelope),
-        (status = 500, description = "The model could not be reached; nothing was recorded", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 500, description = "The model could not be reached; nothing was recorded", body = ErrorEnvelope)
     )
 )]
 pub async fn probe(

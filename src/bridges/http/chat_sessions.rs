@@ -6,6 +6,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::path_params::ChatSessionPath;
 use crate::bridges::resources::DeletedDto;
 use crate::bridges::resources::chat::{
     ChatDeletedResponse, ChatReplayDto, ChatReplayResponse, ChatSessionDto,
@@ -13,7 +14,7 @@ use crate::bridges::resources::chat::{
     ListChatSessionsQuery, UpdateChatSessionRequest,
 };
 use crate::domain::gateway_conversation::GatewayConversationPatch;
-use crate::engine::gateway::conversations::NewGatewayConversation;
+use crate::engine::gateway::conversations::{GatewayConversationView, NewGatewayConversation};
 use axum::Json;
 use axum::extract::State;
 
@@ -33,6 +34,23 @@ pub fn page_limit(limit: Option<u32>) -> Result<usize, ApiError> {
     }
 }
 
+/// Wraps a session as `{"object": "chat_session", "data": …}`.
+fn session_response(data: ChatSessionDto) -> Json<ChatSessionResponse> {
+    Json(ChatSessionResponse {
+        object: "chat_session".to_string(),
+        data,
+    })
+}
+
+/// A session with both streams, as the answer.
+fn view_response(v: &GatewayConversationView) -> Json<ChatSessionResponse> {
+    session_response(ChatSessionDto::new(
+        &v.session,
+        &v.messages,
+        &v.provider_calls,
+    ))
+}
+
 /// Lists chat sessions, most recently updated first, with counts and the newest call.
 #[utoipa::path(
     get,
@@ -42,8 +60,7 @@ pub fn page_limit(limit: Option<u32>) -> Result<usize, ApiError> {
     params(ListChatSessionsQuery),
     responses(
         (status = 200, description = "Chat session summaries", body = ChatSessionListResponse),
-        (status = 400, description = "Bad query", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 400, description = "Bad query", body = ErrorEnvelope)
     )
 )]
 pub async fn list(
@@ -78,8 +95,7 @@ pub async fn list(
             ("DeleteChatSession" = (operation_id = "delete_chat_session", parameters(("id" = "$response.body#/data/id"))))
         )),
         (status = 400, description = "Invalid body or id", body = ErrorEnvelope),
-        (status = 409, description = "A session has the id", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "A session has the id", body = ErrorEnvelope)
     )
 )]
 pub async fn create(
@@ -99,10 +115,7 @@ pub async fn create(
             },
         )
         .await?;
-    Ok(Json(ChatSessionResponse {
-        object: "chat_session".to_string(),
-        data: ChatSessionDto::new(&session, &[], &[]),
-    }))
+    Ok(session_response(ChatSessionDto::new(&session, &[], &[])))
 }
 
 /// Changes a chat session's title and/or system prompt; a new prompt applies
@@ -112,18 +125,17 @@ pub async fn create(
     path = "/hecate/v1/chat/sessions/{id}",
     operation_id = "update_chat_session",
     tag = "chat",
-    params(("id" = String, Path, description = "Chat session id")),
+    params(ChatSessionPath),
     request_body = UpdateChatSessionRequest,
     responses(
         (status = 200, description = "The session with both streams", body = ChatSessionResponse),
         (status = 400, description = "Invalid body", body = ErrorEnvelope),
-        (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn update(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(ChatSessionPath { id }): ApiPath<ChatSessionPath>,
     ApiJson(req): ApiJson<UpdateChatSessionRequest>,
 ) -> Result<Json<ChatSessionResponse>, ApiError> {
     let v = state
@@ -138,10 +150,7 @@ pub async fn update(
             },
         )
         .await?;
-    Ok(Json(ChatSessionResponse {
-        object: "chat_session".to_string(),
-        data: ChatSessionDto::new(&v.session, &v.messages, &v.provider_calls),
-    }))
+    Ok(view_response(&v))
 }
 
 /// A chat session with its messages and provider calls.
@@ -150,26 +159,22 @@ pub async fn update(
     path = "/hecate/v1/chat/sessions/{id}",
     operation_id = "get_chat_session",
     tag = "chat",
-    params(("id" = String, Path, description = "Chat session id")),
+    params(ChatSessionPath),
     responses(
         (status = 200, description = "The session with both streams", body = ChatSessionResponse),
-        (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn get(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(ChatSessionPath { id }): ApiPath<ChatSessionPath>,
 ) -> Result<Json<ChatSessionResponse>, ApiError> {
     let v = state
         .engine
         .gateway()
         .conversation(&state.namespace, &id)
         .await?;
-    Ok(Json(ChatSessionResponse {
-        object: "chat_session".to_string(),
-        data: ChatSessionDto::new(&v.session, &v.messages, &v.provider_calls),
-    }))
+    Ok(view_response(&v))
 }
 
 /// The session's conversation as OpenAI Chat Completions messages, in sequence
@@ -179,16 +184,15 @@ pub async fn get(
     path = "/hecate/v1/chat/sessions/{id}/replay",
     operation_id = "replay_chat_session",
     tag = "chat",
-    params(("id" = String, Path, description = "Chat session id")),
+    params(ChatSessionPath),
     responses(
         (status = 200, description = "The conversation", body = ChatReplayResponse),
-        (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn replay(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(ChatSessionPath { id }): ApiPath<ChatSessionPath>,
 ) -> Result<Json<ChatReplayResponse>, ApiError> {
     let messages = state
         .engine
@@ -210,16 +214,15 @@ pub async fn replay(
     path = "/hecate/v1/chat/sessions/{id}",
     operation_id = "delete_chat_session",
     tag = "chat",
-    params(("id" = String, Path, description = "Chat session id")),
+    params(ChatSessionPath),
     responses(
         (status = 200, description = "Deleted", body = ChatDeletedResponse),
-        (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn delete(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(ChatSessionPath { id }): ApiPath<ChatSessionPath>,
 ) -> Result<Json<ChatDeletedResponse>, ApiError> {
     state
         .engine

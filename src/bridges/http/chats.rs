@@ -6,6 +6,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath};
+use super::path_params::ChatPath;
 use crate::bridges::resources::flow_chat::{
     ChatDto, ChatProcessedDto, ChatProcessedResponse, ChatResponse, ChatStartedDto,
     ChatStartedResponse, ChatSummaryResponse, ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse,
@@ -61,8 +62,7 @@ impl FromRequestParts<HttpState> for ChatCaller {
         (status = 400, description = "Bad input", body = ErrorEnvelope),
         (status = 401, description = "Unknown app key or user token (chat.identity_invalid)", body = ErrorEnvelope),
         (status = 404, description = "No such agent (chat.agent_not_found)", body = ErrorEnvelope),
-        (status = 422, description = "The agent's flow file did not load (chat.flow_invalid)", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 422, description = "The agent's flow file did not load (chat.flow_invalid)", body = ErrorEnvelope)
     )
 )]
 pub async fn start(
@@ -95,20 +95,19 @@ pub async fn start(
     path = "/hecate/v1/chats/{chatId}/messages",
     operation_id = "send_chat_message",
     tag = "chats",
-    params(("chatId" = String, Path, description = "Chat id")),
+    params(ChatPath),
     request_body = SendChatMessageRequest,
     responses(
         (status = 200, description = "What to send the model next", body = ChatTurnResponse),
         (status = 400, description = "Bad input", body = ErrorEnvelope),
         (status = 404, description = "No such chat for this caller (chat.chat_not_found)", body = ErrorEnvelope),
-        (status = 409, description = "The chat has ended (chat.chat_ended)", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The chat has ended (chat.chat_ended)", body = ErrorEnvelope)
     )
 )]
 pub async fn send(
     State(state): State<HttpState>,
     ChatCaller(who): ChatCaller,
-    ApiPath(chat_id): ApiPath<String>,
+    ApiPath(ChatPath { chat_id }): ApiPath<ChatPath>,
     ApiJson(req): ApiJson<SendChatMessageRequest>,
 ) -> Result<Json<ChatTurnResponse>, ApiError> {
     let turn = state
@@ -128,20 +127,19 @@ pub async fn send(
     path = "/hecate/v1/chats/{chatId}/responses",
     operation_id = "process_chat_response",
     tag = "chats",
-    params(("chatId" = String, Path, description = "Chat id")),
+    params(ChatPath),
     request_body = ProcessChatResponseRequest,
     responses(
         (status = 200, description = "What to render and where the chat went", body = ChatProcessedResponse),
         (status = 400, description = "The payload does not match the respond schema (chat.respond_invalid, `field` names it)", body = ErrorEnvelope),
         (status = 404, description = "No such chat for this caller (chat.chat_not_found)", body = ErrorEnvelope),
-        (status = 409, description = "The chat has ended (chat.chat_ended)", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The chat has ended (chat.chat_ended)", body = ErrorEnvelope)
     )
 )]
 pub async fn process(
     State(state): State<HttpState>,
     ChatCaller(who): ChatCaller,
-    ApiPath(chat_id): ApiPath<String>,
+    ApiPath(ChatPath { chat_id }): ApiPath<ChatPath>,
     ApiJson(payload): ApiJson<Value>,
 ) -> Result<Json<ChatProcessedResponse>, ApiError> {
     let processed = state
@@ -161,19 +159,18 @@ pub async fn process(
     path = "/hecate/v1/chats/{chatId}/summary",
     operation_id = "save_chat_summary",
     tag = "chats",
-    params(("chatId" = String, Path, description = "Chat id")),
+    params(ChatPath),
     request_body = SaveChatSummaryRequest,
     responses(
         (status = 200, description = "Saved", body = ChatSummaryResponse),
         (status = 400, description = "Bad input", body = ErrorEnvelope),
-        (status = 404, description = "No such chat for this caller (chat.chat_not_found)", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such chat for this caller (chat.chat_not_found)", body = ErrorEnvelope)
     )
 )]
 pub async fn summary(
     State(state): State<HttpState>,
     ChatCaller(who): ChatCaller,
-    ApiPath(chat_id): ApiPath<String>,
+    ApiPath(ChatPath { chat_id }): ApiPath<ChatPath>,
     ApiJson(req): ApiJson<SaveChatSummaryRequest>,
 ) -> Result<Json<ChatSummaryResponse>, ApiError> {
     state
@@ -193,17 +190,16 @@ pub async fn summary(
     path = "/hecate/v1/chats/{chatId}",
     operation_id = "get_chat",
     tag = "chats",
-    params(("chatId" = String, Path, description = "Chat id")),
+    params(ChatPath),
     responses(
         (status = 200, description = "The chat", body = ChatResponse),
-        (status = 404, description = "No such chat for this caller (chat.chat_not_found)", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such chat for this caller (chat.chat_not_found)", body = ErrorEnvelope)
     )
 )]
 pub async fn get(
     State(state): State<HttpState>,
     ChatCaller(who): ChatCaller,
-    ApiPath(chat_id): ApiPath<String>,
+    ApiPath(ChatPath { chat_id }): ApiPath<ChatPath>,
 ) -> Result<Json<ChatResponse>, ApiError> {
     let view = state
         .engine

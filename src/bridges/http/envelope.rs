@@ -119,12 +119,12 @@ pub fn http_status(t: ErrorType) -> StatusCode {
             StatusCode::NOT_FOUND
         }
         ErrorType::ChatIdentityInvalid => StatusCode::UNAUTHORIZED,
-        ErrorType::ChatEnded => StatusCode::CONFLICT,
         ErrorType::Conflict
         | ErrorType::AgentSessionBusy
         | ErrorType::SessionBusyElsewhere
         | ErrorType::SessionStopping
-        | ErrorType::SessionNotRunning => StatusCode::CONFLICT,
+        | ErrorType::SessionNotRunning
+        | ErrorType::ChatEnded => StatusCode::CONFLICT,
         ErrorType::RateLimitExceeded => StatusCode::TOO_MANY_REQUESTS,
         ErrorType::ModelNotConfigured
         | ErrorType::RouteImpossible
@@ -134,8 +134,7 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::ModelCapabilityRequired
         | ErrorType::RuntimeUnavailable
         | ErrorType::ChatFlowInvalid => StatusCode::UNPROCESSABLE_ENTITY,
-        ErrorType::GatewayError => StatusCode::INTERNAL_SERVER_ERROR,
-        ErrorType::StoreError => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorType::GatewayError | ErrorType::StoreError => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

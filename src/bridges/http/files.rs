@@ -4,6 +4,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath};
+use super::path_params::{MessageFilePath, MessagePath};
 use crate::bridges::resources::agent::{
     ChangedFileDiffDto, ChangedFileDiffResponse, ChangedFileDto, ChangedFilesResponse, RevertDto,
     RevertRequest, RevertResponse,
@@ -18,19 +19,15 @@ use axum::extract::State;
     path = "/hecate/v1/agent-chat/sessions/{id}/messages/{message_id}/files",
     operation_id = "list_changed_files",
     tag = "agent-chat",
-    params(
-        ("id" = String, Path, description = "Session id"),
-        ("message_id" = String, Path, description = "Assistant message id")
-    ),
+    params(MessagePath),
     responses(
         (status = 200, description = "The changed files", body = ChangedFilesResponse),
-        (status = 404, description = "No such session or message", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session or message", body = ErrorEnvelope)
     )
 )]
 pub async fn list(
     State(state): State<HttpState>,
-    ApiPath((id, message_id)): ApiPath<(String, String)>,
+    ApiPath(MessagePath { id, message_id }): ApiPath<MessagePath>,
 ) -> Result<Json<ChangedFilesResponse>, ApiError> {
     let files = state
         .engine
@@ -53,20 +50,19 @@ pub async fn list(
     path = "/hecate/v1/agent-chat/sessions/{id}/messages/{message_id}/files/{path}",
     operation_id = "get_changed_file_diff",
     tag = "agent-chat",
-    params(
-        ("id" = String, Path, description = "Session id"),
-        ("message_id" = String, Path, description = "Assistant message id"),
-        ("path" = String, Path, description = "The file's repository path, URL-encoded")
-    ),
+    params(MessageFilePath),
     responses(
         (status = 200, description = "The file's change and diff", body = ChangedFileDiffResponse),
-        (status = 404, description = "No such session, message or changed file", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session, message or changed file", body = ErrorEnvelope)
     )
 )]
 pub async fn diff(
     State(state): State<HttpState>,
-    ApiPath((id, message_id, path)): ApiPath<(String, String, String)>,
+    ApiPath(MessageFilePath {
+        id,
+        message_id,
+        path,
+    }): ApiPath<MessageFilePath>,
 ) -> Result<Json<ChangedFileDiffResponse>, ApiError> {
     let (f, diff) = state
         .engine
@@ -98,21 +94,17 @@ pub async fn diff(
     path = "/hecate/v1/agent-chat/sessions/{id}/messages/{message_id}/revert",
     operation_id = "revert_message",
     tag = "agent-chat",
-    params(
-        ("id" = String, Path, description = "Session id"),
-        ("message_id" = String, Path, description = "Assistant message id")
-    ),
+    params(MessagePath),
     request_body = RevertRequest,
     responses(
         (status = 200, description = "What was restored and what still differs", body = RevertResponse),
         (status = 400, description = "No captured Git diff, or a path the turn did not change", body = ErrorEnvelope),
-        (status = 404, description = "No such session or message", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session or message", body = ErrorEnvelope)
     )
 )]
 pub async fn revert(
     State(state): State<HttpState>,
-    ApiPath((id, message_id)): ApiPath<(String, String)>,
+    ApiPath(MessagePath { id, message_id }): ApiPath<MessagePath>,
     ApiJson(req): ApiJson<RevertRequest>,
 ) -> Result<Json<RevertResponse>, ApiError> {
     let result = state

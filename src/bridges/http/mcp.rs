@@ -21,8 +21,7 @@ use serde_json::Value;
     request_body(content = Object, description = "One MCP server entry: name (default probe), command/args/env or url/headers"),
     responses(
         (status = 200, description = "The server's tools, un-namespaced", body = McpProbeResponse),
-        (status = 400, description = "Invalid entry, or the server failed at `stage` (resolve, start, tools_list)", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 400, description = "Invalid entry, or the server failed at `stage` (resolve, start, tools_list)", body = ErrorEnvelope)
     )
 )]
 pub async fn probe(
@@ -55,10 +54,7 @@ pub async fn probe(
     path = "/hecate/v1/system/mcp/cache",
     operation_id = "mcp_cache_stats",
     tag = "mcp",
-    responses(
-        (status = 200, description = "The pool's snapshot", body = McpCacheResponse),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "The pool's snapshot", body = McpCacheResponse))
 )]
 pub async fn cache(State(state): State<HttpState>) -> Json<McpCacheResponse> {
     let stats = state.engine.mcp().pool_stats();

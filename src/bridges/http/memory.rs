@@ -24,8 +24,7 @@ use axum::extract::State;
     responses(
         (status = 200, description = "The nearest messages, or none with a degraded status", body = MemorySearchResponse),
         (status = 400, description = "A field is invalid (`memory.request_invalid` names it)", body = ErrorEnvelope),
-        (status = 404, description = "The session filter names no session of this namespace", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "The session filter names no session of this namespace", body = ErrorEnvelope)
     )
 )]
 pub async fn search(
@@ -57,10 +56,7 @@ pub async fn search(
     path = "/hecate/v1/memory/status",
     operation_id = "memory_status",
     tag = "memory",
-    responses(
-        (status = 200, description = "Recall's status", body = RecallStatusResponse),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "Recall's status", body = RecallStatusResponse))
 )]
 pub async fn status(State(state): State<HttpState>) -> Json<RecallStatusResponse> {
     Json(RecallStatusResponse {

@@ -7,6 +7,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath};
+use super::path_params::SessionPath;
 use super::request_id::RequestIds;
 use super::sessions::{load_transcript, session_response};
 use crate::bridges::resources::{SendMessageRequest, SessionResponse, parse_runtime_kind};
@@ -21,20 +22,19 @@ use axum::extract::{Extension, State};
     path = "/hecate/v1/agent-chat/sessions/{id}/messages",
     operation_id = "send_message",
     tag = "agent-chat",
-    params(("id" = String, Path, description = "Session id")),
+    params(SessionPath),
     request_body = SendMessageRequest,
     responses(
         (status = 200, description = "The session after the turn (which may have failed or been cancelled)", body = SessionResponse),
         (status = 400, description = "Invalid body, runtime kind or workspace; runtime mismatch", body = ErrorEnvelope),
         (status = 404, description = "No such session", body = ErrorEnvelope),
         (status = 409, description = "A turn is already running", body = ErrorEnvelope),
-        (status = 422, description = "Model not configured, no route, or a guardrail was reached", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 422, description = "Model not configured, no route, or a guardrail was reached", body = ErrorEnvelope)
     )
 )]
 pub async fn send(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ids: Option<Extension<RequestIds>>,
     ApiJson(req): ApiJson<SendMessageRequest>,
 ) -> Result<Json<SessionResponse>, ApiError> {

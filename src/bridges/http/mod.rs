@@ -25,6 +25,7 @@ mod mcp;
 mod memory;
 mod messages;
 mod openapi;
+mod path_params;
 mod project;
 mod providers;
 mod request_id;

@@ -63,6 +63,7 @@ use crate::bridges::resources::{
 use axum::Json;
 use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 /// The API description.
@@ -190,7 +191,7 @@ use utoipa::{Modify, OpenApi};
         ResponsesRequest, ResponsesInput, ResponsesItem, ResponseObject,
         MemorySearchResponse, MemorySearchDto, MemoryHitDto, RecallStatusResponse, RecallStatusDto
     )),
-    modifiers(&BearerToken),
+    modifiers(&BearerToken, &ErrorEnvelopeDefault),
     security(("bearer_token" = []), ()),
     tags(
         (name = "system", description = "Liveness, stats and this document"),
@@ -219,6 +220,53 @@ impl Modify for BearerToken {
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
     }
+}
+
+/// Gives every `/hecate/v1` operation that names no `default` response the
+/// error envelope as its default, so a handler lists only its own statuses.
+struct ErrorEnvelopeDefault;
+
+impl Modify for ErrorEnvelopeDefault {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let items = openapi
+            .paths
+            .paths
+            .iter_mut()
+            .filter(|(path, _)| path.starts_with("/hecate/v1/"))
+            .map(|(_, item)| item);
+        for item in items {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.options,
+                &mut item.head,
+                &mut item.patch,
+                &mut item.trace,
+            ];
+            for operation in operations.into_iter().flatten() {
+                operation
+                    .responses
+                    .responses
+                    .entry("default".to_string())
+                    .or_insert_with(|| error_envelope_response().into());
+            }
+        }
+    }
+}
+
+/// `default`: the error envelope as JSON.
+fn error_envelope_response() -> Response {
+    ResponseBuilder::new()
+        .description("Error envelope")
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                .build(),
+        )
+        .build()
 }
 
 /// The document as served: the crate version filled in, and link objects spelled
@@ -262,10 +310,7 @@ pub fn document() -> Value {
     path = "/hecate/v1/openapi.json",
     operation_id = "openapi_document",
     tag = "system",
-    responses(
-        (status = 200, description = "The OpenAPI 3.1 document", body = Object),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "The OpenAPI 3.1 document", body = Object))
 )]
 pub async fn openapi_json() -> Json<Value> {
     Json(document())
@@ -297,6 +342,28 @@ mod tests {
             .map(|r| (r.method.to_string(), r.path.to_string()))
             .collect();
         assert_eq!(routed, documented());
+    }
+
+    #[test]
+    fn every_hecate_operation_answers_the_error_envelope_by_default() {
+        let doc = document();
+        for (path, item) in doc["paths"].as_object().expect("paths") {
+            for (method, operation) in item.as_object().expect("item") {
+                let default = &operation["responses"]["default"];
+                let schema = &default["content"]["application/json"]["schema"]["$ref"];
+                if path.starts_with("/hecate/v1/") {
+                    assert_eq!(
+                        schema, "#/components/schemas/ErrorEnvelope",
+                        "{method} {path}"
+                    );
+                } else if path.starts_with("/v1/") {
+                    assert_eq!(
+                        schema, "#/components/schemas/GatewayErrorDto",
+                        "{method} {path}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -157,14 +157,7 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
             .iter()
             .map(|b| serde_json::to_value(b).unwrap_or(Value::Null))
             .collect(),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        tool_error: false,
-        produced_by_call_id: None,
         status: "running".to_string(),
-        error: None,
-        error_message: None,
-        is_summary: false,
         runtime_kind: runtime
             .as_ref()
             .map_or(t.session.runtime_kind, |r| r.runtime_kind)
@@ -183,27 +176,9 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
             .and_then(|r| r.model.clone())
             .or_else(|| t.session.model.clone()),
         adapter_id: runtime.as_ref().and_then(|r| r.adapter_id.clone()),
-        task_id: None,
-        task_run_id: None,
-        capabilities: None,
-        timing: None,
-        diff_stat: None,
         run_id: Some(run.id.to_string()),
-        request_id: None,
-        trace_id: None,
-        span_id: None,
-        started_at: None,
-        completed_at: None,
-        duration_ms: None,
-        usage: None,
-        activities: None,
-        raw_output: None,
-        adapter_name: None,
-        driver_kind: None,
-        native_session_id: None,
-        cost_mode: None,
-        workspace: None,
         created_at: run.started_at.clone(),
+        ..MessageDto::default()
     };
     decorate(&mut dto, run, events);
     let adapter = dto.adapter_id.clone();

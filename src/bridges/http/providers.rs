@@ -3,7 +3,6 @@
 //! `GET /hecate/v1/settings/providers/local-discovery`.
 
 use super::HttpState;
-use super::envelope::ErrorEnvelope;
 use crate::engine::gateway::catalog::providers::{
     LocalDiscovery, ProviderPreset, ProviderStatus, presets,
 };
@@ -22,10 +21,7 @@ fn listing<T: Serialize>(object: &str, data: Vec<T>) -> Json<Value> {
     path = "/hecate/v1/providers/presets",
     operation_id = "provider_presets",
     tag = "providers",
-    responses(
-        (status = 200, description = "`provider_presets`: id, name, kind (cloud/local), protocol, base_url, api_key_env, default_model, env_snippet", body = Object),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "`provider_presets`: id, name, kind (cloud/local), protocol, base_url, api_key_env, default_model, env_snippet", body = Object))
 )]
 pub async fn list_presets() -> Json<Value> {
     listing::<ProviderPreset>("provider_presets", presets())
@@ -38,10 +34,7 @@ pub async fn list_presets() -> Json<Value> {
     path = "/hecate/v1/providers/status",
     operation_id = "provider_status",
     tag = "providers",
-    responses(
-        (status = 200, description = "`provider_status`: one row per configured provider with readiness_checks", body = Object),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "`provider_status`: one row per configured provider with readiness_checks", body = Object))
 )]
 pub async fn status(State(state): State<HttpState>) -> Json<Value> {
     listing::<ProviderStatus>(
@@ -57,10 +50,7 @@ pub async fn status(State(state): State<HttpState>) -> Json<Value> {
     path = "/hecate/v1/settings/providers/local-discovery",
     operation_id = "local_provider_discovery",
     tag = "providers",
-    responses(
-        (status = 200, description = "`local_provider_discovery`: running / installed / not_detected per local preset", body = Object),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "`local_provider_discovery`: running / installed / not_detected per local preset", body = Object))
 )]
 pub async fn local_discovery(State(state): State<HttpState>) -> Json<Value> {
     listing::<LocalDiscovery>(

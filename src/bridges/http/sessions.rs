@@ -4,6 +4,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::path_params::SessionPath;
 use super::project::transcript_dto;
 use crate::bridges::resources::capability::CapabilitiesDto;
 use crate::bridges::resources::{
@@ -104,8 +105,7 @@ pub fn session_response(data: TranscriptDto) -> Json<SessionResponse> {
     params(ListSessionsQuery),
     responses(
         (status = 200, description = "Session summaries, newest first", body = SessionListResponse),
-        (status = 400, description = "Bad query", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 400, description = "Bad query", body = ErrorEnvelope)
     )
 )]
 pub async fn list(
@@ -151,8 +151,7 @@ pub async fn list(
             ("DeleteSession" = (operation_id = "delete_session", parameters(("id" = "$response.body#/data/id"))))
         )),
         (status = 400, description = "Invalid body, runtime kind, workspace or model", body = ErrorEnvelope),
-        (status = 422, description = "Model not configured or no route", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 422, description = "Model not configured or no route", body = ErrorEnvelope)
     )
 )]
 pub async fn create(
@@ -204,16 +203,15 @@ pub async fn create(
     path = "/hecate/v1/agent-chat/sessions/{id}",
     operation_id = "get_session",
     tag = "agent-chat",
-    params(("id" = String, Path, description = "Session id")),
+    params(SessionPath),
     responses(
         (status = 200, description = "The session with its transcript", body = SessionResponse),
-        (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn get(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
 ) -> Result<Json<SessionResponse>, ApiError> {
     Ok(session_response(
         load_transcript(&state, &SessionId::from(id)).await?,
@@ -226,16 +224,15 @@ pub async fn get(
     path = "/hecate/v1/agent-chat/sessions/{id}",
     operation_id = "delete_session",
     tag = "agent-chat",
-    params(("id" = String, Path, description = "Session id")),
+    params(SessionPath),
     responses(
         (status = 200, description = "Deleted", body = DeletedResponse),
-        (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn delete(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
 ) -> Result<Json<DeletedResponse>, ApiError> {
     let sid = SessionId::from(id);
     state.engine.delete_session(&state.namespace, &sid).await?;
@@ -255,17 +252,16 @@ pub async fn delete(
     path = "/hecate/v1/agent-chat/sessions/{id}/cancel",
     operation_id = "cancel_turn",
     tag = "agent-chat",
-    params(("id" = String, Path, description = "Session id")),
+    params(SessionPath),
     responses(
         (status = 202, description = "The running turn was signalled", body = CancelResponse),
         (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = 409, description = "No turn is running", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "No turn is running", body = ErrorEnvelope)
     )
 )]
 pub async fn cancel(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
 ) -> Result<(StatusCode, Json<CancelResponse>), ApiError> {
     let sid = SessionId::from(id);
     state.engine.cancel(&state.namespace, &sid).await?;
@@ -290,17 +286,16 @@ pub async fn cancel(
     path = "/hecate/v1/agent-chat/sessions/{id}/close",
     operation_id = "close_session",
     tag = "agent-chat",
-    params(("id" = String, Path, description = "Session id")),
+    params(SessionPath),
     responses(
         (status = 200, description = "The session after closing", body = SessionResponse),
         (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = 409, description = "The turn is still stopping", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The turn is still stopping", body = ErrorEnvelope)
     )
 )]
 pub async fn close(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
 ) -> Result<Json<SessionResponse>, ApiError> {
     let sid = SessionId::from(id);
     state.engine.close_session(&state.namespace, &sid).await?;

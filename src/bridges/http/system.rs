@@ -2,7 +2,7 @@
 //! `GET /hecate/v1/system/stats` (what an operator watches).
 
 use super::HttpState;
-use super::envelope::{ApiError, ErrorEnvelope};
+use super::envelope::ApiError;
 use crate::bridges::resources::{
     GatewayStatsDto, HealthDto, McpPoolDto, StatsDto, StatsResponse, StoreDto,
 };
@@ -32,10 +32,7 @@ pub async fn healthz() -> Json<HealthDto> {
     path = "/hecate/v1/system/stats",
     operation_id = "system_stats",
     tag = "system",
-    responses(
-        (status = 200, description = "Current figures", body = StatsResponse),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "Current figures", body = StatsResponse))
 )]
 pub async fn stats(State(state): State<HttpState>) -> Result<Json<StatsResponse>, ApiError> {
     let engine = &state.engine;

@@ -19,8 +19,7 @@ use axum::extract::State;
     params(TracesQuery),
     responses(
         (status = 200, description = "Traces, newest first", body = TraceListResponse),
-        (status = 400, description = "Bad query", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 400, description = "Bad query", body = ErrorEnvelope)
     )
 )]
 pub async fn list(

@@ -6,6 +6,7 @@
 use super::super::HttpState;
 use super::super::request_id::RequestIds;
 use super::errors::GatewayError;
+use super::generation::{ChatSessionHeader, GenerationRequest};
 use super::models::{anthropic_list, openai_list};
 use super::schema::{
     ChatCompletion, ChatCompletionRequest, GatewayErrorDto, MessagesRequest, MessagesResponse,
@@ -15,7 +16,6 @@ use crate::bridges::resources::events::SseEventDto;
 use crate::domain::gateway_conversation::valid_chat_session_id;
 use crate::engine::gateway::GatewayCall;
 use crate::model_wire::{Exchange, ExchangeBody, RequestFacts, WireFormat};
-use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
@@ -147,9 +147,7 @@ enum GenerationFailures {
     path = "/v1/chat/completions",
     operation_id = "gateway_chat_completions",
     tag = "model-gateway",
-    params(
-        ("X-Hecate-Session-Id" = Option<String>, Header, description = "Record the exchange in this chat session (1 to 128 of letters, digits, `_.:-`)", pattern = "^[A-Za-z0-9_.:-]{1,128}$")
-    ),
+    params(ChatSessionHeader),
     request_body = ChatCompletionRequest,
     responses(
         (status = 200, description = "The answer: JSON, or with `stream` an event stream of `chat.completion.chunk`s ending with `data: [DONE]`",
@@ -161,11 +159,9 @@ enum GenerationFailures {
 )]
 pub async fn chat_completions(
     State(state): State<HttpState>,
-    ids: Option<Extension<RequestIds>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    request: GenerationRequest,
 ) -> Response {
-    generate(state, ids.map(|e| e.0), WireFormat::OpenAi, headers, body).await
+    generate(state, WireFormat::OpenAi, request).await
 }
 
 /// `POST /v1/messages` (Anthropic Messages), to any provider.
@@ -174,9 +170,7 @@ pub async fn chat_completions(
     path = "/v1/messages",
     operation_id = "gateway_messages",
     tag = "model-gateway",
-    params(
-        ("X-Hecate-Session-Id" = Option<String>, Header, description = "Record the exchange in this chat session (1 to 128 of letters, digits, `_.:-`)", pattern = "^[A-Za-z0-9_.:-]{1,128}$")
-    ),
+    params(ChatSessionHeader),
     request_body = MessagesRequest,
     responses(
         (status = 200, description = "The answer: JSON, or with `stream` an event stream from `message_start` to `message_stop`",
@@ -186,20 +180,8 @@ pub async fn chat_completions(
         GenerationFailures
     )
 )]
-pub async fn messages(
-    State(state): State<HttpState>,
-    ids: Option<Extension<RequestIds>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    generate(
-        state,
-        ids.map(|e| e.0),
-        WireFormat::Anthropic,
-        headers,
-        body,
-    )
-    .await
+pub async fn messages(State(state): State<HttpState>, request: GenerationRequest) -> Response {
+    generate(state, WireFormat::Anthropic, request).await
 }
 
 /// `POST /v1/responses` (OpenAI Responses API), to any provider: translated
@@ -209,9 +191,7 @@ pub async fn messages(
     path = "/v1/responses",
     operation_id = "gateway_responses",
     tag = "model-gateway",
-    params(
-        ("X-Hecate-Session-Id" = Option<String>, Header, description = "Record the exchange in this chat session (1 to 128 of letters, digits, `_.:-`)", pattern = "^[A-Za-z0-9_.:-]{1,128}$")
-    ),
+    params(ChatSessionHeader),
     request_body = ResponsesRequest,
     responses(
         (status = 200, description = "The answer: a `response` object, or with `stream` an event stream from `response.created` to `response.completed` (each event named after its `type`, with a `sequence_number`)",
@@ -221,29 +201,12 @@ pub async fn messages(
         GenerationFailures
     )
 )]
-pub async fn responses(
-    State(state): State<HttpState>,
-    ids: Option<Extension<RequestIds>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    generate(
-        state,
-        ids.map(|e| e.0),
-        WireFormat::Responses,
-        headers,
-        body,
-    )
-    .await
+pub async fn responses(State(state): State<HttpState>, request: GenerationRequest) -> Response {
+    generate(state, WireFormat::Responses, request).await
 }
 
-async fn generate(
-    state: HttpState,
-    ids: Option<RequestIds>,
-    format: WireFormat,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn generate(state: HttpState, format: WireFormat, request: GenerationRequest) -> Response {
+    let GenerationRequest { ids, headers, body } = request;
     match run(&state, ids.as_ref(), format, &headers, body).await {
         Ok(exchange) => answer(exchange),
         Err(e) => e.render(format, ids.as_ref()),

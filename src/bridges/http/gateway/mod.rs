@@ -9,6 +9,7 @@
 
 mod errors;
 mod format;
+mod generation;
 pub(super) mod handlers;
 mod limit;
 mod models;

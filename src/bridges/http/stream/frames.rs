@@ -4,6 +4,7 @@
 
 use crate::bridges::resources::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use crate::domain::approval::{Approval, Scope};
+use crate::domain::event::EngineEvent;
 use crate::domain::ids::RunId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -118,6 +119,25 @@ impl ApprovalFrame {
             event: "approval.resolved",
             approval_id: a.id.to_string(),
             json: json_text(&ApprovalResolvedDto::from(a)),
+        }
+    }
+
+    /// The frame of an approval event (requested or resolved); `None` for any
+    /// other event.
+    pub fn of_event(event: &EngineEvent) -> Option<Self> {
+        match event {
+            EngineEvent::ApprovalRequested {
+                approval,
+                adapter_id,
+                scope_choices,
+                ..
+            } => Some(Self::requested(
+                approval,
+                adapter_id.as_deref(),
+                scope_choices,
+            )),
+            EngineEvent::ApprovalResolved { approval, .. } => Some(Self::resolved(approval)),
+            _ => None,
         }
     }
 }

@@ -128,14 +128,7 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
             Received::Event(EngineEvent::TurnStarted {
                 session_id, run_id, ..
             }) => {
-                hub.live().insert(
-                    session_id.clone(),
-                    LiveRun {
-                        run_id,
-                        events: Vec::new(),
-                        exact: true,
-                    },
-                );
+                hub.live().insert(session_id.clone(), LiveRun::new(run_id));
                 hub.mark(&session_id, DIRTY_STORE);
             }
             Received::Event(EngineEvent::Runtime {
@@ -146,17 +139,11 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
             }) => {
                 {
                     let mut live = hub.live();
-                    let run = live.entry(session_id.clone()).or_insert_with(|| LiveRun {
-                        run_id: run_id.clone(),
-                        events: Vec::new(),
-                        exact: true,
-                    });
+                    let run = live
+                        .entry(session_id.clone())
+                        .or_insert_with(|| LiveRun::new(run_id.clone()));
                     if run.run_id != run_id {
-                        *run = LiveRun {
-                            run_id: run_id.clone(),
-                            events: Vec::new(),
-                            exact: true,
-                        };
+                        *run = LiveRun::new(run_id.clone());
                     }
                     // The engine numbers the events; the tap keeps them only while
                     // it has every one from the first (a lag leaves a gap).
@@ -169,8 +156,7 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
                             occurred_at: now_rfc3339(),
                         });
                     } else {
-                        run.exact = false;
-                        run.events.clear();
+                        run.lose_events();
                     }
                 }
                 hub.mark(&session_id, DIRTY_EVENTS);
@@ -186,29 +172,18 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
                 hub.forget_log(&run_id);
                 hub.mark(&session_id, DIRTY_STORE);
             }
-            Received::Event(EngineEvent::ApprovalRequested {
-                session_id,
-                approval,
-                adapter_id,
-                scope_choices,
-                ..
-            }) => hub.send_approval(
-                &session_id,
-                ApprovalFrame::requested(&approval, adapter_id.as_deref(), &scope_choices),
-            ),
-            Received::Event(EngineEvent::ApprovalResolved {
-                session_id,
-                approval,
-                ..
-            }) => hub.send_approval(&session_id, ApprovalFrame::resolved(&approval)),
+            Received::Event(event) => {
+                if let Some(frame) = ApprovalFrame::of_event(&event) {
+                    hub.send_approval(event.session_id(), frame);
+                }
+            }
             Received::Lagged(n) => {
                 tracing::warn!(
                     dropped = n,
                     "HTTP stream tap fell behind; live turns re-read their stored events"
                 );
                 for run in hub.live().values_mut() {
-                    run.exact = false;
-                    run.events.clear();
+                    run.lose_events();
                 }
                 for h in hub.feeds().values() {
                     h.mark(DIRTY_STORE);

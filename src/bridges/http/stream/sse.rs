@@ -13,6 +13,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiPath, ApiQuery};
+use super::super::path_params::SessionPath;
 use super::frames::{ApprovalFrame, FeedState, Frame, Position};
 use crate::bridges::resources::StreamQuery;
 use crate::bridges::resources::events::SseEventDto;
@@ -22,6 +23,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use futures::Stream;
 use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -137,19 +139,18 @@ fn approval_event(frame: &ApprovalFrame) -> Event {
     operation_id = "stream_session",
     tag = "agent-chat",
     params(
-        ("id" = String, Path, description = "Session id"),
+        SessionPath,
         ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id"),
         StreamQuery
     ),
     responses(
         (status = 200, description = "An event stream: snapshot, done, approval.requested (first replayed for every approval still pending), approval.resolved", content_type = "text/event-stream", body = SseEventDto),
-        (status = 404, description = "No such session", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn stream(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiQuery(q): ApiQuery<StreamQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -253,13 +254,22 @@ pub async fn stream(
             }
         }
     };
+    Ok(sse_response(events))
+}
+
+/// `events` as an SSE response with keep-alive comments, uncached and unbuffered
+/// by proxies.
+pub fn sse_response<S>(events: S) -> Response
+where
+    S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
+{
     let mut response = Sse::new(events)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response();
     let h = response.headers_mut();
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(response)
+    response
 }
 
 #[cfg(test)]

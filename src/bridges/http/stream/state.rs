@@ -27,6 +27,24 @@ pub struct LiveRun {
     pub exact: bool,
 }
 
+impl LiveRun {
+    /// The run `run_id` as the tap first sees it: no events yet, none missed.
+    pub fn new(run_id: RunId) -> Self {
+        Self {
+            run_id,
+            events: Vec::new(),
+            exact: true,
+        }
+    }
+
+    /// Forgets the events kept so far: the tap missed one, so readers fall back
+    /// to the stored log for the rest of the run.
+    pub fn lose_events(&mut self) {
+        self.exact = false;
+        self.events.clear();
+    }
+}
+
 /// Shared state of the hub.
 #[derive(Debug)]
 pub struct HubInner {

@@ -3,6 +3,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath};
+use super::super::path_params::{TaskApprovalPath, TaskPath};
 use crate::bridges::resources::tasks::{
     ResolveTaskApprovalRequest, TaskApprovalDto, TaskApprovalListResponse, TaskApprovalResponse,
 };
@@ -17,16 +18,15 @@ use axum::extract::State;
     path = "/hecate/v1/tasks/{id}/approvals",
     operation_id = "list_task_approvals",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id")),
+    params(TaskPath),
     responses(
         (status = 200, description = "Approvals", body = TaskApprovalListResponse),
-        (status = 404, description = "No such task", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task", body = ErrorEnvelope)
     )
 )]
 pub async fn list(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(TaskPath { id }): ApiPath<TaskPath>,
 ) -> Result<Json<TaskApprovalListResponse>, ApiError> {
     let list = state
         .engine
@@ -45,16 +45,15 @@ pub async fn list(
     path = "/hecate/v1/tasks/{id}/approvals/{approval_id}",
     operation_id = "get_task_approval",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("approval_id" = String, Path, description = "Approval id")),
+    params(TaskApprovalPath),
     responses(
         (status = 200, description = "The approval", body = TaskApprovalResponse),
-        (status = 404, description = "No such task or approval", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task or approval", body = ErrorEnvelope)
     )
 )]
 pub async fn get(
     State(state): State<HttpState>,
-    ApiPath((id, approval_id)): ApiPath<(String, String)>,
+    ApiPath(TaskApprovalPath { id, approval_id }): ApiPath<TaskApprovalPath>,
 ) -> Result<Json<TaskApprovalResponse>, ApiError> {
     let a = state
         .engine
@@ -77,19 +76,18 @@ pub async fn get(
     path = "/hecate/v1/tasks/{id}/approvals/{approval_id}/resolve",
     operation_id = "resolve_task_approval",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("approval_id" = String, Path, description = "Approval id")),
+    params(TaskApprovalPath),
     request_body = ResolveTaskApprovalRequest,
     responses(
         (status = 200, description = "The resolved approval", body = TaskApprovalResponse),
         (status = 400, description = "decision is not approve or reject", body = ErrorEnvelope),
         (status = 404, description = "No such task or approval", body = ErrorEnvelope),
-        (status = 409, description = "Already resolved, or the run no longer waits (cancelled)", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "Already resolved, or the run no longer waits (cancelled)", body = ErrorEnvelope)
     )
 )]
 pub async fn resolve(
     State(state): State<HttpState>,
-    ApiPath((id, approval_id)): ApiPath<(String, String)>,
+    ApiPath(TaskApprovalPath { id, approval_id }): ApiPath<TaskApprovalPath>,
     ApiJson(body): ApiJson<ResolveTaskApprovalRequest>,
 ) -> Result<Json<TaskApprovalResponse>, ApiError> {
     let approve = match body.decision.as_str() {

@@ -4,6 +4,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath};
+use super::super::path_params::TaskRunPath;
 use super::shared::{accepted_run, ids};
 use crate::bridges::resources::tasks::{ContinueRunRequest, RetryFromTurnRequest, TaskRunResponse};
 use axum::Json;
@@ -17,19 +18,18 @@ use axum::http::StatusCode;
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/continue",
     operation_id = "continue_task_run",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    params(TaskRunPath),
     request_body = ContinueRunRequest,
     responses(
         (status = 202, description = "The new run", body = TaskRunResponse),
         (status = 400, description = "Not an agent_loop task, an empty prompt, or no readable conversation", body = ErrorEnvelope),
         (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = 409, description = "The run has not ended, or another run is active", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The run has not ended, or another run is active", body = ErrorEnvelope)
     )
 )]
 pub async fn continue_run(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(TaskRunPath { id, run_id }): ApiPath<TaskRunPath>,
     ApiJson(body): ApiJson<ContinueRunRequest>,
 ) -> Result<(StatusCode, Json<TaskRunResponse>), ApiError> {
     let (id, run_id) = ids(id, run_id);
@@ -48,19 +48,18 @@ pub async fn continue_run(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/retry-from-turn",
     operation_id = "retry_task_run_from_turn",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    params(TaskRunPath),
     request_body = RetryFromTurnRequest,
     responses(
         (status = 202, description = "The new run", body = TaskRunResponse),
         (status = 400, description = "Not an agent_loop run with a conversation, or the turn is out of range", body = ErrorEnvelope),
         (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = 409, description = "The run has not ended, or another run is active", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The run has not ended, or another run is active", body = ErrorEnvelope)
     )
 )]
 pub async fn retry_from_turn(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(TaskRunPath { id, run_id }): ApiPath<TaskRunPath>,
     ApiJson(body): ApiJson<RetryFromTurnRequest>,
 ) -> Result<(StatusCode, Json<TaskRunResponse>), ApiError> {
     let (id, run_id) = ids(id, run_id);

@@ -3,6 +3,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::super::path_params::TaskPath;
 use super::shared::accepted_run;
 use crate::bridges::resources::tasks::{
     CreateTaskRequest, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskListQuery,
@@ -23,8 +24,7 @@ use axum::http::StatusCode;
     request_body = CreateTaskRequest,
     responses(
         (status = 201, description = "The task", body = TaskResponse),
-        (status = 400, description = "Invalid fields (the envelope names the field)", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 400, description = "Invalid fields (the envelope names the field)", body = ErrorEnvelope)
     )
 )]
 pub async fn create(
@@ -53,10 +53,7 @@ pub async fn create(
     operation_id = "list_tasks",
     tag = "tasks",
     params(TaskListQuery),
-    responses(
-        (status = 200, description = "Tasks", body = TaskListResponse),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "Tasks", body = TaskListResponse))
 )]
 pub async fn list(
     State(state): State<HttpState>,
@@ -79,16 +76,15 @@ pub async fn list(
     path = "/hecate/v1/tasks/{id}",
     operation_id = "get_task",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id")),
+    params(TaskPath),
     responses(
         (status = 200, description = "The task", body = TaskResponse),
-        (status = 404, description = "No such task", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task", body = ErrorEnvelope)
     )
 )]
 pub async fn get(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(TaskPath { id }): ApiPath<TaskPath>,
 ) -> Result<Json<TaskResponse>, ApiError> {
     let task = state
         .engine
@@ -107,17 +103,16 @@ pub async fn get(
     path = "/hecate/v1/tasks/{id}",
     operation_id = "delete_task",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id")),
+    params(TaskPath),
     responses(
         (status = 200, description = "Deleted", body = TaskDeletedResponse),
         (status = 404, description = "No such task", body = ErrorEnvelope),
-        (status = 409, description = "A run is active", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "A run is active", body = ErrorEnvelope)
     )
 )]
 pub async fn delete(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(TaskPath { id }): ApiPath<TaskPath>,
 ) -> Result<Json<TaskDeletedResponse>, ApiError> {
     let id = TaskId::from(id);
     state
@@ -141,18 +136,17 @@ pub async fn delete(
     path = "/hecate/v1/tasks/{id}/start",
     operation_id = "start_task",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id")),
+    params(TaskPath),
     responses(
         (status = 202, description = "The new run", body = TaskRunResponse),
         (status = 404, description = "No such task", body = ErrorEnvelope),
         (status = 409, description = "A run of the task is already active", body = ErrorEnvelope),
-        (status = 422, description = "An agent_loop task whose model does not resolve (model_not_configured); no run is created", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 422, description = "An agent_loop task whose model does not resolve (model_not_configured); no run is created", body = ErrorEnvelope)
     )
 )]
 pub async fn start(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(TaskPath { id }): ApiPath<TaskPath>,
 ) -> Result<(StatusCode, Json<TaskRunResponse>), ApiError> {
     let run = state
         .engine

@@ -7,7 +7,8 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiPath, ApiQuery};
-use super::super::stream::sse::KEEP_ALIVE;
+use super::super::path_params::TaskRunPath;
+use super::super::stream::sse::sse_response;
 use super::shared::ids;
 use crate::bridges::resources::tasks::{TaskEventDto, TaskEventListResponse, TaskEventsQuery};
 use crate::domain::HecateError;
@@ -15,9 +16,9 @@ use crate::domain::ids::{TaskId, TaskRunId};
 use crate::domain::task::TaskEventFilter;
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::response::sse::Event;
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -79,30 +80,35 @@ fn list_response(events: &[crate::domain::task::TaskEvent]) -> Json<TaskEventLis
     })
 }
 
+/// The ids of the run at `path`; 404 when the task or the run is unknown.
+async fn existing_run(
+    state: &HttpState,
+    path: TaskRunPath,
+) -> Result<(TaskId, TaskRunId), ApiError> {
+    let (id, run_id) = ids(path.id, path.run_id);
+    let tasks = state.engine.tasks();
+    tasks.get_run(&state.namespace, &id, &run_id).await?;
+    Ok((id, run_id))
+}
+
 /// The events of a run after `after_sequence`, oldest first.
 #[utoipa::path(
     get,
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/events",
     operation_id = "list_task_run_events",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), TaskEventsQuery),
+    params(TaskRunPath, TaskEventsQuery),
     responses(
         (status = 200, description = "Events", body = TaskEventListResponse),
-        (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task or run", body = ErrorEnvelope)
     )
 )]
 pub async fn run_events(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(path): ApiPath<TaskRunPath>,
     ApiQuery(q): ApiQuery<TaskEventsQuery>,
 ) -> Result<Json<TaskEventListResponse>, ApiError> {
-    let (id, run_id) = ids(id, run_id);
-    state
-        .engine
-        .tasks()
-        .get_run(&state.namespace, &id, &run_id)
-        .await?;
+    let (id, run_id) = existing_run(&state, path).await?;
     let after = q.after_sequence.unwrap_or(0);
     let f = filter(&state, &q, Some(id), Some(run_id), after);
     Ok(list_response(&state.engine.tasks().list_events(f).await?))
@@ -115,10 +121,7 @@ pub async fn run_events(
     operation_id = "list_events",
     tag = "tasks",
     params(TaskEventsQuery),
-    responses(
-        (status = 200, description = "Events", body = TaskEventListResponse),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "Events", body = TaskEventListResponse))
 )]
 pub async fn feed(
     State(state): State<HttpState>,
@@ -136,26 +139,20 @@ pub async fn feed(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/stream",
     operation_id = "stream_task_run",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), TaskEventsQuery,
+    params(TaskRunPath, TaskEventsQuery,
            ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event sequence")),
     responses(
         (status = 200, description = "An SSE stream of task events", content_type = "text/event-stream"),
-        (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task or run", body = ErrorEnvelope)
     )
 )]
 pub async fn run_stream(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(path): ApiPath<TaskRunPath>,
     ApiQuery(q): ApiQuery<TaskEventsQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (id, run_id) = ids(id, run_id);
-    state
-        .engine
-        .tasks()
-        .get_run(&state.namespace, &id, &run_id)
-        .await?;
+    let (id, run_id) = existing_run(&state, path).await?;
     let after = cursor(&headers, &q)?;
     let f = filter(&state, &q, Some(id.clone()), Some(run_id.clone()), after);
     Ok(sse(state, f, Some((id, run_id))))
@@ -168,10 +165,7 @@ pub async fn run_stream(
     operation_id = "stream_events",
     tag = "tasks",
     params(TaskEventsQuery, ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event sequence")),
-    responses(
-        (status = 200, description = "An SSE stream of task events", content_type = "text/event-stream"),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
-    )
+    responses((status = 200, description = "An SSE stream of task events", content_type = "text/event-stream"))
 )]
 pub async fn feed_stream(
     State(state): State<HttpState>,
@@ -233,11 +227,5 @@ fn sse(state: HttpState, mut f: TaskEventFilter, run: Option<(TaskId, TaskRunId)
             }
         }
     };
-    let mut response = Sse::new(events)
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
-        .into_response();
-    let h = response.headers_mut();
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    sse_response(events)
 }

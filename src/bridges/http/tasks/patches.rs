@@ -3,6 +3,7 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiOptionalJson, ApiPath};
+use super::super::path_params::{TaskPatchPath, TaskRunPath};
 use super::shared::ids;
 use crate::bridges::resources::tasks::{
     RunActionRequest, TaskPatchDto, TaskPatchListResponse, TaskPatchResponse,
@@ -30,16 +31,15 @@ fn one(a: &TaskArtifact) -> Result<Json<TaskPatchResponse>, ApiError> {
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/patches",
     operation_id = "list_task_patches",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    params(TaskRunPath),
     responses(
         (status = 200, description = "Patches", body = TaskPatchListResponse),
-        (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task or run", body = ErrorEnvelope)
     )
 )]
 pub async fn list(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(TaskRunPath { id, run_id }): ApiPath<TaskRunPath>,
 ) -> Result<Json<TaskPatchListResponse>, ApiError> {
     let (id, run_id) = ids(id, run_id);
     let list = state
@@ -59,29 +59,17 @@ pub async fn list(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/patches/{artifact_id}",
     operation_id = "get_task_patch",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), ("artifact_id" = String, Path, description = "Patch artifact id")),
+    params(TaskPatchPath),
     responses(
         (status = 200, description = "The patch", body = TaskPatchResponse),
-        (status = 404, description = "No such task, run or patch", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task, run or patch", body = ErrorEnvelope)
     )
 )]
 pub async fn get(
     State(state): State<HttpState>,
-    ApiPath((id, run_id, artifact_id)): ApiPath<(String, String, String)>,
+    ApiPath(path): ApiPath<TaskPatchPath>,
 ) -> Result<Json<TaskPatchResponse>, ApiError> {
-    let (id, run_id) = ids(id, run_id);
-    let a = state
-        .engine
-        .tasks()
-        .get_patch(
-            &state.namespace,
-            &id,
-            &run_id,
-            &TaskArtifactId::from(artifact_id),
-        )
-        .await?;
-    one(&a)
+    on_patch(&state, path, PatchOp::Get).await
 }
 
 /// Writes a proposed or reverted patch's after-content again; 409 when the file no
@@ -91,32 +79,20 @@ pub async fn get(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/patches/{artifact_id}/apply",
     operation_id = "apply_task_patch",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), ("artifact_id" = String, Path, description = "Patch artifact id")),
+    params(TaskPatchPath),
     request_body(content = RunActionRequest, description = "Optional"),
     responses(
         (status = 200, description = "The patch, now applied", body = TaskPatchResponse),
         (status = 404, description = "No such task, run or patch", body = ErrorEnvelope),
-        (status = 409, description = "Already applied, or the file changed", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "Already applied, or the file changed", body = ErrorEnvelope)
     )
 )]
 pub async fn apply(
     State(state): State<HttpState>,
-    ApiPath((id, run_id, artifact_id)): ApiPath<(String, String, String)>,
+    ApiPath(path): ApiPath<TaskPatchPath>,
     ApiOptionalJson(_body): ApiOptionalJson<RunActionRequest>,
 ) -> Result<Json<TaskPatchResponse>, ApiError> {
-    let (id, run_id) = ids(id, run_id);
-    let a = state
-        .engine
-        .tasks()
-        .apply_patch(
-            &state.namespace,
-            &id,
-            &run_id,
-            &TaskArtifactId::from(artifact_id),
-        )
-        .await?;
-    one(&a)
+    on_patch(&state, path, PatchOp::Apply).await
 }
 
 /// Restores an applied patch's before-content (a created file is removed); 409
@@ -126,30 +102,45 @@ pub async fn apply(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/patches/{artifact_id}/revert",
     operation_id = "revert_task_patch",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), ("artifact_id" = String, Path, description = "Patch artifact id")),
+    params(TaskPatchPath),
     request_body(content = RunActionRequest, description = "Optional"),
     responses(
         (status = 200, description = "The patch, now reverted", body = TaskPatchResponse),
         (status = 404, description = "No such task, run or patch", body = ErrorEnvelope),
-        (status = 409, description = "Not applied, or the file changed", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "Not applied, or the file changed", body = ErrorEnvelope)
     )
 )]
 pub async fn revert(
     State(state): State<HttpState>,
-    ApiPath((id, run_id, artifact_id)): ApiPath<(String, String, String)>,
+    ApiPath(path): ApiPath<TaskPatchPath>,
     ApiOptionalJson(_body): ApiOptionalJson<RunActionRequest>,
 ) -> Result<Json<TaskPatchResponse>, ApiError> {
-    let (id, run_id) = ids(id, run_id);
-    let a = state
-        .engine
-        .tasks()
-        .revert_patch(
-            &state.namespace,
-            &id,
-            &run_id,
-            &TaskArtifactId::from(artifact_id),
-        )
-        .await?;
+    on_patch(&state, path, PatchOp::Revert).await
+}
+
+/// What a handler does to one patch.
+enum PatchOp {
+    /// Reads it.
+    Get,
+    /// Writes its after-content.
+    Apply,
+    /// Restores its before-content.
+    Revert,
+}
+
+/// Does `op` to the patch at `path` and answers the patch as it then is.
+async fn on_patch(
+    state: &HttpState,
+    path: TaskPatchPath,
+    op: PatchOp,
+) -> Result<Json<TaskPatchResponse>, ApiError> {
+    let (id, run_id) = ids(path.id, path.run_id);
+    let artifact_id = TaskArtifactId::from(path.artifact_id);
+    let (tasks, ns) = (state.engine.tasks(), &state.namespace);
+    let a = match op {
+        PatchOp::Get => tasks.get_patch(ns, &id, &run_id, &artifact_id).await,
+        PatchOp::Apply => tasks.apply_patch(ns, &id, &run_id, &artifact_id).await,
+        PatchOp::Revert => tasks.revert_patch(ns, &id, &run_id, &artifact_id).await,
+    }?;
     one(&a)
 }

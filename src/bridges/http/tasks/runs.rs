@@ -3,12 +3,14 @@
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiOptionalJson, ApiPath};
+use super::super::path_params::{TaskArtifactPath, TaskPath, TaskRunPath, TaskStepPath};
 use super::shared::{accepted_run, ids, run_response};
 use crate::bridges::resources::tasks::{
     RunActionRequest, TaskArtifactDto, TaskArtifactListResponse, TaskArtifactResponse, TaskRunDto,
     TaskRunListResponse, TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
 };
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskStepId};
+use crate::domain::task::{TaskArtifact, TaskRun};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -19,16 +21,15 @@ use axum::http::StatusCode;
     path = "/hecate/v1/tasks/{id}/runs",
     operation_id = "list_task_runs",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id")),
+    params(TaskPath),
     responses(
         (status = 200, description = "Runs", body = TaskRunListResponse),
-        (status = 404, description = "No such task", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task", body = ErrorEnvelope)
     )
 )]
 pub async fn list(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(TaskPath { id }): ApiPath<TaskPath>,
 ) -> Result<Json<TaskRunListResponse>, ApiError> {
     let runs = state
         .engine
@@ -47,24 +48,17 @@ pub async fn list(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}",
     operation_id = "get_task_run",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    params(TaskRunPath),
     responses(
         (status = 200, description = "The run", body = TaskRunResponse),
-        (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task or run", body = ErrorEnvelope)
     )
 )]
 pub async fn get(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(path): ApiPath<TaskRunPath>,
 ) -> Result<Json<TaskRunResponse>, ApiError> {
-    let (id, run_id) = ids(id, run_id);
-    let run = state
-        .engine
-        .tasks()
-        .get_run(&state.namespace, &id, &run_id)
-        .await?;
-    Ok(run_response(&run))
+    Ok(run_response(&on_run(&state, path, RunOp::Get).await?))
 }
 
 /// Cancels a run: at once when queued or awaiting approval (its approval is
@@ -74,27 +68,20 @@ pub async fn get(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/cancel",
     operation_id = "cancel_task_run",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    params(TaskRunPath),
     request_body(content = RunActionRequest, description = "Optional"),
     responses(
         (status = 200, description = "The run (cancelled, or running with cancel_requested)", body = TaskRunResponse),
         (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = 409, description = "The run already ended", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The run already ended", body = ErrorEnvelope)
     )
 )]
 pub async fn cancel(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(path): ApiPath<TaskRunPath>,
     ApiOptionalJson(_body): ApiOptionalJson<RunActionRequest>,
 ) -> Result<Json<TaskRunResponse>, ApiError> {
-    let (id, run_id) = ids(id, run_id);
-    let run = state
-        .engine
-        .tasks()
-        .cancel(&state.namespace, &id, &run_id)
-        .await?;
-    Ok(run_response(&run))
+    Ok(run_response(&on_run(&state, path, RunOp::Cancel).await?))
 }
 
 /// A new run from a failed or cancelled one, in a fresh workspace.
@@ -103,27 +90,22 @@ pub async fn cancel(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/retry",
     operation_id = "retry_task_run",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    params(TaskRunPath),
     request_body(content = RunActionRequest, description = "Optional"),
     responses(
         (status = 202, description = "The new run", body = TaskRunResponse),
         (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = 409, description = "The run is not failed or cancelled, or another run is active", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The run is not failed or cancelled, or another run is active", body = ErrorEnvelope)
     )
 )]
 pub async fn retry(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(path): ApiPath<TaskRunPath>,
     ApiOptionalJson(body): ApiOptionalJson<RunActionRequest>,
 ) -> Result<(StatusCode, Json<TaskRunResponse>), ApiError> {
-    let (id, run_id) = ids(id, run_id);
-    let run = state
-        .engine
-        .tasks()
-        .retry(&state.namespace, &id, &run_id, body.reason)
-        .await?;
-    Ok(accepted_run(&run))
+    Ok(accepted_run(
+        &on_run(&state, path, RunOp::Retry(body.reason)).await?,
+    ))
 }
 
 /// A new run that continues a finished one in its workspace, carrying its cost.
@@ -132,27 +114,47 @@ pub async fn retry(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/resume",
     operation_id = "resume_task_run",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    params(TaskRunPath),
     request_body(content = RunActionRequest, description = "Optional"),
     responses(
         (status = 202, description = "The new run", body = TaskRunResponse),
         (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = 409, description = "The run has not ended, or another run is active", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 409, description = "The run has not ended, or another run is active", body = ErrorEnvelope)
     )
 )]
 pub async fn resume(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(path): ApiPath<TaskRunPath>,
     ApiOptionalJson(body): ApiOptionalJson<RunActionRequest>,
 ) -> Result<(StatusCode, Json<TaskRunResponse>), ApiError> {
-    let (id, run_id) = ids(id, run_id);
-    let run = state
-        .engine
-        .tasks()
-        .resume(&state.namespace, &id, &run_id, body.reason)
-        .await?;
-    Ok(accepted_run(&run))
+    Ok(accepted_run(
+        &on_run(&state, path, RunOp::Resume(body.reason)).await?,
+    ))
+}
+
+/// What a handler does to one run.
+enum RunOp {
+    /// Reads it.
+    Get,
+    /// Cancels it.
+    Cancel,
+    /// Queues a new run from it, from scratch in a fresh workspace, for a reason.
+    Retry(Option<String>),
+    /// Queues a new run that goes on in its workspace, carrying its cost, for a reason.
+    Resume(Option<String>),
+}
+
+/// Does `op` to the run at `path`: the run as it then is, or the new run.
+async fn on_run(state: &HttpState, path: TaskRunPath, op: RunOp) -> Result<TaskRun, ApiError> {
+    let (id, run_id) = ids(path.id, path.run_id);
+    let (tasks, ns) = (state.engine.tasks(), &state.namespace);
+    let run = match op {
+        RunOp::Get => tasks.get_run(ns, &id, &run_id).await,
+        RunOp::Cancel => tasks.cancel(ns, &id, &run_id).await,
+        RunOp::Retry(reason) => tasks.retry(ns, &id, &run_id, reason).await,
+        RunOp::Resume(reason) => tasks.resume(ns, &id, &run_id, reason).await,
+    }?;
+    Ok(run)
 }
 
 /// The steps of a run.
@@ -161,16 +163,15 @@ pub async fn resume(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/steps",
     operation_id = "list_task_steps",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    params(TaskRunPath),
     responses(
         (status = 200, description = "Steps", body = TaskStepListResponse),
-        (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task or run", body = ErrorEnvelope)
     )
 )]
 pub async fn steps(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(TaskRunPath { id, run_id }): ApiPath<TaskRunPath>,
 ) -> Result<Json<TaskStepListResponse>, ApiError> {
     let (id, run_id) = ids(id, run_id);
     let steps = state
@@ -190,16 +191,19 @@ pub async fn steps(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/steps/{step_id}",
     operation_id = "get_task_step",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), ("step_id" = String, Path, description = "Step id")),
+    params(TaskStepPath),
     responses(
         (status = 200, description = "The step", body = TaskStepResponse),
-        (status = 404, description = "No such task, run or step", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task, run or step", body = ErrorEnvelope)
     )
 )]
 pub async fn step(
     State(state): State<HttpState>,
-    ApiPath((id, run_id, step_id)): ApiPath<(String, String, String)>,
+    ApiPath(TaskStepPath {
+        id,
+        run_id,
+        step_id,
+    }): ApiPath<TaskStepPath>,
 ) -> Result<Json<TaskStepResponse>, ApiError> {
     let (id, run_id) = ids(id, run_id);
     let step = state
@@ -213,7 +217,7 @@ pub async fn step(
     }))
 }
 
-fn artifact_list(list: &[crate::domain::task::TaskArtifact]) -> Json<TaskArtifactListResponse> {
+fn artifact_list(list: &[TaskArtifact]) -> Json<TaskArtifactListResponse> {
     Json(TaskArtifactListResponse {
         object: "task_artifacts".into(),
         data: list.iter().map(TaskArtifactDto::from).collect(),
@@ -226,16 +230,15 @@ fn artifact_list(list: &[crate::domain::task::TaskArtifact]) -> Json<TaskArtifac
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/artifacts",
     operation_id = "list_task_run_artifacts",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id")),
+    params(TaskRunPath),
     responses(
         (status = 200, description = "Artifacts", body = TaskArtifactListResponse),
-        (status = 404, description = "No such task or run", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task or run", body = ErrorEnvelope)
     )
 )]
 pub async fn artifacts(
     State(state): State<HttpState>,
-    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiPath(TaskRunPath { id, run_id }): ApiPath<TaskRunPath>,
 ) -> Result<Json<TaskArtifactListResponse>, ApiError> {
     let (id, run_id) = ids(id, run_id);
     let list = state
@@ -252,16 +255,19 @@ pub async fn artifacts(
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/artifacts/{artifact_id}",
     operation_id = "get_task_run_artifact",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id"), ("run_id" = String, Path, description = "Run id"), ("artifact_id" = String, Path, description = "Artifact id")),
+    params(TaskArtifactPath),
     responses(
         (status = 200, description = "The artifact", body = TaskArtifactResponse),
-        (status = 404, description = "No such task, run or artifact", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task, run or artifact", body = ErrorEnvelope)
     )
 )]
 pub async fn artifact(
     State(state): State<HttpState>,
-    ApiPath((id, run_id, artifact_id)): ApiPath<(String, String, String)>,
+    ApiPath(TaskArtifactPath {
+        id,
+        run_id,
+        artifact_id,
+    }): ApiPath<TaskArtifactPath>,
 ) -> Result<Json<TaskArtifactResponse>, ApiError> {
     let (id, run_id) = ids(id, run_id);
     let a = state
@@ -286,16 +292,15 @@ pub async fn artifact(
     path = "/hecate/v1/tasks/{id}/artifacts",
     operation_id = "list_task_artifacts",
     tag = "tasks",
-    params(("id" = String, Path, description = "Task id")),
+    params(TaskPath),
     responses(
         (status = 200, description = "Artifacts", body = TaskArtifactListResponse),
-        (status = 404, description = "No such task", body = ErrorEnvelope),
-        (status = "default", description = "Error envelope", body = ErrorEnvelope)
+        (status = 404, description = "No such task", body = ErrorEnvelope)
     )
 )]
 pub async fn task_artifacts(
     State(state): State<HttpState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(TaskPath { id }): ApiPath<TaskPath>,
 ) -> Result<Json<TaskArtifactListResponse>, ApiError> {
     let list = state
         .engine
