@@ -276,37 +276,50 @@ impl NewMessage {
     }
 }
 
+impl NewMessage {
+    /// The message as stored at `sequence` of session `session_id`, created at
+    /// `created_at`.
+    pub fn into_message(self, session_id: SessionId, sequence: i64, created_at: String) -> Message {
+        Message {
+            id: self.id,
+            session_id,
+            sequence,
+            role: self.role,
+            content: self.content,
+            content_blocks: self.content_blocks,
+            tool_calls: self.tool_calls,
+            tool_call_id: self.tool_call_id,
+            tool_error: self.tool_error,
+            produced_by_call_id: self.produced_by_call_id,
+            run_id: self.run_id,
+            status: self.status,
+            error: self.error,
+            is_summary: self.is_summary,
+            runtime: self.runtime,
+            created_at,
+        }
+    }
+}
+
 impl Message {
     /// A completed message that belongs to no stored session (an agent loop's
     /// conversation), built only to be rendered to a provider.
     pub fn unstored(role: Role, content: impl Into<String>) -> Self {
-        Self {
-            id: MessageId::generate(),
-            session_id: SessionId::generate(),
-            sequence: 0,
-            role,
-            content: content.into(),
-            content_blocks: Vec::new(),
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            tool_error: false,
-            produced_by_call_id: None,
-            run_id: None,
-            status: MessageStatus::Completed,
-            error: None,
-            is_summary: false,
-            runtime: RuntimeSnapshot {
-                runtime_kind: RuntimeKind::Agent,
-                segment_id: SegmentId::generate(),
-                provider: None,
-                model: None,
-                adapter_id: None,
-                task_id: None,
-                task_run_id: None,
-                capabilities: None,
-            },
-            created_at: String::new(),
-        }
+        let runtime = RuntimeSnapshot {
+            runtime_kind: RuntimeKind::Agent,
+            segment_id: SegmentId::generate(),
+            provider: None,
+            model: None,
+            adapter_id: None,
+            task_id: None,
+            task_run_id: None,
+            capabilities: None,
+        };
+        NewMessage::text(role, content, runtime).into_message(
+            SessionId::generate(),
+            0,
+            String::new(),
+        )
     }
 }
 

@@ -73,6 +73,28 @@ fn outcome_of(approval: &Approval) -> PermissionOutcome {
     }
 }
 
+/// Resolves `approval` now with `decision` and `scope`, reached by `how`: the
+/// option that answers it, or cancelled when none does.
+fn settle(
+    approval: &mut Approval,
+    options: &[PermissionOption],
+    decision: Decision,
+    scope: Scope,
+    how: &str,
+) {
+    let selected = pick_option(options, decision, scope);
+    approval.status = match (&selected, decision) {
+        (None, _) => ApprovalStatus::Cancelled,
+        (Some(_), Decision::Approve) => ApprovalStatus::Approved,
+        (Some(_), Decision::Reject) => ApprovalStatus::Rejected,
+    };
+    approval.decision = Some(decision.as_str().into());
+    approval.scope = Some(scope.as_str().into());
+    approval.path = Some(how.into());
+    approval.selected_option = selected;
+    approval.resolved_at = Some(now_rfc3339());
+}
+
 fn options_of(approval: &Approval) -> Vec<PermissionOption> {
     serde_json::from_value(approval.options.clone()).unwrap_or_default()
 }
@@ -228,17 +250,7 @@ impl TurnAsker {
         scope: Scope,
         how: &str,
     ) -> Result<PermissionOutcome> {
-        let selected = pick_option(options, decision, scope);
-        approval.status = match (&selected, decision) {
-            (None, _) => ApprovalStatus::Cancelled,
-            (Some(_), Decision::Approve) => ApprovalStatus::Approved,
-            (Some(_), Decision::Reject) => ApprovalStatus::Rejected,
-        };
-        approval.decision = Some(decision.as_str().into());
-        approval.scope = Some(scope.as_str().into());
-        approval.path = Some(how.into());
-        approval.selected_option = selected;
-        approval.resolved_at = Some(now_rfc3339());
+        settle(&mut approval, options, decision, scope, how);
         self.engine.store().create_approval(&approval).await?;
         self.count_resolved(&approval);
         self.engine
@@ -344,17 +356,8 @@ impl<'e> Approvals<'e> {
             .engine
             .get_session(namespace, &approval.session_id)
             .await?;
-        let selected = pick_option(&options_of(&approval), decision, scope);
-        approval.status = match (&selected, decision) {
-            (None, _) => ApprovalStatus::Cancelled,
-            (Some(_), Decision::Approve) => ApprovalStatus::Approved,
-            (Some(_), Decision::Reject) => ApprovalStatus::Rejected,
-        };
-        approval.decision = Some(decision.as_str().into());
-        approval.scope = Some(scope.as_str().into());
-        approval.path = Some(path::OPERATOR.into());
-        approval.selected_option = selected;
-        approval.resolved_at = Some(now_rfc3339());
+        let options = options_of(&approval);
+        settle(&mut approval, &options, decision, scope, path::OPERATOR);
         let grant = (scope != Scope::Once).then(|| Grant {
             id: GrantId::generate(),
             namespace: namespace.to_string(),

@@ -81,11 +81,12 @@ impl Subscription {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::domain::ids::RunId;
 
-    fn started(s: &str) -> EngineEvent {
+    /// A `TurnStarted` event of session `s` (run `r`), for tests of event routing.
+    pub(crate) fn started(s: &str) -> EngineEvent {
         EngineEvent::TurnStarted {
             session_id: SessionId::from(s),
             run_id: RunId::from("r"),

@@ -145,26 +145,8 @@ async fn a_rejected_permission_reaches_the_agent_and_nothing_is_written() {
 async fn an_editor_that_serves_files_and_terminals_gets_the_agents_requests() {
     let home = agent_home(&[]);
     let (_guard, ws) = workspace();
-    let (_hecate, transport) = Hecate::spawn(&home, &["--target", "agent:fixture"]);
     let editor = Editor::default();
-    let text = run_editor(transport, editor.clone(), async |cx, mut updates| {
-        initialize(
-            &cx,
-            Caps {
-                fs: true,
-                terminal: true,
-            },
-        )
-        .await?;
-        let sid = new_session(&cx, &ws).await?.session_id;
-        assert_eq!(
-            prompt(&cx, &sid, "files please").await?,
-            StopReason::EndTurn
-        );
-        Ok(answer(&updates.drain()))
-    })
-    .await
-    .expect("editor session");
+    let (_hecate, text) = files_turn(&home, editor.clone(), Caps::ALL, &ws).await;
     let notes = ws.join("notes.txt");
     assert!(
         text.contains("read: from the agent"),
@@ -224,18 +206,8 @@ async fn an_editor_that_serves_files_and_terminals_gets_the_agents_requests() {
 async fn without_editor_capabilities_hecate_serves_files_and_terminals() {
     let home = agent_home(&[]);
     let (_guard, ws) = workspace();
-    let (_hecate, transport) = Hecate::spawn(&home, &["--target", "agent:fixture"]);
     let editor = Editor::default();
-    let text = run_editor(transport, editor.clone(), async |cx, mut updates| {
-        let sid = open(&cx, &ws).await?;
-        assert_eq!(
-            prompt(&cx, &sid, "files please").await?,
-            StopReason::EndTurn
-        );
-        Ok(answer(&updates.drain()))
-    })
-    .await
-    .expect("editor session");
+    let (_hecate, text) = files_turn(&home, editor.clone(), Caps::default(), &ws).await;
     assert!(text.contains("read: from the agent"), "{text}");
     assert!(text.contains("terminal exit 0: hi"), "{text}");
     assert!(text.contains("write error"), "{text}");

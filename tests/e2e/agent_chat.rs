@@ -8,10 +8,10 @@
 //! agent's plan as an activity of its answer.
 
 use crate::support::agent::{
-    WIRES, agent_home, answer, call, data, edit_notes, events, said, turn,
+    WIRES, agent_home, answer, call, data, edit_notes, events, said, tools_chat_args, turn,
 };
-use crate::support::common::{ModelServer, session_id_from, text, workspace};
-use crate::support::http::{Api, serve};
+use crate::support::common::{Home, ModelServer, session_id_from, text, workspace};
+use crate::support::http::{Api, Served, serve};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
@@ -312,18 +312,7 @@ fn hecate_chat_with_tools_asks_the_approval_on_the_terminal_and_continues_with_s
     let home = agent_home(&server, WIRES[0], "file_write");
     let (_dir, ws) = workspace();
     let ws_arg = ws.display().to_string();
-    let out = home.run_with_stdin(
-        &[
-            "chat",
-            "--tools",
-            "--model",
-            WIRES[0].2,
-            "--workspace",
-            &ws_arg,
-            "create hello.txt",
-        ],
-        b"a\n",
-    );
+    let out = home.run_with_stdin(&tools_chat_args(&ws_arg, &["create hello.txt"]), b"a\n");
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stdout.trim(), "Created hello.txt.", "{stderr}");
@@ -394,12 +383,18 @@ fn answered_by(body: &Value) -> String {
     last["task_id"].as_str().expect("task_id").to_string()
 }
 
-#[tokio::test]
-async fn an_agent_session_loads_its_conversation_through_its_memory_strategy() {
+/// An echoing model server and a served home running the agent on it.
+fn echo_agent() -> (ModelServer, Home, Served, Api) {
     let server = ModelServer::start(None);
     let home = agent_home(&server, WIRES[0], "");
-    let s = serve(&home);
-    let api = Api::new(&s);
+    let served = serve(&home);
+    let api = Api::new(&served);
+    (server, home, served, api)
+}
+
+#[tokio::test]
+async fn an_agent_session_loads_its_conversation_through_its_memory_strategy() {
+    let (server, _home, _served, api) = echo_agent();
     let (_dir, ws) = workspace();
     let id = api
         .create_session(
@@ -463,10 +458,7 @@ async fn an_agent_session_loads_its_conversation_through_its_memory_strategy() {
 
 #[tokio::test]
 async fn an_agent_turn_after_model_turns_sees_them_and_a_summary_starts_a_fresh_task() {
-    let server = ModelServer::start(None);
-    let home = agent_home(&server, WIRES[0], "");
-    let s = serve(&home);
-    let api = Api::new(&s);
+    let (server, _home, _served, api) = echo_agent();
     let (_dir, ws) = workspace();
     let id = api
         .create_session(json!({"model": WIRES[0].2, "workspace": ws,

@@ -6,8 +6,7 @@
 //! Refusals are tool errors the loop goes on after.
 
 use crate::support::agent::{
-    WIRES, agent_home, agent_home_with, agent_task, answer, call, create_and_start, reaches, said,
-    turn,
+    WIRES, agent_home, agent_home_with, agent_task, answer, call, run_completed, said, turn,
 };
 use crate::support::common::{ModelServer, workspace};
 use crate::support::http::{Api, serve};
@@ -73,9 +72,7 @@ async fn http_request_reaches_an_explicitly_allowed_listener_and_refuses_loopbac
     let s = serve(&home);
     let api = Api::new(&s);
     let (_dir, ws) = workspace();
-    let (task, run) = create_and_start(&api, agent_task(WIRES[0].2, &ws, json!({}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    run_completed(&api, agent_task(WIRES[0].2, &ws, json!({}))).await;
     assert_eq!(
         served.load(Ordering::SeqCst),
         1,
@@ -111,9 +108,7 @@ async fn http_request_reaches_an_explicitly_allowed_listener_and_refuses_loopbac
     let home = agent_home(&server, WIRES[1], "");
     let s = serve(&home);
     let api = Api::new(&s);
-    let (task, run) = create_and_start(&api, agent_task(WIRES[1].2, &ws, json!({}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    run_completed(&api, agent_task(WIRES[1].2, &ws, json!({}))).await;
     assert_eq!(served2.load(Ordering::SeqCst), 0);
     let refused = said(&server.requests()[1]);
     assert!(refused.contains("http_allow is empty"), "{refused}");

@@ -8,11 +8,11 @@
 //! plan the model shares; a bare model found through a provider's model list.
 
 use crate::support::agent::{
-    WIRES, agent_home, agent_task, answer, approve, call, count, create_and_start, data, events,
-    reaches, read_edit_run, said, turn,
+    WIRES, agent_home, agent_task, answer, approve, assert_said, call, completed, count,
+    create_and_start, data, events, reaches, read_edit_run, run_completed, run_to_end, said, turn,
 };
 use crate::support::common::{ModelServer, workspace};
-use crate::support::http::{Api, Served, serve, serve_args};
+use crate::support::http::{Answer, Api, Served, serve, serve_args};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
@@ -26,8 +26,7 @@ async fn a_loop_reads_edits_runs_a_command_and_answers_in_both_wire_formats() {
         let api = Api::new(&s);
         let (_dir, ws) = workspace();
         std::fs::write(ws.join("notes.txt"), "hello world\n").expect("seed");
-        let (task, run) = create_and_start(&api, agent_task(wire.2, &ws, json!({}))).await;
-        let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+        let (task, run, done) = run_to_end(&api, agent_task(wire.2, &ws, json!({}))).await;
         assert_eq!(done["status"], "completed", "{wire:?}: {done}");
         assert_eq!(
             done["provider"],
@@ -93,16 +92,8 @@ async fn a_loop_reads_edits_runs_a_command_and_answers_in_both_wire_formats() {
         assert_eq!(requests.len(), 4, "{wire:?}");
         let tools = requests[0]["body"]["tools"].as_array().expect("tools");
         assert_eq!(tools.len(), 8, "the built-ins, update_plan included");
-        assert!(
-            said(&requests[1]).contains("hello world"),
-            "{}",
-            said(&requests[1])
-        );
-        assert!(
-            said(&requests[3]).contains("exit code 0"),
-            "{}",
-            said(&requests[3])
-        );
+        assert_said(&requests[1], "hello world");
+        assert_said(&requests[3], "exit code 0");
         assert!(said(&requests[3]).contains("hello agent"));
     }
 }
@@ -156,11 +147,7 @@ async fn an_approved_call_runs_without_another_model_call_and_a_rejected_one_is_
             2,
             "approving called the model only after the tool ran"
         );
-        assert!(
-            said(&requests[1]).contains("exit code 0"),
-            "{}",
-            said(&requests[1])
-        );
+        assert_said(&requests[1], "exit code 0");
         let id = pending[0]["id"].as_str().expect("id");
         let no = api
             .post(
@@ -169,16 +156,11 @@ async fn an_approved_call_runs_without_another_model_call_and_a_rejected_one_is_
             )
             .await;
         assert_eq!(no.status, 200, "{}", no.body);
-        let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-        assert_eq!(done["status"], "completed", "{done}");
+        completed(&api, &task, &run).await;
         assert!(!ws.join("no.txt").exists(), "the rejected call never ran");
         let requests = server.requests();
         assert_eq!(requests.len(), 3);
-        assert!(
-            said(&requests[2]).contains("refused by the operator: not that file"),
-            "{}",
-            said(&requests[2])
-        );
+        assert_said(&requests[2], "refused by the operator: not that file");
         let ev = events(&api, &task, &run).await;
         assert_eq!(count(&ev, "approval.requested"), 2);
         assert_eq!(count(&ev, "tool.call.refused"), 1);
@@ -207,9 +189,7 @@ async fn unknown_tools_bad_arguments_and_paths_outside_the_workspace_are_results
     let s = serve(&home);
     let api = Api::new(&s);
     let (_dir, ws) = workspace();
-    let (task, run) = create_and_start(&api, agent_task(WIRES[1].2, &ws, json!({}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    let (task, run, _) = run_completed(&api, agent_task(WIRES[1].2, &ws, json!({}))).await;
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let second = said(&requests[1]);
@@ -240,9 +220,7 @@ async fn the_turn_limit_and_the_budget_stop_the_run_with_stable_reasons() {
     let s = serve(&home);
     let api = Api::new(&s);
     let (_dir, ws) = workspace();
-    let (task, run) =
-        create_and_start(&api, agent_task(WIRES[0].2, &ws, json!({"max_turns": 3}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    let (_, _, done) = run_to_end(&api, agent_task(WIRES[0].2, &ws, json!({"max_turns": 3}))).await;
     assert_eq!(
         (done["status"].as_str(), done["error_type"].as_str()),
         (Some("failed"), Some("max_turns_exceeded")),
@@ -254,12 +232,11 @@ async fn the_turn_limit_and_the_budget_stop_the_run_with_stable_reasons() {
     let home = agent_home(&server, WIRES[0], "");
     let s: Served = serve(&home);
     let api = Api::new(&s);
-    let (task, run) = create_and_start(
+    let (task, run, done) = run_to_end(
         &api,
         agent_task(WIRES[0].2, &ws, json!({"budget_micros_usd": 1500})),
     )
     .await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
     assert_eq!(
         (done["status"].as_str(), done["error_type"].as_str()),
         (Some("failed"), Some("budget_exceeded")),
@@ -274,22 +251,11 @@ async fn the_turn_limit_and_the_budget_stop_the_run_with_stable_reasons() {
     let steps = data(&api, &format!("/hecate/v1/tasks/{task}/runs/{run}/steps")).await;
     assert_eq!(steps.len(), 3, "model, tool, model: {steps:?}");
 
-    let a = api
-        .post(
-            "/hecate/v1/tasks",
-            json!({"execution_kind": "agent_loop", "prompt": "hi"}),
-        )
-        .await;
-    let task = a.body["data"]["id"].as_str().expect("id");
-    let r = api
-        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
-        .await;
-    assert_eq!(
-        (r.status, r.error_type()),
-        (422, "model_not_configured"),
-        "{}",
-        r.body
-    );
+    let (task, _) = start_without_a_model(
+        &api,
+        json!({"execution_kind": "agent_loop", "prompt": "hi"}),
+    )
+    .await;
     let runs = data(&api, &format!("/hecate/v1/tasks/{task}/runs")).await;
     assert!(runs.is_empty(), "no run was created");
 }
@@ -328,8 +294,7 @@ async fn a_sigkilled_workers_loop_resumes_elsewhere_without_repeating_a_tool_cal
     let _ = a.child.wait();
     let b = serve_args(&home, &args);
     let api = Api::new(&b);
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    completed(&api, &task, &run).await;
     assert_eq!(
         std::fs::read_to_string(ws.join("count.txt")).expect("count"),
         "one\ntwo\n",
@@ -337,11 +302,7 @@ async fn a_sigkilled_workers_loop_resumes_elsewhere_without_repeating_a_tool_cal
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    assert!(
-        said(&requests[2]).contains("interrupted"),
-        "{}",
-        said(&requests[2])
-    );
+    assert_said(&requests[2], "interrupted");
     let ev = events(&api, &task, &run).await;
     assert_eq!(count(&ev, "gap.run_disconnected"), 1);
     assert_eq!(count(&ev, "tool.call.interrupted"), 1);
@@ -365,9 +326,7 @@ async fn a_shared_plan_is_a_task_event_and_a_malformed_one_is_a_tool_error() {
     let s = serve(&home);
     let api = Api::new(&s);
     let (_dir, ws) = workspace();
-    let (task, run) = create_and_start(&api, agent_task(WIRES[0].2, &ws, json!({}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    let (task, run, _) = run_completed(&api, agent_task(WIRES[0].2, &ws, json!({}))).await;
     let ev = events(&api, &task, &run).await;
     let plans: Vec<&Value> = ev.iter().filter(|e| e["type"] == "agent.plan").collect();
     assert_eq!(
@@ -388,11 +347,7 @@ async fn a_shared_plan_is_a_task_event_and_a_malformed_one_is_a_tool_error() {
     assert_eq!(finished[1]["data"]["is_error"], true);
     let requests = server.requests();
     assert!(said(&requests[1]).contains("plan updated: 0 of 2 done; now: Read the notes"));
-    assert!(
-        said(&requests[2]).contains("malformed arguments for update_plan"),
-        "{}",
-        said(&requests[2])
-    );
+    assert_said(&requests[2], "malformed arguments for update_plan");
 }
 
 #[tokio::test]
@@ -409,22 +364,22 @@ async fn a_bare_model_only_a_providers_model_list_names_runs_the_loop() {
     let s = serve(&home);
     let api = Api::new(&s);
     let (_dir, ws) = workspace();
-    let (task, run) = create_and_start(&api, agent_task("listed-model", &ws, json!({}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    let (_, _, done) = run_completed(&api, agent_task("listed-model", &ws, json!({}))).await;
     assert_eq!(
         (&done["provider"], &done["model"]),
         (&json!("fix"), &json!("listed-model"))
     );
     assert_eq!(server.requests()[0]["body"]["model"], "listed-model");
     // A model no provider declares or lists is refused before a run exists.
-    let a = api
-        .post(
-            "/hecate/v1/tasks",
-            agent_task("unlisted-model", &ws, json!({})),
-        )
-        .await;
-    let task = a.body["data"]["id"].as_str().expect("id");
+    let (_, r) = start_without_a_model(&api, agent_task("unlisted-model", &ws, json!({}))).await;
+    assert!(r.body.to_string().contains("model_not_found"), "{}", r.body);
+}
+
+/// Creates a task of `body` and asserts that starting it is refused with 422
+/// `model_not_configured`; answers the task id and the refusal.
+async fn start_without_a_model(api: &Api, body: Value) -> (String, Answer) {
+    let a = api.post("/hecate/v1/tasks", body).await;
+    let task = a.body["data"]["id"].as_str().expect("id").to_string();
     let r = api
         .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
         .await;
@@ -434,7 +389,7 @@ async fn a_bare_model_only_a_providers_model_list_names_runs_the_loop() {
         "{}",
         r.body
     );
-    assert!(r.body.to_string().contains("model_not_found"), "{}", r.body);
+    (task, r)
 }
 
 /// Whether a request tells the model a write outside the workspace was refused.
@@ -467,9 +422,7 @@ async fn a_turn_a_provider_fails_goes_to_the_next_one_serving_the_model_and_stay
     let api = Api::new(&s);
     let (_dir, ws) = workspace();
     std::fs::write(ws.join("notes.txt"), "hello\n").expect("seed");
-    let (task, run) = create_and_start(&api, agent_task("m", &ws, json!({}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    let (task, run, done) = run_completed(&api, agent_task("m", &ws, json!({}))).await;
     assert_eq!(
         (&done["provider"], &done["model"]),
         (&json!("b"), &json!("m")),
@@ -506,8 +459,7 @@ async fn a_turn_a_provider_fails_goes_to_the_next_one_serving_the_model_and_stay
     let home = two_providers_serving_m(&fa, &fb);
     let s = serve(&home);
     let api = Api::new(&s);
-    let (task, run) = create_and_start(&api, agent_task("m", &ws, json!({}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
+    let (task, run, done) = run_to_end(&api, agent_task("m", &ws, json!({}))).await;
     assert_eq!(done["status"], "failed", "{done}");
     assert_eq!(count(&events(&api, &task, &run).await, "turn.failover"), 0);
     assert!(fb.requests().is_empty(), "b was not asked");
@@ -540,9 +492,7 @@ async fn the_agent_loop_and_the_gateway_skip_a_provider_either_of_them_found_rat
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(fa.requests().len(), 1, "the gateway asked a, then b");
-    let (task, run) = create_and_start(&api, agent_task("m", &ws, json!({}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    let (task, run, done) = run_completed(&api, agent_task("m", &ws, json!({}))).await;
     assert_eq!(done["provider"], "b", "{done}");
     let evs = events(&api, &task, &run).await;
     let failovers: Vec<&Value> = evs
@@ -565,9 +515,7 @@ async fn the_agent_loop_and_the_gateway_skip_a_provider_either_of_them_found_rat
     let home = two_providers_serving_m(&fa, &fb);
     let s = serve(&home);
     let api = Api::new(&s);
-    let (task, run) = create_and_start(&api, agent_task("m", &ws, json!({}))).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    run_completed(&api, agent_task("m", &ws, json!({}))).await;
     assert_eq!(fa.requests().len(), 1);
     let r = api
         .send(

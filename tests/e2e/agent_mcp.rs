@@ -8,8 +8,8 @@
 //! `GET /hecate/v1/system/mcp/cache`.
 
 use crate::support::agent::{
-    WIRES, agent_home, agent_home_with, agent_task, answer, approve, call, count, create_and_start,
-    data, events, reaches, said, turn,
+    WIRES, agent_home, agent_home_with, answer, approve, call, completed, count, create_and_start,
+    data, events, mcp_task, reaches, run_completed, said, turn,
 };
 use crate::support::common::{ModelServer, workspace};
 use crate::support::http::{Api, serve};
@@ -93,13 +93,7 @@ async fn a_tasks_http_server_and_a_configured_stdio_server_join_the_loop_with_se
          "headers": {"Authorization": "Bearer $AGENT_MCP_TOKEN"}},
         fixture_entry("sec", json!({"env": {"SECRET_X": "$AGENT_MCP_SECRET"}})),
     ]);
-    let (task, run) = create_and_start(
-        &api,
-        agent_task(WIRES[0].2, &ws, json!({"mcp_servers": servers})),
-    )
-    .await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    let (task, run, _) = run_completed(&api, mcp_task(WIRES[0].2, &ws, servers)).await;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let names = tool_names(&requests[0]);
@@ -178,11 +172,7 @@ async fn block_withholds_a_servers_tools_and_require_approval_parks_each_call() 
         fixture_entry("blk", json!({"approval_policy": "block"})),
         fixture_entry("ask", json!({"approval_policy": "require_approval"})),
     ]);
-    let (task, run) = create_and_start(
-        &api,
-        agent_task(WIRES[1].2, &ws, json!({"mcp_servers": servers})),
-    )
-    .await;
+    let (task, run) = create_and_start(&api, mcp_task(WIRES[1].2, &ws, servers)).await;
     reaches(&api, &task, &run, &["awaiting_approval"]).await;
     let names = tool_names(&server.requests()[0]);
     assert!(names.contains(&"mcp__ask__echo".to_string()), "{names:?}");
@@ -201,8 +191,7 @@ async fn block_withholds_a_servers_tools_and_require_approval_parks_each_call() 
     );
     assert_eq!(server.requests().len(), 1);
     approve(&api, &task, approvals[0]["id"].as_str().expect("id")).await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    completed(&api, &task, &run).await;
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "approving did not call the model again");
     let second = said(&requests[1]);
@@ -278,13 +267,7 @@ async fn a_server_that_cannot_start_is_a_run_event_and_the_loop_goes_on_without_
         {"name": "gone", "command": fixtures_bin(), "args": ["mcp-server", "--exit-at-start", "3"]},
         fixture_entry("nokey", json!({"env": {"K": "$AGENT_MCP_UNSET_VARIABLE"}})),
     ]);
-    let (task, run) = create_and_start(
-        &api,
-        agent_task(WIRES[0].2, &ws, json!({"mcp_servers": servers})),
-    )
-    .await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    let (task, run, _) = run_completed(&api, mcp_task(WIRES[0].2, &ws, servers)).await;
     let names = tool_names(&server.requests()[0]);
     assert!(!names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
     let ev = events(&api, &task, &run).await;
@@ -320,10 +303,10 @@ async fn a_server_that_cannot_start_is_a_run_event_and_the_loop_goes_on_without_
     let bad = api
         .post(
             "/hecate/v1/tasks",
-            agent_task(
+            mcp_task(
                 WIRES[0].2,
                 &ws,
-                json!({"mcp_servers": [{"name": "x", "approval_policy": "sometimes", "command": "y"}]}),
+                json!([{"name": "x", "approval_policy": "sometimes", "command": "y"}]),
             ),
         )
         .await;

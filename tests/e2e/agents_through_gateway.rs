@@ -6,7 +6,7 @@
 //! not opted in keeps its own endpoint.
 
 use crate::support::common::{Home, ModelServer, git_workspace, session_id_from, text};
-use crate::support::http::{Api, serve};
+use crate::support::http::{Api, create_agent_session, serve};
 use crate::support::otlp::{Collector, attr, export_env};
 use serde_json::{Value, json};
 
@@ -22,17 +22,6 @@ const PRICES: &str = r#"
 input_usd_per_mtok = 1.0
 output_usd_per_mtok = 1.0
 "#;
-
-async fn agent_session(api: &Api, ws: &str) -> String {
-    let a = api
-        .post(
-            "/hecate/v1/agent-chat/sessions",
-            json!({"runtime_kind": "external_agent", "adapter_id": "fixture", "workspace": ws}),
-        )
-        .await;
-    assert_eq!(a.status, 200, "{}", a.body);
-    a.body["data"]["id"].as_str().expect("id").to_string()
-}
 
 fn answer_text(body: &Value) -> String {
     body["data"]["messages"]
@@ -58,14 +47,9 @@ async fn an_opted_in_agent_calls_hecates_v1_and_its_calls_are_traced_and_costed_
     let served = serve(&home);
     let api = Api::new(&served);
     let ws = git_workspace();
-    let id = agent_session(&api, &ws.path().display().to_string()).await;
+    let id = create_agent_session(&api, "fixture", ws.path()).await;
 
-    let said = api
-        .post(
-            &format!("/hecate/v1/agent-chat/sessions/{id}/messages"),
-            json!({"content": "what does the model say?"}),
-        )
-        .await;
+    let said = api.say(&id, "what does the model say?").await;
     assert_eq!(said.status, 200, "{}", said.body);
     assert_eq!(
         answer_text(&said.body),
@@ -130,13 +114,8 @@ async fn an_agent_not_opted_in_is_not_pointed_at_the_gateway() {
     let served = serve(&home);
     let api = Api::new(&served);
     let ws = git_workspace();
-    let id = agent_session(&api, &ws.path().display().to_string()).await;
-    let said = api
-        .post(
-            &format!("/hecate/v1/agent-chat/sessions/{id}/messages"),
-            json!({"content": "hello"}),
-        )
-        .await;
+    let id = create_agent_session(&api, "fixture", ws.path()).await;
+    let said = api.say(&id, "hello").await;
     assert_eq!(said.status, 200, "{}", said.body);
     assert_eq!(answer_text(&said.body), "echo: hello");
     assert!(model.requests().is_empty());

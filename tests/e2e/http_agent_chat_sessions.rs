@@ -1,8 +1,8 @@
 //! The Agent Chat resources over real HTTP: create, list, read, send (including
 //! failed turns), busy, cancel, close, delete, and the system stats.
 
-use crate::support::common::{Home, ModelServer};
-use crate::support::http::{Api, last_message, serve, slow_text};
+use crate::support::common::ModelServer;
+use crate::support::http::{Api, last_message, serve_openai, slow_text};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -26,23 +26,18 @@ async fn a_turn_records_messages_runs_calls_segments_and_activities() {
         "text": "hello there friend",
         "usage": {"input_tokens": 11, "output_tokens": 4}
     }])));
-    let home = Home::with_openai(&server);
-    let s = serve(&home);
-    let api = Api::new(&s);
+    let (_home, _s, api) = serve_openai(&server);
 
     let a = api
-        .post(
-            "/hecate/v1/agent-chat/sessions",
-            json!({
-                "runtime_kind": "model",
-                "provider": "fix",
-                "model": "fixture-model",
-                "title": "HTTP chat",
-                "system_prompt": "be brief",
-                "max_turns_per_session": 5,
-                "idle_timeout_ms": 600000
-            }),
-        )
+        .post_session(json!({
+            "runtime_kind": "model",
+            "provider": "fix",
+            "model": "fixture-model",
+            "title": "HTTP chat",
+            "system_prompt": "be brief",
+            "max_turns_per_session": 5,
+            "idle_timeout_ms": 600000
+        }))
         .await;
     assert_eq!(a.status, 200, "{}", a.body);
     assert_eq!(a.body["object"], "agent_chat_session");
@@ -180,9 +175,7 @@ async fn a_failed_turn_answers_200_with_a_failed_assistant_message() {
     let server = ModelServer::start(Some(json!([
         {"status": 500, "error_message": "upstream exploded"}
     ])));
-    let home = Home::with_openai(&server);
-    let s = serve(&home);
-    let api = Api::new(&s);
+    let (_home, _s, api) = serve_openai(&server);
     let id = api.create_session(json!({})).await;
     let a = api.say(&id, "will fail").await;
     assert_eq!(a.status, 200, "{}", a.body);
@@ -215,9 +208,7 @@ async fn busy_sessions_refuse_a_second_turn_and_cancel_and_close_stop_the_runnin
     let mut step = slow_text(200, 40);
     step["repeat"] = json!(true);
     let server = ModelServer::start(Some(json!([step])));
-    let home = Home::with_openai(&server);
-    let s = serve(&home);
-    let api = Api::new(&s);
+    let (_home, _s, api) = serve_openai(&server);
     let id = api.create_session(json!({})).await;
 
     let first = tokio::spawn({
@@ -238,12 +229,7 @@ async fn busy_sessions_refuse_a_second_turn_and_cancel_and_close_stop_the_runnin
     assert_eq!(busy.status, 409, "{}", busy.body);
     assert_eq!(busy.error_type(), "agent_chat.agent_session_busy");
 
-    let c = api
-        .post(
-            &format!("/hecate/v1/agent-chat/sessions/{id}/cancel"),
-            json!({}),
-        )
-        .await;
+    let c = api.session_action(&id, "cancel").await;
     assert_eq!(c.status, 202, "{}", c.body);
     assert_eq!(c.body["data"]["status"], "cancelling");
     let done = first.await.expect("join");
@@ -254,12 +240,7 @@ async fn busy_sessions_refuse_a_second_turn_and_cancel_and_close_stop_the_runnin
     assert_eq!(reply["error"], "cancelled");
 
     // Close with nothing running returns the session as it is.
-    let closed = api
-        .post(
-            &format!("/hecate/v1/agent-chat/sessions/{id}/close"),
-            json!({}),
-        )
-        .await;
+    let closed = api.session_action(&id, "close").await;
     assert_eq!(closed.status, 200, "{}", closed.body);
     assert_eq!(closed.body["data"]["status"], "cancelled");
 
@@ -270,12 +251,7 @@ async fn busy_sessions_refuse_a_second_turn_and_cancel_and_close_stop_the_runnin
         async move { api.say(&id, "another long one").await }
     });
     wait_running(&api, &id).await;
-    let closed = api
-        .post(
-            &format!("/hecate/v1/agent-chat/sessions/{id}/close"),
-            json!({}),
-        )
-        .await;
+    let closed = api.session_action(&id, "close").await;
     assert_eq!(closed.status, 200, "{}", closed.body);
     assert_eq!(closed.body["data"]["status"], "cancelled");
     assert_eq!(last_message(&closed.body)["status"], "cancelled");

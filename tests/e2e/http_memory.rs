@@ -4,7 +4,7 @@
 //! summary never fails the turn; an unknown strategy is a stable 400.
 
 use crate::support::common::{Home, ModelServer, session_id_from, text};
-use crate::support::http::{Api, serve};
+use crate::support::http::{Api, serve, serve_openai};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -81,16 +81,11 @@ async fn wait_summary(api: &Api, id: &str) -> Value {
 #[tokio::test]
 async fn each_strategy_gives_the_model_exactly_its_history() {
     let server = ModelServer::start(None);
-    let home = Home::with_openai(&server);
-    let s = serve(&home);
-    let api = Api::new(&s);
+    let (_home, _s, api) = serve_openai(&server);
 
     // No strategy named: the config's default, shown on the session.
     let plain = api
-        .post(
-            "/hecate/v1/agent-chat/sessions",
-            json!({"model": "fix/fixture-model"}),
-        )
+        .post_session(json!({"model": "fix/fixture-model"}))
         .await;
     assert_eq!(plain.status, 200, "{}", plain.body);
     assert_eq!(
@@ -144,9 +139,7 @@ async fn each_strategy_gives_the_model_exactly_its_history() {
 #[tokio::test]
 async fn a_summary_buffer_session_summarizes_after_twenty_messages_and_loads_from_it() {
     let server = ModelServer::start(None);
-    let home = Home::with_openai(&server);
-    let s = serve(&home);
-    let api = Api::new(&s);
+    let (_home, _s, api) = serve_openai(&server);
     let id = api
         .create_session(json!({"history": {"strategy": "summary_buffer"}}))
         .await;
@@ -198,9 +191,7 @@ async fn a_failed_summary_leaves_the_turn_completed_and_the_session_going() {
          "status": 500, "error_message": "summarizer down"},
         {"repeat": true, "text": "fine"}
     ])));
-    let home = Home::with_openai(&server);
-    let s = serve(&home);
-    let api = Api::new(&s);
+    let (_home, _s, api) = serve_openai(&server);
     let id = api
         .create_session(json!({"history": {"strategy": "summary_buffer"}}))
         .await;
@@ -236,14 +227,9 @@ async fn a_failed_summary_leaves_the_turn_completed_and_the_session_going() {
 #[tokio::test]
 async fn an_unknown_strategy_is_a_400_naming_the_field() {
     let server = ModelServer::start(None);
-    let home = Home::with_openai(&server);
-    let s = serve(&home);
-    let api = Api::new(&s);
+    let (_home, _s, api) = serve_openai(&server);
     let a = api
-        .post(
-            "/hecate/v1/agent-chat/sessions",
-            json!({"model": "fix/fixture-model", "history": {"strategy": "lru"}}),
-        )
+        .post_session(json!({"model": "fix/fixture-model", "history": {"strategy": "lru"}}))
         .await;
     assert_eq!(a.status, 400, "{}", a.body);
     assert_eq!(a.error_type(), "agent_chat.history_strategy_invalid");
@@ -295,8 +281,7 @@ async fn an_external_agent_is_handed_off_to_a_fresh_primed_session_at_the_summar
     let api = Api::new(&s);
     let (_guard, ws) = crate::support::common::workspace();
     let created = api
-        .post(
-            "/hecate/v1/agent-chat/sessions",
+        .post_session(
             json!({"runtime_kind": "external_agent", "adapter_id": "fixture",
                    "workspace": ws.display().to_string(),
                    "history": {"strategy": "summary_buffer"}}),

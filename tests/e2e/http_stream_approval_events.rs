@@ -4,7 +4,7 @@
 //! client that subscribes, or reconnects with `Last-Event-ID`, while the approval
 //! is pending still gets its `approval.requested`, once.
 
-use crate::support::common::{Home, git_workspace, permission_turn, text};
+use crate::support::common::{Home, git_workspace, permission_turn};
 use crate::support::http;
 use crate::support::http::{Api, Served, data, last_message, pending_approval, serve};
 use serde_json::{Value, json};
@@ -78,14 +78,7 @@ async fn approval_events_reach_the_stream_and_the_turn_then_ends() {
         .expect("approval id")
         .to_string();
 
-    let out = home.run(&[
-        "approvals",
-        "resolve",
-        &approval_id,
-        "--decision",
-        "approve",
-    ]);
-    assert!(out.status.success(), "{}", text(&out).1);
+    home.approve(&approval_id);
 
     let mut resolved = None;
     let mut done = None;

@@ -38,24 +38,35 @@ fn paths(result: &Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn ask_agent_streams_progress_elicits_the_permission_and_reports_files() {
-    let home = home_with_agent();
-    let ws = git_workspace();
-    let mut mcp = McpProc::start(&home, json!({"elicitation": {}}));
+/// Calls `ask_agent` with `arguments` and the progress token `token`, approving
+/// once every elicitation (each an `elicitation/create`); answers the response,
+/// which must not be a tool error, and the params of the elicitations.
+fn ask_approving(mcp: &mut McpProc, token: &str, arguments: Value) -> (Value, Vec<Value>) {
     let mut elicited = Vec::new();
     let r = mcp.request_with(
         "tools/call",
-        json!({"name": "ask_agent", "_meta": {"progressToken": "p1"}, "arguments": {
-            "target": "agent:fixture", "prompt": "please write", "workspace": ws.path()}}),
+        json!({"name": "ask_agent", "_meta": {"progressToken": token}, "arguments": arguments}),
         &mut |method, params| {
             assert_eq!(method, "elicitation/create");
             elicited.push(params.clone());
             json!({"action": "accept", "content": {"decision": "approve_once"}})
         },
     );
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    (r, elicited)
+}
+
+#[test]
+fn ask_agent_streams_progress_elicits_the_permission_and_reports_files() {
+    let home = home_with_agent();
+    let ws = git_workspace();
+    let mut mcp = McpProc::start(&home, json!({"elicitation": {}}));
+    let (r, elicited) = ask_approving(
+        &mut mcp,
+        "p1",
+        json!({"target": "agent:fixture", "prompt": "please write", "workspace": ws.path()}),
+    );
     let result = &r["result"];
-    assert_ne!(result["isError"], true, "{r}");
     assert_eq!(
         elicited.len(),
         1,
@@ -197,20 +208,13 @@ fn ask_agent_runs_hecates_own_agent_and_elicits_its_tool_gate() {
     let home = agent_home(&server, WIRES[0], "file_write");
     let (_dir, ws) = workspace();
     let mut mcp = McpProc::start(&home, json!({"elicitation": {}}));
-    let mut elicited = Vec::new();
     let target = format!("hecate:{}", WIRES[0].2);
-    let r = mcp.request_with(
-        "tools/call",
-        json!({"name": "ask_agent", "_meta": {"progressToken": "h1"}, "arguments": {
-            "target": target, "prompt": "write the file", "workspace": ws}}),
-        &mut |method, params| {
-            assert_eq!(method, "elicitation/create");
-            elicited.push(params.clone());
-            json!({"action": "accept", "content": {"decision": "approve_once"}})
-        },
+    let (r, elicited) = ask_approving(
+        &mut mcp,
+        "h1",
+        json!({"target": target, "prompt": "write the file", "workspace": ws}),
     );
     let result = &r["result"];
-    assert_ne!(result["isError"], true, "{r}");
     assert_eq!(
         elicited.len(),
         1,

@@ -270,18 +270,7 @@ fn without_elicitation_an_operator_answers_the_approval_from_another_process() {
         assert!(Instant::now() < deadline, "no pending approval appeared");
         std::thread::sleep(Duration::from_millis(100));
     };
-    let out = home.run(&[
-        "approvals",
-        "resolve",
-        &approval_id,
-        "--decision",
-        "approve",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    home.approve(&approval_id);
     let r = mcp.wait_response(id, &mut |m, _| panic!("unexpected {m}"));
     assert_eq!(first_text(&r["result"]), "by operator");
 }

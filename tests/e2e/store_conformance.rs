@@ -30,6 +30,13 @@ pub struct Backend {
     _dir: Option<tempfile::TempDir>,
 }
 
+/// The token counts every recorded provider call of these cases reports.
+const USAGE: Usage = Usage {
+    prompt_tokens: 3,
+    completion_tokens: 2,
+    total_tokens: 5,
+};
+
 /// The backend configurations the suite runs against.
 mod backends {
     use super::*;
@@ -135,11 +142,7 @@ mod cases {
             request_id: "req_1".into(),
             provider: "p".into(),
             model: "m".into(),
-            usage: Usage {
-                prompt_tokens: 3,
-                completion_tokens: 2,
-                total_tokens: 5,
-            },
+            usage: USAGE,
             cost_micros_usd: None,
             duration_ms: 1,
             created_at: now_rfc3339(),

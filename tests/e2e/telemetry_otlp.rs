@@ -7,9 +7,10 @@
 //! answer stores the id of its turn's span, shown by the CLI, HTTP and MCP.
 //! Without an endpoint nothing is sent.
 
-use crate::support::agent::{WIRES, agent_home, answer, call, turn};
+use crate::support::agent::{WIRES, agent_home, answer, call, tools_chat_args, turn};
 use crate::support::common::{
-    Home, ModelServer, git_workspace, permission_turn, session_id_from, text, workspace,
+    Home, ModelServer, fixture_chat_args, git_workspace, permission_turn, session_id_from, text,
+    workspace,
 };
 use crate::support::http::{Api, serve};
 use crate::support::mcp::{McpProc, fixture_upstream};
@@ -284,15 +285,7 @@ fn hecate_agent_runs_are_invoke_agent_spans_with_their_model_and_tool_calls() {
     let (_dir, ws) = workspace();
     std::fs::write(ws.join("a.txt"), "a").expect("file");
     let ws_arg = ws.display().to_string();
-    let out = home.run(&[
-        "chat",
-        "--tools",
-        "--model",
-        WIRES[0].2,
-        "--workspace",
-        &ws_arg,
-        "what is here?",
-    ]);
+    let out = home.run(&tools_chat_args(&ws_arg, &["what is here?"]));
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stdout.trim(), "There is one file.");
@@ -347,17 +340,7 @@ fn an_external_agent_prompt_is_an_agent_chat_run_with_the_adapter_attributes() {
     traced(&mut home, &collector);
     let ws = git_workspace();
     let w = ws.path().display().to_string();
-    let out = home.run_with_stdin(
-        &[
-            "chat",
-            "--agent",
-            "fixture",
-            "--workspace",
-            &w,
-            "please write",
-        ],
-        b"a\n",
-    );
+    let out = home.run_with_stdin(&fixture_chat_args(&w, &["please write"]), b"a\n");
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("done"), "{stdout}");

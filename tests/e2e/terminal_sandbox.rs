@@ -5,11 +5,8 @@
 //! with the same command unconfined, so a passing case proves the sandbox, not a
 //! broken command.
 
-use crate::support::acp_editor::{
-    Caps, Editor, Hecate, agent_home, answer, initialize, new_session, prompt, run_editor,
-};
+use crate::support::acp_editor::{Caps, Editor, agent_home, files_turn};
 use crate::support::common::{Home, text, workspace};
-use agent_client_protocol::v1::schema::StopReason;
 use std::path::PathBuf;
 
 /// One turn per command, picked by the prompt; `__PORT__` and `__TMP__` are
@@ -193,18 +190,7 @@ async fn hecate_acp_logs_an_unusable_sandbox_at_start() {
     let home = agent_home(&[]);
     home.write_config("[terminals]\nsandbox = \"read_only\"\nbwrap = \"/nonexistent/bwrap\"\n");
     let (_guard, ws) = workspace();
-    let (hecate, transport) = Hecate::spawn(&home, &["--target", "agent:fixture"]);
-    let said = run_editor(transport, Editor::default(), async |cx, mut updates| {
-        initialize(&cx, Caps::default()).await?;
-        let sid = new_session(&cx, &ws).await?.session_id;
-        assert_eq!(
-            prompt(&cx, &sid, "files please").await?,
-            StopReason::EndTurn
-        );
-        Ok(answer(&updates.drain()))
-    })
-    .await
-    .expect("editor session");
+    let (hecate, said) = files_turn(&home, Editor::default(), Caps::default(), &ws).await;
     assert!(
         said.contains("terminal error: create:") && said.contains("install bubblewrap"),
         "{said}"
@@ -222,26 +208,8 @@ async fn with_a_sandbox_hecate_runs_terminals_itself_instead_of_the_editor() {
     let home = agent_home(&[]);
     home.write_config("[terminals]\nsandbox = \"workspace_only\"\n");
     let (_guard, ws) = workspace();
-    let (_hecate, transport) = Hecate::spawn(&home, &["--target", "agent:fixture"]);
     let editor = Editor::default();
-    let said = run_editor(transport, editor.clone(), async |cx, mut updates| {
-        initialize(
-            &cx,
-            Caps {
-                fs: true,
-                terminal: true,
-            },
-        )
-        .await?;
-        let sid = new_session(&cx, &ws).await?.session_id;
-        assert_eq!(
-            prompt(&cx, &sid, "files please").await?,
-            StopReason::EndTurn
-        );
-        Ok(answer(&updates.drain()))
-    })
-    .await
-    .expect("editor session");
+    let (_hecate, said) = files_turn(&home, editor.clone(), Caps::ALL, &ws).await;
     assert!(said.contains("terminal exit 0: hi"), "{said}");
     assert!(!said.contains("hi from the editor"), "{said}");
     let calls = editor.with(|e| e.calls.clone());

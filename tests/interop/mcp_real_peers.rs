@@ -22,13 +22,7 @@ const TOKEN: &str = "peer-test-token-5a1f";
 const CLIENT_SCENARIO_TIMEOUT_MS: &str = "120000";
 
 fn deps() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-deps/mcp");
-    assert!(
-        dir.join(".hecate-test-deps").exists(),
-        "the MCP peers are not installed in {}: run ./scripts/test-deps/mcp.sh first",
-        dir.display()
-    );
-    dir
+    common::test_deps("mcp", "the MCP peers")
 }
 
 fn node() -> String {

@@ -16,23 +16,8 @@ import sys
 import anthropic
 import openai
 
-WEATHER_OPENAI = {
-    "type": "function",
-    "function": {
-        "name": "weather",
-        "description": "The weather in a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
-WEATHER_ANTHROPIC = {
-    "name": "weather",
-    "description": "The weather in a city",
-    "input_schema": WEATHER_OPENAI["function"]["parameters"],
-}
+from weather_tool import ANTHROPIC as WEATHER_ANTHROPIC
+from weather_tool import CHAT as WEATHER_OPENAI
 
 
 def session_of(sdk, model):

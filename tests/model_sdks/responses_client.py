@@ -15,16 +15,7 @@ import sys
 
 import openai
 
-WEATHER = {
-    "type": "function",
-    "name": "weather",
-    "description": "The weather in a city",
-    "parameters": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-}
+from weather_tool import RESPONSES as WEATHER
 
 
 def streamed(client, **kwargs):

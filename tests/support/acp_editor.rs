@@ -160,6 +160,14 @@ pub struct Caps {
     pub terminal: bool,
 }
 
+impl Caps {
+    /// fs and terminal both.
+    pub const ALL: Caps = Caps {
+        fs: true,
+        terminal: true,
+    };
+}
+
 /// Runs the test editor against `transport`; `main` gets the connection and updates.
 pub async fn run_editor<R>(
     transport: Transport,
@@ -319,6 +327,45 @@ pub async fn prompt(
         .block_task()
         .await?;
     Ok(r.stop_reason)
+}
+
+/// Spawns `hecate acp` of `home` with `args` and runs `editor`, advertising
+/// `caps`, against it: the session `new` asks for and one prompt of `text`,
+/// which must end its turn; answers the process and the turn's updates.
+pub async fn one_prompt(
+    home: &Home,
+    args: &[&str],
+    editor: Editor,
+    caps: Caps,
+    new: NewSessionRequest,
+    text: &str,
+) -> (Hecate, Vec<SessionUpdate>) {
+    let (hecate, transport) = Hecate::spawn(home, args);
+    let updates = run_editor(transport, editor, async |cx, mut updates| {
+        initialize(&cx, caps).await?;
+        let sid = cx.send_request(new).block_task().await?.session_id;
+        assert_eq!(prompt(&cx, &sid, text).await?, StopReason::EndTurn);
+        Ok(updates.drain())
+    })
+    .await
+    .expect("editor session");
+    (hecate, updates)
+}
+
+/// [`one_prompt`] of the [`agent_script`] turn of writes, reads and a terminal
+/// (`files please`) to `home`'s `fixture` agent in `cwd`; answers the process
+/// and the agent's text.
+pub async fn files_turn(home: &Home, editor: Editor, caps: Caps, cwd: &Path) -> (Hecate, String) {
+    let (hecate, updates) = one_prompt(
+        home,
+        &["--target", "agent:fixture"],
+        editor,
+        caps,
+        NewSessionRequest::new(cwd),
+        "files please",
+    )
+    .await;
+    (hecate, answer(&updates))
 }
 
 /// The text of an agent message chunk.

@@ -43,6 +43,14 @@ pub fn agent_home_with(
     home
 }
 
+/// The arguments of `hecate chat --tools` on `WIRES[0]`'s model in `ws`, then
+/// `args`.
+pub fn tools_chat_args<'a>(ws: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["chat", "--tools", "--model", WIRES[0].2, "--workspace", ws];
+    all.extend_from_slice(args);
+    all
+}
+
 /// A scripted tool call.
 pub fn call(name: &str, arguments: Value) -> Value {
     json!({"name": name, "arguments": arguments})
@@ -69,6 +77,36 @@ pub async fn create_and_start(api: &Api, body: Value) -> (String, String) {
     assert_eq!(r.status, 202, "{}", r.body);
     let run = r.body["data"]["id"].as_str().expect("run").to_string();
     (task, run)
+}
+
+/// [`agent_task`] with the task's own MCP servers, `servers`.
+pub fn mcp_task(model: &str, ws: &Path, servers: Value) -> Value {
+    agent_task(model, ws, json!({"mcp_servers": servers}))
+}
+
+/// The statuses a run ends in.
+pub const ENDED: [&str; 3] = ["completed", "failed", "cancelled"];
+
+/// Polls a run until it ends and asserts that it completed; answers the run.
+pub async fn completed(api: &Api, task: &str, run: &str) -> Value {
+    let done = reaches(api, task, run, &ENDED).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    done
+}
+
+/// Creates and starts a task of `body` and waits for its run to end; answers
+/// the task and run ids and the ended run.
+pub async fn run_to_end(api: &Api, body: Value) -> (String, String, Value) {
+    let (task, run) = create_and_start(api, body).await;
+    let done = reaches(api, &task, &run, &ENDED).await;
+    (task, run, done)
+}
+
+/// [`run_to_end`], asserting that the run completed.
+pub async fn run_completed(api: &Api, body: Value) -> (String, String, Value) {
+    let (task, run) = create_and_start(api, body).await;
+    let done = completed(api, &task, &run).await;
+    (task, run, done)
 }
 
 /// An `agent_loop` task body working in place in `ws`, with `extra` fields.
@@ -117,6 +155,12 @@ pub fn count(events: &[Value], event_type: &str) -> usize {
 /// The text of a recorded request body's messages (every string in them).
 pub fn said(request: &Value) -> String {
     request["body"]["messages"].to_string()
+}
+
+/// Asserts that the text of a recorded request's messages contains `needle`.
+pub fn assert_said(request: &Value, needle: &str) {
+    let said = said(request);
+    assert!(said.contains(needle), "{needle:?} in {said}");
 }
 
 /// Approves the pending task approval `id` of `task`, asserting it was taken.

@@ -271,6 +271,20 @@ pub fn exists(p: &Path) -> bool {
     p.exists()
 }
 
+/// The directory `scripts/test-deps/<kind>.sh` installs `what` into (under
+/// `target/test-deps/`), or a failure naming that script.
+pub fn test_deps(kind: &str, what: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/test-deps")
+        .join(kind);
+    assert!(
+        dir.join(".hecate-test-deps").exists(),
+        "{what} are not installed in {}: run ./scripts/test-deps/{kind}.sh first",
+        dir.display()
+    );
+    dir
+}
+
 /// A Git workspace with one committed file, `a.txt` = "original\n".
 pub fn git_workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -332,6 +346,13 @@ impl Home {
         args.extend_from_slice(extra);
         self.add_fixture_agent_with("fixture", &args, extra_toml);
         state
+    }
+
+    /// `hecate approvals resolve ID --decision approve` in this home, asserting
+    /// that it succeeded.
+    pub fn approve(&self, approval_id: &str) {
+        let out = self.run(&["approvals", "resolve", approval_id, "--decision", "approve"]);
+        assert!(out.status.success(), "{}", text(&out).1);
     }
 
     /// Writes the config file.

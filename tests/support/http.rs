@@ -1,7 +1,7 @@
 //! Shared helpers for the HTTP end-to-end tests: the real `hecate serve` on an
 //! ephemeral loopback port, a JSON client, and an SSE reader.
 
-use super::common::Home;
+use super::common::{Home, ModelServer};
 use eventsource_stream::{Event, Eventsource};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
@@ -50,6 +50,15 @@ impl Served {
 /// Starts `hecate serve --listen 127.0.0.1:0` in `home` and waits for its address.
 pub fn serve(home: &Home) -> Served {
     serve_args(home, &["serve", "--listen", "127.0.0.1:0"])
+}
+
+/// Serves a home with the OpenAI-compatible provider `fix` on `server`
+/// ([`Home::with_openai`]); answers the home, the server and a client of it.
+pub fn serve_openai(server: &ModelServer) -> (Home, Served, Api) {
+    let home = Home::with_openai(server);
+    let served = serve(&home);
+    let api = Api::new(&served);
+    (home, served, api)
 }
 
 /// Starts `hecate` with `args` (a serve command) and waits for `listening on`.
@@ -187,6 +196,21 @@ impl Api {
         self.send(self.request(reqwest::Method::DELETE, path)).await
     }
 
+    /// `POST /hecate/v1/agent-chat/sessions` with `body`.
+    pub async fn post_session(&self, body: Value) -> Answer {
+        self.post("/hecate/v1/agent-chat/sessions", body).await
+    }
+
+    /// `POST /hecate/v1/agent-chat/sessions/{id}/{action}` (`cancel`, `close`,
+    /// ...) with an empty body.
+    pub async fn session_action(&self, id: &str, action: &str) -> Answer {
+        self.post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/{action}"),
+            json!({}),
+        )
+        .await
+    }
+
     /// Creates a model session on the fixture provider and returns its id.
     pub async fn create_session(&self, extra: Value) -> String {
         let mut body = json!({"model": "fix/fixture-model"});
@@ -195,7 +219,7 @@ impl Api {
                 b.insert(k.clone(), v.clone());
             }
         }
-        let a = self.post("/hecate/v1/agent-chat/sessions", body).await;
+        let a = self.post_session(body).await;
         assert_eq!(a.status, 200, "create failed: {}", a.body);
         a.body["data"]["id"].as_str().expect("id").to_string()
     }

@@ -357,7 +357,6 @@ pub(crate) async fn list_models(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::providers::ToolDefinition;
 
     #[test]
     fn tools_calls_and_results_render_in_messages_shape() {
@@ -374,17 +373,12 @@ mod tests {
         let mut second = Message::unstored(Role::Tool, "no such file");
         second.tool_call_id = Some("toolu_2".into());
         second.tool_error = true;
-        let req = ChatRequest {
-            model: "m".into(),
-            system: Some("sys".into()),
-            messages: vec![Message::unstored(Role::User, "go"), call, first, second],
-            max_tokens: 10,
-            tools: vec![ToolDefinition {
-                name: "read_file".into(),
-                description: "Reads".into(),
-                parameters: json!({"type": "object"}),
-            }],
-        };
+        let req = ChatRequest::read_file_example(vec![
+            Message::unstored(Role::User, "go"),
+            call,
+            first,
+            second,
+        ]);
         let body = request_body(&req);
         assert_eq!(
             body["tools"][0],

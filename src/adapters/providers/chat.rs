@@ -65,6 +65,25 @@ pub struct ChatRequest {
     pub tools: Vec<ToolDefinition>,
 }
 
+#[cfg(test)]
+impl ChatRequest {
+    /// A request to model `m` with system prompt `sys`, `messages` and one
+    /// `read_file` tool, for the protocols' rendering tests.
+    pub(crate) fn read_file_example(messages: Vec<Message>) -> Self {
+        Self {
+            model: "m".into(),
+            system: Some("sys".into()),
+            messages,
+            max_tokens: 10,
+            tools: vec![ToolDefinition {
+                name: "read_file".into(),
+                description: "Reads".into(),
+                parameters: serde_json::json!({"type": "object"}),
+            }],
+        }
+    }
+}
+
 /// A tool offered to the model: its name, what it does and the JSON schema of
 /// its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -237,7 +237,6 @@ pub(crate) async fn list_models(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::providers::ToolDefinition;
 
     fn message(role: Role, content: &str) -> Message {
         Message::unstored(role, content)
@@ -253,17 +252,7 @@ mod tests {
         });
         let mut result = message(Role::Tool, "hello");
         result.tool_call_id = Some("call_1".into());
-        let req = ChatRequest {
-            model: "m".into(),
-            system: Some("sys".into()),
-            messages: vec![message(Role::User, "go"), call, result],
-            max_tokens: 10,
-            tools: vec![ToolDefinition {
-                name: "read_file".into(),
-                description: "Reads".into(),
-                parameters: json!({"type": "object"}),
-            }],
-        };
+        let req = ChatRequest::read_file_example(vec![message(Role::User, "go"), call, result]);
         let body = request_body(&req);
         assert_eq!(
             body["tools"][0],

@@ -39,6 +39,16 @@ pub fn parse_choice(choice: &str) -> Option<(Decision, Scope)> {
     }
 }
 
+/// The form's `decision` field: one of `choices`, described by `description`.
+pub fn decision_field(description: &str, choices: &[&str]) -> Value {
+    json!({
+        "type": "string",
+        "title": "Decision",
+        "description": description,
+        "enum": choices,
+    })
+}
+
 /// The `elicitation/create` request for a form (`message`, `requestedSchema`,
 /// optional `_meta`), or `None` when the form is not a valid elicitation.
 pub fn form_request(params: Value) -> Option<ServerRequest> {
@@ -61,12 +71,10 @@ pub async fn ask(peer: &Peer<RoleServer>, approval: &Approval) -> ElicitAnswer {
         "requestedSchema": {
             "type": "object",
             "properties": {
-                "decision": {
-                    "type": "string",
-                    "title": "Decision",
-                    "description": "approve_once, approve_session (a grant for the rest of the session) or reject",
-                    "enum": ["approve_once", "approve_session", "reject"]
-                }
+                "decision": decision_field(
+                    "approve_once, approve_session (a grant for the rest of the session) or reject",
+                    &["approve_once", "approve_session", "reject"],
+                )
             },
             "required": ["decision"]
         }

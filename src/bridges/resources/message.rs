@@ -88,8 +88,9 @@ impl From<&ProviderCall> for UsageDto {
     }
 }
 
-/// An entry of a session's message stream.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema, JsonSchema)]
+/// An entry of a session's message stream; its default is an empty entry with
+/// every optional field absent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema, JsonSchema)]
 pub struct MessageDto {
     /// Message id (`msg_…`; `pending_<run_id>` for a running turn's live answer).
     pub id: String,
@@ -225,7 +226,6 @@ impl From<&Message> for MessageDto {
             produced_by_call_id: m.produced_by_call_id.as_ref().map(|c| c.to_string()),
             status: m.status.as_str().to_string(),
             error: m.error.clone(),
-            error_message: None,
             is_summary: m.is_summary,
             runtime_kind: m.runtime.runtime_kind.as_str().to_string(),
             segment_id: m.runtime.segment_id.to_string(),
@@ -239,24 +239,9 @@ impl From<&Message> for MessageDto {
                 .capabilities
                 .as_ref()
                 .map(super::capability::CapabilitiesDto::from),
-            timing: None,
-            diff_stat: None,
             run_id: m.run_id.as_ref().map(|r| r.to_string()),
-            request_id: None,
-            trace_id: None,
-            span_id: None,
-            started_at: None,
-            completed_at: None,
-            duration_ms: None,
-            usage: None,
-            activities: None,
-            raw_output: None,
-            adapter_name: None,
-            driver_kind: None,
-            native_session_id: None,
-            cost_mode: None,
-            workspace: None,
             created_at: m.created_at.clone(),
+            ..Self::default()
         }
     }
 }

@@ -14,16 +14,19 @@ fn error_of(text: &str) -> FlowError {
     parse_flow("bad", Path::new("flows/bad.toml"), text).expect_err("must not load")
 }
 
-const TWO_STAGES: &str = r#"
-welcome = "w"
-[[conversations]]
-name = "w"
-[[conversations.stages]]
-name = "a"
-[[conversations.stages]]
-name = "b"
-end = true
-"#;
+/// A flow whose one conversation `w` has `stages` in order, the last an end stage.
+fn stages_flow(stages: &[&str]) -> String {
+    let mut text = String::from("welcome = \"w\"\n[[conversations]]\nname = \"w\"\n");
+    for name in stages {
+        text.push_str(&format!("[[conversations.stages]]\nname = \"{name}\"\n"));
+    }
+    text + "end = true\n"
+}
+
+/// Conversation `w` with stages `a` and `b`, `b` the end.
+fn two_stages() -> String {
+    stages_flow(&["a", "b"])
+}
 
 #[test]
 fn the_example_flow_loads_with_its_conversations_and_start() {
@@ -41,7 +44,7 @@ fn the_example_flow_loads_with_its_conversations_and_start() {
 
 #[test]
 fn a_duplicate_stage_name_names_file_and_stage() {
-    let e = error_of(&TWO_STAGES.replace("name = \"b\"", "name = \"a\""));
+    let e = error_of(&two_stages().replace("name = \"b\"", "name = \"a\""));
     assert_eq!(e.file, Path::new("flows/bad.toml"));
     assert_eq!(e.field, "conversations[w].stages[a].name");
     assert!(e.message.contains("duplicate stage name `a`"), "{e}");
@@ -54,37 +57,24 @@ fn a_duplicate_stage_name_names_file_and_stage() {
 #[test]
 fn an_edge_to_a_missing_stage_is_named() {
     let e = error_of(&format!(
-        "{TWO_STAGES}[[conversations.edges]]\nfrom = \"a\"\nto = \"zz\"\n"
+        "{}[[conversations.edges]]\nfrom = \"a\"\nto = \"zz\"\n",
+        two_stages()
     ));
     assert_eq!(e.field, "conversations[w].edges[0].to");
     assert!(e.message.contains("no stage is named `zz`"), "{e}");
     let e = error_of(&format!(
-        "{TWO_STAGES}[[conversations.edges]]\nfrom = \"a\"\nto_conversation = \"nope\"\n"
+        "{}[[conversations.edges]]\nfrom = \"a\"\nto_conversation = \"nope\"\n",
+        two_stages()
     ));
     assert_eq!(e.field, "conversations[w].edges[0].to_conversation");
 }
 
 #[test]
 fn a_cycle_without_a_way_out_is_refused_with_the_cycle() {
-    let text = r#"
-welcome = "w"
-[[conversations]]
-name = "w"
-[[conversations.stages]]
-name = "a"
-[[conversations.stages]]
-name = "b"
-[[conversations.stages]]
-name = "c"
-end = true
-[[conversations.edges]]
-from = "a"
-to = "b"
-[[conversations.edges]]
-from = "b"
-to = "a"
-"#;
-    let e = error_of(text);
+    let text = stages_flow(&["a", "b", "c"])
+        + "[[conversations.edges]]\nfrom = \"a\"\nto = \"b\"\n"
+        + "[[conversations.edges]]\nfrom = \"b\"\nto = \"a\"\n";
+    let e = error_of(&text);
     assert_eq!(e.field, "conversations[w].stages[a]");
     assert!(e.message.contains("cycle a -> b -> a"), "{e}");
     // The same cycle with a way out loads.
@@ -94,13 +84,13 @@ to = "a"
 
 #[test]
 fn a_stage_with_no_path_to_an_end_is_refused() {
-    let e = error_of(&TWO_STAGES.replace("end = true", ""));
+    let e = error_of(&two_stages().replace("end = true", ""));
     assert!(e.message.contains("cannot reach an end stage"), "{e}");
 }
 
 #[test]
 fn an_unknown_field_type_is_named_with_the_choices() {
-    let text = TWO_STAGES.replace(
+    let text = two_stages().replace(
         "name = \"a\"\n",
         "name = \"a\"\nfields = [{ name = \"age\", type = \"int\" }]\n",
     );
@@ -112,13 +102,14 @@ fn an_unknown_field_type_is_named_with_the_choices() {
 
 #[test]
 fn unknown_keys_bad_toml_and_a_missing_welcome_are_refused() {
-    let e = error_of(&TWO_STAGES.replace("end = true", "end = true\ncolour = 1"));
+    let e = error_of(&two_stages().replace("end = true", "end = true\ncolour = 1"));
     assert!(e.message.contains("colour"), "{e}");
     assert!(e.field.starts_with("line "), "{e}");
-    let e = error_of(&TWO_STAGES.replace("welcome = \"w\"", "welcome = \"x\""));
+    let e = error_of(&two_stages().replace("welcome = \"w\"", "welcome = \"x\""));
     assert_eq!(e.field, "welcome");
     let e = error_of(&format!(
-        "{TWO_STAGES}[[conversations.edges]]\nfrom = \"a\"\nto = \"b\"\nwhen = {{ filled = [\"ghost\"] }}\n"
+        "{}[[conversations.edges]]\nfrom = \"a\"\nto = \"b\"\nwhen = {{ filled = [\"ghost\"] }}\n",
+        two_stages()
     ));
     assert!(e.message.contains("`ghost` is not a field"), "{e}");
 }

@@ -76,13 +76,7 @@ impl TurnTaps {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn started(s: &str) -> EngineEvent {
-        EngineEvent::TurnStarted {
-            session_id: SessionId::from(s),
-            run_id: RunId::from("r"),
-        }
-    }
+    use crate::engine::bus::tests::started;
 
     #[tokio::test]
     async fn a_full_turn_channel_waits_instead_of_dropping() {

@@ -2,6 +2,7 @@
 //! tool calls, stop reason and usage.
 
 use crate::model_wire::reasons::{finish_to_stop, stop_to_finish};
+use crate::model_wire::requests::to_openai_request::tool_use_as_openai_call;
 use crate::model_wire::usage::TokenUsage;
 use serde_json::{Value, json};
 
@@ -59,14 +60,7 @@ pub fn anthropic_response_to_openai(body: &Value, created: u64) -> Value {
         match b["type"].as_str() {
             Some("text") => text.push_str(b["text"].as_str().unwrap_or_default()),
             Some("thinking") => thinking.push_str(b["thinking"].as_str().unwrap_or_default()),
-            Some("tool_use") => calls.push(json!({
-                "id": b["id"].as_str().unwrap_or_default(),
-                "type": "function",
-                "function": {
-                    "name": b["name"].as_str().unwrap_or_default(),
-                    "arguments": b["input"].to_string(),
-                },
-            })),
+            Some("tool_use") => calls.push(tool_use_as_openai_call(b)),
             _ => {}
         }
     }

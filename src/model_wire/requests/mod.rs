@@ -10,3 +10,6 @@ pub mod responses_request;
 pub mod to_anthropic_request;
 pub mod to_openai_request;
 pub mod transcript;
+
+#[cfg(test)]
+pub(crate) mod fixtures;

@@ -236,24 +236,13 @@ fn tools_of(tools: &[Value]) -> Result<Vec<Value>, TranslateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model_wire::requests::fixtures::openai_round_trip_messages;
 
     #[test]
     fn translates_a_full_tool_round_trip() {
         let body = json!({
             "model": "fix/gpt",
-            "messages": [
-                {"role": "system", "content": "be brief"},
-                {"role": "user", "content": [
-                    {"type": "text", "text": "what is in"},
-                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-                ]},
-                {"role": "assistant", "content": null, "tool_calls": [
-                    {"id": "call_1", "type": "function",
-                     "function": {"name": "look", "arguments": "{\"at\":\"x\"}"}},
-                ]},
-                {"role": "tool", "tool_call_id": "call_1", "content": "a cat"},
-                {"role": "user", "content": "thanks"},
-            ],
+            "messages": openai_round_trip_messages("call_1"),
             "max_completion_tokens": 50,
             "temperature": 1.5,
             "top_p": 0.9,

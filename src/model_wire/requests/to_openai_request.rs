@@ -187,14 +187,7 @@ fn assistant_message(content: &Value, i: usize) -> Result<Value, TranslateError>
     for b in blocks {
         match b["type"].as_str() {
             Some("text") => text.push_str(b["text"].as_str().unwrap_or_default()),
-            Some("tool_use") => calls.push(json!({
-                "id": b["id"].as_str().unwrap_or_default(),
-                "type": "function",
-                "function": {
-                    "name": b["name"].as_str().unwrap_or_default(),
-                    "arguments": b["input"].to_string(),
-                },
-            })),
+            Some("tool_use") => calls.push(tool_use_as_openai_call(b)),
             Some("thinking" | "redacted_thinking") => {}
             other => {
                 return Err(TranslateError::Unsupported(format!(
@@ -214,6 +207,18 @@ fn assistant_message(content: &Value, i: usize) -> Result<Value, TranslateError>
 }
 
 /// Anthropic custom tools as OpenAI function tools.
+/// An Anthropic `tool_use` block as an OpenAI `tool_calls` entry.
+pub fn tool_use_as_openai_call(block: &Value) -> Value {
+    json!({
+        "id": block["id"].as_str().unwrap_or_default(),
+        "type": "function",
+        "function": {
+            "name": block["name"].as_str().unwrap_or_default(),
+            "arguments": block["input"].to_string(),
+        },
+    })
+}
+
 fn tools_of(tools: &[Value]) -> Result<Vec<Value>, TranslateError> {
     tools
         .iter()
@@ -239,6 +244,7 @@ fn tools_of(tools: &[Value]) -> Result<Vec<Value>, TranslateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model_wire::requests::fixtures::openai_round_trip_messages;
 
     #[test]
     fn translates_a_full_tool_round_trip() {
@@ -285,19 +291,7 @@ mod tests {
                 "tool_choice": {"type": "function", "function": {"name": "look"}},
                 "parallel_tool_calls": false,
                 "user": "u1",
-                "messages": [
-                    {"role": "system", "content": "be brief"},
-                    {"role": "user", "content": [
-                        {"type": "text", "text": "what is in"},
-                        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-                    ]},
-                    {"role": "assistant", "content": null, "tool_calls": [
-                        {"id": "toolu_1", "type": "function",
-                         "function": {"name": "look", "arguments": "{\"at\":\"x\"}"}},
-                    ]},
-                    {"role": "tool", "tool_call_id": "toolu_1", "content": "a cat"},
-                    {"role": "user", "content": "thanks"},
-                ],
+                "messages": openai_round_trip_messages("toolu_1"),
             })
         );
     }

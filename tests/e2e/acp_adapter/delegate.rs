@@ -34,6 +34,18 @@ impl Recording {
     fn calls(&self) -> Vec<String> {
         self.calls.lock().expect("calls").clone()
     }
+
+    /// A delegate that reads and writes files and leaves terminals to Hecate.
+    fn files_only() -> Self {
+        Self {
+            caps: DelegateCapabilities {
+                read_text_file: true,
+                write_text_file: true,
+                terminal: false,
+            },
+            ..Self::default()
+        }
+    }
 }
 
 impl WorkspaceDelegate for Recording {
@@ -152,14 +164,7 @@ async fn turn_with(
 
 #[tokio::test]
 async fn the_delegate_serves_what_it_offers_and_hecate_the_rest() {
-    let delegate = Arc::new(Recording {
-        caps: DelegateCapabilities {
-            read_text_file: true,
-            write_text_file: true,
-            terminal: false,
-        },
-        ..Recording::default()
-    });
+    let delegate = Arc::new(Recording::files_only());
     let (t, ws, _g) = turn_through(delegate.clone()).await;
     let notes = ws.join("notes.txt");
     assert_eq!(
@@ -229,14 +234,7 @@ async fn editor_terminals_are_followed_by_their_id_and_editor_errors_reach_the_a
 /// itself, and its write then goes through.
 #[tokio::test]
 async fn a_forwarded_read_of_a_file_not_created_yet_is_empty_content() {
-    let delegate = Arc::new(Recording {
-        caps: DelegateCapabilities {
-            read_text_file: true,
-            write_text_file: true,
-            terminal: false,
-        },
-        ..Recording::default()
-    });
+    let delegate = Arc::new(Recording::files_only());
     let script = r#"{"turns": [{"actions": [
         {"fs_read": {"path": "fresh.txt"}},
         {"fs_write": {"path": "fresh.txt", "content": "made\n"}},

@@ -15,34 +15,44 @@ use hecate::adapters::process::env::current_env;
 use hecate::domain::event::RuntimeEvent;
 use std::time::Duration;
 
-#[tokio::test]
-async fn grandchildren_die_with_the_agent() {
-    let (_g, ws) = workspace();
-    let conn = start(&ws, &["--spawn-grandchild", "--stderr-noise"]).await;
-    let mut pid = None;
+/// The pid of the grandchild the fixture agent (`--spawn-grandchild`) reports
+/// on its stderr.
+async fn grandchild_pid(conn: &AgentConnection) -> i32 {
     for _ in 0..200 {
-        pid = conn
+        let pid = conn
             .stderr_tail()
             .lines()
             .find_map(|l| l.strip_prefix("grandchild pid: "))
             .and_then(|p| p.trim().parse::<i32>().ok());
-        if pid.is_some() {
-            break;
+        if let Some(pid) = pid {
+            return pid;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let pid = pid.expect("the fixture reports its grandchild");
+    panic!("the fixture never reported its grandchild");
+}
+
+/// Whether `pid` is gone, waiting for it at most 5 s.
+async fn gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        if !process_alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    !process_alive(pid)
+}
+
+#[tokio::test]
+async fn grandchildren_die_with_the_agent() {
+    let (_g, ws) = workspace();
+    let conn = start(&ws, &["--spawn-grandchild", "--stderr-noise"]).await;
+    let pid = grandchild_pid(&conn).await;
     assert!(process_alive(pid));
     assert!(conn.stderr_tail().contains("stderr noise"));
     let agent_pid = i32::try_from(conn.pid()).expect("pid");
     conn.shutdown().await;
-    for _ in 0..100 {
-        if !process_alive(pid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(!process_alive(pid), "grandchild {pid} outlived shutdown");
+    assert!(gone(pid).await, "grandchild {pid} outlived shutdown");
     assert!(!process_alive(agent_pid));
 }
 
@@ -50,27 +60,9 @@ async fn grandchildren_die_with_the_agent() {
 async fn dropping_a_connection_kills_its_group() {
     let (_g, ws) = workspace();
     let conn = start(&ws, &["--spawn-grandchild"]).await;
-    let mut pid = None;
-    for _ in 0..200 {
-        pid = conn
-            .stderr_tail()
-            .lines()
-            .find_map(|l| l.strip_prefix("grandchild pid: "))
-            .and_then(|p| p.trim().parse::<i32>().ok());
-        if pid.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let pid = pid.expect("grandchild pid");
+    let pid = grandchild_pid(&conn).await;
     drop(conn);
-    for _ in 0..100 {
-        if !process_alive(pid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(!process_alive(pid), "grandchild {pid} outlived drop");
+    assert!(gone(pid).await, "grandchild {pid} outlived drop");
 }
 
 #[tokio::test]

@@ -73,6 +73,29 @@ fn finished_content(updates: &[Value], id: &Value) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// [`one_prompt`] to the Hecate agent target.
+async fn agent_prompt(
+    home: &Home,
+    editor: Editor,
+    new: NewSessionRequest,
+    text: &str,
+) -> (Hecate, Vec<SessionUpdate>) {
+    one_prompt(
+        home,
+        &["--target", TARGET],
+        editor,
+        Caps::default(),
+        new,
+        text,
+    )
+    .await
+}
+
+/// The editor's stdio MCP server `name` running the fixture MCP server.
+fn fixture_mcp_server(name: &str) -> McpServer {
+    McpServer::Stdio(McpServerStdio::new(name, fixtures_bin()).args(vec!["mcp-server".into()]))
+}
+
 fn seeded(ws: &Path) -> std::path::PathBuf {
     let notes = ws.join("notes.txt");
     std::fs::write(&notes, "hello world\n").expect("seed");
@@ -218,18 +241,14 @@ async fn a_rejected_edit_is_refused_and_the_model_is_told() {
     let home = loop_home(&server, "file_write");
     let (_guard, ws) = workspace();
     let notes = seeded(&ws);
-    let (_hecate, transport) = Hecate::spawn(&home, &["--target", TARGET]);
     let editor = Editor::answering(Permission::RejectOnce);
-    let updates = run_editor(transport, editor.clone(), async |cx, mut updates| {
-        let sid = open(&cx, &ws).await?;
-        assert_eq!(
-            prompt(&cx, &sid, "fix the greeting").await?,
-            StopReason::EndTurn
-        );
-        Ok(updates.drain())
-    })
-    .await
-    .expect("editor session");
+    let (_hecate, updates) = agent_prompt(
+        &home,
+        editor.clone(),
+        NewSessionRequest::new(&ws),
+        "fix the greeting",
+    )
+    .await;
     assert_eq!(answer(&updates), "Left it alone.");
     assert_eq!(
         std::fs::read_to_string(&notes).expect("read"),
@@ -311,14 +330,13 @@ async fn the_agents_plan_reaches_the_editor_as_plan_updates() {
     let home = loop_home(&server, "");
     let (_guard, ws) = workspace();
     seeded(&ws);
-    let (_hecate, transport) = Hecate::spawn(&home, &["--target", TARGET]);
-    let updates = run_editor(transport, Editor::default(), async |cx, mut updates| {
-        let sid = open(&cx, &ws).await?;
-        assert_eq!(prompt(&cx, &sid, "plan it").await?, StopReason::EndTurn);
-        Ok(updates.drain())
-    })
-    .await
-    .expect("editor session");
+    let (_hecate, updates) = agent_prompt(
+        &home,
+        Editor::default(),
+        NewSessionRequest::new(&ws),
+        "plan it",
+    )
+    .await;
     assert_eq!(answer(&updates), "Planned and done.");
     let got = as_json(&updates);
     let plans: Vec<&Value> = got
@@ -349,18 +367,8 @@ async fn the_editors_mcp_servers_join_the_agents_tools() {
     ])));
     let home = loop_home(&server, "");
     let (_guard, ws) = workspace();
-    let (_hecate, transport) = Hecate::spawn(&home, &["--target", TARGET]);
-    let updates = run_editor(transport, Editor::default(), async |cx, mut updates| {
-        initialize(&cx, Caps::default()).await?;
-        let new = NewSessionRequest::new(&ws).mcp_servers(vec![McpServer::Stdio(
-            McpServerStdio::new("files", fixtures_bin()).args(vec!["mcp-server".into()]),
-        )]);
-        let sid = cx.send_request(new).block_task().await?.session_id;
-        assert_eq!(prompt(&cx, &sid, "echo").await?, StopReason::EndTurn);
-        Ok(updates.drain())
-    })
-    .await
-    .expect("editor session");
+    let new = NewSessionRequest::new(&ws).mcp_servers(vec![fixture_mcp_server("files")]);
+    let (_hecate, updates) = agent_prompt(&home, Editor::default(), new, "echo").await;
     assert_eq!(answer(&updates), "Echoed.");
     let got = as_json(&updates);
     let echo = got
@@ -389,22 +397,11 @@ async fn editor_servers_whose_names_clean_alike_both_join_under_unique_aliases()
     ])));
     let home = loop_home(&server, "");
     let (_guard, ws) = workspace();
-    let (_hecate, transport) = Hecate::spawn(&home, &["--target", TARGET]);
-    let updates = run_editor(transport, Editor::default(), async |cx, mut updates| {
-        initialize(&cx, Caps::default()).await?;
-        let fixture = |name: &str| {
-            McpServer::Stdio(
-                McpServerStdio::new(name, fixtures_bin()).args(vec!["mcp-server".into()]),
-            )
-        };
-        let new =
-            NewSessionRequest::new(&ws).mcp_servers(vec![fixture("my files"), fixture("my_files")]);
-        let sid = cx.send_request(new).block_task().await?.session_id;
-        assert_eq!(prompt(&cx, &sid, "echo twice").await?, StopReason::EndTurn);
-        Ok(updates.drain())
-    })
-    .await
-    .expect("editor session");
+    let new = NewSessionRequest::new(&ws).mcp_servers(vec![
+        fixture_mcp_server("my files"),
+        fixture_mcp_server("my_files"),
+    ]);
+    let (_hecate, updates) = agent_prompt(&home, Editor::default(), new, "echo twice").await;
     assert_eq!(answer(&updates), "Both echoed.");
     let requests = server.requests();
     let tools = requests[0]["body"]["tools"].to_string();

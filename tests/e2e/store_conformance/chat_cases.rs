@@ -10,7 +10,6 @@ use hecate::domain::gateway_conversation::{
     RouteCandidate, TraceFilter,
 };
 use hecate::domain::ids::CallId;
-use hecate::domain::provider_call::Usage;
 use hecate::domain::time::now_rfc3339;
 use hecate::store::ProviderCooldown;
 use serde_json::json;
@@ -28,11 +27,7 @@ pub(super) fn trace(request_id: &str, session: Option<&str>, started_at: &str) -
         provider: "p".into(),
         model: "m".into(),
         status: "completed".into(),
-        usage: Usage {
-            prompt_tokens: 3,
-            completion_tokens: 2,
-            total_tokens: 5,
-        },
+        usage: super::USAGE,
         cost_micros_usd: Some(7),
         duration_ms: 4,
         error_type: None,
@@ -70,11 +65,7 @@ fn exchange(session: &str, expected: u64, request_id: &str, user: &str) -> Recor
             request_id: request_id.into(),
             provider: "p".into(),
             model: "m".into(),
-            usage: Usage {
-                prompt_tokens: 3,
-                completion_tokens: 2,
-                total_tokens: 5,
-            },
+            usage: super::USAGE,
             cost_micros_usd: Some(7),
             outcome: "completed".into(),
             duration_ms: 4,

@@ -174,26 +174,32 @@ mod tests {
 
     #[test]
     fn npm_failures_are_classified_by_code() {
-        let etarget = "npm error code ETARGET\nnpm error notarget No matching version found for @x/y@9.9.9.\n";
-        assert_eq!(
-            classify_failure("@x/y@9.9.9", "exit 1", etarget).reason(),
-            "version_not_found"
-        );
-        let e404 = "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/@x%2fnope\n";
-        assert_eq!(
-            classify_failure("@x/nope", "exit 1", e404).reason(),
-            "package_not_found"
-        );
-        let offline = "npm ERR! code ENOTFOUND\nnpm ERR! errno ENOTFOUND\n";
-        assert_eq!(
-            classify_failure("@x/y", "exit 1", offline).reason(),
-            "registry_unreachable"
-        );
-        let refused = "npm error code ECONNREFUSED\n";
-        assert_eq!(
-            classify_failure("@x/y", "exit 1", refused).reason(),
-            "registry_unreachable"
-        );
+        let cases = [
+            (
+                "@x/y@9.9.9",
+                "npm error code ETARGET\nnpm error notarget No matching version found for @x/y@9.9.9.\n",
+                "version_not_found",
+            ),
+            (
+                "@x/nope",
+                "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/@x%2fnope\n",
+                "package_not_found",
+            ),
+            (
+                "@x/y",
+                "npm ERR! code ENOTFOUND\nnpm ERR! errno ENOTFOUND\n",
+                "registry_unreachable",
+            ),
+            (
+                "@x/y",
+                "npm error code ECONNREFUSED\n",
+                "registry_unreachable",
+            ),
+        ];
+        for (spec, stderr, reason) in cases {
+            let e = classify_failure(spec, "exit 1", stderr);
+            assert_eq!(e.reason(), reason, "{stderr}");
+        }
         let other = classify_failure("@x/y", "exit 1", "npm error code EACCES\nnpm error denied");
         assert_eq!(other.reason(), "npm_failed");
         assert!(other.to_string().contains("npm error denied"), "{other}");

@@ -4,7 +4,7 @@
 //! too, with a note), or gives no answer, which leaves the approval pending. A
 //! question whose approval was resolved elsewhere first is withdrawn.
 
-use crate::bridges::mcp::elicit::{form_request, parse_choice};
+use crate::bridges::mcp::elicit::{decision_field, form_request, parse_choice};
 use crate::domain::approval::Decision;
 use crate::domain::task::TaskApproval;
 use rmcp::model::{CancelledNotificationParam, ClientResult, ElicitationAction};
@@ -49,12 +49,10 @@ pub fn task_form(a: &TaskApproval) -> Value {
         "requestedSchema": {
             "type": "object",
             "properties": {
-                "decision": {
-                    "type": "string",
-                    "title": "Decision",
-                    "description": "approve_once (the run goes ahead) or reject (the run fails)",
-                    "enum": ["approve_once", "reject"]
-                },
+                "decision": decision_field(
+                    "approve_once (the run goes ahead) or reject (the run fails)",
+                    &["approve_once", "reject"],
+                ),
                 "note": {
                     "type": "string",
                     "title": "Note",

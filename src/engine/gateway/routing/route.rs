@@ -289,18 +289,19 @@ pub fn suggestions(requested: &str, providers: &[ProviderModels]) -> Vec<String>
 /// Every routable id: `provider/model` for each model, plus the bare model when
 /// only one provider serves it.
 pub fn listing(providers: &[ProviderModels]) -> Vec<ListedModel> {
+    let listed = |p: &ProviderModels, m: &String, id: String| ListedModel {
+        id,
+        provider: p.name.clone(),
+        model: m.clone(),
+        provider_kind: p.kind.as_str(),
+        discovery_source: if p.declared { "config" } else { "provider" },
+        default: false,
+        capabilities: None,
+    };
     let mut out = Vec::new();
     for p in providers {
         for m in &p.models {
-            out.push(ListedModel {
-                id: format!("{}/{m}", p.name),
-                provider: p.name.clone(),
-                model: m.clone(),
-                provider_kind: p.kind.as_str(),
-                discovery_source: if p.declared { "config" } else { "provider" },
-                default: false,
-                capabilities: None,
-            });
+            out.push(listed(p, m, format!("{}/{m}", p.name)));
         }
     }
     for p in providers {
@@ -310,15 +311,7 @@ pub fn listing(providers: &[ProviderModels]) -> Vec<ListedModel> {
                 .filter(|q| q.models.iter().any(|x| x == m))
                 .count();
             if servers == 1 {
-                out.push(ListedModel {
-                    id: m.clone(),
-                    provider: p.name.clone(),
-                    model: m.clone(),
-                    provider_kind: p.kind.as_str(),
-                    discovery_source: if p.declared { "config" } else { "provider" },
-                    default: false,
-                    capabilities: None,
-                });
+                out.push(listed(p, m, m.clone()));
             }
         }
     }

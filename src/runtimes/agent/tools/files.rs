@@ -204,6 +204,10 @@ mod tests {
         run(env, &c, &CancellationToken::new()).await
     }
 
+    fn read(ws: &std::path::Path, name: &str) -> String {
+        std::fs::read_to_string(ws.join(name)).expect("read")
+    }
+
     #[tokio::test]
     async fn file_tools_stay_in_the_workspace_and_edit_unique_strings() {
         let dir = tempfile::tempdir().expect("dir");
@@ -236,10 +240,7 @@ mod tests {
         let p = r.patch.expect("proposed");
         assert!(p.proposed);
         assert_eq!(p.change.after.as_deref(), Some("1 two two\n"));
-        assert_eq!(
-            std::fs::read_to_string(ws.join("a.txt")).expect("read"),
-            "one two two\n"
-        );
+        assert_eq!(read(&ws, "a.txt"), "one two two\n");
         let r = call(
             &env,
             "file_edit",
@@ -247,10 +248,7 @@ mod tests {
         )
         .await;
         assert!(!r.is_error && !r.patch.expect("patch").proposed);
-        assert_eq!(
-            std::fs::read_to_string(ws.join("a.txt")).expect("read"),
-            "1 two two\n"
-        );
+        assert_eq!(read(&ws, "a.txt"), "1 two two\n");
         let r = call(
             &env,
             "file_write",
