@@ -14,12 +14,12 @@
 //!
 //! No thresholds: the figures go into the docs.
 
+use crate::load::{expect_ok, http_client, load, load_get, ratios, rss_kib, timed};
 use crate::support::{
     Listening, TempDir, fixture_bin, fixture_model_server, num, percentile, serve_on_ephemeral_port,
 };
 use anyhow::Context;
 use futures::StreamExt;
-use futures::future::BoxFuture;
 use hecate::adapters::providers::pricing::Pricebook;
 use hecate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
 use hecate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
@@ -32,11 +32,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Namespace, provider and model the benchmark's sessions use.
-const NAMESPACE: &str = "default";
-const PROVIDER: &str = "fix";
-const MODEL: &str = "fixture-model";
+pub(crate) const NAMESPACE: &str = "default";
+pub(crate) const PROVIDER: &str = "fix";
+pub(crate) const MODEL: &str = "fixture-model";
 /// How long any single step may wait for the server before the run fails.
-const STEP_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Arguments of the `http` benchmark.
 #[derive(Debug, Clone, clap::Args)]
@@ -66,8 +66,13 @@ pub struct HttpArgs {
 }
 
 /// Starts `hecate serve` on an ephemeral loopback port (connection cap raised
-/// past the subscriber counts) and waits for its address.
-async fn start_serve(dir: &Path, fixture_v1: &str) -> anyhow::Result<Listening> {
+/// past the subscriber counts), with `env` added to its environment, and waits
+/// for its address.
+pub(crate) async fn start_serve(
+    dir: &Path,
+    fixture_v1: &str,
+    env: &[(&str, &str)],
+) -> anyhow::Result<Listening> {
     // The fan-out opens one connection per subscriber; the default cap (1024)
     // would refuse some of them at the largest count.
     std::fs::write(
@@ -75,18 +80,25 @@ async fn start_serve(dir: &Path, fixture_v1: &str) -> anyhow::Result<Listening> 
         "[server]\nmax_connections = 100000\n",
     )
     .context("writing the benchmark config")?;
-    serve_on_ephemeral_port(dir, &[("PROVIDER_FIX_BASE_URL", fixture_v1)], STEP_TIMEOUT).await
+    let mut all = vec![("PROVIDER_FIX_BASE_URL", fixture_v1)];
+    all.extend_from_slice(env);
+    serve_on_ephemeral_port(dir, &all, STEP_TIMEOUT).await
 }
 
 /// A prompt of about forty words, so each echoed answer streams as many deltas.
-fn prompt(i: usize) -> String {
+pub(crate) fn prompt(i: usize) -> String {
     let words: Vec<String> = (0..40).map(|w| format!("word{w}")).collect();
     format!("turn {i}: {}", words.join(" "))
 }
 
-/// Writes a session of `turns` model turns (two messages each) into the store the
-/// server will open, through the engine, so it holds real runs and run events.
-async fn seed(db: &Path, fixture_v1: &str, turns: usize) -> anyhow::Result<String> {
+/// Writes a session of `turns` model turns (two messages each) into `store`, which
+/// the server will open next, through the engine, so it holds real runs and run
+/// events.
+pub(crate) async fn seed(
+    store: Arc<dyn Store>,
+    fixture_v1: &str,
+    turns: usize,
+) -> anyhow::Result<String> {
     let http = ProviderClient::default_http()?;
     let provider = ProviderConfig {
         name: PROVIDER.into(),
@@ -99,7 +111,6 @@ async fn seed(db: &Path, fixture_v1: &str, turns: usize) -> anyhow::Result<Strin
         vec![ProviderClient::new(http, provider)],
         Pricebook::default(),
     );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(db)?);
     let (engine, _) = Engine::start(store, runtime.into(), EngineConfig::default()).await?;
     let session = engine
         .create_session(
@@ -129,103 +140,8 @@ async fn seed(db: &Path, fixture_v1: &str, turns: usize) -> anyhow::Result<Strin
     Ok(session.id.to_string())
 }
 
-/// One request of a load loop: `worker` is the connection index, `n` the number
-/// of requests this worker sent before. It answers the time of its measured part,
-/// so set-up it does first (a fresh session) stays out of the figures.
-type Request =
-    Arc<dyn Fn(usize, usize) -> BoxFuture<'static, anyhow::Result<Duration>> + Send + Sync>;
-
-/// Runs `request` on `connections` concurrent workers for `duration`; each worker
-/// sends its requests one after another. Returns requests/s (the sum of every
-/// worker's own rate over its measured time) and latency percentiles in
-/// milliseconds.
-async fn load(connections: usize, duration: Duration, request: Request) -> anyhow::Result<Value> {
-    let deadline = Instant::now() + duration;
-    let workers = (0..connections.max(1)).map(|w| {
-        let request = request.clone();
-        tokio::spawn(async move {
-            let mut samples = Vec::new();
-            let mut busy = Duration::ZERO;
-            while Instant::now() < deadline || samples.is_empty() {
-                let took = request(w, samples.len()).await?;
-                busy += took;
-                samples.push(took.as_secs_f64() * 1e3);
-            }
-            anyhow::Ok((samples, busy))
-        })
-    });
-    let mut all = Vec::new();
-    let mut rps = 0.0;
-    for r in futures::future::join_all(workers).await {
-        let (samples, busy) = r??;
-        rps += samples.len() as f64 / busy.as_secs_f64().max(1e-9);
-        all.extend(samples);
-    }
-    all.sort_by(f64::total_cmp);
-    Ok(json!({
-        "requests": all.len(),
-        "requests_per_s": rps,
-        "p50_ms": percentile(&all, 0.5),
-        "p99_ms": percentile(&all, 0.99),
-    }))
-}
-
-/// [`load`] of plain `GET url` requests.
-async fn load_get(
-    http: &reqwest::Client,
-    url: &str,
-    connections: usize,
-    duration: Duration,
-) -> anyhow::Result<Value> {
-    let (http, url) = (http.clone(), url.to_string());
-    load(
-        connections,
-        duration,
-        Arc::new(move |_, _| Box::pin(timed(http.get(&url)))),
-    )
-    .await
-}
-
-/// Times `req` from sending to the last byte of a 200 answer.
-async fn timed(req: reqwest::RequestBuilder) -> anyhow::Result<Duration> {
-    let started = Instant::now();
-    expect_ok(req).await?;
-    Ok(started.elapsed())
-}
-
-/// `target` against `baseline`: rates as target/baseline, latencies likewise.
-fn ratios(target: &Value, baseline: &Value) -> Value {
-    let r = |k: &str| num(target, k) / num(baseline, k).max(1e-9);
-    json!({
-        "requests_per_s": r("requests_per_s"),
-        "p50": r("p50_ms"),
-        "p99": r("p99_ms"),
-    })
-}
-
-/// A keep-alive client for `connections` parallel connections.
-fn http_client(connections: usize) -> anyhow::Result<reqwest::Client> {
-    Ok(reqwest::Client::builder()
-        .pool_max_idle_per_host(connections.max(1) * 2)
-        .tcp_nodelay(true)
-        .build()?)
-}
-
-/// Sends `req` and fails unless it answers 200; the body is read to the end.
-async fn expect_ok(req: reqwest::RequestBuilder) -> anyhow::Result<Vec<u8>> {
-    let resp = req.send().await?;
-    let status = resp.status();
-    let body = resp.bytes().await?;
-    anyhow::ensure!(
-        status.is_success(),
-        "HTTP {status}: {}",
-        String::from_utf8_lossy(&body[..body.len().min(500)])
-    );
-    Ok(body.to_vec())
-}
-
 /// Creates a model session over HTTP and returns its id.
-async fn create_session(http: &reqwest::Client, base: &str) -> anyhow::Result<String> {
+pub(crate) async fn create_session(http: &reqwest::Client, base: &str) -> anyhow::Result<String> {
     let body = expect_ok(
         http.post(format!("{base}/hecate/v1/agent-chat/sessions"))
             .json(&json!({"model": format!("{PROVIDER}/{MODEL}"), "title": "bench http"})),
@@ -236,17 +152,6 @@ async fn create_session(http: &reqwest::Client, base: &str) -> anyhow::Result<St
         .as_str()
         .context("created session has no id")?
         .to_string())
-}
-
-/// Resident set size of `pid` in KiB, from `/proc/PID/status`.
-fn rss_kib(pid: u32) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .context("no VmRSS in /proc status")
 }
 
 /// What one subscriber saw after the message was posted.
@@ -343,9 +248,10 @@ async fn run(args: &HttpArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result
     let fixture_v1 = format!("{}/v1", fixture.base);
     let turns = args.messages.div_ceil(2).max(1);
     let seeding = Instant::now();
-    let session = seed(&dir.join("data").join(DB_FILE), &fixture_v1, turns).await?;
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.join("data").join(DB_FILE))?);
+    let session = seed(store, &fixture_v1, turns).await?;
     let seed_s = seeding.elapsed().as_secs_f64();
-    let mut serve = start_serve(dir, &fixture_v1).await?;
+    let mut serve = start_serve(dir, &fixture_v1, &[]).await?;
     let serve_pid = serve.process.child().id().context("serve has no pid")?;
     let start_rss = rss_kib(serve_pid)?;
     let base = serve.base.clone();

@@ -2,7 +2,7 @@
 //! the direct path in the same run, with the `hecate` and `hecate-fixtures`
 //! binaries of this build. No thresholds: the figures go into the docs.
 //!
-//! `cargo bench --bench hub -- <store|model|gateway|agent|agent-loop|acp|http|mcp [--ts]|tasks|memory> [options]`
+//! `cargo bench --bench hub -- <store|model|gateway|agent|agent-loop|acp|http|turns|mcp [--ts]|tasks|memory> [options]`
 //! runs one benchmark (Cargo passes `--bench`, and builds with the optimised
 //! bench profile). Run without `--bench`, as `cargo test --bench hub` and
 //! `cargo test --all-targets` do, it runs every benchmark once with tiny counts
@@ -15,6 +15,7 @@ mod agent_floor;
 mod agent_loop;
 mod gateway;
 mod http;
+mod load;
 mod mcp;
 mod mcp_ts;
 mod memory;
@@ -23,6 +24,7 @@ mod smoke;
 mod store;
 mod support;
 mod tasks;
+mod turns;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::Value;
@@ -61,6 +63,9 @@ enum Bench {
     /// The HTTP API vs its direct paths: `GET` of a large session vs `/healthz`,
     /// `POST …/messages` vs the fixture model direct, SSE fan-out and server memory.
     Http(http::HttpArgs),
+    /// A model turn over `/hecate/v1` on a fresh and on a long session vs the
+    /// fixture direct, and many sessions sending turns at once (errors, p99, memory).
+    Turns(turns::TurnsArgs),
     /// `tools/call echo` directly, through `hecate mcp` stdio and through the HTTP
     /// endpoint, against the rmcp floors (`--ts`: with the TypeScript SDK client).
     Mcp(mcp::McpArgs),
@@ -84,6 +89,7 @@ impl Bench {
             Bench::AgentLoop(a) => a.json,
             Bench::Acp(a) => a.json,
             Bench::Http(a) => a.json,
+            Bench::Turns(a) => a.json,
             Bench::Mcp(a) => a.json,
             Bench::Tasks(a) => a.json,
             Bench::Memory(a) => a.json,
@@ -108,6 +114,7 @@ impl Bench {
             Bench::AgentLoop(a) => agent_loop::bench(a).await,
             Bench::Acp(a) => acp::bench(a).await,
             Bench::Http(a) => http::bench(a).await,
+            Bench::Turns(a) => turns::bench(a).await,
             Bench::Mcp(a) if a.ts => mcp_ts::bench(a).await,
             Bench::Mcp(a) => mcp::bench(a).await,
             Bench::Tasks(a) => tasks::bench(a).await,
@@ -119,6 +126,7 @@ impl Bench {
     fn text(&self, report: &Value) -> anyhow::Result<String> {
         Ok(match self {
             Bench::Http(_) => http::table(report),
+            Bench::Turns(_) => turns::table(report),
             Bench::Gateway(_) => gateway::table(report),
             Bench::Mcp(_) => mcp::table(report),
             _ => format!("{}\n", serde_json::to_string_pretty(report)?),

@@ -90,6 +90,20 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
                 "1,3",
             ],
         ),
+        step(
+            "turns",
+            &[
+                "turns",
+                "--messages",
+                "20",
+                "--duration-ms",
+                "100",
+                "--sessions",
+                "3",
+                "--soak-ms",
+                "200",
+            ],
+        ),
         step("mcp", &mcp),
         step("mcp-ts", &mcp_ts),
         step(
@@ -145,6 +159,7 @@ pub fn check(name: &str, envelope: &Value, text: &str) -> anyhow::Result<()> {
         "loop" => agent_loop(data),
         "acp" => acp(data),
         "http" => http(data),
+        "turns" => turns(data, text),
         "tasks" => tasks(data),
         "memory" => memory(data),
         "mcp" => {
@@ -399,6 +414,42 @@ fn acp(r: &Value) -> anyhow::Result<()> {
         ensure!(number(r, &format!("streamed_turn.{figure}"))? > 0.0, "{r}");
     }
     number(r, "streamed_turn.added_us_per_update")?;
+    Ok(())
+}
+
+fn turns(r: &Value, text: &str) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "turns", "{r}");
+    ensure!(r["store"] == "sqlite", "{r}");
+    ensure!(number(r, "parameters.messages")? == 20.0, "{r}");
+    for loop_name in ["direct", "fresh_session", "long_session", "soak.direct"] {
+        for figure in ["requests_per_s", "p50_ms", "p99_ms"] {
+            non_negative(r, &format!("{loop_name}.{figure}"))?;
+        }
+        ensure!(number(r, &format!("{loop_name}.requests"))? >= 1.0, "{r}");
+    }
+    for figure in [
+        "added_p50_ms.fresh_session",
+        "added_p50_ms.long_session",
+        "soak.added_p99_ms",
+    ] {
+        number(r, figure)?;
+    }
+    for figure in ["answer_bytes.fresh_session", "answer_bytes.long_session"] {
+        ensure!(number(r, figure)? > 0.0, "{r}");
+    }
+    ensure!(number(r, "soak.sessions")? == 3.0, "{r}");
+    ensure!(number(r, "soak.errors")? == 0.0, "soak errors: {r}");
+    ensure!(number(r, "soak.turns")? >= 3.0, "{r}");
+    for figure in [
+        "p50_ms",
+        "p99_ms",
+        "turns_per_s",
+        "serve_rss_kib_start",
+        "serve_rss_kib_peak",
+    ] {
+        non_negative(r, &format!("soak.{figure}"))?;
+    }
+    ensure!(text.contains("soak: 3 sessions"), "{text}");
     Ok(())
 }
 

@@ -79,7 +79,7 @@ fn message(i: usize) -> NewMessage {
 }
 
 /// One handle on the benchmark's database (each with its own connections).
-async fn open(url: Option<&str>, file: &Path) -> anyhow::Result<Arc<dyn Store>> {
+pub(crate) async fn open(url: Option<&str>, file: &Path) -> anyhow::Result<Arc<dyn Store>> {
     Ok(match url {
         Some(u) => Arc::new(PostgresStore::connect(u).await?),
         None => Arc::new(SqliteStore::open(file)?),

@@ -1,0 +1,343 @@
+//! `turns`: what one model turn over `/hecate/v1` costs, and whether that cost
+//! stays flat as the session grows and as sessions multiply. It starts the fixture
+//! model server and the real `hecate serve` (SQLite file, or PostgreSQL with
+//! `--store`), seeds one long session through the engine, then measures over
+//! loopback with keep-alive connections:
+//!
+//! - the direct path: the same streaming Chat Completions request sent straight to
+//!   the fixture, one connection;
+//! - `POST …/sessions/{id}/messages` on a fresh session (a new one per turn) and on
+//!   the long session, one connection; Hecate's added time is each median minus
+//!   the direct median, and the answer's size is reported for both;
+//! - a soak: `--sessions` sessions each sending turns one after another for
+//!   `--soak-ms`, counting every failed turn, against the direct path at the same
+//!   concurrency, with the server's peak resident memory.
+//!
+//! No thresholds: the figures go into the docs.
+
+use crate::http::{MODEL, STEP_TIMEOUT, create_session, prompt, seed, start_serve};
+use crate::load::{Request, expect_ok, http_client, load, rss_kib, timed};
+use crate::store::open;
+use crate::support::{TempDir, fixture_bin, fixture_model_server, num, percentile};
+use anyhow::Context;
+use hecate::runtimes::model::DEFAULT_MAX_TOKENS;
+use hecate::store::sqlite::DB_FILE;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often the soak samples the server's resident memory.
+const RSS_SAMPLE_EVERY: Duration = Duration::from_millis(200);
+
+/// Arguments of the `turns` benchmark.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TurnsArgs {
+    /// Messages in the long session (two per turn), seeded before the server starts.
+    #[arg(long, default_value_t = 10_000)]
+    pub messages: usize,
+    /// Duration of each single-connection loop, in milliseconds.
+    #[arg(long, default_value_t = 5000)]
+    pub duration_ms: u64,
+    /// Concurrent sessions in the soak, one keep-alive connection each.
+    #[arg(long, default_value_t = 200)]
+    pub sessions: usize,
+    /// Duration of the soak, in milliseconds.
+    #[arg(long, default_value_t = 60_000)]
+    pub soak_ms: u64,
+    /// A PostgreSQL URL for the server's store (an empty database; its tables are
+    /// created). Without it the store is a SQLite file in a temporary directory.
+    #[arg(long)]
+    pub store: Option<String>,
+    /// The hecate-fixtures binary (default: the one of this build).
+    #[arg(long)]
+    pub fixture_bin: Option<PathBuf>,
+    /// Print JSON instead of a text table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the benchmark and returns its report.
+pub async fn bench(args: &TurnsArgs) -> anyhow::Result<Value> {
+    let fixture_path = fixture_bin(args.fixture_bin.as_deref());
+    let dir = TempDir::new("turns")?;
+    std::fs::create_dir_all(dir.path().join("data"))?;
+    run(args, &fixture_path, dir.path()).await
+}
+
+/// The streaming Chat Completions request a turn sends, straight to the fixture.
+fn direct_request(http: &reqwest::Client, fixture_v1: &str, n: usize) -> reqwest::RequestBuilder {
+    http.post(format!("{fixture_v1}/chat/completions"))
+        .json(&json!({
+            "model": MODEL,
+            "messages": [{"role": "user", "content": prompt(n)}],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "max_tokens": DEFAULT_MAX_TOKENS,
+        }))
+}
+
+/// `POST …/messages` of turn `n` on session `id`.
+fn post_turn(http: &reqwest::Client, base: &str, id: &str, n: usize) -> reqwest::RequestBuilder {
+    http.post(format!(
+        "{base}/hecate/v1/agent-chat/sessions/{id}/messages"
+    ))
+    .json(&json!({"content": prompt(n)}))
+}
+
+/// Starts the peers, seeds the long session and runs every measurement.
+async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result<Value> {
+    let fixture = fixture_model_server(fixture_path).await?;
+    let fixture_v1 = format!("{}/v1", fixture.base);
+    let turns = args.messages.div_ceil(2).max(1);
+    let seeding = Instant::now();
+    let store = open(args.store.as_deref(), &dir.join("data").join(DB_FILE)).await?;
+    let long = seed(store, &fixture_v1, turns).await?;
+    let seed_s = seeding.elapsed().as_secs_f64();
+    let env: Vec<(&str, &str)> = args
+        .store
+        .as_deref()
+        .map(|url| ("HECATE_STORE_URL", url))
+        .into_iter()
+        .collect();
+    let mut serve = start_serve(dir, &fixture_v1, &env).await?;
+    let serve_pid = serve.process.child().id().context("serve has no pid")?;
+    let base = serve.base.clone();
+    let duration = Duration::from_millis(args.duration_ms.max(1));
+    let http = http_client(1)?;
+
+    let direct = {
+        let (http, v1) = (http.clone(), fixture_v1.clone());
+        let request: Request = Arc::new(move |_, n| Box::pin(timed(direct_request(&http, &v1, n))));
+        load(1, duration, request).await?
+    };
+    let fresh = {
+        let (http, base) = (http.clone(), base.clone());
+        let request: Request = Arc::new(move |_, n| {
+            let (http, base) = (http.clone(), base.clone());
+            Box::pin(async move {
+                let id = create_session(&http, &base).await?;
+                timed(post_turn(&http, &base, &id, n)).await
+            })
+        });
+        load(1, duration, request).await?
+    };
+    let on_long = {
+        let (http, base, id) = (http.clone(), base.clone(), long.clone());
+        let request: Request =
+            Arc::new(move |_, n| Box::pin(timed(post_turn(&http, &base, &id, n))));
+        load(1, duration, request).await?
+    };
+    let fresh_id = create_session(&http, &base).await?;
+    let fresh_bytes = expect_ok(post_turn(&http, &base, &fresh_id, 0))
+        .await?
+        .len();
+    let long_bytes = expect_ok(post_turn(&http, &base, &long, 0)).await?.len();
+
+    let sessions = args.sessions.max(1);
+    let soak_report = soak(
+        &base,
+        &fixture_v1,
+        sessions,
+        Duration::from_millis(args.soak_ms.max(1)),
+        duration,
+        serve_pid,
+    )
+    .await?;
+    serve.process.stop().await;
+    fixture.process.stop().await;
+    let added = |target: &Value| num(target, "p50_ms") - num(&direct, "p50_ms");
+    Ok(json!({
+        "benchmark": "turns",
+        "build": if cfg!(debug_assertions) { "debug" } else { "release" },
+        "store": if args.store.is_some() { "postgres" } else { "sqlite" },
+        "parameters": {
+            "messages": turns * 2,
+            "duration_ms": args.duration_ms,
+            "sessions": sessions,
+            "soak_ms": args.soak_ms,
+        },
+        "seed_seconds": seed_s,
+        "direct": direct,
+        "fresh_session": fresh,
+        "long_session": on_long,
+        "added_p50_ms": {
+            "fresh_session": added(&fresh),
+            "long_session": added(&on_long),
+        },
+        "answer_bytes": {
+            "fresh_session": fresh_bytes,
+            "long_session": long_bytes,
+        },
+        "soak": soak_report,
+    }))
+}
+
+/// What one soak worker saw: the times of its turns that answered 200 and its
+/// failures (the first one's text kept).
+#[derive(Default)]
+struct WorkerTally {
+    samples: Vec<f64>,
+    errors: usize,
+    first_error: Option<String>,
+}
+
+impl WorkerTally {
+    /// Records the outcome of one timed request.
+    fn record(&mut self, outcome: anyhow::Result<Duration>) {
+        match outcome {
+            Ok(took) => self.samples.push(took.as_secs_f64() * 1e3),
+            Err(e) => {
+                self.errors += 1;
+                self.first_error.get_or_insert_with(|| format!("{e:#}"));
+            }
+        }
+    }
+}
+
+/// `sessions` workers each sending turns to their own session for `soak`, then the
+/// direct path at the same concurrency for `baseline`; the server's memory is
+/// sampled throughout. A failed turn is counted, not fatal.
+async fn soak(
+    base: &str,
+    fixture_v1: &str,
+    sessions: usize,
+    soak: Duration,
+    baseline: Duration,
+    serve_pid: u32,
+) -> anyhow::Result<Value> {
+    let http = http_client(sessions)?;
+    let mut ids = Vec::with_capacity(sessions);
+    for _ in 0..sessions {
+        ids.push(create_session(&http, base).await?);
+    }
+    let rss_start = rss_kib(serve_pid)?;
+    let sampling = Arc::new(AtomicBool::new(true));
+    let sampler = {
+        let sampling = sampling.clone();
+        tokio::spawn(async move {
+            let mut peak = 0;
+            while sampling.load(Ordering::Relaxed) {
+                peak = peak.max(rss_kib(serve_pid).unwrap_or(0));
+                tokio::time::sleep(RSS_SAMPLE_EVERY).await;
+            }
+            peak
+        })
+    };
+    let deadline = Instant::now() + soak;
+    let workers = ids.into_iter().map(|id| {
+        let (http, base) = (http.clone(), base.to_string());
+        tokio::spawn(async move {
+            let mut tally = WorkerTally::default();
+            let mut n = 0;
+            while Instant::now() < deadline {
+                let turn =
+                    tokio::time::timeout(STEP_TIMEOUT, timed(post_turn(&http, &base, &id, n)));
+                tally.record(
+                    turn.await
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("turn timed out"))),
+                );
+                n += 1;
+            }
+            tally
+        })
+    });
+    let mut samples = Vec::new();
+    let (mut errors, mut first_error) = (0, None);
+    for tally in futures::future::join_all(workers).await {
+        let tally = tally?;
+        samples.extend(tally.samples);
+        errors += tally.errors;
+        first_error = first_error.or(tally.first_error);
+    }
+    sampling.store(false, Ordering::Relaxed);
+    let rss_peak = sampler.await?;
+    samples.sort_by(f64::total_cmp);
+    let direct = {
+        let (http, v1) = (http.clone(), fixture_v1.to_string());
+        let request: Request = Arc::new(move |_, n| Box::pin(timed(direct_request(&http, &v1, n))));
+        load(sessions, baseline, request).await?
+    };
+    let p99 = percentile(&samples, 0.99);
+    Ok(json!({
+        "sessions": sessions,
+        "seconds": soak.as_secs_f64(),
+        "turns": samples.len() + errors,
+        "errors": errors,
+        "first_error": first_error,
+        "turns_per_s": samples.len() as f64 / soak.as_secs_f64(),
+        "p50_ms": percentile(&samples, 0.5),
+        "p99_ms": p99,
+        "direct": direct,
+        "added_p99_ms": p99 - num(&direct, "p99_ms"),
+        "serve_rss_kib_start": rss_start,
+        "serve_rss_kib_peak": rss_peak,
+    }))
+}
+
+/// Renders the report as a text table.
+pub fn table(report: &Value) -> String {
+    let mut out = String::new();
+    let p = &report["parameters"];
+    out.push_str(&format!(
+        "turns benchmark ({} build, {} store, long session of {} messages)\n\n",
+        report["build"].as_str().unwrap_or("?"),
+        report["store"].as_str().unwrap_or("?"),
+        p["messages"],
+    ));
+    out.push_str(&format!(
+        "{:<40} {:>10} {:>10} {:>12} {:>12}\n",
+        "one connection", "p50 ms", "p99 ms", "added p50", "answer B"
+    ));
+    let rows = [
+        ("direct Chat Completions (baseline)", "direct", None, None),
+        (
+            "POST …/messages, fresh session",
+            "fresh_session",
+            Some("fresh_session"),
+            Some("fresh_session"),
+        ),
+        (
+            "POST …/messages, long session",
+            "long_session",
+            Some("long_session"),
+            Some("long_session"),
+        ),
+    ];
+    for (name, key, added, bytes) in rows {
+        let v = &report[key];
+        let added = added.map_or(String::from("-"), |k| {
+            format!("{:.3}", num(&report["added_p50_ms"], k))
+        });
+        let bytes = bytes.map_or(String::from("-"), |k| report["answer_bytes"][k].to_string());
+        out.push_str(&format!(
+            "{:<40} {:>10.3} {:>10.3} {:>12} {:>12}\n",
+            name,
+            num(v, "p50_ms"),
+            num(v, "p99_ms"),
+            added,
+            bytes
+        ));
+    }
+    let s = &report["soak"];
+    out.push_str(&format!(
+        "\nsoak: {} sessions for {:.0} s: {} turns ({:.0}/s), {} errors, p50 {:.2} ms, \
+         p99 {:.2} ms (direct p99 {:.2} ms, added {:.2} ms), serve RSS {} → peak {} KiB\n",
+        s["sessions"],
+        num(s, "seconds"),
+        s["turns"],
+        num(s, "turns_per_s"),
+        s["errors"],
+        num(s, "p50_ms"),
+        num(s, "p99_ms"),
+        num(&s["direct"], "p99_ms"),
+        num(s, "added_p99_ms"),
+        s["serve_rss_kib_start"],
+        s["serve_rss_kib_peak"],
+    ));
+    if let Some(e) = s["first_error"].as_str() {
+        out.push_str(&format!("first error: {e}\n"));
+    }
+    out
+}
