@@ -8,8 +8,8 @@ use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath};
 use super::path_params::ChatPath;
 use crate::bridges::resources::flow_chat::{
-    ChatDto, ChatProcessedDto, ChatProcessedResponse, ChatResponse, ChatStartedDto,
-    ChatStartedResponse, ChatSummaryResponse, ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse,
+    ChatDto, ChatProcessedResponse, ChatResponse, ChatStartedDto, ChatStartedResponse,
+    ChatSummaryResponse, ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse,
     ProcessChatResponseRequest, SaveChatSummaryRequest, SendChatMessageRequest, StartChatRequest,
 };
 use crate::domain::flow::ChatIdentity;
@@ -83,10 +83,9 @@ pub async fn start(
             },
         )
         .await?;
-    Ok(Json(ChatStartedResponse {
-        object: "chat.started".into(),
-        data: ChatStartedDto::from(started),
-    }))
+    Ok(Json(ChatStartedResponse::new(ChatStartedDto::from(
+        started,
+    ))))
 }
 
 /// Stores the user's message and answers the recompiled system message, schema and history.
@@ -115,10 +114,7 @@ pub async fn send(
         .flows()
         .send_message(&state.namespace, &who, &chat_id, &req.user_message)
         .await?;
-    Ok(Json(ChatTurnResponse {
-        object: "chat.turn".into(),
-        data: ChatTurnDto::from(turn),
-    }))
+    Ok(Json(ChatTurnResponse::new(ChatTurnDto::from(turn))))
 }
 
 /// Checks and stores the model's `respond` call, extracts data and routes the chat.
@@ -147,10 +143,7 @@ pub async fn process(
         .flows()
         .process_response(&state.namespace, &who, &chat_id, &payload)
         .await?;
-    Ok(Json(ChatProcessedResponse {
-        object: "chat.processed".into(),
-        data: ChatProcessedDto::from(processed),
-    }))
+    Ok(Json(ChatProcessedResponse::new(processed)))
 }
 
 /// Stores the summary the caller's model wrote when `summarizationNeeded` was set.
@@ -178,10 +171,8 @@ pub async fn summary(
         .flows()
         .save_summary(&state.namespace, &who, &chat_id, &req.summary)
         .await?;
-    Ok(Json(ChatSummaryResponse {
-        object: "chat.summary".into(),
-        data: ChatSummarySavedDto { saved: true },
-    }))
+    let saved = ChatSummarySavedDto { saved: true };
+    Ok(Json(ChatSummaryResponse::new(saved)))
 }
 
 /// A chat with its messages, position and the user's data.
@@ -206,8 +197,5 @@ pub async fn get(
         .flows()
         .view(&state.namespace, &who, &chat_id)
         .await?;
-    Ok(Json(ChatResponse {
-        object: "chat".into(),
-        data: ChatDto::from(view),
-    }))
+    Ok(Json(ChatResponse::new(ChatDto::from(view))))
 }

@@ -7,7 +7,7 @@ use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiQuery;
 use crate::bridges::resources::memory::{
-    MemorySearchDto, MemorySearchQuery, MemorySearchResponse, RecallStatusDto, RecallStatusResponse,
+    MemorySearchDto, MemorySearchQuery, MemorySearchResponse, RecallStatusResponse,
 };
 use crate::engine::memory::MemorySearch;
 use axum::Json;
@@ -61,6 +61,6 @@ pub async fn search(
 pub async fn status(State(state): State<HttpState>) -> Json<RecallStatusResponse> {
     Json(RecallStatusResponse {
         object: "memory_status".to_string(),
-        data: RecallStatusDto::from(&state.engine.memory().status()),
+        data: state.engine.memory().status(),
     })
 }

@@ -3,9 +3,7 @@
 
 use super::HttpState;
 use super::envelope::ApiError;
-use crate::bridges::resources::{
-    GatewayStatsDto, HealthDto, McpPoolDto, StatsDto, StatsResponse, StoreDto,
-};
+use crate::bridges::resources::{HealthDto, McpPoolDto, StatsDto, StatsResponse, StoreDto};
 use axum::Json;
 use axum::extract::State;
 
@@ -71,15 +69,7 @@ pub async fn stats(State(state): State<HttpState>) -> Result<Json<StatsResponse>
             queue_capacity: None,
             worker_count: engine.tasks().worker_count() as u64,
             task_runs_executing: engine.tasks().runs_executing() as u64,
-            gateway: GatewayStatsDto {
-                requests: gateway.requests(),
-                completed: gateway.completed,
-                failed: gateway.failed,
-                cancelled: gateway.cancelled,
-                prompt_tokens: gateway.prompt_tokens,
-                completion_tokens: gateway.completion_tokens,
-                cost_micros_usd: gateway.cost_micros_usd,
-            },
+            gateway,
         },
     }))
 }

@@ -191,7 +191,7 @@ impl HecateMcp {
             .process_response(self.ns(), &who, &a.chat_id, &payload)
             .await
             .map_err(fail)?;
-        Ok(Json(processed.into()))
+        Ok(Json(processed))
     }
 
     #[tool(

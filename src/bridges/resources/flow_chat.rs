@@ -151,45 +151,8 @@ impl From<ChatTurn> for ChatTurnDto {
     }
 }
 
-/// `processChatResponse` output.
-#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ChatProcessedDto {
-    /// The text to show the user.
-    pub display_message: String,
-    /// Whether the next turn runs in another stage.
-    pub stage_transitioned: bool,
-    /// That stage.
-    pub new_stage_name: Option<String>,
-    /// The conversation an edge handed off to.
-    pub conversation_handoff: Option<String>,
-    /// False when the model said the conversation drifted.
-    pub on_track: bool,
-    /// Its explanation.
-    pub off_track_reason: Option<String>,
-    /// Whether the chat reached an end stage.
-    pub chat_ended: bool,
-    /// The fields stored from this reply.
-    pub extracted_data: Map<String, Value>,
-    /// Everything known about the user for this agent now.
-    pub data: Map<String, Value>,
-}
-
-impl From<ChatProcessed> for ChatProcessedDto {
-    fn from(p: ChatProcessed) -> Self {
-        Self {
-            display_message: p.display_message,
-            stage_transitioned: p.stage_transitioned,
-            new_stage_name: p.new_stage_name,
-            conversation_handoff: p.conversation_handoff,
-            on_track: p.on_track,
-            off_track_reason: p.off_track_reason,
-            chat_ended: p.chat_ended,
-            extracted_data: p.extracted_data,
-            data: p.data,
-        }
-    }
-}
+/// `processChatResponse` output: the engine's answer is the wire shape.
+pub type ChatProcessedDto = ChatProcessed;
 
 /// `saveChatSummary` output.
 #[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
@@ -276,47 +239,78 @@ impl From<ChatView> for ChatDto {
     }
 }
 
-/// `{"object": "chat.started", "data": ...}`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ChatStartedResponse {
-    /// `chat.started`.
-    pub object: String,
-    /// The new chat.
-    pub data: ChatStartedDto,
+/// Defines a `{"object", "data"}` answer of the chat API, written like the
+/// struct with `object`'s fixed value, and its constructor, which sets it.
+macro_rules! response {
+    (
+        $(#[$doc:meta])* $name:ident {
+            $(#[$object_doc:meta])* object: $object:literal,
+            $(#[$data_doc:meta])* data: $data:ty $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        pub struct $name {
+            $(#[$object_doc])*
+            pub object: String,
+            $(#[$data_doc])*
+            pub data: $data,
+        }
+
+        impl $name {
+            #[doc = concat!("The `", $object, "` answer carrying `data`.")]
+            pub fn new(data: $data) -> Self {
+                Self {
+                    object: $object.to_string(),
+                    data,
+                }
+            }
+        }
+    };
 }
 
-/// `{"object": "chat.turn", "data": ...}`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ChatTurnResponse {
-    /// `chat.turn`.
-    pub object: String,
-    /// What to send the model next.
-    pub data: ChatTurnDto,
-}
-
-/// `{"object": "chat.processed", "data": ...}`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ChatProcessedResponse {
-    /// `chat.processed`.
-    pub object: String,
-    /// What to render and where the chat went.
-    pub data: ChatProcessedDto,
-}
-
-/// `{"object": "chat.summary", "data": {"saved": true}}`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ChatSummaryResponse {
-    /// `chat.summary`.
-    pub object: String,
-    /// The outcome.
-    pub data: ChatSummarySavedDto,
-}
-
-/// `{"object": "chat", "data": ...}`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ChatResponse {
-    /// `chat`.
-    pub object: String,
-    /// The chat.
-    pub data: ChatDto,
-}
+response!(
+    /// `{"object": "chat.started", "data": ...}`.
+    ChatStartedResponse {
+        /// `chat.started`.
+        object: "chat.started",
+        /// The new chat.
+        data: ChatStartedDto,
+    }
+);
+response!(
+    /// `{"object": "chat.turn", "data": ...}`.
+    ChatTurnResponse {
+        /// `chat.turn`.
+        object: "chat.turn",
+        /// What to send the model next.
+        data: ChatTurnDto,
+    }
+);
+response!(
+    /// `{"object": "chat.processed", "data": ...}`.
+    ChatProcessedResponse {
+        /// `chat.processed`.
+        object: "chat.processed",
+        /// What to render and where the chat went.
+        data: ChatProcessedDto,
+    }
+);
+response!(
+    /// `{"object": "chat.summary", "data": {"saved": true}}`.
+    ChatSummaryResponse {
+        /// `chat.summary`.
+        object: "chat.summary",
+        /// The outcome.
+        data: ChatSummarySavedDto,
+    }
+);
+response!(
+    /// `{"object": "chat", "data": ...}`.
+    ChatResponse {
+        /// `chat`.
+        object: "chat",
+        /// The chat.
+        data: ChatDto,
+    }
+);

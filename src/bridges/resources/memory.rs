@@ -2,7 +2,7 @@
 //! status, shared by `GET /hecate/v1/memory/search`, `GET /hecate/v1/memory/status`,
 //! the `search_memory` MCP tool and `hecate memory`.
 
-use crate::domain::recall::{RecallHit, RecallState};
+use crate::domain::recall::RecallHit;
 use crate::engine::memory::{MemorySearchAnswer, RecallStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -59,47 +59,14 @@ impl From<&RecallHit> for MemoryHitDto {
     }
 }
 
-/// Whether recall works, and its counters in this process.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema, JsonSchema)]
-pub struct RecallStatusDto {
-    /// `ready` or `degraded` (chat goes on either way).
-    pub state: String,
-    /// Why it is degraded: `embeddings_not_configured`, `embeddings_unavailable`
-    /// or `vector_search_unavailable`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// What happened and what to do, when degraded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// The embeddings model, `provider/model`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub embeddings: Option<String>,
-    /// Messages queued in this process and not yet indexed.
-    pub pending: u64,
-    /// Messages this process indexed since it started.
-    pub indexed: u64,
-    /// Messages this process dropped unindexed.
-    pub dropped: u64,
-    /// Embeddings requests this process sent since it started.
-    pub batches: u64,
-}
+/// Whether recall works, and its counters in this process: the engine's
+/// report is the wire shape.
+pub type RecallStatusDto = RecallStatus;
 
 impl From<&RecallStatus> for RecallStatusDto {
+    /// The wire form of a borrowed status: a copy of it.
     fn from(s: &RecallStatus) -> Self {
-        Self {
-            state: match s.state {
-                RecallState::Ready => "ready",
-                RecallState::Degraded => "degraded",
-            }
-            .to_string(),
-            reason: s.degraded.as_ref().map(|d| d.reason.clone()),
-            message: s.degraded.as_ref().map(|d| d.message.clone()),
-            embeddings: s.embeddings.clone(),
-            pending: s.pending,
-            indexed: s.indexed,
-            dropped: s.dropped,
-            batches: s.batches,
-        }
+        s.clone()
     }
 }
 
@@ -116,7 +83,7 @@ pub struct MemorySearchDto {
 impl From<&MemorySearchAnswer> for MemorySearchDto {
     fn from(a: &MemorySearchAnswer) -> Self {
         Self {
-            status: RecallStatusDto::from(&a.status),
+            status: a.status.clone(),
             results: a.results.iter().map(MemoryHitDto::from).collect(),
         }
     }

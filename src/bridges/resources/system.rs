@@ -1,5 +1,6 @@
 //! System resources on the wire: liveness and the operator's stats.
 
+use crate::engine::gateway::counters::GatewayTotals;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -83,22 +84,6 @@ pub struct StatsDto {
     pub gateway: GatewayStatsDto,
 }
 
-/// The model gateway's totals since the process started (the traces in the
-/// store are the durable record).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct GatewayStatsDto {
-    /// Requests recorded, whatever their outcome.
-    pub requests: u64,
-    /// Requests answered in full.
-    pub completed: u64,
-    /// Requests that failed, before or during the answer.
-    pub failed: u64,
-    /// Streams the client left before the end.
-    pub cancelled: u64,
-    /// Input tokens providers reported.
-    pub prompt_tokens: u64,
-    /// Output tokens providers reported.
-    pub completion_tokens: u64,
-    /// Cost of the priced requests, in micro-USD.
-    pub cost_micros_usd: u64,
-}
+/// The model gateway's totals since the process started: the engine's
+/// snapshot is the wire shape.
+pub type GatewayStatsDto = GatewayTotals;

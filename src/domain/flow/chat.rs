@@ -184,3 +184,18 @@ pub struct FlowChatWrite {
     /// The new position, when it changes.
     pub position: Option<FlowPosition>,
 }
+
+impl FlowChatWrite {
+    /// Appends `message` to `chat` at the version it was read at, leaving the
+    /// owner's memory and the chat's position as they are.
+    pub fn append(chat: &FlowChat, message: NewFlowChatMessage) -> Self {
+        Self {
+            namespace: chat.namespace.clone(),
+            chat_id: chat.id.clone(),
+            expected_version: chat.version,
+            message,
+            memory: None,
+            position: None,
+        }
+    }
+}

@@ -1,9 +1,12 @@
 //! A task's runs (attempts), their steps and artifacts, and the run events
-//! every surface replays.
+//! every surface replays. Runs, steps and artifacts are also their own wire
+//! form: the API's `TaskRunDto`, `TaskStepDto` and `TaskArtifactDto`.
 
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskRunId, TaskStepId};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,38 +59,48 @@ impl TaskRunStatus {
     }
 }
 
-/// One run (attempt) of a task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A run (attempt) of a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema, JsonSchema)]
+#[schema(as = TaskRunDto)]
+#[schemars(rename = "TaskRunDto")]
 pub struct TaskRun {
-    /// Id.
+    /// Id (`trun_…`).
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
     pub id: TaskRunId,
     /// Its task.
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
     pub task_id: TaskId,
-    /// 1 for the first run of the task, then 2, 3, ...
+    /// 1, 2, 3, … within the task.
     pub number: i64,
-    /// Where it stands.
+    /// `queued`, `running`, `awaiting_approval`, `completed`, `failed` or `cancelled`.
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
     pub status: TaskRunStatus,
     /// Stable error type when it failed.
     pub error_type: Option<String>,
     /// What went wrong.
     pub error_message: Option<String>,
     /// The run this one retries or resumes.
+    #[schema(value_type = Option<String>)]
+    #[schemars(with = "Option<String>")]
     pub resumed_from_run_id: Option<TaskRunId>,
-    /// The directory it works in, once known.
+    /// The directory it works in.
     pub workspace: Option<String>,
-    /// This run's model spend.
+    /// This run's model spend in micro-USD.
     pub total_cost_micros_usd: i64,
-    /// The spend of every earlier run of its resume chain.
+    /// Spend of the earlier runs of its resume chain.
     pub prior_cost_micros_usd: i64,
-    /// Model actually used.
+    /// Model used.
     pub model: Option<String>,
-    /// Provider actually used.
+    /// Provider used.
     pub provider: Option<String>,
-    /// A cancel was asked for while it ran (the worker stops it).
+    /// A cancel was asked for while it ran.
     pub cancel_requested: bool,
-    /// Created (RFC 3339).
+    /// Created.
     pub created_at: String,
-    /// First started by a worker.
+    /// Started by a worker.
     pub started_at: Option<String>,
     /// Reached a terminal state.
     pub finished_at: Option<String>,
@@ -131,59 +144,75 @@ impl TaskStepStatus {
     }
 }
 
-/// One step of a run (the deterministic kinds have one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A step of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema, JsonSchema)]
+#[schema(as = TaskStepDto)]
+#[schemars(rename = "TaskStepDto")]
 pub struct TaskStep {
-    /// Id.
+    /// Id (`tstep_…`).
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
     pub id: TaskStepId,
     /// Its run.
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
     pub run_id: TaskRunId,
     /// Its task.
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
     pub task_id: TaskId,
-    /// 1-based position in the run.
+    /// 1-based position.
     pub index: i64,
-    /// What it does (`shell`, `git`, `file`).
+    /// `shell`, `git` or `file`.
     pub kind: String,
-    /// Where it stands.
+    /// `running`, `completed`, `failed` or `cancelled`.
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
     pub status: TaskStepStatus,
-    /// What it was given (command, path, checkpoint of a resume).
+    /// What it was given.
+    #[schema(value_type = Object)]
     pub input: Value,
-    /// Exit code of a process step.
+    /// Exit code of a command.
     pub exit_code: Option<i32>,
-    /// Stable error type when it failed.
+    /// Stable error type (`step_failed`, `step_timeout`, `sandbox_error`, …).
     pub error_type: Option<String>,
     /// What went wrong.
     pub error_message: Option<String>,
-    /// Started (RFC 3339).
+    /// Started.
     pub started_at: String,
     /// Finished.
     pub finished_at: Option<String>,
 }
 
-/// An artifact of a run: captured output or a patch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An artifact of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(as = TaskArtifactDto)]
 pub struct TaskArtifact {
-    /// Id.
+    /// Id (`tart_…`).
+    #[schema(value_type = String)]
     pub id: TaskArtifactId,
     /// Its task.
+    #[schema(value_type = String)]
     pub task_id: TaskId,
     /// Its run.
+    #[schema(value_type = String)]
     pub run_id: TaskRunId,
     /// The step that produced it.
+    #[schema(value_type = Option<String>)]
     pub step_id: Option<TaskStepId>,
     /// `stdout`, `stderr` or `patch`.
     pub kind: String,
-    /// A name (the stream, or the patched path).
+    /// The stream, or the patched path.
     pub name: String,
-    /// The content (text; for a patch, JSON with before and after).
+    /// Text content; a patch is JSON with `path`, `before` and `after`.
     pub content: String,
-    /// Bytes the source produced (more than `content` holds when truncated).
+    /// Bytes the source produced.
     pub size_bytes: i64,
-    /// Whether `content` was cut at the capture cap.
+    /// Whether `content` was cut at the capture cap (1 MiB per stream).
     pub truncated: bool,
     /// For patches: `applied`, `proposed` or `reverted`.
     pub status: Option<String>,
-    /// Created (RFC 3339).
+    /// Created.
     pub created_at: String,
 }
 

@@ -14,8 +14,11 @@ use crate::domain::flow::{
 };
 use crate::domain::time::now_rfc3339;
 use crate::engine::Flows;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use utoipa::ToSchema;
 
 /// Largest user message or summary accepted, in bytes.
 pub const MAX_CHAT_TEXT_BYTES: usize = 256 * 1024;
@@ -69,9 +72,12 @@ pub struct ChatTurn {
 }
 
 /// `processChatResponse` output.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ChatProcessedDto)]
+#[schemars(rename = "ChatProcessedDto")]
 pub struct ChatProcessed {
-    /// What to show the user.
+    /// The text to show the user.
     pub display_message: String,
     /// Whether the next turn runs in another stage.
     pub stage_transitioned: bool,
@@ -87,7 +93,7 @@ pub struct ChatProcessed {
     pub chat_ended: bool,
     /// The fields stored from this reply.
     pub extracted_data: Map<String, Value>,
-    /// Everything known about the user for this agent after this reply.
+    /// Everything known about the user for this agent now.
     pub data: Map<String, Value>,
 }
 
@@ -137,6 +143,21 @@ fn place<'a>(
                 ),
             )
         })
+}
+
+/// The system message and `respond` tool list of `stage`, compiled for a chat
+/// at `position` whose owner knows `data`.
+fn stage_prompt(
+    flow: &AgentFlow,
+    conversation: &Conversation,
+    stage: &Stage,
+    position: &FlowPosition,
+    data: &Map<String, Value>,
+) -> (String, Value) {
+    (
+        compile::system_message(flow, conversation, stage, position, data),
+        respond_tools(conversation, stage),
+    )
 }
 
 impl<'e> Flows<'e> {
@@ -200,6 +221,25 @@ impl<'e> Flows<'e> {
             return Err(chat_not_found(id));
         }
         let flow = self.agent_flow(who, &chat.agent_id)?;
+        Ok((chat, flow))
+    }
+
+    /// A chat of the caller that has not ended, with its flow; an ended chat is
+    /// `chat.chat_ended`.
+    async fn live_chat(
+        self,
+        namespace: &str,
+        who: &ChatIdentity,
+        chat_id: &str,
+    ) -> Result<(FlowChat, Arc<AgentFlow>)> {
+        let (chat, flow) = self.owned_chat(namespace, who, chat_id).await?;
+        if chat.position.ended {
+            return Err(HecateError::new(
+                ErrorType::ChatEnded,
+                format!("chat {chat_id} has ended"),
+            )
+            .with_detail("chatId", chat_id));
+        }
         Ok((chat, flow))
     }
 
@@ -275,15 +315,11 @@ impl<'e> Flows<'e> {
             .flow_memory(namespace, &chat.memory_owner())
             .await?;
         self.engine.store().create_flow_chat(&chat).await?;
+        let (system_message, tools) =
+            stage_prompt(&flow, conversation, stage, &chat.position, &data);
         Ok(ChatStarted {
-            system_message: compile::system_message(
-                &flow,
-                conversation,
-                stage,
-                &chat.position,
-                &data,
-            ),
-            tools: respond_tools(conversation, stage),
+            system_message,
+            tools,
             conversation_name: conversation.name.clone(),
             stage_name: stage.name.clone(),
             chat_id: chat.id,
@@ -300,33 +336,20 @@ impl<'e> Flows<'e> {
         user_message: &str,
     ) -> Result<ChatTurn> {
         text_arg("userMessage", user_message)?;
-        let (chat, flow) = self.owned_chat(namespace, who, chat_id).await?;
-        if chat.position.ended {
-            return Err(HecateError::new(
-                ErrorType::ChatEnded,
-                format!("chat {chat_id} has ended"),
-            )
-            .with_detail("chatId", chat_id));
-        }
+        let (chat, flow) = self.live_chat(namespace, who, chat_id).await?;
         let (conversation, stage) = place(&flow, &chat.position)?;
         let store = self.engine.store();
         let mut messages = store.list_flow_chat_messages(namespace, chat_id).await?;
         let history = compile::history(&messages);
         let data = store.flow_memory(namespace, &chat.memory_owner()).await?;
+        let message = NewFlowChatMessage {
+            role: FlowRole::User,
+            content: user_message.to_string(),
+            stage: stage.name.clone(),
+            data: None,
+        };
         let (chat, stored) = store
-            .write_flow_chat(FlowChatWrite {
-                namespace: namespace.to_string(),
-                chat_id: chat_id.to_string(),
-                expected_version: chat.version,
-                message: NewFlowChatMessage {
-                    role: FlowRole::User,
-                    content: user_message.to_string(),
-                    stage: stage.name.clone(),
-                    data: None,
-                },
-                memory: None,
-                position: None,
-            })
+            .write_flow_chat(FlowChatWrite::append(&chat, message))
             .await?;
         messages.push(stored);
         let summarization_needed = compile::summary_due(&messages).map(|n| SummarizationNeeded {
@@ -336,15 +359,11 @@ impl<'e> Flows<'e> {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_SUMMARY_PROMPT.to_string()),
         });
+        let (system_message, tools) =
+            stage_prompt(&flow, conversation, stage, &chat.position, &data);
         Ok(ChatTurn {
-            system_message: compile::system_message(
-                &flow,
-                conversation,
-                stage,
-                &chat.position,
-                &data,
-            ),
-            tools: respond_tools(conversation, stage),
+            system_message,
+            tools,
             message_history: history,
             summarization_needed,
         })
@@ -361,14 +380,7 @@ impl<'e> Flows<'e> {
         chat_id: &str,
         payload: &Value,
     ) -> Result<ChatProcessed> {
-        let (chat, flow) = self.owned_chat(namespace, who, chat_id).await?;
-        if chat.position.ended {
-            return Err(HecateError::new(
-                ErrorType::ChatEnded,
-                format!("chat {chat_id} has ended"),
-            )
-            .with_detail("chatId", chat_id));
-        }
+        let (chat, flow) = self.live_chat(namespace, who, chat_id).await?;
         let (conversation, stage) = place(&flow, &chat.position)?;
         let reply = check_respond(conversation, stage, payload).map_err(|e| {
             HecateError::new(
@@ -405,20 +417,18 @@ impl<'e> Flows<'e> {
                 .push(format!("{}/{}", routed.conversation, routed.stage));
         }
         let extracted = reply.data.clone();
+        let message = NewFlowChatMessage {
+            role: FlowRole::Assistant,
+            content: reply.message.clone(),
+            stage: stage.name.clone(),
+            data: (!extracted.is_empty()).then(|| extracted.clone()),
+        };
         self.engine
             .store()
             .write_flow_chat(FlowChatWrite {
-                namespace: namespace.to_string(),
-                chat_id: chat_id.to_string(),
-                expected_version: chat.version,
-                message: NewFlowChatMessage {
-                    role: FlowRole::Assistant,
-                    content: reply.message.clone(),
-                    stage: stage.name.clone(),
-                    data: (!extracted.is_empty()).then(|| extracted.clone()),
-                },
                 memory: (!extracted.is_empty()).then(|| (owner, extracted.clone())),
                 position: Some(position),
+                ..FlowChatWrite::append(&chat, message)
             })
             .await?;
         Ok(ChatProcessed {
@@ -445,21 +455,15 @@ impl<'e> Flows<'e> {
     ) -> Result<()> {
         text_arg("summary", summary)?;
         let (chat, _flow) = self.owned_chat(namespace, who, chat_id).await?;
+        let message = NewFlowChatMessage {
+            role: FlowRole::Summary,
+            content: summary.to_string(),
+            stage: chat.position.stage.clone(),
+            data: None,
+        };
         self.engine
             .store()
-            .write_flow_chat(FlowChatWrite {
-                namespace: namespace.to_string(),
-                chat_id: chat_id.to_string(),
-                expected_version: chat.version,
-                message: NewFlowChatMessage {
-                    role: FlowRole::Summary,
-                    content: summary.to_string(),
-                    stage: chat.position.stage.clone(),
-                    data: None,
-                },
-                memory: None,
-                position: None,
-            })
+            .write_flow_chat(FlowChatWrite::append(&chat, message))
             .await?;
         Ok(())
     }

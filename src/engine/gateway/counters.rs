@@ -2,7 +2,9 @@
 //! tokens and cost, for `GET /hecate/v1/system/stats`. The traces in the store
 //! are the durable record; these are cheap per-process totals.
 
+use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
+use utoipa::ToSchema;
 
 /// Running totals, updated as each `/v1` exchange is recorded.
 #[derive(Debug, Default)]
@@ -15,28 +17,25 @@ pub struct GatewayCounters {
     cost_micros_usd: AtomicU64,
 }
 
-/// A copy of the totals at one moment.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The model gateway's totals since the process started (the traces in the
+/// store are the durable record).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = GatewayStatsDto)]
 pub struct GatewayTotals {
+    /// Requests recorded, whatever their outcome.
+    pub requests: u64,
     /// Requests answered in full.
     pub completed: u64,
     /// Requests that failed, before or during the answer.
     pub failed: u64,
     /// Streams the client left before the end.
     pub cancelled: u64,
-    /// Input tokens reported by providers.
+    /// Input tokens providers reported.
     pub prompt_tokens: u64,
-    /// Output tokens reported by providers.
+    /// Output tokens providers reported.
     pub completion_tokens: u64,
     /// Cost of the priced requests, in micro-USD.
     pub cost_micros_usd: u64,
-}
-
-impl GatewayTotals {
-    /// Every request counted, whatever its outcome.
-    pub fn requests(&self) -> u64 {
-        self.completed + self.failed + self.cancelled
-    }
 }
 
 impl GatewayCounters {
@@ -61,10 +60,14 @@ impl GatewayCounters {
 
     /// The totals now.
     pub fn totals(&self) -> GatewayTotals {
+        let completed = self.completed.load(Ordering::Relaxed);
+        let failed = self.failed.load(Ordering::Relaxed);
+        let cancelled = self.cancelled.load(Ordering::Relaxed);
         GatewayTotals {
-            completed: self.completed.load(Ordering::Relaxed),
-            failed: self.failed.load(Ordering::Relaxed),
-            cancelled: self.cancelled.load(Ordering::Relaxed),
+            requests: completed + failed + cancelled,
+            completed,
+            failed,
+            cancelled,
             prompt_tokens: self.prompt_tokens.load(Ordering::Relaxed),
             completion_tokens: self.completion_tokens.load(Ordering::Relaxed),
             cost_micros_usd: self.cost_micros_usd.load(Ordering::Relaxed),
@@ -85,7 +88,7 @@ mod tests {
         c.record("cancelled", Some((2, 0)), Some(-1));
         let t = c.totals();
         assert_eq!((t.completed, t.failed, t.cancelled), (2, 1, 1));
-        assert_eq!(t.requests(), 4);
+        assert_eq!(t.requests, 4);
         assert_eq!((t.prompt_tokens, t.completion_tokens), (13, 6));
         assert_eq!(t.cost_micros_usd, 300);
     }

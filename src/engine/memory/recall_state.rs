@@ -6,10 +6,13 @@ use super::indexer::{Batching, Indexer};
 use crate::adapters::providers::Embedder;
 use crate::domain::recall::{Degraded, RecallState};
 use crate::store::Store;
+use schemars::JsonSchema;
 use serde::Serialize;
+use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use utoipa::ToSchema;
 
 /// The `[memory]` settings the engine runs recall with.
 #[derive(Debug, Clone)]
@@ -35,14 +38,22 @@ impl Default for RecallSettings {
     }
 }
 
-/// What recall reports about itself.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Whether recall works, and its counters in this process.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema, JsonSchema)]
+#[schema(as = RecallStatusDto)]
+#[schemars(rename = "RecallStatusDto")]
 pub struct RecallStatus {
-    /// `ready` or `degraded`.
+    /// `ready` or `degraded` (chat goes on either way).
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
     pub state: RecallState,
-    /// Why it is degraded.
+    /// Why it is degraded: `embeddings_not_configured`, `embeddings_unavailable`
+    /// or `vector_search_unavailable`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub degraded: Option<Degraded>,
+    pub reason: Option<String>,
+    /// What happened and what to do, when degraded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// The embeddings model, `provider/model`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<String>,
@@ -50,10 +61,20 @@ pub struct RecallStatus {
     pub pending: u64,
     /// Messages this process indexed since it started.
     pub indexed: u64,
-    /// Messages this process dropped unindexed (backlog full while failing).
+    /// Messages this process dropped unindexed.
     pub dropped: u64,
     /// Embeddings requests this process sent since it started.
     pub batches: u64,
+}
+
+impl fmt::Display for RecallState {
+    /// The stable name: `ready` or `degraded`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RecallState::Ready => "ready",
+            RecallState::Degraded => "degraded",
+        })
+    }
 }
 
 /// The engine's recall state: the indexer (when configured) and the last
@@ -104,13 +125,16 @@ impl Recall {
                 .clone()
                 .map(Degraded::vector_search),
         };
+        let state = if degraded.is_some() {
+            RecallState::Degraded
+        } else {
+            RecallState::Ready
+        };
+        let (reason, message) = degraded.map(|d| (d.reason, d.message)).unzip();
         RecallStatus {
-            state: if degraded.is_some() {
-                RecallState::Degraded
-            } else {
-                RecallState::Ready
-            },
-            degraded,
+            state,
+            reason,
+            message,
             embeddings: self.settings.embedder.as_ref().map(Embedder::name),
             pending: count(|s| s.pending.load(Ordering::Relaxed)),
             indexed: count(|s| s.indexed.load(Ordering::Relaxed)),

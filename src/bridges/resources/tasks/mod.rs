@@ -129,157 +129,33 @@ impl From<&Task> for TaskDto {
     }
 }
 
-/// A run (attempt) of a task.
-#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
-pub struct TaskRunDto {
-    /// Id (`trun_…`).
-    pub id: String,
-    /// Its task.
-    pub task_id: String,
-    /// 1, 2, 3, … within the task.
-    pub number: i64,
-    /// `queued`, `running`, `awaiting_approval`, `completed`, `failed` or `cancelled`.
-    pub status: String,
-    /// Stable error type when it failed.
-    pub error_type: Option<String>,
-    /// What went wrong.
-    pub error_message: Option<String>,
-    /// The run this one retries or resumes.
-    pub resumed_from_run_id: Option<String>,
-    /// The directory it works in.
-    pub workspace: Option<String>,
-    /// This run's model spend in micro-USD.
-    pub total_cost_micros_usd: i64,
-    /// Spend of the earlier runs of its resume chain.
-    pub prior_cost_micros_usd: i64,
-    /// Model used.
-    pub model: Option<String>,
-    /// Provider used.
-    pub provider: Option<String>,
-    /// A cancel was asked for while it ran.
-    pub cancel_requested: bool,
-    /// Created.
-    pub created_at: String,
-    /// Started by a worker.
-    pub started_at: Option<String>,
-    /// Reached a terminal state.
-    pub finished_at: Option<String>,
-}
+/// A run (attempt) of a task: the domain run is the wire shape.
+pub type TaskRunDto = TaskRun;
+
+/// A step of a run: the domain step is the wire shape.
+pub type TaskStepDto = TaskStep;
+
+/// An artifact of a run: the domain artifact is the wire shape.
+pub type TaskArtifactDto = TaskArtifact;
 
 impl From<&TaskRun> for TaskRunDto {
+    /// The wire form of a borrowed run: a copy of it.
     fn from(r: &TaskRun) -> Self {
-        Self {
-            id: r.id.to_string(),
-            task_id: r.task_id.to_string(),
-            number: r.number,
-            status: r.status.as_str().to_string(),
-            error_type: r.error_type.clone(),
-            error_message: r.error_message.clone(),
-            resumed_from_run_id: r.resumed_from_run_id.as_ref().map(|x| x.to_string()),
-            workspace: r.workspace.clone(),
-            total_cost_micros_usd: r.total_cost_micros_usd,
-            prior_cost_micros_usd: r.prior_cost_micros_usd,
-            model: r.model.clone(),
-            provider: r.provider.clone(),
-            cancel_requested: r.cancel_requested,
-            created_at: r.created_at.clone(),
-            started_at: r.started_at.clone(),
-            finished_at: r.finished_at.clone(),
-        }
+        r.clone()
     }
-}
-
-/// A step of a run.
-#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
-pub struct TaskStepDto {
-    /// Id (`tstep_…`).
-    pub id: String,
-    /// Its run.
-    pub run_id: String,
-    /// Its task.
-    pub task_id: String,
-    /// 1-based position.
-    pub index: i64,
-    /// `shell`, `git` or `file`.
-    pub kind: String,
-    /// `running`, `completed`, `failed` or `cancelled`.
-    pub status: String,
-    /// What it was given.
-    #[schema(value_type = Object)]
-    pub input: Value,
-    /// Exit code of a command.
-    pub exit_code: Option<i32>,
-    /// Stable error type (`step_failed`, `step_timeout`, `sandbox_error`, …).
-    pub error_type: Option<String>,
-    /// What went wrong.
-    pub error_message: Option<String>,
-    /// Started.
-    pub started_at: String,
-    /// Finished.
-    pub finished_at: Option<String>,
 }
 
 impl From<&TaskStep> for TaskStepDto {
+    /// The wire form of a borrowed step: a copy of it.
     fn from(s: &TaskStep) -> Self {
-        Self {
-            id: s.id.to_string(),
-            run_id: s.run_id.to_string(),
-            task_id: s.task_id.to_string(),
-            index: s.index,
-            kind: s.kind.clone(),
-            status: s.status.as_str().to_string(),
-            input: s.input.clone(),
-            exit_code: s.exit_code,
-            error_type: s.error_type.clone(),
-            error_message: s.error_message.clone(),
-            started_at: s.started_at.clone(),
-            finished_at: s.finished_at.clone(),
-        }
+        s.clone()
     }
 }
 
-/// An artifact of a run.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TaskArtifactDto {
-    /// Id (`tart_…`).
-    pub id: String,
-    /// Its task.
-    pub task_id: String,
-    /// Its run.
-    pub run_id: String,
-    /// The step that produced it.
-    pub step_id: Option<String>,
-    /// `stdout`, `stderr` or `patch`.
-    pub kind: String,
-    /// The stream, or the patched path.
-    pub name: String,
-    /// Text content; a patch is JSON with `path`, `before` and `after`.
-    pub content: String,
-    /// Bytes the source produced.
-    pub size_bytes: i64,
-    /// Whether `content` was cut at the capture cap (1 MiB per stream).
-    pub truncated: bool,
-    /// For patches: `applied`, `proposed` or `reverted`.
-    pub status: Option<String>,
-    /// Created.
-    pub created_at: String,
-}
-
 impl From<&TaskArtifact> for TaskArtifactDto {
+    /// The wire form of a borrowed artifact: a copy of it.
     fn from(a: &TaskArtifact) -> Self {
-        Self {
-            id: a.id.to_string(),
-            task_id: a.task_id.to_string(),
-            run_id: a.run_id.to_string(),
-            step_id: a.step_id.as_ref().map(|s| s.to_string()),
-            kind: a.kind.clone(),
-            name: a.name.clone(),
-            content: a.content.clone(),
-            size_bytes: a.size_bytes,
-            truncated: a.truncated,
-            status: a.status.clone(),
-            created_at: a.created_at.clone(),
-        }
+        a.clone()
     }
 }
 
