@@ -2,6 +2,7 @@
 
 use super::output::{Format, print_resource, print_text};
 use super::{AppContext, GlobalArgs};
+use crate::bridges::resources::TranscriptQuery;
 use crate::domain::ids::{MessageId, SessionId};
 use crate::domain::message::Role;
 use crate::domain::provider_call::format_usd;
@@ -24,6 +25,17 @@ pub enum SessionsCommand {
     Show {
         /// Session id.
         id: String,
+        /// At most this many messages (1–1000): the newest unless a cursor is given.
+        #[arg(long, default_value_t = 200)]
+        limit: u32,
+        /// Only messages older than this sequence (the page before one whose first
+        /// message has it).
+        #[arg(long, conflicts_with = "after")]
+        before: Option<i64>,
+        /// Only messages newer than this sequence (the page after one whose last
+        /// message has it).
+        #[arg(long)]
+        after: Option<i64>,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -110,10 +122,22 @@ pub async fn run(cli: &GlobalArgs, cmd: &SessionsCommand) -> anyhow::Result<i32>
                 }
             }
         }
-        SessionsCommand::Show { id, format } => {
+        SessionsCommand::Show {
+            id,
+            limit,
+            before,
+            after,
+            format,
+        } => {
+            let window = TranscriptQuery {
+                limit: Some(*limit),
+                before_sequence: *before,
+                after_sequence: *after,
+            }
+            .window()?;
             let t = ctx
                 .engine
-                .transcript(ns, &SessionId::from(id.as_str()))
+                .transcript_window(ns, &SessionId::from(id.as_str()), window)
                 .await?;
             match format {
                 Format::Json => print_resource("agent_chat_session", &t)?,
@@ -233,6 +257,13 @@ fn render_text(t: &Transcript) -> String {
     if let Some(line) = gateway_line(t) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(first) = t.messages.first().filter(|_| t.page.older) {
+        let _ = writeln!(
+            out,
+            "\n… older messages: hecate sessions show {} --before {}",
+            s.id, first.sequence
+        );
+    }
     for m in &t.messages {
         let status = match m.status.as_str() {
             "completed" => String::new(),
@@ -252,6 +283,13 @@ fn render_text(t: &Transcript) -> String {
             let _ = writeln!(out, "  ({line})");
         }
         let _ = writeln!(out, "{}", m.content);
+    }
+    if let Some(last) = t.messages.last().filter(|_| t.page.newer) {
+        let _ = writeln!(
+            out,
+            "\n… newer messages: hecate sessions show {} --after {}",
+            s.id, last.sequence
+        );
     }
     out
 }

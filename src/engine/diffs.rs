@@ -203,12 +203,7 @@ impl Engine {
         store
             .add_artifact(message_id, TURN_DIFF_ARTIFACT, "", &data)
             .await?;
-        let run_id = store
-            .list_messages(session_id, None, usize::MAX)
-            .await?
-            .into_iter()
-            .find(|m| &m.id == message_id)
-            .and_then(|m| m.run_id);
+        let run_id = store.get_message(session_id, message_id).await?.run_id;
         let Some(run_id) = run_id else {
             return Ok(());
         };

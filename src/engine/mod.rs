@@ -24,6 +24,7 @@ mod queries;
 mod sessions;
 pub mod targets;
 pub mod tasks;
+mod transcript;
 mod turns;
 pub mod workspace;
 
@@ -32,7 +33,8 @@ pub use mcp::{
     ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ToolPolicy,
     UpstreamFailure, UpstreamNotice, UpstreamServer, UpstreamTool, expose_names,
 };
-pub use sessions::{CreateSession, Transcript};
+pub use sessions::CreateSession;
+pub use transcript::{Transcript, TranscriptPage, TranscriptWindow};
 pub use turns::events::TurnEvents;
 pub use turns::{MAX_PROMPT_BYTES, SendMessage, TurnHandle, TurnResult, validate_prompt};
 

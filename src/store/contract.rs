@@ -88,6 +88,27 @@ pub trait MessageStore: Send + Sync {
     async fn count_messages(&self, session_id: &SessionId) -> Result<u64>;
     /// The provider calls of a session, oldest first.
     async fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>>;
+    /// Up to `limit` messages with sequence below `before` (the newest when `None`),
+    /// in sequence order: a transcript read a page at a time from its end.
+    async fn list_messages_before(
+        &self,
+        session_id: &SessionId,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<Message>>;
+    /// The messages `runs` wrote (each turn's prompt, tool exchanges and answer), in
+    /// sequence order, read by run.
+    async fn list_run_messages(
+        &self,
+        session_id: &SessionId,
+        runs: &[RunId],
+    ) -> Result<Vec<Message>>;
+    /// The provider calls `runs` made, oldest first, read by run.
+    async fn list_run_provider_calls(
+        &self,
+        session_id: &SessionId,
+        runs: &[RunId],
+    ) -> Result<Vec<ProviderCall>>;
     /// Stores an artifact (such as a diff) on a message.
     async fn add_artifact(
         &self,
@@ -124,6 +145,11 @@ pub trait RunStore: Send + Sync {
     async fn get_run(&self, run_id: &RunId) -> Result<Run>;
     /// Runs of a session, oldest first.
     async fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>>;
+    /// The newest run of a session, if it has one.
+    async fn last_run(&self, session_id: &SessionId) -> Result<Option<Run>>;
+    /// The runs of a session among `ids`, oldest first; ids it does not have are
+    /// left out.
+    async fn list_runs_by_id(&self, session_id: &SessionId, ids: &[RunId]) -> Result<Vec<Run>>;
     /// Appends events to a run under the sequences they carry (numbered by the
     /// engine); a sequence the run already has is a `conflict`.
     async fn append_run_events(&self, run_id: &RunId, events: &[NewRunEvent]) -> Result<()>;

@@ -115,15 +115,20 @@ async fn a_first_prompt_creates_the_task_and_a_follow_up_continues_its_run() {
 
     let second = api.say(&id, "now change world to chat").await;
     assert_eq!(second.status, 200, "{}", second.body);
+    // The turn's answer holds this turn only; the session holds both.
     let a2 = assistants(&second.body);
-    assert_eq!(a2.len(), 2);
-    assert_eq!(a2[1]["content"], "Edited the notes.");
+    assert_eq!(a2.len(), 1, "{}", second.body);
+    let whole = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    assert_eq!(assistants(&whole.body).len(), 2, "{}", whole.body);
+    assert_eq!(a2[0]["content"], "Edited the notes.");
     assert_eq!(
-        a2[1]["task_id"],
+        a2[0]["task_id"],
         task.as_str(),
         "the follow-up continues the task"
     );
-    let run2 = a2[1]["task_run_id"].as_str().expect("run").to_string();
+    let run2 = a2[0]["task_run_id"].as_str().expect("run").to_string();
     assert_ne!(run2, run1);
     assert_eq!(
         std::fs::read_to_string(ws.join("notes.txt")).expect("read"),

@@ -255,9 +255,18 @@ async fn busy_sessions_refuse_a_second_turn_and_cancel_and_close_stop_the_runnin
     assert_eq!(closed.status, 200, "{}", closed.body);
     assert_eq!(closed.body["data"]["status"], "cancelled");
     assert_eq!(last_message(&closed.body)["status"], "cancelled");
+    // The cancelled turn answers its own prompt and partial answer; the session
+    // holds both turns.
     let done = second.await.expect("join");
     assert_eq!(
         done.body["data"]["messages"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let whole = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    assert_eq!(
+        whole.body["data"]["messages"].as_array().map(Vec::len),
         Some(4)
     );
 }

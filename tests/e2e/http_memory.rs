@@ -219,7 +219,11 @@ async fn a_failed_summary_leaves_the_turn_completed_and_the_session_going() {
         .expect("the run");
     assert_eq!(run["status"], "completed");
     let after = turn(&api, &id, "still here").await;
-    let ms = after["data"]["messages"].as_array().expect("messages");
+    assert_eq!(after["data"]["messages"].as_array().map(Vec::len), Some(2));
+    let whole = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    let ms = whole.body["data"]["messages"].as_array().expect("messages");
     assert!(ms.iter().all(|m| m["is_summary"] == false));
     assert_eq!(ms.len(), 22);
 }
@@ -299,7 +303,10 @@ async fn an_external_agent_is_handed_off_to_a_fresh_primed_session_at_the_summar
     let mut native = Value::Null;
     for i in 0..10 {
         let body = say(&format!("turn {i}")).await;
-        let answer = &body["data"]["messages"].as_array().expect("messages")[2 * i + 1];
+        let turn = body["data"]["messages"].as_array().expect("messages");
+        assert_eq!(turn.len(), 2, "the turn answers its own two messages");
+        assert_eq!(turn[0]["sequence"], 2 * i, "{body}");
+        let answer = &turn[1];
         assert_eq!(
             answer["content"],
             format!("echo: turn {i}"),

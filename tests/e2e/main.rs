@@ -43,6 +43,8 @@ mod http_session_stream;
 mod http_sessions_shared_with_cli;
 mod http_stream_approval_events;
 mod http_stream_fanout;
+mod http_transcript_pages;
+mod http_turn_traces;
 mod kill9_soak;
 mod mcp_delegation;
 mod mcp_http;

@@ -7,7 +7,7 @@
 use hecate::domain::ErrorType;
 use hecate::domain::approval::{Approval, ApprovalStatus, Grant};
 use hecate::domain::ids::{ApprovalId, CallId, GrantId, MessageId, RunId, SegmentId, SessionId};
-use hecate::domain::message::{MessageStatus, NewMessage, Role, RuntimeSnapshot};
+use hecate::domain::message::{Message, MessageStatus, NewMessage, Role, RuntimeSnapshot};
 use hecate::domain::provider_call::{ProviderCall, Usage};
 use hecate::domain::run::{Run, RunStatus};
 use hecate::domain::session::SessionStatus;
@@ -212,6 +212,92 @@ mod cases {
             .await
             .expect_err("unknown id");
         assert_eq!(e.error_type, ErrorType::NotFound);
+    }
+
+    /// A transcript window reads pages from the end, a turn's messages and calls
+    /// by its run, and runs by id, never crossing into another session.
+    pub async fn a_window_reads_only_its_messages_runs_and_calls(b: Backend) {
+        let store = b.store.as_ref();
+        let s = new_session(store, "default").await;
+        let other = new_session(store, "default").await;
+        let mut turns = Vec::new();
+        for i in 0..3 {
+            let r = run(&s.id);
+            store.create_run(&r).await.expect("run");
+            let mut c = call(&s.id);
+            c.run_id = Some(r.id.clone());
+            let mut user = NewMessage::text(Role::User, format!("q{i}"), snap());
+            user.run_id = Some(r.id.clone());
+            let mut answer = NewMessage::text(Role::Assistant, format!("a{i}"), snap());
+            answer.run_id = Some(r.id.clone());
+            answer.produced_by_call_id = Some(c.id.clone());
+            store
+                .append_exchange(&s.id, vec![user, answer], Some(&c))
+                .await
+                .expect("a turn");
+            turns.push((r.id, c.id));
+        }
+        let seqs = |ms: Vec<Message>| ms.iter().map(|m| m.sequence).collect::<Vec<_>>();
+        let before = |b: Option<i64>, n: usize| store.list_messages_before(&s.id, b, n);
+        assert_eq!(seqs(before(None, 4).await.expect("tail")), [2, 3, 4, 5]);
+        assert_eq!(seqs(before(Some(2), 4).await.expect("page")), [0, 1]);
+        assert_eq!(
+            seqs(before(Some(0), 4).await.expect("empty")),
+            Vec::<i64>::new()
+        );
+        let (r0, r1, r2) = (&turns[0].0, &turns[1].0, &turns[2].0);
+        let by_run = async |runs: &[RunId]| {
+            seqs(store.list_run_messages(&s.id, runs).await.expect("by run"))
+        };
+        assert_eq!(by_run(std::slice::from_ref(r1)).await, [2, 3]);
+        assert_eq!(by_run(&[r2.clone(), r0.clone()]).await, [0, 1, 4, 5]);
+        assert_eq!(by_run(&[]).await, Vec::<i64>::new());
+        let calls = store
+            .list_run_provider_calls(&s.id, std::slice::from_ref(r1))
+            .await
+            .expect("calls");
+        assert_eq!(
+            calls.iter().map(|c| &c.id).collect::<Vec<_>>(),
+            [&turns[1].1]
+        );
+        let runs = store
+            .list_runs_by_id(&s.id, &[r2.clone(), r0.clone(), RunId::from("run_missing")])
+            .await
+            .expect("runs");
+        assert_eq!(runs.iter().map(|r| &r.id).collect::<Vec<_>>(), [r0, r2]);
+        let last = store.last_run(&s.id).await.expect("last").expect("a run");
+        assert_eq!(&last.id, r2);
+        // Another session sees none of it, whatever ids it is asked with.
+        assert!(store.last_run(&other.id).await.expect("last").is_none());
+        let ids = [r0.clone(), r1.clone()];
+        assert!(
+            store
+                .list_run_messages(&other.id, &ids)
+                .await
+                .expect("m")
+                .is_empty()
+        );
+        assert!(
+            store
+                .list_run_provider_calls(&other.id, &ids)
+                .await
+                .expect("c")
+                .is_empty()
+        );
+        assert!(
+            store
+                .list_runs_by_id(&other.id, &ids)
+                .await
+                .expect("r")
+                .is_empty()
+        );
+        assert!(
+            store
+                .list_messages_before(&other.id, None, 10)
+                .await
+                .expect("p")
+                .is_empty()
+        );
     }
 
     pub async fn an_exchange_whose_call_fails_stores_no_message(b: Backend) {
@@ -1508,6 +1594,7 @@ macro_rules! conformance {
 
                 conformance!(@cases $open;
                     append_assigns_gap_free_sequences_and_links_calls,
+                    a_window_reads_only_its_messages_runs_and_calls,
                     an_exchange_whose_call_fails_stores_no_message,
                     deleting_a_session_cascades,
                     namespaces_are_isolated,

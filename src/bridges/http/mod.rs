@@ -84,6 +84,10 @@ pub fn routes() -> Vec<ApiRoute> {
             "/hecate/v1/agent-chat/sessions/{id}/messages",
             messages::send,
         ),
+        ApiRoute::get(
+            "/hecate/v1/agent-chat/sessions/{id}/messages",
+            messages::list,
+        ),
         ApiRoute::post(
             "/hecate/v1/agent-chat/sessions/{id}/cancel",
             sessions::cancel,

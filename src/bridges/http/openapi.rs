@@ -55,10 +55,10 @@ use crate::bridges::resources::tasks::{
 };
 use crate::bridges::resources::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
-    GatewayStatsDto, HealthDto, HistoryDto, McpPoolDto, MessageDto, ProviderCallDto, RunDto,
-    RuntimeKindName, SegmentDto, SendMessageRequest, SessionDto, SessionListResponse,
-    SessionResponse, SessionSummaryDto, StatsDto, StatsResponse, StoreDto, ToolCallDto,
-    TranscriptDto, UsageDto,
+    GatewayStatsDto, HealthDto, HistoryDto, McpPoolDto, MessageDto, MessageListResponse,
+    ProviderCallDto, RunDto, RuntimeKindName, SegmentDto, SendMessageRequest, SessionDto,
+    SessionListResponse, SessionResponse, SessionSummaryDto, StatsDto, StatsResponse, StoreDto,
+    ToolCallDto, TranscriptDto, TranscriptPageDto, UsageDto,
 };
 use axum::Json;
 use serde_json::Value;
@@ -98,6 +98,7 @@ use utoipa::{Modify, OpenApi};
         sessions::cancel,
         sessions::close,
         messages::send,
+        messages::list,
         stream::sse::stream,
         files::list,
         files::diff,
@@ -162,7 +163,7 @@ use utoipa::{Modify, OpenApi};
         ChatHistoryMessageDto, SummarizationNeededDto, ChatProcessedResponse, ChatProcessedDto,
         ChatSummaryResponse, ChatSummarySavedDto, ChatResponse, ChatDto, ChatStoredMessageDto,
         ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, GatewayStatsDto, McpPoolDto, StoreDto,
-        SessionListResponse, SessionSummaryDto, SessionResponse, TranscriptDto, SessionDto,
+        SessionListResponse, SessionSummaryDto, SessionResponse, TranscriptDto, TranscriptPageDto, MessageListResponse, SessionDto,
         MessageDto, ToolCallDto, UsageDto, ActivityDto, ProviderCallDto, RunDto, SegmentDto,
         CreateSessionRequest, HistoryDto, SendMessageRequest, RuntimeKindName, CancelResponse, CancelDto,
         DeletedResponse, DeletedDto, ApprovalRequestedDto, ApprovalResolvedDto,

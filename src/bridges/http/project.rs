@@ -5,7 +5,7 @@
 use crate::bridges::resources::chat::TraceDto;
 use crate::bridges::resources::{
     ActivityDto, MessageDto, ProviderCallDto, RunDto, SegmentDto, SessionDto, TranscriptDto,
-    UsageDto,
+    TranscriptPageDto, UsageDto,
 };
 use crate::domain::activity::{ExternalTurn, project, project_external};
 use crate::domain::ids::{CallId, RunId};
@@ -73,6 +73,7 @@ pub fn transcript_dto(
         runs: t.runs.iter().map(RunDto::from).collect(),
         segments: t.segments.iter().map(SegmentDto::from).collect(),
         gateway_calls: t.gateway_calls.iter().map(TraceDto::from).collect(),
+        page: TranscriptPageDto::from(t),
     }
 }
 

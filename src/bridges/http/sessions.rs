@@ -10,14 +10,14 @@ use crate::bridges::resources::capability::CapabilitiesDto;
 use crate::bridges::resources::{
     CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
     ListSessionsQuery, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
-    TranscriptDto, parse_runtime_kind,
+    TranscriptDto, TranscriptQuery, parse_runtime_kind,
 };
 use crate::domain::ErrorType;
 use crate::domain::HecateError;
 use crate::domain::ids::SessionId;
 use crate::domain::recall::{SessionMemory, valid_recall, valid_user};
 use crate::domain::session::Guardrails;
-use crate::engine::CreateSession;
+use crate::engine::{CreateSession, TranscriptWindow};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -30,14 +30,18 @@ const MAX_LIMIT: u32 = 1000;
 /// How long `close` waits for a cancelled turn to settle.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
-/// Reads a session as the wire transcript: stored messages with their turns'
-/// activities, plus the live assistant message of a running turn.
+/// Reads a window of a session as the wire transcript: stored messages with their
+/// turns' activities, plus the live assistant message of a running turn when the
+/// window reaches the end.
 pub async fn load_transcript(
     state: &HttpState,
     session_id: &SessionId,
+    window: TranscriptWindow,
 ) -> Result<TranscriptDto, ApiError> {
     let engine = &state.engine;
-    let t = engine.transcript(&state.namespace, session_id).await?;
+    let t = engine
+        .transcript_window(&state.namespace, session_id, window)
+        .await?;
     let running = t.runs.last().filter(|r| !r.status.is_terminal());
     let live = running.and_then(|r| {
         state
@@ -192,29 +196,33 @@ pub async fn create(
         )
         .await?;
     Ok(session_response(
-        load_transcript(&state, &session.id).await?,
+        load_transcript(&state, &session.id, TranscriptQuery::newest_page()).await?,
     ))
 }
 
-/// The full transcript: messages with runtime snapshots and turn metadata,
-/// provider calls, runs and derived segments.
+/// The session with one page of its transcript (the newest 200 messages unless the
+/// query says otherwise): messages with runtime snapshots and turn metadata, their
+/// provider calls and runs, derived segments, and where the page sits.
 #[utoipa::path(
     get,
     path = "/hecate/v1/agent-chat/sessions/{id}",
     operation_id = "get_session",
     tag = "agent-chat",
-    params(SessionPath),
+    params(SessionPath, TranscriptQuery),
     responses(
-        (status = 200, description = "The session with its transcript", body = SessionResponse),
+        (status = 200, description = "The session with a page of its transcript", body = SessionResponse),
+        (status = 400, description = "Bad limit, or both cursors", body = ErrorEnvelope),
         (status = 404, description = "No such session", body = ErrorEnvelope)
     )
 )]
 pub async fn get(
     State(state): State<HttpState>,
     ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+    ApiQuery(q): ApiQuery<TranscriptQuery>,
 ) -> Result<Json<SessionResponse>, ApiError> {
+    let window = q.window()?;
     Ok(session_response(
-        load_transcript(&state, &SessionId::from(id)).await?,
+        load_transcript(&state, &SessionId::from(id), window).await?,
     ))
 }
 
@@ -306,5 +314,7 @@ pub async fn close(
         )
         .into());
     }
-    Ok(session_response(load_transcript(&state, &sid).await?))
+    Ok(session_response(
+        load_transcript(&state, &sid, TranscriptQuery::newest_page()).await?,
+    ))
 }

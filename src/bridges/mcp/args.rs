@@ -6,7 +6,7 @@
 use crate::bridges::resources::agent::{
     ApprovalDto, ChangedFileDto, DecisionName, GrantDto, ScopeName,
 };
-use crate::bridges::resources::{MessageDto, SessionDto, SessionSummaryDto};
+use crate::bridges::resources::{MessageDto, SessionDto, SessionSummaryDto, TranscriptPageDto};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -43,8 +43,16 @@ pub struct SessionArgs {
 pub struct TranscriptArgs {
     /// The session id.
     pub session_id: String,
-    /// Only the last N messages (all when absent).
+    /// Only the last N messages (the same as `limit` without a cursor).
     pub last: Option<u32>,
+    /// At most this many messages (1–1000, default 200).
+    pub limit: Option<u32>,
+    /// Only messages older than this sequence, the newest of them (a page's
+    /// `first_sequence` gives the page before it).
+    pub before_sequence: Option<i64>,
+    /// Only messages newer than this sequence, the oldest of them (a page's
+    /// `last_sequence` gives the page after it). Not with `before_sequence`.
+    pub after_sequence: Option<i64>,
 }
 
 /// `create_session` arguments: a model (`provider/model`) or an agent (adapter id).
@@ -185,6 +193,8 @@ pub struct TranscriptOut {
     pub session: SessionDto,
     /// Messages in order.
     pub messages: Vec<TranscriptMessage>,
+    /// Where the messages sit in the session, and whether there is more either side.
+    pub page: TranscriptPageDto,
 }
 
 /// `get_session` / `create_session` output.

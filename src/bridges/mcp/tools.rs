@@ -6,7 +6,9 @@ use super::args::*;
 use super::errors::fail;
 use super::server::HecateMcp;
 use crate::bridges::resources::agent::{ApprovalDto, GrantDto};
-use crate::bridges::resources::{MessageDto, SessionDto, SessionSummaryDto, UsageDto};
+use crate::bridges::resources::{
+    MessageDto, SessionDto, SessionSummaryDto, TranscriptPageDto, TranscriptQuery, UsageDto,
+};
 use crate::domain::approval::{ApprovalStatus, Decision, Scope};
 use crate::domain::error::HecateError;
 use crate::domain::ids::{ApprovalId, GrantId, SessionId};
@@ -101,28 +103,30 @@ impl HecateMcp {
     }
 
     #[tool(
-        description = "Read a session's transcript: its messages in order (optionally only the last N).",
+        description = "Read a session's transcript a page at a time: its newest 200 messages in order, or `limit` of them before `before_sequence` or after `after_sequence` (`page` says whether more exist either side).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn get_transcript(
         &self,
         Parameters(a): Parameters<TranscriptArgs>,
     ) -> Result<Json<TranscriptOut>, CallToolResult> {
+        let query = TranscriptQuery {
+            limit: a.limit.or(a.last),
+            before_sequence: a.before_sequence,
+            after_sequence: a.after_sequence,
+        };
+        let window = query.window().map_err(fail)?;
         let t = self
             .engine
-            .transcript(self.ns(), &SessionId::from(a.session_id.as_str()))
+            .transcript_window(self.ns(), &SessionId::from(a.session_id.as_str()), window)
             .await
             .map_err(fail)?;
-        let skip = a
-            .last
-            .map(|n| t.messages.len().saturating_sub(n as usize))
-            .unwrap_or(0);
         Ok(Json(TranscriptOut {
             session: SessionDto::from(&t.session),
+            page: TranscriptPageDto::from(&t),
             messages: t
                 .messages
                 .iter()
-                .skip(skip)
                 .map(|m| {
                     let mut dto = MessageDto::from(m);
                     // An answer carries the ids of the turn that produced it.

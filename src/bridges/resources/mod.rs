@@ -18,12 +18,14 @@ pub mod tasks;
 
 use crate::domain::HecateError;
 use crate::domain::session::RuntimeKind;
+use crate::engine::TranscriptWindow;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 pub use message::{ActivityDto, MessageDto, ToolCallDto, UsageDto};
 pub use session::{
     HistoryDto, ProviderCallDto, RunDto, SegmentDto, SessionDto, SessionSummaryDto, TranscriptDto,
+    TranscriptPageDto,
 };
 pub use system::{GatewayStatsDto, HealthDto, McpPoolDto, StatsDto, StoreDto};
 
@@ -112,6 +114,70 @@ pub struct ListSessionsQuery {
     /// At most this many sessions, newest first (1–1000, default 50).
     #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
+}
+
+/// Query of `GET /hecate/v1/agent-chat/sessions/{id}` and of its `/messages`: one
+/// page of the transcript, the newest unless a cursor says otherwise.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TranscriptQuery {
+    /// At most this many messages (1–1000, default 200).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+    /// Only messages older than this sequence, the newest of them (a page's
+    /// `first_sequence` gives the page before it).
+    pub before_sequence: Option<i64>,
+    /// Only messages newer than this sequence, the oldest of them (a page's
+    /// `last_sequence` gives the page after it). Not with `before_sequence`.
+    pub after_sequence: Option<i64>,
+}
+
+/// Default and largest page of a transcript.
+const DEFAULT_TRANSCRIPT_LIMIT: u32 = 200;
+const MAX_TRANSCRIPT_LIMIT: u32 = 1000;
+
+impl TranscriptQuery {
+    /// The newest page at the default size.
+    pub fn newest_page() -> TranscriptWindow {
+        TranscriptWindow::Before {
+            before: None,
+            limit: DEFAULT_TRANSCRIPT_LIMIT as usize,
+        }
+    }
+
+    /// The window this query asks for: the newest page unless a cursor says
+    /// otherwise; a limit outside 1–1000 or both cursors at once is
+    /// `invalid_request`.
+    pub fn window(&self) -> Result<TranscriptWindow, HecateError> {
+        let limit = match self.limit {
+            None => DEFAULT_TRANSCRIPT_LIMIT,
+            Some(n) if (1..=MAX_TRANSCRIPT_LIMIT).contains(&n) => n,
+            Some(n) => {
+                return Err(HecateError::invalid(format!(
+                    "limit must be between 1 and {MAX_TRANSCRIPT_LIMIT}, got {n}"
+                )));
+            }
+        } as usize;
+        match (self.before_sequence, self.after_sequence) {
+            (Some(_), Some(_)) => Err(HecateError::invalid(
+                "before_sequence and after_sequence cannot be combined: page one way at a time",
+            )),
+            (before, None) => Ok(TranscriptWindow::Before { before, limit }),
+            (None, Some(after)) => Ok(TranscriptWindow::After { after, limit }),
+        }
+    }
+}
+
+/// `{"object": "agent_chat_messages", "data": […], "page": …}`: one page of a
+/// session's messages.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MessageListResponse {
+    /// Always `agent_chat_messages`.
+    pub object: String,
+    /// The messages, oldest first.
+    pub data: Vec<MessageDto>,
+    /// Where they sit in the session.
+    pub page: TranscriptPageDto,
 }
 
 /// Query of `GET /hecate/v1/agent-chat/sessions/{id}/stream`.

@@ -9,6 +9,7 @@ use crate::domain::provider_call::{ProviderCall, format_usd};
 use crate::domain::run::Run;
 use crate::domain::segment::Segment;
 use crate::domain::session::{Session, SessionSummary};
+use crate::engine::Transcript;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -356,4 +357,33 @@ pub struct TranscriptDto {
     /// (`[agents.gateway]`), oldest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gateway_calls: Vec<TraceDto>,
+    /// Where `messages` sit in the session, and whether there is more either side.
+    pub page: TranscriptPageDto,
+}
+
+/// Where a window of a transcript sits in its session. Messages are numbered from
+/// 0 without gaps, so a page's sequences are also the cursors of its neighbours.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, ToSchema, JsonSchema)]
+pub struct TranscriptPageDto {
+    /// Older messages exist: ask again with `before_sequence` set to `first_sequence`.
+    pub older: bool,
+    /// Newer messages exist: ask again with `after_sequence` set to `last_sequence`.
+    pub newer: bool,
+    /// The sequence of the first message held (absent when none is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_sequence: Option<i64>,
+    /// The sequence of the last stored message held (absent when none is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_sequence: Option<i64>,
+}
+
+impl From<&Transcript> for TranscriptPageDto {
+    fn from(t: &Transcript) -> Self {
+        Self {
+            older: t.page.older,
+            newer: t.page.newer,
+            first_sequence: t.messages.first().map(|m| m.sequence),
+            last_sequence: t.messages.last().map(|m| m.sequence),
+        }
+    }
 }

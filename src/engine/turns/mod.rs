@@ -5,6 +5,7 @@
 mod cap;
 mod drive;
 pub mod events;
+pub mod gateway_trace;
 mod run;
 mod sink;
 mod target;

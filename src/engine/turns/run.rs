@@ -155,6 +155,10 @@ impl Engine {
             plain_text(&blocks).len(),
             turn_diff.is_some(),
         );
+        if let Some(trace) = super::gateway_trace::model_turn_trace(session, run, &target, &report)
+        {
+            self.inner.deferred.traces.record(trace);
+        }
         if report.native_session_id.is_some() {
             session.native_session_id = report.native_session_id.clone();
         }

@@ -4,7 +4,7 @@
 
 use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::error::{HecateError, Result};
-use crate::domain::ids::{MessageId, SessionId};
+use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::time::now_rfc3339;
@@ -332,6 +332,64 @@ impl MessageStore for PostgresStore {
                     ),
                     &[&session_id.as_str()],
                 )
+                .await?;
+            rows.iter()
+                .map(decode::provider_call)
+                .collect::<OpResult<Vec<_>>>()
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn list_messages_before(
+        &self,
+        session_id: &SessionId,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        let c = self.client().await?;
+        let r = page_before(&c, session_id, before, limit).await;
+        self.done(r.map(|mut page| {
+            page.reverse();
+            page
+        }))
+    }
+
+    async fn list_run_messages(
+        &self,
+        session_id: &SessionId,
+        runs: &[RunId],
+    ) -> Result<Vec<Message>> {
+        let c = self.client().await?;
+        let runs: Vec<&str> = runs.iter().map(RunId::as_str).collect();
+        let r = async {
+            let sql = format!(
+                "SELECT {MESSAGE_COLUMNS} FROM messages \
+                 WHERE run_id = ANY($2) AND session_id = $1 ORDER BY sequence"
+            );
+            let rows = c
+                .query(sql.as_str(), &[&session_id.as_str(), &runs])
+                .await?;
+            to_messages(&rows)
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn list_run_provider_calls(
+        &self,
+        session_id: &SessionId,
+        runs: &[RunId],
+    ) -> Result<Vec<ProviderCall>> {
+        let c = self.client().await?;
+        let runs: Vec<&str> = runs.iter().map(RunId::as_str).collect();
+        let r = async {
+            let sql = format!(
+                "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
+                 WHERE run_id = ANY($2) AND session_id = $1 ORDER BY created_at, seq"
+            );
+            let rows = c
+                .query(sql.as_str(), &[&session_id.as_str(), &runs])
                 .await?;
             rows.iter()
                 .map(decode::provider_call)

@@ -417,6 +417,12 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     },
+    Migration {
+        name: "provider calls by run (messages have had their index since v1)",
+        sql: r#"
+    CREATE INDEX provider_calls_by_run ON provider_calls(run_id) WHERE run_id IS NOT NULL;
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

@@ -182,6 +182,35 @@ impl RunStore for PostgresStore {
         self.done(r)
     }
 
+    async fn last_run(&self, session_id: &SessionId) -> Result<Option<Run>> {
+        let c = self.client().await?;
+        let r = async {
+            let sql = format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = $1 \
+                 ORDER BY started_ms DESC, seq DESC LIMIT 1"
+            );
+            let row = c.query_opt(sql.as_str(), &[&session_id.as_str()]).await?;
+            row.as_ref().map(decode::run).transpose()
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn list_runs_by_id(&self, session_id: &SessionId, ids: &[RunId]) -> Result<Vec<Run>> {
+        let c = self.client().await?;
+        let ids: Vec<&str> = ids.iter().map(RunId::as_str).collect();
+        let r = async {
+            let sql = format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE id = ANY($2) AND session_id = $1 \
+                 ORDER BY started_ms, seq"
+            );
+            let rows = c.query(sql.as_str(), &[&session_id.as_str(), &ids]).await?;
+            rows.iter().map(decode::run).collect::<OpResult<Vec<_>>>()
+        }
+        .await;
+        self.done(r)
+    }
+
     async fn append_run_events(&self, run_id: &RunId, events: &[NewRunEvent]) -> Result<()> {
         if events.is_empty() {
             return Ok(());

@@ -1,8 +1,9 @@
 //! The message and provider-call streams, and message artifacts.
 
+use super::run_ids::json_ids;
 use super::{OpResult, SqliteStore};
 use crate::domain::error::{HecateError, Result};
-use crate::domain::ids::{MessageId, SessionId};
+use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::time::now_rfc3339;
@@ -289,6 +290,58 @@ impl MessageStore for SqliteStore {
             ))?;
             let rows =
                 stmt.query_map(params![session_id.as_str()], |r| decode::provider_call(r))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn list_messages_before(
+        &self,
+        session_id: &SessionId,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        let session_id = session_id.clone();
+        self.read(move |c| {
+            let mut page = page_before(c, &session_id, before, limit)?;
+            page.reverse();
+            Ok(page)
+        })
+        .await
+    }
+
+    async fn list_run_messages(
+        &self,
+        session_id: &SessionId,
+        runs: &[RunId],
+    ) -> Result<Vec<Message>> {
+        let (session_id, runs) = (session_id.clone(), json_ids(runs));
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {MESSAGE_COLUMNS} FROM messages \
+                 WHERE run_id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
+                 ORDER BY sequence"
+            ))?;
+            collect_messages(&mut stmt, params![session_id.as_str(), runs])
+        })
+        .await
+    }
+
+    async fn list_run_provider_calls(
+        &self,
+        session_id: &SessionId,
+        runs: &[RunId],
+    ) -> Result<Vec<ProviderCall>> {
+        let (session_id, runs) = (session_id.clone(), json_ids(runs));
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
+                 WHERE run_id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
+                 ORDER BY created_at, rowid"
+            ))?;
+            let rows = stmt.query_map(params![session_id.as_str(), runs], |r| {
+                decode::provider_call(r)
+            })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await

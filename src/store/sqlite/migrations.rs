@@ -403,6 +403,12 @@ pub const MIGRATIONS: &[&str] = &[
         updated_at TEXT NOT NULL
     );
     "#,
+    // v13: a turn's messages and provider calls found by its run id, so a turn's
+    // answer and a page of a transcript read only their own rows.
+    r#"
+    CREATE INDEX messages_by_run ON messages(run_id) WHERE run_id IS NOT NULL;
+    CREATE INDEX provider_calls_by_run ON provider_calls(run_id) WHERE run_id IS NOT NULL;
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

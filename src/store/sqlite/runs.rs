@@ -1,5 +1,6 @@
 //! Runs and run-event logs.
 
+use super::run_ids::json_ids;
 use super::{OpResult, SqliteStore};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{RunId, SessionId};
@@ -161,6 +162,34 @@ impl RunStore for SqliteStore {
                 "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ?1 ORDER BY started_ms, rowid"
             ))?;
             let rows = stmt.query_map(params![session_id.as_str()], |r| decode::run(r))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn last_run(&self, session_id: &SessionId) -> Result<Option<Run>> {
+        let session_id = session_id.clone();
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ?1 \
+                 ORDER BY started_ms DESC, rowid DESC LIMIT 1"
+            ))?;
+            Ok(stmt
+                .query_row(params![session_id.as_str()], |r| decode::run(r))
+                .optional()?)
+        })
+        .await
+    }
+
+    async fn list_runs_by_id(&self, session_id: &SessionId, ids: &[RunId]) -> Result<Vec<Run>> {
+        let (session_id, ids) = (session_id.clone(), json_ids(ids));
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs \
+                 WHERE id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
+                 ORDER BY started_ms, rowid"
+            ))?;
+            let rows = stmt.query_map(params![session_id.as_str(), ids], |r| decode::run(r))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await

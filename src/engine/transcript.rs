@@ -1,0 +1,317 @@
+//! A session's transcript as the faces render it: the header, a window of its
+//! messages (all of them, a page read from either end, or one turn's), and what
+//! those messages refer to (runs, provider calls, timings, diff stats, gateway
+//! calls). A window reads only its own rows, so a page or a turn's answer costs the
+//! same whatever the session's length.
+
+use super::Engine;
+use super::diffs::TURN_DIFF_ARTIFACT;
+use super::external::AdapterFacts;
+use super::turns::gateway_trace::AGENT_CHAT_FORMAT;
+use crate::adapters::git::TreeDiff;
+use crate::domain::error::{ErrorType, Result};
+use crate::domain::gateway_conversation::{GatewayTrace, TraceFilter};
+use crate::domain::ids::{MessageId, RunId, SessionId, TaskId, TaskRunId};
+use crate::domain::message::{Message, Role};
+use crate::domain::provider_call::ProviderCall;
+use crate::domain::run::Run;
+use crate::domain::segment::{Segment, derive};
+use crate::domain::session::Session;
+use crate::domain::timing::{AgentTiming, agent_timing};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// The most gateway calls a transcript lists (the newest ones).
+const MAX_LISTED_GATEWAY_CALLS: usize = 1000;
+
+/// Which messages of a session a transcript holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TranscriptWindow {
+    /// Every message, oldest first (exports and full replays).
+    All,
+    /// Up to `limit` messages with sequence below `before` (the newest when
+    /// `None`): the session read backwards a page at a time.
+    Before {
+        /// The exclusive upper bound; `None` for the newest page.
+        before: Option<i64>,
+        /// The page size.
+        limit: usize,
+    },
+    /// Up to `limit` messages with sequence above `after`: read forwards.
+    After {
+        /// The exclusive lower bound.
+        after: i64,
+        /// The page size.
+        limit: usize,
+    },
+    /// The messages one turn wrote: its prompt, tool exchanges and answer.
+    Run(RunId),
+}
+
+impl TranscriptWindow {
+    /// Whether the window ends at the session's newest message, so the running
+    /// turn (if any) belongs in it.
+    fn reaches_the_end(&self) -> bool {
+        matches!(self, Self::All | Self::Before { before: None, .. })
+    }
+}
+
+/// Whether messages exist on either side of a transcript's window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TranscriptPage {
+    /// Messages older than the first one held exist.
+    pub older: bool,
+    /// Messages newer than the last one held exist.
+    pub newer: bool,
+}
+
+/// A session with the stored records of a window of its messages.
+#[derive(Debug, Clone, Serialize)]
+pub struct Transcript {
+    /// The header.
+    #[serde(flatten)]
+    pub session: Session,
+    /// Messages in sequence order.
+    pub messages: Vec<Message>,
+    /// Provider calls in order.
+    pub provider_calls: Vec<ProviderCall>,
+    /// Segments derived from the messages held.
+    pub segments: Vec<Segment>,
+    /// Runs in order: those of the messages held, plus the session's newest run
+    /// when the window reaches the end.
+    pub runs: Vec<Run>,
+    /// Whether the window has neighbours.
+    pub page: TranscriptPage,
+    /// The model calls the session's supervised agent made through Hecate's
+    /// `/v1` (`[agents.gateway]`), oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gateway_calls: Vec<GatewayTrace>,
+    /// Catalog facts of the adapters the messages name, by adapter id.
+    #[serde(skip)]
+    pub adapters: HashMap<String, AdapterFacts>,
+    /// The timing of each Hecate Agent answer whose task run has ended.
+    #[serde(skip)]
+    pub timings: HashMap<MessageId, AgentTiming>,
+    /// The stored diff stat of each external-agent answer that changed files.
+    #[serde(skip)]
+    pub diff_stats: HashMap<MessageId, String>,
+}
+
+/// The run ids `messages` name, in first-seen order, without repeats.
+fn run_ids(messages: &[Message]) -> Vec<RunId> {
+    let mut ids: Vec<RunId> = Vec::new();
+    for id in messages.iter().filter_map(|m| m.run_id.as_ref()) {
+        if !ids.contains(id) {
+            ids.push(id.clone());
+        }
+    }
+    ids
+}
+
+impl Engine {
+    /// Reads a session with all its messages, provider calls, runs and segments.
+    pub async fn transcript(&self, namespace: &str, id: &SessionId) -> Result<Transcript> {
+        self.transcript_window(namespace, id, TranscriptWindow::All)
+            .await
+    }
+
+    /// Reads a session with the messages of `window` and the records they refer
+    /// to; only the rows the window holds are read.
+    pub async fn transcript_window(
+        &self,
+        namespace: &str,
+        id: &SessionId,
+        window: TranscriptWindow,
+    ) -> Result<Transcript> {
+        let store = self.store();
+        let session = store.get_session(namespace, id).await?;
+        let (messages, last) =
+            tokio::try_join!(self.window_messages(id, &window), store.last_run(id))?;
+        let (provider_calls, runs) = if window == TranscriptWindow::All {
+            tokio::try_join!(store.list_provider_calls(id), store.list_runs(id))?
+        } else {
+            let mut ids = run_ids(&messages);
+            if let Some(last) = last.filter(|l| !ids.contains(&l.id))
+                && (window.reaches_the_end() || window == TranscriptWindow::Run(last.id.clone()))
+            {
+                ids.push(last.id);
+            }
+            tokio::try_join!(
+                store.list_run_provider_calls(id, &ids),
+                store.list_runs_by_id(id, &ids),
+            )?
+        };
+        let page = self.page_of(id, &window, &messages).await?;
+        let adapters = self.agents().adapter_facts(
+            messages
+                .iter()
+                .filter_map(|m| m.runtime.adapter_id.as_deref()),
+        );
+        let (timings, diff_stats, gateway_calls) = tokio::try_join!(
+            self.timings(&messages),
+            self.diff_stats(&messages),
+            self.agent_gateway_calls(&session, &messages, page),
+        )?;
+        Ok(Transcript {
+            segments: derive(&messages),
+            session,
+            messages,
+            provider_calls,
+            runs,
+            page,
+            gateway_calls,
+            adapters,
+            timings,
+            diff_stats,
+        })
+    }
+
+    /// The messages `window` holds, in sequence order.
+    async fn window_messages(
+        &self,
+        id: &SessionId,
+        window: &TranscriptWindow,
+    ) -> Result<Vec<Message>> {
+        let store = self.store();
+        match window {
+            TranscriptWindow::All => store.list_messages(id, None, usize::MAX).await,
+            TranscriptWindow::Before { before, limit } => {
+                store.list_messages_before(id, *before, *limit).await
+            }
+            TranscriptWindow::After { after, limit } => {
+                store.list_messages(id, Some(*after), *limit).await
+            }
+            TranscriptWindow::Run(run) => {
+                store.list_run_messages(id, std::slice::from_ref(run)).await
+            }
+        }
+    }
+
+    /// Whether messages exist before and after those a window holds. Sequences are
+    /// gap-free from 0, so each side costs at most one indexed read of one row.
+    async fn page_of(
+        &self,
+        id: &SessionId,
+        window: &TranscriptWindow,
+        messages: &[Message],
+    ) -> Result<TranscriptPage> {
+        let store = self.store();
+        let exists_after = |seq: i64| async move {
+            Ok::<_, crate::domain::error::HecateError>(
+                !store.list_messages(id, Some(seq), 1).await?.is_empty(),
+            )
+        };
+        Ok(match (messages.first(), messages.last()) {
+            _ if *window == TranscriptWindow::All => TranscriptPage::default(),
+            (Some(first), Some(last)) => TranscriptPage {
+                older: first.sequence > 0,
+                newer: !window.reaches_the_end() && exists_after(last.sequence).await?,
+            },
+            // An empty window: whatever exists lies on the side it looked away from.
+            _ => match window {
+                TranscriptWindow::Before {
+                    before: Some(b), ..
+                } => TranscriptPage {
+                    older: false,
+                    newer: exists_after(b - 1).await?,
+                },
+                TranscriptWindow::After { after, .. } => TranscriptPage {
+                    older: *after >= 0
+                        && !store
+                            .list_messages_before(id, Some(after + 1), 1)
+                            .await?
+                            .is_empty(),
+                    newer: false,
+                },
+                _ => TranscriptPage::default(),
+            },
+        })
+    }
+
+    /// The gateway traces filed under a session that has run an external agent
+    /// (`X-Hecate-Agent-Session`), oldest first; none for other sessions. A window
+    /// with neighbours lists only the traces that started within its messages' span.
+    async fn agent_gateway_calls(
+        &self,
+        session: &Session,
+        messages: &[Message],
+        page: TranscriptPage,
+    ) -> Result<Vec<GatewayTrace>> {
+        if session.adapter_id.is_none() {
+            return Ok(Vec::new());
+        }
+        let filter = TraceFilter {
+            session_id: Some(session.id.to_string()),
+            since: messages
+                .first()
+                .filter(|_| page.older)
+                .map(|m| m.created_at.clone()),
+            until: messages
+                .last()
+                .filter(|_| page.newer)
+                .map(|m| m.created_at.clone()),
+            limit: MAX_LISTED_GATEWAY_CALLS,
+            ..TraceFilter::default()
+        };
+        self.inner.deferred.traces.flush().await;
+        let mut calls = self
+            .store()
+            .list_traces(&session.namespace, &filter)
+            .await?;
+        // Only the calls the agent made itself, not traces of this session's own
+        // model turns.
+        calls.retain(|c| c.client_format != AGENT_CHAT_FORMAT);
+        calls.reverse();
+        Ok(calls)
+    }
+
+    /// The timing of each Hecate Agent answer, from its ended task run.
+    async fn timings(&self, messages: &[Message]) -> Result<HashMap<MessageId, AgentTiming>> {
+        let store = self.store();
+        let mut out = HashMap::new();
+        for m in messages.iter().filter(|m| m.role == Role::Assistant) {
+            let (Some(task), Some(run)) = (&m.runtime.task_id, &m.runtime.task_run_id) else {
+                continue;
+            };
+            let (task, run) = (TaskId(task.clone()), TaskRunId(run.clone()));
+            let r = match store.get_task_run(&task, &run).await {
+                Ok(r) => r,
+                // The task was deleted; the answer stays without timing.
+                Err(e) if e.error_type == ErrorType::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            let (steps, approvals) = tokio::try_join!(
+                store.list_task_steps(&run),
+                store.list_task_approvals(&task)
+            )?;
+            if let Some(t) = agent_timing(&r, &steps, &approvals) {
+                out.insert(m.id.clone(), t);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The diff stat stored with each external-agent answer (the newest diff,
+    /// refreshed by a revert).
+    async fn diff_stats(&self, messages: &[Message]) -> Result<HashMap<MessageId, String>> {
+        let store = self.store();
+        let mut out = HashMap::new();
+        for m in messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant && m.runtime.adapter_id.is_some())
+        {
+            let newest = store
+                .list_artifacts(&m.id)
+                .await?
+                .into_iter()
+                .rfind(|(kind, _, _)| kind == TURN_DIFF_ARTIFACT);
+            if let Some((_, _, data)) = newest
+                && let Ok(diff) = serde_json::from_str::<TreeDiff>(&data)
+                && !diff.stat.trim().is_empty()
+            {
+                out.insert(m.id.clone(), diff.stat);
+            }
+        }
+        Ok(out)
+    }
+}
