@@ -213,12 +213,12 @@ impl Engine {
                     before: Some(b), ..
                 } => TranscriptPage {
                     older: false,
-                    newer: exists_after(b - 1).await?,
+                    newer: exists_after(b.saturating_sub(1)).await?,
                 },
                 TranscriptWindow::After { after, .. } => TranscriptPage {
                     older: *after >= 0
                         && !store
-                            .list_messages_before(id, Some(after + 1), 1)
+                            .list_messages_before(id, Some(after.saturating_add(1)), 1)
                             .await?
                             .is_empty(),
                     newer: false,

@@ -133,6 +133,13 @@ async fn a_turns_answer_is_the_turn_and_the_transcript_pages_from_either_end() {
     assert_eq!(before_all["page"], json!({"older": false, "newer": true}));
     let after_all = page(&api, &id, &format!("after_sequence={last}")).await;
     assert_eq!(after_all["page"], json!({"older": true, "newer": false}));
+    // The extremes of the cursors' range are pages too, not overflows.
+    let lowest = page(&api, &id, &format!("before_sequence={}", i64::MIN)).await;
+    assert_eq!(lowest["page"], json!({"older": false, "newer": true}));
+    let highest = page(&api, &id, &format!("after_sequence={}", i64::MAX)).await;
+    assert_eq!(highest["page"], json!({"older": true, "newer": false}));
+    let below = page(&api, &id, &format!("after_sequence={}", i64::MIN)).await;
+    assert_eq!(sequences(&below["messages"])[0], 0);
 
     // Bad paging input is a 400 naming the problem; an unknown session a 404.
     for query in [
