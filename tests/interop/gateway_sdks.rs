@@ -16,9 +16,9 @@ use std::process::Command;
 
 /// Serves a home with both provider kinds on `fx` and the token `sdk-token`,
 /// and runs the Python SDK client `client` (under `tests/model_sdks/`) against
-/// it for both providers' models; answers the server and the client's JSON
-/// report.
-fn run_sdk_client(fx: &ModelServer, client: &str) -> (Served, Value) {
+/// it for both providers' models; answers the home (its data directory must
+/// outlive the server), the server and the client's JSON report.
+fn run_sdk_client(fx: &ModelServer, client: &str) -> (Home, Served, Value) {
     let python = test_deps("model-sdks", "the model SDKs").join("venv/bin/python");
     let mut home = Home::with_both_kinds(fx);
     home.set("HECATE_TOKEN", "sdk-token");
@@ -39,7 +39,7 @@ fn run_sdk_client(fx: &ModelServer, client: &str) -> (Served, Value) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "python client failed: {stderr}");
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
-    (s, report)
+    (home, s, report)
 }
 
 /// The fixture's answers, in the order the Python client asks: per SDK, per
@@ -71,7 +71,7 @@ fn provider_steps(api: &str) -> [Value; 4] {
 #[tokio::test]
 async fn official_sdks_call_both_provider_kinds_through_the_gateway() {
     let fx = ModelServer::start(Some(script()));
-    let (s, report) = run_sdk_client(&fx, "gateway_client.py");
+    let (_home, s, report) = run_sdk_client(&fx, "gateway_client.py");
 
     for sdk in ["openai", "anthropic"] {
         let models = report[sdk]["models"].as_array().expect("models");
@@ -151,7 +151,7 @@ async fn the_openai_sdk_speaks_the_responses_api_through_the_gateway() {
         .flat_map(provider_steps)
         .collect();
     let fx = ModelServer::start(Some(Value::Array(steps)));
-    let (s, report) = run_sdk_client(&fx, "responses_client.py");
+    let (_home, s, report) = run_sdk_client(&fx, "responses_client.py");
     for model in ["oai/gpt-fix", "ant/claude-fix"] {
         let r = &report[model];
         assert_eq!(r["text"], "plain answer", "{model}: {r}");
