@@ -22,6 +22,7 @@ use anyhow::Context;
 use futures::StreamExt;
 use hecate::adapters::providers::pricing::Pricebook;
 use hecate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
+use hecate::domain::memory::HistoryStrategy;
 use hecate::engine::{CreateSession, Engine, EngineConfig, SendMessage};
 use hecate::runtimes::model::{DEFAULT_MAX_TOKENS, ModelRuntime};
 use hecate::store::sqlite::DB_FILE;
@@ -93,11 +94,12 @@ pub(crate) fn prompt(i: usize) -> String {
 
 /// Writes a session of `turns` model turns (two messages each) into `store`, which
 /// the server will open next, through the engine, so it holds real runs and run
-/// events.
+/// events; `history` is its working-memory strategy (the default when `None`).
 pub(crate) async fn seed(
     store: Arc<dyn Store>,
     fixture_v1: &str,
     turns: usize,
+    history: Option<HistoryStrategy>,
 ) -> anyhow::Result<String> {
     let http = ProviderClient::default_http()?;
     let provider = ProviderConfig {
@@ -118,6 +120,7 @@ pub(crate) async fn seed(
             CreateSession {
                 title: Some("bench http".into()),
                 model: Some(format!("{PROVIDER}/{MODEL}")),
+                history,
                 ..Default::default()
             },
         )
@@ -142,9 +145,22 @@ pub(crate) async fn seed(
 
 /// Creates a model session over HTTP and returns its id.
 pub(crate) async fn create_session(http: &reqwest::Client, base: &str) -> anyhow::Result<String> {
+    create_session_with(http, base, json!({})).await
+}
+
+/// [`create_session`] with `extra` fields in the creating request.
+pub(crate) async fn create_session_with(
+    http: &reqwest::Client,
+    base: &str,
+    extra: Value,
+) -> anyhow::Result<String> {
+    let mut body = json!({"model": format!("{PROVIDER}/{MODEL}"), "title": "bench http"});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
     let body = expect_ok(
         http.post(format!("{base}/hecate/v1/agent-chat/sessions"))
-            .json(&json!({"model": format!("{PROVIDER}/{MODEL}"), "title": "bench http"})),
+            .json(&body),
     )
     .await?;
     let v: Value = serde_json::from_slice(&body)?;
@@ -249,7 +265,7 @@ async fn run(args: &HttpArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result
     let turns = args.messages.div_ceil(2).max(1);
     let seeding = Instant::now();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.join("data").join(DB_FILE))?);
-    let session = seed(store, &fixture_v1, turns).await?;
+    let session = seed(store, &fixture_v1, turns, None).await?;
     let seed_s = seeding.elapsed().as_secs_f64();
     let mut serve = start_serve(dir, &fixture_v1, &[]).await?;
     let serve_pid = serve.process.child().id().context("serve has no pid")?;

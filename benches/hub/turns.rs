@@ -8,18 +8,21 @@
 //!   the fixture, one connection;
 //! - `POST …/sessions/{id}/messages` on a fresh session (a new one per turn) and on
 //!   the long session, one connection; Hecate's added time is each median minus
-//!   the direct median, and the answer's size is reported for both;
+//!   the direct median, and the answer's size is reported for both. Every session
+//!   gives the model only the prompt (`buffer_window` of 1), as the direct request
+//!   does, so what grows with the session is Hecate's work, not the model's input;
 //! - a soak: `--sessions` sessions each sending turns one after another for
 //!   `--soak-ms`, counting every failed turn, against the direct path at the same
 //!   concurrency, with the server's peak resident memory.
 //!
 //! No thresholds: the figures go into the docs.
 
-use crate::http::{MODEL, STEP_TIMEOUT, create_session, prompt, seed, start_serve};
+use crate::http::{MODEL, STEP_TIMEOUT, create_session_with, prompt, seed, start_serve};
 use crate::load::{Request, expect_ok, http_client, load, rss_kib, timed};
 use crate::store::open;
 use crate::support::{TempDir, fixture_bin, fixture_model_server, num, percentile};
 use anyhow::Context;
+use hecate::domain::memory::HistoryStrategy;
 use hecate::runtimes::model::DEFAULT_MAX_TOKENS;
 use hecate::store::sqlite::DB_FILE;
 use serde_json::{Value, json};
@@ -78,6 +81,11 @@ fn direct_request(http: &reqwest::Client, fixture_v1: &str, n: usize) -> reqwest
         }))
 }
 
+/// The creating request's field that gives the model only the prompt.
+fn one_message() -> Value {
+    json!({"history": {"strategy": "buffer_window", "window": 1}})
+}
+
 /// `POST …/messages` of turn `n` on session `id`.
 fn post_turn(http: &reqwest::Client, base: &str, id: &str, n: usize) -> reqwest::RequestBuilder {
     http.post(format!(
@@ -93,7 +101,16 @@ async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Resul
     let turns = args.messages.div_ceil(2).max(1);
     let seeding = Instant::now();
     let store = open(args.store.as_deref(), &dir.join("data").join(DB_FILE)).await?;
-    let long = seed(store, &fixture_v1, turns).await?;
+    // Every session here gives the model only the prompt (a window of one
+    // message), as the direct request does: what grows with the session is then
+    // Hecate's own work, not the model's input.
+    let long = seed(
+        store,
+        &fixture_v1,
+        turns,
+        Some(HistoryStrategy::BufferWindow { window: 1 }),
+    )
+    .await?;
     let seed_s = seeding.elapsed().as_secs_f64();
     let env: Vec<(&str, &str)> = args
         .store
@@ -117,7 +134,7 @@ async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Resul
         let request: Request = Arc::new(move |_, n| {
             let (http, base) = (http.clone(), base.clone());
             Box::pin(async move {
-                let id = create_session(&http, &base).await?;
+                let id = create_session_with(&http, &base, one_message()).await?;
                 timed(post_turn(&http, &base, &id, n)).await
             })
         });
@@ -129,7 +146,7 @@ async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Resul
             Arc::new(move |_, n| Box::pin(timed(post_turn(&http, &base, &id, n))));
         load(1, duration, request).await?
     };
-    let fresh_id = create_session(&http, &base).await?;
+    let fresh_id = create_session_with(&http, &base, one_message()).await?;
     let fresh_bytes = expect_ok(post_turn(&http, &base, &fresh_id, 0))
         .await?
         .len();
@@ -210,7 +227,7 @@ async fn soak(
     let http = http_client(sessions)?;
     let mut ids = Vec::with_capacity(sessions);
     for _ in 0..sessions {
-        ids.push(create_session(&http, base).await?);
+        ids.push(create_session_with(&http, base, one_message()).await?);
     }
     let rss_start = rss_kib(serve_pid)?;
     let sampling = Arc::new(AtomicBool::new(true));

@@ -418,9 +418,11 @@ pub const MIGRATIONS: &[Migration] = &[
     "#,
     },
     Migration {
-        name: "provider calls by run (messages have had their index since v1)",
+        name: "provider calls by run, open runs by session (messages have had a run index since v1)",
         sql: r#"
     CREATE INDEX provider_calls_by_run ON provider_calls(run_id) WHERE run_id IS NOT NULL;
+    CREATE INDEX runs_open_by_session ON runs(session_id)
+        WHERE status IN ('running','awaiting_approval');
     "#,
     },
 ];

@@ -102,7 +102,8 @@ async fn finish(tx: &Transaction<'_>, turn: FinishTurn) -> OpResult<TurnFinished
     }
     leases::release(tx, &session.id, owner).await?;
     let run = runs::select(tx, run_id).await?;
-    let message_count = messages::count(tx, &session.id).await?;
+    // Sequences are gap-free from 0: the answer's is the count less one.
+    let message_count = (assistant.sequence + 1) as u64;
     Ok(TurnFinished {
         assistant,
         run,

@@ -310,6 +310,8 @@ impl MessageStore for SqliteStore {
         .await
     }
 
+    // `INDEXED BY`: with the session's own index on `session_id` to choose, the
+    // planner would scan every message of a long session to find one turn's.
     async fn list_run_messages(
         &self,
         session_id: &SessionId,
@@ -318,7 +320,7 @@ impl MessageStore for SqliteStore {
         let (session_id, runs) = (session_id.clone(), json_ids(runs));
         self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {MESSAGE_COLUMNS} FROM messages \
+                "SELECT {MESSAGE_COLUMNS} FROM messages INDEXED BY messages_by_run \
                  WHERE run_id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
                  ORDER BY sequence"
             ))?;
@@ -335,7 +337,7 @@ impl MessageStore for SqliteStore {
         let (session_id, runs) = (session_id.clone(), json_ids(runs));
         self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
+                "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls INDEXED BY provider_calls_by_run \
                  WHERE run_id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
                  ORDER BY created_at, rowid"
             ))?;

@@ -404,10 +404,13 @@ pub const MIGRATIONS: &[&str] = &[
     );
     "#,
     // v13: a turn's messages and provider calls found by its run id, so a turn's
-    // answer and a page of a transcript read only their own rows.
+    // answer and a page of a transcript read only their own rows; a session's open
+    // runs found without reading its ended ones (every turn checks).
     r#"
     CREATE INDEX messages_by_run ON messages(run_id) WHERE run_id IS NOT NULL;
     CREATE INDEX provider_calls_by_run ON provider_calls(run_id) WHERE run_id IS NOT NULL;
+    CREATE INDEX runs_open_by_session ON runs(session_id)
+        WHERE status IN ('running','awaiting_approval');
     "#,
 ];
 

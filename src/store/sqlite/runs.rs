@@ -181,12 +181,13 @@ impl RunStore for SqliteStore {
         .await
     }
 
+    // `+session_id`: look the runs up by key, not by scanning the session's runs.
     async fn list_runs_by_id(&self, session_id: &SessionId, ids: &[RunId]) -> Result<Vec<Run>> {
         let (session_id, ids) = (session_id.clone(), json_ids(ids));
         self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {RUN_COLUMNS} FROM runs \
-                 WHERE id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
+                 WHERE id IN (SELECT value FROM json_each(?2)) AND +session_id = ?1 \
                  ORDER BY started_ms, rowid"
             ))?;
             let rows = stmt.query_map(params![session_id.as_str(), ids], |r| decode::run(r))?;

@@ -81,7 +81,8 @@ fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
     }
     leases::release(&tx, &session.id, owner)?;
     let run = runs::select(&tx, run_id)?;
-    let message_count = messages::count(&tx, &session.id)?;
+    // Sequences are gap-free from 0: the answer's is the count less one.
+    let message_count = (assistant.sequence + 1) as u64;
     tx.commit()?;
     Ok(TurnFinished {
         assistant,
