@@ -181,6 +181,9 @@ pub struct TraceFilter {
     pub since: Option<String>,
     /// Only requests that started before this RFC 3339 instant.
     pub until: Option<String>,
+    /// Leave out requests of this client format (such as `agent_chat`, the traces
+    /// of Agent Chat's own model turns).
+    pub except_client_format: Option<String>,
     /// Page size.
     pub limit: usize,
     /// Entries of the newest-first order to skip.

@@ -125,21 +125,27 @@ impl Engine {
     ) -> Result<Transcript> {
         let store = self.store();
         let session = store.get_session(namespace, id).await?;
-        let (messages, last) =
-            tokio::try_join!(self.window_messages(id, &window), store.last_run(id))?;
-        let (provider_calls, runs) = if window == TranscriptWindow::All {
-            tokio::try_join!(store.list_provider_calls(id), store.list_runs(id))?
+        let (messages, provider_calls, runs) = if window == TranscriptWindow::All {
+            // Three independent reads, answered by as many reader connections at once.
+            tokio::try_join!(
+                self.window_messages(id, &window),
+                store.list_provider_calls(id),
+                store.list_runs(id),
+            )?
         } else {
+            let (messages, last) =
+                tokio::try_join!(self.window_messages(id, &window), store.last_run(id))?;
             let mut ids = run_ids(&messages);
             if let Some(last) = last.filter(|l| !ids.contains(&l.id))
                 && (window.reaches_the_end() || window == TranscriptWindow::Run(last.id.clone()))
             {
                 ids.push(last.id);
             }
-            tokio::try_join!(
+            let (calls, runs) = tokio::try_join!(
                 store.list_run_provider_calls(id, &ids),
                 store.list_runs_by_id(id, &ids),
-            )?
+            )?;
+            (messages, calls, runs)
         };
         let page = self.page_of(id, &window, &messages).await?;
         let adapters = self.agents().adapter_facts(
@@ -250,6 +256,9 @@ impl Engine {
                 .last()
                 .filter(|_| page.newer)
                 .map(|m| m.created_at.clone()),
+            // Only the calls the agent made itself, not the traces of this
+            // session's own model turns.
+            except_client_format: Some(AGENT_CHAT_FORMAT.to_string()),
             limit: MAX_LISTED_GATEWAY_CALLS,
             ..TraceFilter::default()
         };
@@ -258,9 +267,6 @@ impl Engine {
             .store()
             .list_traces(&session.namespace, &filter)
             .await?;
-        // Only the calls the agent made itself, not traces of this session's own
-        // model turns.
-        calls.retain(|c| c.client_format != AGENT_CHAT_FORMAT);
         calls.reverse();
         Ok(calls)
     }

@@ -7,32 +7,19 @@ use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::path_params::ChatSessionPath;
-use crate::bridges::resources::DeletedDto;
 use crate::bridges::resources::chat::{
     ChatDeletedResponse, ChatReplayDto, ChatReplayResponse, ChatSessionDto,
     ChatSessionListResponse, ChatSessionResponse, ChatSessionSummaryDto, CreateChatSessionRequest,
     ListChatSessionsQuery, UpdateChatSessionRequest,
 };
+use crate::bridges::resources::{DeletedDto, page_size};
 use crate::domain::gateway_conversation::GatewayConversationPatch;
 use crate::engine::gateway::conversations::{GatewayConversationView, NewGatewayConversation};
 use axum::Json;
 use axum::extract::State;
 
-/// Default and largest page.
+/// Default page.
 const DEFAULT_LIMIT: u32 = 50;
-const MAX_LIMIT: u32 = 1000;
-
-/// A page size in 1..=1000 (default 50), else `invalid_request`.
-pub fn page_limit(limit: Option<u32>) -> Result<usize, ApiError> {
-    match limit {
-        None => Ok(DEFAULT_LIMIT as usize),
-        Some(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n as usize),
-        Some(n) => Err(ApiError::invalid(format!(
-            "limit must be between 1 and {MAX_LIMIT}, got {n}"
-        ))
-        .with_detail("limit", n)),
-    }
-}
 
 /// Wraps a session as `{"object": "chat_session", "data": …}`.
 fn session_response(data: ChatSessionDto) -> Json<ChatSessionResponse> {
@@ -67,7 +54,7 @@ pub async fn list(
     State(state): State<HttpState>,
     ApiQuery(q): ApiQuery<ListChatSessionsQuery>,
 ) -> Result<Json<ChatSessionListResponse>, ApiError> {
-    let limit = page_limit(q.limit)?;
+    let limit = page_size(q.limit, DEFAULT_LIMIT)?;
     let offset = q.offset.unwrap_or(0) as usize;
     let list = state
         .engine

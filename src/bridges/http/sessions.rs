@@ -10,7 +10,7 @@ use crate::bridges::resources::capability::CapabilitiesDto;
 use crate::bridges::resources::{
     CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
     ListSessionsQuery, SessionDto, SessionListResponse, SessionResponse, SessionSummaryDto,
-    TranscriptDto, TranscriptQuery, parse_runtime_kind,
+    TranscriptDto, TranscriptQuery, page_size, parse_runtime_kind,
 };
 use crate::domain::ErrorType;
 use crate::domain::HecateError;
@@ -23,9 +23,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use std::time::Duration;
 
-/// Default and largest page of `GET /hecate/v1/agent-chat/sessions`.
+/// Default page of `GET /hecate/v1/agent-chat/sessions`.
 const DEFAULT_LIMIT: u32 = 50;
-const MAX_LIMIT: u32 = 1000;
 
 /// How long `close` waits for a cancelled turn to settle.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
@@ -116,16 +115,7 @@ pub async fn list(
     State(state): State<HttpState>,
     ApiQuery(q): ApiQuery<ListSessionsQuery>,
 ) -> Result<Json<SessionListResponse>, ApiError> {
-    let limit = match q.limit {
-        None => DEFAULT_LIMIT,
-        Some(n) if (1..=MAX_LIMIT).contains(&n) => n,
-        Some(n) => {
-            return Err(ApiError::invalid(format!(
-                "limit must be between 1 and {MAX_LIMIT}, got {n}"
-            ))
-            .with_detail("limit", n));
-        }
-    } as usize;
+    let limit = page_size(q.limit, DEFAULT_LIMIT)?;
     let list = state.engine.list_sessions(&state.namespace, limit).await?;
     let mut data: Vec<SessionSummaryDto> = list.iter().map(SessionSummaryDto::from).collect();
     let mut headers: Vec<SessionDto> = data.iter().map(|d| d.session.clone()).collect();

@@ -2,13 +2,16 @@
 //! filtered by request id, chat session and time, newest first.
 
 use super::HttpState;
-use super::chat_sessions::page_limit;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiQuery;
 use crate::bridges::resources::chat::{TraceDto, TraceListResponse, TracesQuery};
+use crate::bridges::resources::page_size;
 use crate::domain::gateway_conversation::TraceFilter;
 use axum::Json;
 use axum::extract::State;
+
+/// Default page of `GET /hecate/v1/traces`.
+const DEFAULT_LIMIT: u32 = 50;
 
 /// Lists gateway traces.
 #[utoipa::path(
@@ -31,8 +34,9 @@ pub async fn list(
         session_id: q.session_id,
         since: q.since,
         until: q.until,
-        limit: page_limit(q.limit)?,
+        limit: page_size(q.limit, DEFAULT_LIMIT)?,
         offset: q.offset.unwrap_or(0) as usize,
+        except_client_format: None,
     };
     let traces = state
         .engine

@@ -132,9 +132,24 @@ pub struct TranscriptQuery {
     pub after_sequence: Option<i64>,
 }
 
-/// Default and largest page of a transcript.
+/// The largest page any list of the API answers.
+pub const MAX_PAGE: u32 = 1000;
+
+/// Default page of a transcript.
 const DEFAULT_TRANSCRIPT_LIMIT: u32 = 200;
-const MAX_TRANSCRIPT_LIMIT: u32 = 1000;
+
+/// A list's page size: `default` when the query names none, else the named size
+/// if it lies in 1..=[`MAX_PAGE`]; anything else is `invalid_request` naming it.
+pub fn page_size(limit: Option<u32>, default: u32) -> Result<usize, HecateError> {
+    match limit {
+        None => Ok(default as usize),
+        Some(n) if (1..=MAX_PAGE).contains(&n) => Ok(n as usize),
+        Some(n) => Err(HecateError::invalid(format!(
+            "limit must be between 1 and {MAX_PAGE}, got {n}"
+        ))
+        .with_detail("limit", n)),
+    }
+}
 
 impl TranscriptQuery {
     /// The newest page at the default size.
@@ -149,15 +164,7 @@ impl TranscriptQuery {
     /// otherwise; a limit outside 1–1000 or both cursors at once is
     /// `invalid_request`.
     pub fn window(&self) -> Result<TranscriptWindow, HecateError> {
-        let limit = match self.limit {
-            None => DEFAULT_TRANSCRIPT_LIMIT,
-            Some(n) if (1..=MAX_TRANSCRIPT_LIMIT).contains(&n) => n,
-            Some(n) => {
-                return Err(HecateError::invalid(format!(
-                    "limit must be between 1 and {MAX_TRANSCRIPT_LIMIT}, got {n}"
-                )));
-            }
-        } as usize;
+        let limit = page_size(self.limit, DEFAULT_TRANSCRIPT_LIMIT)?;
         match (self.before_sequence, self.after_sequence) {
             (Some(_), Some(_)) => Err(HecateError::invalid(
                 "before_sequence and after_sequence cannot be combined: page one way at a time",

@@ -82,6 +82,7 @@ pub(super) async fn select_traces<C: GenericClient>(
         ("session_id", "=", &filter.session_id),
         ("started_at", ">=", &filter.since),
         ("started_at", "<", &filter.until),
+        ("client_format", "<>", &filter.except_client_format),
     ] {
         if let Some(v) = value {
             texts.push(v.clone());

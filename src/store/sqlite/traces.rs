@@ -61,6 +61,7 @@ pub(super) fn select_traces(
         (" AND session_id = ?", &filter.session_id),
         (" AND started_at >= ?", &filter.since),
         (" AND started_at < ?", &filter.until),
+        (" AND client_format <> ?", &filter.except_client_format),
     ] {
         if let Some(v) = value {
             sql.push_str(clause);

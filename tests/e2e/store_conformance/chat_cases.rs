@@ -238,6 +238,23 @@ pub async fn traces_filter_by_request_session_and_time_newest_first(b: Backend) 
         .await,
         ["r2"]
     );
+    // A client format can be left out (an agent session's own model turns).
+    assert_eq!(
+        list(TraceFilter {
+            except_client_format: Some(trace("x", None, "").client_format),
+            ..Default::default()
+        })
+        .await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        list(TraceFilter {
+            except_client_format: Some("agent_chat".into()),
+            ..Default::default()
+        })
+        .await,
+        ["r2", "r1"]
+    );
     assert_eq!(
         list(TraceFilter {
             since: Some("2026-01-01T12:00:00.000Z".into()),

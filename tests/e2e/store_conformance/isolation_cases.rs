@@ -532,6 +532,7 @@ async fn nothing_crosses(store: &dyn Store, s: &Session, t: &Task, flow: &FlowCh
         session_id: None,
         since: None,
         until: None,
+        except_client_format: None,
         limit: 100,
         offset: 0,
     };
