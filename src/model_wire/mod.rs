@@ -4,12 +4,14 @@
 //! requests (`requests/`), complete and streamed answers (`answers/`), stop
 //! reasons and tool choice (`reasons.rs`), usage (`usage.rs`), server-sent
 //! event frames in and out (`sse_in.rs`, `sse_out.rs`) — plus what one
-//! exchange hands a client (`exchange.rs`). The gateway's relay, the engine and
+//! exchange hands a client (`exchange.rs`) and Hecate's two extension
+//! fields of a recorded message (`extensions.rs`). The gateway's relay, the engine and
 //! the `/v1` bridge all use it, as the ACP and MCP faces use `jsonl.rs`.
 
 pub mod answers;
 pub mod error;
 pub mod exchange;
+pub mod extensions;
 pub mod format;
 pub mod reasons;
 pub mod requests;

@@ -185,3 +185,62 @@ async fn the_openai_sdk_speaks_the_responses_api_through_the_gateway() {
         assert_eq!(calls[1]["provider"], provider);
     }
 }
+
+/// A recorded Anthropic conversation keeps what the canonical message keeps:
+/// the thinking block with its signature (read from the streamed answer) and a
+/// tool result marked as an error. Replayed through `/v1/chat/completions`
+/// with the OpenAI SDK, both reach an Anthropic provider as Anthropic blocks,
+/// and an OpenAI-compatible provider sees neither extension field.
+#[tokio::test]
+async fn thinking_signatures_and_tool_errors_survive_recording_and_replay() {
+    let fx = ModelServer::start(Some(json!([
+        {"match": {"api": "anthropic", "contains": "Oslo"},
+         "thinking": "The user wants the weather in Oslo.", "signature": "sig-oslo-1",
+         "tool_calls": [{"name": "weather", "arguments": {"city": "Oslo"}}]},
+        {"match": {"api": "anthropic", "contains": "no such city"},
+         "text": "I could not find Oslo."},
+        {"match": {"api": "anthropic", "contains": "tomorrow"}, "text": "Tomorrow too."},
+        {"match": {"api": "openai_chat"}, "text": "Tomorrow, plainly."},
+    ])));
+    let (_home, _s, report) = run_sdk_client(&fx, "thinking_client.py");
+
+    assert_eq!(report["thinking"], "The user wants the weather in Oslo.");
+    assert_eq!(report["signature"], "sig-oslo-1");
+    assert_eq!(report["final"], "I could not find Oslo.");
+
+    let recorded = report["recorded"].as_array().expect("recorded messages");
+    let roles: Vec<&str> = recorded.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    let blocks = &recorded[1]["content_blocks"];
+    assert_eq!(blocks[0]["type"], "thinking", "{}", recorded[1]);
+    assert_eq!(blocks[0]["thinking"], "The user wants the weather in Oslo.");
+    assert_eq!(blocks[0]["signature"], "sig-oslo-1");
+    assert_eq!(blocks[1]["type"], "tool_use");
+    assert_eq!(blocks[1]["input"], json!({"city": "Oslo"}));
+    assert_eq!(recorded[2]["tool_error"], true, "{}", recorded[2]);
+    assert!(recorded[3].get("content_blocks").is_none());
+    assert!(recorded[3].get("tool_error").is_none());
+
+    let replayed = &report["replayed"];
+    assert_eq!(replayed["ant/claude-fix"], "Tomorrow too.");
+    assert_eq!(replayed["oai/gpt-fix"], "Tomorrow, plainly.");
+
+    let sent = fx.requests();
+    assert_eq!(sent.len(), 4);
+    let to_anthropic = &sent[2]["body"]["messages"];
+    assert_eq!(to_anthropic[1]["role"], "assistant");
+    assert_eq!(
+        to_anthropic[1]["content"][0],
+        json!({"type": "thinking", "thinking": "The user wants the weather in Oslo.",
+               "signature": "sig-oslo-1"}),
+        "the replay gives the provider the signed thinking block"
+    );
+    assert_eq!(to_anthropic[1]["content"][1]["type"], "tool_use");
+    assert_eq!(to_anthropic[2]["content"][0]["type"], "tool_result");
+    assert_eq!(to_anthropic[2]["content"][0]["is_error"], true);
+    let to_openai = sent[3]["body"].to_string();
+    assert!(
+        !to_openai.contains("content_blocks") && !to_openai.contains("tool_error"),
+        "{to_openai}"
+    );
+}

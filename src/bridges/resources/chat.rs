@@ -109,7 +109,8 @@ pub struct ChatSessionListResponse {
 
 /// One message: its place in the stream and the message itself (OpenAI Chat
 /// Completions fields: `role`, `content`, `tool_calls`, `tool_call_id`; `partial`
-/// on an answer that was cut off).
+/// on an answer that was cut off; `content_blocks` on an assistant turn with
+/// Anthropic thinking and `tool_error` on a tool result sent as an error).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ChatMessageDto {
     /// Message id.

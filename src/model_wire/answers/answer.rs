@@ -1,8 +1,11 @@
 //! The assistant message of an answer, for recording: read from a complete
 //! answer or assembled from a stream's events as they pass, in either provider
 //! format, and given in one shape — an OpenAI Chat Completions assistant message
-//! (`content` text, `tool_calls` with their JSON arguments).
+//! (`content` text, `tool_calls` with their JSON arguments), with an Anthropic
+//! answer's thinking kept in order with the rest in its `content_blocks`
+//! extension.
 
+use crate::model_wire::extensions;
 use crate::model_wire::format::WireFormat;
 use serde_json::{Map, Value, json};
 
@@ -21,6 +24,11 @@ pub struct AnswerTap {
     tools: Vec<ToolCall>,
     /// Anthropic stream: content block index → position in `tools`.
     blocks: Vec<(u64, usize)>,
+    /// Anthropic: the answer's content blocks in order (a `tool_use` block's
+    /// input is read from `tools` when the message is made).
+    anthropic: Vec<Value>,
+    /// Anthropic stream: content block index → position in `anthropic`.
+    anthropic_at: Vec<(u64, usize)>,
 }
 
 impl AnswerTap {
@@ -45,6 +53,7 @@ impl AnswerTap {
                 }
             }
             WireFormat::Anthropic => {
+                tap.anthropic = body["content"].as_array().cloned().unwrap_or_default();
                 for b in body["content"].as_array().into_iter().flatten() {
                     match b["type"].as_str() {
                         Some("text") => tap.text.push_str(b["text"].as_str().unwrap_or("")),
@@ -118,19 +127,39 @@ impl AnswerTap {
     fn anthropic_event(&mut self, v: &Value) {
         let index = v["index"].as_u64().unwrap_or(0);
         match v["type"].as_str() {
-            Some("content_block_start") if v["content_block"]["type"] == "tool_use" => {
+            Some("content_block_start") => {
                 let b = &v["content_block"];
-                self.blocks.push((index, self.tools.len()));
-                self.tools.push(ToolCall {
-                    id: str_of(&b["id"]),
-                    name: str_of(&b["name"]),
-                    arguments: String::new(),
-                });
+                self.anthropic_at.push((index, self.anthropic.len()));
+                self.anthropic.push(b.clone());
+                if b["type"] == "tool_use" {
+                    self.blocks.push((index, self.tools.len()));
+                    self.tools.push(ToolCall {
+                        id: str_of(&b["id"]),
+                        name: str_of(&b["name"]),
+                        arguments: String::new(),
+                    });
+                }
             }
             Some("content_block_delta") => {
                 let d = &v["delta"];
+                let block = self
+                    .anthropic_at
+                    .iter()
+                    .find(|(i, _)| *i == index)
+                    .map(|&(_, at)| at);
+                let mut grow = |field: &str, piece: &Value| {
+                    if let Some(b) = block.and_then(|at| self.anthropic.get_mut(at)) {
+                        let whole = format!("{}{}", str_of(&b[field]), str_of(piece));
+                        b[field] = Value::String(whole);
+                    }
+                };
                 match d["type"].as_str() {
-                    Some("text_delta") => self.text.push_str(d["text"].as_str().unwrap_or("")),
+                    Some("thinking_delta") => grow("thinking", &d["thinking"]),
+                    Some("signature_delta") => grow("signature", &d["signature"]),
+                    Some("text_delta") => {
+                        grow("text", &d["text"]);
+                        self.text.push_str(d["text"].as_str().unwrap_or(""));
+                    }
                     Some("input_json_delta") => {
                         let at = self.blocks.iter().find(|(i, _)| *i == index);
                         if let Some(&(_, at)) = at {
@@ -169,7 +198,29 @@ impl AnswerTap {
                 .collect();
             m.insert("tool_calls".into(), Value::Array(calls));
         }
+        if let Some(blocks) = extensions::content_blocks_of(&self.anthropic_blocks()) {
+            m.insert(extensions::CONTENT_BLOCKS.into(), blocks);
+        }
         Value::Object(m)
+    }
+
+    /// The Anthropic content blocks so far, each `tool_use` with the input its
+    /// streamed arguments give.
+    fn anthropic_blocks(&self) -> Vec<Value> {
+        let mut tools = self.tools.iter();
+        self.anthropic
+            .iter()
+            .map(|b| {
+                let mut b = b.clone();
+                if b["type"] == "tool_use"
+                    && let Some(t) = tools.next()
+                    && let Ok(input) = serde_json::from_str::<Value>(&t.arguments)
+                {
+                    b["input"] = input;
+                }
+                b
+            })
+            .collect()
     }
 }
 
@@ -231,5 +282,37 @@ mod tests {
             ]}),
         );
         assert_eq!(tap.message(), whole);
+    }
+
+    #[test]
+    fn anthropic_thinking_is_kept_with_its_signature_streamed_or_whole() {
+        let mut tap = AnswerTap::default();
+        for data in [
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"let me "}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"see"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig-1"}}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"t1","name":"f","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"a\":1}"}}"#,
+        ] {
+            tap.observe(WireFormat::Anthropic, data);
+        }
+        let blocks = json!([
+            {"type": "thinking", "thinking": "let me see", "signature": "sig-1"},
+            {"type": "text", "text": "Hi"},
+            {"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}}
+        ]);
+        let streamed = tap.message();
+        assert_eq!(streamed["content"], "Hi");
+        assert_eq!(streamed["content_blocks"], blocks);
+        let whole = AnswerTap::of_response(WireFormat::Anthropic, &json!({"content": blocks}));
+        assert_eq!(streamed, whole);
+        let plain = AnswerTap::of_response(
+            WireFormat::Anthropic,
+            &json!({"content": [{"type": "text", "text": "Hi"}]}),
+        );
+        assert!(plain.get("content_blocks").is_none(), "{plain}");
     }
 }

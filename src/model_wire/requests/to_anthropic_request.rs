@@ -4,6 +4,7 @@
 //! turns of one role are merged, and the sampling fields are renamed.
 
 use crate::model_wire::error::TranslateError;
+use crate::model_wire::extensions;
 use crate::model_wire::reasons::tool_choice_to_anthropic;
 use serde_json::{Map, Value, json};
 
@@ -33,11 +34,17 @@ pub fn openai_request_to_anthropic(body: &Value, model: &str) -> Result<Value, T
             }
             "user" => user_blocks(&m["content"], i)?,
             "assistant" => assistant_blocks(m, i)?,
-            "tool" => vec![json!({
-                "type": "tool_result",
-                "tool_use_id": m["tool_call_id"].as_str().unwrap_or_default(),
-                "content": text_of(&m["content"], i)?,
-            })],
+            "tool" => {
+                let mut result = json!({
+                    "type": "tool_result",
+                    "tool_use_id": m["tool_call_id"].as_str().unwrap_or_default(),
+                    "content": text_of(&m["content"], i)?,
+                });
+                if extensions::is_tool_error(m) {
+                    result["is_error"] = json!(true);
+                }
+                vec![result]
+            }
             other => {
                 return Err(TranslateError::Unsupported(format!(
                     "messages[{i}]: role {other:?} cannot be sent to an Anthropic provider"
@@ -166,8 +173,12 @@ fn image_block(url: &str, i: usize) -> Result<Value, TranslateError> {
     Ok(json!({"type": "image", "source": {"type": "url", "url": url}}))
 }
 
-/// An assistant message as blocks: its text, then one `tool_use` per tool call.
+/// An assistant message as blocks: its text, then one `tool_use` per tool call;
+/// or, when it carries the `content_blocks` extension, those blocks.
 fn assistant_blocks(m: &Value, i: usize) -> Result<Vec<Value>, TranslateError> {
+    if let Some(blocks) = extensions::anthropic_blocks(m, i)? {
+        return Ok(blocks);
+    }
     let mut blocks = Vec::new();
     let text = match &m["content"] {
         Value::Array(parts) => parts

@@ -4,6 +4,7 @@
 //! streamed request asks for the usage chunk (`stream_options.include_usage`).
 
 use crate::model_wire::error::TranslateError;
+use crate::model_wire::extensions;
 use crate::model_wire::reasons::tool_choice_to_openai;
 use serde_json::{Map, Value, json};
 
@@ -96,11 +97,15 @@ fn user_messages(content: &Value, i: usize, out: &mut Vec<Value>) -> Result<(), 
     let mut parts = Vec::new();
     for b in blocks {
         match b["type"].as_str() {
-            Some("tool_result") => out.push(json!({
-                "role": "tool",
-                "tool_call_id": b["tool_use_id"].as_str().unwrap_or_default(),
-                "content": tool_result_text(&b["content"], i)?,
-            })),
+            Some("tool_result") => {
+                let mut m = json!({
+                    "role": "tool",
+                    "tool_call_id": b["tool_use_id"].as_str().unwrap_or_default(),
+                    "content": tool_result_text(&b["content"], i)?,
+                });
+                extensions::mark_tool_error(&mut m, b["is_error"].as_bool() == Some(true));
+                out.push(m);
+            }
             Some("text") => {
                 parts.push(json!({"type": "text", "text": b["text"].as_str().unwrap_or_default()}))
             }
@@ -171,7 +176,9 @@ fn image_part(source: &Value, i: usize) -> Result<Value, TranslateError> {
 }
 
 /// An assistant turn as one OpenAI message: its text, and its `tool_use` blocks
-/// as tool calls. Thinking blocks have no OpenAI form and are left out.
+/// as tool calls. Thinking blocks have no OpenAI form: a turn with one keeps
+/// all its blocks in the `content_blocks` extension (taken off again before an
+/// OpenAI-compatible provider is sent the body).
 fn assistant_message(content: &Value, i: usize) -> Result<Value, TranslateError> {
     let blocks = match content {
         Value::String(s) => return Ok(json!({"role": "assistant", "content": s})),
@@ -202,6 +209,9 @@ fn assistant_message(content: &Value, i: usize) -> Result<Value, TranslateError>
     });
     if !calls.is_empty() {
         m["tool_calls"] = Value::Array(calls);
+    }
+    if let Some(kept) = extensions::content_blocks_of(blocks) {
+        m[extensions::CONTENT_BLOCKS] = kept;
     }
     Ok(m)
 }
@@ -276,7 +286,12 @@ mod tests {
                 ]},
             ],
         });
-        let out = anthropic_request_to_openai(&body, "gpt").expect("translates");
+        let mut out = anthropic_request_to_openai(&body, "gpt").expect("translates");
+        assert_eq!(
+            out["messages"][2]["content_blocks"], body["messages"][1]["content"],
+            "the thinking turn keeps its blocks for the record"
+        );
+        extensions::strip(&mut out);
         assert_eq!(
             out,
             json!({
