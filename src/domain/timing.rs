@@ -1,12 +1,16 @@
-//! Where the time of a Hecate Agent turn went: the backing `agent_loop` run's
-//! queue wait, model turns, tool calls and approval waits from its stored steps
-//! and approvals, the rest named overhead (orchestration, checkpoints, polling).
+//! Where the time of an assistant answer went. A Hecate Agent turn: the backing
+//! `agent_loop` run's queue wait, model turns, tool calls and approval waits
+//! from its stored steps and approvals. A model turn: its provider calls
+//! within its run. The rest is named overhead (orchestration, checkpoints,
+//! polling, the store's writes).
 
+use crate::domain::provider_call::ProviderCall;
+use crate::domain::run::Run;
 use crate::domain::task::{TaskApproval, TaskRun, TaskStep};
 use crate::domain::time::parse_millis;
 use serde::Serialize;
 
-/// The timing object of a task-backed assistant message.
+/// The timing object of an assistant message (a Hecate Agent or model turn).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AgentTiming {
     /// From the run's creation to its end.
@@ -64,6 +68,28 @@ pub fn agent_timing(
         .filter(|a| a.run_id == run.id)
         .filter_map(|a| span(&a.created_at, a.resolved_at.as_deref()))
         .sum();
+    Some(bucketed(
+        [total_ms, queue_ms, model_ms, tool_ms, approval_wait_ms],
+        turn_count,
+        tool_count,
+    ))
+}
+
+/// The timing of an ended model turn: its run's duration, of which its
+/// provider `calls` (a failed-over attempt's included) are the model's share;
+/// `None` while it runs.
+pub fn model_timing(run: &Run, calls: &[&ProviderCall]) -> Option<AgentTiming> {
+    let total_ms = run
+        .duration_ms
+        .or_else(|| span(&run.started_at, run.completed_at.as_deref()))?;
+    let model_ms = calls.iter().map(|c| c.duration_ms).sum::<i64>().min(total_ms);
+    Some(bucketed([total_ms, 0, model_ms, 0, 0], calls.len(), 0))
+}
+
+/// The timing object of `[total, queue, model, tool, approval wait]`
+/// milliseconds: what they leave is overhead, and the largest is the bottleneck.
+fn bucketed(ms: [i64; 5], turn_count: usize, tool_count: usize) -> AgentTiming {
+    let [total_ms, queue_ms, model_ms, tool_ms, approval_wait_ms] = ms;
     let overhead_ms = (total_ms - queue_ms - model_ms - tool_ms - approval_wait_ms).max(0);
     let (bottleneck, bottleneck_ms) = [
         ("queue", queue_ms),
@@ -77,7 +103,7 @@ pub fn agent_timing(
         ("queue", i64::MIN),
         |best, b| if b.1 > best.1 { b } else { best },
     );
-    Some(AgentTiming {
+    AgentTiming {
         total_ms,
         queue_ms,
         model_ms,
@@ -88,7 +114,7 @@ pub fn agent_timing(
         tool_count,
         bottleneck,
         bottleneck_ms,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -179,5 +205,47 @@ mod tests {
     #[test]
     fn a_running_run_has_no_timing_yet() {
         assert_eq!(agent_timing(&run(None), &[], &[]), None);
+    }
+
+    #[test]
+    fn a_model_turn_is_its_calls_and_the_rest_of_its_run() {
+        use crate::domain::ids::{CallId, RunId, SessionId};
+        use crate::domain::provider_call::Usage;
+        use crate::domain::run::RunStatus;
+        let run = Run {
+            id: RunId::from("run_1"),
+            session_id: SessionId::from("s"),
+            status: RunStatus::Completed,
+            error_type: None,
+            error_message: None,
+            request_id: String::new(),
+            trace_id: None,
+            span_id: None,
+            started_at: at(0),
+            completed_at: Some(at(900)),
+            duration_ms: None,
+        };
+        let call = |ms| ProviderCall {
+            id: CallId::generate(),
+            session_id: SessionId::from("s"),
+            run_id: Some(RunId::from("run_1")),
+            request_id: String::new(),
+            provider: "p".into(),
+            model: "m".into(),
+            usage: Usage::default(),
+            cost_micros_usd: None,
+            duration_ms: ms,
+            created_at: at(0),
+        };
+        let (failed, answered) = (call(100), call(700));
+        let t = model_timing(&run, &[&failed, &answered]).expect("ended");
+        assert_eq!((t.total_ms, t.model_ms, t.overhead_ms), (900, 800, 100));
+        assert_eq!((t.turn_count, t.tool_count, t.queue_ms), (2, 0, 0));
+        assert_eq!((t.bottleneck, t.bottleneck_ms), ("model", 800));
+        let running = Run {
+            completed_at: None,
+            ..run
+        };
+        assert_eq!(model_timing(&running, &[&answered]), None);
     }
 }

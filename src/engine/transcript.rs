@@ -17,7 +17,7 @@ use crate::domain::provider_call::ProviderCall;
 use crate::domain::run::Run;
 use crate::domain::segment::{Segment, derive};
 use crate::domain::session::Session;
-use crate::domain::timing::{AgentTiming, agent_timing};
+use crate::domain::timing::{AgentTiming, agent_timing, model_timing};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -89,7 +89,8 @@ pub struct Transcript {
     /// Catalog facts of the adapters the messages name, by adapter id.
     #[serde(skip)]
     pub adapters: HashMap<String, AdapterFacts>,
-    /// The timing of each Hecate Agent answer whose task run has ended.
+    /// The timing of each Hecate Agent answer whose task run has ended, and of
+    /// each ended model answer.
     #[serde(skip)]
     pub timings: HashMap<MessageId, AgentTiming>,
     /// The stored diff stat of each external-agent answer that changed files.
@@ -106,6 +107,29 @@ fn run_ids(messages: &[Message]) -> Vec<RunId> {
         }
     }
     ids
+}
+
+/// The timing of each model answer (an assistant message a provider call
+/// produced, not task-backed) whose run has ended.
+fn model_timings(
+    messages: &[Message],
+    runs: &[Run],
+    calls: &[ProviderCall],
+) -> Vec<(MessageId, AgentTiming)> {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant && m.runtime.task_run_id.is_none())
+        .filter(|m| m.produced_by_call_id.is_some())
+        .filter_map(|m| {
+            let run_id = m.run_id.as_ref()?;
+            let run = runs.iter().find(|r| &r.id == run_id)?;
+            let of_run: Vec<&ProviderCall> = calls
+                .iter()
+                .filter(|c| c.run_id.as_ref() == Some(run_id))
+                .collect();
+            Some((m.id.clone(), model_timing(run, &of_run)?))
+        })
+        .collect()
 }
 
 impl Engine {
@@ -153,11 +177,12 @@ impl Engine {
                 .iter()
                 .filter_map(|m| m.runtime.adapter_id.as_deref()),
         );
-        let (timings, diff_stats, gateway_calls) = tokio::try_join!(
+        let (mut timings, diff_stats, gateway_calls) = tokio::try_join!(
             self.timings(&messages),
             self.diff_stats(&messages),
             self.agent_gateway_calls(&session, &messages, page),
         )?;
+        timings.extend(model_timings(&messages, &runs, &provider_calls));
         Ok(Transcript {
             segments: derive(&messages),
             session,

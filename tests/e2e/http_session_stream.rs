@@ -1,8 +1,10 @@
 //! The session SSE stream: a subscriber sees partial output then `done`; a client
 //! that reconnects with `Last-Event-ID` resumes without duplicates; a client that
-//! disconnects (from the stream or from the POST) does not disturb the turn.
+//! disconnects (from the stream or from the POST) does not disturb the turn; a
+//! Hecate Agent turn streams its model's words as they come.
 
-use crate::support::common::{Home, ModelServer};
+use crate::support::agent::{WIRES, agent_home};
+use crate::support::common::{Home, ModelServer, workspace};
 use crate::support::http::{Api, SseReader, data, last_message, serve, slow_text};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -265,4 +267,57 @@ async fn the_server_stops_on_sigterm_while_streams_are_open() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("serve did not stop on SIGTERM with open streams");
+}
+
+/// Hecate's own agent streams what its model says as it says it, on both
+/// provider wires: the words before a tool call, then the final answer word by
+/// word, each a snapshot while the turn runs; the stored answer is exactly
+/// what streamed.
+#[tokio::test]
+async fn an_agent_turn_streams_its_words_as_the_model_says_them() {
+    for wire in WIRES {
+        let answer = full_text(30);
+        let server = ModelServer::start(Some(json!([
+            {"text": "Looking first.", "tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+            slow_text(30, 30),
+        ])));
+        let home = agent_home(&server, wire, "");
+        let s = serve(&home);
+        let api = Api::new(&s);
+        let (_dir, ws) = workspace();
+        let id = api
+            .create_session(json!({"runtime_kind": "agent", "model": wire.2, "workspace": ws}))
+            .await;
+        let mut sse = api.stream(&id, None).await;
+        sse.next(WAIT).await.expect("initial snapshot");
+        let post = post_in_background(&api, &id, "look around").await;
+        let events = sse.until_done(WAIT).await;
+        let done = data(events.last().expect("events"));
+        assert_eq!(done["data"]["status"], "completed", "{}: {done}", wire.0);
+        let said = format!("Looking first.\n{answer}");
+        assert_eq!(last_message(&done)["content"], said, "{}", wire.0);
+
+        let running: Vec<String> = events
+            .iter()
+            .filter(|e| e.event == "snapshot")
+            .map(data)
+            .filter(|v| last_message(v)["status"] == "running")
+            .filter_map(|v| last_message(&v)["content"].as_str().map(String::from))
+            .collect();
+        assert!(
+            running.iter().all(|c| said.starts_with(c.as_str())),
+            "{}: every snapshot is a prefix of what was said: {running:?}",
+            wire.0
+        );
+        let mid_answer = running
+            .iter()
+            .filter(|c| c.len() > "Looking first.\n".len() && c.len() < said.len())
+            .count();
+        assert!(
+            mid_answer > 0,
+            "{}: the answer showed word by word, not at the end: {running:?}",
+            wire.0
+        );
+        assert_eq!(post.await.expect("join")["data"]["status"], "completed");
+    }
 }

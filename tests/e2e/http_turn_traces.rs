@@ -1,7 +1,8 @@
 //! A model turn leaves the same trace record a `/v1` request does: the request id
 //! on its assistant message finds it in `GET /hecate/v1/traces`, answered or
 //! failed, with its provider, model, tokens and route; an external agent's session
-//! lists only the model calls the agent made itself, not these.
+//! lists only the model calls the agent made itself, not these. The answer's
+//! `timing` splits its run into the model's call and Hecate's overhead.
 
 use crate::support::common::{Home, ModelServer};
 use crate::support::http::{Api, last_message, serve};
@@ -46,6 +47,14 @@ async fn a_chat_turns_request_id_finds_its_trace_answered_or_failed() {
     assert_eq!(t["trace_id"], answer["trace_id"].as_str().unwrap_or(""));
     assert_eq!(t["total_tokens"], answer["usage"]["total_tokens"], "{t}");
     assert_eq!(t["route_candidates"][0]["outcome"], "selected", "{t}");
+    // Its timing: the provider call and the rest of the run, which add up.
+    let timing = &answer["timing"];
+    assert_eq!(timing["turn_count"], 1, "{answer}");
+    assert_eq!(timing["tool_count"], 0, "{timing}");
+    let ms = |k: &str| timing[k].as_i64().unwrap_or_else(|| panic!("{k}: {timing}"));
+    assert_eq!(ms("total_ms"), ms("model_ms") + ms("overhead_ms"), "{timing}");
+    assert_eq!((ms("queue_ms"), ms("tool_ms")), (0, 0), "{timing}");
+    assert!(["model", "overhead"].contains(&timing["bottleneck"].as_str().unwrap_or("")));
     // The session's traces list it too.
     let listed = api.get(&format!("/hecate/v1/traces?session_id={id}")).await;
     assert!(

@@ -7,11 +7,13 @@
 mod chain;
 pub(super) mod control;
 pub(super) mod execute;
+mod live_text;
 mod patches;
 mod runtime;
 mod worker;
 
 pub use super::agent::FINAL_ANSWER_KIND;
 pub use control::StartOptions;
+pub use live_text::LivePiece;
 pub use patches::{PatchContent, patch_content};
 pub use runtime::{DEFAULT_LEASE, TaskConfig, TaskRuntime};

@@ -4,6 +4,7 @@
 use super::super::gateway::routing::health::ProviderHealth;
 use super::super::mcp::audit::AuditWriter;
 use super::super::mcp::state::McpHub;
+use super::live_text::{LivePiece, LiveText};
 use crate::domain::ids::{TaskId, TaskRunId};
 use crate::domain::task::{ApprovalPolicy, TaskEvent};
 use crate::runtimes::model::ModelRuntime;
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::{Notify, broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// Default lease a worker holds on a run, renewed at a third of it.
@@ -85,6 +86,8 @@ pub(in crate::engine) struct Inner {
     /// The trace an `agent_loop` task's runs join, by task: the span of the
     /// session turn that started it, while that turn follows it.
     pub(in crate::engine) trace_parents: std::sync::Mutex<HashMap<TaskId, opentelemetry::Context>>,
+    /// What the model of a task a turn follows says, as it says it.
+    pub(in crate::engine) live: LiveText,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -120,6 +123,7 @@ impl TaskRuntime {
                 audit: std::sync::OnceLock::new(),
                 provider_health: std::sync::OnceLock::new(),
                 trace_parents: std::sync::Mutex::new(HashMap::new()),
+                live: LiveText::default(),
             }),
         }
     }
@@ -143,6 +147,20 @@ impl TaskRuntime {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(task);
+    }
+
+    /// Hears what the model of `task`'s runs executed here says, as it says
+    /// it, until [`TaskRuntime::forget_live`].
+    pub(in crate::engine) fn listen_live(
+        &self,
+        task: &TaskId,
+    ) -> mpsc::UnboundedReceiver<LivePiece> {
+        self.inner.live.listen(task)
+    }
+
+    /// Stops hearing `task`'s runs.
+    pub(in crate::engine) fn forget_live(&self, task: &TaskId) {
+        self.inner.live.forget(task);
     }
 
     /// The trace `task`'s runs join, when a turn of this process follows it.

@@ -39,8 +39,9 @@ pub struct TurnFailure {
     pub retry_after: Option<String>,
 }
 
-/// Calls `target` with the conversation and `tools`; a provider failure is its
-/// classified error, a cancel is `None`.
+/// Calls `target` with the conversation and `tools`, handing each streamed
+/// piece to `on_delta` as it comes; a provider failure is its classified
+/// error, a cancel is `None`.
 pub async fn call(
     models: &ModelRuntime,
     target: &ModelTarget,
@@ -48,6 +49,7 @@ pub async fn call(
     conversation: &Conversation,
     tools: Vec<ToolDefinition>,
     cancel: &CancellationToken,
+    on_delta: &mut (dyn FnMut(StreamDelta) + Send),
 ) -> Option<Result<ModelTurn, TurnFailure>> {
     let Some(client) = models.client(&target.provider) else {
         return Some(Err(TurnFailure {
@@ -67,9 +69,8 @@ pub async fn call(
         max_tokens: DEFAULT_MAX_TOKENS,
         tools,
     };
-    let mut ignore = |_: StreamDelta| {};
     let result = tokio::select! {
-        r = client.stream_chat(&req, &mut ignore) => r,
+        r = client.stream_chat(&req, on_delta) => r,
         _ = cancel.cancelled() => return None,
     };
     let outcome = match result {

@@ -134,6 +134,11 @@ async fn the_hecate_agent_reads_edits_after_a_permission_prompt_and_runs_a_comma
     .expect("editor session");
     let got = as_json(&updates);
     assert_eq!(answer(&updates), "All done.");
+    let chunks = updates.iter().filter_map(agent_text).count();
+    assert!(
+        chunks >= 2,
+        "the answer streams as the model says it, word by word: {chunks} chunk(s)"
+    );
     assert_eq!(
         std::fs::read_to_string(&notes).expect("read"),
         "hello agent\n"

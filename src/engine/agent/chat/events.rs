@@ -10,7 +10,7 @@
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::TaskArtifactId;
 use crate::domain::task::TaskEvent;
-use crate::engine::tasks::PatchContent;
+use crate::engine::tasks::{LivePiece, PatchContent};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -83,6 +83,10 @@ pub(super) struct Projection {
     current: Option<String>,
     diffs: HashMap<String, Vec<Value>>,
     quiet: HashSet<String>,
+    /// What each model turn said live so far, by turn.
+    heard: HashMap<u32, String>,
+    /// Whether the last ended model turn's words were streamed live.
+    last_heard: bool,
 }
 
 impl Projection {
@@ -94,7 +98,27 @@ impl Projection {
             current: None,
             diffs: HashMap::new(),
             quiet: HashSet::new(),
+            heard: HashMap::new(),
+            last_heard: false,
         }
+    }
+
+    /// The runtime event a piece the model says now shows as: its answer text
+    /// streams as text, its reasoning as thought.
+    pub(super) fn live(&mut self, piece: LivePiece) -> RuntimeEvent {
+        match piece {
+            LivePiece::Text { turn, text } => {
+                self.heard.entry(turn).or_default().push_str(&text);
+                RuntimeEvent::TextDelta { text }
+            }
+            LivePiece::Thinking { text, .. } => RuntimeEvent::ThoughtDelta { text },
+        }
+    }
+
+    /// Whether the final answer already streamed as the model said it (the
+    /// last model turn was heard live).
+    pub(super) fn answer_streamed(&self) -> bool {
+        self.last_heard
     }
 
     /// The patch artifact whose content [`Self::project`] wants with `e`.
@@ -228,10 +252,26 @@ impl Projection {
                 entries: d["entries"].clone(),
             }],
             // The words a model says before its tool calls; the final answer is
-            // the turn's text, sent when the run ends.
+            // the turn's text, sent when the run ends. Words heard live were
+            // shown as text already: only what the live pieces missed follows,
+            // and a line break before the tool calls.
             "turn.completed" => {
                 let said = text(d, "text");
                 let calls = d["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
+                let turn = d["turn"].as_u64().and_then(|t| u32::try_from(t).ok());
+                let heard = turn.and_then(|t| self.heard.remove(&t)).unwrap_or_default();
+                self.last_heard = !heard.is_empty();
+                if self.last_heard {
+                    let mut rest = said.strip_prefix(&heard).unwrap_or_default().to_string();
+                    if calls && !said.ends_with('\n') {
+                        rest.push('\n');
+                    }
+                    return if rest.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![RuntimeEvent::TextDelta { text: rest }]
+                    };
+                }
                 if calls && !said.trim().is_empty() {
                     vec![RuntimeEvent::ThoughtDelta {
                         text: format!("{said}\n"),

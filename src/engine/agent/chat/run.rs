@@ -19,7 +19,7 @@ use crate::domain::task::{
 };
 use crate::engine::Engine;
 use crate::engine::approvals::TurnAsker;
-use crate::engine::tasks::{FINAL_ANSWER_KIND, StartOptions, patch_content};
+use crate::engine::tasks::{FINAL_ANSWER_KIND, LivePiece, StartOptions, patch_content};
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use crate::telemetry::current_context;
 use futures::future::BoxFuture;
@@ -35,6 +35,9 @@ const POLL: Duration = Duration::from_millis(250);
 
 /// Task events read per store page.
 const PAGE: usize = 500;
+
+/// What a followed task's model says live.
+type Heard = tokio::sync::mpsc::UnboundedReceiver<LivePiece>;
 
 /// The note kept on a task approval nobody answered in time.
 const UNANSWERED_NOTE: &str = "nobody answered the chat's permission request in time";
@@ -64,7 +67,7 @@ impl Engine {
             Ok(s) => s,
             Err(e) => return TurnReport::ended(TurnEnd::Failed(e)),
         };
-        let (task, run) = started;
+        let (task, run, mut heard) = started;
         if let Some(turn) = self.active().get(&ctx.session_id) {
             *turn.backing.lock().unwrap_or_else(|p| p.into_inner()) =
                 Some((task.clone(), run.clone()));
@@ -75,22 +78,24 @@ impl Engine {
             task: &task,
             run: &run,
         };
-        let mut report = match self.follow(&followed).await {
+        let mut report = match self.follow(&followed, &mut heard).await {
             Ok(r) => r,
             Err(e) => TurnReport::ended(TurnEnd::Failed(e)),
         };
         self.tasks().forget_trace_parent(&task);
+        self.tasks().forget_live(&task);
         report.backing_task = Some((task, run));
         report
     }
 
     /// Continues the session's ended run with the prompt, or creates and starts
-    /// a new task; answers the task and its new run.
+    /// a new task; answers the task and its new run, and what its model says
+    /// live when a worker of this process runs it.
     async fn start_backing(
         &self,
         ctx: &TurnContext,
         namespace: &str,
-    ) -> Result<(TaskId, TaskRunId)> {
+    ) -> Result<(TaskId, TaskRunId, Heard)> {
         let TurnTarget::Agent {
             provider,
             model,
@@ -125,15 +130,18 @@ impl Engine {
         if let Some((task, run)) = continue_from.as_ref().filter(|_| continued) {
             // The task's runs join this turn's trace (when this process runs them).
             tasks.set_trace_parent(task, current_context());
+            // Heard from before the run exists, so its first words are not missed.
+            let heard = tasks.listen_live(task);
             let reason = Some("agent chat follow-up".to_string());
             match tasks
                 .continue_run(namespace, task, run, prompt.clone(), reason)
                 .await
             {
-                Ok(next) => return Ok((task.clone(), next.id)),
+                Ok(next) => return Ok((task.clone(), next.id, heard)),
                 // An ended run without a conversation (it failed before its
                 // first model turn): the prompt starts a new task.
                 Err(e) if e.error_type == ErrorType::InvalidRequest => {
+                    tasks.forget_live(task);
                     tracing::info!(error = %e, "the session's task cannot be continued; starting a new one");
                 }
                 Err(e) => return Err(e),
@@ -163,10 +171,11 @@ impl Engine {
         };
         let task = tasks.create_task(namespace, spec).await?;
         tasks.set_trace_parent(&task.id, current_context());
+        let heard = tasks.listen_live(&task.id);
         let run = tasks
             .start(namespace, &task.id, StartOptions::default())
             .await?;
-        Ok((task.id, run.id))
+        Ok((task.id, run.id, heard))
     }
 
     /// Whether what the session's strategy loaded before the prompt (`prior`)
@@ -199,7 +208,7 @@ impl Engine {
 
     /// Follows the run until it ends, streaming its events and asking its
     /// approvals; a cancelled turn cancels the run and waits for its end.
-    async fn follow(&self, f: &Followed<'_>) -> Result<TurnReport> {
+    async fn follow(&self, f: &Followed<'_>, heard: &mut Heard) -> Result<TurnReport> {
         let ns = f.asker.namespace.as_str();
         let tasks = self.tasks();
         let mut local_workers = None;
@@ -230,6 +239,11 @@ impl Engine {
             // Read before the page: a run already over has all its events in it.
             let run = tasks.get_run(ns, f.task, f.run).await?;
             let page = tasks.list_events(filter.clone()).await?;
+            // What the model said before the page's events (a model turn ends
+            // after its words).
+            while let Ok(piece) = heard.try_recv() {
+                let _ = f.ctx.events.send(projection.live(piece));
+            }
             for e in &page {
                 filter.after_sequence = e.sequence;
                 if e.event_type == "approval.requested"
@@ -257,7 +271,9 @@ impl Engine {
             match &asking {
                 Some(a) if !waiting || cancelling => a.withdraw.cancel(),
                 Some(_) => {}
-                None if run.status.is_terminal() => return self.ended(f, &run).await,
+                None if run.status.is_terminal() => {
+                    return self.ended(f, &run, projection.answer_streamed()).await;
+                }
                 None if waiting && !cancelling => {
                     let next = tasks
                         .list_approvals(ns, f.task)
@@ -276,24 +292,32 @@ impl Engine {
                 }
                 None => {}
             }
-            tokio::select! {
-                _ = wake.recv() => {}
-                _ = tokio::time::sleep(POLL) => {}
-                (approval, outcome) = async {
-                    match asking.as_mut() {
-                        Some(a) => (&mut a.answer).await,
-                        None => std::future::pending().await,
+            // Live words are passed on as they come, without a store read.
+            loop {
+                tokio::select! {
+                    Some(piece) = heard.recv() => {
+                        let _ = f.ctx.events.send(projection.live(piece));
+                        continue;
                     }
-                } => {
-                    let withdrawn = asking.take().is_some_and(|a| a.withdraw.is_cancelled());
-                    self.answer_task(ns, &approval, &outcome, withdrawn || cancelling).await?;
-                }
-                _ = f.ctx.cancel.cancelled(), if !cancelling => {
-                    cancelling = true;
-                    if let Err(e) = tasks.cancel(ns, f.task, f.run).await {
-                        tracing::debug!(error = %e, "cancelling the task run of a cancelled turn");
+                    _ = wake.recv() => {}
+                    _ = tokio::time::sleep(POLL) => {}
+                    (approval, outcome) = async {
+                        match asking.as_mut() {
+                            Some(a) => (&mut a.answer).await,
+                            None => std::future::pending().await,
+                        }
+                    } => {
+                        let withdrawn = asking.take().is_some_and(|a| a.withdraw.is_cancelled());
+                        self.answer_task(ns, &approval, &outcome, withdrawn || cancelling).await?;
+                    }
+                    _ = f.ctx.cancel.cancelled(), if !cancelling => {
+                        cancelling = true;
+                        if let Err(e) = tasks.cancel(ns, f.task, f.run).await {
+                            tracing::debug!(error = %e, "cancelling the task run of a cancelled turn");
+                        }
                     }
                 }
+                break;
             }
         }
     }
@@ -318,9 +342,9 @@ impl Engine {
             .await
     }
 
-    /// The report of an ended run: its final answer (also streamed), or its
-    /// error.
-    async fn ended(&self, f: &Followed<'_>, run: &TaskRun) -> Result<TurnReport> {
+    /// The report of an ended run: its final answer (sent here unless the
+    /// model's words `streamed` live, which then are the answer), or its error.
+    async fn ended(&self, f: &Followed<'_>, run: &TaskRun, streamed: bool) -> Result<TurnReport> {
         let ns = f.asker.namespace.as_str();
         let end = match run.status {
             TaskRunStatus::Completed => TurnEnd::Completed,
@@ -330,7 +354,11 @@ impl Engine {
         let mut report = TurnReport::ended(end);
         report.cost_micros_usd = Some(run.total_cost_micros_usd - run.prior_cost_micros_usd);
         let artifacts = self.tasks().list_artifacts(ns, f.task, Some(f.run)).await?;
-        if let Some(answer) = artifacts.iter().find(|a| a.kind == FINAL_ANSWER_KIND) {
+        // Streamed live, the answer is what the model said, in order, as the
+        // faces showed it (no blocks: the turn keeps its streamed text).
+        if let Some(answer) = artifacts.iter().find(|a| a.kind == FINAL_ANSWER_KIND)
+            && !streamed
+        {
             let _ = f.ctx.events.send(RuntimeEvent::TextDelta {
                 text: answer.content.clone(),
             });

@@ -5,12 +5,14 @@
 
 use super::audit::{CallEnd, CallStart};
 use super::{BASE_PROMPT, Loop};
+use crate::adapters::providers::StreamDelta;
 use crate::domain::error::Result;
 use crate::domain::ids::TaskStepId;
 use crate::domain::message::ToolCall;
 use crate::domain::task::{TaskStep, TaskStepStatus};
 use crate::domain::time::now_rfc3339;
 use crate::engine::gateway::routing::health::retry_after_secs;
+use crate::engine::tasks::LivePiece;
 use crate::engine::tasks::execute::{RunEnd, StepEnd, output_artifacts, patch_artifact};
 use crate::runtimes::agent::{llm, tools};
 use crate::runtimes::model::ModelTarget;
@@ -240,6 +242,13 @@ impl Loop<'_> {
         let mut failovers = Vec::new();
         let answered = loop {
             self.pass_over_cooling(turn, &step.id, &mut tried, &mut failovers);
+            // What the model says streams to the turn following the task here.
+            let (live, task) = (&self.rt.inner.live, &self.task.id);
+            let mut say = |d: StreamDelta| match d {
+                StreamDelta::Text(text) => live.say(task, LivePiece::Text { turn, text }),
+                StreamDelta::Thinking(text) => live.say(task, LivePiece::Thinking { turn, text }),
+                StreamDelta::ToolCallStarted { .. } => {}
+            };
             let answer = llm::call(
                 &self.rt.inner.models,
                 &self.target,
@@ -247,6 +256,7 @@ impl Loop<'_> {
                 &self.conversation,
                 self.tool_definitions(),
                 cancel,
+                &mut say,
             )
             .await;
             self.teach_health(answer.as_ref());
