@@ -82,7 +82,11 @@ pub fn model_timing(run: &Run, calls: &[&ProviderCall]) -> Option<AgentTiming> {
     let total_ms = run
         .duration_ms
         .or_else(|| span(&run.started_at, run.completed_at.as_deref()))?;
-    let model_ms = calls.iter().map(|c| c.duration_ms).sum::<i64>().min(total_ms);
+    let model_ms = calls
+        .iter()
+        .map(|c| c.duration_ms)
+        .sum::<i64>()
+        .min(total_ms);
     Some(bucketed([total_ms, 0, model_ms, 0, 0], calls.len(), 0))
 }
 

@@ -51,8 +51,16 @@ async fn a_chat_turns_request_id_finds_its_trace_answered_or_failed() {
     let timing = &answer["timing"];
     assert_eq!(timing["turn_count"], 1, "{answer}");
     assert_eq!(timing["tool_count"], 0, "{timing}");
-    let ms = |k: &str| timing[k].as_i64().unwrap_or_else(|| panic!("{k}: {timing}"));
-    assert_eq!(ms("total_ms"), ms("model_ms") + ms("overhead_ms"), "{timing}");
+    let ms = |k: &str| {
+        timing[k]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{k}: {timing}"))
+    };
+    assert_eq!(
+        ms("total_ms"),
+        ms("model_ms") + ms("overhead_ms"),
+        "{timing}"
+    );
     assert_eq!((ms("queue_ms"), ms("tool_ms")), (0, 0), "{timing}");
     assert!(["model", "overhead"].contains(&timing["bottleneck"].as_str().unwrap_or("")));
     // The session's traces list it too.
