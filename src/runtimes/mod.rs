@@ -6,14 +6,17 @@ pub mod agent;
 pub mod external;
 pub mod model;
 
+use crate::adapters::providers::ProviderError;
 use crate::domain::error::HecateError;
 use crate::domain::event::RuntimeEvent;
+use crate::domain::gateway_conversation::RouteCandidate;
 use crate::domain::ids::{RunId, SessionId, TaskId, TaskRunId};
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{ContentBlock, Message, ToolCall};
 use crate::domain::permission::PermissionAsker;
 use crate::domain::provider_call::Usage;
 use crate::domain::workspace::WorkspaceDelegate;
+use model::ModelTarget;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -53,10 +56,14 @@ pub struct TurnContext {
 pub enum TurnTarget {
     /// A provider model.
     Model {
-        /// Provider name.
+        /// Provider name: the first the turn tries.
         provider: String,
         /// Model name.
         model: String,
+        /// Whether the turn's request named the provider; otherwise the other
+        /// providers serving the model may take the turn when it fails before
+        /// its first token.
+        pinned: bool,
     },
     /// A supervised external ACP agent.
     External {
@@ -117,6 +124,13 @@ pub struct TurnReport {
     pub native_session_id: Option<String>,
     /// The `agent_loop` task and run that answered a Hecate Agent turn.
     pub backing_task: Option<(TaskId, TaskRunId)>,
+    /// The provider's failure, when it failed before anything streamed (so
+    /// another provider may take the turn).
+    pub upstream_failure: Option<ProviderError>,
+    /// A model turn's route: each candidate and what became of it.
+    pub route: Vec<RouteCandidate>,
+    /// The provider and model that answered a model turn (or failed it last).
+    pub answered_by: Option<ModelTarget>,
 }
 
 impl TurnReport {
@@ -132,6 +146,9 @@ impl TurnReport {
             duration_ms: 0,
             native_session_id: None,
             backing_task: None,
+            upstream_failure: None,
+            route: Vec::new(),
+            answered_by: None,
         }
     }
 }

@@ -146,7 +146,9 @@ impl ModelRuntime {
     pub async fn run(&self, ctx: TurnContext) -> TurnReport {
         let mut report = TurnReport::ended(TurnEnd::Completed);
         let (provider, model) = match &ctx.target {
-            TurnTarget::Model { provider, model } => (provider.clone(), model.clone()),
+            TurnTarget::Model {
+                provider, model, ..
+            } => (provider.clone(), model.clone()),
             TurnTarget::External { .. } | TurnTarget::Agent { .. } => {
                 return TurnReport::ended(TurnEnd::Failed(HecateError::new(
                     ErrorType::RuntimeMismatch,
@@ -194,6 +196,10 @@ impl ModelRuntime {
             }
             Some(Ok(o)) => o,
             Some(Err(f)) => {
+                let silent = f.partial.blocks.is_empty() && f.partial.tool_calls.is_empty();
+                if silent {
+                    report.upstream_failure = Some(f.error.clone());
+                }
                 report.end = TurnEnd::Failed(f.error.into_hecate(&provider, &model));
                 f.partial
             }

@@ -472,3 +472,88 @@ async fn a_model_only_discovery_lists_routes_and_an_unknown_one_gets_suggestions
         "{stderr}"
     );
 }
+
+/// A model turn takes the route `/v1` takes: when the session's provider fails
+/// before the first token, the next provider serving the model answers the
+/// same turn, the trace shows both candidates, and the session moves to the
+/// one that answered. A turn whose request names the provider is pinned to it.
+/// `hecate chat --model m` fails over the same way.
+#[tokio::test]
+async fn a_chat_turn_fails_over_to_the_next_provider_before_the_first_token() {
+    let fa = ModelServer::start(Some(json!([
+        {"repeat": true, "status": 503, "error_message": "down for maintenance"},
+    ])));
+    let fb = ModelServer::start(None);
+    let (home, _s, api) = two_providers(&fa, &fb, "");
+    let (created, reply) = chat_turn(&api, "m").await;
+    assert_eq!(created["provider"], "a", "routing took the first candidate");
+    assert_eq!(reply["status"], "completed", "{reply}");
+    assert_eq!(reply["provider"], "b", "{reply}");
+    let id = created["id"].as_str().expect("id");
+    let request_id = reply["request_id"].as_str().expect("request id");
+    let t = api
+        .get(&format!("/hecate/v1/traces?request_id={request_id}"))
+        .await;
+    let trace = &t.body["data"][0];
+    assert_eq!(trace["provider"], "b", "{trace}");
+    assert_eq!(trace["status"], "completed", "{trace}");
+    assert_eq!(
+        candidates(trace),
+        [
+            c("a", "failed", "provider_unhealthy"),
+            c("b", "selected", "")
+        ]
+    );
+    let session = api
+        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+        .await;
+    assert_eq!(session.body["data"]["provider"], "b", "{}", session.body);
+    assert_eq!(fa.requests().len(), 1);
+
+    // The next turn goes to `b` first: `a` is not asked again.
+    let r = api.say(id, "again").await;
+    assert_eq!(last_message_of(&r.body)["provider"], "b", "{}", r.body);
+    assert_eq!(fa.requests().len(), 1);
+
+    // Naming the provider pins the turn: `a` fails it, nobody else is tried.
+    let r = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/messages"),
+            json!({"content": "only a", "provider": "a"}),
+        )
+        .await;
+    let pinned = last_message_of(&r.body);
+    assert_eq!(pinned["status"], "failed", "{pinned}");
+    let request_id = pinned["request_id"].as_str().expect("request id");
+    let t = api
+        .get(&format!("/hecate/v1/traces?request_id={request_id}"))
+        .await;
+    let trace = &t.body["data"][0];
+    assert_eq!(trace["route_reason"], "pinned_provider", "{trace}");
+    assert_eq!(candidates(trace), [c("a", "failed", "provider_unhealthy")]);
+    assert_eq!(fa.requests().len(), 2);
+
+    // The CLI's turn fails over too.
+    let out = home.run(&["chat", "--model", "m", "from the terminal"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.trim().is_empty(), "an answer from b");
+    assert_eq!(
+        fb.requests().len(),
+        3,
+        "b answered the HTTP turns and the CLI's"
+    );
+}
+
+/// The last message of a turn's answer.
+fn last_message_of(body: &Value) -> Value {
+    body["data"]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or(Value::Null)
+}

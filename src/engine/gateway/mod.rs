@@ -5,13 +5,15 @@
 //! recorded (`record.rs`: the chat session a request names, the trace of every
 //! request), the recorded sessions and traces read back (`chats.rs`), and the
 //! local rate limit on `/v1` (`limit.rs`). The exchange (`exchange.rs`) tries
-//! the route's candidates in turn, each first checked against the routing
+//! the route's candidates in turn, each first checked (`candidates.rs`, shared
+//! with model turns) against the routing
 //! settings (`policy.rs`), the providers' cooldowns (`health.rs`), today's
 //! spend (`budget.rs`) and the models' capabilities (`capabilities.rs`, with the
 //! tool-calling probe in `probe.rs`); `counters.rs` keeps the process's totals
 //! for the system stats, and `sync.rs` shares cooldowns through the store. The formats are
 //! `crate::model_wire`'s; the upstream call and the relay `adapters::gateway`'s.
 
+pub mod candidates;
 pub mod catalog;
 pub mod conversations;
 pub mod counters;

@@ -22,8 +22,18 @@ pub(super) fn model_turn_trace(
     target: &TurnTarget,
     report: &TurnReport,
 ) -> Option<GatewayTrace> {
-    let TurnTarget::Model { provider, model } = target else {
+    let TurnTarget::Model {
+        provider,
+        model,
+        pinned,
+    } = target
+    else {
         return None;
+    };
+    // A turn that failed over is traced at the provider that answered it.
+    let (provider, model) = match &report.answered_by {
+        Some(by) => (&by.provider, &by.model),
+        None => (provider, model),
     };
     let (status, error): (&str, Option<&HecateError>) = match &report.end {
         TurnEnd::Completed => ("completed", None),
@@ -52,18 +62,22 @@ pub(super) fn model_turn_trace(
         error_type: error.map(|e| e.error_type.code().to_string()),
         error_message: error.map(|e| e.message.clone()),
         started_at: run.started_at.clone(),
-        route_reason: if session.provider.is_some() {
+        route_reason: if *pinned {
             "pinned_provider"
         } else {
             "requested_model"
         }
         .to_string(),
-        route_candidates: vec![RouteCandidate {
-            provider: provider.clone(),
-            model: model.clone(),
-            outcome: outcome.to_string(),
-            skip_reason: None,
-            detail: error.map(|e| e.message.clone()),
-        }],
+        route_candidates: if report.route.is_empty() {
+            vec![RouteCandidate {
+                provider: provider.clone(),
+                model: model.clone(),
+                outcome: outcome.to_string(),
+                skip_reason: None,
+                detail: error.map(|e| e.message.clone()),
+            }]
+        } else {
+            report.route.clone()
+        },
     })
 }

@@ -1,11 +1,13 @@
 //! Turns: the busy rule, guardrails, leases, persistence-first prompt handling, the
 //! driver, the stored ending and cancel. The runtime itself runs in `run`;
-//! its events reach subscribers and the store through `sink`.
+//! its events reach subscribers and the store through `sink`; a model turn
+//! runs on the gateway's route candidates in `model_route`.
 
 mod cap;
 mod drive;
 pub mod events;
 pub mod gateway_trace;
+mod model_route;
 mod run;
 mod sink;
 mod target;
@@ -256,7 +258,9 @@ impl Engine {
         }
         guardrails::check(&session, now_millis())?;
         let capabilities = match &target {
-            TurnTarget::Model { provider, model }
+            TurnTarget::Model {
+                provider, model, ..
+            }
             | TurnTarget::Agent {
                 provider, model, ..
             } => Some(self.gateway().capabilities(provider, model).await),
@@ -335,7 +339,9 @@ impl Engine {
             rt.close(session_id).await;
         }
         session.runtime_kind = kind;
-        if let TurnTarget::Model { provider, model }
+        if let TurnTarget::Model {
+            provider, model, ..
+        }
         | TurnTarget::Agent {
             provider, model, ..
         } = &target
@@ -474,7 +480,7 @@ impl Engine {
     /// Runs the runtime that answers `ctx.target`.
     pub(super) async fn run_runtime(&self, ctx: TurnContext, asker: Arc<TurnAsker>) -> TurnReport {
         match &ctx.target {
-            TurnTarget::Model { .. } => self.inner.model.run(ctx).await,
+            TurnTarget::Model { .. } => self.run_model_turn(ctx, &asker.namespace).await,
             TurnTarget::External { .. } => self.agents().run_external(ctx).await,
             TurnTarget::Agent { .. } => self.run_agent(ctx, asker).await,
         }

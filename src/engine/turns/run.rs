@@ -40,7 +40,7 @@ impl Engine {
         &self,
         session: &mut Session,
         run: &Run,
-        snapshot: RuntimeSnapshot,
+        mut snapshot: RuntimeSnapshot,
         target: TurnTarget,
         history: Vec<Message>,
         policy: TurnPolicy,
@@ -162,14 +162,29 @@ impl Engine {
         if report.native_session_id.is_some() {
             session.native_session_id = report.native_session_id.clone();
         }
-        let (provider, model) = match &target {
-            TurnTarget::Model { provider, model } => (provider.clone(), model.clone()),
-            TurnTarget::External { adapter_id, .. } => (adapter_id.clone(), String::new()),
-            TurnTarget::Agent {
-                provider, model, ..
-            } => (provider.clone(), model.clone()),
+        let (provider, model) = match (&target, &report.answered_by) {
+            // A model turn that failed over is the answering provider's.
+            (TurnTarget::Model { .. }, Some(by)) => {
+                snapshot.provider = Some(by.provider.clone());
+                snapshot.model = Some(by.model.clone());
+                session.provider = Some(by.provider.clone());
+                session.model = Some(by.model.clone());
+                (by.provider.clone(), by.model.clone())
+            }
+            (
+                TurnTarget::Model {
+                    provider, model, ..
+                },
+                None,
+            ) => (provider.clone(), model.clone()),
+            (TurnTarget::External { adapter_id, .. }, _) => (adapter_id.clone(), String::new()),
+            (
+                TurnTarget::Agent {
+                    provider, model, ..
+                },
+                _,
+            ) => (provider.clone(), model.clone()),
         };
-        let mut snapshot = snapshot;
         if let Some((task, task_run)) = &report.backing_task {
             snapshot.task_id = Some(task.to_string());
             snapshot.task_run_id = Some(task_run.to_string());

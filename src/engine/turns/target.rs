@@ -23,9 +23,14 @@ impl Engine {
         match kind {
             RuntimeKind::Model => {
                 let t = self.turn_model(session, req).await?;
+                let named = req
+                    .provider
+                    .as_deref()
+                    .is_some_and(|p| !p.trim().is_empty());
                 Ok(TurnTarget::Model {
                     provider: t.provider,
                     model: t.model,
+                    pinned: named || req.model.as_deref().is_some_and(|m| m.contains('/')),
                 })
             }
             RuntimeKind::Agent => {

@@ -43,7 +43,9 @@ impl Engine {
         );
         let mut adapter = None;
         match target {
-            TurnTarget::Model { provider, model } => {
+            TurnTarget::Model {
+                provider, model, ..
+            } => {
                 spans::run_target(&span, RunTarget::Model { provider, model });
             }
             TurnTarget::Agent {
