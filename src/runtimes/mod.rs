@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod external;
 pub mod model;
+pub mod model_target;
 
 use crate::adapters::providers::ProviderError;
 use crate::domain::error::HecateError;
@@ -16,7 +17,7 @@ use crate::domain::message::{ContentBlock, Message, ToolCall};
 use crate::domain::permission::PermissionAsker;
 use crate::domain::provider_call::Usage;
 use crate::domain::workspace::WorkspaceDelegate;
-use model::ModelTarget;
+use model_target::ModelTarget;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;

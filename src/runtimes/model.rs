@@ -12,14 +12,7 @@ use std::time::Instant;
 /// Default output token cap for a model turn.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
-/// A resolved `provider/model` pair.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelTarget {
-    /// Provider name.
-    pub provider: String,
-    /// Model name.
-    pub model: String,
-}
+pub use super::model_target::ModelTarget;
 
 /// Answers turns by calling configured providers.
 #[derive(Debug, Clone, Default)]
