@@ -176,6 +176,7 @@ impl Engine {
         let mcp_hub = McpHub::start();
         tasks.attach_mcp(mcp_hub.clone(), deferred.audit.clone());
         tasks.attach_provider_health(gateway.health());
+        tasks.attach_traces(deferred.traces.clone());
         let engine = Self {
             inner: Arc::new(Inner {
                 store,

@@ -451,6 +451,51 @@ async fn a_turn_a_provider_fails_goes_to_the_next_one_serving_the_model_and_stay
     assert_eq!(fa.requests().len(), 1, "the second turn goes to b first");
     assert_eq!(fb.requests().len(), 2);
 
+    // Each model turn is traced like a `/v1` request, under the request id on
+    // its step: the first lists the failed provider and the one that answered.
+    let steps = data(&api, &format!("/hecate/v1/tasks/{task}/runs/{run}/steps")).await;
+    let model_steps: Vec<&Value> = steps.iter().filter(|s| s["kind"] == "model").collect();
+    assert_eq!(model_steps.len(), 2, "{steps:?}");
+    let first = model_steps[0]["input"]["request_id"]
+        .as_str()
+        .expect("the model step's request id");
+    let mut found = Value::Null;
+    for _ in 0..100 {
+        // Traces are stored just after the turn, by the deferred writer.
+        let t = api
+            .get(&format!("/hecate/v1/traces?request_id={first}"))
+            .await;
+        found = t.body["data"][0].clone();
+        if !found.is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(found["client_format"], "agent_loop", "{found}");
+    assert_eq!(found["status"], "completed", "{found}");
+    assert_eq!(
+        (&found["provider"], &found["model"]),
+        (&json!("b"), &json!("m"))
+    );
+    let route: Vec<(&Value, &Value)> = found["route_candidates"]
+        .as_array()
+        .expect("route")
+        .iter()
+        .map(|c| (&c["provider"], &c["outcome"]))
+        .collect();
+    assert_eq!(
+        route,
+        [
+            (&json!("a"), &json!("failed")),
+            (&json!("b"), &json!("selected"))
+        ],
+        "{found}"
+    );
+    assert!(
+        found["total_tokens"].as_u64().is_some_and(|t| t > 0),
+        "{found}"
+    );
+
     // A request the provider refuses (400) is the request's fault: no failover.
     let fa = ModelServer::start(Some(json!([
         {"repeat": true, "status": 400, "error_message": "bad request"}

@@ -5,8 +5,10 @@ use super::super::gateway::routing::health::ProviderHealth;
 use super::super::mcp::audit::AuditWriter;
 use super::super::mcp::state::McpHub;
 use super::live_text::{LivePiece, LiveText};
+use crate::domain::gateway_conversation::GatewayTrace;
 use crate::domain::ids::{TaskId, TaskRunId};
 use crate::domain::task::{ApprovalPolicy, TaskEvent};
+use crate::engine::batch_writer::BatchWriter;
 use crate::runtimes::model::ModelRuntime;
 use crate::store::Store;
 use std::collections::HashMap;
@@ -88,6 +90,9 @@ pub(in crate::engine) struct Inner {
     pub(in crate::engine) trace_parents: std::sync::Mutex<HashMap<TaskId, opentelemetry::Context>>,
     /// What the model of a task a turn follows says, as it says it.
     pub(in crate::engine) live: LiveText,
+    /// The engine's gateway trace writer, once attached: `agent_loop` model
+    /// turns are traced like `/v1` requests.
+    pub(in crate::engine) traces: std::sync::OnceLock<BatchWriter<GatewayTrace>>,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -124,6 +129,7 @@ impl TaskRuntime {
                 provider_health: std::sync::OnceLock::new(),
                 trace_parents: std::sync::Mutex::new(HashMap::new()),
                 live: LiveText::default(),
+                traces: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -176,6 +182,20 @@ impl TaskRuntime {
     pub(crate) fn attach_mcp(&self, hub: Arc<McpHub>, audit: AuditWriter) {
         let _ = self.inner.mcp.set(hub);
         let _ = self.inner.audit.set(audit);
+    }
+
+    /// Gives `agent_loop` model turns the engine's gateway trace writer; only
+    /// the first call counts.
+    pub(crate) fn attach_traces(&self, traces: BatchWriter<GatewayTrace>) {
+        let _ = self.inner.traces.set(traces);
+    }
+
+    /// Stores the trace of an `agent_loop` model turn (after the answer, like
+    /// a `/v1` request's); without a writer attached it is dropped.
+    pub(in crate::engine) fn record_trace(&self, trace: GatewayTrace) {
+        if let Some(w) = self.inner.traces.get() {
+            w.record(trace);
+        }
     }
 
     /// Shares the gateway's provider health with `agent_loop` turns.

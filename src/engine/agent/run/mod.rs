@@ -12,6 +12,7 @@ mod audit;
 mod gate;
 mod mcp;
 mod steps;
+pub mod turn_trace;
 
 use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::providers::ToolDefinition;

@@ -4,6 +4,7 @@
 //! stored with the end of the one before it, its end with the next start.
 
 use super::audit::{CallEnd, CallStart};
+use super::turn_trace::TurnTrace;
 use super::{BASE_PROMPT, Loop};
 use crate::adapters::providers::StreamDelta;
 use crate::domain::error::Result;
@@ -225,9 +226,11 @@ impl Loop<'_> {
         cancel: &CancellationToken,
     ) -> Result<Option<RunEnd>> {
         let turn = self.conversation.turns + 1;
+        let mut traced = TurnTrace::start();
         let input = json!({"turn": turn, "provider": self.target.provider,
                            "model": self.target.model,
-                           "messages": self.conversation.entries.len()});
+                           "messages": self.conversation.entries.len(),
+                           "request_id": traced.request_id});
         let step = self.start_step("model", input, Vec::new()).await?;
         let system = match self.task.spec.system_prompt.trim() {
             "" => BASE_PROMPT.to_string(),
@@ -263,6 +266,8 @@ impl Loop<'_> {
             let next = self.targets.iter().find(|t| !tried.contains(t)).cloned();
             match (answer, next) {
                 (Some(Err(f)), Some(next)) if f.provider_side => {
+                    let reason = f.error.details.get("reason").and_then(Value::as_str);
+                    traced.failed_over(&self.target, reason, &f.error.message);
                     failovers.push(json_event(
                         "turn.failover",
                         json!({"turn": turn, "step_id": step.id,
@@ -279,6 +284,8 @@ impl Loop<'_> {
                 (answer, _) => break answer.map(|r| r.map_err(|f| f.error)),
             }
         };
+        self.rt
+            .record_trace(traced.finish(self.task, &self.target, answered.as_ref()));
         let mut finished = TaskStep {
             finished_at: Some(now_rfc3339()),
             ..step
