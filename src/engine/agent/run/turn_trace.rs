@@ -5,7 +5,6 @@
 use crate::domain::error::HecateError;
 use crate::domain::gateway_conversation::{GatewayTrace, RouteCandidate};
 use crate::domain::ids::RequestId;
-use crate::domain::provider_call::Usage;
 use crate::domain::task::Task;
 use crate::domain::time::now_rfc3339;
 use crate::runtimes::agent::llm::ModelTurn;
@@ -87,7 +86,7 @@ impl TurnTrace {
             provider: target.provider.clone(),
             model: target.model.clone(),
             status: status.to_string(),
-            usage: turn.and_then(|t| t.usage).unwrap_or(Usage::default()),
+            usage: turn.and_then(|t| t.usage).unwrap_or_default(),
             cost_micros_usd: turn.and_then(|t| t.cost_micros_usd),
             duration_ms: self.started.elapsed().as_millis() as i64,
             error_type: error.map(|e| e.error_type.code().to_string()),
