@@ -2,7 +2,8 @@
 //! on its assistant message finds it in `GET /hecate/v1/traces`, answered or
 //! failed, with its provider, model, tokens and route; an external agent's session
 //! lists only the model calls the agent made itself, not these. The answer's
-//! `timing` splits its run into the model's call and Hecate's overhead.
+//! `timing` splits its run into the model's call and Hecate's overhead. A turn
+//! refused before it starts leaves a failed trace under its envelope's request id.
 
 use crate::support::common::{Home, ModelServer};
 use crate::support::http::{Api, last_message, serve};
@@ -93,4 +94,37 @@ async fn a_chat_turns_request_id_finds_its_trace_answered_or_failed() {
         t["error_message"].as_str().is_some_and(|m| !m.is_empty()),
         "{t}"
     );
+
+    // A turn refused before it starts answers an error envelope; its request
+    // id finds a failed trace saying why.
+    let r = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/messages"),
+            json!({"content": "wrong model", "model": "nobody/serves-this"}),
+        )
+        .await;
+    assert!(r.status >= 400, "{}", r.body);
+    let request_id = r.body["error"]["request_id"]
+        .as_str()
+        .expect("the envelope's request id");
+    let mut found = Vec::new();
+    for _ in 0..100 {
+        // Stored just after the answer, by the deferred writer.
+        found = traces_of(&api, request_id).await;
+        if !found.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(found.len(), 1, "{found:?}");
+    let t = &found[0];
+    assert_eq!(t["status"], "failed", "{t}");
+    assert_eq!(t["client_format"], "agent_chat", "{t}");
+    assert_eq!(t["session_id"], id.as_str(), "{t}");
+    assert_eq!(
+        t["error_type"], r.body["error"]["type"],
+        "{t} vs {}",
+        r.body
+    );
+    assert_eq!(t["requested_model"], "nobody/serves-this", "{t}");
 }

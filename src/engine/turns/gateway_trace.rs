@@ -1,6 +1,8 @@
 //! The gateway trace of a model turn: the record a `/v1` request leaves, written
 //! for an Agent Chat turn answered by a model too, so `GET /hecate/v1/traces`
-//! finds the turn by the request id its assistant message carries.
+//! finds the turn by the request id its assistant message carries; and the
+//! failed trace of a turn refused before it started, under the request id of
+//! its error envelope.
 
 use crate::domain::error::HecateError;
 use crate::domain::gateway_conversation::{GatewayTrace, RouteCandidate};
@@ -80,4 +82,54 @@ pub(super) fn model_turn_trace(
             report.route.clone()
         },
     })
+}
+
+/// A turn request that may be refused before it starts.
+#[derive(Debug, Clone)]
+pub(super) struct Refused {
+    /// The request id its error envelope carries.
+    pub(super) request_id: String,
+    /// Namespace of the session.
+    pub(super) namespace: String,
+    /// The session it was sent to.
+    pub(super) session_id: String,
+    /// The provider the request named.
+    pub(super) provider: Option<String>,
+    /// The model the request named.
+    pub(super) model: Option<String>,
+    /// When it arrived.
+    pub(super) started_at: String,
+}
+
+impl Refused {
+    /// The failed trace of the request refused with `e` after `duration_ms`;
+    /// provider and model come from the error's details when it names them.
+    pub(super) fn trace(self, e: &HecateError, duration_ms: i64) -> GatewayTrace {
+        let detail = |key: &str| {
+            e.details
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        };
+        let requested_model = self.model.unwrap_or_default();
+        GatewayTrace {
+            request_id: self.request_id,
+            trace_id: String::new(),
+            namespace: self.namespace,
+            session_id: Some(self.session_id),
+            client_format: AGENT_CHAT_FORMAT.to_string(),
+            provider: detail("provider").or(self.provider).unwrap_or_default(),
+            model: detail("model").unwrap_or_else(|| requested_model.clone()),
+            requested_model,
+            status: "failed".to_string(),
+            usage: Default::default(),
+            cost_micros_usd: None,
+            duration_ms,
+            error_type: Some(e.error_type.code().to_string()),
+            error_message: Some(e.message.clone()),
+            started_at: self.started_at,
+            route_reason: String::new(),
+            route_candidates: Vec::new(),
+        }
+    }
 }

@@ -190,8 +190,37 @@ struct TurnPlan {
 
 impl Engine {
     /// Starts a turn: validates, stores the user message, and runs the runtime in the
-    /// background. Errors here mean nothing started (and nothing was stored).
+    /// background. Errors here mean nothing started (and nothing was stored); a
+    /// refused turn whose request carries a request id leaves a failed gateway
+    /// trace under it, so the id in the error envelope finds why.
     pub async fn send_message(
+        &self,
+        namespace: &str,
+        session_id: &SessionId,
+        req: SendMessage,
+    ) -> Result<TurnHandle> {
+        let refused = req
+            .request_id
+            .clone()
+            .map(|request_id| gateway_trace::Refused {
+                request_id,
+                namespace: namespace.to_string(),
+                session_id: session_id.to_string(),
+                provider: req.provider.clone(),
+                model: req.model.clone(),
+                started_at: now_rfc3339(),
+            });
+        let started = std::time::Instant::now();
+        let out = self.begin_send(namespace, session_id, req).await;
+        if let (Err(e), Some(refused)) = (&out, refused) {
+            let trace = refused.trace(e, started.elapsed().as_millis() as i64);
+            self.inner.deferred.traces.record(trace);
+        }
+        out
+    }
+
+    /// [`Engine::send_message`] without the trace of a refusal.
+    async fn begin_send(
         &self,
         namespace: &str,
         session_id: &SessionId,
