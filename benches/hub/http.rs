@@ -74,11 +74,21 @@ pub(crate) async fn start_serve(
     fixture_v1: &str,
     env: &[(&str, &str)],
 ) -> anyhow::Result<Listening> {
+    start_serve_with(dir, fixture_v1, env, "").await
+}
+
+/// [`start_serve`] with `config` (TOML) added to its config file.
+pub(crate) async fn start_serve_with(
+    dir: &Path,
+    fixture_v1: &str,
+    env: &[(&str, &str)],
+    config: &str,
+) -> anyhow::Result<Listening> {
     // The fan-out opens one connection per subscriber; the default cap (1024)
     // would refuse some of them at the largest count.
     std::fs::write(
         dir.join("config.toml"),
-        "[server]\nmax_connections = 100000\n",
+        format!("[server]\nmax_connections = 100000\n{config}"),
     )
     .context("writing the benchmark config")?;
     let mut all = vec![("PROVIDER_FIX_BASE_URL", fixture_v1)];

@@ -421,7 +421,13 @@ fn turns(r: &Value, text: &str) -> anyhow::Result<()> {
     ensure!(r["benchmark"] == "turns", "{r}");
     ensure!(r["store"] == "sqlite", "{r}");
     ensure!(number(r, "parameters.messages")? == 20.0, "{r}");
-    for loop_name in ["direct", "fresh_session", "long_session", "soak.direct"] {
+    for loop_name in [
+        "direct",
+        "fresh_session",
+        "long_session",
+        "failover",
+        "soak.direct",
+    ] {
         for figure in ["requests_per_s", "p50_ms", "p99_ms"] {
             non_negative(r, &format!("{loop_name}.{figure}"))?;
         }
@@ -430,6 +436,7 @@ fn turns(r: &Value, text: &str) -> anyhow::Result<()> {
     for figure in [
         "added_p50_ms.fresh_session",
         "added_p50_ms.long_session",
+        "added_p50_ms.failover_over_fresh",
         "soak.added_p99_ms",
     ] {
         number(r, figure)?;

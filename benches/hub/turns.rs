@@ -11,13 +11,17 @@
 //!   the direct median, and the answer's size is reported for both. Every session
 //!   gives the model only the prompt (`buffer_window` of 1), as the direct request
 //!   does, so what grows with the session is Hecate's work, not the model's input;
+//! - failover: a fresh session whose provider `dead` refuses connections (a
+//!   closed loopback port) and whose model the fixture's provider also serves;
+//!   each turn fails over to the fixture before its first token. Its added time
+//!   is its median minus the fresh session's;
 //! - a soak: `--sessions` sessions each sending turns one after another for
 //!   `--soak-ms`, counting every failed turn, against the direct path at the same
 //!   concurrency, with the server's peak resident memory.
 //!
 //! No thresholds: the figures go into the docs.
 
-use crate::http::{MODEL, STEP_TIMEOUT, create_session_with, prompt, seed, start_serve};
+use crate::http::{MODEL, STEP_TIMEOUT, create_session_with, prompt, seed, start_serve_with};
 use crate::load::{Request, expect_ok, http_client, load, rss_kib, timed};
 use crate::store::open;
 use crate::support::{TempDir, fixture_bin, fixture_model_server, num, percentile};
@@ -112,13 +116,18 @@ async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Resul
     )
     .await?;
     let seed_s = seeding.elapsed().as_secs_f64();
-    let env: Vec<(&str, &str)> = args
-        .store
-        .as_deref()
-        .map(|url| ("HECATE_STORE_URL", url))
-        .into_iter()
-        .collect();
-    let mut serve = start_serve(dir, &fixture_v1, &env).await?;
+    // A provider that refuses connections, serving the model the fixture serves
+    // too; its circuit never opens, so every failover turn tries it first.
+    let dead_v1 = format!("http://{}/v1", closed_loopback_port()?);
+    let mut env: Vec<(&str, &str)> = vec![
+        ("PROVIDER_FIX_MODELS", MODEL),
+        ("PROVIDER_DEAD_KIND", "openai"),
+        ("PROVIDER_DEAD_BASE_URL", &dead_v1),
+        ("PROVIDER_DEAD_MODELS", MODEL),
+    ];
+    env.extend(args.store.as_deref().map(|url| ("HECATE_STORE_URL", url)));
+    let never_open = "[gateway]\ncircuit_failures = 1000000000\n";
+    let mut serve = start_serve_with(dir, &fixture_v1, &env, never_open).await?;
     let serve_pid = serve.process.child().id().context("serve has no pid")?;
     let base = serve.base.clone();
     let duration = Duration::from_millis(args.duration_ms.max(1));
@@ -144,6 +153,23 @@ async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Resul
         let (http, base, id) = (http.clone(), base.clone(), long.clone());
         let request: Request =
             Arc::new(move |_, n| Box::pin(timed(post_turn(&http, &base, &id, n))));
+        load(1, duration, request).await?
+    };
+    let failover = {
+        let (http, base) = (http.clone(), base.clone());
+        let request: Request = Arc::new(move |_, n| {
+            let (http, base) = (http.clone(), base.clone());
+            Box::pin(async move {
+                let mut body = one_message();
+                body["model"] = json!(format!("dead/{MODEL}"));
+                let id = create_session_with(&http, &base, body).await?;
+                let started = Instant::now();
+                let answer = expect_ok(post_turn(&http, &base, &id, n)).await?;
+                let took = started.elapsed();
+                answered_by_fix(&answer)?;
+                Ok(took)
+            })
+        });
         load(1, duration, request).await?
     };
     let fresh_id = create_session_with(&http, &base, one_message()).await?;
@@ -179,9 +205,11 @@ async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Resul
         "direct": direct,
         "fresh_session": fresh,
         "long_session": on_long,
+        "failover": failover,
         "added_p50_ms": {
             "fresh_session": added(&fresh),
             "long_session": added(&on_long),
+            "failover_over_fresh": num(&failover, "p50_ms") - num(&fresh, "p50_ms"),
         },
         "answer_bytes": {
             "fresh_session": fresh_bytes,
@@ -293,6 +321,27 @@ async fn soak(
     }))
 }
 
+/// Checks that a failover turn's answer completed at the fixture's provider.
+fn answered_by_fix(answer: &[u8]) -> anyhow::Result<()> {
+    let v: Value = serde_json::from_slice(answer)?;
+    let last = v["data"]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .context("the answer has no messages")?;
+    anyhow::ensure!(
+        last["status"] == "completed" && last["provider"] == "fix",
+        "the turn did not fail over to the fixture: {last}"
+    );
+    Ok(())
+}
+
+/// A loopback address nothing listens on (a port bound, then released), where
+/// a connection is refused at once.
+fn closed_loopback_port() -> anyhow::Result<std::net::SocketAddr> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?)
+}
+
 /// Renders the report as a text table.
 pub fn table(report: &Value) -> String {
     let mut out = String::new();
@@ -320,6 +369,12 @@ pub fn table(report: &Value) -> String {
             "long_session",
             Some("long_session"),
             Some("long_session"),
+        ),
+        (
+            "fresh session, first provider down",
+            "failover",
+            Some("failover_over_fresh"),
+            None,
         ),
     ];
     for (name, key, added, bytes) in rows {
