@@ -3,25 +3,15 @@
 
 use crate::domain::ids::SegmentId;
 use crate::domain::message::{Message, RuntimeSnapshot};
-use crate::domain::session::RuntimeKind;
 use serde::{Deserialize, Serialize};
 
 /// One derived segment of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Segment {
-    /// Segment id (from the messages).
-    pub segment_id: SegmentId,
-    /// Runtime kind.
-    pub runtime_kind: RuntimeKind,
-    /// Provider snapshot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
-    /// Model snapshot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Adapter snapshot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adapter_id: Option<String>,
+    /// The runtime snapshot its messages share (that of its first message,
+    /// whose segment id is the segment's).
+    #[serde(flatten)]
+    pub runtime: RuntimeSnapshot,
     /// Run id of the latest turn in the segment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latest_run_id: Option<String>,
@@ -40,7 +30,7 @@ pub fn derive(messages: &[Message]) -> Vec<Segment> {
     let mut out: Vec<Segment> = Vec::new();
     for m in messages {
         match out.last_mut() {
-            Some(seg) if seg.segment_id == m.runtime.segment_id => {
+            Some(seg) if seg.runtime.segment_id == m.runtime.segment_id => {
                 seg.message_count += 1;
                 seg.last_at = m.created_at.clone();
                 seg.status = m.status.as_str().to_string();
@@ -49,11 +39,7 @@ pub fn derive(messages: &[Message]) -> Vec<Segment> {
                 }
             }
             _ => out.push(Segment {
-                segment_id: m.runtime.segment_id.clone(),
-                runtime_kind: m.runtime.runtime_kind,
-                provider: m.runtime.provider.clone(),
-                model: m.runtime.model.clone(),
-                adapter_id: m.runtime.adapter_id.clone(),
+                runtime: m.runtime.clone(),
                 latest_run_id: m.run_id.as_ref().map(|r| r.to_string()),
                 status: m.status.as_str().to_string(),
                 message_count: 1,
@@ -79,6 +65,7 @@ mod tests {
     use super::*;
     use crate::domain::ids::SessionId;
     use crate::domain::message::Role;
+    use crate::domain::session::RuntimeKind;
 
     fn msg(seq: i64, seg: &str, model: &str) -> Message {
         let mut m = Message::unstored(Role::User, "");
@@ -103,7 +90,7 @@ mod tests {
         let segs = derive(&ms);
         assert_eq!(segs.len(), 3);
         assert_eq!(segs[0].message_count, 2);
-        assert_eq!(segs[1].model.as_deref(), Some("m2"));
+        assert_eq!(segs[1].runtime.model.as_deref(), Some("m2"));
         assert_eq!(segs[2].first_at, "t3");
     }
 

@@ -26,15 +26,51 @@ pub fn fail(span: &Span, error_type: &str, message: &str) {
     span.record("otel.status_description", message);
 }
 
+/// Marks `span` failed when there is an `error` (its `error.type` and message).
+fn fail_on(span: &Span, error: Option<(&str, &str)>) {
+    if let Some((kind, message)) = error {
+        fail(span, kind, message);
+    }
+}
+
+/// A call's span and when it started: what every call in flight keeps for its
+/// duration metric.
+#[derive(Debug)]
+struct Timed {
+    span: Span,
+    started: Instant,
+}
+
+impl Timed {
+    /// Starts timing the call `span` covers.
+    fn new(span: Span) -> Self {
+        Self {
+            span,
+            started: Instant::now(),
+        }
+    }
+
+    /// Records the call's `outcome` in `field`; any outcome but `ok` marks the
+    /// span failed (with `error`, else the outcome, as its message). Answers the
+    /// error type for the metric (`None` when ok).
+    fn outcome<'a>(&self, field: &str, outcome: &'a str, error: Option<&str>) -> Option<&'a str> {
+        self.span.record(field, outcome);
+        let error_type = (outcome != "ok").then_some(outcome);
+        if let Some(kind) = error_type {
+            fail(&self.span, kind, error.unwrap_or(outcome));
+        }
+        error_type
+    }
+}
+
 /// A model call in flight: its `chat {model}` client span and what its metrics
 /// need when it ends.
 #[derive(Debug)]
 pub struct Inference {
-    span: Span,
+    call: Timed,
     system: &'static str,
     provider: String,
     model: String,
-    started: Instant,
 }
 
 /// How a model call ended.
@@ -85,40 +121,41 @@ impl Inference {
             span.record("server.port", port.map(i64::from));
         }
         Self {
-            span,
+            call: Timed::new(span),
             system,
             provider: provider.to_string(),
             model: model.to_string(),
-            started: Instant::now(),
         }
     }
 
     /// The span, for instrumenting the call's future.
     pub fn span(&self) -> &Span {
-        &self.span
+        &self.call.span
     }
 
     /// Adds what a `/v1` request says about itself: its request id, the client's
     /// wire format, whether it streams, and its chat session.
     pub fn gateway(&self, request_id: &str, ingress: &str, stream: bool, session: Option<&str>) {
-        self.span.record("hecate.request.id", request_id);
-        self.span.record("hecate.gateway.ingress", ingress);
-        self.span.record("hecate.gateway.stream", stream);
+        self.call.span.record("hecate.request.id", request_id);
+        self.call.span.record("hecate.gateway.ingress", ingress);
+        self.call.span.record("hecate.gateway.stream", stream);
         if let Some(s) = session {
-            self.span.record("gen_ai.conversation.id", s);
+            self.call.span.record("gen_ai.conversation.id", s);
         }
     }
 
     /// Names the Agent Chat session whose supervised agent made the call.
     pub fn agent_session(&self, session_id: &str) {
-        self.span.record("hecate.agent_chat.session.id", session_id);
+        self.call
+            .span
+            .record("hecate.agent_chat.session.id", session_id);
     }
 
     /// Names the model routing chose (the span is renamed after it).
     pub fn routed(&mut self, provider: &str, model: &str) {
-        self.span.record("otel.name", format!("chat {model}"));
-        self.span.record("hecate.provider.name", provider);
-        self.span.record("gen_ai.response.model", model);
+        self.call.span.record("otel.name", format!("chat {model}"));
+        self.call.span.record("hecate.provider.name", provider);
+        self.call.span.record("gen_ai.response.model", model);
         self.provider = provider.to_string();
         self.model = model.to_string();
     }
@@ -126,9 +163,9 @@ impl Inference {
     /// Records a gateway exchange's outcome (`completed`, `failed`,
     /// `cancelled`) and cost.
     pub fn gateway_end(&self, outcome: &str, cost_micros_usd: Option<i64>) {
-        self.span.record("hecate.gateway.outcome", outcome);
+        self.call.span.record("hecate.gateway.outcome", outcome);
         if let Some(c) = cost_micros_usd {
-            self.span.record("hecate.cost.micros_usd", c);
+            self.call.span.record("hecate.cost.micros_usd", c);
         }
     }
 
@@ -136,21 +173,23 @@ impl Inference {
     /// duration and tokens as metrics, then closes the span.
     pub fn finish(self, end: InferenceEnd<'_>) {
         if let Some(m) = end.response_model {
-            self.span.record("gen_ai.response.model", m);
+            self.call.span.record("gen_ai.response.model", m);
         }
         if let Some((input, output)) = end.tokens {
-            self.span.record("gen_ai.usage.input_tokens", int(input));
-            self.span.record("gen_ai.usage.output_tokens", int(output));
+            self.call
+                .span
+                .record("gen_ai.usage.input_tokens", int(input));
+            self.call
+                .span
+                .record("gen_ai.usage.output_tokens", int(output));
         }
         if let Some(reason) = end.finish_reason {
-            self.span.set_attribute(
+            self.call.span.set_attribute(
                 "gen_ai.response.finish_reasons",
                 Value::Array(Array::String(vec![StringValue::from(reason.to_string())])),
             );
         }
-        if let Some((kind, message)) = end.error {
-            fail(&self.span, kind, message);
-        }
+        fail_on(&self.call.span, end.error);
         metrics::model_call(
             &metrics::ModelCall {
                 system: self.system,
@@ -159,7 +198,7 @@ impl Inference {
                 response_model: end.response_model,
                 error_type: end.error.map(|e| e.0),
             },
-            self.started.elapsed(),
+            self.call.started.elapsed(),
             end.tokens,
         );
     }
@@ -349,18 +388,15 @@ pub fn agent_loop_run(
 pub fn agent_loop_end(span: &Span, status: &str, turns: u32, error: Option<(&str, &str)>) {
     span.record("hecate.run.status", status);
     span.record("hecate.agent_loop.turns", i64::from(turns));
-    if let Some((kind, message)) = error {
-        fail(span, kind, message);
-    }
+    fail_on(span, error);
 }
 
 /// A tool call of Hecate's agent in flight: its `execute_tool {tool}` span.
 #[derive(Debug)]
 pub struct ToolCall {
-    span: Span,
+    call: Timed,
     tool: String,
     tool_type: &'static str,
-    started: Instant,
 }
 
 impl ToolCall {
@@ -382,33 +418,24 @@ impl ToolCall {
             error.type = Empty,
         );
         Self {
-            span,
+            call: Timed::new(span),
             tool: tool.to_string(),
             tool_type,
-            started: Instant::now(),
         }
     }
 
     /// The span, for instrumenting the call's future.
     pub fn span(&self) -> &Span {
-        &self.span
+        &self.call.span
     }
 
     /// Ends the call with the gate's `decision` and its `outcome` (`ok`,
     /// `tool_error`, `cancelled`, `not_called`).
     pub fn finish(self, decision: &str, outcome: &str, error: Option<&str>) {
-        self.span.record("hecate.tool.decision", decision);
-        self.span.record("hecate.tool.outcome", outcome);
-        let error_type = (outcome != "ok").then_some(outcome);
-        if let Some(kind) = error_type {
-            fail(&self.span, kind, error.unwrap_or(outcome));
-        }
-        metrics::tool_call(
-            &self.tool,
-            self.tool_type,
-            error_type,
-            self.started.elapsed(),
-        );
+        self.call.span.record("hecate.tool.decision", decision);
+        let error_type = self.call.outcome("hecate.tool.outcome", outcome, error);
+        let elapsed = self.call.started.elapsed();
+        metrics::tool_call(&self.tool, self.tool_type, error_type, elapsed);
     }
 }
 
@@ -457,18 +484,15 @@ pub fn mcp_server_call(tool: &str) -> Span {
 /// Ends an MCP server call: a protocol error (`error`) or a tool error
 /// (`tool_error`) marks the span failed.
 pub fn mcp_server_end(span: &Span, error: Option<(&str, &str)>) {
-    if let Some((kind, message)) = error {
-        fail(span, kind, message);
-    }
+    fail_on(span, error);
 }
 
 /// An MCP `tools/call` sent upstream, in flight: its `tools/call {tool}` span.
 #[derive(Debug)]
 pub struct McpCall {
-    span: Span,
+    call: Timed,
     server: String,
     tool: String,
-    started: Instant,
 }
 
 impl McpCall {
@@ -490,27 +514,23 @@ impl McpCall {
             error.type = Empty,
         );
         Self {
-            span,
+            call: Timed::new(span),
             server: server.to_string(),
             tool: tool.to_string(),
-            started: Instant::now(),
         }
     }
 
     /// The span, for instrumenting the call's future.
     pub fn span(&self) -> &Span {
-        &self.span
+        &self.call.span
     }
 
     /// Ends the call with its `outcome` (`ok`, `tool_error`, `cancelled`,
     /// `failed`) and, when it failed, the message.
     pub fn finish(self, outcome: &str, error: Option<&str>) {
-        self.span.record("hecate.mcp.outcome", outcome);
-        let error_type = (outcome != "ok").then_some(outcome);
-        if let Some(kind) = error_type {
-            fail(&self.span, kind, error.unwrap_or(outcome));
-        }
-        metrics::mcp_call(&self.server, &self.tool, error_type, self.started.elapsed());
+        let error_type = self.call.outcome("hecate.mcp.outcome", outcome, error);
+        let elapsed = self.call.started.elapsed();
+        metrics::mcp_call(&self.server, &self.tool, error_type, elapsed);
     }
 }
 

@@ -320,11 +320,11 @@ pub struct SegmentDto {
 impl From<&Segment> for SegmentDto {
     fn from(s: &Segment) -> Self {
         Self {
-            segment_id: s.segment_id.to_string(),
-            runtime_kind: s.runtime_kind.as_str().to_string(),
-            provider: s.provider.clone(),
-            model: s.model.clone(),
-            adapter_id: s.adapter_id.clone(),
+            segment_id: s.runtime.segment_id.to_string(),
+            runtime_kind: s.runtime.runtime_kind.as_str().to_string(),
+            provider: s.runtime.provider.clone(),
+            model: s.runtime.model.clone(),
+            adapter_id: s.runtime.adapter_id.clone(),
             latest_run_id: s.latest_run_id.clone(),
             status: s.status.clone(),
             message_count: s.message_count as u64,

@@ -19,6 +19,22 @@ fn to_messages(rows: &[Row]) -> OpResult<Vec<Message>> {
     rows.iter().map(decode::message).collect()
 }
 
+fn to_provider_calls(rows: &[Row]) -> OpResult<Vec<ProviderCall>> {
+    rows.iter().map(decode::provider_call).collect()
+}
+
+/// The rows `select` reads for what `runs` of session `session_id` wrote; its
+/// `$1` is the session and `$2` the run ids.
+async fn of_runs<C: GenericClient>(
+    c: &C,
+    select: &str,
+    session_id: &SessionId,
+    runs: &[RunId],
+) -> OpResult<Vec<Row>> {
+    let runs: Vec<&str> = runs.iter().map(RunId::as_str).collect();
+    Ok(c.query(select, &[&session_id.as_str(), &runs]).await?)
+}
+
 async fn insert_call<C: GenericClient>(tx: &C, call: &ProviderCall) -> OpResult<()> {
     tx.execute(
         "INSERT INTO provider_calls (id, session_id, run_id, request_id, provider, model, \
@@ -333,9 +349,7 @@ impl MessageStore for PostgresStore {
                     &[&session_id.as_str()],
                 )
                 .await?;
-            rows.iter()
-                .map(decode::provider_call)
-                .collect::<OpResult<Vec<_>>>()
+            to_provider_calls(&rows)
         }
         .await;
         self.done(r)
@@ -361,19 +375,12 @@ impl MessageStore for PostgresStore {
         runs: &[RunId],
     ) -> Result<Vec<Message>> {
         let c = self.client().await?;
-        let runs: Vec<&str> = runs.iter().map(RunId::as_str).collect();
-        let r = async {
-            let sql = format!(
-                "SELECT {MESSAGE_COLUMNS} FROM messages \
-                 WHERE run_id = ANY($2) AND session_id = $1 ORDER BY sequence"
-            );
-            let rows = c
-                .query(sql.as_str(), &[&session_id.as_str(), &runs])
-                .await?;
-            to_messages(&rows)
-        }
-        .await;
-        self.done(r)
+        let select = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages \
+             WHERE run_id = ANY($2) AND session_id = $1 ORDER BY sequence"
+        );
+        let r = of_runs(&c, &select, session_id, runs).await;
+        self.done(r.and_then(|rows| to_messages(&rows)))
     }
 
     async fn list_run_provider_calls(
@@ -382,21 +389,12 @@ impl MessageStore for PostgresStore {
         runs: &[RunId],
     ) -> Result<Vec<ProviderCall>> {
         let c = self.client().await?;
-        let runs: Vec<&str> = runs.iter().map(RunId::as_str).collect();
-        let r = async {
-            let sql = format!(
-                "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
-                 WHERE run_id = ANY($2) AND session_id = $1 ORDER BY created_at, seq"
-            );
-            let rows = c
-                .query(sql.as_str(), &[&session_id.as_str(), &runs])
-                .await?;
-            rows.iter()
-                .map(decode::provider_call)
-                .collect::<OpResult<Vec<_>>>()
-        }
-        .await;
-        self.done(r)
+        let select = format!(
+            "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
+             WHERE run_id = ANY($2) AND session_id = $1 ORDER BY created_at, seq"
+        );
+        let r = of_runs(&c, &select, session_id, runs).await;
+        self.done(r.and_then(|rows| to_provider_calls(&rows)))
     }
 
     async fn add_artifact(

@@ -1,5 +1,6 @@
-//! The task tables: their column lists and how a row becomes a task, run, step,
-//! artifact, approval or event (a name the domain does not know is a corrupt row).
+//! The task tables: their column lists, how a row becomes a task, run, step,
+//! artifact, approval or event (a name the domain does not know is a corrupt row),
+//! and what a run's status change writes.
 
 use super::StoredRow;
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
@@ -7,6 +8,7 @@ use crate::domain::task::{
     Task, TaskApproval, TaskApprovalKind, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskRun,
     TaskRunStatus, TaskStep, TaskStepStatus,
 };
+use crate::domain::time::now_rfc3339;
 
 /// The columns a row must start with for its decoder, in the order it reads them.
 pub(crate) const RUN_COLUMNS: &str = "id, task_id, number, status, error_type, error_message, \
@@ -68,6 +70,32 @@ pub(crate) fn run<R: StoredRow>(r: &R) -> Result<TaskRun, R::Error> {
         started_at: r.col(14)?,
         finished_at: r.col(15)?,
     })
+}
+
+/// What a task run's status change writes, the same on both backends: the
+/// status, the error (type and message) and, for a terminal status, the time
+/// it finished (`None` keeps the run's own).
+pub(crate) struct RunStatusChange<'a> {
+    /// The new status, as stored.
+    pub(crate) status: &'static str,
+    /// The error's type, when there is one.
+    pub(crate) error_type: Option<&'a str>,
+    /// The error's message, when there is one.
+    pub(crate) error_message: Option<&'a str>,
+    /// Now, when the new status is terminal.
+    pub(crate) finished_at: Option<String>,
+}
+
+impl<'a> RunStatusChange<'a> {
+    /// A change to `status` with `error` (type, message) when given.
+    pub(crate) fn new(status: TaskRunStatus, error: Option<&'a (String, String)>) -> Self {
+        Self {
+            status: status.as_str(),
+            error_type: error.map(|e| e.0.as_str()),
+            error_message: error.map(|e| e.1.as_str()),
+            finished_at: status.is_terminal().then(now_rfc3339),
+        }
+    }
 }
 
 /// A task step from a row that starts with its columns.

@@ -1,6 +1,7 @@
 //! Approval rows and grants.
 
 use super::SqliteStore;
+use super::reads::{all, one};
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{ApprovalId, GrantId, SessionId};
@@ -45,13 +46,14 @@ impl ApprovalStore for SqliteStore {
     async fn get_approval(&self, id: &ApprovalId) -> Result<Approval> {
         let id = id.clone();
         self.read(move |c| {
-            c.query_row(
+            one(
+                c,
                 &format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?1"),
                 params![id.as_str()],
                 |r| decode::approval(r),
+                "approval",
+                id.as_str(),
             )
-            .optional()?
-            .ok_or_else(|| HecateError::not_found("approval", id.as_str()).into())
         })
         .await
     }
@@ -64,21 +66,21 @@ impl ApprovalStore for SqliteStore {
     ) -> Result<Vec<Approval>> {
         let (namespace, session_id) = (namespace.to_owned(), session_id.cloned());
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {APPROVAL_COLUMNS} FROM approvals \
-                 WHERE session_id IN (SELECT id FROM sessions WHERE namespace = ?3) \
-                 AND (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR status = ?2) \
-                 ORDER BY created_at, id"
-            ))?;
-            let rows = stmt.query_map(
+            all(
+                c,
+                &format!(
+                    "SELECT {APPROVAL_COLUMNS} FROM approvals \
+                     WHERE session_id IN (SELECT id FROM sessions WHERE namespace = ?3) \
+                     AND (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR status = ?2) \
+                     ORDER BY created_at, id"
+                ),
                 params![
                     session_id.as_ref().map(|s| s.as_str()),
                     status.map(|s| s.as_str()),
                     namespace
                 ],
                 |r| decode::approval(r),
-            )?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            )
         })
         .await
     }
@@ -149,13 +151,14 @@ impl ApprovalStore for SqliteStore {
     async fn list_grants(&self, namespace: &str) -> Result<Vec<Grant>> {
         let namespace = namespace.to_owned();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(
+            all(
+                c,
                 "SELECT id, namespace, scope, session_id, adapter_id, workspace, tool_kind, \
                  decision, created_at, expires_at FROM grants WHERE namespace = ?1 \
                  ORDER BY created_at, id",
-            )?;
-            let rows = stmt.query_map(params![namespace], |r| decode::grant(r))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+                params![namespace],
+                |r| decode::grant(r),
+            )
         })
         .await
     }

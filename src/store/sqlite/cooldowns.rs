@@ -2,6 +2,7 @@
 //! provider.
 
 use super::SqliteStore;
+use super::reads::all;
 use crate::domain::error::Result;
 use crate::store::cooldowns::{CooldownStore, ProviderCooldown};
 use async_trait::async_trait;
@@ -34,20 +35,21 @@ impl CooldownStore for SqliteStore {
 
     async fn list_cooldowns(&self, now_ms: i64) -> Result<Vec<ProviderCooldown>> {
         self.read(move |conn| {
-            let mut stmt = conn.prepare_cached(
+            all(
+                conn,
                 "SELECT provider, reason, until_ms, owner, updated_at FROM provider_cooldowns \
                  WHERE until_ms > ?1 ORDER BY provider",
-            )?;
-            let rows = stmt.query_map([now_ms], |r| {
-                Ok(ProviderCooldown {
-                    provider: r.get(0)?,
-                    reason: r.get(1)?,
-                    until_ms: r.get(2)?,
-                    owner: r.get(3)?,
-                    updated_at: r.get(4)?,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+                [now_ms],
+                |r| {
+                    Ok(ProviderCooldown {
+                        provider: r.get(0)?,
+                        reason: r.get(1)?,
+                        until_ms: r.get(2)?,
+                        owner: r.get(3)?,
+                        updated_at: r.get(4)?,
+                    })
+                },
+            )
         })
         .await
     }

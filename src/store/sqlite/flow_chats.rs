@@ -2,8 +2,8 @@
 //! `flow_memory`, every key starting with the namespace; a turn's writes are one
 //! `BEGIN IMMEDIATE` transaction guarded by the chat's version.
 
+use super::reads::one;
 use super::{OpResult, SqliteStore, StoreOpError};
-use crate::domain::HecateError;
 use crate::domain::error::Result;
 use crate::domain::flow::{FlowChat, FlowChatMessage, FlowChatWrite, MemoryOwner};
 use crate::domain::time::now_rfc3339;
@@ -11,16 +11,18 @@ use crate::store::flow_chats::FlowChatStore;
 use crate::store::rows::flow_chats::{self as decode, CHAT_COLUMNS, MESSAGE_COLUMNS};
 use async_trait::async_trait;
 use rusqlite::types::ToSql;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
+use rusqlite::{Connection, TransactionBehavior, params, params_from_iter};
 use serde_json::{Map, Value};
 
 fn chat_in(c: &Connection, namespace: &str, id: &str) -> OpResult<FlowChat> {
-    c.prepare_cached(&format!(
-        "SELECT {CHAT_COLUMNS} FROM flow_chats WHERE namespace = ?1 AND id = ?2"
-    ))?
-    .query_row(params![namespace, id], |r| decode::chat(r))
-    .optional()?
-    .ok_or_else(|| HecateError::not_found("chat", id).into())
+    one(
+        c,
+        &format!("SELECT {CHAT_COLUMNS} FROM flow_chats WHERE namespace = ?1 AND id = ?2"),
+        params![namespace, id],
+        |r| decode::chat(r),
+        "chat",
+        id,
+    )
 }
 
 /// Writes `chat`'s header with `sql`, whose parameters are the chat's key,

@@ -1,6 +1,7 @@
 //! Gateway conversations: the header, the message stream and the provider-call
 //! stream; an exchange (with its trace) is one `BEGIN IMMEDIATE` transaction.
 
+use super::reads::{all, one};
 use super::traces::{insert_trace, select_traces, spend_since};
 use super::{OpResult, SqliteStore};
 use crate::domain::HecateError;
@@ -19,12 +20,16 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 fn session_in(c: &Connection, namespace: &str, id: &str) -> OpResult<GatewayConversation> {
-    c.prepare_cached(&format!(
-        "SELECT {CONVERSATION_COLUMNS} FROM chat_sessions WHERE id = ?1 AND namespace = ?2"
-    ))?
-    .query_row(params![id, namespace], |r| decode::conversation(r))
-    .optional()?
-    .ok_or_else(|| HecateError::not_found("chat session", id).into())
+    one(
+        c,
+        &format!(
+            "SELECT {CONVERSATION_COLUMNS} FROM chat_sessions WHERE id = ?1 AND namespace = ?2"
+        ),
+        params![id, namespace],
+        |r| decode::conversation(r),
+        "chat session",
+        id,
+    )
 }
 
 fn insert_message(tx: &Transaction<'_>, session_id: &str, m: &GatewayMessage) -> OpResult<()> {
@@ -259,12 +264,15 @@ impl GatewayConversationStore for SqliteStore {
     async fn list_conversation_calls(&self, session_id: &str) -> Result<Vec<GatewayCall>> {
         let session_id = session_id.to_owned();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {CONVERSATION_CALL_COLUMNS} FROM chat_session_provider_calls WHERE session_id = ?1 \
-                 ORDER BY created_at, rowid"
-            ))?;
-            let rows = stmt.query_map(params![session_id], |r| decode::call(r))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            all(
+                c,
+                &format!(
+                    "SELECT {CONVERSATION_CALL_COLUMNS} FROM chat_session_provider_calls \
+                     WHERE session_id = ?1 ORDER BY created_at, rowid"
+                ),
+                params![session_id],
+                |r| decode::call(r),
+            )
         })
         .await
     }

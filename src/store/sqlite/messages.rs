@@ -1,8 +1,9 @@
 //! The message and provider-call streams, and message artifacts.
 
+use super::reads::{all, one};
 use super::run_ids::json_ids;
 use super::{OpResult, SqliteStore};
-use crate::domain::error::{HecateError, Result};
+use crate::domain::error::Result;
 use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
@@ -11,18 +12,15 @@ use crate::store::MessageStore;
 use crate::store::history::{BUDGET_PAGE, BudgetPages, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
 use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, PROVIDER_CALL_COLUMNS};
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior, params};
 
-fn collect_messages(
-    stmt: &mut rusqlite::Statement<'_>,
+/// The messages `sql` selects with `params`, in the order selected.
+fn select_messages(
+    c: &Connection,
+    sql: &str,
     params: impl rusqlite::Params,
 ) -> OpResult<Vec<Message>> {
-    let rows = stmt.query_map(params, |r| decode::message(r))?;
-    let mut out = Vec::new();
-    for r in rows {
-        out.push(r?);
-    }
-    Ok(out)
+    all(c, sql, params, |r| decode::message(r))
 }
 
 fn insert_call(tx: &Connection, call: &ProviderCall) -> rusqlite::Result<()> {
@@ -124,11 +122,14 @@ pub(super) fn count(c: &Connection, session_id: &SessionId) -> OpResult<u64> {
 
 /// The last `n` messages of a session in sequence order.
 pub(super) fn last(c: &Connection, session_id: &SessionId, n: usize) -> OpResult<Vec<Message>> {
-    let mut stmt = c.prepare_cached(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 \
-         ORDER BY sequence DESC LIMIT ?2"
-    ))?;
-    let mut out = collect_messages(&mut stmt, params![session_id.as_str(), n as i64])?;
+    let mut out = select_messages(
+        c,
+        &format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 \
+             ORDER BY sequence DESC LIMIT ?2"
+        ),
+        params![session_id.as_str(), n as i64],
+    )?;
     out.reverse();
     Ok(out)
 }
@@ -140,12 +141,12 @@ pub(super) fn since(
     after: Option<i64>,
     limit: usize,
 ) -> OpResult<Vec<Message>> {
-    let mut stmt = c.prepare_cached(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence > ?2 \
-         ORDER BY sequence LIMIT ?3"
-    ))?;
-    collect_messages(
-        &mut stmt,
+    select_messages(
+        c,
+        &format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence > ?2 \
+             ORDER BY sequence LIMIT ?3"
+        ),
         params![
             session_id.as_str(),
             after.unwrap_or(-1),
@@ -171,12 +172,12 @@ fn page_before(
     before: Option<i64>,
     n: usize,
 ) -> OpResult<Vec<Message>> {
-    let mut stmt = c.prepare_cached(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence < ?2 \
-         ORDER BY sequence DESC LIMIT ?3"
-    ))?;
-    collect_messages(
-        &mut stmt,
+    select_messages(
+        c,
+        &format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 AND sequence < ?2 \
+             ORDER BY sequence DESC LIMIT ?3"
+        ),
         params![session_id.as_str(), before.unwrap_or(i64::MAX), n as i64],
     )
 }
@@ -245,14 +246,16 @@ impl MessageStore for SqliteStore {
     async fn get_message(&self, session_id: &SessionId, id: &MessageId) -> Result<Message> {
         let (session_id, id) = (session_id.clone(), id.clone());
         self.read(move |c| {
-            c.prepare_cached(&format!(
-                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?1 AND session_id = ?2"
-            ))?
-            .query_row(params![id.as_str(), session_id.as_str()], |r| {
-                decode::message(r)
-            })
-            .optional()?
-            .ok_or_else(|| HecateError::not_found("message", id.as_str()).into())
+            one(
+                c,
+                &format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?1 AND session_id = ?2"
+                ),
+                params![id.as_str(), session_id.as_str()],
+                |r| decode::message(r),
+                "message",
+                id.as_str(),
+            )
         })
         .await
     }
@@ -284,13 +287,15 @@ impl MessageStore for SqliteStore {
     async fn list_provider_calls(&self, session_id: &SessionId) -> Result<Vec<ProviderCall>> {
         let session_id = session_id.clone();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
-                 WHERE session_id = ?1 ORDER BY created_at, rowid"
-            ))?;
-            let rows =
-                stmt.query_map(params![session_id.as_str()], |r| decode::provider_call(r))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            all(
+                c,
+                &format!(
+                    "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
+                     WHERE session_id = ?1 ORDER BY created_at, rowid"
+                ),
+                params![session_id.as_str()],
+                |r| decode::provider_call(r),
+            )
         })
         .await
     }
@@ -319,12 +324,15 @@ impl MessageStore for SqliteStore {
     ) -> Result<Vec<Message>> {
         let (session_id, runs) = (session_id.clone(), json_ids(runs));
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {MESSAGE_COLUMNS} FROM messages INDEXED BY messages_by_run \
-                 WHERE run_id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
-                 ORDER BY sequence"
-            ))?;
-            collect_messages(&mut stmt, params![session_id.as_str(), runs])
+            select_messages(
+                c,
+                &format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM messages INDEXED BY messages_by_run \
+                     WHERE run_id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
+                     ORDER BY sequence"
+                ),
+                params![session_id.as_str(), runs],
+            )
         })
         .await
     }
@@ -336,15 +344,17 @@ impl MessageStore for SqliteStore {
     ) -> Result<Vec<ProviderCall>> {
         let (session_id, runs) = (session_id.clone(), json_ids(runs));
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls INDEXED BY provider_calls_by_run \
-                 WHERE run_id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
-                 ORDER BY created_at, rowid"
-            ))?;
-            let rows = stmt.query_map(params![session_id.as_str(), runs], |r| {
-                decode::provider_call(r)
-            })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            all(
+                c,
+                &format!(
+                    "SELECT {PROVIDER_CALL_COLUMNS} FROM provider_calls \
+                     INDEXED BY provider_calls_by_run \
+                     WHERE run_id IN (SELECT value FROM json_each(?2)) AND session_id = ?1 \
+                     ORDER BY created_at, rowid"
+                ),
+                params![session_id.as_str(), runs],
+                |r| decode::provider_call(r),
+            )
         })
         .await
     }
@@ -372,13 +382,12 @@ impl MessageStore for SqliteStore {
     ) -> Result<Vec<(String, String, String)>> {
         let message_id = message_id.clone();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(
+            all(
+                c,
                 "SELECT kind, path, data FROM message_artifacts WHERE message_id = ?1 ORDER BY id",
-            )?;
-            let rows = stmt.query_map(params![message_id.as_str()], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+                params![message_id.as_str()],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
         })
         .await
     }

@@ -18,6 +18,7 @@ pub mod migrations;
 mod op_error;
 mod partial;
 mod pool;
+mod reads;
 mod run_ids;
 mod runs;
 mod sessions;

@@ -1,5 +1,6 @@
 //! Runs and run-event logs.
 
+use super::reads::{all, one};
 use super::run_ids::json_ids;
 use super::{OpResult, SqliteStore};
 use crate::domain::error::{ErrorType, HecateError, Result};
@@ -60,15 +61,21 @@ pub(super) fn finish(
     Ok(())
 }
 
+/// The runs `sql` selects with `params`, in the order selected.
+fn select_runs(c: &Connection, sql: &str, params: impl rusqlite::Params) -> OpResult<Vec<Run>> {
+    all(c, sql, params, |r| decode::run(r))
+}
+
 /// Reads one run, or `not_found`.
 pub(super) fn select(c: &Connection, run_id: &RunId) -> OpResult<Run> {
-    c.query_row(
+    one(
+        c,
         &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
         params![run_id.as_str()],
         |r| decode::run(r),
+        "run",
+        run_id.as_str(),
     )
-    .optional()?
-    .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
 }
 
 /// Inserts run events under the sequences they carry, inside the caller's
@@ -158,11 +165,14 @@ impl RunStore for SqliteStore {
     async fn list_runs(&self, session_id: &SessionId) -> Result<Vec<Run>> {
         let session_id = session_id.clone();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ?1 ORDER BY started_ms, rowid"
-            ))?;
-            let rows = stmt.query_map(params![session_id.as_str()], |r| decode::run(r))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            select_runs(
+                c,
+                &format!(
+                    "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = ?1 \
+                     ORDER BY started_ms, rowid"
+                ),
+                params![session_id.as_str()],
+            )
         })
         .await
     }
@@ -185,13 +195,15 @@ impl RunStore for SqliteStore {
     async fn list_runs_by_id(&self, session_id: &SessionId, ids: &[RunId]) -> Result<Vec<Run>> {
         let (session_id, ids) = (session_id.clone(), json_ids(ids));
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {RUN_COLUMNS} FROM runs \
-                 WHERE id IN (SELECT value FROM json_each(?2)) AND +session_id = ?1 \
-                 ORDER BY started_ms, rowid"
-            ))?;
-            let rows = stmt.query_map(params![session_id.as_str(), ids], |r| decode::run(r))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            select_runs(
+                c,
+                &format!(
+                    "SELECT {RUN_COLUMNS} FROM runs \
+                     WHERE id IN (SELECT value FROM json_each(?2)) AND +session_id = ?1 \
+                     ORDER BY started_ms, rowid"
+                ),
+                params![session_id.as_str(), ids],
+            )
         })
         .await
     }

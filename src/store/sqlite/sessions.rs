@@ -1,5 +1,6 @@
 //! Session rows.
 
+use super::reads::one;
 use super::{OpResult, SqliteStore};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::SessionId;
@@ -8,7 +9,7 @@ use crate::store::SessionStore;
 use crate::store::rows::sessions::{self as decode, SESSION_COLUMNS};
 use async_trait::async_trait;
 use rusqlite::types::ToSql;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{Connection, params, params_from_iter};
 
 /// Writes session `s` with `sql`, whose parameters are its key, header fields
 /// and update time (`?1`..`?18`), then `more`.
@@ -75,13 +76,14 @@ impl SessionStore for SqliteStore {
     async fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
         let (namespace, id) = (namespace.to_owned(), id.clone());
         self.read(move |c| {
-            c.query_row(
+            one(
+                c,
                 &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE namespace = ?1 AND id = ?2"),
                 params![namespace, id.as_str()],
                 |r| decode::session(r),
+                "session",
+                id.as_str(),
             )
-            .optional()?
-            .ok_or_else(|| HecateError::not_found("session", id.as_str()).into())
         })
         .await
     }

@@ -15,7 +15,7 @@ use crate::domain::task::{
 };
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
-    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
+    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, RunStatusChange, STEP_COLUMNS,
     TASK_CHILD_TABLES, TASK_COLUMNS,
 };
 use crate::store::tasks::{
@@ -330,7 +330,7 @@ impl TaskStore for PostgresStore {
                 return Err(conflict(format!("the lease on run {run_id} is no longer held")).into());
             }
             let run = select_run_by_id(&tx, run_id).await?;
-            set_run_status(&tx, run_id, status, error.as_ref()).await?;
+            set_run_status(&tx, run_id, RunStatusChange::new(status, error.as_ref())).await?;
             append_events(&tx, &run.task_id, run_id, events).await?
         })
     }

@@ -5,12 +5,11 @@
 use super::super::{OpResult, conflict};
 use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskId, TaskRunId};
-use crate::domain::task::{
-    Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskRunStatus, TaskStep,
-};
+use crate::domain::task::{Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskStep};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
-    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS, TASK_COLUMNS,
+    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, RunStatusChange, STEP_COLUMNS,
+    TASK_COLUMNS,
 };
 use crate::store::tasks::NewTaskEvent;
 use deadpool_postgres::GenericClient;
@@ -107,22 +106,21 @@ pub(super) async fn select_task<C: GenericClient>(
     task.ok_or_else(|| HecateError::not_found("task", id.as_str()).into())
 }
 
+/// Writes a run's status change.
 pub(super) async fn set_run_status<C: GenericClient>(
     c: &C,
     run_id: &TaskRunId,
-    status: TaskRunStatus,
-    error: Option<&(String, String)>,
+    change: RunStatusChange<'_>,
 ) -> OpResult<()> {
-    let finished = status.is_terminal().then(now_rfc3339);
     c.execute(
         "UPDATE task_runs SET status = $2, error_type = $3, error_message = $4, \
          finished_at = COALESCE($5, finished_at) WHERE id = $1",
         &[
             &run_id.as_str(),
-            &status.as_str(),
-            &error.map(|e| e.0.as_str()),
-            &error.map(|e| e.1.as_str()),
-            &finished,
+            &change.status,
+            &change.error_type,
+            &change.error_message,
+            &change.finished_at,
         ],
     )
     .await?;

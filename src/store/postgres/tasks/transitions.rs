@@ -10,7 +10,7 @@ use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
 use crate::domain::task::{TaskApproval, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
-use crate::store::rows::tasks::{self as decode, APPROVAL_COLUMNS};
+use crate::store::rows::tasks::{self as decode, APPROVAL_COLUMNS, RunStatusChange};
 use crate::store::task_transitions::{self as decide, cancel_event, check_pending, claim_events};
 use crate::store::tasks::{ClaimedRun, NewTaskEvent, RunCheckpoint};
 use deadpool_postgres::{GenericClient, Transaction};
@@ -96,7 +96,12 @@ pub(super) async fn cancel(
             append_events(tx, task_id, run_id, vec![cancel_event(true)]).await?
         }
         _ => {
-            set_run_status(tx, run_id, TaskRunStatus::Cancelled, None).await?;
+            set_run_status(
+                tx,
+                run_id,
+                RunStatusChange::new(TaskRunStatus::Cancelled, None),
+            )
+            .await?;
             tx.execute(
                 "DELETE FROM task_queue WHERE run_id = $1",
                 &[&run_id.as_str()],
@@ -143,11 +148,21 @@ pub(super) async fn resolve(
     match &outcome.failure {
         None => {
             let task = select_task(tx, None, task_id, false).await?;
-            set_run_status(tx, &run.id, TaskRunStatus::Queued, None).await?;
+            set_run_status(
+                tx,
+                &run.id,
+                RunStatusChange::new(TaskRunStatus::Queued, None),
+            )
+            .await?;
             enqueue(tx, &run, task.spec.priority).await?;
         }
         Some(error) => {
-            set_run_status(tx, &run.id, TaskRunStatus::Failed, Some(error)).await?;
+            set_run_status(
+                tx,
+                &run.id,
+                RunStatusChange::new(TaskRunStatus::Failed, Some(error)),
+            )
+            .await?;
         }
     }
     let told = append_events(tx, task_id, &run.id, outcome.events).await?;
@@ -209,7 +224,12 @@ pub(super) async fn park(
 ) -> OpResult<Vec<TaskEvent>> {
     check_lease(tx, run_id, owner).await?;
     let run = select_run_by_id(tx, run_id).await?;
-    set_run_status(tx, run_id, TaskRunStatus::AwaitingApproval, None).await?;
+    set_run_status(
+        tx,
+        run_id,
+        RunStatusChange::new(TaskRunStatus::AwaitingApproval, None),
+    )
+    .await?;
     tx.execute(
         "DELETE FROM task_queue WHERE run_id = $1",
         &[&run_id.as_str()],

@@ -7,6 +7,7 @@ mod statements;
 mod transitions;
 
 use super::SqliteStore;
+use super::reads::{all, one};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
 use crate::domain::task::{
@@ -15,7 +16,7 @@ use crate::domain::task::{
 };
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
-    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
+    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, RunStatusChange, STEP_COLUMNS,
     TASK_CHILD_TABLES,
 };
 use crate::store::tasks::{
@@ -56,14 +57,13 @@ impl TaskStore for SqliteStore {
     async fn list_tasks(&self, namespace: &str, limit: usize) -> Result<Vec<Task>> {
         let ns = namespace.to_string();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(
+            all(
+                c,
                 "SELECT id, namespace, spec_json, latest_run_id, created_at, updated_at \
                  FROM tasks WHERE namespace = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
-            )?;
-            let rows = stmt.query_map(params![ns, limit.min(i64::MAX as usize) as i64], |r| {
-                decode::task(r)
-            })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+                params![ns, limit.min(i64::MAX as usize) as i64],
+                |r| decode::task(r),
+            )
         })
         .await
     }
@@ -167,11 +167,12 @@ impl TaskStore for SqliteStore {
     async fn list_task_runs(&self, task_id: &TaskId) -> Result<Vec<TaskRun>> {
         let task_id = task_id.clone();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {RUN_COLUMNS} FROM task_runs WHERE task_id = ?1 ORDER BY number"
-            ))?;
-            let rows = stmt.query_map(params![task_id.as_str()], |r| decode::run(r))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            all(
+                c,
+                &format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE task_id = ?1 ORDER BY number"),
+                params![task_id.as_str()],
+                |r| decode::run(r),
+            )
         })
         .await
     }
@@ -309,7 +310,7 @@ impl TaskStore for SqliteStore {
                 );
             }
             let run = select_run_by_id(&tx, &run_id)?;
-            set_run_status(&tx, &run_id, status, error.as_ref())?;
+            set_run_status(&tx, &run_id, RunStatusChange::new(status, error.as_ref()))?;
             let events = append_events(&tx, &run.task_id, &run_id, events)?;
             tx.commit()?;
             Ok(events)
@@ -329,11 +330,12 @@ impl TaskStore for SqliteStore {
     async fn list_task_steps(&self, run_id: &TaskRunId) -> Result<Vec<TaskStep>> {
         let run_id = run_id.clone();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {STEP_COLUMNS} FROM task_steps WHERE run_id = ?1 ORDER BY idx"
-            ))?;
-            let rows = stmt.query_map(params![run_id.as_str()], |r| decode::step(r))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            all(
+                c,
+                &format!("SELECT {STEP_COLUMNS} FROM task_steps WHERE run_id = ?1 ORDER BY idx"),
+                params![run_id.as_str()],
+                |r| decode::step(r),
+            )
         })
         .await
     }
@@ -341,13 +343,14 @@ impl TaskStore for SqliteStore {
     async fn get_task_step(&self, run_id: &TaskRunId, step_id: &TaskStepId) -> Result<TaskStep> {
         let (run_id, step_id) = (run_id.clone(), step_id.clone());
         self.read(move |c| {
-            c.query_row(
+            one(
+                c,
                 &format!("SELECT {STEP_COLUMNS} FROM task_steps WHERE id = ?1 AND run_id = ?2"),
                 params![step_id.as_str(), run_id.as_str()],
                 |r| decode::step(r),
+                "step",
+                step_id.as_str(),
             )
-            .optional()?
-            .ok_or_else(|| HecateError::not_found("step", step_id.as_str()).into())
         })
         .await
     }
@@ -359,15 +362,15 @@ impl TaskStore for SqliteStore {
     ) -> Result<Vec<TaskArtifact>> {
         let (task_id, run_id) = (task_id.clone(), run_id.cloned());
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {ARTIFACT_COLUMNS} FROM task_artifacts WHERE task_id = ?1 \
-                 AND (?2 IS NULL OR run_id = ?2) ORDER BY created_at, id"
-            ))?;
-            let rows = stmt.query_map(
+            all(
+                c,
+                &format!(
+                    "SELECT {ARTIFACT_COLUMNS} FROM task_artifacts WHERE task_id = ?1 \
+                     AND (?2 IS NULL OR run_id = ?2) ORDER BY created_at, id"
+                ),
                 params![task_id.as_str(), run_id.as_ref().map(|r| r.as_str())],
                 |r| decode::artifact(r),
-            )?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            )
         })
         .await
     }
@@ -379,15 +382,16 @@ impl TaskStore for SqliteStore {
     ) -> Result<TaskArtifact> {
         let (task_id, id) = (task_id.clone(), id.clone());
         self.read(move |c| {
-            c.query_row(
+            one(
+                c,
                 &format!(
                     "SELECT {ARTIFACT_COLUMNS} FROM task_artifacts WHERE id = ?1 AND task_id = ?2"
                 ),
                 params![id.as_str(), task_id.as_str()],
                 |r| decode::artifact(r),
+                "artifact",
+                id.as_str(),
             )
-            .optional()?
-            .ok_or_else(|| HecateError::not_found("artifact", id.as_str()).into())
         })
         .await
     }
@@ -442,12 +446,15 @@ impl TaskStore for SqliteStore {
     async fn list_task_approvals(&self, task_id: &TaskId) -> Result<Vec<TaskApproval>> {
         let task_id = task_id.clone();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE task_id = ?1 \
-                 ORDER BY created_at, id"
-            ))?;
-            let rows = stmt.query_map(params![task_id.as_str()], |r| decode::approval(r))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            all(
+                c,
+                &format!(
+                    "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE task_id = ?1 \
+                     ORDER BY created_at, id"
+                ),
+                params![task_id.as_str()],
+                |r| decode::approval(r),
+            )
         })
         .await
     }
@@ -459,16 +466,15 @@ impl TaskStore for SqliteStore {
     ) -> Result<Vec<TaskApproval>> {
         let namespace = namespace.to_string();
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(
+            all(
+                c,
                 "SELECT a.id, a.task_id, a.run_id, a.kind, a.status, a.reason, a.note, \
                  a.created_at, a.resolved_at FROM task_approvals a \
                  JOIN tasks t ON t.id = a.task_id WHERE t.namespace = ?1 \
                  AND (?2 = 0 OR a.status = 'pending') ORDER BY a.created_at, a.id",
-            )?;
-            let rows = stmt.query_map(params![namespace, pending_only as i64], |r| {
-                decode::approval(r)
-            })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+                params![namespace, pending_only as i64],
+                |r| decode::approval(r),
+            )
         })
         .await
     }
@@ -480,15 +486,16 @@ impl TaskStore for SqliteStore {
     ) -> Result<TaskApproval> {
         let (task_id, id) = (task_id.clone(), id.clone());
         self.read(move |c| {
-            c.query_row(
+            one(
+                c,
                 &format!(
                     "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = ?1 AND task_id = ?2"
                 ),
                 params![id.as_str(), task_id.as_str()],
                 |r| decode::approval(r),
+                "approval",
+                id.as_str(),
             )
-            .optional()?
-            .ok_or_else(|| HecateError::not_found("approval", id.as_str()).into())
         })
         .await
     }
@@ -508,15 +515,14 @@ impl TaskStore for SqliteStore {
     async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {
         self.read(move |c| {
             let types = serde_json::to_string(&filter.event_types)?;
-            let mut stmt = c.prepare_cached(
+            all(
+                c,
                 "SELECT e.sequence, e.task_id, e.run_id, e.type, e.data_json, e.occurred_at \
                  FROM task_events e JOIN tasks t ON t.id = e.task_id \
                  WHERE t.namespace = ?1 AND e.sequence > ?2 \
                  AND (?3 IS NULL OR e.task_id = ?3) AND (?4 IS NULL OR e.run_id = ?4) \
                  AND (?5 = '[]' OR e.type IN (SELECT value FROM json_each(?5))) \
                  ORDER BY e.sequence LIMIT ?6",
-            )?;
-            let rows = stmt.query_map(
                 params![
                     filter.namespace,
                     filter.after_sequence,
@@ -526,8 +532,7 @@ impl TaskStore for SqliteStore {
                     filter.limit.min(i64::MAX as usize) as i64
                 ],
                 |r| decode::event(r),
-            )?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            )
         })
         .await
     }

@@ -3,14 +3,13 @@
 //! status, queueing a run, storing an artifact.
 
 use super::super::OpResult;
+use super::super::reads::one;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::{TaskId, TaskRunId};
-use crate::domain::task::{
-    Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskRunStatus, TaskStep,
-};
+use crate::domain::task::{Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskStep};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
-    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
+    self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, RunStatusChange, STEP_COLUMNS,
 };
 use crate::store::tasks::NewTaskEvent;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -47,22 +46,25 @@ pub(super) fn select_run(
     task_id: &TaskId,
     run_id: &TaskRunId,
 ) -> OpResult<TaskRun> {
-    c.query_row(
+    one(
+        c,
         &format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1 AND task_id = ?2"),
         params![run_id.as_str(), task_id.as_str()],
         |r| decode::run(r),
+        "run",
+        run_id.as_str(),
     )
-    .optional()?
-    .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
 }
 
 pub(super) fn select_run_by_id(c: &Connection, run_id: &TaskRunId) -> OpResult<TaskRun> {
-    c.prepare_cached(&format!(
-        "SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1"
-    ))?
-    .query_row(params![run_id.as_str()], |r| decode::run(r))
-    .optional()?
-    .ok_or_else(|| HecateError::not_found("run", run_id.as_str()).into())
+    one(
+        c,
+        &format!("SELECT {RUN_COLUMNS} FROM task_runs WHERE id = ?1"),
+        params![run_id.as_str()],
+        |r| decode::run(r),
+        "run",
+        run_id.as_str(),
+    )
 }
 
 pub(super) fn select_task(c: &Connection, namespace: Option<&str>, id: &TaskId) -> OpResult<Task> {
@@ -78,22 +80,21 @@ pub(super) fn select_task(c: &Connection, namespace: Option<&str>, id: &TaskId) 
     task.ok_or_else(|| HecateError::not_found("task", id.as_str()).into())
 }
 
+/// Writes a run's status change.
 pub(super) fn set_run_status(
     c: &Connection,
     run_id: &TaskRunId,
-    status: TaskRunStatus,
-    error: Option<&(String, String)>,
+    change: RunStatusChange<'_>,
 ) -> OpResult<()> {
-    let finished = status.is_terminal().then(now_rfc3339);
     c.execute(
         "UPDATE task_runs SET status = ?2, error_type = ?3, error_message = ?4, \
          finished_at = COALESCE(?5, finished_at) WHERE id = ?1",
         params![
             run_id.as_str(),
-            status.as_str(),
-            error.map(|e| e.0.as_str()),
-            error.map(|e| e.1.as_str()),
-            finished,
+            change.status,
+            change.error_type,
+            change.error_message,
+            change.finished_at,
         ],
     )?;
     Ok(())

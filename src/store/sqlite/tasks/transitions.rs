@@ -9,7 +9,7 @@ use crate::domain::error::HecateError;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
 use crate::domain::task::{TaskApproval, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
-use crate::store::rows::tasks::{self as decode, APPROVAL_COLUMNS};
+use crate::store::rows::tasks::{self as decode, APPROVAL_COLUMNS, RunStatusChange};
 use crate::store::task_transitions::{self as decide, cancel_event, check_pending, claim_events};
 use crate::store::tasks::{ClaimedRun, NewTaskEvent, RunCheckpoint};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -89,7 +89,11 @@ pub(super) fn cancel(
             append_events(&tx, task_id, run_id, vec![cancel_event(true)])?
         }
         _ => {
-            set_run_status(&tx, run_id, TaskRunStatus::Cancelled, None)?;
+            set_run_status(
+                &tx,
+                run_id,
+                RunStatusChange::new(TaskRunStatus::Cancelled, None),
+            )?;
             tx.execute(
                 "DELETE FROM task_queue WHERE run_id = ?1",
                 params![run_id.as_str()],
@@ -133,10 +137,18 @@ pub(super) fn resolve(
     match &outcome.failure {
         None => {
             let task = select_task(&tx, None, task_id)?;
-            set_run_status(&tx, &run.id, TaskRunStatus::Queued, None)?;
+            set_run_status(
+                &tx,
+                &run.id,
+                RunStatusChange::new(TaskRunStatus::Queued, None),
+            )?;
             enqueue(&tx, &run, task.spec.priority)?;
         }
-        Some(error) => set_run_status(&tx, &run.id, TaskRunStatus::Failed, Some(error))?,
+        Some(error) => set_run_status(
+            &tx,
+            &run.id,
+            RunStatusChange::new(TaskRunStatus::Failed, Some(error)),
+        )?,
     }
     let told = append_events(&tx, task_id, &run.id, outcome.events)?;
     let approval = tx.query_row(&select, params![id.as_str(), task_id.as_str()], |r| {
@@ -197,7 +209,11 @@ pub(super) fn park(
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
     check_lease(&tx, run_id, owner)?;
     let run = select_run_by_id(&tx, run_id)?;
-    set_run_status(&tx, run_id, TaskRunStatus::AwaitingApproval, None)?;
+    set_run_status(
+        &tx,
+        run_id,
+        RunStatusChange::new(TaskRunStatus::AwaitingApproval, None),
+    )?;
     tx.execute(
         "DELETE FROM task_queue WHERE run_id = ?1",
         params![run_id.as_str()],
