@@ -16,7 +16,9 @@ use hecate::domain::task::{
 use hecate::domain::time::now_rfc3339;
 use hecate::runtimes::agent::conversation::Conversation;
 use hecate::store::Store;
-use hecate::store::tasks::{FinishedStep, NewTaskEvent, NewTaskRun, RunCheckpoint, RunCost};
+use hecate::store::tasks::{
+    FinishedStep, NewTaskEvent, NewTaskRun, RunCheckpoint, RunCost, TaskRunEnd,
+};
 use serde_json::json;
 use std::time::Instant;
 
@@ -115,13 +117,13 @@ pub async fn floor_loop(
         .push_assistant("The loop is done.".into(), Vec::new());
     floor.write(None).await?;
     store
-        .finish_task_run(
-            &run.id,
-            OWNER,
-            TaskRunStatus::Completed,
-            None,
-            vec![NewTaskEvent::new("run.finished", json!({}))],
-        )
+        .finish_task_run(TaskRunEnd {
+            run_id: run.id.clone(),
+            owner: OWNER.to_owned(),
+            status: TaskRunStatus::Completed,
+            error: None,
+            events: vec![NewTaskEvent::new("run.finished", json!({}))],
+        })
         .await?;
     Ok(FloorLoop {
         ms: started.elapsed().as_secs_f64() * 1e3,

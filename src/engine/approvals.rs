@@ -14,6 +14,7 @@ use crate::domain::permission::{
 };
 use crate::domain::run::RunStatus;
 use crate::domain::time::{format_rfc3339, now_rfc3339};
+use crate::store::{ApprovalQuery, RunStatusUpdate};
 use crate::telemetry::metrics;
 use futures::future::BoxFuture;
 use std::time::Duration;
@@ -321,7 +322,11 @@ impl<'e> Approvals<'e> {
     ) -> Result<Vec<Approval>> {
         self.engine
             .store()
-            .list_approvals(namespace, session_id, status)
+            .list_approvals(ApprovalQuery {
+                namespace,
+                session_id,
+                status,
+            })
             .await
     }
 
@@ -441,7 +446,11 @@ impl<'e> Approvals<'e> {
         if let Err(e) = self
             .engine
             .store()
-            .set_run_status(session_id, run_id, status)
+            .set_run_status(RunStatusUpdate {
+                session_id,
+                run_id,
+                status,
+            })
             .await
         {
             tracing::warn!(error = %e, "could not update run status");

@@ -7,7 +7,7 @@ use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::EngineEvent;
 use crate::domain::ids::{MessageId, SessionId};
 use crate::domain::time::now_rfc3339;
-use crate::store::NewRunEvent;
+use crate::store::{NewArtifact, NewRunEvent};
 use serde::Serialize;
 use std::path::Path;
 
@@ -201,7 +201,14 @@ impl Engine {
         let data = serde_json::to_string(refreshed)
             .map_err(|e| HecateError::store(format!("encoding the diff: {e}")))?;
         store
-            .add_artifact(message_id, TURN_DIFF_ARTIFACT, "", &data)
+            .add_artifact(
+                message_id,
+                NewArtifact {
+                    kind: TURN_DIFF_ARTIFACT.to_owned(),
+                    path: String::new(),
+                    data,
+                },
+            )
             .await?;
         let run_id = store.get_message(session_id, message_id).await?.run_id;
         let Some(run_id) = run_id else {

@@ -12,14 +12,19 @@ pub trait CapabilityStore: Send + Sync {
     /// Inserts the record, or replaces the one of the same provider, model and
     /// source.
     async fn put_capability(&self, record: &CapabilityRecord) -> Result<()>;
-    /// Deletes the record of `provider`/`model` from `source`; answers whether
-    /// there was one.
-    async fn delete_capability(
-        &self,
-        provider: &str,
-        model: &str,
-        source: CapabilitySource,
-    ) -> Result<bool>;
+    /// Deletes the record `key` names; answers whether there was one.
+    async fn delete_capability(&self, key: CapabilityKey<'_>) -> Result<bool>;
     /// Every stored record, by provider, model and source.
     async fn list_capabilities(&self) -> Result<Vec<CapabilityRecord>>;
+}
+
+/// The (provider, model, source) that names one stored capability record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CapabilityKey<'a> {
+    /// Provider name.
+    pub provider: &'a str,
+    /// Model name at that provider.
+    pub model: &'a str,
+    /// Where the record came from.
+    pub source: CapabilitySource,
 }

@@ -7,7 +7,7 @@ use super::flow_chats::FlowChatStore;
 use super::gateway_conversations::GatewayConversationStore;
 use super::memory::MemoryStore;
 use super::tasks::TaskStore;
-use super::turn::{BeginTurn, FinishTurn, NewRunEvent, TurnBegun, TurnFinished};
+use super::turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
 use crate::domain::error::Result;
 use crate::domain::ids::{ApprovalId, GrantId, MessageId, RunId, SessionId};
@@ -110,13 +110,7 @@ pub trait MessageStore: Send + Sync {
         runs: &[RunId],
     ) -> Result<Vec<ProviderCall>>;
     /// Stores an artifact (such as a diff) on a message.
-    async fn add_artifact(
-        &self,
-        message_id: &MessageId,
-        kind: &str,
-        path: &str,
-        data: &str,
-    ) -> Result<()>;
+    async fn add_artifact(&self, message_id: &MessageId, artifact: NewArtifact) -> Result<()>;
     /// The artifacts of a message as (kind, path, data).
     async fn list_artifacts(&self, message_id: &MessageId)
     -> Result<Vec<(String, String, String)>>;
@@ -127,20 +121,10 @@ pub trait MessageStore: Send + Sync {
 pub trait RunStore: Send + Sync {
     /// Inserts a run.
     async fn create_run(&self, run: &Run) -> Result<()>;
-    /// Marks a run terminal with an optional error.
-    async fn finish_run(
-        &self,
-        run_id: &RunId,
-        status: RunStatus,
-        error: Option<(&str, &str)>,
-    ) -> Result<()>;
+    /// Marks `end.run_id` terminal with an optional error.
+    async fn finish_run(&self, end: RunEnd<'_>) -> Result<()>;
     /// Sets a non-terminal status (running / awaiting_approval) on a run and its session.
-    async fn set_run_status(
-        &self,
-        session_id: &SessionId,
-        run_id: &RunId,
-        status: RunStatus,
-    ) -> Result<()>;
+    async fn set_run_status(&self, update: RunStatusUpdate<'_>) -> Result<()>;
     /// Reads one run.
     async fn get_run(&self, run_id: &RunId) -> Result<Run>;
     /// Runs of a session, oldest first.
@@ -165,6 +149,29 @@ pub trait RunStore: Send + Sync {
     ) -> Result<Vec<RunEvent>>;
 }
 
+/// How a run ends (see [`RunStore::finish_run`]): its terminal status and,
+/// when it failed, the error as (type, message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunEnd<'a> {
+    /// The run.
+    pub run_id: &'a RunId,
+    /// The terminal status.
+    pub status: RunStatus,
+    /// Error type and message, when there is one.
+    pub error: Option<(&'a str, &'a str)>,
+}
+
+/// A non-terminal status for a run and its session (see [`RunStore::set_run_status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunStatusUpdate<'a> {
+    /// The session the run belongs to.
+    pub session_id: &'a SessionId,
+    /// The run.
+    pub run_id: &'a RunId,
+    /// `running` or `awaiting_approval`.
+    pub status: RunStatus,
+}
+
 /// Approval rows and grants.
 #[async_trait]
 pub trait ApprovalStore: Send + Sync {
@@ -172,14 +179,8 @@ pub trait ApprovalStore: Send + Sync {
     async fn create_approval(&self, approval: &Approval) -> Result<()>;
     /// Reads one approval.
     async fn get_approval(&self, id: &ApprovalId) -> Result<Approval>;
-    /// Approvals of a namespace (or one of its sessions), optionally only those with
-    /// `status`, oldest first.
-    async fn list_approvals(
-        &self,
-        namespace: &str,
-        session_id: Option<&SessionId>,
-        status: Option<ApprovalStatus>,
-    ) -> Result<Vec<Approval>>;
+    /// The approvals `query` selects, oldest first.
+    async fn list_approvals(&self, query: ApprovalQuery<'_>) -> Result<Vec<Approval>>;
     /// Resolves a pending approval; `conflict` when it is no longer pending.
     async fn resolve_approval(&self, resolved: &Approval) -> Result<()>;
     /// Inserts a grant.
@@ -192,6 +193,18 @@ pub trait ApprovalStore: Send + Sync {
     /// `pruning` and grants whose `expires_at` has passed. Pending approvals and
     /// grants without an expiry are never touched.
     async fn prune_approvals(&self, pruning: &ApprovalPruning) -> Result<PruneReport>;
+}
+
+/// Which approvals [`ApprovalStore::list_approvals`] answers: those of a
+/// namespace (or one of its sessions), optionally only those with `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalQuery<'a> {
+    /// The namespace whose sessions' approvals are read.
+    pub namespace: &'a str,
+    /// Only this session's approvals, when given.
+    pub session_id: Option<&'a SessionId>,
+    /// Only approvals with this status, when given.
+    pub status: Option<ApprovalStatus>,
 }
 
 /// What approval retention deletes (see [`ApprovalStore::prune_approvals`]).

@@ -32,6 +32,18 @@ pub(crate) fn chat_session_changed(session_id: &str, count: i64, expected: u64) 
     .with_detail("reason", "chat_session_changed")
 }
 
+/// A change to one gateway session's header (see
+/// [`GatewayConversationStore::update_conversation`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ConversationUpdate<'a> {
+    /// The session's namespace.
+    pub namespace: &'a str,
+    /// The session id.
+    pub id: &'a str,
+    /// The fields to set; those it leaves `None` stay.
+    pub patch: &'a GatewayConversationPatch,
+}
+
 /// Gateway chat sessions (two streams) and per-request traces.
 #[async_trait]
 pub trait GatewayConversationStore: Send + Sync {
@@ -49,13 +61,11 @@ pub trait GatewayConversationStore: Send + Sync {
     /// Creates an empty session with its header; `conflict` (nothing written)
     /// when a session, in any namespace, already has the id.
     async fn create_conversation(&self, session: &GatewayConversation) -> Result<()>;
-    /// Sets what `patch` names on a session's header (and its `updated_at`),
-    /// or `not_found`; answers the header as stored.
+    /// Applies `update` to a session's header (and its `updated_at`), or
+    /// `not_found`; answers the header as stored.
     async fn update_conversation(
         &self,
-        namespace: &str,
-        id: &str,
-        patch: &GatewayConversationPatch,
+        update: ConversationUpdate<'_>,
     ) -> Result<GatewayConversation>;
     /// Reads a session header, or `not_found`.
     async fn get_conversation(&self, namespace: &str, id: &str) -> Result<GatewayConversation>;

@@ -20,11 +20,11 @@ pub mod tasks;
 pub mod transfer;
 pub mod turn;
 
-pub use capabilities::CapabilityStore;
+pub use capabilities::{CapabilityKey, CapabilityStore};
 pub use contract::{
-    ApprovalPruning, ApprovalStore, AuditStore, LeaseStore, McpCallRecord, MessageStore,
-    OwnerIsDead, PruneReport, ReconcileReport, RunStore, SessionStore, Store, StoreFailure,
-    StoreHealth, TurnStore,
+    ApprovalPruning, ApprovalQuery, ApprovalStore, AuditStore, LeaseStore, McpCallRecord,
+    MessageStore, OwnerIsDead, PruneReport, ReconcileReport, RunEnd, RunStatusUpdate, RunStore,
+    SessionStore, Store, StoreFailure, StoreHealth, TurnStore,
 };
 pub use cooldowns::{CooldownStore, ProviderCooldown};
 pub use flow_chats::FlowChatStore;

@@ -131,6 +131,66 @@ pub struct RunCheckpoint {
     pub events: Vec<NewTaskEvent>,
 }
 
+/// A run a worker parks until an approval is resolved (see
+/// [`TaskStore::await_task_approval`]): the approval to store and the events telling it.
+#[derive(Debug, Clone)]
+pub struct TaskRunPark {
+    /// The run.
+    pub run_id: TaskRunId,
+    /// The worker that must still hold its lease.
+    pub owner: String,
+    /// The approval the run waits for.
+    pub approval: TaskApproval,
+    /// Events telling it.
+    pub events: Vec<NewTaskEvent>,
+}
+
+/// How a run a worker holds ends (see [`TaskStore::finish_task_run`]): its
+/// terminal status, the error as (type, message) and the events telling it.
+#[derive(Debug, Clone)]
+pub struct TaskRunEnd {
+    /// The run.
+    pub run_id: TaskRunId,
+    /// The worker that must still hold its lease.
+    pub owner: String,
+    /// The terminal status.
+    pub status: TaskRunStatus,
+    /// Error type and message, when it did not complete.
+    pub error: Option<(String, String)>,
+    /// Events telling it.
+    pub events: Vec<NewTaskEvent>,
+}
+
+/// A patch artifact's move from one status to another (see
+/// [`TaskStore::set_task_patch_status`]), with the events telling it.
+#[derive(Debug, Clone)]
+pub struct PatchMove {
+    /// The task the patch belongs to.
+    pub task_id: TaskId,
+    /// The patch artifact.
+    pub id: TaskArtifactId,
+    /// The status it must still have, such as `proposed`.
+    pub from: String,
+    /// The status it gets, such as `applied`.
+    pub to: String,
+    /// Events telling it.
+    pub events: Vec<NewTaskEvent>,
+}
+
+/// The decision on a pending task approval (see
+/// [`TaskStore::resolve_task_approval`]), with the note that came with it.
+#[derive(Debug, Clone)]
+pub struct TaskApprovalDecision {
+    /// The task the approval belongs to.
+    pub task_id: TaskId,
+    /// The approval.
+    pub id: TaskApprovalId,
+    /// `approved` or `rejected`.
+    pub decision: TaskApprovalStatus,
+    /// A note from whoever decided.
+    pub note: Option<String>,
+}
+
 /// Storage of the task runtime.
 #[async_trait]
 pub trait TaskStore: Send + Sync {
@@ -178,25 +238,12 @@ pub trait TaskStore: Send + Sync {
     /// Stores an agent loop's progress; `conflict` when the lease on the run is
     /// no longer `owner`'s (nothing is written then).
     async fn checkpoint_task_run(&self, checkpoint: RunCheckpoint) -> Result<Vec<TaskEvent>>;
-    /// Parks a run `owner` holds until `approval` is resolved: the run waits in
-    /// `awaiting_approval`, its queue item is removed, the approval and events
-    /// are stored. `conflict` when the lease is no longer held.
-    async fn await_task_approval(
-        &self,
-        run_id: &TaskRunId,
-        owner: &str,
-        approval: TaskApproval,
-        events: Vec<NewTaskEvent>,
-    ) -> Result<Vec<TaskEvent>>;
-    /// Ends a run `owner` holds: terminal status, error, queue item removed, events.
-    async fn finish_task_run(
-        &self,
-        run_id: &TaskRunId,
-        owner: &str,
-        status: TaskRunStatus,
-        error: Option<(String, String)>,
-        events: Vec<NewTaskEvent>,
-    ) -> Result<Vec<TaskEvent>>;
+    /// Parks a run `park.owner` holds until `park.approval` is resolved: the run
+    /// waits in `awaiting_approval`, its queue item is removed, the approval and
+    /// events are stored. `conflict` when the lease is no longer held.
+    async fn await_task_approval(&self, park: TaskRunPark) -> Result<Vec<TaskEvent>>;
+    /// Ends a run `end.owner` holds: terminal status, error, queue item removed, events.
+    async fn finish_task_run(&self, end: TaskRunEnd) -> Result<Vec<TaskEvent>>;
     /// Cancels a run: a queued or waiting one ends now (its pending approval
     /// cancelled); a running one is flagged for its worker. `conflict` when
     /// terminal. Answers the run as it is afterwards and the events appended.
@@ -227,11 +274,7 @@ pub trait TaskStore: Send + Sync {
     /// transaction; `conflict` when it is not in `from` any more.
     async fn set_task_patch_status(
         &self,
-        task_id: &TaskId,
-        id: &TaskArtifactId,
-        from: &str,
-        to: &str,
-        events: Vec<NewTaskEvent>,
+        change: PatchMove,
     ) -> Result<(TaskArtifact, Vec<TaskEvent>)>;
 
     /// Approvals of a task, oldest first.
@@ -256,10 +299,7 @@ pub trait TaskStore: Send + Sync {
     /// approval and the events appended.
     async fn resolve_task_approval(
         &self,
-        task_id: &TaskId,
-        id: &TaskApprovalId,
-        decision: TaskApprovalStatus,
-        note: Option<String>,
+        decision: TaskApprovalDecision,
     ) -> Result<(TaskApproval, Vec<TaskEvent>)>;
 
     /// Events matching `filter`, in sequence order.

@@ -15,10 +15,10 @@ use hecate::domain::session::{RuntimeKind, Session};
 use hecate::domain::task::TaskEventFilter;
 use hecate::domain::time::now_rfc3339;
 use hecate::store::history::HistoryStrategy;
-use hecate::store::tasks::{NewTaskEvent, NewTaskRun};
+use hecate::store::tasks::{NewTaskEvent, NewTaskRun, TaskRunEnd};
 use hecate::store::{
-    ApprovalPruning, BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent, PostgresStore,
-    PruneReport, SqliteStore, Store, TurnBegun,
+    ApprovalPruning, ApprovalQuery, BeginTurn, FinishTurn, McpCallRecord, NewArtifact, NewRunEvent,
+    PostgresStore, PruneReport, RunEnd, SqliteStore, Store, TurnBegun,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -328,7 +328,14 @@ mod cases {
             .await
             .expect("appends");
         store
-            .add_artifact(&stored[0].id, "diff", "", "{}")
+            .add_artifact(
+                &stored[0].id,
+                NewArtifact {
+                    kind: "diff".into(),
+                    path: String::new(),
+                    data: "{}".into(),
+                },
+            )
             .await
             .expect("artifact");
         store
@@ -653,7 +660,11 @@ mod cases {
             .expect("prunes");
         assert_eq!((report.approvals_deleted, report.grants_expired), (2, 1));
         let left: Vec<ApprovalId> = store
-            .list_approvals("default", None, None)
+            .list_approvals(ApprovalQuery {
+                namespace: "default",
+                session_id: None,
+                status: None,
+            })
             .await
             .expect("list")
             .into_iter()
@@ -730,7 +741,11 @@ mod cases {
             assert_eq!(e.data.is_null(), delta, "{e:?}");
         }
         store
-            .finish_run(&r1.id, RunStatus::Failed, Some(("boom", "it broke")))
+            .finish_run(RunEnd {
+                run_id: &r1.id,
+                status: RunStatus::Failed,
+                error: Some(("boom", "it broke")),
+            })
             .await
             .expect("finishes");
         let r = store.get_run(&r1.id).await.expect("run");
@@ -1525,24 +1540,24 @@ mod cases {
             .expect_err("not the holder");
         assert_eq!(e.error_type, ErrorType::Conflict);
         let e = store
-            .finish_task_run(
-                &first.run.id,
-                "dead",
-                TaskRunStatus::Completed,
-                None,
-                vec![],
-            )
+            .finish_task_run(TaskRunEnd {
+                run_id: first.run.id.clone(),
+                owner: "dead".into(),
+                status: TaskRunStatus::Completed,
+                error: None,
+                events: vec![],
+            })
             .await
             .expect_err("not the holder");
         assert_eq!(e.error_type, ErrorType::Conflict);
         store
-            .finish_task_run(
-                &first.run.id,
-                "alive",
-                TaskRunStatus::Completed,
-                None,
-                vec![],
-            )
+            .finish_task_run(TaskRunEnd {
+                run_id: first.run.id.clone(),
+                owner: "alive".into(),
+                status: TaskRunStatus::Completed,
+                error: None,
+                events: vec![],
+            })
             .await
             .expect("the holder finishes");
         let run = store

@@ -9,6 +9,7 @@ use crate::domain::gateway_conversation::{
 use crate::domain::ids::GatewayConversationId;
 use crate::domain::time::{format_rfc3339, now_rfc3339};
 use crate::engine::Gateway;
+use crate::store::gateway_conversations::ConversationUpdate;
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -116,7 +117,11 @@ impl<'e> Gateway<'e> {
         }
         self.engine
             .store()
-            .update_conversation(namespace, id, &patch)
+            .update_conversation(ConversationUpdate {
+                namespace,
+                id,
+                patch: &patch,
+            })
             .await?;
         self.conversation(namespace, id).await
     }

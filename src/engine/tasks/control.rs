@@ -13,7 +13,7 @@ use crate::domain::task::{
     TaskRunStatus, TaskSpec, TaskStep,
 };
 use crate::domain::time::now_rfc3339;
-use crate::store::tasks::{NewTaskEvent, NewTaskRun};
+use crate::store::tasks::{NewTaskEvent, NewTaskRun, TaskApprovalDecision};
 use serde_json::json;
 
 /// How a new run relates to an earlier one.
@@ -519,7 +519,12 @@ impl TaskRuntime {
         };
         let (a, events) = self
             .store()
-            .resolve_task_approval(id, approval_id, decision, note)
+            .resolve_task_approval(TaskApprovalDecision {
+                task_id: id.clone(),
+                id: approval_id.clone(),
+                decision,
+                note,
+            })
             .await?;
         self.publish(events);
         self.inner.wake.notify_waiters();

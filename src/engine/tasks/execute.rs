@@ -14,7 +14,7 @@ use crate::domain::task::{
     ExecutionKind, Task, TaskArtifact, TaskRun, TaskRunStatus, TaskStep, TaskStepStatus,
 };
 use crate::domain::time::now_rfc3339;
-use crate::store::tasks::{ClaimedRun, FinishedStep, NewTaskEvent};
+use crate::store::tasks::{ClaimedRun, FinishedStep, NewTaskEvent, TaskRunEnd};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -238,7 +238,13 @@ impl TaskRuntime {
         events.push(NewTaskEvent::new(event_type, data));
         match self
             .store()
-            .finish_task_run(&run.id, &self.inner.owner, status, error, events)
+            .finish_task_run(TaskRunEnd {
+                run_id: run.id.clone(),
+                owner: self.inner.owner.clone(),
+                status,
+                error,
+                events,
+            })
             .await
         {
             Ok(events) => self.publish(events),

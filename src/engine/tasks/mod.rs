@@ -15,5 +15,5 @@ mod worker;
 pub use super::agent::FINAL_ANSWER_KIND;
 pub use control::StartOptions;
 pub use live_text::LivePiece;
-pub use patches::{PatchContent, patch_content};
+pub use patches::{PatchContent, PatchRef, patch_content};
 pub use runtime::{DEFAULT_LEASE, TaskConfig, TaskRuntime};

@@ -9,7 +9,7 @@ use crate::adapters::sandbox::write_back;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskRunId};
 use crate::domain::task::TaskArtifact;
-use crate::store::tasks::NewTaskEvent;
+use crate::store::tasks::{NewTaskEvent, PatchMove};
 use serde::Deserialize;
 use serde_json::json;
 use std::path::Path;
@@ -23,6 +23,20 @@ pub struct PatchContent {
     pub before: Option<String>,
     /// Content after (`None`: the file was removed).
     pub after: Option<String>,
+}
+
+/// Names one patch of a run, as the task surfaces address it: namespace,
+/// task, run and patch artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PatchRef<'a> {
+    /// The namespace the task belongs to.
+    pub namespace: &'a str,
+    /// The task.
+    pub task_id: &'a TaskId,
+    /// The run that proposed the patch.
+    pub run_id: &'a TaskRunId,
+    /// The patch artifact.
+    pub patch_id: &'a TaskArtifactId,
 }
 
 /// Parses a patch artifact's content.
@@ -52,59 +66,34 @@ impl TaskRuntime {
     }
 
     /// One patch of a run.
-    pub async fn get_patch(
-        &self,
-        namespace: &str,
-        id: &TaskId,
-        run_id: &TaskRunId,
-        patch_id: &TaskArtifactId,
-    ) -> Result<TaskArtifact> {
+    pub async fn get_patch(&self, at: PatchRef<'_>) -> Result<TaskArtifact> {
         let a = self
-            .get_artifact(namespace, id, Some(run_id), patch_id)
+            .get_artifact(at.namespace, at.task_id, Some(at.run_id), at.patch_id)
             .await?;
         if a.kind != "patch" {
-            return Err(HecateError::not_found("patch", patch_id.as_str()));
+            return Err(HecateError::not_found("patch", at.patch_id.as_str()));
         }
         Ok(a)
     }
 
     /// Writes a proposed or reverted patch's after-content, when the file still
     /// holds its before-content.
-    pub async fn apply_patch(
-        &self,
-        namespace: &str,
-        id: &TaskId,
-        run_id: &TaskRunId,
-        patch_id: &TaskArtifactId,
-    ) -> Result<TaskArtifact> {
-        self.move_patch(namespace, id, run_id, patch_id, true).await
+    pub async fn apply_patch(&self, at: PatchRef<'_>) -> Result<TaskArtifact> {
+        self.move_patch(at, true).await
     }
 
     /// Restores an applied patch's before-content (removing a file the patch
     /// created), when the file still holds its after-content.
-    pub async fn revert_patch(
-        &self,
-        namespace: &str,
-        id: &TaskId,
-        run_id: &TaskRunId,
-        patch_id: &TaskArtifactId,
-    ) -> Result<TaskArtifact> {
-        self.move_patch(namespace, id, run_id, patch_id, false)
-            .await
+    pub async fn revert_patch(&self, at: PatchRef<'_>) -> Result<TaskArtifact> {
+        self.move_patch(at, false).await
     }
 
-    async fn move_patch(
-        &self,
-        namespace: &str,
-        id: &TaskId,
-        run_id: &TaskRunId,
-        patch_id: &TaskArtifactId,
-        apply: bool,
-    ) -> Result<TaskArtifact> {
+    async fn move_patch(&self, at: PatchRef<'_>, apply: bool) -> Result<TaskArtifact> {
+        let (id, run_id, patch_id) = (at.task_id, at.run_id, at.patch_id);
         // One patch write at a time in this process: the file check and the
         // write must not interleave with another's.
         let _one = self.inner.patching.lock().await;
-        let patch = self.get_patch(namespace, id, run_id, patch_id).await?;
+        let patch = self.get_patch(at).await?;
         let run = self.store().get_task_run(id, run_id).await?;
         let content = patch_content(&patch)?;
         let status = patch.status.clone().unwrap_or_default();
@@ -174,16 +163,16 @@ impl TaskRuntime {
             .map_err(|e| HecateError::invalid(e.to_string()))?;
         let stored = self
             .store()
-            .set_task_patch_status(
-                id,
-                patch_id,
-                from,
-                to,
-                vec![NewTaskEvent::new(
+            .set_task_patch_status(PatchMove {
+                task_id: id.clone(),
+                id: patch_id.clone(),
+                from: from.to_owned(),
+                to: to.to_owned(),
+                events: vec![NewTaskEvent::new(
                     event,
                     json!({"artifact_id": patch_id, "path": content.path}),
                 )],
-            )
+            })
             .await;
         match stored {
             Ok((patch, events)) => {

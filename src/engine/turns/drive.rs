@@ -11,7 +11,7 @@ use crate::domain::run::RunStatus;
 use crate::domain::session::SessionStatus;
 use crate::engine::Engine;
 use crate::store::history::summarization_needed;
-use crate::store::{FinishTurn, TurnFinished};
+use crate::store::{FinishTurn, RunEnd, TurnFinished};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -73,7 +73,11 @@ impl Engine {
             let message = e.to_string();
             if let Err(again) = self
                 .store()
-                .finish_run(&run.id, RunStatus::Failed, Some(("store_error", &message)))
+                .finish_run(RunEnd {
+                    run_id: &run.id,
+                    status: RunStatus::Failed,
+                    error: Some(("store_error", &message)),
+                })
                 .await
             {
                 tracing::warn!(error = %again, "could not mark the unrecorded turn failed");

@@ -1,12 +1,12 @@
 //! Approval rows and grants.
 
 use super::{OpResult, PostgresStore, conflict, limit};
-use crate::domain::approval::{Approval, ApprovalStatus, Grant};
+use crate::domain::approval::{Approval, Grant};
 use crate::domain::error::{HecateError, Result};
-use crate::domain::ids::{ApprovalId, GrantId, SessionId};
+use crate::domain::ids::{ApprovalId, GrantId};
 use crate::domain::time::parse_millis;
 use crate::store::rows::approvals::{self as decode, APPROVAL_COLUMNS, GRANT_COLUMNS};
-use crate::store::{ApprovalPruning, ApprovalStore, PruneReport};
+use crate::store::{ApprovalPruning, ApprovalQuery, ApprovalStore, PruneReport};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 
@@ -97,12 +97,7 @@ impl ApprovalStore for PostgresStore {
         self.done(r)
     }
 
-    async fn list_approvals(
-        &self,
-        namespace: &str,
-        session_id: Option<&SessionId>,
-        status: Option<ApprovalStatus>,
-    ) -> Result<Vec<Approval>> {
+    async fn list_approvals(&self, query: ApprovalQuery<'_>) -> Result<Vec<Approval>> {
         let c = self.client().await?;
         let r = async {
             let sql = format!(
@@ -116,9 +111,9 @@ impl ApprovalStore for PostgresStore {
                 .query(
                     sql.as_str(),
                     &[
-                        &session_id.map(|s| s.as_str()),
-                        &status.map(|s| s.as_str()),
-                        &namespace,
+                        &query.session_id.map(|s| s.as_str()),
+                        &query.status.map(|s| s.as_str()),
+                        &query.namespace,
                     ],
                 )
                 .await?;

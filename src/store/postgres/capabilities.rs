@@ -4,7 +4,7 @@
 use super::{OpResult, PostgresStore};
 use crate::domain::capability::{CapabilityRecord, CapabilitySource};
 use crate::domain::error::Result;
-use crate::store::capabilities::CapabilityStore;
+use crate::store::capabilities::{CapabilityKey, CapabilityStore};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 
@@ -64,18 +64,13 @@ impl CapabilityStore for PostgresStore {
         self.done(r)
     }
 
-    async fn delete_capability(
-        &self,
-        provider: &str,
-        model: &str,
-        source: CapabilitySource,
-    ) -> Result<bool> {
+    async fn delete_capability(&self, key: CapabilityKey<'_>) -> Result<bool> {
         let c = self.client().await?;
         let r = c
             .execute(
                 "DELETE FROM model_capabilities \
                  WHERE provider = $1 AND model = $2 AND source = $3",
-                &[&provider, &model, &source.as_str()],
+                &[&key.provider, &key.model, &key.source.as_str()],
             )
             .await
             .map(|n| n > 0)

@@ -7,12 +7,14 @@ use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::HecateError;
 use crate::domain::error::Result;
 use crate::domain::gateway_conversation::{
-    GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
-    GatewayMessage, GatewayTrace, RecordedExchange, TraceFilter,
+    GatewayCall, GatewayConversation, GatewayConversationSummary, GatewayMessage, GatewayTrace,
+    RecordedExchange, TraceFilter,
 };
 use crate::domain::time::now_rfc3339;
 use crate::store::GatewayConversationStore;
-use crate::store::gateway_conversations::{chat_session_changed, chat_session_taken};
+use crate::store::gateway_conversations::{
+    ConversationUpdate, chat_session_changed, chat_session_taken,
+};
 use crate::store::rows::gateway_conversations::{
     self as decode, CONVERSATION_CALL_COLUMNS, CONVERSATION_COLUMNS,
 };
@@ -193,10 +195,9 @@ impl GatewayConversationStore for PostgresStore {
 
     async fn update_conversation(
         &self,
-        namespace: &str,
-        id: &str,
-        patch: &GatewayConversationPatch,
+        update: ConversationUpdate<'_>,
     ) -> Result<GatewayConversation> {
+        let (namespace, id, patch) = (update.namespace, update.id, update.patch);
         let c = self.client().await?;
         let r: OpResult<GatewayConversation> = async {
             let sql = format!(

@@ -8,9 +8,9 @@ use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::time::now_rfc3339;
-use crate::store::MessageStore;
 use crate::store::history::{BUDGET_PAGE, BudgetPages, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
 use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, PROVIDER_CALL_COLUMNS};
+use crate::store::{MessageStore, NewArtifact};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
@@ -124,14 +124,13 @@ pub(super) async fn append<C: GenericClient>(
 pub(super) async fn insert_artifact<C: GenericClient>(
     c: &C,
     message_id: &MessageId,
-    kind: &str,
-    path: &str,
-    data: &str,
+    artifact: &NewArtifact,
 ) -> OpResult<()> {
+    let NewArtifact { kind, path, data } = artifact;
     c.execute(
         "INSERT INTO message_artifacts (message_id, kind, path, data, created_at) \
          VALUES ($1, $2, $3, $4, $5)",
-        &[&message_id.as_str(), &kind, &path, &data, &now_rfc3339()],
+        &[&message_id.as_str(), kind, path, data, &now_rfc3339()],
     )
     .await?;
     Ok(())
@@ -397,15 +396,9 @@ impl MessageStore for PostgresStore {
         self.done(r.and_then(|rows| to_provider_calls(&rows)))
     }
 
-    async fn add_artifact(
-        &self,
-        message_id: &MessageId,
-        kind: &str,
-        path: &str,
-        data: &str,
-    ) -> Result<()> {
+    async fn add_artifact(&self, message_id: &MessageId, artifact: NewArtifact) -> Result<()> {
         let c = self.client().await?;
-        let r = insert_artifact(&c, message_id, kind, path, data).await;
+        let r = insert_artifact(&c, message_id, &artifact).await;
         self.done(r)
     }
 

@@ -6,7 +6,7 @@ use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::time::{now_millis, now_rfc3339, parse_millis};
 use crate::store::rows::runs::{self as decode, RUN_COLUMNS};
-use crate::store::{NewRunEvent, RunStore};
+use crate::store::{NewRunEvent, RunEnd, RunStatusUpdate, RunStore};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
@@ -123,37 +123,27 @@ impl RunStore for PostgresStore {
         self.done(r)
     }
 
-    async fn finish_run(
-        &self,
-        run_id: &RunId,
-        status: RunStatus,
-        error: Option<(&str, &str)>,
-    ) -> Result<()> {
-        let error = error.map(|(t, m)| (t.to_owned(), m.to_owned()));
+    async fn finish_run(&self, end: RunEnd<'_>) -> Result<()> {
+        let error = end.error.map(|(t, m)| (t.to_owned(), m.to_owned()));
         let c = self.client().await?;
-        let r = finish(&c, run_id, status, error.as_ref()).await;
+        let r = finish(&c, end.run_id, end.status, error.as_ref()).await;
         self.done(r)
     }
 
-    async fn set_run_status(
-        &self,
-        session_id: &SessionId,
-        run_id: &RunId,
-        status: RunStatus,
-    ) -> Result<()> {
+    async fn set_run_status(&self, update: RunStatusUpdate<'_>) -> Result<()> {
         let mut c = self.client().await?;
         let r: OpResult<()> = async {
             let tx = c.transaction().await?;
             tx.execute(
                 "UPDATE runs SET status = $2 WHERE id = $1 \
                  AND status IN ('running','awaiting_approval')",
-                &[&run_id.as_str(), &status.as_str()],
+                &[&update.run_id.as_str(), &update.status.as_str()],
             )
             .await?;
             tx.execute(
                 "UPDATE sessions SET status = $2 WHERE id = $1 \
                  AND status IN ('running','awaiting_approval')",
-                &[&session_id.as_str(), &status.as_str()],
+                &[&update.session_id.as_str(), &update.status.as_str()],
             )
             .await?;
             tx.commit().await?;

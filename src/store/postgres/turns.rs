@@ -81,7 +81,7 @@ async fn finish(tx: &Transaction<'_>, turn: FinishTurn) -> OpResult<TurnFinished
         .pop()
         .ok_or_else(|| HecateError::store("the assistant message was not stored"))?;
     for a in &turn.artifacts {
-        messages::insert_artifact(tx, &assistant.id, &a.kind, &a.path, &a.data).await?;
+        messages::insert_artifact(tx, &assistant.id, a).await?;
     }
     runs::finish(tx, run_id, turn.status, turn.error.as_ref()).await?;
     runs::insert_events(tx, run_id, &turn.events).await?;

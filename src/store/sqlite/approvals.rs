@@ -2,12 +2,12 @@
 
 use super::SqliteStore;
 use super::reads::{all, one};
-use crate::domain::approval::{Approval, ApprovalStatus, Grant};
+use crate::domain::approval::{Approval, Grant};
 use crate::domain::error::{ErrorType, HecateError, Result};
-use crate::domain::ids::{ApprovalId, GrantId, SessionId};
+use crate::domain::ids::{ApprovalId, GrantId};
 use crate::domain::time::parse_millis;
 use crate::store::rows::approvals::{self as decode, APPROVAL_COLUMNS};
-use crate::store::{ApprovalPruning, ApprovalStore, PruneReport};
+use crate::store::{ApprovalPruning, ApprovalQuery, ApprovalStore, PruneReport};
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
@@ -58,13 +58,9 @@ impl ApprovalStore for SqliteStore {
         .await
     }
 
-    async fn list_approvals(
-        &self,
-        namespace: &str,
-        session_id: Option<&SessionId>,
-        status: Option<ApprovalStatus>,
-    ) -> Result<Vec<Approval>> {
-        let (namespace, session_id) = (namespace.to_owned(), session_id.cloned());
+    async fn list_approvals(&self, query: ApprovalQuery<'_>) -> Result<Vec<Approval>> {
+        let status = query.status;
+        let (namespace, session_id) = (query.namespace.to_owned(), query.session_id.cloned());
         self.read(move |c| {
             all(
                 c,

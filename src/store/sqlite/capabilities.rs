@@ -4,7 +4,7 @@
 use super::{OpResult, SqliteStore};
 use crate::domain::capability::{CapabilityRecord, CapabilitySource};
 use crate::domain::error::Result;
-use crate::store::capabilities::CapabilityStore;
+use crate::store::capabilities::{CapabilityKey, CapabilityStore};
 use async_trait::async_trait;
 use rusqlite::{Connection, params};
 
@@ -66,13 +66,9 @@ impl CapabilityStore for SqliteStore {
         .await
     }
 
-    async fn delete_capability(
-        &self,
-        provider: &str,
-        model: &str,
-        source: CapabilitySource,
-    ) -> Result<bool> {
-        let (provider, model) = (provider.to_owned(), model.to_owned());
+    async fn delete_capability(&self, key: CapabilityKey<'_>) -> Result<bool> {
+        let source = key.source;
+        let (provider, model) = (key.provider.to_owned(), key.model.to_owned());
         self.write(move |c| {
             let n = c
                 .prepare_cached(

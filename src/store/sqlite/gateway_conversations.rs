@@ -7,12 +7,14 @@ use super::{OpResult, SqliteStore};
 use crate::domain::HecateError;
 use crate::domain::error::Result;
 use crate::domain::gateway_conversation::{
-    GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
-    GatewayMessage, GatewayTrace, RecordedExchange, TraceFilter,
+    GatewayCall, GatewayConversation, GatewayConversationSummary, GatewayMessage, GatewayTrace,
+    RecordedExchange, TraceFilter,
 };
 use crate::domain::time::now_rfc3339;
 use crate::store::GatewayConversationStore;
-use crate::store::gateway_conversations::{chat_session_changed, chat_session_taken};
+use crate::store::gateway_conversations::{
+    ConversationUpdate, chat_session_changed, chat_session_taken,
+};
 use crate::store::rows::gateway_conversations::{
     self as decode, CONVERSATION_CALL_COLUMNS, CONVERSATION_COLUMNS,
 };
@@ -210,11 +212,10 @@ impl GatewayConversationStore for SqliteStore {
 
     async fn update_conversation(
         &self,
-        namespace: &str,
-        id: &str,
-        patch: &GatewayConversationPatch,
+        update: ConversationUpdate<'_>,
     ) -> Result<GatewayConversation> {
-        let (namespace, id, patch) = (namespace.to_owned(), id.to_owned(), patch.clone());
+        let patch = update.patch.clone();
+        let (namespace, id) = (update.namespace.to_owned(), update.id.to_owned());
         self.write(move |c| {
             let tx = c.transaction()?;
             let n = tx

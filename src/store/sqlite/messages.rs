@@ -8,9 +8,9 @@ use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::time::now_rfc3339;
-use crate::store::MessageStore;
 use crate::store::history::{BUDGET_PAGE, BudgetPages, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
 use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, PROVIDER_CALL_COLUMNS};
+use crate::store::{MessageStore, NewArtifact};
 use async_trait::async_trait;
 use rusqlite::{Connection, TransactionBehavior, params};
 
@@ -98,10 +98,9 @@ pub(super) fn append(
 pub(super) fn insert_artifact(
     c: &Connection,
     message_id: &MessageId,
-    kind: &str,
-    path: &str,
-    data: &str,
+    artifact: &NewArtifact,
 ) -> OpResult<()> {
+    let NewArtifact { kind, path, data } = artifact;
     c.execute(
         "INSERT INTO message_artifacts (message_id, kind, path, data, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -359,20 +358,9 @@ impl MessageStore for SqliteStore {
         .await
     }
 
-    async fn add_artifact(
-        &self,
-        message_id: &MessageId,
-        kind: &str,
-        path: &str,
-        data: &str,
-    ) -> Result<()> {
-        let (message_id, kind, path, data) = (
-            message_id.clone(),
-            kind.to_owned(),
-            path.to_owned(),
-            data.to_owned(),
-        );
-        self.write(move |c| insert_artifact(c, &message_id, &kind, &path, &data))
+    async fn add_artifact(&self, message_id: &MessageId, artifact: NewArtifact) -> Result<()> {
+        let message_id = message_id.clone();
+        self.write(move |c| insert_artifact(c, &message_id, &artifact))
             .await
     }
 

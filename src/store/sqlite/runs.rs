@@ -8,7 +8,7 @@ use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::time::{now_millis, now_rfc3339, parse_millis};
 use crate::store::rows::runs::{self as decode, RUN_COLUMNS};
-use crate::store::{NewRunEvent, RunStore};
+use crate::store::{NewRunEvent, RunEnd, RunStatusUpdate, RunStore};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde_json::Value;
@@ -120,27 +120,16 @@ impl RunStore for SqliteStore {
         self.write(move |c| insert(c, &run)).await
     }
 
-    async fn finish_run(
-        &self,
-        run_id: &RunId,
-        status: RunStatus,
-        error: Option<(&str, &str)>,
-    ) -> Result<()> {
-        let (run_id, error) = (
-            run_id.clone(),
-            error.map(|(t, m)| (t.to_owned(), m.to_owned())),
-        );
+    async fn finish_run(&self, end: RunEnd<'_>) -> Result<()> {
+        let (run_id, status) = (end.run_id.clone(), end.status);
+        let error = end.error.map(|(t, m)| (t.to_owned(), m.to_owned()));
         self.write(move |c| finish(c, &run_id, status, error.as_ref()))
             .await
     }
 
-    async fn set_run_status(
-        &self,
-        session_id: &SessionId,
-        run_id: &RunId,
-        status: RunStatus,
-    ) -> Result<()> {
-        let (session_id, run_id) = (session_id.clone(), run_id.clone());
+    async fn set_run_status(&self, update: RunStatusUpdate<'_>) -> Result<()> {
+        let (session_id, run_id) = (update.session_id.clone(), update.run_id.clone());
+        let status = update.status;
         self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(

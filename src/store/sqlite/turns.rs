@@ -62,7 +62,7 @@ fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
         .pop()
         .ok_or_else(|| HecateError::store("the assistant message was not stored"))?;
     for a in &turn.artifacts {
-        messages::insert_artifact(&tx, &assistant.id, &a.kind, &a.path, &a.data)?;
+        messages::insert_artifact(&tx, &assistant.id, a)?;
     }
     runs::finish(&tx, run_id, turn.status, turn.error.as_ref())?;
     runs::insert_events(&tx, run_id, &turn.events)?;

@@ -11,7 +11,8 @@ use hecate::domain::gateway_conversation::{
 };
 use hecate::domain::ids::CallId;
 use hecate::domain::time::now_rfc3339;
-use hecate::store::ProviderCooldown;
+use hecate::store::gateway_conversations::ConversationUpdate;
+use hecate::store::{CapabilityKey, ProviderCooldown};
 use serde_json::json;
 
 /// A completed, priced trace of `request_id` in namespace `default`, started at
@@ -357,14 +358,22 @@ pub async fn capability_records_are_replaced_per_source_and_deleted(b: Backend) 
         "one record per source, the override replaced, ordered by source"
     );
     assert!(
-        s.delete_capability("ollama", "qwen", CapabilitySource::OperatorOverride)
-            .await
-            .expect("deleted")
+        s.delete_capability(CapabilityKey {
+            provider: "ollama",
+            model: "qwen",
+            source: CapabilitySource::OperatorOverride,
+        })
+        .await
+        .expect("deleted")
     );
     assert!(
-        !s.delete_capability("ollama", "qwen", CapabilitySource::OperatorOverride)
-            .await
-            .expect("nothing left")
+        !s.delete_capability(CapabilityKey {
+            provider: "ollama",
+            model: "qwen",
+            source: CapabilitySource::OperatorOverride,
+        })
+        .await
+        .expect("nothing left")
     );
     assert_eq!(s.list_capabilities().await.expect("list"), vec![probe]);
 }
@@ -470,14 +479,14 @@ pub async fn a_chat_session_made_ahead_keeps_its_header_and_a_patch_changes_what
         "Support"
     );
     let patched = s
-        .update_conversation(
-            "default",
-            "chat_ahead",
-            &GatewayConversationPatch {
+        .update_conversation(ConversationUpdate {
+            namespace: "default",
+            id: "chat_ahead",
+            patch: &GatewayConversationPatch {
                 system_prompt: Some("Be thorough.".into()),
                 ..GatewayConversationPatch::default()
             },
-        )
+        })
         .await
         .expect("patched");
     assert_eq!(patched.title, "Support", "kept");
@@ -490,14 +499,14 @@ pub async fn a_chat_session_made_ahead_keeps_its_header_and_a_patch_changes_what
         patched
     );
     let foreign = s
-        .update_conversation(
-            "other",
-            "chat_ahead",
-            &GatewayConversationPatch {
+        .update_conversation(ConversationUpdate {
+            namespace: "other",
+            id: "chat_ahead",
+            patch: &GatewayConversationPatch {
                 title: Some("stolen".into()),
                 ..GatewayConversationPatch::default()
             },
-        )
+        })
         .await
         .expect_err("another namespace");
     assert_eq!(foreign.error_type, ErrorType::NotFound);

@@ -35,7 +35,7 @@ use hecate::domain::task::{
 use hecate::domain::time::now_rfc3339;
 use hecate::store::tasks::{FinishedStep, NewTaskEvent, NewTaskRun};
 use hecate::store::transfer::catalog::TABLES;
-use hecate::store::{McpCallRecord, NewRunEvent, Store, VectorSearch};
+use hecate::store::{ApprovalQuery, McpCallRecord, NewArtifact, NewRunEvent, Store, VectorSearch};
 use serde_json::{Map, json};
 use std::collections::BTreeSet;
 
@@ -192,7 +192,14 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         .await
         .expect("run events");
     store
-        .add_artifact(&stored[0].id, "turn_diff", "a.txt", "diff")
+        .add_artifact(
+            &stored[0].id,
+            NewArtifact {
+                kind: "turn_diff".into(),
+                path: "a.txt".into(),
+                data: "diff".into(),
+            },
+        )
         .await
         .expect("artifact");
     store
@@ -436,14 +443,22 @@ async fn nothing_crosses(store: &dyn Store, s: &Session, t: &Task, flow: &FlowCh
     // approvals, grants, mcp_calls.
     assert!(
         store
-            .list_approvals(OTHER, None, None)
+            .list_approvals(ApprovalQuery {
+                namespace: OTHER,
+                session_id: None,
+                status: None,
+            })
             .await
             .expect("approvals")
             .is_empty()
     );
     assert!(
         store
-            .list_approvals(OTHER, Some(&s.id), None)
+            .list_approvals(ApprovalQuery {
+                namespace: OTHER,
+                session_id: Some(&s.id),
+                status: None,
+            })
             .await
             .expect("approvals of the session")
             .is_empty()

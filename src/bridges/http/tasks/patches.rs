@@ -10,7 +10,7 @@ use crate::bridges::resources::tasks::{
 };
 use crate::domain::ids::TaskArtifactId;
 use crate::domain::task::TaskArtifact;
-use crate::engine::tasks::patch_content;
+use crate::engine::tasks::{PatchRef, patch_content};
 use axum::Json;
 use axum::extract::State;
 
@@ -137,10 +137,16 @@ async fn on_patch(
     let (id, run_id) = ids(path.id, path.run_id);
     let artifact_id = TaskArtifactId::from(path.artifact_id);
     let (tasks, ns) = (state.engine.tasks(), &state.namespace);
+    let at = PatchRef {
+        namespace: ns,
+        task_id: &id,
+        run_id: &run_id,
+        patch_id: &artifact_id,
+    };
     let a = match op {
-        PatchOp::Get => tasks.get_patch(ns, &id, &run_id, &artifact_id).await,
-        PatchOp::Apply => tasks.apply_patch(ns, &id, &run_id, &artifact_id).await,
-        PatchOp::Revert => tasks.revert_patch(ns, &id, &run_id, &artifact_id).await,
+        PatchOp::Get => tasks.get_patch(at).await,
+        PatchOp::Apply => tasks.apply_patch(at).await,
+        PatchOp::Revert => tasks.revert_patch(at).await,
     }?;
     one(&a)
 }

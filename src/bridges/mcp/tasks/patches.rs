@@ -11,7 +11,7 @@ use crate::bridges::resources::tasks::TaskPatchDto;
 use crate::domain::error::Result;
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskRunId};
 use crate::domain::task::TaskArtifact;
-use crate::engine::tasks::patch_content;
+use crate::engine::tasks::{PatchRef, patch_content};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{Json, tool, tool_router};
@@ -28,6 +28,29 @@ fn ids(a: TaskPatchArgs) -> (TaskId, TaskRunId, TaskArtifactId) {
         TaskRunId::from(a.run_id.as_str()),
         TaskArtifactId::from(a.patch_id.as_str()),
     )
+}
+
+/// Applies (`apply`) or reverts the patch `a` names and answers it as it then is.
+async fn move_patch(
+    mcp: &HecateMcp,
+    a: TaskPatchArgs,
+    apply: bool,
+) -> Result<Json<TaskPatchOut>, CallToolResult> {
+    let (id, run, patch) = ids(a);
+    let at = PatchRef {
+        namespace: mcp.ns(),
+        task_id: &id,
+        run_id: &run,
+        patch_id: &patch,
+    };
+    let tasks = mcp.engine.tasks();
+    let moved = if apply {
+        tasks.apply_patch(at).await
+    } else {
+        tasks.revert_patch(at).await
+    };
+    let patch = dto(&moved.map_err(fail)?).map_err(fail)?;
+    Ok(Json(TaskPatchOut { patch }))
 }
 
 #[tool_router(router = task_patch_tools, vis = "pub(crate)")]
@@ -65,15 +88,7 @@ impl HecateMcp {
         &self,
         Parameters(a): Parameters<TaskPatchArgs>,
     ) -> Result<Json<TaskPatchOut>, CallToolResult> {
-        let (id, run, patch) = ids(a);
-        let applied = self
-            .engine
-            .tasks()
-            .apply_patch(self.ns(), &id, &run, &patch)
-            .await
-            .map_err(fail)?;
-        let patch = dto(&applied).map_err(fail)?;
-        Ok(Json(TaskPatchOut { patch }))
+        move_patch(self, a, true).await
     }
 
     #[tool(
@@ -89,14 +104,6 @@ impl HecateMcp {
         &self,
         Parameters(a): Parameters<TaskPatchArgs>,
     ) -> Result<Json<TaskPatchOut>, CallToolResult> {
-        let (id, run, patch) = ids(a);
-        let reverted = self
-            .engine
-            .tasks()
-            .revert_patch(self.ns(), &id, &run, &patch)
-            .await
-            .map_err(fail)?;
-        let patch = dto(&reverted).map_err(fail)?;
-        Ok(Json(TaskPatchOut { patch }))
+        move_patch(self, a, false).await
     }
 }

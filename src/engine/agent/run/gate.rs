@@ -14,7 +14,7 @@ use crate::domain::message::ToolCall;
 use crate::domain::task::{TaskApproval, TaskApprovalKind, TaskApprovalStatus};
 use crate::domain::time::now_rfc3339;
 use crate::runtimes::agent::catalog::BuiltIn;
-use crate::store::tasks::NewTaskEvent;
+use crate::store::tasks::{NewTaskEvent, TaskRunPark};
 use serde_json::json;
 
 /// How a command tool's call will be confined, in the words an approval shows
@@ -131,7 +131,12 @@ impl Loop<'_> {
         let stored = self
             .rt
             .store()
-            .await_task_approval(&self.run.id, &self.rt.inner.owner, approval, vec![event])
+            .await_task_approval(TaskRunPark {
+                run_id: self.run.id.clone(),
+                owner: self.rt.inner.owner.clone(),
+                approval,
+                events: vec![event],
+            })
             .await?;
         self.rt.publish(stored);
         Ok(())

@@ -11,6 +11,7 @@ use crate::domain::capability::{
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::time::now_rfc3339;
 use crate::engine::Gateway;
+use crate::store::CapabilityKey;
 
 /// An operator's override, as `PUT /hecate/v1/model-capabilities/overrides` takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +116,11 @@ impl<'e> Gateway<'e> {
         let existed = self
             .engine
             .store()
-            .delete_capability(provider, model, CapabilitySource::OperatorOverride)
+            .delete_capability(CapabilityKey {
+                provider,
+                model,
+                source: CapabilitySource::OperatorOverride,
+            })
             .await?;
         self.engine.inner.gateway.capabilities.forget();
         if existed {

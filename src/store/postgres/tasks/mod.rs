@@ -10,8 +10,7 @@ use super::{OpResult, PostgresStore, conflict, limit};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
 use crate::domain::task::{
-    Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskEventFilter, TaskRun,
-    TaskRunStatus, TaskStep,
+    Task, TaskApproval, TaskArtifact, TaskEvent, TaskEventFilter, TaskRun, TaskRunStatus, TaskStep,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
@@ -19,7 +18,8 @@ use crate::store::rows::tasks::{
     TASK_CHILD_TABLES, TASK_COLUMNS,
 };
 use crate::store::tasks::{
-    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, QueueDepth, RunCheckpoint, TaskStore,
+    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, PatchMove, QueueDepth, RunCheckpoint,
+    TaskApprovalDecision, TaskRunEnd, TaskRunPark, TaskStore,
 };
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
@@ -301,37 +301,26 @@ impl TaskStore for PostgresStore {
         in_transaction!(self, tx => transitions::checkpoint(&tx, checkpoint).await?)
     }
 
-    async fn await_task_approval(
-        &self,
-        run_id: &TaskRunId,
-        owner: &str,
-        approval: TaskApproval,
-        events: Vec<NewTaskEvent>,
-    ) -> Result<Vec<TaskEvent>> {
-        in_transaction!(self, tx => transitions::park(&tx, run_id, owner, approval, events).await?)
+    async fn await_task_approval(&self, park: TaskRunPark) -> Result<Vec<TaskEvent>> {
+        in_transaction!(self, tx => transitions::park(&tx, park).await?)
     }
 
-    async fn finish_task_run(
-        &self,
-        run_id: &TaskRunId,
-        owner: &str,
-        status: TaskRunStatus,
-        error: Option<(String, String)>,
-        events: Vec<NewTaskEvent>,
-    ) -> Result<Vec<TaskEvent>> {
+    async fn finish_task_run(&self, end: TaskRunEnd) -> Result<Vec<TaskEvent>> {
+        let run_id = &end.run_id;
         in_transaction!(self, tx => {
             let n = tx
                 .execute(
                     "DELETE FROM task_queue WHERE run_id = $1 AND lease_owner = $2",
-                    &[&run_id.as_str(), &owner],
+                    &[&run_id.as_str(), &end.owner],
                 )
                 .await?;
             if n == 0 {
                 return Err(conflict(format!("the lease on run {run_id} is no longer held")).into());
             }
             let run = select_run_by_id(&tx, run_id).await?;
-            set_run_status(&tx, run_id, RunStatusChange::new(status, error.as_ref())).await?;
-            append_events(&tx, &run.task_id, run_id, events).await?
+            let change = RunStatusChange::new(end.status, end.error.as_ref());
+            set_run_status(&tx, run_id, change).await?;
+            append_events(&tx, &run.task_id, run_id, end.events).await?
         })
     }
 
@@ -405,12 +394,9 @@ impl TaskStore for PostgresStore {
 
     async fn set_task_patch_status(
         &self,
-        task_id: &TaskId,
-        id: &TaskArtifactId,
-        from: &str,
-        to: &str,
-        events: Vec<NewTaskEvent>,
+        change: PatchMove,
     ) -> Result<(TaskArtifact, Vec<TaskEvent>)> {
+        let (task_id, id, from) = (&change.task_id, &change.id, change.from.as_str());
         let select = format!(
             "SELECT {ARTIFACT_COLUMNS} FROM task_artifacts WHERE id = $1 AND task_id = $2 \
              AND kind = 'patch' FOR UPDATE"
@@ -433,10 +419,10 @@ impl TaskStore for PostgresStore {
             }
             tx.execute(
                 "UPDATE task_artifacts SET status = $2 WHERE id = $1",
-                &[&id.as_str(), &to],
+                &[&id.as_str(), &change.to],
             )
             .await?;
-            let events = append_events(&tx, task_id, &patch.run_id, events).await?;
+            let events = append_events(&tx, task_id, &patch.run_id, change.events).await?;
             let row = tx
                 .query_one(select.as_str(), &[&id.as_str(), &task_id.as_str()])
                 .await?;
@@ -494,12 +480,9 @@ impl TaskStore for PostgresStore {
 
     async fn resolve_task_approval(
         &self,
-        task_id: &TaskId,
-        id: &TaskApprovalId,
-        decision: TaskApprovalStatus,
-        note: Option<String>,
+        decision: TaskApprovalDecision,
     ) -> Result<(TaskApproval, Vec<TaskEvent>)> {
-        in_transaction!(self, tx => transitions::resolve(&tx, task_id, id, decision, note).await?)
+        in_transaction!(self, tx => transitions::resolve(&tx, decision).await?)
     }
 
     async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {

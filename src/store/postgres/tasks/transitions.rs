@@ -7,12 +7,12 @@
 use super::super::{OpResult, conflict};
 use super::statements::*;
 use crate::domain::error::HecateError;
-use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
-use crate::domain::task::{TaskApproval, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus};
+use crate::domain::ids::{TaskId, TaskRunId};
+use crate::domain::task::{TaskApproval, TaskEvent, TaskRun, TaskRunStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{self as decode, APPROVAL_COLUMNS, RunStatusChange};
 use crate::store::task_transitions::{self as decide, cancel_event, check_pending, claim_events};
-use crate::store::tasks::{ClaimedRun, NewTaskEvent, RunCheckpoint};
+use crate::store::tasks::{ClaimedRun, RunCheckpoint, TaskApprovalDecision, TaskRunPark};
 use deadpool_postgres::{GenericClient, Transaction};
 
 pub(super) async fn claim(
@@ -122,11 +122,9 @@ pub(super) async fn cancel(
 
 pub(super) async fn resolve(
     tx: &Transaction<'_>,
-    task_id: &TaskId,
-    id: &TaskApprovalId,
-    decision: TaskApprovalStatus,
-    note: Option<String>,
+    d: TaskApprovalDecision,
 ) -> OpResult<(TaskApproval, Vec<TaskEvent>)> {
+    let (task_id, id, decision, note) = (&d.task_id, &d.id, d.decision, d.note);
     let select = format!(
         "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = $1 AND task_id = $2 FOR UPDATE"
     );
@@ -215,14 +213,9 @@ pub(super) async fn checkpoint(
     append_events(tx, &run.task_id, &run.id, events).await
 }
 
-pub(super) async fn park(
-    tx: &Transaction<'_>,
-    run_id: &TaskRunId,
-    owner: &str,
-    approval: TaskApproval,
-    events: Vec<NewTaskEvent>,
-) -> OpResult<Vec<TaskEvent>> {
-    check_lease(tx, run_id, owner).await?;
+pub(super) async fn park(tx: &Transaction<'_>, park: TaskRunPark) -> OpResult<Vec<TaskEvent>> {
+    let run_id = &park.run_id;
+    check_lease(tx, run_id, &park.owner).await?;
     let run = select_run_by_id(tx, run_id).await?;
     set_run_status(
         tx,
@@ -235,6 +228,6 @@ pub(super) async fn park(
         &[&run_id.as_str()],
     )
     .await?;
-    insert_approval(tx, &approval).await?;
-    append_events(tx, &run.task_id, run_id, events).await
+    insert_approval(tx, &park.approval).await?;
+    append_events(tx, &run.task_id, run_id, park.events).await
 }

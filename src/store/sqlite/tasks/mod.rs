@@ -11,8 +11,7 @@ use super::reads::{all, one};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
 use crate::domain::task::{
-    Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskEventFilter, TaskRun,
-    TaskRunStatus, TaskStep,
+    Task, TaskApproval, TaskArtifact, TaskEvent, TaskEventFilter, TaskRun, TaskRunStatus, TaskStep,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
@@ -20,7 +19,8 @@ use crate::store::rows::tasks::{
     TASK_CHILD_TABLES,
 };
 use crate::store::tasks::{
-    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, QueueDepth, RunCheckpoint, TaskStore,
+    ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, PatchMove, QueueDepth, RunCheckpoint,
+    TaskApprovalDecision, TaskRunEnd, TaskRunPark, TaskStore,
 };
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -277,41 +277,30 @@ impl TaskStore for SqliteStore {
             .await
     }
 
-    async fn await_task_approval(
-        &self,
-        run_id: &TaskRunId,
-        owner: &str,
-        approval: TaskApproval,
-        events: Vec<NewTaskEvent>,
-    ) -> Result<Vec<TaskEvent>> {
-        let (run_id, owner) = (run_id.clone(), owner.to_string());
-        self.write(move |c| transitions::park(c, &run_id, &owner, approval, events))
-            .await
+    async fn await_task_approval(&self, park: TaskRunPark) -> Result<Vec<TaskEvent>> {
+        self.write(move |c| transitions::park(c, park)).await
     }
 
-    async fn finish_task_run(
-        &self,
-        run_id: &TaskRunId,
-        owner: &str,
-        status: TaskRunStatus,
-        error: Option<(String, String)>,
-        events: Vec<NewTaskEvent>,
-    ) -> Result<Vec<TaskEvent>> {
-        let (run_id, owner) = (run_id.clone(), owner.to_string());
+    async fn finish_task_run(&self, end: TaskRunEnd) -> Result<Vec<TaskEvent>> {
         self.write(move |c| {
+            let run_id = &end.run_id;
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let n = tx.execute(
                 "DELETE FROM task_queue WHERE run_id = ?1 AND lease_owner = ?2",
-                params![run_id.as_str(), owner],
+                params![run_id.as_str(), end.owner],
             )?;
             if n == 0 {
                 return Err(
                     conflict(format!("the lease on run {run_id} is no longer held")).into(),
                 );
             }
-            let run = select_run_by_id(&tx, &run_id)?;
-            set_run_status(&tx, &run_id, RunStatusChange::new(status, error.as_ref()))?;
-            let events = append_events(&tx, &run.task_id, &run_id, events)?;
+            let run = select_run_by_id(&tx, run_id)?;
+            set_run_status(
+                &tx,
+                run_id,
+                RunStatusChange::new(end.status, end.error.as_ref()),
+            )?;
+            let events = append_events(&tx, &run.task_id, run_id, end.events)?;
             tx.commit()?;
             Ok(events)
         })
@@ -398,19 +387,16 @@ impl TaskStore for SqliteStore {
 
     async fn set_task_patch_status(
         &self,
-        task_id: &TaskId,
-        id: &TaskArtifactId,
-        from: &str,
-        to: &str,
-        events: Vec<NewTaskEvent>,
+        change: PatchMove,
     ) -> Result<(TaskArtifact, Vec<TaskEvent>)> {
-        let (task_id, id, from, to) = (
-            task_id.clone(),
-            id.clone(),
-            from.to_string(),
-            to.to_string(),
-        );
         self.write(move |c| {
+            let PatchMove {
+                task_id,
+                id,
+                from,
+                to,
+                events,
+            } = change;
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let select = format!(
                 "SELECT {ARTIFACT_COLUMNS} FROM task_artifacts WHERE id = ?1 AND task_id = ?2 \
@@ -502,14 +488,9 @@ impl TaskStore for SqliteStore {
 
     async fn resolve_task_approval(
         &self,
-        task_id: &TaskId,
-        id: &TaskApprovalId,
-        decision: TaskApprovalStatus,
-        note: Option<String>,
+        decision: TaskApprovalDecision,
     ) -> Result<(TaskApproval, Vec<TaskEvent>)> {
-        let (task_id, id) = (task_id.clone(), id.clone());
-        self.write(move |c| resolve(c, &task_id, &id, decision, note))
-            .await
+        self.write(move |c| resolve(c, decision)).await
     }
 
     async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {

@@ -6,12 +6,12 @@
 use super::super::OpResult;
 use super::statements::*;
 use crate::domain::error::HecateError;
-use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
-use crate::domain::task::{TaskApproval, TaskApprovalStatus, TaskEvent, TaskRun, TaskRunStatus};
+use crate::domain::ids::{TaskId, TaskRunId};
+use crate::domain::task::{TaskApproval, TaskEvent, TaskRun, TaskRunStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{self as decode, APPROVAL_COLUMNS, RunStatusChange};
 use crate::store::task_transitions::{self as decide, cancel_event, check_pending, claim_events};
-use crate::store::tasks::{ClaimedRun, NewTaskEvent, RunCheckpoint};
+use crate::store::tasks::{ClaimedRun, RunCheckpoint, TaskApprovalDecision, TaskRunPark};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 pub(super) fn claim(
@@ -113,11 +113,9 @@ pub(super) fn cancel(
 
 pub(super) fn resolve(
     c: &mut Connection,
-    task_id: &TaskId,
-    id: &TaskApprovalId,
-    decision: TaskApprovalStatus,
-    note: Option<String>,
+    d: TaskApprovalDecision,
 ) -> OpResult<(TaskApproval, Vec<TaskEvent>)> {
+    let (task_id, id, decision, note) = (&d.task_id, &d.id, d.decision, d.note);
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let select =
         format!("SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = ?1 AND task_id = ?2");
@@ -199,15 +197,10 @@ pub(super) fn checkpoint(c: &mut Connection, cp: RunCheckpoint) -> OpResult<Vec<
     Ok(events)
 }
 
-pub(super) fn park(
-    c: &mut Connection,
-    run_id: &TaskRunId,
-    owner: &str,
-    approval: TaskApproval,
-    events: Vec<NewTaskEvent>,
-) -> OpResult<Vec<TaskEvent>> {
+pub(super) fn park(c: &mut Connection, park: TaskRunPark) -> OpResult<Vec<TaskEvent>> {
+    let run_id = &park.run_id;
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    check_lease(&tx, run_id, owner)?;
+    check_lease(&tx, run_id, &park.owner)?;
     let run = select_run_by_id(&tx, run_id)?;
     set_run_status(
         &tx,
@@ -218,8 +211,8 @@ pub(super) fn park(
         "DELETE FROM task_queue WHERE run_id = ?1",
         params![run_id.as_str()],
     )?;
-    insert_approval(&tx, &approval)?;
-    let events = append_events(&tx, &run.task_id, run_id, events)?;
+    insert_approval(&tx, &park.approval)?;
+    let events = append_events(&tx, &run.task_id, run_id, park.events)?;
     tx.commit()?;
     Ok(events)
 }
