@@ -1,7 +1,7 @@
 //! The model runtime: one streaming provider call per turn.
 
 use crate::adapters::providers::pricing::Pricebook;
-use crate::adapters::providers::{ChatRequest, ProviderClient, StreamDelta};
+use crate::adapters::providers::{ChatRequest, ProviderClient, ProviderError, StreamDelta};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::message::{Message, plain_text};
@@ -111,15 +111,16 @@ impl ModelRuntime {
     }
 
     /// One plain provider call outside any turn (such as writing a summary): the
-    /// answer's text, or the provider's error.
+    /// answer's text; `Err(Ok(_))` is the provider's own failure (which another
+    /// provider may not share), `Err(Err(_))` one that is not the provider's.
     pub async fn complete(
         &self,
         target: &ModelTarget,
         system: Option<String>,
         messages: Vec<Message>,
-    ) -> Result<String> {
+    ) -> std::result::Result<String, std::result::Result<ProviderError, HecateError>> {
         let Some(client) = self.providers.get(&target.provider) else {
-            return Err(self.route_impossible(&target.provider));
+            return Err(Err(self.route_impossible(&target.provider)));
         };
         let req = ChatRequest {
             model: target.model.clone(),
@@ -131,7 +132,7 @@ impl ModelRuntime {
         let outcome = client
             .stream_chat(&req, &mut |_| {})
             .await
-            .map_err(|f| f.error.into_hecate(&target.provider, &target.model))?;
+            .map_err(|f| Ok(f.error))?;
         Ok(plain_text(&outcome.blocks))
     }
 

@@ -343,3 +343,36 @@ async fn an_external_agent_is_handed_off_to_a_fresh_primed_session_at_the_summar
         .expect("answer");
     assert_eq!(last["content"], "echo: turn 11");
 }
+
+/// A summary fails over like a model turn: the session's provider `a` refuses
+/// the summary request (503), `b`, which serves the same model, writes it.
+#[tokio::test]
+async fn a_summary_the_sessions_provider_cannot_write_is_written_by_the_next_one() {
+    let fa = ModelServer::start(Some(json!([
+        {"match": {"contains": SUMMARIZE}, "repeat": true,
+         "status": 503, "error_message": "summarizer down"},
+        {"repeat": true, "text": "fine"}
+    ])));
+    let fb = ModelServer::start(Some(json!([{"repeat": true, "text": "the b summary"}])));
+    let mut home = Home::empty();
+    for (name, fx) in [("A", &fa), ("B", &fb)] {
+        home.set(&format!("PROVIDER_{name}_KIND"), "openai");
+        home.set(
+            &format!("PROVIDER_{name}_BASE_URL"),
+            &format!("{}/v1", fx.base),
+        );
+        home.set(&format!("PROVIDER_{name}_MODELS"), "m");
+    }
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let id = api
+        .create_session(json!({"model": "a/m", "history": {"strategy": "summary_buffer"}}))
+        .await;
+    for i in 0..10 {
+        turn(&api, &id, &format!("q{i}")).await;
+    }
+    let summary = wait_summary(&api, &id).await;
+    assert_eq!(summary["content"], "Summary: the b summary", "{summary}");
+    assert!(asked_for_summary(&fa), "a was asked first");
+    assert_eq!(fb.requests().len(), 1, "b wrote the summary only");
+}

@@ -10,6 +10,7 @@ use crate::domain::message::{Message, NewMessage, Role};
 use crate::domain::session::{RuntimeKind, Session};
 use crate::domain::time::now_rfc3339;
 use crate::engine::Memory;
+use crate::engine::gateway::candidates::{failover_reason, learn_failure};
 use crate::runtimes::model::ModelTarget;
 use crate::store::NewRunEvent;
 use serde_json::json;
@@ -85,12 +86,7 @@ impl<'e> Memory<'e> {
         };
         let snapshot = last.runtime.clone();
         context.push(Message::unstored(Role::User, SUMMARY_INSTRUCTION));
-        let text = self
-            .engine
-            .inner
-            .model
-            .complete(&target, session.system_prompt.clone(), context)
-            .await?;
+        let text = self.summary_text(session, target, context).await?;
         let mut summary = NewMessage::text(
             Role::System,
             format!("{SUMMARY_PREFIX}{}", text.trim()),
@@ -106,6 +102,69 @@ impl<'e> Memory<'e> {
             .into_iter()
             .next()
             .ok_or_else(|| HecateError::invalid("the store returned no summary message"))
+    }
+
+    /// The summary from the session's provider or, when that one fails before
+    /// answering, from the next provider serving the model that the route's
+    /// checks let through (cooldowns, deny patterns, budget), as a model turn
+    /// fails over; the last failure when none answers.
+    async fn summary_text(
+        self,
+        session: &Session,
+        first: ModelTarget,
+        context: Vec<Message>,
+    ) -> Result<String> {
+        let engine = self.engine;
+        let health = engine.inner.gateway.health();
+        let system = session.system_prompt.clone();
+        let mut targets = vec![first.clone()];
+        let mut widened = false;
+        let mut i = 0;
+        let mut last: Option<HecateError> = None;
+        while i < targets.len() || !widened {
+            if i == targets.len() {
+                widened = true;
+                let routes = match engine.gateway().candidates(Some(&first.model)).await {
+                    Ok(r) => r
+                        .into_iter()
+                        .filter(|r| r.provider != first.provider)
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+                let (checked, _) = engine
+                    .gateway()
+                    .check_candidates(&session.namespace, false, &routes)
+                    .await;
+                targets.extend(routes.into_iter().zip(checked).filter_map(|(r, c)| {
+                    (c.outcome == "pending").then_some(ModelTarget {
+                        provider: r.provider,
+                        model: r.model,
+                    })
+                }));
+                continue;
+            }
+            let target = &targets[i];
+            i += 1;
+            match engine
+                .inner
+                .model
+                .complete(target, system.clone(), context.clone())
+                .await
+            {
+                Ok(text) => {
+                    health.succeeded(&target.provider);
+                    return Ok(text);
+                }
+                Err(Ok(e)) if failover_reason(&e).is_some() => {
+                    learn_failure(&health, &target.provider, &e);
+                    tracing::info!(provider = %target.provider, error = %e, "a summary's provider failed; trying the next");
+                    last = Some(e.into_hecate(&target.provider, &target.model));
+                }
+                Err(Ok(e)) => return Err(e.into_hecate(&target.provider, &target.model)),
+                Err(Err(e)) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| HecateError::gateway("no provider could write the summary")))
     }
 
     /// Records what became of a summary as the next event of the turn's run.
