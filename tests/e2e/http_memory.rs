@@ -1,7 +1,9 @@
 //! Working-memory strategies over real HTTP and the CLI: each session's strategy
 //! decides exactly which history the model receives; a summary-buffer session gets
 //! a summary message after 20 messages and the next turn starts from it; a failed
-//! summary never fails the turn; an unknown strategy is a stable 400.
+//! summary never fails the turn, and one the session's provider cannot write is
+//! written by the next provider serving the model; an unknown strategy is a
+//! stable 400.
 
 use crate::support::common::{Home, ModelServer, session_id_from, text};
 use crate::support::http::{Api, serve, serve_openai};
