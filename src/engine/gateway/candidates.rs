@@ -54,6 +54,25 @@ pub(crate) fn learn_failure(health: &ProviderHealth, provider: &str, e: &Provide
 }
 
 impl<'e> Gateway<'e> {
+    /// The other providers serving `model` than `first`, in routing order,
+    /// each checked as `/v1` checks its candidates (for a request of
+    /// `namespace` without tools): the routes, their checked candidates and
+    /// the cooldowns of the skipped ones. Looked up when `first` failed or was
+    /// skipped, so an answered call costs no lookup.
+    pub(crate) async fn fallbacks(
+        self,
+        namespace: &str,
+        first: &str,
+        model: &str,
+    ) -> (Vec<GatewayRoute>, Vec<RouteCandidate>, Vec<Duration>) {
+        let routes: Vec<GatewayRoute> = match self.candidates(Some(model)).await {
+            Ok(all) => all.into_iter().filter(|r| r.provider != first).collect(),
+            Err(_) => Vec::new(),
+        };
+        let (checked, cooldowns) = self.check_candidates(namespace, false, &routes).await;
+        (routes, checked, cooldowns)
+    }
+
     /// Checks each candidate before it is tried; answers the log with every
     /// candidate `pending` or `skipped`, and the cooldowns of the skipped ones.
     /// A request of `namespace` offering tools (`has_tools`) skips models

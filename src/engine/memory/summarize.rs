@@ -124,16 +124,9 @@ impl<'e> Memory<'e> {
         while i < targets.len() || !widened {
             if i == targets.len() {
                 widened = true;
-                let routes = match engine.gateway().candidates(Some(&first.model)).await {
-                    Ok(r) => r
-                        .into_iter()
-                        .filter(|r| r.provider != first.provider)
-                        .collect(),
-                    Err(_) => Vec::new(),
-                };
-                let (checked, _) = engine
+                let (routes, checked, _) = engine
                     .gateway()
-                    .check_candidates(&session.namespace, false, &routes)
+                    .fallbacks(&session.namespace, &first.provider, &first.model)
                     .await;
                 targets.extend(routes.into_iter().zip(checked).filter_map(|(r, c)| {
                     (c.outcome == "pending").then_some(ModelTarget {

@@ -52,14 +52,7 @@ impl Engine {
                     break;
                 }
                 widened = true;
-                let more: Vec<GatewayRoute> = match gateway.candidates(Some(&model)).await {
-                    Ok(more) => more
-                        .into_iter()
-                        .filter(|r| r.provider != provider)
-                        .collect(),
-                    Err(_) => Vec::new(),
-                };
-                let (checked, waits) = gateway.check_candidates(namespace, false, &more).await;
+                let (more, checked, waits) = gateway.fallbacks(namespace, &provider, &model).await;
                 routes.extend(more);
                 candidates.extend(checked);
                 cooldowns.extend(waits);
