@@ -155,7 +155,9 @@ impl Guard {
         self.check_with(uri, headers, true)
     }
 
-    fn check_with(&self, uri: &Uri, headers: &HeaderMap, api_key: bool) -> Result<(), Denial> {
+    /// Checks only the head's size and its Host and Origin, not the token: for the
+    /// console's page and files, which must load before the page can ask for one.
+    pub fn check_host(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
         check_head_size(uri, headers)?;
         if self.hosts == HostPolicy::Loopback {
             if let Some(host) = header_str(headers, header::HOST)
@@ -169,6 +171,11 @@ impl Guard {
                 return Err(Denial::ForeignOrigin(origin.to_string()));
             }
         }
+        Ok(())
+    }
+
+    fn check_with(&self, uri: &Uri, headers: &HeaderMap, api_key: bool) -> Result<(), Denial> {
+        self.check_host(uri, headers)?;
         let Some(expected) = &self.token else {
             return Ok(());
         };

@@ -2,7 +2,7 @@
 //! with `--allow-remote` and a token.
 
 use super::{AppContext, GlobalArgs};
-use crate::bridges::http::{HttpConfig, router};
+use crate::bridges::http::{ConsoleSource, HttpConfig, router};
 use crate::bridges::serve::{ServeLimits, serve};
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -73,6 +73,7 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
             token,
             bound: local,
             shutdown: shutdown.clone(),
+            console: console_source(),
         },
     );
     eprintln!(
@@ -147,4 +148,13 @@ pub(crate) fn limits(config: &crate::config::Config) -> anyhow::Result<ServeLimi
         body_read_timeout: l.body_read_timeout,
         max_connections: l.max_connections,
     })
+}
+
+/// The console's files: the embedded copy, or the folder `HECATE_CONSOLE_DIR`
+/// names (read on every request, for working on the console without rebuilding).
+fn console_source() -> ConsoleSource {
+    match std::env::var_os("HECATE_CONSOLE_DIR") {
+        Some(dir) if !dir.is_empty() => ConsoleSource::Folder(dir.into()),
+        _ => ConsoleSource::Embedded,
+    }
 }

@@ -209,6 +209,17 @@ pub struct CreateArgs {
 }
 
 impl CreateArgs {
+    /// `--dir` made absolute against this shell's directory; with a profile and no
+    /// `--dir`, this directory (`repo_local` works on the repository you are in).
+    fn working_directory(&self) -> Option<String> {
+        let here = std::env::current_dir().ok();
+        match (&self.working_directory, &self.profile, here) {
+            (Some(dir), _, Some(here)) => Some(here.join(dir).display().to_string()),
+            (None, Some(_), Some(here)) => Some(here.display().to_string()),
+            (dir, _, _) => dir.clone(),
+        }
+    }
+
     fn request(&self) -> CreateTaskRequest {
         CreateTaskRequest {
             execution_kind: self.kind.clone(),
@@ -219,7 +230,7 @@ impl CreateArgs {
             file_path: self.file_path.clone(),
             file_content: self.file_content.clone(),
             file_operation: self.file_operation.clone(),
-            working_directory: self.working_directory.clone(),
+            working_directory: self.working_directory(),
             workspace_mode: self.workspace_mode.clone(),
             repo: self.repo.clone(),
             base_branch: self.branch.clone(),

@@ -35,6 +35,7 @@ mod gateway_routing;
 mod http_access_control;
 mod http_agent_chat_sessions;
 mod http_agent_resources;
+mod http_console;
 mod http_error_envelopes;
 mod http_flow_chats;
 mod http_memory;

@@ -384,6 +384,10 @@ async fn bad_input_is_refused_with_the_field_named_and_creates_nothing() {
             "execution_profile",
         ),
         (
+            json!({"execution_profile": "repo_local", "prompt": "x", "working_directory": "."}),
+            "working_directory",
+        ),
+        (
             json!({"execution_kind": "shell", "shell_command": "x",
                 "mcp_servers": vec![json!({"name": "s", "command": "true"}); 17]}),
             "mcp_servers",
@@ -434,6 +438,29 @@ async fn bad_input_is_refused_with_the_field_named_and_creates_nothing() {
         let a = api.get(path).await;
         assert_eq!((a.status, a.error_type()), (404, "not_found"), "{path}");
     }
+    // A profile never picks the server's own directory: without one the task
+    // gets a directory of its own when it runs.
+    let profiled = create(
+        &api,
+        json!({"execution_profile": "repo_local", "prompt": "look around"}),
+    )
+    .await;
+    let t = api.get(&format!("/hecate/v1/tasks/{profiled}")).await;
+    assert_eq!(t.body["data"]["workspace_mode"], "persistent", "{}", t.body);
+    assert!(
+        t.body["data"]["working_directory"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{}",
+        t.body
+    );
+    assert_eq!(
+        api.delete(&format!("/hecate/v1/tasks/{profiled}"))
+            .await
+            .status,
+        200
+    );
     let task = create(
         &api,
         json!({"execution_kind": "shell", "shell_command": "true"}),

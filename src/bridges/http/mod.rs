@@ -12,11 +12,13 @@
 //! call the engine. `bridges::serve` runs a router with the connection limits.
 
 mod adapters;
+mod approval_inbox;
 mod approvals;
 mod auth;
 mod capabilities;
 mod chat_sessions;
 mod chats;
+mod console;
 pub(crate) mod envelope;
 mod extract;
 mod files;
@@ -36,6 +38,7 @@ mod system;
 mod tasks;
 mod traces;
 
+pub use console::{CONTENT_SECURITY_POLICY, ConsoleSource};
 pub use envelope::{ApiError, ErrorBody, ErrorEnvelope};
 pub use extract::MAX_BODY_BYTES;
 pub use openapi::document as openapi_document;
@@ -125,6 +128,7 @@ pub fn routes() -> Vec<ApiRoute> {
             "/hecate/v1/agent-chat/sessions/{id}/approvals/{approval_id}/cancel",
             approvals::cancel,
         ),
+        ApiRoute::get("/hecate/v1/approvals", approval_inbox::list),
         ApiRoute::get("/hecate/v1/agent-chat/grants", approvals::list_grants),
         ApiRoute::post("/hecate/v1/agent-chat/grants", approvals::create_grant),
         ApiRoute::delete(
@@ -267,7 +271,8 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
     for route in routes() {
         app = app.route(route.path, route.handler);
     }
-    app.nest("/v1", gateway::router(guard.clone(), state.engine.clone()))
+    app.merge(console::router(guard.clone(), config.console))
+        .nest("/v1", gateway::router(guard.clone(), state.engine.clone()))
         .nest_service("/mcp", mcp)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

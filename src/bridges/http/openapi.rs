@@ -12,16 +12,16 @@ use super::gateway::schema::{
     ResponsesInput, ResponsesItem, ResponsesRequest,
 };
 use super::{
-    adapters, approvals, capabilities, chat_sessions, chats, files, mcp, memory, messages,
-    providers, sessions, stream, system, tasks, traces,
+    adapters, approval_inbox, approvals, capabilities, chat_sessions, chats, files, mcp, memory,
+    messages, providers, sessions, stream, system, tasks, traces,
 };
 use crate::bridges::resources::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
     AdapterResponse, ApprovalDto, ApprovalListResponse, ApprovalResponse, ChangedFileDiffDto,
     ChangedFileDiffResponse, ChangedFileDto, ChangedFilesResponse, CreateGrantRequest,
     DecisionName, GrantDeletedDto, GrantDeletedResponse, GrantDto, GrantListResponse,
-    GrantResponse, ProbeDto, ResolveApprovalRequest, RevertDto, RevertRequest, RevertResponse,
-    ScopeName,
+    GrantResponse, InboxApprovalDto, InboxResponse, ProbeDto, ResolveApprovalRequest, RevertDto,
+    RevertRequest, RevertResponse, ScopeName,
 };
 use crate::bridges::resources::capability::{
     CapabilitiesDto, CapabilityOverrideDeletedDto, CapabilityOverrideDeletedResponse,
@@ -103,6 +103,7 @@ use utoipa::{Modify, OpenApi};
         files::list,
         files::diff,
         files::revert,
+        approval_inbox::list,
         approvals::list,
         approvals::get,
         approvals::resolve,
@@ -171,7 +172,7 @@ use utoipa::{Modify, OpenApi};
         AdapterHealthResponse, AdapterResponse, ApprovalListResponse, ApprovalResponse,
         ApprovalDto, ResolveApprovalRequest, DecisionName, ScopeName, GrantListResponse,
         GrantDto, GrantDeletedResponse, GrantDeletedDto, CreateGrantRequest, GrantResponse,
-        ChangedFilesResponse, ChangedFileDto,
+        ChangedFilesResponse, ChangedFileDto, InboxResponse, InboxApprovalDto,
         ChangedFileDiffResponse, ChangedFileDiffDto, RevertRequest, RevertResponse, RevertDto,
         CreateTaskRequest, TaskResponse, TaskListResponse, TaskDto, TaskDeletedResponse,
         TaskDeletedDto, TaskRunResponse, TaskRunListResponse, TaskRunDto, RunActionRequest,

@@ -22,6 +22,8 @@ pub struct HttpConfig {
     pub bound: SocketAddr,
     /// Cancelled when the server shuts down; open streams then end.
     pub shutdown: CancellationToken,
+    /// Where the operator console's files come from.
+    pub console: super::ConsoleSource,
 }
 
 /// Shared state of the HTTP handlers.

@@ -545,3 +545,49 @@ pub struct RevertResponse {
     /// What was restored.
     pub data: RevertDto,
 }
+
+/// One pending approval of the namespace, as the approvals inbox lists it: a
+/// session's question (resolved through `…/sessions/{id}/approvals/…/resolve`) or
+/// a task's gate (through `/hecate/v1/tasks/{id}/approvals/…/resolve`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct InboxApprovalDto {
+    /// `session` or `task`.
+    pub kind: String,
+    /// Approval id (`appr_…` or `tappr_…`).
+    pub approval_id: String,
+    /// The session that asks (session approvals).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// That session's title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_title: Option<String>,
+    /// The task whose run is gated (task approvals).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// The turn (`run_…`) or task run (`trun_…`) that waits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// What is asked: the tool's name or title, or the gate's reason.
+    pub tool_name: String,
+    /// The tool's kind, or the gate's kind for a task.
+    pub tool_kind: String,
+    /// The options offered (session approvals: the agent's, verbatim).
+    #[schema(value_type = Object)]
+    pub options: Value,
+    /// The scopes a decision may take (session approvals; empty for a task gate).
+    pub scope_choices: Vec<String>,
+    /// When it was asked.
+    pub created_at: String,
+    /// When it times out, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// `{"object": "approvals", "data": […]}`: the namespace's pending approvals, oldest first.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct InboxResponse {
+    /// Always `approvals`.
+    pub object: String,
+    /// The pending approvals.
+    pub data: Vec<InboxApprovalDto>,
+}

@@ -1,0 +1,204 @@
+//! The operator console over plain HTTP (the browser tests in `tests/interop`
+//! drive it in Chromium): `/` and every file the page names are served with the
+//! strict Content Security Policy and validators, without a token but with the
+//! Host and Origin checks; nothing outside `console/` is reachable; unknown
+//! API-shaped paths stay JSON 404s. And the approvals inbox the console's
+//! Approvals page reads: every pending approval of the namespace, once.
+
+use crate::support::common::{Home, git_workspace, permission_turn};
+use crate::support::http::{Api, create_agent_session, pending_approval, serve};
+use serde_json::json;
+
+/// The `src` and `href` values of the page that point into `/console/`.
+fn console_links(html: &str) -> Vec<String> {
+    html.split(['"', '\''])
+        .filter(|s| s.starts_with("/console/"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_page_and_its_files_are_served_with_a_strict_policy_and_no_token() {
+    let mut home = Home::empty();
+    home.set("HECATE_TOKEN", "console-token");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let http = &api.http;
+
+    let page = http.get(api.url("/")).send().await.expect("GET /");
+    assert_eq!(page.status(), 200);
+    let h = page.headers().clone();
+    assert_eq!(h["content-type"], "text/html; charset=utf-8");
+    let csp = h["content-security-policy"].to_str().expect("header text");
+    for part in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(csp.contains(part), "{csp}");
+    }
+    assert!(
+        !csp.contains("unsafe-inline") && !csp.contains("http"),
+        "{csp}"
+    );
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert_eq!(h["x-frame-options"], "DENY");
+    let etag = h["etag"].to_str().expect("header text").to_string();
+    let html = page.text().await.expect("page");
+    let links = console_links(&html);
+    assert!(
+        links.iter().any(|l| l.ends_with(".js")) && links.iter().any(|l| l.ends_with(".css")),
+        "the page names its script and style: {links:?}"
+    );
+    assert!(!html.contains("<script>"), "no inline script");
+    for link in &links {
+        let r = http.get(api.url(link)).send().await.expect("request");
+        assert_eq!(r.status(), 200, "{link}");
+        let kind = r.headers()["content-type"]
+            .to_str()
+            .expect("header text")
+            .to_string();
+        let want = if link.ends_with(".js") {
+            "text/javascript"
+        } else {
+            "text/css"
+        };
+        assert!(kind.starts_with(want), "{link}: {kind}");
+        assert!(r.headers().contains_key("content-security-policy"));
+    }
+
+    let again = http
+        .get(api.url("/"))
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(again.status(), 304);
+
+    // The page loads without the token; the API it calls still needs it.
+    assert_eq!(api.get("/hecate/v1/system/stats").await.status, 401);
+    let with = Api::new(&s).with_token("console-token");
+    assert_eq!(with.get("/hecate/v1/system/stats").await.status, 200);
+}
+
+#[tokio::test]
+async fn nothing_outside_the_console_is_reachable_and_api_paths_stay_json() {
+    let home = Home::empty();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    for path in [
+        "/console/%2e%2e/Cargo.toml",
+        "/console/..%2fCargo.toml",
+        "/console/no-such-file.js",
+        "/console/",
+        "/hecate/v1/no-such-thing",
+        "/v2/models",
+        "/index.html.bak",
+    ] {
+        let a = api.get(path).await;
+        assert_eq!(a.status, 404, "{path}: {}", a.body);
+        assert_eq!(a.error_type(), "not_found", "{path}");
+    }
+
+    // DNS rebinding: a foreign Host or Origin gets neither the page nor its files.
+    for (name, value) in [
+        ("host", "evil.example:8765"),
+        ("origin", "http://evil.example"),
+    ] {
+        let r = api
+            .http
+            .get(api.url("/"))
+            .header(name, value)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(r.status(), 403, "{name}: {value}");
+    }
+}
+
+#[tokio::test]
+async fn the_inbox_lists_each_pending_approval_of_the_namespace_once() {
+    let home = Home::empty();
+    let write = json!([{"fs_write": {"path": "b.txt", "content": "new\n"}}]);
+    home.add_scripted_agent(
+        &json!({"turns": [permission_turn("Write b.txt", write)]}).to_string(),
+        &[],
+        "",
+    );
+    let ws = git_workspace();
+    let s = serve(&home);
+    let api = Api::new(&s);
+
+    let empty = api.get("/hecate/v1/approvals").await;
+    assert_eq!(empty.status, 200, "{}", empty.body);
+    assert_eq!(empty.body, json!({"object": "approvals", "data": []}));
+
+    // A session's question.
+    let session = create_agent_session(&api, "fixture", ws.path()).await;
+    let turn = {
+        let (api, session) = (api.clone(), session.clone());
+        tokio::spawn(async move { api.say(&session, "please write").await })
+    };
+    let asked = pending_approval(&api, &session).await;
+
+    // A task's gate (shell tasks ask by default).
+    let task = api
+        .post(
+            "/hecate/v1/tasks",
+            json!({"execution_kind": "shell", "shell_command": "true"}),
+        )
+        .await;
+    assert_eq!(task.status, 201, "{}", task.body);
+    let task_id = task.body["data"]["id"].as_str().expect("id").to_string();
+    let run = api
+        .post(&format!("/hecate/v1/tasks/{task_id}/start"), json!({}))
+        .await;
+    assert_eq!(run.status, 202, "{}", run.body);
+
+    let inbox = api.get("/hecate/v1/approvals").await;
+    let items = inbox.body["data"].as_array().expect("data").clone();
+    assert_eq!(items.len(), 2, "{}", inbox.body);
+    let from_session = items
+        .iter()
+        .find(|i| i["kind"] == "session")
+        .expect("session item");
+    assert_eq!(from_session["approval_id"], asked["id"]);
+    assert_eq!(from_session["session_id"], session.as_str());
+    assert_eq!(from_session["tool_name"], "Write b.txt");
+    assert!(from_session["session_title"].is_string());
+    assert_eq!(
+        from_session["scope_choices"],
+        json!(["once", "session", "workspace_tool", "adapter_tool"])
+    );
+    let gate = items
+        .iter()
+        .find(|i| i["kind"] == "task")
+        .expect("task item");
+    assert_eq!(gate["task_id"], task_id.as_str());
+    assert_eq!(gate["tool_kind"], "shell_command");
+    assert_eq!(gate["scope_choices"], json!([]));
+    let stats = api.get("/hecate/v1/system/stats").await;
+    assert!(stats.body["data"]["pending_approvals"].as_u64() >= Some(1));
+
+    // Answering both empties the inbox.
+    let approval_id = asked["id"].as_str().expect("id");
+    let ok = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{session}/approvals/{approval_id}/resolve"),
+            json!({"decision": "approve", "scope": "once"}),
+        )
+        .await;
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    let gate_id = gate["approval_id"].as_str().expect("id");
+    let ok = api
+        .post(
+            &format!("/hecate/v1/tasks/{task_id}/approvals/{gate_id}/resolve"),
+            json!({"decision": "reject"}),
+        )
+        .await;
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    assert_eq!(turn.await.expect("turn").status, 200);
+    assert!(ws.path().join("b.txt").exists());
+    let after = api.get("/hecate/v1/approvals").await;
+    assert_eq!(after.body["data"], json!([]), "{}", after.body);
+}
