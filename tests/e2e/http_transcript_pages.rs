@@ -232,3 +232,33 @@ async fn the_cli_and_mcp_read_the_same_pages() {
     assert_eq!(bad["result"]["isError"], true, "{bad}");
     assert!(bad.to_string().contains("cannot be combined"), "{bad}");
 }
+
+/// A stream snapshot is the newest page, as `GET …/{id}` answers it, so its size
+/// does not grow with the session.
+#[tokio::test]
+async fn a_stream_snapshot_is_the_newest_page() {
+    let server = ModelServer::start(None);
+    let (_home, _s, api) = serve_openai(&server);
+    let id = api.create_session(json!({"title": "long"})).await;
+    for i in 0..105 {
+        assert_eq!(api.say(&id, &format!("turn {i}")).await.status, 200);
+    }
+    let mut sse = api.stream(&id, None).await;
+    let first = sse
+        .next(std::time::Duration::from_secs(30))
+        .await
+        .expect("a snapshot");
+    assert_eq!(first.event, "snapshot");
+    let snapshot = crate::support::http::data(&first)["data"].clone();
+    let got = page(&api, &id, "").await;
+    assert_eq!(
+        sequences(&snapshot["messages"]),
+        (10..210).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        sequences(&snapshot["messages"]),
+        sequences(&got["messages"])
+    );
+    assert_eq!(snapshot["page"], got["page"], "{}", snapshot["page"]);
+    assert_eq!(snapshot["page"]["older"], true);
+}

@@ -125,7 +125,13 @@ async fn render(
         // A finished run can gain events (a revert appends `files_reverted`):
         // take every log from the hub's cache again, which drops stale ones.
         cache.events.clear();
-        match engine.transcript(&hub.namespace, session_id).await {
+        // The newest page, as `GET …/{id}` answers it: a snapshot's size does
+        // not grow with the session.
+        let window = crate::bridges::resources::TranscriptQuery::newest_page();
+        match engine
+            .transcript_window(&hub.namespace, session_id, window)
+            .await
+        {
             Ok(t) => cache.transcript = Some(t),
             Err(e) if e.error_type == ErrorType::NotFound => return Err(gone_state(cache)),
             Err(e) => {
