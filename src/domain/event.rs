@@ -89,6 +89,13 @@ pub enum RuntimeEvent {
         /// The frame.
         data: Value,
     },
+    /// The turn runs as this task run (Hecate's agent), known before it ends.
+    TaskLinked {
+        /// The `agent_loop` task.
+        task_id: String,
+        /// Its run that carries the turn.
+        task_run_id: String,
+    },
     /// The turn's streamed text reached its per-turn limit: what came after was
     /// dropped, neither shown nor stored.
     OutputCapped {
@@ -212,6 +219,7 @@ impl RuntimeEvent {
             Self::ConfigChanged { .. } => "config_changed",
             Self::Raw { .. } => "raw",
             Self::OutputCapped { .. } => "output_capped",
+            Self::TaskLinked { .. } => "task_linked",
         }
     }
 }

@@ -526,3 +526,62 @@ async fn an_agent_turn_after_model_turns_sees_them_and_a_summary_starts_a_fresh_
         ]
     );
 }
+
+/// A Hecate Agent turn's edits are captured like an external agent's: the
+/// answer's files list and diff show them, and a revert puts the file back.
+#[tokio::test]
+async fn a_hecate_agent_turns_changed_files_are_listed_diffed_and_reverted() {
+    let server = ModelServer::start(Some(json!([
+        turn(vec![call(
+            "file_edit",
+            json!({"path": "a.txt", "old_string": "original", "new_string": "edited"}),
+        )]),
+        answer("Edited a.txt."),
+    ])));
+    let home = agent_home(&server, WIRES[0], "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let ws = crate::support::common::git_workspace();
+    let ws_path = std::fs::canonicalize(ws.path()).expect("canonical");
+    let id = agent_session(&api, WIRES[0].2, &ws_path).await;
+    let r = api.say(&id, "edit a.txt").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let answer = &assistants(&r.body)[0];
+    assert_eq!(answer["status"], "completed", "{answer}");
+    let mid = answer["id"].as_str().expect("message id");
+    let files = api
+        .get(&format!(
+            "/hecate/v1/agent-chat/sessions/{id}/messages/{mid}/files"
+        ))
+        .await;
+    assert_eq!(files.status, 200, "{}", files.body);
+    let paths: Vec<&str> = files.body["data"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["a.txt"], "{}", files.body);
+    let diff = api
+        .get(&format!(
+            "/hecate/v1/agent-chat/sessions/{id}/messages/{mid}/files/a.txt"
+        ))
+        .await;
+    let text = diff.body["data"]["diff"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("-original") && text.contains("+edited"),
+        "{}",
+        diff.body
+    );
+    let revert = api
+        .post(
+            &format!("/hecate/v1/agent-chat/sessions/{id}/messages/{mid}/revert"),
+            json!({"paths": []}),
+        )
+        .await;
+    assert_eq!(revert.status, 200, "{}", revert.body);
+    assert_eq!(
+        std::fs::read_to_string(ws_path.join("a.txt")).expect("read"),
+        "original\n"
+    );
+}

@@ -309,6 +309,22 @@ async fn an_agent_turn_streams_its_words_as_the_model_says_them() {
             "{}: every snapshot is a prefix of what was said: {running:?}",
             wire.0
         );
+        // The running answer names its task run before the run ends.
+        let task_run = last_message(&done)["task_run_id"].clone();
+        assert!(task_run.is_string(), "{}: {done}", wire.0);
+        let linked = events
+            .iter()
+            .filter(|e| e.event == "snapshot")
+            .map(data)
+            .filter(|v| last_message(v)["status"] == "running")
+            .filter(|v| last_message(v)["content"] != "")
+            .map(|v| last_message(&v)["task_run_id"].clone())
+            .collect::<Vec<_>>();
+        assert!(
+            !linked.is_empty() && linked.iter().all(|t| *t == task_run),
+            "{}: words shown without their task run {task_run}: {linked:?}",
+            wire.0
+        );
         let mid_answer = running
             .iter()
             .filter(|c| c.len() > "Looking first.\n".len() && c.len() < said.len())

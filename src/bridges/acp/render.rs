@@ -106,7 +106,8 @@ pub fn runtime_event(ev: &RuntimeEvent) -> Option<SessionUpdate> {
         | RuntimeEvent::ModeChanged { .. }
         | RuntimeEvent::ConfigChanged { .. }
         | RuntimeEvent::Raw { .. }
-        | RuntimeEvent::OutputCapped { .. } => None,
+        | RuntimeEvent::OutputCapped { .. }
+        | RuntimeEvent::TaskLinked { .. } => None,
     }
 }
 

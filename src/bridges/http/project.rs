@@ -181,6 +181,16 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
         created_at: run.started_at.clone(),
         ..MessageDto::default()
     };
+    if let Some(link) = events.iter().find(|e| e.event_type == "task_linked") {
+        let id = |key: &str| {
+            link.data
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        dto.task_id = id("task_id");
+        dto.task_run_id = id("task_run_id");
+    }
     decorate(&mut dto, run, events);
     let adapter = dto.adapter_id.clone();
     describe_adapter(&mut dto, t, adapter.as_deref());

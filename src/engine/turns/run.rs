@@ -1,6 +1,6 @@
 //! Running one turn's runtime: the permission asker and context it gets, the
 //! events it streams (through the event sink), the partial answer on failure,
-//! the workspace diff around an external agent's turn, and the ending that
+//! the workspace diff around an agent's turn (external or Hecate's), and the ending that
 //! `finish_turn` stores.
 
 use super::sink::{EventSink, FLUSH_EVERY};
@@ -64,7 +64,11 @@ impl Engine {
         let cap = matches!(target, TurnTarget::External { .. })
             .then_some(self.inner.config.external_output_cap_bytes);
         let baseline = match (&target, &workspace) {
-            (TurnTarget::External { .. }, Some(ws)) => crate::engine::diffs::baseline(ws).await,
+            // The agents edit the workspace: their turn's changes are captured
+            // (files list, diffs, revert) the same way.
+            (TurnTarget::External { .. } | TurnTarget::Agent { .. }, Some(ws)) => {
+                crate::engine::diffs::baseline(ws).await
+            }
             _ => None,
         };
         let (history, recalled) = match (&target, self.recall(session, &history, &tx).await) {

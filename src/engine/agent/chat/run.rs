@@ -210,6 +210,11 @@ impl Engine {
     /// approvals; a cancelled turn cancels the run and waits for its end.
     async fn follow(&self, f: &Followed<'_>, heard: &mut Heard) -> Result<TurnReport> {
         let ns = f.asker.namespace.as_str();
+        // Faces link the running answer to its task before the run ends.
+        let _ = f.ctx.events.send(RuntimeEvent::TaskLinked {
+            task_id: f.task.to_string(),
+            task_run_id: f.run.to_string(),
+        });
         let tasks = self.tasks();
         let mut local_workers = None;
         let mut wake = tasks.subscribe();
