@@ -62,11 +62,8 @@ export function mountChat(root, sessionId) {
 
   const busy = () => inflight > 0 || serverBusy();
 
-  const taskLookups = new Map(); // run id -> task id (or null while looking)
-
-  /** The task backing the running agent turn: an earlier answer of the same
-   * segment names it; otherwise ask /tasks once per run (the live answer does
-   * not carry task_id yet). */
+  /** The task backing the running agent turn: the live answer names it once its
+   * task run exists (before that, an earlier answer of the same segment does). */
   function currentTaskId() {
     const msgs = transcript.messages();
     const live = msgs[msgs.length - 1];
@@ -74,20 +71,6 @@ export function mountChat(root, sessionId) {
     for (let i = msgs.length - 2; i >= 0; i -= 1) {
       if (msgs[i].task_id && (!live || msgs[i].segment_id === live.segment_id)) return msgs[i].task_id;
     }
-    const runId = live && live.run_id;
-    if (!runId) return null;
-    if (taskLookups.has(runId)) return taskLookups.get(runId);
-    taskLookups.set(runId, null);
-    const prompt = [...msgs].reverse().find((m) => m.role === 'user' && m.run_id === runId);
-    get('/hecate/v1/tasks', { query: { limit: 50 }, signal: ctrl.signal }).then((res) => {
-      const found = ((res && res.data) || []).find((t) =>
-        (!session.workspace || t.working_directory === session.workspace) &&
-        prompt && t.session_sequence === prompt.sequence);
-      if (found) {
-        taskLookups.set(runId, found.id);
-        updateBusy();
-      }
-    }).catch(() => {});
     return null;
   }
 

@@ -62,7 +62,7 @@ export function filesSection(sessionId, messageId, { wasReverted = () => false }
     if (!none) everHad = true;
     status.textContent = !none ? '' : everHad || wasReverted()
       ? 'No changed files remain for this turn.'
-      : 'No Git diff was captured for this turn (a Hecate agent turn keeps its changes as the backing task\'s patches).';
+      : 'No Git diff was captured for this turn (the workspace is not a Git repository).';
   }
 
   async function toggleDiff(path, button, slot) {
