@@ -37,6 +37,12 @@ pub fn derive(messages: &[Message]) -> Vec<Segment> {
                 if let Some(r) = &m.run_id {
                     seg.latest_run_id = Some(r.to_string());
                 }
+                // A Hecate Agent segment's task is named by its answers (its
+                // prompts are stored before the task exists).
+                if m.runtime.task_id.is_some() {
+                    seg.runtime.task_id = m.runtime.task_id.clone();
+                    seg.runtime.task_run_id = m.runtime.task_run_id.clone();
+                }
             }
             _ => out.push(Segment {
                 runtime: m.runtime.clone(),
@@ -92,6 +98,20 @@ mod tests {
         assert_eq!(segs[0].message_count, 2);
         assert_eq!(segs[1].runtime.model.as_deref(), Some("m2"));
         assert_eq!(segs[2].first_at, "t3");
+    }
+
+    #[test]
+    fn an_agent_segment_is_named_by_its_latest_task() {
+        let mut answer = msg(1, "a", "m1");
+        answer.runtime.task_id = Some("task_1".into());
+        answer.runtime.task_run_id = Some("trun_1".into());
+        let mut later = msg(3, "a", "m1");
+        later.runtime.task_id = Some("task_1".into());
+        later.runtime.task_run_id = Some("trun_2".into());
+        let segs = derive(&[msg(0, "a", "m1"), answer, msg(2, "a", "m1"), later]);
+        assert_eq!(segs.len(), 1);
+        assert_eq!(segs[0].runtime.task_id.as_deref(), Some("task_1"));
+        assert_eq!(segs[0].runtime.task_run_id.as_deref(), Some("trun_2"));
     }
 
     #[test]

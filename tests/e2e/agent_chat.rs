@@ -153,6 +153,8 @@ async fn a_first_prompt_creates_the_task_and_a_follow_up_continues_its_run() {
         .as_array()
         .expect("segments");
     assert_eq!(segments.len(), 1, "{segments:?}");
+    assert_eq!(segments[0]["task_id"], task.as_str(), "{segments:?}");
+    assert_eq!(segments[0]["task_run_id"], run2.as_str(), "{segments:?}");
 }
 
 #[tokio::test]

@@ -307,6 +307,13 @@ pub struct SegmentDto {
     /// Run id of the latest turn in the segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latest_run_id: Option<String>,
+    /// The `agent_loop` task behind a Hecate Agent segment (its latest, when the
+    /// segment started a fresh one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// That task's latest run in the segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_run_id: Option<String>,
     /// Status of the segment's last message.
     pub status: String,
     /// Number of messages.
@@ -326,6 +333,8 @@ impl From<&Segment> for SegmentDto {
             model: s.runtime.model.clone(),
             adapter_id: s.runtime.adapter_id.clone(),
             latest_run_id: s.latest_run_id.clone(),
+            task_id: s.runtime.task_id.clone(),
+            task_run_id: s.runtime.task_run_id.clone(),
             status: s.status.clone(),
             message_count: s.message_count as u64,
             first_at: s.first_at.clone(),
