@@ -304,4 +304,14 @@ pub trait TaskStore: Send + Sync {
 
     /// Events matching `filter`, in sequence order.
     async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>>;
+
+    /// Appends `events` to run `run_id` of task `task_id` (events a client
+    /// reports; no state changes with them); `not_found` when the run is not the
+    /// task's.
+    async fn append_task_events(
+        &self,
+        task_id: &TaskId,
+        run_id: &TaskRunId,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<Vec<TaskEvent>>;
 }

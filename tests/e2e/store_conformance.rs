@@ -1317,6 +1317,66 @@ mod cases {
         assert_eq!((depth.waiting, depth.leased), (0, 20), "all leased now");
     }
 
+    /// Events a client appends land after the run's own, in order, under the
+    /// log's sequence; a run of another task appends nothing.
+    pub async fn appended_task_events_follow_the_runs_own_in_order(b: Backend) {
+        use hecate::domain::ids::TaskId;
+        let (task, new) = queued_task("default");
+        b.store.create_task(&task).await.expect("task");
+        let (run, first) = b.store.create_task_run(new).await.expect("run");
+        let appended = b
+            .store
+            .append_task_events(
+                &task.id,
+                &run.id,
+                vec![
+                    NewTaskEvent::new("ci.started", json!({"job": 1})),
+                    NewTaskEvent::new("ci.finished", json!({"ok": true})),
+                ],
+            )
+            .await
+            .expect("append");
+        let types: Vec<&str> = appended.iter().map(|e| e.event_type.as_str()).collect();
+        assert_eq!(types, ["ci.started", "ci.finished"]);
+        assert!(appended[0].sequence > first[0].sequence);
+        assert!(appended[1].sequence > appended[0].sequence);
+        let listed = b
+            .store
+            .list_task_events(TaskEventFilter {
+                namespace: "default".into(),
+                run_id: Some(run.id.clone()),
+                limit: 10,
+                ..Default::default()
+            })
+            .await
+            .expect("list");
+        assert_eq!(listed.len(), 3);
+        assert_eq!(listed[2].data, json!({"ok": true}));
+        let err = b
+            .store
+            .append_task_events(
+                &TaskId::from("task_other"),
+                &run.id,
+                vec![NewTaskEvent::new("ci.x", json!({}))],
+            )
+            .await
+            .expect_err("another task's run");
+        assert_eq!(err.error_type, hecate::domain::error::ErrorType::NotFound);
+        assert_eq!(
+            b.store
+                .list_task_events(TaskEventFilter {
+                    namespace: "default".into(),
+                    run_id: Some(run.id.clone()),
+                    limit: 10,
+                    ..Default::default()
+                })
+                .await
+                .expect("list")
+                .len(),
+            3
+        );
+    }
+
     /// A reader that follows the task event log by its sequence (as the feeds'
     /// replay cursor does) while many writers append never skips an event: a
     /// sequence is never committed after a larger one was visible.
@@ -1633,6 +1693,7 @@ macro_rules! conformance {
                     a_failing_finish_turn_stores_nothing,
                     concurrent_claims_hand_each_queued_run_to_one_worker,
                     a_follower_of_the_task_event_log_never_skips_an_event,
+                    appended_task_events_follow_the_runs_own_in_order,
                     an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes,
                     an_agent_checkpoint_ends_a_step_and_starts_the_next_in_one_write,
                     a_chat_exchange_creates_the_session_and_links_answer_to_call,

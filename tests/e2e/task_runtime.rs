@@ -750,3 +750,89 @@ async fn two_servers_run_each_task_once_and_reclaim_a_dead_workers_run(home: &mu
         events.body
     );
 }
+
+/// A client appends its own events to a run's log: they follow Hecate's in the
+/// run's list and the feed; Hecate's own names, malformed types, non-object data,
+/// no events and unknown runs are refused and append nothing.
+#[tokio::test]
+async fn a_client_appends_its_own_events_to_a_runs_log() {
+    let home = ungated();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let task = create(
+        &api,
+        json!({"execution_kind": "shell", "shell_command": "true"}),
+    )
+    .await;
+    let run = start(&api, &task).await;
+    finished(&api, &task, &run).await;
+    let path = format!("/hecate/v1/tasks/{task}/runs/{run}/events");
+    let before = api.get(&path).await.body["data"]
+        .as_array()
+        .expect("events")
+        .len();
+
+    let a = api
+        .post(
+            &path,
+            json!({"events": [{"type": "ci.note", "data": {"text": "looked fine"}}, {"type": "ci.done"}]}),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    assert_eq!(a.body["object"], "task_events");
+    assert_eq!(a.body["data"][0]["type"], "ci.note");
+    assert_eq!(a.body["data"][1]["data"], json!({}));
+    let listed = api.get(&path).await.body["data"].clone();
+    let types: Vec<&str> = listed
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .collect();
+    assert_eq!(types.len(), before + 2);
+    assert_eq!(&types[before..], ["ci.note", "ci.done"]);
+    let feed = api.get("/hecate/v1/events?event_type=ci.note").await;
+    assert_eq!(
+        feed.body["data"][0]["run_id"],
+        run.as_str(),
+        "{}",
+        feed.body
+    );
+
+    for (body, field) in [
+        (json!({"events": []}), "events"),
+        (
+            json!({"events": [{"type": "run.finished"}]}),
+            "events[0].type",
+        ),
+        (
+            json!({"events": [{"type": "ok.one"}, {"type": "Bad Type"}]}),
+            "events[1].type",
+        ),
+        (
+            json!({"events": [{"type": "ci.x", "data": [1, 2]}]}),
+            "events[0].data",
+        ),
+    ] {
+        let bad = api.post(&path, body.clone()).await;
+        assert_eq!(
+            (bad.status, bad.error_type()),
+            (400, "invalid_request"),
+            "{body}: {}",
+            bad.body
+        );
+        assert_eq!(bad.body["error"]["field"], field, "{body}: {}", bad.body);
+    }
+    let unknown = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/runs/trun_nope/events"),
+            json!({"events": [{"type": "ci.x"}]}),
+        )
+        .await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    let after = api.get(&path).await.body["data"]
+        .as_array()
+        .expect("events")
+        .len();
+    assert_eq!(after, before + 2, "refusals appended nothing");
+}

@@ -201,6 +201,10 @@ pub fn routes() -> Vec<ApiRoute> {
             "/hecate/v1/tasks/{id}/runs/{run_id}/events",
             tasks::events::run_events,
         ),
+        ApiRoute::post(
+            "/hecate/v1/tasks/{id}/runs/{run_id}/events",
+            tasks::events::append_run_events,
+        ),
         ApiRoute::get(
             "/hecate/v1/tasks/{id}/runs/{run_id}/stream",
             tasks::events::run_stream,

@@ -46,12 +46,13 @@ use crate::bridges::resources::memory::{
     MemoryHitDto, MemorySearchDto, MemorySearchResponse, RecallStatusDto, RecallStatusResponse,
 };
 use crate::bridges::resources::tasks::{
-    ContinueRunRequest, CreateTaskRequest, ResolveTaskApprovalRequest, RetryFromTurnRequest,
-    RunActionRequest, TaskApprovalDto, TaskApprovalListResponse, TaskApprovalResponse,
-    TaskArtifactDto, TaskArtifactListResponse, TaskArtifactResponse, TaskDeletedDto,
-    TaskDeletedResponse, TaskDto, TaskEventDto, TaskEventListResponse, TaskListResponse,
-    TaskPatchDto, TaskPatchListResponse, TaskPatchResponse, TaskResponse, TaskRunDto,
-    TaskRunListResponse, TaskRunResponse, TaskStepDto, TaskStepListResponse, TaskStepResponse,
+    AppendTaskEventsRequest, ClientEventRequest, ContinueRunRequest, CreateTaskRequest,
+    ResolveTaskApprovalRequest, RetryFromTurnRequest, RunActionRequest, TaskApprovalDto,
+    TaskApprovalListResponse, TaskApprovalResponse, TaskArtifactDto, TaskArtifactListResponse,
+    TaskArtifactResponse, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskEventDto,
+    TaskEventListResponse, TaskListResponse, TaskPatchDto, TaskPatchListResponse,
+    TaskPatchResponse, TaskResponse, TaskRunDto, TaskRunListResponse, TaskRunResponse, TaskStepDto,
+    TaskStepListResponse, TaskStepResponse,
 };
 use crate::bridges::resources::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
@@ -135,6 +136,7 @@ use utoipa::{Modify, OpenApi};
         tasks::patches::apply,
         tasks::patches::revert,
         tasks::events::run_events,
+        tasks::events::append_run_events,
         tasks::events::run_stream,
         tasks::events::feed,
         tasks::events::feed_stream,
@@ -181,7 +183,7 @@ use utoipa::{Modify, OpenApi};
         TaskApprovalDto, ResolveTaskApprovalRequest, TaskEventListResponse, TaskEventDto,
         TaskPatchResponse, TaskPatchListResponse, TaskPatchDto,
         McpProbeResponse, McpProbeDto, McpProbeToolDto, McpCacheResponse, McpCacheDto,
-        McpCacheEntryDto, ContinueRunRequest, RetryFromTurnRequest,
+        McpCacheEntryDto, ContinueRunRequest, AppendTaskEventsRequest, ClientEventRequest, RetryFromTurnRequest,
         ChatSessionListResponse, ChatSessionSummaryDto, ChatSessionResponse, ChatSessionDto,
         ChatMessageDto, ChatProviderCallDto, ChatReplayResponse, ChatReplayDto,
         ChatDeletedResponse, TraceListResponse, TraceDto, RouteCandidateDto,

@@ -5,6 +5,7 @@
 //! surface can follow and replay.
 
 mod chain;
+mod client_events;
 pub(super) mod control;
 pub(super) mod execute;
 mod live_text;
@@ -13,6 +14,7 @@ mod runtime;
 mod worker;
 
 pub use super::agent::FINAL_ANSWER_KIND;
+pub use client_events::MAX_CLIENT_EVENTS;
 pub use control::StartOptions;
 pub use live_text::LivePiece;
 pub use patches::{PatchContent, PatchRef, patch_content};

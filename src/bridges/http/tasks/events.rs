@@ -6,17 +6,19 @@
 
 use super::super::HttpState;
 use super::super::envelope::{ApiError, ErrorEnvelope};
-use super::super::extract::{ApiPath, ApiQuery};
+use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::super::path_params::TaskRunPath;
 use super::super::stream::sse::sse_response;
 use super::shared::ids;
-use crate::bridges::resources::tasks::{TaskEventDto, TaskEventListResponse, TaskEventsQuery};
+use crate::bridges::resources::tasks::{
+    AppendTaskEventsRequest, TaskEventDto, TaskEventListResponse, TaskEventsQuery,
+};
 use crate::domain::HecateError;
 use crate::domain::ids::{TaskId, TaskRunId};
 use crate::domain::task::TaskEventFilter;
 use axum::Json;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::response::sse::Event;
 use std::convert::Infallible;
@@ -112,6 +114,45 @@ pub async fn run_events(
     let after = q.after_sequence.unwrap_or(0);
     let f = filter(&state, &q, Some(id), Some(run_id), after);
     Ok(list_response(&state.engine.tasks().list_events(f).await?))
+}
+
+/// Appends a client's events to the run's log: they follow Hecate's on the run's
+/// stream and the feed, and change no state.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/tasks/{id}/runs/{run_id}/events",
+    operation_id = "append_task_run_events",
+    tag = "tasks",
+    params(TaskRunPath),
+    request_body = AppendTaskEventsRequest,
+    responses(
+        (status = 201, description = "The events as stored", body = TaskEventListResponse),
+        (status = 400, description = "No events, too many, a reserved or malformed type, data not an object", body = ErrorEnvelope),
+        (status = 404, description = "No such task or run", body = ErrorEnvelope)
+    )
+)]
+pub async fn append_run_events(
+    State(state): State<HttpState>,
+    ApiPath(path): ApiPath<TaskRunPath>,
+    ApiJson(body): ApiJson<AppendTaskEventsRequest>,
+) -> Result<(StatusCode, Json<TaskEventListResponse>), ApiError> {
+    let (id, run_id) = ids(path.id, path.run_id);
+    let events = body
+        .events
+        .into_iter()
+        .map(|e| {
+            (
+                e.event_type,
+                e.data.unwrap_or_else(|| serde_json::json!({})),
+            )
+        })
+        .collect();
+    let stored = state
+        .engine
+        .tasks()
+        .append_client_events(&state.namespace, &id, &run_id, events)
+        .await?;
+    Ok((StatusCode::CREATED, list_response(&stored)))
 }
 
 /// The process-wide feed: events of every task, filtered by task and type.

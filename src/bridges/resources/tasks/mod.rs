@@ -15,8 +15,8 @@ mod requests;
 
 pub use create::CreateTaskRequest;
 pub use requests::{
-    ContinueRunRequest, ResolveTaskApprovalRequest, RetryFromTurnRequest, RunActionRequest,
-    TaskEventsQuery, TaskListQuery,
+    AppendTaskEventsRequest, ClientEventRequest, ContinueRunRequest, ResolveTaskApprovalRequest,
+    RetryFromTurnRequest, RunActionRequest, TaskEventsQuery, TaskListQuery,
 };
 
 /// The schema version of task event envelopes.

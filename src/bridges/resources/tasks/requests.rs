@@ -42,6 +42,27 @@ pub struct ResolveTaskApprovalRequest {
     pub note: Option<String>,
 }
 
+/// One event a client appends to a run's log.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientEventRequest {
+    /// Its type: a-z, 0-9, `.`, `_`, `-`, not one of Hecate's own prefixes
+    /// (`run.`, `step.`, `approval.`, `artifact.`, `tool.`, `agent.`, `patch.`).
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// Its data, an object (`{}` when absent).
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<serde_json::Value>,
+}
+
+/// Body of `POST …/runs/{run_id}/events`: 1 to 100 events, appended in order.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppendTaskEventsRequest {
+    /// The events.
+    pub events: Vec<ClientEventRequest>,
+}
+
 /// Query of the event lists.
 #[derive(Debug, Clone, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -485,6 +485,18 @@ impl TaskStore for PostgresStore {
         in_transaction!(self, tx => transitions::resolve(&tx, decision).await?)
     }
 
+    async fn append_task_events(
+        &self,
+        task_id: &TaskId,
+        run_id: &TaskRunId,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<Vec<TaskEvent>> {
+        in_transaction!(self, tx => {
+            select_run(&tx, task_id, run_id).await?;
+            append_events(&tx, task_id, run_id, events).await?
+        })
+    }
+
     async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {
         let c = self.client().await?;
         let r = query_all(

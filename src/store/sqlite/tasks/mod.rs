@@ -493,6 +493,23 @@ impl TaskStore for SqliteStore {
         self.write(move |c| resolve(c, decision)).await
     }
 
+    async fn append_task_events(
+        &self,
+        task_id: &TaskId,
+        run_id: &TaskRunId,
+        events: Vec<NewTaskEvent>,
+    ) -> Result<Vec<TaskEvent>> {
+        let (task_id, run_id) = (task_id.clone(), run_id.clone());
+        self.write(move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            select_run(&tx, &task_id, &run_id)?;
+            let events = append_events(&tx, &task_id, &run_id, events)?;
+            tx.commit()?;
+            Ok(events)
+        })
+        .await
+    }
+
     async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {
         self.read(move |c| {
             let types = serde_json::to_string(&filter.event_types)?;
