@@ -10,6 +10,7 @@ mod support;
 
 mod acp_real_clients;
 mod agent_mcp_real_peers;
+mod console_browser;
 mod gateway_sdks;
 mod http_openapi_conformance;
 mod mcp_flow_chats;

@@ -1,0 +1,75 @@
+//! The operator console in a real headless Chromium (Debian's package, driven by
+//! playwright-core; both installed by `scripts/test-deps/console.sh`) against the
+//! real `hecate serve`, the fixture model and the fixture ACP agent. The browser
+//! side is `tests/console/console.mjs`: it works only through the page (the API
+//! only to set up and to check), fails on any unexpected browser console error,
+//! saves a screenshot of each page and prints the loopback figures quoted in
+//! `docs/benchmarks.md`.
+
+use crate::support::common::{Home, ModelServer, git_workspace, permission_turn, test_deps};
+use crate::support::http::serve;
+use serde_json::json;
+use std::path::PathBuf;
+
+/// The fixture model: a slow answer to stream, markup to escape, and an echo-like
+/// short answer for everything else.
+fn model_script() -> serde_json::Value {
+    let words: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
+    json!([
+        {"match": {"contains": "slow"}, "repeat": true,
+         "text": format!("Slow **answer**: {}", words.join(" ")), "chunk_delay_ms": 60},
+        {"match": {"contains": "markup"}, "repeat": true,
+         "text": "Here: <img src=x onerror=\"window.__xss=1\"> <script>window.__xss=2</script> [link](javascript:window.__xss=3) done"},
+        {"repeat": true, "text": "Short answer."}
+    ])
+}
+
+/// The fixture agent: asks before writing `b.txt` on every prompt saying "write".
+fn agent_script() -> String {
+    let write_b = json!([{"fs_write": {"path": "b.txt", "content": "new file\n"}}]);
+    json!({"turns": [permission_turn("Write b.txt", write_b)]}).to_string()
+}
+
+#[test]
+fn the_console_works_in_a_real_browser() {
+    let deps = test_deps("console", "Chromium and playwright-core");
+    let playwright = deps.join("node_modules/playwright-core/index.mjs");
+    let model = ModelServer::start(Some(model_script()));
+
+    let mut home = Home::with_openai(&model);
+    // A provider that cannot answer: its model must be blocked before it is sent.
+    home.set("PROVIDER_DEAD_KIND", "openai");
+    home.set("PROVIDER_DEAD_BASE_URL", "http://127.0.0.1:9/v1");
+    home.set("PROVIDER_DEAD_MODELS", "ghost-model");
+    home.add_scripted_agent(&agent_script(), &[], "");
+    let open = serve(&home);
+
+    let mut guarded_home = Home::with_openai(&model);
+    guarded_home.set("HECATE_TOKEN", "console-secret");
+    let guarded = serve(&guarded_home);
+
+    let ws = git_workspace();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let shots = root.join("target/console-shots");
+    std::fs::create_dir_all(&shots).expect("screenshot dir");
+    let out = std::process::Command::new("node")
+        .arg(root.join("tests/console/console.mjs"))
+        .env("PLAYWRIGHT", &playwright)
+        .env("HECATE_URL", &open.base)
+        .env("HECATE_GUARDED_URL", &guarded.base)
+        .env("HECATE_TOKEN", "console-secret")
+        .env("WORKSPACE", ws.path())
+        .env("SHOTS", &shots)
+        .output()
+        .expect("run node tests/console/console.mjs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    assert!(
+        out.status.success(),
+        "the browser scenarios failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("all scenarios passed"), "{stdout}");
+}
