@@ -64,7 +64,7 @@ fn the_console_works_in_a_real_browser() {
         .expect("run node tests/console/console.mjs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
+    eprintln!("{stdout}");
     eprintln!("{stderr}");
     assert!(
         out.status.success(),
