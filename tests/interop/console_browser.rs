@@ -7,7 +7,7 @@
 //! `docs/benchmarks.md`.
 
 use crate::support::common::{Home, ModelServer, git_workspace, permission_turn, test_deps};
-use crate::support::http::serve;
+use crate::support::http::{Served, serve, serve_command};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -30,6 +30,23 @@ fn agent_script() -> String {
     json!({"turns": [permission_turn("Write b.txt", write_b)]}).to_string()
 }
 
+/// `hecate serve` in `home`: the binary `HECATE_CONSOLE_SERVE_BIN` names when set
+/// (the release build, for the figures in docs/console.md), else the test build.
+fn serve_console(home: &Home) -> Served {
+    let Some(bin) = std::env::var_os("HECATE_CONSOLE_SERVE_BIN") else {
+        return serve(home);
+    };
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .env_remove("HECATE_NAMESPACE")
+        .env_remove("HECATE_STORE_URL")
+        .stdin(std::process::Stdio::null());
+    for (k, v) in &home.env {
+        cmd.env(k, v);
+    }
+    serve_command(cmd)
+}
+
 #[test]
 fn the_console_works_in_a_real_browser() {
     let deps = test_deps("console", "Chromium and playwright-core");
@@ -42,11 +59,13 @@ fn the_console_works_in_a_real_browser() {
     home.set("PROVIDER_DEAD_BASE_URL", "http://127.0.0.1:9/v1");
     home.set("PROVIDER_DEAD_MODELS", "ghost-model");
     home.add_scripted_agent(&agent_script(), &[], "");
-    let open = serve(&home);
+    let open = serve_console(&home);
 
     let mut guarded_home = Home::with_openai(&model);
     guarded_home.set("HECATE_TOKEN", "console-secret");
-    let guarded = serve(&guarded_home);
+    // Approvals answered without asking: the page must warn.
+    guarded_home.write_config("[approvals]\nmode = \"auto\"\n");
+    let guarded = serve_console(&guarded_home);
 
     let ws = git_workspace();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
