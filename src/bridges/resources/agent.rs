@@ -571,8 +571,9 @@ pub struct InboxApprovalDto {
     pub tool_name: String,
     /// The tool's kind, or the gate's kind for a task.
     pub tool_kind: String,
-    /// The options offered (session approvals: the agent's, verbatim).
-    #[schema(value_type = Object)]
+    /// The options offered, each with at least `id` and `name` (a session
+    /// approval's are the agent's, verbatim).
+    #[schema(value_type = Vec<Object>)]
     pub options: Value,
     /// The scopes a decision may take (session approvals; empty for a task gate).
     pub scope_choices: Vec<String>,
