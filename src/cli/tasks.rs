@@ -208,15 +208,23 @@ pub struct CreateArgs {
     pub format: Format,
 }
 
+/// `path` made absolute against this shell's directory (the engine refuses
+/// relative directories: they would be the server's).
+fn absolute(path: &Option<String>) -> Option<String> {
+    let path = path.as_ref()?;
+    match std::env::current_dir() {
+        Ok(here) => Some(here.join(path).display().to_string()),
+        Err(_) => Some(path.clone()),
+    }
+}
+
 impl CreateArgs {
     /// `--dir` made absolute against this shell's directory; with a profile and no
     /// `--dir`, this directory (`repo_local` works on the repository you are in).
     fn working_directory(&self) -> Option<String> {
-        let here = std::env::current_dir().ok();
-        match (&self.working_directory, &self.profile, here) {
-            (Some(dir), _, Some(here)) => Some(here.join(dir).display().to_string()),
-            (None, Some(_), Some(here)) => Some(here.display().to_string()),
-            (dir, _, _) => dir.clone(),
+        match (&self.working_directory, &self.profile) {
+            (None, Some(_)) => absolute(&Some(".".to_string())),
+            (dir, _) => absolute(dir),
         }
     }
 
@@ -234,7 +242,7 @@ impl CreateArgs {
             workspace_mode: self.workspace_mode.clone(),
             repo: self.repo.clone(),
             base_branch: self.branch.clone(),
-            sandbox_allowed_root: self.allowed_root.clone(),
+            sandbox_allowed_root: absolute(&self.allowed_root),
             sandbox_read_only: Some(!self.writable_root),
             sandbox_git_writable: Some(self.git_writable),
             sandbox_network: Some(self.network),

@@ -4,6 +4,7 @@
 
 mod agent;
 mod agent_reaper;
+mod approval_inbox;
 mod approvals;
 mod batch_writer;
 pub mod bus;
@@ -28,6 +29,7 @@ mod transcript;
 mod turns;
 pub mod workspace;
 
+pub use approval_inbox::PendingApproval;
 pub use external::{AdapterFacts, AdapterStatus};
 pub use mcp::{
     ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ToolPolicy,

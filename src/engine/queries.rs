@@ -100,18 +100,6 @@ impl Engine {
             }
         }
     }
-
-    /// Number of approvals waiting for a decision in `namespace`.
-    pub async fn pending_approval_count(&self, namespace: &str) -> Result<usize> {
-        self.approvals()
-            .list(
-                namespace,
-                None,
-                Some(crate::domain::approval::ApprovalStatus::Pending),
-            )
-            .await
-            .map(|v| v.len())
-    }
 }
 
 /// The whole stored log of `run_id` when it is a run of `session_id`.

@@ -179,6 +179,11 @@ async fn the_inbox_lists_each_pending_approval_of_the_namespace_once() {
     assert_eq!(gate["scope_choices"], json!([]));
     let stats = api.get("/hecate/v1/system/stats").await;
     assert!(stats.body["data"]["pending_approvals"].as_u64() >= Some(1));
+    assert_eq!(
+        stats.body["data"]["pending_approvals"], 2,
+        "the pending count is the inbox's length: {}",
+        stats.body
+    );
 
     // Answering both empties the inbox.
     let approval_id = asked["id"].as_str().expect("id");

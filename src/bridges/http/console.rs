@@ -13,8 +13,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/console_assets.rs"));
@@ -38,25 +39,53 @@ pub enum ConsoleSource {
 
 /// One console file ready to send.
 struct Asset {
-    bytes: Vec<u8>,
-    etag: String,
+    bytes: Cow<'static, [u8]>,
+    etag: Cow<'static, str>,
+}
+
+/// The validator of `bytes`: a prefix of their SHA-256.
+fn etag_of(bytes: &[u8]) -> String {
+    format!("\"{}\"", hex::encode(&Sha256::digest(bytes)[..12]))
+}
+
+/// The embedded files' validators, worked out once (same order as the table).
+fn embedded_etags() -> &'static [String] {
+    static ETAGS: OnceLock<Vec<String>> = OnceLock::new();
+    ETAGS.get_or_init(|| {
+        embedded::CONSOLE_ASSETS
+            .iter()
+            .map(|(_, bytes)| etag_of(bytes))
+            .collect()
+    })
 }
 
 impl ConsoleSource {
-    /// The file at `path` (relative, `/`-separated), if the console has it.
+    /// The file at `path` (relative, `/`-separated), if the console has it. The
+    /// embedded copy is sent as it is, its validator computed once; a folder is
+    /// read (and hashed) on every request.
     fn read(&self, path: &str) -> Option<Asset> {
         if !is_plain_relative(path) {
             return None;
         }
-        let bytes = match self {
-            Self::Embedded => embedded::CONSOLE_ASSETS
-                .iter()
-                .find(|(name, _)| *name == path)
-                .map(|(_, bytes)| bytes.to_vec())?,
-            Self::Folder(root) => std::fs::read(root.join(path)).ok()?,
-        };
-        let etag = format!("\"{}\"", hex::encode(&Sha256::digest(&bytes)[..12]));
-        Some(Asset { bytes, etag })
+        match self {
+            Self::Embedded => {
+                let i = embedded::CONSOLE_ASSETS
+                    .iter()
+                    .position(|(name, _)| *name == path)?;
+                Some(Asset {
+                    bytes: Cow::Borrowed(embedded::CONSOLE_ASSETS[i].1),
+                    etag: Cow::Borrowed(embedded_etags()[i].as_str()),
+                })
+            }
+            Self::Folder(root) => {
+                let bytes = std::fs::read(root.join(path)).ok()?;
+                let etag = etag_of(&bytes);
+                Some(Asset {
+                    bytes: Cow::Owned(bytes),
+                    etag: Cow::Owned(etag),
+                })
+            }
+        }
     }
 }
 
@@ -123,11 +152,14 @@ fn send(source: &ConsoleSource, path: &str, request: &HeaderMap) -> Response {
     let unchanged = request
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|tags| tags.split(',').any(|t| t.trim() == asset.etag));
+        .is_some_and(|tags| tags.split(',').any(|t| t.trim() == asset.etag.as_ref()));
     let mut response = if unchanged {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        asset.bytes.into_response()
+        match asset.bytes {
+            Cow::Borrowed(b) => b.into_response(),
+            Cow::Owned(b) => b.into_response(),
+        }
     };
     let headers = response.headers_mut();
     if !unchanged {
@@ -193,7 +225,7 @@ mod tests {
         std::fs::write(dir.path().join("index.html"), "<html>dev</html>").expect("write");
         let source = ConsoleSource::Folder(dir.path().join("."));
         assert_eq!(
-            source.read("index.html").expect("read").bytes,
+            source.read("index.html").expect("read").bytes.as_ref(),
             b"<html>dev</html>"
         );
         assert!(source.read("../index.html").is_none());

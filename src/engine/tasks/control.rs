@@ -45,6 +45,15 @@ impl StartOptions {
 }
 
 fn canonical_dir(path: &str, field: &str) -> Result<std::path::PathBuf> {
+    // A relative directory would be this process's own working directory: an
+    // agent editing wherever `hecate serve` happened to start. Faces that have a
+    // directory of their own (the CLI) make their paths absolute first.
+    if !std::path::Path::new(path).is_absolute() {
+        return Err(HecateError::invalid(format!(
+            "{field} must be an absolute path, got {path:?}"
+        ))
+        .with_detail("field", field));
+    }
     std::fs::canonicalize(path)
         .ok()
         .filter(|p| p.is_dir())

@@ -149,20 +149,6 @@ impl CreateTaskRequest {
         set(&mut spec.sandbox_allowed_root, self.sandbox_allowed_root);
         set(&mut spec.requested_provider, self.requested_provider);
         set(&mut spec.requested_model, self.requested_model);
-        // A relative directory would be the server's own working directory: an
-        // agent editing wherever `hecate serve` happened to start. The CLI makes
-        // its own relative paths absolute before it gets here.
-        if !spec.working_directory.is_empty()
-            && !std::path::Path::new(&spec.working_directory).is_absolute()
-        {
-            return Err(bad(
-                "working_directory",
-                format!(
-                    "working_directory must be an absolute path, got {:?}",
-                    spec.working_directory
-                ),
-            ));
-        }
         spec.sandbox_root_writable = self.sandbox_read_only == Some(false);
         spec.sandbox_git_writable = self.sandbox_git_writable.unwrap_or(false);
         spec.sandbox_network = self.sandbox_network.unwrap_or(false);
