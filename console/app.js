@@ -10,6 +10,9 @@ import { mountNewChat } from './src/views/new-chat.js';
 import { mountChat } from './src/views/chat.js';
 import { mountApprovals } from './src/views/approvals.js';
 import { mountGrants } from './src/views/grants.js';
+import { mountTasks } from './src/views/tasks.js';
+import { mountTask } from './src/views/task.js';
+import { mountTraces } from './src/views/traces.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('danger-banner');
@@ -17,6 +20,8 @@ const nav = document.getElementById('main-nav');
 const links = {
   chats: nav.querySelector('a[data-nav="chats"]'),
   new: nav.querySelector('a[data-nav="new"]'),
+  tasks: nav.querySelector('a[data-nav="tasks"]'),
+  traces: nav.querySelector('a[data-nav="traces"]'),
   approvals: nav.querySelector('a[data-nav="approvals"]'),
   grants: nav.querySelector('a[data-nav="grants"]'),
 };
@@ -32,7 +37,7 @@ function placeholder(title, text) {
 }
 
 let first = true;
-const TITLES = { chats: 'Chats', new: 'New chat', approvals: 'Approvals', grants: 'Grants' };
+const TITLES = { chats: 'Chats', new: 'New chat', tasks: 'Tasks', traces: 'Traces', approvals: 'Approvals', grants: 'Grants' };
 
 initStats(links.approvals, banner);
 
@@ -45,11 +50,15 @@ startRouter(main, {
   chat: (root, p) => mountChat(root, p.id),
   approvals: (root) => mountApprovals(root),
   grants: (root) => mountGrants(root),
-  task: (root, p) => placeholder('Task', `The task view for ${p.id} is not part of this console yet. Use \`hecate tasks show ${p.id}\` or GET /hecate/v1/tasks/${p.id}.`)(root),
+  tasks: (root, p) => mountTasks(root, p.query),
+  task: (root, p) => mountTask(root, p.id, p.query),
+  traces: (root, p) => mountTraces(root, { query: p.query }),
+  trace: (root, p) => mountTraces(root, { query: p.query, requestId: p.id }),
   notfound: placeholder('Not found', 'This page does not exist.'),
 }, {
   onRoute(route) {
-    const active = route.name === 'chat' ? 'chats' : route.name;
+    const parent = { chat: 'chats', task: 'tasks', trace: 'traces' };
+    const active = parent[route.name] || route.name;
     for (const [name, a] of Object.entries(links)) {
       if (name === active) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');

@@ -1,11 +1,13 @@
-// The hash router: maps #/chats, #/new, #/chats/<id>, #/approvals, #/grants (and
-// #/tasks/<id>, a placeholder until the task view exists) to views, unmounting the
-// previous one.
+// The hash router: maps #/chats, #/new, #/chats/<id>, #/approvals, #/grants,
+// #/tasks, #/tasks/<id>, #/traces and #/traces/<request id> to views (query
+// parameters after `?` become `params.query`), unmounting the previous one.
 
 /** Parses a hash into {name, params}. */
 export function parseRoute(hash) {
-  const path = (hash || '').replace(/^#/, '') || '/chats';
-  const parts = path.split('/').filter(Boolean).map((p) => {
+  const full = (hash || '').replace(/^#/, '') || '/chats';
+  const [path, search = ''] = full.split('?');
+  const query = Object.fromEntries(new URLSearchParams(search));
+  const parts = (path || '/chats').split('/').filter(Boolean).map((p) => {
     try {
       return decodeURIComponent(p);
     } catch {
@@ -17,7 +19,10 @@ export function parseRoute(hash) {
   if (parts[0] === 'new') return { name: 'new', params: {} };
   if (parts[0] === 'approvals') return { name: 'approvals', params: {} };
   if (parts[0] === 'grants') return { name: 'grants', params: {} };
-  if (parts[0] === 'tasks' && parts.length >= 2) return { name: 'task', params: { id: parts[1] } };
+  if (parts[0] === 'tasks' && parts.length === 1) return { name: 'tasks', params: { query } };
+  if (parts[0] === 'tasks' && parts.length >= 2) return { name: 'task', params: { id: parts[1], query } };
+  if (parts[0] === 'traces' && parts.length === 1) return { name: 'traces', params: { query } };
+  if (parts[0] === 'traces' && parts.length >= 2) return { name: 'trace', params: { id: parts[1], query } };
   return { name: 'notfound', params: { path } };
 }
 
