@@ -836,3 +836,108 @@ async fn a_client_appends_its_own_events_to_a_runs_log() {
         .len();
     assert_eq!(after, before + 2, "refusals appended nothing");
 }
+
+/// Every frame of a run's stream carries the run as it is: a gated shell run
+/// shows its pending approval (with `needs_action`) before anyone answers, and
+/// its step, output, answered approval and result once it is over, so a client
+/// follows it without refetching.
+#[tokio::test]
+async fn a_runs_stream_frames_carry_its_state_and_timeline() {
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    let home = Home::empty();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let task = create(
+        &api,
+        json!({"execution_kind": "shell", "shell_command": "echo streamed"}),
+    )
+    .await;
+    let run = start(&api, &task).await;
+    let r = api
+        .request(
+            reqwest::Method::GET,
+            &format!("/hecate/v1/tasks/{task}/runs/{run}/stream"),
+        )
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(r.status(), 200);
+    let mut frames = r.bytes_stream().eventsource();
+    let mut next = async || -> Option<(String, Value)> {
+        match tokio::time::timeout(Duration::from_secs(60), frames.next()).await {
+            Ok(Some(Ok(e))) => Some((e.event, serde_json::from_str(&e.data).expect("JSON data"))),
+            Ok(Some(Err(e))) => panic!("SSE error: {e}"),
+            Ok(None) => None,
+            Err(_) => panic!("the run stream stalled"),
+        }
+    };
+    // Replayed up to the gate: the frames say the run waits for a person.
+    let mut waiting = None;
+    while let Some((event, data)) = next().await {
+        assert_eq!(data["event_type"], event, "{data}");
+        assert_eq!(data["type"], event, "the envelope is kept: {data}");
+        if event == "approval.requested" {
+            waiting = Some(data);
+            break;
+        }
+    }
+    let waiting = waiting.expect("an approval.requested frame");
+    assert_eq!(waiting["run"]["status"], "awaiting_approval", "{waiting}");
+    assert_eq!(waiting["approvals"][0]["status"], "pending");
+    let gate = waiting["activity"]
+        .as_array()
+        .expect("activity")
+        .iter()
+        .find(|a| a["type"] == "approval")
+        .expect("an approval row")
+        .clone();
+    assert_eq!(gate["needs_action"], true, "{gate}");
+    let approval_id = gate["approval_id"].as_str().expect("approval_id");
+    assert_eq!(waiting["approvals"][0]["id"], approval_id);
+
+    let ok = api
+        .post(
+            &format!("/hecate/v1/tasks/{task}/approvals/{approval_id}/resolve"),
+            json!({"decision": "approve", "note": "go"}),
+        )
+        .await;
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    let mut last = None;
+    while let Some((_, data)) = next().await {
+        last = Some(data);
+    }
+    let last = last.expect("frames after the approval");
+    assert_eq!(last["event_type"], "run.finished", "{last}");
+    assert_eq!(last["run"]["status"], "completed");
+    assert_eq!(last["steps"][0]["status"], "completed");
+    assert!(
+        last["artifacts"]
+            .as_array()
+            .expect("artifacts")
+            .iter()
+            .any(|a| a["kind"] == "stdout" && a["content"] == "streamed\n"),
+        "{last}"
+    );
+    let rows: Vec<(&str, &str)> = last["activity"]
+        .as_array()
+        .expect("activity")
+        .iter()
+        .map(|a| {
+            (
+                a["type"].as_str().unwrap_or_default(),
+                a["status"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("approval", "approved"),
+            ("tool_call", "completed"),
+            ("run_result", "completed")
+        ]
+    );
+    assert_eq!(last["activity"][0]["needs_action"], false);
+    assert_eq!(last["activity"][0]["detail"], "go");
+}

@@ -51,8 +51,8 @@ use crate::bridges::resources::tasks::{
     TaskApprovalListResponse, TaskApprovalResponse, TaskArtifactDto, TaskArtifactListResponse,
     TaskArtifactResponse, TaskDeletedDto, TaskDeletedResponse, TaskDto, TaskEventDto,
     TaskEventListResponse, TaskListResponse, TaskPatchDto, TaskPatchListResponse,
-    TaskPatchResponse, TaskResponse, TaskRunDto, TaskRunListResponse, TaskRunResponse, TaskStepDto,
-    TaskStepListResponse, TaskStepResponse,
+    TaskPatchResponse, TaskResponse, TaskRunDto, TaskRunListResponse, TaskRunResponse,
+    TaskRunStateDto, TaskRunStreamEventData, TaskStepDto, TaskStepListResponse, TaskStepResponse,
 };
 use crate::bridges::resources::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
@@ -61,6 +61,7 @@ use crate::bridges::resources::{
     SessionListResponse, SessionResponse, SessionSummaryDto, StatsDto, StatsResponse, StoreDto,
     ToolCallDto, TranscriptDto, TranscriptPageDto, UsageDto,
 };
+use crate::domain::task::TaskActivityItem;
 use axum::Json;
 use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -182,6 +183,7 @@ use utoipa::{Modify, OpenApi};
         TaskArtifactListResponse, TaskArtifactDto, TaskApprovalResponse, TaskApprovalListResponse,
         TaskApprovalDto, ResolveTaskApprovalRequest, TaskEventListResponse, TaskEventDto,
         TaskPatchResponse, TaskPatchListResponse, TaskPatchDto,
+        TaskRunStreamEventData, TaskRunStateDto, TaskActivityItem,
         McpProbeResponse, McpProbeDto, McpProbeToolDto, McpCacheResponse, McpCacheDto,
         McpCacheEntryDto, ContinueRunRequest, AppendTaskEventsRequest, ClientEventRequest, RetryFromTurnRequest,
         ChatSessionListResponse, ChatSessionSummaryDto, ChatSessionResponse, ChatSessionDto,

@@ -7,15 +7,19 @@ use crate::domain::ids::{TaskId, TaskRunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod activity;
 mod approval;
 mod run;
+mod tool_title;
 
+pub use activity::{TaskActivityItem, project_activity};
 pub use approval::{
     APPROVAL_POLICY_NAMES, ApprovalPolicy, TaskApproval, TaskApprovalKind, TaskApprovalStatus,
 };
 pub use run::{
     TaskArtifact, TaskEvent, TaskEventFilter, TaskRun, TaskRunStatus, TaskStep, TaskStepStatus,
 };
+pub use tool_title::tool_title;
 
 /// The largest `file_content` a file task may carry, in bytes.
 pub const MAX_FILE_CONTENT_BYTES: usize = 4 * 1024 * 1024;

@@ -14,7 +14,7 @@ use serde_json::Value;
 pub const MAX_CLIENT_EVENTS: usize = 100;
 
 /// The type prefixes of Hecate's own events, which a client may not use.
-const RESERVED_PREFIXES: [&str; 7] = [
+const RESERVED_PREFIXES: [&str; 8] = [
     "run.",
     "step.",
     "approval.",
@@ -22,6 +22,7 @@ const RESERVED_PREFIXES: [&str; 7] = [
     "tool.",
     "agent.",
     "patch.",
+    "turn.",
 ];
 
 /// Longest event type a client may name.

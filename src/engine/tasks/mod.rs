@@ -10,6 +10,7 @@ pub(super) mod control;
 pub(super) mod execute;
 mod live_text;
 mod patches;
+mod run_view;
 mod runtime;
 mod worker;
 
@@ -18,4 +19,5 @@ pub use client_events::MAX_CLIENT_EVENTS;
 pub use control::StartOptions;
 pub use live_text::LivePiece;
 pub use patches::{PatchContent, PatchRef, patch_content};
+pub use run_view::{ARTIFACT_PREVIEW_BYTES, RunView};
 pub use runtime::{DEFAULT_LEASE, TaskConfig, TaskRuntime};

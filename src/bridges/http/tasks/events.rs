@@ -11,7 +11,8 @@ use super::super::path_params::TaskRunPath;
 use super::super::stream::sse::sse_response;
 use super::shared::ids;
 use crate::bridges::resources::tasks::{
-    AppendTaskEventsRequest, TaskEventDto, TaskEventListResponse, TaskEventsQuery,
+    AppendTaskEventsRequest, TaskEventDto, TaskEventListResponse, TaskEventsQuery, TaskRunStateDto,
+    TaskRunStreamEventData,
 };
 use crate::domain::HecateError;
 use crate::domain::ids::{TaskId, TaskRunId};
@@ -174,7 +175,8 @@ pub async fn feed(
 }
 
 /// Streams the events of a run as SSE (`id` = sequence, `event` = type, `data` =
-/// the v1 envelope); replays from the cursor and ends after the run's last event.
+/// the v1 envelope with the run's state: `TaskRunStreamEventData`); replays from
+/// the cursor and ends after the run's last event.
 #[utoipa::path(
     get,
     path = "/hecate/v1/tasks/{id}/runs/{run_id}/stream",
@@ -183,7 +185,7 @@ pub async fn feed(
     params(TaskRunPath, TaskEventsQuery,
            ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event sequence")),
     responses(
-        (status = 200, description = "An SSE stream of task events", content_type = "text/event-stream"),
+        (status = 200, description = "An SSE stream of the run's events, each frame's data a TaskRunStreamEventData", content_type = "text/event-stream"),
         (status = 404, description = "No such task or run", body = ErrorEnvelope)
     )
 )]
@@ -243,11 +245,31 @@ fn sse(state: HttpState, mut f: TaskEventFilter, run: Option<(TaskId, TaskRunId)
                     return;
                 }
             };
+            // A run's frames carry the run as it is after the page: read once.
+            let state = match (&run, page.is_empty()) {
+                (Some((id, run_id)), false) => match tasks.run_view(&namespace, id, run_id).await {
+                    Ok(view) => Some(TaskRunStateDto::from(&view)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "task run stream could not read the run");
+                        return;
+                    }
+                },
+                _ => None,
+            };
             let mut ended = false;
             for e in &page {
                 f.after_sequence = e.sequence;
                 ended |= run.is_some() && RUN_END.contains(&e.event_type.as_str());
-                let data = serde_json::to_string(&TaskEventDto::from(e)).unwrap_or_default();
+                let event = TaskEventDto::from(e);
+                let data = match &state {
+                    Some(state) => serde_json::to_string(&TaskRunStreamEventData {
+                        event_type: event.event_type.clone(),
+                        event,
+                        state: state.clone(),
+                    }),
+                    None => serde_json::to_string(&event),
+                }
+                .unwrap_or_default();
                 yield Ok::<Event, Infallible>(
                     Event::default()
                         .id(e.sequence.to_string())

@@ -4,7 +4,10 @@
 //! resources also derive JSON Schemas, so the MCP task tools take and answer the
 //! same shapes.
 
-use crate::domain::task::{Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskStep};
+use crate::domain::task::{
+    Task, TaskActivityItem, TaskApproval, TaskArtifact, TaskEvent, TaskRun, TaskStep,
+};
+use crate::engine::tasks::RunView;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -235,6 +238,51 @@ impl From<&TaskEvent> for TaskEventDto {
             data: e.data.clone(),
         }
     }
+}
+
+/// What a run is now, as every frame of its stream carries it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TaskRunStateDto {
+    /// The run.
+    pub run: TaskRunDto,
+    /// Its steps, in order.
+    pub steps: Vec<TaskStepDto>,
+    /// Its artifacts; a text over 16 KiB is cut to a preview (the end of captured
+    /// output, the start of anything else) and marked `truncated`: GET the
+    /// artifact for all of it.
+    pub artifacts: Vec<TaskArtifactDto>,
+    /// The compact timeline (`thinking`, `tool_call`, `patch`, `approval`,
+    /// `changed_files`, `final_answer`, `run_result`).
+    pub activity: Vec<TaskActivityItem>,
+    /// The approvals asked in this run; `pending` ones wait for a person.
+    pub approvals: Vec<TaskApprovalDto>,
+}
+
+impl From<&RunView> for TaskRunStateDto {
+    fn from(v: &RunView) -> Self {
+        Self {
+            run: v.run.clone(),
+            steps: v.steps.clone(),
+            artifacts: v.artifacts.clone(),
+            activity: v.activity.clone(),
+            approvals: v.approvals.iter().map(TaskApprovalDto::from).collect(),
+        }
+    }
+}
+
+/// The data of a frame of a run's stream (the seed's `TaskRunStreamEventData`):
+/// the v1 event envelope, `event_type` (the type of the stored event behind the
+/// frame), and the run as it was when the frame was sent.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TaskRunStreamEventData {
+    /// The event.
+    #[serde(flatten)]
+    pub event: TaskEventDto,
+    /// The stored event's type, as `type`.
+    pub event_type: String,
+    /// The run now.
+    #[serde(flatten)]
+    pub state: TaskRunStateDto,
 }
 
 macro_rules! response {

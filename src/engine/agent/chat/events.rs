@@ -9,7 +9,7 @@
 
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::TaskArtifactId;
-use crate::domain::task::TaskEvent;
+use crate::domain::task::{TaskEvent, tool_title};
 use crate::engine::tasks::{LivePiece, PatchContent};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
@@ -34,30 +34,6 @@ pub(super) fn grant_kind(tool: &str) -> &'static str {
         "git_exec" => "execute:git",
         _ => tool_kind(tool),
     }
-}
-
-/// A one-line title for a call of `tool` with `args` (`Edit notes.txt`).
-pub(super) fn tool_title(tool: &str, args: &Value) -> String {
-    let arg = |key: &str| args[key].as_str().map(|s| s.lines().next().unwrap_or(""));
-    let joined = || {
-        args["args"].as_array().map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-    };
-    let made = match tool {
-        "read_file" => arg("path").map(|p| format!("Read {p}")),
-        "list_dir" => Some(format!("List {}", arg("path").unwrap_or("."))),
-        "file_write" => arg("path").map(|p| format!("Write {p}")),
-        "file_edit" => arg("path").map(|p| format!("Edit {p}")),
-        "shell_exec" => arg("command").map(|c| format!("Run {c}")),
-        "git_exec" => joined().map(|a| format!("git {a}")),
-        "http_request" => arg("url").map(|u| format!("Fetch {u}")),
-        _ => None,
-    };
-    made.unwrap_or_else(|| tool.to_string())
 }
 
 fn text(data: &Value, key: &str) -> String {
