@@ -10,8 +10,8 @@ use crate::bridges::resources::tasks::{
     TaskRunDto, TaskStepDto,
 };
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
-use crate::domain::task::TaskEventFilter;
 use crate::domain::task::{TaskEvent, TaskRun};
+use crate::domain::task::{TaskEventFilter, TaskListFilter};
 use crate::engine::tasks::{StartOptions, TaskRuntime, patch_content};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -339,7 +339,12 @@ pub async fn run(cli: &GlobalArgs, cmd: &TasksCommand) -> anyhow::Result<i32> {
             }
         }
         TasksCommand::List { limit, format } => {
-            let list = tasks.list_tasks(ns, *limit).await?;
+            let filter = TaskListFilter {
+                namespace: ns.to_string(),
+                limit: *limit,
+                ..TaskListFilter::default()
+            };
+            let list = tasks.list_tasks(filter).await?;
             match format {
                 Format::Json => {
                     print_resource("tasks", &list.iter().map(TaskDto::from).collect::<Vec<_>>())?

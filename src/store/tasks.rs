@@ -6,8 +6,8 @@
 use crate::domain::error::Result;
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
 use crate::domain::task::{
-    Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskEventFilter, TaskRun,
-    TaskRunStatus, TaskStep,
+    Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskEventFilter,
+    TaskListFilter, TaskRun, TaskRunStatus, TaskStep,
 };
 use async_trait::async_trait;
 use serde_json::Value;
@@ -198,8 +198,8 @@ pub trait TaskStore: Send + Sync {
     async fn create_task(&self, task: &Task) -> Result<()>;
     /// Reads one task, or `not_found`.
     async fn get_task(&self, namespace: &str, id: &TaskId) -> Result<Task>;
-    /// Tasks of a namespace, newest first.
-    async fn list_tasks(&self, namespace: &str, limit: usize) -> Result<Vec<Task>>;
+    /// The tasks `filter` selects, newest first.
+    async fn list_tasks(&self, filter: TaskListFilter) -> Result<Vec<Task>>;
     /// Deletes a task and everything it owns; `conflict` while a run is active.
     async fn delete_task(&self, namespace: &str, id: &TaskId) -> Result<()>;
 

@@ -1249,6 +1249,7 @@ mod cases {
                 ..Default::default()
             },
             latest_run_id: None,
+            latest_run_status: None,
             created_at: now.clone(),
             updated_at: now.clone(),
         };
@@ -1319,6 +1320,115 @@ mod cases {
 
     /// Events a client appends land after the run's own, in order, under the
     /// log's sequence; a run of another task appends nothing.
+    pub async fn task_lists_filter_by_status_kind_and_directory_and_page_by_cursor(b: Backend) {
+        use hecate::domain::task::{ExecutionKind, TaskListFilter, TaskRunStatus};
+        // Five tasks a second apart: shell, git, shell, git, shell; in /a, /b, /a, /b, /a;
+        // the first three with a queued run.
+        let mut ids = Vec::new();
+        for i in 0..5 {
+            let (mut task, new) = queued_task("default");
+            task.created_at = format!("2026-01-01T00:00:0{i}Z");
+            task.spec.working_directory = if i % 2 == 0 { "/a" } else { "/b" }.into();
+            if i % 2 == 1 {
+                task.spec.execution_kind = Some(ExecutionKind::Git);
+                task.spec.git_command = "status".into();
+            }
+            b.store.create_task(&task).await.expect("task");
+            if i < 3 {
+                b.store.create_task_run(new).await.expect("run");
+            }
+            ids.push(task.id);
+        }
+        let list = |f: TaskListFilter| {
+            let store = b.store.clone();
+            async move {
+                store
+                    .list_tasks(TaskListFilter {
+                        namespace: "default".into(),
+                        ..f
+                    })
+                    .await
+                    .expect("list")
+                    .into_iter()
+                    .map(|t| (t.id, t.latest_run_status))
+                    .collect::<Vec<_>>()
+            }
+        };
+        let all = list(TaskListFilter {
+            limit: 10,
+            ..Default::default()
+        })
+        .await;
+        let newest_first: Vec<_> = ids.iter().rev().cloned().collect();
+        assert_eq!(
+            all.iter().map(|t| t.0.clone()).collect::<Vec<_>>(),
+            newest_first
+        );
+        assert_eq!(
+            all[4].1,
+            Some(TaskRunStatus::Queued),
+            "the status is read with the task"
+        );
+        assert_eq!(all[0].1, None, "never ran");
+        let mut paged = Vec::new();
+        let mut before = None;
+        loop {
+            let page = list(TaskListFilter {
+                limit: 2,
+                before: before.clone(),
+                ..Default::default()
+            })
+            .await;
+            if page.is_empty() {
+                break;
+            }
+            before = page.last().map(|t| t.0.clone());
+            paged.extend(page.into_iter().map(|t| t.0));
+        }
+        assert_eq!(
+            paged, newest_first,
+            "the cursor pages through every task once"
+        );
+        let queued = list(TaskListFilter {
+            status: Some(TaskRunStatus::Queued),
+            limit: 10,
+            ..Default::default()
+        })
+        .await;
+        assert_eq!(queued.len(), 3);
+        let git = list(TaskListFilter {
+            execution_kind: Some(ExecutionKind::Git),
+            limit: 10,
+            ..Default::default()
+        })
+        .await;
+        assert_eq!(
+            git.iter().map(|t| t.0.clone()).collect::<Vec<_>>(),
+            [ids[3].clone(), ids[1].clone()]
+        );
+        let in_a_queued = list(TaskListFilter {
+            working_directory: Some("/a".into()),
+            status: Some(TaskRunStatus::Queued),
+            limit: 10,
+            ..Default::default()
+        })
+        .await;
+        assert_eq!(
+            in_a_queued.iter().map(|t| t.0.clone()).collect::<Vec<_>>(),
+            [ids[2].clone(), ids[0].clone()]
+        );
+        let other = b
+            .store
+            .list_tasks(TaskListFilter {
+                namespace: "other".into(),
+                limit: 10,
+                ..Default::default()
+            })
+            .await
+            .expect("list");
+        assert!(other.is_empty());
+    }
+
     pub async fn appended_task_events_follow_the_runs_own_in_order(b: Backend) {
         use hecate::domain::ids::TaskId;
         let (task, new) = queued_task("default");
@@ -1684,6 +1794,7 @@ macro_rules! conformance {
                     concurrent_claims_hand_each_queued_run_to_one_worker,
                     a_follower_of_the_task_event_log_never_skips_an_event,
                     appended_task_events_follow_the_runs_own_in_order,
+                    task_lists_filter_by_status_kind_and_directory_and_page_by_cursor,
                     an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes,
                     an_agent_checkpoint_ends_a_step_and_starts_the_next_in_one_write,
                     a_chat_exchange_creates_the_session_and_links_answer_to_call,

@@ -941,3 +941,66 @@ async fn a_runs_stream_frames_carry_its_state_and_timeline() {
     assert_eq!(last["activity"][0]["needs_action"], false);
     assert_eq!(last["activity"][0]["detail"], "go");
 }
+
+/// `GET /hecate/v1/tasks` filters by the newest run's status, the kind and the
+/// directory, pages with a `before` cursor, shows each task's newest run
+/// status, and refuses a status, kind or cursor it does not know.
+#[tokio::test]
+async fn the_task_list_filters_and_pages() {
+    let home = ungated();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let dir = tempfile::tempdir().expect("dir");
+    let dir = dir.path().canonicalize().expect("canonical");
+    let shell = create(
+        &api,
+        json!({"execution_kind": "shell", "shell_command": "true",
+               "working_directory": dir, "sandbox_allowed_root": dir}),
+    )
+    .await;
+    let never = create(
+        &api,
+        json!({"execution_kind": "shell", "shell_command": "true"}),
+    )
+    .await;
+    let run = start(&api, &shell).await;
+    finished(&api, &shell, &run).await;
+
+    let all = api.get("/hecate/v1/tasks?limit=1").await;
+    assert_eq!(all.status, 200, "{}", all.body);
+    assert_eq!(all.body["data"][0]["id"], never.as_str());
+    let next = api
+        .get(&format!("/hecate/v1/tasks?limit=1&before={never}"))
+        .await;
+    assert_eq!(next.body["data"][0]["id"], shell.as_str(), "{}", next.body);
+    assert_eq!(next.body["data"][0]["latest_run_status"], "completed");
+    let done = api.get("/hecate/v1/tasks?status=completed").await;
+    let ids: Vec<&str> = done.body["data"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!(ids, [shell.as_str()]);
+    let wd = api
+        .get(&format!(
+            "/hecate/v1/tasks?execution_kind=shell&working_directory={}",
+            dir.display()
+        ))
+        .await;
+    assert_eq!(
+        wd.body["data"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        wd.body
+    );
+    for (query, field, status) in [
+        ("status=paused", "status", 400),
+        ("execution_kind=python", "execution_kind", 400),
+        ("before=task_nope", "before", 404),
+    ] {
+        let bad = api.get(&format!("/hecate/v1/tasks?{query}")).await;
+        assert_eq!(bad.status, status, "{query}: {}", bad.body);
+        assert_eq!(bad.body["error"]["field"], field, "{query}: {}", bad.body);
+    }
+}

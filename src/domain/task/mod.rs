@@ -311,10 +311,30 @@ pub struct Task {
     pub spec: TaskSpec,
     /// The newest run, when it ever ran.
     pub latest_run_id: Option<TaskRunId>,
+    /// The newest run's status, as read with the task (not stored with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_run_status: Option<TaskRunStatus>,
     /// Created (RFC 3339).
     pub created_at: String,
     /// Last changed (RFC 3339).
     pub updated_at: String,
+}
+
+/// Which tasks a list selects, newest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskListFilter {
+    /// The namespace (always applied).
+    pub namespace: String,
+    /// Only tasks whose newest run has this status.
+    pub status: Option<TaskRunStatus>,
+    /// Only tasks of this kind.
+    pub execution_kind: Option<ExecutionKind>,
+    /// Only tasks working in this directory.
+    pub working_directory: Option<String>,
+    /// Only tasks older than this one (the previous page's last): the cursor.
+    pub before: Option<TaskId>,
+    /// Page size.
+    pub limit: usize,
 }
 
 #[cfg(test)]

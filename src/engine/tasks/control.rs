@@ -7,11 +7,11 @@ use super::TaskRuntime;
 use crate::adapters::sandbox::{Confinement, bwrap_path};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
-use crate::domain::task::TaskEventFilter;
 use crate::domain::task::{
     ExecutionKind, Task, TaskApproval, TaskApprovalStatus, TaskArtifact, TaskEvent, TaskRun,
     TaskRunStatus, TaskSpec, TaskStep,
 };
+use crate::domain::task::{TaskEventFilter, TaskListFilter};
 use crate::domain::time::now_rfc3339;
 use crate::store::tasks::{NewTaskEvent, NewTaskRun, TaskApprovalDecision};
 use serde_json::json;
@@ -150,6 +150,7 @@ impl TaskRuntime {
             namespace: namespace.to_string(),
             spec,
             latest_run_id: None,
+            latest_run_status: None,
             created_at: now.clone(),
             updated_at: now,
         };
@@ -162,9 +163,16 @@ impl TaskRuntime {
         self.store().get_task(namespace, id).await
     }
 
-    /// The namespace's tasks, newest first.
-    pub async fn list_tasks(&self, namespace: &str, limit: usize) -> Result<Vec<Task>> {
-        self.store().list_tasks(namespace, limit).await
+    /// The tasks `filter` selects in its namespace, newest first; a cursor
+    /// (`before`) that names no task of the namespace is `not_found`.
+    pub async fn list_tasks(&self, filter: TaskListFilter) -> Result<Vec<Task>> {
+        if let Some(before) = &filter.before {
+            self.store()
+                .get_task(&filter.namespace, before)
+                .await
+                .map_err(|e| e.with_detail("field", "before"))?;
+        }
+        self.store().list_tasks(filter).await
     }
 
     /// Deletes a task without an active run, and the workspaces Hecate made for

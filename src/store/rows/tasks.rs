@@ -35,8 +35,8 @@ pub(crate) const TASK_CHILD_TABLES: [&str; 6] = [
 ];
 
 /// The columns a row must start with for its decoder, in the order it reads them.
-pub(crate) const TASK_COLUMNS: &str =
-    "id, namespace, spec_json, latest_run_id, created_at, updated_at";
+pub(crate) const TASK_COLUMNS: &str = "id, namespace, spec_json, latest_run_id, created_at, updated_at, \
+     (SELECT status FROM task_runs WHERE task_runs.id = tasks.latest_run_id) AS latest_run_status";
 
 /// A task from a row that starts with its columns.
 pub(crate) fn task<R: StoredRow>(r: &R) -> Result<Task, R::Error> {
@@ -45,6 +45,10 @@ pub(crate) fn task<R: StoredRow>(r: &R) -> Result<Task, R::Error> {
         namespace: r.col(1)?,
         spec: r.json(2)?,
         latest_run_id: r.col::<Option<String>>(3)?.map(TaskRunId),
+        latest_run_status: match r.col::<Option<String>>(6)? {
+            Some(_) => Some(r.named(6, "run status", TaskRunStatus::parse)?),
+            None => None,
+        },
         created_at: r.col(4)?,
         updated_at: r.col(5)?,
     })

@@ -30,7 +30,7 @@ use hecate::domain::run::{Run, RunStatus};
 use hecate::domain::session::{RuntimeKind, Session};
 use hecate::domain::task::{
     ExecutionKind, Task, TaskApproval, TaskApprovalKind, TaskApprovalStatus, TaskArtifact,
-    TaskEventFilter, TaskRun, TaskRunStatus, TaskSpec, TaskStep, TaskStepStatus,
+    TaskEventFilter, TaskListFilter, TaskRun, TaskRunStatus, TaskSpec, TaskStep, TaskStepStatus,
 };
 use hecate::domain::time::now_rfc3339;
 use hecate::store::tasks::{FinishedStep, NewTaskEvent, NewTaskRun};
@@ -106,6 +106,7 @@ fn task(ns: &str) -> Task {
             ..Default::default()
         },
         latest_run_id: None,
+        latest_run_status: None,
         created_at: now.clone(),
         updated_at: now,
     }
@@ -482,7 +483,11 @@ async fn nothing_crosses(store: &dyn Store, s: &Session, t: &Task, flow: &FlowCh
     );
     assert!(
         store
-            .list_tasks(OTHER, 100)
+            .list_tasks(TaskListFilter {
+                namespace: OTHER.into(),
+                limit: 100,
+                ..TaskListFilter::default()
+            })
             .await
             .expect("tasks")
             .is_empty()

@@ -53,7 +53,11 @@ pub async fn create(
     operation_id = "list_tasks",
     tag = "tasks",
     params(TaskListQuery),
-    responses((status = 200, description = "Tasks", body = TaskListResponse))
+    responses(
+        (status = 200, description = "Tasks, newest first", body = TaskListResponse),
+        (status = 400, description = "An unknown status or execution kind", body = ErrorEnvelope),
+        (status = 404, description = "The `before` cursor names no task", body = ErrorEnvelope)
+    )
 )]
 pub async fn list(
     State(state): State<HttpState>,
@@ -62,7 +66,7 @@ pub async fn list(
     let tasks = state
         .engine
         .tasks()
-        .list_tasks(&state.namespace, q.limit.unwrap_or(100).min(1000))
+        .list_tasks(q.filter(&state.namespace)?)
         .await?;
     Ok(Json(TaskListResponse {
         object: "tasks".into(),

@@ -15,6 +15,7 @@ use super::errors::fail;
 use super::server::HecateMcp;
 use crate::bridges::resources::tasks::{CreateTaskRequest, TaskDeletedDto, TaskDto, TaskRunDto};
 use crate::domain::ids::TaskId;
+use crate::domain::task::TaskListFilter;
 use crate::engine::tasks::StartOptions;
 use args::*;
 use follow::Follow;
@@ -62,7 +63,11 @@ impl HecateMcp {
         let list = self
             .engine
             .tasks()
-            .list_tasks(self.ns(), limit)
+            .list_tasks(TaskListFilter {
+                namespace: self.ns().to_string(),
+                limit,
+                ..TaskListFilter::default()
+            })
             .await
             .map_err(fail)?;
         Ok(Json(TasksOut {

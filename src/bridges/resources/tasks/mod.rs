@@ -86,6 +86,8 @@ pub struct TaskDto {
     pub session_sequence: Option<i64>,
     /// The newest run.
     pub latest_run_id: Option<String>,
+    /// The newest run's status.
+    pub latest_run_status: Option<String>,
     /// Created (RFC 3339).
     pub created_at: String,
     /// Last changed (RFC 3339).
@@ -126,6 +128,7 @@ impl From<&Task> for TaskDto {
             context_messages: s.context.len(),
             session_sequence: s.session_sequence,
             latest_run_id: t.latest_run_id.as_ref().map(|r| r.to_string()),
+            latest_run_status: t.latest_run_status.map(|s| s.as_str().to_string()),
             created_at: t.created_at.clone(),
             updated_at: t.updated_at.clone(),
         }

@@ -1,6 +1,9 @@
 //! The small bodies and queries of the task endpoints: run actions, continue,
 //! retry from a turn, resolving a gate, and the event and task lists.
 
+use crate::domain::HecateError;
+use crate::domain::ids::TaskId;
+use crate::domain::task::{ExecutionKind, TaskListFilter, TaskRunStatus};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
@@ -83,6 +86,49 @@ pub struct TaskEventsQuery {
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct TaskListQuery {
-    /// At most this many (default 100).
+    /// At most this many (default 100, at most 1,000).
     pub limit: Option<usize>,
+    /// Only tasks whose newest run has this status (`queued`, `running`,
+    /// `awaiting_approval`, `completed`, `failed`, `cancelled`).
+    pub status: Option<String>,
+    /// Only tasks of this kind (`shell`, `git`, `file`, `agent_loop`).
+    pub execution_kind: Option<String>,
+    /// Only tasks working in this directory (exactly as the task shows it).
+    pub working_directory: Option<String>,
+    /// The cursor: only tasks older than this task id (the last of the
+    /// previous page).
+    pub before: Option<String>,
+}
+
+impl TaskListQuery {
+    /// The store filter for `namespace`; a status or kind Hecate does not know
+    /// is `invalid_request` naming the field.
+    pub fn filter(self, namespace: &str) -> Result<TaskListFilter, HecateError> {
+        let status = match self.status.as_deref().filter(|s| !s.is_empty()) {
+            Some(s) => Some(TaskRunStatus::parse(s).ok_or_else(|| {
+                HecateError::invalid(format!(
+                    "status must be queued, running, awaiting_approval, completed, failed or cancelled, got {s:?}"
+                ))
+                .with_detail("field", "status")
+            })?),
+            None => None,
+        };
+        let execution_kind = match self.execution_kind.as_deref().filter(|s| !s.is_empty()) {
+            Some(k) => Some(ExecutionKind::parse(k).ok_or_else(|| {
+                HecateError::invalid(format!(
+                    "execution_kind must be shell, git, file or agent_loop, got {k:?}"
+                ))
+                .with_detail("field", "execution_kind")
+            })?),
+            None => None,
+        };
+        Ok(TaskListFilter {
+            namespace: namespace.to_string(),
+            status,
+            execution_kind,
+            working_directory: self.working_directory.filter(|w| !w.is_empty()),
+            before: self.before.filter(|b| !b.is_empty()).map(TaskId::from),
+            limit: self.limit.unwrap_or(100).clamp(1, 1000),
+        })
+    }
 }

@@ -10,7 +10,8 @@ use super::{OpResult, PostgresStore, conflict, limit};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
 use crate::domain::task::{
-    Task, TaskApproval, TaskArtifact, TaskEvent, TaskEventFilter, TaskRun, TaskRunStatus, TaskStep,
+    Task, TaskApproval, TaskArtifact, TaskEvent, TaskEventFilter, TaskListFilter, TaskRun,
+    TaskRunStatus, TaskStep,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
@@ -124,13 +125,29 @@ impl TaskStore for PostgresStore {
         self.done(r)
     }
 
-    async fn list_tasks(&self, namespace: &str, n: usize) -> Result<Vec<Task>> {
+    async fn list_tasks(&self, f: TaskListFilter) -> Result<Vec<Task>> {
         let c = self.client().await?;
         let sql = format!(
-            "SELECT {TASK_COLUMNS} FROM tasks WHERE namespace = $1 \
-             ORDER BY created_at DESC, id DESC LIMIT $2"
+            "SELECT * FROM (SELECT {TASK_COLUMNS} FROM tasks WHERE namespace = $1) t \
+             WHERE ($2::text IS NULL OR latest_run_status = $2) \
+             AND ($3::text IS NULL OR spec_json::jsonb ->> 'execution_kind' = $3) \
+             AND ($4::text IS NULL OR spec_json::jsonb ->> 'working_directory' = $4) \
+             AND ($5::text IS NULL OR (created_at, id) < \
+                  (SELECT created_at, id FROM tasks WHERE id = $5)) \
+             ORDER BY created_at DESC, id DESC LIMIT $6"
         );
-        let r = query_all(&c, &sql, &[&namespace, &limit(n)], decode::task).await;
+        let status = f.status.map(|s| s.as_str());
+        let kind = f.execution_kind.map(|k| k.as_str());
+        let before = f.before.as_ref().map(|t| t.as_str());
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+            &f.namespace,
+            &status,
+            &kind,
+            &f.working_directory,
+            &before,
+            &limit(f.limit),
+        ];
+        let r = query_all(&c, &sql, &params, decode::task).await;
         self.done(r)
     }
 

@@ -11,12 +11,13 @@ use super::reads::{all, one};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{TaskApprovalId, TaskArtifactId, TaskId, TaskRunId, TaskStepId};
 use crate::domain::task::{
-    Task, TaskApproval, TaskArtifact, TaskEvent, TaskEventFilter, TaskRun, TaskRunStatus, TaskStep,
+    Task, TaskApproval, TaskArtifact, TaskEvent, TaskEventFilter, TaskListFilter, TaskRun,
+    TaskRunStatus, TaskStep,
 };
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
     self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, RunStatusChange, STEP_COLUMNS,
-    TASK_CHILD_TABLES,
+    TASK_CHILD_TABLES, TASK_COLUMNS,
 };
 use crate::store::tasks::{
     ClaimedRun, FinishedStep, NewTaskEvent, NewTaskRun, PatchMove, QueueDepth, RunCheckpoint,
@@ -54,14 +55,27 @@ impl TaskStore for SqliteStore {
         self.read(move |c| select_task(c, Some(&ns), &id)).await
     }
 
-    async fn list_tasks(&self, namespace: &str, limit: usize) -> Result<Vec<Task>> {
-        let ns = namespace.to_string();
+    async fn list_tasks(&self, f: TaskListFilter) -> Result<Vec<Task>> {
         self.read(move |c| {
             all(
                 c,
-                "SELECT id, namespace, spec_json, latest_run_id, created_at, updated_at \
-                 FROM tasks WHERE namespace = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
-                params![ns, limit.min(i64::MAX as usize) as i64],
+                &format!(
+                    "SELECT {TASK_COLUMNS} FROM tasks WHERE namespace = ?1 \
+                     AND (?2 IS NULL OR latest_run_status = ?2) \
+                     AND (?3 IS NULL OR json_extract(spec_json, '$.execution_kind') = ?3) \
+                     AND (?4 IS NULL OR json_extract(spec_json, '$.working_directory') = ?4) \
+                     AND (?5 IS NULL OR (created_at, id) < \
+                          (SELECT created_at, id FROM tasks WHERE id = ?5)) \
+                     ORDER BY created_at DESC, id DESC LIMIT ?6"
+                ),
+                params![
+                    f.namespace,
+                    f.status.map(|s| s.as_str()),
+                    f.execution_kind.map(|k| k.as_str()),
+                    f.working_directory,
+                    f.before.as_ref().map(|t| t.as_str()),
+                    f.limit.min(i64::MAX as usize) as i64
+                ],
                 |r| decode::task(r),
             )
         })

@@ -10,6 +10,7 @@ use crate::domain::task::{Task, TaskApproval, TaskArtifact, TaskEvent, TaskRun, 
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::store::rows::tasks::{
     self as decode, APPROVAL_COLUMNS, ARTIFACT_COLUMNS, RUN_COLUMNS, RunStatusChange, STEP_COLUMNS,
+    TASK_COLUMNS,
 };
 use crate::store::tasks::NewTaskEvent;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -70,8 +71,7 @@ pub(super) fn select_run_by_id(c: &Connection, run_id: &TaskRunId) -> OpResult<T
 pub(super) fn select_task(c: &Connection, namespace: Option<&str>, id: &TaskId) -> OpResult<Task> {
     let task = c
         .query_row(
-            "SELECT id, namespace, spec_json, latest_run_id, created_at, updated_at \
-             FROM tasks WHERE id = ?1",
+            &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
             params![id.as_str()],
             |r| decode::task(r),
         )
