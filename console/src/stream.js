@@ -8,6 +8,25 @@ import { authorizedFetch, paths } from './api.js';
 
 const MAX_BACKOFF_MS = 15000;
 
+/** Feeds the SSE events of a response body to `onEvent` until the body ends
+ * (throws when reading fails, an abort included). */
+export async function readEvents(res, onEvent) {
+  const parser = createParser({ onEvent });
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    parser.feed(decoder.decode(value, { stream: true }));
+  }
+}
+
+/** The delay before reconnect attempt `failures` (1, 2, …): doubling from
+ * 500 ms up to 15 s, with jitter. */
+export function backoff(failures) {
+  return Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(failures - 1, 5)) + Math.floor(Math.random() * 250);
+}
+
 /**
  * Opens a session stream. `handlers`: onSnapshot(session), onDone(session),
  * onApprovalRequested(data), onApprovalResolved(data), onGone() (404),
@@ -83,16 +102,9 @@ export function openSessionStream(sessionId, handlers) {
     }
     failures = 0;
     call('onState', 'open');
-    const parser = createParser({ onEvent: dispatch });
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
     doneSeen = false;
     try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        parser.feed(decoder.decode(value, { stream: true }));
-      }
+      await readEvents(res, dispatch);
     } catch {
       if (closed) return;
       return retry();
@@ -111,8 +123,7 @@ export function openSessionStream(sessionId, handlers) {
     if (closed) return;
     failures += 1;
     call('onState', 'reconnecting');
-    const delay = Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(failures - 1, 5));
-    timer = setTimeout(connect, delay + Math.floor(Math.random() * 250));
+    timer = setTimeout(connect, backoff(failures));
   }
 
   connect();

@@ -9,5 +9,6 @@
 
 import { runAll } from './harness.mjs';
 import { scenarios as chats } from './chats.mjs';
+import { scenarios as tasks } from './tasks.mjs';
 
-await runAll({ ...chats });
+await runAll({ ...chats, ...tasks });
