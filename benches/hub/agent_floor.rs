@@ -51,6 +51,7 @@ pub async fn floor_loop(
             ..TaskSpec::default()
         },
         latest_run_id: None,
+        latest_run_status: None,
         created_at: now.clone(),
         updated_at: now.clone(),
     };
