@@ -13,6 +13,10 @@ import { mountGrants } from './src/views/grants.js';
 import { mountTasks } from './src/views/tasks.js';
 import { mountTask } from './src/views/task.js';
 import { mountTraces } from './src/views/traces.js';
+import { mountAgents } from './src/views/agents.js';
+import { mountProviders } from './src/views/providers.js';
+import { mountMcp } from './src/views/mcp.js';
+import { mountMemory } from './src/views/memory.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('danger-banner');
@@ -21,7 +25,11 @@ const links = {
   chats: nav.querySelector('a[data-nav="chats"]'),
   new: nav.querySelector('a[data-nav="new"]'),
   tasks: nav.querySelector('a[data-nav="tasks"]'),
+  agents: nav.querySelector('a[data-nav="agents"]'),
+  providers: nav.querySelector('a[data-nav="providers"]'),
   traces: nav.querySelector('a[data-nav="traces"]'),
+  mcp: nav.querySelector('a[data-nav="mcp"]'),
+  memory: nav.querySelector('a[data-nav="memory"]'),
   approvals: nav.querySelector('a[data-nav="approvals"]'),
   grants: nav.querySelector('a[data-nav="grants"]'),
 };
@@ -37,7 +45,10 @@ function placeholder(title, text) {
 }
 
 let first = true;
-const TITLES = { chats: 'Chats', new: 'New chat', tasks: 'Tasks', traces: 'Traces', approvals: 'Approvals', grants: 'Grants' };
+const TITLES = {
+  chats: 'Chats', new: 'New chat', tasks: 'Tasks', agents: 'Agents', providers: 'Providers',
+  traces: 'Traces', mcp: 'MCP', memory: 'Memory', approvals: 'Approvals', grants: 'Grants',
+};
 
 initStats(links.approvals, banner);
 
@@ -54,6 +65,10 @@ startRouter(main, {
   task: (root, p) => mountTask(root, p.id, p.query),
   traces: (root, p) => mountTraces(root, { query: p.query }),
   trace: (root, p) => mountTraces(root, { query: p.query, requestId: p.id }),
+  agents: (root, p) => mountAgents(root, p),
+  providers: (root, p) => mountProviders(root, p),
+  mcp: (root, p) => mountMcp(root, p),
+  memory: (root, p) => mountMemory(root, p),
   notfound: placeholder('Not found', 'This page does not exist.'),
 }, {
   onRoute(route) {

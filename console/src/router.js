@@ -1,5 +1,6 @@
 // The hash router: maps #/chats, #/new, #/chats/<id>, #/approvals, #/grants,
-// #/tasks, #/tasks/<id>, #/traces and #/traces/<request id> to views (query
+// #/tasks, #/tasks/<id>, #/traces, #/traces/<request id>, #/agents, #/providers,
+// #/mcp and #/memory (each with optional sub-paths in `params.rest`) to views (query
 // parameters after `?` become `params.query`), unmounting the previous one.
 
 /** Parses a hash into {name, params}. */
@@ -21,6 +22,9 @@ export function parseRoute(hash) {
   if (parts[0] === 'grants') return { name: 'grants', params: {} };
   if (parts[0] === 'tasks' && parts.length === 1) return { name: 'tasks', params: { query } };
   if (parts[0] === 'tasks' && parts.length >= 2) return { name: 'task', params: { id: parts[1], query } };
+  for (const page of ['agents', 'providers', 'mcp', 'memory']) {
+    if (parts[0] === page) return { name: page, params: { query, rest: parts.slice(1) } };
+  }
   if (parts[0] === 'traces' && parts.length === 1) return { name: 'traces', params: { query } };
   if (parts[0] === 'traces' && parts.length >= 2) return { name: 'trace', params: { id: parts[1], query } };
   return { name: 'notfound', params: { path } };
