@@ -81,7 +81,8 @@ async fn context(cli: &GlobalArgs) -> anyhow::Result<AppContext> {
     let ctx = AppContext::build(cli).await?;
     ctx.engine
         .mcp()
-        .configure_servers(ctx.config.mcp_servers()?)?;
+        .configure(&ctx.namespace, ctx.config.mcp_servers()?)
+        .await?;
     Ok(ctx)
 }
 

@@ -25,7 +25,8 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
     // Upstream MCP servers must be known before the router mounts `/mcp/NAME`.
     ctx.engine
         .mcp()
-        .configure_servers(ctx.config.mcp_servers()?)?;
+        .configure(&ctx.namespace, ctx.config.mcp_servers()?)
+        .await?;
     let listen = args
         .listen
         .clone()

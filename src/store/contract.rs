@@ -262,7 +262,8 @@ pub trait TurnStore: Send + Sync {
 /// One upstream MCP tool call proxied by the MCP bridge, as the audit log keeps
 /// it: who called what, what the policy decided and how it ended. Argument values
 /// are not stored (they may hold secrets), only their keys and size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[schema(as = McpCallDto)]
 pub struct McpCallRecord {
     /// Record id.
     pub id: String,
@@ -306,6 +307,26 @@ pub trait AuditStore: Send + Sync {
     async fn record_mcp_calls(&self, records: &[McpCallRecord]) -> Result<()>;
     /// The newest records of a namespace, newest first, at most `limit`.
     async fn list_mcp_calls(&self, namespace: &str, limit: usize) -> Result<Vec<McpCallRecord>>;
+    /// Sets the policy (`auto`, `require_approval`, `block`) an operator chose
+    /// for one upstream tool of a namespace, replacing an earlier one.
+    async fn set_mcp_tool_policy(&self, policy: &McpToolPolicy) -> Result<()>;
+    /// Every tool policy an operator set in a namespace, by server and tool.
+    async fn list_mcp_tool_policies(&self, namespace: &str) -> Result<Vec<McpToolPolicy>>;
+}
+
+/// A policy an operator set for one upstream MCP tool, over the config's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpToolPolicy {
+    /// Namespace it applies in.
+    pub namespace: String,
+    /// The upstream server's alias.
+    pub server: String,
+    /// The tool's own name upstream.
+    pub tool: String,
+    /// `auto`, `require_approval` or `block`.
+    pub policy: String,
+    /// When it was set.
+    pub updated_at: String,
 }
 
 /// What startup reconciliation changed.

@@ -23,6 +23,7 @@ pub mod turn;
 pub use capabilities::{CapabilityKey, CapabilityStore};
 pub use contract::{
     ApprovalPruning, ApprovalQuery, ApprovalStore, AuditStore, LeaseStore, McpCallRecord,
+    McpToolPolicy,
     MessageStore, OwnerIsDead, PruneReport, ReconcileReport, RunEnd, RunStatusUpdate, RunStore,
     SessionStore, Store, StoreFailure, StoreHealth, TurnStore,
 };

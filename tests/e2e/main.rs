@@ -48,6 +48,7 @@ mod http_transcript_pages;
 mod http_turn_traces;
 mod kill9_soak;
 mod mcp_delegation;
+mod http_mcp_servers;
 mod mcp_http;
 mod mcp_kits;
 mod mcp_pool;

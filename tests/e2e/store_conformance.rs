@@ -1429,6 +1429,47 @@ mod cases {
         assert!(other.is_empty());
     }
 
+    pub async fn mcp_tool_policies_are_replaced_per_tool_and_kept_per_namespace(b: Backend) {
+        use hecate::store::McpToolPolicy;
+        let p = |ns: &str, tool: &str, policy: &str, at: &str| McpToolPolicy {
+            namespace: ns.into(),
+            server: "fx".into(),
+            tool: tool.into(),
+            policy: policy.into(),
+            updated_at: at.into(),
+        };
+        b.store
+            .set_mcp_tool_policy(&p("default", "write", "require_approval", "t1"))
+            .await
+            .expect("set");
+        b.store
+            .set_mcp_tool_policy(&p("default", "echo", "block", "t2"))
+            .await
+            .expect("set");
+        b.store
+            .set_mcp_tool_policy(&p("default", "write", "block", "t3"))
+            .await
+            .expect("replace");
+        b.store
+            .set_mcp_tool_policy(&p("other", "echo", "auto", "t4"))
+            .await
+            .expect("set");
+        let listed = b
+            .store
+            .list_mcp_tool_policies("default")
+            .await
+            .expect("list");
+        assert_eq!(
+            listed,
+            [
+                p("default", "echo", "block", "t2"),
+                p("default", "write", "block", "t3")
+            ]
+        );
+        let other = b.store.list_mcp_tool_policies("other").await.expect("list");
+        assert_eq!(other, [p("other", "echo", "auto", "t4")]);
+    }
+
     pub async fn appended_task_events_follow_the_runs_own_in_order(b: Backend) {
         use hecate::domain::ids::TaskId;
         let (task, new) = queued_task("default");
@@ -1795,6 +1836,7 @@ macro_rules! conformance {
                     a_follower_of_the_task_event_log_never_skips_an_event,
                     appended_task_events_follow_the_runs_own_in_order,
                     task_lists_filter_by_status_kind_and_directory_and_page_by_cursor,
+                    mcp_tool_policies_are_replaced_per_tool_and_kept_per_namespace,
                     an_expired_task_lease_is_reclaimed_and_only_the_holder_finishes,
                     an_agent_checkpoint_ends_a_step_and_starts_the_next_in_one_write,
                     a_chat_exchange_creates_the_session_and_links_answer_to_call,

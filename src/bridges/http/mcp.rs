@@ -1,16 +1,28 @@
 //! Hecate as an MCP client, over HTTP: `POST /hecate/v1/mcp/probe` (bring one
-//! server entry up outside the pool, list its tools, tear it down) and
-//! `GET /hecate/v1/system/mcp/cache` (the client pool's connections).
+//! server entry up outside the pool, list its tools, tear it down),
+//! `GET /hecate/v1/system/mcp/cache` (the client pool's connections), the
+//! upstream servers with their tools and policies (`GET /hecate/v1/mcp/servers`,
+//! `PUT …/tools/{tool}/policy`) and the audit log of proxied calls
+//! (`GET /hecate/v1/mcp/calls`).
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiJson;
+use super::extract::{ApiPath, ApiQuery};
+use crate::adapters::mcp::EntryInfo;
 use crate::bridges::resources::mcp::{
-    McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
+    McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpCallListResponse, McpCallsQuery,
+    McpProbeDto, McpProbeResponse, McpProbeToolDto, McpServerDto, McpServerListResponse,
+    McpServerToolDto, McpToolPolicyDto, McpToolPolicyRequest, McpToolPolicyResponse,
 };
+use crate::bridges::resources::page_size;
+use crate::domain::HecateError;
+use crate::engine::mcp::{ToolPolicy, reach};
 use axum::Json;
 use axum::extract::State;
+use serde::Deserialize;
 use serde_json::Value;
+use utoipa::IntoParams;
 
 /// Probes one MCP server entry (the shape of a task's `mcp_servers` item).
 #[utoipa::path(
@@ -63,15 +75,7 @@ pub async fn cache(State(state): State<HttpState>) -> Json<McpCacheResponse> {
         .mcp()
         .pool_entries()
         .into_iter()
-        .map(|e| McpCacheEntryDto {
-            servers: e.servers,
-            transport: e.transport.to_string(),
-            target: e.target,
-            in_use: e.in_use as u64,
-            idle_ms: e.idle_ms,
-            tool_count: e.tool_count.map(|n| n as u64),
-            pid: e.pid,
-        })
+        .map(entry)
         .collect();
     Json(McpCacheResponse {
         object: "mcp_cache_stats".into(),
@@ -84,4 +88,150 @@ pub async fn cache(State(state): State<HttpState>) -> Json<McpCacheResponse> {
             connections,
         },
     })
+}
+
+fn entry(e: EntryInfo) -> McpCacheEntryDto {
+    McpCacheEntryDto {
+        servers: e.servers,
+        transport: e.transport.to_string(),
+        target: e.target,
+        in_use: e.in_use as u64,
+        idle_ms: e.idle_ms,
+        tool_count: e.tool_count.map(|n| n as u64),
+        pid: e.pid,
+    }
+}
+
+/// The configured upstream servers with their tools (blocked ones included,
+/// with no exposed name), policies, resources, prompts and connections.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/mcp/servers",
+    operation_id = "list_mcp_servers",
+    tag = "mcp",
+    responses((status = 200, description = "The upstream servers, in configuration order", body = McpServerListResponse))
+)]
+pub async fn servers(State(state): State<HttpState>) -> Json<McpServerListResponse> {
+    let data = state
+        .engine
+        .mcp()
+        .overview()
+        .await
+        .into_iter()
+        .map(|o| {
+            let (transport, target) = reach(&o.server.spec);
+            let (tools, error) = match o.tools {
+                Ok(tools) => (tools, None),
+                Err(e) => (Vec::new(), Some(e.message)),
+            };
+            McpServerDto {
+                name: o.server.name.clone(),
+                transport: transport.to_string(),
+                target,
+                policy: o.server.policy.as_str().to_string(),
+                state: if error.is_none() { "ok" } else { "failed" }.to_string(),
+                error,
+                tools: tools
+                    .into_iter()
+                    .map(|t| McpServerToolDto {
+                        name: t.name,
+                        exposed_name: t.exposed,
+                        policy: t.policy.as_str().to_string(),
+                        description: t.description,
+                    })
+                    .collect(),
+                resource_count: o.resources as u64,
+                prompt_count: o.prompts as u64,
+                connections: o.connections.into_iter().map(entry).collect(),
+            }
+        })
+        .collect();
+    Json(McpServerListResponse {
+        object: "mcp_servers".into(),
+        data,
+    })
+}
+
+/// Path of a tool of an upstream server.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct McpToolPath {
+    /// The server's alias.
+    pub name: String,
+    /// The tool's own name upstream.
+    pub tool: String,
+}
+
+/// Sets one upstream tool's policy for this namespace: stored (it outlives a
+/// restart and overrides the config's) and applied at once, so a tool set to
+/// `block` leaves every MCP client's list (they are told it changed).
+#[utoipa::path(
+    put,
+    path = "/hecate/v1/mcp/servers/{name}/tools/{tool}/policy",
+    operation_id = "set_mcp_tool_policy",
+    tag = "mcp",
+    params(McpToolPath),
+    request_body = McpToolPolicyRequest,
+    responses(
+        (status = 200, description = "The policy as stored", body = McpToolPolicyResponse),
+        (status = 400, description = "An unknown policy", body = ErrorEnvelope),
+        (status = 404, description = "No such server, or the server lists no such tool", body = ErrorEnvelope),
+        (status = 502, description = "The server could not be listed", body = ErrorEnvelope)
+    )
+)]
+pub async fn set_tool_policy(
+    State(state): State<HttpState>,
+    ApiPath(path): ApiPath<McpToolPath>,
+    ApiJson(body): ApiJson<McpToolPolicyRequest>,
+) -> Result<Json<McpToolPolicyResponse>, ApiError> {
+    let policy = ToolPolicy::parse(&body.policy).ok_or_else(|| {
+        HecateError::invalid(format!(
+            "policy must be auto, require_approval or block, got {:?}",
+            body.policy
+        ))
+        .with_detail("field", "policy")
+    })?;
+    let p = state
+        .engine
+        .mcp()
+        .set_tool_policy(&state.namespace, &path.name, &path.tool, policy)
+        .await?;
+    Ok(Json(McpToolPolicyResponse {
+        object: "mcp_tool_policy".into(),
+        data: McpToolPolicyDto {
+            server: p.server,
+            tool: p.tool,
+            policy: p.policy,
+            updated_at: p.updated_at,
+        },
+    }))
+}
+
+/// The audit log of proxied upstream tool calls in this namespace, newest
+/// first: who called what, what the policy decided and how it ended.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/mcp/calls",
+    operation_id = "list_mcp_calls",
+    tag = "mcp",
+    params(McpCallsQuery),
+    responses(
+        (status = 200, description = "The newest calls", body = McpCallListResponse),
+        (status = 400, description = "A limit out of range", body = ErrorEnvelope)
+    )
+)]
+pub async fn calls(
+    State(state): State<HttpState>,
+    ApiQuery(q): ApiQuery<McpCallsQuery>,
+) -> Result<Json<McpCallListResponse>, ApiError> {
+    let limit = page_size(q.limit, 100)?;
+    let data = state
+        .engine
+        .mcp()
+        .list_calls(&state.namespace, limit)
+        .await?;
+    Ok(Json(McpCallListResponse {
+        object: "mcp_calls".into(),
+        data,
+    }))
 }

@@ -230,6 +230,12 @@ pub fn routes() -> Vec<ApiRoute> {
         ),
         ApiRoute::post("/hecate/v1/mcp/probe", mcp::probe),
         ApiRoute::get("/hecate/v1/system/mcp/cache", mcp::cache),
+        ApiRoute::get("/hecate/v1/mcp/servers", mcp::servers),
+        ApiRoute::put(
+            "/hecate/v1/mcp/servers/{name}/tools/{tool}/policy",
+            mcp::set_tool_policy,
+        ),
+        ApiRoute::get("/hecate/v1/mcp/calls", mcp::calls),
         ApiRoute::get("/hecate/v1/chat/sessions", chat_sessions::list),
         ApiRoute::post("/hecate/v1/chat/sessions", chat_sessions::create),
         ApiRoute::get(CHAT_SESSION, chat_sessions::get),

@@ -40,7 +40,9 @@ use crate::bridges::resources::flow_chat::{
     SaveChatSummaryRequest, SendChatMessageRequest, StartChatRequest, SummarizationNeededDto,
 };
 use crate::bridges::resources::mcp::{
-    McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpProbeDto, McpProbeResponse, McpProbeToolDto,
+    McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpCallDto, McpCallListResponse, McpProbeDto,
+    McpProbeResponse, McpProbeToolDto, McpServerDto, McpServerListResponse, McpServerToolDto,
+    McpToolPolicyDto, McpToolPolicyRequest, McpToolPolicyResponse,
 };
 use crate::bridges::resources::memory::{
     MemoryHitDto, MemorySearchDto, MemorySearchResponse, RecallStatusDto, RecallStatusResponse,
@@ -148,6 +150,9 @@ use utoipa::{Modify, OpenApi};
         tasks::chain::retry_from_turn,
         mcp::probe,
         mcp::cache,
+        mcp::servers,
+        mcp::set_tool_policy,
+        mcp::calls,
         chat_sessions::list,
         chat_sessions::create,
         chat_sessions::get,
@@ -185,6 +190,8 @@ use utoipa::{Modify, OpenApi};
         TaskPatchResponse, TaskPatchListResponse, TaskPatchDto,
         TaskRunStreamEventData, TaskRunStateDto, TaskActivityItem,
         McpProbeResponse, McpProbeDto, McpProbeToolDto, McpCacheResponse, McpCacheDto,
+        McpServerListResponse, McpServerDto, McpServerToolDto, McpToolPolicyRequest,
+        McpToolPolicyResponse, McpToolPolicyDto, McpCallListResponse, McpCallDto,
         McpCacheEntryDto, ContinueRunRequest, AppendTaskEventsRequest, ClientEventRequest, RetryFromTurnRequest,
         ChatSessionListResponse, ChatSessionSummaryDto, ChatSessionResponse, ChatSessionDto,
         ChatMessageDto, ChatProviderCallDto, ChatReplayResponse, ChatReplayDto,

@@ -83,3 +83,105 @@ pub struct McpCacheResponse {
     /// The snapshot.
     pub data: McpCacheDto,
 }
+
+/// One tool of an upstream server.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpServerToolDto {
+    /// Its own name upstream.
+    pub name: String,
+    /// The name MCP clients call it by; absent while it is blocked (hidden).
+    pub exposed_name: Option<String>,
+    /// `auto`, `require_approval` or `block`.
+    pub policy: String,
+    /// Its description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// An upstream MCP server (`[mcp_servers.NAME]`) and what it offers now.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpServerDto {
+    /// Its alias (the prefix of its tools' names).
+    pub name: String,
+    /// `stdio` or `http`.
+    pub transport: String,
+    /// The program or the URL, credentials redacted (arguments, env and headers
+    /// are not shown).
+    pub target: String,
+    /// The server-wide policy.
+    pub policy: String,
+    /// `ok` when its tools were listed, else `failed`.
+    pub state: String,
+    /// Why listing failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its tools, blocked ones included.
+    pub tools: Vec<McpServerToolDto>,
+    /// Resources it lists (0 when the server is blocked).
+    pub resource_count: u64,
+    /// Prompts it lists (0 when the server is blocked).
+    pub prompt_count: u64,
+    /// Its pooled connections.
+    pub connections: Vec<McpCacheEntryDto>,
+}
+
+/// `GET /hecate/v1/mcp/servers`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpServerListResponse {
+    /// Always `mcp_servers`.
+    pub object: String,
+    /// The servers, in configuration order.
+    pub data: Vec<McpServerDto>,
+}
+
+/// Body of `PUT /hecate/v1/mcp/servers/{name}/tools/{tool}/policy`.
+#[derive(Debug, Clone, serde::Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpToolPolicyRequest {
+    /// `auto`, `require_approval` or `block`.
+    pub policy: String,
+}
+
+/// A tool policy an operator set.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpToolPolicyDto {
+    /// The server's alias.
+    pub server: String,
+    /// The tool's own name.
+    pub tool: String,
+    /// `auto`, `require_approval` or `block`.
+    pub policy: String,
+    /// When it was set.
+    pub updated_at: String,
+}
+
+/// `PUT …/policy`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpToolPolicyResponse {
+    /// Always `mcp_tool_policy`.
+    pub object: String,
+    /// The policy as stored.
+    pub data: McpToolPolicyDto,
+}
+
+/// One proxied upstream tool call of the audit log.
+pub type McpCallDto = crate::store::McpCallRecord;
+
+/// `GET /hecate/v1/mcp/calls`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpCallListResponse {
+    /// Always `mcp_calls`.
+    pub object: String,
+    /// The newest calls first.
+    pub data: Vec<McpCallDto>,
+}
+
+/// Query of `GET /hecate/v1/mcp/calls`.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct McpCallsQuery {
+    /// At most this many (1–1000, default 100).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+}

@@ -144,7 +144,7 @@ pub async fn run(cli: &GlobalArgs, a: &CallArgs) -> anyhow::Result<i32> {
     if servers.is_empty() {
         return Err(HecateError::not_found("MCP server", &server).into());
     }
-    ctx.engine.mcp().configure_servers(servers)?;
+    ctx.engine.mcp().configure(&ctx.namespace, servers).await?;
     let result = call(&ctx, &server, &a.tool, arguments).await;
     ctx.engine.shutdown().await;
     let result = result?;

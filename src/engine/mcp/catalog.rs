@@ -110,7 +110,7 @@ impl<'e> Mcp<'e> {
             })
     }
 
-    async fn upstream_tools(self, server: &UpstreamServer) -> Result<Vec<Value>> {
+    pub(super) async fn upstream_tools(self, server: &UpstreamServer) -> Result<Vec<Value>> {
         let hub = self.engine.mcp_hub();
         if let Some(t) = hub.cached_tools(&server.name) {
             return Ok(t);

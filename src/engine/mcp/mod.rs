@@ -10,12 +10,15 @@ pub(crate) mod audit;
 mod catalog;
 pub mod entry;
 mod gateway;
+mod overview;
 mod passthrough;
+mod policies;
 pub(crate) mod state;
 mod subscriptions;
 mod tools;
 pub mod types;
 
+pub use overview::{ServerOverview, ServerTool, reach};
 pub use tools::{ApprovalPrompter, McpCallOptions, UpstreamNotice};
 pub use types::{
     MAX_TOOL_NAME, McpCatalog, McpChange, ToolPolicy, UpstreamFailure, UpstreamServer,

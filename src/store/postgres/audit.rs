@@ -1,9 +1,10 @@
-//! The audit log of proxied upstream MCP tool calls.
+//! The audit log of proxied upstream MCP tool calls, and the tool policies an
+//! operator set.
 
 use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::error::Result;
 use crate::store::rows::audit::{self as decode, AUDIT_COLUMNS};
-use crate::store::{AuditStore, McpCallRecord};
+use crate::store::{AuditStore, McpCallRecord, McpToolPolicy};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 
@@ -63,6 +64,46 @@ impl AuditStore for PostgresStore {
             rows.iter()
                 .map(decode::record)
                 .collect::<OpResult<Vec<_>>>()
+        }
+        .await;
+        self.done(r)
+    }
+
+    async fn set_mcp_tool_policy(&self, p: &McpToolPolicy) -> Result<()> {
+        let c = self.client().await?;
+        let r = c
+            .execute(
+                "INSERT INTO mcp_tool_policies (namespace, server, tool, policy, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (namespace, server, tool) \
+                 DO UPDATE SET policy = excluded.policy, updated_at = excluded.updated_at",
+                &[&p.namespace, &p.server, &p.tool, &p.policy, &p.updated_at],
+            )
+            .await
+            .map(|_| ())
+            .map_err(Into::into);
+        self.done(r)
+    }
+
+    async fn list_mcp_tool_policies(&self, namespace: &str) -> Result<Vec<McpToolPolicy>> {
+        let c = self.client().await?;
+        let r = async {
+            let rows = c
+                .query(
+                    "SELECT namespace, server, tool, policy, updated_at FROM mcp_tool_policies \
+                     WHERE namespace = $1 ORDER BY server, tool",
+                    &[&namespace],
+                )
+                .await?;
+            Ok(rows
+                .iter()
+                .map(|r| McpToolPolicy {
+                    namespace: r.get(0),
+                    server: r.get(1),
+                    tool: r.get(2),
+                    policy: r.get(3),
+                    updated_at: r.get(4),
+                })
+                .collect())
         }
         .await;
         self.done(r)

@@ -425,6 +425,19 @@ pub const MIGRATIONS: &[Migration] = &[
         WHERE status IN ('running','awaiting_approval');
     "#,
     },
+    Migration {
+        name: "upstream MCP tool policies set at runtime",
+        sql: r#"
+    CREATE TABLE mcp_tool_policies (
+        namespace TEXT NOT NULL,
+        server TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, server, tool)
+    );
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

@@ -1,9 +1,11 @@
-//! The audit log of proxied upstream MCP tool calls.
+//! The audit log of proxied upstream MCP tool calls, and the tool policies an
+//! operator set.
 
 use super::SqliteStore;
+use super::reads::all;
 use crate::domain::error::Result;
 use crate::store::rows::audit::{self as decode, AUDIT_COLUMNS};
-use crate::store::{AuditStore, McpCallRecord};
+use crate::store::{AuditStore, McpCallRecord, McpToolPolicy};
 use async_trait::async_trait;
 use rusqlite::params;
 
@@ -58,6 +60,42 @@ impl AuditStore for SqliteStore {
                 |r| decode::record(r),
             )?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    async fn set_mcp_tool_policy(&self, p: &McpToolPolicy) -> Result<()> {
+        let p = p.clone();
+        self.write(move |c| {
+            c.execute(
+                "INSERT INTO mcp_tool_policies (namespace, server, tool, policy, updated_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (namespace, server, tool) \
+                 DO UPDATE SET policy = excluded.policy, updated_at = excluded.updated_at",
+                params![p.namespace, p.server, p.tool, p.policy, p.updated_at],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list_mcp_tool_policies(&self, namespace: &str) -> Result<Vec<McpToolPolicy>> {
+        let ns = namespace.to_owned();
+        self.read(move |c| {
+            all(
+                c,
+                "SELECT namespace, server, tool, policy, updated_at FROM mcp_tool_policies \
+                 WHERE namespace = ?1 ORDER BY server, tool",
+                params![ns],
+                |r| {
+                    Ok(McpToolPolicy {
+                        namespace: r.get(0)?,
+                        server: r.get(1)?,
+                        tool: r.get(2)?,
+                        policy: r.get(3)?,
+                        updated_at: r.get(4)?,
+                    })
+                },
+            )
         })
         .await
     }

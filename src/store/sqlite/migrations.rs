@@ -412,6 +412,18 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX runs_open_by_session ON runs(session_id)
         WHERE status IN ('running','awaiting_approval');
     "#,
+    // v14: upstream MCP tool policies an operator set at runtime, over the
+    // config's, per namespace.
+    r#"
+    CREATE TABLE mcp_tool_policies (
+        namespace TEXT NOT NULL,
+        server TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, server, tool)
+    );
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

@@ -556,6 +556,18 @@ pub const TABLES: &[Table] = &[
         key: Some(&["provider"]),
         serial: None,
     },
+    Table {
+        name: "mcp_tool_policies",
+        columns: &[
+            t("namespace"),
+            t("server"),
+            t("tool"),
+            t("policy"),
+            t("updated_at"),
+        ],
+        key: Some(&["namespace", "server", "tool"]),
+        serial: None,
+    },
 ];
 
 #[cfg(test)]

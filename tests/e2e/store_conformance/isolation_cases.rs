@@ -55,6 +55,7 @@ const CHECKED: &[&str] = &[
     "grants",
     "message_artifacts",
     "mcp_calls",
+    "mcp_tool_policies",
     "tasks",
     "task_runs",
     "task_steps",
@@ -243,6 +244,16 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         }])
         .await
         .expect("mcp call");
+    store
+        .set_mcp_tool_policy(&hecate::store::McpToolPolicy {
+            namespace: OWNER.into(),
+            server: "fx".into(),
+            tool: "echo".into(),
+            policy: "block".into(),
+            updated_at: now_rfc3339(),
+        })
+        .await
+        .expect("mcp tool policy");
 
     // Tasks: a queued run claimed with a finished step and its artifact, and a
     // run waiting on an approval.
@@ -473,6 +484,13 @@ async fn nothing_crosses(store: &dyn Store, s: &Session, t: &Task, flow: &FlowCh
             .list_mcp_calls(OTHER, 100)
             .await
             .expect("calls")
+            .is_empty()
+    );
+    assert!(
+        store
+            .list_mcp_tool_policies(OTHER)
+            .await
+            .expect("policies")
             .is_empty()
     );
     // tasks, and through their gate task_runs, task_steps, task_artifacts;
