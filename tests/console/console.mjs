@@ -10,5 +10,6 @@
 import { runAll } from './harness.mjs';
 import { scenarios as chats } from './chats.mjs';
 import { scenarios as tasks } from './tasks.mjs';
+import { scenarios as mcp } from './mcp.mjs';
 
-await runAll({ ...chats, ...tasks });
+await runAll({ ...chats, ...tasks, ...mcp });

@@ -59,6 +59,8 @@ fn the_console_works_in_a_real_browser() {
     home.set("PROVIDER_DEAD_BASE_URL", "http://127.0.0.1:9/v1");
     home.set("PROVIDER_DEAD_MODELS", "ghost-model");
     home.add_scripted_agent(&agent_script(), &[], "");
+    // An upstream MCP server for the MCP page.
+    home.write_config(&crate::support::mcp::fixture_upstream("fx", &[], ""));
     let open = serve_console(&home);
 
     let mut guarded_home = Home::with_openai(&model);
@@ -78,6 +80,7 @@ fn the_console_works_in_a_real_browser() {
         .env("HECATE_GUARDED_URL", &guarded.base)
         .env("HECATE_TOKEN", "console-secret")
         .env("WORKSPACE", ws.path())
+        .env("HECATE_FIXTURES", env!("CARGO_BIN_EXE_hecate-fixtures"))
         .env("SHOTS", &shots)
         .output()
         .expect("run node tests/console/console.mjs");
