@@ -14,6 +14,14 @@ pub trait FlowChatStore: Send + Sync {
     async fn create_flow_chat(&self, chat: &FlowChat) -> Result<()>;
     /// Reads a chat header, or `not_found`.
     async fn get_flow_chat(&self, namespace: &str, id: &str) -> Result<FlowChat>;
+    /// The chats of agent `agent_id` in `namespace`, most recently updated first,
+    /// at most `limit`.
+    async fn list_flow_chats(
+        &self,
+        namespace: &str,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<FlowChat>>;
     /// The chat's messages in sequence order (empty for an unknown chat).
     async fn list_flow_chat_messages(
         &self,

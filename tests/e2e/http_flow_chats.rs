@@ -463,3 +463,62 @@ async fn app_users_keep_personal_memory_and_chats_stay_with_their_caller() {
     let anon_view = api.get(&format!("/hecate/v1/chats/{ann_chat}")).await;
     assert_eq!(anon_view.error_type(), "chat.chat_not_found");
 }
+
+/// Operators see the flow catalog as it loaded (the broken file with its field)
+/// and an agent's chats, every caller's, newest first.
+#[tokio::test]
+async fn operators_list_the_flow_catalog_and_an_agents_chats() {
+    let home = flow_home();
+    let served = serve(&home);
+    let api = Api::new(&served);
+    let catalog = ok(api.get("/hecate/v1/flows").await);
+    assert_eq!(catalog["agents"][0]["id"], "support", "{catalog}");
+    assert_eq!(catalog["agents"][0]["welcome"], "welcome");
+    assert_eq!(catalog["errors"][0]["agent_id"], "loopy", "{catalog}");
+    assert!(
+        catalog["errors"][0]["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("loopy.toml"))
+    );
+
+    let anonymous = ok(api
+        .post("/hecate/v1/chats", json!({"agentId": "support"}))
+        .await)["chatId"]
+        .as_str()
+        .expect("chatId")
+        .to_string();
+    let shop = ok(post_as(
+        &api,
+        Some(("x-hecate-app-key", "shop-secret")),
+        "/hecate/v1/chats",
+        json!({"agentId": "support"}),
+    )
+    .await)["chatId"]
+        .as_str()
+        .expect("chatId")
+        .to_string();
+    let chats = ok(api.get("/hecate/v1/flows/support/chats").await);
+    let ids: Vec<&str> = chats
+        .as_array()
+        .expect("chats")
+        .iter()
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    assert_eq!(ids, [shop.as_str(), anonymous.as_str()], "{chats}");
+    assert_eq!(chats[0]["app_id"], "shop");
+    assert_eq!(chats[0]["stage"], "greet");
+    let one = ok(api.get("/hecate/v1/flows/support/chats?limit=1").await);
+    assert_eq!(one.as_array().map(Vec::len), Some(1));
+
+    let unknown = api.get("/hecate/v1/flows/nobody/chats").await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    assert_eq!(unknown.error_type(), "chat.agent_not_found");
+    let broken = ok(api.get("/hecate/v1/flows/loopy/chats").await);
+    assert_eq!(
+        broken,
+        json!([]),
+        "a broken agent's old chats stay listable"
+    );
+    let bad = api.get("/hecate/v1/flows/support/chats?limit=0").await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+}

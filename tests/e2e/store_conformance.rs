@@ -1851,6 +1851,7 @@ macro_rules! conformance {
                     a_flow_chat_turn_writes_message_memory_and_position_together,
                     a_stale_or_unknown_flow_chat_write_stores_nothing,
                     flow_chats_and_memory_do_not_cross_namespaces,
+                    an_agents_flow_chats_list_most_recently_updated_first,
                 );
             }
         )+

@@ -22,6 +22,7 @@ mod console;
 pub(crate) mod envelope;
 mod extract;
 mod files;
+mod flows;
 mod gateway;
 mod mcp;
 mod memory;
@@ -246,6 +247,8 @@ pub fn routes() -> Vec<ApiRoute> {
             chat_sessions::replay,
         ),
         ApiRoute::get("/hecate/v1/traces", traces::list),
+        ApiRoute::get("/hecate/v1/flows", flows::catalog),
+        ApiRoute::get("/hecate/v1/flows/{agent_id}/chats", flows::chats),
         ApiRoute::post("/hecate/v1/chats", chats::start),
         ApiRoute::get("/hecate/v1/chats/{chatId}", chats::get),
         ApiRoute::post("/hecate/v1/chats/{chatId}/messages", chats::send),

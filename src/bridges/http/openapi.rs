@@ -12,8 +12,8 @@ use super::gateway::schema::{
     ResponsesInput, ResponsesItem, ResponsesRequest,
 };
 use super::{
-    adapters, approval_inbox, approvals, capabilities, chat_sessions, chats, files, mcp, memory,
-    messages, providers, sessions, stream, system, tasks, traces,
+    adapters, approval_inbox, approvals, capabilities, chat_sessions, chats, files, flows, mcp,
+    memory, messages, providers, sessions, stream, system, tasks, traces,
 };
 use crate::bridges::resources::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
@@ -36,8 +36,10 @@ use crate::bridges::resources::events::{ApprovalRequestedDto, ApprovalResolvedDt
 use crate::bridges::resources::flow_chat::{
     ChatDto, ChatHistoryMessageDto, ChatProcessedDto, ChatProcessedResponse, ChatResponse,
     ChatStartedDto, ChatStartedResponse, ChatStoredMessageDto, ChatSummaryResponse,
-    ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse, ProcessChatResponseRequest,
-    SaveChatSummaryRequest, SendChatMessageRequest, StartChatRequest, SummarizationNeededDto,
+    ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse, FlowAgentDto, FlowCatalogDto,
+    FlowCatalogResponse, FlowChatListResponse, FlowChatSummaryDto, FlowConversationDto,
+    FlowLoadErrorDto, ProcessChatResponseRequest, SaveChatSummaryRequest, SendChatMessageRequest,
+    StartChatRequest, SummarizationNeededDto,
 };
 use crate::bridges::resources::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpCallDto, McpCallListResponse, McpProbeDto,
@@ -160,6 +162,8 @@ use utoipa::{Modify, OpenApi};
         chat_sessions::delete,
         chat_sessions::replay,
         traces::list,
+        flows::catalog,
+        flows::chats,
         chats::start,
         chats::send,
         chats::process,
@@ -169,6 +173,8 @@ use utoipa::{Modify, OpenApi};
     components(schemas(
         StartChatRequest, SendChatMessageRequest, ProcessChatResponseRequest,
         SaveChatSummaryRequest, ChatStartedResponse, ChatStartedDto, ChatTurnResponse, ChatTurnDto,
+        FlowCatalogResponse, FlowCatalogDto, FlowAgentDto, FlowConversationDto, FlowLoadErrorDto,
+        FlowChatListResponse, FlowChatSummaryDto,
         ChatHistoryMessageDto, SummarizationNeededDto, ChatProcessedResponse, ChatProcessedDto,
         ChatSummaryResponse, ChatSummarySavedDto, ChatResponse, ChatDto, ChatStoredMessageDto,
         ErrorEnvelope, ErrorBody, HealthDto, StatsResponse, StatsDto, GatewayStatsDto, McpPoolDto, StoreDto,

@@ -314,3 +314,155 @@ response!(
         data: ChatDto,
     }
 );
+
+/// One conversation of an agent's flow.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FlowConversationDto {
+    /// Its name.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// How many stages it has.
+    pub stage_count: u64,
+}
+
+/// An agent whose flow file loaded.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FlowAgentDto {
+    /// The agent id (the file stem).
+    pub id: String,
+    /// Its display name (the id when the file names none).
+    pub name: String,
+    /// The conversation a chat starts in.
+    pub welcome: String,
+    /// Its conversations, in file order.
+    pub conversations: Vec<FlowConversationDto>,
+}
+
+/// A flow file that did not load.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FlowLoadErrorDto {
+    /// The agent id the file would have defined.
+    pub agent_id: String,
+    /// The file.
+    pub file: String,
+    /// The field at fault.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The flow catalog as it loaded at start.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FlowCatalogDto {
+    /// The agents that loaded, by id.
+    pub agents: Vec<FlowAgentDto>,
+    /// The files that did not load, by agent id.
+    pub errors: Vec<FlowLoadErrorDto>,
+}
+
+impl From<&crate::engine::flows::FlowCatalog> for FlowCatalogDto {
+    fn from(c: &crate::engine::flows::FlowCatalog) -> Self {
+        Self {
+            agents: c
+                .agents()
+                .map(|a| FlowAgentDto {
+                    id: a.id.clone(),
+                    name: a.name.clone().unwrap_or_else(|| a.id.clone()),
+                    welcome: a.welcome.clone(),
+                    conversations: a
+                        .conversations
+                        .iter()
+                        .map(|c| FlowConversationDto {
+                            name: c.name.clone(),
+                            description: c.description.clone(),
+                            stage_count: c.stages.len() as u64,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            errors: c
+                .errors_by_agent()
+                .map(|(id, e)| FlowLoadErrorDto {
+                    agent_id: id.to_string(),
+                    file: e.file.display().to_string(),
+                    field: e.field.clone(),
+                    message: e.message.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `GET /hecate/v1/flows`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FlowCatalogResponse {
+    /// Always `flow_catalog`.
+    pub object: String,
+    /// The catalog.
+    pub data: FlowCatalogDto,
+}
+
+/// A client-hosted chat as an operator lists it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FlowChatSummaryDto {
+    /// Chat id.
+    pub id: String,
+    /// Its agent.
+    pub agent_id: String,
+    /// The app that opened it (empty for a user or anonymous chat).
+    pub app_id: String,
+    /// The user it belongs to.
+    pub user_id: String,
+    /// The current conversation.
+    pub conversation: String,
+    /// The current stage.
+    pub stage: String,
+    /// Whether it reached an end stage.
+    pub ended: bool,
+    /// Whether the model's last turn said it was on track.
+    pub on_track: bool,
+    /// Writes so far (one per stored message).
+    pub version: i64,
+    /// Created.
+    pub created_at: String,
+    /// Last changed.
+    pub updated_at: String,
+}
+
+impl From<&crate::domain::flow::FlowChat> for FlowChatSummaryDto {
+    fn from(c: &crate::domain::flow::FlowChat) -> Self {
+        Self {
+            id: c.id.clone(),
+            agent_id: c.agent_id.clone(),
+            app_id: c.app_id.clone(),
+            user_id: c.user_id.clone(),
+            conversation: c.position.conversation.clone(),
+            stage: c.position.stage.clone(),
+            ended: c.position.ended,
+            on_track: c.position.on_track,
+            version: c.version,
+            created_at: c.created_at.clone(),
+            updated_at: c.updated_at.clone(),
+        }
+    }
+}
+
+/// `GET /hecate/v1/flows/{agent_id}/chats`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FlowChatListResponse {
+    /// Always `flow_chats`.
+    pub object: String,
+    /// Most recently updated first.
+    pub data: Vec<FlowChatSummaryDto>,
+}
+
+/// Query of `GET /hecate/v1/flows/{agent_id}/chats`.
+#[derive(Debug, Clone, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct FlowChatsQuery {
+    /// At most this many (1–1000, default 50).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+}

@@ -73,4 +73,9 @@ impl FlowCatalog {
     pub fn errors(&self) -> impl Iterator<Item = &FlowError> {
         self.errors.values()
     }
+
+    /// The files that did not load, with the agent id each would have defined.
+    pub fn errors_by_agent(&self) -> impl Iterator<Item = (&str, &FlowError)> {
+        self.errors.iter().map(|(id, e)| (id.as_str(), e))
+    }
 }

@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod compile;
 pub mod identity;
 mod ops;
+mod overview;
 mod settings;
 
 pub use catalog::FlowCatalog;

@@ -156,6 +156,30 @@ impl FlowChatStore for PostgresStore {
         self.done(r)
     }
 
+    async fn list_flow_chats(
+        &self,
+        namespace: &str,
+        agent_id: &str,
+        n: usize,
+    ) -> Result<Vec<FlowChat>> {
+        let c = self.client().await?;
+        let r = async {
+            let rows = c
+                .query(
+                    format!(
+                        "SELECT {CHAT_COLUMNS} FROM flow_chats WHERE namespace = $1 \
+                         AND agent_id = $2 ORDER BY updated_at DESC, id DESC LIMIT $3"
+                    )
+                    .as_str(),
+                    &[&namespace, &agent_id, &super::limit(n)],
+                )
+                .await?;
+            rows.iter().map(decode::chat).collect::<OpResult<Vec<_>>>()
+        }
+        .await;
+        self.done(r)
+    }
+
     async fn list_flow_chat_messages(
         &self,
         namespace: &str,

@@ -426,7 +426,7 @@ pub const MIGRATIONS: &[Migration] = &[
     "#,
     },
     Migration {
-        name: "upstream MCP tool policies set at runtime",
+        name: "upstream MCP tool policies set at runtime; flow chats by agent",
         sql: r#"
     CREATE TABLE mcp_tool_policies (
         namespace TEXT NOT NULL,
@@ -436,6 +436,7 @@ pub const MIGRATIONS: &[Migration] = &[
         updated_at TEXT NOT NULL,
         PRIMARY KEY (namespace, server, tool)
     );
+    CREATE INDEX flow_chats_by_agent ON flow_chats(namespace, agent_id, updated_at);
     "#,
     },
 ];

@@ -2,7 +2,7 @@
 //! `flow_memory`, every key starting with the namespace; a turn's writes are one
 //! `BEGIN IMMEDIATE` transaction guarded by the chat's version.
 
-use super::reads::one;
+use super::reads::{all, one};
 use super::{OpResult, SqliteStore, StoreOpError};
 use crate::domain::error::Result;
 use crate::domain::flow::{FlowChat, FlowChatMessage, FlowChatWrite, MemoryOwner};
@@ -136,6 +136,27 @@ impl FlowChatStore for SqliteStore {
     async fn get_flow_chat(&self, namespace: &str, id: &str) -> Result<FlowChat> {
         let (namespace, id) = (namespace.to_string(), id.to_string());
         self.read(move |c| chat_in(c, &namespace, &id)).await
+    }
+
+    async fn list_flow_chats(
+        &self,
+        namespace: &str,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<FlowChat>> {
+        let (namespace, agent_id) = (namespace.to_string(), agent_id.to_string());
+        self.read(move |c| {
+            all(
+                c,
+                &format!(
+                    "SELECT {CHAT_COLUMNS} FROM flow_chats WHERE namespace = ?1 AND agent_id = ?2 \
+                     ORDER BY updated_at DESC, id DESC LIMIT ?3"
+                ),
+                params![namespace, agent_id, limit.min(i64::MAX as usize) as i64],
+                |r| decode::chat(r),
+            )
+        })
+        .await
     }
 
     async fn list_flow_chat_messages(

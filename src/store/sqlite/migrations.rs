@@ -413,7 +413,7 @@ pub const MIGRATIONS: &[&str] = &[
         WHERE status IN ('running','awaiting_approval');
     "#,
     // v14: upstream MCP tool policies an operator set at runtime, over the
-    // config's, per namespace.
+    // config's, per namespace; an agent's client-hosted chats, newest first.
     r#"
     CREATE TABLE mcp_tool_policies (
         namespace TEXT NOT NULL,
@@ -423,6 +423,7 @@ pub const MIGRATIONS: &[&str] = &[
         updated_at TEXT NOT NULL,
         PRIMARY KEY (namespace, server, tool)
     );
+    CREATE INDEX flow_chats_by_agent ON flow_chats(namespace, agent_id, updated_at);
     "#,
 ];
 

@@ -192,3 +192,40 @@ pub async fn flow_chats_and_memory_do_not_cross_namespaces(b: Backend) {
         1
     );
 }
+
+pub async fn an_agents_flow_chats_list_most_recently_updated_first(b: Backend) {
+    let s = b.store;
+    let old = FlowChat {
+        updated_at: "2026-01-01T00:00:00Z".into(),
+        ..flow_chat("team-a", "chat_old")
+    };
+    let new = FlowChat {
+        updated_at: "2026-01-02T00:00:00Z".into(),
+        ..flow_chat("team-a", "chat_new")
+    };
+    let elsewhere = flow_chat("team-b", "chat_b");
+    let other_agent = FlowChat {
+        agent_id: "sales".into(),
+        ..flow_chat("team-a", "chat_sales")
+    };
+    for c in [&old, &new, &elsewhere, &other_agent] {
+        s.create_flow_chat(c).await.expect("chat");
+    }
+    let ids = |list: Vec<FlowChat>| list.into_iter().map(|c| c.id).collect::<Vec<_>>();
+    let listed = s
+        .list_flow_chats("team-a", "support", 10)
+        .await
+        .expect("list");
+    assert_eq!(ids(listed), ["chat_new", "chat_old"]);
+    let one = s
+        .list_flow_chats("team-a", "support", 1)
+        .await
+        .expect("list");
+    assert_eq!(ids(one), ["chat_new"]);
+    assert!(
+        s.list_flow_chats("team-c", "support", 10)
+            .await
+            .expect("list")
+            .is_empty()
+    );
+}
