@@ -11,5 +11,6 @@ import { runAll } from './harness.mjs';
 import { scenarios as chats } from './chats.mjs';
 import { scenarios as tasks } from './tasks.mjs';
 import { scenarios as mcp } from './mcp.mjs';
+import { scenarios as memory } from './memory.mjs';
 
-await runAll({ ...chats, ...tasks, ...mcp });
+await runAll({ ...chats, ...tasks, ...mcp, ...memory });

@@ -69,6 +69,22 @@ fn the_console_works_in_a_real_browser() {
     guarded_home.write_config("[approvals]\nmode = \"auto\"\n");
     let guarded = serve_console(&guarded_home);
 
+    // Recall (the fixture's embeddings) and client-hosted flow agents, one of
+    // them broken, for the Memory page.
+    let memory_home = Home::with_openai(&model);
+    let flows = memory_home.path("flows");
+    std::fs::create_dir_all(&flows).expect("flows dir");
+    std::fs::write(
+        flows.join("support.toml"),
+        include_str!("../../docs/examples/flows/support.toml"),
+    )
+    .expect("flow");
+    std::fs::write(flows.join("broken.toml"), "welcome = \"nowhere\"\n").expect("broken flow");
+    memory_home.write_config(
+        "[memory]\nembeddings = \"fix/hash-embed\"\ndimensions = 64\nbatch_size = 4\nbatch_delay_ms = 20\n",
+    );
+    let memory = serve_console(&memory_home);
+
     let ws = git_workspace();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let shots = root.join("target/console-shots");
@@ -78,6 +94,7 @@ fn the_console_works_in_a_real_browser() {
         .env("PLAYWRIGHT", &playwright)
         .env("HECATE_URL", &open.base)
         .env("HECATE_GUARDED_URL", &guarded.base)
+        .env("HECATE_MEMORY_URL", &memory.base)
         .env("HECATE_TOKEN", "console-secret")
         .env("WORKSPACE", ws.path())
         .env("HECATE_FIXTURES", env!("CARGO_BIN_EXE_hecate-fixtures"))
