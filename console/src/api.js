@@ -126,6 +126,7 @@ export const paths = {
   memoryStatus: '/hecate/v1/memory/status',
   flows: '/hecate/v1/flows',
   flowChats: (a) => `/hecate/v1/flows/${enc(a)}/chats`,
+  eventsStream: '/hecate/v1/events/stream',
   inbox: '/hecate/v1/approvals',
   stats: '/hecate/v1/system/stats',
   models: '/v1/models',

@@ -21,6 +21,38 @@ async function runEnded(task, run) {
 }
 
 export const scenarios = {
+  async 'the live events tail on the tasks page shows an event as soon as it is stored'() {
+    const created = await api('/hecate/v1/tasks', { method: 'POST', body: JSON.stringify({ execution_kind: 'shell', shell_command: 'true', working_directory: WS, sandbox_allowed_root: WS }) });
+    const task = created.body.data.id;
+    const run = (await api(`/hecate/v1/tasks/${task}/start`, { method: 'POST', body: '{}' })).body.data.id;
+    const { context, page, errors } = await openPage();
+    await page.goto(BASE + '/#/tasks');
+    const log = page.getByRole('log', { name: 'Live events' });
+    await log.locator('li').first().waitFor({ timeout: WAIT });
+    await page.getByText('Following.').waitFor();
+    await page.evaluate(() => {
+      window.__seen = null;
+      new MutationObserver(() => {
+        if (!window.__seen && document.querySelector('[aria-label="Live events"] li[data-type="console.tail"]')) window.__seen = Date.now();
+      }).observe(document.querySelector('[aria-label="Live events"]'), { childList: true });
+    });
+    const samples = [];
+    for (let i = 0; i < 5; i += 1) {
+      await page.evaluate(() => { window.__seen = null; document.querySelectorAll('[aria-label="Live events"] li[data-type="console.tail"]').forEach((e) => e.remove()); });
+      const sent = Date.now();
+      const appended = await api(`/hecate/v1/tasks/${task}/runs/${run}/events`, { method: 'POST', body: JSON.stringify({ events: [{ type: 'console.tail', data: { i } }] }) });
+      assert.equal(appended.status, 201, JSON.stringify(appended.body));
+      await page.waitForFunction(() => window.__seen !== null, null, { timeout: WAIT });
+      samples.push((await page.evaluate(() => window.__seen)) - sent);
+    }
+    samples.sort((a, b) => a - b);
+    figures.events_tail_ms = { median: samples[2], max: samples[4] };
+    const row = log.locator('li[data-type="console.tail"]').first();
+    assert.match(await row.textContent(), new RegExp(task));
+    assert.deepEqual(errors, []);
+    await context.close();
+  },
+
   async 'a shell task is created, approved in Task Detail and finishes live'() {
     const { context, page, errors } = await openPage();
     await page.goto(BASE + '/#/tasks');

@@ -1504,6 +1504,21 @@ mod cases {
             .expect("list");
         assert_eq!(listed.len(), 3);
         assert_eq!(listed[2].data, json!({"ok": true}));
+        let newest = b
+            .store
+            .list_task_events(TaskEventFilter {
+                limit: 2,
+                newest_first: true,
+                ..of_run.clone()
+            })
+            .await
+            .expect("newest");
+        let types: Vec<&str> = newest.iter().map(|e| e.event_type.as_str()).collect();
+        assert_eq!(
+            types,
+            ["ci.finished", "ci.started"],
+            "the newest, newest first"
+        );
         let err = b
             .store
             .append_task_events(

@@ -791,6 +791,34 @@ async fn a_client_appends_its_own_events_to_a_runs_log() {
         .collect();
     assert_eq!(types.len(), before + 2);
     assert_eq!(&types[before..], ["ci.note", "ci.done"]);
+    // The newest events: listed oldest first, and replayed first by a stream.
+    let tail = api.get("/hecate/v1/events?tail=2").await;
+    let tail_types: Vec<&str> = tail.body["data"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .collect();
+    assert_eq!(tail_types, ["ci.note", "ci.done"], "{}", tail.body);
+    {
+        use eventsource_stream::Eventsource;
+        use futures::StreamExt;
+        let r = api
+            .request(reqwest::Method::GET, "/hecate/v1/events/stream?tail=1")
+            .send()
+            .await
+            .expect("stream");
+        let mut frames = r.bytes_stream().eventsource();
+        let first = tokio::time::timeout(Duration::from_secs(30), frames.next())
+            .await
+            .expect("a frame")
+            .expect("open")
+            .expect("SSE");
+        assert_eq!(first.event, "ci.done", "only the newest is replayed");
+    }
+    let bad = api.get("/hecate/v1/events?tail=0").await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(bad.body["error"]["field"], "tail");
     let feed = api.get("/hecate/v1/events?event_type=ci.note").await;
     assert_eq!(
         feed.body["data"][0]["run_id"],

@@ -6,6 +6,7 @@
 
 import { get, post, paths, isAbort } from '../api.js';
 import { loadModels } from '../targets.js';
+import { eventsTail } from './events-tail.js';
 import { h, alertBox, showError, clearAlert, field, timeEl, focusEl, uid } from '../dom.js';
 
 const PAGE = 50;
@@ -109,9 +110,10 @@ export function mountTasks(root, query = {}) {
   const note = h('p', { class: 'hint', 'aria-live': 'polite' });
   const older = h('button', { type: 'button', text: 'Older tasks', hidden: true });
   const form = createForm((task) => { location.hash = `#/tasks/${encodeURIComponent(task.id)}`; });
+  const tail = eventsTail();
   root.replaceChildren(heading,
     h('details', { class: 'new-task' }, h('summary', { text: 'New task' }), form),
-    filters, alert, note, list, h('div', { class: 'toolbar' }, older));
+    filters, alert, note, list, h('div', { class: 'toolbar' }, older), tail.element);
 
   let shown = 0;
   let cursor = null;
@@ -169,5 +171,10 @@ export function mountTasks(root, query = {}) {
   older.addEventListener('click', () => load(true));
   load(false);
   focusEl(heading);
-  return { unmount: () => ctrl.abort() };
+  return {
+    unmount: () => {
+      ctrl.abort();
+      tail.stop();
+    },
+  };
 }

@@ -249,4 +249,6 @@ pub struct TaskEventFilter {
     pub after_sequence: i64,
     /// At most this many.
     pub limit: usize,
+    /// The newest `limit` events instead of the oldest (answered newest first).
+    pub newest_first: bool,
 }

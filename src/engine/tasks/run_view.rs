@@ -79,6 +79,7 @@ impl TaskRuntime {
             event_types: Vec::new(),
             after_sequence: 0,
             limit: EVENT_PAGE,
+            newest_first: false,
         };
         loop {
             let page = store.list_task_events(filter.clone()).await?;

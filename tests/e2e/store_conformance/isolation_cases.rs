@@ -533,6 +533,7 @@ async fn nothing_crosses(store: &dyn Store, s: &Session, t: &Task, flow: &FlowCh
         event_types: vec![],
         after_sequence: 0,
         limit: 1000,
+        newest_first: false,
     };
     assert!(
         !store

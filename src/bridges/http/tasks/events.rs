@@ -16,7 +16,7 @@ use crate::bridges::resources::tasks::{
 };
 use crate::domain::HecateError;
 use crate::domain::ids::{TaskId, TaskRunId};
-use crate::domain::task::TaskEventFilter;
+use crate::domain::task::{TaskEvent, TaskEventFilter};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -57,6 +57,75 @@ fn filter(
             .collect(),
         after_sequence: after,
         limit: q.limit.unwrap_or(PAGE).clamp(1, MAX_PAGE),
+        newest_first: false,
+    }
+}
+
+/// The largest `tail`.
+const MAX_TAIL: usize = 500;
+
+/// `tail`, checked: 1 to [`MAX_TAIL`].
+fn tail(q: &TaskEventsQuery) -> Result<Option<usize>, ApiError> {
+    match q.tail {
+        None => Ok(None),
+        Some(n) if (1..=MAX_TAIL).contains(&n) => Ok(Some(n)),
+        Some(n) => Err(HecateError::invalid(format!(
+            "tail must be between 1 and {MAX_TAIL}, got {n}"
+        ))
+        .with_detail("field", "tail")
+        .into()),
+    }
+}
+
+/// The newest `n` events `f` selects, oldest first.
+async fn newest(
+    state: &HttpState,
+    f: &TaskEventFilter,
+    n: usize,
+) -> Result<Vec<TaskEvent>, ApiError> {
+    let mut newest = state
+        .engine
+        .tasks()
+        .list_events(TaskEventFilter {
+            limit: n,
+            newest_first: true,
+            ..f.clone()
+        })
+        .await?;
+    newest.reverse();
+    Ok(newest)
+}
+
+/// The list `f` selects, or with `tail` its newest `n`.
+async fn listed(
+    state: &HttpState,
+    f: TaskEventFilter,
+    q: &TaskEventsQuery,
+) -> Result<Json<TaskEventListResponse>, ApiError> {
+    let events = match tail(q)? {
+        Some(n) => newest(state, &f, n).await?,
+        None => state.engine.tasks().list_events(f).await?,
+    };
+    Ok(list_response(&events))
+}
+
+/// A stream's cursor: `Last-Event-ID` or `after_sequence`, else with `tail` just
+/// before the newest `n` events (so they are replayed first).
+async fn stream_cursor(
+    state: &HttpState,
+    headers: &HeaderMap,
+    q: &TaskEventsQuery,
+    f: &TaskEventFilter,
+) -> Result<i64, ApiError> {
+    let after = cursor(headers, q)?;
+    match tail(q)? {
+        Some(n) if headers.get("last-event-id").is_none() => {
+            let newest = newest(state, f, n).await?;
+            Ok(newest
+                .first()
+                .map_or(after, |e| (e.sequence - 1).max(after)))
+        }
+        _ => Ok(after),
     }
 }
 
@@ -114,7 +183,7 @@ pub async fn run_events(
     let (id, run_id) = existing_run(&state, path).await?;
     let after = q.after_sequence.unwrap_or(0);
     let f = filter(&state, &q, Some(id), Some(run_id), after);
-    Ok(list_response(&state.engine.tasks().list_events(f).await?))
+    listed(&state, f, &q).await
 }
 
 /// Appends a client's events to the run's log: they follow Hecate's on the run's
@@ -171,7 +240,7 @@ pub async fn feed(
 ) -> Result<Json<TaskEventListResponse>, ApiError> {
     let after = q.after_sequence.unwrap_or(0);
     let f = filter(&state, &q, None, None, after);
-    Ok(list_response(&state.engine.tasks().list_events(f).await?))
+    listed(&state, f, &q).await
 }
 
 /// Streams the events of a run as SSE (`id` = sequence, `event` = type, `data` =
@@ -196,8 +265,8 @@ pub async fn run_stream(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let (id, run_id) = existing_run(&state, path).await?;
-    let after = cursor(&headers, &q)?;
-    let f = filter(&state, &q, Some(id.clone()), Some(run_id.clone()), after);
+    let mut f = filter(&state, &q, Some(id.clone()), Some(run_id.clone()), 0);
+    f.after_sequence = stream_cursor(&state, &headers, &q, &f).await?;
     Ok(sse(state, f, Some((id, run_id))))
 }
 
@@ -215,8 +284,8 @@ pub async fn feed_stream(
     ApiQuery(q): ApiQuery<TaskEventsQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let after = cursor(&headers, &q)?;
-    let f = filter(&state, &q, None, None, after);
+    let mut f = filter(&state, &q, None, None, 0);
+    f.after_sequence = stream_cursor(&state, &headers, &q, &f).await?;
     Ok(sse(state, f, None))
 }
 

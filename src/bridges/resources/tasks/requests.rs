@@ -79,6 +79,9 @@ pub struct TaskEventsQuery {
     pub task_id: Option<String>,
     /// At most this many (default 500, at most 5,000).
     pub limit: Option<usize>,
+    /// The newest this many (1–500) instead: a list answers them oldest first;
+    /// a stream replays them first, then follows (`Last-Event-ID` still wins).
+    pub tail: Option<usize>,
 }
 
 /// Query of `GET /hecate/v1/tasks`.

@@ -516,14 +516,18 @@ impl TaskStore for PostgresStore {
 
     async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {
         let c = self.client().await?;
-        let r = query_all(
-            &c,
+        let order = if filter.newest_first { "DESC" } else { "" };
+        let sql = format!(
             "SELECT e.sequence, e.task_id, e.run_id, e.type, e.data_json, e.occurred_at \
              FROM task_events e JOIN tasks t ON t.id = e.task_id \
              WHERE t.namespace = $1 AND e.sequence > $2 \
              AND ($3::TEXT IS NULL OR e.task_id = $3) AND ($4::TEXT IS NULL OR e.run_id = $4) \
              AND (cardinality($5::TEXT[]) = 0 OR e.type = ANY($5)) \
-             ORDER BY e.sequence LIMIT $6",
+             ORDER BY e.sequence {order} LIMIT $6"
+        );
+        let r = query_all(
+            &c,
+            &sql,
             &[
                 &filter.namespace,
                 &filter.after_sequence,

@@ -527,14 +527,17 @@ impl TaskStore for SqliteStore {
     async fn list_task_events(&self, filter: TaskEventFilter) -> Result<Vec<TaskEvent>> {
         self.read(move |c| {
             let types = serde_json::to_string(&filter.event_types)?;
+            let order = if filter.newest_first { "DESC" } else { "" };
             all(
                 c,
-                "SELECT e.sequence, e.task_id, e.run_id, e.type, e.data_json, e.occurred_at \
-                 FROM task_events e JOIN tasks t ON t.id = e.task_id \
-                 WHERE t.namespace = ?1 AND e.sequence > ?2 \
-                 AND (?3 IS NULL OR e.task_id = ?3) AND (?4 IS NULL OR e.run_id = ?4) \
-                 AND (?5 = '[]' OR e.type IN (SELECT value FROM json_each(?5))) \
-                 ORDER BY e.sequence LIMIT ?6",
+                &format!(
+                    "SELECT e.sequence, e.task_id, e.run_id, e.type, e.data_json, e.occurred_at \
+                     FROM task_events e JOIN tasks t ON t.id = e.task_id \
+                     WHERE t.namespace = ?1 AND e.sequence > ?2 \
+                     AND (?3 IS NULL OR e.task_id = ?3) AND (?4 IS NULL OR e.run_id = ?4) \
+                     AND (?5 = '[]' OR e.type IN (SELECT value FROM json_each(?5))) \
+                     ORDER BY e.sequence {order} LIMIT ?6"
+                ),
                 params![
                     filter.namespace,
                     filter.after_sequence,
