@@ -23,9 +23,8 @@ pub mod turn;
 pub use capabilities::{CapabilityKey, CapabilityStore};
 pub use contract::{
     ApprovalPruning, ApprovalQuery, ApprovalStore, AuditStore, LeaseStore, McpCallRecord,
-    McpToolPolicy,
-    MessageStore, OwnerIsDead, PruneReport, ReconcileReport, RunEnd, RunStatusUpdate, RunStore,
-    SessionStore, Store, StoreFailure, StoreHealth, TurnStore,
+    McpToolPolicy, MessageStore, OwnerIsDead, PruneReport, ReconcileReport, RunEnd,
+    RunStatusUpdate, RunStore, SessionStore, Store, StoreFailure, StoreHealth, TurnStore,
 };
 pub use cooldowns::{CooldownStore, ProviderCooldown};
 pub use flow_chats::FlowChatStore;
