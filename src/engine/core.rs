@@ -114,8 +114,19 @@ impl From<ModelRuntime> for Runtimes {
 #[derive(Debug, Clone)]
 pub(super) struct ActiveTurn {
     pub(super) cancel: CancellationToken,
+    /// Why it was stopped, when it was: the first reason given wins.
+    pub(super) cancel_reason: Arc<std::sync::OnceLock<&'static str>>,
     /// The task run a Hecate Agent turn follows, once it started one.
     pub(super) backing: Arc<Mutex<Option<(TaskId, TaskRunId)>>>,
+}
+
+impl ActiveTurn {
+    /// Stops the turn for `reason` (`requested`, `session_closed`, `shutdown`),
+    /// which its run metric and span carry.
+    pub(super) fn stop(&self, reason: &'static str) {
+        let _ = self.cancel_reason.set(reason);
+        self.cancel.cancel();
+    }
 }
 
 /// The session engine shared by every bridge in a process.
@@ -210,7 +221,7 @@ impl Engine {
     /// (process exit).
     pub async fn shutdown(&self) {
         for turn in self.active().values() {
-            turn.cancel.cancel();
+            turn.stop("shutdown");
         }
         if let Some(rt) = &self.inner.external {
             rt.close_all().await;

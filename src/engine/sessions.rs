@@ -143,7 +143,7 @@ impl Engine {
     pub async fn close_session(&self, namespace: &str, session_id: &SessionId) -> Result<()> {
         self.get_session(namespace, session_id).await?;
         if let Some(turn) = self.active().get(session_id).cloned() {
-            turn.cancel.cancel();
+            turn.stop("session_closed");
         }
         if let Some(rt) = &self.inner.external {
             rt.close(session_id).await;

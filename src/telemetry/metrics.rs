@@ -179,8 +179,16 @@ pub fn gateway_request(ingress: &str, outcome: &str, provider: &str, model: &str
     );
 }
 
-/// Counts one ended session turn and records its duration.
-pub fn run(runtime: &str, status: &str, adapter: Option<&str>, took: Duration) {
+/// Counts one ended session turn and records its duration; a cancelled one
+/// carries why (`hecate.run.cancel_reason`: `requested`, `session_closed`,
+/// `shutdown`, `lease_lost` or `runtime`).
+pub fn run(
+    runtime: &str,
+    status: &str,
+    adapter: Option<&str>,
+    cancel_reason: Option<&str>,
+    took: Duration,
+) {
     let Some(m) = recording() else {
         return;
     };
@@ -190,6 +198,12 @@ pub fn run(runtime: &str, status: &str, adapter: Option<&str>, took: Duration) {
     ];
     if let Some(id) = adapter {
         a.push(KeyValue::new("hecate.agent_adapter.id", id.to_string()));
+    }
+    if let Some(reason) = cancel_reason {
+        a.push(KeyValue::new(
+            "hecate.run.cancel_reason",
+            reason.to_string(),
+        ));
     }
     m.runs.add(1, &a);
     m.run_duration.record(took.as_secs_f64(), &a);

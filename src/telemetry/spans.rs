@@ -237,6 +237,7 @@ pub fn agent_chat_run(session_id: &str, run_id: &str, request_id: &str, runtime:
         hecate.task.id = Empty,
         hecate.task.run.id = Empty,
         hecate.run.status = Empty,
+        hecate.run.cancel_reason = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         error.type = Empty,

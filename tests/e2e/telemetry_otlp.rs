@@ -474,3 +474,50 @@ fn an_mcp_call_relayed_upstream_is_a_tools_call_client_span() {
     });
     assert_eq!(took["attributes"]["hecate.mcp.server"], "alpha");
 }
+
+/// A turn stopped over HTTP is a cancelled run whose metric and span say why
+/// (`hecate.run.cancel_reason`: `requested`).
+#[tokio::test]
+async fn a_cancelled_turn_carries_its_cancel_reason() {
+    let mut step = crate::support::http::slow_text(200, 40);
+    step["repeat"] = json!(true);
+    let server = ModelServer::start(Some(json!([step])));
+    let collector = Collector::start();
+    let mut home = Home::with_openai(&server);
+    traced(&mut home, &collector);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let id = api.create_session(json!({})).await;
+    let turn = tokio::spawn({
+        let api = api.clone();
+        let id = id.clone();
+        async move { api.say(&id, "a long answer").await }
+    });
+    // A hang guard, not a timing assertion.
+    for i in 0.. {
+        let stats = api.get("/hecate/v1/system/stats").await;
+        if stats.body["data"]["turns_running"] == 1 {
+            break;
+        }
+        assert!(i < 500, "the turn never ran: {}", stats.body);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let c = api.session_action(&id, "cancel").await;
+    assert_eq!(c.status, 202, "{}", c.body);
+    let done = turn.await.expect("join");
+    assert_eq!(done.body["data"]["status"], "cancelled", "{}", done.body);
+
+    let runs = collector.wait_metric("the cancelled run", |m| {
+        m["name"] == "hecate.agent_chat.runs" && m["attributes"]["hecate.run.status"] == "cancelled"
+    });
+    assert_eq!(
+        runs["attributes"]["hecate.run.cancel_reason"], "requested",
+        "{runs}"
+    );
+    let span = collector.wait_span("the cancelled turn", named("agent_chat.run"));
+    assert_eq!(
+        attr(&span, "hecate.run.cancel_reason"),
+        "requested",
+        "{span}"
+    );
+}

@@ -31,6 +31,7 @@ impl Engine {
             namespace,
             approval_mode,
             cancel,
+            cancel_reason,
             delegate,
             guard,
             trace,
@@ -57,6 +58,9 @@ impl Engine {
         // release that `finish_turn` does.
         let _ = renew.await;
         let taken = lost.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if taken.is_some() {
+            let _ = cancel_reason.set("lease_lost");
+        }
         let result = match ending {
             Ok(mut ending) => {
                 if let Some(holder) = taken {
@@ -98,7 +102,11 @@ impl Engine {
                 lost
             }
         };
-        trace.close(result.run.status, result.error.as_ref());
+        // A cancelled run nobody here stopped was ended by its runtime (the
+        // agent, or its process going away).
+        let reason = (result.run.status == RunStatus::Cancelled)
+            .then(|| cancel_reason.get().copied().unwrap_or("runtime"));
+        trace.close(result.run.status, result.error.as_ref(), reason);
         self.emit(EngineEvent::TurnFinished {
             session_id: session.id.clone(),
             run_id: run.id.clone(),

@@ -169,6 +169,8 @@ struct TurnParts {
     namespace: String,
     approval_mode: ApprovalMode,
     cancel: CancellationToken,
+    /// Why the turn was stopped, set by whoever stopped it.
+    cancel_reason: Arc<std::sync::OnceLock<&'static str>>,
     delegate: Option<Arc<dyn WorkspaceDelegate>>,
     guard: ActiveGuard,
     trace: TurnSpan,
@@ -318,6 +320,7 @@ impl Engine {
         }
 
         let cancel = CancellationToken::new();
+        let cancel_reason = Arc::new(std::sync::OnceLock::new());
         let taken = {
             let mut active = self.active();
             match active.get(session_id) {
@@ -327,6 +330,7 @@ impl Engine {
                         session_id.clone(),
                         ActiveTurn {
                             cancel: cancel.clone(),
+                            cancel_reason: cancel_reason.clone(),
                             backing: Default::default(),
                         },
                     );
@@ -417,6 +421,7 @@ impl Engine {
                 namespace: namespace.to_string(),
                 approval_mode: req.approval_mode.unwrap_or(self.inner.config.approval_mode),
                 cancel,
+                cancel_reason,
                 delegate: req.workspace_delegate.clone(),
                 guard,
                 trace,
@@ -496,7 +501,7 @@ impl Engine {
         self.get_session(namespace, session_id).await?;
         match self.active().get(session_id) {
             Some(turn) => {
-                turn.cancel.cancel();
+                turn.stop("requested");
                 Ok(())
             }
             None => Err(HecateError::new(

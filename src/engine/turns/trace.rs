@@ -90,16 +90,25 @@ impl Engine {
 }
 
 impl TurnSpan {
-    /// Records how the turn ended (`status`, with the error of a failed one) on
-    /// its span and in the run metrics.
-    pub(super) fn close(&self, status: RunStatus, error: Option<&HecateError>) {
+    /// Records how the turn ended (`status`, with the error of a failed one and
+    /// the reason of a cancelled one) on its span and in the run metrics.
+    pub(super) fn close(
+        &self,
+        status: RunStatus,
+        error: Option<&HecateError>,
+        cancel_reason: Option<&str>,
+    ) {
         let status = status.as_str();
         let error = error.map(|e| (e.error_type.code(), e.message.as_str()));
         spans::run_end(&self.span, status, error);
+        if let Some(reason) = cancel_reason {
+            self.span.record("hecate.run.cancel_reason", reason);
+        }
         metrics::run(
             self.kind.as_str(),
             status,
             self.adapter.as_deref(),
+            cancel_reason,
             self.started.elapsed(),
         );
     }
