@@ -1,8 +1,10 @@
-//! Logging to stderr through tracing, and OpenTelemetry OTLP export of traces
-//! and metrics when the standard `OTEL_EXPORTER_OTLP_*` variables ask for it
-//! (nothing is exported, and no exporter built, when they do not).
+//! Logging to stderr through tracing, and OpenTelemetry OTLP export of traces,
+//! metrics and logs when the standard `OTEL_EXPORTER_OTLP_*` variables ask for
+//! it (nothing is exported, and no exporter built, when they do not).
 
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_appender_tracing::layer::OpenTelemetryTracingBridge;
+use opentelemetry_sdk::logs::SdkLoggerProvider;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::EnvFilter;
@@ -19,10 +21,11 @@ pub enum LogFormat {
     Json,
 }
 
-/// Keeps the exporters alive; flushes spans and metrics when dropped.
+/// Keeps the exporters alive; flushes spans, metrics and logs when dropped.
 pub struct TelemetryGuard {
     provider: Option<SdkTracerProvider>,
     meters: Option<SdkMeterProvider>,
+    loggers: Option<SdkLoggerProvider>,
 }
 
 impl Drop for TelemetryGuard {
@@ -36,6 +39,11 @@ impl Drop for TelemetryGuard {
             && let Err(e) = m.shutdown()
         {
             eprintln!("hecate: metrics shutdown: {e}");
+        }
+        if let Some(l) = self.loggers.take()
+            && let Err(e) = l.shutdown()
+        {
+            eprintln!("hecate: logs shutdown: {e}");
         }
     }
 }
@@ -55,6 +63,7 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
         .unwrap_or_else(|| EnvFilter::new(format!("{default},h2=warn,hyper=warn,reqwest=warn")));
     let provider = otlp_provider();
     let meters = otlp_meters();
+    let loggers = otlp_loggers();
     if let Some(m) = &meters {
         opentelemetry::global::set_meter_provider(m.clone());
         crate::telemetry::metrics::enable();
@@ -70,7 +79,17 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
             .with_tracer(p.tracer("hecate"))
             .with_filter(otel_filter)
     });
-    let registry = tracing_subscriber::registry().with(otel);
+    // Exported log records: Hecate's own events at `info` and above unless
+    // HECATE_OTEL_LOG says otherwise (never the exporter's HTTP client, whose
+    // logs would feed back into it).
+    let logs = loggers.as_ref().map(|l| {
+        let log_filter = std::env::var("HECATE_OTEL_LOG")
+            .ok()
+            .and_then(|v| EnvFilter::try_new(v).ok())
+            .unwrap_or_else(|| EnvFilter::new("hecate=info"));
+        OpenTelemetryTracingBridge::new(l).with_filter(log_filter)
+    });
+    let registry = tracing_subscriber::registry().with(otel).with(logs);
     let result = match format {
         LogFormat::Text => registry
             .with(
@@ -94,7 +113,11 @@ pub fn init(verbosity: u8, format: LogFormat) -> TelemetryGuard {
     if let Err(e) = result {
         eprintln!("hecate: logging already initialised: {e}");
     }
-    TelemetryGuard { provider, meters }
+    TelemetryGuard {
+        provider,
+        meters,
+        loggers,
+    }
 }
 
 /// Colour only for a person at a terminal: never when stderr is a pipe or a file
@@ -163,6 +186,33 @@ fn otlp_provider() -> Option<SdkTracerProvider> {
     };
     Some(
         SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource())
+            .build(),
+    )
+}
+
+/// The logger provider exporting Hecate's log events over OTLP/HTTP (in
+/// batches, and at exit), beside its spans and metrics.
+fn otlp_loggers() -> Option<SdkLoggerProvider> {
+    if !any_set(&[
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+    ]) {
+        return None;
+    }
+    let exporter = match opentelemetry_otlp::LogExporter::builder()
+        .with_http()
+        .build()
+    {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("hecate: OTLP logs exporter disabled: {e}");
+            return None;
+        }
+    };
+    Some(
+        SdkLoggerProvider::builder()
             .with_batch_exporter(exporter)
             .with_resource(resource())
             .build(),

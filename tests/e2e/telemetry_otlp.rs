@@ -166,6 +166,19 @@ fn a_failed_model_call_marks_its_span_and_its_turn_failed_with_the_error_type() 
         m["name"] == "hecate.agent_chat.runs" && m["attributes"]["hecate.run.status"] == "failed"
     });
     assert_eq!(runs["value"], 1);
+    // The warning Hecate logs is exported as an OTLP log record beside the span.
+    let log = collector.wait_log("the turn's failure log", |l| {
+        l["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("turn failed"))
+    });
+    assert_eq!(log["severity_text"], "WARN", "{log}");
+    assert_eq!(log["resource"]["service.name"], "hecate");
+    assert!(!log["attributes"]["error_type"].is_null(), "{log}");
+    assert_eq!(
+        log["trace_id"], run["trace_id"],
+        "the record is in the turn's trace: {log}"
+    );
 }
 
 #[test]

@@ -92,6 +92,11 @@ impl Collector {
         self.wait(what, "metric", pred)
     }
 
+    /// Waits until a log record matching `pred` has arrived.
+    pub fn wait_log(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        self.wait(what, "log", pred)
+    }
+
     fn wait(&self, what: &str, kind: &str, pred: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + PATIENCE;
         loop {
@@ -102,7 +107,7 @@ impl Collector {
                 let seen: Vec<String> = self
                     .signal(kind)
                     .iter()
-                    .map(|r| format!("{} {}", r["name"], r["attributes"]))
+                    .map(|r| format!("{} {} {}", r["name"], r["body"], r["attributes"]))
                     .collect();
                 panic!(
                     "the collector never received {what}; it got:\n{}",
