@@ -96,6 +96,26 @@ export const scenarios = {
     await context.close();
   },
 
+  async 'a Hecate agent chat links to its task, and Task Detail links back to the chat'() {
+    const created = await api('/hecate/v1/agent-chat/sessions', { method: 'POST', body: JSON.stringify({ runtime_kind: 'agent', model: 'fix/fixture-model', workspace: WS, title: 'Agent round trip' }) });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const id = created.body.data.id;
+    const said = await api(`/hecate/v1/agent-chat/sessions/${id}/messages`, { method: 'POST', body: JSON.stringify({ content: 'hello agent' }) });
+    assert.equal(said.status, 200, JSON.stringify(said.body));
+    const { context, page, errors } = await openPage();
+    await page.goto(`${BASE}/#/chats/${id}`);
+    const link = page.getByRole('link', { name: /^Backing task task_/ });
+    await link.waitFor({ timeout: WAIT });
+    await link.click();
+    await page.waitForURL(/#\/tasks\/task_/);
+    await page.locator('.run-status[data-status=completed]').waitFor({ timeout: WAIT });
+    await page.getByRole('link', { name: 'Open the chat' }).click();
+    await page.waitForURL(new RegExp(`#/chats/${id}$`));
+    await page.getByRole('heading', { name: 'Agent round trip' }).waitFor({ timeout: WAIT });
+    assert.deepEqual(errors, []);
+    await context.close();
+  },
+
   async 'a patch a file task applied is reverted from Task Detail'() {
     const path = join(WS, 'patched.txt');
     writeFileSync(path, 'before\n');

@@ -454,6 +454,11 @@ async fn an_agent_session_loads_its_conversation_through_its_memory_strategy() {
     assert_eq!(t.body["data"]["context_messages"], 3, "{}", t.body);
     // Sequences count from 0: "echo: two" is the fourth message.
     assert_eq!(t.body["data"]["session_sequence"], 3, "{}", t.body);
+    assert_eq!(
+        t.body["data"]["session_id"],
+        id.as_str(),
+        "the task names its chat"
+    );
     let shown = api
         .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
         .await;

@@ -167,7 +167,8 @@ export function mountTask(root, taskId, query = {}) {
       ...meta('Kind', task.execution_kind),
       ...meta('Working directory', task.working_directory ? h('code', { text: task.working_directory }) : null),
       ...meta('Model', [task.requested_provider, task.requested_model].filter(Boolean).join('/')),
-      ...meta('Created', timeEl(task.created_at)));
+      ...meta('Created', timeEl(task.created_at)),
+      ...meta('Chat', task.session_id ? h('a', { href: `#/chats/${encodeURIComponent(task.session_id)}`, text: 'Open the chat' }) : null));
     if (task.execution_kind === 'agent_loop' && task.prompt) about.append(...meta('Prompt', h('p', { class: 'prompt', text: task.prompt })));
     if (task.execution_kind === 'shell') about.append(...meta('Command', h('code', { text: task.shell_command })));
     const latest = runs[runs.length - 1];

@@ -169,6 +169,9 @@ pub struct TaskSpec {
     /// else its prompt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_sequence: Option<i64>,
+    /// For a task behind a Hecate Agent chat session: that session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 /// One message of an `agent_loop` task's starting context.

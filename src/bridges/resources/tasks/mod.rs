@@ -84,6 +84,9 @@ pub struct TaskDto {
     /// sequence its conversation starts at.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_sequence: Option<i64>,
+    /// For a task behind a Hecate Agent chat session: that session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     /// The newest run.
     pub latest_run_id: Option<String>,
     /// The newest run's status.
@@ -127,6 +130,7 @@ impl From<&Task> for TaskDto {
             timeout_ms: s.effective_timeout_ms(),
             context_messages: s.context.len(),
             session_sequence: s.session_sequence,
+            session_id: s.session_id.clone(),
             latest_run_id: t.latest_run_id.as_ref().map(|r| r.to_string()),
             latest_run_status: t.latest_run_status.map(|s| s.as_str().to_string()),
             created_at: t.created_at.clone(),

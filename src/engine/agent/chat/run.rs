@@ -167,6 +167,7 @@ impl Engine {
                 .first()
                 .or(at.map(|i| &ctx.history[i]))
                 .map(|m| m.sequence),
+            session_id: Some(ctx.session_id.to_string()),
             ..Default::default()
         };
         let task = tasks.create_task(namespace, spec).await?;
