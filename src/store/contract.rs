@@ -262,8 +262,7 @@ pub trait TurnStore: Send + Sync {
 /// One upstream MCP tool call proxied by the MCP bridge, as the audit log keeps
 /// it: who called what, what the policy decided and how it ended. Argument values
 /// are not stored (they may hold secrets), only their keys and size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
-#[schema(as = McpCallDto)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct McpCallRecord {
     /// Record id.
     pub id: String,

@@ -9,15 +9,15 @@ use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiJson;
 use super::extract::{ApiPath, ApiQuery};
-use crate::adapters::mcp::EntryInfo;
 use crate::bridges::resources::mcp::{
-    McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpCallListResponse, McpCallsQuery,
-    McpProbeDto, McpProbeResponse, McpProbeToolDto, McpServerDto, McpServerListResponse,
-    McpServerToolDto, McpToolPolicyDto, McpToolPolicyRequest, McpToolPolicyResponse,
+    McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpCallDto, McpCallListResponse,
+    McpCallsQuery, McpProbeDto, McpProbeResponse, McpProbeToolDto, McpServerDto,
+    McpServerListResponse, McpServerToolDto, McpToolPolicyDto, McpToolPolicyRequest,
+    McpToolPolicyResponse,
 };
 use crate::bridges::resources::page_size;
 use crate::domain::HecateError;
-use crate::engine::mcp::{ToolPolicy, reach};
+use crate::engine::mcp::{PoolEntry, ToolPolicy, reach};
 use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
@@ -90,7 +90,7 @@ pub async fn cache(State(state): State<HttpState>) -> Json<McpCacheResponse> {
     })
 }
 
-fn entry(e: EntryInfo) -> McpCacheEntryDto {
+fn entry(e: PoolEntry) -> McpCacheEntryDto {
     McpCacheEntryDto {
         servers: e.servers,
         transport: e.transport.to_string(),
@@ -229,7 +229,27 @@ pub async fn calls(
         .engine
         .mcp()
         .list_calls(&state.namespace, limit)
-        .await?;
+        .await?
+        .into_iter()
+        .map(|r| McpCallDto {
+            id: r.id,
+            namespace: r.namespace,
+            server: r.server,
+            tool: r.tool,
+            exposed_name: r.exposed_name,
+            client: r.client,
+            policy: r.policy,
+            decision: r.decision,
+            approval_id: r.approval_id,
+            outcome: r.outcome,
+            error_type: r.error_type,
+            error_message: r.error_message,
+            argument_keys: r.argument_keys,
+            argument_bytes: r.argument_bytes,
+            started_at: r.started_at,
+            duration_ms: r.duration_ms,
+        })
+        .collect();
     Ok(Json(McpCallListResponse {
         object: "mcp_calls".into(),
         data,

@@ -164,8 +164,43 @@ pub struct McpToolPolicyResponse {
     pub data: McpToolPolicyDto,
 }
 
-/// One proxied upstream tool call of the audit log.
-pub type McpCallDto = crate::store::McpCallRecord;
+/// One proxied upstream tool call of the audit log: who called what, what the
+/// policy decided and how it ended (argument values are never kept).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpCallDto {
+    /// Record id.
+    pub id: String,
+    /// Namespace of the caller.
+    pub namespace: String,
+    /// Upstream server alias.
+    pub server: String,
+    /// The tool's own name upstream.
+    pub tool: String,
+    /// The name the caller used (`NAME__tool`).
+    pub exposed_name: String,
+    /// The calling client (its `clientInfo.name` and transport).
+    pub client: String,
+    /// `auto`, `require_approval` or `block`.
+    pub policy: String,
+    /// `allowed`, `approved`, `rejected`, `blocked` or `cancelled`.
+    pub decision: String,
+    /// The approval that decided it.
+    pub approval_id: Option<String>,
+    /// `ok`, `tool_error`, `failed`, `cancelled` or `not_called`.
+    pub outcome: String,
+    /// Stable error type, when it failed.
+    pub error_type: Option<String>,
+    /// Error message, when it failed.
+    pub error_message: Option<String>,
+    /// Top-level argument names.
+    pub argument_keys: Vec<String>,
+    /// Size of the JSON arguments in bytes.
+    pub argument_bytes: u64,
+    /// When the call arrived.
+    pub started_at: String,
+    /// How long it took, gate included.
+    pub duration_ms: i64,
+}
 
 /// `GET /hecate/v1/mcp/calls`.
 #[derive(Debug, Clone, Serialize, ToSchema)]

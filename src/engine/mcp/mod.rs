@@ -18,6 +18,7 @@ mod subscriptions;
 mod tools;
 pub mod types;
 
+pub use crate::adapters::mcp::EntryInfo as PoolEntry;
 pub use overview::{ServerOverview, ServerTool, reach};
 pub use tools::{ApprovalPrompter, McpCallOptions, UpstreamNotice};
 pub use types::{
