@@ -9,6 +9,7 @@ use super::diffs::TURN_DIFF_ARTIFACT;
 use super::external::AdapterFacts;
 use super::turns::gateway_trace::AGENT_CHAT_FORMAT;
 use crate::adapters::git::TreeDiff;
+use crate::domain::approval::Approval;
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::gateway_conversation::{GatewayTrace, TraceFilter};
 use crate::domain::ids::{MessageId, RunId, SessionId, TaskId, TaskRunId};
@@ -18,6 +19,7 @@ use crate::domain::run::Run;
 use crate::domain::segment::{Segment, derive};
 use crate::domain::session::Session;
 use crate::domain::timing::{AgentTiming, agent_timing, model_timing};
+use crate::store::ApprovalQuery;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -96,6 +98,10 @@ pub struct Transcript {
     /// The stored diff stat of each external-agent answer that changed files.
     #[serde(skip)]
     pub diff_stats: HashMap<MessageId, String>,
+    /// The permission requests of the external-agent runs held, by run, oldest
+    /// first: what was asked and who answered.
+    #[serde(skip)]
+    pub approvals: HashMap<RunId, Vec<Approval>>,
 }
 
 /// The run ids `messages` name, in first-seen order, without repeats.
@@ -177,10 +183,11 @@ impl Engine {
                 .iter()
                 .filter_map(|m| m.runtime.adapter_id.as_deref()),
         );
-        let (mut timings, diff_stats, gateway_calls) = tokio::try_join!(
+        let (mut timings, diff_stats, gateway_calls, approvals) = tokio::try_join!(
             self.timings(&messages),
             self.diff_stats(&messages),
             self.agent_gateway_calls(&session, &messages, page),
+            self.run_approvals(namespace, &session, &messages, &runs),
         )?;
         timings.extend(model_timings(&messages, &runs, &provider_calls));
         Ok(Transcript {
@@ -194,7 +201,42 @@ impl Engine {
             adapters,
             timings,
             diff_stats,
+            approvals,
         })
+    }
+
+    /// The approvals of `runs` by run, read only when an external agent (the
+    /// runtime that asks) ran in the window.
+    async fn run_approvals(
+        &self,
+        namespace: &str,
+        session: &Session,
+        messages: &[Message],
+        runs: &[Run],
+    ) -> Result<HashMap<RunId, Vec<Approval>>> {
+        let external =
+            session.adapter_id.is_some() || messages.iter().any(|m| m.runtime.adapter_id.is_some());
+        let mut out: HashMap<RunId, Vec<Approval>> = HashMap::new();
+        if !external || runs.is_empty() {
+            return Ok(out);
+        }
+        let all = self
+            .store()
+            .list_approvals(ApprovalQuery {
+                namespace,
+                session_id: Some(&session.id),
+                status: None,
+            })
+            .await?;
+        for a in all {
+            if let Some(run) = a.run_id.clone().filter(|r| runs.iter().any(|x| &x.id == r)) {
+                out.entry(run).or_default().push(a);
+            }
+        }
+        for list in out.values_mut() {
+            list.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+        }
+        Ok(out)
     }
 
     /// The messages `window` holds, in sequence order.

@@ -82,16 +82,36 @@ async fn approval_events_reach_the_stream_and_the_turn_then_ends() {
 
     let mut resolved = None;
     let mut done = None;
+    let mut asked_row = false;
     while done.is_none() {
         let e = sse.next(WAIT).await.expect("events until done");
         match e.event.as_str() {
             "approval.resolved" => resolved = Some(data(&e)),
-            "snapshot" => awaiting |= data(&e)["data"]["status"] == "awaiting_approval",
+            "snapshot" => {
+                let snap = data(&e);
+                awaiting |= snap["data"]["status"] == "awaiting_approval";
+                asked_row |= approval_row(&snap)
+                    .is_some_and(|r| r["needs_action"] == true && r["status"] == "pending");
+            }
             "done" => done = Some(data(&e)),
             other => panic!("unexpected {other}"),
         }
     }
     assert!(awaiting, "a snapshot showed the session awaiting approval");
+    assert!(
+        asked_row,
+        "a snapshot's running answer showed the request as waiting for a person"
+    );
+    let row = approval_row(&done.clone().expect("done")).expect("the answer keeps the request");
+    assert_eq!(row["status"], "approved", "{row}");
+    assert_eq!(row["needs_action"], false);
+    assert_eq!(row["approval_id"], approval_id.as_str());
+    assert!(
+        row["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("by operator")),
+        "who answered: {row}"
+    );
     let resolved = resolved.expect("approval.resolved before done");
     assert_eq!(resolved["approval_id"], approval_id.as_str());
     assert_eq!(resolved["status"], "approved");
@@ -174,4 +194,13 @@ async fn a_late_or_reconnecting_subscriber_still_gets_the_pending_approval() {
         assert!(resolved, "approval.resolved before done");
     }
     assert_eq!(post.await.expect("join")["data"]["status"], "completed");
+}
+
+/// The `approval` activity row of the transcript's last message, if any.
+fn approval_row(snapshot: &Value) -> Option<Value> {
+    last_message(snapshot)["activities"]
+        .as_array()?
+        .iter()
+        .find(|a| a["type"] == "approval")
+        .cloned()
 }

@@ -8,6 +8,7 @@ use crate::bridges::resources::{
     TranscriptPageDto, UsageDto,
 };
 use crate::domain::activity::{ExternalTurn, project, project_external};
+use crate::domain::approval::{Approval, ApprovalStatus};
 use crate::domain::ids::{CallId, RunId};
 use crate::domain::message::{ContentBlock, Role};
 use crate::domain::provider_call::ProviderCall;
@@ -48,6 +49,7 @@ pub fn transcript_dto(
                 if let Some(run) = m.run_id.as_ref().and_then(|id| runs.get(id)) {
                     let evs = events.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
                     lifecycle(&mut dto, run, evs);
+                    approval_rows(&mut dto, t.approvals.get(&run.id));
                 }
             }
             dto
@@ -195,7 +197,41 @@ fn running_message(t: &Transcript, run: &Run, events: &[RunEvent]) -> MessageDto
     let adapter = dto.adapter_id.clone();
     describe_adapter(&mut dto, t, adapter.as_deref());
     lifecycle(&mut dto, run, events);
+    approval_rows(&mut dto, t.approvals.get(&run.id));
     dto
+}
+
+/// Adds a row per permission request of the turn, in time order among the
+/// others: what was asked, how it was answered and by whom, and whether it
+/// still waits for a person.
+fn approval_rows(dto: &mut MessageDto, approvals: Option<&Vec<Approval>>) {
+    let (Some(rows), Some(approvals)) = (dto.activities.as_mut(), approvals) else {
+        return;
+    };
+    for a in approvals {
+        let pending = a.status == ApprovalStatus::Pending;
+        let detail = match (&a.decision, &a.path, &a.scope) {
+            _ if pending => Some(format!("asked about {} ({})", a.tool_name, a.tool_kind)),
+            (Some(d), Some(p), Some(s)) => Some(format!("{d} by {p}, scope {s}")),
+            (Some(d), Some(p), None) => Some(format!("{d} by {p}")),
+            (_, Some(p), _) => Some(format!("{} ({p})", a.status.as_str())),
+            _ => None,
+        };
+        let row = ActivityDto {
+            activity_type: "approval".into(),
+            status: a.status.as_str().to_string(),
+            title: format!("Approval: {}", a.tool_name),
+            detail,
+            created_at: a.created_at.clone(),
+            approval_id: Some(a.id.to_string()),
+            needs_action: Some(pending),
+        };
+        let at = rows
+            .iter()
+            .position(|r| r.created_at > row.created_at)
+            .unwrap_or(rows.len());
+        rows.insert(at, row);
+    }
 }
 
 /// The activities of an external agent's answer in the lifecycle vocabulary

@@ -45,6 +45,12 @@ pub struct ActivityDto {
     pub detail: Option<String>,
     /// When the first event behind this row happened.
     pub created_at: String,
+    /// The permission request an `approval` row is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<String>,
+    /// For an `approval` row: whether it still waits for a person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_action: Option<bool>,
 }
 
 impl From<&Activity> for ActivityDto {
@@ -55,6 +61,8 @@ impl From<&Activity> for ActivityDto {
             title: a.title.clone(),
             detail: a.detail.clone(),
             created_at: a.created_at.clone(),
+            approval_id: None,
+            needs_action: None,
         }
     }
 }
