@@ -116,6 +116,54 @@ export const scenarios = {
     await context.close();
   },
 
+  async 'the New task form sends every field, probes MCP servers, and shows a refusal by field'() {
+    const { context, page, errors } = await openPage([/status of 400/]);
+    await page.goto(BASE + '/#/tasks');
+    await page.getByText('New task', { exact: true }).click();
+    const form = page.getByRole('form', { name: 'New task' });
+    await form.getByLabel('Kind').selectOption('agent_loop');
+    await form.getByLabel('Profile').selectOption('coding_agent');
+    await form.getByLabel('Prompt').fill('tidy the notes');
+    await form.getByLabel('Working directory').fill(WS);
+    await form.getByLabel('Network access').check();
+    await form.getByLabel('Most model turns').fill('7');
+    await form.getByLabel('Step time limit (s)').fill('30');
+    const entry = { name: 'fx', command: process.env.HECATE_FIXTURES, args: ['mcp-server'] };
+    await form.getByLabel('MCP servers (JSON)').fill(JSON.stringify([entry]));
+    await form.getByRole('button', { name: 'Probe MCP servers' }).click();
+    const probed = form.getByRole('list', { name: 'MCP probe results' }).locator('li[data-ok=true]');
+    await probed.waitFor({ timeout: WAIT });
+    assert.match(await probed.textContent(), /fx: \d+ tool\(s\).*echo/);
+    await form.getByLabel('Start it now').uncheck();
+
+    // A negative budget is refused by the API, named, and nothing is created.
+    const before = (await api('/hecate/v1/tasks?limit=1000')).body.data.length;
+    await form.getByLabel('Budget (USD)').fill('-1');
+    await form.getByRole('button', { name: 'Create task' }).click();
+    const refusal = form.getByRole('alert');
+    await refusal.waitFor({ timeout: WAIT });
+    assert.match(await refusal.textContent(), /budget_micros_usd/);
+    assert.equal((await api('/hecate/v1/tasks?limit=1000')).body.data.length, before);
+
+    await form.getByLabel('Budget (USD)').fill('0.25');
+    await form.getByRole('button', { name: 'Create task' }).click();
+    await page.waitForURL(/#\/tasks\/task_/);
+    const id = decodeURIComponent(page.url().split('#/tasks/')[1].split('?')[0]);
+    const task = (await api(`/hecate/v1/tasks/${id}`)).body.data;
+    assert.equal(task.execution_kind, 'agent_loop');
+    assert.equal(task.max_turns, 7);
+    assert.equal(task.timeout_ms, 30000);
+    assert.equal(task.budget_micros_usd, 250000);
+    assert.equal(task.sandbox_network, true);
+    assert.equal(task.working_directory, WS);
+    assert.equal(task.mcp_servers[0].name, 'fx');
+    assert.match(task.system_prompt, /coding agent/, 'the profile applied');
+    assert.equal(task.latest_run_id, null, 'not started');
+    await page.getByText('Not started yet.').waitFor();
+    assert.deepEqual(errors, []);
+    await context.close();
+  },
+
   async 'a patch a file task applied is reverted from Task Detail'() {
     const path = join(WS, 'patched.txt');
     writeFileSync(path, 'before\n');

@@ -1,13 +1,13 @@
 // The tasks page (#/tasks?status=…&execution_kind=…&working_directory=…): the
 // durable tasks newest first, filtered by the newest run's status, the kind and
 // the directory (kept in the address, so a link reproduces the view), paged with
-// the API's `before` cursor; and a form that creates a shell or Hecate-agent task
-// and starts it.
+// the API's `before` cursor; the "New task" form (task-form.js); and a live
+// tail of the events feed.
 
-import { get, post, paths, isAbort } from '../api.js';
-import { loadModels } from '../targets.js';
+import { get, paths, isAbort } from '../api.js';
+import { taskForm } from './task-form.js';
 import { eventsTail } from './events-tail.js';
-import { h, alertBox, showError, clearAlert, field, timeEl, focusEl, uid } from '../dom.js';
+import { h, alertBox, showError, clearAlert, field, timeEl, focusEl } from '../dom.js';
 
 const PAGE = 50;
 const STATUSES = ['queued', 'running', 'awaiting_approval', 'completed', 'failed', 'cancelled'];
@@ -29,73 +29,6 @@ function select(options, value) {
   return el;
 }
 
-/** The create form: a shell command or a prompt for Hecate's agent, a
- * directory, and (for the agent) a model. */
-function createForm(onCreated) {
-  const alert = alertBox();
-  const kind = select([['shell', 'Shell command'], ['agent_loop', 'Hecate agent']], 'shell');
-  const command = h('textarea', { rows: 2 });
-  const prompt = h('textarea', { rows: 3 });
-  const dir = h('input', { type: 'text', autocomplete: 'off', placeholder: '/absolute/path' });
-  const model = h('select', {}, h('option', { value: '', text: 'Default model' }));
-  const start = h('input', { type: 'checkbox', checked: true, id: uid('start') });
-  const submit = h('button', { type: 'submit', class: 'primary', text: 'Create task' });
-  const commandField = field('Command', command);
-  const promptField = field('Prompt', prompt);
-  const modelField = field('Model', model);
-  const form = h('form', { class: 'task-form', 'aria-label': 'New task' },
-    field('Kind', kind), commandField, promptField,
-    field('Working directory', dir, 'Absolute; the task reads and writes only under it.'),
-    modelField,
-    h('div', { class: 'field checkbox' }, start, h('label', { for: start.id, text: 'Start it now' })),
-    h('div', { class: 'actions' }, submit), alert);
-
-  function sync() {
-    const agent = kind.value === 'agent_loop';
-    commandField.hidden = agent;
-    promptField.hidden = !agent;
-    modelField.hidden = !agent;
-  }
-  kind.addEventListener('change', sync);
-  sync();
-
-  loadModels().then((list) => {
-    for (const m of list) {
-      model.append(h('option', { value: m.id, text: m.ready ? m.id : `${m.id} (not ready)`, dataset: { provider: m.provider, model: m.model } }));
-    }
-  }).catch(() => { /* the default model still works */ });
-
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    clearAlert(alert);
-    const body = { execution_kind: kind.value };
-    if (kind.value === 'shell') body.shell_command = command.value;
-    else {
-      body.prompt = prompt.value;
-      const chosen = model.selectedOptions[0];
-      if (chosen && chosen.value) {
-        body.requested_provider = chosen.dataset.provider;
-        body.requested_model = chosen.dataset.model;
-      }
-    }
-    if (dir.value.trim()) {
-      body.working_directory = dir.value.trim();
-      body.sandbox_allowed_root = dir.value.trim();
-    }
-    submit.disabled = true;
-    try {
-      const task = (await post(paths.tasks, body)).data;
-      if (start.checked) await post(paths.taskStart(task.id), {});
-      onCreated(task);
-    } catch (err) {
-      if (!isAbort(err)) showError(alert, err);
-    } finally {
-      submit.disabled = false;
-    }
-  });
-  return form;
-}
-
 export function mountTasks(root, query = {}) {
   const ctrl = new AbortController();
   const heading = h('h1', { text: 'Tasks' });
@@ -109,7 +42,7 @@ export function mountTasks(root, query = {}) {
   const list = h('ul', { 'aria-label': 'Tasks', class: 'session-list' });
   const note = h('p', { class: 'hint', 'aria-live': 'polite' });
   const older = h('button', { type: 'button', text: 'Older tasks', hidden: true });
-  const form = createForm((task) => { location.hash = `#/tasks/${encodeURIComponent(task.id)}`; });
+  const form = taskForm((task) => { location.hash = `#/tasks/${encodeURIComponent(task.id)}`; });
   const tail = eventsTail();
   root.replaceChildren(heading,
     h('details', { class: 'new-task' }, h('summary', { text: 'New task' }), form),
