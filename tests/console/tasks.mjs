@@ -183,10 +183,17 @@ export const scenarios = {
     await page.goto(`${BASE}/#/tasks/${task}`);
     const patch = activity(page).locator('li[data-type=patch]');
     await page.locator('li[data-type=patch][data-status=applied]').waitFor({ timeout: WAIT });
+    await patch.getByRole('button', { name: 'Show diff of patched.txt' }).click();
+    const diff = patch.getByRole('region', { name: 'Diff of patched.txt' }).or(patch.locator('pre[data-diff-path="patched.txt"]'));
+    await diff.first().waitFor({ timeout: WAIT });
+    assert.match(await diff.first().textContent(), /-before\n\+after/);
     await patch.getByRole('button', { name: 'Revert patched.txt' }).click();
     await page.locator('li[data-type=patch][data-status=reverted]').waitFor({ timeout: WAIT });
     assert.equal(readFileSync(path, 'utf8'), 'before\n', 'the file is back');
-    assert.equal(await patch.getByRole('button').count(), 0, 'a reverted patch offers no revert');
+    assert.equal(await patch.getByRole('button', { name: 'Revert patched.txt' }).count(), 0, 'a reverted patch offers no revert');
+    await patch.getByRole('button', { name: 'Apply again patched.txt' }).click();
+    await page.locator('li[data-type=patch][data-status=applied]').waitFor({ timeout: WAIT });
+    assert.equal(readFileSync(path, 'utf8'), 'after\n', 'applied again');
     assert.deepEqual(errors, []);
     await context.close();
   },

@@ -8,6 +8,7 @@ import { get, post, paths, isAbort } from '../api.js';
 import { h, alertBox, showError, clearAlert, timeEl, focusEl, formatCost } from '../dom.js';
 import { openRunStream } from '../run-stream.js';
 import { approvalGroup } from './approvals.js';
+import { diffPre } from './files.js';
 import { taskTitle } from './tasks.js';
 import { refreshStats } from '../stats.js';
 
@@ -81,21 +82,45 @@ export function mountTask(root, taskId, query = {}) {
       item.detail ? h('p', { class: 'activity-detail', text: item.detail }) : null,
       Array.isArray(item.paths) && item.paths.length && item.type !== 'patch'
         ? h('ul', { class: 'paths' }, item.paths.map((p) => h('li', {}, h('code', { text: p })))) : null);
-    if (item.type === 'patch' && item.status === 'applied' && item.artifact_id) {
-      const revert = h('button', { type: 'button', text: `Revert ${(item.paths || [])[0] || 'patch'}` });
-      revert.addEventListener('click', async () => {
-        revert.disabled = true;
-        clearAlert(alert);
+    if (item.type === 'patch' && item.artifact_id) {
+      const path = (item.paths || [])[0] || 'patch';
+      const runId = frame.run.id;
+      const slot = h('div', {});
+      const show = h('button', { type: 'button', text: `Show diff of ${path}`, 'aria-expanded': 'false' });
+      show.addEventListener('click', async () => {
+        if (slot.firstChild) {
+          slot.replaceChildren();
+          show.setAttribute('aria-expanded', 'false');
+          return;
+        }
         try {
-          await post(paths.patchRevert(taskId, frame.run.id, item.artifact_id), {});
-          // The revert is an event of the run: reread it.
-          follow(frame.run.id);
+          const patch = (await get(paths.patch(taskId, runId, item.artifact_id))).data;
+          slot.replaceChildren(diffPre(patch.path, patch.diff));
+          show.setAttribute('aria-expanded', 'true');
         } catch (err) {
-          revert.disabled = false;
           if (!isAbort(err)) showError(alert, err);
         }
       });
-      li.append(revert);
+      li.append(show);
+      // Applied: revert it; reverted: apply it again. Either is an event of the
+      // run, so the run is read again.
+      const action = item.status === 'applied' ? 'revert' : item.status === 'reverted' ? 'apply' : null;
+      if (action) {
+        const button = h('button', { type: 'button', text: `${action === 'revert' ? 'Revert' : 'Apply again'} ${path}` });
+        button.addEventListener('click', async () => {
+          button.disabled = true;
+          clearAlert(alert);
+          try {
+            await post(paths.patchAction(taskId, runId, item.artifact_id, action), {});
+            follow(runId);
+          } catch (err) {
+            button.disabled = false;
+            if (!isAbort(err)) showError(alert, err);
+          }
+        });
+        li.append(button);
+      }
+      li.append(slot);
     }
     return li;
   }

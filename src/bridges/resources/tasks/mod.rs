@@ -394,8 +394,19 @@ pub struct TaskPatchDto {
     pub before: Option<String>,
     /// Content after (`null`: the file was removed).
     pub after: Option<String>,
+    /// The change as a unified diff (`a/PATH` to `b/PATH`, 3 lines of context).
+    pub diff: String,
     /// Created.
     pub created_at: String,
+}
+
+/// `before` to `after` of `path` as a unified diff (a missing side is empty).
+fn unified_diff(path: &str, before: Option<&str>, after: Option<&str>) -> String {
+    similar::TextDiff::from_lines(before.unwrap_or_default(), after.unwrap_or_default())
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
 }
 
 impl TaskPatchDto {
@@ -406,6 +417,7 @@ impl TaskPatchDto {
             task_id: a.task_id.to_string(),
             run_id: a.run_id.to_string(),
             step_id: a.step_id.as_ref().map(|s| s.to_string()),
+            diff: unified_diff(&c.path, c.before.as_deref(), c.after.as_deref()),
             path: c.path,
             status: a.status.clone().unwrap_or_default(),
             before: c.before,
@@ -425,3 +437,17 @@ response!(
     TaskPatchListResponse,
     Vec<TaskPatchDto>
 );
+
+#[cfg(test)]
+mod tests {
+    use super::unified_diff;
+
+    #[test]
+    fn a_patch_reads_as_a_unified_diff() {
+        let d = unified_diff("notes.txt", Some("a\nold\n"), Some("a\nnew\n"));
+        assert!(d.starts_with("--- a/notes.txt\n+++ b/notes.txt\n"), "{d}");
+        assert!(d.contains("-old\n+new\n"), "{d}");
+        let created = unified_diff("n.txt", None, Some("x\n"));
+        assert!(created.contains("+x\n"), "{created}");
+    }
+}
