@@ -12,7 +12,7 @@ use crate::domain::task::{
 
 /// The most bytes of an artifact's text a view carries: the end of captured
 /// output, the start of anything else.
-pub const ARTIFACT_PREVIEW_BYTES: usize = 16 * 1024;
+pub const ARTIFACT_PREVIEW_BYTES: usize = 4 * 1024;
 
 /// Events read per page while building the timeline.
 const EVENT_PAGE: usize = 5000;

@@ -32,6 +32,10 @@ const MAX_PAGE: usize = 5000;
 /// How often a stream looks at the store for events of other processes.
 const POLL: Duration = Duration::from_millis(500);
 
+/// The most events a page may hold for every one of its run frames to carry the
+/// run's state (a longer replayed page carries it on its last frame).
+const STATE_ON_EVERY_FRAME: usize = 20;
+
 /// Event types that end a run.
 const RUN_END: [&str; 3] = ["run.finished", "run.failed", "run.cancelled"];
 
@@ -326,11 +330,16 @@ fn sse(state: HttpState, mut f: TaskEventFilter, run: Option<(TaskId, TaskRunId)
                 _ => None,
             };
             let mut ended = false;
-            for e in &page {
+            let last = page.len().saturating_sub(1);
+            for (i, e) in page.iter().enumerate() {
                 f.after_sequence = e.sequence;
                 ended |= run.is_some() && RUN_END.contains(&e.event_type.as_str());
                 let event = TaskEventDto::from(e);
-                let data = match &state {
+                // Live pages are a few events: each frame carries the state. A
+                // replayed page of many carries it on its last frame only, so a
+                // long run's replay is not its state times its events.
+                let carries = i == last || page.len() <= STATE_ON_EVERY_FRAME;
+                let data = match state.as_ref().filter(|_| carries) {
                     Some(state) => serde_json::to_string(&TaskRunStreamEventData {
                         event_type: event.event_type.clone(),
                         event,

@@ -254,7 +254,7 @@ pub struct TaskRunStateDto {
     pub run: TaskRunDto,
     /// Its steps, in order.
     pub steps: Vec<TaskStepDto>,
-    /// Its artifacts; a text over 16 KiB is cut to a preview (the end of captured
+    /// Its artifacts; a text over 4 KiB is cut to a preview (the end of captured
     /// output, the start of anything else) and marked `truncated`: GET the
     /// artifact for all of it.
     pub artifacts: Vec<TaskArtifactDto>,
