@@ -614,10 +614,11 @@ async fn traces_answered_before_a_kill_are_stored_by_the_next_process() {
         .map(|f| std::fs::read_to_string(f).expect("journal").lines().count())
         .sum();
     assert!(journalled >= 1, "the late trace waits in the journal");
-    assert_eq!(
-        journalled + stored_now(),
-        expected.len(),
-        "every answered trace is stored or journalled"
+    // Nothing answered is lost: each trace is stored or journalled (one whose
+    // batch is being written may briefly be both).
+    assert!(
+        journalled + stored_now() >= expected.len(),
+        "every answered trace is stored or journalled: {journalled} journalled"
     );
     drop(served); // SIGKILL
 
