@@ -163,6 +163,7 @@ impl AppContext {
             acp_options,
         )
         .with_process_idle(config.agent_process_idle(&env)?)
+        .with_manifest_errors(manifest_errors)
         .with_modes(agents.modes.clone().into_iter().collect())
         .with_gateway(
             agents

@@ -52,6 +52,8 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
         .await
         .with_context(|| format!("binding {addr}"))?;
     let local = listener.local_addr()?;
+    // A provider whose base URL points back here would loop: its readiness says so.
+    ctx.engine.gateway().set_own_address(local);
     if ctx.config.file.agents.gateway_url.is_none() {
         // Agents opted into `[agents.gateway]` reach this server's `/v1`.
         let mut reach = local;

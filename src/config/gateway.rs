@@ -7,7 +7,7 @@ use super::schema::{CapabilitySection, GatewaySection, ProviderSection};
 use crate::domain::capability::{CapabilityDeclaration, ToolCalling};
 use crate::engine::gateway::RoutingSettings;
 use crate::engine::gateway::routing::policy::{
-    DEFAULT_CIRCUIT_FAILURES, DEFAULT_COOLDOWN, DEFAULT_COOLDOWN_SYNC,
+    DEFAULT_CIRCUIT_FAILURES, DEFAULT_COOLDOWN, DEFAULT_COOLDOWN_SYNC, DEFAULT_SLOW_AFTER,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -90,6 +90,11 @@ pub(super) fn routing(
             Duration::from_millis(ms.max(10))
         }),
         declared_capabilities,
+        // Filled in from the merged providers by `Config::gateway_routing`.
+        disabled_providers: Vec::new(),
+        slow_after: g
+            .slow_provider_ms
+            .map_or(DEFAULT_SLOW_AFTER, |ms| Duration::from_millis(ms.max(1))),
     })
 }
 
@@ -112,6 +117,7 @@ mod tests {
             cooldown_secs = 7
             circuit_failures = 1
             cooldown_sync_ms = 250
+            slow_provider_ms = 1500
             [providers.local]
             base_url = "http://127.0.0.1:1/v1"
             [providers.local.capabilities."qwen"]
@@ -125,6 +131,7 @@ mod tests {
         assert_eq!(s.cooldown, Duration::from_secs(7));
         assert_eq!(s.circuit_failures, 1);
         assert_eq!(s.cooldown_sync, Duration::from_millis(250));
+        assert_eq!(s.slow_after, Duration::from_millis(1500));
         let d = s.declared("local", "qwen");
         assert_eq!(d[0].tool_calling, Some(ToolCalling::None));
         assert_eq!(d[0].max_context_tokens, Some(32768));
@@ -135,6 +142,7 @@ mod tests {
         let d = parse("").expect("defaults");
         assert_eq!(d.cooldown, DEFAULT_COOLDOWN);
         assert_eq!(d.cooldown_sync, DEFAULT_COOLDOWN_SYNC);
+        assert_eq!(d.slow_after, DEFAULT_SLOW_AFTER);
         assert_eq!(d.daily_budget_micros_usd, None);
     }
 }

@@ -50,6 +50,9 @@ pub struct Config {
     pub providers: Vec<ProviderConfig>,
     /// Where each provider's definition came from (`file`, `env`, `file+env`).
     pub provider_sources: HashMap<String, String>,
+    /// Providers turned off (`enabled = false` or `PROVIDER_<NAME>_ENABLED=false`):
+    /// listed, never routed to.
+    pub disabled_providers: Vec<String>,
 }
 
 impl Config {
@@ -75,13 +78,14 @@ impl Config {
         for section in merged.values_mut() {
             section.api_key = section.api_key.take().and_then(|k| resolve_secret(&k, env));
         }
-        let providers = options::providers(merged)?;
+        let (providers, disabled_providers) = options::providers(merged)?;
         Ok(Self {
             path: path.to_path_buf(),
             file_exists,
             file,
             providers,
             provider_sources: sources,
+            disabled_providers,
         })
     }
 
@@ -153,7 +157,9 @@ impl Config {
     /// How the gateway routes (`[gateway]` deny, daily_budget_usd, cooldown_secs,
     /// circuit_failures) and what each provider's `capabilities` tables declare.
     pub fn gateway_routing(&self) -> Result<crate::engine::gateway::RoutingSettings, ConfigError> {
-        gateway::routing(&self.path, &self.file.gateway, &self.file.providers)
+        let mut routing = gateway::routing(&self.path, &self.file.gateway, &self.file.providers)?;
+        routing.disabled_providers = self.disabled_providers.clone();
+        Ok(routing)
     }
 
     /// How long an unused agent process lives: `[agents] process_idle_ms` under
@@ -375,7 +381,7 @@ pub fn adapters_dir_beside(path: &Path) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("adapters"))
 }
 
-/// Applies `PROVIDER_<NAME>_{BASE_URL,API_KEY,KIND,MODELS}` from `env` over the
+/// Applies `PROVIDER_<NAME>_{BASE_URL,API_KEY,KIND,MODELS,ENABLED}` from `env` over the
 /// file's providers, and records where each definition came from.
 fn merge_provider_env(
     mut merged: BTreeMap<String, ProviderSection>,
@@ -389,7 +395,7 @@ fn merge_provider_env(
         let Some(rest) = key.strip_prefix("PROVIDER_") else {
             continue;
         };
-        let Some((name, field)) = ["_BASE_URL", "_API_KEY", "_KIND", "_MODELS"]
+        let Some((name, field)) = ["_BASE_URL", "_API_KEY", "_KIND", "_MODELS", "_ENABLED"]
             .iter()
             .find_map(|suffix| rest.strip_suffix(suffix).map(|n| (n, *suffix)))
         else {
@@ -412,6 +418,7 @@ fn merge_provider_env(
             "_BASE_URL" => entry.base_url = Some(value.clone()),
             "_API_KEY" => entry.api_key = Some(value.clone()),
             "_KIND" => entry.kind = Some(value.clone()),
+            "_ENABLED" => entry.enabled_env = Some(value.clone()),
             _ => {
                 entry.models = value
                     .split(',')
@@ -557,6 +564,34 @@ mod tests {
         assert_eq!(fix.kind, ProviderKind::Openai);
         assert_eq!(fix.models, ["m1", "m2"]);
         assert_eq!(c.provider_sources["local"], "file+env");
+    }
+
+    #[test]
+    fn a_provider_can_be_turned_off_in_the_file_or_the_env() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[providers.a]\nbase_url = \"http://a/v1\"\nenabled = false\n\
+             [providers.b]\nbase_url = \"http://b/v1\"\nenabled = false\n",
+        )
+        .expect("writes");
+        let c = Config::load(
+            &path,
+            &env(&[
+                ("PROVIDER_B_ENABLED", "true"),
+                ("PROVIDER_C_BASE_URL", "http://c/v1"),
+                ("PROVIDER_C_ENABLED", "off"),
+            ]),
+        )
+        .expect("loads");
+        assert_eq!(c.providers.len(), 3, "disabled providers stay listed");
+        assert_eq!(c.disabled_providers, ["a", "c"]);
+        let routing = c.gateway_routing().expect("routing");
+        assert_eq!(routing.disabled_providers, ["a", "c"]);
+        let e = Config::load(&path, &env(&[("PROVIDER_A_ENABLED", "maybe")]))
+            .expect_err("not a switch");
+        assert!(e.to_string().contains("ENABLED"), "{e}");
     }
 
     #[test]

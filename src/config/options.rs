@@ -27,11 +27,24 @@ use std::time::Duration;
 
 /// Validates merged provider sections (secrets already resolved) into provider
 /// configs: the kind defaults to `openai`, well-known names get a default base URL.
+/// Also answers the names of the providers turned off (`enabled = false`, under
+/// `PROVIDER_<NAME>_ENABLED`).
 pub(super) fn providers(
     merged: BTreeMap<String, ProviderSection>,
-) -> Result<Vec<ProviderConfig>, ConfigError> {
+) -> Result<(Vec<ProviderConfig>, Vec<String>), ConfigError> {
     let mut providers = Vec::new();
+    let mut disabled = Vec::new();
     for (name, p) in merged {
+        let enabled = match p.enabled_env.as_deref().map(str::trim) {
+            None | Some("") => p.enabled.unwrap_or(true),
+            Some(v) => parse_switch(v).ok_or_else(|| ConfigError::Provider {
+                name: name.clone(),
+                message: format!("PROVIDER_<NAME>_ENABLED={v:?} is not true or false"),
+            })?,
+        };
+        if !enabled {
+            disabled.push(name.clone());
+        }
         let kind = match p.kind.as_deref() {
             None => ProviderKind::Openai,
             Some(k) => ProviderKind::parse(k).ok_or_else(|| ConfigError::Provider {
@@ -64,7 +77,16 @@ pub(super) fn providers(
             models: p.models,
         });
     }
-    Ok(providers)
+    Ok((providers, disabled))
+}
+
+/// `true`/`false` as an environment variable may spell it.
+fn parse_switch(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" => Some(false),
+        _ => None,
+    }
 }
 
 fn default_base_url(name: &str, kind: ProviderKind) -> Option<String> {

@@ -158,6 +158,10 @@ pub struct GatewaySection {
     /// Milliseconds between two reads of the cooldowns other processes on the
     /// store learnt (default 1000; at least 10).
     pub cooldown_sync_ms: Option<u64>,
+    /// Milliseconds at or above which a provider's average answer time (sent
+    /// to response headers, over its `/v1` answers) makes its readiness say
+    /// `provider_slow` (default 10000). It stays routable.
+    pub slow_provider_ms: Option<u64>,
 }
 
 /// `[terminals]`: how the commands of agent terminals (`terminal/create`) are
@@ -351,6 +355,13 @@ pub struct ProviderSection {
     /// Declared models.
     #[serde(default)]
     pub models: Vec<String>,
+    /// Whether the router may use it (default `true`); `false` keeps it listed
+    /// (with `provider_disabled`) but never routed to.
+    /// `PROVIDER_<NAME>_ENABLED` overrides it.
+    pub enabled: Option<bool>,
+    /// The raw `PROVIDER_<NAME>_ENABLED` value, checked with the rest.
+    #[serde(skip)]
+    pub enabled_env: Option<String>,
     /// `[providers.NAME.capabilities."MODEL"]` (or `."*"` for every model):
     /// what the operator declares the models can do.
     #[serde(default)]

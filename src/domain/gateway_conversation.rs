@@ -181,6 +181,14 @@ pub struct TraceFilter {
     pub since: Option<String>,
     /// Only requests that started before this RFC 3339 instant.
     pub until: Option<String>,
+    /// Only requests whose model (the one sent to the provider, or the one the
+    /// client named) is this.
+    pub model: Option<String>,
+    /// Only requests the route sent to this provider.
+    pub provider: Option<String>,
+    /// Only requests that ended with this status (`completed`, `failed`,
+    /// `cancelled`).
+    pub status: Option<String>,
     /// Leave out requests of this client format (such as `agent_chat`, the traces
     /// of Agent Chat's own model turns).
     pub except_client_format: Option<String>,

@@ -3,11 +3,13 @@
 
 use super::Agents;
 use crate::adapters::acp::agent::auth::{self, AuthStatus};
-use crate::adapters::acp::agent::install::install_managed;
+use crate::adapters::acp::agent::catalog::{ManifestError, ManifestOrigin};
+use crate::adapters::acp::agent::install::{install_managed_with, package_spec};
 use crate::adapters::acp::agent::launcher::{self, Availability};
 use crate::adapters::acp::{AgentProbe, ProbeOptions, probe};
 use crate::domain::error::{ErrorType, HecateError, Result};
-use crate::runtimes::external::GatewayAccess;
+use crate::domain::ids::SessionId;
+use crate::runtimes::external::{GatewayAccess, InstallJob, InstallTicket, LiveProcess};
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport};
 use crate::telemetry::metrics;
 use serde::Serialize;
@@ -44,8 +46,11 @@ pub struct AdapterStatus {
     pub auth_error: Option<String>,
     /// Always `external`: the agent bills its own provider.
     pub cost_mode: String,
-    /// Built-in or from the user's config dir.
+    /// `builtin`, or `user` (from the user's config dir).
     pub origin: String,
+    /// The user manifest's file, for `user` adapters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest_path: Option<std::path::PathBuf>,
 }
 
 /// What the catalog says about an adapter, for rendering its messages.
@@ -163,7 +168,14 @@ impl<'e> Agents<'e> {
                 auth_status: auth.status,
                 auth_error: auth.error,
                 cost_mode: m.cost_mode.clone(),
-                origin: format!("{:?}", entry.origin).to_lowercase(),
+                origin: match &entry.origin {
+                    ManifestOrigin::Builtin => "builtin".to_string(),
+                    ManifestOrigin::User { .. } => "user".to_string(),
+                },
+                manifest_path: match &entry.origin {
+                    ManifestOrigin::Builtin => None,
+                    ManifestOrigin::User { path } => Some(path.clone()),
+                },
             });
         }
         Ok(out)
@@ -171,8 +183,42 @@ impl<'e> Agents<'e> {
 
     /// Installs or refreshes `adapter_id`'s managed launcher (its npm package in
     /// Hecate's cache, staged and renamed into place) and returns the updated
-    /// catalog row.
+    /// catalog row. Refused (`conflict`) while another install of it runs in
+    /// this process.
     pub async fn install(self, adapter_id: &str) -> Result<AdapterStatus> {
+        let ticket = self.begin_install(adapter_id)?;
+        self.run_install(ticket).await
+    }
+
+    /// Starts [`Agents::install`] in the background and answers its job, which
+    /// [`Agents::install_job`] then follows stage by stage. Unknown adapters and
+    /// ones without a package are refused at once, as is a second install of
+    /// the same adapter while one runs (`conflict`).
+    pub fn start_install(self, adapter_id: &str) -> Result<InstallJob> {
+        let ticket = self.begin_install(adapter_id)?;
+        let engine = self.engine.clone();
+        let id = ticket.adapter_id().to_string();
+        tokio::spawn(async move {
+            if let Err(e) = engine.agents().run_install(ticket).await {
+                tracing::warn!(adapter_id = %id, error = %e, "managed install failed");
+            }
+        });
+        self.install_job(adapter_id)
+            .ok_or_else(|| HecateError::new(ErrorType::AdapterNotFound, adapter_id))
+    }
+
+    /// The newest install of `adapter_id` in this process, running or ended.
+    pub fn install_job(self, adapter_id: &str) -> Option<InstallJob> {
+        self.engine
+            .inner
+            .external
+            .as_ref()?
+            .installs()
+            .get(adapter_id)
+    }
+
+    /// Checks `adapter_id` can be installed and registers its install.
+    fn begin_install(self, adapter_id: &str) -> Result<InstallTicket> {
         self.check_adapter(adapter_id)?;
         let Some(rt) = &self.engine.inner.external else {
             return Err(HecateError::new(ErrorType::AdapterNotFound, adapter_id));
@@ -180,14 +226,103 @@ impl<'e> Agents<'e> {
         let Some(m) = rt.catalog().get(adapter_id) else {
             return Err(HecateError::new(ErrorType::AdapterNotFound, adapter_id));
         };
-        install_managed(m, rt.launcher())
+        package_spec(m).map_err(|e| e.into_hecate(adapter_id))?;
+        rt.installs().begin(adapter_id).map_err(|running| {
+            HecateError::new(
+                ErrorType::Conflict,
+                format!(
+                    "an install of {adapter_id} is already running (since {})",
+                    running.started_at
+                ),
+            )
+            .with_operator_action(format!(
+                "Wait for it to end: GET /hecate/v1/agent-adapters/{adapter_id}/install shows its progress."
+            ))
+            .with_detail("install_id", running.id.clone())
+            .with_detail("adapter_id", adapter_id)
+        })
+    }
+
+    /// Runs a registered install to its end, recording each stage and the outcome.
+    async fn run_install(self, ticket: InstallTicket) -> Result<AdapterStatus> {
+        let adapter_id = ticket.adapter_id().to_string();
+        let Some(m) = self
+            .engine
+            .inner
+            .external
+            .as_ref()
+            .and_then(|rt| rt.catalog().get(&adapter_id).map(|m| (rt, m)))
+        else {
+            let e = HecateError::new(ErrorType::AdapterNotFound, adapter_id);
+            ticket.finish(Err(&e));
+            return Err(e);
+        };
+        let (rt, m) = m;
+        let installed = install_managed_with(m, rt.launcher(), &|stage| ticket.stage(stage))
             .await
-            .map_err(|e| e.into_hecate(adapter_id))?;
-        self.list()
-            .await?
+            .map_err(|e| e.into_hecate(&adapter_id));
+        let row = match installed {
+            Ok(_) => self.list().await.and_then(|rows| {
+                rows.into_iter()
+                    .find(|a| a.id == adapter_id)
+                    .ok_or_else(|| HecateError::new(ErrorType::AdapterNotFound, &adapter_id))
+            }),
+            Err(e) => Err(e),
+        };
+        ticket.finish(row.as_ref().map(|_| ()));
+        row
+    }
+
+    /// The manifests that did not load when the catalog was read.
+    pub fn manifest_errors(self) -> Vec<ManifestError> {
+        self.engine
+            .inner
+            .external
+            .as_ref()
+            .map(|rt| rt.manifest_errors().to_vec())
+            .unwrap_or_default()
+    }
+
+    /// The supervised agent processes running now whose sessions belong to
+    /// `namespace`, oldest first, each with its session's title.
+    pub async fn live_processes(self, namespace: &str) -> Vec<(LiveProcess, String)> {
+        let Some(rt) = &self.engine.inner.external else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for p in rt.processes().await {
+            if let Ok(session) = self.engine.get_session(namespace, &p.session_id).await {
+                out.push((p, session.title));
+            }
+        }
+        out
+    }
+
+    /// How long an unused agent process lives before Hecate stops it.
+    pub fn process_idle_limit(self) -> Option<std::time::Duration> {
+        self.engine.inner.external.as_ref()?.process_idle()
+    }
+
+    /// Stops the agent process of `session_id` (its process group and all; a
+    /// running turn is stopped first), keeping the session: its next prompt
+    /// starts a new process and reattaches. `not_found` when the session has no
+    /// live process in `namespace`.
+    pub async fn kill_process(
+        self,
+        namespace: &str,
+        session_id: &SessionId,
+    ) -> Result<(LiveProcess, String)> {
+        let not_found = || HecateError::not_found("agent process", session_id.as_str());
+        let Some(p) = self
+            .live_processes(namespace)
+            .await
             .into_iter()
-            .find(|a| a.id == adapter_id)
-            .ok_or_else(|| HecateError::new(ErrorType::AdapterNotFound, adapter_id))
+            .find(|(p, _)| &p.session_id == session_id)
+        else {
+            return Err(not_found());
+        };
+        self.engine.close_session(namespace, session_id).await?;
+        Ok(p)
     }
 
     /// Spawns an agent in a temporary workspace and classifies whether it is ready.

@@ -29,6 +29,8 @@ mod transcript;
 mod turns;
 pub mod workspace;
 
+pub use crate::adapters::acp::agent::catalog::ManifestError;
+pub use crate::runtimes::external::{InstallJob, InstallState, LiveProcess};
 pub use approval_inbox::PendingApproval;
 pub use external::{AdapterFacts, AdapterStatus};
 pub use mcp::{

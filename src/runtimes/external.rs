@@ -3,7 +3,7 @@
 //! restart with `session/load` when the agent supports it, and otherwise opens a
 //! fresh native session primed with the stored transcript.
 
-use crate::adapters::acp::agent::catalog::{AgentManifest, Catalog};
+use crate::adapters::acp::agent::catalog::{AgentManifest, Catalog, ManifestError};
 use crate::adapters::acp::agent::launcher::{self, LauncherOptions};
 use crate::adapters::acp::{
     AcpError, AcpOptions, AgentConnection, NativeSession, StopReason, TurnIo,
@@ -21,9 +21,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
 mod gateway_access;
+mod installs;
 mod prompt;
 
 pub use gateway_access::GatewayAccess;
+pub use installs::{InstallJob, InstallJobs, InstallState, InstallTicket, StageMark};
 use prompt::{has_earlier_turns, prompt_blocks};
 
 /// How a turn reached its native session.
@@ -50,6 +52,29 @@ struct LiveAgent {
     cost: std::sync::Mutex<CostBaseline>,
     /// Turns running on it now, and when the last one ended (idle reaping).
     usage: std::sync::Mutex<Usage>,
+    /// When it attached (RFC 3339).
+    started_at: String,
+}
+
+/// One supervised agent process as an operator sees it.
+#[derive(Debug, Clone)]
+pub struct LiveProcess {
+    /// The Hecate session it serves.
+    pub session_id: SessionId,
+    /// Its adapter.
+    pub adapter_id: String,
+    /// The agent's own session id.
+    pub native_session_id: String,
+    /// The process id (the leader of its process group).
+    pub pid: u32,
+    /// Whether the process is still running.
+    pub alive: bool,
+    /// Turns running on it now.
+    pub turns: usize,
+    /// How long no turn has used it (none while a turn runs).
+    pub idle: Option<Duration>,
+    /// When it attached (RFC 3339).
+    pub started_at: String,
 }
 
 /// How a live agent is being used.
@@ -139,6 +164,10 @@ pub struct ExternalRuntime {
     gateway_adapters: HashSet<String>,
     /// Where that `/v1` is and the key it takes, once known.
     gateway: std::sync::RwLock<Option<GatewayAccess>>,
+    /// Managed installs running or ended in this process.
+    installs: Arc<InstallJobs>,
+    /// The manifests that did not load when the catalog was read.
+    manifest_errors: Vec<ManifestError>,
 }
 
 impl std::fmt::Debug for ExternalRuntime {
@@ -170,7 +199,25 @@ impl ExternalRuntime {
             modes: HashMap::new(),
             gateway_adapters: HashSet::new(),
             gateway: std::sync::RwLock::new(None),
+            installs: Arc::new(InstallJobs::default()),
+            manifest_errors: Vec::new(),
         }
+    }
+
+    /// The same runtime remembering the manifests that did not load.
+    pub fn with_manifest_errors(mut self, errors: Vec<ManifestError>) -> Self {
+        self.manifest_errors = errors;
+        self
+    }
+
+    /// The manifests that did not load when the catalog was read.
+    pub fn manifest_errors(&self) -> &[ManifestError] {
+        &self.manifest_errors
+    }
+
+    /// The managed installs of this process.
+    pub fn installs(&self) -> &Arc<InstallJobs> {
+        &self.installs
     }
 
     /// The same runtime pointing the agents of `adapters` at Hecate's `/v1`
@@ -280,6 +327,29 @@ impl ExternalRuntime {
     /// Number of live agent processes.
     pub async fn live_count(&self) -> usize {
         self.live.lock().await.len()
+    }
+
+    /// The live agent processes, oldest first.
+    pub async fn processes(&self) -> Vec<LiveProcess> {
+        let live = self.live.lock().await;
+        let mut out: Vec<LiveProcess> = live
+            .iter()
+            .map(|(id, l)| {
+                let u = *l.usage_mut();
+                LiveProcess {
+                    session_id: id.clone(),
+                    adapter_id: l.adapter_id.clone(),
+                    native_session_id: l.native_id.clone(),
+                    pid: l.conn.pid(),
+                    alive: l.conn.is_alive(),
+                    turns: u.turns,
+                    idle: (u.turns == 0).then(|| u.since.elapsed()),
+                    started_at: l.started_at.clone(),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+        out
     }
 
     /// Shuts down the agent process of one session, if any.
@@ -502,6 +572,7 @@ impl ExternalRuntime {
                 turns: 0,
                 since: Instant::now(),
             }),
+            started_at: crate::domain::time::now_rfc3339(),
         });
         let held = {
             let mut map = self.live.lock().await;

@@ -12,5 +12,8 @@ import { scenarios as chats } from './chats.mjs';
 import { scenarios as tasks } from './tasks.mjs';
 import { scenarios as mcp } from './mcp.mjs';
 import { scenarios as memory } from './memory.mjs';
+import { scenarios as agents } from './agents.mjs';
+import { scenarios as traces } from './traces.mjs';
+import { scenarios as providers } from './providers.mjs';
 
-await runAll({ ...chats, ...tasks, ...mcp, ...memory });
+await runAll({ ...chats, ...tasks, ...mcp, ...memory, ...agents, ...traces, ...providers });

@@ -452,3 +452,192 @@ fn an_install_killed_midway_leaves_a_staging_folder_that_the_next_install_cleans
     assert_eq!(cache_entries(&home), vec!["fixture"]);
     assert_eq!(row(&home, "stuck")["status"], "missing");
 }
+
+/// Polls `GET …/{id}/install` until the install ends; answers its last body.
+async fn install_ended(api: &Api, id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(300);
+    loop {
+        let a = api
+            .get(&format!("/hecate/v1/agent-adapters/{id}/install"))
+            .await;
+        assert_eq!(a.status, 200, "{:?}", a.body);
+        if a.body["data"]["state"] != "running" {
+            return a.body;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the install never ended: {:?}",
+            a.body
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_install_started_over_http_reports_its_stages_and_the_new_row() {
+    let home = home_with_packaged_fixture();
+    let served = serve(&home);
+    let api = Api::new(&served);
+    let before = api.get("/hecate/v1/agent-adapters/fixture/install").await;
+    assert_eq!(
+        (before.status, before.error_type()),
+        (404, "not_found"),
+        "no install yet"
+    );
+    let started = api
+        .post("/hecate/v1/agent-adapters/fixture/install", json!({}))
+        .await;
+    assert_eq!(started.status, 202, "{:?}", started.body);
+    assert_eq!(started.body["object"], "agent_adapter_install");
+    assert_eq!(started.body["data"]["adapter_id"], "fixture");
+    assert_eq!(started.body["data"]["state"], "running");
+    assert!(
+        started.body["data"]["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("inst_")),
+        "{:?}",
+        started.body
+    );
+    assert_eq!(started.body["data"]["adapter"]["status"], "missing");
+
+    let ended = install_ended(&api, "fixture").await;
+    let job = &ended["data"];
+    assert_eq!(job["state"], "succeeded", "{ended}");
+    assert_eq!(job["id"], started.body["data"]["id"]);
+    let stages: Vec<&str> = job["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .filter_map(|s| s["stage"].as_str())
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            "resolving",
+            "cleaning",
+            "downloading",
+            "verifying",
+            "placing",
+            "done"
+        ]
+    );
+    assert_eq!(job["stage"], "done");
+    assert!(job["finished_at"].is_string());
+    assert_eq!(job["adapter"]["status"], "available", "{ended}");
+    assert_eq!(job["adapter"]["version"], "1.2.3");
+    assert_eq!(cache_entries(&home), vec!["fixture"], "no staging left");
+
+    // The catalog row agrees, and the adapter answers its health check.
+    let health = api.get("/hecate/v1/agent-adapters/fixture/health").await;
+    assert_eq!(health.body["data"]["status"], "ready", "{:?}", health.body);
+}
+
+#[tokio::test]
+async fn a_second_install_while_one_runs_is_refused_and_bad_ids_are_404() {
+    let mut home = home_with_packaged_fixture();
+    let (registry, connected) = silent_registry();
+    home.set("npm_config_registry", &registry);
+    write_manifest(&home, "stuck", "package = \"@hecate-test/agent\"\n");
+    let served = serve(&home);
+    let api = Api::new(&served);
+
+    let unknown = api
+        .post("/hecate/v1/agent-adapters/nope/install", json!({}))
+        .await;
+    assert_eq!((unknown.status, unknown.error_type()), (404, "not_found"));
+    let unknown = api.get("/hecate/v1/agent-adapters/nope/install").await;
+    assert_eq!((unknown.status, unknown.error_type()), (404, "not_found"));
+    let no_package = api
+        .post("/hecate/v1/agent-adapters/cursor_agent/install", json!({}))
+        .await;
+    assert_eq!(
+        (no_package.status, no_package.error_type()),
+        (400, "invalid_request"),
+        "{:?}",
+        no_package.body
+    );
+
+    let first = api
+        .post("/hecate/v1/agent-adapters/stuck/install", json!({}))
+        .await;
+    assert_eq!(first.status, 202, "{:?}", first.body);
+    // npm is waiting on the registry: the install is midway.
+    tokio::task::spawn_blocking(move || {
+        connected
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("npm never asked the registry")
+    })
+    .await
+    .expect("join");
+    let running = api.get("/hecate/v1/agent-adapters/stuck/install").await;
+    assert_eq!(running.body["data"]["state"], "running");
+    assert_eq!(
+        running.body["data"]["stage"], "downloading",
+        "{:?}",
+        running.body
+    );
+
+    let second = api
+        .post("/hecate/v1/agent-adapters/stuck/install", json!({}))
+        .await;
+    assert_eq!(
+        (second.status, second.error_type()),
+        (409, "conflict"),
+        "{:?}",
+        second.body
+    );
+    assert_eq!(
+        second.body["error"]["install_id"], first.body["data"]["id"],
+        "{:?}",
+        second.body
+    );
+    let refresh = api
+        .post(
+            "/hecate/v1/agent-adapters/stuck/refresh-launcher",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        (refresh.status, refresh.error_type()),
+        (409, "conflict"),
+        "the blocking refresh is the same install"
+    );
+    // Another adapter may install meanwhile.
+    let other = api
+        .post("/hecate/v1/agent-adapters/fixture/install", json!({}))
+        .await;
+    assert_eq!(other.status, 202, "{:?}", other.body);
+    let ended = install_ended(&api, "fixture").await;
+    assert_eq!(ended["data"]["state"], "succeeded", "{ended}");
+}
+
+#[tokio::test]
+async fn a_failed_install_over_http_ends_with_the_fix() {
+    let home = home_with_packaged_fixture();
+    write_manifest(
+        &home,
+        "gone",
+        &format!(
+            "package = {:?}\n",
+            home.path("npm-src/gone.tgz").display().to_string()
+        ),
+    );
+    let served = serve(&home);
+    let api = Api::new(&served);
+    let started = api
+        .post("/hecate/v1/agent-adapters/gone/install", json!({}))
+        .await;
+    assert_eq!(started.status, 202, "{:?}", started.body);
+    let ended = install_ended(&api, "gone").await;
+    let job = &ended["data"];
+    assert_eq!(job["state"], "failed", "{ended}");
+    assert_eq!(job["stage"], "downloading");
+    assert_eq!(job["error"]["reason"], "package_not_found", "{ended}");
+    assert!(
+        job["error"]["operator_action"]
+            .as_str()
+            .is_some_and(|a| a.contains("Check `package`")),
+        "{ended}"
+    );
+    assert_eq!(job["adapter"]["status"], "missing");
+}

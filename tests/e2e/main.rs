@@ -34,6 +34,7 @@ mod gateway_responses;
 mod gateway_routing;
 mod http_access_control;
 mod http_agent_chat_sessions;
+mod http_agent_processes;
 mod http_agent_resources;
 mod http_console;
 mod http_error_envelopes;

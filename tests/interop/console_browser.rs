@@ -58,9 +58,51 @@ fn the_console_works_in_a_real_browser() {
     home.set("PROVIDER_DEAD_KIND", "openai");
     home.set("PROVIDER_DEAD_BASE_URL", "http://127.0.0.1:9/v1");
     home.set("PROVIDER_DEAD_MODELS", "ghost-model");
+    // For the Traces page: a bare `failover-model` is served first by `down`
+    // (providers are tried in name order), which cannot answer, then by `spare`
+    // (the fixture model); `priced-model` is only on `spare`, priced, to seed
+    // traces with costs. The chats' `fix/fixture-model` stays as it was.
+    home.set("PROVIDER_DOWN_KIND", "openai");
+    home.set("PROVIDER_DOWN_BASE_URL", "http://127.0.0.1:9/v1");
+    home.set("PROVIDER_DOWN_MODELS", "failover-model");
+    home.set("PROVIDER_SPARE_KIND", "openai");
+    home.set("PROVIDER_SPARE_BASE_URL", &format!("{}/v1", model.base));
+    home.set("PROVIDER_SPARE_MODELS", "failover-model,priced-model");
     home.add_scripted_agent(&agent_script(), &[], "");
-    // An upstream MCP server for the MCP page.
-    home.write_config(&crate::support::mcp::fixture_upstream("fx", &[], ""));
+    // For the Agents page (tests/console/agents.mjs): `packed`, not installed, whose
+    // package is the tarball that scenario packs into target/console-agents (installed
+    // into the home's cache), `unwell`, which dies at start with a line on stderr, and
+    // a manifest that does not load.
+    let packed = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/console-agents/hecate-fixture-acp-1.2.3.tgz");
+    std::fs::write(
+        home.path("adapters/packed.toml"),
+        format!(
+            "id = \"packed\"\nname = \"Packed fixture\"\ncommand = \"hecate-no-such-packed-acp\"\nbin = \"fixture-acp\"\npackage = {:?}\n",
+            packed.display().to_string()
+        ),
+    )
+    .expect("packed manifest");
+    std::fs::write(home.path("adapters/broken.toml"), "id = \"broken\"\n")
+        .expect("broken manifest");
+    std::fs::write(
+        home.path("adapters/unwell.toml"),
+        "id = \"unwell\"\nname = \"Unwell fixture\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"echo 'unwell: no config file' >&2; exit 3\"]\n",
+    )
+    .expect("unwell manifest");
+    home.set("XDG_CACHE_HOME", &home.path("cache").display().to_string());
+    home.set(
+        "npm_config_cache",
+        &home.path("npm-cache").display().to_string(),
+    );
+    home.set("npm_config_update_notifier", "false");
+    // An upstream MCP server for the MCP page, and the traced models' prices.
+    home.write_config(&crate::support::mcp::fixture_upstream(
+        "fx",
+        &[],
+        "\n[pricing.\"spare/priced-model\"]\ninput_usd_per_mtok = 3.0\noutput_usd_per_mtok = 15.0\n\n\
+         [pricing.\"spare/failover-model\"]\ninput_usd_per_mtok = 1.0\noutput_usd_per_mtok = 2.0\n",
+    ));
     let open = serve_console(&home);
 
     let mut guarded_home = Home::with_openai(&model);

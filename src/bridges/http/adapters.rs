@@ -1,18 +1,26 @@
-//! External-agent adapters: the catalog with each agent's availability, one
-//! adapter's health and its probe (the same end-to-end ACP handshake), and the
-//! refresh of its managed launcher.
+//! External-agent adapters: the catalog with each agent's availability (and the
+//! manifests that did not load), one adapter's health and its probe (the same
+//! end-to-end ACP handshake), the refresh of its managed launcher, the same
+//! install started in the background and followed stage by stage, and the
+//! supervised agent processes running now, each of which can be stopped.
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiPath;
-use super::path_params::AdapterPath;
+use super::path_params::{AdapterPath, SessionPath};
 use crate::bridges::resources::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
     AdapterResponse, ProbeDto,
 };
+use crate::bridges::resources::agent_ops::{
+    AdapterManifestErrorDto, AgentProcessDto, AgentProcessListResponse, AgentProcessResponse,
+    InstallJobDto, InstallJobResponse,
+};
 use crate::domain::HecateError;
+use crate::domain::ids::SessionId;
 use axum::Json;
 use axum::extract::State;
+use axum::http::StatusCode;
 
 /// The catalog row of `id`, or a 404 `not_found`.
 async fn find(state: &HttpState, id: &str) -> Result<AdapterDto, ApiError> {
@@ -40,6 +48,13 @@ pub async fn list(State(state): State<HttpState>) -> Result<Json<AdapterListResp
     Ok(Json(AdapterListResponse {
         object: "agent_adapters".to_string(),
         data: adapters.iter().map(AdapterDto::from).collect(),
+        manifest_errors: state
+            .engine
+            .agents()
+            .manifest_errors()
+            .iter()
+            .map(AdapterManifestErrorDto::from)
+            .collect(),
     }))
 }
 
@@ -112,6 +127,7 @@ pub async fn health(
         (status = 200, description = "The adapter's catalog row after the install", body = AdapterResponse),
         (status = 400, description = "The adapter has no managed package (`invalid_request`)", body = ErrorEnvelope),
         (status = 404, description = "No such adapter", body = ErrorEnvelope),
+        (status = 409, description = "An install of this adapter is already running (`conflict`)", body = ErrorEnvelope),
         (status = 500, description = "npm is missing, the registry is unreachable or the version does not exist (`gateway_error`, `details.reason`)", body = ErrorEnvelope)
     )
 )]
@@ -124,5 +140,129 @@ pub async fn refresh_launcher(
     Ok(Json(AdapterResponse {
         object: "agent_adapter".to_string(),
         data: AdapterDto::from(&row),
+    }))
+}
+
+/// Starts installing the adapter's managed launcher (the same install as
+/// `hecate adapters install` and `refresh-launcher`) in the background and
+/// answers at once with the install, which `GET …/install` then follows stage by
+/// stage until it succeeds or fails (with the fix).
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/agent-adapters/{id}/install",
+    operation_id = "start_agent_adapter_install",
+    tag = "agent-adapters",
+    params(AdapterPath),
+    responses(
+        (status = 202, description = "The install started; follow it with GET", body = InstallJobResponse),
+        (status = 400, description = "The adapter has no managed package (`invalid_request`)", body = ErrorEnvelope),
+        (status = 404, description = "No such adapter", body = ErrorEnvelope),
+        (status = 409, description = "An install of this adapter is already running (`conflict`, `details.install_id`)", body = ErrorEnvelope)
+    )
+)]
+pub async fn start_install(
+    State(state): State<HttpState>,
+    ApiPath(AdapterPath { id }): ApiPath<AdapterPath>,
+) -> Result<(StatusCode, Json<InstallJobResponse>), ApiError> {
+    let adapter = find(&state, &id).await?;
+    let job = state.engine.agents().start_install(&id)?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(InstallJobResponse {
+            object: "agent_adapter_install".to_string(),
+            data: InstallJobDto::new(&job, Some(adapter)),
+        }),
+    ))
+}
+
+/// The newest install of the adapter started by this server: its stages so
+/// far, and once ended whether it succeeded (with the new catalog row) or failed
+/// (with the error and its fix).
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/agent-adapters/{id}/install",
+    operation_id = "get_agent_adapter_install",
+    tag = "agent-adapters",
+    params(AdapterPath),
+    responses(
+        (status = 200, description = "The install, running or ended", body = InstallJobResponse),
+        (status = 404, description = "No such adapter, or no install of it since the server started", body = ErrorEnvelope)
+    )
+)]
+pub async fn get_install(
+    State(state): State<HttpState>,
+    ApiPath(AdapterPath { id }): ApiPath<AdapterPath>,
+) -> Result<Json<InstallJobResponse>, ApiError> {
+    let adapter = find(&state, &id).await?;
+    let job = state
+        .engine
+        .agents()
+        .install_job(&id)
+        .ok_or_else(|| HecateError::not_found("install of agent adapter", &id))?;
+    Ok(Json(InstallJobResponse {
+        object: "agent_adapter_install".to_string(),
+        data: InstallJobDto::new(&job, Some(adapter)),
+    }))
+}
+
+fn idle_limit_ms(state: &HttpState) -> Option<u64> {
+    state
+        .engine
+        .agents()
+        .process_idle_limit()
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The supervised agent processes this server runs now for the namespace's
+/// sessions: the session, the adapter, the process id, the turns using it and
+/// how long it has been idle.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/agent-adapters/processes",
+    operation_id = "list_agent_processes",
+    tag = "agent-adapters",
+    responses((status = 200, description = "The live agent processes, oldest first", body = AgentProcessListResponse))
+)]
+pub async fn processes(State(state): State<HttpState>) -> Json<AgentProcessListResponse> {
+    let limit = idle_limit_ms(&state);
+    let live = state.engine.agents().live_processes(&state.namespace).await;
+    Json(AgentProcessListResponse {
+        object: "agent_processes".to_string(),
+        data: live
+            .iter()
+            .map(|(p, title)| {
+                AgentProcessDto::new(p, Some(title.clone()).filter(|t| !t.is_empty()), limit)
+            })
+            .collect(),
+    })
+}
+
+/// Stops the agent process of a session (its whole process group; a running
+/// turn is stopped first). The session and its history stay: its next prompt
+/// starts a new process, which reattaches to the agent's session when it can.
+#[utoipa::path(
+    post,
+    path = "/hecate/v1/agent-adapters/processes/{id}/kill",
+    operation_id = "kill_agent_process",
+    tag = "agent-adapters",
+    params(SessionPath),
+    responses(
+        (status = 200, description = "The process as it was when stopped", body = AgentProcessResponse),
+        (status = 404, description = "The session has no live agent process", body = ErrorEnvelope)
+    )
+)]
+pub async fn kill_process(
+    State(state): State<HttpState>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> Result<Json<AgentProcessResponse>, ApiError> {
+    let limit = idle_limit_ms(&state);
+    let (p, title) = state
+        .engine
+        .agents()
+        .kill_process(&state.namespace, &SessionId::from(id))
+        .await?;
+    Ok(Json(AgentProcessResponse {
+        object: "agent_process".to_string(),
+        data: AgentProcessDto::new(&p, Some(title).filter(|t| !t.is_empty()), limit),
     }))
 }

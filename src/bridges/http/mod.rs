@@ -143,6 +143,19 @@ pub fn routes() -> Vec<ApiRoute> {
             "/hecate/v1/agent-adapters/{id}/refresh-launcher",
             adapters::refresh_launcher,
         ),
+        ApiRoute::post(
+            "/hecate/v1/agent-adapters/{id}/install",
+            adapters::start_install,
+        ),
+        ApiRoute::get(
+            "/hecate/v1/agent-adapters/{id}/install",
+            adapters::get_install,
+        ),
+        ApiRoute::get("/hecate/v1/agent-adapters/processes", adapters::processes),
+        ApiRoute::post(
+            "/hecate/v1/agent-adapters/processes/{id}/kill",
+            adapters::kill_process,
+        ),
         ApiRoute::get(TASKS, tasks::crud::list),
         ApiRoute::post(TASKS, tasks::crud::create),
         ApiRoute::get(TASK, tasks::crud::get),

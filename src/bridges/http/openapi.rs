@@ -23,6 +23,10 @@ use crate::bridges::resources::agent::{
     GrantResponse, InboxApprovalDto, InboxResponse, ProbeDto, ResolveApprovalRequest, RevertDto,
     RevertRequest, RevertResponse, ScopeName,
 };
+use crate::bridges::resources::agent_ops::{
+    AdapterManifestErrorDto, AgentProcessDto, AgentProcessListResponse, AgentProcessResponse,
+    InstallErrorDto, InstallJobDto, InstallJobResponse, InstallStageDto,
+};
 use crate::bridges::resources::capability::{
     CapabilitiesDto, CapabilityOverrideDeletedDto, CapabilityOverrideDeletedResponse,
     CapabilityOverrideRequest, CapabilityProbeRequest, ModelCapabilityDto, ModelCapabilityResponse,
@@ -121,6 +125,10 @@ use utoipa::{Modify, OpenApi};
         adapters::probe,
         adapters::health,
         adapters::refresh_launcher,
+        adapters::start_install,
+        adapters::get_install,
+        adapters::processes,
+        adapters::kill_process,
         tasks::crud::list,
         tasks::crud::create,
         tasks::crud::get,
@@ -184,6 +192,8 @@ use utoipa::{Modify, OpenApi};
         DeletedResponse, DeletedDto, ApprovalRequestedDto, ApprovalResolvedDto,
         AdapterListResponse, AdapterDto, AdapterProbeResponse, AdapterProbeDto, ProbeDto,
         AdapterHealthResponse, AdapterResponse, ApprovalListResponse, ApprovalResponse,
+        AdapterManifestErrorDto, InstallJobResponse, InstallJobDto, InstallStageDto, InstallErrorDto,
+        AgentProcessListResponse, AgentProcessResponse, AgentProcessDto,
         ApprovalDto, ResolveApprovalRequest, DecisionName, ScopeName, GrantListResponse,
         GrantDto, GrantDeletedResponse, GrantDeletedDto, CreateGrantRequest, GrantResponse,
         ChangedFilesResponse, ChangedFileDto, InboxResponse, InboxApprovalDto,

@@ -34,7 +34,7 @@ pub async fn list_presets() -> Json<Value> {
     path = "/hecate/v1/providers/status",
     operation_id = "provider_status",
     tag = "providers",
-    responses((status = 200, description = "`provider_status`: one row per configured provider with readiness_checks", body = Object))
+    responses((status = 200, description = "`provider_status`: one row per configured provider with readiness_checks and health (circuit, cooldown, failures in a row, average answer time)", body = Object))
 )]
 pub async fn status(State(state): State<HttpState>) -> Json<Value> {
     listing::<ProviderStatus>(

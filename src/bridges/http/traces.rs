@@ -1,5 +1,7 @@
 //! Gateway traces (`GET /hecate/v1/traces`): one record per `/v1` request,
-//! filtered by request id, chat session and time, newest first.
+//! filtered by request id, chat session, time, model, provider and status,
+//! newest first. A status other than `completed`, `failed` or `cancelled` is a
+//! 400 `invalid_request` naming the accepted values.
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
@@ -22,7 +24,7 @@ const DEFAULT_LIMIT: u32 = 50;
     params(TracesQuery),
     responses(
         (status = 200, description = "Traces, newest first", body = TraceListResponse),
-        (status = 400, description = "Bad query", body = ErrorEnvelope)
+        (status = 400, description = "Bad query (a limit out of range, a time that is not RFC 3339, an unknown status)", body = ErrorEnvelope)
     )
 )]
 pub async fn list(
@@ -34,6 +36,9 @@ pub async fn list(
         session_id: q.session_id,
         since: q.since,
         until: q.until,
+        model: q.model.filter(|m| !m.is_empty()),
+        provider: q.provider.filter(|p| !p.is_empty()),
+        status: q.status.map(|s| s.as_str().to_string()),
         limit: page_size(q.limit, DEFAULT_LIMIT)?,
         offset: q.offset.unwrap_or(0) as usize,
         except_client_format: None,

@@ -66,6 +66,9 @@ pub struct AdapterDto {
     pub cost_mode: String,
     /// `builtin` or `user`.
     pub origin: String,
+    /// The manifest file of a `user` adapter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest_path: Option<String>,
 }
 
 impl From<&AdapterStatus> for AdapterDto {
@@ -93,6 +96,7 @@ impl From<&AdapterStatus> for AdapterDto {
             auth_error: a.auth_error.clone(),
             cost_mode: a.cost_mode.clone(),
             origin: a.origin.clone(),
+            manifest_path: a.manifest_path.as_ref().map(|p| p.display().to_string()),
         }
     }
 }
@@ -104,6 +108,9 @@ pub struct AdapterListResponse {
     pub object: String,
     /// Every catalog adapter.
     pub data: Vec<AdapterDto>,
+    /// The manifest files skipped when the catalog was read (the operator's own,
+    /// with what is wrong in each).
+    pub manifest_errors: Vec<AdapterManifestErrorDto>,
 }
 
 /// `{"object": "agent_adapter", "data": {…}}`: one catalog row (after a launcher
@@ -591,4 +598,16 @@ pub struct InboxResponse {
     pub object: String,
     /// The pending approvals.
     pub data: Vec<InboxApprovalDto>,
+}
+
+/// A manifest file that was skipped when the catalog was read.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AdapterManifestErrorDto {
+    /// The manifest file (a path for the operator's own manifests).
+    pub file: String,
+    /// 1-based line of the problem, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
 }

@@ -36,12 +36,43 @@ pub struct TracesQuery {
     pub since: Option<String>,
     /// Only requests that started before this RFC 3339 time.
     pub until: Option<String>,
+    /// Only requests whose model is this: the model sent to the provider, or
+    /// the one the client named (which may be `provider/model`).
+    pub model: Option<String>,
+    /// Only requests the route sent to this provider.
+    pub provider: Option<String>,
+    /// Only requests that ended with this status.
+    #[param(inline)]
+    pub status: Option<TraceStatus>,
     /// At most this many traces, newest first (1–1000, default 50).
     #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
     /// Skip this many traces of that order (default 0).
     #[param(minimum = 0)]
     pub offset: Option<u32>,
+}
+
+/// How a traced request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceStatus {
+    /// Answered in full.
+    Completed,
+    /// Failed, before or during the answer.
+    Failed,
+    /// The client left before the end.
+    Cancelled,
+}
+
+impl TraceStatus {
+    /// The stored status.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// A cost as a dollar string, `None` when unknown.

@@ -5,6 +5,7 @@
 //! them (sessions, messages, approvals, tasks …), `JsonSchema` for its schemas.
 
 pub mod agent;
+pub mod agent_ops;
 pub mod capability;
 pub mod chat;
 pub mod events;

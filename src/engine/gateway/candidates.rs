@@ -1,14 +1,14 @@
 //! Route candidates before and after they are tried, for `/v1` requests and
-//! model turns alike: the checks that skip one before it is tried (deny
-//! patterns, tool capability, the daily budget, the provider's cooldown),
+//! model turns alike: the checks that skip one before it is tried (a
+//! disabled provider, one pointing back at this Hecate, deny patterns, tool capability, the daily budget, the provider's cooldown),
 //! which upstream failures move on to the next candidate and what they teach
 //! the providers' health, and the error when no candidate may be tried.
 
 use super::record::RouteLog;
 use super::routing::health::{ProviderHealth, retry_after_secs};
 use super::routing::policy::{
-    CAPABILITY_MISSING, CIRCUIT_OPEN, POLICY_DENIED, PROVIDER_RATE_LIMITED, PROVIDER_UNHEALTHY,
-    budget_skip,
+    CAPABILITY_MISSING, CIRCUIT_OPEN, POLICY_DENIED, PROVIDER_DISABLED, PROVIDER_RATE_LIMITED,
+    PROVIDER_UNHEALTHY, SELF_REFERENTIAL, budget_skip,
 };
 use super::routing::route::GatewayRoute;
 use crate::adapters::providers::ProviderError;
@@ -99,7 +99,18 @@ impl<'e> Gateway<'e> {
                 .pricebook()
                 .price(&r.provider, &r.model)
                 .map(|p| (p.input_micros_per_mtok, p.output_micros_per_mtok));
-            if gw.routing.denies(&r.provider, &r.model) {
+            if gw.routing.disabled(&r.provider) {
+                c.skip_reason = Some(PROVIDER_DISABLED.into());
+                c.detail = Some(
+                    "the provider is disabled (enabled = false or PROVIDER_<NAME>_ENABLED=false)"
+                        .into(),
+                );
+            } else if self.is_self_referential(&r.provider) {
+                c.skip_reason = Some(PROVIDER_UNHEALTHY.into());
+                c.detail = Some(format!(
+                    "{SELF_REFERENTIAL}: its base URL points back at this Hecate; routing to it would loop"
+                ));
+            } else if gw.routing.denies(&r.provider, &r.model) {
                 c.skip_reason = Some(POLICY_DENIED.into());
                 c.detail = Some("a [gateway] deny pattern names it".into());
             } else if has_tools
@@ -168,6 +179,15 @@ pub(crate) fn nothing_routable(log: &RouteLog, cooldowns: &[Duration]) -> Hecate
             format!("{named} is marked as not calling tools, and the request offers tools"),
         )
         .with_detail("reason", CAPABILITY_MISSING)
+    } else if all(&[PROVIDER_DISABLED]) {
+        HecateError::new(
+            ErrorType::RouteImpossible,
+            format!("{named}: every provider that serves this model is disabled"),
+        )
+        .with_operator_action(
+            "Enable the provider (PROVIDER_<NAME>_ENABLED=true, or remove enabled = false), or choose a model another provider serves.",
+        )
+        .with_detail("reason", PROVIDER_DISABLED)
     } else if all(&[PROVIDER_RATE_LIMITED, CIRCUIT_OPEN]) {
         HecateError::new(
             ErrorType::RouteImpossible,
@@ -233,6 +253,10 @@ mod tests {
         let e = nothing_routable(&log(&[CAPABILITY_MISSING]), &[]);
         assert_eq!(e.error_type, ErrorType::ModelCapabilityRequired);
         assert!(e.details.get("retry_after").is_none());
+        let e = nothing_routable(&log(&[PROVIDER_DISABLED]), &[]);
+        assert_eq!(e.error_type, ErrorType::RouteImpossible);
+        assert_eq!(e.details["reason"], PROVIDER_DISABLED);
+        assert!(e.operator_action.contains("ENABLED"), "{e:?}");
         let e = nothing_routable(&log(&[POLICY_DENIED, "budget_denied"]), &[]);
         assert_eq!(e.error_type, ErrorType::RouteImpossible);
         assert_eq!(e.details["reason"], POLICY_DENIED);

@@ -120,6 +120,7 @@ impl<'e> Gateway<'e> {
                     .with_detail("provider", r.provider.clone())
             })?;
             let traced = gateway_span(&call, config, r);
+            let sent_at = std::time::Instant::now();
             let sent = gw
                 .upstream()?
                 .send(config, &body, &call.anthropic_headers)
@@ -147,6 +148,7 @@ impl<'e> Gateway<'e> {
                 }
             };
             gw.health.succeeded(&r.provider);
+            gw.health.answered_in(&r.provider, sent_at.elapsed());
             log.candidates[i].outcome = "selected".into();
             for later in &mut log.candidates[i + 1..] {
                 if later.outcome == "pending" {

@@ -23,6 +23,9 @@ pub struct GatewayState {
     pub(super) capabilities: capability_cache::CapabilityCache,
     pub(super) spend: spend::SpendTracker,
     pub(super) counters: counters::GatewayCounters,
+    /// The address this process serves HTTP on, once `hecate serve` bound it: a
+    /// provider whose base URL points here is `self_referential`.
+    pub(super) own_address: OnceLock<std::net::SocketAddr>,
 }
 
 impl GatewayState {
@@ -45,6 +48,7 @@ impl GatewayState {
             capabilities: Default::default(),
             spend: Default::default(),
             counters: Default::default(),
+            own_address: OnceLock::new(),
         }
     }
 

@@ -1,5 +1,5 @@
-//! Gateway traces: one row per `/v1` request, filtered by request id, session and
-//! time, newest first.
+//! Gateway traces: one row per `/v1` request, filtered by request id, session,
+//! time, model, provider and status, newest first.
 
 use super::{OpResult, big, limit};
 use crate::domain::gateway_conversation::{GatewayTrace, TraceFilter};
@@ -82,12 +82,19 @@ pub(super) async fn select_traces<C: GenericClient>(
         ("session_id", "=", &filter.session_id),
         ("started_at", ">=", &filter.since),
         ("started_at", "<", &filter.until),
+        ("provider", "=", &filter.provider),
+        ("status", "=", &filter.status),
         ("client_format", "<>", &filter.except_client_format),
     ] {
         if let Some(v) = value {
             texts.push(v.clone());
             sql.push_str(&format!(" AND {column} {op} ${}", texts.len()));
         }
+    }
+    if let Some(m) = &filter.model {
+        texts.push(m.clone());
+        let n = texts.len();
+        sql.push_str(&format!(" AND (model = ${n} OR requested_model = ${n})"));
     }
     let (lim, off) = (limit(filter.limit), limit(filter.offset));
     sql.push_str(&format!(

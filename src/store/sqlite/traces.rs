@@ -1,5 +1,5 @@
-//! Gateway traces: one row per `/v1` request, filtered by request id, session and
-//! time, newest first.
+//! Gateway traces: one row per `/v1` request, filtered by request id, session,
+//! time, model, provider and status, newest first.
 
 use super::OpResult;
 use crate::domain::gateway_conversation::{GatewayTrace, TraceFilter};
@@ -61,12 +61,19 @@ pub(super) fn select_traces(
         (" AND session_id = ?", &filter.session_id),
         (" AND started_at >= ?", &filter.since),
         (" AND started_at < ?", &filter.until),
+        (" AND provider = ?", &filter.provider),
+        (" AND status = ?", &filter.status),
         (" AND client_format <> ?", &filter.except_client_format),
     ] {
         if let Some(v) = value {
             sql.push_str(clause);
             args.push(v.clone().into());
         }
+    }
+    if let Some(m) = &filter.model {
+        sql.push_str(" AND (model = ? OR requested_model = ?)");
+        args.push(m.clone().into());
+        args.push(m.clone().into());
     }
     sql.push_str(" ORDER BY started_at DESC, request_id DESC LIMIT ? OFFSET ?");
     args.push((filter.limit as i64).into());

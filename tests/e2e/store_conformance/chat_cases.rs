@@ -282,6 +282,109 @@ pub async fn traces_filter_by_request_session_and_time_newest_first(b: Backend) 
     );
 }
 
+pub async fn traces_filter_by_model_provider_and_status(b: Backend) {
+    let s = &b.store;
+    let mut routed = trace("f1", None, "2026-03-01T00:00:00.000Z");
+    routed.requested_model = "alias".into();
+    routed.model = "big".into();
+    routed.provider = "p1".into();
+    let mut failed = trace("f2", None, "2026-03-02T00:00:00.000Z");
+    failed.provider = "p2".into();
+    failed.status = "failed".into();
+    let mut cancelled = trace("f3", None, "2026-03-03T00:00:00.000Z");
+    cancelled.status = "cancelled".into();
+    cancelled.provider = "p1".into();
+    let mut foreign = trace("f4", None, "2026-03-04T00:00:00.000Z");
+    foreign.namespace = "other".into();
+    foreign.provider = "p1".into();
+    s.record_traces(&[routed, failed, cancelled, foreign])
+        .await
+        .expect("recorded");
+    let list = |f: TraceFilter| async move {
+        s.list_traces("default", &TraceFilter { limit: 10, ..f })
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|t| t.request_id)
+            .collect::<Vec<_>>()
+    };
+    // The model matches the model sent or the one the client named.
+    for m in ["big", "alias"] {
+        assert_eq!(
+            list(TraceFilter {
+                model: Some(m.into()),
+                ..Default::default()
+            })
+            .await,
+            ["f1"],
+            "model {m}"
+        );
+    }
+    assert_eq!(
+        list(TraceFilter {
+            model: Some("m".into()),
+            ..Default::default()
+        })
+        .await,
+        ["f3", "f2"]
+    );
+    assert_eq!(
+        list(TraceFilter {
+            provider: Some("p1".into()),
+            ..Default::default()
+        })
+        .await,
+        ["f3", "f1"],
+        "newest first, not the other namespace's"
+    );
+    assert_eq!(
+        list(TraceFilter {
+            status: Some("failed".into()),
+            ..Default::default()
+        })
+        .await,
+        ["f2"]
+    );
+    assert_eq!(
+        list(TraceFilter {
+            status: Some("completed".into()),
+            ..Default::default()
+        })
+        .await,
+        ["f1"]
+    );
+    // Filters combine, with the time bounds and the page too.
+    assert_eq!(
+        list(TraceFilter {
+            provider: Some("p1".into()),
+            model: Some("m".into()),
+            status: Some("cancelled".into()),
+            since: Some("2026-03-01T12:00:00.000Z".into()),
+            ..Default::default()
+        })
+        .await,
+        ["f3"]
+    );
+    assert_eq!(
+        list(TraceFilter {
+            provider: Some("p1".into()),
+            offset: 1,
+            ..Default::default()
+        })
+        .await,
+        ["f1"]
+    );
+    assert!(
+        list(TraceFilter {
+            provider: Some("p1".into()),
+            status: Some("failed".into()),
+            ..Default::default()
+        })
+        .await
+        .is_empty()
+    );
+}
+
 pub async fn a_traces_route_round_trips_and_spend_sums_its_costs(b: Backend) {
     let s = &b.store;
     let t = trace("r-route", None, "2026-02-01T00:00:00.000Z");

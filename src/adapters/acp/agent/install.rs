@@ -18,6 +18,38 @@ use std::time::Duration;
 /// How long a managed install may take.
 pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The steps of a managed install, in order, as a progress observer sees them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstallStage {
+    /// Checking the package spec, the cache directory and that npm is on PATH.
+    Resolving,
+    /// Removing what an interrupted install left behind.
+    Cleaning,
+    /// `npm install` is running in the staging directory.
+    Downloading,
+    /// npm finished; checking the package's bin is there.
+    Verifying,
+    /// Renaming the staging directory into place.
+    Placing,
+    /// The new install is in place.
+    Done,
+}
+
+impl InstallStage {
+    /// The stage's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Resolving => "resolving",
+            Self::Cleaning => "cleaning",
+            Self::Downloading => "downloading",
+            Self::Verifying => "verifying",
+            Self::Placing => "placing",
+            Self::Done => "done",
+        }
+    }
+}
+
 /// npm's environment: the base allowlist plus npm and Node settings (registry,
 /// proxy, CA), never Hecate's provider keys; PATH is the launcher's search path.
 fn npm_env(opts: &LauncherOptions) -> Vec<(String, String)> {
@@ -50,6 +82,7 @@ async fn npm_install(
     spec: &str,
     manifest: &AgentManifest,
     opts: &LauncherOptions,
+    progress: &(dyn Fn(InstallStage) + Send + Sync),
 ) -> Result<(), InstallError> {
     let cmd = Spec::new(npm)
         .args(["install", "--prefix"])
@@ -66,6 +99,7 @@ async fn npm_install(
         let stderr = String::from_utf8_lossy(&out.stderr);
         return Err(classify_failure(spec, &exit.to_string(), &stderr));
     }
+    progress(InstallStage::Verifying);
     if !is_executable(&bin_in(stage, manifest)) {
         return Err(InstallError::NoBin {
             spec: spec.to_string(),
@@ -83,18 +117,32 @@ pub async fn install_managed(
     manifest: &AgentManifest,
     opts: &LauncherOptions,
 ) -> Result<LaunchSpec, InstallError> {
+    install_managed_with(manifest, opts, &|_| {}).await
+}
+
+/// [`install_managed`], telling `progress` each [`InstallStage`] as it starts.
+pub async fn install_managed_with(
+    manifest: &AgentManifest,
+    opts: &LauncherOptions,
+    progress: &(dyn Fn(InstallStage) + Send + Sync),
+) -> Result<LaunchSpec, InstallError> {
+    progress(InstallStage::Resolving);
     let spec = package_spec(manifest)?;
     let dir = managed_dir(manifest, opts).ok_or(InstallError::NoCacheDir)?;
     let npm =
         find_executable("npm", opts.search_path().as_ref()).ok_or(InstallError::NpmMissing)?;
     let parent = dir.parent().unwrap_or(&dir);
     std::fs::create_dir_all(parent).map_err(|e| InstallError::io("create", parent, e))?;
+    progress(InstallStage::Cleaning);
     for name in clean_abandoned(parent, INSTALL_TIMEOUT) {
         tracing::info!(folder = %name, "removed what an interrupted install left");
     }
     let stage = Staging::create(&dir)?;
-    npm_install(&npm, stage.path(), &spec, manifest, opts).await?;
+    progress(InstallStage::Downloading);
+    npm_install(&npm, stage.path(), &spec, manifest, opts, progress).await?;
+    progress(InstallStage::Placing);
     stage.put_in_place(&dir)?;
+    progress(InstallStage::Done);
     Ok(LaunchSpec {
         program: bin_in(&dir, manifest),
         args: manifest.args.clone(),

@@ -6,8 +6,13 @@
 use crate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
 use crate::domain::provider_readiness::routing_blocker;
 use crate::engine::Gateway;
+use crate::engine::gateway::routing::health::Snapshot;
+use crate::engine::gateway::routing::policy::{
+    DEFAULT_MODEL_ONLY, PROVIDER_DISABLED, PROVIDER_SLOW, SELF_REFERENTIAL,
+};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -188,7 +193,30 @@ pub struct ReadinessCheck {
     pub message: String,
     /// The repair step, when one is needed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operator_action: Option<&'static str>,
+    pub operator_action: Option<String>,
+}
+
+/// What the router has learnt of a provider in this process: its cooldown
+/// (a 429's `Retry-After`, or an open circuit), failures in a row, and its
+/// average answer time.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProviderHealthState {
+    /// `closed` (tried normally), `open` (skipped after failures) or
+    /// `rate_limited` (skipped after a 429).
+    pub circuit: &'static str,
+    /// Failures in a row since its last answer.
+    pub consecutive_failures: u32,
+    /// Milliseconds left in its cooldown, while it is skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cooldown_remaining_ms: Option<u64>,
+    /// Its average answer time (sent to response headers; the newest answer
+    /// weighs 0.3), once it answered a `/v1` request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub average_latency_ms: Option<u64>,
+    /// How many answers that average is made of.
+    pub latency_samples: u64,
+    /// The average at or above which it is `provider_slow`.
+    pub slow_after_ms: u64,
 }
 
 /// A configured provider's readiness.
@@ -200,8 +228,11 @@ pub struct ProviderStatus {
     pub kind: &'static str,
     /// Its wire protocol.
     pub protocol: &'static str,
-    /// `healthy` or `unhealthy`.
+    /// `healthy`, `unhealthy` or `disabled`.
     pub status: &'static str,
+    /// Whether the config leaves it on (`enabled = false` or
+    /// `PROVIDER_<NAME>_ENABLED=false` turn it off: listed, never routed to).
+    pub enabled: bool,
     /// Whether it answered its model list.
     pub healthy: bool,
     /// Its base URL.
@@ -221,6 +252,8 @@ pub struct ProviderStatus {
     pub routing_blocked_reason: Option<&'static str>,
     /// The checklist.
     pub readiness_checks: Vec<ReadinessCheck>,
+    /// Cooldown, circuit and latency as the router sees them.
+    pub health: ProviderHealthState,
     /// The probe's error, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -239,19 +272,131 @@ fn is_local(base_url: &str) -> bool {
         })
 }
 
+/// Whether `base_url` points back at `own`, the address this Hecate serves
+/// on: the same port (the scheme's default when the URL names none) on a
+/// loopback host (`localhost`, `127.0.0.0/8`, `::1`), on `own`'s own IP, or on
+/// `0.0.0.0`/`::`. (A LAN name or address of this machine while it listens on
+/// every interface is not recognised.) Routing to such a provider would loop.
+pub fn points_at_self(base_url: &str, own: SocketAddr) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    if url.port_or_known_default() != Some(own.port()) {
+        return false;
+    }
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match host.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback() || ip == own.ip() || ip.is_unspecified(),
+        Err(_) => false,
+    }
+}
+
 fn check(
     name: &'static str,
     status: &'static str,
     reason: &'static str,
     message: impl Into<String>,
-    operator_action: Option<&'static str>,
+    operator_action: Option<&str>,
 ) -> ReadinessCheck {
     ReadinessCheck {
         name,
         status,
         reason,
         message: message.into(),
-        operator_action,
+        operator_action: operator_action.map(str::to_string),
+    }
+}
+
+/// The health check of a provider that was probed (or not), given what the
+/// router learnt of it: `self_referential` and `provider_unhealthy` block;
+/// `provider_slow` (its average answer time at or above `slow_after`) warns.
+fn health_check(
+    self_ref: Option<SocketAddr>,
+    probe: Option<(bool, Option<&str>)>,
+    learnt: &Snapshot,
+    slow_after: Duration,
+) -> ReadinessCheck {
+    if let Some(own) = self_ref {
+        return check(
+            "health",
+            "blocked",
+            SELF_REFERENTIAL,
+            format!(
+                "The base URL points back at this Hecate ({own}); requests would loop. It was not probed."
+            ),
+            Some(
+                "Point the provider at the real upstream's base URL, not at Hecate's own address.",
+            ),
+        );
+    }
+    match probe {
+        None => check(
+            "health",
+            "unknown",
+            "not_probed",
+            "The provider is disabled, so it was not probed.",
+            None,
+        ),
+        Some((false, error)) => check(
+            "health",
+            "blocked",
+            "provider_unhealthy",
+            format!(
+                "The provider did not answer its model list: {}",
+                error.unwrap_or("unknown error")
+            ),
+            Some("Check that the provider runs and that its base URL is right."),
+        ),
+        Some((true, _)) => match learnt.latency.filter(|l| l.average >= slow_after) {
+            Some(l) => check(
+                "health",
+                "warning",
+                PROVIDER_SLOW,
+                format!(
+                    "Its answers take {} ms on average over {} answer(s) (slow from {} ms); it stays routable.",
+                    l.average.as_millis(),
+                    l.samples,
+                    slow_after.as_millis()
+                ),
+                Some(
+                    "Expect slow answers: check the provider's load, or route latency-sensitive work elsewhere.",
+                ),
+            ),
+            None => check(
+                "health",
+                "ok",
+                "healthy",
+                "The provider answered its model list.",
+                None,
+            ),
+        },
+    }
+}
+
+/// The model the gateway's default model (`provider/model`) names on `provider`.
+fn default_model_of(default: Option<&str>, provider: &str) -> Option<String> {
+    let (p, m) = default?.trim().split_once('/')?;
+    (p == provider && !m.is_empty()).then(|| m.to_string())
+}
+
+/// What the router learnt of a provider, for the operator.
+fn health_state(learnt: &Snapshot, slow_after: Duration) -> ProviderHealthState {
+    ProviderHealthState {
+        circuit: match learnt.blocked.map(|b| b.reason) {
+            None => "closed",
+            Some(r) if r == super::super::routing::policy::PROVIDER_RATE_LIMITED => "rate_limited",
+            Some(_) => "open",
+        },
+        consecutive_failures: learnt.consecutive_failures,
+        cooldown_remaining_ms: learnt.blocked.map(|b| b.remaining.as_millis() as u64),
+        average_latency_ms: learnt.latency.map(|l| l.average.as_millis() as u64),
+        latency_samples: learnt.latency.map_or(0, |l| l.samples),
+        slow_after_ms: slow_after.as_millis() as u64,
     }
 }
 
@@ -293,12 +438,38 @@ fn on_path(command: &str) -> Option<PathBuf> {
 }
 
 impl<'e> Gateway<'e> {
+    /// Tells the gateway the address this process serves HTTP on, so that a
+    /// provider pointing back at it reads `self_referential` (and is not probed
+    /// or routed to). Only the first call counts.
+    pub fn set_own_address(self, addr: SocketAddr) {
+        let _ = self.engine.inner.gateway.own_address.set(addr);
+    }
+
+    /// Whether `provider`'s base URL points back at this process's own address.
+    pub(crate) fn is_self_referential(self, provider: &str) -> bool {
+        let Some(own) = self.engine.inner.gateway.own_address.get() else {
+            return false;
+        };
+        self.engine
+            .inner
+            .model
+            .client(provider)
+            .is_some_and(|c| points_at_self(&c.config().base_url, *own))
+    }
+
     /// The readiness of every configured provider, probed now (each at most
-    /// `PROBE_TIMEOUT`, all at once).
+    /// `PROBE_TIMEOUT`, all at once). A disabled provider, or one pointing back
+    /// at this Hecate, is not probed.
     pub async fn provider_status(self) -> Vec<ProviderStatus> {
         let clients: Vec<_> = self.engine.inner.model.providers().collect();
+        let gw = &self.engine.inner.gateway;
+        let own = gw.own_address.get().copied();
+        let slow_after = gw.routing.slow_after;
+        let default_model = gw.default_model.as_deref();
         futures::future::join_all(clients.into_iter().map(|c| async move {
             let cfg = c.config();
+            let enabled = !gw.routing.disabled(&cfg.name);
+            let self_ref = own.filter(|o| points_at_self(&cfg.base_url, *o));
             let local = is_local(&cfg.base_url);
             let has_key = cfg.api_key.as_deref().is_some_and(|k| !k.trim().is_empty());
             let credential_state = match (has_key, local) {
@@ -307,18 +478,23 @@ impl<'e> Gateway<'e> {
                 (false, false) => "missing",
             };
             let credential_ready = credential_state != "missing";
-            let listed = tokio::time::timeout(PROBE_TIMEOUT, c.list_models()).await;
-            let (healthy, listed, error) = match listed {
-                Ok(Ok(models)) => (true, models, None),
-                Ok(Err(e)) => (false, Vec::new(), Some(e.to_string())),
-                Err(_) => (
-                    false,
-                    Vec::new(),
-                    Some(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
-                ),
+            let probed = enabled && self_ref.is_none();
+            let (healthy, listed, error) = if probed {
+                match tokio::time::timeout(PROBE_TIMEOUT, c.list_models()).await {
+                    Ok(Ok(models)) => (true, models, None),
+                    Ok(Err(e)) => (false, Vec::new(), Some(e.to_string())),
+                    Err(_) => (
+                        false,
+                        Vec::new(),
+                        Some(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
+                    ),
+                }
+            } else {
+                (false, Vec::new(), None)
             };
             let declared = !cfg.models.is_empty();
-            let models = if declared { cfg.models.clone() } else { listed };
+            let fallback = default_model_of(default_model, &cfg.name);
+            let mut models = if declared { cfg.models.clone() } else { listed };
             let mut checks = vec![if credential_ready {
                 check(
                     "credentials",
@@ -340,29 +516,49 @@ impl<'e> Gateway<'e> {
                     Some("Add or rotate credentials: set api_key or PROVIDER_<NAME>_API_KEY."),
                 )
             }];
-            checks.push(match (declared, models.len()) {
-                (true, n) => check(
+            checks.push(match (declared, models.len(), &fallback) {
+                (true, n, _) => check(
                     "models",
                     "ok",
                     "models_declared",
                     format!("{n} model(s) declared."),
                     None,
                 ),
-                (false, 0) if healthy => check(
+                (false, 0, Some(m)) if probed => {
+                    let m = m.clone();
+                    models.push(m.clone());
+                    check(
+                        "models",
+                        "warning",
+                        DEFAULT_MODEL_ONLY,
+                        format!(
+                            "Model discovery gave nothing; only the gateway's default model {m} is known."
+                        ),
+                        Some("Declare the provider's models (models = [...] or PROVIDER_<NAME>_MODELS), or make its model list answer."),
+                    )
+                }
+                (false, 0, _) if healthy => check(
                     "models",
                     "warning",
                     "no_models",
                     "The provider listed no models.",
                     Some("Start the provider and load at least one model, or declare models."),
                 ),
-                (false, 0) => check(
+                (false, 0, _) if !probed => check(
+                    "models",
+                    "unknown",
+                    "not_probed",
+                    "The provider was not asked for its models.",
+                    None,
+                ),
+                (false, 0, _) => check(
                     "models",
                     "unknown",
                     "discovery_failed",
                     "The provider could not return a model list.",
                     None,
                 ),
-                (false, n) => check(
+                (false, n, _) => check(
                     "models",
                     "ok",
                     "models_discovered",
@@ -370,33 +566,24 @@ impl<'e> Gateway<'e> {
                     None,
                 ),
             });
-            checks.push(if healthy {
-                check(
-                    "health",
-                    "ok",
-                    "healthy",
-                    "The provider answered its model list.",
-                    None,
+            let learnt = gw.health.snapshot(&cfg.name);
+            checks.push(health_check(
+                self_ref,
+                probed.then_some((healthy, error.as_deref())),
+                &learnt,
+                slow_after,
+            ));
+            let cooling = learnt.blocked;
+            let blocked = if enabled {
+                routing_blocker(
+                    credential_ready,
+                    cooling.as_ref().map(|b| b.reason),
+                    healthy,
+                    !models.is_empty(),
                 )
             } else {
-                check(
-                    "health",
-                    "blocked",
-                    "provider_unhealthy",
-                    format!(
-                        "The provider did not answer its model list: {}",
-                        error.as_deref().unwrap_or("unknown error")
-                    ),
-                    Some("Check that the provider runs and that its base URL is right."),
-                )
-            });
-            let cooling = self.engine.inner.gateway.health.blocked(&cfg.name);
-            let blocked = routing_blocker(
-                credential_ready,
-                cooling.as_ref().map(|b| b.reason),
-                healthy,
-                !models.is_empty(),
-            );
+                Some(PROVIDER_DISABLED)
+            };
             checks.push(match blocked {
                 None => check(
                     "routing",
@@ -404,6 +591,17 @@ impl<'e> Gateway<'e> {
                     "routable",
                     "The provider is eligible for routing.",
                     None,
+                ),
+                Some(PROVIDER_DISABLED) => check(
+                    "routing",
+                    "blocked",
+                    PROVIDER_DISABLED,
+                    "The provider is disabled in the configuration; the router skips it.",
+                    Some(&format!(
+                        "Enable it: set PROVIDER_{}_ENABLED=true, or remove enabled = false from [providers.{}].",
+                        cfg.name.to_ascii_uppercase(),
+                        cfg.name
+                    )),
                 ),
                 Some(r) => match cooling {
                     Some(b) => check(
@@ -432,7 +630,14 @@ impl<'e> Gateway<'e> {
                     ProviderKind::Openai => "openai",
                     ProviderKind::Anthropic => "anthropic",
                 },
-                status: if healthy { "healthy" } else { "unhealthy" },
+                status: if !enabled {
+                    "disabled"
+                } else if healthy {
+                    "healthy"
+                } else {
+                    "unhealthy"
+                },
+                enabled,
                 healthy,
                 base_url: cfg.base_url.clone(),
                 model_count: models.len(),
@@ -442,6 +647,7 @@ impl<'e> Gateway<'e> {
                 routing_ready: blocked.is_none(),
                 routing_blocked_reason: blocked,
                 readiness_checks: checks,
+                health: health_state(&learnt, slow_after),
                 error,
             }
         }))
@@ -533,6 +739,80 @@ mod tests {
         assert!(is_local("http://[::1]:8000/v1"));
         assert!(!is_local("https://api.openai.com/v1"));
         assert!(!is_local("not a url"));
+    }
+
+    #[test]
+    fn a_base_url_on_our_own_port_and_a_local_host_points_at_self() {
+        let own: SocketAddr = "127.0.0.1:8765".parse().expect("addr");
+        assert!(points_at_self("http://127.0.0.1:8765/v1", own));
+        assert!(points_at_self("http://localhost:8765", own));
+        assert!(
+            points_at_self("http://127.0.0.2:8765/v1", own),
+            "all of 127/8"
+        );
+        assert!(points_at_self("http://[::1]:8765/v1", own));
+        assert!(!points_at_self("http://127.0.0.1:8766/v1", own));
+        assert!(!points_at_self("http://127.0.0.1/v1", own), "port 80");
+        assert!(!points_at_self("https://api.openai.com/v1", own));
+        assert!(!points_at_self("not a url", own));
+        let any: SocketAddr = "0.0.0.0:443".parse().expect("addr");
+        assert!(
+            points_at_self("https://localhost/v1", any),
+            "443 by default"
+        );
+        assert!(points_at_self("http://0.0.0.0:443/v1", any));
+        let lan: SocketAddr = "192.168.1.5:9000".parse().expect("addr");
+        assert!(points_at_self("http://192.168.1.5:9000/v1", lan));
+        assert!(!points_at_self("http://192.168.1.6:9000/v1", lan));
+    }
+
+    #[test]
+    fn the_health_check_blocks_a_loop_and_warns_of_a_slow_provider() {
+        use crate::engine::gateway::routing::health::Latency;
+        let calm = Snapshot {
+            consecutive_failures: 0,
+            blocked: None,
+            latency: Some(Latency {
+                average: Duration::from_millis(200),
+                samples: 3,
+            }),
+        };
+        let slow = Snapshot {
+            latency: Some(Latency {
+                average: Duration::from_millis(12_000),
+                samples: 4,
+            }),
+            ..calm
+        };
+        let ten = Duration::from_secs(10);
+        let own: SocketAddr = "127.0.0.1:1".parse().expect("addr");
+        let c = health_check(Some(own), Some((true, None)), &calm, ten);
+        assert_eq!((c.status, c.reason), ("blocked", SELF_REFERENTIAL));
+        assert!(c.operator_action.is_some());
+        let c = health_check(None, Some((true, None)), &calm, ten);
+        assert_eq!((c.status, c.reason), ("ok", "healthy"));
+        let c = health_check(None, Some((true, None)), &slow, ten);
+        assert_eq!((c.status, c.reason), ("warning", PROVIDER_SLOW));
+        assert!(c.message.contains("12000 ms"), "{}", c.message);
+        assert!(c.operator_action.is_some());
+        let c = health_check(None, Some((false, Some("refused"))), &slow, ten);
+        assert_eq!((c.status, c.reason), ("blocked", "provider_unhealthy"));
+        let c = health_check(None, None, &calm, ten);
+        assert_eq!(c.status, "unknown");
+        let h = health_state(&slow, ten);
+        assert_eq!(
+            (h.circuit, h.average_latency_ms, h.slow_after_ms),
+            ("closed", Some(12_000), 10_000)
+        );
+    }
+
+    #[test]
+    fn the_default_model_names_its_provider() {
+        assert_eq!(default_model_of(Some("p/m"), "p").as_deref(), Some("m"));
+        assert_eq!(default_model_of(Some("q/m"), "p"), None);
+        assert_eq!(default_model_of(Some("m"), "p"), None);
+        assert_eq!(default_model_of(Some("p/"), "p"), None);
+        assert_eq!(default_model_of(None, "p"), None);
     }
 
     #[test]

@@ -32,6 +32,32 @@ pub struct ProviderHealth {
     learnt: Mutex<HashMap<String, Learnt>>,
     /// Wakes the sharing task when a cooldown is learnt.
     learnt_signal: Notify,
+    /// Each provider's answer time (sent to response headers), averaged.
+    latencies: Mutex<HashMap<String, Latency>>,
+}
+
+/// The weight of the newest answer in a provider's average answer time.
+const LATENCY_WEIGHT: f64 = 0.3;
+
+/// A provider's average answer time: exponentially weighted (the newest answer
+/// counts for [`LATENCY_WEIGHT`]), over this process's answers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Latency {
+    /// The weighted average.
+    pub average: Duration,
+    /// How many answers it is made of.
+    pub samples: u64,
+}
+
+/// What is known of one provider now, for the operator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Snapshot {
+    /// Failures in a row since its last answer.
+    pub consecutive_failures: u32,
+    /// Its cooldown, when the router skips it now.
+    pub blocked: Option<Blocked>,
+    /// Its average answer time, once it answered.
+    pub latency: Option<Latency>,
 }
 
 /// A cooldown this process learnt, to share with the others on the store.
@@ -63,6 +89,40 @@ impl ProviderHealth {
             states: Mutex::new(HashMap::new()),
             learnt: Mutex::new(HashMap::new()),
             learnt_signal: Notify::new(),
+            latencies: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `provider` answered after `took` (request sent to response headers):
+    /// its average answer time moves toward it.
+    pub fn answered_in(&self, provider: &str, took: Duration) {
+        let mut all = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
+        let l = all.entry(provider.to_string()).or_insert(Latency {
+            average: took,
+            samples: 0,
+        });
+        if l.samples > 0 {
+            l.average = l.average.mul_f64(1.0 - LATENCY_WEIGHT) + took.mul_f64(LATENCY_WEIGHT);
+        }
+        l.samples += 1;
+    }
+
+    /// `provider`'s average answer time, once it answered.
+    pub fn latency(&self, provider: &str) -> Option<Latency> {
+        let all = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
+        all.get(provider).copied()
+    }
+
+    /// Everything known of `provider` now.
+    pub fn snapshot(&self, provider: &str) -> Snapshot {
+        let consecutive_failures = self
+            .states()
+            .get(provider)
+            .map_or(0, |s| s.consecutive_failures);
+        Snapshot {
+            consecutive_failures,
+            blocked: self.blocked(provider),
+            latency: self.latency(provider),
         }
     }
 
@@ -220,6 +280,27 @@ mod tests {
         h.failed("p");
         assert!(h.blocked("p").is_none(), "a success reset the count");
         assert_eq!(retry_after_secs(" 2 "), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn answer_times_are_averaged_with_the_newest_weighing_most() {
+        let h = ProviderHealth::new(Duration::from_secs(30), 2);
+        assert_eq!(h.latency("p"), None);
+        h.answered_in("p", Duration::from_millis(1000));
+        let l = h.latency("p").expect("one answer");
+        assert_eq!((l.average, l.samples), (Duration::from_millis(1000), 1));
+        h.answered_in("p", Duration::from_millis(2000));
+        let l = h.latency("p").expect("two answers");
+        assert_eq!(l.samples, 2);
+        assert_eq!(l.average.as_millis(), 1300, "0.7 * 1000 + 0.3 * 2000");
+        h.failed("p");
+        let s = h.snapshot("p");
+        assert_eq!(s.consecutive_failures, 1);
+        assert!(s.blocked.is_none());
+        assert_eq!(s.latency.map(|l| l.samples), Some(2));
+        h.succeeded("p");
+        assert_eq!(h.snapshot("p").consecutive_failures, 0);
+        assert!(h.latency("p").is_some(), "a success keeps the average");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The gateway's routing settings (`[gateway]` deny patterns, the daily budget,
 //! the cooldown and the circuit breaker's threshold, and the capabilities the
 //! config declares per model) and the pure checks that skip a route candidate
-//! before it is tried: `policy_denied`, `preflight_price_missing` and
-//! `budget_denied`.
+//! before it is tried: `provider_disabled`, `policy_denied`,
+//! `preflight_price_missing` and `budget_denied`.
 
 use crate::domain::capability::CapabilityDeclaration;
 use std::time::Duration;
@@ -21,6 +21,22 @@ pub const PROVIDER_RATE_LIMITED: &str = "provider_rate_limited";
 pub const CIRCUIT_OPEN: &str = "circuit_open";
 /// Failure reason of a provider that failed (5xx, unreachable, key refused) when tried.
 pub const PROVIDER_UNHEALTHY: &str = "provider_unhealthy";
+/// Skip (and routing-readiness) reason of a provider the config turned off
+/// (`enabled = false` or `PROVIDER_<NAME>_ENABLED=false`).
+pub const PROVIDER_DISABLED: &str = "provider_disabled";
+/// Readiness (health check) reason, and skip detail, of a provider whose base
+/// URL points back at this Hecate's own listen address: routing to it would loop.
+pub const SELF_REFERENTIAL: &str = "self_referential";
+/// Readiness (health check) reason of a provider whose average answer time is
+/// at or above [`RoutingSettings::slow_after`]; it stays routable.
+pub const PROVIDER_SLOW: &str = "provider_slow";
+/// Readiness (models check) reason of a provider whose model discovery gave
+/// nothing, so only the gateway's default model is known to it.
+pub const DEFAULT_MODEL_ONLY: &str = "default_model_only";
+
+/// The default average answer time at or above which a provider is
+/// `provider_slow` (`[gateway] slow_provider_ms`).
+pub const DEFAULT_SLOW_AFTER: Duration = Duration::from_secs(10);
 
 /// The default cooldown of a provider after a 429 without `Retry-After`, or
 /// after its circuit breaker opens.
@@ -50,6 +66,10 @@ pub struct RoutingSettings {
     pub cooldown_sync: Duration,
     /// Capabilities declared in the config: (provider, model or `*`, what it says).
     pub declared_capabilities: Vec<(String, String, CapabilityDeclaration)>,
+    /// Providers the config turned off: listed, skipped as `provider_disabled`.
+    pub disabled_providers: Vec<String>,
+    /// The average answer time at or above which a provider is `provider_slow`.
+    pub slow_after: Duration,
 }
 
 impl Default for RoutingSettings {
@@ -61,11 +81,18 @@ impl Default for RoutingSettings {
             circuit_failures: DEFAULT_CIRCUIT_FAILURES,
             cooldown_sync: DEFAULT_COOLDOWN_SYNC,
             declared_capabilities: Vec::new(),
+            disabled_providers: Vec::new(),
+            slow_after: DEFAULT_SLOW_AFTER,
         }
     }
 }
 
 impl RoutingSettings {
+    /// Whether the config turned `provider` off.
+    pub fn disabled(&self, provider: &str) -> bool {
+        self.disabled_providers.iter().any(|p| p == provider)
+    }
+
     /// Whether a deny pattern names `provider`/`model`.
     pub fn denies(&self, provider: &str, model: &str) -> bool {
         let id = format!("{provider}/{model}");
