@@ -19,6 +19,7 @@ use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hyper::server::conn::http1;
+use hyper::service::Service as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -29,6 +30,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tower_http::timeout::{RequestBodyTimeout, TimeoutError};
 
 /// Type code of a connection refused because the server is at its connection cap.
@@ -40,6 +43,14 @@ pub const MAX_REFUSING: usize = 64;
 /// Most header fields hyper parses before answering 431 itself (with an empty
 /// body); the access guard answers 431 with an envelope well below this.
 const PARSER_MAX_HEADERS: usize = 512;
+
+/// One of the server's connection slots ([`ServeLimits::max_connections`]),
+/// carried by every request of its connection: whoever takes over the
+/// connection (a WebSocket) keeps a clone for as long as it runs.
+#[derive(Debug, Clone)]
+pub struct ConnectionSlot {
+    _permit: Arc<OwnedSemaphorePermit>,
+}
 
 /// The limits one server applies to its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +74,11 @@ pub async fn serve(
 ) {
     let app = app.layer(axum::middleware::map_response(close_after_timeout));
     let service = RequestBodyTimeout::new(app, limits.body_read_timeout);
+    // Served connections finish gracefully on shutdown (tracked here, since a
+    // connection that may upgrade has no `GracefulShutdown` watch); refusals use the watch.
     let graceful = GracefulShutdown::new();
+    let connections = TaskTracker::new();
+    let stop = CancellationToken::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
     tokio::pin!(shutdown);
@@ -81,29 +96,53 @@ pub async fn serve(
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
-        let watcher = graceful.watcher();
         if let Ok(slot) = slots.clone().try_acquire_owned() {
-            let service = TowerToHyperService::new(service.clone());
-            tokio::spawn(async move {
+            let slot = ConnectionSlot {
+                _permit: Arc::new(slot),
+            };
+            let tower = TowerToHyperService::new(service.clone());
+            // Each request carries the slot, so a connection upgraded to a
+            // WebSocket keeps holding it after hyper lets go of the connection.
+            let held = slot.clone();
+            let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
+                req.extensions_mut().insert(held.clone());
+                tower.call(req)
+            });
+            let stop = stop.clone();
+            connections.spawn(async move {
                 let mut builder = http1::Builder::new();
                 builder
                     .timer(TokioTimer::new())
                     .header_read_timeout(limits.header_read_timeout)
                     .max_headers(PARSER_MAX_HEADERS);
-                let conn = builder.serve_connection(TokioIo::new(tcp), service);
-                if let Err(e) = watcher.watch(conn).await {
+                // Upgrades are allowed: `/acp` turns its connection into a WebSocket,
+                // which lives on in its own task (it watches the server's shutdown itself).
+                let conn = builder
+                    .serve_connection(TokioIo::new(tcp), service)
+                    .with_upgrades();
+                tokio::pin!(conn);
+                let ended = tokio::select! {
+                    r = conn.as_mut() => r,
+                    () = stop.cancelled() => {
+                        conn.as_mut().graceful_shutdown();
+                        conn.await
+                    }
+                };
+                if let Err(e) = ended {
                     tracing::debug!(error = %e, "connection ended with an error");
                 }
                 drop(slot);
             });
         } else if let Ok(permit) = refusing.clone().try_acquire_owned() {
-            tokio::spawn(refuse(tcp, limits, watcher, permit));
+            tokio::spawn(refuse(tcp, limits, graceful.watcher(), permit));
         } else {
             tracing::warn!("connection cap and refusal queue full; closing a connection");
         }
     }
     drop(listener);
-    graceful.shutdown().await;
+    stop.cancel();
+    connections.close();
+    tokio::join!(graceful.shutdown(), connections.wait());
 }
 
 /// Answers every request of an over-the-cap connection with 503, then closes it.

@@ -1,5 +1,9 @@
 //! `hecate acp`: Hecate as an ACP agent on stdio, for Zed, JetBrains and any ACP
-//! client. Stdout carries protocol frames only; logs go to stderr.
+//! client; with `--remote URL`, a relay between stdio and a hub's `/acp`
+//! WebSocket instead (`remote`). Stdout carries protocol frames only; logs go
+//! to stderr.
+
+mod remote;
 
 use super::{AppContext, GlobalArgs};
 use crate::bridges::acp::{BridgeConfig, serve_stdio};
@@ -15,9 +19,26 @@ pub struct AcpArgs {
     /// model); else `[acp] default_target`, else the first available target.
     #[arg(long, env = "HECATE_ACP_TARGET")]
     pub target: Option<String>,
+    /// Relay stdio to the ACP endpoint of a running `hecate serve` instead of
+    /// serving here: `ws://HOST:PORT/acp` (`wss://` through TLS), or the server's
+    /// `http(s)://HOST:PORT` address, to which `/acp` is added.
+    #[arg(long, value_name = "URL")]
+    pub remote: Option<String>,
+    /// Bearer token for `--remote` (the hub's `[server] token`).
+    #[arg(long, env = "HECATE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 pub async fn run(cli: &GlobalArgs, args: &AcpArgs) -> anyhow::Result<i32> {
+    if let Some(url) = &args.remote {
+        // A relay needs no store, engine or configuration of its own.
+        if args.target.is_some() {
+            tracing::warn!("--target is not used with --remote: pick the target in the editor");
+        }
+        let token = args.token.as_deref().filter(|t| !t.is_empty());
+        remote::relay(url, token).await?;
+        return Ok(0);
+    }
     let ctx = AppContext::build(cli).await?;
     let default_target = match (&args.target, &ctx.config.file.acp.default_target) {
         (Some(t), _) => Some((t.clone(), "--target (HECATE_ACP_TARGET)")),

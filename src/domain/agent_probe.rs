@@ -20,6 +20,8 @@ pub enum Stage {
     LoadSession,
     /// `session/set_mode`.
     SetMode,
+    /// `session/set_config_option`.
+    SetConfigOption,
     /// `session/prompt` (a turn).
     Prompt,
     /// Everything succeeded.
@@ -36,6 +38,7 @@ impl Stage {
             Self::NewSession => "new_session",
             Self::LoadSession => "load_session",
             Self::SetMode => "set_mode",
+            Self::SetConfigOption => "set_config_option",
             Self::Prompt => "prompt",
             Self::Ready => "ready",
         }

@@ -64,6 +64,17 @@ pub enum RuntimeEvent {
         /// Counts.
         usage: Usage,
     },
+    /// How full the context window is, and the session's cost so far (what an
+    /// ACP `usage_update` carries).
+    ContextUsage {
+        /// Tokens in the context window now.
+        used: u64,
+        /// The context window's size in tokens.
+        size: u64,
+        /// The session's running cost total, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<crate::domain::provider_call::ReportedCost>,
+    },
     /// The agent replayed (or echoed) a user message, e.g. while loading a session.
     UserMessage {
         /// The text.
@@ -213,6 +224,7 @@ impl RuntimeEvent {
             Self::Plan { .. } => "plan",
             Self::FileChanged { .. } => "file_changed",
             Self::Usage { .. } => "usage",
+            Self::ContextUsage { .. } => "context_usage",
             Self::UserMessage { .. } => "user_message",
             Self::AvailableCommands { .. } => "available_commands",
             Self::ModeChanged { .. } => "mode_changed",

@@ -4,6 +4,7 @@
 
 mod agent;
 mod agent_reaper;
+mod agent_settings;
 mod approval_inbox;
 mod approvals;
 mod batch_writer;
@@ -22,6 +23,7 @@ pub mod memory;
 pub mod owner;
 mod owner_id;
 mod queries;
+mod session_usage;
 mod sessions;
 pub mod targets;
 pub mod tasks;
@@ -30,13 +32,16 @@ mod turns;
 pub mod workspace;
 
 pub use crate::adapters::acp::agent::catalog::ManifestError;
-pub use crate::runtimes::external::{InstallJob, InstallState, LiveProcess};
+pub use crate::runtimes::external::{
+    AgentSettings, InstallJob, InstallState, LiveProcess, OptionValue,
+};
 pub use approval_inbox::PendingApproval;
 pub use external::{AdapterFacts, AdapterStatus};
 pub use mcp::{
     ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ToolPolicy,
     UpstreamFailure, UpstreamNotice, UpstreamServer, UpstreamTool, expose_names,
 };
+pub use session_usage::SessionUsage;
 pub use sessions::CreateSession;
 pub use transcript::{Transcript, TranscriptPage, TranscriptWindow};
 pub use turns::events::TurnEvents;

@@ -20,13 +20,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
+mod choose;
 mod gateway_access;
 mod installs;
 mod prompt;
+mod settings;
 
+pub use crate::adapters::acp::OptionValue;
 pub use gateway_access::GatewayAccess;
 pub use installs::{InstallJob, InstallJobs, InstallState, InstallTicket, StageMark};
 use prompt::{has_earlier_turns, prompt_blocks};
+pub use settings::{AgentSettings, Choices, ModeRule, OpenAgent, SettingError};
 
 /// How a turn reached its native session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +58,13 @@ struct LiveAgent {
     usage: std::sync::Mutex<Usage>,
     /// When it attached (RFC 3339).
     started_at: String,
+    /// The modes and options its native session offers now.
+    settings: std::sync::Mutex<AgentSettings>,
+    /// Whether its native session was new when it attached (not loaded), so a
+    /// first turn that asks for a fresh native session may take it.
+    fresh: bool,
+    /// Whether a turn has run on it.
+    turned: std::sync::atomic::AtomicBool,
 }
 
 /// One supervised agent process as an operator sees it.
@@ -128,6 +139,10 @@ impl LiveAgent {
         self.usage.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn settings_mut(&self) -> std::sync::MutexGuard<'_, AgentSettings> {
+        self.settings.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Whether no turn holds it and the last one ended at least `idle` ago.
     fn idle_for(&self, idle: Duration) -> bool {
         let u = self.usage_mut();
@@ -168,6 +183,8 @@ pub struct ExternalRuntime {
     installs: Arc<InstallJobs>,
     /// The manifests that did not load when the catalog was read.
     manifest_errors: Vec<ManifestError>,
+    /// What editors chose per session (modes, option values), applied on attach.
+    choices: std::sync::Mutex<HashMap<SessionId, (String, Choices)>>,
 }
 
 impl std::fmt::Debug for ExternalRuntime {
@@ -201,6 +218,7 @@ impl ExternalRuntime {
             gateway: std::sync::RwLock::new(None),
             installs: Arc::new(InstallJobs::default()),
             manifest_errors: Vec::new(),
+            choices: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -408,11 +426,12 @@ impl ExternalRuntime {
         };
         let (live, attach) = match self
             .attach(
-                &ctx,
+                &ctx.session_id,
                 &adapter_id,
                 &workspace,
                 native_session_id.as_deref(),
                 &mcp_servers,
+                has_earlier_turns(&ctx.history),
             )
             .await
         {
@@ -426,15 +445,19 @@ impl ExternalRuntime {
             attach == Attach::Primed,
             ctx.recalled.as_deref(),
         );
+        let (events, followed) = tokio::sync::mpsc::unbounded_channel();
         let io = TurnIo {
-            events: ctx.events.clone(),
+            events,
             asker: ctx.asker.clone(),
             session_id: ctx.session_id.clone(),
             run_id: ctx.run_id.clone(),
             cancel: ctx.cancel.clone(),
             delegate: ctx.workspace_delegate.clone(),
         };
-        let result = live.conn.prompt(&live.native_id, prompt, io).await;
+        live.turned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let turn = live.conn.prompt(&live.native_id, prompt, io);
+        let result = follow_settings(&live, turn, followed, &ctx.events).await;
         let mut report = TurnReport::ended(TurnEnd::Completed);
         report.native_session_id = Some(live.native_id.clone());
         match result {
@@ -474,28 +497,41 @@ impl ExternalRuntime {
 
     async fn attach(
         &self,
-        ctx: &TurnContext,
+        session_id: &SessionId,
         adapter_id: &str,
         workspace: &str,
         native_id: Option<&str>,
         mcp_servers: &[McpServerConfig],
+        earlier_turns: bool,
     ) -> Result<(InUse, Attach), HecateError> {
         let existing = {
             // Taken under the map's lock, so the reaper cannot stop it meanwhile.
             let live = self.live.lock().await;
-            live.get(&ctx.session_id).cloned().map(InUse::take)
+            live.get(session_id).cloned().map(InUse::take)
         };
         if let Some(l) = existing {
-            if l.conn.is_alive()
-                && l.adapter_id == adapter_id
-                && native_id == Some(l.native_id.as_str())
-            {
-                return Ok((l, Attach::Live));
+            if l.conn.is_alive() && l.adapter_id == adapter_id {
+                if native_id == Some(l.native_id.as_str()) {
+                    return Ok((l, Attach::Live));
+                }
+                // Opened ahead of its first turn (an editor's `session/new`):
+                // the fresh native session the engine asks for.
+                if native_id.is_none()
+                    && l.fresh
+                    && !l.turned.load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    let attach = if earlier_turns {
+                        Attach::Primed
+                    } else {
+                        Attach::Live
+                    };
+                    return Ok((l, attach));
+                }
             }
             drop(l);
             // A dead process, the session switched to another agent, or the
             // engine asks for a fresh native session (a hand-off).
-            self.close(&ctx.session_id).await;
+            self.close(session_id).await;
         }
         let manifest = self.catalog.get(adapter_id).ok_or_else(|| {
             HecateError::new(
@@ -508,7 +544,7 @@ impl ExternalRuntime {
                 .into_hecate(adapter_id)
         })?;
         let mut env = self.env_for(manifest);
-        let pointed = self.gateway_env(manifest, &ctx.session_id);
+        let pointed = self.gateway_env(manifest, session_id);
         env.retain(|(k, _)| !pointed.iter().any(|(p, _)| p == k));
         env.extend(pointed);
         let ws = Path::new(workspace);
@@ -540,7 +576,7 @@ impl ExternalRuntime {
                     .new_session(ws, mcp_servers)
                     .await
                     .map_err(|e| e.into_hecate(adapter_id))?;
-                if has_earlier_turns(&ctx.history) {
+                if earlier_turns {
                     attach = Attach::Primed;
                 }
                 n
@@ -556,6 +592,16 @@ impl ExternalRuntime {
         apply_session_settings(&conn, &native, mode.map(String::as_str))
             .await
             .map_err(|e| e.into_hecate(adapter_id))?;
+        let mut current = AgentSettings {
+            current_mode: native.current_mode_id.clone(),
+            modes: native.available_modes.clone(),
+            options: native.config_options.clone(),
+        };
+        if let Some(m) = mode.filter(|m| current.modes.iter().any(|(id, _)| id == *m)) {
+            current.set_current_mode(m);
+        }
+        let chosen = self.choices_of(session_id, adapter_id);
+        apply_choices(&conn, &native.id, &chosen, &mut current).await;
         let native = native.id;
         tracing::info!(adapter_id, native_session_id = %native, ?attach, "external agent attached");
         let baseline = if attach == Attach::Loaded {
@@ -573,10 +619,13 @@ impl ExternalRuntime {
                 since: Instant::now(),
             }),
             started_at: crate::domain::time::now_rfc3339(),
+            settings: std::sync::Mutex::new(current),
+            fresh: attach != Attach::Loaded,
+            turned: std::sync::atomic::AtomicBool::new(false),
         });
         let held = {
             let mut map = self.live.lock().await;
-            map.insert(ctx.session_id.clone(), live.clone());
+            map.insert(session_id.clone(), live.clone());
             InUse::take(live)
         };
         Ok((held, attach))
@@ -615,4 +664,66 @@ async fn apply_session_settings(
 
 async fn shutdown(live: Arc<LiveAgent>) {
     live.conn.shutdown().await;
+}
+
+/// Puts what an editor chose back on a native session (after a restart, a
+/// reload or the reaper): each choice the agent still offers is set again; one
+/// it refuses is logged and dropped from `current` only.
+async fn apply_choices(
+    conn: &AgentConnection,
+    native_id: &str,
+    chosen: &Choices,
+    current: &mut AgentSettings,
+) {
+    if let Some(mode) = &chosen.mode
+        && current.current_mode.as_deref() != Some(mode)
+        && current.check_mode(mode).is_ok()
+    {
+        match conn.set_mode(native_id, mode).await {
+            Ok(()) => current.set_current_mode(mode),
+            Err(e) => tracing::warn!(error = %e, mode, "the agent refused the mode chosen earlier"),
+        }
+    }
+    for (id, value) in &chosen.options {
+        if current.check_value(id, value).is_err() {
+            continue;
+        }
+        match conn.set_config_option(native_id, id, value).await {
+            Ok(options) => current.options = options,
+            Err(e) => {
+                tracing::warn!(error = %e, option = %id, "the agent refused an option chosen earlier")
+            }
+        }
+    }
+}
+
+/// Runs `turn` while its events go on to `out`, following the agent's own mode
+/// and option changes into `live`'s settings; events already sent when the turn
+/// ends are passed on before it returns.
+async fn follow_settings<T>(
+    live: &LiveAgent,
+    turn: impl Future<Output = T>,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<crate::domain::event::RuntimeEvent>,
+    out: &tokio::sync::mpsc::UnboundedSender<crate::domain::event::RuntimeEvent>,
+) -> T {
+    let pass = |ev: crate::domain::event::RuntimeEvent| {
+        live.settings_mut().follow(&ev);
+        let _ = out.send(ev);
+    };
+    tokio::pin!(turn);
+    let mut open = true;
+    let result = loop {
+        tokio::select! {
+            biased;
+            ev = events.recv(), if open => match ev {
+                Some(ev) => pass(ev),
+                None => open = false,
+            },
+            r = &mut turn => break r,
+        }
+    };
+    while let Ok(ev) = events.try_recv() {
+        pass(ev);
+    }
+    result
 }

@@ -100,8 +100,11 @@ async fn updates_are_normalized() {
     assert!(ev.iter().any(
         |e| matches!(e, RuntimeEvent::AvailableCommands { commands } if commands[0]["name"] == "review")
     ));
-    assert!(ev.iter().any(|e| matches!(e, RuntimeEvent::Raw { data }
-        if data["update"]["sessionUpdate"] == "usage_update")));
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, RuntimeEvent::ContextUsage { size, .. } if *size > 0)),
+        "usage_update becomes context usage"
+    );
     assert!(
         ev.iter().any(|e| matches!(e, RuntimeEvent::Raw { data }
         if data["params"]["update"]["sessionUpdate"] == "agent_message_chunk")),

@@ -14,6 +14,8 @@ mod support;
 mod acp_adapter;
 mod acp_bridge;
 mod acp_kits;
+mod acp_network;
+mod acp_options;
 mod adapters_install;
 mod agent_chain;
 mod agent_chat;

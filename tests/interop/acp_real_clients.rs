@@ -366,3 +366,42 @@ fn the_typescript_sdk_client_completes_a_read_edit_and_shell_turn_on_the_hecate_
     );
     assert_eq!(server.requests().len(), 4);
 }
+
+/// A model home whose `hecate serve` requires a token (which the client's
+/// environment, and so `hecate acp --remote`, carries), and the server.
+fn remote_hub() -> (ModelServer, Home, crate::support::http::Served) {
+    let server = ModelServer::start(None);
+    let mut home = Home::with_openai(&server);
+    home.set("HECATE_TOKEN", "interop-remote-token");
+    let served = crate::support::http::serve(&home);
+    (server, home, served)
+}
+
+#[test]
+fn acpx_runs_a_model_turn_through_the_remote_relay() {
+    let (_server, home, served) = remote_hub();
+    let (_g, ws) = workspace();
+    let remote = format!("--remote {}", served.base);
+    let ClientRun {
+        stdout, frames: f, ..
+    } = acpx_run(&home, &ws, &remote, "--approve-all", "hello hub", 0);
+    assert_eq!(acpx_answer(&f), "echo: hello hub", "{stdout}");
+    assert!(
+        f.iter().any(|x| x["result"]["stopReason"] == "end_turn"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_typescript_sdk_client_chats_with_a_model_through_the_remote_relay() {
+    let clients = Clients::get();
+    let (_server, home, served) = remote_hub();
+    let (_g, ws) = workspace();
+    let remote = format!("--remote {}", served.base);
+    let (stdout, _) = ts_completed(&ts_client(&clients, &home, &ws, &remote, b""));
+    let answer: String = ts_answer(&stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(answer, "echo: Hello, agent!", "{stdout}");
+}

@@ -8,6 +8,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp_options_real_agents;
+mod acp_options_real_clients;
 mod acp_real_clients;
 mod agent_mcp_real_peers;
 mod console_browser;

@@ -16,7 +16,8 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
     InitializeResponse, LoadSessionRequest, NewSessionRequest, SessionConfigOption,
-    SessionModeState, SetSessionModeRequest,
+    SessionConfigOptionValue, SessionModeState, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::{
     Agent, Error as RpcError, JsonRpcRequest, is_connection_terminated,
@@ -176,6 +177,16 @@ impl NativeSession {
                 .unwrap_or(Value::Null),
         }
     }
+}
+
+/// A value for a session config option: a value id (select) or a boolean.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OptionValue {
+    /// A value id of a select option.
+    Id(String),
+    /// The value of a boolean option.
+    Bool(bool),
 }
 
 /// A supervised agent process with a completed `initialize`.
@@ -396,6 +407,25 @@ impl AgentConnection {
         self.request(Stage::SetMode, req, self.options.request_timeout)
             .await
             .map(|_| ())
+    }
+
+    /// Sets config option `id` of a native session to `value` (a value id, or a
+    /// boolean); answers the agent's full list of options afterwards, as JSON.
+    pub async fn set_config_option(
+        &self,
+        native_id: &str,
+        id: &str,
+        value: &OptionValue,
+    ) -> Result<Value, AcpError> {
+        let value = match value {
+            OptionValue::Id(v) => SessionConfigOptionValue::value_id(v.clone()),
+            OptionValue::Bool(b) => SessionConfigOptionValue::boolean(*b),
+        };
+        let req = SetSessionConfigOptionRequest::new(native_id.to_string(), id.to_string(), value);
+        let r = self
+            .request(Stage::SetConfigOption, req, self.options.request_timeout)
+            .await?;
+        Ok(serde_json::to_value(&r.config_options).unwrap_or(Value::Null))
     }
 
     /// Ends the agent: terminals killed, connection closed, stdin closed, then the

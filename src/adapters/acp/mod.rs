@@ -18,7 +18,9 @@ pub use crate::adapters::sandbox::paths;
 pub use agent::{auth, catalog, install, install_error, launcher, probe, process};
 
 pub use catalog::{AgentManifest, Catalog, ManifestError};
-pub use client::{AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeSession};
+pub use client::{
+    AcpOptions, AgentConnection, AgentInfo, AuthMethodInfo, NativeSession, OptionValue,
+};
 pub use convert::StopReason;
 pub use error::{AcpError, Stage};
 pub use launcher::{Availability, LaunchSource, LaunchSpec, LauncherOptions};

@@ -2,6 +2,7 @@
 //! maps to zero or more [`RuntimeEvent`]s; what has no normalized form is kept raw.
 
 use crate::domain::event::RuntimeEvent;
+use crate::domain::provider_call::ReportedCost;
 use agent_client_protocol::v1::schema::{
     ContentBlock, SessionNotification, SessionUpdate, ToolCall, ToolCallUpdate,
 };
@@ -100,8 +101,8 @@ fn tool_call_updated(update: &ToolCallUpdate) -> RuntimeEvent {
 }
 
 /// Normalizes one update. Text chunks become deltas (non-text chunks stay raw),
-/// tool calls, plans, commands, modes and config options get their own events;
-/// usage, session info and anything newer stay raw.
+/// tool calls, plans, commands, modes, config options and context usage get
+/// their own events; session info and anything newer stay raw.
 pub fn normalize(update: &SessionUpdate) -> Vec<RuntimeEvent> {
     let event = match update {
         SessionUpdate::AgentMessageChunk(chunk) => match text_of(&chunk.content) {
@@ -129,6 +130,14 @@ pub fn normalize(update: &SessionUpdate) -> Vec<RuntimeEvent> {
         },
         SessionUpdate::ConfigOptionUpdate(u) => RuntimeEvent::ConfigChanged {
             options: to_json(&u.config_options),
+        },
+        SessionUpdate::UsageUpdate(u) => RuntimeEvent::ContextUsage {
+            used: u.used,
+            size: u.size,
+            cost: u.cost.as_ref().map(|c| ReportedCost {
+                amount: c.amount,
+                currency: c.currency.clone(),
+            }),
         },
         _ => raw_update(update),
     };
@@ -262,11 +271,13 @@ mod tests {
             ))),
             RuntimeEvent::ConfigChanged { options: json!([]) }
         );
-        match one(SessionUpdate::UsageUpdate(UsageUpdate::new(10, 100))) {
-            RuntimeEvent::Raw { data } => {
-                assert_eq!(data["update"]["sessionUpdate"], "usage_update")
+        assert_eq!(
+            one(SessionUpdate::UsageUpdate(UsageUpdate::new(10, 100))),
+            RuntimeEvent::ContextUsage {
+                used: 10,
+                size: 100,
+                cost: None
             }
-            other => panic!("unexpected {other:?}"),
-        }
+        );
     }
 }

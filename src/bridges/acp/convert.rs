@@ -3,6 +3,8 @@
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::ContentBlock;
+use crate::domain::session::{RuntimeKind, Session};
+use crate::engine::targets::TargetRef;
 use agent_client_protocol::v1::schema::{ContentBlock as AcpBlock, McpServer};
 use agent_client_protocol::{Error, ErrorCode};
 
@@ -60,6 +62,22 @@ pub fn prompt_content(blocks: &[AcpBlock]) -> (String, Vec<ContentBlock>) {
         rich.clear();
     }
     (text, rich)
+}
+
+/// The target a stored session was last answered by.
+pub fn target_of(session: &Session) -> Option<TargetRef> {
+    match session.runtime_kind {
+        RuntimeKind::ExternalAgent => Some(TargetRef::External {
+            adapter_id: session.adapter_id.clone()?,
+        }),
+        RuntimeKind::Agent => Some(TargetRef::Hecate {
+            model: Some((session.provider.clone()?, session.model.clone()?)),
+        }),
+        RuntimeKind::Model => Some(TargetRef::Model {
+            provider: session.provider.clone()?,
+            model: session.model.clone()?,
+        }),
+    }
 }
 
 /// An editor's MCP server in the engine's terms.

@@ -7,7 +7,8 @@
 use super::AcpBridgeError;
 use super::convert::nothing_configured;
 use super::prompt::prompt;
-use super::sessions::{list_sessions, load_session, new_session, set_config_option, set_mode};
+use super::sessions::settings::{SetSessionModelRequest, set_config_option, set_mode, set_model};
+use super::sessions::{list_sessions, load_session, new_session};
 use super::state::Shared;
 use super::transport::OversizedFrame;
 use crate::domain::ids::SessionId;
@@ -42,7 +43,8 @@ pub async fn connect(
     shared: Arc<Shared>,
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), AcpBridgeError> {
-    let (s1, s2, s3, s4, s5, s6, s7, s8, s9) = (
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10) = (
+        shared.clone(),
         shared.clone(),
         shared.clone(),
         shared.clone(),
@@ -107,6 +109,13 @@ pub async fn connect(
                 spawn_answer(&cx, async move {
                     set_config_option(&shared, r, resp, &conn).await
                 })
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: SetSessionModelRequest, resp, cx: ConnectionTo<Client>| {
+                let (shared, conn) = (s10.clone(), cx.clone());
+                spawn_answer(&cx, async move { set_model(&shared, r, resp, &conn).await })
             },
             on_receive_request!(),
         )

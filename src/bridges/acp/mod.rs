@@ -1,17 +1,20 @@
-//! Hecate as an ACP agent on stdio (`hecate acp`): each editor thread is a durable
-//! Hecate session answered by a model or a supervised external agent, chosen through
-//! ACP session modes and a `target` config option. Translates ACP to engine calls
-//! and engine events back to `session/update`; touches nothing but the engine.
+//! Hecate as an ACP agent on stdio (`hecate acp`) and over a WebSocket (`/acp` of
+//! `hecate serve`, in `websocket`): each editor thread is a durable Hecate session
+//! answered by a model or a supervised external agent, chosen through ACP session
+//! modes and a `target` config option. Translates ACP to engine calls and engine
+//! events back to `session/update`; touches nothing but the engine.
 
 mod convert;
 mod error;
 mod handlers;
+mod in_flight;
 mod permission;
 mod prompt;
 mod render;
 mod sessions;
 mod state;
 pub mod transport;
+pub mod websocket;
 mod workspace;
 
 use crate::engine::Engine;

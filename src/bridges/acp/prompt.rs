@@ -3,13 +3,15 @@
 //! `session/request_permission`, and (for external agents, when the editor serves
 //! files and terminals) the agent's fs/terminal requests go to the editor.
 
-use super::convert::{nothing_configured, prompt_content, to_rpc};
-use super::sessions::target_of;
+mod usage;
+
+use super::convert::{prompt_content, to_rpc};
+use super::sessions::options::offer;
 use super::state::{Shared, Thread};
 use super::workspace::EditorWorkspace;
 use super::{permission, render};
 use crate::domain::approval::ApprovalMode;
-use crate::domain::event::EngineEvent;
+use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::SessionId;
 use crate::domain::run::RunStatus;
 use crate::domain::session::RuntimeKind;
@@ -17,33 +19,13 @@ use crate::engine::SendMessage;
 use crate::engine::bus::Received;
 use crate::engine::targets::TargetRef;
 use agent_client_protocol::v1::schema::{
-    PromptRequest, PromptResponse, SessionNotification, StopReason,
+    ConfigOptionUpdate, CurrentModeUpdate, PromptRequest, PromptResponse, SessionNotification,
+    SessionUpdate, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-/// The thread of `sid`, from this process's memory or the store.
-async fn thread_of(shared: &Shared, sid: &SessionId) -> Result<Thread, Error> {
-    if let Some(t) = shared.thread(sid) {
-        return Ok(t);
-    }
-    let s = shared
-        .engine
-        .get_session(&shared.config.namespace, sid)
-        .await
-        .map_err(|e| to_rpc(&e))?;
-    let target = target_of(&s).ok_or_else(nothing_configured)?;
-    let t = Thread {
-        target,
-        // No workspace stays empty (never `/`): the Hecate agent then needs one.
-        cwd: s.workspace.clone().unwrap_or_default(),
-        mcp_servers: Vec::new(),
-    };
-    shared.set_thread(sid.clone(), t.clone());
-    Ok(t)
-}
 
 /// The engine request for one prompt on `thread`.
 fn send_message(
@@ -98,6 +80,35 @@ fn send_message(
     send
 }
 
+/// The update relaying an external agent's own mode or option change: its new
+/// mode, or the thread's whole option list with the agent's new options.
+async fn relay(
+    shared: &Shared,
+    sid: &SessionId,
+    thread: &Thread,
+    ev: &RuntimeEvent,
+) -> Option<SessionUpdate> {
+    match ev {
+        RuntimeEvent::ModeChanged { mode_id } => Some(SessionUpdate::CurrentModeUpdate(
+            CurrentModeUpdate::new(mode_id.clone()),
+        )),
+        RuntimeEvent::ConfigChanged { options } => {
+            let mut settings = shared
+                .engine
+                .agents()
+                .settings(sid)
+                .await
+                .unwrap_or_default();
+            settings.options = options.clone();
+            let offered = offer(&shared.targets().await, &thread.target, Some(&settings));
+            Some(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                offered.options,
+            )))
+        }
+        _ => None,
+    }
+}
+
 /// Runs one prompt to its end. `cancel` fires when the client sends
 /// `session/cancel` for this session (even before the turn has started).
 pub async fn prompt(
@@ -109,7 +120,7 @@ pub async fn prompt(
 ) -> Result<(), Error> {
     let ns = shared.config.namespace.clone();
     let sid = SessionId::from(r.session_id.0.to_string());
-    let thread = match thread_of(shared, &sid).await {
+    let thread = match shared.thread_or_stored(&sid).await {
         Ok(t) => t,
         Err(e) => return resp.respond_with_error(e),
     };
@@ -121,6 +132,7 @@ pub async fn prompt(
         Ok(t) => t,
         Err(e) => return resp.respond_with_error(to_rpc(&e)),
     };
+    let mut meter = usage::Meter::new(shared, &thread.target);
     let mut cancel_sent = false;
     loop {
         let received = tokio::select! {
@@ -136,7 +148,14 @@ pub async fn prompt(
         let Some(received) = received else { break };
         match received {
             Received::Event(EngineEvent::Runtime { update, .. }) => {
-                if let Some(u) = render::runtime_event(&update) {
+                let relayed = match &update {
+                    RuntimeEvent::ModeChanged { .. } | RuntimeEvent::ConfigChanged { .. } => {
+                        relay(shared, &sid, &thread, &update).await
+                    }
+                    RuntimeEvent::Usage { usage } => meter.call(shared, usage).await,
+                    _ => render::runtime_event(&update),
+                };
+                if let Some(u) = relayed {
                     cx.send_notification(SessionNotification::new(r.session_id.clone(), u))?;
                 }
             }
@@ -151,9 +170,14 @@ pub async fn prompt(
         }
     }
     let result = turn.wait().await;
+    let (closing, used) = meter.finish(shared, &sid, &result.run.id).await;
+    if let Some(u) = closing {
+        cx.send_notification(SessionNotification::new(r.session_id.clone(), u))?;
+    }
+    let ended = |reason| PromptResponse::new(reason).usage(used.clone());
     match (result.run.status, result.error) {
-        (RunStatus::Cancelled, _) => resp.respond(PromptResponse::new(StopReason::Cancelled)),
-        (RunStatus::Completed, _) => resp.respond(PromptResponse::new(StopReason::EndTurn)),
+        (RunStatus::Cancelled, _) => resp.respond(ended(StopReason::Cancelled)),
+        (RunStatus::Completed, _) => resp.respond(ended(StopReason::EndTurn)),
         (_, Some(e)) => resp.respond_with_error(to_rpc(&e)),
         _ => resp.respond_with_error(Error::internal_error()),
     }

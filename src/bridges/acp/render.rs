@@ -3,7 +3,7 @@
 use crate::domain::event::RuntimeEvent;
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
 use agent_client_protocol::v1::schema::{
-    ContentBlock as AcpBlock, ContentChunk, SessionUpdate, ToolCallUpdate,
+    ContentBlock as AcpBlock, ContentChunk, Cost, SessionUpdate, ToolCallUpdate, UsageUpdate,
 };
 use serde_json::{Value, json};
 
@@ -100,6 +100,12 @@ pub fn runtime_event(ev: &RuntimeEvent) -> Option<SessionUpdate> {
             "sessionUpdate": "available_commands_update",
             "availableCommands": commands,
         })),
+        RuntimeEvent::ContextUsage { used, size, cost } => Some(SessionUpdate::UsageUpdate(
+            UsageUpdate::new(*used, *size).cost(
+                cost.as_ref()
+                    .map(|c| Cost::new(c.amount, c.currency.clone())),
+            ),
+        )),
         RuntimeEvent::FileChanged { .. }
         | RuntimeEvent::Usage { .. }
         | RuntimeEvent::UserMessage { .. }
@@ -193,6 +199,11 @@ mod tests {
             },
             RuntimeEvent::AvailableCommands {
                 commands: json!([{"name": "x", "description": "y"}]),
+            },
+            RuntimeEvent::ContextUsage {
+                used: 5,
+                size: 10,
+                cost: None,
             },
         ];
         for ev in &evs {

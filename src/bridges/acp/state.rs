@@ -2,11 +2,13 @@
 //! of each session, the client's capabilities, and the prompts in flight (so a
 //! `session/cancel` that overtakes a starting turn still stops it).
 
+use super::convert::{nothing_configured, target_of, to_rpc};
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::workspace::DelegateCapabilities;
 use crate::engine::Engine;
 use crate::engine::targets::{Target, TargetRef};
+use agent_client_protocol::Error;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,6 +70,28 @@ impl Shared {
     /// The thread of a session, if this process knows it.
     pub fn thread(&self, id: &SessionId) -> Option<Thread> {
         lock(&self.threads).get(id).cloned()
+    }
+
+    /// The thread of `id`, from this process's memory or else rebuilt from the
+    /// store (its last target and workspace).
+    pub async fn thread_or_stored(&self, id: &SessionId) -> Result<Thread, Error> {
+        if let Some(t) = self.thread(id) {
+            return Ok(t);
+        }
+        let s = self
+            .engine
+            .get_session(&self.config.namespace, id)
+            .await
+            .map_err(|e| to_rpc(&e))?;
+        let target = target_of(&s).ok_or_else(nothing_configured)?;
+        let t = Thread {
+            target,
+            // No workspace stays empty (never `/`): the Hecate agent then needs one.
+            cwd: s.workspace.clone().unwrap_or_default(),
+            mcp_servers: Vec::new(),
+        };
+        self.set_thread(id.clone(), t.clone());
+        Ok(t)
     }
 
     /// Records (or replaces) a thread.

@@ -1,4 +1,6 @@
-//! The stdio transport of `hecate acp`, with a line-size guard in front of the SDK.
+//! The stdio transport of `hecate acp`, with a line-size guard in front of the SDK
+//! (also the stdin/stdout halves the `hecate acp --remote` relay reuses, and the
+//! per-message rules the WebSocket transport applies).
 //!
 //! The SDK's own stdio transport reads whole lines without a bound and answers a
 //! malformed line by echoing it back, so one oversized line could exhaust memory
@@ -238,6 +240,35 @@ fn stdout_sink() -> (
     (sink, StdoutDrained(done_rx))
 }
 
+/// This process's stdin as guarded lines: blank lines skipped, lines over `max`
+/// bytes replaced as described in the module documentation.
+pub fn stdin_lines(max: usize) -> impl Stream<Item = io::Result<String>> + Send + 'static {
+    incoming(StdinReader::spawn(), max)
+}
+
+/// A sink writing each string as one flushed line of this process's stdout, and
+/// the signal that everything handed to it was written once it is dropped.
+pub fn stdout_lines() -> (
+    impl Sink<String, Error = io::Error> + Send + 'static,
+    StdoutDrained,
+) {
+    stdout_sink()
+}
+
+/// What the SDK receives for one whole message of another framing (a WebSocket
+/// text message, already held): nothing for a blank message, else what a line
+/// of the same bytes becomes on stdin with the limit `max`.
+pub fn message_line(text: String, max: usize) -> Option<String> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    if text.len() > max {
+        let prefix = &text.as_bytes()[..text.len().min(jsonl::PREFIX_BYTES)];
+        return Some(replacement(text.len(), prefix, max));
+    }
+    Some(within_limit(text.into_bytes()))
+}
+
 /// The transport over this process's stdin and stdout, and the signal that
 /// stdout has been drained once the transport is gone.
 pub fn stdio(
@@ -249,11 +280,8 @@ pub fn stdio(
     >,
     StdoutDrained,
 ) {
-    let (sink, drained) = stdout_sink();
-    (
-        Lines::new(sink, incoming(StdinReader::spawn(), max)),
-        drained,
-    )
+    let (sink, drained) = stdout_lines();
+    (Lines::new(sink, stdin_lines(max)), drained)
 }
 
 #[cfg(test)]
@@ -279,6 +307,26 @@ mod tests {
             got,
             vec!["{\"a\":1}", "not json", "\u{fffd}x", "{\"tail\":true}"]
         );
+    }
+
+    #[test]
+    fn a_held_message_gets_the_rules_of_a_line() {
+        assert_eq!(message_line(" \t".into(), 100), None);
+        assert_eq!(
+            message_line("{\"a\":1}".into(), 100).as_deref(),
+            Some("{\"a\":1}")
+        );
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\",\"params\":\"{}\"}}",
+            "y".repeat(200)
+        );
+        let v: Value =
+            serde_json::from_str(&message_line(big.clone(), 100).expect("a line")).expect("json");
+        assert_eq!(
+            (v["id"].clone(), v["method"].clone()),
+            (serde_json::json!(9), serde_json::json!(OVERSIZED_METHOD))
+        );
+        assert_eq!(v["params"]["bytes"], big.len());
     }
 
     #[tokio::test]

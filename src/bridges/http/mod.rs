@@ -1,16 +1,18 @@
 //! The HTTP surface (axum): `/healthz`, the model gateway (`/v1`, OpenAI- and
-//! Anthropic-compatible, in `gateway/`), and the `/hecate/v1` API — system stats,
-//! Agent Chat sessions, messages and SSE streams, approvals and grants, changed
-//! files, external-agent adapters, the task runtime (tasks, runs, approvals,
-//! events and their streams), client-hosted chats, and the OpenAPI document. One
-//! module per resource; every route is listed once in [`routes`], from which both
-//! the router and the OpenAPI drift test are built.
+//! Anthropic-compatible, in `gateway/`), ACP over a WebSocket (`/acp`), and the
+//! `/hecate/v1` API — system stats, Agent Chat sessions, messages and SSE streams,
+//! approvals and grants, changed files, external-agent adapters, the task runtime
+//! (tasks, runs, approvals, events and their streams), client-hosted chats, and the
+//! OpenAPI document. One module per resource; every route is listed once in
+//! [`routes`], from which both the router and the OpenAPI drift test are built
+//! (`/acp`, like `/mcp`, is a protocol endpoint mounted beside them).
 //!
 //! Layers, outermost first: correlation ids and error envelopes (`request_id`),
 //! CORS for loopback origins, access control (`auth`: the shared rules of
 //! [`crate::bridges::access`]), the body limit, then the handlers. Handlers only
 //! call the engine. `bridges::serve` runs a router with the connection limits.
 
+mod acp;
 mod adapters;
 mod approval_inbox;
 mod approvals;
@@ -39,6 +41,7 @@ mod system;
 mod tasks;
 mod traces;
 
+pub use acp::ACP_PATH;
 pub use console::{CONTENT_SECURITY_POLICY, ConsoleSource};
 pub use envelope::{ApiError, ErrorBody, ErrorEnvelope};
 pub use extract::MAX_BODY_BYTES;
@@ -297,7 +300,14 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
     for route in routes() {
         app = app.route(route.path, route.handler);
     }
+    let acp = acp::router(
+        guard.clone(),
+        state.engine.clone(),
+        state.namespace.clone(),
+        state.shutdown.clone(),
+    );
     app.merge(console::router(guard.clone(), config.console))
+        .merge(acp)
         .nest("/v1", gateway::router(guard.clone(), state.engine.clone()))
         .nest_service("/mcp", mcp)
         .fallback(not_found)

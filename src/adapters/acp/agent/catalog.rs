@@ -73,6 +73,10 @@ pub struct Quirks {
     /// The agent advertises `session/load` but it does not work; start fresh instead.
     #[serde(default)]
     pub broken_load_session: bool,
+    /// Modes besides `initial_mode` in which the agent still asks the client
+    /// (or does not act), so an editor may choose them while Hecate pins the mode.
+    #[serde(default)]
+    pub asking_modes: Vec<String>,
 }
 
 fn default_version_args() -> Vec<String> {
