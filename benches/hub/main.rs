@@ -24,6 +24,7 @@ mod smoke;
 mod store;
 mod support;
 mod tasks;
+mod turn_floor;
 mod turns;
 
 use clap::{CommandFactory, Parser, Subcommand};

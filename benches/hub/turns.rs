@@ -17,7 +17,11 @@
 //!   is its median minus the fresh session's;
 //! - a soak: `--sessions` sessions each sending turns one after another for
 //!   `--soak-ms`, counting every failed turn, against the direct path at the same
-//!   concurrency, with the server's peak resident memory.
+//!   concurrency, with the server's peak resident memory;
+//! - the floor (`turn_floor`): the same single-connection loop and soak against a
+//!   minimal server that only stores the prompt, streams the same model answer
+//!   and stores it, in two SQLite transactions; what it adds is the least a
+//!   durable turn over HTTP costs on this machine.
 //!
 //! No thresholds: the figures go into the docs.
 
@@ -25,6 +29,7 @@ use crate::http::{MODEL, STEP_TIMEOUT, create_session_with, prompt, seed, start_
 use crate::load::{Request, expect_ok, http_client, load, rss_kib, timed};
 use crate::store::open;
 use crate::support::{TempDir, fixture_bin, fixture_model_server, num, percentile};
+use crate::turn_floor;
 use anyhow::Context;
 use hecate::domain::memory::HistoryStrategy;
 use hecate::runtimes::model::DEFAULT_MAX_TOKENS;
@@ -97,6 +102,20 @@ fn post_turn(http: &reqwest::Client, base: &str, id: &str, n: usize) -> reqwest:
     ))
     .json(&json!({"content": prompt(n)}))
 }
+
+/// `POST /turn/{id}` of turn `n` to the floor server.
+fn post_floor_turn(
+    http: &reqwest::Client,
+    base: &str,
+    id: &str,
+    n: usize,
+) -> reqwest::RequestBuilder {
+    http.post(format!("{base}/turn/{id}"))
+        .json(&json!({"content": prompt(n)}))
+}
+
+/// Builds the request of turn `n` on session `id` of the server at `base`.
+type TurnRequest = fn(&reqwest::Client, &str, &str, usize) -> reqwest::RequestBuilder;
 
 /// Starts the peers, seeds the long session and runs every measurement.
 async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result<Value> {
@@ -179,16 +198,35 @@ async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Resul
     let long_bytes = expect_ok(post_turn(&http, &base, &long, 0)).await?.len();
 
     let sessions = args.sessions.max(1);
-    let soak_report = soak(
-        &base,
-        &fixture_v1,
-        sessions,
-        Duration::from_millis(args.soak_ms.max(1)),
-        duration,
-        serve_pid,
-    )
-    .await?;
+    let soak_for = Duration::from_millis(args.soak_ms.max(1));
+    let mut ids = Vec::with_capacity(sessions);
+    for _ in 0..sessions {
+        ids.push(create_session_with(&http, &base, one_message()).await?);
+    }
+    let mut soak_report = soak(&base, post_turn, ids, soak_for, Some(serve_pid)).await?;
     serve.process.stop().await;
+    let direct_soak = {
+        let http = http_client(sessions)?;
+        let v1 = fixture_v1.clone();
+        let request: Request = Arc::new(move |_, n| Box::pin(timed(direct_request(&http, &v1, n))));
+        load(sessions, duration, request).await?
+    };
+    soak_report["added_p99_ms"] = json!(num(&soak_report, "p99_ms") - num(&direct_soak, "p99_ms"));
+    soak_report["direct"] = direct_soak.clone();
+
+    // The floor, with Hecate stopped: the same loops against the minimal server.
+    let floor = turn_floor::start(&dir.join("floor.db"), &fixture_v1, MODEL)?;
+    let floor_fresh = {
+        let (http, base) = (http.clone(), floor.base.clone());
+        let request: Request = Arc::new(move |_, n| {
+            Box::pin(timed(post_floor_turn(&http, &base, &format!("s{n}"), n)))
+        });
+        load(1, duration, request).await?
+    };
+    let floor_ids = (0..sessions).map(|i| format!("soak{i}")).collect();
+    let mut floor_soak = soak(&floor.base, post_floor_turn, floor_ids, soak_for, None).await?;
+    floor_soak["added_p99_ms"] = json!(num(&floor_soak, "p99_ms") - num(&direct_soak, "p99_ms"));
+    drop(floor);
     fixture.process.stop().await;
     let added = |target: &Value| num(target, "p50_ms") - num(&direct, "p50_ms");
     Ok(json!({
@@ -216,6 +254,11 @@ async fn run(args: &TurnsArgs, fixture_path: &Path, dir: &Path) -> anyhow::Resul
             "long_session": long_bytes,
         },
         "soak": soak_report,
+        "floor": {
+            "one_connection": floor_fresh,
+            "added_p50_ms": num(&floor_fresh, "p50_ms") - num(&direct, "p50_ms"),
+            "soak": floor_soak,
+        },
     }))
 }
 
@@ -241,30 +284,28 @@ impl WorkerTally {
     }
 }
 
-/// `sessions` workers each sending turns to their own session for `soak`, then the
-/// direct path at the same concurrency for `baseline`; the server's memory is
-/// sampled throughout. A failed turn is counted, not fatal.
+/// One worker per session id, each sending `turn` requests to `base` one after
+/// another for `soak`; the server's memory (`serve_pid`, when it is a process
+/// of its own) is sampled throughout. A failed turn is counted, not fatal. The
+/// caller adds the direct path at the same concurrency.
 async fn soak(
     base: &str,
-    fixture_v1: &str,
-    sessions: usize,
+    turn: TurnRequest,
+    ids: Vec<String>,
     soak: Duration,
-    baseline: Duration,
-    serve_pid: u32,
+    serve_pid: Option<u32>,
 ) -> anyhow::Result<Value> {
+    let sessions = ids.len();
     let http = http_client(sessions)?;
-    let mut ids = Vec::with_capacity(sessions);
-    for _ in 0..sessions {
-        ids.push(create_session_with(&http, base, one_message()).await?);
-    }
-    let rss_start = rss_kib(serve_pid)?;
+    let rss = move || serve_pid.map_or(Ok(0), rss_kib);
+    let rss_start = rss()?;
     let sampling = Arc::new(AtomicBool::new(true));
     let sampler = {
         let sampling = sampling.clone();
         tokio::spawn(async move {
             let mut peak = 0;
             while sampling.load(Ordering::Relaxed) {
-                peak = peak.max(rss_kib(serve_pid).unwrap_or(0));
+                peak = peak.max(rss().unwrap_or(0));
                 tokio::time::sleep(RSS_SAMPLE_EVERY).await;
             }
             peak
@@ -277,10 +318,9 @@ async fn soak(
             let mut tally = WorkerTally::default();
             let mut n = 0;
             while Instant::now() < deadline {
-                let turn =
-                    tokio::time::timeout(STEP_TIMEOUT, timed(post_turn(&http, &base, &id, n)));
+                let sent = tokio::time::timeout(STEP_TIMEOUT, timed(turn(&http, &base, &id, n)));
                 tally.record(
-                    turn.await
+                    sent.await
                         .unwrap_or_else(|_| Err(anyhow::anyhow!("turn timed out"))),
                 );
                 n += 1;
@@ -299,12 +339,6 @@ async fn soak(
     sampling.store(false, Ordering::Relaxed);
     let rss_peak = sampler.await?;
     samples.sort_by(f64::total_cmp);
-    let direct = {
-        let (http, v1) = (http.clone(), fixture_v1.to_string());
-        let request: Request = Arc::new(move |_, n| Box::pin(timed(direct_request(&http, &v1, n))));
-        load(sessions, baseline, request).await?
-    };
-    let p99 = percentile(&samples, 0.99);
     Ok(json!({
         "sessions": sessions,
         "seconds": soak.as_secs_f64(),
@@ -313,9 +347,7 @@ async fn soak(
         "first_error": first_error,
         "turns_per_s": samples.len() as f64 / soak.as_secs_f64(),
         "p50_ms": percentile(&samples, 0.5),
-        "p99_ms": p99,
-        "direct": direct,
-        "added_p99_ms": p99 - num(&direct, "p99_ms"),
+        "p99_ms": percentile(&samples, 0.99),
         "serve_rss_kib_start": rss_start,
         "serve_rss_kib_peak": rss_peak,
     }))
@@ -410,6 +442,23 @@ pub fn table(report: &Value) -> String {
     ));
     if let Some(e) = s["first_error"].as_str() {
         out.push_str(&format!("first error: {e}\n"));
+    }
+    let f = &report["floor"];
+    let fs = &f["soak"];
+    out.push_str(&format!(
+        "\nfloor (a minimal durable turn server): one connection p50 {:.3} ms (added {:.3} ms); \
+         soak {} turns ({:.0}/s), {} errors, p50 {:.2} ms, p99 {:.2} ms (added {:.2} ms)\n",
+        num(&f["one_connection"], "p50_ms"),
+        num(f, "added_p50_ms"),
+        fs["turns"],
+        num(fs, "turns_per_s"),
+        fs["errors"],
+        num(fs, "p50_ms"),
+        num(fs, "p99_ms"),
+        num(fs, "added_p99_ms"),
+    ));
+    if let Some(e) = fs["first_error"].as_str() {
+        out.push_str(&format!("floor first error: {e}\n"));
     }
     out
 }

@@ -43,9 +43,11 @@ pub use mcp::{
 };
 pub use session_usage::SessionUsage;
 pub use sessions::CreateSession;
-pub use transcript::{Transcript, TranscriptPage, TranscriptWindow};
+pub use transcript::{Transcript, TranscriptPage, TranscriptWindow, turn_transcript};
 pub use turns::events::TurnEvents;
-pub use turns::{MAX_PROMPT_BYTES, SendMessage, TurnHandle, TurnResult, validate_prompt};
+pub use turns::{
+    MAX_PROMPT_BYTES, SendMessage, StoredTurn, TurnHandle, TurnResult, validate_prompt,
+};
 
 pub use self::core::{
     Agents, Approvals, DEFAULT_APPROVAL_TIMEOUT, Engine, EngineConfig, Flows, Gateway,

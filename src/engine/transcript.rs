@@ -7,6 +7,8 @@
 use super::Engine;
 use super::diffs::TURN_DIFF_ARTIFACT;
 use super::external::AdapterFacts;
+use super::queries::compact_deltas;
+use super::turns::TurnResult;
 use super::turns::gateway_trace::AGENT_CHAT_FORMAT;
 use crate::adapters::git::TreeDiff;
 use crate::domain::approval::Approval;
@@ -15,7 +17,7 @@ use crate::domain::gateway_conversation::{GatewayTrace, TraceFilter};
 use crate::domain::ids::{MessageId, RunId, SessionId, TaskId, TaskRunId};
 use crate::domain::message::{Message, Role};
 use crate::domain::provider_call::ProviderCall;
-use crate::domain::run::Run;
+use crate::domain::run::{Run, RunEvent};
 use crate::domain::segment::{Segment, derive};
 use crate::domain::session::Session;
 use crate::domain::timing::{AgentTiming, agent_timing, model_timing};
@@ -136,6 +138,37 @@ fn model_timings(
             Some((m.id.clone(), model_timing(run, &of_run)?))
         })
         .collect()
+}
+
+/// A finished model turn's transcript (the window of its run) and its run's
+/// compacted event log, from what the turn stored, without reading the store:
+/// what `transcript_window` with `TranscriptWindow::Run` reads back, for turns
+/// that kept it (`TurnResult::stored`). `None` for any other turn.
+pub fn turn_transcript(result: &TurnResult) -> Option<(Transcript, Vec<RunEvent>)> {
+    let stored = result.stored.as_ref()?;
+    let messages = vec![stored.user.clone(), result.assistant.clone()?];
+    let provider_calls: Vec<ProviderCall> = stored.call.iter().cloned().collect();
+    let runs = vec![result.run.clone()];
+    let timings = model_timings(&messages, &runs, &provider_calls)
+        .into_iter()
+        .collect();
+    let transcript = Transcript {
+        segments: derive(&messages),
+        session: stored.session.clone(),
+        page: TranscriptPage {
+            older: stored.user.sequence > 0,
+            newer: false,
+        },
+        messages,
+        provider_calls,
+        runs,
+        gateway_calls: Vec::new(),
+        adapters: HashMap::new(),
+        timings,
+        diff_stats: HashMap::new(),
+        approvals: HashMap::new(),
+    };
+    Some((transcript, compact_deltas(stored.events.clone())))
 }
 
 impl Engine {

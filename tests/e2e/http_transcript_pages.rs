@@ -56,6 +56,43 @@ async fn long_session(api: &Api) -> String {
     id
 }
 
+/// The parts of a transcript page a turn's answer and a read of the same two
+/// messages must agree on (the page cursors differ by design).
+fn turn_view(data: &Value) -> Value {
+    json!({
+        "header": data["id"], "status": data["status"], "updated_at": data["updated_at"],
+        "turns_used": data["turns_used"], "provider": data["provider"], "model": data["model"],
+        "last_activity_at": data["last_activity_at"], "capabilities": data["capabilities"],
+        "messages": data["messages"], "runs": data["runs"],
+        "provider_calls": data["provider_calls"], "segments": data["segments"],
+        "latest_run_id": data["latest_run_id"],
+    })
+}
+
+#[tokio::test]
+async fn a_model_turns_answer_built_in_memory_is_what_the_store_then_shows() {
+    // A model turn's answer is built from what the turn wrote, not read back:
+    // each one must equal the stored window of the same two messages.
+    let server = ModelServer::start(None);
+    let (_home, _s, api) = serve_openai(&server);
+    let id = api.create_session(json!({"title": "answers"})).await;
+    for i in 0..3 {
+        let a = api
+            .say(&id, &format!("turn {i} with a few more words"))
+            .await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        let answer = &a.body["data"];
+        let answer_msg = &answer["messages"][1];
+        assert_eq!(answer_msg["status"], "completed", "{answer}");
+        assert!(answer_msg["timing"].is_object(), "{answer}");
+        assert!(answer_msg["usage"].is_object(), "{answer}");
+        let stored = page(&api, &id, &format!("after_sequence={}&limit=2", 2 * i - 1)).await;
+        assert_eq!(turn_view(answer), turn_view(&stored));
+        assert_eq!(answer["page"]["older"], stored["page"]["older"]);
+        assert_eq!(answer["page"]["newer"], stored["page"]["newer"]);
+    }
+}
+
 #[tokio::test]
 async fn a_turns_answer_is_the_turn_and_the_transcript_pages_from_either_end() {
     let server = ModelServer::start(None);

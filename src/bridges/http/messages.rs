@@ -10,12 +10,12 @@ use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::path_params::SessionPath;
 use super::request_id::RequestIds;
-use super::sessions::{load_transcript, session_response};
+use super::sessions::{load_transcript, session_response, turn_answer};
 use crate::bridges::resources::{
     MessageListResponse, SendMessageRequest, SessionResponse, TranscriptQuery, parse_runtime_kind,
 };
 use crate::domain::ids::SessionId;
-use crate::engine::{SendMessage, TranscriptWindow};
+use crate::engine::SendMessage;
 use axum::Json;
 use axum::extract::{Extension, State};
 
@@ -65,10 +65,7 @@ pub async fn send(
         .await?;
     let result = turn.wait().await;
     tracing::debug!(run_id = %result.run.id, status = result.run.status.as_str(), "turn ended");
-    let window = TranscriptWindow::Run(result.run.id);
-    Ok(session_response(
-        load_transcript(&state, &sid, window).await?,
-    ))
+    Ok(session_response(turn_answer(&state, &sid, &result).await?))
 }
 
 /// One page of the session's messages, oldest first: the newest 200 unless the

@@ -17,10 +17,11 @@ use crate::domain::HecateError;
 use crate::domain::ids::SessionId;
 use crate::domain::recall::{SessionMemory, valid_recall, valid_user};
 use crate::domain::session::Guardrails;
-use crate::engine::{CreateSession, TranscriptWindow};
+use crate::engine::{CreateSession, TranscriptWindow, TurnResult, turn_transcript};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// Default page of `GET /hecate/v1/agent-chat/sessions`.
@@ -65,6 +66,27 @@ pub async fn load_transcript(
         &events,
         live.as_ref().map(|(id, evs)| (id, evs.as_slice())),
     );
+    with_capabilities(state, std::slice::from_mut(&mut dto.session)).await;
+    Ok(dto)
+}
+
+/// The answer of a finished turn: built from what the turn stored when it kept
+/// it (a model turn), otherwise read back as the window of its run.
+pub async fn turn_answer(
+    state: &HttpState,
+    session_id: &SessionId,
+    result: &TurnResult,
+) -> Result<TranscriptDto, ApiError> {
+    let Some((t, events)) = turn_transcript(result) else {
+        return load_transcript(
+            state,
+            session_id,
+            TranscriptWindow::Run(result.run.id.clone()),
+        )
+        .await;
+    };
+    let logs = HashMap::from([(result.run.id.clone(), events)]);
+    let mut dto = transcript_dto(&t, &logs, None);
     with_capabilities(state, std::slice::from_mut(&mut dto.session)).await;
     Ok(dto)
 }

@@ -2,12 +2,12 @@
 //! renewed, and the turn's end stored (tried again while the store is away).
 
 use super::run::{TurnEnding, TurnPolicy};
-use super::{TurnParts, TurnPlan, TurnResult};
+use super::{StoredTurn, TurnParts, TurnPlan, TurnResult};
 use crate::domain::error::{ErrorType, Result};
 use crate::domain::event::EngineEvent;
 use crate::domain::ids::{RunId, SessionId};
-use crate::domain::message::Role;
-use crate::domain::run::RunStatus;
+use crate::domain::message::{Message, Role};
+use crate::domain::run::{RunEvent, RunStatus};
 use crate::domain::session::SessionStatus;
 use crate::engine::Engine;
 use crate::store::history::summarization_needed;
@@ -23,6 +23,7 @@ impl Engine {
             parts,
             snapshot,
             history,
+            user,
         } = plan;
         let TurnParts {
             mut session,
@@ -66,7 +67,7 @@ impl Engine {
                 if let Some(holder) = taken {
                     ending.lost_to(holder);
                 }
-                self.finish_turn(ending).await
+                self.finish_turn(ending, user).await
             }
             Err(e) => Err(e),
         };
@@ -151,11 +152,16 @@ impl Engine {
     }
 
     /// Stores the end of a turn in one transaction (answer and its provider call,
-    /// artifacts, run end, session header, lease release).
-    async fn finish_turn(&self, ending: TurnEnding) -> Result<TurnResult> {
-        let TurnEnding { finish, error } = ending;
+    /// artifacts, run end, session header, lease release); `user` is the
+    /// turn's stored prompt.
+    async fn finish_turn(&self, ending: TurnEnding, user: Message) -> Result<TurnResult> {
+        let TurnEnding {
+            finish,
+            error,
+            stored_events,
+        } = ending;
+        let done = self.store_turn_end(&finish).await?;
         let session = finish.session.clone();
-        let done = self.store_turn_end(finish).await?;
         if let Some(e) = &error {
             tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
         }
@@ -165,11 +171,30 @@ impl Engine {
             // Off the turn's path: the answer does not wait for the summary.
             self.memory().spawn_summary(session, done.run.id.clone());
         }
+        let stored = stored_events.map(|mut events| {
+            events.extend(finish.events);
+            StoredTurn {
+                session: finish.session,
+                user,
+                call: finish.call,
+                events: events
+                    .into_iter()
+                    .map(|e| RunEvent {
+                        run_id: done.run.id.clone(),
+                        sequence: e.sequence,
+                        event_type: e.event_type,
+                        data: e.data,
+                        occurred_at: e.occurred_at,
+                    })
+                    .collect(),
+            }
+        });
         Ok(TurnResult {
             run: done.run,
             assistant: Some(done.assistant),
             error,
             summarization_needed: needed,
+            stored,
         })
     }
 
@@ -180,7 +205,7 @@ impl Engine {
     /// run is read: when it is no longer open, an earlier try committed (only its
     /// answer was lost on the way) and what it stored is answered instead of
     /// being written twice.
-    async fn store_turn_end(&self, finish: FinishTurn) -> Result<TurnFinished> {
+    async fn store_turn_end(&self, finish: &FinishTurn) -> Result<TurnFinished> {
         let window = Duration::from_millis((self.inner.config.lease_ttl_ms / 2).max(1) as u64);
         let started = tokio::time::Instant::now();
         let mut pause = Duration::from_millis(100);

@@ -21,7 +21,8 @@ use crate::domain::event::EngineEvent;
 use crate::domain::ids::{RequestId, RunId, SessionId};
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::{ContentBlock, Message, NewMessage, Role, RuntimeSnapshot};
-use crate::domain::run::{Run, RunStatus};
+use crate::domain::provider_call::ProviderCall;
+use crate::domain::run::{Run, RunEvent, RunStatus};
 use crate::domain::session::{RuntimeKind, Session, SessionStatus};
 use crate::domain::time::{now_millis, now_rfc3339};
 use crate::domain::workspace::WorkspaceDelegate;
@@ -123,6 +124,23 @@ pub struct TurnResult {
     pub error: Option<HecateError>,
     /// Whether the session just crossed a summarization boundary.
     pub summarization_needed: bool,
+    /// What a model turn stored beside its run and answer, so its answer to
+    /// the client needs no read of the store (see `Engine::turn_transcript`).
+    pub stored: Option<StoredTurn>,
+}
+
+/// The rest of what a finished model turn wrote, kept in memory: the session
+/// header, its prompt, the provider call and the run's event log.
+#[derive(Debug, Clone)]
+pub struct StoredTurn {
+    /// The session header as written with the turn's end.
+    pub session: Session,
+    /// The prompt as stored when the turn began.
+    pub user: Message,
+    /// The provider call that produced the answer, when one was made.
+    pub call: Option<ProviderCall>,
+    /// The run's events as stored, in sequence order.
+    pub events: Vec<RunEvent>,
 }
 
 impl TurnResult {
@@ -145,6 +163,7 @@ impl TurnResult {
             assistant: None,
             error: Some(error),
             summarization_needed: false,
+            stored: None,
         }
     }
 }
@@ -188,6 +207,8 @@ struct TurnPlan {
     snapshot: RuntimeSnapshot,
     /// What the runtime sees of the transcript, read by `begin_turn`.
     history: Vec<Message>,
+    /// The stored prompt.
+    user: Message,
 }
 
 impl Engine {
@@ -483,6 +504,7 @@ impl Engine {
             parts,
             snapshot,
             history,
+            user: user_message.clone(),
         };
         let engine = self.clone();
         let done = tokio::spawn(async move { engine.drive(plan).await }.instrument(span));

@@ -20,7 +20,7 @@ use crate::engine::Engine;
 use crate::engine::approvals::TurnAsker;
 use crate::engine::memory::TurnRecall;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
-use crate::store::{FinishTurn, NewArtifact};
+use crate::store::{FinishTurn, NewArtifact, NewRunEvent};
 use futures::FutureExt;
 use serde_json::json;
 use std::sync::Arc;
@@ -112,7 +112,17 @@ impl Engine {
                 })
             });
         tokio::pin!(runtime_fut);
-        let mut sink = EventSink::new(self.clone(), session.id.clone(), run.id.clone(), cap);
+        // A model turn's answer is built from what it stored (see `StoredTurn`),
+        // unless the session also shows its agent's gateway calls, which are read.
+        let keep_stored =
+            matches!(target, TurnTarget::Model { .. }) && session.adapter_id.is_none();
+        let mut sink = EventSink::new(
+            self.clone(),
+            session.id.clone(),
+            run.id.clone(),
+            cap,
+            keep_stored,
+        );
         // Streamed events reach the store within FLUSH_EVERY even when the stream
         // pauses, so a killed Hecate leaves what the user saw (startup
         // reconciliation turns it into the partial answer).
@@ -128,13 +138,13 @@ impl Engine {
                 armed_for = Some(at);
             }
             tokio::select! {
-                Some(ev) = rx.recv() => sink.push(ev).await,
+                Some(ev) = rx.recv() => sink.push_queued(ev, &mut rx).await,
                 () = &mut flush_timer, if due.is_some() => sink.flush().await,
                 report = &mut runtime_fut => break report,
             }
         };
-        while let Ok(ev) = rx.try_recv() {
-            sink.push(ev).await;
+        if let Ok(ev) = rx.try_recv() {
+            sink.push_queued(ev, &mut rx).await;
         }
 
         let (status, msg_status, error) = match &report.end {
@@ -255,7 +265,11 @@ impl Engine {
             // The last batch is stored with the answer, in the same transaction.
             events: sink.take_pending(),
         };
-        Ok(TurnEnding { finish, error })
+        Ok(TurnEnding {
+            finish,
+            error,
+            stored_events: sink.take_stored(),
+        })
     }
 
     /// The session's recalled messages for this turn (one system message), when
@@ -305,6 +319,8 @@ impl Engine {
 pub(super) struct TurnEnding {
     pub(super) finish: FinishTurn,
     pub(super) error: Option<HecateError>,
+    /// The events stored during the turn, when its answer is built from memory.
+    pub(super) stored_events: Option<Vec<NewRunEvent>>,
 }
 
 impl TurnEnding {
@@ -324,5 +340,7 @@ impl TurnEnding {
         self.finish.assistant.error = Some(e.error_type.code().to_string());
         self.finish.session.status = SessionStatus::Failed;
         self.error = Some(e);
+        // The header was not written: the answer is read back instead.
+        self.stored_events = None;
     }
 }

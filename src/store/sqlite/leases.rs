@@ -20,42 +20,43 @@ pub(super) fn take(
     ttl_ms: i64,
 ) -> OpResult<Option<String>> {
     let now = now_millis();
-    let n = c.execute(
-        "UPDATE sessions SET owner_id = ?2, lease_expires_ms = ?3 WHERE id = ?1 AND \
+    let n = c
+        .prepare_cached(
+            "UPDATE sessions SET owner_id = ?2, lease_expires_ms = ?3 WHERE id = ?1 AND \
          (owner_id IS NULL OR owner_id = ?2 OR lease_expires_ms IS NULL OR lease_expires_ms < ?4)",
-        params![session_id.as_str(), owner, now + ttl_ms, now],
-    )?;
+        )?
+        .execute(params![session_id.as_str(), owner, now + ttl_ms, now])?;
     if n > 0 {
         return Ok(None);
     }
-    Ok(c.query_row(
-        "SELECT owner_id FROM sessions WHERE id = ?1",
-        params![session_id.as_str()],
-        |r| r.get::<_, Option<String>>(0),
+    Ok(
+        c.prepare_cached("SELECT owner_id FROM sessions WHERE id = ?1")?
+            .query_row(params![session_id.as_str()], |r| {
+                r.get::<_, Option<String>>(0)
+            })
+            .optional()?
+            .flatten(),
     )
-    .optional()?
-    .flatten())
 }
 
 /// Releases the lease if `owner` holds it.
 pub(super) fn release(c: &Connection, session_id: &SessionId, owner: &str) -> OpResult<()> {
-    c.execute(
+    c.prepare_cached(
         "UPDATE sessions SET owner_id = NULL, lease_expires_ms = NULL \
          WHERE id = ?1 AND owner_id = ?2",
-        params![session_id.as_str(), owner],
-    )?;
+    )?
+    .execute(params![session_id.as_str(), owner])?;
     Ok(())
 }
 
 /// Whether session `session_id` has a run still open (running or awaiting an
 /// approval), inside the caller's transaction.
 pub(super) fn has_open_runs(c: &Connection, session_id: &SessionId) -> OpResult<bool> {
-    Ok(c.query_row(
+    Ok(c.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM runs WHERE session_id = ?1 \
          AND status IN ('running','awaiting_approval'))",
-        params![session_id.as_str()],
-        |r| r.get(0),
-    )?)
+    )?
+    .query_row(params![session_id.as_str()], |r| r.get(0))?)
 }
 
 /// Closes what a turn whose owner is gone left open in `session_id`, inside the
@@ -84,23 +85,25 @@ pub(super) fn close_interrupted(
             report.answers_kept += 1;
         }
     }
-    report.runs_failed += tx.execute(
-        "UPDATE runs SET status = 'failed', error_type = ?2, \
+    report.runs_failed += tx
+        .prepare_cached(
+            "UPDATE runs SET status = 'failed', error_type = ?2, \
          error_message = 'the process driving this turn stopped before it finished', \
          completed_at = ?3, duration_ms = MAX(0, ?4 - started_ms) \
          WHERE session_id = ?1 AND status IN ('running','awaiting_approval')",
-        params![id, INTERRUPTED_REASON, now_text, now],
-    )?;
+        )?
+        .execute(params![id, INTERRUPTED_REASON, now_text, now])?;
     // Nobody timed out: the process that asked is gone.
-    report.approvals_cancelled += tx.execute(
-        "UPDATE approvals SET status = 'cancelled', path = ?2, resolved_at = ?3 \
+    report.approvals_cancelled += tx
+        .prepare_cached(
+            "UPDATE approvals SET status = 'cancelled', path = ?2, resolved_at = ?3 \
          WHERE session_id = ?1 AND status = 'pending'",
-        params![id, HUB_RESTARTED_PATH, now_text],
-    )?;
-    tx.execute(
+        )?
+        .execute(params![id, HUB_RESTARTED_PATH, now_text])?;
+    tx.prepare_cached(
         "UPDATE messages SET status = 'failed' WHERE session_id = ?1 AND status = 'running'",
-        params![id],
-    )?;
+    )?
+    .execute(params![id])?;
     Ok(())
 }
 
@@ -157,9 +160,8 @@ impl LeaseStore for SqliteStore {
             let mut report = ReconcileReport::default();
             for id in &stale {
                 close_interrupted(&tx, &SessionId(id.clone()), &mut report)?;
-                tx.execute(
-                    "UPDATE sessions SET status = 'failed', owner_id = NULL, lease_expires_ms = NULL, \
-                     updated_at = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')",
+                tx.prepare_cached("UPDATE sessions SET status = 'failed', owner_id = NULL, lease_expires_ms = NULL, \
+                     updated_at = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')")?.execute(
                     params![id, now_text],
                 )?;
             }

@@ -24,25 +24,25 @@ fn select_messages(
 }
 
 fn insert_call(tx: &Connection, call: &ProviderCall) -> rusqlite::Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO provider_calls (id, session_id, run_id, request_id, provider, model, \
          prompt_tokens, completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at) \
          VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-        params![
-            call.id.as_str(),
-            call.session_id.as_str(),
-            call.run_id.as_ref().map(|r| r.as_str()),
-            call.request_id,
-            call.provider,
-            call.model,
-            call.usage.prompt_tokens as i64,
-            call.usage.completion_tokens as i64,
-            call.usage.total_tokens as i64,
-            call.cost_micros_usd,
-            call.duration_ms,
-            call.created_at,
-        ],
-    )?;
+    )?
+    .execute(params![
+        call.id.as_str(),
+        call.session_id.as_str(),
+        call.run_id.as_ref().map(|r| r.as_str()),
+        call.request_id,
+        call.provider,
+        call.model,
+        call.usage.prompt_tokens as i64,
+        call.usage.completion_tokens as i64,
+        call.usage.total_tokens as i64,
+        call.cost_micros_usd,
+        call.duration_ms,
+        call.created_at,
+    ])?;
     Ok(())
 }
 
@@ -57,11 +57,11 @@ pub(super) fn append(
     if let Some(call) = call {
         insert_call(tx, call)?;
     }
-    let mut next: i64 = tx.query_row(
-        "SELECT COALESCE(MAX(sequence), -1) + 1 FROM messages WHERE session_id = ?1",
-        params![session_id.as_str()],
-        |r| r.get(0),
-    )?;
+    let mut next: i64 = tx
+        .prepare_cached(
+            "SELECT COALESCE(MAX(sequence), -1) + 1 FROM messages WHERE session_id = ?1",
+        )?
+        .query_row(params![session_id.as_str()], |r| r.get(0))?;
     let now = now_rfc3339();
     let mut stored = Vec::with_capacity(messages.len());
     {
@@ -87,10 +87,8 @@ pub(super) fn append(
             next += 1;
         }
     }
-    tx.execute(
-        "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
-        params![session_id.as_str(), now],
-    )?;
+    tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?
+        .execute(params![session_id.as_str(), now])?;
     Ok(stored)
 }
 
@@ -101,21 +99,25 @@ pub(super) fn insert_artifact(
     artifact: &NewArtifact,
 ) -> OpResult<()> {
     let NewArtifact { kind, path, data } = artifact;
-    c.execute(
+    c.prepare_cached(
         "INSERT INTO message_artifacts (message_id, kind, path, data, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![message_id.as_str(), kind, path, data, now_rfc3339()],
-    )?;
+    )?
+    .execute(params![
+        message_id.as_str(),
+        kind,
+        path,
+        data,
+        now_rfc3339()
+    ])?;
     Ok(())
 }
 
 /// Number of messages in a session.
 pub(super) fn count(c: &Connection, session_id: &SessionId) -> OpResult<u64> {
-    let n: i64 = c.query_row(
-        "SELECT COUNT(*) FROM messages WHERE session_id = ?1",
-        params![session_id.as_str()],
-        |r| r.get(0),
-    )?;
+    let n: i64 = c
+        .prepare_cached("SELECT COUNT(*) FROM messages WHERE session_id = ?1")?
+        .query_row(params![session_id.as_str()], |r| r.get(0))?;
     Ok(n as u64)
 }
 
@@ -156,11 +158,10 @@ pub(super) fn since(
 
 /// The sequence of a session's newest summary message, if it has one.
 pub(super) fn last_summary(c: &Connection, session_id: &SessionId) -> OpResult<Option<i64>> {
-    Ok(c.query_row(
+    Ok(c.prepare_cached(
         "SELECT MAX(sequence) FROM messages WHERE session_id = ?1 AND is_summary = 1",
-        params![session_id.as_str()],
-        |r| r.get(0),
-    )?)
+    )?
+    .query_row(params![session_id.as_str()], |r| r.get(0))?)
 }
 
 /// Up to `n` messages of a session before sequence `before` (all when `None`),

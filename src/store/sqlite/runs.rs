@@ -16,22 +16,22 @@ use serde_json::Value;
 /// Inserts a run.
 pub(super) fn insert(c: &Connection, run: &Run) -> OpResult<()> {
     let started_ms = parse_millis(&run.started_at).unwrap_or_else(now_millis);
-    c.execute(
+    c.prepare_cached(
         "INSERT INTO runs (id, session_id, status, error_type, error_message, request_id, \
          trace_id, started_at, started_ms, span_id) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-        params![
-            run.id.as_str(),
-            run.session_id.as_str(),
-            run.status.as_str(),
-            run.error_type,
-            run.error_message,
-            run.request_id,
-            run.trace_id,
-            run.started_at,
-            started_ms,
-            run.span_id,
-        ],
-    )?;
+    )?
+    .execute(params![
+        run.id.as_str(),
+        run.session_id.as_str(),
+        run.status.as_str(),
+        run.error_type,
+        run.error_message,
+        run.request_id,
+        run.trace_id,
+        run.started_at,
+        started_ms,
+        run.span_id,
+    ])?;
     Ok(())
 }
 
@@ -43,18 +43,19 @@ pub(super) fn finish(
     status: RunStatus,
     error: Option<&(String, String)>,
 ) -> OpResult<()> {
-    let n = c.execute(
-        "UPDATE runs SET status = ?2, error_type = ?3, error_message = ?4, \
+    let n = c
+        .prepare_cached(
+            "UPDATE runs SET status = ?2, error_type = ?3, error_message = ?4, \
          completed_at = ?5, duration_ms = MAX(0, ?6 - started_ms) WHERE id = ?1",
-        params![
+        )?
+        .execute(params![
             run_id.as_str(),
             status.as_str(),
             error.map(|e| e.0.as_str()),
             error.map(|e| e.1.as_str()),
             now_rfc3339(),
             now_millis(),
-        ],
-    )?;
+        ])?;
     if n == 0 {
         return Err(HecateError::not_found("run", run_id.as_str()).into());
     }
@@ -132,12 +133,10 @@ impl RunStore for SqliteStore {
         let status = update.status;
         self.write(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute(
-                "UPDATE runs SET status = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')",
+            tx.prepare_cached("UPDATE runs SET status = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')")?.execute(
                 params![run_id.as_str(), status.as_str()],
             )?;
-            tx.execute(
-                "UPDATE sessions SET status = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')",
+            tx.prepare_cached("UPDATE sessions SET status = ?2 WHERE id = ?1 AND status IN ('running','awaiting_approval')")?.execute(
                 params![session_id.as_str(), status.as_str()],
             )?;
             tx.commit()?;

@@ -35,7 +35,7 @@ fn put_session(c: &Connection, sql: &str, s: &Session, more: &[&dyn ToSql]) -> O
         s.updated_at,
     ];
     let values = header.iter().chain(more).copied();
-    Ok(c.execute(sql, params_from_iter(values))?)
+    Ok(c.prepare_cached(sql)?.execute(params_from_iter(values))?)
 }
 
 /// Overwrites the mutable header fields of a session, or `not_found`.
@@ -112,10 +112,9 @@ impl SessionStore for SqliteStore {
     async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
         let (namespace, id) = (namespace.to_owned(), id.clone());
         self.write(move |c| {
-            let n = c.execute(
-                "DELETE FROM sessions WHERE namespace = ?1 AND id = ?2",
-                params![namespace, id.as_str()],
-            )?;
+            let n = c
+                .prepare_cached("DELETE FROM sessions WHERE namespace = ?1 AND id = ?2")?
+                .execute(params![namespace, id.as_str()])?;
             not_found_if_zero(n, id.as_str())
         })
         .await

@@ -69,11 +69,8 @@ fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
     // A turn that lost its lease to another process keeps its answer and run end
     // but never writes over the header the new owner keeps.
     let holder: Option<String> = tx
-        .query_row(
-            "SELECT owner_id FROM sessions WHERE id = ?1",
-            params![session.id.as_str()],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT owner_id FROM sessions WHERE id = ?1")?
+        .query_row(params![session.id.as_str()], |r| r.get(0))
         .optional()?
         .flatten();
     if holder.as_deref().is_none_or(|h| h == owner) {
