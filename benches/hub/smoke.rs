@@ -457,6 +457,19 @@ fn turns(r: &Value, text: &str) -> anyhow::Result<()> {
         non_negative(r, &format!("soak.{figure}"))?;
     }
     ensure!(text.contains("soak: 3 sessions"), "{text}");
+    // The floor answered every turn, on one connection and in its soak.
+    for figure in ["one_connection.p50_ms", "soak.p50_ms", "soak.p99_ms"] {
+        non_negative(r, &format!("floor.{figure}"))?;
+    }
+    number(r, "floor.added_p50_ms")?;
+    number(r, "floor.soak.added_p99_ms")?;
+    ensure!(number(r, "floor.one_connection.requests")? >= 1.0, "{r}");
+    ensure!(number(r, "floor.soak.errors")? == 0.0, "floor errors: {r}");
+    ensure!(number(r, "floor.soak.turns")? >= 3.0, "{r}");
+    ensure!(
+        text.contains("floor (a minimal durable turn server)"),
+        "{text}"
+    );
     Ok(())
 }
 

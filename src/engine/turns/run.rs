@@ -138,13 +138,13 @@ impl Engine {
                 armed_for = Some(at);
             }
             tokio::select! {
-                Some(ev) = rx.recv() => sink.push_queued(ev, &mut rx).await,
+                Some(ev) = rx.recv() => sink.push(ev).await,
                 () = &mut flush_timer, if due.is_some() => sink.flush().await,
                 report = &mut runtime_fut => break report,
             }
         };
-        if let Ok(ev) = rx.try_recv() {
-            sink.push_queued(ev, &mut rx).await;
+        while let Ok(ev) = rx.try_recv() {
+            sink.push(ev).await;
         }
 
         let (status, msg_status, error) = match &report.end {
