@@ -18,6 +18,12 @@ pub enum Stage {
     NewSession,
     /// `session/load`.
     LoadSession,
+    /// `session/resume`.
+    ResumeSession,
+    /// `session/close`.
+    CloseSession,
+    /// `session/delete`.
+    DeleteSession,
     /// `session/set_mode`.
     SetMode,
     /// `session/set_config_option`.
@@ -37,6 +43,9 @@ impl Stage {
             Self::Initialize => "initialize",
             Self::NewSession => "new_session",
             Self::LoadSession => "load_session",
+            Self::ResumeSession => "resume_session",
+            Self::CloseSession => "close_session",
+            Self::DeleteSession => "delete_session",
             Self::SetMode => "set_mode",
             Self::SetConfigOption => "set_config_option",
             Self::Prompt => "prompt",

@@ -135,19 +135,29 @@ impl Engine {
     pub async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
         // Confirm the session is visible in this namespace before touching turns.
         self.get_session(namespace, id).await?;
-        self.close_session(namespace, id).await?;
+        self.end_session(id, true).await;
         self.store().delete_session(namespace, id).await
     }
 
     /// Closes a session's native agent session and process, keeping its history.
     pub async fn close_session(&self, namespace: &str, session_id: &SessionId) -> Result<()> {
         self.get_session(namespace, session_id).await?;
+        self.end_session(session_id, false).await;
+        Ok(())
+    }
+
+    /// Stops a session's running turn and lets go of its agent (`session/close`,
+    /// and `session/delete` when `delete`, for agents that offer them).
+    async fn end_session(&self, session_id: &SessionId, delete: bool) {
         if let Some(turn) = self.active().get(session_id).cloned() {
             turn.stop("session_closed");
         }
         if let Some(rt) = &self.inner.external {
-            rt.close(session_id).await;
+            if delete {
+                rt.delete(session_id).await;
+            } else {
+                rt.close(session_id).await;
+            }
         }
-        Ok(())
     }
 }

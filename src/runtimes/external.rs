@@ -1,7 +1,8 @@
 //! The external-agent runtime: one supervised ACP agent process and one native
 //! session per Hecate session, each prompt the next ACP turn. Reattaches after a
-//! restart with `session/load` when the agent supports it, and otherwise opens a
-//! fresh native session primed with the stored transcript.
+//! restart with `session/resume` (or else `session/load`) when the agent
+//! supports it, and otherwise opens a fresh native session primed with the
+//! stored transcript; sends `session/close` before stopping an agent.
 
 use crate::adapters::acp::agent::catalog::{AgentManifest, Catalog, ManifestError};
 use crate::adapters::acp::agent::launcher::{self, LauncherOptions};
@@ -23,27 +24,16 @@ use tokio::sync::Mutex;
 mod choose;
 mod gateway_access;
 mod installs;
+mod lifecycle;
 mod prompt;
 mod settings;
 
 pub use crate::adapters::acp::OptionValue;
 pub use gateway_access::GatewayAccess;
 pub use installs::{InstallJob, InstallJobs, InstallState, InstallTicket, StageMark};
+pub use lifecycle::Attach;
 use prompt::{has_earlier_turns, prompt_blocks};
 pub use settings::{AgentSettings, Choices, ModeRule, OpenAgent, SettingError};
-
-/// How a turn reached its native session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Attach {
-    /// The live connection from an earlier turn in this process.
-    Live,
-    /// The agent reloaded its own session (`session/load`).
-    Loaded,
-    /// A fresh native session, primed with the stored transcript.
-    Primed,
-    /// A fresh native session for a new conversation.
-    New,
-}
 
 /// A live agent bound to one Hecate session.
 struct LiveAgent {
@@ -370,7 +360,8 @@ impl ExternalRuntime {
         out
     }
 
-    /// Shuts down the agent process of one session, if any.
+    /// Shuts down the agent process of one session, if any, after
+    /// `session/close` when the agent offers it.
     pub async fn close(&self, session_id: &SessionId) {
         let live = self.live.lock().await.remove(session_id);
         if let Some(l) = live {
@@ -378,10 +369,19 @@ impl ExternalRuntime {
         }
     }
 
+    /// Like [`ExternalRuntime::close`], also passing `session/delete` on when
+    /// the agent offers it (the Hecate session is being deleted).
+    pub async fn delete(&self, session_id: &SessionId) {
+        let live = self.live.lock().await.remove(session_id);
+        if let Some(l) = live {
+            lifecycle::release(&l.conn, &l.native_id, true).await;
+        }
+    }
+
     /// Stops the agent processes no turn has used for `idle` (process group
-    /// and all); their sessions reattach on the next prompt (`session/load`, or
-    /// a fresh native session primed with the transcript). Answers how many
-    /// were stopped.
+    /// and all, after `session/close` when offered); their sessions reattach on
+    /// the next prompt (`session/resume` or `session/load`, or a fresh native
+    /// session primed with the transcript). Answers how many were stopped.
     pub async fn reap_idle(&self, idle: Duration) -> usize {
         let reaped: Vec<(SessionId, Arc<LiveAgent>)> = {
             let mut live = self.live.lock().await;
@@ -402,12 +402,11 @@ impl ExternalRuntime {
         n
     }
 
-    /// Shuts down every agent process.
+    /// Shuts down every agent process (all at once, each after its
+    /// `session/close` when offered).
     pub async fn close_all(&self) {
         let all: Vec<_> = self.live.lock().await.drain().map(|(_, l)| l).collect();
-        for l in all {
-            shutdown(l).await;
-        }
+        futures::future::join_all(all.into_iter().map(shutdown)).await;
     }
 
     /// Runs one turn through the session's agent.
@@ -554,20 +553,11 @@ impl ExternalRuntime {
         let mut attach = Attach::New;
         let mut native: Option<NativeSession> = None;
         if let Some(old) = native_id
-            && conn.agent_info().load_session
-            && !manifest.quirks.broken_load_session
+            && let Some((session, how)) =
+                lifecycle::reattach(&conn, manifest, old, ws, mcp_servers).await
         {
-            // Replayed history is already in Hecate's transcript: discard it.
-            let (sink, _drop) = tokio::sync::mpsc::unbounded_channel();
-            match conn.load_session(old, ws, mcp_servers, sink).await {
-                Ok(session) => {
-                    native = Some(session);
-                    attach = Attach::Loaded;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "session/load failed; priming a fresh session")
-                }
-            }
+            native = Some(session);
+            attach = how;
         }
         let native = match native {
             Some(n) => n,
@@ -604,7 +594,8 @@ impl ExternalRuntime {
         apply_choices(&conn, &native.id, &chosen, &mut current).await;
         let native = native.id;
         tracing::info!(adapter_id, native_session_id = %native, ?attach, "external agent attached");
-        let baseline = if attach == Attach::Loaded {
+        let reattached = matches!(attach, Attach::Loaded | Attach::Resumed);
+        let baseline = if reattached {
             CostBaseline::Unknown
         } else {
             CostBaseline::FromStart
@@ -620,7 +611,7 @@ impl ExternalRuntime {
             }),
             started_at: crate::domain::time::now_rfc3339(),
             settings: std::sync::Mutex::new(current),
-            fresh: attach != Attach::Loaded,
+            fresh: !reattached,
             turned: std::sync::atomic::AtomicBool::new(false),
         });
         let held = {
@@ -663,7 +654,7 @@ async fn apply_session_settings(
 }
 
 async fn shutdown(live: Arc<LiveAgent>) {
-    live.conn.shutdown().await;
+    lifecycle::release(&live.conn, &live.native_id, false).await;
 }
 
 /// Puts what an editor chose back on a native session (after a restart, a

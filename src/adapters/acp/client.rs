@@ -96,6 +96,15 @@ pub struct AgentInfo {
     pub protocol_version: u16,
     /// Whether it supports `session/load`.
     pub load_session: bool,
+    /// Whether it supports `session/resume` (reattach without a replay).
+    #[serde(default)]
+    pub resume_session: bool,
+    /// Whether it supports `session/close`.
+    #[serde(default)]
+    pub close_session: bool,
+    /// Whether it supports `session/delete`.
+    #[serde(default)]
+    pub delete_session: bool,
     /// Whether prompts may carry images.
     pub prompt_image: bool,
     /// Whether prompts may carry audio.
@@ -124,6 +133,9 @@ impl From<&InitializeResponse> for AgentInfo {
             version: r.agent_info.as_ref().map(|i| i.version.clone()),
             protocol_version,
             load_session: caps.load_session,
+            resume_session: caps.session_capabilities.resume.is_some(),
+            close_session: caps.session_capabilities.close.is_some(),
+            delete_session: caps.session_capabilities.delete.is_some(),
             prompt_image: caps.prompt_capabilities.image,
             prompt_audio: caps.prompt_capabilities.audio,
             prompt_embedded_context: caps.prompt_capabilities.embedded_context,
@@ -156,7 +168,7 @@ pub struct NativeSession {
 }
 
 impl NativeSession {
-    fn new(
+    pub(super) fn new(
         id: String,
         modes: Option<&SessionModeState>,
         config: Option<&Vec<SessionConfigOption>>,

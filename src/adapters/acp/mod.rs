@@ -9,6 +9,7 @@ mod client;
 pub mod convert;
 pub mod error;
 mod handlers;
+mod lifecycle;
 pub mod normalize;
 pub mod services;
 pub mod transport;

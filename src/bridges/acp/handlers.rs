@@ -7,6 +7,7 @@
 use super::AcpBridgeError;
 use super::convert::nothing_configured;
 use super::prompt::prompt;
+use super::sessions::lifecycle::{close_session, delete_session, resume_session};
 use super::sessions::settings::{SetSessionModelRequest, set_config_option, set_mode, set_model};
 use super::sessions::{list_sessions, load_session, new_session};
 use super::state::Shared;
@@ -16,9 +17,11 @@ use crate::domain::workspace::DelegateCapabilities;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    CancelNotification, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    LoadSessionRequest, McpCapabilities, NewSessionRequest, PromptCapabilities, PromptRequest,
-    SessionCapabilities, SessionListCapabilities, SetSessionConfigOptionRequest,
+    CancelNotification, CloseSessionRequest, DeleteSessionRequest, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    McpCapabilities, NewSessionRequest, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
     SetSessionModeRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -53,8 +56,9 @@ pub async fn connect(
         shared.clone(),
         shared.clone(),
         shared.clone(),
-        shared,
+        shared.clone(),
     );
+    let (s11, s12, s13) = (shared.clone(), shared.clone(), shared);
     Agent
         .v1()
         .name("hecate")
@@ -86,6 +90,27 @@ pub async fn connect(
             async move |r: LoadSessionRequest, resp, cx: ConnectionTo<Client>| {
                 let (shared, conn) = (s4.clone(), cx.clone());
                 spawn_answer(&cx, async move { load_session(&shared, r, resp, &conn).await })
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: ResumeSessionRequest, resp, cx| {
+                let shared = s11.clone();
+                spawn_answer(&cx, async move { resume_session(&shared, r, resp).await })
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: CloseSessionRequest, resp, cx| {
+                let shared = s12.clone();
+                spawn_answer(&cx, async move { close_session(&shared, r, resp).await })
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: DeleteSessionRequest, resp, cx| {
+                let shared = s13.clone();
+                spawn_answer(&cx, async move { delete_session(&shared, r, resp).await })
             },
             on_receive_request!(),
         )
@@ -189,7 +214,13 @@ fn initialize(
                 .embedded_context(true),
         )
         .mcp_capabilities(McpCapabilities::new().http(true))
-        .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
+        .session_capabilities(
+            SessionCapabilities::new()
+                .list(SessionListCapabilities::new())
+                .resume(SessionResumeCapabilities::new())
+                .close(SessionCloseCapabilities::new())
+                .delete(SessionDeleteCapabilities::new()),
+        );
     let setup = AuthMethodAgent::new("hecate-setup", "Set up Hecate").description(
         "Hecate needs a model provider or an installed coding agent. Run `hecate doctor` \
          to see the config file path and what is missing."

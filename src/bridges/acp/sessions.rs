@@ -1,8 +1,10 @@
 //! Session requests: `session/new`, `session/load` (the stored transcript replayed
-//! as updates) and `session/list`. What a thread offers as modes and options is
-//! in `options`; changing them (`session/set_mode`, `session/set_config_option`,
+//! as updates) and `session/list`. Resuming, closing and deleting are in
+//! `lifecycle`. What a thread offers as modes and options is in `options`;
+//! changing them (`session/set_mode`, `session/set_config_option`,
 //! `session/set_model`) in `settings`.
 
+pub mod lifecycle;
 pub mod options;
 pub mod settings;
 

@@ -99,6 +99,11 @@ impl Shared {
         lock(&self.threads).insert(id, thread);
     }
 
+    /// Forgets a thread (closed or deleted); a later request rebuilds it from the store.
+    pub fn forget_thread(&self, id: &SessionId) {
+        lock(&self.threads).remove(id);
+    }
+
     /// Changes a thread's target.
     pub fn set_target(&self, id: &SessionId, target: TargetRef) -> bool {
         match lock(&self.threads).get_mut(id) {
