@@ -8,7 +8,7 @@ use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::session::RuntimeKind;
-use crate::runtimes::external::{AgentSettings, OpenAgent, OptionValue};
+use crate::runtimes::external::{AgentSettings, ExternalRuntime, OpenAgent, OptionValue};
 
 fn not_enabled() -> HecateError {
     HecateError::new(
@@ -18,6 +18,11 @@ fn not_enabled() -> HecateError {
 }
 
 impl<'e> Agents<'e> {
+    /// The external-agent runtime, or `not_enabled` when this process has none.
+    fn runtime(self) -> Result<&'e std::sync::Arc<ExternalRuntime>> {
+        self.engine.inner.external.as_ref().ok_or_else(not_enabled)
+    }
+
     /// Starts `adapter_id`'s agent for session `id` in `workspace` (reloading
     /// the session's native session when it last ran on that adapter) and
     /// answers the modes and options it offers.
@@ -29,12 +34,7 @@ impl<'e> Agents<'e> {
         workspace: &str,
         mcp_servers: &[McpServerConfig],
     ) -> Result<AgentSettings> {
-        let rt = self
-            .engine
-            .inner
-            .external
-            .as_ref()
-            .ok_or_else(not_enabled)?;
+        let rt = self.runtime()?;
         self.check_adapter(adapter_id)?;
         let session = self.engine.get_session(namespace, id).await?;
         let same_agent = session.runtime_kind == RuntimeKind::ExternalAgent
@@ -63,23 +63,13 @@ impl<'e> Agents<'e> {
         option: &str,
         value: OptionValue,
     ) -> Result<AgentSettings> {
-        let rt = self
-            .engine
-            .inner
-            .external
-            .as_ref()
-            .ok_or_else(not_enabled)?;
+        let rt = self.runtime()?;
         rt.set_option(id, option, value).await
     }
 
     /// Switches session `id`'s running agent to `mode`.
     pub async fn set_mode(self, id: &SessionId, mode: &str) -> Result<AgentSettings> {
-        let rt = self
-            .engine
-            .inner
-            .external
-            .as_ref()
-            .ok_or_else(not_enabled)?;
+        let rt = self.runtime()?;
         rt.set_mode(id, mode).await
     }
 }

@@ -21,7 +21,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
-use settings::{Opening, offer_for};
+use settings::{Opening, attach_thread, offer_for};
 use std::path::Path;
 
 /// Sessions listed at most.
@@ -118,13 +118,7 @@ pub async fn load_session(
     for u in render::transcript(&transcript.messages) {
         cx.send_notification(SessionNotification::new(r.session_id.clone(), u))?;
     }
-    let thread = Thread {
-        target,
-        cwd: r.cwd.display().to_string(),
-        mcp_servers: r.mcp_servers.iter().filter_map(mcp_server).collect(),
-    };
-    shared.set_thread(sid.clone(), thread.clone());
-    let offer = offer_for(shared, &sid, &thread, Opening::Start).await;
+    let offer = attach_thread(shared, &sid, target, &r.cwd, &r.mcp_servers).await;
     resp.respond(
         LoadSessionResponse::new()
             .modes(offer.modes)

@@ -3,9 +3,9 @@
 //! connection (its turn cancelled, its agent let go, nothing deleted), and
 //! deleting a stored session after closing it.
 
-use super::settings::{Opening, offer_for};
-use crate::bridges::acp::convert::{mcp_server, nothing_configured, target_of, to_rpc};
-use crate::bridges::acp::state::{Shared, Thread};
+use super::settings::attach_thread;
+use crate::bridges::acp::convert::{nothing_configured, target_of, to_rpc};
+use crate::bridges::acp::state::Shared;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use agent_client_protocol::v1::Responder;
@@ -57,13 +57,7 @@ pub async fn resume_session(
         Some(t) => t,
         None => return resp.respond_with_error(nothing_configured()),
     };
-    let thread = Thread {
-        target,
-        cwd: r.cwd.display().to_string(),
-        mcp_servers: r.mcp_servers.iter().filter_map(mcp_server).collect(),
-    };
-    shared.set_thread(sid.clone(), thread.clone());
-    let offer = offer_for(shared, &sid, &thread, Opening::Start).await;
+    let offer = attach_thread(shared, &sid, target, &r.cwd, &r.mcp_servers).await;
     resp.respond(
         ResumeSessionResponse::new()
             .modes(offer.modes)

@@ -4,12 +4,13 @@
 //! `session/set_model` from older clients (the `model` option by another name).
 
 use super::options::{MODEL_OPTION, Offer, TARGET_OPTION, agent_model_option, category_of, offer};
-use crate::bridges::acp::convert::to_rpc;
+use crate::bridges::acp::convert::{mcp_server, to_rpc};
 use crate::bridges::acp::state::{Shared, Thread};
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use crate::engine::targets::TargetRef;
 use crate::engine::{AgentSettings, OptionValue};
+use agent_client_protocol::v1::schema::McpServer;
 use agent_client_protocol::v1::schema::{
     ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOptionCategory, SessionConfigOptionValue,
     SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
@@ -40,6 +41,25 @@ pub enum Opening {
     Start,
     /// Only read what a running agent offers.
     Look,
+}
+
+/// Makes `target` the thread of stored session `sid` for this connection (a
+/// `session/load` or `session/resume`), starting its agent, and answers what it
+/// offers.
+pub async fn attach_thread(
+    shared: &Shared,
+    sid: &SessionId,
+    target: TargetRef,
+    cwd: &Path,
+    mcp_servers: &[McpServer],
+) -> Offer {
+    let thread = Thread {
+        target,
+        cwd: cwd.display().to_string(),
+        mcp_servers: mcp_servers.iter().filter_map(mcp_server).collect(),
+    };
+    shared.set_thread(sid.clone(), thread.clone());
+    offer_for(shared, sid, &thread, Opening::Start).await
 }
 
 /// What `thread` offers now; with [`Opening::Start`] an external agent is
