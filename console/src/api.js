@@ -131,6 +131,7 @@ export const paths = {
   inbox: '/hecate/v1/approvals',
   stats: '/hecate/v1/system/stats',
   traces: '/hecate/v1/traces',
+  traceCosts: '/hecate/v1/traces/costs',
   models: '/v1/models',
   providers: '/hecate/v1/providers/status',
   providerPresets: '/hecate/v1/providers/presets',

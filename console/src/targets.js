@@ -9,6 +9,8 @@ const BLOCKED_TEXT = {
   circuit_open: 'its provider failed repeatedly and is cooling down',
   provider_unhealthy: 'its provider does not answer',
   no_models: 'its provider lists no models',
+  provider_disabled: 'its provider is disabled in the configuration',
+  self_referential: 'its provider points back at this Hecate, so a request would loop',
 };
 
 /** Human text for a routing_blocked_reason. */

@@ -22,7 +22,7 @@ use crate::adapters::acp::LauncherOptions;
 use crate::adapters::acp::agent::catalog::{BUILTIN_MANIFESTS, Catalog};
 use crate::adapters::process::env::current_env;
 use crate::adapters::providers::ProviderClient;
-use crate::config::{Config, adapters_dir_beside};
+use crate::config::{Config, DEFAULT_LISTEN, adapters_dir_beside};
 use crate::domain::redact::redact_urls_in;
 use check::{Check, Status};
 use std::collections::HashMap;
@@ -191,12 +191,24 @@ pub async fn run(cli: &GlobalArgs, args: &DoctorArgs) -> anyhow::Result<i32> {
         .as_ref()
         .map(|c| c.providers.clone())
         .unwrap_or_default();
+    let disabled = config
+        .as_ref()
+        .map(|c| c.disabled_providers.clone())
+        .unwrap_or_default();
+    // The address `hecate serve` would listen on (its --listen is not known here).
+    let listen = config
+        .as_ref()
+        .and_then(|c| c.file.server.listen.as_deref())
+        .unwrap_or(DEFAULT_LISTEN)
+        .parse()
+        .ok();
     let provider_futures = provider_configs.into_iter().map(|p| {
         let source = config
             .as_ref()
             .and_then(|c| c.provider_sources.get(&p.name).cloned())
             .unwrap_or_default();
-        providers::provider_status(http.clone(), p, source, timeout)
+        let not_probed = providers::NotProbed::of(&p, &disabled, listen);
+        providers::provider_status(http.clone(), p, source, timeout, not_probed)
     });
     let home = dirs::home_dir();
     let (node, npm, bwrap, terminal_sandbox, adapter_lines, statuses) = futures::join!(

@@ -4,6 +4,7 @@
 use super::{AppContext, GlobalArgs};
 use crate::bridges::http::{ConsoleSource, HttpConfig, router};
 use crate::bridges::serve::{ServeLimits, serve};
+use crate::config::DEFAULT_LISTEN;
 use anyhow::Context;
 use std::net::SocketAddr;
 use tokio_util::sync::CancellationToken;
@@ -31,7 +32,7 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
         .listen
         .clone()
         .or_else(|| ctx.config.file.server.listen.clone())
-        .unwrap_or_else(|| "127.0.0.1:8765".to_string());
+        .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
     let addr: SocketAddr = listen
         .parse()
         .with_context(|| format!("--listen {listen:?} is not an address like 127.0.0.1:8765"))?;

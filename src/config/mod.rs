@@ -15,7 +15,7 @@ pub use memory::MemoryOptions;
 pub use options::ServerLimits;
 pub use schema::{
     AcpSection, AgentsSection, ApprovalsSection, ChatAppSection, ChatSection, ChatUserSection,
-    FileConfig, GatewaySection, GuardrailsSection, HistorySection, McpPoolSection,
+    DEFAULT_LISTEN, FileConfig, GatewaySection, GuardrailsSection, HistorySection, McpPoolSection,
     McpServerSection, PriceSection, ProviderSection, ServerSection, TerminalsSection,
 };
 

@@ -323,6 +323,10 @@ pub struct AgentsSection {
     pub gateway_url: Option<String>,
 }
 
+/// Where `hecate serve` listens when neither `--listen` nor `[server] listen`
+/// says.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8765";
+
 /// `[server]`: the HTTP listener.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -198,6 +198,32 @@ pub struct TraceFilter {
     pub offset: usize,
 }
 
+/// How `GET /hecate/v1/traces/costs` groups the traces it sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceCostBy {
+    /// The UTC day a request started (`YYYY-MM-DD`).
+    Day,
+    /// The provider the route sent a request to.
+    Provider,
+    /// The model sent to the provider, or the one the client named when none was.
+    Model,
+}
+
+/// What the traces of one group cost: requests, tokens and micro-USD.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceCostGroup {
+    /// The day, provider or model; `(no provider)` or `(no model)` when blank.
+    pub key: String,
+    /// How many traces the group holds.
+    pub requests: u64,
+    /// How many of them have no known cost (they count as nothing).
+    pub unpriced: u64,
+    /// Their total tokens.
+    pub tokens: u64,
+    /// What the priced ones cost, in micro-USD.
+    pub cost_micros_usd: i64,
+}
+
 /// One exchange to record in a chat session, written in one transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordedExchange {

@@ -5,7 +5,7 @@
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::gateway_conversation::{
     GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
-    GatewayMessage, GatewayTrace, RecordedExchange, TraceFilter,
+    GatewayMessage, GatewayTrace, RecordedExchange, TraceCostBy, TraceCostGroup, TraceFilter,
 };
 use async_trait::async_trait;
 
@@ -89,4 +89,13 @@ pub trait GatewayConversationStore: Send + Sync {
     /// What the traces of a namespace that started at or after `since` (RFC
     /// 3339) cost, in micro-USD; traces of unknown cost count as nothing.
     async fn trace_spend_since(&self, namespace: &str, since: &str) -> Result<i64>;
+    /// What the traces of a namespace that `filter` selects (its page ignored)
+    /// cost, summed per group of `by`; days ascending, providers and models
+    /// dearest first.
+    async fn trace_costs(
+        &self,
+        namespace: &str,
+        filter: &TraceFilter,
+        by: TraceCostBy,
+    ) -> Result<Vec<TraceCostGroup>>;
 }

@@ -142,8 +142,14 @@ export const scenarios = {
     assert.match(await page.getByRole('alert').filter({ hasText: 'Stopped process' }).textContent(), new RegExp(`Stopped process ${listed.pid}`));
     const after = (await api('/hecate/v1/agent-adapters/processes')).body.data;
     assert.ok(!after.some((p) => p.session_id === id), 'gone from the API too');
-    // The chat stays.
+    // The chat stays; its next prompt starts a new process, which the page
+    // shows on its own (the list is read again on a timer).
     assert.equal((await api(`/hecate/v1/agent-chat/sessions/${id}`)).status, 200);
+    const again = await api(`/hecate/v1/agent-chat/sessions/${id}/messages`, { method: 'POST', body: JSON.stringify({ content: 'hello again' }) });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    const relisted = (await api('/hecate/v1/agent-adapters/processes')).body.data.find((p) => p.session_id === id);
+    assert.ok(relisted && relisted.pid !== listed.pid, 'a new process');
+    await table.locator(`tr[data-session-id="${id}"][data-pid="${relisted.pid}"]`).waitFor({ timeout: WAIT });
     assert.deepEqual(errors, []);
     await context.close();
   },

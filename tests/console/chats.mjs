@@ -101,6 +101,10 @@ export const scenarios = {
     assert.match(page.url(), /#\/new/);
     assert.equal(await sessionCount(), before, 'no session was created');
     await shot(page, 'new-chat-blocked');
+    // A disabled provider's model says so, in words.
+    await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption({ value: 'off/off-model' });
+    await page.getByRole('alert').filter({ hasText: 'its provider is disabled in the configuration' }).first().waitFor({ timeout: WAIT });
+    assert.equal(await start.getAttribute('aria-disabled'), 'true', 'a disabled provider blocks too');
     // A ready model lifts the block.
     await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption({ value: 'fix/fixture-model' });
     await page.waitForFunction(() => [...document.querySelectorAll('button')].some((b) => b.textContent === 'Start chat' && b.getAttribute('aria-disabled') !== 'true'), null, { timeout: WAIT });

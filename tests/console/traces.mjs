@@ -250,12 +250,16 @@ export const scenarios = {
     figures.traces_first_render_ms = await page.evaluate(() => Math.round(performance.now()));
     figures.traces_first_row_attached_ms = await page.evaluate(() => Math.round(window.__firstRow));
     assert.equal(await traceRows(page).count(), 50, 'one page at a time');
-    // The chart reads at most 10,000 and says it stopped there.
+    // The chart sums every trace on the server: no cap, one request.
     const costs = page.getByRole('region', { name: 'Cost' });
     await costs.getByRole('table', { name: 'Cost by day' }).waitFor({ timeout: 60000 });
-    assert.equal(await costs.getAttribute('data-capped'), 'true');
-    assert.equal(await costs.getAttribute('data-traces'), '10000');
-    assert.match(await costs.textContent(), /capped at the newest 10,000/);
+    const all = (await allTraces()).length;
+    assert.ok(all >= target, `${all} traces`);
+    assert.equal(await costs.getAttribute('data-traces'), String(all));
+    assert.match(await costs.textContent(), /every trace of the filter/);
+    figures.traces_cost_requests = await page.evaluate(() => performance.getEntriesByType('resource')
+      .filter((r) => r.name.includes('/hecate/v1/traces/costs')).length);
+    assert.equal(figures.traces_cost_requests, 1, 'one sum, not a read of every trace');
     // Where the first render's time went: the traces request's end, and the
     // same render again in the warm context (modules cached, chart done).
     figures.traces_first_list_request_ms = await page.evaluate(() => {

@@ -272,3 +272,135 @@ fn the_terminal_sandbox_line_says_whether_bubblewrap_can_honour_the_setting() {
         );
     }
 }
+
+/// The doctor line of provider `name`.
+fn provider_line<'a>(data: &'a Value, name: &str) -> &'a Value {
+    check(data, &format!("provider {name}"))
+}
+
+/// The readiness entry of provider `name` in the JSON report.
+fn provider_report<'a>(data: &'a Value, name: &str) -> &'a Value {
+    data["providers"]
+        .as_array()
+        .expect("providers")
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no provider {name}: {data:#}"))
+}
+
+#[test]
+fn disabled_and_self_referential_providers_say_why_and_are_not_probed() {
+    let fx = crate::support::common::ModelServer::start(None);
+    let home = Home::empty();
+    // `loop` points at the address `hecate serve` would listen on.
+    home.write_config(&format!(
+        "[server]\nlisten = \"127.0.0.1:18999\"\n\n\
+         [providers.up]\nbase_url = \"{base}/v1\"\n\n\
+         [providers.off]\nbase_url = \"{base}/v1\"\nenabled = false\nmodels = [\"m\"]\n\n\
+         [providers.loop]\nbase_url = \"http://localhost:18999/v1\"\n",
+        base = fx.base
+    ));
+    let path = empty_path(&home);
+    let (code, data) = doctor_json(&home, &path);
+    assert_eq!(code, 0, "one provider is ready: {data:#}");
+
+    let up = provider_report(&data, "up");
+    assert_eq!(up["routing_ready"], true, "{up:#}");
+    assert_eq!(provider_line(&data, "up")["status"], "ok");
+
+    // Disabled: listed, not asked (no health, no latency), blocked in routing.
+    let off = provider_report(&data, "off");
+    assert_eq!(
+        (&off["healthy"], &off["routing_ready"]),
+        (&Value::Bool(false), &Value::Bool(false))
+    );
+    assert!(off["latency_ms"].is_null(), "not probed: {off:#}");
+    assert_eq!(
+        off["models"],
+        serde_json::json!(["m"]),
+        "declared models kept"
+    );
+    let routing = off["readiness_checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "routing")
+        .expect("routing step");
+    assert_eq!(routing["reason"], "provider_disabled", "{off:#}");
+    let line = provider_line(&data, "off");
+    assert_eq!(line["status"], "warn");
+    assert!(
+        line["message"].as_str().expect("text").contains("disabled"),
+        "{line}"
+    );
+    assert!(
+        line["fix"]
+            .as_str()
+            .expect("text")
+            .contains("PROVIDER_OFF_ENABLED=true"),
+        "{line}"
+    );
+
+    // Self-referential: blocked in health and routing, not probed.
+    let looping = provider_report(&data, "loop");
+    assert!(looping["latency_ms"].is_null(), "not probed: {looping:#}");
+    let reasons: Vec<&str> = looping["readiness_checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["status"] == "blocked")
+        .map(|c| c["reason"].as_str().expect("text"))
+        .collect();
+    assert_eq!(
+        reasons,
+        ["self_referential", "self_referential"],
+        "{looping:#}"
+    );
+    let line = provider_line(&data, "loop");
+    assert!(
+        line["message"]
+            .as_str()
+            .expect("text")
+            .contains("127.0.0.1:18999"),
+        "{line}"
+    );
+    assert!(
+        line["fix"]
+            .as_str()
+            .expect("text")
+            .contains("real upstream"),
+        "{line}"
+    );
+
+    let summary = check(&data, "providers");
+    assert_eq!(summary["status"], "ok");
+    assert_eq!(summary["message"], "1 of 3 provider(s) ready (1 disabled).");
+}
+
+#[test]
+fn every_provider_disabled_is_a_warning_not_an_error() {
+    let home = Home::empty();
+    home.write_config(
+        "[providers.a]\nbase_url = \"http://127.0.0.1:1/v1\"\nenabled = false\n\n\
+         [providers.b]\nbase_url = \"http://127.0.0.1:1/v1\"\nenabled = false\n",
+    );
+    let path = empty_path(&home);
+    let (code, data) = doctor_json(&home, &path);
+    assert_eq!(code, 0, "{data:#}");
+    let summary = check(&data, "providers");
+    assert_eq!(summary["status"], "warn", "{summary}");
+    assert!(
+        summary["message"]
+            .as_str()
+            .expect("text")
+            .contains("disabled"),
+        "{summary}"
+    );
+    assert!(
+        summary["fix"]
+            .as_str()
+            .expect("text")
+            .contains("ENABLED=true"),
+        "{summary}"
+    );
+}

@@ -49,6 +49,7 @@ mod http_session_stream;
 mod http_sessions_shared_with_cli;
 mod http_stream_approval_events;
 mod http_stream_fanout;
+mod http_trace_costs;
 mod http_transcript_pages;
 mod http_turn_traces;
 mod kill9_soak;

@@ -1859,6 +1859,7 @@ macro_rules! conformance {
                     chat_sessions_list_newest_first_per_namespace_and_delete_both_streams,
                     traces_filter_by_request_session_and_time_newest_first,
                     traces_filter_by_model_provider_and_status,
+                    trace_costs_sum_per_day_provider_and_model_under_the_filter,
                     a_replayed_batch_of_traces_is_stored_once,
                     a_chat_session_made_ahead_keeps_its_header_and_a_patch_changes_what_it_names,
                     a_traces_route_round_trips_and_spend_sums_its_costs,

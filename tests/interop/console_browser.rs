@@ -58,6 +58,11 @@ fn the_console_works_in_a_real_browser() {
     home.set("PROVIDER_DEAD_KIND", "openai");
     home.set("PROVIDER_DEAD_BASE_URL", "http://127.0.0.1:9/v1");
     home.set("PROVIDER_DEAD_MODELS", "ghost-model");
+    // A provider the operator turned off: listed, never routed to.
+    home.set("PROVIDER_OFF_KIND", "openai");
+    home.set("PROVIDER_OFF_BASE_URL", &format!("{}/v1", model.base));
+    home.set("PROVIDER_OFF_MODELS", "off-model");
+    home.set("PROVIDER_OFF_ENABLED", "false");
     // For the Traces page: a bare `failover-model` is served first by `down`
     // (providers are tried in name order), which cannot answer, then by `spare`
     // (the fixture model); `priced-model` is only on `spare`, priced, to seed

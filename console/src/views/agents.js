@@ -4,7 +4,7 @@
 // error, the agent's stderr tail), a probe, and the managed install followed
 // stage by stage (POST …/install, then GET …/install until it ends); the
 // operator's own manifests and those that did not load; and the agent processes
-// Hecate runs now, each of which can be stopped.
+// Hecate runs now (read again every few seconds), each of which can be stopped.
 
 import { get, post, paths, isAbort } from '../api.js';
 import { h, alertBox, showError, showMessage, clearAlert, timeEl, focusEl, formatDuration, uid } from '../dom.js';
@@ -179,6 +179,9 @@ function adapterSection(a, ctx) {
   return section;
 }
 
+/** How often the process list is read again while the page is shown. */
+const PROCESS_REFRESH_MS = 5000;
+
 function processRow(p, onKill) {
   const name = p.session_title || p.session_id;
   const kill = h('button', { type: 'button', class: 'danger-button small', 'aria-label': `Kill the process of ${name}`, text: 'Kill' });
@@ -282,8 +285,27 @@ export function mountAgents(root) {
     ]);
   }
 
+  // Processes start, idle and exit on their own: read them again on a timer,
+  // except while the tab is hidden or the keyboard focus is inside the table
+  // (a row replaced under a focused Kill button would lose the focus).
+  let timer = null;
+  function refreshProcessesLater() {
+    timer = setTimeout(async () => {
+      if (ctrl.signal.aborted) return;
+      if (!document.hidden && !procs.contains(document.activeElement)) {
+        await loadProcesses().catch((err) => { if (!isAbort(err)) showError(procAlert, err); });
+      }
+      if (!ctrl.signal.aborted) refreshProcessesLater();
+    }, PROCESS_REFRESH_MS);
+  }
+
   refresh.addEventListener('click', load);
-  load();
+  load().then(refreshProcessesLater);
   focusEl(heading);
-  return { unmount: () => ctrl.abort() };
+  return {
+    unmount: () => {
+      clearTimeout(timer);
+      ctrl.abort();
+    },
+  };
 }

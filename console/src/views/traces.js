@@ -4,17 +4,15 @@
 // address, so a link reproduces the view); the inspector of one request (its
 // route candidates in the order the router considered them, with each one's
 // outcome and skip or failover reason, timings, tokens, cost, its chat and the
-// raw trace); and what the filtered traces cost, per day, provider or model, as
-// an SVG chart with its table.
+// raw trace); and what the filtered traces cost, per day, provider or model
+// (summed by the server, GET /hecate/v1/traces/costs), as an SVG chart with its
+// table.
 
 import { get, paths, isAbort } from '../api.js';
 import { h, alertBox, showError, clearAlert, field, timeEl, formatDuration, focusEl, uid } from '../dom.js';
 import { barChart } from '../chart.js';
 
 const PAGE = 50;
-/** The most traces the cost chart reads (10 pages of 1,000). */
-export const CHART_CAP = 10000;
-const CHART_PAGE = 1000;
 /** The filters the API takes, in the order the address lists them. */
 const FILTERS = ['session_id', 'model', 'provider', 'status', 'since', 'until'];
 const STATUSES = ['completed', 'failed', 'cancelled'];
@@ -111,70 +109,35 @@ function statusBadge(status) {
   return h('span', { class: `badge status-${status}`, text: status });
 }
 
-// The cost chart's last result, kept across the remount that opening a trace
-// causes, so selecting rows does not read every trace again.
-let chartCache = null;
+// The cost chart's last answers (per filter and grouping), kept across the
+// remount that opening a trace causes, so selecting rows asks nothing again.
+const chartCache = new Map();
 
-/** Reads the traces `filters` select, up to CHART_CAP, newest first. */
-async function readAll(filters, signal, onProgress) {
-  // Pin the upper bound so traces arriving meanwhile do not shift the pages.
-  const now = new Date().toISOString();
-  const until = filters.until && filters.until < now ? filters.until : now;
-  const all = [];
-  for (let offset = 0; offset < CHART_CAP; offset += CHART_PAGE) {
-    const res = await get(paths.traces, { query: { ...filters, until, limit: CHART_PAGE, offset }, signal });
-    const page = (res && res.data) || [];
-    all.push(...page);
-    if (onProgress) onProgress(all.length);
-    if (page.length < CHART_PAGE) return { traces: all, capped: false, until };
-  }
-  // A full last page: there may be more.
-  const more = await get(paths.traces, { query: { ...filters, until, limit: 1, offset: CHART_CAP }, signal });
-  return { traces: all, capped: Boolean(more && more.data && more.data.length), until };
-}
-
-/** Groups traces by `by`: [{key, label, short, requests, unpriced, tokens, micros}]. */
-export function groupCosts(traces, by) {
-  const groups = new Map();
-  const keyOf = (t) => {
-    if (by === 'provider') return t.provider || '(no provider)';
-    if (by === 'model') return t.model || t.requested_model || '(no model)';
-    return String(t.started_at || '').slice(0, 10) || '(unknown day)';
-  };
-  for (const t of traces) {
-    const key = keyOf(t);
-    let g = groups.get(key);
-    if (!g) {
-      g = { key, label: key, requests: 0, unpriced: 0, tokens: 0, micros: 0 };
-      groups.set(key, g);
-    }
-    g.requests += 1;
-    g.tokens += Number(t.total_tokens) || 0;
-    if (typeof t.cost_micros_usd === 'number') g.micros += t.cost_micros_usd;
-    else g.unpriced += 1;
-  }
-  let out = [...groups.values()];
-  if (by === 'day') {
-    out.sort((a, b) => a.key.localeCompare(b.key));
-    // Days without a request are bars of zero, so gaps show (at most a year).
-    const days = out.filter((g) => /^\d{4}-\d{2}-\d{2}$/.test(g.key));
-    if (days.length > 1) {
-      const first = Date.parse(`${days[0].key}T00:00:00Z`);
-      const last = Date.parse(`${days[days.length - 1].key}T00:00:00Z`);
-      const span = Math.round((last - first) / 86400000);
-      if (span < 366) {
-        const filled = [];
-        for (let i = 0; i <= span; i += 1) {
-          const key = new Date(first + i * 86400000).toISOString().slice(0, 10);
-          filled.push(groups.get(key) || { key, label: key, requests: 0, unpriced: 0, tokens: 0, micros: 0 });
-        }
-        out = [...filled, ...out.filter((g) => !days.includes(g))];
+/** Chart groups from the API's `groups` by `by`: days oldest first with the
+ * days between them as zero bars (over at most a year), others as given
+ * (dearest first). Each: {key, label, short, requests, unpriced, tokens, micros}. */
+export function chartGroups(apiGroups, by) {
+  const zero = (key) => ({ key, label: key, requests: 0, unpriced: 0, tokens: 0, micros: 0 });
+  let out = apiGroups.map((g) => ({
+    key: g.key, label: g.key, requests: g.requests, unpriced: g.unpriced, tokens: g.tokens, micros: g.cost_micros_usd,
+  }));
+  if (by !== 'day') return out;
+  const byKey = new Map(out.map((g) => [g.key, g]));
+  const days = out.filter((g) => /^\d{4}-\d{2}-\d{2}$/.test(g.key));
+  if (days.length > 1) {
+    const first = Date.parse(`${days[0].key}T00:00:00Z`);
+    const last = Date.parse(`${days[days.length - 1].key}T00:00:00Z`);
+    const span = Math.round((last - first) / 86400000);
+    if (span < 366) {
+      const filled = [];
+      for (let i = 0; i <= span; i += 1) {
+        const key = new Date(first + i * 86400000).toISOString().slice(0, 10);
+        filled.push(byKey.get(key) || zero(key));
       }
+      out = [...filled, ...out.filter((g) => !days.includes(g))];
     }
-    for (const g of out) g.short = g.key.slice(5);
-  } else {
-    out.sort((a, b) => b.micros - a.micros || b.requests - a.requests || a.key.localeCompare(b.key));
   }
+  for (const g of out) g.short = g.key.slice(5);
   return out;
 }
 
@@ -264,21 +227,22 @@ export function mountTraces(root, { query = {}, requestId } = {}) {
   newer.addEventListener('click', () => go({ ...filters, by, offset: Math.max(0, offset - PAGE) }, requestId));
   older.addEventListener('click', () => go({ ...filters, by, offset: offset + PAGE }, requestId));
   groupSelect.addEventListener('change', () => {
-    // Regrouping needs no new read: replace the address without a remount.
+    // Regrouping asks the server for the new sums; the list stays as it is, so
+    // replace the address without a remount.
     const next = { ...filters, offset, by: groupSelect.value };
     history.replaceState(null, '', hashOf(next, requestId));
-    renderChart(groupSelect.value);
+    loadChart();
   });
   refresh.addEventListener('click', () => {
     clearAlert(alert);
-    chartCache = null;
+    chartCache.clear();
     loadTotals().catch(() => {});
     loadList().then(() => loadChart()).catch((err) => {
       if (!isAbort(err)) showError(alert, err);
     });
   });
   recompute.addEventListener('click', () => {
-    chartCache = null;
+    chartCache.clear();
     loadChart();
   });
 
@@ -408,12 +372,11 @@ export function mountTraces(root, { query = {}, requestId } = {}) {
   // --- the cost chart.
   let chartData = null;
   function renderChart(group) {
-    if (!chartData) return;
-    const groups = groupCosts(chartData.traces, group);
+    if (!chartData || chartData.by !== group) return;
+    const groups = chartGroups(chartData.groups, group);
     const label = { day: 'day', provider: 'provider', model: 'model' }[group];
     const name = `Cost by ${label}`;
-    const total = chartData.traces.reduce((sum, t) => sum + (typeof t.cost_micros_usd === 'number' ? t.cost_micros_usd : 0), 0);
-    const unpriced = chartData.traces.filter((t) => typeof t.cost_micros_usd !== 'number').length;
+    const total = chartData.total;
     // Names: the 12 dearest, the rest as one bar (the table lists them all).
     let bars = groups.map((g) => ({ label: g.label, short: g.short, value: g.micros, display: usd(g.micros) }));
     if (group !== 'day' && bars.length > 13) {
@@ -423,7 +386,7 @@ export function mountTraces(root, { query = {}, requestId } = {}) {
     }
     const chart = barChart({
       bars,
-      name: `${name}: ${groups.length} ${group === 'day' ? 'days' : `${label}s`}, ${usd(total)} in all`,
+      name: `${name}: ${groups.length} ${group === 'day' ? 'days' : `${label}s`}, ${usd(total.cost_micros_usd)} in all`,
       orientation: group === 'day' ? 'columns' : 'rows',
       format: usdShort,
     });
@@ -437,39 +400,37 @@ export function mountTraces(root, { query = {}, requestId } = {}) {
       h('td', { class: 'num', text: usd(g.micros) }))));
     const foot = h('tfoot', {}, h('tr', {},
       h('th', { scope: 'row', text: 'Total' }),
-      h('td', { class: 'num', text: num(chartData.traces.length) }),
-      h('td', { class: 'num', text: num(unpriced) }),
-      h('td', { class: 'num', text: num(groups.reduce((s, g) => s + g.tokens, 0)) }),
-      h('td', { class: 'num cost-total', dataset: { micros: String(total) }, text: usd(total) })));
+      h('td', { class: 'num', text: num(total.requests) }),
+      h('td', { class: 'num', text: num(total.unpriced) }),
+      h('td', { class: 'num', text: num(total.tokens) }),
+      h('td', { class: 'num cost-total', dataset: { micros: String(total.cost_micros_usd) }, text: usd(total.cost_micros_usd) })));
     const table = h('table', { class: 'cost-table', 'aria-label': name },
-      h('caption', { text: `${name} — ${chartData.capped ? `the newest ${num(CHART_CAP)} traces of the filter` : 'every trace of the filter'}` }),
+      h('caption', { text: `${name} — every trace of the filter` }),
       h('thead', {}, head), body, foot);
     chartBox.replaceChildren(
       groups.length ? h('div', { class: 'chart-scroll' }, chart) : h('p', { class: 'hint', text: 'No trace to chart.' }),
       h('details', { class: 'cost-details', open: true, 'aria-label': `${name} (table)` },
         h('summary', { text: `${name} (table)` }), h('div', { class: 'table-scroll' }, table)));
-    chartNote.textContent = `${num(chartData.traces.length)} trace(s) up to ${new Date(chartData.until).toLocaleString()}`
-      + (chartData.capped ? `; capped at the newest ${num(CHART_CAP)} — narrow the filter (Since/Until) to chart older ones.` : '.')
-      + (unpriced ? ` ${num(unpriced)} without a price count as nothing.` : '');
-    costSection.dataset.capped = String(chartData.capped);
-    costSection.dataset.traces = String(chartData.traces.length);
+    chartNote.textContent = `${num(total.requests)} trace(s) up to ${new Date(chartData.until).toLocaleString()}.`
+      + (total.unpriced ? ` ${num(total.unpriced)} without a price count as nothing.` : '');
+    costSection.dataset.traces = String(total.requests);
   }
 
   async function loadChart() {
-    const key = JSON.stringify(filters);
+    const group = groupSelect.value;
+    const key = JSON.stringify([filters, group]);
     // Kept for a minute across the remounts of selecting and paging.
-    if (chartCache && chartCache.key === key && Date.now() - chartCache.at < 60000) {
-      chartData = chartCache.data;
-      renderChart(groupSelect.value);
+    const cached = chartCache.get(key);
+    if (cached && Date.now() - cached.at < 60000) {
+      chartData = cached.data;
+      renderChart(group);
       return;
     }
-    chartNote.textContent = 'Reading the traces…';
+    chartNote.textContent = 'Summing the traces…';
     recompute.disabled = true;
     try {
-      const data = await readAll(filters, ctrl.signal, (n) => {
-        chartNote.textContent = `Reading the traces… ${num(n)}`;
-      });
-      chartCache = { key, at: Date.now(), data };
+      const data = await get(paths.traceCosts, { query: { ...filters, by: group }, signal: ctrl.signal });
+      chartCache.set(key, { at: Date.now(), data });
       chartData = data;
       renderChart(groupSelect.value);
     } catch (err) {

@@ -263,6 +263,7 @@ pub fn routes() -> Vec<ApiRoute> {
             chat_sessions::replay,
         ),
         ApiRoute::get("/hecate/v1/traces", traces::list),
+        ApiRoute::get("/hecate/v1/traces/costs", traces::costs),
         ApiRoute::get("/hecate/v1/flows", flows::catalog),
         ApiRoute::get("/hecate/v1/flows/{agent_id}/chats", flows::chats),
         ApiRoute::post("/hecate/v1/chats", chats::start),

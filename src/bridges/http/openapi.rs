@@ -62,6 +62,9 @@ use crate::bridges::resources::tasks::{
     TaskPatchResponse, TaskResponse, TaskRunDto, TaskRunListResponse, TaskRunResponse,
     TaskRunStateDto, TaskRunStreamEventData, TaskStepDto, TaskStepListResponse, TaskStepResponse,
 };
+use crate::bridges::resources::trace_costs::{
+    TraceCostGroupDto, TraceCostGrouping, TraceCostsResponse,
+};
 use crate::bridges::resources::{
     ActivityDto, CancelDto, CancelResponse, CreateSessionRequest, DeletedDto, DeletedResponse,
     GatewayStatsDto, HealthDto, HistoryDto, McpPoolDto, MessageDto, MessageListResponse,
@@ -170,6 +173,7 @@ use utoipa::{Modify, OpenApi};
         chat_sessions::delete,
         chat_sessions::replay,
         traces::list,
+        traces::costs,
         flows::catalog,
         flows::chats,
         chats::start,
@@ -212,6 +216,7 @@ use utoipa::{Modify, OpenApi};
         ChatSessionListResponse, ChatSessionSummaryDto, ChatSessionResponse, ChatSessionDto,
         ChatMessageDto, ChatProviderCallDto, ChatReplayResponse, ChatReplayDto,
         ChatDeletedResponse, TraceListResponse, TraceDto, RouteCandidateDto,
+        TraceCostsResponse, TraceCostGroupDto, TraceCostGrouping,
         CapabilitiesDto, CapabilityOverrideRequest, CapabilityProbeRequest, ModelCapabilityDto,
         ModelCapabilityResponse, CapabilityOverrideDeletedDto, CapabilityOverrideDeletedResponse,
         ChatCompletionRequest, OpenAiMessage, OpenAiContent, OpenAiPart, ChatCompletion,

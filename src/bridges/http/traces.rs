@@ -1,13 +1,16 @@
 //! Gateway traces (`GET /hecate/v1/traces`): one record per `/v1` request,
 //! filtered by request id, chat session, time, model, provider and status,
-//! newest first. A status other than `completed`, `failed` or `cancelled` is a
-//! 400 `invalid_request` naming the accepted values.
+//! newest first; and what they cost per day, provider or model
+//! (`GET /hecate/v1/traces/costs`), summed by the store. A status other than
+//! `completed`, `failed` or `cancelled` is a 400 `invalid_request` naming the
+//! accepted values.
 
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiQuery;
 use crate::bridges::resources::chat::{TraceDto, TraceListResponse, TracesQuery};
 use crate::bridges::resources::page_size;
+use crate::bridges::resources::trace_costs::{TraceCostsQuery, TraceCostsResponse};
 use crate::domain::gateway_conversation::TraceFilter;
 use axum::Json;
 use axum::extract::State;
@@ -52,4 +55,38 @@ pub async fn list(
         object: "traces".to_string(),
         data: traces.iter().map(TraceDto::from).collect(),
     }))
+}
+
+/// Sums what the traces a filter selects cost, per day, provider or model.
+#[utoipa::path(
+    get,
+    path = "/hecate/v1/traces/costs",
+    operation_id = "trace_costs",
+    tag = "observability",
+    params(TraceCostsQuery),
+    responses(
+        (status = 200, description = "The cost of the selected traces per group, with their total", body = TraceCostsResponse),
+        (status = 400, description = "Bad query (a time that is not RFC 3339, an unknown status or grouping)", body = ErrorEnvelope)
+    )
+)]
+pub async fn costs(
+    State(state): State<HttpState>,
+    ApiQuery(q): ApiQuery<TraceCostsQuery>,
+) -> Result<Json<TraceCostsResponse>, ApiError> {
+    let by = q.by.unwrap_or_default();
+    let filter = TraceFilter {
+        session_id: q.session_id,
+        since: q.since,
+        until: q.until,
+        model: q.model.filter(|m| !m.is_empty()),
+        provider: q.provider.filter(|p| !p.is_empty()),
+        status: q.status.map(|s| s.as_str().to_string()),
+        ..TraceFilter::default()
+    };
+    let (until, groups) = state
+        .engine
+        .gateway()
+        .trace_costs(&state.namespace, filter, by.into())
+        .await?;
+    Ok(Json(TraceCostsResponse::new(by, until, &groups)))
 }

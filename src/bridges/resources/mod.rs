@@ -16,6 +16,7 @@ pub mod message;
 pub mod session;
 pub mod system;
 pub mod tasks;
+pub mod trace_costs;
 
 use crate::domain::HecateError;
 use crate::domain::session::RuntimeKind;

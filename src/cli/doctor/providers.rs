@@ -1,13 +1,46 @@
 //! Provider readiness for `hecate doctor`: credentials, model discovery (one model
 //! listing with a timeout), health and routing, per configured provider, with its
-//! base URL redacted. Also the one doctor line that sums each provider up.
+//! base URL redacted. A provider the config disables, or one whose base URL
+//! points back at the address `hecate serve` listens on, is not probed and says
+//! why (`provider_disabled`, `self_referential`), as the gateway's status does.
+//! Also the one doctor line that sums each provider up.
 
 use super::check::Check;
 use crate::adapters::providers::{ProviderClient, ProviderConfig};
 use crate::domain::provider_readiness::routing_blocker;
 use crate::domain::redact::{redact_url, redact_urls_in};
+use crate::engine::gateway::catalog::providers::points_at_self;
+use crate::engine::gateway::routing::policy::{PROVIDER_DISABLED, SELF_REFERENTIAL};
 use serde::Serialize;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+
+/// Why a provider is kept out of routing before it is asked anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotProbed {
+    /// `enabled = false` or `PROVIDER_<NAME>_ENABLED=false`.
+    Disabled,
+    /// Its base URL points at this address, where `hecate serve` listens.
+    SelfReferential(SocketAddr),
+}
+
+impl NotProbed {
+    /// Why `cfg` is not probed, given the config's disabled providers and the
+    /// address `hecate serve` would listen on.
+    pub fn of(
+        cfg: &ProviderConfig,
+        disabled: &[String],
+        listen: Option<SocketAddr>,
+    ) -> Option<Self> {
+        if disabled.contains(&cfg.name) {
+            Some(Self::Disabled)
+        } else {
+            listen
+                .filter(|own| points_at_self(&cfg.base_url, *own))
+                .map(Self::SelfReferential)
+        }
+    }
+}
 
 /// One readiness step of a provider (credentials, models, health, routing).
 #[derive(Debug, Serialize)]
@@ -52,6 +85,15 @@ pub struct ProviderCheck {
     pub readiness_checks: Vec<Readiness>,
 }
 
+impl ProviderCheck {
+    /// Whether the config keeps this provider out of routing.
+    pub fn is_disabled(&self) -> bool {
+        self.readiness_checks
+            .iter()
+            .any(|r| r.status == "blocked" && r.reason == PROVIDER_DISABLED)
+    }
+}
+
 fn is_local(url: &str) -> bool {
     reqwest::Url::parse(url)
         .ok()
@@ -60,12 +102,13 @@ fn is_local(url: &str) -> bool {
 }
 
 /// Checks one provider: credentials, one model listing within `timeout`, health
-/// and routing.
+/// and routing; a provider kept out of routing (`not_probed`) is not asked.
 pub async fn provider_status(
     http: reqwest::Client,
     cfg: ProviderConfig,
     source: String,
     timeout: Duration,
+    not_probed: Option<NotProbed>,
 ) -> ProviderCheck {
     let mut checks = Vec::new();
     let cred_ok = cfg.api_key.is_some() || is_local(&cfg.base_url);
@@ -96,6 +139,9 @@ pub async fn provider_status(
             )),
         },
     });
+    if let Some(why) = not_probed {
+        return kept_out(cfg, source, checks, why);
+    }
     let client = ProviderClient::new(http, cfg.clone());
     let started = Instant::now();
     let listed = tokio::time::timeout(timeout, client.list_models()).await;
@@ -204,6 +250,80 @@ pub async fn provider_status(
     }
 }
 
+/// The readiness of a provider kept out of routing before any probe: its
+/// credentials as found, its declared models, and the reason that blocks it.
+fn kept_out(
+    cfg: ProviderConfig,
+    source: String,
+    mut checks: Vec<Readiness>,
+    why: NotProbed,
+) -> ProviderCheck {
+    checks.push(Readiness {
+        name: "models",
+        status: "unknown",
+        reason: "not_probed".into(),
+        message: format!(
+            "The provider was not asked for its models; {} declared.",
+            cfg.models.len()
+        ),
+        operator_action: None,
+    });
+    let (reason, message, action) = match why {
+        NotProbed::Disabled => (
+            PROVIDER_DISABLED,
+            "The provider is disabled in the configuration; the router skips it.".to_string(),
+            format!(
+                "Enable it: set PROVIDER_{}_ENABLED=true, or remove enabled = false from \
+                 [providers.{}].",
+                cfg.name.to_ascii_uppercase(),
+                cfg.name
+            ),
+        ),
+        NotProbed::SelfReferential(own) => (
+            SELF_REFERENTIAL,
+            format!(
+                "The base URL points back at the address `hecate serve` listens on ({own}); \
+                 requests would loop. It was not probed."
+            ),
+            "Point the provider at the real upstream's base URL, not at Hecate's own address."
+                .to_string(),
+        ),
+    };
+    checks.push(Readiness {
+        name: if why == NotProbed::Disabled {
+            "routing"
+        } else {
+            "health"
+        },
+        status: "blocked",
+        reason: reason.into(),
+        message,
+        operator_action: Some(action),
+    });
+    if why != NotProbed::Disabled {
+        checks.push(Readiness {
+            name: "routing",
+            status: "blocked",
+            reason: reason.into(),
+            message: "Hecate will not route to this provider until the blocked checks pass.".into(),
+            operator_action: Some("Fix the blocked checks above.".into()),
+        });
+    }
+    ProviderCheck {
+        api_key_present: cfg.api_key.is_some(),
+        kind: cfg.kind.as_str(),
+        base_url: redact_url(&cfg.base_url),
+        source,
+        healthy: false,
+        routing_ready: false,
+        model_count: cfg.models.len(),
+        models: cfg.models,
+        latency_ms: None,
+        readiness_checks: checks,
+        name: cfg.name,
+    }
+}
+
 /// The doctor line of one provider: ok when Hecate would route to it, else a warning
 /// with the first blocked step's fix.
 pub fn line(s: &ProviderCheck) -> Check {
@@ -223,7 +343,8 @@ pub fn line(s: &ProviderCheck) -> Check {
     let blocked = s
         .readiness_checks
         .iter()
-        .find(|r| r.status == "blocked" && r.name != "routing");
+        .filter(|r| r.status == "blocked")
+        .min_by_key(|r| r.name == "routing");
     let why = blocked.map_or_else(|| "not ready".to_string(), |r| r.message.clone());
     let fix = blocked
         .and_then(|r| r.operator_action.clone())
@@ -244,11 +365,29 @@ pub fn summary(statuses: &[ProviderCheck]) -> Check {
         .required();
     }
     let ready = statuses.iter().filter(|s| s.routing_ready).count();
+    let disabled = statuses.iter().filter(|s| s.is_disabled()).count();
+    if disabled == statuses.len() {
+        return Check::warn(
+            "providers",
+            format!(
+                "Every configured provider ({}) is disabled; only external agents can answer.",
+                statuses.len()
+            ),
+            "Enable a provider: set PROVIDER_<NAME>_ENABLED=true, or remove enabled = false \
+             from its [providers.NAME].",
+        )
+        .required();
+    }
+    let disabled_note = if disabled > 0 {
+        format!(" ({disabled} disabled)")
+    } else {
+        String::new()
+    };
     if ready == 0 {
         Check::error(
             "providers",
             format!(
-                "None of the {} configured provider(s) is ready.",
+                "None of the {} configured provider(s) is ready{disabled_note}.",
                 statuses.len()
             ),
             "Fix the provider lines above, then run `hecate doctor` again.",
@@ -257,7 +396,10 @@ pub fn summary(statuses: &[ProviderCheck]) -> Check {
     } else {
         Check::ok(
             "providers",
-            format!("{ready} of {} provider(s) ready.", statuses.len()),
+            format!(
+                "{ready} of {} provider(s) ready{disabled_note}.",
+                statuses.len()
+            ),
         )
         .required()
     }

@@ -4,7 +4,7 @@
 use crate::domain::error::{HecateError, Result};
 use crate::domain::gateway_conversation::{
     GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayConversationSummary,
-    GatewayMessage, GatewayTrace, TraceFilter, valid_chat_session_id,
+    GatewayMessage, GatewayTrace, TraceCostBy, TraceCostGroup, TraceFilter, valid_chat_session_id,
 };
 use crate::domain::ids::GatewayConversationId;
 use crate::domain::time::{format_rfc3339, now_rfc3339};
@@ -172,5 +172,25 @@ impl<'e> Gateway<'e> {
         // Traces are stored just after their answers; this reads them all.
         self.engine.inner.deferred.traces.flush().await;
         self.engine.store().list_traces(namespace, &filter).await
+    }
+
+    /// What the traces of `namespace` that `filter` selects cost per group of
+    /// `by`, with the upper time bound the sums were taken under: `until`, or
+    /// now when the filter has none (so a later call with it sums the same).
+    pub async fn trace_costs(
+        self,
+        namespace: &str,
+        mut filter: TraceFilter,
+        by: TraceCostBy,
+    ) -> Result<(String, Vec<TraceCostGroup>)> {
+        filter.since = bound("since", filter.since)?;
+        filter.until = Some(bound("until", filter.until)?.unwrap_or_else(now_rfc3339));
+        self.engine.inner.deferred.traces.flush().await;
+        let groups = self
+            .engine
+            .store()
+            .trace_costs(namespace, &filter, by)
+            .await?;
+        Ok((filter.until.unwrap_or_default(), groups))
     }
 }

@@ -2,13 +2,13 @@
 //! stream; an exchange (with its trace) is one transaction holding the
 //! session's row lock, so two replicas never number the same message.
 
-use super::traces::{insert_trace, select_traces, spend_since};
+use super::traces::{insert_trace, select_trace_costs, select_traces, spend_since};
 use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::HecateError;
 use crate::domain::error::Result;
 use crate::domain::gateway_conversation::{
     GatewayCall, GatewayConversation, GatewayConversationSummary, GatewayMessage, GatewayTrace,
-    RecordedExchange, TraceFilter,
+    RecordedExchange, TraceCostBy, TraceCostGroup, TraceFilter,
 };
 use crate::domain::time::now_rfc3339;
 use crate::store::GatewayConversationStore;
@@ -333,6 +333,17 @@ impl GatewayConversationStore for PostgresStore {
     async fn trace_spend_since(&self, namespace: &str, since: &str) -> Result<i64> {
         let c = self.client().await?;
         let r = spend_since(&c, namespace, since).await;
+        self.done(r)
+    }
+
+    async fn trace_costs(
+        &self,
+        namespace: &str,
+        filter: &TraceFilter,
+        by: TraceCostBy,
+    ) -> Result<Vec<TraceCostGroup>> {
+        let c = self.client().await?;
+        let r = select_trace_costs(&c, namespace, filter, by).await;
         self.done(r)
     }
 }

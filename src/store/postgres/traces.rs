@@ -2,7 +2,7 @@
 //! time, model, provider and status, newest first.
 
 use super::{OpResult, big, limit};
-use crate::domain::gateway_conversation::{GatewayTrace, TraceFilter};
+use crate::domain::gateway_conversation::{GatewayTrace, TraceCostBy, TraceCostGroup, TraceFilter};
 use crate::store::rows::traces::{self as decode, TRACE_COLUMNS};
 use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
@@ -69,13 +69,11 @@ pub(super) async fn spend_since<C: GenericClient>(
     Ok(row.try_get(0)?)
 }
 
-/// The traces of `namespace` that `filter` selects, newest first.
-pub(super) async fn select_traces<C: GenericClient>(
-    c: &C,
-    namespace: &str,
-    filter: &TraceFilter,
-) -> OpResult<Vec<GatewayTrace>> {
-    let mut sql = format!("SELECT {TRACE_COLUMNS} FROM gateway_traces WHERE namespace = $1");
+/// The `WHERE` clause (from `FROM gateway_traces` on) of the traces of
+/// `namespace` that `filter` selects, with its text arguments (`$1`…); its page
+/// is not part of it.
+fn filtered(namespace: &str, filter: &TraceFilter) -> (String, Vec<String>) {
+    let mut sql = String::from(" FROM gateway_traces WHERE namespace = $1");
     let mut texts: Vec<String> = vec![namespace.to_owned()];
     for (column, op, value) in [
         ("request_id", "=", &filter.request_id),
@@ -96,16 +94,45 @@ pub(super) async fn select_traces<C: GenericClient>(
         let n = texts.len();
         sql.push_str(&format!(" AND (model = ${n} OR requested_model = ${n})"));
     }
+    (sql, texts)
+}
+
+/// The traces of `namespace` that `filter` selects, newest first.
+pub(super) async fn select_traces<C: GenericClient>(
+    c: &C,
+    namespace: &str,
+    filter: &TraceFilter,
+) -> OpResult<Vec<GatewayTrace>> {
+    let (rest, texts) = filtered(namespace, filter);
     let (lim, off) = (limit(filter.limit), limit(filter.offset));
-    sql.push_str(&format!(
-        " ORDER BY started_at DESC, request_id DESC LIMIT ${} OFFSET ${}",
+    let sql = format!(
+        "SELECT {TRACE_COLUMNS}{rest} ORDER BY started_at DESC, request_id DESC \
+         LIMIT ${} OFFSET ${}",
         texts.len() + 1,
         texts.len() + 2
-    ));
+    );
     let mut params: Vec<&(dyn ToSql + Sync)> =
         texts.iter().map(|t| t as &(dyn ToSql + Sync)).collect();
     params.push(&lim);
     params.push(&off);
     let rows = c.query(sql.as_str(), &params).await?;
     rows.iter().map(decode::trace).collect()
+}
+
+/// What the traces of `namespace` that `filter` selects cost, per group of `by`.
+pub(super) async fn select_trace_costs<C: GenericClient>(
+    c: &C,
+    namespace: &str,
+    filter: &TraceFilter,
+    by: TraceCostBy,
+) -> OpResult<Vec<TraceCostGroup>> {
+    let (rest, texts) = filtered(namespace, filter);
+    let sql = format!(
+        "{}{rest}{}",
+        decode::cost_group_head(by),
+        decode::cost_group_tail(by)
+    );
+    let params: Vec<&(dyn ToSql + Sync)> = texts.iter().map(|t| t as &(dyn ToSql + Sync)).collect();
+    let rows = c.query(sql.as_str(), &params).await?;
+    rows.iter().map(decode::cost_group).collect()
 }

@@ -1,7 +1,7 @@
 //! The gateway's trace table: its columns and how a row becomes a `GatewayTrace`.
 
 use super::StoredRow;
-use crate::domain::gateway_conversation::GatewayTrace;
+use crate::domain::gateway_conversation::{GatewayTrace, TraceCostBy, TraceCostGroup};
 
 /// The columns a row must start with for its decoder, in the order it reads them.
 pub(crate) const TRACE_COLUMNS: &str = "request_id, trace_id, namespace, session_id, client_format, \
@@ -29,5 +29,45 @@ pub(crate) fn trace<R: StoredRow>(r: &R) -> Result<GatewayTrace, R::Error> {
         started_at: r.col(16)?,
         route_reason: r.col(17)?,
         route_candidates: r.json(18)?,
+    })
+}
+
+/// The select list and grouping of a cost summary by `by`, to follow with
+/// `FROM gateway_traces WHERE …` and then [`cost_group_tail`]; the same SQL on
+/// both backends.
+pub(crate) fn cost_group_head(by: TraceCostBy) -> String {
+    let key = match by {
+        TraceCostBy::Day => "substr(started_at, 1, 10)",
+        TraceCostBy::Provider => "COALESCE(NULLIF(provider, ''), '(no provider)')",
+        TraceCostBy::Model => {
+            "COALESCE(NULLIF(model, ''), NULLIF(requested_model, ''), '(no model)')"
+        }
+    };
+    format!(
+        "SELECT {key} AS group_key, CAST(COUNT(*) AS BIGINT), \
+         CAST(SUM(CASE WHEN cost_micros_usd IS NULL THEN 1 ELSE 0 END) AS BIGINT), \
+         CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT), \
+         CAST(COALESCE(SUM(cost_micros_usd), 0) AS BIGINT)"
+    )
+}
+
+/// The grouping and order that close a cost summary: days ascending, other
+/// groups dearest first (then by name).
+pub(crate) fn cost_group_tail(by: TraceCostBy) -> &'static str {
+    match by {
+        TraceCostBy::Day => " GROUP BY group_key ORDER BY group_key ASC",
+        _ => " GROUP BY group_key ORDER BY 5 DESC, group_key ASC",
+    }
+}
+
+/// One group of a cost summary from a row that [`cost_group_head`] selected.
+pub(crate) fn cost_group<R: StoredRow>(r: &R) -> Result<TraceCostGroup, R::Error> {
+    let count = |i: usize| r.col::<i64>(i).map(|n| n.max(0) as u64);
+    Ok(TraceCostGroup {
+        key: r.col(0)?,
+        requests: count(1)?,
+        unpriced: count(2)?,
+        tokens: count(3)?,
+        cost_micros_usd: r.col(4)?,
     })
 }

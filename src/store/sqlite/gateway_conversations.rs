@@ -2,13 +2,13 @@
 //! stream; an exchange (with its trace) is one `BEGIN IMMEDIATE` transaction.
 
 use super::reads::{all, one};
-use super::traces::{insert_trace, select_traces, spend_since};
+use super::traces::{insert_trace, select_trace_costs, select_traces, spend_since};
 use super::{OpResult, SqliteStore};
 use crate::domain::HecateError;
 use crate::domain::error::Result;
 use crate::domain::gateway_conversation::{
     GatewayCall, GatewayConversation, GatewayConversationSummary, GatewayMessage, GatewayTrace,
-    RecordedExchange, TraceFilter,
+    RecordedExchange, TraceCostBy, TraceCostGroup, TraceFilter,
 };
 use crate::domain::time::now_rfc3339;
 use crate::store::GatewayConversationStore;
@@ -318,5 +318,16 @@ impl GatewayConversationStore for SqliteStore {
     async fn trace_spend_since(&self, namespace: &str, since: &str) -> Result<i64> {
         let (namespace, since) = (namespace.to_owned(), since.to_owned());
         self.read(move |c| spend_since(c, &namespace, &since)).await
+    }
+
+    async fn trace_costs(
+        &self,
+        namespace: &str,
+        filter: &TraceFilter,
+        by: TraceCostBy,
+    ) -> Result<Vec<TraceCostGroup>> {
+        let (namespace, filter) = (namespace.to_owned(), filter.clone());
+        self.read(move |c| select_trace_costs(c, &namespace, &filter, by))
+            .await
     }
 }

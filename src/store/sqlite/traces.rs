@@ -2,7 +2,7 @@
 //! time, model, provider and status, newest first.
 
 use super::OpResult;
-use crate::domain::gateway_conversation::{GatewayTrace, TraceFilter};
+use crate::domain::gateway_conversation::{GatewayTrace, TraceCostBy, TraceCostGroup, TraceFilter};
 use crate::store::rows::traces::{self as decode, TRACE_COLUMNS};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, Transaction, params, params_from_iter};
@@ -48,13 +48,11 @@ pub(super) fn spend_since(c: &Connection, namespace: &str, since: &str) -> OpRes
     .query_row(params![namespace, since], |r| r.get(0))?)
 }
 
-/// The traces of `namespace` that `filter` selects, newest first.
-pub(super) fn select_traces(
-    c: &Connection,
-    namespace: &str,
-    filter: &TraceFilter,
-) -> OpResult<Vec<GatewayTrace>> {
-    let mut sql = format!("SELECT {TRACE_COLUMNS} FROM gateway_traces WHERE namespace = ?");
+/// The `WHERE` clause (from `FROM gateway_traces` on) of the traces of
+/// `namespace` that `filter` selects, with its arguments; its page is not part
+/// of it.
+fn filtered(namespace: &str, filter: &TraceFilter) -> (String, Vec<SqlValue>) {
+    let mut sql = String::from(" FROM gateway_traces WHERE namespace = ?");
     let mut args: Vec<SqlValue> = vec![namespace.to_owned().into()];
     for (clause, value) in [
         (" AND request_id = ?", &filter.request_id),
@@ -75,10 +73,39 @@ pub(super) fn select_traces(
         args.push(m.clone().into());
         args.push(m.clone().into());
     }
+    (sql, args)
+}
+
+/// The traces of `namespace` that `filter` selects, newest first.
+pub(super) fn select_traces(
+    c: &Connection,
+    namespace: &str,
+    filter: &TraceFilter,
+) -> OpResult<Vec<GatewayTrace>> {
+    let (rest, mut args) = filtered(namespace, filter);
+    let mut sql = format!("SELECT {TRACE_COLUMNS}{rest}");
     sql.push_str(" ORDER BY started_at DESC, request_id DESC LIMIT ? OFFSET ?");
     args.push((filter.limit as i64).into());
     args.push((filter.offset as i64).into());
     let mut stmt = c.prepare(&sql)?;
     let rows = stmt.query_map(params_from_iter(args), |r| decode::trace(r))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// What the traces of `namespace` that `filter` selects cost, per group of `by`.
+pub(super) fn select_trace_costs(
+    c: &Connection,
+    namespace: &str,
+    filter: &TraceFilter,
+    by: TraceCostBy,
+) -> OpResult<Vec<TraceCostGroup>> {
+    let (rest, args) = filtered(namespace, filter);
+    let sql = format!(
+        "{}{rest}{}",
+        decode::cost_group_head(by),
+        decode::cost_group_tail(by)
+    );
+    let mut stmt = c.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args), |r| decode::cost_group(r))?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }

@@ -7,7 +7,7 @@ use hecate::domain::capability::{
 };
 use hecate::domain::gateway_conversation::{
     GatewayCall, GatewayConversation, GatewayConversationPatch, GatewayTrace, RecordedExchange,
-    RouteCandidate, TraceFilter,
+    RouteCandidate, TraceCostBy, TraceCostGroup, TraceFilter,
 };
 use hecate::domain::ids::CallId;
 use hecate::domain::time::now_rfc3339;
@@ -618,5 +618,91 @@ pub async fn a_chat_session_made_ahead_keeps_its_header_and_a_patch_changes_what
             .await
             .expect("messages")
             .is_empty()
+    );
+}
+
+pub async fn trace_costs_sum_per_day_provider_and_model_under_the_filter(b: Backend) {
+    let s = &b.store;
+    let at = |day: u32, hour: u32| format!("2026-04-{day:02}T{hour:02}:00:00.000Z");
+    let mut rows = Vec::new();
+    for (i, (day, provider, model, cost)) in [
+        (1, "p1", "big", Some(100)),
+        (1, "p2", "small", Some(5)),
+        (1, "p1", "big", None),
+        (3, "p2", "", Some(40)),
+        (3, "", "small", Some(1)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut t = trace(&format!("c{i}"), None, &at(day, i as u32));
+        (t.provider, t.model, t.cost_micros_usd) = (provider.into(), model.into(), cost);
+        if model.is_empty() {
+            t.requested_model = "asked".into();
+        }
+        rows.push(t);
+    }
+    let mut foreign = trace("c9", None, &at(1, 9));
+    foreign.namespace = "other".into();
+    rows.push(foreign);
+    s.record_traces(&rows).await.expect("recorded");
+    let tokens = super::USAGE.total_tokens;
+    let g = |key: &str, requests: u64, unpriced: u64, micros: i64| TraceCostGroup {
+        key: key.into(),
+        requests,
+        unpriced,
+        tokens: requests * tokens,
+        cost_micros_usd: micros,
+    };
+    let costs = |f: TraceFilter, by: TraceCostBy| async move {
+        s.trace_costs("default", &f, by).await.expect("costs")
+    };
+    // Days oldest first; days without traces are not groups.
+    assert_eq!(
+        costs(TraceFilter::default(), TraceCostBy::Day).await,
+        [g("2026-04-01", 3, 1, 105), g("2026-04-03", 2, 0, 41)]
+    );
+    // Providers and models dearest first; a blank one has a name.
+    assert_eq!(
+        costs(TraceFilter::default(), TraceCostBy::Provider).await,
+        [
+            g("p1", 2, 1, 100),
+            g("p2", 2, 0, 45),
+            g("(no provider)", 1, 0, 1)
+        ]
+    );
+    assert_eq!(
+        costs(TraceFilter::default(), TraceCostBy::Model).await,
+        [
+            g("big", 2, 1, 100),
+            g("asked", 1, 0, 40),
+            g("small", 2, 0, 6)
+        ]
+    );
+    // The list's filters narrow the sums; its page does not.
+    assert_eq!(
+        costs(
+            TraceFilter {
+                provider: Some("p2".into()),
+                since: Some(at(2, 0)),
+                limit: 1,
+                offset: 7,
+                ..Default::default()
+            },
+            TraceCostBy::Model
+        )
+        .await,
+        [g("asked", 1, 0, 40)]
+    );
+    assert!(
+        costs(
+            TraceFilter {
+                until: Some(at(1, 0)),
+                ..Default::default()
+            },
+            TraceCostBy::Day
+        )
+        .await
+        .is_empty()
     );
 }
