@@ -25,6 +25,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Duration;
 
+/// The longest global layer of the agent's system prompt (`[tasks] system_prompt`).
+const MAX_GLOBAL_PROMPT_BYTES: usize = 64 * 1024;
+
 /// Validates merged provider sections (secrets already resolved) into provider
 /// configs: the kind defaults to `openai`, well-known names get a default base URL.
 /// Also answers the names of the providers turned off (`enabled = false`, under
@@ -467,6 +470,18 @@ pub(super) fn tasks(
         .or(t.default_model.as_ref())
     {
         config.default_model = m.trim().to_string();
+    }
+    if let Some(p) = env
+        .get("HECATE_TASK_SYSTEM_PROMPT")
+        .or(t.system_prompt.as_ref())
+    {
+        if p.len() > MAX_GLOBAL_PROMPT_BYTES {
+            return Err(bad(format!(
+                "[tasks] system_prompt is {} bytes; at most {MAX_GLOBAL_PROMPT_BYTES} are allowed",
+                p.len()
+            )));
+        }
+        config.system_prompt = p.trim().to_string();
     }
     config.http_allow = match env.get("HECATE_TASK_HTTP_ALLOW") {
         Some(list) => list

@@ -184,8 +184,8 @@ pub struct TerminalsSection {
 
 /// `[tasks]`: the task runtime's queue and gates; every key is optional, and the
 /// environment (`HECATE_TASK_APPROVAL_POLICIES`, `HECATE_TASK_QUEUE_LEASE_SECONDS`,
-/// `HECATE_TASK_QUEUE_WORKERS`, `HECATE_TASK_MAX_MCP_SERVERS_PER_TASK`) overrides
-/// the file.
+/// `HECATE_TASK_QUEUE_WORKERS`, `HECATE_TASK_MAX_MCP_SERVERS_PER_TASK`,
+/// `HECATE_TASK_SYSTEM_PROMPT`) overrides the file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TasksSection {
@@ -204,6 +204,9 @@ pub struct TasksSection {
     pub max_mcp_servers_per_task: Option<u64>,
     /// The model of `agent_loop` tasks that name none (`provider/model`).
     pub default_model: Option<String>,
+    /// The global layer of every `agent_loop` task's system prompt, before the
+    /// profile's and the task's own (`""` leaves it out; unset: Hecate's own).
+    pub system_prompt: Option<String>,
     /// URL patterns the agent's `http_request` tool may reach (`*` matches any
     /// run of characters); non-public addresses only through a pattern that
     /// names the host literally.

@@ -23,6 +23,7 @@ mod agent_chat;
 mod agent_http;
 mod agent_loop;
 mod agent_mcp;
+mod agent_system_layers;
 mod agents_through_gateway;
 mod cli_chat;
 mod cli_tasks;

@@ -11,6 +11,7 @@ fn task_settings_take_the_environment_over_the_file_and_refuse_unknown_gates() {
         max_mcp_servers_per_task: Some(2),
         default_model: Some("fix/m".into()),
         http_allow: Some(vec!["https://api.example.com/*".into()]),
+        system_prompt: None,
     };
     let mut env = HashMap::new();
     let path = Path::new("/c.toml");
@@ -56,6 +57,46 @@ fn task_settings_take_the_environment_over_the_file_and_refuse_unknown_gates() {
         "soon".to_string(),
     );
     assert!(tasks(path, &TasksSection::default(), &env, Path::new("/d")).is_err());
+}
+
+#[test]
+fn the_global_prompt_layer_is_hecates_unless_the_file_or_the_environment_sets_it() {
+    let path = Path::new("/c.toml");
+    let mut env = HashMap::new();
+    let data = Path::new("/data");
+    let t = tasks(path, &TasksSection::default(), &env, data).expect("default");
+    assert_eq!(t.system_prompt, crate::domain::task::DEFAULT_GLOBAL_PROMPT);
+    let file = TasksSection {
+        system_prompt: Some("  Team rules.  ".into()),
+        ..TasksSection::default()
+    };
+    assert_eq!(
+        tasks(path, &file, &env, data).expect("set").system_prompt,
+        "Team rules."
+    );
+    // An empty layer is left out.
+    let none = TasksSection {
+        system_prompt: Some(String::new()),
+        ..TasksSection::default()
+    };
+    assert_eq!(
+        tasks(path, &none, &env, data).expect("empty").system_prompt,
+        ""
+    );
+    env.insert(
+        "HECATE_TASK_SYSTEM_PROMPT".to_string(),
+        "From env.".to_string(),
+    );
+    assert_eq!(
+        tasks(path, &file, &env, data).expect("env").system_prompt,
+        "From env."
+    );
+    env.insert(
+        "HECATE_TASK_SYSTEM_PROMPT".to_string(),
+        "x".repeat(64 * 1024 + 1),
+    );
+    let e = tasks(path, &file, &env, data).expect_err("too long");
+    assert!(e.to_string().contains("system_prompt"), "{e}");
 }
 
 #[test]

@@ -10,6 +10,7 @@ use serde_json::Value;
 mod activity;
 mod approval;
 mod run;
+mod system_layers;
 mod tool_title;
 
 pub use activity::{TaskActivityItem, project_activity};
@@ -19,6 +20,7 @@ pub use approval::{
 pub use run::{
     TaskArtifact, TaskEvent, TaskEventFilter, TaskRun, TaskRunStatus, TaskStep, TaskStepStatus,
 };
+pub use system_layers::{CODING_AGENT_PROMPT, DEFAULT_GLOBAL_PROMPT, SystemLayers, profile_prompt};
 pub use tool_title::tool_title;
 
 /// The largest `file_content` a file task may carry, in bytes.
@@ -111,8 +113,12 @@ pub struct TaskSpec {
     pub execution_kind: Option<ExecutionKind>,
     /// What the task is for (required for `agent_loop`).
     pub prompt: String,
-    /// Per-task system prompt (`agent_loop`).
+    /// Per-task system prompt (`agent_loop`): the last of the three layers.
     pub system_prompt: String,
+    /// The execution profile's layer of the system prompt (`coding_agent`'s),
+    /// fixed when the task was created.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub profile_prompt: String,
     /// The command of a `shell` task.
     pub shell_command: String,
     /// The arguments of a `git` task, as one shell-quoted string.

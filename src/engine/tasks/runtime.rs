@@ -7,7 +7,7 @@ use super::super::mcp::state::McpHub;
 use super::live_text::{LivePiece, LiveText};
 use crate::domain::gateway_conversation::GatewayTrace;
 use crate::domain::ids::{TaskId, TaskRunId};
-use crate::domain::task::{ApprovalPolicy, TaskEvent};
+use crate::domain::task::{ApprovalPolicy, DEFAULT_GLOBAL_PROMPT, TaskEvent};
 use crate::engine::batch_writer::BatchWriter;
 use crate::runtimes::model::ModelRuntime;
 use crate::store::Store;
@@ -43,6 +43,9 @@ pub struct TaskConfig {
     pub default_model: String,
     /// URL patterns the `http_request` tool may reach (empty: none).
     pub http_allow: Vec<String>,
+    /// The global layer of every `agent_loop` task's system prompt (empty:
+    /// none).
+    pub system_prompt: String,
 }
 
 impl Default for TaskConfig {
@@ -56,6 +59,7 @@ impl Default for TaskConfig {
             max_mcp_servers_per_task: 16,
             default_model: String::new(),
             http_allow: Vec::new(),
+            system_prompt: DEFAULT_GLOBAL_PROMPT.to_string(),
         }
     }
 }

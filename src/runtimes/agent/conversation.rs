@@ -4,6 +4,7 @@
 
 use crate::domain::message::{Message, Role, ToolCall};
 use crate::domain::task::ContextMessage;
+use crate::domain::task::SystemLayers;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -58,6 +59,10 @@ pub struct Conversation {
     /// messages), which are not this chain's model turns.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub context: usize,
+    /// The system prompt's three layers as the run composed them (absent in
+    /// conversations stored before the layers were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemLayers>,
 }
 
 fn is_zero(n: &usize) -> bool {

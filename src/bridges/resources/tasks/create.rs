@@ -2,14 +2,11 @@
 //! spec it asks for (a 400 naming the field when it asks for something wrong).
 
 use crate::domain::HecateError;
-use crate::domain::task::{ExecutionKind, FileOperation, TaskSpec, WorkspaceMode};
+use crate::domain::task::{ExecutionKind, FileOperation, TaskSpec, WorkspaceMode, profile_prompt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
-
-/// System prompt the `coding_agent` profile sets.
-const CODING_AGENT_PROMPT: &str = "You are a careful coding agent. Read files before you edit them, make targeted edits, and run the project's checks before you finish.";
 
 /// Body of `POST /hecate/v1/tasks`; unknown fields are refused.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema, JsonSchema)]
@@ -22,7 +19,8 @@ pub struct CreateTaskRequest {
     pub execution_profile: Option<String>,
     /// What the task is for.
     pub prompt: Option<String>,
-    /// Per-task system prompt (`agent_loop`).
+    /// Per-task system prompt (`agent_loop`): added after the operator's global
+    /// layer and the profile's, never replacing them.
     pub system_prompt: Option<String>,
     /// Command of a `shell` task.
     pub shell_command: Option<String>,
@@ -86,8 +84,8 @@ impl CreateTaskRequest {
                 spec.timeout_ms = 120_000;
                 if p == "coding_agent" {
                     spec.timeout_ms = 300_000;
-                    spec.system_prompt = CODING_AGENT_PROMPT.into();
                 }
+                spec.profile_prompt = profile_prompt(p).unwrap_or_default().into();
             }
             Some(p) => {
                 return Err(bad(

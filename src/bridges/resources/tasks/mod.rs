@@ -34,8 +34,10 @@ pub struct TaskDto {
     pub execution_kind: String,
     /// What the task is for.
     pub prompt: String,
-    /// Per-task system prompt.
+    /// Per-task system prompt: the last of the three layers.
     pub system_prompt: String,
+    /// The execution profile's layer of the system prompt (empty: none).
+    pub profile_prompt: String,
     /// Command of a `shell` task.
     pub shell_command: String,
     /// Arguments of a `git` task.
@@ -108,6 +110,7 @@ impl From<&Task> for TaskDto {
                 .unwrap_or_default(),
             prompt: s.prompt.clone(),
             system_prompt: s.system_prompt.clone(),
+            profile_prompt: s.profile_prompt.clone(),
             shell_command: s.shell_command.clone(),
             git_command: s.git_command.clone(),
             file_path: s.file_path.clone(),

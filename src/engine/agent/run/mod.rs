@@ -18,7 +18,9 @@ use crate::adapters::process::env::{current_env, sanitized_env};
 use crate::adapters::providers::ToolDefinition;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::TaskStepId;
-use crate::domain::task::{Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus};
+use crate::domain::task::{
+    SystemLayers, Task, TaskArtifact, TaskRun, TaskSpec, TaskStep, TaskStepStatus,
+};
 use crate::engine::gateway::routing::route;
 use crate::engine::tasks::TaskRuntime;
 use crate::engine::tasks::control::confinement_of;
@@ -39,9 +41,6 @@ use tracing::Instrument as _;
 pub const CONVERSATION_KIND: &str = "agent_conversation";
 /// Kind of the artifact that holds a run's final answer.
 pub const FINAL_ANSWER_KIND: &str = "final_answer";
-
-/// The first layer of every agent's system prompt (the task's own follows).
-const BASE_PROMPT: &str = "You are Hecate's agent, working in a project workspace through the tools you are given. Paths are relative to the workspace root. Read files before you change them, prefer file_edit for targeted changes, and answer with a short summary when you are done.";
 
 /// One run of the loop in progress.
 struct Loop<'a> {
@@ -139,10 +138,20 @@ impl TaskRuntime {
             Err(e) => return RunEnd::Finish(StepEnd::failed(e.error_type.code(), e.message)),
         };
         let target = targets[0].clone();
-        let (conversation, earlier) = match self.agent_state(task, run).await {
+        let (mut conversation, earlier) = match self.agent_state(task, run).await {
             Ok(s) => s,
             Err(e) => return RunEnd::Finish(StepEnd::failed("store_error", e.to_string())),
         };
+        // The layers are fixed when a conversation starts: a resumed or
+        // continued run keeps the ones its conversation was begun with.
+        let new_layers = conversation.system.is_none();
+        if new_layers {
+            conversation.system = Some(SystemLayers {
+                global: self.inner.config.system_prompt.clone(),
+                profile: task.spec.profile_prompt.clone(),
+                task: task.spec.system_prompt.clone(),
+            });
+        }
         let spec = &task.spec;
         let allowed_root = if spec.sandbox_allowed_root.is_empty() {
             workspace.clone()
@@ -183,7 +192,7 @@ impl TaskRuntime {
             unsaved: Unsaved::default(),
             saved_cost: None,
         };
-        if !mcp_events.is_empty() {
+        if !mcp_events.is_empty() || new_layers {
             l.record(None, mcp_events, Vec::new());
         }
         let end = match l.drive(cancel).instrument(span.clone()).await {

@@ -3,14 +3,14 @@
 //! `tool.call.finished`, its output and patch artifacts. A step's start is
 //! stored with the end of the one before it, its end with the next start.
 
+use super::Loop;
 use super::audit::{CallEnd, CallStart};
 use super::turn_trace::TurnTrace;
-use super::{BASE_PROMPT, Loop};
 use crate::adapters::providers::StreamDelta;
 use crate::domain::error::Result;
 use crate::domain::ids::TaskStepId;
 use crate::domain::message::ToolCall;
-use crate::domain::task::{TaskStep, TaskStepStatus};
+use crate::domain::task::{SystemLayers, TaskStep, TaskStepStatus};
 use crate::domain::time::now_rfc3339;
 use crate::engine::gateway::routing::health::retry_after_secs;
 use crate::engine::tasks::LivePiece;
@@ -232,10 +232,12 @@ impl Loop<'_> {
                            "messages": self.conversation.entries.len(),
                            "request_id": traced.request_id});
         let step = self.start_step("model", input, Vec::new()).await?;
-        let system = match self.task.spec.system_prompt.trim() {
-            "" => BASE_PROMPT.to_string(),
-            own => format!("{BASE_PROMPT}\n\n{own}"),
-        };
+        let system = self
+            .conversation
+            .system
+            .as_ref()
+            .map(SystemLayers::compose)
+            .unwrap_or_default();
         // A provider that fails the turn (429, 5xx, unreachable, ...) hands it
         // to the next candidate serving the model; the one that answers takes
         // the following turns first. A provider the gateway's health says is
