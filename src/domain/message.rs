@@ -90,13 +90,23 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         uri: Option<String>,
     },
+    /// Audio, inline as base64.
+    Audio {
+        /// MIME type.
+        mime_type: String,
+        /// Base64 data.
+        data: String,
+    },
     /// An embedded resource or a link to one.
     Resource {
         /// The resource URI.
         uri: String,
-        /// Inline text, when embedded.
+        /// Inline text, when embedded as text.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
+        /// Inline base64 contents, when embedded as binary.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blob: Option<String>,
         /// MIME type, when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,

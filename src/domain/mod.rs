@@ -20,6 +20,7 @@ pub mod message;
 pub mod partial;
 pub mod permission;
 pub mod plan;
+pub mod prompt_content;
 pub mod provider_call;
 pub mod provider_readiness;
 pub mod recall;

@@ -32,7 +32,7 @@ pub use crate::adapters::acp::OptionValue;
 pub use gateway_access::GatewayAccess;
 pub use installs::{InstallJob, InstallJobs, InstallState, InstallTicket, StageMark};
 pub use lifecycle::Attach;
-use prompt::{has_earlier_turns, prompt_blocks};
+use prompt::{fit_to_agent, has_earlier_turns, prompt_blocks};
 pub use settings::{AgentSettings, Choices, ModeRule, OpenAgent, SettingError};
 
 /// A live agent bound to one Hecate session.
@@ -439,11 +439,22 @@ impl ExternalRuntime {
                 return TurnReport::ended(TurnEnd::Failed(e));
             }
         };
-        let prompt = prompt_blocks(
-            &ctx.history,
-            attach == Attach::Primed,
-            ctx.recalled.as_deref(),
-        );
+        let prompt = match fit_to_agent(
+            prompt_blocks(
+                &ctx.history,
+                attach == Attach::Primed,
+                ctx.recalled.as_deref(),
+            ),
+            live.conn.agent_info(),
+            &adapter_id,
+        ) {
+            Ok(p) => p,
+            Err(e) => {
+                let mut refused = TurnReport::ended(TurnEnd::Failed(e));
+                refused.native_session_id = Some(live.native_id.clone());
+                return refused;
+            }
+        };
         let (events, followed) = tokio::sync::mpsc::unbounded_channel();
         let io = TurnIo {
             events,

@@ -16,6 +16,7 @@ mod acp_bridge;
 mod acp_kits;
 mod acp_network;
 mod acp_options;
+mod acp_prompt_content;
 mod acp_sessions_lifecycle;
 mod adapters_install;
 mod agent_chain;

@@ -8,10 +8,10 @@ use crate::domain::permission::{
     PermissionKind, PermissionOption as DomainOption, PermissionOutcome, PermissionRequest,
 };
 use agent_client_protocol::v1::schema::{
-    ContentBlock, EmbeddedResource, EmbeddedResourceResource, EnvVariable, HttpHeader,
-    ImageContent, McpServer, McpServerHttp, McpServerSse, McpServerStdio, PermissionOptionKind,
-    RequestPermissionOutcome, RequestPermissionRequest, ResourceLink, SelectedPermissionOutcome,
-    StopReason as AcpStopReason, TextContent, TextResourceContents,
+    AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, EmbeddedResourceResource,
+    EnvVariable, HttpHeader, ImageContent, McpServer, McpServerHttp, McpServerSse, McpServerStdio,
+    PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest, ResourceLink,
+    SelectedPermissionOutcome, StopReason as AcpStopReason, TextContent, TextResourceContents,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -87,8 +87,10 @@ fn resource_name(uri: &str) -> String {
         .to_string()
 }
 
-/// Converts prompt content. Text, images and resources map directly; a tool result
-/// becomes text; thinking and tool-use blocks have no prompt form and are dropped.
+/// Converts prompt content (already fitted to what the agent takes): text,
+/// images, audio and resources map directly, an image known only by its URI
+/// becomes a resource link; a tool result becomes text; thinking and tool-use
+/// blocks have no prompt form and are left out.
 pub fn prompt_blocks(blocks: &[DomainBlock]) -> Vec<ContentBlock> {
     blocks
         .iter()
@@ -105,33 +107,45 @@ pub fn prompt_blocks(blocks: &[DomainBlock]) -> Vec<ContentBlock> {
                 mime_type,
                 data: None,
                 uri: Some(uri),
-            } => Some(ContentBlock::ResourceLink(
-                ResourceLink::new(resource_name(uri), uri.clone()).mime_type(mime_type.clone()),
-            )),
+            } => Some(link(uri, Some(mime_type.clone()))),
             DomainBlock::Image { .. } => None,
+            DomainBlock::Audio { mime_type, data } => Some(ContentBlock::Audio(AudioContent::new(
+                data.clone(),
+                mime_type.clone(),
+            ))),
             DomainBlock::Resource {
                 uri,
                 text: Some(text),
                 mime_type,
-            } => Some(ContentBlock::Resource(EmbeddedResource::new(
-                EmbeddedResourceResource::TextResourceContents(
-                    TextResourceContents::new(text.clone(), uri.clone())
-                        .mime_type(mime_type.clone()),
-                ),
+                ..
+            } => Some(embedded(EmbeddedResourceResource::TextResourceContents(
+                TextResourceContents::new(text.clone(), uri.clone()).mime_type(mime_type.clone()),
             ))),
             DomainBlock::Resource {
                 uri,
-                text: None,
+                blob: Some(blob),
                 mime_type,
-            } => Some(ContentBlock::ResourceLink(
-                ResourceLink::new(resource_name(uri), uri.clone()).mime_type(mime_type.clone()),
-            )),
+                ..
+            } => Some(embedded(EmbeddedResourceResource::BlobResourceContents(
+                BlobResourceContents::new(blob.clone(), uri.clone()).mime_type(mime_type.clone()),
+            ))),
+            DomainBlock::Resource { uri, mime_type, .. } => Some(link(uri, mime_type.clone())),
             DomainBlock::ToolResult { content, .. } => {
                 Some(ContentBlock::Text(TextContent::new(content.clone())))
             }
             DomainBlock::Thinking { .. } | DomainBlock::ToolUse { .. } => None,
         })
         .collect()
+}
+
+/// A resource link to `uri`, named by its last path segment.
+fn link(uri: &str, mime_type: Option<String>) -> ContentBlock {
+    ContentBlock::ResourceLink(ResourceLink::new(resource_name(uri), uri).mime_type(mime_type))
+}
+
+/// An embedded resource block.
+fn embedded(resource: EmbeddedResourceResource) -> ContentBlock {
+    ContentBlock::Resource(EmbeddedResource::new(resource))
 }
 
 /// Maps an ACP option kind to Hecate's meaning of it.
@@ -200,6 +214,7 @@ mod tests {
     use agent_client_protocol::v1::schema::{
         PermissionOption, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
     };
+    use serde_json::json;
 
     #[test]
     fn prompt_blocks_map_and_drop() {
@@ -212,21 +227,49 @@ mod tests {
             DomainBlock::Resource {
                 uri: "file:///w/a.rs".into(),
                 text: Some("fn main(){}".into()),
+                blob: None,
                 mime_type: None,
             },
             DomainBlock::Resource {
                 uri: "file:///w/b.rs".into(),
                 text: None,
+                blob: None,
                 mime_type: None,
+            },
+            DomainBlock::Image {
+                mime_type: "image/png".into(),
+                data: Some("iVBORw0=".into()),
+                uri: None,
+            },
+            DomainBlock::Audio {
+                mime_type: "audio/wav".into(),
+                data: "UklGRg==".into(),
+            },
+            DomainBlock::Resource {
+                uri: "file:///w/c.pdf".into(),
+                text: None,
+                blob: Some("JVBERi0=".into()),
+                mime_type: Some("application/pdf".into()),
             },
         ];
         let out = prompt_blocks(&blocks);
-        assert_eq!(out.len(), 3);
+        assert_eq!(out.len(), 6);
         let v = serde_json::to_value(&out).expect("json");
         assert_eq!(v[0]["type"], "text");
         assert_eq!(v[1]["type"], "resource");
+        assert_eq!(v[1]["resource"]["text"], "fn main(){}");
         assert_eq!(v[2]["type"], "resource_link");
         assert_eq!(v[2]["name"], "b.rs");
+        assert_eq!(
+            (&v[3]["type"], &v[3]["mimeType"], &v[3]["data"]),
+            (&json!("image"), &json!("image/png"), &json!("iVBORw0="))
+        );
+        assert_eq!(
+            (&v[4]["type"], &v[4]["data"]),
+            (&json!("audio"), &json!("UklGRg=="))
+        );
+        assert_eq!(v[5]["resource"]["blob"], "JVBERi0=");
+        assert_eq!(v[5]["resource"]["mimeType"], "application/pdf");
     }
 
     #[test]

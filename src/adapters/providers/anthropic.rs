@@ -6,6 +6,7 @@ use super::{
     model_ids, send_chat,
 };
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role, ToolCall};
+use crate::domain::prompt_content::resource_text;
 use crate::domain::provider_call::Usage;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -65,9 +66,10 @@ fn render_blocks(m: &Message) -> Value {
             } => Some(json!({
                 "type": "image", "source": {"type": "base64", "media_type": mime_type, "data": d}
             })),
-            ContentBlock::Image { .. } => None,
+            // Audio never reaches a model: the ACP bridge refuses it first.
+            ContentBlock::Image { .. } | ContentBlock::Audio { .. } => None,
             ContentBlock::Resource { uri, text, .. } => Some(json!({
-                "type": "text", "text": text.clone().unwrap_or_else(|| uri.clone())
+                "type": "text", "text": resource_text(uri, text.as_deref())
             })),
         })
         .collect()

@@ -6,6 +6,7 @@ use super::{
     model_ids, send_chat,
 };
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role, ToolCall};
+use crate::domain::prompt_content::resource_text;
 use crate::domain::provider_call::Usage;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -35,8 +36,39 @@ fn render_message(m: &Message) -> Value {
             "content": m.content,
         }),
         Role::System => json!({"role": "system", "content": m.content}),
-        Role::User => json!({"role": "user", "content": m.content}),
+        Role::User => json!({"role": "user", "content": user_content(m)}),
     }
+}
+
+/// A user message's content: its text, or, when it carries images, its blocks
+/// in order as text and `image_url` parts (resources as their text form).
+fn user_content(m: &Message) -> Value {
+    if !m
+        .content_blocks
+        .iter()
+        .any(|b| matches!(b, ContentBlock::Image { .. }))
+    {
+        return json!(m.content);
+    }
+    m.content_blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+            ContentBlock::Image {
+                mime_type,
+                data: Some(d),
+                ..
+            } => Some(json!({"type": "image_url",
+                             "image_url": {"url": format!("data:{mime_type};base64,{d}")}})),
+            ContentBlock::Image { uri: Some(u), .. } => {
+                Some(json!({"type": "image_url", "image_url": {"url": u}}))
+            }
+            ContentBlock::Resource { uri, text, .. } => {
+                Some(json!({"type": "text", "text": resource_text(uri, text.as_deref())}))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Renders the request body.
@@ -276,6 +308,48 @@ mod tests {
             ..req
         };
         assert!(request_body(&plain).get("tools").is_none());
+    }
+
+    #[test]
+    fn a_user_message_with_images_is_sent_as_parts_in_order() {
+        let mut with_image = message(Role::User, "look\n[image: image/png]");
+        with_image.content_blocks = vec![
+            ContentBlock::Text {
+                text: "look".into(),
+            },
+            ContentBlock::Image {
+                mime_type: "image/png".into(),
+                data: Some("iVBORw0=".into()),
+                uri: None,
+            },
+            ContentBlock::Resource {
+                uri: "file:///w/a.rs".into(),
+                text: Some("fn a() {}".into()),
+                blob: None,
+                mime_type: None,
+            },
+        ];
+        let mut with_resource = message(Role::User, "text form");
+        with_resource.content_blocks = vec![ContentBlock::Resource {
+            uri: "file:///w/b.rs".into(),
+            text: None,
+            blob: None,
+            mime_type: None,
+        }];
+        let body = request_body(&ChatRequest::read_file_example(vec![
+            with_image,
+            with_resource,
+        ]));
+        let m = &body["messages"];
+        assert_eq!(
+            m[1]["content"],
+            json!([
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0="}},
+                {"type": "text", "text": "<resource uri=\"file:///w/a.rs\">\nfn a() {}\n</resource>"}
+            ])
+        );
+        assert_eq!(m[2]["content"], "text form", "no image: the text as before");
     }
 
     #[test]

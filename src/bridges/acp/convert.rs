@@ -3,65 +3,97 @@
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::message::ContentBlock;
+use crate::domain::prompt_content::resource_text;
 use crate::domain::session::{RuntimeKind, Session};
 use crate::engine::targets::TargetRef;
-use agent_client_protocol::v1::schema::{ContentBlock as AcpBlock, McpServer};
+use agent_client_protocol::v1::schema::{
+    ContentBlock as AcpBlock, EmbeddedResourceResource, McpServer,
+};
 use agent_client_protocol::{Error, ErrorCode};
 
-/// The plain text of a prompt plus its rich blocks (only kept when richer than text).
-pub fn prompt_content(blocks: &[AcpBlock]) -> (String, Vec<ContentBlock>) {
+/// Appends `piece` to `text` on a line of its own.
+fn push_line(text: &mut String, piece: &str) {
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(piece);
+}
+
+/// The plain text of a prompt plus its rich blocks (only kept when richer than
+/// text). The text inlines embedded text resources and names every other
+/// block (`[image: image/png]`, `[resource: URI]`), so a prompt of one image is
+/// not empty and a transcript shows what was sent. A block kind this SDK knows
+/// and Hecate does not is refused, never dropped.
+pub fn prompt_content(blocks: &[AcpBlock]) -> Result<(String, Vec<ContentBlock>), Error> {
     let mut text = String::new();
     let mut rich = Vec::new();
-    let mut only_text = true;
     for b in blocks {
-        match b {
+        let block = match b {
             AcpBlock::Text(t) => {
                 text.push_str(&t.text);
-                rich.push(ContentBlock::Text {
+                ContentBlock::Text {
                     text: t.text.clone(),
-                });
+                }
             }
             AcpBlock::Image(i) => {
-                only_text = false;
-                rich.push(ContentBlock::Image {
+                push_line(&mut text, &format!("[image: {}]", i.mime_type));
+                ContentBlock::Image {
                     mime_type: i.mime_type.clone(),
                     data: Some(i.data.clone()),
                     uri: i.uri.clone(),
-                });
+                }
+            }
+            AcpBlock::Audio(a) => {
+                push_line(&mut text, &format!("[audio: {}]", a.mime_type));
+                ContentBlock::Audio {
+                    mime_type: a.mime_type.clone(),
+                    data: a.data.clone(),
+                }
             }
             AcpBlock::ResourceLink(l) => {
-                only_text = false;
-                if !text.is_empty() && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                text.push_str(&format!("[resource: {}]", l.uri));
-                rich.push(ContentBlock::Resource {
+                push_line(&mut text, &resource_text(&l.uri, None));
+                ContentBlock::Resource {
                     uri: l.uri.clone(),
                     text: None,
+                    blob: None,
                     mime_type: l.mime_type.clone(),
-                });
+                }
             }
             AcpBlock::Resource(r) => {
-                only_text = false;
-                let v = serde_json::to_value(&r.resource).unwrap_or_default();
-                let uri = v["uri"].as_str().unwrap_or_default().to_string();
-                let body = v["text"].as_str().map(str::to_string);
-                if let Some(b) = &body {
-                    text.push_str(&format!("\n<resource uri=\"{uri}\">\n{b}\n</resource>\n"));
-                }
-                rich.push(ContentBlock::Resource {
-                    uri,
+                let (uri, body, blob, mime_type) = match &r.resource {
+                    EmbeddedResourceResource::TextResourceContents(t) => {
+                        (&t.uri, Some(t.text.clone()), None, &t.mime_type)
+                    }
+                    EmbeddedResourceResource::BlobResourceContents(b) => {
+                        (&b.uri, None, Some(b.blob.clone()), &b.mime_type)
+                    }
+                    _ => return Err(unknown_block("resource")),
+                };
+                push_line(&mut text, &resource_text(uri, body.as_deref()));
+                ContentBlock::Resource {
+                    uri: uri.clone(),
                     text: body,
-                    mime_type: v["mimeType"].as_str().map(str::to_string),
-                });
+                    blob,
+                    mime_type: mime_type.clone(),
+                }
             }
-            _ => only_text = false,
-        }
+            _ => return Err(unknown_block("unknown")),
+        };
+        rich.push(block);
     }
-    if only_text {
+    if rich.iter().all(|b| matches!(b, ContentBlock::Text { .. })) {
         rich.clear();
     }
-    (text, rich)
+    Ok((text, rich))
+}
+
+/// The refusal of a content block Hecate cannot read.
+fn unknown_block(block: &str) -> Error {
+    Error::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("Invalid params: Hecate cannot read a prompt block of kind {block}"),
+    )
+    .data(serde_json::json!({"reason": "content_unsupported", "block": block}))
 }
 
 /// The target a stored session was last answered by.
@@ -156,12 +188,14 @@ pub fn nothing_configured() -> Error {
 mod tests {
     use super::*;
     use agent_client_protocol::v1::schema::{
-        EmbeddedResource, EmbeddedResourceResource, ResourceLink, TextResourceContents,
+        AudioContent, BlobResourceContents, EmbeddedResource, ImageContent, ResourceLink,
+        TextResourceContents,
     };
 
     #[test]
     fn plain_text_prompts_keep_no_blocks_and_resources_are_inlined() {
-        let (text, rich) = prompt_content(&[AcpBlock::from("a"), AcpBlock::from("b")]);
+        let (text, rich) =
+            prompt_content(&[AcpBlock::from("a"), AcpBlock::from("b")]).expect("text");
         assert_eq!((text.as_str(), rich.len()), ("ab", 0));
         let resource = EmbeddedResource::new(EmbeddedResourceResource::TextResourceContents(
             TextResourceContents::new("fn main() {}", "file:///w/main.rs"),
@@ -170,10 +204,54 @@ mod tests {
             AcpBlock::from("look at"),
             AcpBlock::Resource(resource),
             AcpBlock::ResourceLink(ResourceLink::new("lib.rs", "file:///w/lib.rs")),
-        ]);
-        assert!(text.contains("<resource uri=\"file:///w/main.rs\">\nfn main() {}"));
-        assert!(text.ends_with("[resource: file:///w/lib.rs]"), "{text}");
+        ])
+        .expect("resources");
+        assert_eq!(
+            text,
+            "look at\n<resource uri=\"file:///w/main.rs\">\nfn main() {}\n</resource>\n\
+             [resource: file:///w/lib.rs]"
+        );
         assert_eq!(rich.len(), 3);
+        assert!(
+            matches!(&rich[2], ContentBlock::Resource { text: None, blob: None, uri, .. } if uri == "file:///w/lib.rs")
+        );
+    }
+
+    #[test]
+    fn images_audio_and_binary_resources_are_kept_and_named_in_the_text() {
+        let blob = EmbeddedResource::new(EmbeddedResourceResource::BlobResourceContents(
+            BlobResourceContents::new("JVBERi0=", "file:///w/a.pdf").mime_type("application/pdf"),
+        ));
+        let (text, rich) = prompt_content(&[
+            AcpBlock::Image(ImageContent::new("iVBORw0=", "image/png")),
+            AcpBlock::Audio(AudioContent::new("UklGRg==", "audio/wav")),
+            AcpBlock::Resource(blob),
+        ])
+        .expect("media");
+        assert_eq!(
+            text,
+            "[image: image/png]\n[audio: audio/wav]\n[resource: file:///w/a.pdf]"
+        );
+        assert_eq!(
+            rich,
+            vec![
+                ContentBlock::Image {
+                    mime_type: "image/png".into(),
+                    data: Some("iVBORw0=".into()),
+                    uri: None
+                },
+                ContentBlock::Audio {
+                    mime_type: "audio/wav".into(),
+                    data: "UklGRg==".into()
+                },
+                ContentBlock::Resource {
+                    uri: "file:///w/a.pdf".into(),
+                    text: None,
+                    blob: Some("JVBERi0=".into()),
+                    mime_type: Some("application/pdf".into())
+                },
+            ]
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use super::AcpBridgeError;
 use super::convert::nothing_configured;
-use super::prompt::prompt;
+use super::prompt::{offered_content, prompt};
 use super::sessions::lifecycle::{close_session, delete_session, resume_session};
 use super::sessions::settings::{SetSessionModelRequest, set_config_option, set_mode, set_model};
 use super::sessions::{list_sessions, load_session, new_session};
@@ -19,10 +19,9 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
     CancelNotification, CloseSessionRequest, DeleteSessionRequest, Implementation,
     InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
-    McpCapabilities, NewSessionRequest, PromptCapabilities, PromptRequest, ResumeSessionRequest,
-    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
-    SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
-    SetSessionModeRequest,
+    McpCapabilities, NewSessionRequest, PromptRequest, ResumeSessionRequest, SessionCapabilities,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionListCapabilities,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{
@@ -208,11 +207,7 @@ fn initialize(
     });
     let agent_caps = AgentCapabilities::new()
         .load_session(true)
-        .prompt_capabilities(
-            PromptCapabilities::new()
-                .image(false)
-                .embedded_context(true),
-        )
+        .prompt_capabilities(offered_content())
         .mcp_capabilities(McpCapabilities::new().http(true))
         .session_capabilities(
             SessionCapabilities::new()

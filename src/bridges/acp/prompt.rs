@@ -3,7 +3,10 @@
 //! `session/request_permission`, and (for external agents, when the editor serves
 //! files and terminals) the agent's fs/terminal requests go to the editor.
 
+mod content;
 mod usage;
+
+pub use content::offered_content;
 
 use super::convert::{prompt_content, to_rpc};
 use super::sessions::options::offer;
@@ -13,6 +16,7 @@ use super::{permission, render};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::SessionId;
+use crate::domain::message::ContentBlock;
 use crate::domain::run::RunStatus;
 use crate::domain::session::RuntimeKind;
 use crate::engine::SendMessage;
@@ -27,14 +31,14 @@ use agent_client_protocol::{Client, Error};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// The engine request for one prompt on `thread`.
+/// The engine request for one prompt (its text and rich blocks) on `thread`.
 fn send_message(
     shared: &Shared,
     r: &PromptRequest,
+    (content, blocks): (String, Vec<ContentBlock>),
     thread: &Thread,
     cx: &ConnectionTo<Client>,
 ) -> SendMessage {
-    let (content, blocks) = prompt_content(&r.prompt);
     let mut send = SendMessage {
         content,
         blocks,
@@ -127,7 +131,14 @@ pub async fn prompt(
     if cancel.is_cancelled() {
         return resp.respond(PromptResponse::new(StopReason::Cancelled));
     }
-    let send = send_message(shared, &r, &thread, &cx);
+    let content = match prompt_content(&r.prompt) {
+        Ok(c) => c,
+        Err(e) => return resp.respond_with_error(e),
+    };
+    if let Err(e) = content::check(shared, &thread.target, &content.1).await {
+        return resp.respond_with_error(e);
+    }
+    let send = send_message(shared, &r, content, &thread, &cx);
     let mut turn = match shared.engine.send_message(&ns, &sid, send).await {
         Ok(t) => t,
         Err(e) => return resp.respond_with_error(to_rpc(&e)),
