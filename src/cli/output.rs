@@ -91,7 +91,6 @@ pub fn exit_code(t: ErrorType) -> i32 {
         ErrorType::ModelNotConfigured
         | ErrorType::RouteImpossible
         | ErrorType::ModelCapabilityRequired
-        | ErrorType::RuntimeUnavailable
         | ErrorType::ChatFlowInvalid => 5,
         ErrorType::RateLimitExceeded | ErrorType::GatewayError => 6,
         ErrorType::SessionLimitExceeded

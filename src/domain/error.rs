@@ -58,9 +58,6 @@ pub enum ErrorType {
     /// Tools are on, but the model's capabilities say it does not call tools.
     #[serde(rename = "agent_chat.model_capability_required")]
     ModelCapabilityRequired,
-    /// The requested runtime exists in the vocabulary but is not available in this build.
-    #[serde(rename = "agent_chat.runtime_unavailable")]
-    RuntimeUnavailable,
     /// The named external-agent adapter is not registered.
     #[serde(rename = "agent_chat.adapter_not_found")]
     AdapterNotFound,
@@ -122,7 +119,6 @@ impl ErrorType {
             Self::HistoryStrategyInvalid => "agent_chat.history_strategy_invalid",
             Self::RuntimeMismatch => "agent_chat.runtime_mismatch",
             Self::ModelCapabilityRequired => "agent_chat.model_capability_required",
-            Self::RuntimeUnavailable => "agent_chat.runtime_unavailable",
             Self::AdapterNotFound => "agent_chat.adapter_not_found",
             Self::SessionStopping => "agent_chat.session_stopping",
             Self::SessionNotRunning => "agent_chat.session_not_running",
@@ -156,7 +152,6 @@ impl ErrorType {
             Self::RuntimeKindInvalid => "The runtime kind is not recognised.",
             Self::HistoryStrategyInvalid => "The memory strategy is not recognised.",
             Self::RuntimeMismatch => "This session cannot switch to that runtime.",
-            Self::RuntimeUnavailable => "That runtime is not available in this build.",
             Self::AdapterNotFound => "The external agent is not registered.",
             Self::SessionStopping => "The session is still stopping.",
             Self::SessionNotRunning => "No turn is running in this session.",
@@ -205,9 +200,6 @@ impl ErrorType {
                 "Use one of buffer_window, summary_buffer or token_budget."
             }
             Self::RuntimeMismatch => "Start a new session for that runtime.",
-            Self::RuntimeUnavailable => {
-                "Use the model runtime, or a build that includes this runtime."
-            }
             Self::AdapterNotFound => "Run `hecate adapters list` to see registered agents.",
             Self::SessionStopping => "Retry after the session settles.",
             Self::SessionNotRunning => "Nothing to cancel.",

@@ -43,6 +43,7 @@ mod http_agent_processes;
 mod http_agent_resources;
 mod http_console;
 mod http_error_envelopes;
+mod http_events_feed;
 mod http_flow_chats;
 mod http_mcp_servers;
 mod http_memory;

@@ -132,7 +132,6 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::SessionDurationLimitExceeded
         | ErrorType::SessionIdleTimeout
         | ErrorType::ModelCapabilityRequired
-        | ErrorType::RuntimeUnavailable
         | ErrorType::ChatFlowInvalid => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorType::GatewayError | ErrorType::StoreError => StatusCode::INTERNAL_SERVER_ERROR,
     }
