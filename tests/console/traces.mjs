@@ -107,7 +107,11 @@ export const scenarios = {
   },
 
   async 'the traces filters narrow the list, live in the address, and the pages follow each other'() {
-    const since = new Date(Math.floor(Date.now() / 1000) * 1000 - 1000);
+    // Whole seconds, never :00 (Chromium shows a datetime-local value with zero
+    // seconds without them, which Playwright's fill reads as malformed).
+    let sinceMs = Math.floor(Date.now() / 1000) * 1000 - 1000;
+    if (new Date(sinceMs).getSeconds() === 0) sinceMs -= 1000;
+    const since = new Date(sinceMs);
     await seed('priced-model', 62);
     // Two failures, on the provider that cannot answer.
     for (let i = 0; i < 2; i += 1) assert.ok((await complete('ghost-model')) >= 500, 'dead/ghost-model cannot answer');
