@@ -42,6 +42,7 @@ mod http_agent_chat_sessions;
 mod http_agent_processes;
 mod http_agent_resources;
 mod http_console;
+mod http_documented_fields;
 mod http_error_envelopes;
 mod http_events_feed;
 mod http_flow_chats;

@@ -114,7 +114,9 @@ pub struct MessageDto {
     pub content_blocks: Vec<Value>,
     /// Tool calls requested by an assistant message.
     pub tool_calls: Vec<ToolCallDto>,
-    /// For tool messages, the call answered.
+    /// For tool messages, the call answered. No Agent Chat runtime stores tool
+    /// messages in a transcript today (Hecate's agent keeps its tool exchanges
+    /// in its task), so this is absent from every transcript.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
     /// For tool messages, whether the tool failed.
