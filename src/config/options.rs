@@ -264,6 +264,7 @@ pub(super) fn mcp_servers(
                 Some(p) => policy(name, p)?,
                 None => ToolPolicy::Auto,
             },
+            policy_configured: s.policy.is_some(),
             tool_policies,
             call_timeout: s.timeout_ms.map(Duration::from_millis),
         });

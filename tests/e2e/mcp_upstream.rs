@@ -534,3 +534,76 @@ fn mcp_pool_idle_ttl_closes_idle_upstreams_but_not_subscribed_ones() {
         "the idle upstream process was stopped"
     );
 }
+
+#[test]
+fn a_tool_that_says_it_is_destructive_asks_unless_the_config_says_otherwise() {
+    let home = Home::empty();
+    home.write_config(&format!(
+        "{}{}{}",
+        // No policy: echo calls itself destructive, so it asks; others do not.
+        fixture_upstream("hinted", &["--destructive", "echo"], ""),
+        // A server policy set in the config wins over the hint.
+        fixture_upstream("trusted", &["--destructive", "echo"], "policy = \"auto\"\n"),
+        // So does a per-tool one.
+        fixture_upstream(
+            "pinned",
+            &["--destructive", "echo"],
+            "[mcp_servers.pinned.tools]\necho = \"auto\"\n"
+        ),
+    ));
+    let mut mcp = McpProc::start(&home, json!({"elicitation": {}}));
+    let mut asked = 0;
+    let approved = mcp.request_with(
+        "tools/call",
+        json!({"name": "hinted__echo", "arguments": {"message": "asked first"}}),
+        &mut |method, params| {
+            assert_eq!(method, "elicitation/create");
+            assert!(
+                params["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("hinted__echo")),
+                "{params}"
+            );
+            asked += 1;
+            json!({"action": "accept", "content": {"decision": "approve_once"}})
+        },
+    );
+    assert_eq!(asked, 1, "the destructive tool asked");
+    assert_eq!(first_text(&approved["result"]), "asked first");
+    let declined = mcp.request_with(
+        "tools/call",
+        json!({"name": "hinted__echo", "arguments": {"message": "no"}}),
+        &mut |_, _| json!({"action": "decline"}),
+    );
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    // Tools without the hint, and hinted tools the config allows, run at once.
+    for name in ["hinted__test_simple_text", "trusted__echo", "pinned__echo"] {
+        let args = if name.ends_with("echo") {
+            json!({"message": "plain"})
+        } else {
+            json!({})
+        };
+        let answer = mcp.request_with(
+            "tools/call",
+            json!({"name": name, "arguments": args}),
+            &mut |method, _| panic!("{name} asked ({method})"),
+        );
+        assert_ne!(answer["result"]["isError"], true, "{name}: {answer}");
+    }
+    // `hecate mcp servers` shows the policy that applies to each tool.
+    let servers = home.json(&["mcp", "servers", "--format", "json"]);
+    let policy_of = |exposed: &str| {
+        servers["data"]["servers"]
+            .as_array()
+            .expect("servers")
+            .iter()
+            .flat_map(|s| s["tools"].as_array().cloned().unwrap_or_default())
+            .find(|t| t["name"] == exposed)
+            .map(|t| t["policy"].clone())
+            .unwrap_or_else(|| panic!("no tool {exposed}: {servers}"))
+    };
+    assert_eq!(policy_of("hinted__echo"), "require_approval");
+    assert_eq!(policy_of("hinted__test_simple_text"), "auto");
+    assert_eq!(policy_of("trusted__echo"), "auto");
+    assert_eq!(policy_of("pinned__echo"), "auto");
+}

@@ -52,6 +52,7 @@ fn ad_hoc(a: &CallArgs) -> anyhow::Result<Option<UpstreamServer>> {
         name: AD_HOC.into(),
         spec,
         policy: ToolPolicy::Auto,
+        policy_configured: false,
         tool_policies: BTreeMap::new(),
         call_timeout: None,
     }))

@@ -226,7 +226,7 @@ impl<'e> Mcp<'e> {
                 Ok(tools) => {
                     for t in tools {
                         let name = name_of(&t);
-                        let policy = server.policy_for(&name);
+                        let policy = server.policy_for_tool(&name, &t);
                         if policy == ToolPolicy::Block {
                             continue;
                         }

@@ -19,6 +19,9 @@ pub struct ServerEntry {
     pub spec: ServerSpec,
     /// What happens to calls of its tools.
     pub policy: ToolPolicy,
+    /// Whether the entry named `approval_policy` (otherwise a tool that calls
+    /// itself destructive asks for approval).
+    pub policy_configured: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,6 +69,10 @@ pub fn parse(value: &Value, default_name: Option<&str>) -> Result<ServerEntry, H
             format!("MCP server name {name:?} must be letters, digits, '-' or '_' (no \"__\")"),
         ));
     }
+    let policy_configured = raw
+        .approval_policy
+        .as_deref()
+        .is_some_and(|p| !p.is_empty());
     let policy = match raw.approval_policy.as_deref() {
         None | Some("") => ToolPolicy::Auto,
         Some(p) => ToolPolicy::parse(p).ok_or_else(|| {
@@ -111,7 +118,12 @@ pub fn parse(value: &Value, default_name: Option<&str>) -> Result<ServerEntry, H
             ));
         }
     };
-    Ok(ServerEntry { name, spec, policy })
+    Ok(ServerEntry {
+        name,
+        spec,
+        policy,
+        policy_configured,
+    })
 }
 
 /// Parses a task's entries; names must be unique. The error names the entry.

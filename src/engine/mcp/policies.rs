@@ -104,6 +104,7 @@ mod tests {
                 headers: BTreeMap::new(),
             },
             policy: ToolPolicy::Auto,
+            policy_configured: false,
             tool_policies: BTreeMap::from([("write".to_string(), ToolPolicy::RequireApproval)]),
             call_timeout: None,
         }

@@ -64,6 +64,9 @@ pub struct UpstreamServer {
     pub spec: ServerSpec,
     /// Policy for its tools.
     pub policy: ToolPolicy,
+    /// Whether the config set `policy` for the whole server; when it did not, a
+    /// tool that calls itself destructive asks for approval.
+    pub policy_configured: bool,
     /// Per-tool overrides of the policy, by the tool's own name.
     pub tool_policies: BTreeMap<String, ToolPolicy>,
     /// Deadline of one call (the hub default when absent).
@@ -71,10 +74,34 @@ pub struct UpstreamServer {
 }
 
 impl UpstreamServer {
-    /// The policy that applies to `tool`.
+    /// The policy that applies to `tool` by configuration alone (its own
+    /// override, else the server's), whatever its annotations say.
     pub fn policy_for(&self, tool: &str) -> ToolPolicy {
         self.tool_policies.get(tool).copied().unwrap_or(self.policy)
     }
+
+    /// The policy that applies to `tool`, whose definition is `def`: its own
+    /// override, else the server's configured policy, else `require_approval`
+    /// for a tool that says it is destructive ([`declares_destructive`]) and
+    /// the server's default for the rest.
+    pub fn policy_for_tool(&self, tool: &str, def: &Value) -> ToolPolicy {
+        if let Some(p) = self.tool_policies.get(tool) {
+            return *p;
+        }
+        if !self.policy_configured && declares_destructive(def) {
+            return ToolPolicy::RequireApproval;
+        }
+        self.policy
+    }
+}
+
+/// Whether a tool definition's annotations say it may destroy something:
+/// `destructiveHint: true` on a tool that is not `readOnlyHint: true` (MCP
+/// gives the destructive hint meaning only for tools that write). A tool with
+/// no annotations is not taken as destructive.
+pub fn declares_destructive(def: &Value) -> bool {
+    let hints = &def["annotations"];
+    hints["destructiveHint"] == Value::Bool(true) && hints["readOnlyHint"] != Value::Bool(true)
 }
 
 /// One upstream tool as the hub exposes it.
@@ -228,6 +255,7 @@ mod tests {
                 headers: BTreeMap::new(),
             },
             policy: ToolPolicy::Auto,
+            policy_configured: false,
             tool_policies: [("write".to_string(), ToolPolicy::RequireApproval)].into(),
             call_timeout: None,
         };
@@ -235,5 +263,47 @@ mod tests {
         assert_eq!(s.policy_for("read"), ToolPolicy::Auto);
         assert_eq!(ToolPolicy::parse("block"), Some(ToolPolicy::Block));
         assert_eq!(ToolPolicy::parse("nope"), None);
+    }
+
+    #[test]
+    fn a_destructive_tool_asks_unless_the_config_says_otherwise() {
+        let destructive =
+            serde_json::json!({"name": "rm", "annotations": {"destructiveHint": true}});
+        let read_only = serde_json::json!({"name": "ls",
+            "annotations": {"destructiveHint": true, "readOnlyHint": true}});
+        let plain = serde_json::json!({"name": "echo"});
+        assert!(declares_destructive(&destructive));
+        assert!(
+            !declares_destructive(&read_only),
+            "the hint means nothing on a read-only tool"
+        );
+        assert!(
+            !declares_destructive(&plain),
+            "no annotations: not taken as destructive"
+        );
+        let mut s = UpstreamServer {
+            name: "fs".into(),
+            spec: ServerSpec::Http {
+                url: "http://127.0.0.1:1/mcp".into(),
+                headers: BTreeMap::new(),
+            },
+            policy: ToolPolicy::Auto,
+            policy_configured: false,
+            tool_policies: [("rm_ok".to_string(), ToolPolicy::Auto)].into(),
+            call_timeout: None,
+        };
+        assert_eq!(
+            s.policy_for_tool("rm", &destructive),
+            ToolPolicy::RequireApproval
+        );
+        assert_eq!(s.policy_for_tool("ls", &read_only), ToolPolicy::Auto);
+        assert_eq!(s.policy_for_tool("echo", &plain), ToolPolicy::Auto);
+        // A per-tool override wins over the hint.
+        assert_eq!(s.policy_for_tool("rm_ok", &destructive), ToolPolicy::Auto);
+        // So does a policy the config set for the whole server.
+        s.policy_configured = true;
+        assert_eq!(s.policy_for_tool("rm", &destructive), ToolPolicy::Auto);
+        s.policy = ToolPolicy::Block;
+        assert_eq!(s.policy_for_tool("rm", &destructive), ToolPolicy::Block);
     }
 }

@@ -9,7 +9,8 @@
 use crate::domain::task::Task;
 use crate::engine::mcp::entry;
 use crate::engine::mcp::types::{
-    DEFAULT_CALL_TIMEOUT, LIST_TIMEOUT, ServerSpec, ToolPolicy, client_error, expose_names,
+    DEFAULT_CALL_TIMEOUT, LIST_TIMEOUT, ServerSpec, ToolPolicy, UpstreamServer, client_error,
+    expose_names,
 };
 use crate::engine::tasks::TaskRuntime;
 use crate::runtimes::agent::mcp::{McpConnection, McpTool, McpToolset};
@@ -17,29 +18,25 @@ use crate::store::tasks::NewTaskEvent;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
 /// Prefix of every MCP tool name the model sees.
 const PREFIX: &str = "mcp";
 
 /// One server taking part in a run.
 struct Source {
-    name: String,
-    spec: ServerSpec,
-    policy: ToolPolicy,
-    tool_policies: BTreeMap<String, ToolPolicy>,
-    call_timeout: Option<Duration>,
+    /// The server with its policy (a task's own entry as an unconfigured one).
+    server: UpstreamServer,
     origin: &'static str,
 }
 
 impl Source {
-    fn policy_for(&self, tool: &str) -> ToolPolicy {
-        self.tool_policies.get(tool).copied().unwrap_or(self.policy)
-    }
-
     fn wholly_blocked(&self) -> bool {
-        self.policy == ToolPolicy::Block
-            && self.tool_policies.values().all(|p| *p == ToolPolicy::Block)
+        self.server.policy == ToolPolicy::Block
+            && self
+                .server
+                .tool_policies
+                .values()
+                .all(|p| *p == ToolPolicy::Block)
     }
 }
 
@@ -57,11 +54,7 @@ impl TaskRuntime {
                 .servers()
                 .iter()
                 .map(|s| Source {
-                    name: s.name.clone(),
-                    spec: s.spec.clone(),
-                    policy: s.policy,
-                    tool_policies: s.tool_policies.clone(),
-                    call_timeout: s.call_timeout,
+                    server: s.clone(),
                     origin: "config",
                 })
                 .collect(),
@@ -69,7 +62,7 @@ impl TaskRuntime {
         };
         // Entries were checked when the task was created.
         for e in entry::parse_all(&task.spec.mcp_servers).unwrap_or_default() {
-            sources.retain(|s| s.name != e.name);
+            sources.retain(|s| s.server.name != e.name);
             let spec = match e.spec {
                 ServerSpec::Stdio {
                     command, args, env, ..
@@ -82,11 +75,14 @@ impl TaskRuntime {
                 http => http,
             };
             sources.push(Source {
-                name: e.name,
-                spec,
-                policy: e.policy,
-                tool_policies: BTreeMap::new(),
-                call_timeout: None,
+                server: UpstreamServer {
+                    name: e.name,
+                    spec,
+                    policy: e.policy,
+                    policy_configured: e.policy_configured,
+                    tool_policies: BTreeMap::new(),
+                    call_timeout: None,
+                },
                 origin: "task",
             });
         }
@@ -111,17 +107,19 @@ impl TaskRuntime {
         let bring_up = sources.iter().map(|s| {
             let pool = pool.clone();
             let cached = (s.origin == "config")
-                .then(|| hub.cached_tools(&s.name))
+                .then(|| hub.cached_tools(&s.server.name))
                 .flatten();
             async move {
                 if s.wholly_blocked() {
                     return None;
                 }
-                let lease = match pool.acquire(&s.spec, s.call_timeout).await {
+                let lease = match pool.acquire(&s.server.spec, s.server.call_timeout).await {
                     Ok(l) => l,
-                    Err(e) => return Some(Brought::Failed("start", client_error(&s.name, &e))),
+                    Err(e) => {
+                        return Some(Brought::Failed("start", client_error(&s.server.name, &e)));
+                    }
                 };
-                lease.name_as(&s.name);
+                lease.name_as(&s.server.name);
                 let tools = match cached {
                     Some(t) => t,
                     None => match lease.list_tools(LIST_TIMEOUT).await {
@@ -130,15 +128,18 @@ impl TaskRuntime {
                             if e.is_fatal_to_connection() {
                                 pool.evict(&lease);
                             }
-                            return Some(Brought::Failed("tools_list", client_error(&s.name, &e)));
+                            return Some(Brought::Failed(
+                                "tools_list",
+                                client_error(&s.server.name, &e),
+                            ));
                         }
                     },
                 };
                 lease.note_tool_count(tools.len());
                 let conn = McpConnection {
-                    name: s.name.clone(),
+                    name: s.server.name.clone(),
                     lease,
-                    call_timeout: s.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT),
+                    call_timeout: s.server.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT),
                 };
                 Some(Brought::Up(conn, tools))
             }
@@ -151,22 +152,22 @@ impl TaskRuntime {
         for (s, r) in sources.iter().zip(results) {
             match r {
                 None => {
-                    blocked.push(format!("{PREFIX}__{}__", s.name));
+                    blocked.push(format!("{PREFIX}__{}__", s.server.name));
                     events.push(NewTaskEvent::new(
                         "mcp.server.blocked",
-                        json!({"server": s.name, "source": s.origin, "policy": "block"}),
+                        json!({"server": s.server.name, "source": s.origin, "policy": "block"}),
                     ));
                 }
                 Some(Brought::Failed(stage, e)) => events.push(NewTaskEvent::new(
                     "mcp.server.failed",
-                    json!({"server": s.name, "source": s.origin, "stage": stage,
+                    json!({"server": s.server.name, "source": s.origin, "stage": stage,
                            "error_type": e.error_type.code(), "error": e.message}),
                 )),
                 Some(Brought::Up(conn, tools)) => {
                     events.push(NewTaskEvent::new(
                         "mcp.server.ready",
-                        json!({"server": s.name, "source": s.origin,
-                               "policy": s.policy.as_str(), "tools": tools.len()}),
+                        json!({"server": s.server.name, "source": s.origin,
+                               "policy": s.server.policy.as_str(), "tools": tools.len()}),
                     ));
                     connections.push(conn);
                     listed.extend(tools.into_iter().map(|t| (s, t)));
@@ -175,16 +176,16 @@ impl TaskRuntime {
         }
         let pairs: Vec<(String, String)> = listed
             .iter()
-            .map(|(s, t)| (format!("{PREFIX}__{}", s.name), name_of(t)))
+            .map(|(s, t)| (format!("{PREFIX}__{}", s.server.name), name_of(t)))
             .collect();
         let mut tools = Vec::new();
         for ((s, def), exposed) in listed.iter().zip(expose_names(&pairs)) {
             let tool = name_of(def);
-            match s.policy_for(&tool) {
+            match s.server.policy_for_tool(&tool, def) {
                 ToolPolicy::Block => blocked.push(exposed),
                 policy => tools.push(McpTool {
                     exposed,
-                    server: s.name.clone(),
+                    server: s.server.name.clone(),
                     description: def
                         .get("description")
                         .and_then(Value::as_str)
