@@ -9,6 +9,7 @@
 
 use super::output::{Format, print_resource};
 use super::{AppContext, GlobalArgs};
+use crate::adapters::process::env::current_env;
 use crate::bridges::mcp::{McpHttpConfig, McpServerOptions, http_router, serve_stdio};
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
@@ -114,6 +115,7 @@ async fn serve(cli: &GlobalArgs) -> anyhow::Result<i32> {
             namespace: ctx.namespace.clone(),
             transport: "stdio".into(),
             upstream: None,
+            tool_loading: ctx.config.mcp_tool_loading(&current_env())?,
         },
     )
     .await;
@@ -247,6 +249,7 @@ async fn http(cli: &GlobalArgs, a: &HttpArgs) -> anyhow::Result<i32> {
                 token: token(&ctx),
                 bound: local,
                 shutdown: shutdown.clone(),
+                tool_loading: ctx.config.mcp_tool_loading(&current_env())?,
             },
         ),
     );

@@ -2,6 +2,7 @@
 //! with `--allow-remote` and a token.
 
 use super::{AppContext, GlobalArgs};
+use crate::adapters::process::env::current_env;
 use crate::bridges::http::{ConsoleSource, HttpConfig, router};
 use crate::bridges::serve::{ServeLimits, serve};
 use crate::config::DEFAULT_LISTEN;
@@ -70,6 +71,7 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
     // that stops the server right after reading it gets a graceful exit.
     let signal = shutdown_signal()?;
     let shutdown = CancellationToken::new();
+    let mcp_tool_loading = ctx.config.mcp_tool_loading(&current_env())?;
     let app = router(
         ctx.engine.clone(),
         HttpConfig {
@@ -78,6 +80,7 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
             bound: local,
             shutdown: shutdown.clone(),
             console: console_source(),
+            mcp_tool_loading,
         },
     );
     eprintln!(

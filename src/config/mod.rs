@@ -16,7 +16,7 @@ pub use options::ServerLimits;
 pub use schema::{
     AcpSection, AgentsSection, ApprovalsSection, ChatAppSection, ChatSection, ChatUserSection,
     DEFAULT_LISTEN, FileConfig, GatewaySection, GuardrailsSection, HistorySection, McpPoolSection,
-    McpServerSection, PriceSection, ProviderSection, ServerSection, TerminalsSection,
+    McpSection, McpServerSection, PriceSection, ProviderSection, ServerSection, TerminalsSection,
 };
 
 use crate::adapters::acp::{AcpOptions, TerminalSandbox};
@@ -25,9 +25,9 @@ use crate::adapters::providers::ProviderConfig;
 use crate::adapters::providers::pricing::Price;
 use crate::domain::approval::ApprovalMode;
 use crate::domain::session::Guardrails;
-use crate::engine::UpstreamServer;
 use crate::engine::flows::{AppCredential, ChatAccess, UserCredential};
 use crate::engine::grants::ApprovalRetention;
+use crate::engine::{ToolLoading, UpstreamServer};
 use crate::store::history::HistoryStrategy;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -346,6 +346,24 @@ impl Config {
     /// The upstream MCP servers of `[mcp_servers.NAME]`, validated.
     pub fn mcp_servers(&self) -> Result<Vec<UpstreamServer>, ConfigError> {
         options::mcp_servers(&self.path, &self.file.mcp_servers)
+    }
+
+    /// How Hecate's MCP server lists upstream tools: `HECATE_MCP_TOOL_LOADING`
+    /// over `[mcp] tool_loading` (`all` or `search`; default `all`).
+    pub fn mcp_tool_loading(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> Result<ToolLoading, ConfigError> {
+        let raw = env
+            .get("HECATE_MCP_TOOL_LOADING")
+            .or(self.file.mcp.tool_loading.as_ref());
+        match raw.map(|v| v.trim()) {
+            None | Some("") => Ok(ToolLoading::All),
+            Some(v) => ToolLoading::parse(v).ok_or_else(|| ConfigError::Parse {
+                path: self.path.clone(),
+                message: format!("[mcp] tool_loading {v:?} is not all or search"),
+            }),
+        }
     }
 
     /// The MCP client pool's tunables: `[mcp_pool]` over the defaults, validated.

@@ -40,6 +40,9 @@ pub struct FileConfig {
     /// `[mcp_pool]`: tunables of the upstream MCP client pool.
     #[serde(default)]
     pub mcp_pool: McpPoolSection,
+    /// `[mcp]`: how Hecate's MCP server presents the aggregated tools.
+    #[serde(default)]
+    pub mcp: McpSection,
     /// `[tasks]`: the durable task runtime.
     #[serde(default)]
     pub tasks: TasksSection,
@@ -214,9 +217,19 @@ pub struct TasksSection {
     pub http_allow: Option<Vec<String>>,
 }
 
+/// `[mcp]`: how Hecate's own MCP server (`hecate mcp`, `/mcp`) presents the
+/// upstream tools it aggregates; `HECATE_MCP_TOOL_LOADING` overrides the file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSection {
+    /// `all` (default): `tools/list` holds every upstream tool; `search`: only
+    /// Hecate's own tools, `search_tools` among them.
+    pub tool_loading: Option<String>,
+}
+
 /// `[mcp_pool]`: the shared client pool of upstream MCP servers; every key is
-/// optional (defaults: 300 s idle TTL, 256 entries, 60 s pings, 30 s bring-up,
-/// 200 ms before the one retry of a failed bring-up).
+/// optional (defaults: 300 s idle TTL, 256 entries, 60 s pings with a 5 s
+/// deadline, 30 s bring-up, 200 ms before the one retry of a failed bring-up).
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpPoolSection {

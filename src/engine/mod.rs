@@ -38,8 +38,8 @@ pub use crate::runtimes::external::{
 pub use approval_inbox::PendingApproval;
 pub use external::{AdapterFacts, AdapterStatus};
 pub use mcp::{
-    ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ToolPolicy,
-    UpstreamFailure, UpstreamNotice, UpstreamServer, UpstreamTool, expose_names,
+    ApprovalPrompter, MAX_TOOL_NAME, McpCallOptions, McpCatalog, McpChange, ToolLoading,
+    ToolPolicy, UpstreamFailure, UpstreamNotice, UpstreamServer, UpstreamTool, expose_names,
 };
 pub use session_usage::SessionUsage;
 pub use sessions::CreateSession;

@@ -65,6 +65,7 @@ mod mcp_resources;
 mod mcp_stdio_clumsy_client;
 mod mcp_stdio_server;
 mod mcp_tasks;
+mod mcp_tool_search;
 mod mcp_upstream;
 mod memory_recall;
 mod model_capabilities;

@@ -295,6 +295,7 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
             token: config.token.clone(),
             bound: config.bound,
             shutdown: state.shutdown.clone(),
+            tool_loading: config.mcp_tool_loading,
         },
     );
     let mut app = Router::new();

@@ -24,6 +24,8 @@ pub struct HttpConfig {
     pub shutdown: CancellationToken,
     /// Where the operator console's files come from.
     pub console: super::ConsoleSource,
+    /// How `/mcp` lists upstream tools (`[mcp] tool_loading`).
+    pub mcp_tool_loading: crate::engine::ToolLoading,
 }
 
 /// Shared state of the HTTP handlers.

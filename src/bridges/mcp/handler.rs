@@ -4,6 +4,7 @@
 use super::errors::protocol_error;
 use super::server::HecateMcp;
 use super::watch;
+use crate::engine::ToolLoading;
 use crate::telemetry::spans::{mcp_server_call, mcp_server_end};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
@@ -63,7 +64,11 @@ impl ServerHandler for HecateMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = self.own_tool_list();
-        tools.extend(self.upstream_tools().await);
+        // In search mode a hub lists its own tools only; upstream tools are
+        // found with `search_tools` and still called by name.
+        if !(self.is_hub() && self.opts.tool_loading == ToolLoading::Search) {
+            tools.extend(self.upstream_tools().await);
+        }
         Ok(ListToolsResult::with_all_items(tools))
     }
 

@@ -16,6 +16,7 @@ mod prompts;
 mod resources;
 mod server;
 mod tasks;
+mod tool_search;
 mod tools;
 mod upstream;
 mod uris;

@@ -6,7 +6,7 @@
 use super::errors::{protocol_error, resource_not_found};
 use super::uris::SCHEME;
 use crate::domain::error::ErrorType;
-use crate::engine::Engine;
+use crate::engine::{Engine, ToolLoading};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::Tool;
 use rmcp::{ErrorData, Peer, RoleServer};
@@ -23,6 +23,9 @@ pub struct McpServerOptions {
     pub transport: String,
     /// Serve only this upstream, under its tools' original names (`/mcp/{NAME}`).
     pub upstream: Option<String>,
+    /// Whether the hub's `tools/list` holds every upstream tool or only
+    /// Hecate's own, `search_tools` among them (`[mcp] tool_loading`).
+    pub tool_loading: ToolLoading,
 }
 
 /// Per-connection state: the client peer once initialized, resource
@@ -77,7 +80,8 @@ impl HecateMcp {
                     + Self::task_patch_tools()
                     + Self::chat_session_tools()
                     + Self::flow_chat_tools()
-                    + Self::memory_tools(),
+                    + Self::memory_tools()
+                    + Self::tool_search_tools(),
             ),
         }
     }

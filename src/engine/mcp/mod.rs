@@ -13,6 +13,7 @@ mod gateway;
 mod overview;
 mod passthrough;
 mod policies;
+pub mod search;
 pub(crate) mod state;
 mod subscriptions;
 mod tools;
@@ -20,6 +21,7 @@ pub mod types;
 
 pub use crate::adapters::mcp::EntryInfo as PoolEntry;
 pub use overview::{ServerOverview, ServerTool, reach};
+pub use search::ToolLoading;
 pub use tools::{ApprovalPrompter, McpCallOptions, UpstreamNotice};
 pub use types::{
     MAX_TOOL_NAME, McpCatalog, McpChange, ToolPolicy, UpstreamFailure, UpstreamServer,

@@ -17,7 +17,7 @@ use super::triage::{self, Triage};
 use crate::bridges::access::{Guard, HostPolicy};
 use crate::bridges::serve::is_body_timeout;
 use crate::domain::error::ErrorType;
-use crate::engine::Engine;
+use crate::engine::{Engine, ToolLoading};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -47,6 +47,8 @@ pub struct McpHttpConfig {
     pub bound: SocketAddr,
     /// Cancelled on shutdown; open sessions and streams end.
     pub shutdown: CancellationToken,
+    /// How the hub lists upstream tools (`[mcp] tool_loading`).
+    pub tool_loading: ToolLoading,
 }
 
 type Svc = StreamableHttpService<HecateMcp, LocalSessionManager>;
@@ -71,6 +73,7 @@ fn service(engine: &Engine, cfg: &McpHttpConfig, upstream: Option<String>) -> Sv
         namespace: cfg.namespace.clone(),
         transport: "http".into(),
         upstream,
+        tool_loading: cfg.tool_loading,
     };
     StreamableHttpService::new(
         move || Ok(HecateMcp::new(engine.clone(), opts.clone())),
