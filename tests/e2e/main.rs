@@ -46,6 +46,7 @@ mod http_documented_fields;
 mod http_error_envelopes;
 mod http_events_feed;
 mod http_flow_chats;
+mod http_flow_reroute;
 mod http_mcp_servers;
 mod http_memory;
 mod http_providers;

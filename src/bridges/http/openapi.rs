@@ -38,8 +38,8 @@ use crate::bridges::resources::chat::{
 };
 use crate::bridges::resources::events::{ApprovalRequestedDto, ApprovalResolvedDto};
 use crate::bridges::resources::flow_chat::{
-    ChatDto, ChatHistoryMessageDto, ChatProcessedDto, ChatProcessedResponse, ChatResponse,
-    ChatStartedDto, ChatStartedResponse, ChatStoredMessageDto, ChatSummaryResponse,
+    ChatDto, ChatHistoryMessageDto, ChatProcessedDto, ChatProcessedResponse, ChatRerouteDto,
+    ChatResponse, ChatStartedDto, ChatStartedResponse, ChatStoredMessageDto, ChatSummaryResponse,
     ChatSummarySavedDto, ChatTurnDto, ChatTurnResponse, FlowAgentDto, FlowCatalogDto,
     FlowCatalogResponse, FlowChatListResponse, FlowChatSummaryDto, FlowConversationDto,
     FlowLoadErrorDto, ProcessChatResponseRequest, SaveChatSummaryRequest, SendChatMessageRequest,
@@ -185,6 +185,7 @@ use utoipa::{Modify, OpenApi};
     components(schemas(
         StartChatRequest, SendChatMessageRequest, ProcessChatResponseRequest,
         SaveChatSummaryRequest, ChatStartedResponse, ChatStartedDto, ChatTurnResponse, ChatTurnDto,
+        ChatRerouteDto,
         FlowCatalogResponse, FlowCatalogDto, FlowAgentDto, FlowConversationDto, FlowLoadErrorDto,
         FlowChatListResponse, FlowChatSummaryDto,
         ChatHistoryMessageDto, SummarizationNeededDto, ChatProcessedResponse, ChatProcessedDto,

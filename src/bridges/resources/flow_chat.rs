@@ -2,6 +2,7 @@
 //! `h-chat-*` MCP tools, which answer the same shapes: the seed's camelCase
 //! field names (`chatId`, `systemMessage`, `tools`, `messageHistory`, ...).
 
+use crate::domain::flow::RerouteCause;
 use crate::engine::flows::{
     ChatProcessed, ChatStarted, ChatTurn, ChatView, HistoryEntry, SummarizationNeeded,
 };
@@ -138,6 +139,30 @@ pub struct ChatTurnDto {
     pub message_history: Vec<ChatHistoryMessageDto>,
     /// Non-null once 20 messages arrived since the last summary.
     pub summarization_needed: Option<SummarizationNeededDto>,
+    /// The conversation this turn runs in, after any re-route.
+    pub conversation_name: String,
+    /// The stage this turn runs in, after any re-route.
+    pub stage_name: String,
+    /// The move this message caused (a drifting chat, or one in a fallback
+    /// conversation, follows the user's message); null when the chat stayed.
+    pub reroute: Option<ChatRerouteDto>,
+}
+
+/// A move of a chat on `sendChatMessage`, also appended to its `route`.
+#[derive(Debug, Clone, Serialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatRerouteDto {
+    /// The conversation the chat left.
+    pub from_conversation: String,
+    /// The stage the chat left.
+    pub from_stage: String,
+    /// The conversation it moved to (its start stage is `stageName`).
+    pub conversation_handoff: String,
+    /// `goal_signal` (the message matched `goalSignal`) or `fallback` (the chat
+    /// drifted and matched nothing).
+    pub reason: String,
+    /// The goal signal that matched, as the flow file writes it.
+    pub goal_signal: Option<String>,
 }
 
 impl From<ChatTurn> for ChatTurnDto {
@@ -147,6 +172,18 @@ impl From<ChatTurn> for ChatTurnDto {
             tools: t.tools,
             message_history: t.message_history.into_iter().map(Into::into).collect(),
             summarization_needed: t.summarization_needed.map(Into::into),
+            conversation_name: t.conversation_name,
+            stage_name: t.stage_name,
+            reroute: t.reroute.map(|r| ChatRerouteDto {
+                reason: r.cause.as_str().to_string(),
+                goal_signal: match r.cause {
+                    RerouteCause::GoalSignal(s) => Some(s),
+                    RerouteCause::Fallback => None,
+                },
+                from_conversation: r.from_conversation,
+                from_stage: r.from_stage,
+                conversation_handoff: r.conversation,
+            }),
         }
     }
 }
@@ -196,7 +233,9 @@ pub struct ChatDto {
     pub stage_name: String,
     /// Whether it reached an end stage.
     pub chat_ended: bool,
-    /// Stages visited, as `conversation/stage`.
+    /// Stages entered, oldest first, as `conversation/stage`; a re-route on
+    /// `sendChatMessage` adds its cause: `billing/ask (goal signal "refund")`,
+    /// `help/triage (fallback)`.
     pub route: Vec<String>,
     /// Every message, summaries included.
     pub messages: Vec<ChatStoredMessageDto>,
@@ -324,6 +363,10 @@ pub struct FlowConversationDto {
     pub description: String,
     /// How many stages it has.
     pub stage_count: u64,
+    /// Whether it is a fallback conversation (where drifting chats go).
+    pub is_fallback: bool,
+    /// The words or phrases that move a drifting chat here.
+    pub goal_signals: Vec<String>,
 }
 
 /// An agent whose flow file loaded.
@@ -377,6 +420,8 @@ impl From<&crate::engine::flows::FlowCatalog> for FlowCatalogDto {
                             name: c.name.clone(),
                             description: c.description.clone(),
                             stage_count: c.stages.len() as u64,
+                            is_fallback: c.is_fallback,
+                            goal_signals: c.goal_signals.clone(),
                         })
                         .collect(),
                 })

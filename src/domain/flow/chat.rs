@@ -61,7 +61,8 @@ pub struct FlowPosition {
     pub on_track: bool,
     /// The model's explanation when off track.
     pub off_track_reason: Option<String>,
-    /// The stages visited, oldest first, as `conversation/stage`.
+    /// The stages entered, oldest first, as `conversation/stage`; a re-route adds
+    /// its cause (see [`super::reroute::Reroute::route_entry`]).
     pub route: Vec<String>,
 }
 

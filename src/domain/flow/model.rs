@@ -27,6 +27,10 @@ pub struct AgentFlow {
     /// The prompt the caller runs when a summary is due; a default when absent.
     #[serde(default)]
     pub summary_prompt: Option<String>,
+    /// The fallback conversation a drifting chat moves to when its own conversation
+    /// names none; the only `is_fallback` conversation when absent.
+    #[serde(default)]
+    pub fallback: Option<String>,
     /// The conversations, in file order.
     pub conversations: Vec<Conversation>,
 }
@@ -46,6 +50,17 @@ pub struct Conversation {
     /// Goals of this conversation, shown with the agent's own.
     #[serde(default)]
     pub goals: Vec<String>,
+    /// Words or phrases that, in the user's message of a drifting chat or of a chat
+    /// in a fallback conversation, move the chat to this conversation's start.
+    #[serde(default)]
+    pub goal_signals: Vec<String>,
+    /// Whether this is a fallback conversation: where drifting chats go, never
+    /// entered by goal signal.
+    #[serde(default)]
+    pub is_fallback: bool,
+    /// The fallback conversation a chat drifting here moves to, instead of the flow's.
+    #[serde(default)]
+    pub fallback: Option<String>,
     /// The stages, in file order.
     pub stages: Vec<Stage>,
     /// The edges between stages, evaluated in file order.
@@ -176,6 +191,19 @@ impl AgentFlow {
     /// The stage `stage` of conversation `conversation`.
     pub fn stage(&self, conversation: &str, stage: &str) -> Option<&Stage> {
         self.conversation(conversation)?.stage(stage)
+    }
+
+    /// The fallback conversation a chat drifting in `conversation` moves to: its
+    /// own `fallback`, else the flow's, else the only `is_fallback` conversation.
+    pub fn fallback_for(&self, conversation: &Conversation) -> Option<&Conversation> {
+        if let Some(name) = conversation.fallback.as_ref().or(self.fallback.as_ref()) {
+            return self.conversation(name);
+        }
+        let mut marked = self.conversations.iter().filter(|c| c.is_fallback);
+        match (marked.next(), marked.next()) {
+            (Some(only), None) => Some(only),
+            _ => None,
+        }
     }
 }
 

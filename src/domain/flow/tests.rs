@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 use std::path::Path;
 
 const SUPPORT: &str = include_str!("../../../docs/examples/flows/support.toml");
+const SHOP: &str = include_str!("../../../docs/examples/flows/shop.toml");
 
 fn support() -> AgentFlow {
     parse_flow("support", Path::new("flows/support.toml"), SUPPORT).expect("the example parses")
@@ -241,4 +242,132 @@ fn anonymous_chats_keep_their_data_to_themselves() {
     chat.user_id = "u7".into();
     assert_eq!(chat.memory_owner().user_id, "u7");
     assert_eq!(chat.memory_owner().app_id, "shop");
+}
+
+/// The shop example with `from` replaced by `to`, which must not load.
+fn shop_error(from: &str, to: &str) -> FlowError {
+    assert!(SHOP.contains(from), "the example has {from:?}");
+    error_of(&SHOP.replacen(from, to, 1))
+}
+
+#[test]
+fn the_shop_example_loads_with_its_fallback_and_goal_signals() {
+    let f = parse_flow("shop", Path::new("flows/shop.toml"), SHOP).expect("the example parses");
+    let help = f.conversation("help").expect("help");
+    assert!(help.is_fallback);
+    let orders = f.conversation("orders").expect("orders");
+    assert_eq!(
+        f.fallback_for(orders).map(|c| c.name.as_str()),
+        Some("help")
+    );
+    assert_eq!(orders.goal_signals[1], "where is my order");
+}
+
+#[test]
+fn fallback_references_must_name_a_fallback_conversation() {
+    let e = shop_error("fallback = \"help\"", "fallback = \"helpdesk\"");
+    assert_eq!(e.field, "fallback");
+    assert!(
+        e.message.contains("no conversation is named `helpdesk`"),
+        "{e}"
+    );
+    let e = shop_error("fallback = \"help\"", "fallback = \"orders\"");
+    assert_eq!(e.field, "fallback");
+    assert!(e.message.contains("mark it `is_fallback = true`"), "{e}");
+    let e = shop_error(
+        "name = \"refunds\"\n",
+        "name = \"refunds\"\nfallback = \"nowhere\"\n",
+    );
+    assert_eq!(e.field, "conversations[refunds].fallback");
+    assert!(
+        e.message.contains("no conversation is named `nowhere`"),
+        "{e}"
+    );
+    let e = shop_error(
+        "is_fallback = true",
+        "is_fallback = true\nfallback = \"help\"",
+    );
+    assert_eq!(e.field, "conversations[help].fallback");
+    assert!(e.message.contains("takes no `fallback`"), "{e}");
+}
+
+#[test]
+fn several_fallbacks_need_the_flow_to_name_its_default() {
+    let second = "\n[[conversations]]\nname = \"lost\"\nis_fallback = true\n\
+                  [[conversations.stages]]\nname = \"again\"\n";
+    let text = SHOP.replace("fallback = \"help\"", "") + second;
+    let e = error_of(&text);
+    assert_eq!(e.field, "fallback");
+    assert!(
+        e.message
+            .contains("2 conversations are marked `is_fallback` (help, lost)"),
+        "{e}"
+    );
+    parse_flow("ok", Path::new("ok.toml"), &(SHOP.to_string() + second))
+        .expect("naming the default fallback settles it");
+}
+
+#[test]
+fn goal_signals_must_have_words_and_be_unique_across_the_flow() {
+    let e = shop_error("\"delivery\"]", "\"delivery\", \" ?! \"]");
+    assert_eq!(e.field, "conversations[orders].goal_signals[3]");
+    assert!(e.message.contains("has no words"), "{e}");
+    let e = shop_error("\"delivery\"]", "\"delivery\", \"\"]");
+    assert_eq!(e.field, "conversations[orders].goal_signals[3]");
+    let e = shop_error("\"delivery\"]", "\"delivery\", \"Where is my ORDER?\"]");
+    assert_eq!(e.field, "conversations[orders].goal_signals[3]");
+    assert!(e.message.contains("duplicate goal signal"), "{e}");
+    let e = shop_error("\"money back\"]", "\"money back\", \"Delivery\"]");
+    assert_eq!(e.field, "conversations[refunds].goal_signals[2]");
+    assert!(
+        e.message.contains("also a signal of conversation `orders`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_fallback_conversation_takes_no_goal_signals() {
+    let e = shop_error(
+        "is_fallback = true",
+        "is_fallback = true\ngoal_signals = [\"help\"]",
+    );
+    assert_eq!(e.field, "conversations[help].goal_signals");
+    assert!(e.message.contains("never entered by goal signal"), "{e}");
+}
+
+#[test]
+fn a_reroute_target_must_have_a_start_stage_that_does_not_end_the_chat() {
+    let e = shop_error("is_fallback = true", "is_fallback = true\nstart = \"gone\"");
+    assert_eq!(e.field, "conversations[help].start");
+    assert!(e.message.contains("no stage is named `gone`"), "{e}");
+    let e = shop_error("name = \"triage\"\n", "name = \"triage\"\nend = true\n");
+    assert_eq!(e.field, "conversations[help].start");
+    assert!(
+        e.message
+            .contains("a fallback conversation cannot start in an end stage (`triage`)"),
+        "{e}"
+    );
+    let e = shop_error(
+        "goal_signals = [\"refund\", \"money back\"]",
+        "goal_signals = [\"refund\", \"money back\"]\nstart = \"filed\"",
+    );
+    assert_eq!(e.field, "conversations[refunds].start");
+    assert!(
+        e.message
+            .contains("with goal signals cannot start in an end stage"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_fallback_needs_a_goal_signal_or_an_edge_out_to_reach_an_end() {
+    let text = SHOP
+        .replace(
+            "goal_signals = [\"track\", \"where is my order\", \"delivery\"]",
+            "",
+        )
+        .replace("goal_signals = [\"refund\", \"money back\"]", "");
+    let e = error_of(&text);
+    assert_eq!(e.field, "conversations[help].stages[triage]");
+    assert!(e.message.contains("cannot reach an end stage"), "{e}");
 }

@@ -1,9 +1,11 @@
 //! The checks a flow passes on load: unique names, known field types, edges that
 //! name stages and conversations that exist, conditions on declared fields, and
-//! every stage able to reach an end (no cycle without a way out).
+//! every stage able to reach an end (no cycle without a way out), and the
+//! re-routing settings (`reroute_rules.rs`).
 
 use super::error::FlowError;
 use super::model::{AgentFlow, Conversation, FieldType};
+use super::reroute_rules::check_rerouting;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
@@ -40,6 +42,7 @@ pub fn validate(flow: &AgentFlow, file: &Path) -> Result<(), FlowError> {
     for c in &flow.conversations {
         validate_conversation(flow, c, file)?;
     }
+    check_rerouting(flow, file)?;
     ends_are_reachable(flow, file)
 }
 
@@ -147,18 +150,25 @@ fn validate_conversation(flow: &AgentFlow, c: &Conversation, file: &Path) -> Res
     Ok(())
 }
 
-/// Every stage must reach a stage marked `end` (through stages and hand-offs);
-/// a stage that cannot is reported with the cycle that traps it.
+/// Every stage must reach a stage marked `end` (through stages, hand-offs and,
+/// from a fallback conversation, goal signals); a stage that cannot is reported
+/// with the cycle that traps it.
 fn ends_are_reachable(flow: &AgentFlow, file: &Path) -> Result<(), FlowError> {
     let mut next: BTreeMap<Node, Vec<Node>> = BTreeMap::new();
     let mut ends = BTreeSet::new();
+    let signalled: Vec<Node> = flow
+        .conversations
+        .iter()
+        .filter(|c| !c.is_fallback && !c.goal_signals.is_empty())
+        .filter_map(|c| Some((c.name.clone(), c.start_stage()?.name.clone())))
+        .collect();
     for c in &flow.conversations {
         for s in &c.stages {
             let node = (c.name.clone(), s.name.clone());
             if s.end {
                 ends.insert(node.clone());
             }
-            let targets = c
+            let mut targets: Vec<Node> = c
                 .edges_from(&s.name)
                 .filter_map(|e| match (&e.to, &e.to_conversation) {
                     (Some(to), _) => Some((c.name.clone(), to.clone())),
@@ -169,6 +179,9 @@ fn ends_are_reachable(flow: &AgentFlow, file: &Path) -> Result<(), FlowError> {
                     (None, None) => None,
                 })
                 .collect();
+            if c.is_fallback {
+                targets.extend(signalled.iter().cloned());
+            }
             next.insert(node, targets);
         }
     }

@@ -9,8 +9,8 @@ use super::settings::FlowSettings;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::flow::{
     ANONYMOUS_USER, AgentFlow, ChatIdentity, Conversation, FlowChat, FlowChatMessage,
-    FlowChatWrite, FlowPosition, FlowRole, NewFlowChatMessage, Stage, check_respond, respond_tools,
-    route,
+    FlowChatWrite, FlowPosition, FlowRole, NewFlowChatMessage, Reroute, Stage, check_respond,
+    reroute, respond_tools, route,
 };
 use crate::domain::time::now_rfc3339;
 use crate::engine::Flows;
@@ -69,6 +69,12 @@ pub struct ChatTurn {
     pub message_history: Vec<HistoryEntry>,
     /// Set when a summary is due.
     pub summarization_needed: Option<SummarizationNeeded>,
+    /// The conversation this turn runs in (after any re-route).
+    pub conversation_name: String,
+    /// The stage this turn runs in (after any re-route).
+    pub stage_name: String,
+    /// The move this message caused, when the chat drifted or sat in a fallback.
+    pub reroute: Option<Reroute>,
 }
 
 /// `processChatResponse` output.
@@ -326,8 +332,10 @@ impl<'e> Flows<'e> {
         })
     }
 
-    /// `sendChatMessage`: stores the user's message and answers the recompiled
-    /// system message, the schema and the history before it.
+    /// `sendChatMessage`: re-routes a drifting chat (or one in a fallback
+    /// conversation) by the user's message, stores the message (and the move, in
+    /// the same transaction) and answers the recompiled system message, the
+    /// schema and the history before it.
     pub async fn send_message(
         self,
         namespace: &str,
@@ -337,7 +345,10 @@ impl<'e> Flows<'e> {
     ) -> Result<ChatTurn> {
         text_arg("userMessage", user_message)?;
         let (chat, flow) = self.live_chat(namespace, who, chat_id).await?;
-        let (conversation, stage) = place(&flow, &chat.position)?;
+        place(&flow, &chat.position)?;
+        let moved = reroute(&flow, &chat.position, user_message);
+        let position = moved.as_ref().map(|r| r.moved(&flow, &chat.position));
+        let (conversation, stage) = place(&flow, position.as_ref().unwrap_or(&chat.position))?;
         let store = self.engine.store();
         let mut messages = store.list_flow_chat_messages(namespace, chat_id).await?;
         let history = compile::history(&messages);
@@ -349,7 +360,10 @@ impl<'e> Flows<'e> {
             data: None,
         };
         let (chat, stored) = store
-            .write_flow_chat(FlowChatWrite::append(&chat, message))
+            .write_flow_chat(FlowChatWrite {
+                position,
+                ..FlowChatWrite::append(&chat, message)
+            })
             .await?;
         messages.push(stored);
         let summarization_needed = compile::summary_due(&messages).map(|n| SummarizationNeeded {
@@ -366,6 +380,9 @@ impl<'e> Flows<'e> {
             tools,
             message_history: history,
             summarization_needed,
+            conversation_name: conversation.name.clone(),
+            stage_name: stage.name.clone(),
+            reroute: moved,
         })
     }
 
