@@ -136,7 +136,7 @@ async fn filled_session(store: &dyn Store, size: usize) -> anyhow::Result<Sessio
 async fn context_loads(store: &dyn Store, args: &MemoryArgs) -> anyhow::Result<Value> {
     let strategies = [
         HistoryStrategy::BufferWindow { window: 50 },
-        HistoryStrategy::SummaryBuffer,
+        HistoryStrategy::summary_buffer(),
         HistoryStrategy::TokenBudget { max_tokens: 8192 },
     ];
     let mut sessions = Vec::new();

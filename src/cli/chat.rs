@@ -8,7 +8,7 @@ use crate::domain::approval::{ApprovalMode, Decision, Scope};
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::ApprovalId;
 use crate::domain::ids::SessionId;
-use crate::domain::memory::HistoryStrategy;
+use crate::domain::memory::{HistoryParts, HistoryStrategy};
 use crate::domain::recall::{SessionMemory, valid_recall, valid_user};
 use crate::domain::run::RunStatus;
 use crate::domain::session::RuntimeKind;
@@ -58,6 +58,13 @@ pub struct ChatArgs {
     /// Token budget for `--history token_budget`.
     #[arg(long, requires = "history")]
     pub history_max_tokens: Option<usize>,
+    /// Messages between two summaries for `--history summary_buffer` (default 20).
+    #[arg(long, requires = "history")]
+    pub history_summarize_every: Option<u64>,
+    /// Messages `--history summary_buffer` loads before the first summary
+    /// (default 100).
+    #[arg(long, requires = "history")]
+    pub history_max_messages: Option<usize>,
     /// The user whose long-term memory a new session uses (absent: the
     /// namespace's shared memory).
     #[arg(long, conflicts_with = "session")]
@@ -204,10 +211,17 @@ pub async fn run(cli: &GlobalArgs, args: &ChatArgs) -> anyhow::Result<i32> {
                 .as_deref()
                 .map(|name| {
                     HistoryStrategy::from_parts(
-                        "--history",
-                        name,
-                        args.history_window,
-                        args.history_max_tokens,
+                        |key| match key {
+                            "strategy" => "--history".to_string(),
+                            k => format!("--history-{}", k.replace('_', "-")),
+                        },
+                        HistoryParts {
+                            strategy: name,
+                            window: args.history_window,
+                            max_tokens: args.history_max_tokens,
+                            summarize_every: args.history_summarize_every,
+                            max_messages: args.history_max_messages,
+                        },
                     )
                 })
                 .transpose()?;

@@ -14,6 +14,7 @@ use crate::engine::{Engine, EngineConfig, Runtimes};
 use crate::runtimes::external::{ExternalRuntime, GatewayAccess};
 use crate::runtimes::model::ModelRuntime;
 use crate::store::Store;
+use crate::store::pool_settings::PoolSettings;
 use anyhow::Context;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -73,6 +74,17 @@ pub async fn open_store(
     Ok((dir, store))
 }
 
+/// The size of a PostgreSQL store's pool: `[store] max_conns` and `max_idle`
+/// under `HECATE_STORE_MAX_CONNS` and `HECATE_STORE_MAX_IDLE` (the defaults
+/// without a config).
+pub fn store_pool(config: Option<&Config>) -> anyhow::Result<PoolSettings> {
+    let env: HashMap<String, String> = std::env::vars().collect();
+    Ok(match config {
+        Some(c) => c.store_pool(&env)?,
+        None => PoolSettings::default(),
+    })
+}
+
 /// `open_store`, with the directory of the store's journals (none for the
 /// in-memory store).
 async fn open_store_journalled(
@@ -81,7 +93,7 @@ async fn open_store_journalled(
 ) -> anyhow::Result<(PathBuf, Option<PathBuf>, Arc<dyn Store>)> {
     let dir = data_dir(cli);
     let target = StoreTarget::resolve(cli, config, &dir)?;
-    let store = target.open().await?;
+    let store = target.open(store_pool(config)?).await?;
     Ok((dir.clone(), target.journal_dir(&dir), store))
 }
 

@@ -62,6 +62,8 @@ fn config_check(path: &std::path::Path, env: &HashMap<String, String>) -> (Check
         .err()
         .or_else(|| config.mcp_servers().err())
         .or_else(|| config.mcp_pool().err())
+        .or_else(|| config.store_pool(env).err())
+        .or_else(|| config.history().err())
         .or_else(|| config.terminal_sandbox(env).err());
     if let Some(e) = invalid {
         // The file parsed and its providers and adapters are still worth checking.
@@ -110,10 +112,16 @@ async fn store_check(
                 ),
                 Ok(h) => {
                     let report = serde_json::to_value(&h).unwrap_or_default();
-                    let found = format!(
+                    let mut found = format!(
                         "{} schema v{} at {} ({} bytes), integrity {}",
                         h.backend, h.schema_version, h.location, h.size_bytes, h.integrity
                     );
+                    if let Some(p) = &h.pool {
+                        found.push_str(&format!(
+                            ", pool of at most {} connections ({} kept idle; {} open now)",
+                            p.max_conns, p.max_idle, p.open
+                        ));
+                    }
                     let check = if h.integrity == "ok" {
                         Check::ok("store", found).required()
                     } else {

@@ -36,6 +36,10 @@ pub enum SessionsCommand {
         /// message has it).
         #[arg(long)]
         after: Option<i64>,
+        /// Only messages of these roles, comma-separated (system, user, assistant,
+        /// tool).
+        #[arg(long)]
+        role: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -127,12 +131,14 @@ pub async fn run(cli: &GlobalArgs, cmd: &SessionsCommand) -> anyhow::Result<i32>
             limit,
             before,
             after,
+            role,
             format,
         } => {
             let window = TranscriptQuery {
                 limit: Some(*limit),
                 before_sequence: *before,
                 after_sequence: *after,
+                role: role.clone(),
             }
             .window()?;
             let t = ctx

@@ -4,11 +4,12 @@
 //! so it shows what a database holds before a new build touches it.
 
 use super::GlobalArgs;
-use super::context::{data_dir, load_config};
+use super::context::{data_dir, load_config, store_pool};
 use super::output::{Format, print_resource, print_text};
 use super::store_copy::{self, CopyArgs};
 use super::store_target::StoreTarget;
 use crate::domain::error::HecateError;
+use crate::store::pool_settings::PoolSettings;
 use crate::store::postgres::migrations as pg_migrations;
 use crate::store::sqlite::migrations as sqlite_migrations;
 use crate::store::{PostgresStore, SqliteStore, Store};
@@ -53,6 +54,10 @@ struct Status {
     schema_version: i64,
     known_version: i64,
     pending: i64,
+    /// The connection pool a command opens on a PostgreSQL store (`[store]
+    /// max_conns`, `max_idle`, or their `HECATE_STORE_*` variables).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pool: Option<PoolSettings>,
     migrations: Vec<Migration>,
 }
 
@@ -64,10 +69,14 @@ pub async fn run(cli: &GlobalArgs, cmd: &StoreCommand) -> anyhow::Result<i32> {
     };
     let config = load_config(cli)?;
     let target = StoreTarget::resolve(cli, Some(&config), &data_dir(cli))?;
+    let pool = store_pool(Some(&config))?;
     if matches!(cmd, StoreCommand::Migrate { .. }) {
-        target.open().await?;
+        target.open(pool).await?;
     }
-    let status = status(&target).await?;
+    let mut status = status(&target).await?;
+    if matches!(target, StoreTarget::Postgres(_)) {
+        status.pool = Some(pool);
+    }
     match format {
         Format::Json => print_resource("store_status", &status)?,
         Format::Text => print_text(&render(&status))?,
@@ -120,6 +129,7 @@ async fn status(target: &StoreTarget) -> Result<Status, HecateError> {
         schema_version,
         known_version,
         pending: (known_version - schema_version).max(0),
+        pool: None,
         migrations,
     })
 }
@@ -150,6 +160,13 @@ fn render(s: &Status) -> String {
         "schema version: {} (this build knows {}; {state})",
         s.schema_version, s.known_version
     );
+    if let Some(p) = &s.pool {
+        let _ = writeln!(
+            out,
+            "pool:           at most {} connections, {} kept idle",
+            p.max_conns, p.max_idle
+        );
+    }
     if s.migrations.is_empty() {
         let _ = writeln!(out, "migrations:     none applied");
     } else {

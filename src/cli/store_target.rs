@@ -7,6 +7,7 @@ use super::GlobalArgs;
 use crate::config::Config;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::redact::redact_url;
+use crate::store::pool_settings::PoolSettings;
 use crate::store::{PostgresStore, SqliteStore, Store};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -98,12 +99,13 @@ impl StoreTarget {
         Some(data_dir.join("journal").join(name))
     }
 
-    /// Opens (and migrates) the store.
-    pub async fn open(&self) -> Result<Arc<dyn Store>, HecateError> {
+    /// Opens (and migrates) the store; a PostgreSQL store's pool has the size
+    /// `pool` says (SQLite keeps its own fixed connections).
+    pub async fn open(&self, pool: PoolSettings) -> Result<Arc<dyn Store>, HecateError> {
         Ok(match self {
             Self::SqliteFile(p) => Arc::new(SqliteStore::open(p)?),
             Self::SqliteMemory => Arc::new(SqliteStore::open_in_memory()?),
-            Self::Postgres(url) => Arc::new(PostgresStore::connect(url).await?),
+            Self::Postgres(url) => Arc::new(PostgresStore::connect_with(url, pool).await?),
         })
     }
 }

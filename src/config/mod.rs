@@ -9,6 +9,7 @@ mod memory;
 mod options;
 mod retention;
 mod schema;
+mod store_pool;
 
 pub use error::ConfigError;
 pub use memory::MemoryOptions;
@@ -143,6 +144,15 @@ impl Config {
             ));
         }
         Ok(i64::try_from(seconds.saturating_mul(1000)).unwrap_or(i64::MAX))
+    }
+
+    /// The size of a PostgreSQL store's connection pool: `[store] max_conns` and
+    /// `max_idle` under `HECATE_STORE_MAX_CONNS` and `HECATE_STORE_MAX_IDLE`.
+    pub fn store_pool(
+        &self,
+        env: &HashMap<String, String>,
+    ) -> Result<crate::store::pool_settings::PoolSettings, ConfigError> {
+        store_pool::store_pool(&self.path, &self.file.store, env)
     }
 
     /// The pause of the writer of traces and MCP call records after each batch:

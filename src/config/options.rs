@@ -20,7 +20,7 @@ use crate::domain::session::Guardrails;
 use crate::domain::task::ApprovalPolicy;
 use crate::engine::tasks::TaskConfig;
 use crate::engine::{ToolPolicy, UpstreamServer};
-use crate::store::history::HistoryStrategy;
+use crate::store::history::{HistoryParts, HistoryStrategy};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Duration;
@@ -102,10 +102,17 @@ fn default_base_url(name: &str, kind: ProviderKind) -> Option<String> {
 }
 
 /// The history strategy `[history]` selects (a window of 100 by default); an
-/// unknown strategy name is a parse error naming `[history] strategy`.
+/// unknown strategy name or a summary setting out of range is a parse error
+/// naming the key (`[history] strategy`, `[history] max_messages`).
 pub(super) fn history(path: &Path, h: &HistorySection) -> Result<HistoryStrategy, ConfigError> {
-    let name = h.strategy.as_deref().unwrap_or("buffer_window");
-    HistoryStrategy::from_parts("[history] strategy", name, h.window, h.max_tokens).map_err(|e| {
+    let parts = HistoryParts {
+        strategy: h.strategy.as_deref().unwrap_or("buffer_window"),
+        window: h.window,
+        max_tokens: h.max_tokens,
+        summarize_every: h.summarize_every,
+        max_messages: h.max_messages,
+    };
+    HistoryStrategy::from_parts(|key| format!("[history] {key}"), parts).map_err(|e| {
         ConfigError::Parse {
             path: path.to_path_buf(),
             message: e.message,
@@ -276,6 +283,9 @@ pub(super) fn mcp_servers(
 pub(super) fn mcp_pool(path: &Path, p: McpPoolSection) -> Result<PoolOptions, ConfigError> {
     /// Longest duration accepted, in seconds (one year).
     const MAX_SECS: u64 = 365 * 24 * 3600;
+    /// Longest ping deadline accepted, in seconds: pings of idle connections run
+    /// one after another, so a long deadline holds up the whole sweep.
+    const MAX_PING_TIMEOUT_SECS: u64 = 300;
     let bad = |key: &str, message: String| ConfigError::Parse {
         path: path.to_path_buf(),
         message: format!("[mcp_pool] {key} {message}"),
@@ -294,6 +304,16 @@ pub(super) fn mcp_pool(path: &Path, p: McpPoolSection) -> Result<PoolOptions, Co
     }
     if let Some(v) = secs("ping_interval_secs", p.ping_interval_secs, 0)? {
         opts.ping_interval = v;
+    }
+    match p.ping_timeout_secs {
+        Some(v) if !(1..=MAX_PING_TIMEOUT_SECS).contains(&v) => {
+            return Err(bad(
+                "ping_timeout_secs",
+                format!("= {v} is out of range (1 to {MAX_PING_TIMEOUT_SECS} seconds)"),
+            ));
+        }
+        Some(v) => opts.ping_timeout = Duration::from_secs(v),
+        None => {}
     }
     if let Some(v) = secs("init_timeout_secs", p.init_timeout_secs, 1)? {
         opts.init_timeout = v;

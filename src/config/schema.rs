@@ -131,6 +131,12 @@ pub struct StoreSection {
     /// them waits for the writer, so this trades only write load for how soon
     /// other replicas see them.
     pub write_gather_ms: Option<u64>,
+    /// Most connections a PostgreSQL store opens at once (default 16; 1 to
+    /// 1000). `HECATE_STORE_MAX_CONNS` overrides it.
+    pub max_conns: Option<u64>,
+    /// Most of those kept open while unused (default: `max_conns`; 0 to
+    /// `max_conns`). `HECATE_STORE_MAX_IDLE` overrides it.
+    pub max_idle: Option<u64>,
 }
 
 /// `[gateway]`: the model gateway (`/v1/chat/completions`, `/v1/messages`,
@@ -240,6 +246,9 @@ pub struct McpPoolSection {
     pub max_entries: Option<usize>,
     /// Idle connections are pinged this often, in seconds (0 disables pings).
     pub ping_interval_secs: Option<u64>,
+    /// Deadline of one idle ping, in seconds (1 to 300); a ping that fails or
+    /// misses it evicts the connection.
+    pub ping_timeout_secs: Option<u64>,
     /// Deadline of starting an upstream and its `initialize`, in seconds (>= 1).
     pub init_timeout_secs: Option<u64>,
     /// Wait before the one retry of a failed bring-up, in milliseconds (0 to 60,000).
@@ -414,6 +423,12 @@ pub struct HistorySection {
     pub window: Option<usize>,
     /// Token budget for `token_budget` (a model's context size).
     pub max_tokens: Option<usize>,
+    /// Messages between two summaries, for `summary_buffer` (default 20; 1 to
+    /// 10,000).
+    pub summarize_every: Option<u64>,
+    /// Messages `summary_buffer` loads while a session has no summary yet
+    /// (default 100; 1 to 10,000).
+    pub max_messages: Option<usize>,
 }
 
 /// `[guardrails]`.

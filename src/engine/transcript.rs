@@ -21,7 +21,7 @@ use crate::domain::run::{Run, RunEvent};
 use crate::domain::segment::{Segment, derive};
 use crate::domain::session::Session;
 use crate::domain::timing::{AgentTiming, agent_timing, model_timing};
-use crate::store::ApprovalQuery;
+use crate::store::{ApprovalQuery, LoadOptions};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -40,6 +40,8 @@ pub enum TranscriptWindow {
         before: Option<i64>,
         /// The page size.
         limit: usize,
+        /// Only messages of these roles (every role when empty).
+        roles: Vec<Role>,
     },
     /// Up to `limit` messages with sequence above `after`: read forwards.
     After {
@@ -47,6 +49,8 @@ pub enum TranscriptWindow {
         after: i64,
         /// The page size.
         limit: usize,
+        /// Only messages of these roles (every role when empty).
+        roles: Vec<Role>,
     },
     /// The messages one turn wrote: its prompt, tool exchanges and answer.
     Run(RunId),
@@ -57,6 +61,14 @@ impl TranscriptWindow {
     /// turn (if any) belongs in it.
     fn reaches_the_end(&self) -> bool {
         matches!(self, Self::All | Self::Before { before: None, .. })
+    }
+
+    /// The roles the window keeps (every role when empty).
+    fn roles(&self) -> &[Role] {
+        match self {
+            Self::Before { roles, .. } | Self::After { roles, .. } => roles,
+            Self::All | Self::Run(_) => &[],
+        }
     }
 }
 
@@ -281,11 +293,21 @@ impl Engine {
         let store = self.store();
         match window {
             TranscriptWindow::All => store.list_messages(id, None, usize::MAX).await,
-            TranscriptWindow::Before { before, limit } => {
-                store.list_messages_before(id, *before, *limit).await
+            TranscriptWindow::Before {
+                before,
+                limit,
+                roles,
+            } => {
+                let o = LoadOptions::before(*before, *limit).with_roles(roles.clone());
+                store.load_messages(id, &o).await
             }
-            TranscriptWindow::After { after, limit } => {
-                store.list_messages(id, Some(*after), *limit).await
+            TranscriptWindow::After {
+                after,
+                limit,
+                roles,
+            } => {
+                let o = LoadOptions::after(Some(*after), *limit).with_roles(roles.clone());
+                store.load_messages(id, &o).await
             }
             TranscriptWindow::Run(run) => {
                 store.list_run_messages(id, std::slice::from_ref(run)).await
@@ -293,8 +315,9 @@ impl Engine {
         }
     }
 
-    /// Whether messages exist before and after those a window holds. Sequences are
-    /// gap-free from 0, so each side costs at most one indexed read of one row.
+    /// Whether messages (of the window's roles) exist before and after those a
+    /// window holds. Sequences are gap-free from 0, so each side costs at most one
+    /// indexed read of one row.
     async fn page_of(
         &self,
         id: &SessionId,
@@ -302,15 +325,24 @@ impl Engine {
         messages: &[Message],
     ) -> Result<TranscriptPage> {
         let store = self.store();
-        let exists_after = |seq: i64| async move {
+        let roles = window.roles();
+        let exists = |o: LoadOptions| async move {
             Ok::<_, crate::domain::error::HecateError>(
-                !store.list_messages(id, Some(seq), 1).await?.is_empty(),
+                !store
+                    .load_messages(id, &o.with_roles(roles.to_vec()))
+                    .await?
+                    .is_empty(),
             )
         };
+        let exists_after = |seq: i64| exists(LoadOptions::after(Some(seq), 1));
         Ok(match (messages.first(), messages.last()) {
             _ if *window == TranscriptWindow::All => TranscriptPage::default(),
             (Some(first), Some(last)) => TranscriptPage {
-                older: first.sequence > 0,
+                older: if roles.is_empty() {
+                    first.sequence > 0
+                } else {
+                    exists(LoadOptions::before(Some(first.sequence), 1)).await?
+                },
                 newer: !window.reaches_the_end() && exists_after(last.sequence).await?,
             },
             // An empty window: whatever exists lies on the side it looked away from.
@@ -323,10 +355,7 @@ impl Engine {
                 },
                 TranscriptWindow::After { after, .. } => TranscriptPage {
                     older: *after >= 0
-                        && !store
-                            .list_messages_before(id, Some(after.saturating_add(1)), 1)
-                            .await?
-                            .is_empty(),
+                        && exists(LoadOptions::before(Some(after.saturating_add(1)), 1)).await?,
                     newer: false,
                 },
                 _ => TranscriptPage::default(),

@@ -5,7 +5,9 @@ use super::capabilities::CapabilityStore;
 use super::cooldowns::CooldownStore;
 use super::flow_chats::FlowChatStore;
 use super::gateway_conversations::GatewayConversationStore;
+use super::load_options::LoadOptions;
 use super::memory::MemoryStore;
+use super::pool_settings::PoolStatus;
 use super::tasks::TaskStore;
 use super::turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
@@ -63,13 +65,23 @@ pub trait MessageStore: Send + Sync {
         messages: Vec<NewMessage>,
         call: Option<&ProviderCall>,
     ) -> Result<Vec<Message>>;
+    /// The messages `options` selects (a page on one side of a sequence, at most
+    /// its limit, of its roles only when it names some), in sequence order.
+    async fn load_messages(
+        &self,
+        session_id: &SessionId,
+        options: &LoadOptions,
+    ) -> Result<Vec<Message>>;
     /// Messages with sequence greater than `after`, in order, at most `limit`.
     async fn list_messages(
         &self,
         session_id: &SessionId,
         after: Option<i64>,
         limit: usize,
-    ) -> Result<Vec<Message>>;
+    ) -> Result<Vec<Message>> {
+        self.load_messages(session_id, &LoadOptions::after(after, limit))
+            .await
+    }
     /// One message of a session by its id (`not_found` when the session has no
     /// such message), read by its key.
     async fn get_message(&self, session_id: &SessionId, id: &MessageId) -> Result<Message>;
@@ -95,7 +107,10 @@ pub trait MessageStore: Send + Sync {
         session_id: &SessionId,
         before: Option<i64>,
         limit: usize,
-    ) -> Result<Vec<Message>>;
+    ) -> Result<Vec<Message>> {
+        self.load_messages(session_id, &LoadOptions::before(before, limit))
+            .await
+    }
     /// The messages `runs` wrote (each turn's prompt, tool exchanges and answer), in
     /// sequence order, read by run.
     async fn list_run_messages(
@@ -352,6 +367,9 @@ pub struct StoreHealth {
     pub size_bytes: u64,
     /// `ok` or the integrity check's complaint.
     pub integrity: String,
+    /// The connection pool (PostgreSQL; SQLite keeps its own fixed connections).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolStatus>,
 }
 
 /// Everything the engine needs from persistence.

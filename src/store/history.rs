@@ -9,7 +9,7 @@ use crate::store::MessageStore;
 
 pub use crate::domain::budget::BudgetFill;
 pub use crate::domain::memory::{
-    HistoryStrategy, SUMMARIZE_EVERY, SUMMARY_SAFETY_LIMIT, summarization_needed,
+    DEFAULT_MAX_MESSAGES, DEFAULT_SUMMARIZE_EVERY, HistoryParts, HistoryStrategy,
 };
 
 /// How many messages a token-budget load reads first; each later read doubles it.
@@ -67,14 +67,16 @@ impl HistoryStrategy {
     ) -> Result<Vec<Message>> {
         match *self {
             HistoryStrategy::BufferWindow { window } => store.last_messages(session, window).await,
-            HistoryStrategy::SummaryBuffer => match store.last_summary_sequence(session).await? {
-                Some(seq) => {
-                    store
-                        .list_messages(session, Some(seq - 1), usize::MAX)
-                        .await
+            HistoryStrategy::SummaryBuffer { max_messages, .. } => {
+                match store.last_summary_sequence(session).await? {
+                    Some(seq) => {
+                        store
+                            .list_messages(session, Some(seq - 1), usize::MAX)
+                            .await
+                    }
+                    None => store.last_messages(session, max_messages).await,
                 }
-                None => store.last_messages(session, SUMMARY_SAFETY_LIMIT).await,
-            },
+            }
             HistoryStrategy::TokenBudget { max_tokens } => {
                 // Pages grow by `BUDGET_PAGE` from the end; each holds the previous one,
                 // so only the unseen older part of a page is offered to the budget.

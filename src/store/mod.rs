@@ -10,8 +10,10 @@ pub mod flow_chats;
 pub mod gateway_conversations;
 pub mod history;
 pub mod journal;
+mod load_options;
 pub mod memory;
 mod partial_answer;
+pub mod pool_settings;
 pub mod postgres;
 pub(crate) mod rows;
 pub mod sqlite;
@@ -29,6 +31,7 @@ pub use contract::{
 pub use cooldowns::{CooldownStore, ProviderCooldown};
 pub use flow_chats::FlowChatStore;
 pub use gateway_conversations::GatewayConversationStore;
+pub use load_options::{LoadOptions, MessageCursor};
 pub use memory::{MemoryStore, VectorSearch};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;

@@ -85,12 +85,14 @@ mod backends {
 mod chat_cases;
 mod flow_chat_cases;
 mod isolation_cases;
+mod load_cases;
 mod memory_cases;
 
 /// The behaviours, each an async function of a fresh store.
 mod cases {
     pub use super::chat_cases::*;
     pub use super::flow_chat_cases::*;
+    pub use super::load_cases::*;
     use super::*;
 
     fn session(ns: &str) -> Session {
@@ -410,7 +412,7 @@ mod cases {
             .expect("loads");
         assert_eq!(window.first().map(|m| m.sequence), Some(25));
         assert_eq!(window.len(), 5);
-        let from_summary = HistoryStrategy::SummaryBuffer
+        let from_summary = HistoryStrategy::summary_buffer()
             .load(store, &s.id)
             .await
             .expect("loads");
@@ -419,7 +421,7 @@ mod cases {
         // The one-operation load reads the same.
         for strategy in [
             HistoryStrategy::BufferWindow { window: 5 },
-            HistoryStrategy::SummaryBuffer,
+            HistoryStrategy::summary_buffer(),
             HistoryStrategy::TokenBudget { max_tokens: 40 },
         ] {
             let once = store.load_history(&s.id, strategy).await.expect("loads");
@@ -433,7 +435,7 @@ mod cases {
         let plain = new_session(store, "default").await;
         let strategies = [
             HistoryStrategy::BufferWindow { window: 7 },
-            HistoryStrategy::SummaryBuffer,
+            HistoryStrategy::summary_buffer(),
             HistoryStrategy::TokenBudget { max_tokens: 500 },
         ];
         let mut ids = Vec::new();
@@ -1869,6 +1871,8 @@ macro_rules! conformance {
                     a_stale_or_unknown_flow_chat_write_stores_nothing,
                     flow_chats_and_memory_do_not_cross_namespaces,
                     an_agents_flow_chats_list_most_recently_updated_first,
+                    loading_by_role_keeps_only_those_roles_on_either_side_of_a_cursor,
+                    a_summary_buffer_loads_at_most_max_messages_before_its_first_summary,
                 );
             }
         )+

@@ -53,6 +53,9 @@ pub struct TranscriptArgs {
     /// Only messages newer than this sequence, the oldest of them (a page's
     /// `last_sequence` gives the page after it). Not with `before_sequence`.
     pub after_sequence: Option<i64>,
+    /// Only messages of these roles, comma-separated (`system`, `user`,
+    /// `assistant`, `tool`).
+    pub role: Option<String>,
 }
 
 /// `create_session` arguments: a model (`provider/model`) or an agent (adapter id).

@@ -103,7 +103,7 @@ impl HecateMcp {
     }
 
     #[tool(
-        description = "Read a session's transcript a page at a time: its newest 200 messages in order, or `limit` of them before `before_sequence` or after `after_sequence` (`page` says whether more exist either side).",
+        description = "Read a session's transcript a page at a time: its newest 200 messages in order, or `limit` of them before `before_sequence` or after `after_sequence`, of some roles only with `role` (`user,assistant`; `page` says whether more exist either side).",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn get_transcript(
@@ -114,6 +114,7 @@ impl HecateMcp {
             limit: a.limit.or(a.last),
             before_sequence: a.before_sequence,
             after_sequence: a.after_sequence,
+            role: a.role,
         };
         let window = query.window().map_err(fail)?;
         let t = self

@@ -19,6 +19,7 @@ pub mod tasks;
 pub mod trace_costs;
 
 use crate::domain::HecateError;
+use crate::domain::message::Role;
 use crate::domain::session::RuntimeKind;
 use crate::engine::TranscriptWindow;
 use serde::{Deserialize, Serialize};
@@ -132,6 +133,30 @@ pub struct TranscriptQuery {
     /// Only messages newer than this sequence, the oldest of them (a page's
     /// `last_sequence` gives the page after it). Not with `before_sequence`.
     pub after_sequence: Option<i64>,
+    /// Only messages of these roles, comma-separated (`system`, `user`,
+    /// `assistant`, `tool`); the page and its neighbours count only them.
+    pub role: Option<String>,
+}
+
+/// The roles a `role=` query names (comma-separated, blanks ignored); an unknown
+/// role is `invalid_request` naming `role`.
+pub fn parse_roles(role: Option<&str>) -> Result<Vec<Role>, HecateError> {
+    let mut roles = Vec::new();
+    for name in role.unwrap_or("").split(',').map(str::trim) {
+        if name.is_empty() {
+            continue;
+        }
+        let r = Role::parse(name).ok_or_else(|| {
+            HecateError::invalid(format!(
+                "role {name:?} is not one of system, user, assistant, tool"
+            ))
+            .with_detail("field", "role")
+        })?;
+        if !roles.contains(&r) {
+            roles.push(r);
+        }
+    }
+    Ok(roles)
 }
 
 /// The largest page any list of the API answers.
@@ -159,20 +184,30 @@ impl TranscriptQuery {
         TranscriptWindow::Before {
             before: None,
             limit: DEFAULT_TRANSCRIPT_LIMIT as usize,
+            roles: Vec::new(),
         }
     }
 
     /// The window this query asks for: the newest page unless a cursor says
-    /// otherwise; a limit outside 1–1000 or both cursors at once is
-    /// `invalid_request`.
+    /// otherwise; a limit outside 1–1000, both cursors at once or an unknown
+    /// role is `invalid_request`.
     pub fn window(&self) -> Result<TranscriptWindow, HecateError> {
         let limit = page_size(self.limit, DEFAULT_TRANSCRIPT_LIMIT)?;
+        let roles = parse_roles(self.role.as_deref())?;
         match (self.before_sequence, self.after_sequence) {
             (Some(_), Some(_)) => Err(HecateError::invalid(
                 "before_sequence and after_sequence cannot be combined: page one way at a time",
             )),
-            (before, None) => Ok(TranscriptWindow::Before { before, limit }),
-            (None, Some(after)) => Ok(TranscriptWindow::After { after, limit }),
+            (before, None) => Ok(TranscriptWindow::Before {
+                before,
+                limit,
+                roles,
+            }),
+            (None, Some(after)) => Ok(TranscriptWindow::After {
+                after,
+                limit,
+                roles,
+            }),
         }
     }
 }

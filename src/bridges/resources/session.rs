@@ -4,7 +4,7 @@
 use super::chat::TraceDto;
 use super::message::MessageDto;
 use crate::domain::error::HecateError;
-use crate::domain::memory::HistoryStrategy;
+use crate::domain::memory::{HistoryParts, HistoryStrategy};
 use crate::domain::provider_call::{ProviderCall, format_usd};
 use crate::domain::run::Run;
 use crate::domain::segment::Segment;
@@ -29,33 +29,54 @@ pub struct HistoryDto {
     /// Token budget for `token_budget` (default 8192).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<usize>,
+    /// Messages between two summaries, for `summary_buffer` (default 20; 1 to 10,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarize_every: Option<u64>,
+    /// Messages `summary_buffer` loads before the first summary (default 100; 1 to
+    /// 10,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_messages: Option<usize>,
 }
 
 impl HistoryDto {
     /// The strategy it names; an unknown name is
-    /// `agent_chat.history_strategy_invalid` naming `history.strategy`.
+    /// `agent_chat.history_strategy_invalid` naming `history.strategy`, a summary
+    /// setting out of range or on another strategy `invalid_request` naming it.
     pub fn to_strategy(&self) -> Result<HistoryStrategy, HecateError> {
         HistoryStrategy::from_parts(
-            "history.strategy",
-            &self.strategy,
-            self.window,
-            self.max_tokens,
+            |key| format!("history.{key}"),
+            HistoryParts {
+                strategy: &self.strategy,
+                window: self.window,
+                max_tokens: self.max_tokens,
+                summarize_every: self.summarize_every,
+                max_messages: self.max_messages,
+            },
         )
     }
 }
 
 impl From<&HistoryStrategy> for HistoryDto {
     fn from(h: &HistoryStrategy) -> Self {
-        let (window, max_tokens) = match *h {
-            HistoryStrategy::BufferWindow { window } => (Some(window), None),
-            HistoryStrategy::SummaryBuffer => (None, None),
-            HistoryStrategy::TokenBudget { max_tokens } => (None, Some(max_tokens)),
-        };
-        Self {
+        let mut dto = Self {
             strategy: h.name().to_string(),
-            window,
-            max_tokens,
+            window: None,
+            max_tokens: None,
+            summarize_every: None,
+            max_messages: None,
+        };
+        match *h {
+            HistoryStrategy::BufferWindow { window } => dto.window = Some(window),
+            HistoryStrategy::SummaryBuffer {
+                summarize_every,
+                max_messages,
+            } => {
+                dto.summarize_every = Some(summarize_every);
+                dto.max_messages = Some(max_messages);
+            }
+            HistoryStrategy::TokenBudget { max_tokens } => dto.max_tokens = Some(max_tokens),
         }
+        dto
     }
 }
 

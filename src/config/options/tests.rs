@@ -187,9 +187,10 @@ fn mcp_pool_parses_validates_and_names_file_and_key() {
         defaults.idle_ttl,
         crate::adapters::mcp::PoolOptions::default().idle_ttl
     );
+    assert_eq!(defaults.ping_timeout, std::time::Duration::from_secs(5));
     std::fs::write(
         &path,
-        "[mcp_pool]\nidle_ttl_secs = 2\nmax_entries = 8\nping_interval_secs = 0\ninit_timeout_secs = 5\nretry_delay_ms = 0\n",
+        "[mcp_pool]\nidle_ttl_secs = 2\nmax_entries = 8\nping_interval_secs = 0\nping_timeout_secs = 9\ninit_timeout_secs = 5\nretry_delay_ms = 0\n",
     )
     .expect("writes");
     let opts = Config::load(&path, &HashMap::new())
@@ -199,6 +200,7 @@ fn mcp_pool_parses_validates_and_names_file_and_key() {
     assert_eq!(opts.idle_ttl, std::time::Duration::from_secs(2));
     assert_eq!(opts.max_entries, 8);
     assert!(opts.ping_interval.is_zero(), "0 disables pings");
+    assert_eq!(opts.ping_timeout, std::time::Duration::from_secs(9));
     assert_eq!(opts.init_timeout, std::time::Duration::from_secs(5));
     assert!(opts.retry_delay.is_zero(), "retry at once");
 
@@ -217,6 +219,8 @@ fn mcp_pool_parses_validates_and_names_file_and_key() {
         ("init_timeout_secs = 0", "init_timeout_secs"),
         ("max_entries = 0", "max_entries"),
         ("ping_interval_secs = 99999999999", "ping_interval_secs"),
+        ("ping_timeout_secs = 0", "ping_timeout_secs"),
+        ("ping_timeout_secs = 301", "ping_timeout_secs"),
         ("retry_delay_ms = 60001", "retry_delay_ms"),
     ] {
         std::fs::write(&path, format!("[mcp_pool]\n{body}\n")).expect("writes");
@@ -281,5 +285,60 @@ fn server_limits_default_parse_and_name_the_key() {
             .server_limits(&HashMap::new())
             .expect_err(body);
         assert!(e.to_string().contains(&format!("[server] {key}")), "{e}");
+    }
+}
+
+#[test]
+fn history_takes_the_summary_settings_and_names_a_bad_key() {
+    let path = Path::new("/c.toml");
+    let h = HistorySection {
+        strategy: Some("summary_buffer".into()),
+        summarize_every: Some(8),
+        max_messages: Some(40),
+        ..HistorySection::default()
+    };
+    assert_eq!(
+        history(path, &h).expect("valid"),
+        HistoryStrategy::SummaryBuffer {
+            summarize_every: 8,
+            max_messages: 40
+        }
+    );
+    let defaults = HistorySection {
+        strategy: Some("summary_buffer".into()),
+        ..HistorySection::default()
+    };
+    assert_eq!(
+        history(path, &defaults).expect("defaults"),
+        HistoryStrategy::summary_buffer()
+    );
+    for (h, key) in [
+        (
+            HistorySection {
+                max_messages: Some(0),
+                ..h.clone()
+            },
+            "[history] max_messages",
+        ),
+        (
+            HistorySection {
+                summarize_every: Some(10_001),
+                ..h.clone()
+            },
+            "[history] summarize_every",
+        ),
+        (
+            HistorySection {
+                strategy: None,
+                max_messages: Some(10),
+                summarize_every: None,
+                ..h.clone()
+            },
+            "[history] max_messages",
+        ),
+    ] {
+        let e = history(path, &h).expect_err(key);
+        let msg = e.to_string();
+        assert!(msg.contains(key) && msg.contains("/c.toml"), "{msg}");
     }
 }

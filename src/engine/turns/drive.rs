@@ -10,7 +10,6 @@ use crate::domain::message::{Message, Role};
 use crate::domain::run::{RunEvent, RunStatus};
 use crate::domain::session::SessionStatus;
 use crate::engine::Engine;
-use crate::store::history::summarization_needed;
 use crate::store::{FinishTurn, RunEnd, TurnFinished};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +35,7 @@ impl Engine {
             delegate,
             guard,
             trace,
+            named,
         } = parts;
         let lost = Arc::new(std::sync::Mutex::new(None));
         let renew = self.spawn_lease_renewal(&session.id, cancel.clone(), lost.clone());
@@ -51,6 +51,7 @@ impl Engine {
                     approval_mode,
                     cancel,
                     delegate,
+                    named,
                 },
             )
             .await;
@@ -166,7 +167,10 @@ impl Engine {
             tracing::warn!(error_type = %e.error_type, "turn failed: {}", e.message);
         }
         self.memory().index_message(&session, &done.assistant);
-        let needed = summarization_needed(done.message_count, 2);
+        let needed = session
+            .history
+            .unwrap_or(self.inner.config.history)
+            .summarization_needed(done.message_count, 2);
         if needed && error.is_none() {
             // Off the turn's path: the answer does not wait for the summary.
             self.memory().spawn_summary(session, done.run.id.clone());

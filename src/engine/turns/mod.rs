@@ -262,16 +262,11 @@ impl Engine {
         // An external agent keeps its own context, which Hecate cannot summarize:
         // at the summary boundary of a `summary_buffer` session it is handed off
         // instead, to a fresh native session primed with what the strategy loads.
+        let strategy = session.history.unwrap_or(self.inner.config.history);
         if kind == RuntimeKind::ExternalAgent
             && session.native_session_id.is_some()
-            && session
-                .history
-                .unwrap_or(self.inner.config.history)
-                .summarizes()
-            && crate::domain::memory::summarization_needed(
-                self.store().count_messages(&session.id).await?,
-                2,
-            )
+            && strategy.summarizes()
+            && strategy.summarization_needed(self.store().count_messages(&session.id).await?, 2)
         {
             tracing::info!(session_id = %session.id, "summary boundary: the agent gets a fresh session primed with the strategy's history");
             session.native_session_id = None;

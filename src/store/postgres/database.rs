@@ -2,18 +2,18 @@
 //! health report; `done` turns an operation's error into the domain error.
 
 use super::op_error::{OpError, OpResult};
+use super::pool::trim_idle;
 use super::{connect, migrations};
 use crate::domain::error::{HecateError, Result};
+use crate::store::pool_settings::{PoolSettings, PoolStatus};
 use crate::store::{Store, StoreFailure, StoreHealth};
 use async_trait::async_trait;
 use deadpool_postgres::{Object, Pool};
 
-/// Connections a store keeps open unless told otherwise.
-pub const DEFAULT_POOL_SIZE: usize = 16;
-
 /// A Hecate store in one PostgreSQL database.
 pub struct PostgresStore {
     pool: Pool,
+    settings: PoolSettings,
     pub(super) location: String,
 }
 
@@ -30,8 +30,19 @@ impl PostgresStore {
     /// applies the migrations this build knows; a database whose schema is newer
     /// than this build is refused.
     pub async fn connect(url: &str) -> Result<Self> {
-        let (pool, location) = connect::open_pool(url, DEFAULT_POOL_SIZE).await?;
-        let store = Self { pool, location };
+        Self::connect_with(url, PoolSettings::default()).await
+    }
+
+    /// `connect` with a pool of `settings`' size: at most `max_conns` connections,
+    /// of which at most `max_idle` stay open unused.
+    pub async fn connect_with(url: &str, settings: PoolSettings) -> Result<Self> {
+        let (pool, location) = connect::open_pool(url, settings.max_conns).await?;
+        trim_idle(&pool, settings);
+        let store = Self {
+            pool,
+            settings,
+            location,
+        };
         store.migrate().await?;
         Ok(store)
     }
@@ -39,8 +50,21 @@ impl PostgresStore {
     /// Connects to the database at `url` without migrating it (for `hecate store
     /// status`, which reports what is applied).
     pub async fn connect_unmigrated(url: &str) -> Result<Self> {
-        let (pool, location) = connect::open_pool(url, 2).await?;
-        Ok(Self { pool, location })
+        let settings = PoolSettings {
+            max_conns: 2,
+            max_idle: 2,
+        };
+        let (pool, location) = connect::open_pool(url, settings.max_conns).await?;
+        Ok(Self {
+            pool,
+            settings,
+            location,
+        })
+    }
+
+    /// The pool's settings and how many connections it holds open and idle now.
+    pub fn pool_status(&self) -> PoolStatus {
+        PoolStatus::of(self.settings, &self.pool.status())
     }
 
     /// The database location, its password left out.
@@ -135,6 +159,7 @@ impl Store for PostgresStore {
             schema_version,
             size_bytes: size.max(0) as u64,
             integrity: "ok".into(),
+            pool: Some(self.pool_status()),
         })
     }
 }

@@ -8,9 +8,9 @@ use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::time::now_rfc3339;
-use crate::store::history::{BUDGET_PAGE, BudgetPages, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
+use crate::store::history::{BUDGET_PAGE, BudgetPages, HistoryStrategy};
 use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, PROVIDER_CALL_COLUMNS};
-use crate::store::{MessageStore, NewArtifact};
+use crate::store::{LoadOptions, MessageCursor, MessageStore, NewArtifact};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
@@ -224,6 +224,54 @@ async fn page_before<C: GenericClient>(
     to_messages(&rows)
 }
 
+/// The messages `o` selects, in sequence order. Without roles it is the plain
+/// range read; with roles the same read keeps only those roles.
+pub(super) async fn load<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+    o: &LoadOptions,
+) -> OpResult<Vec<Message>> {
+    if o.roles.is_empty() {
+        return match o.cursor {
+            MessageCursor::After(after) => since(c, session_id, after, o.limit).await,
+            MessageCursor::Before(before) => {
+                let mut page = page_before(c, session_id, before, o.limit).await?;
+                page.reverse();
+                Ok(page)
+            }
+        };
+    }
+    let (bound, order) = match o.cursor {
+        MessageCursor::After(after) => (after.unwrap_or(-1), "sequence > $2 ORDER BY sequence"),
+        MessageCursor::Before(before) => (
+            before.unwrap_or(i64::MAX),
+            "sequence < $2 ORDER BY sequence DESC",
+        ),
+    };
+    let stmt = c
+        .prepare_cached(&format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 \
+             AND role = ANY($4) AND {order} LIMIT $3"
+        ))
+        .await?;
+    let rows = c
+        .query(
+            &stmt,
+            &[
+                &session_id.as_str(),
+                &bound,
+                &limit(o.limit),
+                &o.role_names(),
+            ],
+        )
+        .await?;
+    let mut out = to_messages(&rows)?;
+    if matches!(o.cursor, MessageCursor::Before(_)) {
+        out.reverse();
+    }
+    Ok(out)
+}
+
 /// The newest messages that fit `max_tokens`, read a page at a time from the end,
 /// in sequence order.
 async fn within_budget<C: GenericClient>(
@@ -248,10 +296,12 @@ pub(super) async fn history<C: GenericClient>(
 ) -> OpResult<Vec<Message>> {
     match strategy {
         HistoryStrategy::BufferWindow { window } => last(c, session_id, window).await,
-        HistoryStrategy::SummaryBuffer => match last_summary(c, session_id).await? {
-            Some(seq) => since(c, session_id, Some(seq - 1), usize::MAX).await,
-            None => last(c, session_id, SUMMARY_SAFETY_LIMIT).await,
-        },
+        HistoryStrategy::SummaryBuffer { max_messages, .. } => {
+            match last_summary(c, session_id).await? {
+                Some(seq) => since(c, session_id, Some(seq - 1), usize::MAX).await,
+                None => last(c, session_id, max_messages).await,
+            }
+        }
         HistoryStrategy::TokenBudget { max_tokens } => {
             within_budget(c, session_id, max_tokens).await
         }
@@ -277,14 +327,13 @@ impl MessageStore for PostgresStore {
         self.done(r)
     }
 
-    async fn list_messages(
+    async fn load_messages(
         &self,
         session_id: &SessionId,
-        after: Option<i64>,
-        n: usize,
+        options: &LoadOptions,
     ) -> Result<Vec<Message>> {
         let c = self.client().await?;
-        let r = since(&c, session_id, after, n).await;
+        let r = load(&c, session_id, options).await;
         self.done(r)
     }
 
@@ -352,20 +401,6 @@ impl MessageStore for PostgresStore {
         }
         .await;
         self.done(r)
-    }
-
-    async fn list_messages_before(
-        &self,
-        session_id: &SessionId,
-        before: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<Message>> {
-        let c = self.client().await?;
-        let r = page_before(&c, session_id, before, limit).await;
-        self.done(r.map(|mut page| {
-            page.reverse();
-            page
-        }))
     }
 
     async fn list_run_messages(

@@ -37,6 +37,7 @@ mod messages;
 pub mod migrations;
 mod op_error;
 mod partial;
+mod pool;
 mod runs;
 mod sessions;
 mod stored_row;
@@ -46,6 +47,9 @@ mod traces;
 mod turns;
 mod values;
 
-pub use database::{DEFAULT_POOL_SIZE, PostgresStore};
+pub use crate::store::pool_settings::{
+    DEFAULT_MAX_CONNS, MAX_CONNS_LIMIT, PoolSettings, PoolStatus,
+};
+pub use database::PostgresStore;
 pub(crate) use op_error::{OpError, OpResult};
 pub(crate) use values::{big, conflict, is_unique_violation, limit};

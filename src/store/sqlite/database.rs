@@ -292,6 +292,7 @@ impl Store for SqliteStore {
             schema_version: version,
             size_bytes,
             integrity,
+            pool: None,
         })
     }
 }

@@ -8,9 +8,9 @@ use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
 use crate::domain::provider_call::ProviderCall;
 use crate::domain::time::now_rfc3339;
-use crate::store::history::{BUDGET_PAGE, BudgetPages, HistoryStrategy, SUMMARY_SAFETY_LIMIT};
+use crate::store::history::{BUDGET_PAGE, BudgetPages, HistoryStrategy};
 use crate::store::rows::messages::{self as decode, MESSAGE_COLUMNS, PROVIDER_CALL_COLUMNS};
-use crate::store::{MessageStore, NewArtifact};
+use crate::store::{LoadOptions, MessageCursor, MessageStore, NewArtifact};
 use async_trait::async_trait;
 use rusqlite::{Connection, TransactionBehavior, params};
 
@@ -182,6 +182,46 @@ fn page_before(
     )
 }
 
+/// The messages `o` selects, in sequence order. Without roles it is the plain
+/// range read; with roles the same read keeps only those roles.
+pub(super) fn load(
+    c: &Connection,
+    session_id: &SessionId,
+    o: &LoadOptions,
+) -> OpResult<Vec<Message>> {
+    let limit = o.limit.min(i64::MAX as usize) as i64;
+    if o.roles.is_empty() {
+        return match o.cursor {
+            MessageCursor::After(after) => since(c, session_id, after, o.limit),
+            MessageCursor::Before(before) => {
+                let mut page = page_before(c, session_id, before, o.limit)?;
+                page.reverse();
+                Ok(page)
+            }
+        };
+    }
+    let roles = serde_json::Value::from(o.role_names()).to_string();
+    let (bound, order) = match o.cursor {
+        MessageCursor::After(after) => (after.unwrap_or(-1), "sequence > ?2 ORDER BY sequence"),
+        MessageCursor::Before(before) => (
+            before.unwrap_or(i64::MAX),
+            "sequence < ?2 ORDER BY sequence DESC",
+        ),
+    };
+    let mut out = select_messages(
+        c,
+        &format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?1 \
+             AND role IN (SELECT value FROM json_each(?4)) AND {order} LIMIT ?3"
+        ),
+        params![session_id.as_str(), bound, limit, roles],
+    )?;
+    if matches!(o.cursor, MessageCursor::Before(_)) {
+        out.reverse();
+    }
+    Ok(out)
+}
+
 /// The newest messages that fit `max_tokens`, read a page at a time from the end,
 /// in sequence order.
 fn within_budget(
@@ -206,9 +246,9 @@ pub(super) fn history(
 ) -> OpResult<Vec<Message>> {
     match strategy {
         HistoryStrategy::BufferWindow { window } => last(c, session_id, window),
-        HistoryStrategy::SummaryBuffer => match last_summary(c, session_id)? {
+        HistoryStrategy::SummaryBuffer { max_messages, .. } => match last_summary(c, session_id)? {
             Some(seq) => since(c, session_id, Some(seq - 1), usize::MAX),
-            None => last(c, session_id, SUMMARY_SAFETY_LIMIT),
+            None => last(c, session_id, max_messages),
         },
         HistoryStrategy::TokenBudget { max_tokens } => within_budget(c, session_id, max_tokens),
     }
@@ -232,15 +272,13 @@ impl MessageStore for SqliteStore {
         .await
     }
 
-    async fn list_messages(
+    async fn load_messages(
         &self,
         session_id: &SessionId,
-        after: Option<i64>,
-        limit: usize,
+        options: &LoadOptions,
     ) -> Result<Vec<Message>> {
-        let session_id = session_id.clone();
-        self.read(move |c| since(c, &session_id, after, limit))
-            .await
+        let (session_id, options) = (session_id.clone(), options.clone());
+        self.read(move |c| load(c, &session_id, &options)).await
     }
 
     async fn get_message(&self, session_id: &SessionId, id: &MessageId) -> Result<Message> {
@@ -296,21 +334,6 @@ impl MessageStore for SqliteStore {
                 params![session_id.as_str()],
                 |r| decode::provider_call(r),
             )
-        })
-        .await
-    }
-
-    async fn list_messages_before(
-        &self,
-        session_id: &SessionId,
-        before: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<Message>> {
-        let session_id = session_id.clone();
-        self.read(move |c| {
-            let mut page = page_before(c, &session_id, before, limit)?;
-            page.reverse();
-            Ok(page)
         })
         .await
     }
