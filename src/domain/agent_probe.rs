@@ -30,6 +30,10 @@ pub enum Stage {
     SetConfigOption,
     /// `session/prompt` (a turn).
     Prompt,
+    /// `authenticate` (signing in with one of the agent's methods).
+    Authenticate,
+    /// `logout`.
+    Logout,
     /// Everything succeeded.
     Ready,
 }
@@ -48,6 +52,8 @@ impl Stage {
             Self::DeleteSession => "delete_session",
             Self::SetMode => "set_mode",
             Self::SetConfigOption => "set_config_option",
+            Self::Authenticate => "authenticate",
+            Self::Logout => "logout",
             Self::Prompt => "prompt",
             Self::Ready => "ready",
         }

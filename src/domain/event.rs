@@ -113,6 +113,16 @@ pub enum RuntimeEvent {
         /// The limit, in bytes of text (answer and reasoning together).
         limit_bytes: u64,
     },
+    /// The session's title (or its last activity) changed: named by its agent
+    /// (ACP `session_info_update`) or by Hecate from the first prompt.
+    SessionInfo {
+        /// The new title, when it changed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        /// When the session was last active (RFC 3339), when reported.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        updated_at: Option<String>,
+    },
 }
 
 /// An event published by the engine about one session.
@@ -232,6 +242,7 @@ impl RuntimeEvent {
             Self::Raw { .. } => "raw",
             Self::OutputCapped { .. } => "output_capped",
             Self::TaskLinked { .. } => "task_linked",
+            Self::SessionInfo { .. } => "session_info",
         }
     }
 }

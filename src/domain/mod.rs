@@ -28,6 +28,8 @@ pub mod redact;
 pub mod run;
 pub mod segment;
 pub mod session;
+pub mod session_title;
+pub mod sign_in;
 pub mod task;
 pub mod time;
 pub mod timing;

@@ -4,7 +4,9 @@
 
 mod agent;
 mod agent_reaper;
+pub mod agent_roots;
 mod agent_settings;
+mod agent_signin;
 mod approval_inbox;
 mod approvals;
 mod batch_writer;

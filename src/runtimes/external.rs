@@ -26,7 +26,9 @@ mod gateway_access;
 mod installs;
 mod lifecycle;
 mod prompt;
+mod roots;
 mod settings;
+mod signin;
 
 pub use crate::adapters::acp::OptionValue;
 pub use gateway_access::GatewayAccess;
@@ -37,7 +39,7 @@ pub use settings::{AgentSettings, Choices, ModeRule, OpenAgent, SettingError};
 
 /// A live agent bound to one Hecate session.
 struct LiveAgent {
-    conn: AgentConnection,
+    conn: Arc<AgentConnection>,
     native_id: String,
     adapter_id: String,
     /// The agent session's running cost total as last reported, and whether it
@@ -175,6 +177,11 @@ pub struct ExternalRuntime {
     manifest_errors: Vec<ManifestError>,
     /// What editors chose per session (modes, option values), applied on attach.
     choices: std::sync::Mutex<HashMap<SessionId, (String, Choices)>>,
+    /// The additional directories editors gave per session (`roots`).
+    roots: std::sync::Mutex<HashMap<SessionId, Vec<std::path::PathBuf>>>,
+    /// Agents kept after asking to sign in, per adapter, with the workspace
+    /// each runs in (`signin`).
+    parked: Mutex<HashMap<String, (Arc<AgentConnection>, String)>>,
 }
 
 impl std::fmt::Debug for ExternalRuntime {
@@ -209,6 +216,8 @@ impl ExternalRuntime {
             installs: Arc::new(InstallJobs::default()),
             manifest_errors: Vec::new(),
             choices: std::sync::Mutex::new(HashMap::new()),
+            roots: std::sync::Mutex::new(HashMap::new()),
+            parked: Mutex::new(HashMap::new()),
         }
     }
 
@@ -407,6 +416,7 @@ impl ExternalRuntime {
     pub async fn close_all(&self) {
         let all: Vec<_> = self.live.lock().await.drain().map(|(_, l)| l).collect();
         futures::future::join_all(all.into_iter().map(shutdown)).await;
+        self.drop_parked().await;
     }
 
     /// Runs one turn through the session's agent.
@@ -558,9 +568,15 @@ impl ExternalRuntime {
         env.retain(|(k, _)| !pointed.iter().any(|(p, _)| p == k));
         env.extend(pointed);
         let ws = Path::new(workspace);
-        let conn = AgentConnection::start(&spec, ws, env, self.options.clone())
-            .await
-            .map_err(|e| e.into_hecate(adapter_id))?;
+        let conn = match self.take_parked(adapter_id, workspace).await {
+            Some(signed_in) => signed_in,
+            None => Arc::new(
+                AgentConnection::start(&spec, ws, env, self.options.clone())
+                    .await
+                    .map_err(|e| e.into_hecate(adapter_id))?,
+            ),
+        };
+        conn.set_additional_directories(self.additional_directories_of(session_id));
         let mut attach = Attach::New;
         let mut native: Option<NativeSession> = None;
         if let Some(old) = native_id
@@ -573,10 +589,12 @@ impl ExternalRuntime {
         let native = match native {
             Some(n) => n,
             None => {
-                let n = conn
-                    .new_session(ws, mcp_servers)
-                    .await
-                    .map_err(|e| e.into_hecate(adapter_id))?;
+                let n = match conn.new_session(ws, mcp_servers).await {
+                    Ok(n) => n,
+                    Err(e) => {
+                        return Err(self.refused_session(adapter_id, workspace, conn, e).await);
+                    }
+                };
                 if earlier_turns {
                     attach = Attach::Primed;
                 }

@@ -12,12 +12,15 @@
 mod support;
 
 mod acp_adapter;
+mod acp_additional_directories;
 mod acp_bridge;
 mod acp_kits;
 mod acp_network;
 mod acp_options;
 mod acp_prompt_content;
+mod acp_session_titles;
 mod acp_sessions_lifecycle;
+mod acp_sign_in;
 mod adapters_install;
 mod agent_chain;
 mod agent_chat;

@@ -11,6 +11,7 @@ mod support;
 mod acp_options_real_agents;
 mod acp_options_real_clients;
 mod acp_real_clients;
+mod acp_titles_real_clients;
 mod agent_mcp_real_peers;
 mod console_browser;
 mod gateway_sdks;

@@ -14,7 +14,7 @@ use crate::domain::mcp::McpServerConfig;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
+    AuthMethod, ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
     InitializeResponse, LoadSessionRequest, NewSessionRequest, SessionConfigOption,
     SessionConfigOptionValue, SessionModeState, SetSessionConfigOptionRequest,
     SetSessionModeRequest,
@@ -81,6 +81,10 @@ pub struct AuthMethodInfo {
     pub name: String,
     /// Description.
     pub description: Option<String>,
+    /// Whether the client runs it in a terminal (`type: terminal`) instead of
+    /// passing it to `authenticate`.
+    #[serde(default)]
+    pub terminal: bool,
 }
 
 /// What the agent said about itself in `initialize`.
@@ -99,6 +103,9 @@ pub struct AgentInfo {
     /// Whether it supports `session/resume` (reattach without a replay).
     #[serde(default)]
     pub resume_session: bool,
+    /// Whether it takes additional directories with its session requests.
+    #[serde(default)]
+    pub additional_directories: bool,
     /// Whether it supports `session/close`.
     #[serde(default)]
     pub close_session: bool,
@@ -117,6 +124,9 @@ pub struct AgentInfo {
     pub mcp_sse: bool,
     /// Sign-in methods.
     pub auth_methods: Vec<AuthMethodInfo>,
+    /// Whether it supports `logout`.
+    #[serde(default)]
+    pub logout: bool,
 }
 
 impl From<&InitializeResponse> for AgentInfo {
@@ -135,12 +145,14 @@ impl From<&InitializeResponse> for AgentInfo {
             load_session: caps.load_session,
             resume_session: caps.session_capabilities.resume.is_some(),
             close_session: caps.session_capabilities.close.is_some(),
+            additional_directories: caps.session_capabilities.additional_directories.is_some(),
             delete_session: caps.session_capabilities.delete.is_some(),
             prompt_image: caps.prompt_capabilities.image,
             prompt_audio: caps.prompt_capabilities.audio,
             prompt_embedded_context: caps.prompt_capabilities.embedded_context,
             mcp_http: caps.mcp_capabilities.http,
             mcp_sse: caps.mcp_capabilities.sse,
+            logout: caps.auth.logout.is_some(),
             auth_methods: r
                 .auth_methods
                 .iter()
@@ -148,6 +160,7 @@ impl From<&InitializeResponse> for AgentInfo {
                     id: m.id().0.to_string(),
                     name: m.name().to_string(),
                     description: m.description().map(str::to_string),
+                    terminal: matches!(m, AuthMethod::Terminal(_)),
                 })
                 .collect(),
         }
@@ -210,6 +223,8 @@ pub struct AgentConnection {
     info: AgentInfo,
     stop: CancellationToken,
     driver: tokio::task::JoinHandle<()>,
+    /// Additional directories passed with each session request, when offered.
+    roots: std::sync::Mutex<Vec<std::path::PathBuf>>,
 }
 
 impl std::fmt::Debug for AgentConnection {
@@ -283,6 +298,7 @@ impl AgentConnection {
             info: AgentInfo::default(),
             stop,
             driver,
+            roots: std::sync::Mutex::default(),
         };
         let init = InitializeRequest::new(ProtocolVersion::V1)
             .client_capabilities(
@@ -308,6 +324,29 @@ impl AgentConnection {
     /// What the agent reported in `initialize`.
     pub fn agent_info(&self) -> &AgentInfo {
         &self.info
+    }
+
+    /// Sets the additional directories (absolute, checked by the caller) that
+    /// later `session/new`, `session/load` and `session/resume` requests carry.
+    pub fn set_additional_directories(&self, dirs: Vec<std::path::PathBuf>) {
+        *self.roots.lock().unwrap_or_else(|p| p.into_inner()) = dirs;
+    }
+
+    /// The additional directories a session request carries: none unless the
+    /// agent advertised `sessionCapabilities.additionalDirectories`.
+    pub(super) fn additional_directories(&self) -> Vec<std::path::PathBuf> {
+        let roots = self.roots.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.info.additional_directories && !roots.is_empty() {
+            tracing::info!(
+                count = roots.len(),
+                "the agent does not take additional directories; not passed on"
+            );
+        }
+        if self.info.additional_directories {
+            roots.clone()
+        } else {
+            Vec::new()
+        }
     }
 
     /// The agent's process id (also its process group id).
@@ -367,8 +406,9 @@ impl AgentConnection {
         cwd: &Path,
         mcp_servers: &[McpServerConfig],
     ) -> Result<NativeSession, AcpError> {
-        let req =
-            NewSessionRequest::new(cwd).mcp_servers(mcp_servers.iter().map(mcp_server).collect());
+        let req = NewSessionRequest::new(cwd)
+            .mcp_servers(mcp_servers.iter().map(mcp_server).collect())
+            .additional_directories(self.additional_directories());
         let r = self
             .request(Stage::NewSession, req, self.options.new_session_timeout)
             .await?;
@@ -402,7 +442,8 @@ impl AgentConnection {
             },
         );
         let req = LoadSessionRequest::new(native_id.to_string(), cwd)
-            .mcp_servers(mcp_servers.iter().map(mcp_server).collect());
+            .mcp_servers(mcp_servers.iter().map(mcp_server).collect())
+            .additional_directories(self.additional_directories());
         let r = self
             .request(Stage::LoadSession, req, self.options.load_session_timeout)
             .await?;

@@ -26,7 +26,8 @@ impl AgentConnection {
             return Err(AcpError::Unsupported("session/resume".into()));
         }
         let req = ResumeSessionRequest::new(native_id.to_string(), cwd)
-            .mcp_servers(mcp_servers.iter().map(mcp_server).collect());
+            .mcp_servers(mcp_servers.iter().map(mcp_server).collect())
+            .additional_directories(self.additional_directories());
         let r = self
             .request(Stage::ResumeSession, req, self.options.load_session_timeout)
             .await?;

@@ -12,6 +12,7 @@ mod handlers;
 mod lifecycle;
 pub mod normalize;
 pub mod services;
+mod signin;
 pub mod transport;
 mod turn;
 

@@ -3,8 +3,9 @@
 
 use crate::domain::event::RuntimeEvent;
 use crate::domain::provider_call::ReportedCost;
+use crate::domain::session_title;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, SessionNotification, SessionUpdate, ToolCall, ToolCallUpdate,
+    ContentBlock, SessionInfoUpdate, SessionNotification, SessionUpdate, ToolCall, ToolCallUpdate,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -100,9 +101,21 @@ fn tool_call_updated(update: &ToolCallUpdate) -> RuntimeEvent {
     }
 }
 
+/// An agent's `session_info_update` as a title change: the title tidied to one
+/// line, the last-activity time kept. `None` when it names neither (a title
+/// cleared with `null` leaves Hecate's own).
+fn session_info(u: &SessionInfoUpdate) -> Option<RuntimeEvent> {
+    let title = u.title.value().and_then(|t| session_title::tidy(t));
+    let updated_at = u.updated_at.value().cloned();
+    if title.is_none() && updated_at.is_none() {
+        return None;
+    }
+    Some(RuntimeEvent::SessionInfo { title, updated_at })
+}
+
 /// Normalizes one update. Text chunks become deltas (non-text chunks stay raw),
-/// tool calls, plans, commands, modes, config options and context usage get
-/// their own events; session info and anything newer stay raw.
+/// tool calls, plans, commands, modes, config options, context usage and
+/// session info get their own events; anything newer stays raw.
 pub fn normalize(update: &SessionUpdate) -> Vec<RuntimeEvent> {
     let event = match update {
         SessionUpdate::AgentMessageChunk(chunk) => match text_of(&chunk.content) {
@@ -139,6 +152,9 @@ pub fn normalize(update: &SessionUpdate) -> Vec<RuntimeEvent> {
                 currency: c.currency.clone(),
             }),
         },
+        SessionUpdate::SessionInfoUpdate(u) => {
+            session_info(u).unwrap_or_else(|| raw_update(update))
+        }
         _ => raw_update(update),
     };
     vec![event]
@@ -279,5 +295,24 @@ mod tests {
                 cost: None
             }
         );
+    }
+
+    #[test]
+    fn an_agents_session_info_becomes_a_tidy_title() {
+        let info = SessionInfoUpdate::new()
+            .title("  Fix the\n login bug ".to_string())
+            .updated_at("2026-01-02T03:04:05Z".to_string());
+        assert_eq!(
+            one(SessionUpdate::SessionInfoUpdate(info)),
+            RuntimeEvent::SessionInfo {
+                title: Some("Fix the login bug".into()),
+                updated_at: Some("2026-01-02T03:04:05Z".into()),
+            }
+        );
+        let cleared = SessionInfoUpdate::new().title(None::<String>);
+        assert!(matches!(
+            one(SessionUpdate::SessionInfoUpdate(cleared)),
+            RuntimeEvent::Raw { .. }
+        ));
     }
 }

@@ -5,21 +5,22 @@
 //! a `session/cancel` right behind it is never lost.
 
 use super::AcpBridgeError;
-use super::convert::nothing_configured;
 use super::prompt::{offered_content, prompt};
 use super::sessions::lifecycle::{close_session, delete_session, resume_session};
 use super::sessions::settings::{SetSessionModelRequest, set_config_option, set_mode, set_model};
 use super::sessions::{list_sessions, load_session, new_session};
+use super::signin::{SETUP_METHOD, authenticate, logout};
 use super::state::Shared;
 use super::transport::OversizedFrame;
 use crate::domain::ids::SessionId;
 use crate::domain::workspace::DelegateCapabilities;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    CancelNotification, CloseSessionRequest, DeleteSessionRequest, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
-    McpCapabilities, NewSessionRequest, PromptRequest, ResumeSessionRequest, SessionCapabilities,
+    AgentAuthCapabilities, AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest,
+    AuthenticateResponse, CancelNotification, CloseSessionRequest, DeleteSessionRequest,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    LogoutCapabilities, LogoutRequest, McpCapabilities, NewSessionRequest, PromptRequest,
+    ResumeSessionRequest, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
     SessionCloseCapabilities, SessionDeleteCapabilities, SessionListCapabilities,
     SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
@@ -57,7 +58,7 @@ pub async fn connect(
         shared.clone(),
         shared.clone(),
     );
-    let (s11, s12, s13) = (shared.clone(), shared.clone(), shared);
+    let (s11, s12, s13, s14) = (shared.clone(), shared.clone(), shared.clone(), shared);
     Agent
         .v1()
         .name("hecate")
@@ -66,15 +67,16 @@ pub async fn connect(
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |_r: AuthenticateRequest, resp: Responder<AuthenticateResponse>, cx| {
+            async move |r: AuthenticateRequest, resp: Responder<AuthenticateResponse>, cx| {
                 let shared = s2.clone();
-                spawn_answer(&cx, async move {
-                    if shared.targets().await.is_empty() {
-                        resp.respond_with_error(nothing_configured())
-                    } else {
-                        resp.respond(AuthenticateResponse::new())
-                    }
-                })
+                spawn_answer(&cx, async move { authenticate(&shared, r, resp).await })
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: LogoutRequest, resp, cx| {
+                let shared = s14.clone();
+                spawn_answer(&cx, async move { logout(&shared, r, resp).await })
             },
             on_receive_request!(),
         )
@@ -93,9 +95,9 @@ pub async fn connect(
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |r: ResumeSessionRequest, resp, cx| {
-                let shared = s11.clone();
-                spawn_answer(&cx, async move { resume_session(&shared, r, resp).await })
+            async move |r: ResumeSessionRequest, resp, cx: ConnectionTo<Client>| {
+                let (shared, conn) = (s11.clone(), cx.clone());
+                spawn_answer(&cx, async move { resume_session(&shared, r, resp, &conn).await })
             },
             on_receive_request!(),
         )
@@ -214,9 +216,11 @@ fn initialize(
                 .list(SessionListCapabilities::new())
                 .resume(SessionResumeCapabilities::new())
                 .close(SessionCloseCapabilities::new())
-                .delete(SessionDeleteCapabilities::new()),
-        );
-    let setup = AuthMethodAgent::new("hecate-setup", "Set up Hecate").description(
+                .delete(SessionDeleteCapabilities::new())
+                .additional_directories(SessionAdditionalDirectoriesCapabilities::new()),
+        )
+        .auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new()));
+    let setup = AuthMethodAgent::new(SETUP_METHOD, "Set up Hecate").description(
         "Hecate needs a model provider or an installed coding agent. Run `hecate doctor` \
          to see the config file path and what is missing."
             .to_string(),

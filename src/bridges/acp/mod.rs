@@ -12,6 +12,7 @@ mod permission;
 mod prompt;
 mod render;
 mod sessions;
+mod signin;
 mod state;
 pub mod transport;
 pub mod websocket;

@@ -3,7 +3,8 @@
 use crate::domain::event::RuntimeEvent;
 use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
 use agent_client_protocol::v1::schema::{
-    ContentBlock as AcpBlock, ContentChunk, Cost, SessionUpdate, ToolCallUpdate, UsageUpdate,
+    ContentBlock as AcpBlock, ContentChunk, Cost, SessionInfoUpdate, SessionUpdate, ToolCallUpdate,
+    UsageUpdate,
 };
 use serde_json::{Value, json};
 
@@ -106,6 +107,9 @@ pub fn runtime_event(ev: &RuntimeEvent) -> Option<SessionUpdate> {
                     .map(|c| Cost::new(c.amount, c.currency.clone())),
             ),
         )),
+        RuntimeEvent::SessionInfo { title, updated_at } => {
+            Some(session_info(title.as_deref(), updated_at.as_deref()))
+        }
         RuntimeEvent::FileChanged { .. }
         | RuntimeEvent::Usage { .. }
         | RuntimeEvent::UserMessage { .. }
@@ -115,6 +119,19 @@ pub fn runtime_event(ev: &RuntimeEvent) -> Option<SessionUpdate> {
         | RuntimeEvent::OutputCapped { .. }
         | RuntimeEvent::TaskLinked { .. } => None,
     }
+}
+
+/// A `session_info_update` carrying what is known of the title and the last
+/// activity (fields left out are unchanged for the editor).
+pub fn session_info(title: Option<&str>, updated_at: Option<&str>) -> SessionUpdate {
+    let mut info = SessionInfoUpdate::new();
+    if let Some(t) = title {
+        info = info.title(t.to_string());
+    }
+    if let Some(u) = updated_at {
+        info = info.updated_at(u.to_string());
+    }
+    SessionUpdate::SessionInfoUpdate(info)
 }
 
 /// A stored transcript replayed as updates (for `session/load`): user chunks,
@@ -205,6 +222,10 @@ mod tests {
                 size: 10,
                 cost: None,
             },
+            RuntimeEvent::SessionInfo {
+                title: Some("Fix the bug".into()),
+                updated_at: None,
+            },
         ];
         for ev in &evs {
             assert!(runtime_event(ev).is_some(), "{ev:?}");
@@ -221,5 +242,17 @@ mod tests {
             "{titled:?}"
         );
         assert!(permission_tool_call("t1", "Write", "edit").is_some());
+    }
+
+    #[test]
+    fn session_info_carries_only_what_is_known() {
+        let v = serde_json::to_value(session_info(Some("Fix the bug"), None)).expect("json");
+        assert_eq!(v["sessionUpdate"], "session_info_update");
+        assert_eq!(v["title"], "Fix the bug");
+        assert!(v.get("updatedAt").is_none(), "{v}");
+        let v =
+            serde_json::to_value(session_info(None, Some("2026-01-01T00:00:00Z"))).expect("json");
+        assert!(v.get("title").is_none(), "{v}");
+        assert_eq!(v["updatedAt"], "2026-01-01T00:00:00Z");
     }
 }

@@ -1,8 +1,9 @@
 //! Session requests: `session/new`, `session/load` (the stored transcript replayed
-//! as updates) and `session/list`. Resuming, closing and deleting are in
-//! `lifecycle`. What a thread offers as modes and options is in `options`;
-//! changing them (`session/set_mode`, `session/set_config_option`,
-//! `session/set_model`) in `settings`.
+//! as updates) and `session/list`; each opening request's `additionalDirectories`
+//! are checked by the engine's rule and handed to the thread's agent. Resuming,
+//! closing and deleting are in `lifecycle`. What a thread offers as modes and
+//! options is in `options`; changing them (`session/set_mode`,
+//! `session/set_config_option`, `session/set_model`) in `settings`.
 
 pub mod lifecycle;
 pub mod options;
@@ -11,9 +12,12 @@ pub mod settings;
 use super::convert::{mcp_server, nothing_configured, target_of, to_rpc};
 use super::render;
 use super::state::{Shared, Thread};
+use crate::domain::error::HecateError;
 use crate::domain::ids::SessionId;
 use crate::domain::session::RuntimeKind;
+use crate::domain::session_title::PROVISIONAL_TITLE;
 use crate::engine::CreateSession;
+use crate::engine::agent_roots::check_additional_directories;
 use crate::engine::targets::TargetRef;
 use agent_client_protocol::v1::schema::{
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
@@ -21,7 +25,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
-use settings::{Opening, attach_thread, offer_for};
+use options::offer;
+use settings::{Opening, attach_thread, offer_for, open_agent};
 use std::path::Path;
 
 /// Sessions listed at most.
@@ -35,7 +40,9 @@ fn canonical(dir: &Path) -> String {
         .to_string()
 }
 
-/// `session/new`: a Hecate session answered by the default target.
+/// `session/new`: a Hecate session answered by the default target. An
+/// external agent is started at once; when it asks to sign in, the session is
+/// not kept and the editor gets `auth_required` with the agent's methods.
 pub async fn new_session(
     shared: &Shared,
     r: NewSessionRequest,
@@ -45,9 +52,13 @@ pub async fn new_session(
         return resp.respond_with_error(nothing_configured());
     };
     let cwd = r.cwd.display().to_string();
+    let dirs = match check_additional_directories(&r.cwd, &r.additional_directories) {
+        Ok(d) => d,
+        Err(e) => return resp.respond_with_error(to_rpc(&e)),
+    };
     let mcp_servers: Vec<_> = r.mcp_servers.iter().filter_map(mcp_server).collect();
     let base = CreateSession {
-        title: Some("Editor thread".into()),
+        title: Some(PROVISIONAL_TITLE.into()),
         ..Default::default()
     };
     let create = match &target {
@@ -86,7 +97,26 @@ pub async fn new_session(
         mcp_servers,
     };
     shared.set_thread(session.id.clone(), thread.clone());
-    let offer = offer_for(shared, &session.id, &thread, Opening::Start).await;
+    shared
+        .engine
+        .agents()
+        .set_additional_directories(&session.id, dirs)
+        .await;
+    let offer = match &target {
+        TargetRef::External { adapter_id } => {
+            match open_agent(shared, &session.id, &thread, adapter_id).await {
+                Ok(settings) => offer(&shared.targets().await, &target, Some(&settings)),
+                Err(e) if needs_sign_in(&e) => {
+                    return refuse_until_signed_in(shared, &session.id, &e, resp).await;
+                }
+                Err(e) => {
+                    tracing::info!(error = %e, adapter_id, "the agent's options are not known before its first turn");
+                    offer(&shared.targets().await, &target, None)
+                }
+            }
+        }
+        _ => offer_for(shared, &session.id, &thread, Opening::Start).await,
+    };
     resp.respond(
         NewSessionResponse::new(session.id.to_string())
             .modes(offer.modes)
@@ -94,8 +124,34 @@ pub async fn new_session(
     )
 }
 
-/// `session/load`: replays the stored transcript as updates, then answers with the
-/// thread's target; the next prompt continues the same session.
+/// Whether an agent refused to open a session until the user signs in.
+fn needs_sign_in(e: &HecateError) -> bool {
+    e.details.get("reason").and_then(|r| r.as_str()) == Some("agent_auth_required")
+}
+
+/// Answers a `session/new` whose agent asks to sign in: the session just
+/// created is deleted (the editor retries after `authenticate`), and the
+/// `auth_required` error lists the agent's methods in `data.auth_methods`.
+async fn refuse_until_signed_in(
+    shared: &Shared,
+    sid: &SessionId,
+    e: &HecateError,
+    resp: Responder<NewSessionResponse>,
+) -> Result<(), Error> {
+    if let Err(gone) = shared
+        .engine
+        .delete_session(&shared.config.namespace, sid)
+        .await
+    {
+        tracing::warn!(error = %gone, "could not delete the session that waits for sign-in");
+    }
+    shared.forget_thread(sid);
+    resp.respond_with_error(to_rpc(e))
+}
+
+/// `session/load`: replays the stored transcript as updates and the session's
+/// title (`session_info_update`), then answers with the thread's target; the
+/// next prompt continues the same session.
 pub async fn load_session(
     shared: &Shared,
     r: LoadSessionRequest,
@@ -103,6 +159,10 @@ pub async fn load_session(
     cx: &ConnectionTo<Client>,
 ) -> Result<(), Error> {
     let sid = SessionId::from(r.session_id.0.to_string());
+    let dirs = match check_additional_directories(&r.cwd, &r.additional_directories) {
+        Ok(d) => d,
+        Err(e) => return resp.respond_with_error(to_rpc(&e)),
+    };
     let transcript = match shared
         .engine
         .transcript(&shared.config.namespace, &sid)
@@ -115,10 +175,17 @@ pub async fn load_session(
         Some(t) => t,
         None => return resp.respond_with_error(nothing_configured()),
     };
-    for u in render::transcript(&transcript.messages) {
+    let title = render::session_info(
+        Some(&transcript.session.title),
+        Some(&transcript.session.updated_at),
+    );
+    for u in render::transcript(&transcript.messages)
+        .into_iter()
+        .chain([title])
+    {
         cx.send_notification(SessionNotification::new(r.session_id.clone(), u))?;
     }
-    let offer = attach_thread(shared, &sid, target, &r.cwd, &r.mcp_servers).await;
+    let offer = attach_thread(shared, &sid, target, (&r.cwd, dirs), &r.mcp_servers).await;
     resp.respond(
         LoadSessionResponse::new()
             .modes(offer.modes)

@@ -193,6 +193,8 @@ struct TurnParts {
     delegate: Option<Arc<dyn WorkspaceDelegate>>,
     guard: ActiveGuard,
     trace: TurnSpan,
+    /// Whether the turn gave the session its title (announced as its first event).
+    named: bool,
 }
 
 /// What `send_message` checked, for `start_turn` to store and run.
@@ -407,6 +409,9 @@ impl Engine {
             .session_started_at
             .get_or_insert_with(|| now.clone());
         session.updated_at = now.clone();
+        // A thread with the provisional title is named after its first prompt.
+        let named =
+            crate::domain::session_title::name_from_first_prompt(&mut session, &req.content);
 
         // The segment id is provisional: `begin_turn` keeps the previous message's
         // when it ran the same target.
@@ -441,6 +446,7 @@ impl Engine {
                 delegate: req.workspace_delegate.clone(),
                 guard,
                 trace,
+                named,
             },
             user,
         };

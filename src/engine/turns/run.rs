@@ -33,6 +33,8 @@ pub(super) struct TurnPolicy {
     pub(super) approval_mode: ApprovalMode,
     pub(super) cancel: CancellationToken,
     pub(super) delegate: Option<Arc<dyn WorkspaceDelegate>>,
+    /// Whether the turn named the session (its title is announced first).
+    pub(super) named: bool,
 }
 
 impl Engine {
@@ -46,6 +48,12 @@ impl Engine {
         policy: TurnPolicy,
     ) -> Result<TurnEnding> {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        if policy.named {
+            let _ = tx.send(RuntimeEvent::SessionInfo {
+                title: Some(session.title.clone()),
+                updated_at: Some(session.updated_at.clone()),
+            });
+        }
         let workspace = session.workspace.clone();
         let asker = Arc::new(TurnAsker {
             engine: self.clone(),
@@ -138,12 +146,16 @@ impl Engine {
                 armed_for = Some(at);
             }
             tokio::select! {
-                Some(ev) = rx.recv() => sink.push(ev).await,
+                Some(ev) = rx.recv() => {
+                    follow_title(session, &ev);
+                    sink.push(ev).await
+                }
                 () = &mut flush_timer, if due.is_some() => sink.flush().await,
                 report = &mut runtime_fut => break report,
             }
         };
         while let Ok(ev) = rx.try_recv() {
+            follow_title(session, &ev);
             sink.push(ev).await;
         }
 
@@ -312,6 +324,17 @@ impl Engine {
         // The receiver lives until the turn ends; a closed one only means shutdown.
         let _ = events.send(RuntimeEvent::Raw { data });
         message
+    }
+}
+
+/// Keeps a title the runtime reported (an agent's `session_info_update`) on
+/// the session header the turn's end writes.
+fn follow_title(session: &mut Session, ev: &RuntimeEvent) {
+    if let RuntimeEvent::SessionInfo {
+        title: Some(title), ..
+    } = ev
+    {
+        session.title = title.clone();
     }
 }
 

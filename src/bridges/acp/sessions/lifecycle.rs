@@ -5,15 +5,17 @@
 
 use super::settings::attach_thread;
 use crate::bridges::acp::convert::{nothing_configured, target_of, to_rpc};
+use crate::bridges::acp::render;
 use crate::bridges::acp::state::Shared;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
-use agent_client_protocol::v1::Responder;
+use crate::engine::agent_roots::check_additional_directories;
 use agent_client_protocol::v1::schema::{
     CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse,
-    ResumeSessionRequest, ResumeSessionResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SessionNotification,
 };
-use agent_client_protocol::{Error, ErrorCode};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error, ErrorCode};
 use serde_json::json;
 
 /// The stable `data.reason` of a request naming a session the store does not have.
@@ -37,14 +39,19 @@ fn session_error(e: &HecateError, sid: &SessionId, method: &str) -> Error {
 }
 
 /// `session/resume`: the editor attaches to a stored session (an external
-/// agent reattaching to its native session) without the transcript replayed;
-/// the next prompt continues it.
+/// agent reattaching to its native session) without the transcript replayed,
+/// and hears its title (`session_info_update`); the next prompt continues it.
 pub async fn resume_session(
     shared: &Shared,
     r: ResumeSessionRequest,
     resp: Responder<ResumeSessionResponse>,
+    cx: &ConnectionTo<Client>,
 ) -> Result<(), Error> {
     let sid = SessionId::from(r.session_id.0.to_string());
+    let dirs = match check_additional_directories(&r.cwd, &r.additional_directories) {
+        Ok(d) => d,
+        Err(e) => return resp.respond_with_error(to_rpc(&e)),
+    };
     let session = match shared
         .engine
         .get_session(&shared.config.namespace, &sid)
@@ -57,7 +64,9 @@ pub async fn resume_session(
         Some(t) => t,
         None => return resp.respond_with_error(nothing_configured()),
     };
-    let offer = attach_thread(shared, &sid, target, &r.cwd, &r.mcp_servers).await;
+    let offer = attach_thread(shared, &sid, target, (&r.cwd, dirs), &r.mcp_servers).await;
+    let title = render::session_info(Some(&session.title), Some(&session.updated_at));
+    cx.send_notification(SessionNotification::new(r.session_id.clone(), title))?;
     resp.respond(
         ResumeSessionResponse::new()
             .modes(offer.modes)

@@ -20,7 +20,7 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode, JsonRpcRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `session/set_model` as older clients send it (before config options): the
 /// model to use, which Hecate maps to the thread's `model` option.
@@ -44,13 +44,13 @@ pub enum Opening {
 }
 
 /// Makes `target` the thread of stored session `sid` for this connection (a
-/// `session/load` or `session/resume`), starting its agent, and answers what it
-/// offers.
+/// `session/load` or `session/resume`) in `cwd` with its checked additional
+/// directories, starting its agent, and answers what it offers.
 pub async fn attach_thread(
     shared: &Shared,
     sid: &SessionId,
     target: TargetRef,
-    cwd: &Path,
+    (cwd, dirs): (&Path, Vec<PathBuf>),
     mcp_servers: &[McpServer],
 ) -> Offer {
     let thread = Thread {
@@ -59,6 +59,11 @@ pub async fn attach_thread(
         mcp_servers: mcp_servers.iter().filter_map(mcp_server).collect(),
     };
     shared.set_thread(sid.clone(), thread.clone());
+    shared
+        .engine
+        .agents()
+        .set_additional_directories(sid, dirs)
+        .await;
     offer_for(shared, sid, &thread, Opening::Start).await
 }
 
@@ -88,7 +93,9 @@ pub async fn offer_for(
     offer(&shared.targets().await, &thread.target, agent.as_ref())
 }
 
-async fn open_agent(
+/// Starts `adapter_id`'s agent for `thread` (an existing directory needed)
+/// and answers what it offers.
+pub(super) async fn open_agent(
     shared: &Shared,
     sid: &SessionId,
     thread: &Thread,
