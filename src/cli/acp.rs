@@ -40,29 +40,40 @@ pub async fn run(cli: &GlobalArgs, args: &AcpArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let ctx = AppContext::build(cli).await?;
-    let default_target = match (&args.target, &ctx.config.file.acp.default_target) {
-        (Some(t), _) => Some((t.clone(), "--target (HECATE_ACP_TARGET)")),
-        (None, Some(t)) => Some((t.clone(), "[acp] default_target")),
-        (None, None) => None,
-    };
-    // A target that cannot be parsed is refused at startup, not ignored.
-    if let Some((target, source)) = &default_target
-        && let Err(e) = TargetRef::parse(target)
-    {
-        let message = format!("{source} is invalid: {}", e.message);
-        return Err(HecateError { message, ..e }
-            .with_operator_action(format!(
-                "Set {source} to model:PROVIDER/MODEL, agent:ADAPTER_ID, hecate:PROVIDER/MODEL or hecate, or remove it to start on the first target on offer."
-            ))
-            .into());
-    }
+    let default_target = checked_default_target(
+        args.target.as_deref(),
+        ctx.config.file.acp.default_target.as_deref(),
+    )?;
     ctx.log_terminal_sandbox().await;
     let config = BridgeConfig {
         namespace: ctx.namespace.clone(),
-        default_target: default_target.map(|(t, _)| t),
+        default_target,
         discovery_timeout: Duration::from_secs(2),
     };
     tracing::info!("serving ACP on stdio");
     serve_stdio(ctx.engine.clone(), config).await?;
     Ok(0)
+}
+
+/// The default target of new threads: `explicit` (`--target`) over `file`
+/// (`[acp] default_target`), refused at startup when it does not parse rather
+/// than ignored.
+pub(crate) fn checked_default_target(
+    explicit: Option<&str>,
+    file: Option<&str>,
+) -> Result<Option<String>, HecateError> {
+    let (target, source) = match (explicit, file) {
+        (Some(t), _) => (t, "--target (HECATE_ACP_TARGET)"),
+        (None, Some(t)) => (t, "[acp] default_target"),
+        (None, None) => return Ok(None),
+    };
+    match TargetRef::parse(target) {
+        Ok(_) => Ok(Some(target.to_string())),
+        Err(e) => {
+            let message = format!("{source} is invalid: {}", e.message);
+            Err(HecateError { message, ..e }.with_operator_action(format!(
+                "Set {source} to model:PROVIDER/MODEL, agent:ADAPTER_ID, hecate:PROVIDER/MODEL or hecate, or remove it to start on the first target on offer."
+            )))
+        }
+    }
 }

@@ -72,6 +72,8 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
     let signal = shutdown_signal()?;
     let shutdown = CancellationToken::new();
     let mcp_tool_loading = ctx.config.mcp_tool_loading(&current_env())?;
+    let acp_default_target =
+        super::acp::checked_default_target(None, ctx.config.file.acp.default_target.as_deref())?;
     let app = router(
         ctx.engine.clone(),
         HttpConfig {
@@ -81,6 +83,7 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
             shutdown: shutdown.clone(),
             console: console_source(),
             mcp_tool_loading,
+            acp_default_target,
         },
     );
     eprintln!(

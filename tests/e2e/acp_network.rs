@@ -62,6 +62,92 @@ async fn connect(
     connected.map(|(socket, _)| socket)
 }
 
+/// Opens `/acp?QUERY` of `served` with [`TOKEN`].
+async fn connect_with_query(served: &Served, query: &str) -> Result<Socket, WsError> {
+    let mut request = format!("{}?{query}", acp_url(served))
+        .into_client_request()
+        .expect("request");
+    let value = format!("Bearer {TOKEN}").parse().expect("header");
+    request.headers_mut().insert("authorization", value);
+    let connected = tokio::time::timeout(STEP, tokio_tungstenite::connect_async(request))
+        .await
+        .expect("the upgrade is answered in time");
+    connected.map(|(socket, _)| socket)
+}
+
+/// The target a new thread of `socket` starts on.
+async fn first_target(socket: Socket) -> String {
+    let (_guard, ws) = workspace();
+    run_editor(
+        socket_transport(socket),
+        Editor::default(),
+        async |cx, _updates| {
+            initialize(&cx, Caps::default()).await?;
+            let new = new_session(&cx, &ws).await?;
+            Ok(new
+                .modes
+                .expect("targets as modes")
+                .current_mode_id
+                .0
+                .to_string())
+        },
+    )
+    .await
+    .expect("editor session")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn new_threads_start_on_the_configured_default_unless_the_client_names_a_target() {
+    let (_model, mut home) = model_home("fixture-model");
+    add_agent(&home, &[]);
+    home.set("HECATE_TOKEN", TOKEN);
+    home.write_config("[acp]\ndefault_target = \"agent:fixture\"\n");
+    let served = serve(&home);
+    let plain = connect(&served, Some(TOKEN), None).await.expect("socket");
+    assert_eq!(
+        first_target(plain).await,
+        "agent:fixture",
+        "[acp] default_target"
+    );
+    let chosen = connect_with_query(&served, "target=model:fix/fixture-model")
+        .await
+        .expect("socket");
+    assert_eq!(
+        first_target(chosen).await,
+        "model:fix/fixture-model",
+        "?target= wins"
+    );
+    // A target that does not parse is refused before the upgrade, naming it.
+    match connect_with_query(&served, "target=nonsense")
+        .await
+        .map(|_| ())
+    {
+        Err(WsError::Http(response)) => {
+            assert_eq!(response.status().as_u16(), 400);
+            let body: Value =
+                serde_json::from_slice(response.body().as_deref().unwrap_or_default())
+                    .expect("an error envelope");
+            assert_eq!(body["error"]["type"], "invalid_request", "{body}");
+            assert_eq!(body["error"]["field"], "target", "{body}");
+        }
+        other => panic!("a bad target was not refused: {other:?}"),
+    }
+    drop(served);
+    // A default that does not parse stops `hecate serve` at startup.
+    home.write_config("[acp]\ndefault_target = \"nonsense\"\n");
+    let out = home
+        .cmd(&["serve", "--listen", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run serve");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[acp] default_target is invalid"),
+        "{stderr}"
+    );
+}
+
 /// The SDK transport over a WebSocket: each JSON-RPC message is one text message.
 fn socket_transport(socket: Socket) -> Transport {
     let (tx, rx) = socket.split();

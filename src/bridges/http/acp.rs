@@ -4,14 +4,18 @@
 //! `unauthorized` (with `WWW-Authenticate: Bearer`) without the token, 403
 //! `forbidden` for a foreign Host or Origin, both in the error envelope. A plain
 //! request without the upgrade gets 426 `invalid_request`. An open socket counts
-//! against `[server] max_connections` like any other connection.
+//! against `[server] max_connections` like any other connection. New threads
+//! start on `?target=` when the client names one (a 400 naming `target` when it
+//! does not parse), else on `[acp] default_target`, else on the first target.
 
 use super::envelope::ApiError;
 use crate::bridges::access::{Guard, INVALID_REQUEST};
 use crate::bridges::acp::BridgeConfig;
 use crate::bridges::acp::websocket::{limit_frames, serve_websocket};
 use crate::bridges::serve::ConnectionSlot;
+use crate::domain::error::HecateError;
 use crate::engine::Engine;
+use crate::engine::targets::TargetRef;
 use axum::Extension;
 use axum::Router;
 use axum::extract::State;
@@ -29,21 +33,31 @@ pub const ACP_PATH: &str = "/acp";
 /// How long a new thread waits for providers to list their models.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The query `/acp` takes.
+#[derive(Debug, serde::Deserialize)]
+struct AcpQuery {
+    /// The target new threads of this connection start on.
+    target: Option<String>,
+}
+
 #[derive(Clone)]
 struct AcpState {
     guard: Arc<Guard>,
     engine: Engine,
     namespace: Arc<str>,
     shutdown: CancellationToken,
+    default_target: Option<String>,
 }
 
-/// The `/acp` route over `engine`, behind `guard`; open sockets close when
+/// The `/acp` route over `engine`, behind `guard`, starting new threads on
+/// `default_target` unless the client names one; open sockets close when
 /// `shutdown` fires.
 pub fn router<S: Clone + Send + Sync + 'static>(
     guard: Arc<Guard>,
     engine: Engine,
     namespace: Arc<str>,
     shutdown: CancellationToken,
+    default_target: Option<String>,
 ) -> Router<S> {
     Router::new()
         .route(ACP_PATH, get(socket))
@@ -52,7 +66,27 @@ pub fn router<S: Clone + Send + Sync + 'static>(
             engine,
             namespace,
             shutdown,
+            default_target,
         })
+}
+
+/// The target a connection's new threads start on: `?target=` when given
+/// (checked), else the server's default.
+fn connection_target(uri: &Uri, default: Option<&String>) -> Result<Option<String>, ApiError> {
+    let asked = axum::extract::Query::<AcpQuery>::try_from_uri(uri)
+        .map_err(|e| ApiError::invalid(format!("bad query string: {}", e.body_text())))?
+        .0
+        .target;
+    match asked {
+        None => Ok(default.cloned()),
+        Some(t) => match TargetRef::parse(&t) {
+            Ok(_) => Ok(Some(t)),
+            Err(e) => Err(ApiError::from(
+                HecateError::invalid(format!("target {t:?} is not a target: {}", e.message))
+                    .with_detail("field", "target"),
+            )),
+        },
+    }
 }
 
 async fn socket(
@@ -71,13 +105,17 @@ async fn socket(
         }
         return response;
     }
+    let default_target = match connection_target(&uri, st.default_target.as_ref()) {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
     let upgrade = match upgrade {
         Ok(u) => u,
         Err(rejection) => return not_an_upgrade(&rejection),
     };
     let config = BridgeConfig {
         namespace: st.namespace.to_string(),
-        default_target: None,
+        default_target,
         discovery_timeout: DISCOVERY_TIMEOUT,
     };
     // The socket holds its connection's slot of `max_connections` while it runs.

@@ -307,6 +307,7 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
         state.engine.clone(),
         state.namespace.clone(),
         state.shutdown.clone(),
+        config.acp_default_target,
     );
     app.merge(console::router(guard.clone(), config.console))
         .merge(acp)

@@ -26,6 +26,9 @@ pub struct HttpConfig {
     pub console: super::ConsoleSource,
     /// How `/mcp` lists upstream tools (`[mcp] tool_loading`).
     pub mcp_tool_loading: crate::engine::ToolLoading,
+    /// The target `/acp` starts new threads on when the client names none
+    /// (`[acp] default_target`, checked).
+    pub acp_default_target: Option<String>,
 }
 
 /// Shared state of the HTTP handlers.
