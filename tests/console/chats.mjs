@@ -300,6 +300,9 @@ export const scenarios = {
     const id = await startChat(page, { target: 'Model', model: 'fix/fixture-model', title: 'Hand-off chat' });
     await send(page, 'hello first');
     await assistants(page, 'completed').first().waitFor({ timeout: WAIT });
+    // The answer streams in before its POST returns; sent before that, the next
+    // prompt would be queued, not refused.
+    await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'hidden', timeout: WAIT });
     // Hecate's agent needs a workspace this model session does not have.
     await page.getByRole('combobox', { name: 'Next turn target' }).selectOption({ value: 'agent' });
     await send(page, 'now with tools');
@@ -387,6 +390,9 @@ export const scenarios = {
     await page.getByRole('heading', { name: 'New chat' }).waitFor();
     await tabTo(/Title/);
     await page.keyboard.type('Keyboard chat');
+    // The targets' readiness loads after the form: Start chat is held until then.
+    await page.waitForFunction(() => [...document.querySelectorAll('button')]
+      .some((b) => b.textContent === 'Start chat' && b.getAttribute('aria-disabled') !== 'true'), null, { timeout: WAIT });
     await tabTo(/Start chat/);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Keyboard chat' }).waitFor({ timeout: WAIT });

@@ -157,7 +157,8 @@ export const scenarios = {
     assert.equal(task.sandbox_network, true);
     assert.equal(task.working_directory, WS);
     assert.equal(task.mcp_servers[0].name, 'fx');
-    assert.match(task.system_prompt, /coding agent/, 'the profile applied');
+    assert.match(task.profile_prompt, /coding agent/, 'the profile applied (its own layer of the system prompt)');
+    assert.equal(task.system_prompt, '', 'the task adds no layer of its own');
     assert.equal(task.latest_run_id, null, 'not started');
     await page.getByText('Not started yet.').waitFor();
     assert.deepEqual(errors, []);
@@ -222,9 +223,12 @@ export const scenarios = {
     await filters.getByLabel('Status').selectOption('completed');
     await filters.getByRole('button', { name: 'Apply' }).click();
     await page.waitForURL(/#\/tasks\?status=completed/);
-    await page.getByText(/task\(s\)|No task matches/).waitFor();
-    const shown = await list.locator('li').count();
     const completed = (await api('/hecate/v1/tasks?status=completed&limit=1000')).body.data.length;
+    // The filtered page replaces the unfiltered one: wait for its note, which
+    // counts what it shows (the old note matched the same words).
+    const note = completed ? `${Math.min(completed, 50)} task(s)` : 'No task matches the filters.';
+    await page.getByText(note, { exact: true }).waitFor({ timeout: WAIT });
+    const shown = await list.locator('li').count();
     assert.equal(shown, Math.min(completed, 50));
     // The address alone reproduces the view.
     await page.goto(`${BASE}/#/tasks?status=completed`);
