@@ -23,6 +23,32 @@ pub fn routing_blocker(
     }
 }
 
+/// What a disabled provider's readiness says, and how to enable it:
+/// `(message, operator_action)`, the same in `hecate doctor` and the gateway.
+pub fn disabled_explained(provider: &str) -> (String, String) {
+    (
+        "The provider is disabled in the configuration; the router skips it.".to_string(),
+        format!(
+            "Enable it: set PROVIDER_{}_ENABLED=true, or remove enabled = false from \
+             [providers.{provider}].",
+            provider.to_ascii_uppercase()
+        ),
+    )
+}
+
+/// What a provider pointing back at this Hecate's address `own` says, and the
+/// fix: `(message, operator_action)`, the same in `hecate doctor` and the gateway.
+pub fn self_referential_explained(own: impl std::fmt::Display) -> (String, String) {
+    (
+        format!(
+            "The base URL points back at this Hecate ({own}); requests would loop. It was \
+             not probed."
+        ),
+        "Point the provider at the real upstream's base URL, not at Hecate's own address."
+            .to_string(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::routing_blocker;

@@ -8,7 +8,7 @@
 use super::HttpState;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::ApiQuery;
-use crate::bridges::resources::chat::{TraceDto, TraceListResponse, TracesQuery};
+use crate::bridges::resources::chat::{TraceDto, TraceListResponse, TraceStatus, TracesQuery};
 use crate::bridges::resources::page_size;
 use crate::bridges::resources::trace_costs::{TraceCostsQuery, TraceCostsResponse};
 use crate::domain::gateway_conversation::TraceFilter;
@@ -17,6 +17,27 @@ use axum::extract::State;
 
 /// Default page of `GET /hecate/v1/traces`.
 const DEFAULT_LIMIT: u32 = 50;
+
+/// The filter both trace queries share: session, time bounds, model, provider
+/// (blank ones ignored) and status; no page.
+fn narrowed(
+    session_id: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    model: Option<String>,
+    provider: Option<String>,
+    status: Option<TraceStatus>,
+) -> TraceFilter {
+    TraceFilter {
+        session_id,
+        since,
+        until,
+        model: model.filter(|m| !m.is_empty()),
+        provider: provider.filter(|p| !p.is_empty()),
+        status: status.map(|s| s.as_str().to_string()),
+        ..TraceFilter::default()
+    }
+}
 
 /// Lists gateway traces.
 #[utoipa::path(
@@ -36,15 +57,16 @@ pub async fn list(
 ) -> Result<Json<TraceListResponse>, ApiError> {
     let filter = TraceFilter {
         request_id: q.request_id,
-        session_id: q.session_id,
-        since: q.since,
-        until: q.until,
-        model: q.model.filter(|m| !m.is_empty()),
-        provider: q.provider.filter(|p| !p.is_empty()),
-        status: q.status.map(|s| s.as_str().to_string()),
         limit: page_size(q.limit, DEFAULT_LIMIT)?,
         offset: q.offset.unwrap_or(0) as usize,
-        except_client_format: None,
+        ..narrowed(
+            q.session_id,
+            q.since,
+            q.until,
+            q.model,
+            q.provider,
+            q.status,
+        )
     };
     let traces = state
         .engine
@@ -74,15 +96,14 @@ pub async fn costs(
     ApiQuery(q): ApiQuery<TraceCostsQuery>,
 ) -> Result<Json<TraceCostsResponse>, ApiError> {
     let by = q.by.unwrap_or_default();
-    let filter = TraceFilter {
-        session_id: q.session_id,
-        since: q.since,
-        until: q.until,
-        model: q.model.filter(|m| !m.is_empty()),
-        provider: q.provider.filter(|p| !p.is_empty()),
-        status: q.status.map(|s| s.as_str().to_string()),
-        ..TraceFilter::default()
-    };
+    let filter = narrowed(
+        q.session_id,
+        q.since,
+        q.until,
+        q.model,
+        q.provider,
+        q.status,
+    );
     let (until, groups) = state
         .engine
         .gateway()

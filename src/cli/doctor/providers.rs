@@ -7,7 +7,9 @@
 
 use super::check::Check;
 use crate::adapters::providers::{ProviderClient, ProviderConfig};
-use crate::domain::provider_readiness::routing_blocker;
+use crate::domain::provider_readiness::{
+    disabled_explained, routing_blocker, self_referential_explained,
+};
 use crate::domain::redact::{redact_url, redact_urls_in};
 use crate::engine::gateway::catalog::providers::points_at_self;
 use crate::engine::gateway::routing::policy::{PROVIDER_DISABLED, SELF_REFERENTIAL};
@@ -268,26 +270,9 @@ fn kept_out(
         ),
         operator_action: None,
     });
-    let (reason, message, action) = match why {
-        NotProbed::Disabled => (
-            PROVIDER_DISABLED,
-            "The provider is disabled in the configuration; the router skips it.".to_string(),
-            format!(
-                "Enable it: set PROVIDER_{}_ENABLED=true, or remove enabled = false from \
-                 [providers.{}].",
-                cfg.name.to_ascii_uppercase(),
-                cfg.name
-            ),
-        ),
-        NotProbed::SelfReferential(own) => (
-            SELF_REFERENTIAL,
-            format!(
-                "The base URL points back at the address `hecate serve` listens on ({own}); \
-                 requests would loop. It was not probed."
-            ),
-            "Point the provider at the real upstream's base URL, not at Hecate's own address."
-                .to_string(),
-        ),
+    let ((message, action), reason) = match why {
+        NotProbed::Disabled => (disabled_explained(&cfg.name), PROVIDER_DISABLED),
+        NotProbed::SelfReferential(own) => (self_referential_explained(own), SELF_REFERENTIAL),
     };
     checks.push(Readiness {
         name: if why == NotProbed::Disabled {

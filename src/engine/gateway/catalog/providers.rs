@@ -4,7 +4,9 @@
 //! servers on their default loopback ports.
 
 use crate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
-use crate::domain::provider_readiness::routing_blocker;
+use crate::domain::provider_readiness::{
+    disabled_explained, routing_blocker, self_referential_explained,
+};
 use crate::engine::Gateway;
 use crate::engine::gateway::routing::health::Snapshot;
 use crate::engine::gateway::routing::policy::{
@@ -322,16 +324,13 @@ fn health_check(
     slow_after: Duration,
 ) -> ReadinessCheck {
     if let Some(own) = self_ref {
+        let (message, action) = self_referential_explained(own);
         return check(
             "health",
             "blocked",
             SELF_REFERENTIAL,
-            format!(
-                "The base URL points back at this Hecate ({own}); requests would loop. It was not probed."
-            ),
-            Some(
-                "Point the provider at the real upstream's base URL, not at Hecate's own address.",
-            ),
+            message,
+            Some(&action),
         );
     }
     match probe {
@@ -592,17 +591,10 @@ impl<'e> Gateway<'e> {
                     "The provider is eligible for routing.",
                     None,
                 ),
-                Some(PROVIDER_DISABLED) => check(
-                    "routing",
-                    "blocked",
-                    PROVIDER_DISABLED,
-                    "The provider is disabled in the configuration; the router skips it.",
-                    Some(&format!(
-                        "Enable it: set PROVIDER_{}_ENABLED=true, or remove enabled = false from [providers.{}].",
-                        cfg.name.to_ascii_uppercase(),
-                        cfg.name
-                    )),
-                ),
+                Some(PROVIDER_DISABLED) => {
+                    let (message, action) = disabled_explained(&cfg.name);
+                    check("routing", "blocked", PROVIDER_DISABLED, message, Some(&action))
+                }
                 Some(r) => match cooling {
                     Some(b) => check(
                         "routing",
