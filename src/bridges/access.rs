@@ -1,10 +1,17 @@
-//! Access control shared by every HTTP surface (`/hecate/v1`, `/v1` and `/mcp`): the
-//! size of the request head, DNS-rebinding protection (Host and Origin must name
-//! loopback when the server is bound to loopback) and the bearer token, compared
-//! in constant time. [`Guard::check`] answers with a typed [`Denial`]; each
-//! surface renders it in its own envelope.
+//! Access control shared by every HTTP surface (`/hecate/v1`, `/v1`, `/acp` and
+//! `/mcp`): the size of the request head, DNS-rebinding protection (Host and
+//! Origin must name loopback when the server is bound to loopback), then who is
+//! calling: the static bearer token (compared in constant time) is the admin
+//! identity, a named API key acts with its scope (its role must cover what the
+//! request does, [`super::roles`], and its namespaces the server's). [`Guard::admit`]
+//! answers with the [`Identity`] or a typed [`Denial`]; each surface renders the
+//! denial in its own envelope.
 
-use axum::http::{HeaderMap, StatusCode, Uri, header};
+use super::roles::{Surface, required_role};
+use crate::domain::api_key::{self, Identity, Role};
+use crate::engine::Engine;
+use crate::engine::keys::KeyRefusal;
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use std::net::IpAddr;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
@@ -36,6 +43,50 @@ pub enum Denial {
     /// The bearer token does not match.
     #[error("the bearer token is wrong")]
     WrongToken,
+    /// A key-shaped token that no key has (or whose secret does not match).
+    #[error("the API key is not valid on this hub")]
+    UnknownKey,
+    /// The key was revoked.
+    #[error("the API key {name:?} was revoked at {at}")]
+    RevokedKey {
+        /// Key name.
+        name: String,
+        /// When.
+        at: String,
+    },
+    /// The key's lifetime ended.
+    #[error("the API key {name:?} expired at {at}")]
+    ExpiredKey {
+        /// Key name.
+        name: String,
+        /// When.
+        at: String,
+    },
+    /// The key may not be used on this server's namespace.
+    #[error(
+        "the API key {key:?} is limited to namespaces {allowed:?}; this server serves {namespace:?}"
+    )]
+    NamespaceNotAllowed {
+        /// Key name.
+        key: String,
+        /// The server's namespace.
+        namespace: String,
+        /// The key's namespaces.
+        allowed: Vec<String>,
+    },
+    /// The key's role does not cover the request.
+    #[error("the API key {key:?} has the {role} role; this request needs {needed}")]
+    RoleTooLow {
+        /// Key name.
+        key: String,
+        /// The key's role.
+        role: Role,
+        /// The role the request needs.
+        needed: Role,
+    },
+    /// The keys could not be read from the store.
+    #[error("the API key could not be checked: {0}")]
+    KeysUnavailable(String),
     /// The Host header names something other than loopback.
     #[error(
         "Host {0:?} is not a loopback name; this server only answers requests addressed to loopback"
@@ -61,40 +112,73 @@ impl Denial {
     /// The HTTP status of this refusal.
     pub fn status(&self) -> StatusCode {
         match self {
-            Self::MissingToken | Self::NotBearer | Self::WrongToken => StatusCode::UNAUTHORIZED,
-            Self::ForeignHost(_) | Self::ForeignOrigin(_) => StatusCode::FORBIDDEN,
+            Self::MissingToken
+            | Self::NotBearer
+            | Self::WrongToken
+            | Self::UnknownKey
+            | Self::RevokedKey { .. }
+            | Self::ExpiredKey { .. } => StatusCode::UNAUTHORIZED,
+            Self::ForeignHost(_)
+            | Self::ForeignOrigin(_)
+            | Self::NamespaceNotAllowed { .. }
+            | Self::RoleTooLow { .. } => StatusCode::FORBIDDEN,
             Self::HeadTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Self::KeysUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
-    /// The stable type code (`unauthorized`, `forbidden` or `invalid_request`).
+    /// The stable type code (`unauthorized`, `forbidden`, `store_error` or
+    /// `invalid_request`).
     pub fn code(&self) -> &'static str {
         match self.status() {
             StatusCode::UNAUTHORIZED => UNAUTHORIZED,
             StatusCode::FORBIDDEN => FORBIDDEN,
+            StatusCode::SERVICE_UNAVAILABLE => "store_error",
             _ => INVALID_REQUEST,
         }
     }
 
     /// A short summary safe to show to a user.
     pub fn user_message(&self) -> &'static str {
-        match self.status() {
-            StatusCode::UNAUTHORIZED => "This Hecate server requires an API token.",
-            StatusCode::FORBIDDEN => "The request did not come from an allowed host or origin.",
-            _ => "The request headers are too large.",
+        match self {
+            Self::RevokedKey { .. } => "This API key was revoked.",
+            Self::ExpiredKey { .. } => "This API key has expired.",
+            Self::UnknownKey => "This API key is not valid on this Hecate server.",
+            Self::NamespaceNotAllowed { .. } => {
+                "This API key may not be used on this server's namespace."
+            }
+            Self::RoleTooLow { .. } => "This API key may not do that.",
+            Self::KeysUnavailable(_) => "The API key could not be checked right now.",
+            _ => match self.status() {
+                StatusCode::UNAUTHORIZED => "This Hecate server requires an API token.",
+                StatusCode::FORBIDDEN => "The request did not come from an allowed host or origin.",
+                _ => "The request headers are too large.",
+            },
         }
     }
 
     /// The recommended next step for an operator.
     pub fn operator_action(&self) -> &'static str {
-        match self.status() {
-            StatusCode::UNAUTHORIZED => {
-                "Send `Authorization: Bearer <token>` with the token from `[server] token` or HECATE_TOKEN."
+        match self {
+            Self::RevokedKey { .. } | Self::ExpiredKey { .. } | Self::UnknownKey => {
+                "Ask an admin for a new key (`hecate keys create NAME --scope ...`) and send it as `Authorization: Bearer <key>`."
             }
-            StatusCode::FORBIDDEN => {
-                "Call the server through a loopback address (127.0.0.1, [::1] or localhost)."
+            Self::NamespaceNotAllowed { .. } => {
+                "Use a key whose scope names this server's namespace, or the replica serving the key's namespace."
             }
-            _ => "Send fewer or shorter headers.",
+            Self::RoleTooLow { .. } => {
+                "Use a key with the needed role (`hecate keys create NAME --scope operator` or `admin`)."
+            }
+            Self::KeysUnavailable(_) => "Check the store with `hecate doctor`; then retry.",
+            _ => match self.status() {
+                StatusCode::UNAUTHORIZED => {
+                    "Send `Authorization: Bearer <token>` with the token from `[server] token` or HECATE_TOKEN, or a key from `hecate keys create`."
+                }
+                StatusCode::FORBIDDEN => {
+                    "Call the server through a loopback address (127.0.0.1, [::1] or localhost)."
+                }
+                _ => "Send fewer or shorter headers.",
+            },
         }
     }
 
@@ -103,9 +187,34 @@ impl Denial {
         match self {
             Self::ForeignHost(h) => Some(("host", h.clone())),
             Self::ForeignOrigin(o) => Some(("origin", o.clone())),
+            Self::RevokedKey { name, .. } | Self::ExpiredKey { name, .. } => {
+                Some(("key", name.clone()))
+            }
+            Self::NamespaceNotAllowed { namespace, .. } => Some(("namespace", namespace.clone())),
+            Self::RoleTooLow { needed, .. } => Some(("required_role", needed.to_string())),
             _ => None,
         }
     }
+}
+
+impl From<KeyRefusal> for Denial {
+    fn from(r: KeyRefusal) -> Self {
+        match r {
+            KeyRefusal::Unknown => Self::UnknownKey,
+            KeyRefusal::Revoked { name, at } => Self::RevokedKey { name, at },
+            KeyRefusal::Expired { name, at } => Self::ExpiredKey { name, at },
+            KeyRefusal::Store(e) => Self::KeysUnavailable(e.message),
+        }
+    }
+}
+
+/// What a request presented as its credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Presented {
+    /// The static token, or nothing on a server without one.
+    Admin,
+    /// A named key's token, still to be checked.
+    Key(String),
 }
 
 /// Which Host and Origin values the server accepts.
@@ -128,11 +237,30 @@ impl HostPolicy {
     }
 }
 
+/// Where named keys are checked: the engine's keys and the namespace the
+/// server serves.
+#[derive(Clone)]
+struct KeyCheck {
+    engine: Engine,
+    namespace: Arc<str>,
+}
+
 /// The access rules of one server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Guard {
     token: Option<Arc<str>>,
     hosts: HostPolicy,
+    keys: Option<KeyCheck>,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("hosts", &self.hosts)
+            .field("keys", &self.keys.as_ref().map(|k| k.namespace.clone()))
+            .finish()
+    }
 }
 
 impl Guard {
@@ -141,18 +269,68 @@ impl Guard {
         Self {
             token: token.filter(|t| !t.is_empty()).map(Arc::from),
             hosts,
+            keys: None,
         }
     }
 
-    /// Checks one request's head: its size, then Host and Origin, then the token.
-    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
-        self.check_with(uri, headers, false)
+    /// The same rules, also accepting the named keys stored on `engine`, on a
+    /// server serving `namespace`.
+    pub fn with_keys(mut self, engine: Engine, namespace: &str) -> Self {
+        self.keys = Some(KeyCheck {
+            engine,
+            namespace: Arc::from(namespace),
+        });
+        self
     }
 
-    /// Like [`Guard::check`], also accepting the token as `x-api-key` (how the
-    /// Anthropic SDKs send their key), for the model gateway (`/v1`).
-    pub fn check_gateway(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
-        self.check_with(uri, headers, true)
+    /// Checks one request's head: its size, then Host and Origin, then the
+    /// static token (a named key's token is refused here: see [`Guard::admit`]).
+    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
+        match self.check_with(uri, headers, false)? {
+            Presented::Admin => Ok(()),
+            Presented::Key(_) => Err(Denial::WrongToken),
+        }
+    }
+
+    /// Checks a request on `surface` and answers who it acts as: the head and
+    /// Host/Origin rules, then the static token or a named key, whose role must
+    /// cover the request and whose namespaces the server's. The gateway also
+    /// takes the credential as `x-api-key` (how the Anthropic SDKs send it).
+    pub async fn admit(
+        &self,
+        surface: Surface,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<Identity, Denial> {
+        let presented = self.check_with(uri, headers, surface == Surface::Gateway)?;
+        let identity = match (presented, &self.keys) {
+            (Presented::Admin, _) => return Ok(Identity::Admin),
+            (Presented::Key(_), None) if self.token.is_none() => return Ok(Identity::Admin),
+            (Presented::Key(_), None) => return Err(Denial::WrongToken),
+            (Presented::Key(token), Some(check)) => {
+                let identity = check.engine.keys().authenticate(&token).await?;
+                if let Identity::Key(key) = &identity
+                    && !key.scope.allows_namespace(&check.namespace)
+                {
+                    return Err(Denial::NamespaceNotAllowed {
+                        key: key.name.clone(),
+                        namespace: check.namespace.to_string(),
+                        allowed: key.scope.namespaces.clone(),
+                    });
+                }
+                identity
+            }
+        };
+        let needed = required_role(surface, method, uri.path());
+        match &identity {
+            Identity::Key(key) if key.scope.role < needed => Err(Denial::RoleTooLow {
+                key: key.name.clone(),
+                role: key.scope.role,
+                needed,
+            }),
+            _ => Ok(identity),
+        }
     }
 
     /// Checks only the head's size and its Host and Origin, not the token: for the
@@ -174,29 +352,36 @@ impl Guard {
         Ok(())
     }
 
-    fn check_with(&self, uri: &Uri, headers: &HeaderMap, api_key: bool) -> Result<(), Denial> {
+    fn check_with(
+        &self,
+        uri: &Uri,
+        headers: &HeaderMap,
+        api_key: bool,
+    ) -> Result<Presented, Denial> {
         self.check_host(uri, headers)?;
-        let Some(expected) = &self.token else {
-            return Ok(());
+        let presented = match header_str(headers, X_API_KEY).filter(|_| api_key) {
+            Some(key) => Some(Ok(key.trim())),
+            None => header_str(headers, header::AUTHORIZATION).map(|value| {
+                value
+                    .split_once(' ')
+                    .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                    .map(|(_, token)| token.trim())
+                    .ok_or(Denial::NotBearer)
+            }),
         };
-        if api_key && let Some(key) = header_str(headers, X_API_KEY) {
-            return if bool::from(key.trim().as_bytes().ct_eq(expected.as_bytes())) {
-                Ok(())
-            } else {
-                Err(Denial::WrongToken)
-            };
-        }
-        let Some(value) = header_str(headers, header::AUTHORIZATION) else {
-            return Err(Denial::MissingToken);
-        };
-        let presented = value
-            .split_once(' ')
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim());
-        match presented {
-            Some(t) if bool::from(t.as_bytes().ct_eq(expected.as_bytes())) => Ok(()),
-            Some(_) => Err(Denial::WrongToken),
-            None => Err(Denial::NotBearer),
+        let expected = self.token.as_deref();
+        match (presented, expected) {
+            (None, None) => Ok(Presented::Admin),
+            (None, Some(_)) => Err(Denial::MissingToken),
+            (Some(Err(d)), Some(_)) => Err(d),
+            // A server without a token ignores a malformed Authorization header.
+            (Some(Err(_)), None) => Ok(Presented::Admin),
+            (Some(Ok(t)), Some(e)) if bool::from(t.as_bytes().ct_eq(e.as_bytes())) => {
+                Ok(Presented::Admin)
+            }
+            (Some(Ok(t)), _) if api_key::looks_like_key(t) => Ok(Presented::Key(t.to_string())),
+            (Some(Ok(_)), Some(_)) => Err(Denial::WrongToken),
+            (Some(Ok(_)), None) => Ok(Presented::Admin),
         }
     }
 }
@@ -339,7 +524,10 @@ mod tests {
             Err(401),
             "x-api-key is for the gateway only"
         );
-        let gw = |h: &HeaderMap| g.check_gateway(&Uri::from_static("/v1/messages"), h);
+        let gw = |h: &HeaderMap| {
+            g.check_with(&Uri::from_static("/v1/messages"), h, true)
+                .map(|p| assert_eq!(p, Presented::Admin))
+        };
         assert_eq!(gw(&key), Ok(()));
         assert_eq!(
             gw(&headers(&[(X_API_KEY, "nope")])),

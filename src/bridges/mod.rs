@@ -6,4 +6,5 @@ pub mod acp;
 pub mod http;
 pub mod mcp;
 pub mod resources;
+pub mod roles;
 pub mod serve;

@@ -9,6 +9,7 @@ mod chat_sessions;
 mod context;
 mod doctor;
 mod global;
+mod keys;
 mod mcp;
 mod memory;
 mod output;
@@ -92,6 +93,9 @@ pub enum Command {
     /// Long-term recall: search memory by meaning, report whether recall works.
     #[command(subcommand)]
     Memory(memory::MemoryCommand),
+    /// Named API keys of a shared hub: create (with a scope and a lifetime), list, revoke.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
 }
 
 /// Runs the process watchdog when this process was started as one (hidden first
@@ -134,6 +138,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Tasks(ref c) => tasks::run(&cli.global, c).await,
         Command::Doctor(ref a) => doctor::run(&cli.global, a).await,
         Command::Store(ref c) => store::run(&cli.global, c).await,
+        Command::Keys(ref c) => keys::run(&cli.global, c).await,
     };
     match result {
         Ok(code) => code,

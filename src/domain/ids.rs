@@ -122,6 +122,12 @@ id_type!(
     "chat_"
 );
 
+id_type!(
+    /// Identifies a named API key of a shared hub.
+    ApiKeyId,
+    "key_"
+);
+
 /// The namespace every session lives in unless a caller names another one.
 pub const DEFAULT_NAMESPACE: &str = "default";
 

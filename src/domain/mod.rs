@@ -4,6 +4,7 @@
 
 pub mod activity;
 pub mod agent_probe;
+pub mod api_key;
 pub mod approval;
 pub mod budget;
 pub mod capability;

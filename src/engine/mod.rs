@@ -20,6 +20,7 @@ pub mod flows;
 pub mod gateway;
 pub mod grants;
 pub mod guardrails;
+pub mod keys;
 pub mod mcp;
 pub mod memory;
 pub mod owner;

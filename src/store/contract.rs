@@ -5,6 +5,7 @@ use super::capabilities::CapabilityStore;
 use super::cooldowns::CooldownStore;
 use super::flow_chats::FlowChatStore;
 use super::gateway_conversations::GatewayConversationStore;
+use super::keys::KeyStore;
 use super::load_options::LoadOptions;
 use super::memory::MemoryStore;
 use super::pool_settings::PoolStatus;
@@ -385,6 +386,7 @@ pub trait Store:
     + GatewayConversationStore
     + CapabilityStore
     + CooldownStore
+    + KeyStore
     + FlowChatStore
     + MemoryStore
     + TaskStore

@@ -10,6 +10,7 @@ pub mod flow_chats;
 pub mod gateway_conversations;
 pub mod history;
 pub mod journal;
+pub mod keys;
 mod load_options;
 pub mod memory;
 mod partial_answer;
@@ -31,6 +32,7 @@ pub use contract::{
 pub use cooldowns::{CooldownStore, ProviderCooldown};
 pub use flow_chats::FlowChatStore;
 pub use gateway_conversations::GatewayConversationStore;
+pub use keys::{KeyStore, StoredKey};
 pub use load_options::{LoadOptions, MessageCursor};
 pub use memory::{MemoryStore, VectorSearch};
 pub use postgres::PostgresStore;

@@ -44,6 +44,7 @@ mod http_access_control;
 mod http_agent_chat_sessions;
 mod http_agent_processes;
 mod http_agent_resources;
+mod http_api_keys;
 mod http_console;
 mod http_documented_fields;
 mod http_error_envelopes;

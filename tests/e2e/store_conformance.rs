@@ -1867,6 +1867,7 @@ macro_rules! conformance {
                     a_traces_route_round_trips_and_spend_sums_its_costs,
                     capability_records_are_replaced_per_source_and_deleted,
                     provider_cooldowns_keep_the_latest_end_and_expire,
+                    api_keys_keep_one_live_name_and_revoke_once,
                     a_flow_chat_turn_writes_message_memory_and_position_together,
                     a_stale_or_unknown_flow_chat_write_stores_nothing,
                     flow_chats_and_memory_do_not_cross_namespaces,

@@ -12,6 +12,7 @@ use super::envelope::ApiError;
 use crate::bridges::access::{Guard, INVALID_REQUEST};
 use crate::bridges::acp::BridgeConfig;
 use crate::bridges::acp::websocket::{limit_frames, serve_websocket};
+use crate::bridges::roles::Surface;
 use crate::bridges::serve::ConnectionSlot;
 use crate::domain::error::HecateError;
 use crate::engine::Engine;
@@ -20,7 +21,7 @@ use axum::Extension;
 use axum::Router;
 use axum::extract::State;
 use axum::extract::ws::{WebSocketUpgrade, rejection::WebSocketUpgradeRejection};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use std::sync::Arc;
@@ -91,19 +92,14 @@ fn connection_target(uri: &Uri, default: Option<&String>) -> Result<Option<Strin
 
 async fn socket(
     State(st): State<AcpState>,
+    method: Method,
     uri: Uri,
     headers: HeaderMap,
     slot: Option<Extension<ConnectionSlot>>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
-    if let Err(d) = st.guard.check(&uri, &headers) {
-        let mut response = ApiError::from(d).into_response();
-        if response.status() == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        return response;
+    if let Err(d) = st.guard.admit(Surface::Acp, &method, &uri, &headers).await {
+        return super::auth::refusal(d);
     }
     let default_target = match connection_target(&uri, st.default_target.as_ref()) {
         Ok(t) => t,

@@ -1,9 +1,11 @@
 //! The shared access rules ([`crate::bridges::access`]) applied to the API paths
 //! (`/hecate/v1/*`), refusals rendered as the error envelope; `/healthz` is open.
+//! The identity admitted is put in the request's extensions for the handlers.
 
 use super::envelope::ApiError;
 use super::request_id::is_api_path;
 use crate::bridges::access::{Denial, Guard};
+use crate::bridges::roles::Surface;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -27,17 +29,28 @@ impl From<Denial> for ApiError {
 }
 
 /// Applies the guard to API paths; other paths (`/healthz`) pass untouched.
-pub async fn middleware(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    if is_api_path(req.uri().path())
-        && let Err(d) = guard.check(req.uri(), req.headers())
-    {
-        let mut response = ApiError::from(d).into_response();
-        if response.status() == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+pub async fn middleware(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
+    if is_api_path(req.uri().path()) {
+        match guard
+            .admit(Surface::Api, req.method(), req.uri(), req.headers())
+            .await
+        {
+            Ok(identity) => {
+                req.extensions_mut().insert(identity);
+            }
+            Err(d) => return refusal(d),
         }
-        return response;
     }
     next.run(req).await
+}
+
+/// A refusal as the error envelope, with `WWW-Authenticate` on a 401.
+pub fn refusal(d: Denial) -> Response {
+    let mut response = ApiError::from(d).into_response();
+    if response.status() == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
 }

@@ -26,6 +26,7 @@ mod extract;
 mod files;
 mod flows;
 mod gateway;
+mod keys;
 mod mcp;
 mod memory;
 mod messages;
@@ -139,6 +140,9 @@ pub fn routes() -> Vec<ApiRoute> {
             "/hecate/v1/agent-chat/grants/{grant_id}",
             approvals::revoke_grant,
         ),
+        ApiRoute::get("/hecate/v1/keys", keys::list),
+        ApiRoute::post("/hecate/v1/keys", keys::create),
+        ApiRoute::delete("/hecate/v1/keys/{key}", keys::revoke),
         ApiRoute::get("/hecate/v1/agent-adapters", adapters::list),
         ApiRoute::post("/hecate/v1/agent-adapters/{id}/probe", adapters::probe),
         ApiRoute::get("/hecate/v1/agent-adapters/{id}/health", adapters::health),
@@ -277,10 +281,13 @@ pub fn routes() -> Vec<ApiRoute> {
 /// Builds the router over `engine`. Must run inside the tokio runtime: it starts
 /// the stream hub's tap on the engine bus, so call it before any turn starts.
 pub fn router(engine: Engine, config: HttpConfig) -> Router {
-    let guard = Arc::new(Guard::new(
-        config.token.clone(),
-        HostPolicy::for_bound(config.bound.ip()),
-    ));
+    let guard = Arc::new(
+        Guard::new(
+            config.token.clone(),
+            HostPolicy::for_bound(config.bound.ip()),
+        )
+        .with_keys(engine.clone(), &config.namespace),
+    );
     let state = HttpState {
         hub: StreamHub::start(engine.clone(), config.namespace.clone()),
         engine,

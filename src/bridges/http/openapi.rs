@@ -12,8 +12,8 @@ use super::gateway::schema::{
     ResponsesInput, ResponsesItem, ResponsesRequest,
 };
 use super::{
-    adapters, approval_inbox, approvals, capabilities, chat_sessions, chats, files, flows, mcp,
-    memory, messages, providers, sessions, stream, system, tasks, traces,
+    adapters, approval_inbox, approvals, capabilities, chat_sessions, chats, files, flows, keys,
+    mcp, memory, messages, providers, sessions, stream, system, tasks, traces,
 };
 use crate::bridges::resources::agent::{
     AdapterDto, AdapterHealthResponse, AdapterListResponse, AdapterProbeDto, AdapterProbeResponse,
@@ -44,6 +44,9 @@ use crate::bridges::resources::flow_chat::{
     FlowCatalogResponse, FlowChatListResponse, FlowChatSummaryDto, FlowConversationDto,
     FlowLoadErrorDto, ProcessChatResponseRequest, SaveChatSummaryRequest, SendChatMessageRequest,
     StartChatRequest, SummarizationNeededDto,
+};
+use crate::bridges::resources::keys::{
+    CreateKeyRequest, CreatedKeyResponse, KeyDto, KeyListResponse, KeyResponse,
 };
 use crate::bridges::resources::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpCallDto, McpCallListResponse, McpProbeDto,
@@ -124,6 +127,9 @@ use utoipa::{Modify, OpenApi};
         approvals::list_grants,
         approvals::create_grant,
         approvals::revoke_grant,
+        keys::list,
+        keys::create,
+        keys::revoke,
         adapters::list,
         adapters::probe,
         adapters::health,
@@ -224,7 +230,8 @@ use utoipa::{Modify, OpenApi};
         ChatCompletionChoice, MessagesRequest, AnthropicMessage, AnthropicContent, AnthropicBlock,
         MessagesResponse, ModelListDto, ListedModelDto, GatewayErrorDto, GatewayErrorObject,
         ResponsesRequest, ResponsesInput, ResponsesItem, ResponseObject,
-        MemorySearchResponse, MemorySearchDto, MemoryHitDto, RecallStatusResponse, RecallStatusDto
+        MemorySearchResponse, MemorySearchDto, MemoryHitDto, RecallStatusResponse, RecallStatusDto,
+        KeyDto, KeyListResponse, KeyResponse, CreateKeyRequest, CreatedKeyResponse
     )),
     modifiers(&BearerToken, &ErrorEnvelopeDefault),
     security(("bearer_token" = []), ()),
@@ -233,6 +240,7 @@ use utoipa::{Modify, OpenApi};
         (name = "providers", description = "Provider presets, readiness and local discovery; model capabilities (overrides and probes)"),
         (name = "agent-chat", description = "Agent Chat sessions, messages, streams and changed files"),
         (name = "approvals", description = "Permission requests of external agents, and standing grants"),
+        (name = "keys", description = "Named API keys of a shared hub: role (read, operator, admin), namespaces, MCP servers and tools; admin only"),
         (name = "agent-adapters", description = "External coding-agent adapters: catalog, availability and probes"),
         (name = "mcp", description = "Hecate as an MCP client: server probes and the client pool"),
         (name = "chat", description = "Chat sessions recorded by the model gateway (/v1) from requests carrying a session id"),

@@ -46,6 +46,14 @@ pub struct MessageFilePath {
     pub path: String,
 }
 
+/// `{key}` of a named API key: its id or its name.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct KeyPath {
+    /// Key id or name
+    pub key: String,
+}
+
 /// `{grant_id}` of a standing grant.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]

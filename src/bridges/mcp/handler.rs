@@ -1,9 +1,11 @@
 //! The MCP `ServerHandler` of a connection: capabilities and instructions, then
 //! each request handed to the tools, resources, prompts and upstream files.
 
+use super::access::{call_refusal, identity_of, is_read_only};
 use super::errors::protocol_error;
 use super::server::HecateMcp;
 use super::watch;
+use crate::domain::api_key::OWN_TOOLS_SERVER;
 use crate::engine::ToolLoading;
 use crate::telemetry::spans::{mcp_server_call, mcp_server_end};
 use rmcp::handler::server::tool::ToolCallContext;
@@ -61,13 +63,14 @@ impl ServerHandler for HecateMcp {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools = self.own_tool_list();
+        let identity = identity_of(&context.extensions);
+        let mut tools = self.own_tools_for(&identity);
         // In search mode a hub lists its own tools only; upstream tools are
         // found with `search_tools` and still called by name.
         if !(self.is_hub() && self.opts.tool_loading == ToolLoading::Search) {
-            tools.extend(self.upstream_tools().await);
+            tools.extend(self.upstream_tools(&identity).await);
         }
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -83,11 +86,20 @@ impl ServerHandler for HecateMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let span = mcp_server_call(&request.name);
+        let identity = identity_of(&context.extensions);
         let answer = async {
             if self.is_hub() && self.own.has_route(&request.name) {
+                let read_only = self.own.get(&request.name).is_some_and(is_read_only);
+                if let Some(refusal) =
+                    call_refusal(&identity, OWN_TOOLS_SERVER, &request.name, read_only)
+                {
+                    return Err(refusal);
+                }
+                // Hecate's own tools read it as `Extension<Identity>`.
+                context.extensions.insert(identity);
                 return self
                     .own
                     .call(ToolCallContext::new(self, request, context))

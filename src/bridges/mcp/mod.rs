@@ -4,6 +4,7 @@
 //! durable tasks, client-hosted chats), resources and prompts, plus upstream MCP servers' tools
 //! through the engine. Stdout carries protocol frames only.
 
+mod access;
 mod args;
 mod chat_tools;
 mod delegate;

@@ -5,6 +5,7 @@
 
 use super::errors::{protocol_error, resource_not_found};
 use super::uris::SCHEME;
+use crate::domain::api_key::Identity;
 use crate::domain::error::ErrorType;
 use crate::engine::{Engine, ToolLoading};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -177,12 +178,16 @@ impl HecateMcp {
             .map_err(|e| protocol_error(&e))
     }
 
-    /// The caller as recorded in the audit log: client name and transport.
-    pub(crate) fn caller(&self, peer: &Peer<RoleServer>) -> String {
+    /// The caller as recorded in the audit log: client name and transport, and
+    /// the API key when one was presented.
+    pub(crate) fn caller(&self, peer: &Peer<RoleServer>, identity: &Identity) -> String {
         let name = peer
             .peer_info()
             .map(|i| i.client_info.name.clone())
             .unwrap_or_else(|| "unknown".into());
-        format!("{name} ({})", self.opts.transport)
+        match identity {
+            Identity::Admin => format!("{name} ({})", self.opts.transport),
+            Identity::Key(_) => format!("{name} ({}, {})", self.opts.transport, identity.label()),
+        }
     }
 }

@@ -5,8 +5,10 @@
 
 use super::errors::fail;
 use super::server::HecateMcp;
+use crate::domain::api_key::Identity;
 use crate::domain::error::HecateError;
 use crate::engine::mcp::search::{search, searchable};
+use rmcp::handler::server::common::Extension;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{Json, tool, tool_router};
@@ -73,6 +75,7 @@ impl HecateMcp {
     async fn search_tools(
         &self,
         Parameters(a): Parameters<SearchToolsArgs>,
+        Extension(identity): Extension<Identity>,
     ) -> Result<Json<SearchToolsOut>, CallToolResult> {
         if !searchable(&a.query) {
             return Err(fail(
@@ -90,7 +93,11 @@ impl HecateMcp {
                 ));
             }
         };
-        let catalog = self.engine.mcp().tools().await;
+        let mut catalog = self.engine.mcp().tools().await;
+        // A key searches only the tools its scope lets it see.
+        catalog
+            .tools
+            .retain(|t| identity.allows_tool(&t.server, &t.tool));
         if let Some(s) = &a.server
             && !self.engine.mcp().servers().iter().any(|u| u.name == *s)
         {

@@ -3,9 +3,11 @@
 //! through the engine's policy gate, with upstream progress and logging relayed
 //! to the caller before the result, and MCP cancellation passed on.
 
+use super::access::{call_refusal, definition_is_read_only, identity_of};
 use super::elicit::{ElicitingPrompter, supports_elicitation};
 use super::errors::{protocol_error, tool_error};
 use super::server::HecateMcp;
+use crate::domain::api_key::Identity;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::engine::{ApprovalPrompter, McpCallOptions, UpstreamNotice, UpstreamTool};
 use rmcp::model::{
@@ -26,8 +28,8 @@ impl HecateMcp {
         self.opts.upstream.as_ref().is_none_or(|u| *u == t.server)
     }
 
-    /// The upstream tools this connection lists, schemas verbatim.
-    pub(crate) async fn upstream_tools(&self) -> Vec<Tool> {
+    /// The upstream tools this connection lists to `identity`, schemas verbatim.
+    pub(crate) async fn upstream_tools(&self, identity: &Identity) -> Vec<Tool> {
         let catalog = self.engine.mcp().tools().await;
         for f in &catalog.failures {
             tracing::warn!(server = %f.server, error = %f.error, "upstream MCP server unavailable");
@@ -35,7 +37,7 @@ impl HecateMcp {
         catalog
             .tools
             .into_iter()
-            .filter(|t| self.in_scope(t))
+            .filter(|t| self.in_scope(t) && identity.allows_tool(&t.server, &t.tool))
             .filter_map(|t| {
                 let mut def = Arc::unwrap_or_clone(t.definition);
                 if !self.is_hub()
@@ -69,6 +71,20 @@ impl HecateMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let exposed = self.exposed_name(&request.name).await;
+        let identity = identity_of(&context.extensions);
+        if let Identity::Key(_) = identity {
+            let catalog = self.engine.mcp().tools().await;
+            if let Some(t) = catalog.tools.iter().find(|t| t.exposed == exposed)
+                && let Some(refusal) = call_refusal(
+                    &identity,
+                    &t.server,
+                    &t.tool,
+                    definition_is_read_only(&t.definition),
+                )
+            {
+                return Err(refusal);
+            }
+        }
         let (tx, mut rx) = mpsc::unbounded_channel();
         let prompter: Option<Arc<dyn ApprovalPrompter>> =
             supports_elicitation(&context.peer).then(|| {
@@ -77,7 +93,7 @@ impl HecateMcp {
                 }) as Arc<dyn ApprovalPrompter>
             });
         let opts = McpCallOptions {
-            client: self.caller(&context.peer),
+            client: self.caller(&context.peer, &identity),
             notices: Some(tx),
             cancel: context.ct.clone(),
             prompter,

@@ -10,6 +10,7 @@ pub mod capability;
 pub mod chat;
 pub mod events;
 pub mod flow_chat;
+pub mod keys;
 pub mod mcp;
 pub mod memory;
 pub mod message;

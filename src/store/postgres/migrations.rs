@@ -439,6 +439,23 @@ pub const MIGRATIONS: &[Migration] = &[
     CREATE INDEX flow_chats_by_agent ON flow_chats(namespace, agent_id, updated_at);
     "#,
     },
+    Migration {
+        name: "named API keys of a shared hub, one live key per name",
+        sql: r#"
+    CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        revoked_at TEXT,
+        last_used_at TEXT,
+        token_hash TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX api_keys_live_name ON api_keys(name) WHERE revoked_at IS NULL;
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

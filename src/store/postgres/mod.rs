@@ -31,6 +31,7 @@ mod cooldowns;
 mod database;
 mod flow_chats;
 mod gateway_conversations;
+mod keys;
 mod leases;
 mod memory;
 mod messages;

@@ -425,6 +425,22 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX flow_chats_by_agent ON flow_chats(namespace, agent_id, updated_at);
     "#,
+    // v15: named API keys of a shared hub (the SHA-256 of each token, never the
+    // token), one live key per name.
+    r#"
+    CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        revoked_at TEXT,
+        last_used_at TEXT,
+        token_hash TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX api_keys_live_name ON api_keys(name) WHERE revoked_at IS NULL;
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

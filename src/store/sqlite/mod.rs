@@ -11,6 +11,7 @@ mod cooldowns;
 mod database;
 mod flow_chats;
 mod gateway_conversations;
+mod keys;
 mod leases;
 mod memory;
 mod messages;

@@ -568,6 +568,22 @@ pub const TABLES: &[Table] = &[
         key: Some(&["namespace", "server", "tool"]),
         serial: None,
     },
+    Table {
+        name: "api_keys",
+        columns: &[
+            t("id"),
+            t("name"),
+            t("scope"),
+            t("created_by"),
+            t("created_at"),
+            t("expires_at"),
+            t("revoked_at"),
+            t("last_used_at"),
+            t("token_hash"),
+        ],
+        key: Some(&["id"]),
+        serial: None,
+    },
 ];
 
 #[cfg(test)]

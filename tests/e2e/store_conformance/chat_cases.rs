@@ -706,3 +706,80 @@ pub async fn trace_costs_sum_per_day_provider_and_model_under_the_filter(b: Back
         .is_empty()
     );
 }
+
+/// API keys: one live key per name (a revoked key frees its name), found by id
+/// with their hash, listed newest first, revoked once, their use recorded.
+pub async fn api_keys_keep_one_live_name_and_revoke_once(b: Backend) {
+    use hecate::domain::api_key::{ApiKey, KeyScope};
+    use hecate::domain::ids::ApiKeyId;
+    use hecate::store::StoredKey;
+    let s = &b.store;
+    let key = |name: &str, at: &str| StoredKey {
+        key: ApiKey {
+            id: ApiKeyId::generate(),
+            name: name.into(),
+            scope: KeyScope::parse(&["operator", "server:github", "namespace:team-a"])
+                .expect("scope"),
+            created_by: "admin".into(),
+            created_at: at.into(),
+            expires_at: Some("2030-01-01T00:00:00.000Z".into()),
+            revoked_at: None,
+            last_used_at: None,
+        },
+        token_hash: format!("{:0>64}", name.len()),
+    };
+    let first = key("ci", "2026-01-01T00:00:00.000Z");
+    s.insert_key(&first).await.expect("insert");
+    assert_eq!(
+        s.get_key(&first.key.id).await.expect("get"),
+        Some(first.clone())
+    );
+    let dup = s
+        .insert_key(&key("ci", "2026-01-01T00:00:01.000Z"))
+        .await
+        .expect_err("a live key has this name");
+    assert_eq!(dup.error_type, ErrorType::Conflict, "{dup:?}");
+    let revoked = s
+        .revoke_key(&first.key.id, "2026-01-02T00:00:00.000Z")
+        .await
+        .expect("revoke")
+        .expect("the key");
+    assert_eq!(
+        revoked.revoked_at.as_deref(),
+        Some("2026-01-02T00:00:00.000Z")
+    );
+    let again = s
+        .revoke_key(&first.key.id, "2026-01-03T00:00:00.000Z")
+        .await
+        .expect("revoke again")
+        .expect("the key");
+    assert_eq!(again.revoked_at, revoked.revoked_at, "revoked once");
+    let second = key("ci", "2026-01-04T00:00:00.000Z");
+    s.insert_key(&second).await.expect("the name is free again");
+    s.touch_key(&second.key.id, "2026-01-05T00:00:00.000Z")
+        .await
+        .expect("touch");
+    let listed = s.list_keys().await.expect("list");
+    assert_eq!(
+        listed.iter().map(|k| &k.id).collect::<Vec<_>>(),
+        vec![&second.key.id, &first.key.id],
+        "newest first"
+    );
+    assert_eq!(
+        listed[0].last_used_at.as_deref(),
+        Some("2026-01-05T00:00:00.000Z")
+    );
+    assert_eq!(listed[0].scope, second.key.scope);
+    assert!(
+        s.revoke_key(&ApiKeyId::generate(), "2026-01-06T00:00:00.000Z")
+            .await
+            .expect("revoke unknown")
+            .is_none()
+    );
+    assert!(
+        s.get_key(&ApiKeyId::generate())
+            .await
+            .expect("get unknown")
+            .is_none()
+    );
+}

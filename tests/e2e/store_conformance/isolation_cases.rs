@@ -9,7 +9,7 @@
 //! that a claim answers the run's own task and namespace. Model capabilities and
 //! provider cooldowns are process-wide too: they describe the configured
 //! providers, which every namespace of a process shares, so the case only gives
-//! their tables a row.
+//! their tables a row; so are API keys, whose namespaces are part of their scope.
 
 use super::{Backend, backends};
 use hecate::domain::ErrorType;
@@ -73,6 +73,7 @@ const CHECKED: &[&str] = &[
     "memory_vectors",
     "model_capabilities",
     "provider_cooldowns",
+    "api_keys",
 ];
 
 fn usage() -> Usage {
@@ -359,6 +360,25 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         })
         .await
         .expect("cooldown");
+    // API keys (process-wide: a key's namespaces are part of its scope).
+    let key_id = hecate::domain::ids::ApiKeyId::generate();
+    store
+        .insert_key(&hecate::store::StoredKey {
+            key: hecate::domain::api_key::ApiKey {
+                id: key_id,
+                name: "iso".into(),
+                scope: hecate::domain::api_key::KeyScope::parse(&["read", "namespace:ns-owner"])
+                    .expect("scope"),
+                created_by: "admin".into(),
+                created_at: now_rfc3339(),
+                expires_at: None,
+                revoked_at: None,
+                last_used_at: None,
+            },
+            token_hash: "0".repeat(64),
+        })
+        .await
+        .expect("key");
 
     // The gateway's chat sessions and traces.
     let trace = |request_id: &str, session: Option<&str>| GatewayTrace {

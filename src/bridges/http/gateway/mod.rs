@@ -18,6 +18,7 @@ pub(super) mod schema;
 use super::request_id::RequestIds;
 use super::{ApiRoute, HttpState};
 use crate::bridges::access::Guard;
+use crate::bridges::roles::Surface;
 use crate::engine::Engine;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -59,12 +60,20 @@ pub fn router(guard: Arc<Guard>, engine: Engine) -> Router<HttpState> {
 }
 
 /// Applies the shared access rules, refusals rendered in the client's shape.
-async fn access(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    if let Err(d) = guard.check_gateway(req.uri(), req.headers()) {
-        let ids = req.extensions().get::<RequestIds>().cloned();
-        return GatewayError::from(d).render(format_of(&req), ids.as_ref());
+async fn access(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
+    match guard
+        .admit(Surface::Gateway, req.method(), req.uri(), req.headers())
+        .await
+    {
+        Ok(identity) => {
+            req.extensions_mut().insert(identity);
+            next.run(req).await
+        }
+        Err(d) => {
+            let ids = req.extensions().get::<RequestIds>().cloned();
+            GatewayError::from(d).render(format_of(&req), ids.as_ref())
+        }
     }
-    next.run(req).await
 }
 
 /// Any other `/v1` path: a 404 in the client's shape.

@@ -15,6 +15,7 @@ use super::super::server::{HecateMcp, McpServerOptions};
 use super::reply;
 use super::triage::{self, Triage};
 use crate::bridges::access::{Guard, HostPolicy};
+use crate::bridges::roles::Surface;
 use crate::bridges::serve::is_body_timeout;
 use crate::domain::error::ErrorType;
 use crate::engine::{Engine, ToolLoading};
@@ -93,10 +94,10 @@ pub fn router(engine: Engine, cfg: McpHttpConfig) -> Router {
         );
     }
     let state = AppState {
-        guard: Arc::new(Guard::new(
-            cfg.token.clone(),
-            HostPolicy::for_bound(cfg.bound.ip()),
-        )),
+        guard: Arc::new(
+            Guard::new(cfg.token.clone(), HostPolicy::for_bound(cfg.bound.ip()))
+                .with_keys(engine.clone(), &cfg.namespace),
+        ),
     };
     app.layer(axum::middleware::from_fn(triage_body))
         .fallback(no_upstream)
@@ -187,9 +188,17 @@ async fn triage_body(req: Request, next: Next) -> Response {
     }
 }
 
-async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    if let Err(d) = st.guard.check(req.uri(), req.headers()) {
-        return reply::denial(&d);
+async fn guard(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
+    match st
+        .guard
+        .admit(Surface::Mcp, req.method(), req.uri(), req.headers())
+        .await
+    {
+        // rmcp hands the request's parts, extensions included, to the handler.
+        Ok(identity) => {
+            req.extensions_mut().insert(identity);
+        }
+        Err(d) => return reply::denial(&d),
     }
     let delete = req.method() == axum::http::Method::DELETE;
     let mut response = next.run(req).await;
