@@ -70,10 +70,14 @@ pub(super) fn routing(
         ));
     }
     let mut declared_capabilities = Vec::new();
+    let mut declared_reasoning = Vec::new();
     for (name, p) in providers {
         for (model, c) in &p.capabilities {
             let key = format!("[providers.{name}.capabilities.{model:?}]");
             declared_capabilities.push((name.clone(), model.clone(), declaration(path, &key, c)?));
+            if let Some(r) = c.reasoning {
+                declared_reasoning.push((name.clone(), model.clone(), r));
+            }
         }
     }
     Ok(RoutingSettings {
@@ -90,6 +94,7 @@ pub(super) fn routing(
             Duration::from_millis(ms.max(10))
         }),
         declared_capabilities,
+        declared_reasoning,
         // Filled in from the merged providers by `Config::gateway_routing`.
         disabled_providers: Vec::new(),
         slow_after: g

@@ -410,6 +410,8 @@ pub struct CapabilitySection {
     pub vision: Option<bool>,
     /// Its context window in tokens.
     pub max_context_tokens: Option<u64>,
+    /// Whether it takes a reasoning effort (offered to editors as `thought_level`).
+    pub reasoning: Option<bool>,
 }
 
 /// `[history]`.

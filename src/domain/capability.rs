@@ -191,6 +191,29 @@ const CATALOG: &[(&str, ToolCalling, bool)] = &[
     ("claude-opus-4", ToolCalling::Parallel, true),
 ];
 
+/// The reasoning efforts a model may be asked for (editors' `thought_level`).
+pub const REASONING_EFFORTS: [&str; 3] = ["low", "medium", "high"];
+
+/// Model families known to take a reasoning effort, by model-name prefix.
+const REASONING_CATALOG: &[&str] = &[
+    "o1",
+    "o3",
+    "o4-mini",
+    "gpt-5",
+    "gpt-oss",
+    "claude-3-7",
+    "claude-sonnet-4",
+    "claude-opus-4",
+    "claude-haiku-4-5",
+];
+
+/// Whether the built-in catalog knows `model` to take a reasoning effort (a
+/// `vendor/` prefix is looked through).
+pub fn catalog_reasoning(model: &str) -> bool {
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    REASONING_CATALOG.iter().any(|p| bare.starts_with(p))
+}
+
 /// What the built-in catalog says about `model` (a `vendor/` prefix, as
 /// OpenRouter names models, is looked through).
 pub fn catalog(model: &str) -> Option<CapabilityDeclaration> {
@@ -248,6 +271,8 @@ mod tests {
         );
         assert!(catalog("openai/gpt-4.1-mini").is_some());
         assert!(catalog("qwen2.5-coder").is_none());
+        assert!(catalog_reasoning("openai/o3-mini") && catalog_reasoning("claude-opus-4-1"));
+        assert!(!catalog_reasoning("gpt-4o"));
         for t in ["unknown", "none", "basic", "parallel"] {
             assert_eq!(ToolCalling::parse(t).map(ToolCalling::as_str), Some(t));
         }

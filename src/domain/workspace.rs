@@ -2,7 +2,8 @@
 //! files and run terminals itself (an editor over ACP), an external agent's fs and
 //! terminal requests are forwarded to it through a [`WorkspaceDelegate`] instead of
 //! being served by Hecate. A bridge implements the delegate; adapters only call it,
-//! after confining paths to the session workspace.
+//! after confining paths to the session workspace. An agent's elicitations (forms
+//! and sign-in links for the user) reach the editor the same way.
 
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -17,13 +18,68 @@ pub struct DelegateCapabilities {
     pub write_text_file: bool,
     /// `terminal/*`.
     pub terminal: bool,
+    /// `elicitation/create`, per mode.
+    pub elicitation: ElicitationModes,
 }
 
 impl DelegateCapabilities {
     /// Whether the delegate serves anything at all.
     pub fn any(self) -> bool {
-        self.read_text_file || self.write_text_file || self.terminal
+        self.read_text_file || self.write_text_file || self.terminal || self.elicitation.any()
     }
+}
+
+/// The elicitation modes a client answers (ACP `elicitation` capability).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ElicitationModes {
+    /// Forms the user fills in.
+    pub form: bool,
+    /// Links the user opens (sign-in pages).
+    pub url: bool,
+}
+
+impl ElicitationModes {
+    /// Whether any mode is answered.
+    pub fn any(self) -> bool {
+        self.form || self.url
+    }
+
+    /// Whether requests of `kind` are answered.
+    pub fn takes(self, kind: ElicitationKind) -> bool {
+        match kind {
+            ElicitationKind::Form => self.form,
+            ElicitationKind::Url => self.url,
+        }
+    }
+}
+
+/// The mode of one elicitation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElicitationKind {
+    /// A form with a requested schema.
+    Form,
+    /// A URL the user opens.
+    Url,
+}
+
+impl ElicitationKind {
+    /// The wire name (`form` or `url`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Form => "form",
+            Self::Url => "url",
+        }
+    }
+}
+
+/// An agent's `elicitation/create` as the delegate relays it: its mode and its
+/// parameters unchanged, so nothing the agent sent is lost on the way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitationRequest {
+    /// Form or URL.
+    pub kind: ElicitationKind,
+    /// The request's parameters as the agent sent them (JSON).
+    pub params: Value,
 }
 
 /// An error the delegate's owner answered (code, message and data kept, so the
@@ -117,4 +173,19 @@ pub trait WorkspaceDelegate: Send + Sync + std::fmt::Debug {
     fn kill_terminal(&self, id: String) -> BoxFuture<'static, DelegateResult<()>>;
     /// Kills the command if needed and forgets the terminal.
     fn release_terminal(&self, id: String) -> BoxFuture<'static, DelegateResult<()>>;
+    /// Puts an elicitation to the user and answers the client's response (JSON);
+    /// a delegate without elicitation answers method-not-found.
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'static, DelegateResult<Value>> {
+        let kind = request.kind.as_str();
+        Box::pin(async move {
+            Err(DelegateError {
+                code: -32601,
+                message: format!("the client does not answer {kind} elicitations"),
+                data: None,
+            })
+        })
+    }
+    /// Tells the client that the URL elicitation `id` has completed (nothing to
+    /// tell for a delegate without elicitation).
+    fn complete_elicitation(&self, _id: String) {}
 }

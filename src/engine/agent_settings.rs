@@ -8,6 +8,7 @@ use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
 use crate::domain::session::RuntimeKind;
+use crate::domain::workspace::ElicitationModes;
 use crate::runtimes::external::{AgentSettings, ExternalRuntime, OpenAgent, OptionValue};
 
 fn not_enabled() -> HecateError {
@@ -24,15 +25,16 @@ impl<'e> Agents<'e> {
     }
 
     /// Starts `adapter_id`'s agent for session `id` in `workspace` (reloading
-    /// the session's native session when it last ran on that adapter) and
-    /// answers the modes and options it offers.
+    /// the session's native session when it last ran on that adapter), telling
+    /// it the `elicitation` modes the editor answers, and answers the modes and
+    /// options it offers.
     pub async fn open_settings(
         self,
         namespace: &str,
         id: &SessionId,
-        adapter_id: &str,
-        workspace: &str,
+        (adapter_id, workspace): (&str, &str),
         mcp_servers: &[McpServerConfig],
+        elicitation: ElicitationModes,
     ) -> Result<AgentSettings> {
         let rt = self.runtime()?;
         self.check_adapter(adapter_id)?;
@@ -47,6 +49,7 @@ impl<'e> Agents<'e> {
             native_session_id: session.native_session_id.as_deref().filter(|_| same_agent),
             mcp_servers,
             earlier_turns: session.turns_used > 0,
+            elicitation,
         })
         .await
     }

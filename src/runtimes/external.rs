@@ -12,7 +12,6 @@ use crate::adapters::acp::{
 use crate::adapters::process::env::sanitized_env;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
-use crate::domain::mcp::McpServerConfig;
 use crate::domain::provider_call::ReportedCost;
 use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use std::collections::{HashMap, HashSet};
@@ -433,17 +432,21 @@ impl ExternalRuntime {
                 "the external runtime can only run external-agent turns",
             )));
         };
-        let (live, attach) = match self
-            .attach(
-                &ctx.session_id,
-                &adapter_id,
-                &workspace,
-                native_session_id.as_deref(),
-                &mcp_servers,
-                has_earlier_turns(&ctx.history),
-            )
-            .await
-        {
+        let elicitation = ctx
+            .workspace_delegate
+            .as_ref()
+            .map(|d| d.capabilities().elicitation)
+            .unwrap_or_default();
+        let open = OpenAgent {
+            session_id: &ctx.session_id,
+            adapter_id: &adapter_id,
+            workspace: &workspace,
+            native_session_id: native_session_id.as_deref(),
+            mcp_servers: &mcp_servers,
+            earlier_turns: has_earlier_turns(&ctx.history),
+            elicitation,
+        };
+        let (live, attach) = match self.attach(open).await {
             Ok(x) => x,
             Err(e) => {
                 return TurnReport::ended(TurnEnd::Failed(e));
@@ -515,15 +518,18 @@ impl ExternalRuntime {
         report
     }
 
-    async fn attach(
-        &self,
-        session_id: &SessionId,
-        adapter_id: &str,
-        workspace: &str,
-        native_id: Option<&str>,
-        mcp_servers: &[McpServerConfig],
-        earlier_turns: bool,
-    ) -> Result<(InUse, Attach), HecateError> {
+    /// Finds or starts the session's agent and native session as `open` says.
+    /// An agent process keeps the elicitation modes it started with.
+    async fn attach(&self, open: OpenAgent<'_>) -> Result<(InUse, Attach), HecateError> {
+        let OpenAgent {
+            session_id,
+            adapter_id,
+            workspace,
+            native_session_id: native_id,
+            mcp_servers,
+            earlier_turns,
+            elicitation,
+        } = open;
         let existing = {
             // Taken under the map's lock, so the reaper cannot stop it meanwhile.
             let live = self.live.lock().await;
@@ -570,11 +576,17 @@ impl ExternalRuntime {
         let ws = Path::new(workspace);
         let conn = match self.take_parked(adapter_id, workspace).await {
             Some(signed_in) => signed_in,
-            None => Arc::new(
-                AgentConnection::start(&spec, ws, env, self.options.clone())
-                    .await
-                    .map_err(|e| e.into_hecate(adapter_id))?,
-            ),
+            None => {
+                let options = AcpOptions {
+                    elicitation,
+                    ..self.options.clone()
+                };
+                Arc::new(
+                    AgentConnection::start(&spec, ws, env, options)
+                        .await
+                        .map_err(|e| e.into_hecate(adapter_id))?,
+                )
+            }
         };
         conn.set_additional_directories(self.additional_directories_of(session_id));
         let mut attach = Attach::New;

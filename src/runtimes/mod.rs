@@ -50,6 +50,9 @@ pub struct TurnContext {
     pub asker: Arc<dyn PermissionAsker>,
     /// Who serves an external agent's fs/terminal requests instead of Hecate.
     pub workspace_delegate: Option<Arc<dyn WorkspaceDelegate>>,
+    /// The reasoning effort a model turn asks the provider for (`low`,
+    /// `medium`, `high`), when the client chose one.
+    pub reasoning_effort: Option<String>,
 }
 
 /// The runtime target of a turn.

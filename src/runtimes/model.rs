@@ -128,6 +128,7 @@ impl ModelRuntime {
             messages,
             max_tokens: self.max_tokens,
             tools: Vec::new(),
+            reasoning_effort: None,
         };
         let outcome = client
             .stream_chat(&req, &mut |_| {})
@@ -160,6 +161,7 @@ impl ModelRuntime {
             messages: ctx.history.clone(),
             max_tokens: self.max_tokens,
             tools: Vec::new(),
+            reasoning_effort: ctx.reasoning_effort.clone(),
         };
         let events = ctx.events.clone();
         let mut on_delta = move |d: StreamDelta| {

@@ -1,5 +1,5 @@
 //! The scripted editor that drives `hecate acp`: the official Rust SDK client role
-//! recording what it is asked (permissions, files, terminals), homes with the
+//! recording what it is asked (permissions, files, terminals, elicitations), homes with the
 //! fixture model server and the fixture agent, and small readers of updates.
 //! The process itself is in `process.rs`.
 
@@ -7,15 +7,17 @@ use super::common::{Home, ModelServer, permission_turn};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse,
-    FileSystemCapabilities, InitializeRequest, InitializeResponse, KillTerminalRequest,
-    KillTerminalResponse, NewSessionRequest, NewSessionResponse, PermissionOptionKind,
-    PromptRequest, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest,
-    ReleaseTerminalResponse, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification,
-    SessionUpdate, StopReason, TerminalExitStatus, TerminalOutputRequest, TerminalOutputResponse,
-    WaitForTerminalExitRequest, WaitForTerminalExitResponse, WriteTextFileRequest,
-    WriteTextFileResponse,
+    ClientCapabilities, CompleteElicitationNotification, ContentBlock, CreateElicitationRequest,
+    CreateElicitationResponse, CreateTerminalRequest, CreateTerminalResponse,
+    ElicitationAcceptAction, ElicitationAction, ElicitationCapabilities, ElicitationContentValue,
+    ElicitationFormCapabilities, ElicitationUrlCapabilities, FileSystemCapabilities,
+    InitializeRequest, InitializeResponse, KillTerminalRequest, KillTerminalResponse,
+    NewSessionRequest, NewSessionResponse, PermissionOptionKind, PromptRequest,
+    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionId, SessionNotification, SessionUpdate, StopReason,
+    TerminalExitStatus, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, Client, Error, ErrorCode};
 use serde_json::{Value, json};
@@ -76,11 +78,29 @@ pub enum Permission {
     Never,
 }
 
+/// How the test editor answers `elicitation/create`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Elicit {
+    /// `decline`.
+    #[default]
+    Decline,
+    /// `cancel`.
+    Cancel,
+    /// `accept` with this content (a JSON object), or none for `null`.
+    Accept(Value),
+}
+
 /// What the test editor knows and records.
 #[derive(Debug, Default)]
 pub struct EditorInner {
     /// Permission policy.
     pub permission: Permission,
+    /// Elicitation policy.
+    pub elicit: Elicit,
+    /// Elicitation requests received.
+    pub elicitations: Vec<CreateElicitationRequest>,
+    /// Ids of the URL elicitations Hecate said had completed.
+    pub elicitations_completed: Vec<String>,
     /// Permission requests received.
     pub permission_requests: Vec<RequestPermissionRequest>,
     /// Files the editor holds (written by the agent through Hecate).
@@ -158,6 +178,8 @@ pub struct Caps {
     pub fs: bool,
     /// terminal.
     pub terminal: bool,
+    /// elicitation, forms and URLs.
+    pub elicitation: bool,
 }
 
 impl Caps {
@@ -165,6 +187,14 @@ impl Caps {
     pub const ALL: Caps = Caps {
         fs: true,
         terminal: true,
+        elicitation: false,
+    };
+
+    /// Elicitation (forms and URLs) and nothing else.
+    pub const ELICITATION: Caps = Caps {
+        fs: false,
+        terminal: false,
+        elicitation: true,
     };
 }
 
@@ -175,6 +205,7 @@ pub async fn run_editor<R>(
     main: impl AsyncFnOnce(ConnectionTo<Agent>, Updates) -> Result<R, Error>,
 ) -> Result<R, Error> {
     let (tx, rx) = mpsc::unbounded_channel();
+    let (e9, e10) = (editor.clone(), editor.clone());
     let (e1, e2, e3, e4, e5, e6, e7, e8) = (
         editor.clone(),
         editor.clone(),
@@ -276,6 +307,39 @@ pub async fn run_editor<R>(
                 resp.respond(KillTerminalResponse::new())
             },
             agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: CreateElicitationRequest, resp, _cx| {
+                let action = e9.with(|i| {
+                    i.elicitations.push(r);
+                    match &i.elicit {
+                        Elicit::Decline => ElicitationAction::Decline,
+                        Elicit::Cancel => ElicitationAction::Cancel,
+                        Elicit::Accept(content) => ElicitationAction::Accept(
+                            ElicitationAcceptAction::new().content(
+                                serde_json::from_value::<
+                                    Option<
+                                        std::collections::BTreeMap<String, ElicitationContentValue>,
+                                    >,
+                                >(content.clone())
+                                .expect("elicitation content"),
+                            ),
+                        ),
+                    }
+                });
+                resp.respond(CreateElicitationResponse::new(action))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CompleteElicitationNotification, _cx| {
+                e10.with(|i| {
+                    i.elicitations_completed
+                        .push(n.elicitation_id.0.to_string())
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
         );
     tokio::time::timeout(
         STEP * 4,
@@ -291,7 +355,12 @@ pub async fn initialize(cx: &ConnectionTo<Agent>, caps: Caps) -> Result<Initiali
         .fs(FileSystemCapabilities::new()
             .read_text_file(caps.fs)
             .write_text_file(caps.fs))
-        .terminal(caps.terminal);
+        .terminal(caps.terminal)
+        .elicitation(caps.elicitation.then(|| {
+            ElicitationCapabilities::new()
+                .form(ElicitationFormCapabilities::new())
+                .url(ElicitationUrlCapabilities::new())
+        }));
     cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(c))
         .block_task()
         .await

@@ -11,10 +11,12 @@ use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
 use crate::adapters::acp::transport::{DiagnosticSink, child_transport};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::mcp::McpServerConfig;
+use crate::domain::workspace::ElicitationModes;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
+    AuthMethod, ClientCapabilities, ElicitationCapabilities, ElicitationFormCapabilities,
+    ElicitationUrlCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
     InitializeResponse, LoadSessionRequest, NewSessionRequest, SessionConfigOption,
     SessionConfigOptionValue, SessionModeState, SetSessionConfigOptionRequest,
     SetSessionModeRequest,
@@ -54,6 +56,9 @@ pub struct AcpOptions {
     pub raw_frames: bool,
     /// The sandbox the agent's terminals run in (off by default).
     pub terminal_sandbox: TerminalSandbox,
+    /// The elicitation modes advertised to the agent: those the editor driving
+    /// the session answers (none by default).
+    pub elicitation: ElicitationModes,
 }
 
 impl Default for AcpOptions {
@@ -68,6 +73,7 @@ impl Default for AcpOptions {
             cancel_grace: Duration::from_secs(5),
             raw_frames: true,
             terminal_sandbox: TerminalSandbox::default(),
+            elicitation: ElicitationModes::default(),
         }
     }
 }
@@ -239,7 +245,8 @@ impl std::fmt::Debug for AgentConnection {
 
 impl AgentConnection {
     /// Spawns the agent in `workspace` (which must exist) with exactly `env` and
-    /// completes `initialize` (protocol 1, fs read/write and terminal offered).
+    /// completes `initialize` (protocol 1, fs read/write and terminal offered, and
+    /// elicitation in the modes `options.elicitation` names).
     pub async fn start(
         spec: &LaunchSpec,
         workspace: &Path,
@@ -306,7 +313,8 @@ impl AgentConnection {
                     .fs(FileSystemCapabilities::new()
                         .read_text_file(true)
                         .write_text_file(true))
-                    .terminal(true),
+                    .terminal(true)
+                    .elicitation(elicitation_capabilities(conn.options.elicitation)),
             )
             .client_info(Implementation::new("hecate", env!("CARGO_PKG_VERSION")).title("Hecate"));
         let limit = conn.options.initialize_timeout;
@@ -324,6 +332,11 @@ impl AgentConnection {
     /// What the agent reported in `initialize`.
     pub fn agent_info(&self) -> &AgentInfo {
         &self.info
+    }
+
+    /// The elicitation modes advertised to the agent when it started.
+    pub fn elicitation(&self) -> ElicitationModes {
+        self.options.elicitation
     }
 
     /// Sets the additional directories (absolute, checked by the caller) that
@@ -497,6 +510,15 @@ impl Drop for AgentConnection {
         self.driver.abort();
         // Dropping `process` SIGKILLs the agent's whole process group.
     }
+}
+
+/// The `elicitation` client capability for `modes` (absent when none).
+fn elicitation_capabilities(modes: ElicitationModes) -> Option<ElicitationCapabilities> {
+    modes.any().then(|| {
+        ElicitationCapabilities::new()
+            .form(modes.form.then(ElicitationFormCapabilities::new))
+            .url(modes.url.then(ElicitationUrlCapabilities::new))
+    })
 }
 
 /// Routes a native session's traffic while alive; clears the route on drop (late

@@ -3,17 +3,19 @@
 //! synchronously (keeping update order); requests are answered from spawned tasks
 //! so no handler ever blocks the dispatch loop (the SDK deadlock rule). Requests
 //! without a handler get the SDK's method-not-found answer. When the turn's client
-//! serves fs/terminal itself, those requests are forwarded to it (`editor.rs`).
+//! serves fs/terminal itself, those requests are forwarded to it (`editor.rs`);
+//! elicitations go to it when it answers them (`elicitation.rs`).
 
 use crate::adapters::acp::convert::{permission_outcome, permission_request};
 use crate::adapters::acp::normalize::{normalize, raw_frame};
 use crate::adapters::acp::services::routes::{ConnectionState, Route, ServingGuard};
-use crate::adapters::acp::services::{editor, fs};
+use crate::adapters::acp::services::{editor, elicitation, fs};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::provider_call::ReportedCost;
 use agent_client_protocol::v1::schema::{
-    CreateTerminalRequest, CreateTerminalResponse, KillTerminalRequest, KillTerminalResponse,
-    ReadTextFileRequest, ReleaseTerminalRequest, ReleaseTerminalResponse, RequestPermissionOutcome,
+    CompleteElicitationNotification, CreateElicitationRequest, CreateTerminalRequest,
+    CreateTerminalResponse, KillTerminalRequest, KillTerminalResponse, ReadTextFileRequest,
+    ReleaseTerminalRequest, ReleaseTerminalResponse, RequestPermissionOutcome,
     RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
     TerminalOutputRequest, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
     WriteTextFileRequest,
@@ -29,6 +31,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 const SESSION_UPDATE: &str = "session/update";
+const ELICITATION_COMPLETE: &str = "elicitation/complete";
 
 fn serving(shared: &ConnectionState, native_id: &str) -> Option<ServingGuard> {
     shared.route(native_id).map(|r| r.activity.serving())
@@ -38,6 +41,10 @@ fn serving(shared: &ConnectionState, native_id: &str) -> Option<ServingGuard> {
 /// runtime events; anything else (unknown sessions, late updates after a turn,
 /// extension notifications) is dropped quietly.
 fn on_notification(shared: &ConnectionState, n: &UntypedMessage) {
+    if n.method() == ELICITATION_COMPLETE {
+        relay_completion(shared, n);
+        return;
+    }
     if n.method() != SESSION_UPDATE {
         tracing::debug!(method = n.method(), "ignoring agent notification");
         return;
@@ -62,6 +69,20 @@ fn on_notification(shared: &ConnectionState, n: &UntypedMessage) {
                 data: json!({ "source": "acp", "method": SESSION_UPDATE, "params": params }),
             });
         }
+    }
+}
+
+/// Passes a URL elicitation's `elicitation/complete` on to the editor it went to.
+fn relay_completion(shared: &ConnectionState, n: &UntypedMessage) {
+    let Ok(done) = serde_json::from_value::<CompleteElicitationNotification>(n.params().clone())
+    else {
+        tracing::debug!("elicitation/complete with an unknown shape");
+        return;
+    };
+    let id = done.elicitation_id.0.to_string();
+    match shared.take_url_elicitation(&id) {
+        Some(delegate) => delegate.complete_elicitation(id),
+        None => tracing::debug!(id, "elicitation/complete for an elicitation nobody relayed"),
     }
 }
 
@@ -129,6 +150,7 @@ pub(crate) async fn run_connection(
 ) -> Result<(), RpcError> {
     let s_notif = shared.clone();
     let s_perm = shared.clone();
+    let s_elicit = shared.clone();
     let s_read = shared.clone();
     let s_write = shared.clone();
     let s_tcreate = shared.clone();
@@ -151,6 +173,16 @@ pub(crate) async fn run_connection(
                 let shared = s_perm.clone();
                 cx.spawn(async move {
                     answer_permission(shared, req, responder).await;
+                    Ok(())
+                })
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: CreateElicitationRequest, responder, cx: ConnectionTo<Agent>| {
+                let shared = s_elicit.clone();
+                cx.spawn(async move {
+                    elicitation::answer(shared, req, responder).await;
                     Ok(())
                 })
             },

@@ -120,6 +120,11 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
     if let Some(s) = &req.system {
         body["system"] = json!(s);
     }
+    if let Some(budget) = req.reasoning_effort.as_deref().map(thinking_budget) {
+        // The answer's cap stays what it was: thinking gets its own tokens on top.
+        body["max_tokens"] = json!(req.max_tokens + budget);
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    }
     if !req.tools.is_empty() {
         body["tools"] = req
             .tools
@@ -128,6 +133,16 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
             .collect();
     }
     body
+}
+
+/// The extended-thinking budget for a reasoning effort (1,024 tokens is
+/// Anthropic's minimum).
+fn thinking_budget(effort: &str) -> u32 {
+    match effort {
+        "high" => 16_384,
+        "medium" => 4_096,
+        _ => 1_024,
+    }
 }
 
 fn authed(rb: reqwest::RequestBuilder, cfg: &ProviderConfig) -> reqwest::RequestBuilder {
@@ -400,6 +415,19 @@ mod tests {
         assert_eq!(m[2]["content"][0]["tool_use_id"], "toolu_1");
         assert_eq!(m[2]["content"][1]["tool_use_id"], "toolu_2");
         assert_eq!(m[2]["content"][1]["is_error"], true);
+    }
+
+    #[test]
+    fn a_reasoning_effort_asks_for_extended_thinking_on_top_of_the_answers_cap() {
+        let mut req = ChatRequest::read_file_example(vec![Message::unstored(Role::User, "go")]);
+        assert!(request_body(&req).get("thinking").is_none());
+        req.reasoning_effort = Some("medium".into());
+        let body = request_body(&req);
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 4096})
+        );
+        assert_eq!(body["max_tokens"], 4106);
     }
 
     #[test]

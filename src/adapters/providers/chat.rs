@@ -63,6 +63,9 @@ pub struct ChatRequest {
     pub max_tokens: u32,
     /// Tools the model may call (none: a plain chat request).
     pub tools: Vec<ToolDefinition>,
+    /// Reasoning effort (`low`, `medium`, `high`), when asked for: OpenAI's
+    /// `reasoning_effort`, Anthropic's extended thinking with a budget to match.
+    pub reasoning_effort: Option<String>,
 }
 
 #[cfg(test)]
@@ -80,6 +83,7 @@ impl ChatRequest {
                 description: "Reads".into(),
                 parameters: serde_json::json!({"type": "object"}),
             }],
+            reasoning_effort: None,
         }
     }
 }

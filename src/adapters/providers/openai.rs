@@ -90,6 +90,9 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
         "stream_options": {"include_usage": true},
         "max_tokens": req.max_tokens,
     });
+    if let Some(effort) = &req.reasoning_effort {
+        body["reasoning_effort"] = json!(effort);
+    }
     if !req.tools.is_empty() {
         body["tools"] = req
             .tools
@@ -303,11 +306,14 @@ mod tests {
             m[3],
             json!({"role": "tool", "tool_call_id": "call_1", "content": "hello"})
         );
+        assert!(request_body(&req).get("reasoning_effort").is_none());
         let plain = ChatRequest {
             tools: Vec::new(),
+            reasoning_effort: Some("high".into()),
             ..req
         };
         assert!(request_body(&plain).get("tools").is_none());
+        assert_eq!(request_body(&plain)["reasoning_effort"], "high");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::signin::{SETUP_METHOD, authenticate, logout};
 use super::state::Shared;
 use super::transport::OversizedFrame;
 use crate::domain::ids::SessionId;
-use crate::domain::workspace::DelegateCapabilities;
+use crate::domain::workspace::{DelegateCapabilities, ElicitationModes};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentAuthCapabilities, AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest,
@@ -206,6 +206,10 @@ fn initialize(
         read_text_file: caps.fs.read_text_file,
         write_text_file: caps.fs.write_text_file,
         terminal: caps.terminal,
+        elicitation: ElicitationModes {
+            form: caps.elicitation.as_ref().is_some_and(|e| e.supports_form()),
+            url: caps.elicitation.as_ref().is_some_and(|e| e.supports_url()),
+        },
     });
     let agent_caps = AgentCapabilities::new()
         .load_session(true)

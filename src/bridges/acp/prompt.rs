@@ -10,6 +10,7 @@ pub use content::offered_content;
 
 use super::convert::{prompt_content, to_rpc};
 use super::sessions::options::offer;
+use super::sessions::settings::reasoning_effort;
 use super::state::{Shared, Thread};
 use super::workspace::EditorWorkspace;
 use super::{permission, render};
@@ -138,7 +139,8 @@ pub async fn prompt(
     if let Err(e) = content::check(shared, &thread.target, &content.1).await {
         return resp.respond_with_error(e);
     }
-    let send = send_message(shared, &r, content, &thread, &cx);
+    let mut send = send_message(shared, &r, content, &thread, &cx);
+    send.reasoning_effort = reasoning_effort(shared, &thread);
     let mut turn = match shared.engine.send_message(&ns, &sid, send).await {
         Ok(t) => t,
         Err(e) => return resp.respond_with_error(to_rpc(&e)),

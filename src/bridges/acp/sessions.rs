@@ -95,6 +95,7 @@ pub async fn new_session(
         target: target.clone(),
         cwd,
         mcp_servers,
+        thought_level: None,
     };
     shared.set_thread(session.id.clone(), thread.clone());
     shared

@@ -36,6 +36,9 @@ pub struct Thread {
     pub cwd: String,
     /// MCP servers the editor passed.
     pub mcp_servers: Vec<McpServerConfig>,
+    /// The reasoning effort chosen for a model target (`thought_level`); the
+    /// model's own default when unset.
+    pub thought_level: Option<String>,
 }
 
 /// State shared by every handler.
@@ -89,6 +92,7 @@ impl Shared {
             // No workspace stays empty (never `/`): the Hecate agent then needs one.
             cwd: s.workspace.clone().unwrap_or_default(),
             mcp_servers: Vec::new(),
+            thought_level: None,
         };
         self.set_thread(id.clone(), t.clone());
         Ok(t)
@@ -115,7 +119,19 @@ impl Shared {
         }
     }
 
-    /// Remembers what the client serves itself (fs read, fs write, terminal).
+    /// Sets a thread's reasoning effort (`None`: the model's default).
+    pub fn set_thought_level(&self, id: &SessionId, level: Option<String>) -> bool {
+        match lock(&self.threads).get_mut(id) {
+            Some(t) => {
+                t.thought_level = level;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Remembers what the client serves itself (fs read, fs write, terminal,
+    /// elicitation).
     pub fn set_client_caps(&self, caps: DelegateCapabilities) {
         *lock(&self.client_caps) = caps;
     }

@@ -1,19 +1,21 @@
 //! The editor as the workspace: a [`WorkspaceDelegate`] that sends an external
 //! agent's (already confined) fs and terminal requests to the ACP client as
-//! `fs/*` and `terminal/*` requests in the editor's session. Each call awaits the
-//! editor's answer in the calling task, never in the dispatch loop.
+//! `fs/*` and `terminal/*` requests in the editor's session, and its elicitations
+//! as `elicitation/create` (the agent's own parameters, in the editor's session).
+//! Each call awaits the editor's answer in the calling task, never in the
+//! dispatch loop.
 
 use crate::domain::workspace::{
-    DelegateCapabilities, DelegateError, DelegateResult, FileRead, TerminalCommand, TerminalExit,
-    TerminalOutput, WorkspaceDelegate,
+    DelegateCapabilities, DelegateError, DelegateResult, ElicitationRequest, FileRead,
+    TerminalCommand, TerminalExit, TerminalOutput, WorkspaceDelegate,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CreateTerminalRequest, EnvVariable, KillTerminalRequest, ReadTextFileRequest,
-    ReleaseTerminalRequest, SessionId, TerminalExitStatus, TerminalOutputRequest,
-    WaitForTerminalExitRequest, WriteTextFileRequest,
+    CompleteElicitationNotification, CreateElicitationRequest, CreateTerminalRequest, EnvVariable,
+    KillTerminalRequest, ReadTextFileRequest, ReleaseTerminalRequest, SessionId,
+    TerminalExitStatus, TerminalOutputRequest, WaitForTerminalExitRequest, WriteTextFileRequest,
 };
-use agent_client_protocol::{Client, Error, JsonRpcRequest};
+use agent_client_protocol::{Client, Error, ErrorCode, JsonRpcRequest};
 use futures::future::BoxFuture;
 use std::path::PathBuf;
 
@@ -145,5 +147,35 @@ impl WorkspaceDelegate for EditorWorkspace {
     fn release_terminal(&self, id: String) -> BoxFuture<'static, DelegateResult<()>> {
         let req = ReleaseTerminalRequest::new(self.session_id.clone(), id);
         self.call(req, |_| ())
+    }
+
+    fn elicit(
+        &self,
+        request: ElicitationRequest,
+    ) -> BoxFuture<'static, DelegateResult<serde_json::Value>> {
+        let mut params = request.params;
+        params["sessionId"] = serde_json::json!(self.session_id.0.as_ref());
+        let req = match serde_json::from_value::<CreateElicitationRequest>(params) {
+            Ok(r) => r,
+            Err(e) => {
+                return Box::pin(async move {
+                    Err(DelegateError {
+                        code: ErrorCode::INVALID_PARAMS.value(),
+                        message: format!("the elicitation could not be relayed: {e}"),
+                        data: None,
+                    })
+                });
+            }
+        };
+        self.call(req, |r| serde_json::to_value(r).unwrap_or_default())
+    }
+
+    fn complete_elicitation(&self, id: String) {
+        if let Err(e) = self
+            .cx
+            .send_notification(CompleteElicitationNotification::new(id))
+        {
+            tracing::debug!(error = %e.message, "could not tell the editor an elicitation completed");
+        }
     }
 }

@@ -33,6 +33,7 @@ impl Engine {
             cancel,
             cancel_reason,
             delegate,
+            reasoning_effort,
             guard,
             trace,
             named,
@@ -51,6 +52,7 @@ impl Engine {
                     approval_mode,
                     cancel,
                     delegate,
+                    reasoning_effort,
                     named,
                 },
             )

@@ -84,6 +84,9 @@ pub struct SendMessage {
     /// Where an external agent's fs/terminal requests go when the client serves
     /// them itself (an editor); Hecate serves them when absent.
     pub workspace_delegate: Option<Arc<dyn WorkspaceDelegate>>,
+    /// The reasoning effort a model turn asks for (`low`, `medium`, `high`),
+    /// when the client chose one; the model's own default otherwise.
+    pub reasoning_effort: Option<String>,
 }
 
 /// A started turn: its ids, the stored user message, a live event subscription
@@ -191,6 +194,7 @@ struct TurnParts {
     /// Why the turn was stopped, set by whoever stopped it.
     cancel_reason: Arc<std::sync::OnceLock<&'static str>>,
     delegate: Option<Arc<dyn WorkspaceDelegate>>,
+    reasoning_effort: Option<String>,
     guard: ActiveGuard,
     trace: TurnSpan,
     /// Whether the turn gave the session its title (announced as its first event).
@@ -444,6 +448,7 @@ impl Engine {
                 cancel,
                 cancel_reason,
                 delegate: req.workspace_delegate.clone(),
+                reasoning_effort: req.reasoning_effort.clone(),
                 guard,
                 trace,
                 named,

@@ -33,6 +33,8 @@ pub(super) struct TurnPolicy {
     pub(super) approval_mode: ApprovalMode,
     pub(super) cancel: CancellationToken,
     pub(super) delegate: Option<Arc<dyn WorkspaceDelegate>>,
+    /// The reasoning effort a model turn asks for, when chosen.
+    pub(super) reasoning_effort: Option<String>,
     /// Whether the turn named the session (its title is announced first).
     pub(super) named: bool,
 }
@@ -101,6 +103,7 @@ impl Engine {
             events: tx,
             asker: asker.clone(),
             workspace_delegate: policy.delegate.clone(),
+            reasoning_effort: policy.reasoning_effort.clone(),
         };
         // A panicking runtime fails the turn like any other error, so the turn is
         // still recorded, its lease released and its channel closed.

@@ -68,6 +68,7 @@ pub async fn call(
         messages: conversation.to_messages(),
         max_tokens: DEFAULT_MAX_TOKENS,
         tools,
+        reasoning_effort: None,
     };
     let result = tokio::select! {
         r = client.stream_chat(&req, on_delta) => r,

@@ -54,16 +54,7 @@ impl ExternalRuntime {
     /// Starts (or reuses) the session's agent process and native session, so
     /// its modes and options are known before the first turn; answers them.
     pub async fn open(&self, open: OpenAgent<'_>) -> Result<AgentSettings, HecateError> {
-        let (live, _) = self
-            .attach(
-                open.session_id,
-                open.adapter_id,
-                open.workspace,
-                open.native_session_id,
-                open.mcp_servers,
-                open.earlier_turns,
-            )
-            .await?;
+        let (live, _) = self.attach(open).await?;
         let settings = live.settings_mut().clone();
         Ok(settings)
     }

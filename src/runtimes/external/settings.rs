@@ -7,6 +7,7 @@ use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
+use crate::domain::workspace::ElicitationModes;
 use serde_json::Value;
 
 /// The modes and config options an agent session offers now, as the agent
@@ -148,6 +149,9 @@ pub struct OpenAgent<'a> {
     /// Whether the session already has turns (a fresh native session is then
     /// primed with the transcript on its first turn).
     pub earlier_turns: bool,
+    /// The elicitation modes the editor driving the session answers: what a
+    /// newly started agent is told it may ask.
+    pub elicitation: ElicitationModes,
 }
 
 /// Which modes an editor may put an agent in. When Hecate pins the agent to a

@@ -42,6 +42,7 @@ impl Recording {
                 read_text_file: true,
                 write_text_file: true,
                 terminal: false,
+                ..DelegateCapabilities::default()
             },
             ..Self::default()
         }
@@ -203,6 +204,7 @@ async fn editor_terminals_are_followed_by_their_id_and_editor_errors_reach_the_a
             read_text_file: true,
             write_text_file: false,
             terminal: true,
+            ..DelegateCapabilities::default()
         },
         fail_reads: true,
         ..Recording::default()

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// The editor's error as the agent will see it.
-fn rpc_error(e: DelegateError) -> RpcError {
+pub(crate) fn rpc_error(e: DelegateError) -> RpcError {
     RpcError::new(ErrorCode::new(e.code), e.message).data(e.data)
 }
 

@@ -119,6 +119,9 @@ pub(crate) struct ConnectionState {
     pub terminals: Terminals,
     routes: Mutex<HashMap<String, Route>>,
     editor_terminals: Mutex<HashMap<String, Arc<dyn WorkspaceDelegate>>>,
+    /// URL elicitations relayed to an editor, by elicitation id, until the agent
+    /// says they completed.
+    url_elicitations: Mutex<HashMap<String, Arc<dyn WorkspaceDelegate>>>,
 }
 
 impl ConnectionState {
@@ -135,6 +138,7 @@ impl ConnectionState {
             terminals: Terminals::new(terminal_sandbox),
             routes: Mutex::new(HashMap::new()),
             editor_terminals: Mutex::new(HashMap::new()),
+            url_elicitations: Mutex::new(HashMap::new()),
         }
     }
 
@@ -167,6 +171,18 @@ impl ConnectionState {
     /// The delegate owning terminal `id`, when the editor created it.
     pub(crate) fn editor_terminal(&self, id: &str) -> Option<Arc<dyn WorkspaceDelegate>> {
         self.editor_terminals.lock().ok()?.get(id).cloned()
+    }
+
+    /// Remembers that URL elicitation `id` went to `delegate`.
+    pub(crate) fn set_url_elicitation(&self, id: &str, delegate: Arc<dyn WorkspaceDelegate>) {
+        if let Ok(mut m) = self.url_elicitations.lock() {
+            m.insert(id.to_string(), delegate);
+        }
+    }
+
+    /// The delegate URL elicitation `id` went to, forgotten as it is taken.
+    pub(crate) fn take_url_elicitation(&self, id: &str) -> Option<Arc<dyn WorkspaceDelegate>> {
+        self.url_elicitations.lock().ok()?.remove(id)
     }
 
     pub(crate) fn route(&self, native_id: &str) -> Option<Route> {

@@ -1,8 +1,10 @@
 //! What a thread offers the editor as session modes and config options: Hecate's
 //! own `target` choice, beside the target's options — for an external agent
 //! exactly what the agent advertises (category kept) and its modes; for a model
-//! or Hecate's agent a `model` option over the models the router can reach.
+//! or Hecate's agent a `model` option over the models the router can reach, and
+//! for a model that takes a reasoning effort a `thought_level` option.
 
+use crate::domain::capability::REASONING_EFFORTS;
 use crate::engine::AgentSettings;
 use crate::engine::targets::{Target, TargetRef};
 use agent_client_protocol::v1::schema::{
@@ -16,6 +18,13 @@ pub const TARGET_OPTION: &str = "target";
 /// The config option id through which editors pick the model of a model
 /// target or of Hecate's agent.
 pub const MODEL_OPTION: &str = "model";
+
+/// The config option id through which editors pick a model target's reasoning
+/// effort.
+pub const THOUGHT_OPTION: &str = "thought_level";
+
+/// The `thought_level` value that sends no effort (the model's own default).
+pub const THOUGHT_DEFAULT: &str = "default";
 
 /// Everything a thread offers the editor now.
 #[derive(Debug, Clone)]
@@ -84,6 +93,27 @@ fn model_option(targets: &[Target], current: &TargetRef) -> Option<SessionConfig
         SessionConfigOption::select(MODEL_OPTION, "Model", chosen, choices)
             .category(SessionConfigOptionCategory::Model),
     )
+}
+
+/// The `thought_level` option (category `thought_level`) with `current` chosen:
+/// the model's default, or one of the efforts it may be asked for.
+pub fn thought_option(current: Option<&str>) -> SessionConfigOption {
+    let mut choices = vec![SessionConfigSelectOption::new(
+        THOUGHT_DEFAULT,
+        "Model default",
+    )];
+    choices.extend(REASONING_EFFORTS.iter().map(|e| {
+        let mut name = e.to_string();
+        name[..1].make_ascii_uppercase();
+        SessionConfigSelectOption::new(*e, name)
+    }));
+    SessionConfigOption::select(
+        THOUGHT_OPTION,
+        "Thought level",
+        current.unwrap_or(THOUGHT_DEFAULT).to_string(),
+        choices,
+    )
+    .category(SessionConfigOptionCategory::ThoughtLevel)
 }
 
 /// The agent's own options as the editor sees them (an option that would
@@ -170,6 +200,22 @@ mod tests {
         assert_eq!(v[1]["currentValue"], "p/b");
         assert_eq!(v[1]["options"].as_array().map(Vec::len), Some(2));
         assert_eq!(o.modes.current_mode_id.0.as_ref(), "model:p/b");
+    }
+
+    #[test]
+    fn the_thought_level_starts_at_the_models_default() {
+        let v = serde_json::to_value(thought_option(None)).expect("json");
+        assert_eq!(v["category"], "thought_level");
+        assert_eq!(v["currentValue"], "default");
+        let names: Vec<&str> = v["options"]
+            .as_array()
+            .expect("choices")
+            .iter()
+            .filter_map(|o| o["name"].as_str())
+            .collect();
+        assert_eq!(names, ["Model default", "Low", "Medium", "High"]);
+        let high = serde_json::to_value(thought_option(Some("high"))).expect("json");
+        assert_eq!(high["currentValue"], "high");
     }
 
     #[test]

@@ -1,11 +1,16 @@
 //! Changing what answers a thread and how: `session/set_mode` (an agent's mode,
 //! or a target offered as a mode), `session/set_config_option` (`target`, a
-//! model target's `model`, or any option an external agent advertises) and
+//! model target's `model` and `thought_level`, or any option an external agent
+//! advertises) and
 //! `session/set_model` from older clients (the `model` option by another name).
 
-use super::options::{MODEL_OPTION, Offer, TARGET_OPTION, agent_model_option, category_of, offer};
+use super::options::{
+    MODEL_OPTION, Offer, TARGET_OPTION, THOUGHT_DEFAULT, THOUGHT_OPTION, agent_model_option,
+    category_of, offer, thought_option,
+};
 use crate::bridges::acp::convert::{mcp_server, to_rpc};
 use crate::bridges::acp::state::{Shared, Thread};
+use crate::domain::capability::REASONING_EFFORTS;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use crate::engine::targets::TargetRef;
@@ -57,6 +62,7 @@ pub async fn attach_thread(
         target,
         cwd: cwd.display().to_string(),
         mcp_servers: mcp_servers.iter().filter_map(mcp_server).collect(),
+        thought_level: shared.thread(sid).and_then(|t| t.thought_level),
     };
     shared.set_thread(sid.clone(), thread.clone());
     shared
@@ -90,7 +96,38 @@ pub async fn offer_for(
         (TargetRef::External { .. }, Opening::Look) => shared.engine.agents().settings(sid).await,
         _ => None,
     };
-    offer(&shared.targets().await, &thread.target, agent.as_ref())
+    let mut offered = offer(&shared.targets().await, &thread.target, agent.as_ref());
+    if takes_thought_level(shared, thread) {
+        let at = offered
+            .options
+            .iter()
+            .position(|o| o.id.0.as_ref() == MODEL_OPTION)
+            .map_or(offered.options.len(), |i| i + 1);
+        offered
+            .options
+            .insert(at, thought_option(thread.thought_level.as_deref()));
+    }
+    offered
+}
+
+/// Whether `thread` answers with a model that takes a reasoning effort.
+fn takes_thought_level(shared: &Shared, thread: &Thread) -> bool {
+    match &thread.target {
+        TargetRef::Model { provider, model } => shared
+            .engine
+            .gateway()
+            .takes_reasoning_effort(provider, model),
+        _ => false,
+    }
+}
+
+/// The reasoning effort `thread`'s next turn asks for: the chosen
+/// `thought_level`, when its model takes one.
+pub fn reasoning_effort(shared: &Shared, thread: &Thread) -> Option<String> {
+    thread
+        .thought_level
+        .clone()
+        .filter(|_| takes_thought_level(shared, thread))
 }
 
 /// Starts `adapter_id`'s agent for `thread` (an existing directory needed)
@@ -113,9 +150,9 @@ pub(super) async fn open_agent(
         .open_settings(
             &shared.config.namespace,
             sid,
-            adapter_id,
-            &thread.cwd,
+            (adapter_id, &thread.cwd),
             &thread.mcp_servers,
+            shared.client_caps().elicitation,
         )
         .await
 }
@@ -232,6 +269,7 @@ async fn switch_target(shared: &Shared, sid: &SessionId, target: &str) -> Result
                 target: parsed.clone(),
                 cwd: session.workspace.unwrap_or_default(),
                 mcp_servers: Vec::new(),
+                thought_level: None,
             },
         );
     }
@@ -295,6 +333,8 @@ enum Change {
     Target(String),
     /// Set the external agent's option.
     Agent(String, OptionValue),
+    /// Set the model's reasoning effort (`None`: the model's default).
+    Thought(Option<String>),
 }
 
 /// Decides what setting option `id` to `value` means on `thread`.
@@ -330,6 +370,26 @@ async fn change_for(
                 }
             };
             Ok(Change::Agent(id.to_string(), v))
+        }
+        TargetRef::Model { .. } if id == THOUGHT_OPTION && takes_thought_level(shared, thread) => {
+            match value_id.as_deref() {
+                Some(THOUGHT_DEFAULT) => Ok(Change::Thought(None)),
+                Some(v) if REASONING_EFFORTS.contains(&v) => Ok(Change::Thought(Some(v.into()))),
+                _ => {
+                    let available: Vec<&str> = std::iter::once(THOUGHT_DEFAULT)
+                        .chain(REASONING_EFFORTS)
+                        .collect();
+                    let got = value_id.unwrap_or_else(|| "a boolean".into());
+                    Err(Error::new(
+                        ErrorCode::INVALID_PARAMS,
+                        format!("thought_level takes one of {available:?}, not {got:?}"),
+                    )
+                    .data(
+                        json!({"type": "invalid_request", "reason": "config_value_invalid",
+                        "configId": id, "available": available}),
+                    ))
+                }
+            }
         }
         TargetRef::Model { .. } | TargetRef::Hecate { .. } if id == MODEL_OPTION => {
             let prefix = if matches!(thread.target, TargetRef::Model { .. }) {
@@ -372,6 +432,11 @@ async fn apply(
                 )),
             )?;
             Ok(offered)
+        }
+        Change::Thought(level) => {
+            shared.set_thought_level(sid, level);
+            let thread = thread_of(shared, sid).await?;
+            Ok(offer_for(shared, sid, &thread, Opening::Look).await)
         }
         Change::Agent(id, value) => {
             let settings = shared

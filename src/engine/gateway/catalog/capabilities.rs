@@ -6,7 +6,7 @@
 use super::capability_cache::Records;
 use crate::domain::capability::{
     CapabilityDeclaration, CapabilityRecord, CapabilitySource, ModelCapabilities, ToolCalling,
-    catalog,
+    catalog, catalog_reasoning,
 };
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::time::now_rfc3339;
@@ -48,6 +48,18 @@ impl<'e> Gateway<'e> {
             }
         };
         self.merge_capabilities(&records, provider, model)
+    }
+
+    /// Whether `provider`/`model` takes a reasoning effort: as the config
+    /// declares it (`reasoning` under `[providers.NAME.capabilities."MODEL"]`),
+    /// else as the built-in catalog knows the model's family.
+    pub fn takes_reasoning_effort(self, provider: &str, model: &str) -> bool {
+        self.engine
+            .inner
+            .gateway
+            .routing
+            .declared_reasoning(provider, model)
+            .unwrap_or_else(|| catalog_reasoning(model))
     }
 
     /// The effective capabilities of many pairs with one read of the records.

@@ -122,6 +122,7 @@ impl<'e> Gateway<'e> {
                     "required": ["step"],
                 }),
             }],
+            reasoning_effort: None,
         };
         let mut ignore = |_: StreamDelta| {};
         let answer = tokio::time::timeout(PROBE_TIMEOUT, client.stream_chat(&req, &mut ignore))

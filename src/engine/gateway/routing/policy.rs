@@ -66,6 +66,9 @@ pub struct RoutingSettings {
     pub cooldown_sync: Duration,
     /// Capabilities declared in the config: (provider, model or `*`, what it says).
     pub declared_capabilities: Vec<(String, String, CapabilityDeclaration)>,
+    /// Whether a model takes a reasoning effort, as the config declares it:
+    /// (provider, model or `*`, whether it does).
+    pub declared_reasoning: Vec<(String, String, bool)>,
     /// Providers the config turned off: listed, skipped as `provider_disabled`.
     pub disabled_providers: Vec<String>,
     /// The average answer time at or above which a provider is `provider_slow`.
@@ -81,6 +84,7 @@ impl Default for RoutingSettings {
             circuit_failures: DEFAULT_CIRCUIT_FAILURES,
             cooldown_sync: DEFAULT_COOLDOWN_SYNC,
             declared_capabilities: Vec::new(),
+            declared_reasoning: Vec::new(),
             disabled_providers: Vec::new(),
             slow_after: DEFAULT_SLOW_AFTER,
         }
@@ -111,6 +115,18 @@ impl RoutingSettings {
             .iter()
             .filter(|(p, m, _)| p == provider && m == "*");
         exact.chain(any).map(|(_, _, d)| d).collect()
+    }
+
+    /// Whether the config says `provider`/`model` takes a reasoning effort (the
+    /// exact model first, then the provider's `*`); `None` when it is silent.
+    pub fn declared_reasoning(&self, provider: &str, model: &str) -> Option<bool> {
+        let find = |wanted: &str| {
+            self.declared_reasoning
+                .iter()
+                .find(|(p, m, _)| p == provider && m == wanted)
+                .map(|(_, _, r)| *r)
+        };
+        find(model).or_else(|| find("*"))
     }
 }
 
