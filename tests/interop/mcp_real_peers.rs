@@ -4,8 +4,9 @@
 //! client (`hecate mcp probe`, `hecate mcp call`); the inspector CLI and the
 //! Python SDK as clients of `hecate mcp` over stdio and of `/mcp` over HTTP
 //! (with and without a bearer token); `mcp-remote` as a stdio→HTTP bridge in
-//! front of `/mcp`; and the reference servers (everything, filesystem, time) as
-//! upstreams.
+//! front of `/mcp`; a scoped API key through the Python SDK and the inspector
+//! (only its upstream's tools); and the reference servers (everything,
+//! filesystem, time) as upstreams.
 
 use crate::support::common;
 use crate::support::common::{Home, git_workspace};
@@ -205,7 +206,14 @@ fn fx_and_guarded() -> String {
 
 /// Runs `tests/mcp_peers/python_client.py` with `args`; returns its report.
 fn python_client(args: &[String]) -> Value {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_peers/python_client.py");
+    python_script("python_client.py", args)
+}
+
+/// Runs the Python SDK script `tests/mcp_peers/NAME` with `args`; returns its report.
+fn python_script(name: &str, args: &[String]) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp_peers")
+        .join(name);
     let out = Command::new(deps().join("venv/bin/python"))
         .arg(script)
         .args(args)
@@ -574,4 +582,66 @@ fn reference_servers_work_as_upstreams() {
         r#"{"path": "/etc/hostname"}"#,
     ]);
     assert_eq!(out.status.code(), Some(1), "a tool error exits with 1");
+}
+
+/// A key limited to one upstream, as the Python SDK and the inspector see it
+/// over Streamable HTTP: only that upstream's tools are listed, one of them
+/// answers, and a tool of another upstream is refused with a JSON-RPC error.
+#[test]
+fn a_scoped_key_shows_the_sdks_only_its_upstreams_tools() {
+    let mut home = Home::empty();
+    home.set("HECATE_TOKEN", TOKEN);
+    home.write_config(&fx_and_guarded());
+    let key = home.json(&[
+        "keys",
+        "create",
+        "fx-only",
+        "--scope",
+        "operator,server:fx",
+        "--format",
+        "json",
+    ]);
+    let key = key["token"].as_str().expect("token").to_string();
+    let hub = http_hub(&home);
+
+    let v = python_script(
+        "scoped_key_client.py",
+        &[
+            hub.1.clone(),
+            key.clone(),
+            "fx__echo".into(),
+            "guarded__echo".into(),
+        ],
+    );
+    let tools: Vec<&str> = v["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(tools.contains(&"fx__echo"), "{v}");
+    assert!(tools.iter().all(|t| t.starts_with("fx__")), "{v}");
+    assert_eq!(v["answered"], "scoped", "{v}");
+    assert_eq!(v["answered_error"], false, "{v}");
+    assert!(
+        v["refused"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not available to the API key")),
+        "{v}"
+    );
+
+    let names = tool_names(&inspector_http(
+        &hub.1,
+        Some(&key),
+        &["--method", "tools/list"],
+    ));
+    assert!(!names.is_empty(), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("fx__")), "{names:?}");
+    let all = tool_names(&inspector_http(
+        &hub.1,
+        Some(TOKEN),
+        &["--method", "tools/list"],
+    ));
+    assert!(all.iter().any(|n| n == "guarded__echo"), "{all:?}");
+    assert!(all.iter().any(|n| n == "list_sessions"), "{all:?}");
 }
