@@ -2,7 +2,7 @@
 //! permission requests from any terminal against the same store.
 
 use super::output::{Format, print_json, print_resource, print_text};
-use super::{AppContext, GlobalArgs};
+use super::{AppContext, CLI_ACTOR, GlobalArgs};
 use crate::bridges::resources::agent::{DecisionName, ScopeName};
 use crate::bridges::resources::tasks::TaskApprovalDto;
 use crate::domain::approval::{ApprovalStatus, Scope};
@@ -209,11 +209,12 @@ pub async fn run_approvals(cli: &GlobalArgs, cmd: &ApprovalsCommand) -> anyhow::
             let a = ctx
                 .engine
                 .approvals()
-                .resolve(
+                .resolve_as(
                     ns,
                     &ApprovalId::from(id.as_str()),
                     (*decision).into(),
                     (*scope).into(),
+                    Some(CLI_ACTOR),
                 )
                 .await?;
             match format {
@@ -304,6 +305,7 @@ pub async fn run_grants(cli: &GlobalArgs, cmd: &GrantsCommand) -> anyhow::Result
                         tool_kind: tool_kind.clone(),
                         decision: (*decision).into(),
                         expires_at,
+                        created_by: Some(CLI_ACTOR.into()),
                     },
                 )
                 .await?;

@@ -98,6 +98,10 @@ pub enum Command {
     Keys(keys::KeysCommand),
 }
 
+/// Who decisions and starts made on the command line are recorded as (the
+/// person at the hub's own terminal, holding the store's file).
+pub(crate) const CLI_ACTOR: &str = "cli";
+
 /// Runs the process watchdog when this process was started as one (hidden first
 /// argument) and returns its exit code; otherwise lets the children this process
 /// starts be guarded by a watchdog re-executed from this same binary, and returns

@@ -416,7 +416,11 @@ pub async fn run(cli: &GlobalArgs, cmd: &TasksCommand) -> anyhow::Result<i32> {
             } else {
                 Vec::new()
             };
-            let run = tasks.start(ns, &id, StartOptions::default()).await?;
+            let opts = StartOptions {
+                started_by: Some(super::CLI_ACTOR.into()),
+                ..StartOptions::default()
+            };
+            let run = tasks.start(ns, &id, opts).await?;
             if !*wait {
                 print_run(&run, *format)?;
                 return Ok(0);
@@ -534,12 +538,13 @@ pub async fn run(cli: &GlobalArgs, cmd: &TasksCommand) -> anyhow::Result<i32> {
         TasksCommand::Approve(a) | TasksCommand::Reject(a) => {
             let approve = matches!(cmd, TasksCommand::Approve(_));
             let got = tasks
-                .resolve_approval(
+                .resolve_approval_as(
                     ns,
                     &TaskId::from(a.task.as_str()),
                     &TaskApprovalId::from(a.approval.as_str()),
                     approve,
                     a.note.clone(),
+                    Some(super::CLI_ACTOR.into()),
                 )
                 .await?;
             match a.format {

@@ -87,6 +87,10 @@ pub struct Approval {
     /// Resolution time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_at: Option<String>,
+    /// Who decided it, when a person did through an authenticated face
+    /// (`admin`, `key:NAME`, `cli`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_by: Option<String>,
 }
 
 /// A standing answer to future approvals within a scope.
@@ -116,6 +120,9 @@ pub struct Grant {
     /// Expiry, when any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// Who made it (`admin`, `key:NAME`, `cli`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
 }
 
 /// How permission requests are answered when no grant applies.

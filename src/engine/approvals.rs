@@ -139,6 +139,7 @@ impl TurnAsker {
             created_at: now.clone(),
             expires_at: None,
             resolved_at: None,
+            resolved_by: None,
         };
 
         // 1. A standing grant answers without asking.
@@ -349,6 +350,19 @@ impl<'e> Approvals<'e> {
         decision: Decision,
         scope: Scope,
     ) -> Result<Approval> {
+        self.resolve_as(namespace, id, decision, scope, None).await
+    }
+
+    /// [`Approvals::resolve`], recording who decided (`admin`, `key:NAME`, `cli`)
+    /// on the approval and on the grant a wider scope makes.
+    pub async fn resolve_as(
+        self,
+        namespace: &str,
+        id: &ApprovalId,
+        decision: Decision,
+        scope: Scope,
+        by: Option<&str>,
+    ) -> Result<Approval> {
         let mut approval = self.get(namespace, id).await?;
         if approval.status != ApprovalStatus::Pending {
             return Err(HecateError::new(
@@ -363,6 +377,7 @@ impl<'e> Approvals<'e> {
             .await?;
         let options = options_of(&approval);
         settle(&mut approval, &options, decision, scope, path::OPERATOR);
+        approval.resolved_by = by.map(str::to_string);
         let grant = (scope != Scope::Once).then(|| Grant {
             id: GrantId::generate(),
             namespace: namespace.to_string(),
@@ -378,6 +393,7 @@ impl<'e> Approvals<'e> {
             decision: decision.as_str().into(),
             created_at: now_rfc3339(),
             expires_at: None,
+            created_by: by.map(str::to_string),
         });
         if let Some(g) = &grant
             && g.session_id.is_none()

@@ -35,6 +35,8 @@ pub struct GrantRequest {
     pub decision: Decision,
     /// When the grant stops applying (RFC 3339, any offset; stored in UTC).
     pub expires_at: Option<String>,
+    /// Who asks for it (`admin`, `key:NAME`, `cli`), recorded on the grant.
+    pub created_by: Option<String>,
 }
 
 /// How long resolved approvals are kept (`None` keeps them on that axis).
@@ -139,6 +141,7 @@ impl<'e> Approvals<'e> {
             decision: req.decision.as_str().into(),
             created_at: now_rfc3339(),
             expires_at: req.expires_at.as_deref().map(expiry).transpose()?,
+            created_by: req.created_by,
         };
         self.engine.store().create_grant(&grant).await?;
         Ok(grant)

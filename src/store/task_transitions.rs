@@ -63,6 +63,7 @@ pub(crate) fn resolve(
     run: &TaskRun,
     decision: TaskApprovalStatus,
     note: &Option<String>,
+    by: &Option<String>,
 ) -> Result<Resolution, HecateError> {
     if run.status != TaskRunStatus::AwaitingApproval {
         return Err(conflict(format!(
@@ -74,7 +75,7 @@ pub(crate) fn resolve(
     let mut events = vec![NewTaskEvent::new(
         "approval.resolved",
         json!({"approval_id": approval.id, "kind": approval.kind.as_str(),
-               "decision": decision.as_str(), "note": note}),
+               "decision": decision.as_str(), "note": note, "by": by}),
     )];
     let requeue = decision == TaskApprovalStatus::Approved
         || approval.kind == TaskApprovalKind::AgentLoopToolCall;

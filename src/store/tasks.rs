@@ -189,6 +189,8 @@ pub struct TaskApprovalDecision {
     pub decision: TaskApprovalStatus,
     /// A note from whoever decided.
     pub note: Option<String>,
+    /// Who decided (`admin`, `key:NAME`, `cli`), recorded on the event.
+    pub by: Option<String>,
 }
 
 /// Storage of the task runtime.

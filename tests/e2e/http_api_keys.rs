@@ -356,3 +356,126 @@ async fn a_key_limited_to_one_upstream_sees_and_calls_only_its_tools_over_mcp() 
         .expect("send");
     assert_eq!(bad.status(), 401);
 }
+
+/// Whoever decides an approval, makes a grant or starts a task is recorded as
+/// the identity they acted as: `key:NAME` for a key, `admin` for the static token.
+#[tokio::test]
+async fn approvals_grants_and_task_starts_record_the_identity_that_made_them() {
+    use crate::support::common::{git_workspace, permission_turn};
+    use crate::support::http::pending_approval;
+    let mut home = Home::empty();
+    home.set("HECATE_TOKEN", ADMIN);
+    let write_b = json!([{"fs_write": {"path": "b.txt", "content": "new\n"}}]);
+    home.add_scripted_agent(
+        &json!({"turns": [permission_turn("Write b.txt", write_b)]}).to_string(),
+        &[],
+        "",
+    );
+    let ws = git_workspace();
+    let s = serve(&home);
+    let op = Api::new(&s).with_token(&cli_key(&home, "op", "operator"));
+    let reader = Api::new(&s).with_token(&cli_key(&home, "ro", "read"));
+
+    // An agent's permission request, decided with the operator key.
+    let a = op
+        .post(
+            "/hecate/v1/agent-chat/sessions",
+            json!({"runtime_kind": "external_agent", "adapter_id": "fixture",
+                   "workspace": ws.path().display().to_string()}),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let session = a.body["data"]["id"].as_str().expect("id").to_string();
+    let turn = {
+        let (op, session) = (op.clone(), session.clone());
+        tokio::spawn(async move { op.say(&session, "please write").await })
+    };
+    let approval = pending_approval(&op, &session).await;
+    let aid = approval["id"].as_str().expect("approval id");
+    let path = format!("/hecate/v1/agent-chat/sessions/{session}/approvals/{aid}/resolve");
+    let a = reader
+        .post(&path, json!({"decision": "approve", "scope": "session"}))
+        .await;
+    assert_eq!(a.status, 403, "a read key may not decide: {}", a.body);
+    let a = op
+        .post(&path, json!({"decision": "approve", "scope": "session"}))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["data"]["resolved_by"], "key:op", "{}", a.body);
+    assert_eq!(turn.await.expect("turn").status, 200);
+    let a = op
+        .get(&format!(
+            "/hecate/v1/agent-chat/sessions/{session}/approvals/{aid}"
+        ))
+        .await;
+    assert_eq!(
+        a.body["data"]["resolved_by"], "key:op",
+        "stored: {}",
+        a.body
+    );
+    // The session scope became a grant made by the same key; one made by the
+    // static token is the admin's.
+    let a = op.get("/hecate/v1/agent-chat/grants").await;
+    assert_eq!(a.body["data"][0]["created_by"], "key:op", "{}", a.body);
+    let a = Api::new(&s)
+        .with_token(ADMIN)
+        .post(
+            "/hecate/v1/agent-chat/grants",
+            json!({"scope": "workspace_tool", "workspace": ws.path().display().to_string(),
+                   "tool_kind": "read", "decision": "approve"}),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    assert_eq!(a.body["data"]["created_by"], "admin");
+
+    // A task started and its gate decided with the key: both events name it.
+    let a = op
+        .post(
+            "/hecate/v1/tasks",
+            json!({"execution_kind": "shell", "shell_command": "true"}),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    let task = a.body["data"]["id"].as_str().expect("task").to_string();
+    let a = op
+        .post(&format!("/hecate/v1/tasks/{task}/start"), json!({}))
+        .await;
+    assert_eq!(a.status, 202, "{}", a.body);
+    let run = a.body["data"]["id"].as_str().expect("run").to_string();
+    let gates = op.get(&format!("/hecate/v1/tasks/{task}/approvals")).await;
+    let gate = gates.body["data"][0]["id"]
+        .as_str()
+        .expect("gate")
+        .to_string();
+    let a = op
+        .post(
+            &format!("/hecate/v1/tasks/{task}/approvals/{gate}/resolve"),
+            json!({"decision": "reject", "note": "not now"}),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let events = op
+        .get(&format!("/hecate/v1/tasks/{task}/runs/{run}/events"))
+        .await;
+    let of = |kind: &str| -> Value {
+        events.body["data"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .find(|e| e["event_type"] == kind || e["type"] == kind)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(
+        of("run.created")["data"]["started_by"],
+        "key:op",
+        "{}",
+        events.body
+    );
+    assert_eq!(
+        of("approval.resolved")["data"]["by"],
+        "key:op",
+        "{}",
+        events.body
+    );
+}

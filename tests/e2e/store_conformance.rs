@@ -120,6 +120,7 @@ mod cases {
             created_at: now_rfc3339(),
             expires_at: None,
             resolved_at: None,
+            resolved_by: None,
         }
     }
 
@@ -643,6 +644,7 @@ mod cases {
             decision: "approve".into(),
             created_at: "2020-01-01T00:00:00Z".into(),
             expires_at: expires_at.map(str::to_string),
+            created_by: Some("key:ci".into()),
         };
         // Expiries are instants: 01:00+02:00 is 23:00 the day before in UTC.
         let expired = grant(Some("2026-03-01T01:00:00+02:00"));

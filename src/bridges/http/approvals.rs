@@ -2,6 +2,7 @@
 //! standing grants (create, list, revoke).
 
 use super::HttpState;
+use super::auth::Actor;
 use super::envelope::{ApiError, ErrorEnvelope};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::path_params::{GrantPath, SessionApprovalPath, SessionPath};
@@ -134,6 +135,7 @@ pub async fn get(
 )]
 pub async fn resolve(
     State(state): State<HttpState>,
+    Actor(by): Actor,
     ApiPath(SessionApprovalPath { id, approval_id }): ApiPath<SessionApprovalPath>,
     ApiJson(req): ApiJson<ResolveApprovalRequest>,
 ) -> Result<Json<ApprovalResponse>, ApiError> {
@@ -142,7 +144,13 @@ pub async fn resolve(
     let approval = state
         .engine
         .approvals()
-        .resolve(&state.namespace, &aid, req.decision.into(), scope)
+        .resolve_as(
+            &state.namespace,
+            &aid,
+            req.decision.into(),
+            scope,
+            Some(&by),
+        )
         .await?;
     Ok(approval_response(&approval))
 }
@@ -188,6 +196,7 @@ pub async fn cancel(
 )]
 pub async fn create_grant(
     State(state): State<HttpState>,
+    Actor(by): Actor,
     ApiJson(req): ApiJson<CreateGrantRequest>,
 ) -> Result<(StatusCode, Json<GrantResponse>), ApiError> {
     let grant = state
@@ -203,6 +212,7 @@ pub async fn create_grant(
                 tool_kind: req.tool_kind,
                 decision: req.decision.into(),
                 expires_at: req.expires_at,
+                created_by: Some(by),
             },
         )
         .await?;

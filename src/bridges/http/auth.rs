@@ -6,6 +6,7 @@ use super::envelope::ApiError;
 use super::request_id::is_api_path;
 use crate::bridges::access::{Denial, Guard};
 use crate::bridges::roles::Surface;
+use crate::domain::api_key::Identity;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -53,4 +54,23 @@ pub fn refusal(d: Denial) -> Response {
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     }
     response
+}
+
+/// Who a request acts as, as recorded on what it decides or starts: `admin`
+/// (the static token, or a server without one) or `key:NAME`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor(pub String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Actor {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let identity = parts.extensions.get::<Identity>();
+        Ok(Self(
+            identity.map_or_else(|| Identity::Admin.label(), Identity::label),
+        ))
+    }
 }

@@ -237,6 +237,9 @@ pub struct ApprovalDto {
     /// Resolution time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved_at: Option<String>,
+    /// Who decided it through an authenticated face: `admin`, `key:NAME` or `cli`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_by: Option<String>,
 }
 
 impl From<&Approval> for ApprovalDto {
@@ -256,6 +259,7 @@ impl From<&Approval> for ApprovalDto {
             created_at: a.created_at.clone(),
             expires_at: a.expires_at.clone(),
             resolved_at: a.resolved_at.clone(),
+            resolved_by: a.resolved_by.clone(),
         }
     }
 }
@@ -401,6 +405,9 @@ pub struct GrantDto {
     /// Expiry, when any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// Who made it: `admin`, `key:NAME` or `cli`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
 }
 
 impl From<&Grant> for GrantDto {
@@ -415,6 +422,7 @@ impl From<&Grant> for GrantDto {
             decision: g.decision.clone(),
             created_at: g.created_at.clone(),
             expires_at: g.expires_at.clone(),
+            created_by: g.created_by.clone(),
         }
     }
 }

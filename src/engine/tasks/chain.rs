@@ -82,7 +82,7 @@ impl TaskRuntime {
             resume: true,
             reason,
             prompt: Some(prompt),
-            from_turn: None,
+            ..StartOptions::default()
         };
         self.start(namespace, id, opts).await
     }
@@ -112,8 +112,8 @@ impl TaskRuntime {
             from: Some(run_id.clone()),
             resume: true,
             reason,
-            prompt: None,
             from_turn: Some(turn),
+            ..StartOptions::default()
         };
         self.start(namespace, id, opts).await
     }

@@ -29,6 +29,8 @@ pub struct StartOptions {
     pub prompt: Option<String>,
     /// The source's model turn the new run takes again (retry-from-turn).
     pub from_turn: Option<u32>,
+    /// Who started it (`admin`, `key:NAME`, `cli`), recorded on `run.created`.
+    pub started_by: Option<String>,
 }
 
 impl StartOptions {
@@ -249,7 +251,8 @@ impl TaskRuntime {
         };
         let mut events = vec![NewTaskEvent::new(
             "run.created",
-            json!({"status": status.as_str(), "execution_kind": kind.as_str()}),
+            json!({"status": status.as_str(), "execution_kind": kind.as_str(),
+                   "started_by": opts.started_by}),
         )];
         if let Some(s) = &source {
             let last_event = self
@@ -528,6 +531,21 @@ impl TaskRuntime {
         approve: bool,
         note: Option<String>,
     ) -> Result<TaskApproval> {
+        self.resolve_approval_as(namespace, id, approval_id, approve, note, None)
+            .await
+    }
+
+    /// [`Self::resolve_approval`], recording who decided (`admin`, `key:NAME`,
+    /// `cli`) on the `approval.resolved` event.
+    pub async fn resolve_approval_as(
+        &self,
+        namespace: &str,
+        id: &TaskId,
+        approval_id: &TaskApprovalId,
+        approve: bool,
+        note: Option<String>,
+        by: Option<String>,
+    ) -> Result<TaskApproval> {
         self.store().get_task(namespace, id).await?;
         let decision = if approve {
             TaskApprovalStatus::Approved
@@ -541,6 +559,7 @@ impl TaskRuntime {
                 id: approval_id.clone(),
                 decision,
                 note,
+                by,
             })
             .await?;
         self.publish(events);

@@ -56,7 +56,7 @@ impl ApprovalStore for PostgresStore {
         let r: OpResult<()> = async {
             let sql = format!(
                 "INSERT INTO approvals ({APPROVAL_COLUMNS}) VALUES \
-                 ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)"
+                 ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)"
             );
             c.execute(
                 sql.as_str(),
@@ -75,6 +75,7 @@ impl ApprovalStore for PostgresStore {
                     &a.created_at,
                     &a.expires_at,
                     &a.resolved_at,
+                    &a.resolved_by,
                 ],
             )
             .await?;
@@ -131,7 +132,8 @@ impl ApprovalStore for PostgresStore {
             let n = c
                 .execute(
                     "UPDATE approvals SET status = $2, decision = $3, scope = $4, path = $5, \
-                     selected_option = $6, resolved_at = $7 WHERE id = $1 AND status = 'pending'",
+                     selected_option = $6, resolved_at = $7, resolved_by = $8 \
+                     WHERE id = $1 AND status = 'pending'",
                     &[
                         &a.id.as_str(),
                         &a.status.as_str(),
@@ -140,6 +142,7 @@ impl ApprovalStore for PostgresStore {
                         &a.path,
                         &a.selected_option,
                         &a.resolved_at,
+                        &a.resolved_by,
                     ],
                 )
                 .await?;
@@ -170,7 +173,7 @@ impl ApprovalStore for PostgresStore {
         let c = self.client().await?;
         let r: OpResult<()> = async {
             let sql = format!(
-                "INSERT INTO grants ({GRANT_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)"
+                "INSERT INTO grants ({GRANT_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)"
             );
             c.execute(
                 sql.as_str(),
@@ -185,6 +188,7 @@ impl ApprovalStore for PostgresStore {
                     &g.decision,
                     &g.created_at,
                     &g.expires_at,
+                    &g.created_by,
                 ],
             )
             .await?;

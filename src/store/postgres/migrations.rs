@@ -456,6 +456,13 @@ pub const MIGRATIONS: &[Migration] = &[
     CREATE UNIQUE INDEX api_keys_live_name ON api_keys(name) WHERE revoked_at IS NULL;
     "#,
     },
+    Migration {
+        name: "who decided an approval and who made a grant",
+        sql: r#"
+    ALTER TABLE approvals ADD COLUMN resolved_by TEXT;
+    ALTER TABLE grants ADD COLUMN created_by TEXT;
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

@@ -6,11 +6,12 @@ use crate::domain::ids::{ApprovalId, GrantId, RunId, SessionId};
 
 /// The columns a row must start with for its decoder, in the order it reads them.
 pub(crate) const APPROVAL_COLUMNS: &str = "id, session_id, run_id, status, tool_kind, tool_name, \
-     options_json, decision, scope, path, selected_option, created_at, expires_at, resolved_at";
+     options_json, decision, scope, path, selected_option, created_at, expires_at, resolved_at, \
+     resolved_by";
 
 /// The columns a row must start with for its decoder, in the order it reads them.
 pub(crate) const GRANT_COLUMNS: &str = "id, namespace, scope, session_id, adapter_id, workspace, tool_kind, \
-     decision, created_at, expires_at";
+     decision, created_at, expires_at, created_by";
 
 /// An approval from a row that starts with its columns.
 pub(crate) fn approval<R: StoredRow>(r: &R) -> Result<Approval, R::Error> {
@@ -31,6 +32,7 @@ pub(crate) fn approval<R: StoredRow>(r: &R) -> Result<Approval, R::Error> {
         created_at: r.col(11)?,
         expires_at: r.col(12)?,
         resolved_at: r.col(13)?,
+        resolved_by: r.col(14)?,
     })
 }
 
@@ -47,5 +49,6 @@ pub(crate) fn grant<R: StoredRow>(r: &R) -> Result<Grant, R::Error> {
         decision: r.col(7)?,
         created_at: r.col(8)?,
         expires_at: r.col(9)?,
+        created_by: r.col(10)?,
     })
 }

@@ -6,7 +6,7 @@ use crate::domain::approval::{Approval, Grant};
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{ApprovalId, GrantId};
 use crate::domain::time::parse_millis;
-use crate::store::rows::approvals::{self as decode, APPROVAL_COLUMNS};
+use crate::store::rows::approvals::{self as decode, APPROVAL_COLUMNS, GRANT_COLUMNS};
 use crate::store::{ApprovalPruning, ApprovalQuery, ApprovalStore, PruneReport};
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -19,7 +19,7 @@ impl ApprovalStore for SqliteStore {
             c.execute(
                 &format!(
                     "INSERT INTO approvals ({APPROVAL_COLUMNS}) VALUES \
-                     (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"
+                     (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"
                 ),
                 params![
                     a.id.as_str(),
@@ -36,6 +36,7 @@ impl ApprovalStore for SqliteStore {
                     a.created_at,
                     a.expires_at,
                     a.resolved_at,
+                    a.resolved_by,
                 ],
             )?;
             Ok(())
@@ -86,7 +87,8 @@ impl ApprovalStore for SqliteStore {
         self.write(move |c| {
             let n = c.execute(
                 "UPDATE approvals SET status = ?2, decision = ?3, scope = ?4, path = ?5, \
-                 selected_option = ?6, resolved_at = ?7 WHERE id = ?1 AND status = 'pending'",
+                 selected_option = ?6, resolved_at = ?7, resolved_by = ?8 \
+                 WHERE id = ?1 AND status = 'pending'",
                 params![
                     a.id.as_str(),
                     a.status.as_str(),
@@ -95,6 +97,7 @@ impl ApprovalStore for SqliteStore {
                     a.path,
                     a.selected_option,
                     a.resolved_at,
+                    a.resolved_by,
                 ],
             )?;
             if n == 0 {
@@ -124,8 +127,9 @@ impl ApprovalStore for SqliteStore {
         let g = g.clone();
         self.write(move |c| {
             c.execute(
-                "INSERT INTO grants (id, namespace, scope, session_id, adapter_id, workspace, \
-                 tool_kind, decision, created_at, expires_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                &format!(
+                    "INSERT INTO grants ({GRANT_COLUMNS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
+                ),
                 params![
                     g.id.as_str(),
                     g.namespace,
@@ -137,6 +141,7 @@ impl ApprovalStore for SqliteStore {
                     g.decision,
                     g.created_at,
                     g.expires_at,
+                    g.created_by,
                 ],
             )?;
             Ok(())
@@ -149,9 +154,10 @@ impl ApprovalStore for SqliteStore {
         self.read(move |c| {
             all(
                 c,
-                "SELECT id, namespace, scope, session_id, adapter_id, workspace, tool_kind, \
-                 decision, created_at, expires_at FROM grants WHERE namespace = ?1 \
-                 ORDER BY created_at, id",
+                &format!(
+                    "SELECT {GRANT_COLUMNS} FROM grants WHERE namespace = ?1 \
+                     ORDER BY created_at, id"
+                ),
                 params![namespace],
                 |r| decode::grant(r),
             )

@@ -441,6 +441,11 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE UNIQUE INDEX api_keys_live_name ON api_keys(name) WHERE revoked_at IS NULL;
     "#,
+    // v16: who decided an approval and who made a grant (`admin`, `key:NAME`, `cli`).
+    r#"
+    ALTER TABLE approvals ADD COLUMN resolved_by TEXT;
+    ALTER TABLE grants ADD COLUMN created_by TEXT;
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

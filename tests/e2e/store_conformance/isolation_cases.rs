@@ -221,6 +221,7 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
             decision: "approve".into(),
             created_at: now_rfc3339(),
             expires_at: None,
+            created_by: Some("admin".into()),
         })
         .await
         .expect("grant");

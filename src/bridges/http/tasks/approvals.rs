@@ -1,6 +1,7 @@
 //! A task's approval gates: list, read, resolve.
 
 use super::super::HttpState;
+use super::super::auth::Actor;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath};
 use super::super::path_params::{TaskApprovalPath, TaskPath};
@@ -87,6 +88,7 @@ pub async fn get(
 )]
 pub async fn resolve(
     State(state): State<HttpState>,
+    Actor(by): Actor,
     ApiPath(TaskApprovalPath { id, approval_id }): ApiPath<TaskApprovalPath>,
     ApiJson(body): ApiJson<ResolveTaskApprovalRequest>,
 ) -> Result<Json<TaskApprovalResponse>, ApiError> {
@@ -104,12 +106,13 @@ pub async fn resolve(
     let a = state
         .engine
         .tasks()
-        .resolve_approval(
+        .resolve_approval_as(
             &state.namespace,
             &TaskId::from(id),
             &TaskApprovalId::from(approval_id),
             approve,
             body.note,
+            Some(by),
         )
         .await?;
     Ok(Json(TaskApprovalResponse {

@@ -1,6 +1,7 @@
 //! Create, list, read, delete and start tasks.
 
 use super::super::HttpState;
+use super::super::auth::Actor;
 use super::super::envelope::{ApiError, ErrorEnvelope};
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::super::path_params::TaskPath;
@@ -150,12 +151,17 @@ pub async fn delete(
 )]
 pub async fn start(
     State(state): State<HttpState>,
+    Actor(by): Actor,
     ApiPath(TaskPath { id }): ApiPath<TaskPath>,
 ) -> Result<(StatusCode, Json<TaskRunResponse>), ApiError> {
+    let opts = StartOptions {
+        started_by: Some(by),
+        ..StartOptions::default()
+    };
     let run = state
         .engine
         .tasks()
-        .start(&state.namespace, &TaskId::from(id), StartOptions::default())
+        .start(&state.namespace, &TaskId::from(id), opts)
         .await?;
     Ok(accepted_run(&run))
 }

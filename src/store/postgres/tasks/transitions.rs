@@ -124,7 +124,7 @@ pub(super) async fn resolve(
     tx: &Transaction<'_>,
     d: TaskApprovalDecision,
 ) -> OpResult<(TaskApproval, Vec<TaskEvent>)> {
-    let (task_id, id, decision, note) = (&d.task_id, &d.id, d.decision, d.note);
+    let (task_id, id, decision, note) = (&d.task_id, &d.id, d.decision, d.note.clone());
     let select = format!(
         "SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = $1 AND task_id = $2 FOR UPDATE"
     );
@@ -137,7 +137,7 @@ pub(super) async fn resolve(
     };
     check_pending(&approval)?;
     let run = select_run(tx, task_id, &approval.run_id).await?;
-    let outcome = decide::resolve(&approval, &run, decision, &note)?;
+    let outcome = decide::resolve(&approval, &run, decision, &note, &d.by)?;
     tx.execute(
         "UPDATE task_approvals SET status = $2, note = $3, resolved_at = $4 WHERE id = $1",
         &[&id.as_str(), &decision.as_str(), &note, &now_rfc3339()],

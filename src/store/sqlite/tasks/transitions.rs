@@ -115,7 +115,7 @@ pub(super) fn resolve(
     c: &mut Connection,
     d: TaskApprovalDecision,
 ) -> OpResult<(TaskApproval, Vec<TaskEvent>)> {
-    let (task_id, id, decision, note) = (&d.task_id, &d.id, d.decision, d.note);
+    let (task_id, id, decision, note) = (&d.task_id, &d.id, d.decision, d.note.clone());
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let select =
         format!("SELECT {APPROVAL_COLUMNS} FROM task_approvals WHERE id = ?1 AND task_id = ?2");
@@ -127,7 +127,7 @@ pub(super) fn resolve(
         .ok_or_else(|| HecateError::not_found("approval", id.as_str()))?;
     check_pending(&approval)?;
     let run = select_run(&tx, task_id, &approval.run_id)?;
-    let outcome = decide::resolve(&approval, &run, decision, &note)?;
+    let outcome = decide::resolve(&approval, &run, decision, &note, &d.by)?;
     tx.execute(
         "UPDATE task_approvals SET status = ?2, note = ?3, resolved_at = ?4 WHERE id = ?1",
         params![id.as_str(), decision.as_str(), note, now_rfc3339()],
