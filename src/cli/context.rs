@@ -23,6 +23,10 @@ use std::sync::Arc;
 pub use super::store_target::DB_FILE;
 use super::store_target::StoreTarget;
 
+/// Who decisions and starts made on the command line are recorded as (the
+/// person at the hub's own terminal, holding the store's file).
+pub const CLI_ACTOR: &str = "cli";
+
 /// Configuration, store and engine for one command.
 pub struct AppContext {
     /// Merged configuration.

@@ -24,7 +24,7 @@ pub mod telemetry;
 
 use clap::{Parser, Subcommand};
 
-pub use context::{AppContext, DB_FILE};
+pub use context::{AppContext, CLI_ACTOR, DB_FILE};
 pub use global::GlobalArgs;
 pub use output::Format;
 
@@ -97,10 +97,6 @@ pub enum Command {
     #[command(subcommand)]
     Keys(keys::KeysCommand),
 }
-
-/// Who decisions and starts made on the command line are recorded as (the
-/// person at the hub's own terminal, holding the store's file).
-pub(crate) const CLI_ACTOR: &str = "cli";
 
 /// Runs the process watchdog when this process was started as one (hidden first
 /// argument) and returns its exit code; otherwise lets the children this process
