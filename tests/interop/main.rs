@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod a2a_real_clients;
 mod acp_options_real_agents;
 mod acp_options_real_clients;
 mod acp_real_clients;

@@ -49,6 +49,7 @@ pub use extract::MAX_BODY_BYTES;
 pub use openapi::document as openapi_document;
 pub use state::{ApiRoute, HttpConfig, HttpState};
 
+use crate::bridges::a2a;
 use crate::bridges::access::{self, Guard, HostPolicy};
 use crate::engine::Engine;
 use axum::Router;
@@ -318,6 +319,7 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
     );
     app.merge(console::router(guard.clone(), config.console))
         .merge(acp)
+        .merge(a2a::mount(&state.engine, &state.namespace, &guard))
         .nest("/v1", gateway::router(guard.clone(), state.engine.clone()))
         .nest_service("/mcp", mcp)
         .fallback(not_found)
@@ -353,6 +355,7 @@ fn cors() -> CorsLayer {
             HeaderName::from_static("anthropic-version"),
             HeaderName::from_static("anthropic-beta"),
             HeaderName::from_static("x-hecate-session-id"),
+            HeaderName::from_static("a2a-version"),
             HeaderName::from_static(chats::X_HECATE_APP_KEY),
             HeaderName::from_static(chats::X_HECATE_USER_TOKEN),
         ])

