@@ -139,6 +139,8 @@ async fn refusal(r: reqwest::Response) -> (u16, String) {
 
 #[tokio::test]
 async fn mcp_and_the_api_accept_the_same_loopback_names_and_refuse_alike() {
+    // rmcp's client builds its own reqwest client, which needs a provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut home = Home::empty();
     home.set("HECATE_TOKEN", "s3cret");
     let s = serve(&home);
