@@ -1,6 +1,9 @@
 //! The W3C trace and span ids of a `tracing` span, as OpenTelemetry exports them.
 
+use opentelemetry::propagation::TextMapPropagator as _;
 use opentelemetry::trace::TraceContextExt as _;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use std::collections::HashMap;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 /// A span's ids in lowercase hex (32 and 16 digits).
@@ -29,6 +32,18 @@ pub fn current_context() -> opentelemetry::Context {
     tracing::Span::current().context()
 }
 
+/// The W3C trace context (`traceparent`, and `tracestate` when set) of the
+/// current span, for a request that carries it to another process; empty
+/// without an exporter.
+pub fn current_trace_headers() -> HashMap<String, String> {
+    let mut carrier = HashMap::new();
+    let cx = current_context();
+    if cx.span().span_context().is_valid() {
+        TraceContextPropagator::new().inject_context(&cx, &mut carrier);
+    }
+    carrier
+}
+
 /// Makes `span`, not yet entered, a child of `parent`'s span (nothing happens
 /// without an exporter).
 pub fn adopt(span: &tracing::Span, parent: opentelemetry::Context) {
@@ -45,5 +60,7 @@ mod tests {
     fn a_span_without_an_exporter_has_no_ids() {
         let span = tracing::info_span!("x");
         assert_eq!(span_ids(&span), None);
+        let _in = span.enter();
+        assert!(current_trace_headers().is_empty());
     }
 }

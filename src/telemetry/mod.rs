@@ -10,4 +10,4 @@ pub mod ids;
 pub mod metrics;
 pub mod spans;
 
-pub use ids::{SpanIds, adopt, current_context, span_ids};
+pub use ids::{SpanIds, adopt, current_context, current_trace_headers, span_ids};

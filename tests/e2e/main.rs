@@ -72,6 +72,7 @@ mod mcp_http;
 mod mcp_kits;
 mod mcp_pool;
 mod mcp_resources;
+mod mcp_revision_2026;
 mod mcp_stdio_clumsy_client;
 mod mcp_stdio_server;
 mod mcp_tasks;

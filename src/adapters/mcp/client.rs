@@ -10,7 +10,8 @@ use crate::adapters::process::{ChildProcess, Pipe, SpawnError, Spec, Stderr, Tai
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
     CompleteRequest, CompleteRequestParams, GetPromptRequestParams, PingRequest,
-    ReadResourceRequestParams, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceRequestParams, RequestParamsMeta, ServerResult, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::{RoleClient, ServiceError, ServiceExt};
@@ -263,6 +264,14 @@ impl Upstream {
         let mut params = CallToolRequestParams::new(name.to_string());
         if let Some(args) = arguments {
             params = params.with_arguments(args);
+        }
+        // The caller's trace goes on to the upstream (SEP-414).
+        let trace = crate::telemetry::current_trace_headers();
+        if let Some(parent) = trace.get("traceparent") {
+            params.set_traceparent(parent);
+        }
+        if let Some(state) = trace.get("tracestate").filter(|s| !s.is_empty()) {
+            params.set_tracestate(state);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = self.service.peer().clone();

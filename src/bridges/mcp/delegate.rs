@@ -119,7 +119,8 @@ impl HecateMcp {
         mode: Option<ApprovalModeArg>,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<TurnOut> {
-        let can_elicit = elicit::supports_elicitation(&ctx.peer);
+        let reach = elicit::Reach::of(ctx);
+        let can_elicit = reach.is_some();
         let approval_mode = match mode {
             Some(ApprovalModeArg::Auto) => Some(ApprovalMode::Auto),
             Some(ApprovalModeArg::Deny) => Some(ApprovalMode::Deny),
@@ -156,11 +157,11 @@ impl HecateMcp {
                         }
                     }
                     Some(Received::Event(EngineEvent::ApprovalRequested { approval, .. })) if elicit_approvals => {
-                        let peer = ctx.peer.clone();
+                        let Some(reach) = reach.clone() else { continue };
                         let engine = self.engine.clone();
                         let ns = self.ns().to_string();
                         tokio::spawn(async move {
-                            let result = match elicit::ask(&peer, &approval).await {
+                            let result = match elicit::ask(&reach, &approval).await {
                                 ElicitAnswer::Decided(d, s) => engine.approvals().resolve(&ns, &approval.id, d, s).await.map(|_| ()),
                                 ElicitAnswer::Dismissed => engine.approvals().cancel(&ns, &approval.id).await.map(|_| ()),
                                 ElicitAnswer::Failed => Ok(()),

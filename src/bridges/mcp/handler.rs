@@ -1,11 +1,18 @@
 //! The MCP `ServerHandler` of a connection: capabilities and instructions, then
 //! each request handed to the tools, resources, prompts and upstream files.
+//! rmcp answers `server/discover` from the same capabilities and serves a
+//! request carrying its revision, capabilities and client in `_meta`
+//! (2026-07-28) without `initialize`; such a `tools/call` runs in rounds
+//! (`modern::rounds`) and `subscriptions/listen` streams updates
+//! (`modern::listen`). A `traceparent` in a call's `_meta` parents its span.
 
 use super::access::{call_refusal, identity_of, is_read_only};
 use super::errors::protocol_error;
+use super::modern::is_modern;
+use super::modern::trace::adopt_caller;
 use super::server::HecateMcp;
 use super::watch;
-use crate::domain::api_key::OWN_TOOLS_SERVER;
+use crate::domain::api_key::{Identity, OWN_TOOLS_SERVER};
 use crate::engine::ToolLoading;
 use crate::telemetry::spans::{mcp_server_call, mcp_server_end};
 use rmcp::handler::server::tool::ToolCallContext;
@@ -13,17 +20,22 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 // Logging is SEP-2577-deprecated in rmcp but still part of protocol 2025-11-25.
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use std::time::Duration;
 use tracing::Instrument as _;
 
-/// Instructions sent to clients in `initialize`.
+/// How much longer than an approval may wait a parked call waits for the
+/// client's next round.
+const ROUND_GRACE: Duration = Duration::from_secs(60);
+
+/// Instructions sent to clients in `initialize` and `server/discover`.
 const INSTRUCTIONS: &str = "Hecate is a local hub for coding agents and models. Use list_sessions / \
 get_transcript to read conversations shared with the CLI and HTTP API, ask_agent to delegate a task \
 to another agent (agent:ID from list_adapters) or a model (model:PROVIDER/MODEL), and \
@@ -31,7 +43,74 @@ list_approvals / resolve_approval for pending permission requests. create_task /
 durable shell, git and file tasks (with wait, their approval gates are asked by elicitation when \
 you support it). Tools named SERVER__tool are \
 upstream MCP servers proxied under Hecate's policy. Resources hecate://sessions/{id} are live \
-transcripts you can subscribe to.";
+transcripts you can subscribe to (subscriptions/listen on protocol 2026-07-28).";
+
+impl HecateMcp {
+    /// Calls Hecate's own tool or an upstream one, as `identity` may.
+    async fn dispatch(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let identity = identity_of(&context.extensions);
+        if self.is_hub() && self.own.has_route(&request.name) {
+            let read_only = self.own.get(&request.name).is_some_and(is_read_only);
+            if let Some(refusal) =
+                call_refusal(&identity, OWN_TOOLS_SERVER, &request.name, read_only)
+            {
+                return Err(refusal);
+            }
+            // Hecate's own tools read it as `Extension<Identity>`.
+            context.extensions.insert(identity);
+            return self
+                .own
+                .call(ToolCallContext::new(self, request, context))
+                .await;
+        }
+        self.call_upstream(request, context).await
+    }
+
+    /// A call of a 2026-07-28 client: a first round starts it in a task of its
+    /// own, a round carrying `requestState` resumes it with the client's
+    /// `inputResponses`; either ends with the result or the next questions.
+    async fn call_in_rounds(
+        &self,
+        mut request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = match identity_of(&context.extensions) {
+            Identity::Admin => "admin".to_string(),
+            Identity::Key(k) => format!("key:{}", k.id),
+        };
+        let owner = format!("{caller}/{}", request.name);
+        let ttl = self.engine.config().approval_timeout + ROUND_GRACE;
+        let ct = context.ct.clone();
+        let answer = if let Some(state) = request.request_state.take() {
+            let responses = request.input_responses.take();
+            self.rounds.resume(&state, owner, responses, ttl, &ct).await
+        } else {
+            let this = self.clone();
+            let span = tracing::Span::current();
+            self.rounds
+                .start(owner, ttl, &ct, move |asker, cancel| {
+                    context.extensions.insert(asker);
+                    // The call outlives this request: only dropping it cancels it.
+                    context.ct = cancel;
+                    async move { this.dispatch(request, context).await }.instrument(span)
+                })
+                .await
+        };
+        // 2026-07-28 results name their type; an upstream's relayed result
+        // (from an older revision) does not.
+        answer.map(|response| match response {
+            CallToolResponse::Complete(mut r) => {
+                r.result_type.get_or_insert(ResultType::COMPLETE);
+                CallToolResponse::Complete(r)
+            }
+            other => other,
+        })
+    }
+}
 
 impl ServerHandler for HecateMcp {
     #[allow(deprecated)]
@@ -86,29 +165,19 @@ impl ServerHandler for HecateMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let span = mcp_server_call(&request.name);
-        let identity = identity_of(&context.extensions);
-        let answer = async {
-            if self.is_hub() && self.own.has_route(&request.name) {
-                let read_only = self.own.get(&request.name).is_some_and(is_read_only);
-                if let Some(refusal) =
-                    call_refusal(&identity, OWN_TOOLS_SERVER, &request.name, read_only)
-                {
-                    return Err(refusal);
-                }
-                // Hecate's own tools read it as `Extension<Identity>`.
-                context.extensions.insert(identity);
-                return self
-                    .own
-                    .call(ToolCallContext::new(self, request, context))
-                    .await;
-            }
-            self.call_upstream(request, context).await
-        }
-        .instrument(span.clone())
-        .await;
+        adopt_caller(&span, &context.meta);
+        let answer = if is_modern(&context) {
+            self.call_in_rounds(request, context)
+                .instrument(span.clone())
+                .await
+        } else {
+            self.dispatch(request, context)
+                .instrument(span.clone())
+                .await
+        };
         match &answer {
             Err(e) => mcp_server_end(&span, Some(("error", &e.message))),
             Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
@@ -143,6 +212,17 @@ impl ServerHandler for HecateMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.read(&request.uri).await.map(Into::into)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(self.honoured(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.serve_listen(context).await
     }
 
     #[allow(deprecated)]

@@ -13,6 +13,7 @@ mod errors;
 mod flow_chat_tools;
 mod handler;
 mod memory_tools;
+mod modern;
 mod prompts;
 mod resources;
 mod server;

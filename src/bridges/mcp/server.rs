@@ -4,12 +4,14 @@
 //! dispatch is in `handler.rs`. Everything goes through the engine.
 
 use super::errors::{protocol_error, resource_not_found};
+use super::modern::rounds::Rounds;
 use super::uris::SCHEME;
 use crate::domain::api_key::Identity;
 use crate::domain::error::ErrorType;
 use crate::engine::{Engine, ToolLoading};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::Tool;
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -59,6 +61,9 @@ pub struct HecateMcp {
     pub(crate) opts: Arc<McpServerOptions>,
     pub(crate) own: Arc<ToolRouter<HecateMcp>>,
     pub(crate) conn: Arc<Connection>,
+    /// Calls of 2026-07-28 clients waiting for their next round (shared by
+    /// every instance of one HTTP endpoint, whose requests are stateless).
+    pub(crate) rounds: Arc<Rounds>,
 }
 
 impl HecateMcp {
@@ -74,6 +79,7 @@ impl HecateMcp {
             }),
             engine,
             opts: Arc::new(opts),
+            rounds: Arc::new(Rounds::default()),
             own: Arc::new(
                 Self::own_tools()
                     + Self::task_tools()
@@ -85,6 +91,12 @@ impl HecateMcp {
                     + Self::tool_search_tools(),
             ),
         }
+    }
+
+    /// The same handler parking multi round-trip calls in `rounds`.
+    pub(crate) fn with_rounds(mut self, rounds: Arc<Rounds>) -> Self {
+        self.rounds = rounds;
+        self
     }
 
     /// The namespace this connection acts in.
@@ -159,6 +171,11 @@ impl HecateMcp {
         }
     }
 
+    /// Whether this connection already follows upstream `uri` through the engine.
+    pub(crate) async fn follows_upstream(&self, uri: &str) -> bool {
+        self.conn.upstream_subscriptions.lock().await.contains(uri)
+    }
+
     /// Unsubscribes this connection from `uri`; the engine's subscription is
     /// released when this connection held one.
     pub(crate) async fn unsubscribe_uri(&self, uri: &str) -> Result<(), ErrorData> {
@@ -178,12 +195,18 @@ impl HecateMcp {
             .map_err(|e| protocol_error(&e))
     }
 
-    /// The caller as recorded in the audit log: client name and transport, and
-    /// the API key when one was presented.
-    pub(crate) fn caller(&self, peer: &Peer<RoleServer>, identity: &Identity) -> String {
-        let name = peer
-            .peer_info()
-            .map(|i| i.client_info.name.clone())
+    /// The caller as recorded in the audit log: client name (from the
+    /// request's `_meta`, else the handshake) and transport, and the API key
+    /// when one was presented.
+    pub(crate) fn caller(
+        &self,
+        context: &RequestContext<RoleServer>,
+        identity: &Identity,
+    ) -> String {
+        let name = context
+            .client_info()
+            .map(|i| i.name)
+            .filter(|n| !n.is_empty())
             .unwrap_or_else(|| "unknown".into());
         match identity {
             Identity::Admin => format!("{name} ({})", self.opts.transport),

@@ -1,18 +1,23 @@
 //! Upstream MCP tools as this connection exposes them (namespaced `NAME__tool`
 //! on the hub, original names on a single-upstream endpoint) and proxied calls:
 //! through the engine's policy gate, with upstream progress and logging relayed
-//! to the caller before the result, and MCP cancellation passed on.
+//! to the caller before the result, and MCP cancellation passed on. A caller on
+//! revision 2026-07-28 gets an upstream's elicitation and sampling requests as
+//! questions of its call's rounds, and log messages only at the level its
+//! request's `_meta` opted in to.
 
 use super::access::{call_refusal, definition_is_read_only, identity_of};
-use super::elicit::{ElicitingPrompter, supports_elicitation};
+use super::elicit::{ElicitingPrompter, Reach};
 use super::errors::{protocol_error, tool_error};
+use super::modern::is_modern;
+use super::modern::rounds::Asker;
 use super::server::HecateMcp;
 use crate::domain::api_key::Identity;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::engine::{ApprovalPrompter, McpCallOptions, UpstreamNotice, UpstreamTool};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest,
-    ProgressNotificationParam, ProgressToken, ServerRequest, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ElicitRequest,
+    InputRequest, ProgressNotificationParam, ProgressToken, ServerRequest, Tool,
 };
 // Logging and sampling are SEP-2577-deprecated in rmcp but still protocol 2025-11-25.
 #[allow(deprecated)]
@@ -86,19 +91,22 @@ impl HecateMcp {
             }
         }
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let prompter: Option<Arc<dyn ApprovalPrompter>> =
-            supports_elicitation(&context.peer).then(|| {
-                Arc::new(ElicitingPrompter {
-                    peer: context.peer.clone(),
-                }) as Arc<dyn ApprovalPrompter>
-            });
+        let prompter = Reach::of(&context)
+            .map(|reach| Arc::new(ElicitingPrompter { reach }) as Arc<dyn ApprovalPrompter>);
         let opts = McpCallOptions {
-            client: self.caller(&context.peer, &identity),
+            client: self.caller(&context, &identity),
             notices: Some(tx),
             cancel: context.ct.clone(),
             prompter,
         };
-        let token = context.meta.get_progress_token();
+        let relay_to = Relay {
+            peer: context.peer.clone(),
+            token: context.meta.get_progress_token(),
+            capabilities: context.client_capabilities(),
+            asker: context.extensions.get::<Asker>().cloned(),
+            modern: is_modern(&context),
+            log_floor: context.meta.log_level(),
+        };
         let call = self
             .engine
             .mcp()
@@ -107,11 +115,11 @@ impl HecateMcp {
         let result = loop {
             tokio::select! {
                 r = &mut call => break r,
-                Some(n) = rx.recv() => relay(&context.peer, token.as_ref(), n).await,
+                Some(n) = rx.recv() => relay_to.relay(n).await,
             }
         };
         while let Ok(n) = rx.try_recv() {
-            relay(&context.peer, token.as_ref(), n).await;
+            relay_to.relay(n).await;
         }
         match result {
             Ok(v) => match serde_json::from_value::<CallToolResult>(v) {
@@ -127,82 +135,129 @@ impl HecateMcp {
     }
 }
 
-/// Puts an upstream's server→client request to the caller and returns its answer.
-#[allow(deprecated)]
-async fn forward_request(
-    peer: &Peer<RoleServer>,
-    method: &str,
-    params: serde_json::Value,
-) -> Result<serde_json::Value, (i32, String)> {
-    let caps = peer.peer_info().map(|i| i.capabilities.clone());
-    let bad = |e: serde_json::Error| (-32602, format!("{method}: {e}"));
-    let request = match method {
-        "sampling/createMessage" if caps.as_ref().is_some_and(|c| c.sampling.is_some()) => {
-            ServerRequest::CreateMessageRequest(CreateMessageRequest::new(
-                serde_json::from_value(params).map_err(bad)?,
-            ))
-        }
-        "elicitation/create" if caps.as_ref().is_some_and(|c| c.elicitation.is_some()) => {
-            ServerRequest::ElicitRequest(ElicitRequest::new(
-                serde_json::from_value(params).map_err(bad)?,
-            ))
-        }
-        _ => {
-            return Err((
-                -32601,
-                format!("{method}: the calling client does not support it"),
-            ));
-        }
-    };
-    match peer.send_request(request).await {
-        Ok(r) => serde_json::to_value(&r).map_err(|e| (-32603, e.to_string())),
-        Err(rmcp::ServiceError::McpError(e)) => Err((e.code.0, e.message.into_owned())),
-        Err(e) => Err((-32603, e.to_string())),
-    }
+/// Where an upstream's notifications and requests during a call go: the
+/// caller's progress token, the capabilities it declared, and, for a client on
+/// revision 2026-07-28, the rounds of its call instead of server→client requests.
+struct Relay {
+    peer: Peer<RoleServer>,
+    token: Option<ProgressToken>,
+    capabilities: Option<ClientCapabilities>,
+    asker: Option<Asker>,
+    modern: bool,
+    /// The level a 2026-07-28 request opted in to logging at (`_meta`); such a
+    /// request gets no log messages without it.
+    #[allow(deprecated)]
+    log_floor: Option<LoggingLevel>,
 }
 
-/// Forwards one upstream notification to the caller.
-#[allow(deprecated)]
-async fn relay(peer: &Peer<RoleServer>, token: Option<&ProgressToken>, n: UpstreamNotice) {
-    let sent = match n {
-        UpstreamNotice::Progress {
-            progress,
-            total,
-            message,
-        } => {
-            let Some(token) = token else { return };
-            let mut p = ProgressNotificationParam::new(token.clone(), progress);
-            if let Some(t) = total {
-                p = p.with_total(t);
+impl Relay {
+    /// Puts an upstream's server→client request to the caller and returns its answer.
+    #[allow(deprecated)]
+    async fn forward(
+        &self,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, (i32, String)> {
+        let caps = self.capabilities.as_ref();
+        let bad = |e: serde_json::Error| (-32602, format!("{method}: {e}"));
+        let (hint, input) = match method {
+            "sampling/createMessage" if caps.is_some_and(|c| c.sampling.is_some()) => (
+                "sampling",
+                InputRequest::CreateMessage(CreateMessageRequest::new(
+                    serde_json::from_value(params).map_err(bad)?,
+                )),
+            ),
+            "elicitation/create" if caps.is_some_and(|c| c.elicitation.is_some()) => (
+                "elicitation",
+                InputRequest::Elicitation(ElicitRequest::new(
+                    serde_json::from_value(params).map_err(bad)?,
+                )),
+            ),
+            _ => {
+                return Err((
+                    -32601,
+                    format!("{method}: the calling client does not support it"),
+                ));
             }
-            if let Some(m) = message {
-                p = p.with_message(m);
+        };
+        if self.modern {
+            let Some(asker) = &self.asker else {
+                return Err((
+                    -32601,
+                    format!("{method}: the calling client cannot be asked during this request"),
+                ));
+            };
+            return asker.ask(hint, input).await.ok_or_else(|| {
+                (
+                    -32603,
+                    format!("{method}: the calling client gave no answer"),
+                )
+            });
+        }
+        let request = match input {
+            InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
+            InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
+            _ => return Err((-32601, format!("{method}: not relayed"))),
+        };
+        match self.peer.send_request(request).await {
+            Ok(r) => serde_json::to_value(&r).map_err(|e| (-32603, e.to_string())),
+            Err(rmcp::ServiceError::McpError(e)) => Err((e.code.0, e.message.into_owned())),
+            Err(e) => Err((-32603, e.to_string())),
+        }
+    }
+
+    /// Forwards one upstream notification to the caller.
+    #[allow(deprecated)]
+    async fn relay(&self, n: UpstreamNotice) {
+        let peer = &self.peer;
+        let sent = match n {
+            UpstreamNotice::Progress {
+                progress,
+                total,
+                message,
+            } => {
+                let Some(token) = &self.token else { return };
+                let mut p = ProgressNotificationParam::new(token.clone(), progress);
+                if let Some(t) = total {
+                    p = p.with_total(t);
+                }
+                if let Some(m) = message {
+                    p = p.with_message(m);
+                }
+                peer.notify_progress(p).await
             }
-            peer.notify_progress(p).await
-        }
-        UpstreamNotice::Request {
-            method,
-            params,
-            reply,
-        } => {
-            let _ = reply.send(forward_request(peer, &method, params).await);
-            return;
-        }
-        UpstreamNotice::Log {
-            level,
-            logger,
-            data,
-        } => {
-            let level = serde_json::from_value::<LoggingLevel>(serde_json::Value::String(level))
-                .unwrap_or(LoggingLevel::Info);
-            let mut p = LoggingMessageNotificationParam::new(level, data);
-            if let Some(l) = logger {
-                p = p.with_logger(l);
+            UpstreamNotice::Request {
+                method,
+                params,
+                reply,
+            } => {
+                let _ = reply.send(self.forward(&method, params).await);
+                return;
             }
-            peer.notify_logging_message(p).await
+            UpstreamNotice::Log {
+                level,
+                logger,
+                data,
+            } => {
+                let level =
+                    serde_json::from_value::<LoggingLevel>(serde_json::Value::String(level))
+                        .unwrap_or(LoggingLevel::Info);
+                if self.modern
+                    && self
+                        .log_floor
+                        .is_none_or(|floor| (level as u8) < (floor as u8))
+                {
+                    return;
+                }
+                let mut p = LoggingMessageNotificationParam::new(level, data);
+                if let Some(l) = logger {
+                    p = p.with_logger(l);
+                }
+                peer.notify_logging_message(p).await
+            }
+        };
+        if let Err(e) = sent {
+            tracing::debug!(error = %e, "could not relay an upstream notification");
         }
-    };
-    if let Err(e) = sent {
-        tracing::debug!(error = %e, "could not relay an upstream notification");
     }
 }

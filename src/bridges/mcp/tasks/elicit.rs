@@ -2,14 +2,16 @@
 //! words agent-session approvals use (what is asked for, the gate, and here the
 //! task and run ids): the user approves, rejects (declining the form rejects
 //! too, with a note), or gives no answer, which leaves the approval pending. A
-//! question whose approval was resolved elsewhere first is withdrawn.
+//! question whose approval was resolved elsewhere first is withdrawn. The form
+//! reaches the user as the client's revision allows ([`Reach`]).
 
-use crate::bridges::mcp::elicit::{decision_field, form_request, parse_choice};
+use crate::bridges::mcp::elicit::{Reach, decision_field, form_params, parse_choice};
 use crate::domain::approval::Decision;
 use crate::domain::task::TaskApproval;
-use rmcp::model::{CancelledNotificationParam, ClientResult, ElicitationAction};
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitationAction, ServerRequest,
+};
 use rmcp::service::PeerRequestOptions;
-use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -100,16 +102,33 @@ pub fn verdict(action: ElicitationAction, content: Option<&Value>) -> TaskVerdic
 }
 
 /// Asks the client's user about `a` and waits at most `timeout` for the
-/// answer; when `withdraw` fires first, the request is cancelled at the client.
+/// answer; when `withdraw` fires first, a request on the session is cancelled
+/// at the client (a question of a round is left unanswered).
 pub async fn ask_task(
-    peer: &Peer<RoleServer>,
+    reach: &Reach,
     a: &TaskApproval,
     timeout: Duration,
     withdraw: &CancellationToken,
 ) -> TaskVerdict {
-    let Some(request) = form_request(task_form(a)) else {
+    let Some(params) = form_params(task_form(a)) else {
         return TaskVerdict::Unanswered;
     };
+    let peer = match reach {
+        Reach::Session(peer) => peer,
+        Reach::Rounds(_) => {
+            return tokio::select! {
+                answer = reach.elicit(params, Some(timeout)) => match answer {
+                    Ok(r) => verdict(r.action, r.content.as_ref()),
+                    Err(e) => {
+                        tracing::info!(error = %e, approval_id = %a.id, "task approval elicitation got no answer");
+                        TaskVerdict::Unanswered
+                    }
+                },
+                _ = withdraw.cancelled() => TaskVerdict::Withdrawn,
+            };
+        }
+    };
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
     let handle = match peer
         .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
         .await

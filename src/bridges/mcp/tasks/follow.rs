@@ -10,7 +10,7 @@
 
 use super::args::{ArtifactSummary, RunStateOut};
 use super::elicit::{TaskVerdict, ask_task};
-use crate::bridges::mcp::elicit::supports_elicitation;
+use crate::bridges::mcp::elicit::Reach;
 use crate::bridges::mcp::server::HecateMcp;
 use crate::bridges::resources::tasks::{TaskApprovalDto, TaskRunDto, TaskStepDto};
 use crate::domain::error::Result;
@@ -137,7 +137,7 @@ impl HecateMcp {
         if !follow {
             return Ok(());
         }
-        let elicit = how.wait && supports_elicitation(&ctx.peer);
+        let elicit = how.wait && Reach::of(ctx).is_some();
         // Workers started for this call, stopped when it ends, however it ends.
         let mut local_workers = None;
         let mut wake = tasks.subscribe();
@@ -239,11 +239,14 @@ impl HecateMcp {
     /// Puts `approval` to the client, at most for the approval timeout.
     fn ask_about(&self, approval: TaskApproval, ctx: &RequestContext<RoleServer>) -> Asking {
         let withdraw = CancellationToken::new();
-        let peer = ctx.peer.clone();
+        let reach = Reach::of(ctx);
         let timeout = self.engine.config().approval_timeout;
         let stop = withdraw.clone();
         let answer = Box::pin(async move {
-            let verdict = ask_task(&peer, &approval, timeout, &stop).await;
+            let verdict = match reach {
+                Some(reach) => ask_task(&reach, &approval, timeout, &stop).await,
+                None => TaskVerdict::Unanswered,
+            };
             (approval, verdict)
         });
         (withdraw, answer)

@@ -9,8 +9,13 @@
 //! stdio line ([`super::triage`]) before rmcp sees it, so a body that is not
 //! JSON, not JSON-RPC, names an unknown method or has ill-typed parameters gets
 //! the same JSON-RPC error as over stdio (rmcp would answer 415 in plain text,
-//! or take a known method with ill-typed parameters for an unknown one).
+//! or take a known method with ill-typed parameters for an unknown one). rmcp
+//! serves a request of a 2026-07-28 client (its revision, capabilities and
+//! client in `_meta`, the `MCP-Protocol-Version` header matching) without a
+//! session, on a handler of its own; calls of such clients waiting for their
+//! next round are shared by the endpoint's handlers.
 
+use super::super::modern::rounds::Rounds;
 use super::super::server::{HecateMcp, McpServerOptions};
 use super::reply;
 use super::triage::{self, Triage};
@@ -70,6 +75,9 @@ fn service(engine: &Engine, cfg: &McpHttpConfig, upstream: Option<String>) -> Sv
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .disable_allowed_hosts();
     let engine = engine.clone();
+    // Requests of 2026-07-28 clients are stateless (a handler each): a call
+    // waiting for its client's next round is kept here, for the endpoint.
+    let rounds = Arc::new(Rounds::default());
     let opts = McpServerOptions {
         namespace: cfg.namespace.clone(),
         transport: "http".into(),
@@ -77,7 +85,7 @@ fn service(engine: &Engine, cfg: &McpHttpConfig, upstream: Option<String>) -> Sv
         tool_loading: cfg.tool_loading,
     };
     StreamableHttpService::new(
-        move || Ok(HecateMcp::new(engine.clone(), opts.clone())),
+        move || Ok(HecateMcp::new(engine.clone(), opts.clone()).with_rounds(rounds.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     )

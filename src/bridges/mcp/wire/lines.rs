@@ -3,17 +3,23 @@
 //! with the shared bounded reader ([`crate::jsonl`]) and triaged
 //! ([`super::triage`]): what rmcp can take is passed on, everything else is
 //! answered here (or dropped, for notifications and responses), so every
-//! request that can be identified gets exactly one reply. Until `initialize` has
-//! been passed on, stray notifications are dropped and requests other than
-//! `initialize` and `ping` are refused with an error, since rmcp ends the
-//! connection on anything it does not expect there. Frames are written by one
+//! request that can be identified gets exactly one reply. Until the lifecycle
+//! has started, stray notifications and responses are dropped (rmcp ends the
+//! connection on them there), and requests other than `initialize`, `ping`,
+//! `server/discover` and those naming a protocol revision in `_meta`
+//! (2026-07-28's stateless requests, validated by rmcp) are refused with an
+//! error. The lifecycle starts with `initialize`, or with the first request
+//! whose `_meta` carries a supported revision and the client's capabilities. Frames are written by one
 //! writer task, so a reply queued while rmcp abandons a pending read is never
 //! cut, and error responses without an id carry `"id": null`.
 
 use super::triage::{self, Triage};
 use crate::jsonl::{Line, LineReader};
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta, JsonRpcMessage, ProtocolVersion,
+    RequestId,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::io;
@@ -32,7 +38,8 @@ pub(crate) struct GuardedLines<R> {
     out: Option<mpsc::Sender<Vec<u8>>>,
     /// An error response decided by the guard, not yet queued for the writer.
     pending: Option<Vec<u8>>,
-    /// Whether `initialize` has been passed on to rmcp.
+    /// Whether rmcp's lifecycle has started (`initialize`, or a first
+    /// self-contained 2026-07-28 request, passed on).
     initialized: bool,
 }
 
@@ -98,9 +105,32 @@ enum Gate {
     Drop(&'static str),
 }
 
+/// The `_meta` key naming a request's protocol revision (2026-07-28).
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// Whether `request` names a protocol revision in its `_meta` (well-formed or
+/// not: rmcp answers a malformed or unsupported one).
+fn names_revision(request: &ClientRequest) -> bool {
+    request.get_meta().contains_key(META_PROTOCOL_VERSION)
+}
+
+/// Whether rmcp starts its lifecycle with `request`, a self-contained request
+/// of a supported revision (anything else it answers and keeps waiting).
+fn opens_lifecycle(request: &ClientRequest) -> bool {
+    let meta = request.get_meta();
+    !matches!(request, ClientRequest::DiscoverRequest(_))
+        && meta
+            .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+            .is_empty()
+        && meta
+            .protocol_version()
+            .is_some_and(|v| ProtocolVersion::KNOWN_VERSIONS.contains(&v))
+}
+
 impl<R> GuardedLines<R> {
-    /// Before `initialize`: only `initialize` and `ping` reach rmcp; other
-    /// requests are refused, notifications and responses dropped.
+    /// Before the lifecycle: `initialize`, `ping`, `server/discover` and
+    /// requests naming a revision in `_meta` reach rmcp; other requests are
+    /// refused, notifications and responses dropped.
     fn gate(&mut self, msg: Box<ClientJsonRpcMessage>) -> Gate {
         if self.initialized {
             return Gate::Pass(msg);
@@ -111,14 +141,22 @@ impl<R> GuardedLines<R> {
                     self.initialized = true;
                     Gate::Pass(msg)
                 }
-                ClientRequest::PingRequest(_) => Gate::Pass(msg),
+                ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => {
+                    Gate::Pass(msg)
+                }
+                other if names_revision(other) => {
+                    self.initialized = opens_lifecycle(other);
+                    Gate::Pass(msg)
+                }
                 ClientRequest::CustomRequest(c) => {
                     Gate::Answer(triage::method_not_found(&c.method), req.id.clone())
                 }
                 other => Gate::Answer(
                     ErrorData::invalid_request(
                         format!(
-                            "{} before initialize: send initialize first",
+                            "{} before initialize: send initialize first, or (protocol \
+                             2026-07-28) carry {META_PROTOCOL_VERSION} and \
+                             io.modelcontextprotocol/clientCapabilities in the request's _meta",
                             other.method()
                         ),
                         None,
