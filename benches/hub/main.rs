@@ -2,13 +2,14 @@
 //! the direct path in the same run, with the `hecate` and `hecate-fixtures`
 //! binaries of this build. No thresholds: the figures go into the docs.
 //!
-//! `cargo bench --bench hub -- <store|model|gateway|agent|agent-loop|acp|http|turns|mcp [--ts]|tasks|memory> [options]`
+//! `cargo bench --bench hub -- <store|model|gateway|agent|agent-loop|acp|http|a2a|turns|mcp [--ts]|tasks|memory> [options]`
 //! runs one benchmark (Cargo passes `--bench`, and builds with the optimised
 //! bench profile). Run without `--bench`, as `cargo test --bench hub` and
 //! `cargo test --all-targets` do, it runs every benchmark once with tiny counts
 //! as a smoke test (arguments that are not flags select steps by name) and
 //! exits non-zero if one fails.
 
+mod a2a;
 mod acp;
 mod agent;
 mod agent_floor;
@@ -61,6 +62,9 @@ enum Bench {
     AgentLoop(agent_loop::AgentLoopArgs),
     /// `hecate acp` vs the direct path: cold start to `initialize` and a streamed turn.
     Acp(acp::AcpArgs),
+    /// A turn of Hecate's agent over A2A (`message:send`) vs the same turn over
+    /// `/hecate/v1` (`POST …/messages` on an agent session).
+    A2a(a2a::A2aArgs),
     /// The HTTP API vs its direct paths: `GET` of a large session vs `/healthz`,
     /// `POST …/messages` vs the fixture model direct, SSE fan-out and server memory.
     Http(http::HttpArgs),
@@ -90,6 +94,7 @@ impl Bench {
             Bench::AgentLoop(a) => a.json,
             Bench::Acp(a) => a.json,
             Bench::Http(a) => a.json,
+            Bench::A2a(a) => a.json,
             Bench::Turns(a) => a.json,
             Bench::Mcp(a) => a.json,
             Bench::Tasks(a) => a.json,
@@ -115,6 +120,7 @@ impl Bench {
             Bench::AgentLoop(a) => agent_loop::bench(a).await,
             Bench::Acp(a) => acp::bench(a).await,
             Bench::Http(a) => http::bench(a).await,
+            Bench::A2a(a) => a2a::bench(a).await,
             Bench::Turns(a) => turns::bench(a).await,
             Bench::Mcp(a) if a.ts => mcp_ts::bench(a).await,
             Bench::Mcp(a) => mcp::bench(a).await,
@@ -127,6 +133,7 @@ impl Bench {
     fn text(&self, report: &Value) -> anyhow::Result<String> {
         Ok(match self {
             Bench::Http(_) => http::table(report),
+            Bench::A2a(_) => a2a::table(report),
             Bench::Turns(_) => turns::table(report),
             Bench::Gateway(_) => gateway::table(report),
             Bench::Mcp(_) => mcp::table(report),

@@ -91,6 +91,18 @@ pub fn plan(model_v1: &str) -> Vec<Step> {
             ],
         ),
         step(
+            "a2a",
+            &[
+                "a2a",
+                "--duration-ms",
+                "100",
+                "--connections",
+                "2",
+                "--turns-per-context",
+                "2",
+            ],
+        ),
+        step(
             "turns",
             &[
                 "turns",
@@ -159,6 +171,7 @@ pub fn check(name: &str, envelope: &Value, text: &str) -> anyhow::Result<()> {
         "loop" => agent_loop(data),
         "acp" => acp(data),
         "http" => http(data),
+        "a2a" => a2a(data),
         "turns" => turns(data, text),
         "tasks" => tasks(data),
         "memory" => memory(data),
@@ -470,6 +483,20 @@ fn turns(r: &Value, text: &str) -> anyhow::Result<()> {
         text.contains("floor (a minimal durable turn server)"),
         "{text}"
     );
+    Ok(())
+}
+
+fn a2a(r: &Value) -> anyhow::Result<()> {
+    ensure!(r["benchmark"] == "a2a", "{r}");
+    for loop_name in ["a2a_send", "agent_chat_message"] {
+        for figure in ["requests", "requests_per_s", "p50_ms", "p99_ms"] {
+            non_negative(r, &format!("{loop_name}.{figure}"))?;
+        }
+        ensure!(number(r, &format!("{loop_name}.requests"))? >= 1.0, "{r}");
+    }
+    for figure in ["requests_per_s", "p50", "p99"] {
+        number(r, &format!("ratio_a2a_vs_agent_chat.{figure}"))?;
+    }
     Ok(())
 }
 
