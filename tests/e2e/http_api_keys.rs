@@ -296,6 +296,30 @@ async fn a_key_limited_to_one_upstream_sees_and_calls_only_its_tools_over_mcp() 
             "{hidden}: {text}"
         );
     }
+    // Nor Hecate's own resources (session transcripts) and prompts, nor another
+    // upstream's: only fx's.
+    let resources = client.list_all_resources().await.expect("resources");
+    assert!(
+        resources.iter().all(|r| !r.uri.starts_with("hecate://")),
+        "{resources:?}"
+    );
+    let read = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "hecate://sessions",
+        ))
+        .await;
+    assert!(read.is_err(), "a hidden resource is not found: {read:?}");
+    let prompts = client.list_all_prompts().await.expect("prompts");
+    assert!(
+        prompts
+            .iter()
+            .all(|p| p.name.starts_with("fx__") && p.name != "delegate_task"),
+        "{prompts:?}"
+    );
+    let hidden = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("delegate_task"))
+        .await;
+    assert!(hidden.is_err(), "{hidden:?}");
     client.cancel().await.expect("close");
 
     // A read-only key calls the tools marked read-only, not the others.
@@ -339,6 +363,11 @@ async fn a_key_limited_to_one_upstream_sees_and_calls_only_its_tools_over_mcp() 
     let all = client.list_all_tools().await.expect("tools");
     assert!(all.iter().any(|t| t.name == "gx__echo"));
     assert!(all.iter().any(|t| t.name == "list_sessions"));
+    let resources = client.list_all_resources().await.expect("resources");
+    assert!(
+        resources.iter().any(|r| r.uri == "hecate://sessions"),
+        "{resources:?}"
+    );
     client.cancel().await.expect("close");
 
     // An unknown key never opens a session.

@@ -82,6 +82,22 @@ pub(crate) fn call_refusal(
 }
 
 impl HecateMcp {
+    /// Whether `identity` may see resource `uri`: Hecate's own under the server
+    /// name `hecate`, an upstream's under the server that listed it (a key limited
+    /// to servers reads no upstream URI it has not been listed).
+    pub(crate) fn may_see_resource(&self, identity: &Identity, uri: &str) -> bool {
+        if identity.scope().is_none_or(|s| !s.limits_tools()) {
+            return true;
+        }
+        if self.is_own_uri(uri) {
+            return identity.allows_server(OWN_TOOLS_SERVER);
+        }
+        self.engine
+            .mcp()
+            .resource_owner(uri)
+            .is_some_and(|server| identity.allows_server(&server))
+    }
+
     /// Hecate's own tools `identity` sees.
     pub(crate) fn own_tools_for(&self, identity: &Identity) -> Vec<Tool> {
         self.own_tool_list()

@@ -7,7 +7,7 @@
 //! (`modern::listen`). A `traceparent` in a call's `_meta` parents its span.
 
 use super::access::{call_refusal, identity_of, is_read_only};
-use super::errors::protocol_error;
+use super::errors::{protocol_error, resource_not_found};
 use super::modern::is_modern;
 use super::modern::trace::adopt_caller;
 use super::server::HecateMcp;
@@ -191,27 +191,32 @@ impl ServerHandler for HecateMcp {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(self.resources().await))
+        let identity = identity_of(&context.extensions);
+        Ok(ListResourcesResult::with_all_items(
+            self.resources(&identity).await,
+        ))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let identity = identity_of(&context.extensions);
         Ok(ListResourceTemplatesResult::with_all_items(
-            self.resource_templates().await,
+            self.resource_templates(&identity).await,
         ))
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read(&request.uri).await.map(Into::into)
+        let identity = identity_of(&context.extensions);
+        self.read(&request.uri, &identity).await.map(Into::into)
     }
 
     fn accepted_subscription_filter(
@@ -229,8 +234,11 @@ impl ServerHandler for HecateMcp {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if !self.may_see_resource(&identity_of(&context.extensions), &request.uri) {
+            return Err(resource_not_found(&request.uri));
+        }
         self.subscribe_uri(&request.uri).await
     }
 
@@ -246,17 +254,21 @@ impl ServerHandler for HecateMcp {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(self.prompts().await))
+        let identity = identity_of(&context.extensions);
+        Ok(ListPromptsResult::with_all_items(
+            self.prompts(&identity).await,
+        ))
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.prompt(&request.name, request.arguments)
+        let identity = identity_of(&context.extensions);
+        self.prompt(&request.name, request.arguments, &identity)
             .await
             .map(Into::into)
     }

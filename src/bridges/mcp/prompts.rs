@@ -4,6 +4,7 @@
 use super::errors::protocol_error;
 use super::server::HecateMcp;
 use super::uris::{SESSIONS_URI, session_uri};
+use crate::domain::api_key::{Identity, OWN_TOOLS_SERVER};
 use crate::domain::error::ErrorType;
 use crate::domain::ids::SessionId;
 use rmcp::ErrorData;
@@ -57,14 +58,17 @@ impl HecateMcp {
         ]
     }
 
-    /// Prompts this connection lists.
-    pub(crate) async fn prompts(&self) -> Vec<Prompt> {
-        let mut out = if self.is_hub() {
+    /// Prompts this connection lists to `identity`.
+    pub(crate) async fn prompts(&self, identity: &Identity) -> Vec<Prompt> {
+        let mut out = if self.is_hub() && identity.allows_server(OWN_TOOLS_SERVER) {
             Self::own_prompts()
         } else {
             Vec::new()
         };
         for (server, original, _exposed, def) in self.engine.mcp().prompts().await {
+            if !identity.allows_server(&server) {
+                continue;
+            }
             if let Some(u) = &self.opts.upstream {
                 if *u != server {
                     continue;
@@ -83,13 +87,15 @@ impl HecateMcp {
         out
     }
 
-    /// Builds or fetches one prompt.
+    /// Builds or fetches one prompt for `identity` (one it may not see is not found).
     pub(crate) async fn prompt(
         &self,
         name: &str,
         args: Option<Map<String, Value>>,
+        identity: &Identity,
     ) -> Result<GetPromptResult, ErrorData> {
-        if self.is_hub() {
+        let not_found = || ErrorData::invalid_params(format!("prompt {name} not found"), None);
+        if self.is_hub() && identity.allows_server(OWN_TOOLS_SERVER) {
             match name {
                 "delegate_task" => {
                     let task = arg(&args, "task").ok_or_else(|| missing("task"))?;
@@ -168,13 +174,23 @@ impl HecateMcp {
                 .map(|(_, _, e, _)| e)
                 .unwrap_or_else(|| format!("{server}__{name}")),
         };
+        if identity.scope().is_some_and(|s| s.limits_tools()) {
+            let owner = self
+                .engine
+                .mcp()
+                .prompts()
+                .await
+                .into_iter()
+                .find(|(_, _, e, _)| *e == exposed)
+                .map(|(s, _, _, _)| s);
+            if !owner.is_some_and(|s| identity.allows_server(&s)) {
+                return Err(not_found());
+            }
+        }
         match self.engine.mcp().get_prompt(&exposed, args).await {
             Ok(v) => serde_json::from_value::<GetPromptResult>(v)
                 .map_err(|e| ErrorData::internal_error(format!("upstream prompt: {e}"), None)),
-            Err(e) if e.error_type == ErrorType::NotFound => Err(ErrorData::invalid_params(
-                format!("prompt {name} not found"),
-                None,
-            )),
+            Err(e) if e.error_type == ErrorType::NotFound => Err(not_found()),
             Err(e) => Err(protocol_error(&e)),
         }
     }

@@ -5,6 +5,7 @@
 use super::errors::{protocol_error, resource_not_found};
 use super::server::HecateMcp;
 use super::uris::{ADAPTERS_URI, SCHEME, SESSION_TEMPLATE, SESSIONS_URI};
+use crate::domain::api_key::{Identity, OWN_TOOLS_SERVER};
 use crate::domain::error::ErrorType;
 use crate::domain::ids::SessionId;
 use rmcp::ErrorData;
@@ -19,10 +20,10 @@ fn json_contents(uri: &str, v: &Value) -> ReadResourceResult {
 }
 
 impl HecateMcp {
-    /// Resources this connection lists.
-    pub(crate) async fn resources(&self) -> Vec<Resource> {
+    /// Resources this connection lists to `identity`.
+    pub(crate) async fn resources(&self, identity: &Identity) -> Vec<Resource> {
         let mut out = Vec::new();
-        if self.is_hub() {
+        if self.is_hub() && identity.allows_server(OWN_TOOLS_SERVER) {
             out.push(
                 Resource::new(SESSIONS_URI, "sessions")
                     .with_title("Hecate sessions")
@@ -37,7 +38,9 @@ impl HecateMcp {
             );
         }
         for (server, r) in self.engine.mcp().resources().await {
-            if self.opts.upstream.as_ref().is_some_and(|u| *u != server) {
+            if self.opts.upstream.as_ref().is_some_and(|u| *u != server)
+                || !identity.allows_server(&server)
+            {
                 continue;
             }
             if let Ok(res) = serde_json::from_value::<Resource>(r) {
@@ -47,10 +50,10 @@ impl HecateMcp {
         out
     }
 
-    /// Resource templates this connection lists.
-    pub(crate) async fn resource_templates(&self) -> Vec<ResourceTemplate> {
+    /// Resource templates this connection lists to `identity`.
+    pub(crate) async fn resource_templates(&self, identity: &Identity) -> Vec<ResourceTemplate> {
         let mut out = Vec::new();
-        if self.is_hub() {
+        if self.is_hub() && identity.allows_server(OWN_TOOLS_SERVER) {
             out.push(
                 ResourceTemplate::new(SESSION_TEMPLATE, "session")
                     .with_title("A Hecate session")
@@ -59,7 +62,9 @@ impl HecateMcp {
             );
         }
         for (server, t) in self.engine.mcp().resource_templates().await {
-            if self.opts.upstream.as_ref().is_some_and(|u| *u != server) {
+            if self.opts.upstream.as_ref().is_some_and(|u| *u != server)
+                || !identity.allows_server(&server)
+            {
                 continue;
             }
             if let Ok(t) = serde_json::from_value::<ResourceTemplate>(t) {
@@ -69,12 +74,20 @@ impl HecateMcp {
         out
     }
 
-    /// Reads one resource.
-    pub(crate) async fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    /// Reads one resource for `identity` (one it may not see is not found).
+    pub(crate) async fn read(
+        &self,
+        uri: &str,
+        identity: &Identity,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        if !self.may_see_resource(identity, uri) {
+            return Err(resource_not_found(uri));
+        }
         if self.is_hub() && uri.starts_with(SCHEME) {
             return self.read_own(uri).await;
         }
-        match self.engine.mcp().read_resource(uri).await {
+        let allowed = |server: &str| identity.allows_server(server);
+        match self.engine.mcp().read_resource_from(uri, &allowed).await {
             Ok(v) => serde_json::from_value::<ReadResourceResult>(v)
                 .map_err(|e| ErrorData::internal_error(format!("upstream resource: {e}"), None)),
             Err(e) if e.error_type == ErrorType::NotFound => Err(resource_not_found(uri)),

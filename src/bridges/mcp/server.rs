@@ -119,7 +119,7 @@ impl HecateMcp {
     }
 
     /// Whether `uri` is one of Hecate's own resources on this connection.
-    fn is_own_uri(&self, uri: &str) -> bool {
+    pub(crate) fn is_own_uri(&self, uri: &str) -> bool {
         self.is_hub() && uri.starts_with(SCHEME)
     }
 

@@ -76,18 +76,32 @@ impl<'e> Mcp<'e> {
     /// Reads an upstream resource: from the server that listed it, else from the
     /// first non-blocked server that can read it (`not_found` when none can).
     pub async fn read_resource(self, uri: &str) -> Result<Value> {
-        let owner = self
-            .engine
+        self.read_resource_from(uri, &|_| true).await
+    }
+
+    /// The upstream that listed `uri` in its resources, once they were listed.
+    pub fn resource_owner(self, uri: &str) -> Option<String> {
+        self.engine
             .mcp_hub()
             .resource_owner
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(uri)
-            .cloned();
+            .cloned()
+    }
+
+    /// [`Self::read_resource`] asking only the upstreams `allowed` names (a
+    /// caller whose key sees some servers only).
+    pub async fn read_resource_from(
+        self,
+        uri: &str,
+        allowed: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Value> {
+        let owner = self.resource_owner(uri);
         let servers = self.servers();
         let mut order: Vec<&UpstreamServer> = servers
             .iter()
-            .filter(|s| s.policy != ToolPolicy::Block)
+            .filter(|s| s.policy != ToolPolicy::Block && allowed(&s.name))
             .collect();
         order.sort_by_key(|s| Some(&s.name) != owner.as_ref());
         for s in order {

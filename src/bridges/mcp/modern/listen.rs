@@ -7,6 +7,8 @@
 //! the acknowledgement with what was honoured, tags each notification with the
 //! stream's id and drops what was not asked for.
 
+use crate::bridges::mcp::access::identity_of;
+use crate::bridges::mcp::errors::resource_not_found;
 use crate::bridges::mcp::server::HecateMcp;
 use crate::bridges::mcp::uris::{SCHEME, SESSIONS_URI};
 use crate::bridges::mcp::watch::{ListenOutlet, pump};
@@ -41,6 +43,17 @@ impl HecateMcp {
     /// (or the connection ends). An upstream URI the upstream refuses ends the
     /// stream with that error.
     pub(crate) async fn serve_listen(&self, sub: SubscriptionContext) -> Result<(), ErrorData> {
+        // A key follows only the resources it may see.
+        let identity = identity_of(&sub.request_context().extensions);
+        if let Some(hidden) = sub
+            .accepted()
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .find(|u| !self.may_see_resource(&identity, u))
+        {
+            return Err(resource_not_found(hidden));
+        }
         let upstream: Vec<String> = sub
             .accepted()
             .resource_subscriptions
