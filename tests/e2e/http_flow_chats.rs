@@ -522,3 +522,58 @@ async fn operators_list_the_flow_catalog_and_an_agents_chats() {
     let bad = api.get("/hecate/v1/flows/support/chats?limit=0").await;
     assert_eq!(bad.status, 400, "{}", bad.body);
 }
+
+/// A flow's own `summarize_every` sets how often a summary is asked for; one
+/// out of bounds keeps the file from loading, named with the field.
+#[tokio::test]
+async fn a_flow_sets_its_own_summary_interval() {
+    let mut home = Home::empty();
+    let flows = home.path("flows");
+    std::fs::create_dir_all(&flows).expect("flows dir");
+    let brief = format!("summarize_every = 3\n{SUPPORT_FLOW}");
+    std::fs::write(flows.join("brief.toml"), brief).expect("flow");
+    std::fs::write(
+        flows.join("never.toml"),
+        format!("summarize_every = 0\n{SUPPORT_FLOW}"),
+    )
+    .expect("flow");
+    home.set("HECATE_LOG", "warn");
+    let served = serve(&home);
+    let api = Api::new(&served);
+    let started = ok(api
+        .post("/hecate/v1/chats", json!({"agentId": "brief"}))
+        .await);
+    let chat = started["chatId"].as_str().expect("chatId").to_string();
+    let mut asked = None;
+    for i in 0..3 {
+        let turn = ok(api
+            .post(
+                &format!("/hecate/v1/chats/{chat}/messages"),
+                json!({"userMessage": format!("hello {i}")}),
+            )
+            .await);
+        if !turn["summarizationNeeded"].is_null() {
+            asked = Some(turn["summarizationNeeded"]["messageCount"].clone());
+            break;
+        }
+        ok(api
+            .post(
+                &format!("/hecate/v1/chats/{chat}/responses"),
+                json!({"message": format!("answer {i}")}),
+            )
+            .await);
+    }
+    assert_eq!(
+        asked,
+        Some(json!(3)),
+        "asked once three messages were stored"
+    );
+    let catalog = ok(api.get("/hecate/v1/flows").await);
+    let errors = catalog["errors"].as_array().expect("errors");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["agent_id"] == "never" && e["field"] == "summarize_every"),
+        "{catalog}"
+    );
+}

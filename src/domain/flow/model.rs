@@ -27,6 +27,10 @@ pub struct AgentFlow {
     /// The prompt the caller runs when a summary is due; a default when absent.
     #[serde(default)]
     pub summary_prompt: Option<String>,
+    /// How many messages arrive between summaries (`summarizationNeeded`);
+    /// [`crate::domain::memory::DEFAULT_SUMMARIZE_EVERY`] when absent.
+    #[serde(default)]
+    pub summarize_every: Option<u64>,
     /// The fallback conversation a drifting chat moves to when its own conversation
     /// names none; the only `is_fallback` conversation when absent.
     #[serde(default)]

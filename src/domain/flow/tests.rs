@@ -371,3 +371,19 @@ fn a_fallback_needs_a_goal_signal_or_an_edge_out_to_reach_an_end() {
     assert_eq!(e.field, "conversations[help].stages[triage]");
     assert!(e.message.contains("cannot reach an end stage"), "{e}");
 }
+
+#[test]
+fn a_summary_interval_out_of_bounds_is_named() {
+    for bad in ["0", "10001"] {
+        let e = error_of(&format!("summarize_every = {bad}\n{}", stages_flow(&["a"])));
+        assert_eq!(e.field, "summarize_every", "{e}");
+        assert!(e.message.contains("1 to 10000"), "{e}");
+    }
+    let f = parse_flow(
+        "ok",
+        Path::new("flows/ok.toml"),
+        &format!("summarize_every = 5\n{}", stages_flow(&["a"])),
+    )
+    .expect("loads");
+    assert_eq!(f.summarize_every, Some(5));
+}

@@ -6,6 +6,7 @@
 use super::error::FlowError;
 use super::model::{AgentFlow, Conversation, FieldType};
 use super::reroute_rules::check_rerouting;
+use crate::domain::memory::MAX_SUMMARY_SETTING;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
@@ -32,6 +33,14 @@ pub fn validate(flow: &AgentFlow, file: &Path) -> Result<(), FlowError> {
                 format!("duplicate conversation name `{}`", c.name),
             ));
         }
+    }
+    if let Some(n) = flow.summarize_every
+        && !(1..=MAX_SUMMARY_SETTING).contains(&n)
+    {
+        return Err(err(
+            "summarize_every".into(),
+            format!("must be 1 to {MAX_SUMMARY_SETTING}, got {n}"),
+        ));
     }
     if flow.conversation(&flow.welcome).is_none() {
         return Err(err(

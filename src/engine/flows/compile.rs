@@ -10,9 +10,6 @@ use crate::domain::flow::{
 use serde_json::{Map, Value};
 use std::fmt::Write;
 
-/// Messages between two summary requests.
-pub const SUMMARY_EVERY: u64 = 20;
-
 /// The prompt for a summary when the flow names none.
 pub const DEFAULT_SUMMARY_PROMPT: &str = "Summarize the conversation so far in a few sentences \
      for your own later reference: who the user is, what they asked for, what was decided and \
@@ -128,8 +125,8 @@ pub fn history(messages: &[FlowChatMessage]) -> Vec<HistoryEntry> {
 }
 
 /// When a summary is due: the number of (non-summary) messages in the chat,
-/// when at least [`SUMMARY_EVERY`] arrived since the last summary.
-pub fn summary_due(messages: &[FlowChatMessage]) -> Option<u64> {
+/// when at least `every` arrived since the last summary.
+pub fn summary_due(messages: &[FlowChatMessage], every: u64) -> Option<u64> {
     let total = messages
         .iter()
         .filter(|m| m.role != FlowRole::Summary)
@@ -139,7 +136,7 @@ pub fn summary_due(messages: &[FlowChatMessage]) -> Option<u64> {
         .rev()
         .take_while(|m| m.role != FlowRole::Summary)
         .count() as u64;
-    (since >= SUMMARY_EVERY).then_some(total)
+    (since >= every.max(1)).then_some(total)
 }
 
 #[cfg(test)]
@@ -171,11 +168,13 @@ mod tests {
                 )
             })
             .collect();
-        assert_eq!(summary_due(&ms), None);
+        assert_eq!(summary_due(&ms, 20), None);
+        assert_eq!(summary_due(&ms, 5), Some(19), "a flow's own interval");
         ms.push(msg(20, FlowRole::User));
-        assert_eq!(summary_due(&ms), Some(20));
+        assert_eq!(summary_due(&ms, 20), Some(20));
         ms.push(msg(21, FlowRole::Summary));
-        assert_eq!(summary_due(&ms), None);
+        assert_eq!(summary_due(&ms, 20), None);
+        assert_eq!(summary_due(&ms, 1), None, "a summary just arrived");
         ms.push(msg(22, FlowRole::Assistant));
         let h = history(&ms);
         assert_eq!(h.len(), 2);

@@ -10,7 +10,7 @@ mod overview;
 mod settings;
 
 pub use catalog::FlowCatalog;
-pub use compile::{HistoryEntry, SUMMARY_EVERY};
+pub use compile::HistoryEntry;
 pub use identity::{AppCredential, ChatAccess, ChatCredentials, UserCredential};
 pub use ops::{
     ChatProcessed, ChatStarted, ChatTurn, ChatView, MAX_CHAT_TEXT_BYTES, StartChat,

@@ -12,6 +12,7 @@ use crate::domain::flow::{
     FlowChatWrite, FlowPosition, FlowRole, NewFlowChatMessage, Reroute, Stage, check_respond,
     reroute, respond_tools, route,
 };
+use crate::domain::memory::DEFAULT_SUMMARIZE_EVERY;
 use crate::domain::time::now_rfc3339;
 use crate::engine::Flows;
 use schemars::JsonSchema;
@@ -366,13 +367,15 @@ impl<'e> Flows<'e> {
             })
             .await?;
         messages.push(stored);
-        let summarization_needed = compile::summary_due(&messages).map(|n| SummarizationNeeded {
-            message_count: n,
-            prompt: flow
-                .summary_prompt
-                .clone()
-                .unwrap_or_else(|| DEFAULT_SUMMARY_PROMPT.to_string()),
-        });
+        let every = flow.summarize_every.unwrap_or(DEFAULT_SUMMARIZE_EVERY);
+        let summarization_needed =
+            compile::summary_due(&messages, every).map(|n| SummarizationNeeded {
+                message_count: n,
+                prompt: flow
+                    .summary_prompt
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_SUMMARY_PROMPT.to_string()),
+            });
         let (system_message, tools) =
             stage_prompt(&flow, conversation, stage, &chat.position, &data);
         Ok(ChatTurn {
