@@ -124,6 +124,36 @@ async fn the_ping_sweep_evicts_an_upstream_that_died_while_idle() {
     assert_ne!(again.pid(), Some(pid));
 }
 
+/// `ping_timeout` (`[mcp_pool] ping_timeout_secs`) bounds the sweep's ping of
+/// an idle upstream that is alive but answers nothing (stopped with SIGSTOP):
+/// the sweep returns and evicts it instead of waiting on it. The outer timeout
+/// is a hang guard far above the configured bound, not a timing assertion.
+#[tokio::test]
+async fn the_ping_timeout_bounds_the_sweep_of_an_idle_upstream_that_stopped_answering() {
+    let pool = pool(PoolOptions {
+        ping_interval: Duration::from_millis(1),
+        ping_timeout: Duration::from_millis(200),
+        idle_ttl: Duration::from_secs(3600),
+        ..PoolOptions::default()
+    });
+    let lease = pool.acquire(&spec(&[]), None).await.expect("lease");
+    let pid = lease.pid().expect("pid");
+    drop(lease);
+    // SAFETY: kill(2) with a pid we spawned; no memory is involved.
+    unsafe {
+        libc::kill(pid as i32, libc::SIGSTOP);
+    }
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let swept = tokio::time::timeout(Duration::from_secs(60), pool.sweep()).await;
+    // SAFETY: as above; the stopped child is let go and ended.
+    unsafe {
+        libc::kill(pid as i32, libc::SIGCONT);
+        libc::kill(pid as i32, libc::SIGKILL);
+    }
+    assert!(swept.is_ok(), "the sweep waited on the silent upstream");
+    assert_eq!(pool.stats().entries, 0, "the silent upstream was evicted");
+}
+
 #[tokio::test]
 async fn start_up_failures_carry_stderr_and_hung_handshakes_time_out() {
     let pool = pool(quiet());
