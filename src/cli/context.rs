@@ -11,6 +11,7 @@ use crate::engine::deferred::DeferredSettings;
 use crate::engine::flows::{FlowCatalog, FlowSettings};
 use crate::engine::memory::RecallSettings;
 use crate::engine::{Engine, EngineConfig, Runtimes};
+use crate::runtimes::a2a::A2aRuntime;
 use crate::runtimes::external::{ExternalRuntime, GatewayAccess};
 use crate::runtimes::model::ModelRuntime;
 use crate::store::Store;
@@ -222,6 +223,13 @@ impl AppContext {
             },
             ..EngineConfig::default()
         };
+        let remote_agents = config.a2a_agents(&env)?;
+        for a in remote_agents.iter().filter(|a| external.has_adapter(&a.id)) {
+            tracing::warn!(
+                "[a2a_agents.{}] shadows the ACP adapter of the same id",
+                a.id
+            );
+        }
         let runtimes = Runtimes {
             model,
             external: Some(external),
@@ -229,6 +237,9 @@ impl AppContext {
         let pool = config.mcp_pool()?;
         let (engine, _report) = Engine::start(store, runtimes, engine_config).await?;
         engine.mcp().configure_pool(pool);
+        if !remote_agents.is_empty() {
+            engine.attach_a2a(A2aRuntime::new(http.clone(), remote_agents));
+        }
         Ok(Self {
             config,
             data_dir,

@@ -3,6 +3,7 @@
 //! into the options the engine and adapters take (`options.rs`). The CLI loads it;
 //! nothing here depends on the CLI or a bridge.
 
+mod a2a_agents;
 mod error;
 mod gateway;
 mod memory;

@@ -61,6 +61,26 @@ pub struct FileConfig {
     /// `[memory]`: long-term recall (embeddings, batching, the default `recall`).
     #[serde(default)]
     pub memory: MemorySection,
+    /// `[a2a_agents.NAME]`: remote A2A agents used as targets (`agent:NAME`).
+    #[serde(default)]
+    pub a2a_agents: BTreeMap<String, A2aAgentSection>,
+}
+
+/// `[a2a_agents.NAME]`: one remote A2A agent, declared by its card URL.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct A2aAgentSection {
+    /// Where its agent card is served (`http(s)://…/.well-known/agent-card.json`).
+    pub card_url: String,
+    /// The display name (else the card's).
+    pub name: Option<String>,
+    /// The environment variable holding the bearer token sent to the agent.
+    pub token_env: Option<String>,
+    /// Seconds a card fetch may take (default 10).
+    pub card_timeout_secs: Option<u64>,
+    /// Seconds a request, or the gap between two streamed events, may take
+    /// (default 300).
+    pub request_timeout_secs: Option<u64>,
 }
 
 /// `[memory]`: long-term recall across sessions.

@@ -36,6 +36,10 @@ impl<'e> Agents<'e> {
         mcp_servers: &[McpServerConfig],
         elicitation: ElicitationModes,
     ) -> Result<AgentSettings> {
+        if self.is_remote(adapter_id) {
+            // A remote A2A agent has no modes or options to offer.
+            return Ok(AgentSettings::default());
+        }
         let rt = self.runtime()?;
         self.check_adapter(adapter_id)?;
         let session = self.engine.get_session(namespace, id).await?;

@@ -18,6 +18,7 @@ use crate::domain::error::Result;
 use crate::domain::ids::ApprovalId;
 use crate::domain::ids::{SessionId, TaskId, TaskRunId};
 use crate::domain::session::Guardrails;
+use crate::runtimes::a2a::A2aRuntime;
 use crate::runtimes::external::ExternalRuntime;
 use crate::runtimes::model::ModelRuntime;
 use crate::store::history::HistoryStrategy;
@@ -139,6 +140,8 @@ pub(super) struct Inner {
     pub(super) store: Arc<dyn Store>,
     pub(super) model: ModelRuntime,
     pub(super) external: Option<Arc<ExternalRuntime>>,
+    /// Remote A2A agents, once attached (`Engine::attach_a2a`).
+    pub(super) a2a: std::sync::OnceLock<Arc<A2aRuntime>>,
     pub(super) bus: EventBus,
     pub(super) config: EngineConfig,
     pub(super) active: Mutex<HashMap<SessionId, ActiveTurn>>,
@@ -193,6 +196,7 @@ impl Engine {
                 store,
                 model: runtimes.model,
                 external: external.clone(),
+                a2a: std::sync::OnceLock::new(),
                 bus: EventBus::default(),
                 config,
                 active: Mutex::new(HashMap::new()),
@@ -238,6 +242,19 @@ impl Engine {
                 .await?
                 .0,
         )
+    }
+
+    /// Makes the remote A2A agents of `runtime` targets of this engine (once;
+    /// a second call is ignored).
+    pub fn attach_a2a(&self, runtime: A2aRuntime) {
+        if self.inner.a2a.set(Arc::new(runtime)).is_err() {
+            tracing::warn!("remote A2A agents were already attached");
+        }
+    }
+
+    /// The remote A2A agents' runtime, when attached.
+    pub(super) fn a2a(&self) -> Option<&Arc<A2aRuntime>> {
+        self.inner.a2a.get()
     }
 
     /// The event bus, for bridges that stream engine events.

@@ -51,6 +51,12 @@ pub struct AdapterStatus {
     /// The user manifest's file, for `user` adapters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest_path: Option<std::path::PathBuf>,
+    /// How Hecate drives it: `acp` (a supervised process) or `a2a` (a remote
+    /// agent declared in `[a2a_agents]`, whose `command` is its card URL).
+    pub driver_kind: String,
+    /// Why a remote agent is `unavailable` (`card_timeout: …`), when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
 }
 
 /// What the catalog says about an adapter, for rendering its messages.
@@ -78,15 +84,23 @@ impl<'e> Agents<'e> {
         self,
         ids: impl Iterator<Item = &'a str>,
     ) -> HashMap<String, AdapterFacts> {
-        let Some(rt) = &self.engine.inner.external else {
-            return HashMap::new();
-        };
+        let rt = self.engine.inner.external.as_ref();
+        let remote = self.engine.a2a();
         let mut facts = HashMap::new();
         for id in ids {
             if facts.contains_key(id) {
                 continue;
             }
-            if let Some(m) = rt.catalog().get(id) {
+            if let Some(name) = remote.and_then(|r| r.name_of(id)) {
+                facts.insert(
+                    id.to_string(),
+                    AdapterFacts {
+                        name,
+                        driver_kind: "a2a".into(),
+                        cost_mode: "external".into(),
+                    },
+                );
+            } else if let Some(m) = rt.and_then(|rt| rt.catalog().get(id)) {
                 facts.insert(
                     id.to_string(),
                     AdapterFacts {
@@ -116,6 +130,9 @@ impl<'e> Agents<'e> {
 
     /// `agent_chat.adapter_not_found` unless `adapter_id` is registered.
     pub(crate) fn check_adapter(self, adapter_id: &str) -> Result<()> {
+        if self.is_remote(adapter_id) {
+            return Ok(());
+        }
         match &self.engine.inner.external {
             Some(rt) if rt.has_adapter(adapter_id) => Ok(()),
             Some(rt) => Err(HecateError::new(
@@ -130,7 +147,17 @@ impl<'e> Agents<'e> {
         }
     }
 
+    /// Whether `adapter_id` is a remote A2A agent (`[a2a_agents]`).
+    pub(crate) fn is_remote(self, adapter_id: &str) -> bool {
+        self.engine.a2a().is_some_and(|r| r.has_agent(adapter_id))
+    }
+
     pub(crate) async fn run_external(self, ctx: TurnContext) -> TurnReport {
+        if let crate::runtimes::TurnTarget::External { adapter_id, .. } = &ctx.target
+            && let Some(remote) = self.engine.a2a().filter(|r| r.has_agent(adapter_id))
+        {
+            return remote.run(ctx).await;
+        }
         match &self.engine.inner.external {
             Some(rt) => rt.run(ctx).await,
             None => TurnReport::ended(TurnEnd::Failed(HecateError::new(
@@ -140,10 +167,20 @@ impl<'e> Agents<'e> {
         }
     }
 
-    /// Every catalog agent with its availability.
+    /// Every catalog agent with its availability: the ACP adapters, then the
+    /// remote A2A agents (their cards fetched when not cached).
     pub async fn list(self) -> Result<Vec<AdapterStatus>> {
+        let mut out = self.list_acp().await;
+        if let Some(remote) = self.engine.a2a() {
+            out.extend(remote.status().await.into_iter().map(remote_row));
+        }
+        Ok(out)
+    }
+
+    /// The ACP adapters of the catalog with their availability.
+    async fn list_acp(self) -> Vec<AdapterStatus> {
         let Some(rt) = &self.engine.inner.external else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
         let mut out = Vec::new();
         let home = rt.base_env().get("HOME").map(std::path::PathBuf::from);
@@ -176,9 +213,11 @@ impl<'e> Agents<'e> {
                     ManifestOrigin::Builtin => None,
                     ManifestOrigin::User { path } => Some(path.clone()),
                 },
+                driver_kind: "acp".into(),
+                unavailable_reason: None,
             });
         }
-        Ok(out)
+        out
     }
 
     /// Installs or refreshes `adapter_id`'s managed launcher (its npm package in
@@ -358,5 +397,39 @@ impl<'e> Agents<'e> {
             &name(serde_json::to_value(report.stage)),
         );
         Ok(report)
+    }
+}
+
+/// A remote A2A agent as a catalog row: `available` when its card reads,
+/// else `unavailable` with the reason.
+fn remote_row(r: crate::runtimes::a2a::RemoteStatus) -> AdapterStatus {
+    AdapterStatus {
+        id: r.id,
+        name: r.name,
+        command: r.card_url,
+        package: None,
+        availability: Availability {
+            available: r.available,
+            path: None,
+            version: None,
+            version_outside_range: false,
+            source: None,
+        },
+        status: if r.available {
+            "available"
+        } else {
+            "unavailable"
+        },
+        tested_range: None,
+        auth_hint: None,
+        auth_status: AuthStatus::Unknown,
+        auth_error: None,
+        cost_mode: "external".into(),
+        origin: "user".into(),
+        manifest_path: None,
+        driver_kind: "a2a".into(),
+        unavailable_reason: r
+            .reason
+            .map(|(reason, message)| format!("{reason}: {message}")),
     }
 }

@@ -1,7 +1,7 @@
 //! What can answer a session: every routable provider model, Hecate's own agent
 //! on each of them (and on the hub's default model), and every available external
-//! agent, as `model:PROVIDER/MODEL`, `hecate:PROVIDER/MODEL` / `hecate` and
-//! `agent:ADAPTER_ID` targets.
+//! agent (an ACP adapter or a remote A2A agent), as `model:PROVIDER/MODEL`,
+//! `hecate:PROVIDER/MODEL` / `hecate` and `agent:ADAPTER_ID` targets.
 
 use super::Engine;
 use crate::domain::error::{HecateError, Result};
@@ -152,7 +152,11 @@ impl Engine {
                 out.push(Target {
                     id: format!("agent:{}", a.id),
                     name: a.name.clone(),
-                    description: format!("{} supervised by Hecate over ACP", a.name),
+                    description: if a.driver_kind == "a2a" {
+                        format!("{}, a remote agent reached over A2A", a.name)
+                    } else {
+                        format!("{} supervised by Hecate over ACP", a.name)
+                    },
                 });
             }
         }

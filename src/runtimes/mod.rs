@@ -2,6 +2,7 @@
 //! chose, into a stream of domain events and a final report. Runtimes never decide
 //! policy and never load history themselves.
 
+pub mod a2a;
 pub mod agent;
 pub mod external;
 pub mod model;

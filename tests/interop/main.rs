@@ -9,6 +9,7 @@
 mod support;
 
 mod a2a_real_clients;
+mod a2a_remote_agents;
 mod acp_options_real_agents;
 mod acp_options_real_clients;
 mod acp_real_clients;

@@ -26,7 +26,8 @@ pub struct AdapterDto {
     pub id: String,
     /// Display name.
     pub name: String,
-    /// Always `acp`.
+    /// How Hecate drives it: `acp` (a supervised process) or `a2a` (a remote
+    /// agent from `[a2a_agents]`, whose `command` is its card URL).
     pub kind: String,
     /// Direct command.
     pub command: String,
@@ -37,8 +38,12 @@ pub struct AdapterDto {
     pub managed_package: Option<String>,
     /// An executable was found.
     pub available: bool,
-    /// `available` or `missing`.
+    /// `available` or `missing` (`unavailable` for a remote A2A agent whose
+    /// card does not read).
     pub status: String,
+    /// Why a remote A2A agent is `unavailable` (`reason: message`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
     /// The executable found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -76,12 +81,13 @@ impl From<&AdapterStatus> for AdapterDto {
         Self {
             id: a.id.clone(),
             name: a.name.clone(),
-            kind: "acp".to_string(),
+            kind: a.driver_kind.clone(),
             command: a.command.clone(),
             managed: a.package.is_some(),
             managed_package: a.package.clone(),
             available: a.availability.available,
             status: a.status.to_string(),
+            unavailable_reason: a.unavailable_reason.clone(),
             path: a
                 .availability
                 .path
