@@ -1,7 +1,7 @@
 //! `hecate doctor`: diagnoses this machine for Hecate, one line per check with a
 //! status (ok / warn / error), a message and, when not ok, the fix: the config file,
 //! the store, Node.js and npm, bubblewrap, the agent terminal sandbox, every catalog
-//! adapter, every provider and the HTTP token. URLs are shown with credentials redacted; keys and tokens never.
+//! adapter, every provider, the HTTP token and the OAuth sign-ins of HTTP MCP upstreams. URLs are shown with credentials redacted; keys and tokens never.
 //!
 //! Required checks, whose failure makes doctor exit non-zero: the config (it must
 //! parse and validate; exit 2), the store (it must open and pass its integrity
@@ -12,6 +12,7 @@
 mod adapters;
 mod check;
 mod machine;
+mod mcp;
 mod providers;
 mod terminals;
 
@@ -247,6 +248,8 @@ pub async fn run(cli: &GlobalArgs, args: &DoctorArgs) -> anyhow::Result<i32> {
         ),
     });
     checks.push(token_check(config.as_ref(), &env));
+    let store = open_store(cli, config.as_ref()).await.ok().map(|(_, s)| s);
+    checks.extend(mcp::sign_ins(config.as_ref(), store, timeout).await);
     let code = exit_code(&checks);
 
     if args.format == Format::Json {

@@ -1,8 +1,9 @@
 //! `hecate mcp`: Hecate as an MCP server on stdio (stdout carries frames only;
 //! logs go to stderr), plus `probe` (one upstream, uncached), `call` (one tool
 //! call through the engine), `servers` (the aggregated upstreams and the pool),
-//! `calls` (the audit log of proxied calls) and `http` (the Streamable HTTP
-//! endpoint alone, for tests and benchmarks).
+//! `calls` (the audit log of proxied calls), `http` (the Streamable HTTP
+//! endpoint alone, for tests and benchmarks), and `login` / `logout` (OAuth
+//! sign-ins of HTTP upstreams).
 //!
 //! Namespace: the global `--namespace` applies; the default `default` is the
 //! CLI's and HTTP API's, so MCP clients share sessions with them.
@@ -16,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 mod ad_hoc;
 pub(crate) mod call;
+mod login;
 
 pub use ad_hoc::AdHocServer;
 
@@ -56,6 +58,14 @@ pub enum McpCommand {
     },
     /// Serve the Streamable HTTP endpoint (`/mcp`, `/mcp/NAME`) alone on loopback.
     Http(HttpArgs),
+    /// Sign in to an OAuth-protected HTTP server: prints the authorization URL
+    /// and completes when the browser comes back to a loopback redirect.
+    Login(login::LoginArgs),
+    /// Forget the stored OAuth sign-in of a server.
+    Logout {
+        /// The configured server name.
+        server: String,
+    },
 }
 
 /// Arguments of `hecate mcp probe`.
@@ -103,6 +113,8 @@ pub async fn run(cli: &GlobalArgs, args: &McpArgs) -> anyhow::Result<i32> {
         Some(McpCommand::Servers { format }) => servers(cli, *format).await,
         Some(McpCommand::Calls { limit, format }) => calls(cli, *limit, *format).await,
         Some(McpCommand::Http(a)) => http(cli, a).await,
+        Some(McpCommand::Login(a)) => login::login(&context(cli).await?, a).await,
+        Some(McpCommand::Logout { server }) => login::logout(&context(cli).await?, server).await,
     }
 }
 

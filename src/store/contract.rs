@@ -7,6 +7,7 @@ use super::flow_chats::FlowChatStore;
 use super::gateway_conversations::GatewayConversationStore;
 use super::keys::KeyStore;
 use super::load_options::LoadOptions;
+use super::mcp_tokens::McpTokenStore;
 use super::memory::MemoryStore;
 use super::pool_settings::PoolStatus;
 use super::tasks::TaskStore;
@@ -387,6 +388,7 @@ pub trait Store:
     + CapabilityStore
     + CooldownStore
     + KeyStore
+    + McpTokenStore
     + FlowChatStore
     + MemoryStore
     + TaskStore

@@ -20,5 +20,6 @@ mod gateway_sdks;
 mod http_openapi_conformance;
 mod mcp_2026;
 mod mcp_flow_chats;
+mod mcp_oauth;
 mod mcp_real_peers;
 mod real_agents;

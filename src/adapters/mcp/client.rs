@@ -5,6 +5,7 @@
 use super::error::McpClientError;
 use super::handler::{CallRouteGuard, Handler, Routes};
 pub use super::handler::{Changed, Notice, Reply};
+use super::oauth::{AuthFlag, OAuthTarget, authorized_client};
 use super::spec::ResolvedTransport;
 use crate::adapters::process::{ChildProcess, Pipe, SpawnError, Spec, Stderr, TailLimits};
 use rmcp::model::{
@@ -35,6 +36,8 @@ pub struct Upstream {
     process: Option<ChildProcess>,
     changes: broadcast::Sender<Changed>,
     label: String,
+    /// The OAuth sign-in this connection uses and the failure it met, if any.
+    auth: Option<(String, AuthFlag)>,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -99,6 +102,18 @@ impl Upstream {
         base_env: &[(String, String)],
         init_timeout: Duration,
     ) -> Result<Self, McpClientError> {
+        Self::connect_signed_in(transport, base_env, init_timeout, None).await
+    }
+
+    /// [`Upstream::connect`], with an HTTP upstream signed in through OAuth as
+    /// `oauth` says (its stored token as the bearer, refreshed as needed).
+    pub(crate) async fn connect_signed_in(
+        transport: &ResolvedTransport,
+        base_env: &[(String, String)],
+        init_timeout: Duration,
+        oauth: Option<&OAuthTarget>,
+    ) -> Result<Self, McpClientError> {
+        let mut auth = None;
         let routes = Arc::new(Routes::default());
         let (changes, _) = broadcast::channel(64);
         let handler = Handler {
@@ -155,10 +170,35 @@ impl Upstream {
                     .map_err(|e| McpClientError::Config(format!("HTTP client: {e}")))?;
                 let config =
                     StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
-                let t = StreamableHttpClientTransport::with_client(client, config);
-                match tokio::time::timeout(init_timeout, handler.serve(t)).await {
+                let started = match oauth {
+                    Some(target) => {
+                        let flag = AuthFlag::default();
+                        let signed = authorized_client(target, url, client, flag.clone())
+                            .await
+                            .map_err(|e| McpClientError::Initialize {
+                                message: e.to_string(),
+                                stderr_tail: String::new(),
+                            })?;
+                        auth = Some((target.server.clone(), flag));
+                        let t = StreamableHttpClientTransport::with_client(signed, config);
+                        tokio::time::timeout(init_timeout, handler.serve(t)).await
+                    }
+                    None => {
+                        let t = StreamableHttpClientTransport::with_client(client, config);
+                        tokio::time::timeout(init_timeout, handler.serve(t)).await
+                    }
+                };
+                match started {
                     Ok(Ok(service)) => (service, None),
                     Ok(Err(e)) => {
+                        if let Some((server, flag)) = &auth
+                            && let Some(reason) = flag.reason()
+                        {
+                            return Err(McpClientError::AuthRequired {
+                                server: server.clone(),
+                                reason,
+                            });
+                        }
                         return Err(McpClientError::Initialize {
                             message: e.to_string(),
                             stderr_tail: String::new(),
@@ -182,6 +222,16 @@ impl Upstream {
             process,
             changes,
             label,
+            auth,
+        })
+    }
+
+    /// The sign-in failure this connection met, as the error a caller gets.
+    fn auth_failure(&self) -> Option<McpClientError> {
+        let (server, flag) = self.auth.as_ref()?;
+        flag.reason().map(|reason| McpClientError::AuthRequired {
+            server: server.clone(),
+            reason,
         })
     }
 
@@ -238,6 +288,9 @@ impl Upstream {
         ) {
             tokio::time::sleep(STDERR_DRAIN).await;
         }
+        if let Some(auth) = self.auth_failure() {
+            return auth;
+        }
         service_error(e, what, timeout, self.tail())
     }
 
@@ -289,7 +342,10 @@ impl Upstream {
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| service_error(e, "tools/call", timeout, self.tail()))?;
+            .map_err(|e| {
+                self.auth_failure()
+                    .unwrap_or_else(|| service_error(e, "tools/call", timeout, self.tail()))
+            })?;
         if let (Some(g), Some(sink)) = (guard.as_mut(), notices) {
             Routes::lock(&self.routes.progress).register(handle.progress_token.clone(), sink);
             g.token = Some(handle.progress_token.clone());

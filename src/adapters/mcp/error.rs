@@ -57,6 +57,16 @@ pub enum McpClientError {
     /// The caller cancelled the request.
     #[error("the request was cancelled")]
     Cancelled,
+    /// The upstream wants an OAuth sign-in that is missing, expired or revoked.
+    #[error(
+        "the upstream needs a sign-in (auth_required): {reason}; run `hecate mcp login {server}`"
+    )]
+    AuthRequired {
+        /// The configured server name.
+        server: String,
+        /// What happened, without any token.
+        reason: String,
+    },
 }
 
 fn tail_suffix(tail: &str) -> String {
@@ -73,7 +83,10 @@ impl McpClientError {
     pub fn is_fatal_to_connection(&self) -> bool {
         matches!(
             self,
-            Self::Closed { .. } | Self::Timeout { .. } | Self::Initialize { .. }
+            Self::Closed { .. }
+                | Self::Timeout { .. }
+                | Self::Initialize { .. }
+                | Self::AuthRequired { .. }
         )
     }
 

@@ -7,6 +7,7 @@
 pub mod client;
 pub mod error;
 mod handler;
+pub mod oauth;
 pub mod pool;
 pub mod spec;
 pub mod tool_def;

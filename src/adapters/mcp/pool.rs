@@ -5,6 +5,7 @@
 
 use super::client::{Changed, Upstream};
 use super::error::McpClientError;
+use super::oauth::{OAuthSettings, OAuthTarget};
 use super::spec::{ResolvedTransport, ServerSpec};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -92,6 +93,8 @@ struct Inner {
     env: HashMap<String, String>,
     slots: Mutex<HashMap<u64, Slot>>,
     changes: broadcast::Sender<(u64, Changed)>,
+    /// How HTTP upstreams sign in through OAuth, once the engine set it.
+    oauth: std::sync::RwLock<Option<OAuthSettings>>,
 }
 
 /// The shared MCP client pool.
@@ -177,6 +180,7 @@ impl Pool {
             env,
             slots: Mutex::new(HashMap::new()),
             changes,
+            oauth: std::sync::RwLock::new(None),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
             tokio::spawn(reaper(Arc::downgrade(&inner)));
@@ -198,6 +202,32 @@ impl Pool {
     pub fn set_options(&self, opts: PoolOptions) {
         *self.inner.opts.write().unwrap_or_else(|p| p.into_inner()) = opts;
         self.inner.retuned.notify_one();
+    }
+
+    /// Sets how HTTP upstreams sign in: an endpoint listed in `settings.names`
+    /// whose configuration sends no `Authorization` header of its own uses the
+    /// sign-in stored under that name.
+    pub fn set_oauth(&self, settings: OAuthSettings) {
+        *self.inner.oauth.write().unwrap_or_else(|p| p.into_inner()) = Some(settings);
+    }
+
+    /// The sign-in an HTTP transport uses, if any.
+    fn oauth_target(&self, transport: &ResolvedTransport) -> Option<OAuthTarget> {
+        let ResolvedTransport::Http { url, headers } = transport else {
+            return None;
+        };
+        if headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+        {
+            return None;
+        }
+        let settings = self.inner.oauth.read().unwrap_or_else(|p| p.into_inner());
+        let settings = settings.as_ref()?;
+        settings.names.get(url).map(|server| OAuthTarget {
+            server: server.clone(),
+            vault: settings.vault.clone(),
+        })
     }
 
     /// Resolves `spec` (secret references) into the transport to spawn or dial.
@@ -257,13 +287,21 @@ impl Pool {
         init_timeout: Duration,
     ) -> Result<Arc<Entry>, McpClientError> {
         let opts = self.options();
-        let upstream = match Upstream::connect(transport, &self.inner.base_env, init_timeout).await
-        {
+        let oauth = self.oauth_target(transport);
+        let connect = || {
+            Upstream::connect_signed_in(
+                transport,
+                &self.inner.base_env,
+                init_timeout,
+                oauth.as_ref(),
+            )
+        };
+        let upstream = match connect().await {
             Ok(u) => u,
             Err(e) if e.is_retryable() => {
                 tracing::warn!(upstream = %transport.label(), error = %e, "MCP upstream bring-up failed; retrying once");
                 tokio::time::sleep(opts.retry_delay).await;
-                Upstream::connect(transport, &self.inner.base_env, init_timeout).await?
+                connect().await?
             }
             Err(e) => return Err(e),
         };
@@ -408,9 +446,11 @@ impl Pool {
     ) -> Result<McpProbe, ProbeFailure> {
         let staged = |stage: ProbeStage| move |error| ProbeFailure { stage, error };
         let transport = self.resolve(spec).map_err(staged(ProbeStage::Resolve))?;
-        let upstream = Upstream::connect(&transport, &self.inner.base_env, timeout)
-            .await
-            .map_err(staged(ProbeStage::Start))?;
+        let oauth = self.oauth_target(&transport);
+        let upstream =
+            Upstream::connect_signed_in(&transport, &self.inner.base_env, timeout, oauth.as_ref())
+                .await
+                .map_err(staged(ProbeStage::Start))?;
         let tools = upstream.list_tools(timeout).await;
         let server = upstream.server_info();
         upstream.shutdown();

@@ -44,6 +44,7 @@ impl<'e> Mcp<'e> {
         *hub.servers.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(servers);
         hub.tools.lock().unwrap_or_else(|p| p.into_inner()).clear();
         hub.forget_catalog();
+        self.configure_sign_ins();
         for c in [McpChange::Tools, McpChange::Resources, McpChange::Prompts] {
             let _ = hub.changes.send(c);
         }

@@ -1,7 +1,8 @@
 //! The engine's upstream-MCP half: upstream servers behind the client pool,
 //! the aggregated catalog, proxied tool calls through the approval gate, the
 //! audit writer, resources and prompts passthrough, hub-wide resource
-//! subscriptions and the gateway sessions that own proxied-call approvals.
+//! subscriptions, the gateway sessions that own proxied-call approvals, and the
+//! OAuth sign-ins of HTTP upstreams (`oauth.rs`, tokens kept in the store).
 //!
 //! `types` is the vocabulary (a leaf), `state` holds the hub's state and imports
 //! only `types`; the other files add behaviour to `Engine` and import both.
@@ -10,6 +11,7 @@ pub(crate) mod audit;
 mod catalog;
 pub mod entry;
 mod gateway;
+mod oauth;
 mod overview;
 mod passthrough;
 mod policies;

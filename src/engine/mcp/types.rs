@@ -170,6 +170,13 @@ pub(crate) fn client_error(server: &str, e: &McpClientError) -> HecateError {
                 .with_detail("server", server)
         }
         McpClientError::Timeout { .. } => err.with_detail("timeout", true),
+        McpClientError::AuthRequired { .. } => {
+            HecateError::gateway(format!("upstream MCP server {server:?}: {e}"))
+                .with_detail("server", server)
+                .with_detail("reason", "auth_required")
+                .with_detail("auth_required", true)
+                .with_operator_action(format!("Sign in again: run `hecate mcp login {server}`."))
+        }
         _ => err,
     }
 }

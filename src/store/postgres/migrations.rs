@@ -463,6 +463,21 @@ pub const MIGRATIONS: &[Migration] = &[
     ALTER TABLE grants ADD COLUMN created_by TEXT;
     "#,
     },
+    Migration {
+        name: "OAuth sign-ins of upstream MCP servers",
+        sql: r#"
+    CREATE TABLE mcp_oauth_tokens (
+        server TEXT NOT NULL,
+        issuer TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        credentials TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        refresh_owner TEXT,
+        refresh_until_ms BIGINT,
+        PRIMARY KEY (server, issuer)
+    );
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

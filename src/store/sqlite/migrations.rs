@@ -446,6 +446,20 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE approvals ADD COLUMN resolved_by TEXT;
     ALTER TABLE grants ADD COLUMN created_by TEXT;
     "#,
+    // v17: OAuth sign-ins of upstream MCP servers, per (server, issuer), with a
+    // refresh lock so one replica at a time spends a rotating refresh token.
+    r#"
+    CREATE TABLE mcp_oauth_tokens (
+        server TEXT NOT NULL,
+        issuer TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        credentials TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        refresh_owner TEXT,
+        refresh_until_ms INTEGER,
+        PRIMARY KEY (server, issuer)
+    );
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

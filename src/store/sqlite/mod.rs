@@ -12,6 +12,7 @@ mod database;
 mod flow_chats;
 mod gateway_conversations;
 mod keys;
+mod mcp_tokens;
 mod leases;
 mod memory;
 mod messages;

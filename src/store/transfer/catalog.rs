@@ -586,6 +586,20 @@ pub const TABLES: &[Table] = &[
         key: Some(&["id"]),
         serial: None,
     },
+    Table {
+        name: "mcp_oauth_tokens",
+        columns: &[
+            t("server"),
+            t("issuer"),
+            t("client_id"),
+            t("credentials"),
+            t("updated_at"),
+            t("refresh_owner"),
+            i("refresh_until_ms"),
+        ],
+        key: Some(&["server", "issuer"]),
+        serial: None,
+    },
 ];
 
 #[cfg(test)]

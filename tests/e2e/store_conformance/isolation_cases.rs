@@ -9,7 +9,8 @@
 //! that a claim answers the run's own task and namespace. Model capabilities and
 //! provider cooldowns are process-wide too: they describe the configured
 //! providers, which every namespace of a process shares, so the case only gives
-//! their tables a row; so are API keys, whose namespaces are part of their scope.
+//! their tables a row; so are API keys, whose namespaces are part of their scope,
+//! and the OAuth sign-ins of upstream MCP servers.
 
 use super::{Backend, backends};
 use hecate::domain::ErrorType;
@@ -74,6 +75,7 @@ const CHECKED: &[&str] = &[
     "model_capabilities",
     "provider_cooldowns",
     "api_keys",
+    "mcp_oauth_tokens",
 ];
 
 fn usage() -> Usage {
@@ -380,6 +382,18 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         })
         .await
         .expect("key");
+    // OAuth sign-ins of upstream MCP servers (process-wide: they belong to the
+    // configured servers, which every namespace of a process shares).
+    store
+        .save_mcp_token(&hecate::store::McpTokenRecord {
+            server: "iso".into(),
+            issuer: "http://127.0.0.1:1".into(),
+            client_id: "client".into(),
+            credentials: "{}".into(),
+            updated_at: now_rfc3339(),
+        })
+        .await
+        .expect("mcp token");
 
     // The gateway's chat sessions and traces.
     let trace = |request_id: &str, session: Option<&str>| GatewayTrace {

@@ -1,0 +1,127 @@
+//! The MCP lines of `hecate doctor`: for each configured HTTP upstream that
+//! sends no `Authorization` header of its own, whether its OAuth sign-in is
+//! usable. A stored sign-in is read from the store (never shown); without one,
+//! an unauthenticated request tells whether the server asks for one. A server
+//! that needs a sign-in is `auth_required`, with `hecate mcp login NAME` as the fix.
+
+use super::check::Check;
+use crate::adapters::mcp::ServerSpec;
+use crate::adapters::mcp::oauth::{SignIn, VaultEntry, read_sign_in};
+use crate::config::Config;
+use crate::domain::redact::redact_url;
+use crate::store::Store;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One line per OAuth-capable HTTP upstream of `config` (none without a store).
+pub async fn sign_ins(
+    config: Option<&Config>,
+    store: Option<Arc<dyn Store>>,
+    timeout: Duration,
+) -> Vec<Check> {
+    let (Some(config), Some(store)) = (config, store) else {
+        return Vec::new();
+    };
+    let Ok(servers) = config.mcp_servers() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for s in servers {
+        let ServerSpec::Http { url, headers } = &s.spec else {
+            continue;
+        };
+        if headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"))
+        {
+            continue;
+        }
+        out.push(line(&s.name, url, store.as_ref(), timeout).await);
+    }
+    out
+}
+
+fn fix(name: &str) -> String {
+    format!("Run `hecate mcp login {name}` and finish the sign-in in a browser.")
+}
+
+async fn line(name: &str, url: &str, store: &dyn Store, timeout: Duration) -> Check {
+    let check = format!("mcp {name}");
+    let entry = match store.load_mcp_token(name).await {
+        Ok(e) => e.map(|r| VaultEntry {
+            server: r.server,
+            issuer: r.issuer,
+            client_id: r.client_id,
+            credentials: r.credentials,
+        }),
+        Err(e) => {
+            return Check::warn(
+                check,
+                format!("sign-in not read: {e}"),
+                "Check the store line above.",
+            );
+        }
+    };
+    match read_sign_in(entry) {
+        Err(e) => Check::warn(check, format!("auth_required: {e}"), fix(name)),
+        Ok(SignIn::Rejected { issuer }) => Check::warn(
+            check,
+            format!(
+                "auth_required: the sign-in with {issuer} was revoked or could not be refreshed"
+            ),
+            fix(name),
+        ),
+        Ok(SignIn::SignedIn {
+            issuer,
+            refreshable,
+            expires_in,
+        }) => {
+            if expires_in.is_some_and(|s| s <= 0) && !refreshable {
+                Check::warn(
+                    check,
+                    format!(
+                        "auth_required: the token from {issuer} expired and cannot be refreshed"
+                    ),
+                    fix(name),
+                )
+            } else {
+                let refresh = if refreshable {
+                    ", refreshed as needed"
+                } else {
+                    ""
+                };
+                Check::ok(check, format!("signed in with {issuer}{refresh}"))
+            }
+        }
+        Ok(SignIn::Missing) => match asks_for_sign_in(url, timeout).await {
+            Some(true) => Check::warn(
+                check,
+                format!(
+                    "auth_required: {} asks for an OAuth sign-in",
+                    redact_url(url)
+                ),
+                fix(name),
+            ),
+            Some(false) => Check::ok(check, format!("{} needs no sign-in", redact_url(url))),
+            None => Check::warn(
+                check,
+                format!("{} did not answer", redact_url(url)),
+                "Check that the server runs and its URL is right.",
+            ),
+        },
+    }
+}
+
+/// Whether the server answers an unauthenticated request with 401 (`None`
+/// when it does not answer at all).
+async fn asks_for_sign_in(url: &str, timeout: Duration) -> Option<bool> {
+    let client = reqwest::Client::builder().timeout(timeout).build().ok()?;
+    let answer = client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "ping"}))
+        .send()
+        .await
+        .ok()?;
+    Some(answer.status() == reqwest::StatusCode::UNAUTHORIZED)
+}

@@ -1,0 +1,207 @@
+//! Sign-ins of OAuth-protected upstream MCP servers, as the engine keeps them:
+//! the adapter's token vault backed by the store (so every process and every
+//! replica on PostgreSQL uses, and refreshes, the same tokens), `login` and
+//! `logout` by configured name, and each server's sign-in state.
+
+use super::types::{ServerSpec, client_error};
+use crate::adapters::mcp::oauth::{
+    LoginOptions, LoginOutcome, OAuthError, OAuthSettings, SignIn, TokenVault, VaultEntry, login,
+    sign_in,
+};
+use crate::domain::error::{HecateError, Result};
+use crate::domain::time::now_rfc3339;
+use crate::engine::Mcp;
+use crate::store::{McpTokenRecord, Store};
+use async_trait::async_trait;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long one process may hold the refresh lock of a server's tokens.
+const REFRESH_LOCK: Duration = Duration::from_secs(30);
+
+/// How long a refresh waits for another process's refresh to finish.
+const REFRESH_WAIT: Duration = Duration::from_secs(10);
+
+/// The adapter's token vault over the store.
+pub(crate) struct StoreVault {
+    store: Arc<dyn Store>,
+}
+
+fn vault_error(e: HecateError) -> OAuthError {
+    OAuthError::Vault(e.message)
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+#[async_trait]
+impl TokenVault for StoreVault {
+    async fn load(&self, server: &str) -> std::result::Result<Option<VaultEntry>, OAuthError> {
+        Ok(self
+            .store
+            .load_mcp_token(server)
+            .await
+            .map_err(vault_error)?
+            .map(|r| VaultEntry {
+                server: r.server,
+                issuer: r.issuer,
+                client_id: r.client_id,
+                credentials: r.credentials,
+            }))
+    }
+
+    async fn save(&self, entry: VaultEntry) -> std::result::Result<(), OAuthError> {
+        self.store
+            .save_mcp_token(&McpTokenRecord {
+                server: entry.server,
+                issuer: entry.issuer,
+                client_id: entry.client_id,
+                credentials: entry.credentials,
+                updated_at: now_rfc3339(),
+            })
+            .await
+            .map_err(vault_error)
+    }
+
+    async fn clear(&self, server: &str) -> std::result::Result<u64, OAuthError> {
+        self.store
+            .delete_mcp_tokens(server)
+            .await
+            .map_err(vault_error)
+    }
+
+    async fn lock_refresh(
+        &self,
+        server: &str,
+        owner: &str,
+    ) -> std::result::Result<bool, OAuthError> {
+        let deadline = tokio::time::Instant::now() + REFRESH_WAIT;
+        loop {
+            let now = now_ms();
+            let taken = self
+                .store
+                .lock_mcp_token_refresh(server, owner, now, now + REFRESH_LOCK.as_millis() as i64)
+                .await
+                .map_err(vault_error)?;
+            if taken || tokio::time::Instant::now() >= deadline {
+                return Ok(taken);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    async fn unlock_refresh(&self, server: &str, owner: &str) {
+        if let Err(e) = self.store.unlock_mcp_token_refresh(server, owner).await {
+            tracing::warn!(server, error = %e.message, "could not release an OAuth refresh lock");
+        }
+    }
+}
+
+fn oauth_error(server: &str, e: OAuthError) -> HecateError {
+    match e {
+        OAuthError::AuthRequired { reason, .. } => client_error(
+            server,
+            &crate::adapters::mcp::McpClientError::AuthRequired {
+                server: server.to_string(),
+                reason,
+            },
+        ),
+        OAuthError::Vault(m) => HecateError::store(m),
+        other => HecateError::gateway(other.to_string())
+            .with_detail("server", server)
+            .with_operator_action(format!(
+                "Check that the server's authorization server is reachable, then run `hecate mcp login {server}` again."
+            )),
+    }
+}
+
+impl<'e> Mcp<'e> {
+    fn vault(self) -> Arc<dyn TokenVault> {
+        Arc::new(StoreVault {
+            store: self.engine.inner.store.clone(),
+        })
+    }
+
+    /// Tells the pool which configured HTTP servers sign in through OAuth (every
+    /// one that sends no `Authorization` header of its own) and where their tokens are.
+    pub(super) fn configure_sign_ins(self) {
+        let names = self
+            .servers()
+            .iter()
+            .filter_map(|s| match &s.spec {
+                ServerSpec::Http { url, .. } => Some((url.clone(), s.name.clone())),
+                ServerSpec::Stdio { .. } => None,
+            })
+            .collect();
+        self.engine.mcp_hub().pool.set_oauth(OAuthSettings {
+            vault: self.vault(),
+            names,
+        });
+    }
+
+    fn http_url(self, server: &str) -> Result<String> {
+        let s = self.mcp_server(server)?;
+        match &s.spec {
+            ServerSpec::Http { url, .. } => Ok(url.clone()),
+            ServerSpec::Stdio { .. } => Err(HecateError::invalid(format!(
+                "upstream MCP server {server:?} runs on stdio: only HTTP servers take an OAuth sign-in"
+            ))),
+        }
+    }
+
+    /// Signs in to the configured HTTP server `server`: `show` gets the
+    /// authorization URL to print or open; the tokens are stored once the
+    /// loopback redirect came back within `timeout`.
+    pub async fn login(
+        self,
+        server: &str,
+        scopes: Vec<String>,
+        timeout: Duration,
+        show: impl FnOnce(&str),
+    ) -> Result<LoginOutcome> {
+        let url = self.http_url(server)?;
+        let opts = LoginOptions {
+            server: server.to_string(),
+            url,
+            scopes,
+            timeout,
+        };
+        let outcome = login(&opts, self.vault(), show)
+            .await
+            .map_err(|e| oauth_error(server, e))?;
+        self.forget_sign_in_failures(server);
+        Ok(outcome)
+    }
+
+    /// Forgets the stored sign-in of `server`; answers whether there was one.
+    pub async fn logout(self, server: &str) -> Result<bool> {
+        self.mcp_server(server)?;
+        let n = self
+            .vault()
+            .clear(server)
+            .await
+            .map_err(|e| oauth_error(server, e))?;
+        self.forget_sign_in_failures(server);
+        Ok(n > 0)
+    }
+
+    /// The stored sign-in state of `server`, read without network calls.
+    pub async fn sign_in(self, server: &str) -> Result<SignIn> {
+        sign_in(self.vault().as_ref(), server)
+            .await
+            .map_err(|e| oauth_error(server, e))
+    }
+
+    fn forget_sign_in_failures(self, server: &str) {
+        let hub = self.engine.mcp_hub();
+        hub.failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(server);
+        hub.forget_tools(&[server.to_string()]);
+    }
+}
