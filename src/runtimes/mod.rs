@@ -5,6 +5,7 @@
 pub mod a2a;
 pub mod agent;
 pub mod external;
+mod handoff;
 pub mod model;
 pub mod model_target;
 

@@ -2,7 +2,8 @@
 //! (when the session has no A2A context yet but earlier turns, a hand-off from
 //! another target) by the transcript so far, and by recalled messages.
 
-use crate::domain::message::{Message, MessageStatus, Role};
+use crate::domain::message::Message;
+use crate::runtimes::handoff::transcript_text;
 
 /// The text of this turn's message; `fresh` says the agent has no context of
 /// this conversation yet.
@@ -20,20 +21,7 @@ pub(super) fn prompt_text(history: &[Message], fresh: bool, recalled: Option<&st
             "Context: this conversation continues an earlier one held with another agent. \
              The transcript so far:\n\n",
         );
-        for m in earlier {
-            let who = match m.role {
-                Role::User => "User",
-                Role::Assistant => "Assistant",
-                Role::System => "System",
-                Role::Tool => "Tool",
-            };
-            let note = match m.status {
-                MessageStatus::Completed | MessageStatus::Running => "",
-                MessageStatus::Failed => " (failed, partial)",
-                MessageStatus::Cancelled => " (cancelled, partial)",
-            };
-            out.push_str(&format!("{who}{note}: {}\n\n", m.content));
-        }
+        out.push_str(&transcript_text(earlier));
         out.push_str("The new message follows.\n\n");
     }
     out.push_str(&last.content);

@@ -3,8 +3,9 @@
 
 use crate::adapters::acp::AgentInfo;
 use crate::domain::error::HecateError;
-use crate::domain::message::{ContentBlock, Message, MessageStatus, Role};
+use crate::domain::message::{ContentBlock, Message};
 use crate::domain::prompt_content::{Accepts, ContentKind, content_unsupported, resource_text};
+use crate::runtimes::handoff::transcript_text;
 
 pub(super) fn has_earlier_turns(history: &[Message]) -> bool {
     history.len() > 1
@@ -32,20 +33,7 @@ pub(super) fn prompt_blocks(
             "Context: this conversation continues an earlier session whose agent process \
              was restarted. The transcript so far:\n\n",
         );
-        for m in earlier {
-            let who = match m.role {
-                Role::User => "User",
-                Role::Assistant => "Assistant",
-                Role::System => "System",
-                Role::Tool => "Tool",
-            };
-            let note = match m.status {
-                MessageStatus::Completed | MessageStatus::Running => "",
-                MessageStatus::Failed => " (failed, partial)",
-                MessageStatus::Cancelled => " (cancelled, partial)",
-            };
-            context.push_str(&format!("{who}{note}: {}\n\n", m.content));
-        }
+        context.push_str(&transcript_text(earlier));
         context.push_str("The new message follows.");
         blocks.push(ContentBlock::Text { text: context });
     }
