@@ -42,10 +42,12 @@ export async function authorizedFetch(path, init = {}) {
     // While the dialog asks, wait for its answer instead of collecting more 401s.
     const asking = tokenPrompt();
     if (asking) await asking;
+    const sent = getToken();
     const res = await fetch(path, { ...init, headers: authHeaders(init.headers || {}), credentials: 'same-origin' });
     if (res.status !== 401 || attempt >= 5) return res;
-    const hadToken = Boolean(getToken());
-    const token = await askForToken(hadToken);
+    // Another request's dialog changed the token while this one was out: retry with it.
+    if (getToken() !== sent) continue;
+    const token = await askForToken(Boolean(sent));
     if (!token) return res;
   }
 }

@@ -30,11 +30,18 @@ export function parseRoute(hash) {
   return { name: 'notfound', params: { path } };
 }
 
-/** Starts routing: `views` maps a route name to mount(root, params) -> {unmount}. */
-export function startRouter(root, views, { onRoute } = {}) {
+/**
+ * Starts routing: `views` maps a route name to an async loader that answers
+ * mount(root, params) -> {unmount}. A view whose code is still loading when the
+ * address changes again is never mounted; `onLoadError(root)` shows a loader's
+ * failure.
+ */
+export function startRouter(root, views, { onRoute, onLoadError } = {}) {
   let current = null;
-  function go() {
+  let generation = 0;
+  async function go() {
     const route = parseRoute(location.hash);
+    const mine = ++generation;
     if (current && current.unmount) {
       try {
         current.unmount();
@@ -44,9 +51,17 @@ export function startRouter(root, views, { onRoute } = {}) {
     }
     current = null;
     root.replaceChildren();
-    const mount = views[route.name] || views.notfound;
-    current = mount(root, route.params) || null;
     if (onRoute) onRoute(route);
+    const load = views[route.name] || views.notfound;
+    let mount;
+    try {
+      mount = await load();
+    } catch {
+      if (mine === generation && onLoadError) onLoadError(root);
+      return;
+    }
+    if (mine !== generation) return;
+    current = mount(root, route.params) || null;
   }
   window.addEventListener('hashchange', go);
   go();

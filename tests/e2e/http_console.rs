@@ -81,6 +81,115 @@ async fn the_page_and_its_files_are_served_with_a_strict_policy_and_no_token() {
     assert_eq!(with.get("/hecate/v1/system/stats").await.status, 200);
 }
 
+/// Resolves `spec` (a relative import) against the URL path of the module
+/// that names it.
+fn resolve_import(from: &str, spec: &str) -> String {
+    let mut parts: Vec<&str> = from.split('/').collect();
+    parts.pop();
+    for piece in spec.split('/') {
+        match piece {
+            "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// The relative modules a console file imports statically (`import … from '…'`).
+fn static_imports(path: &str, source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter(|l| l.starts_with("import ") || l.starts_with("} from "))
+        .filter_map(|l| {
+            let spec = l.rsplit(" from ").next()?.trim().trim_end_matches(';');
+            let spec = spec.trim_matches(['\'', '"']);
+            spec.starts_with('.').then(|| resolve_import(path, spec))
+        })
+        .collect()
+}
+
+/// `VIEWS` in the served `app.js`: each view's module and the dependency list it
+/// preloads, as URL paths.
+fn view_preloads(app: &str) -> Vec<(String, std::collections::BTreeSet<String>)> {
+    let table = app
+        .split("const VIEWS = {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n};").next())
+        .expect("app.js has its VIEWS table");
+    table
+        .split("module: '")
+        .skip(1)
+        .map(|entry| {
+            let module = entry.split('\'').next().expect("module name");
+            let deps = entry
+                .split("deps: [")
+                .nth(1)
+                .and_then(|d| d.split(']').next())
+                .expect("a deps list");
+            let deps = deps
+                .split('\'')
+                .skip(1)
+                .step_by(2)
+                .map(|d| resolve_import("/console/src/x.js", d))
+                .collect();
+            (resolve_import("/console/src/x.js", module), deps)
+        })
+        .collect()
+}
+
+/// The page loads each view's code when it is first opened, with that view's
+/// imports preloaded beside it: every list in `app.js` must be exactly what the
+/// view imports, directly or not, beyond what the shell (`app.js`) imports, or a
+/// page would fetch its imports one level at a time (a missing entry) or fetch
+/// code it does not run (an extra one).
+#[tokio::test]
+async fn each_views_preload_list_is_exactly_what_it_imports() {
+    let home = Home::empty();
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let fetch = |path: String| {
+        let http = api.http.clone();
+        let url = api.url(&path);
+        async move {
+            let r = http.get(url).send().await.expect("request");
+            assert_eq!(r.status(), 200, "{path}");
+            r.text().await.expect("module text")
+        }
+    };
+    let mut sources = std::collections::HashMap::new();
+    let mut closure = async |module: &str| {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo = vec![module.to_string()];
+        while let Some(path) = todo.pop() {
+            if !sources.contains_key(&path) {
+                let text = fetch(path.clone()).await;
+                sources.insert(path.clone(), text);
+            }
+            for dep in static_imports(&path, &sources[&path]) {
+                if seen.insert(dep.clone()) {
+                    todo.push(dep);
+                }
+            }
+        }
+        seen
+    };
+    let shell = closure("/console/app.js").await;
+    assert!(shell.contains("/console/src/router.js"), "{shell:?}");
+    let views = view_preloads(&fetch("/console/app.js".into()).await);
+    assert!(views.len() >= 12, "every page has its entry: {views:?}");
+    for (module, listed) in views {
+        let needed: std::collections::BTreeSet<String> =
+            closure(&module).await.difference(&shell).cloned().collect();
+        assert_eq!(
+            listed, needed,
+            "{module}: the preload list against its imports"
+        );
+    }
+}
+
 #[tokio::test]
 async fn nothing_outside_the_console_is_reachable_and_api_paths_stay_json() {
     let home = Home::empty();

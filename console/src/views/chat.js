@@ -92,8 +92,11 @@ export function mountChat(root, sessionId) {
     transcript.el.setAttribute('aria-busy', isBusy ? 'true' : 'false');
   }
 
+  let applied = 0; // how many session states have been applied (stream, POST, GET)
+
   function applySession(s, { authoritativeTail = true } = {}) {
     if (!s) return;
+    applied += 1;
     const { messages, ...header } = s;
     session = { ...(session || {}), ...header };
     setHeader(session);
@@ -285,9 +288,12 @@ export function mountChat(root, sessionId) {
 
   (async () => {
     try {
+      const before = applied;
       const res = await get(paths.session(sessionId), { signal: ctrl.signal });
       loadOlder.hidden = !(res.data.page && res.data.page.older);
-      applySession(res.data, { authoritativeTail: true });
+      // A state the stream or a turn's answer applied while this read was out may
+      // be newer than it (a turn that ended meanwhile): the read then gives way.
+      if (applied === before) applySession(res.data, { authoritativeTail: true });
       const ap = await get(paths.approvals(sessionId), { query: { status: 'pending' }, signal: ctrl.signal });
       for (const a of (ap && ap.data) || []) {
         addApproval({ approval_id: a.id, run_id: a.run_id, tool_name: a.tool_name, tool_kind: a.tool_kind, options: a.options, scope_choices: a.scope_choices || scopeChoices(session), created_at: a.created_at, expires_at: a.expires_at });
