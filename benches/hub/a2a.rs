@@ -12,7 +12,7 @@
 //! the cost of the A2A mapping (task registry, artifacts, the task as the answer).
 //! No thresholds: the figures go into the docs.
 
-use crate::http::{MODEL, PROVIDER, create_session_with, prompt, start_serve};
+use crate::http::{MODEL, PROVIDER, create_session_with, post_turns, prompt, start_serve};
 use crate::load::{expect_ok, http_client, load, ratios, timed};
 use crate::support::{TempDir, fixture_bin, fixture_model_server, num};
 use anyhow::Context;
@@ -131,37 +131,7 @@ pub async fn bench(args: &A2aArgs) -> anyhow::Result<Value> {
         )
         .await?
     };
-    let slots: Arc<Vec<tokio::sync::Mutex<String>>> =
-        Arc::new((0..conns).map(|_| tokio::sync::Mutex::default()).collect());
-    for slot in slots.iter() {
-        *slot.lock().await = create_session_with(&http, &base, session_body.clone()).await?;
-    }
-    let agent_chat = {
-        let (http, base, body) = (http.clone(), base.clone(), session_body.clone());
-        load(
-            conns,
-            duration,
-            Arc::new(move |w, n| {
-                let (http, base, slots, body) =
-                    (http.clone(), base.clone(), slots.clone(), body.clone());
-                Box::pin(async move {
-                    let mut slot = slots[w].lock().await;
-                    if n > 0 && n.is_multiple_of(per) {
-                        *slot = create_session_with(&http, &base, body).await?;
-                    }
-                    timed(
-                        http.post(format!(
-                            "{base}/hecate/v1/agent-chat/sessions/{}/messages",
-                            *slot
-                        ))
-                        .json(&json!({"content": prompt(n)})),
-                    )
-                    .await
-                })
-            }),
-        )
-        .await?
-    };
+    let agent_chat = post_turns(&http, &base, conns, duration, per, session_body).await?;
     serve.process.stop().await;
     fixture.process.stop().await;
     Ok(json!({

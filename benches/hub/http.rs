@@ -180,6 +180,53 @@ pub(crate) async fn create_session_with(
         .to_string())
 }
 
+/// Times `POST …/sessions/{id}/messages` on `conns` keep-alive connections for
+/// `duration`: each connection posts to its own session (created with
+/// `session_body`) and moves to a fresh one every `per_session` posts, so answer
+/// sizes stay comparable over the run; creating a session is not timed.
+pub(crate) async fn post_turns(
+    http: &reqwest::Client,
+    base: &str,
+    conns: usize,
+    duration: Duration,
+    per_session: usize,
+    session_body: Value,
+) -> anyhow::Result<Value> {
+    let slots: Arc<Vec<tokio::sync::Mutex<String>>> =
+        Arc::new((0..conns).map(|_| tokio::sync::Mutex::default()).collect());
+    for slot in slots.iter() {
+        *slot.lock().await = create_session_with(http, base, session_body.clone()).await?;
+    }
+    let (http, base) = (http.clone(), base.to_string());
+    load(
+        conns,
+        duration,
+        Arc::new(move |w, n| {
+            let (http, base, slots, body) = (
+                http.clone(),
+                base.clone(),
+                slots.clone(),
+                session_body.clone(),
+            );
+            Box::pin(async move {
+                let mut slot = slots[w].lock().await;
+                if n > 0 && n.is_multiple_of(per_session) {
+                    *slot = create_session_with(&http, &base, body).await?;
+                }
+                timed(
+                    http.post(format!(
+                        "{base}/hecate/v1/agent-chat/sessions/{}/messages",
+                        *slot
+                    ))
+                    .json(&json!({"content": prompt(n)})),
+                )
+                .await
+            })
+        }),
+    )
+    .await
+}
+
 /// What one subscriber saw after the message was posted.
 struct Seen {
     first_update: Option<Instant>,
@@ -315,36 +362,7 @@ async fn run(args: &HttpArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result
         .await?
     };
     let per_session = args.turns_per_session.max(1);
-    let slots: Arc<Vec<tokio::sync::Mutex<String>>> =
-        Arc::new((0..conns).map(|_| tokio::sync::Mutex::default()).collect());
-    for slot in slots.iter() {
-        *slot.lock().await = create_session(&http, &base).await?;
-    }
-    let post_messages = {
-        let (http, base) = (http.clone(), base.clone());
-        load(
-            conns,
-            duration,
-            Arc::new(move |w, n| {
-                let (http, base, slots) = (http.clone(), base.clone(), slots.clone());
-                Box::pin(async move {
-                    let mut slot = slots[w].lock().await;
-                    if n > 0 && n.is_multiple_of(per_session) {
-                        *slot = create_session(&http, &base).await?;
-                    }
-                    timed(
-                        http.post(format!(
-                            "{base}/hecate/v1/agent-chat/sessions/{}/messages",
-                            *slot
-                        ))
-                        .json(&json!({"content": prompt(n)})),
-                    )
-                    .await
-                })
-            }),
-        )
-        .await?
-    };
+    let post_messages = post_turns(&http, &base, conns, duration, per_session, json!({})).await?;
 
     // SSE fan-out and memory.
     let idle_rss = rss_kib(serve_pid)?;
