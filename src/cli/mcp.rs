@@ -173,11 +173,13 @@ async fn servers(cli: &GlobalArgs, format: Format) -> anyhow::Result<i32> {
         .mcp().servers()
         .iter()
         .map(|s| {
+            let error = catalog.failures.iter().find(|f| f.server == s.name).map(|f| &f.error);
             serde_json::json!({
                 "name": s.name,
                 "policy": s.policy.as_str(),
+                "state": crate::engine::mcp::ServerState::of(error).as_str(),
                 "tools": catalog.tools.iter().filter(|t| t.server == s.name).map(|t| serde_json::json!({"name": t.exposed, "tool": t.tool, "policy": t.policy.as_str()})).collect::<Vec<_>>(),
-                "error": catalog.failures.iter().find(|f| f.server == s.name).map(|f| &f.error),
+                "error": error,
             })
         })
         .collect();
@@ -196,8 +198,12 @@ async fn servers(cli: &GlobalArgs, format: Format) -> anyhow::Result<i32> {
                     s["policy"].as_str().unwrap_or("?")
                 ));
                 if let Some(e) = s["error"].get("message") {
+                    let state = match s["state"].as_str() {
+                        Some("auth_required") => "auth_required",
+                        _ => "unavailable",
+                    };
                     out.push_str(&format!(
-                        "  unavailable: {}\n",
+                        "  {state}: {}\n",
                         crate::domain::redact::redact_urls_in(e.as_str().unwrap_or(""))
                     ));
                 }

@@ -66,7 +66,9 @@ pub fn report_error(e: &anyhow::Error) -> i32 {
 
 /// The process exit code the CLI uses for an error type, so scripts can branch:
 /// 2 invalid input, 3 not found, 4 busy or conflicting, 5 nothing can serve it,
-/// 6 upstream failure, 7 a guardrail stopped the session, 8 the store failed.
+/// 6 upstream failure (an upstream MCP server that wants a sign-in, `auth_required`,
+/// included: the upstream refused, and `hecate mcp login NAME` is the fix named on
+/// stderr), 7 a guardrail stopped the session, 8 the store failed.
 pub fn exit_code(t: ErrorType) -> i32 {
     match t {
         ErrorType::InvalidRequest
@@ -92,7 +94,7 @@ pub fn exit_code(t: ErrorType) -> i32 {
         | ErrorType::RouteImpossible
         | ErrorType::ModelCapabilityRequired
         | ErrorType::ChatFlowInvalid => 5,
-        ErrorType::RateLimitExceeded | ErrorType::GatewayError => 6,
+        ErrorType::RateLimitExceeded | ErrorType::GatewayError | ErrorType::AuthRequired => 6,
         ErrorType::SessionLimitExceeded
         | ErrorType::SessionDurationLimitExceeded
         | ErrorType::SessionIdleTimeout => 7,
@@ -111,7 +113,7 @@ mod tests {
             (3, &[ErrorType::NotFound, ErrorType::AdapterNotFound]),
             (4, &[ErrorType::AgentSessionBusy]),
             (5, &[ErrorType::RouteImpossible]),
-            (6, &[ErrorType::GatewayError]),
+            (6, &[ErrorType::GatewayError, ErrorType::AuthRequired]),
             (7, &[ErrorType::SessionLimitExceeded]),
             (8, &[ErrorType::StoreError]),
         ];

@@ -21,6 +21,13 @@ pub enum ErrorType {
     /// Hecate or an upstream failed in a way not classified more precisely.
     #[serde(rename = "gateway_error")]
     GatewayError,
+    /// An upstream server Hecate signs in to (an OAuth-protected MCP server)
+    /// refused it for want of a sign-in: none is stored, it expired and could not
+    /// be refreshed, or it was revoked. `server` names the upstream; the fix is
+    /// `hecate mcp login NAME`. This is never about Hecate's own authentication
+    /// (a missing or wrong token for Hecate's API is the HTTP 401 `unauthorized`).
+    #[serde(rename = "auth_required")]
+    AuthRequired,
     /// A provider or local limiter rejected the request for rate.
     #[serde(rename = "rate_limit_exceeded")]
     RateLimitExceeded,
@@ -107,6 +114,7 @@ impl ErrorType {
             Self::NotFound => "not_found",
             Self::Conflict => "conflict",
             Self::GatewayError => "gateway_error",
+            Self::AuthRequired => "auth_required",
             Self::RateLimitExceeded => "rate_limit_exceeded",
             Self::ModelNotConfigured => "model_not_configured",
             Self::RouteImpossible => "route_impossible",
@@ -141,6 +149,7 @@ impl ErrorType {
             Self::NotFound => "The requested resource does not exist.",
             Self::Conflict => "The resource is not in a state that allows this.",
             Self::GatewayError => "Hecate or an upstream failed.",
+            Self::AuthRequired => "An upstream server needs a sign-in.",
             Self::RateLimitExceeded => "The provider is rate limiting requests.",
             Self::ModelNotConfigured => "The selected model is not available.",
             Self::RouteImpossible => "No configured provider can serve this request.",
@@ -177,6 +186,9 @@ impl ErrorType {
             Self::NotFound => "Check the id (and namespace) and retry.",
             Self::Conflict => "Refresh the resource state and retry if still relevant.",
             Self::GatewayError => "Check `hecate doctor` and the logs, then retry.",
+            Self::AuthRequired => {
+                "Run `hecate mcp login NAME` for the server named in `server`, then retry."
+            }
             Self::RateLimitExceeded => "Wait for the provider's cooldown or route elsewhere.",
             Self::ModelNotConfigured => {
                 "Choose a model the provider reports (see `hecate doctor`) or fix provider discovery."
@@ -337,6 +349,7 @@ mod tests {
             ErrorType::SessionBusyElsewhere,
             ErrorType::ModelNotConfigured,
             ErrorType::StoreError,
+            ErrorType::AuthRequired,
         ] {
             let v = serde_json::to_value(t).expect("serializes");
             assert_eq!(v, t.code());

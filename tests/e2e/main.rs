@@ -71,6 +71,7 @@ mod kill9_soak;
 mod mcp_delegation;
 mod mcp_http;
 mod mcp_kits;
+mod mcp_oauth_required;
 mod mcp_oauth_store;
 mod mcp_pool;
 mod mcp_resources;

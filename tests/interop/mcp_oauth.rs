@@ -5,9 +5,17 @@
 //! playing the browser (a forged redirect first, refused), the upstream's tool is
 //! then called with the stored token, a short-lived token is refreshed, a revoked
 //! grant and a token for another resource give `auth_required` with the fix, and a
-//! discovery document naming another issuer stops the login.
+//! discovery document naming another issuer stops the login. Without a sign-in,
+//! after a revocation and after `hecate mcp logout`, the error's type is
+//! `auth_required` (exit code 6) and so is the server's state, in
+//! `hecate mcp servers` and in `GET /hecate/v1/mcp/servers` of a running
+//! `hecate serve` whose cached tools were listed before the grant was revoked.
 
 use crate::support::common::{self, Home};
+use crate::support::http::{Api, serve};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -180,15 +188,79 @@ async fn login(home: &Home, name: &str) -> (bool, String, String) {
 }
 
 fn call(home: &Home, server: &str) -> (bool, String) {
+    let (code, out) = call_code(home, server);
+    (code == Some(0), out)
+}
+
+/// `hecate mcp call --server SERVER whoami`: its exit code and its output.
+fn call_code(home: &Home, server: &str) -> (Option<i32>, String) {
     let out = home.run(&["mcp", "call", "--server", server, "whoami"]);
     (
-        out.status.success(),
+        out.status.code(),
         format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         ),
     )
+}
+
+/// Asserts that calling `server` fails as `auth_required`: exit code 6, the
+/// type on stderr and the fix naming the server.
+fn assert_call_needs_sign_in(home: &Home, server: &str) {
+    let (code, out) = call_code(home, server);
+    assert_eq!(code, Some(6), "{out}");
+    assert!(out.contains("error [auth_required]"), "{out}");
+    assert!(out.contains(&format!("hecate mcp login {server}")), "{out}");
+}
+
+/// The state and error type `hecate mcp servers --format json` gives `server`.
+fn cli_state(home: &Home, server: &str) -> (String, String) {
+    let listing = home.json(&["mcp", "servers", "--format", "json"]);
+    let row = listing["data"]["servers"]
+        .as_array()
+        .expect("servers")
+        .iter()
+        .find(|r| r["name"] == server)
+        .unwrap_or_else(|| panic!("{server} in {listing}"))
+        .clone();
+    (
+        row["state"].as_str().unwrap_or_default().to_string(),
+        row["error"]["type"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+/// The row of `server` in `GET /hecate/v1/mcp/servers`.
+async fn api_row(api: &Api, server: &str) -> Value {
+    let listing = api.get("/hecate/v1/mcp/servers").await;
+    assert_eq!(listing.status, 200, "{}", listing.body);
+    listing.body["data"]
+        .as_array()
+        .expect("servers")
+        .iter()
+        .find(|r| r["name"] == server)
+        .unwrap_or_else(|| panic!("{server} in {}", listing.body))
+        .clone()
+}
+
+/// Calls the hub's `SERVER__whoami` through `hecate serve`'s MCP endpoint; answers
+/// the tool result as JSON.
+async fn hub_call(base: &str, server: &str) -> Value {
+    let client = ()
+        .serve(StreamableHttpClientTransport::from_uri(format!(
+            "{base}/mcp"
+        )))
+        .await
+        .expect("connect to the hub");
+    let result = client
+        .call_tool(CallToolRequestParams::new(format!("{server}__whoami")))
+        .await
+        .expect("a tool result");
+    client.cancel().await.expect("close");
+    serde_json::to_value(result).expect("JSON")
 }
 
 /// The stored credentials of `server`, straight from the SQLite store.
@@ -208,6 +280,13 @@ async fn login_call_refresh_and_revocation_against_oidc_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let peer = Peer::start();
     let home = home(&peer);
+
+    // No sign-in yet: the server asks for one, and that is its state.
+    assert_call_needs_sign_in(&home, "main");
+    assert_eq!(
+        cli_state(&home, "main"),
+        ("auth_required".into(), "auth_required".into())
+    );
 
     let (ok, out, err) = login(&home, "main").await;
     assert!(ok, "login: {out}{err}");
@@ -246,6 +325,16 @@ async fn login_call_refresh_and_revocation_against_oidc_provider() {
     assert!(ok && out.contains("hello main"), "after expiry: {out}");
     let second = stored(&home, "main").expect("still signed in");
     assert_ne!(first, second, "the refreshed token was stored");
+    assert_eq!(cli_state(&home, "main"), ("ok".into(), String::new()));
+
+    // A running hub lists the signed-in server (and keeps its tools cached).
+    let served = serve(&home);
+    let api = Api::new(&served);
+    let row = api_row(&api, "main").await;
+    assert_eq!(row["state"], "ok", "{row}");
+    let answer = hub_call(&served.base, "main").await;
+    assert_ne!(answer["isError"], true, "{answer}");
+    assert!(answer.to_string().contains("hello main"), "{answer}");
 
     // A token for another resource is refused by that resource.
     let db = home.data_dir().join(hecate::store::sqlite::DB_FILE);
@@ -258,10 +347,7 @@ async fn login_call_refresh_and_revocation_against_oidc_provider() {
             [],
         )
         .expect("copy the sign-in");
-    let (ok, out) = call(&home, "other");
-    assert!(!ok, "another resource's token is refused: {out}");
-    assert!(out.contains("auth_required"), "{out}");
-    assert!(out.contains("hecate mcp login other"), "{out}");
+    assert_call_needs_sign_in(&home, "other");
 
     // A revoked grant: the token and its refresh are refused.
     let revoked = reqwest::Client::new()
@@ -270,10 +356,31 @@ async fn login_call_refresh_and_revocation_against_oidc_provider() {
         .await
         .expect("revoke");
     assert!(revoked.status().is_success());
-    let (ok, out) = call(&home, "main");
-    assert!(!ok, "a revoked sign-in fails: {out}");
-    assert!(out.contains("auth_required"), "{out}");
-    assert!(out.contains("hecate mcp login main"), "{out}");
+    assert_call_needs_sign_in(&home, "main");
+
+    // The hub's next call is refused: a tool error typed `auth_required`, and
+    // the server's state says so though its tools are still cached.
+    let answer = hub_call(&served.base, "main").await;
+    assert_eq!(answer["isError"], true, "{answer}");
+    let text = answer["content"][0]["text"].as_str().expect("error text");
+    let error: Value = serde_json::from_str(text).expect("the error as JSON");
+    assert_eq!(error["error"]["type"], "auth_required", "{error}");
+    assert_eq!(error["error"]["server"], "main", "{error}");
+    let row = api_row(&api, "main").await;
+    assert_eq!(row["state"], "auth_required", "{row}");
+    assert!(
+        row["operator_action"]
+            .as_str()
+            .is_some_and(|a| a.contains("hecate mcp login main")),
+        "{row}"
+    );
+    assert!(
+        row["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == "whoami")),
+        "{row}"
+    );
+    drop(served);
 
     let doctor = home.run(&["doctor", "--format", "json"]);
     let report = String::from_utf8_lossy(&doctor.stdout);
@@ -281,13 +388,22 @@ async fn login_call_refresh_and_revocation_against_oidc_provider() {
     assert!(report.contains("auth_required"), "{report}");
     assert!(report.contains("hecate mcp login main"), "{report}");
 
-    let servers = home.run(&["mcp", "servers", "--format", "json"]);
-    let text = String::from_utf8_lossy(&servers.stdout);
-    assert!(text.contains("auth_required"), "{text}");
+    assert_eq!(
+        cli_state(&home, "main"),
+        ("auth_required".into(), "auth_required".into())
+    );
 
     let logout = home.run(&["mcp", "logout", "main"]);
     assert!(logout.status.success());
     assert!(stored(&home, "main").is_none(), "logout forgets the tokens");
+    assert_call_needs_sign_in(&home, "main");
+    assert_eq!(
+        cli_state(&home, "main"),
+        ("auth_required".into(), "auth_required".into())
+    );
+    let served = serve(&home);
+    let row = api_row(&Api::new(&served), "main").await;
+    assert_eq!(row["state"], "auth_required", "{row}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

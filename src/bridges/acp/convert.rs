@@ -169,6 +169,10 @@ pub fn to_rpc(e: &HecateError) -> Error {
         | ErrorType::HistoryStrategyInvalid
         | ErrorType::WorkspaceRequired
         | ErrorType::ModelRequired => ErrorCode::INVALID_PARAMS,
+        // An upstream MCP server's sign-in, not Hecate's: ACP's AUTH_REQUIRED would
+        // send the editor to `authenticate` with Hecate, which cannot fix it. The
+        // stable `type` and the fix (`operator_action`) are in `data`.
+        ErrorType::AuthRequired => ErrorCode::INTERNAL_ERROR,
         _ => ErrorCode::INTERNAL_ERROR,
     };
     Error::new(code, format!("{} {}", e.user_message, e.message)).data(data)
@@ -272,5 +276,23 @@ mod tests {
             Some(serde_json::json!(true))
         );
         assert_eq!(nothing_configured().code, ErrorCode::AUTH_REQUIRED);
+    }
+
+    #[test]
+    fn an_upstream_sign_in_is_not_acps_auth_required() {
+        let e = to_rpc(
+            &HecateError::new(
+                ErrorType::AuthRequired,
+                "upstream MCP server \"gh\" needs a sign-in",
+            )
+            .with_detail("server", "gh")
+            .with_operator_action("Run `hecate mcp login gh`."),
+        );
+        assert_eq!(e.code, ErrorCode::INTERNAL_ERROR);
+        let data = e.data.expect("data");
+        assert_eq!(data["type"], "auth_required");
+        assert_eq!(data["server"], "gh");
+        assert!(data.get("authRequired").is_none(), "{data}");
+        assert_eq!(data["operator_action"], "Run `hecate mcp login gh`.");
     }
 }

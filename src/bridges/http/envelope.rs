@@ -103,7 +103,10 @@ impl ApiError {
     }
 }
 
-/// The HTTP status an error type maps to on the HTTP surface.
+/// The HTTP status an error type maps to on the HTTP surface. `auth_required`
+/// (an upstream MCP server wants a sign-in) is 424 Failed Dependency: the request
+/// depended on an upstream that refused Hecate, never 401, which is kept for
+/// Hecate's own token.
 pub fn http_status(t: ErrorType) -> StatusCode {
     match t {
         ErrorType::InvalidRequest
@@ -133,6 +136,7 @@ pub fn http_status(t: ErrorType) -> StatusCode {
         | ErrorType::SessionIdleTimeout
         | ErrorType::ModelCapabilityRequired
         | ErrorType::ChatFlowInvalid => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorType::AuthRequired => StatusCode::FAILED_DEPENDENCY,
         ErrorType::GatewayError | ErrorType::StoreError => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -249,6 +253,28 @@ mod tests {
         ] {
             assert_eq!(http_status(t).as_u16(), status, "{t:?}");
         }
+    }
+
+    #[test]
+    fn an_upstream_sign_in_is_a_failed_dependency_not_hecates_own_401() {
+        let e = HecateError::new(
+            ErrorType::AuthRequired,
+            "upstream MCP server \"gh\" needs a sign-in",
+        )
+        .with_detail("server", "gh")
+        .with_operator_action("Run `hecate mcp login gh` and finish the sign-in in a browser.");
+        let api = ApiError::from(e);
+        assert_eq!(api.status, StatusCode::FAILED_DEPENDENCY);
+        assert_ne!(api.status, http_status(ErrorType::ChatIdentityInvalid));
+        let v = serde_json::to_value(&api.body).expect("serializes");
+        assert_eq!(v["type"], "auth_required");
+        assert_eq!(v["server"], "gh");
+        assert!(
+            v["operator_action"]
+                .as_str()
+                .is_some_and(|a| a.contains("hecate mcp login gh")),
+            "{v}"
+        );
     }
 
     #[test]

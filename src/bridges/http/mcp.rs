@@ -12,12 +12,12 @@ use super::extract::{ApiPath, ApiQuery};
 use crate::bridges::resources::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpCallDto, McpCallListResponse,
     McpCallsQuery, McpProbeDto, McpProbeResponse, McpProbeToolDto, McpServerDto,
-    McpServerListResponse, McpServerToolDto, McpToolPolicyDto, McpToolPolicyRequest,
-    McpToolPolicyResponse,
+    McpServerListResponse, McpServerState, McpServerToolDto, McpToolPolicyDto,
+    McpToolPolicyRequest, McpToolPolicyResponse,
 };
 use crate::bridges::resources::page_size;
 use crate::domain::HecateError;
-use crate::engine::mcp::{PoolEntry, ToolPolicy, reach};
+use crate::engine::mcp::{PoolEntry, ServerState, ToolPolicy, reach};
 use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
@@ -120,18 +120,20 @@ pub async fn servers(State(state): State<HttpState>) -> Json<McpServerListRespon
         .into_iter()
         .map(|o| {
             let (transport, target) = reach(&o.server.spec);
-            let (tools, error) = match o.tools {
-                Ok(tools) => (tools, None),
-                Err(e) => (Vec::new(), Some(e.message)),
+            let (error, operator_action) = match o.error {
+                Some(e) => (Some(e.message), Some(e.operator_action)),
+                None => (None, None),
             };
             McpServerDto {
                 name: o.server.name.clone(),
                 transport: transport.to_string(),
                 target,
                 policy: o.server.policy.as_str().to_string(),
-                state: if error.is_none() { "ok" } else { "failed" }.to_string(),
+                state: server_state(o.state),
                 error,
-                tools: tools
+                operator_action,
+                tools: o
+                    .tools
                     .into_iter()
                     .map(|t| McpServerToolDto {
                         name: t.name,
@@ -150,6 +152,14 @@ pub async fn servers(State(state): State<HttpState>) -> Json<McpServerListRespon
         object: "mcp_servers".into(),
         data,
     })
+}
+
+fn server_state(s: ServerState) -> McpServerState {
+    match s {
+        ServerState::Ok => McpServerState::Ok,
+        ServerState::AuthRequired => McpServerState::AuthRequired,
+        ServerState::Failed => McpServerState::Failed,
+    }
 }
 
 /// Path of a tool of an upstream server.
@@ -176,6 +186,7 @@ pub struct McpToolPath {
         (status = 200, description = "The policy as stored", body = McpToolPolicyResponse),
         (status = 400, description = "An unknown policy", body = ErrorEnvelope),
         (status = 404, description = "No such server, or the server lists no such tool", body = ErrorEnvelope),
+        (status = 424, description = "`auth_required`: the server wants a sign-in (`hecate mcp login NAME`)", body = ErrorEnvelope),
         (status = 502, description = "The server could not be listed", body = ErrorEnvelope)
     )
 )]

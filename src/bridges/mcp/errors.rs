@@ -33,6 +33,9 @@ pub fn fail(e: HecateError) -> CallToolResult {
 pub fn protocol_error(e: &HecateError) -> ErrorData {
     let code = match e.error_type {
         ErrorType::NotFound | ErrorType::InvalidRequest => ErrorCode::INVALID_PARAMS,
+        // An upstream's sign-in, not this client's: the transport's 401 stays for
+        // Hecate's own token. `data.type` carries `auth_required` and the fix.
+        ErrorType::AuthRequired => ErrorCode::INTERNAL_ERROR,
         _ => ErrorCode::INTERNAL_ERROR,
     };
     ErrorData::new(
@@ -48,4 +51,40 @@ pub fn resource_not_found(uri: &str) -> ErrorData {
         format!("resource {uri} not found"),
         Some(json!({ "type": ErrorType::NotFound.code(), "uri": uri })),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sign_in_needed() -> HecateError {
+        HecateError::new(
+            ErrorType::AuthRequired,
+            "upstream MCP server \"gh\" needs a sign-in",
+        )
+        .with_detail("server", "gh")
+        .with_operator_action("Run `hecate mcp login gh`.")
+    }
+
+    #[test]
+    fn an_upstream_sign_in_keeps_its_type_and_fix_in_tool_and_protocol_errors() {
+        let result = tool_error(&sign_in_needed());
+        assert_eq!(result.is_error, Some(true));
+        let text = result.content[0]
+            .as_text()
+            .expect("a text block")
+            .text
+            .clone();
+        let body: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(body["error"]["type"], "auth_required");
+        assert_eq!(body["error"]["server"], "gh");
+        assert_eq!(
+            body["error"]["operator_action"],
+            "Run `hecate mcp login gh`."
+        );
+
+        let e = protocol_error(&sign_in_needed());
+        assert_eq!(e.code, ErrorCode::INTERNAL_ERROR);
+        assert_eq!(e.data.expect("data")["type"], "auth_required");
+    }
 }

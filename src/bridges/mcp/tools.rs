@@ -15,6 +15,7 @@ use crate::domain::ids::{ApprovalId, GrantId, SessionId};
 use crate::domain::message::Role;
 use crate::domain::session::RuntimeKind;
 use crate::engine::CreateSession;
+use crate::engine::mcp::ServerState;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
@@ -378,7 +379,7 @@ impl HecateMcp {
     }
 
     #[tool(
-        description = "Upstream MCP servers aggregated by this hub (policy, tools, failures) and the client pool's entries / in use / idle.",
+        description = "Upstream MCP servers aggregated by this hub (policy, tools, state: ok, auth_required or failed, with the error) and the client pool's entries / in use / idle.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn upstream_status(
@@ -392,12 +393,18 @@ impl HecateMcp {
             .servers()
             .iter()
             .map(|s| {
-                let failure = catalog.failures.iter().find(|f| f.server == s.name);
+                let error = catalog
+                    .failures
+                    .iter()
+                    .find(|f| f.server == s.name)
+                    .map(|f| f.error.clone())
+                    .or_else(|| self.engine.mcp().sign_in_refusal(&s.name));
                 json!({
                     "name": s.name,
                     "policy": s.policy.as_str(),
+                    "state": ServerState::of(error.as_ref()).as_str(),
                     "tools": catalog.tools.iter().filter(|t| t.server == s.name).count(),
-                    "error": failure.map(|f| &f.error),
+                    "error": error,
                 })
             })
             .collect();

@@ -98,6 +98,20 @@ pub struct McpServerToolDto {
     pub description: Option<String>,
 }
 
+/// How an upstream MCP server stands now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum McpServerState {
+    /// Its tools were listed and its last call was not refused for a sign-in.
+    Ok,
+    /// Its last connect, listing or call was refused for want of a sign-in
+    /// (missing, expired beyond refresh, or revoked): `operator_action` names
+    /// `hecate mcp login NAME`.
+    AuthRequired,
+    /// Its tools could not be listed for another reason (`error` says why).
+    Failed,
+}
+
 /// An upstream MCP server (`[mcp_servers.NAME]`) and what it offers now.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct McpServerDto {
@@ -110,11 +124,14 @@ pub struct McpServerDto {
     pub target: String,
     /// The server-wide policy.
     pub policy: String,
-    /// `ok` when its tools were listed, else `failed`.
-    pub state: String,
-    /// Why listing failed.
+    /// `ok`, `auth_required` (a sign-in is needed) or `failed`.
+    pub state: McpServerState,
+    /// Why it is not `ok`: the listing's failure, or the refused sign-in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The fix when it is not `ok` (for `auth_required`, `hecate mcp login NAME`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operator_action: Option<String>,
     /// Its tools, blocked ones included.
     pub tools: Vec<McpServerToolDto>,
     /// Resources it lists (0 when the server is blocked).

@@ -2,12 +2,15 @@
 //! sends no `Authorization` header of its own, whether its OAuth sign-in is
 //! usable. A stored sign-in is read from the store (never shown); without one,
 //! an unauthenticated request tells whether the server asks for one. A server
-//! that needs a sign-in is `auth_required`, with `hecate mcp login NAME` as the fix.
+//! that needs a sign-in is `auth_required` (the error type and server state the
+//! hub reports for it), with `hecate mcp login NAME` as the fix, worded as the
+//! error's `operator_action`.
 
 use super::check::Check;
 use crate::adapters::mcp::ServerSpec;
-use crate::adapters::mcp::oauth::{SignIn, VaultEntry, read_sign_in};
+use crate::adapters::mcp::oauth::{SignIn, VaultEntry, login_fix, read_sign_in};
 use crate::config::Config;
+use crate::domain::ErrorType;
 use crate::domain::redact::redact_url;
 use crate::store::Store;
 use std::sync::Arc;
@@ -41,8 +44,13 @@ pub async fn sign_ins(
     out
 }
 
-fn fix(name: &str) -> String {
-    format!("Run `hecate mcp login {name}` and finish the sign-in in a browser.")
+/// A `warn` line saying `name` needs a sign-in, prefixed with the stable type.
+fn auth_required(check: String, name: &str, why: String) -> Check {
+    Check::warn(
+        check,
+        format!("{}: {why}", ErrorType::AuthRequired.code()),
+        login_fix(name),
+    )
 }
 
 async fn line(name: &str, url: &str, store: &dyn Store, timeout: Duration) -> Check {
@@ -63,13 +71,11 @@ async fn line(name: &str, url: &str, store: &dyn Store, timeout: Duration) -> Ch
         }
     };
     match read_sign_in(entry) {
-        Err(e) => Check::warn(check, format!("auth_required: {e}"), fix(name)),
-        Ok(SignIn::Rejected { issuer }) => Check::warn(
+        Err(e) => auth_required(check, name, e.to_string()),
+        Ok(SignIn::Rejected { issuer }) => auth_required(
             check,
-            format!(
-                "auth_required: the sign-in with {issuer} was revoked or could not be refreshed"
-            ),
-            fix(name),
+            name,
+            format!("the sign-in with {issuer} was revoked or could not be refreshed"),
         ),
         Ok(SignIn::SignedIn {
             issuer,
@@ -77,12 +83,10 @@ async fn line(name: &str, url: &str, store: &dyn Store, timeout: Duration) -> Ch
             expires_in,
         }) => {
             if expires_in.is_some_and(|s| s <= 0) && !refreshable {
-                Check::warn(
+                auth_required(
                     check,
-                    format!(
-                        "auth_required: the token from {issuer} expired and cannot be refreshed"
-                    ),
-                    fix(name),
+                    name,
+                    format!("the token from {issuer} expired and cannot be refreshed"),
                 )
             } else {
                 let refresh = if refreshable {
@@ -94,13 +98,10 @@ async fn line(name: &str, url: &str, store: &dyn Store, timeout: Duration) -> Ch
             }
         }
         Ok(SignIn::Missing) => match asks_for_sign_in(url, timeout).await {
-            Some(true) => Check::warn(
+            Some(true) => auth_required(
                 check,
-                format!(
-                    "auth_required: {} asks for an OAuth sign-in",
-                    redact_url(url)
-                ),
-                fix(name),
+                name,
+                format!("{} asks for an OAuth sign-in", redact_url(url)),
             ),
             Some(false) => Check::ok(check, format!("{} needs no sign-in", redact_url(url))),
             None => Check::warn(

@@ -137,11 +137,7 @@ impl<'e> Mcp<'e> {
 
     async fn list_upstream_tools(self, server: &UpstreamServer) -> Result<Vec<Value>> {
         let hub = self.engine.mcp_hub();
-        let lease = hub
-            .pool
-            .acquire(&server.spec, server.call_timeout)
-            .await
-            .map_err(|e| client_error(&server.name, &e))?;
+        let lease = self.lease(server).await?;
         lease.name_as(&server.name);
         let tools = match lease.list_tools(LIST_TIMEOUT).await {
             Ok(t) => t,
@@ -149,9 +145,12 @@ impl<'e> Mcp<'e> {
                 if e.is_fatal_to_connection() {
                     hub.pool.evict(&lease);
                 }
-                return Err(client_error(&server.name, &e));
+                let e = client_error(&server.name, &e);
+                hub.note_sign_in(&server.name, Some(&e));
+                return Err(e);
             }
         };
+        hub.note_sign_in(&server.name, None);
         lease.note_tool_count(tools.len());
         hub.tools
             .lock()
@@ -265,13 +264,17 @@ impl<'e> Mcp<'e> {
     }
 
     /// A pooled connection to upstream `s`, started or reused; a failure to
-    /// reach it is `s`'s client error.
+    /// reach it is `s`'s client error (a refused sign-in is remembered for the
+    /// server's state).
     pub(crate) async fn lease(self, s: &UpstreamServer) -> Result<Lease> {
-        self.engine
-            .mcp_hub()
-            .pool
+        let hub = self.engine.mcp_hub();
+        hub.pool
             .acquire(&s.spec, s.call_timeout)
             .await
-            .map_err(|e| client_error(&s.name, &e))
+            .map_err(|e| {
+                let e = client_error(&s.name, &e);
+                hub.note_sign_in(&s.name, Some(&e));
+                e
+            })
     }
 }

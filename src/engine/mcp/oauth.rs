@@ -196,9 +196,19 @@ impl<'e> Mcp<'e> {
             .map_err(|e| oauth_error(server, e))
     }
 
+    /// The refusal of `server`'s last connect, listing or call for want of a
+    /// sign-in (type `auth_required`), unless something succeeded since.
+    pub fn sign_in_refusal(self, server: &str) -> Option<HecateError> {
+        self.engine.mcp_hub().sign_in_needed(server)
+    }
+
     fn forget_sign_in_failures(self, server: &str) {
         let hub = self.engine.mcp_hub();
         hub.failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(server);
+        hub.sign_ins_needed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(server);

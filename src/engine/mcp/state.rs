@@ -6,7 +6,7 @@
 
 use super::types::{McpCatalog, McpChange, UpstreamServer, UpstreamTool};
 use crate::adapters::mcp::{Changed, Lease, Pool, PoolOptions};
-use crate::domain::error::HecateError;
+use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -26,6 +26,9 @@ pub(crate) struct McpHub {
     /// Set while a background build of the catalog runs.
     pub(crate) warming: std::sync::atomic::AtomicBool,
     pub(crate) failures: Mutex<HashMap<String, (std::time::Instant, HecateError)>>,
+    /// Servers whose last connect, listing or call was refused for want of a
+    /// sign-in, with that error; the next success, a login or a logout clears it.
+    pub(crate) sign_ins_needed: Mutex<HashMap<String, HecateError>>,
     pub(crate) resource_owner: Mutex<HashMap<String, String>>,
     /// Upstream resource subscriptions, refcounted across client connections.
     pub(crate) subscriptions: Subscriptions,
@@ -50,6 +53,7 @@ impl McpHub {
             catalog: Mutex::new((0, None)),
             warming: std::sync::atomic::AtomicBool::new(false),
             failures: Mutex::new(HashMap::new()),
+            sign_ins_needed: Mutex::new(HashMap::new()),
             resource_owner: Mutex::new(HashMap::new()),
             subscriptions: Default::default(),
             changes,
@@ -70,6 +74,35 @@ impl McpHub {
 
     pub(crate) fn cached_tools(&self, server: &str) -> Option<Vec<Value>> {
         self.tools
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(server)
+            .cloned()
+    }
+
+    /// Records how a connect, listing or call of `server` ended: a refusal for
+    /// want of a sign-in (`auth_required`) marks the server, a success clears the
+    /// mark, and any other failure says nothing about the sign-in.
+    pub(crate) fn note_sign_in(&self, server: &str, outcome: Option<&HecateError>) {
+        let mut needed = self
+            .sign_ins_needed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match outcome {
+            None => {
+                needed.remove(server);
+            }
+            Some(e) if e.error_type == ErrorType::AuthRequired => {
+                needed.insert(server.to_string(), e.clone());
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The refusal of `server`'s last connect, listing or call for want of a
+    /// sign-in, unless something succeeded since.
+    pub(crate) fn sign_in_needed(&self, server: &str) -> Option<HecateError> {
+        self.sign_ins_needed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(server)

@@ -341,14 +341,9 @@ impl<'e> Mcp<'e> {
         }
         let server = self.mcp_server(&tool.server)?;
         let hub = self.engine.mcp_hub();
-        let lease = hub
-            .pool
-            .acquire(&server.spec, server.call_timeout)
-            .await
-            .map_err(|e| {
-                record.outcome = "failed".into();
-                client_error(&server.name, &e)
-            })?;
+        let lease = self.lease(&server).await.inspect_err(|_| {
+            record.outcome = "failed".into();
+        })?;
         let timeout = server.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT);
         let traced = McpCall::start(&server.name, &tool.tool, lease.transport());
         let answer = lease
@@ -371,6 +366,7 @@ impl<'e> Mcp<'e> {
         }
         match answer {
             Ok(v) => {
+                hub.note_sign_in(&server.name, None);
                 let is_error = v.get("isError").and_then(Value::as_bool).unwrap_or(false);
                 record.outcome = if is_error { "tool_error" } else { "ok" }.into();
                 Ok(v)
@@ -387,7 +383,9 @@ impl<'e> Mcp<'e> {
                     hub.pool.evict(&lease);
                 }
                 record.outcome = "failed".into();
-                Err(client_error(&server.name, &e))
+                let e = client_error(&server.name, &e);
+                hub.note_sign_in(&server.name, Some(&e));
+                Err(e)
             }
         }
     }

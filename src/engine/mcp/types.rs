@@ -4,7 +4,8 @@
 //! data and pure functions; every other file of `engine/mcp/` builds on these.
 
 use crate::adapters::mcp::McpClientError;
-use crate::domain::error::HecateError;
+use crate::adapters::mcp::oauth::login_fix;
+use crate::domain::error::{ErrorType, HecateError};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -170,13 +171,14 @@ pub(crate) fn client_error(server: &str, e: &McpClientError) -> HecateError {
                 .with_detail("server", server)
         }
         McpClientError::Timeout { .. } => err.with_detail("timeout", true),
-        McpClientError::AuthRequired { .. } => {
-            HecateError::gateway(format!("upstream MCP server {server:?}: {e}"))
-                .with_detail("server", server)
-                .with_detail("reason", "auth_required")
-                .with_detail("auth_required", true)
-                .with_operator_action(format!("Sign in again: run `hecate mcp login {server}`."))
-        }
+        McpClientError::AuthRequired { .. } => HecateError::new(
+            ErrorType::AuthRequired,
+            format!("upstream MCP server {server:?}: {e}"),
+        )
+        .with_detail("server", server)
+        .with_detail("reason", ErrorType::AuthRequired.code())
+        .with_detail("auth_required", true)
+        .with_operator_action(login_fix(server)),
         _ => err,
     }
 }
@@ -312,5 +314,30 @@ mod tests {
         assert_eq!(s.policy_for_tool("rm", &destructive), ToolPolicy::Auto);
         s.policy = ToolPolicy::Block;
         assert_eq!(s.policy_for_tool("rm", &destructive), ToolPolicy::Block);
+    }
+
+    #[test]
+    fn a_refused_sign_in_is_auth_required_with_the_server_and_the_fix() {
+        let e = client_error(
+            "gh",
+            &McpClientError::AuthRequired {
+                server: "gh".into(),
+                reason: "the server answered 401 to the request".into(),
+            },
+        );
+        assert_eq!(e.error_type, ErrorType::AuthRequired);
+        assert_eq!(e.details["server"], "gh");
+        assert_eq!(e.details["reason"], "auth_required");
+        assert_eq!(e.details["auth_required"], true);
+        assert!(e.operator_action.contains("hecate mcp login gh"), "{e:?}");
+        assert!(e.message.contains("hecate mcp login gh"), "{e:?}");
+        let other = client_error(
+            "gh",
+            &McpClientError::Closed {
+                message: "gone".into(),
+                stderr_tail: String::new(),
+            },
+        );
+        assert_eq!(other.error_type, ErrorType::GatewayError);
     }
 }

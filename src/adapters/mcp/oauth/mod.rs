@@ -14,4 +14,6 @@ mod vault;
 pub use credentials::VaultCredentials;
 pub use login::{LoginOptions, LoginOutcome, login};
 pub(crate) use transport::{AuthFlag, OAuthTarget, authorized_client};
-pub use vault::{OAuthError, OAuthSettings, SignIn, TokenVault, VaultEntry, read_sign_in, sign_in};
+pub use vault::{
+    OAuthError, OAuthSettings, SignIn, TokenVault, VaultEntry, login_fix, read_sign_in, sign_in,
+};

@@ -6,6 +6,7 @@
 use super::credentials::VaultCredentials;
 use super::vault::{OAuthError, TokenVault};
 use axum::http::{HeaderName, HeaderValue};
+use futures::future::Either;
 use futures::stream::BoxStream;
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager};
@@ -75,16 +76,6 @@ enum Inner {
     Plain(reqwest::Client),
 }
 
-/// Runs the same call on whichever client is underneath.
-macro_rules! either {
-    ($self:ident, $c:ident => $call:expr) => {
-        match &$self.inner {
-            Inner::Signed($c) => $call.await,
-            Inner::Plain($c) => $call.await,
-        }
-    };
-}
-
 /// An HTTP client that remembers the sign-in failures it saw.
 #[derive(Clone)]
 pub(crate) struct TrackedClient {
@@ -93,10 +84,13 @@ pub(crate) struct TrackedClient {
 }
 
 impl TrackedClient {
-    fn note<T>(
+    /// Runs one request of the client underneath and remembers a refusal the
+    /// user must fix; the answer is passed on as it is.
+    async fn tracked<T>(
         &self,
-        r: Result<T, StreamableHttpError<reqwest::Error>>,
+        request: impl Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
     ) -> Result<T, StreamableHttpError<reqwest::Error>> {
+        let r = request.await;
         if let Err(e) = &r
             && let Some(reason) = is_auth_failure(e)
         {
@@ -104,6 +98,20 @@ impl TrackedClient {
         }
         r
     }
+}
+
+/// Sends the same request through whichever client is underneath (the signed
+/// one attaches the token, refreshing and retrying once as rmcp's `AuthClient`
+/// does), tracked by [`TrackedClient::tracked`].
+macro_rules! tracked {
+    ($self:ident, $c:ident => $call:expr) => {
+        $self
+            .tracked(match &$self.inner {
+                Inner::Signed($c) => Either::Left($call),
+                Inner::Plain($c) => Either::Right($call),
+            })
+            .await
+    };
 }
 
 impl StreamableHttpClient for TrackedClient {
@@ -117,8 +125,7 @@ impl StreamableHttpClient for TrackedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let r = either!(self, c => c.post_message(uri, message, session_id, auth_header, custom_headers));
-        self.note(r)
+        tracked!(self, c => c.post_message(uri, message, session_id, auth_header, custom_headers))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -130,15 +137,14 @@ impl StreamableHttpClient for TrackedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let r = either!(self, c => c.post_message_with_max_sse_event_size(
+        tracked!(self, c => c.post_message_with_max_sse_event_size(
             uri,
             message,
             session_id,
             auth_header,
             custom_headers,
             max_sse_event_size,
-        ));
-        self.note(r)
+        ))
     }
 
     async fn post_message_with_response_limits(
@@ -150,15 +156,14 @@ impl StreamableHttpClient for TrackedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let r = either!(self, c => c.post_message_with_response_limits(
+        tracked!(self, c => c.post_message_with_response_limits(
             uri,
             message,
             session_id,
             auth_header,
             custom_headers,
             limits,
-        ));
-        self.note(r)
+        ))
     }
 
     async fn delete_session(
@@ -168,8 +173,7 @@ impl StreamableHttpClient for TrackedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        let r = either!(self, c => c.delete_session(uri, session_id, auth_header, custom_headers));
-        self.note(r)
+        tracked!(self, c => c.delete_session(uri, session_id, auth_header, custom_headers))
     }
 
     async fn get_stream(
@@ -180,8 +184,7 @@ impl StreamableHttpClient for TrackedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        let r = either!(self, c => c.get_stream(uri, session_id, last_event_id, auth_header, custom_headers));
-        self.note(r)
+        tracked!(self, c => c.get_stream(uri, session_id, last_event_id, auth_header, custom_headers))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -193,15 +196,14 @@ impl StreamableHttpClient for TrackedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        let r = either!(self, c => c.get_stream_with_max_sse_event_size(
+        tracked!(self, c => c.get_stream_with_max_sse_event_size(
             uri,
             session_id,
             last_event_id,
             auth_header,
             custom_headers,
             max_sse_event_size,
-        ));
-        self.note(r)
+        ))
     }
 }
 

@@ -40,6 +40,13 @@ pub enum OAuthError {
     Vault(String),
 }
 
+/// The fix of a missing, expired or revoked sign-in of `server`, as every
+/// surface names it (the error's `operator_action`, `hecate doctor`, the server
+/// listing).
+pub fn login_fix(server: &str) -> String {
+    format!("Run `hecate mcp login {server}` and finish the sign-in in a browser.")
+}
+
 /// Where sign-ins are kept: one serialized credential set per (server, issuer),
 /// shared by every process that opens the same store.
 #[async_trait]
