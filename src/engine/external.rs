@@ -153,10 +153,12 @@ impl<'e> Agents<'e> {
     }
 
     pub(crate) async fn run_external(self, ctx: TurnContext) -> TurnReport {
-        if let crate::runtimes::TurnTarget::External { adapter_id, .. } = &ctx.target
-            && let Some(remote) = self.engine.a2a().filter(|r| r.has_agent(adapter_id))
-        {
-            return remote.run(ctx).await;
+        if let crate::runtimes::TurnTarget::External { adapter_id, .. } = &ctx.target {
+            if let Some(remote) = self.engine.a2a().filter(|r| r.has_agent(adapter_id)) {
+                return remote.run(ctx).await;
+            }
+            // The stored choices, applied if the agent (re)starts for this turn.
+            self.restore_choices(&ctx.session_id, adapter_id).await;
         }
         match &self.engine.inner.external {
             Some(rt) => rt.run(ctx).await,

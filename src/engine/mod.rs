@@ -26,6 +26,7 @@ pub mod memory;
 pub mod owner;
 mod owner_id;
 mod queries;
+pub mod session_choices;
 mod session_usage;
 mod sessions;
 pub mod targets;

@@ -34,7 +34,7 @@ pub use gateway_access::GatewayAccess;
 pub use installs::{InstallJob, InstallJobs, InstallState, InstallTicket, StageMark};
 pub use lifecycle::Attach;
 use prompt::{fit_to_agent, has_earlier_turns, prompt_blocks};
-pub use settings::{AgentSettings, Choices, ModeRule, OpenAgent, SettingError};
+pub use settings::{AgentSettings, Choices, ModeRule, OpenAgent, SettingError, StaleChoice};
 
 /// A live agent bound to one Hecate session.
 struct LiveAgent {
@@ -631,8 +631,17 @@ impl ExternalRuntime {
         if let Some(m) = mode.filter(|m| current.modes.iter().any(|(id, _)| id == *m)) {
             current.set_current_mode(m);
         }
+        // Choices the agent no longer offers (or the mode rule no longer
+        // allows) are dropped with a warning, never an error.
         let chosen = self.choices_of(session_id, adapter_id);
-        apply_choices(&conn, &native.id, &chosen, &mut current).await;
+        let (kept, stale) = chosen.split_offered(&current, &self.mode_rule(adapter_id));
+        for s in &stale {
+            tracing::warn!(adapter_id, option = ?s.option, reason = s.why.reason(), error = %s.why, "a choice made earlier is no longer taken; dropped");
+        }
+        if !stale.is_empty() {
+            self.remember(session_id, adapter_id, |c| *c = kept.clone());
+        }
+        apply_choices(&conn, &native.id, &kept, &mut current).await;
         let native = native.id;
         tracing::info!(adapter_id, native_session_id = %native, ?attach, "external agent attached");
         let reattached = matches!(attach, Attach::Loaded | Attach::Resumed);

@@ -10,6 +10,7 @@ use super::load_options::LoadOptions;
 use super::mcp_tokens::McpTokenStore;
 use super::memory::MemoryStore;
 use super::pool_settings::PoolStatus;
+use super::session_choices::SessionChoiceStore;
 use super::tasks::TaskStore;
 use super::turn::{BeginTurn, FinishTurn, NewArtifact, NewRunEvent, TurnBegun, TurnFinished};
 use crate::domain::approval::{Approval, ApprovalStatus, Grant};
@@ -389,6 +390,7 @@ pub trait Store:
     + CooldownStore
     + KeyStore
     + McpTokenStore
+    + SessionChoiceStore
     + FlowChatStore
     + MemoryStore
     + TaskStore

@@ -5,6 +5,9 @@
 //! and the errors for bad input (unknown option or value, a forbidden mode, a
 //! change while a turn runs).
 
+mod hecate_agent;
+mod persisted;
+
 use crate::support::acp_editor::*;
 use crate::support::common::{Home, ModelServer, workspace};
 use agent_client_protocol::v1::ConnectionTo;

@@ -83,6 +83,7 @@ mod backends {
 }
 
 mod chat_cases;
+mod choice_cases;
 mod flow_chat_cases;
 mod isolation_cases;
 mod load_cases;
@@ -91,6 +92,7 @@ mod memory_cases;
 /// The behaviours, each an async function of a fresh store.
 mod cases {
     pub use super::chat_cases::*;
+    pub use super::choice_cases::*;
     pub use super::flow_chat_cases::*;
     pub use super::load_cases::*;
     use super::*;
@@ -1876,6 +1878,7 @@ macro_rules! conformance {
                     an_agents_flow_chats_list_most_recently_updated_first,
                     loading_by_role_keeps_only_those_roles_on_either_side_of_a_cursor,
                     a_summary_buffer_loads_at_most_max_messages_before_its_first_summary,
+                    session_choices_keep_their_order_per_scope_and_go_with_their_session,
                 );
             }
         )+

@@ -96,6 +96,7 @@ pub async fn new_session(
         cwd,
         mcp_servers,
         thought_level: None,
+        tools: Default::default(),
     };
     shared.set_thread(session.id.clone(), thread.clone());
     shared

@@ -5,6 +5,7 @@
 use super::convert::{nothing_configured, target_of, to_rpc};
 use crate::domain::ids::SessionId;
 use crate::domain::mcp::McpServerConfig;
+use crate::domain::task::ToolAccess;
 use crate::domain::workspace::DelegateCapabilities;
 use crate::engine::Engine;
 use crate::engine::targets::{Target, TargetRef};
@@ -36,9 +37,11 @@ pub struct Thread {
     pub cwd: String,
     /// MCP servers the editor passed.
     pub mcp_servers: Vec<McpServerConfig>,
-    /// The reasoning effort chosen for a model target (`thought_level`); the
-    /// model's own default when unset.
+    /// The reasoning effort chosen for a model target or Hecate's agent
+    /// (`thought_level`); the model's own default when unset.
     pub thought_level: Option<String>,
+    /// The tools chosen for Hecate's agent (`tools`).
+    pub tools: ToolAccess,
 }
 
 /// State shared by every handler.
@@ -76,23 +79,31 @@ impl Shared {
     }
 
     /// The thread of `id`, from this process's memory or else rebuilt from the
-    /// store (its last target and workspace).
+    /// store (its last target and workspace, and the choices of Hecate's own
+    /// options).
     pub async fn thread_or_stored(&self, id: &SessionId) -> Result<Thread, Error> {
         if let Some(t) = self.thread(id) {
             return Ok(t);
         }
+        let ns = &self.config.namespace;
         let s = self
             .engine
-            .get_session(&self.config.namespace, id)
+            .get_session(ns, id)
             .await
             .map_err(|e| to_rpc(&e))?;
         let target = target_of(&s).ok_or_else(nothing_configured)?;
+        let chosen = self
+            .engine
+            .hecate_choices(ns, id)
+            .await
+            .map_err(|e| to_rpc(&e))?;
         let t = Thread {
             target,
             // No workspace stays empty (never `/`): the Hecate agent then needs one.
             cwd: s.workspace.clone().unwrap_or_default(),
             mcp_servers: Vec::new(),
-            thought_level: None,
+            thought_level: chosen.thought_level,
+            tools: chosen.tools,
         };
         self.set_thread(id.clone(), t.clone());
         Ok(t)
@@ -124,6 +135,17 @@ impl Shared {
         match lock(&self.threads).get_mut(id) {
             Some(t) => {
                 t.thought_level = level;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sets the tools of a thread's Hecate agent.
+    pub fn set_tools(&self, id: &SessionId, tools: ToolAccess) -> bool {
+        match lock(&self.threads).get_mut(id) {
+            Some(t) => {
+                t.tools = tools;
                 true
             }
             None => false,

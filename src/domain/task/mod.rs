@@ -11,6 +11,7 @@ mod activity;
 mod approval;
 mod run;
 mod system_layers;
+mod tool_access;
 mod tool_title;
 
 pub use activity::{TaskActivityItem, project_activity};
@@ -21,6 +22,7 @@ pub use run::{
     TaskArtifact, TaskEvent, TaskEventFilter, TaskRun, TaskRunStatus, TaskStep, TaskStepStatus,
 };
 pub use system_layers::{CODING_AGENT_PROMPT, DEFAULT_GLOBAL_PROMPT, SystemLayers, profile_prompt};
+pub use tool_access::{TOOL_ACCESSES, ToolAccess};
 pub use tool_title::tool_title;
 
 /// The largest `file_content` a file task may carry, in bytes.
@@ -178,6 +180,13 @@ pub struct TaskSpec {
     /// For a task behind a Hecate Agent chat session: that session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The reasoning effort every model turn of an `agent_loop` run asks for
+    /// (`low`, `medium`, `high`); the model's own default when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// Which tools an `agent_loop` run offers its model (every tool by default).
+    #[serde(default, skip_serializing_if = "ToolAccess::is_all")]
+    pub tool_access: ToolAccess,
 }
 
 /// One message of an `agent_loop` task's starting context.

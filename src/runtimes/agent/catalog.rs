@@ -1,7 +1,9 @@
 //! The built-in tools an `agent_loop` run offers the model: their names,
-//! descriptions and argument schemas.
+//! descriptions and argument schemas, and which of them a run's tool access
+//! (`all`, `read_only`, `none`) offers.
 
 use crate::adapters::providers::ToolDefinition;
+use crate::domain::task::ToolAccess;
 use serde_json::json;
 
 /// A built-in tool.
@@ -55,6 +57,21 @@ impl BuiltIn {
     /// The tool called `name`, if it is a built-in.
     pub fn parse(name: &str) -> Option<Self> {
         ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Whether it only reads the workspace or shares the plan (no command, no
+    /// write, no request leaving the machine).
+    pub fn reads_only(self) -> bool {
+        matches!(self, Self::ReadFile | Self::ListDir | Self::UpdatePlan)
+    }
+
+    /// Whether a run with `access` offers it.
+    pub fn offered(self, access: ToolAccess) -> bool {
+        match access {
+            ToolAccess::All => true,
+            ToolAccess::ReadOnly => self.reads_only(),
+            ToolAccess::None => false,
+        }
     }
 
     /// Its definition for the model.
@@ -121,5 +138,38 @@ impl BuiltIn {
 
 /// The definitions of every built-in tool.
 pub fn definitions() -> Vec<ToolDefinition> {
-    ALL.into_iter().map(BuiltIn::definition).collect()
+    definitions_for(ToolAccess::All)
+}
+
+/// The definitions of the built-in tools a run with `access` offers.
+pub fn definitions_for(access: ToolAccess) -> Vec<ToolDefinition> {
+    ALL.into_iter()
+        .filter(|t| t.offered(access))
+        .map(BuiltIn::definition)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(access: ToolAccess) -> Vec<String> {
+        definitions_for(access)
+            .into_iter()
+            .map(|d| d.name)
+            .collect()
+    }
+
+    #[test]
+    fn the_access_chooses_the_built_ins_offered() {
+        assert_eq!(names(ToolAccess::All).len(), definitions().len());
+        assert_eq!(definitions().len(), ALL.len());
+        assert_eq!(
+            names(ToolAccess::ReadOnly),
+            ["read_file", "list_dir", "update_plan"]
+        );
+        assert!(names(ToolAccess::None).is_empty());
+        assert!(!BuiltIn::ShellExec.offered(ToolAccess::ReadOnly));
+        assert!(BuiltIn::ShellExec.offered(ToolAccess::All));
+    }
 }

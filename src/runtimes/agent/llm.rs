@@ -39,15 +39,27 @@ pub struct TurnFailure {
     pub retry_after: Option<String>,
 }
 
-/// Calls `target` with the conversation and `tools`, handing each streamed
-/// piece to `on_delta` as it comes; a provider failure is its classified
-/// error, a cancel is `None`.
+/// What one model turn asks the model.
+#[derive(Debug, Clone)]
+pub struct Ask<'a> {
+    /// The system prompt.
+    pub system: Option<String>,
+    /// The conversation so far.
+    pub conversation: &'a Conversation,
+    /// The tools offered (none: the request names no tools).
+    pub tools: Vec<ToolDefinition>,
+    /// The reasoning effort asked for (`low`, `medium`, `high`); the model's
+    /// own default when unset.
+    pub reasoning_effort: Option<String>,
+}
+
+/// Calls `target` with what `ask` holds, handing each streamed piece to
+/// `on_delta` as it comes; a provider failure is its classified error, a
+/// cancel is `None`.
 pub async fn call(
     models: &ModelRuntime,
     target: &ModelTarget,
-    system: Option<String>,
-    conversation: &Conversation,
-    tools: Vec<ToolDefinition>,
+    ask: Ask<'_>,
     cancel: &CancellationToken,
     on_delta: &mut (dyn FnMut(StreamDelta) + Send),
 ) -> Option<Result<ModelTurn, TurnFailure>> {
@@ -64,11 +76,11 @@ pub async fn call(
     };
     let req = ChatRequest {
         model: target.model.clone(),
-        system,
-        messages: conversation.to_messages(),
+        system: ask.system,
+        messages: ask.conversation.to_messages(),
         max_tokens: DEFAULT_MAX_TOKENS,
-        tools,
-        reasoning_effort: None,
+        tools: ask.tools,
+        reasoning_effort: ask.reasoning_effort,
     };
     let result = tokio::select! {
         r = client.stream_chat(&req, on_delta) => r,

@@ -21,7 +21,17 @@ impl ExternalRuntime {
             .unwrap_or_default()
     }
 
-    fn remember(
+    /// Replaces what editors chose for `session_id`'s agent with `choices`
+    /// for `adapter_id` (the engine's stored choices, read when a session is
+    /// opened or a turn starts); the next attach applies them.
+    pub fn restore_choices(&self, session_id: &SessionId, adapter_id: &str, choices: Choices) {
+        self.choices
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(session_id.clone(), (adapter_id.to_string(), choices));
+    }
+
+    pub(super) fn remember(
         &self,
         session_id: &SessionId,
         adapter_id: &str,
@@ -78,6 +88,41 @@ impl ExternalRuntime {
             return Err(SettingError::Busy);
         }
         Ok(InUse::take(agent.clone()))
+    }
+
+    /// Checks, without changing anything, that config option `id` of the
+    /// session's idle agent may be set to `value` (offered, a value it takes,
+    /// and for its mode selector a mode the rule allows); answers the agent's
+    /// adapter.
+    pub async fn check_option(
+        &self,
+        session_id: &SessionId,
+        id: &str,
+        value: &OptionValue,
+    ) -> Result<String, HecateError> {
+        let live = self.idle_agent(session_id).await?;
+        let current = live.settings_mut().clone();
+        current.check_value(id, value)?;
+        if current.is_mode_option(id)
+            && let OptionValue::Id(mode) = value
+        {
+            self.mode_rule(&live.adapter_id).check(mode)?;
+        }
+        Ok(live.adapter_id.clone())
+    }
+
+    /// Checks, without changing anything, that the session's idle agent may
+    /// be switched to `mode` (offered, and allowed by the mode rule); answers
+    /// the agent's adapter.
+    pub async fn check_mode(
+        &self,
+        session_id: &SessionId,
+        mode: &str,
+    ) -> Result<String, HecateError> {
+        let live = self.idle_agent(session_id).await?;
+        live.settings_mut().check_mode(mode)?;
+        self.mode_rule(&live.adapter_id).check(mode)?;
+        Ok(live.adapter_id.clone())
     }
 
     /// Sets config option `id` on the session's agent (checked against what it

@@ -211,6 +211,53 @@ impl Choices {
         self.options.retain(|(k, _)| k != id);
         self.options.push((id.to_string(), value));
     }
+
+    /// Whether nothing was chosen.
+    pub fn is_empty(&self) -> bool {
+        self.mode.is_none() && self.options.is_empty()
+    }
+
+    /// Splits the choices into those the agent still offers (as `settings`
+    /// lists them) and the operator's `rule` still allows, and the stale
+    /// ones with why each is no longer taken (an agent that changed its
+    /// offers, a mode rule tightened since the choice).
+    pub fn split_offered(
+        &self,
+        settings: &AgentSettings,
+        rule: &ModeRule,
+    ) -> (Choices, Vec<StaleChoice>) {
+        let mut kept = Choices::default();
+        let mut stale = Vec::new();
+        if let Some(mode) = &self.mode {
+            match settings.check_mode(mode).and_then(|()| rule.check(mode)) {
+                Ok(()) => kept.mode = Some(mode.clone()),
+                Err(why) => stale.push(StaleChoice { option: None, why }),
+            }
+        }
+        for (id, value) in &self.options {
+            let checked = settings.check_value(id, value).and_then(|()| match value {
+                OptionValue::Id(mode) if settings.is_mode_option(id) => rule.check(mode),
+                _ => Ok(()),
+            });
+            match checked {
+                Ok(()) => kept.options.push((id.clone(), value.clone())),
+                Err(why) => stale.push(StaleChoice {
+                    option: Some(id.clone()),
+                    why,
+                }),
+            }
+        }
+        (kept, stale)
+    }
+}
+
+/// A choice made earlier that is no longer taken, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleChoice {
+    /// The option id; `None` for the mode.
+    pub option: Option<String>,
+    /// Why it is no longer taken.
+    pub why: SettingError,
 }
 
 /// Why a setting was refused.
@@ -337,6 +384,46 @@ mod tests {
         );
         assert!(s.is_mode_option("mode") && !s.is_mode_option("model"));
         assert!(s.check_mode("auto").is_ok() && s.check_mode("yolo").is_err());
+    }
+
+    #[test]
+    fn choices_the_agent_no_longer_offers_or_the_rule_forbids_are_stale() {
+        let mut c = Choices {
+            mode: Some("auto".into()),
+            options: Vec::new(),
+        };
+        c.set_option("model", OptionValue::Id("b".into()));
+        c.set_option("gone", OptionValue::Bool(true));
+        c.set_option("model", OptionValue::Id("b".into()));
+        c.set_option("mode", OptionValue::Id("ask".into()));
+        let (kept, stale) = c.split_offered(&settings(), &ModeRule::default());
+        assert_eq!(kept.mode.as_deref(), Some("auto"));
+        assert_eq!(
+            kept.options,
+            vec![
+                ("model".into(), OptionValue::Id("b".into())),
+                ("mode".into(), OptionValue::Id("ask".into()))
+            ]
+        );
+        assert_eq!(stale.len(), 1);
+        assert_eq!(stale[0].option.as_deref(), Some("gone"));
+        assert_eq!(stale[0].why.reason(), "config_option_unknown");
+        let pinned = ModeRule {
+            pinned: Some("plan".into()),
+            asking: Vec::new(),
+        };
+        let (kept, stale) = c.split_offered(&settings(), &pinned);
+        assert_eq!(kept.mode, None, "a mode the rule now forbids");
+        let reasons: Vec<&str> = stale.iter().map(|s| s.why.reason()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "mode_not_allowed",
+                "config_option_unknown",
+                "mode_not_allowed"
+            ]
+        );
+        assert!(Choices::default().is_empty() && !kept.is_empty());
     }
 
     #[test]

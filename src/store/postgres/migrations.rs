@@ -478,6 +478,21 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     "#,
     },
+    Migration {
+        name: "choices of sessions' options",
+        sql: r#"
+    CREATE TABLE session_choices (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value_json TEXT NOT NULL,
+        position BIGINT NOT NULL,
+        chosen_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, scope, kind, name)
+    );
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

@@ -41,6 +41,7 @@ mod op_error;
 mod partial;
 mod pool;
 mod runs;
+mod session_choices;
 mod sessions;
 mod stored_row;
 mod tasks;

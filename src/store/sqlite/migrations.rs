@@ -460,6 +460,20 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (server, issuer)
     );
     "#,
+    // v18: what editors chose for a session's options, per scope (`hecate`,
+    // or `agent:ID` for an external agent's), applied again after a restart.
+    r#"
+    CREATE TABLE session_choices (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value_json TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        chosen_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, scope, kind, name)
+    );
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

@@ -23,6 +23,7 @@ mod pool;
 mod reads;
 mod run_ids;
 mod runs;
+mod session_choices;
 mod sessions;
 mod stored_row;
 mod tasks;

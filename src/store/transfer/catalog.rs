@@ -600,6 +600,20 @@ pub const TABLES: &[Table] = &[
         key: Some(&["server", "issuer"]),
         serial: None,
     },
+    Table {
+        name: "session_choices",
+        columns: &[
+            t("session_id"),
+            t("scope"),
+            t("kind"),
+            t("name"),
+            t("value_json"),
+            i("position"),
+            t("chosen_at"),
+        ],
+        key: Some(&["session_id", "scope", "kind", "name"]),
+        serial: None,
+    },
 ];
 
 #[cfg(test)]

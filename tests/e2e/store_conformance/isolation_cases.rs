@@ -10,7 +10,8 @@
 //! provider cooldowns are process-wide too: they describe the configured
 //! providers, which every namespace of a process shares, so the case only gives
 //! their tables a row; so are API keys, whose namespaces are part of their scope,
-//! and the OAuth sign-ins of upstream MCP servers.
+//! and the OAuth sign-ins of upstream MCP servers. The choices of a session's
+//! options are reached through their session, like its messages.
 
 use super::{Backend, backends};
 use hecate::domain::ErrorType;
@@ -76,6 +77,7 @@ const CHECKED: &[&str] = &[
     "provider_cooldowns",
     "api_keys",
     "mcp_oauth_tokens",
+    "session_choices",
 ];
 
 fn usage() -> Usage {
@@ -211,6 +213,17 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         .create_approval(&super::cases::pending_approval(&s.id, &run.id))
         .await
         .expect("approval");
+    store
+        .put_session_choice(&hecate::store::SessionChoice {
+            session_id: s.id.clone(),
+            scope: "hecate".into(),
+            kind: hecate::store::ChoiceKind::Option,
+            name: "tools".into(),
+            value: json!("read_only"),
+            chosen_at: now_rfc3339(),
+        })
+        .await
+        .expect("choice");
     store
         .create_grant(&Grant {
             id: GrantId::generate(),
@@ -474,7 +487,7 @@ async fn nothing_crosses(store: &dyn Store, s: &Session, t: &Task, flow: &FlowCh
         assert_eq!(e.error_type, ErrorType::NotFound, "{what}: {e}");
     };
     // sessions, and through their gate provider_calls, messages, runs,
-    // run_events, message_artifacts.
+    // run_events, message_artifacts, session_choices.
     not_found(
         store.get_session(OTHER, &s.id).await.expect_err("session"),
         "get_session",

@@ -2,9 +2,11 @@
 //! own `target` choice, beside the target's options — for an external agent
 //! exactly what the agent advertises (category kept) and its modes; for a model
 //! or Hecate's agent a `model` option over the models the router can reach, and
-//! for a model that takes a reasoning effort a `thought_level` option.
+//! for a model that takes a reasoning effort a `thought_level` option; for
+//! Hecate's agent a `tools` option too.
 
 use crate::domain::capability::REASONING_EFFORTS;
+use crate::domain::task::{TOOL_ACCESSES, ToolAccess};
 use crate::engine::AgentSettings;
 use crate::engine::targets::{Target, TargetRef};
 use agent_client_protocol::v1::schema::{
@@ -25,6 +27,10 @@ pub const THOUGHT_OPTION: &str = "thought_level";
 
 /// The `thought_level` value that sends no effort (the model's own default).
 pub const THOUGHT_DEFAULT: &str = "default";
+
+/// The config option id through which editors pick the tools Hecate's agent
+/// offers its model (`all`, `read_only`, `none`).
+pub const TOOLS_OPTION: &str = "tools";
 
 /// Everything a thread offers the editor now.
 #[derive(Debug, Clone)]
@@ -114,6 +120,22 @@ pub fn thought_option(current: Option<&str>) -> SessionConfigOption {
         choices,
     )
     .category(SessionConfigOptionCategory::ThoughtLevel)
+}
+
+/// The `tools` option of Hecate's agent with `current` chosen.
+pub fn tools_option(current: ToolAccess) -> SessionConfigOption {
+    let choices = TOOL_ACCESSES
+        .iter()
+        .map(|a| {
+            let name = match a {
+                ToolAccess::All => "All tools",
+                ToolAccess::ReadOnly => "Read-only (read, list, plan)",
+                ToolAccess::None => "No tools",
+            };
+            SessionConfigSelectOption::new(a.as_str(), name)
+        })
+        .collect::<Vec<_>>();
+    SessionConfigOption::select(TOOLS_OPTION, "Tools", current.as_str(), choices)
 }
 
 /// The agent's own options as the editor sees them (an option that would
@@ -216,6 +238,20 @@ mod tests {
         assert_eq!(names, ["Model default", "Low", "Medium", "High"]);
         let high = serde_json::to_value(thought_option(Some("high"))).expect("json");
         assert_eq!(high["currentValue"], "high");
+    }
+
+    #[test]
+    fn the_tools_option_lists_every_access_with_the_current_one_chosen() {
+        let v = serde_json::to_value(tools_option(ToolAccess::ReadOnly)).expect("json");
+        assert_eq!((&v["id"], &v["type"]), (&json!("tools"), &json!("select")));
+        assert_eq!(v["currentValue"], "read_only");
+        let values: Vec<&str> = v["options"]
+            .as_array()
+            .expect("choices")
+            .iter()
+            .filter_map(|o| o["value"].as_str())
+            .collect();
+        assert_eq!(values, ["all", "read_only", "none"]);
     }
 
     #[test]

@@ -1,18 +1,25 @@
 //! Changing what answers a thread and how: `session/set_mode` (an agent's mode,
 //! or a target offered as a mode), `session/set_config_option` (`target`, a
-//! model target's `model` and `thought_level`, or any option an external agent
-//! advertises) and
+//! model target's or Hecate's agent's `model` and `thought_level`, Hecate's
+//! agent's `tools`, or any option an external agent advertises) and
 //! `session/set_model` from older clients (the `model` option by another name).
+//!
+//! Every choice but `target` and `model` (which are the session's target, stored
+//! with its next turn) is stored by the engine before it takes effect: a store
+//! failure is the editor's error and changes nothing; a stored choice is read
+//! back when the thread is loaded or resumed, in this process or another.
 
 use super::options::{
-    MODEL_OPTION, Offer, TARGET_OPTION, THOUGHT_DEFAULT, THOUGHT_OPTION, agent_model_option,
-    category_of, offer, thought_option,
+    MODEL_OPTION, Offer, TARGET_OPTION, THOUGHT_DEFAULT, THOUGHT_OPTION, TOOLS_OPTION,
+    agent_model_option, category_of, offer, thought_option, tools_option,
 };
 use crate::bridges::acp::convert::{mcp_server, to_rpc};
 use crate::bridges::acp::state::{Shared, Thread};
 use crate::domain::capability::REASONING_EFFORTS;
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::ids::SessionId;
+use crate::domain::task::{TOOL_ACCESSES, ToolAccess};
+use crate::engine::session_choices::{HecateChoice, HecateChoices};
 use crate::engine::targets::TargetRef;
 use crate::engine::{AgentSettings, OptionValue};
 use agent_client_protocol::v1::schema::McpServer;
@@ -50,7 +57,8 @@ pub enum Opening {
 
 /// Makes `target` the thread of stored session `sid` for this connection (a
 /// `session/load` or `session/resume`) in `cwd` with its checked additional
-/// directories, starting its agent, and answers what it offers.
+/// directories and the stored choices of Hecate's own options, starting its
+/// agent (which gets its stored choices), and answers what it offers.
 pub async fn attach_thread(
     shared: &Shared,
     sid: &SessionId,
@@ -58,11 +66,29 @@ pub async fn attach_thread(
     (cwd, dirs): (&Path, Vec<PathBuf>),
     mcp_servers: &[McpServer],
 ) -> Offer {
+    let chosen = match shared
+        .engine
+        .hecate_choices(&shared.config.namespace, sid)
+        .await
+    {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "the stored choices of the thread's options could not be read");
+            shared
+                .thread(sid)
+                .map(|t| HecateChoices {
+                    thought_level: t.thought_level,
+                    tools: t.tools,
+                })
+                .unwrap_or_default()
+        }
+    };
     let thread = Thread {
         target,
         cwd: cwd.display().to_string(),
         mcp_servers: mcp_servers.iter().filter_map(mcp_server).collect(),
-        thought_level: shared.thread(sid).and_then(|t| t.thought_level),
+        thought_level: chosen.thought_level,
+        tools: chosen.tools,
     };
     shared.set_thread(sid.clone(), thread.clone());
     shared
@@ -107,17 +133,32 @@ pub async fn offer_for(
             .options
             .insert(at, thought_option(thread.thought_level.as_deref()));
     }
+    if matches!(thread.target, TargetRef::Hecate { .. }) {
+        offered.options.push(tools_option(thread.tools));
+    }
     offered
 }
 
-/// Whether `thread` answers with a model that takes a reasoning effort.
+/// Whether `thread` answers with a model that takes a reasoning effort: a
+/// model target's, or the model of Hecate's agent (its default model when the
+/// thread names none).
 fn takes_thought_level(shared: &Shared, thread: &Thread) -> bool {
+    let gateway = shared.engine.gateway();
     match &thread.target {
-        TargetRef::Model { provider, model } => shared
-            .engine
-            .gateway()
-            .takes_reasoning_effort(provider, model),
-        _ => false,
+        TargetRef::Model { provider, model }
+        | TargetRef::Hecate {
+            model: Some((provider, model)),
+        } => gateway.takes_reasoning_effort(provider, model),
+        TargetRef::Hecate { model: None } => {
+            shared
+                .engine
+                .default_agent_model()
+                .is_some_and(|m| match m.split_once('/') {
+                    Some((provider, model)) => gateway.takes_reasoning_effort(provider, model),
+                    None => gateway.takes_reasoning_effort("", m),
+                })
+        }
+        TargetRef::External { .. } => false,
     }
 }
 
@@ -270,6 +311,7 @@ async fn switch_target(shared: &Shared, sid: &SessionId, target: &str) -> Result
                 cwd: session.workspace.unwrap_or_default(),
                 mcp_servers: Vec::new(),
                 thought_level: None,
+                tools: ToolAccess::default(),
             },
         );
     }
@@ -335,6 +377,8 @@ enum Change {
     Agent(String, OptionValue),
     /// Set the model's reasoning effort (`None`: the model's default).
     Thought(Option<String>),
+    /// Set the tools Hecate's agent offers its model.
+    Tools(ToolAccess),
 }
 
 /// Decides what setting option `id` to `value` means on `thread`.
@@ -371,7 +415,9 @@ async fn change_for(
             };
             Ok(Change::Agent(id.to_string(), v))
         }
-        TargetRef::Model { .. } if id == THOUGHT_OPTION && takes_thought_level(shared, thread) => {
+        TargetRef::Model { .. } | TargetRef::Hecate { .. }
+            if id == THOUGHT_OPTION && takes_thought_level(shared, thread) =>
+        {
             match value_id.as_deref() {
                 Some(THOUGHT_DEFAULT) => Ok(Change::Thought(None)),
                 Some(v) if REASONING_EFFORTS.contains(&v) => Ok(Change::Thought(Some(v.into()))),
@@ -383,6 +429,23 @@ async fn change_for(
                     Err(Error::new(
                         ErrorCode::INVALID_PARAMS,
                         format!("thought_level takes one of {available:?}, not {got:?}"),
+                    )
+                    .data(
+                        json!({"type": "invalid_request", "reason": "config_value_invalid",
+                        "configId": id, "available": available}),
+                    ))
+                }
+            }
+        }
+        TargetRef::Hecate { .. } if id == TOOLS_OPTION => {
+            match value_id.as_deref().and_then(ToolAccess::parse) {
+                Some(access) => Ok(Change::Tools(access)),
+                None => {
+                    let available: Vec<&str> = TOOL_ACCESSES.iter().map(|a| a.as_str()).collect();
+                    let got = value_id.unwrap_or_else(|| "a boolean".into());
+                    Err(Error::new(
+                        ErrorCode::INVALID_PARAMS,
+                        format!("tools takes one of {available:?}, not {got:?}"),
                     )
                     .data(
                         json!({"type": "invalid_request", "reason": "config_value_invalid",
@@ -413,6 +476,19 @@ async fn change_for(
     }
 }
 
+/// Stores a choice of Hecate's own options for thread `sid`.
+async fn choose_for_hecate(
+    shared: &Shared,
+    sid: &SessionId,
+    choice: HecateChoice,
+) -> Result<(), Error> {
+    shared
+        .engine
+        .choose_for_hecate(&shared.config.namespace, sid, choice)
+        .await
+        .map_err(|e| to_rpc(&e))
+}
+
 /// Applies a change; answers the thread's options afterwards.
 async fn apply(
     shared: &Shared,
@@ -433,8 +509,17 @@ async fn apply(
             )?;
             Ok(offered)
         }
+        // Stored first: a store failure is the answer and the thread keeps
+        // its choice; only a stored choice changes the thread.
         Change::Thought(level) => {
+            choose_for_hecate(shared, sid, HecateChoice::ThoughtLevel(level.clone())).await?;
             shared.set_thought_level(sid, level);
+            let thread = thread_of(shared, sid).await?;
+            Ok(offer_for(shared, sid, &thread, Opening::Look).await)
+        }
+        Change::Tools(access) => {
+            choose_for_hecate(shared, sid, HecateChoice::Tools(access)).await?;
+            shared.set_tools(sid, access);
             let thread = thread_of(shared, sid).await?;
             Ok(offer_for(shared, sid, &thread, Opening::Look).await)
         }
@@ -464,9 +549,10 @@ async fn apply(
     }
 }
 
-/// `session/set_config_option`: `target`, a model target's `model`, or an
-/// option of the thread's external agent (forwarded after checking it is
-/// offered, takes the value and no turn is running).
+/// `session/set_config_option`: `target`, a model target's or Hecate's
+/// agent's `model` and `thought_level`, Hecate's agent's `tools`, or an option
+/// of the thread's external agent (forwarded after checking it is offered,
+/// takes the value and no turn is running, and stored first).
 pub async fn set_config_option(
     shared: &Shared,
     r: SetSessionConfigOptionRequest,

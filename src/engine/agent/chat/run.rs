@@ -123,8 +123,18 @@ impl Engine {
             None => said,
         };
         let tasks = self.tasks();
+        // What the editor chose for the session's agent: the reasoning effort
+        // its turns ask for and the tools it offers (a task keeps those it was
+        // created with, so a changed choice starts a fresh task).
+        let effort = ctx.reasoning_effort.clone();
+        let tool_access = self.stored_hecate_choices(&ctx.session_id).await?.tools;
         let continued = match continue_from {
-            Some((task, _)) => self.window_reaches(namespace, task, prior).await?,
+            Some((task, _)) => {
+                self.window_reaches(namespace, task, prior).await?
+                    && self
+                        .keeps_choices(namespace, task, &effort, tool_access)
+                        .await?
+            }
             None => false,
         };
         if let Some((task, run)) = continue_from.as_ref().filter(|_| continued) {
@@ -168,6 +178,8 @@ impl Engine {
                 .or(at.map(|i| &ctx.history[i]))
                 .map(|m| m.sequence),
             session_id: Some(ctx.session_id.to_string()),
+            reasoning_effort: effort,
+            tool_access,
             ..Default::default()
         };
         let task = tasks.create_task(namespace, spec).await?;
@@ -205,6 +217,24 @@ impl Engine {
             tracing::info!(%task, started, "the session's memory strategy no longer loads the start of its task: a fresh task primed with what it loads");
         }
         Ok(reaches)
+    }
+
+    /// Whether `task` was created with the reasoning effort and tool access
+    /// the session's turn now asks for; when it was not, the turn starts a
+    /// fresh task primed with what the strategy loads.
+    async fn keeps_choices(
+        &self,
+        namespace: &str,
+        task: &TaskId,
+        effort: &Option<String>,
+        tool_access: crate::domain::task::ToolAccess,
+    ) -> Result<bool> {
+        let spec = self.tasks().get_task(namespace, task).await?.spec;
+        let keeps = spec.reasoning_effort == *effort && spec.tool_access == tool_access;
+        if !keeps {
+            tracing::info!(%task, "the session's thought level or tools changed: a fresh task primed with what it loads");
+        }
+        Ok(keeps)
     }
 
     /// Follows the run until it ends, streaming its events and asking its

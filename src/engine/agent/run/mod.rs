@@ -169,7 +169,12 @@ impl TaskRuntime {
             // A session turn follows this task here: its runs are in the turn's trace.
             telemetry::adopt(&span, parent);
         }
-        let (mcp, mcp_events) = self.agent_mcp(task, &workspace).await;
+        // A run whose tool access offers no MCP tool connects to no server.
+        let (mcp, mcp_events) = if spec.tool_access.takes_mcp() {
+            self.agent_mcp(task, &workspace).await
+        } else {
+            (McpToolset::default(), Vec::new())
+        };
         let mut l = Loop {
             rt: self,
             task,
@@ -185,6 +190,7 @@ impl TaskRuntime {
                 env: sanitized_env(&current_env(), &[], &[]),
                 timeout: Duration::from_millis(spec.effective_timeout_ms()),
                 http: HttpPolicy::new(&self.inner.config.http_allow),
+                access: spec.tool_access,
             },
             mcp,
             next_index: earlier.len() as i64 + 1,
@@ -252,9 +258,10 @@ pub(super) enum Verdict {
 }
 
 impl Loop<'_> {
-    /// The tools the model is given: the built-ins, then the MCP tools.
+    /// The tools the model is given: the built-ins the run's tool access
+    /// offers, then the MCP tools.
     fn tool_definitions(&self) -> Vec<ToolDefinition> {
-        let mut defs = catalog::definitions();
+        let mut defs = catalog::definitions_for(self.env.access);
         defs.extend(self.mcp.definitions());
         defs
     }

@@ -254,16 +254,14 @@ impl Loop<'_> {
                 StreamDelta::Thinking(text) => live.say(task, LivePiece::Thinking { turn, text }),
                 StreamDelta::ToolCallStarted { .. } => {}
             };
-            let answer = llm::call(
-                &self.rt.inner.models,
-                &self.target,
-                Some(system.clone()),
-                &self.conversation,
-                self.tool_definitions(),
-                cancel,
-                &mut say,
-            )
-            .await;
+            let ask = llm::Ask {
+                system: Some(system.clone()),
+                conversation: &self.conversation,
+                tools: self.tool_definitions(),
+                reasoning_effort: self.task.spec.reasoning_effort.clone(),
+            };
+            let answer =
+                llm::call(&self.rt.inner.models, &self.target, ask, cancel, &mut say).await;
             self.teach_health(answer.as_ref());
             let next = self.targets.iter().find(|t| !tried.contains(t)).cloned();
             match (answer, next) {

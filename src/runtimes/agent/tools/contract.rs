@@ -4,6 +4,7 @@
 use super::http_policy::HttpPolicy;
 use crate::adapters::sandbox::{CommandOutcome, Confinement, SandboxError, SandboxFileChange};
 use crate::domain::plan::PlanEntry;
+use crate::domain::task::ToolAccess;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -25,6 +26,8 @@ pub struct ToolEnv {
     pub timeout: Duration,
     /// Which URLs `http_request` may reach.
     pub http: HttpPolicy,
+    /// Which built-in tools the run offers; a call to another is refused.
+    pub access: ToolAccess,
 }
 
 /// Why a tool call could not be done; the message is the result the model sees.
@@ -35,6 +38,17 @@ pub enum ToolError {
         "unknown tool {0:?}; the tools are read_file, list_dir, file_write, file_edit, shell_exec, git_exec, http_request, update_plan and the mcp__ tools listed with this request"
     )]
     UnknownTool(String),
+    /// The model called a built-in tool the run does not offer.
+    #[error(
+        "tool {tool} is not available in this session (its tools option is {}); it was not called",
+        access.as_str()
+    )]
+    Withheld {
+        /// The tool.
+        tool: &'static str,
+        /// The run's tool access.
+        access: ToolAccess,
+    },
     /// The arguments are not what the tool takes.
     #[error("malformed arguments for {tool}: {message}")]
     BadArguments {

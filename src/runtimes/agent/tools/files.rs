@@ -192,6 +192,7 @@ mod tests {
             env: Vec::new(),
             timeout: Duration::from_secs(10),
             http: Default::default(),
+            access: Default::default(),
         }
     }
 
@@ -264,5 +265,42 @@ mod tests {
             "{}",
             r.content
         );
+    }
+
+    #[tokio::test]
+    async fn a_tool_the_access_withholds_is_refused_before_it_runs() {
+        let dir = tempfile::tempdir().expect("dir");
+        let ws = dir.path().canonicalize().expect("canon");
+        let read_only = ToolEnv {
+            access: crate::domain::task::ToolAccess::ReadOnly,
+            ..env(&ws)
+        };
+        let write = ToolCall {
+            id: "w".into(),
+            name: "file_write".into(),
+            arguments: json!({"path": "a.txt", "content": "a"}).to_string(),
+        };
+        let refused = super::super::refusal(&read_only, &write).expect("withheld");
+        assert!(refused.to_string().contains("read_only"), "{refused}");
+        let r = call(
+            &read_only,
+            "file_write",
+            json!({"path": "a.txt", "content": "a"}),
+        )
+        .await;
+        assert!(
+            r.is_error && r.content.contains("not available"),
+            "{}",
+            r.content
+        );
+        assert!(!ws.join("a.txt").exists(), "nothing was written");
+        let r = call(&read_only, "list_dir", json!({})).await;
+        assert!(!r.is_error, "{}", r.content);
+        let none = ToolEnv {
+            access: crate::domain::task::ToolAccess::None,
+            ..env(&ws)
+        };
+        let r = call(&none, "list_dir", json!({})).await;
+        assert!(r.is_error && r.content.contains("none"), "{}", r.content);
     }
 }

@@ -30,12 +30,24 @@ fn args<T: DeserializeOwned>(tool: BuiltIn, call: &ToolCall) -> Result<T, ToolEr
     })
 }
 
-/// Why `call` is refused before any approval is asked, when it is: a `git_exec`
-/// whose git would run another program (or leave the workspace's repository),
-/// a file tool writing into `.git`. A grant of the tool's name never covers
-/// these, since they never reach the gate.
+/// The refusal of a call to `tool` when the run's access does not offer it.
+fn withheld(env: &ToolEnv, tool: BuiltIn) -> Option<ToolError> {
+    (!tool.offered(env.access)).then_some(ToolError::Withheld {
+        tool: tool.name(),
+        access: env.access,
+    })
+}
+
+/// Why `call` is refused before any approval is asked, when it is: a built-in
+/// the run's tool access does not offer, a `git_exec` whose git would run
+/// another program (or leave the workspace's repository), a file tool writing
+/// into `.git`. A grant of the tool's name never covers these, since they
+/// never reach the gate.
 pub fn refusal(env: &ToolEnv, call: &ToolCall) -> Option<ToolError> {
     let tool = BuiltIn::parse(&call.name)?;
+    if let Some(e) = withheld(env, tool) {
+        return Some(e);
+    }
     let checked =
         match tool {
             BuiltIn::GitExec => args(tool, call)
@@ -60,6 +72,9 @@ pub async fn run(env: &ToolEnv, call: &ToolCall, cancel: &CancellationToken) -> 
     let Some(tool) = BuiltIn::parse(&call.name) else {
         return ToolOutcome::error(ToolError::UnknownTool(call.name.clone()));
     };
+    if let Some(e) = withheld(env, tool) {
+        return ToolOutcome::error(e);
+    }
     let done = match tool {
         BuiltIn::ReadFile => args(tool, call).and_then(|a| files::read_file(env, a)),
         BuiltIn::ListDir => args(tool, call).and_then(|a| files::list_dir(env, a)),

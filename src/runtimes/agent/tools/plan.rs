@@ -53,6 +53,7 @@ mod tests {
             env: Vec::new(),
             timeout: Duration::from_secs(5),
             http: Default::default(),
+            access: Default::default(),
         };
         let call = ToolCall {
             id: "c1".into(),
