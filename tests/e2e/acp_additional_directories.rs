@@ -178,3 +178,51 @@ async fn an_agent_that_does_not_take_them_gets_none() {
     .await
     .expect("editor session");
 }
+
+/// Hecate serves an agent's `fs/*` and `terminal/*` requests in the directories
+/// the editor granted beside the workspace (absolute paths only), and still
+/// refuses a directory it did not grant.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agents_files_and_terminals_reach_the_granted_directories_and_no_others() {
+    let (_g, ws) = workspace();
+    let (_g2, extra) = workspace();
+    let (_g3, other) = workspace();
+    let script = serde_json::json!({"turns": [{"match": "files", "actions": [
+        {"fs_write": {"path": extra.join("agent.txt"), "content": "in the extra"}},
+        {"fs_read": {"path": extra.join("agent.txt")}},
+        {"terminal": {"command": "pwd", "cwd": extra}},
+        {"fs_write": {"path": other.join("no.txt"), "content": "x"}},
+        {"terminal": {"command": "pwd", "cwd": other}}
+    ]}]})
+    .to_string();
+    let home = Home::empty();
+    home.add_scripted_agent(&script, &["--additional-directories"], "");
+    let (_hecate, updates) = one_prompt(
+        &home,
+        &["--target", "agent:fixture"],
+        Editor::default(),
+        Caps::default(),
+        NewSessionRequest::new(&ws).additional_directories(vec![extra.clone()]),
+        "files please",
+    )
+    .await;
+    let text = answer(&updates);
+    assert_eq!(
+        std::fs::read_to_string(extra.join("agent.txt")).expect("written by the agent"),
+        "in the extra"
+    );
+    assert!(text.contains("read: in the extra"), "{text}");
+    assert!(
+        text.contains(&format!("terminal exit 0: {}", extra.display())),
+        "the terminal ran in the granted directory: {text}"
+    );
+    assert!(
+        !other.join("no.txt").exists(),
+        "not granted: nothing written"
+    );
+    assert_eq!(
+        text.matches("additional directories").count(),
+        2,
+        "the write and the terminal outside both are refused, naming the rule: {text}"
+    );
+}

@@ -229,8 +229,6 @@ pub struct AgentConnection {
     info: AgentInfo,
     stop: CancellationToken,
     driver: tokio::task::JoinHandle<()>,
-    /// Additional directories passed with each session request, when offered.
-    roots: std::sync::Mutex<Vec<std::path::PathBuf>>,
 }
 
 impl std::fmt::Debug for AgentConnection {
@@ -305,7 +303,6 @@ impl AgentConnection {
             info: AgentInfo::default(),
             stop,
             driver,
-            roots: std::sync::Mutex::default(),
         };
         let init = InitializeRequest::new(ProtocolVersion::V1)
             .client_capabilities(
@@ -340,15 +337,16 @@ impl AgentConnection {
     }
 
     /// Sets the additional directories (absolute, checked by the caller) that
-    /// later `session/new`, `session/load` and `session/resume` requests carry.
+    /// later `session/new`, `session/load` and `session/resume` requests carry,
+    /// and that the agent's fs and terminal requests may reach.
     pub fn set_additional_directories(&self, dirs: Vec<std::path::PathBuf>) {
-        *self.roots.lock().unwrap_or_else(|p| p.into_inner()) = dirs;
+        self.shared.set_additional_directories(dirs);
     }
 
     /// The additional directories a session request carries: none unless the
     /// agent advertised `sessionCapabilities.additionalDirectories`.
     pub(super) fn additional_directories(&self) -> Vec<std::path::PathBuf> {
-        let roots = self.roots.lock().unwrap_or_else(|p| p.into_inner());
+        let roots = self.shared.additional_directories();
         if !self.info.additional_directories && !roots.is_empty() {
             tracing::info!(
                 count = roots.len(),
@@ -356,7 +354,7 @@ impl AgentConnection {
             );
         }
         if self.info.additional_directories {
-            roots.clone()
+            roots
         } else {
             Vec::new()
         }

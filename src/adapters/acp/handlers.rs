@@ -230,7 +230,12 @@ pub(crate) async fn run_connection(
                         Some(d) => editor::create_terminal(&shared, d, &req).await,
                         None => shared
                             .terminals
-                            .create(&req, &shared.workspace, &shared.env)
+                            .create(
+                                &req,
+                                &shared.workspace,
+                                &shared.additional_directories(),
+                                &shared.env,
+                            )
                             .await
                             .map(CreateTerminalResponse::new),
                     };

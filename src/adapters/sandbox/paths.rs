@@ -18,7 +18,8 @@ pub struct PathRejection {
 pub struct Confined {
     /// The real path to use for I/O (symlinks resolved).
     pub real: PathBuf,
-    /// The path relative to the workspace root.
+    /// The path relative to the workspace root (its absolute path when it lies
+    /// in an additional directory: see [`confine_roots`]).
     pub relative: PathBuf,
 }
 
@@ -97,6 +98,34 @@ pub fn confine(workspace: &Path, requested: &Path) -> Result<Confined, PathRejec
     Ok(Confined { real, relative })
 }
 
+/// [`confine`] to the workspace or, for an absolute path outside it, to one of
+/// the session's additional directories (canonical, as the editor granted them).
+/// A path in an additional directory answers its absolute path as `relative`,
+/// so joining it to the workspace still names the file.
+pub fn confine_roots(
+    workspace: &Path,
+    additional: &[PathBuf],
+    requested: &Path,
+) -> Result<Confined, PathRejection> {
+    let inside = confine(workspace, requested);
+    if inside.is_ok() || !requested.is_absolute() {
+        return inside;
+    }
+    for root in additional {
+        if let Ok(mut c) = confine(root, requested) {
+            c.relative = c.real.clone();
+            return Ok(c);
+        }
+    }
+    match inside {
+        Err(r) if !additional.is_empty() => Err(reject(
+            requested,
+            format!("{} and its additional directories", r.reason),
+        )),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +171,33 @@ mod tests {
         std::os::unix::fs::symlink(w.join("real"), w.join("inner")).expect("link");
         let c = confine(&w, Path::new("inner")).expect("inside link ok");
         assert_eq!(c.relative, PathBuf::from("real"));
+    }
+
+    #[test]
+    fn additional_directories_take_absolute_paths_and_keep_their_own_escapes_out() {
+        let (_d, w) = ws();
+        let (_e, extra) = ws();
+        let (_o, outside) = ws();
+        std::fs::write(outside.join("secret"), "s").expect("write");
+        std::os::unix::fs::symlink(outside.join("secret"), extra.join("link")).expect("link");
+        let roots = vec![extra.clone()];
+        let c = confine_roots(&w, &roots, &extra.join("notes/a.md")).expect("inside the extra");
+        assert_eq!(c.real, extra.join("notes/a.md"));
+        assert_eq!(c.relative, extra.join("notes/a.md"));
+        assert_eq!(w.join(&c.relative), c.real, "joining still names the file");
+        let c = confine_roots(&w, &roots, Path::new("src/x.rs")).expect("the workspace");
+        assert_eq!(c.relative, PathBuf::from("src/x.rs"));
+        // Relative paths never reach an additional directory.
+        let rel = extra.strip_prefix("/").expect("absolute");
+        assert!(confine_roots(&w, &roots, &Path::new("../../..").join(rel)).is_err());
+        // Escapes from the additional directory are refused like the workspace's.
+        assert!(confine_roots(&w, &roots, &extra.join("link")).is_err());
+        assert!(confine_roots(&w, &roots, &extra.join("../x")).is_err());
+        let e = confine_roots(&w, &roots, &outside.join("secret")).expect_err("outside both");
+        assert!(e.reason.contains("additional directories"), "{}", e.reason);
+        assert!(
+            confine_roots(&w, &[], &extra.join("a")).is_err(),
+            "none granted"
+        );
     }
 }

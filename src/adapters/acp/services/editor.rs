@@ -5,7 +5,7 @@
 //! `source: "editor"`, and a forwarded write also reports the changed file.
 
 use crate::adapters::acp::services::routes::ConnectionState;
-use crate::adapters::sandbox::paths::{Confined, confine};
+use crate::adapters::sandbox::paths::Confined;
 use crate::domain::event::RuntimeEvent;
 use crate::domain::workspace::{
     DelegateError, FileRead, TerminalCommand, TerminalExit, WorkspaceDelegate,
@@ -109,7 +109,8 @@ pub(crate) async fn create_terminal(
     let native_id = req.session_id.0.as_ref();
     let cwd = match &req.cwd {
         Some(c) => {
-            confine(&shared.workspace, c)
+            shared
+                .confine(c)
                 .map_err(|r| {
                     RpcError::new(
                         ErrorCode::INVALID_PARAMS,

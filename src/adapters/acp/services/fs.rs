@@ -1,4 +1,5 @@
-//! `fs/read_text_file` and `fs/write_text_file`, confined to the session workspace.
+//! `fs/read_text_file` and `fs/write_text_file`, confined to the session workspace
+//! and the additional directories the editor granted it.
 //! A missing file inside the workspace reads as empty (Gemini reads before it
 //! writes); a refused path answers a JSON-RPC error and leaves a diagnostic; a
 //! write reports the changed file. When the turn's client serves files itself (an
@@ -6,7 +7,7 @@
 
 use crate::adapters::acp::services::editor;
 use crate::adapters::acp::services::routes::ConnectionState;
-use crate::adapters::sandbox::paths::{PathRejection, confine};
+use crate::adapters::sandbox::paths::PathRejection;
 use crate::domain::event::RuntimeEvent;
 use agent_client_protocol::v1::schema::{
     ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest, WriteTextFileResponse,
@@ -57,7 +58,9 @@ pub(crate) async fn read_text_file(
     req: &ReadTextFileRequest,
 ) -> Result<ReadTextFileResponse, RpcError> {
     let native = req.session_id.0.as_ref();
-    let path = confine(&shared.workspace, &req.path).map_err(|r| rejected(shared, native, r))?;
+    let path = shared
+        .confine(&req.path)
+        .map_err(|r| rejected(shared, native, r))?;
     if let Some(d) = shared.delegate(native, |c| c.read_text_file) {
         return editor::read_text_file(shared, native, d, path, req).await;
     }
@@ -78,7 +81,9 @@ pub(crate) async fn write_text_file(
     req: &WriteTextFileRequest,
 ) -> Result<WriteTextFileResponse, RpcError> {
     let native = req.session_id.0.as_ref();
-    let path = confine(&shared.workspace, &req.path).map_err(|r| rejected(shared, native, r))?;
+    let path = shared
+        .confine(&req.path)
+        .map_err(|r| rejected(shared, native, r))?;
     if path.real.is_dir() {
         return Err(RpcError::new(
             ErrorCode::INVALID_PARAMS,

@@ -5,6 +5,7 @@
 
 use crate::adapters::acp::services::terminal::Terminals;
 use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
+use crate::adapters::sandbox::paths::{Confined, PathRejection, confine_roots};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::permission::PermissionAsker;
@@ -12,7 +13,7 @@ use crate::domain::provider_call::ReportedCost;
 use crate::domain::workspace::{DelegateCapabilities, WorkspaceDelegate};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -122,6 +123,9 @@ pub(crate) struct ConnectionState {
     /// URL elicitations relayed to an editor, by elicitation id, until the agent
     /// says they completed.
     url_elicitations: Mutex<HashMap<String, Arc<dyn WorkspaceDelegate>>>,
+    /// The additional directories (canonical) the editor granted the session
+    /// beside the workspace: fs and terminal requests may reach them too.
+    additional: Mutex<Vec<PathBuf>>,
 }
 
 impl ConnectionState {
@@ -139,7 +143,27 @@ impl ConnectionState {
             routes: Mutex::new(HashMap::new()),
             editor_terminals: Mutex::new(HashMap::new()),
             url_elicitations: Mutex::new(HashMap::new()),
+            additional: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Sets the additional directories (absolute, canonical, checked by the
+    /// caller) that fs and terminal requests may reach beside the workspace.
+    pub(crate) fn set_additional_directories(&self, dirs: Vec<PathBuf>) {
+        *self.additional.lock().unwrap_or_else(|p| p.into_inner()) = dirs;
+    }
+
+    /// The additional directories granted beside the workspace.
+    pub(crate) fn additional_directories(&self) -> Vec<PathBuf> {
+        self.additional
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Confines an agent's path to the workspace or an additional directory.
+    pub(crate) fn confine(&self, requested: &Path) -> Result<Confined, PathRejection> {
+        confine_roots(&self.workspace, &self.additional_directories(), requested)
     }
 
     /// The running turn's delegate for `native_id`, when it serves what `serves` picks.

@@ -22,7 +22,7 @@
 
 use crate::adapters::acp::services::terminal_sandbox::TerminalSandbox;
 use crate::adapters::process::ProcessGroup;
-use crate::adapters::sandbox::paths::confine;
+use crate::adapters::sandbox::paths::confine_roots;
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse,
 };
@@ -167,17 +167,20 @@ impl Terminals {
     }
 
     /// Starts the requested command (inside the sandbox when one is
-    /// configured); returns the new terminal's id.
+    /// configured, with the workspace and the `additional` directories
+    /// writable); its working directory may be in either. Returns the new
+    /// terminal's id.
     pub(crate) async fn create(
         &self,
         req: &CreateTerminalRequest,
         workspace: &Path,
+        additional: &[PathBuf],
         base_env: &[(String, String)],
     ) -> Result<String, RpcError> {
         let bwrap = self.bwrap().await?;
         let cwd = match &req.cwd {
             Some(c) => {
-                confine(workspace, c)
+                confine_roots(workspace, additional, c)
                     .map_err(|r| {
                         RpcError::new(
                             ErrorCode::INVALID_PARAMS,
@@ -214,7 +217,7 @@ impl Terminals {
                     .iter()
                     .find(|(k, _)| k == "HOME")
                     .map(|(_, v)| Path::new(v));
-                let jail = self.sandbox.jail(workspace, &cwd, home);
+                let jail = self.sandbox.jail(workspace, additional, &cwd, home);
                 std::iter::once(bwrap.clone().into_os_string())
                     .chain(jail.args())
                     .chain(argv)
@@ -424,14 +427,17 @@ mod tests {
             let terminals = Terminals::new(sandbox);
             let req = CreateTerminalRequest::new("sess", "true");
             let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
-            assert!(terminals.create(&req, &ws, &env).await.is_err());
+            assert!(terminals.create(&req, &ws, &[], &env).await.is_err());
             return;
         }
         let terminals = Terminals::new(sandbox);
         let mut req = CreateTerminalRequest::new("sess", "sh");
         req.args = vec!["-c".into(), "sleep 1000 & echo started; wait".into()];
         let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
-        let id = terminals.create(&req, &ws, &env).await.expect("create");
+        let id = terminals
+            .create(&req, &ws, &[], &env)
+            .await
+            .expect("create");
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while !terminals
             .output(&id)
@@ -474,7 +480,7 @@ mod tests {
         req.args = vec!["-c".into(), "trap '' HUP; sleep 1000 & echo $!".into()];
         let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
         let id = terminals
-            .create(&req, ws.path(), &env)
+            .create(&req, ws.path(), &[], &env)
             .await
             .expect("create");
         terminals.wait_for_exit(&id).await.expect("exit");

@@ -137,10 +137,16 @@ impl TerminalSandbox {
     }
 
     /// The bubblewrap arguments of one terminal: its command starts in `cwd`,
-    /// may write `workspace` but not its `.git`, and (in `workspace_only`) finds
-    /// `home` empty. The
+    /// may write `workspace` and the `additional` directories but not their
+    /// `.git`, and (in `workspace_only`) finds `home` empty. The
     /// command keeps Hecate's PTY as its controlling terminal.
-    pub fn jail(&self, workspace: &Path, cwd: &Path, home: Option<&Path>) -> Jail {
+    pub fn jail(
+        &self,
+        workspace: &Path,
+        additional: &[PathBuf],
+        cwd: &Path,
+        home: Option<&Path>,
+    ) -> Jail {
         let view = match self.mode {
             SandboxMode::Off => View::Writable,
             SandboxMode::ReadOnly => View::ReadOnly,
@@ -153,15 +159,22 @@ impl TerminalSandbox {
         if let (SandboxMode::WorkspaceOnly, Some(home)) = (self.mode, home) {
             jail = jail.empty_home(home);
         }
+        // The additional directories the editor granted are writable like the
+        // workspace (mounted after it).
+        for dir in additional {
+            jail = jail.also_writable(dir);
+        }
         if self.mode != SandboxMode::Off {
             // Hooks and configuration there would run code on the next git
             // command, outside any terminal the operator sees.
-            let repo = repo_dirs(workspace);
-            if repo.exists {
-                jail = jail.read_only(&repo.entry);
-            }
-            for dir in &repo.linked {
-                jail = jail.read_only(dir);
+            for root in std::iter::once(workspace).chain(additional.iter().map(PathBuf::as_path)) {
+                let repo = repo_dirs(root);
+                if repo.exists {
+                    jail = jail.read_only(&repo.entry);
+                }
+                for dir in &repo.linked {
+                    jail = jail.read_only(dir);
+                }
             }
         }
         jail.writable(workspace).chdir(cwd)
