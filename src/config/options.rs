@@ -274,6 +274,15 @@ pub(super) fn mcp_servers(
             policy_configured: s.policy.is_some(),
             tool_policies,
             call_timeout: s.timeout_ms.map(Duration::from_millis),
+            oauth: super::mcp_oauth::client_settings(
+                path,
+                name,
+                s.oauth.as_ref(),
+                s.url.is_some(),
+                s.headers
+                    .keys()
+                    .any(|k| k.eq_ignore_ascii_case("authorization")),
+            )?,
         });
     }
     Ok(out)

@@ -303,6 +303,8 @@ pub struct McpServerSection {
     pub tools: BTreeMap<String, String>,
     /// Deadline of one call in milliseconds (default 120000).
     pub timeout_ms: Option<u64>,
+    /// `[mcp_servers.NAME.oauth]`: the OAuth client of an HTTP server's sign-in.
+    pub oauth: Option<super::mcp_oauth::McpOAuthSection>,
 }
 
 /// `[acp]`: `hecate acp` defaults.

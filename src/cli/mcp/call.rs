@@ -55,6 +55,7 @@ fn ad_hoc(a: &CallArgs) -> anyhow::Result<Option<UpstreamServer>> {
         policy_configured: false,
         tool_policies: BTreeMap::new(),
         call_timeout: None,
+        oauth: Default::default(),
     }))
 }
 

@@ -1,12 +1,13 @@
 //! Sign-ins of OAuth-protected upstream MCP servers, as the engine keeps them:
 //! the adapter's token vault backed by the store (so every process and every
 //! replica on PostgreSQL uses, and refreshes, the same tokens), `login` and
-//! `logout` by configured name, and each server's sign-in state.
+//! `logout` by configured name with the client `[mcp_servers.NAME.oauth]`
+//! configures, and each server's sign-in state.
 
 use super::types::{ServerSpec, client_error};
 use crate::adapters::mcp::oauth::{
-    LoginOptions, LoginOutcome, OAuthError, OAuthSettings, SignIn, TokenVault, VaultEntry, login,
-    sign_in,
+    LoginOptions, LoginOutcome, OAuthClientSettings, OAuthError, OAuthSettings, SignIn, TokenVault,
+    VaultEntry, login, sign_in,
 };
 use crate::domain::error::{HecateError, Result};
 use crate::domain::time::now_rfc3339;
@@ -111,6 +112,28 @@ fn oauth_error(server: &str, e: OAuthError) -> HecateError {
             },
         ),
         OAuthError::Vault(m) => HecateError::store(m),
+        e @ OAuthError::NoClient { .. } => HecateError::invalid(e.to_string())
+            .with_detail("server", server)
+            .with_detail("field", format!("mcp_servers.{server}.oauth.client_id"))
+            .with_operator_action(format!(
+                "Register a client for Hecate at the authorization server and set `client_id` \
+                 (and `client_secret_env` for a confidential client) under [mcp_servers.{server}.oauth]; \
+                 or set `client_metadata_url` if the server supports client ID metadata documents."
+            )),
+        OAuthError::SecretMissing { ref var, .. } => {
+            HecateError::invalid(e.to_string())
+                .with_detail("server", server)
+                .with_detail("field", format!("mcp_servers.{server}.oauth.client_secret_env"))
+                .with_operator_action(format!(
+                    "Set the environment variable {var} to the client secret, then run `hecate mcp login {server}` again."
+                ))
+        }
+        e @ OAuthError::RedirectPort { .. } => HecateError::invalid(e.to_string())
+            .with_detail("server", server)
+            .with_detail("field", format!("mcp_servers.{server}.oauth.redirect_port"))
+            .with_operator_action(
+                "Stop what listens on that port, or register another redirect URI and change `redirect_port`.",
+            ),
         other => HecateError::gateway(other.to_string())
             .with_detail("server", server)
             .with_operator_action(format!(
@@ -127,35 +150,44 @@ impl<'e> Mcp<'e> {
     }
 
     /// Tells the pool which configured HTTP servers sign in through OAuth (every
-    /// one that sends no `Authorization` header of its own) and where their tokens are.
+    /// one that sends no `Authorization` header of its own), where their tokens
+    /// are and which client each one's refresh authenticates as.
     pub(super) fn configure_sign_ins(self) {
-        let names = self
-            .servers()
+        let servers = self.servers();
+        let names = servers
             .iter()
             .filter_map(|s| match &s.spec {
                 ServerSpec::Http { url, .. } => Some((url.clone(), s.name.clone())),
                 ServerSpec::Stdio { .. } => None,
             })
             .collect();
+        let clients = servers
+            .iter()
+            .filter(|s| s.oauth != OAuthClientSettings::default())
+            .map(|s| (s.name.clone(), s.oauth.clone()))
+            .collect();
         self.engine.mcp_hub().pool.set_oauth(OAuthSettings {
             vault: self.vault(),
             names,
+            clients,
         });
     }
 
-    fn http_url(self, server: &str) -> Result<String> {
+    /// The endpoint and the configured OAuth client of the HTTP server `server`.
+    fn http_server(self, server: &str) -> Result<(String, OAuthClientSettings)> {
         let s = self.mcp_server(server)?;
         match &s.spec {
-            ServerSpec::Http { url, .. } => Ok(url.clone()),
+            ServerSpec::Http { url, .. } => Ok((url.clone(), s.oauth.clone())),
             ServerSpec::Stdio { .. } => Err(HecateError::invalid(format!(
                 "upstream MCP server {server:?} runs on stdio: only HTTP servers take an OAuth sign-in"
             ))),
         }
     }
 
-    /// Signs in to the configured HTTP server `server`: `show` gets the
-    /// authorization URL to print or open; the tokens are stored once the
-    /// loopback redirect came back within `timeout`.
+    /// Signs in to the configured HTTP server `server` as its configured
+    /// client: `show` gets the authorization URL to print or open; the tokens
+    /// are stored once the loopback redirect came back within `timeout`.
+    /// `scopes`, when not empty, replace the configured ones.
     pub async fn login(
         self,
         server: &str,
@@ -163,12 +195,17 @@ impl<'e> Mcp<'e> {
         timeout: Duration,
         show: impl FnOnce(&str),
     ) -> Result<LoginOutcome> {
-        let url = self.http_url(server)?;
+        let (url, client) = self.http_server(server)?;
         let opts = LoginOptions {
             server: server.to_string(),
             url,
-            scopes,
+            scopes: if scopes.is_empty() {
+                client.scopes.clone()
+            } else {
+                scopes
+            },
             timeout,
+            client,
         };
         let outcome = login(&opts, self.vault(), show)
             .await
@@ -213,5 +250,38 @@ impl<'e> Mcp<'e> {
             .unwrap_or_else(|p| p.into_inner())
             .remove(server);
         hub.forget_tools(&[server.to_string()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::error::ErrorType;
+
+    #[test]
+    fn a_client_hecate_cannot_get_is_an_invalid_request_naming_the_fix() {
+        let e = oauth_error(
+            "gh",
+            OAuthError::NoClient {
+                server: "gh".into(),
+                issuer: "https://as.example".into(),
+                detail: "no client_id is configured".into(),
+            },
+        );
+        assert_eq!(e.error_type, ErrorType::InvalidRequest);
+        assert!(e.operator_action.contains("client_id"), "{e:?}");
+        assert!(
+            e.operator_action.contains("[mcp_servers.gh.oauth]"),
+            "{e:?}"
+        );
+        let e = oauth_error(
+            "gh",
+            OAuthError::SecretMissing {
+                server: "gh".into(),
+                var: "GH_SECRET".into(),
+            },
+        );
+        assert_eq!(e.error_type, ErrorType::InvalidRequest);
+        assert!(e.operator_action.contains("GH_SECRET"), "{e:?}");
     }
 }

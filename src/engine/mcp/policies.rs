@@ -107,6 +107,7 @@ mod tests {
             policy_configured: false,
             tool_policies: BTreeMap::from([("write".to_string(), ToolPolicy::RequireApproval)]),
             call_timeout: None,
+            oauth: Default::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! data and pure functions; every other file of `engine/mcp/` builds on these.
 
 use crate::adapters::mcp::McpClientError;
-use crate::adapters::mcp::oauth::login_fix;
+use crate::adapters::mcp::oauth::{OAuthClientSettings, login_fix};
 use crate::domain::error::{ErrorType, HecateError};
 use serde::Serialize;
 use serde_json::Value;
@@ -72,6 +72,9 @@ pub struct UpstreamServer {
     pub tool_policies: BTreeMap<String, ToolPolicy>,
     /// Deadline of one call (the hub default when absent).
     pub call_timeout: Option<Duration>,
+    /// How an HTTP server's OAuth sign-in identifies Hecate
+    /// (`[mcp_servers.NAME.oauth]`; the defaults when absent).
+    pub oauth: OAuthClientSettings,
 }
 
 impl UpstreamServer {
@@ -267,6 +270,7 @@ mod tests {
             policy_configured: false,
             tool_policies: [("write".to_string(), ToolPolicy::RequireApproval)].into(),
             call_timeout: None,
+            oauth: Default::default(),
         };
         assert_eq!(s.policy_for("write"), ToolPolicy::RequireApproval);
         assert_eq!(s.policy_for("read"), ToolPolicy::Auto);
@@ -300,6 +304,7 @@ mod tests {
             policy_configured: false,
             tool_policies: [("rm_ok".to_string(), ToolPolicy::Auto)].into(),
             call_timeout: None,
+            oauth: Default::default(),
         };
         assert_eq!(
             s.policy_for_tool("rm", &destructive),

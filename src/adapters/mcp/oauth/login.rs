@@ -1,10 +1,13 @@
 //! `hecate mcp login`: the authorization-code flow with PKCE against an
 //! upstream's authorization server, completed on a one-shot loopback redirect
-//! (127.0.0.1, a random port). Discovery starts from the server's `401`
-//! challenge; the client registers itself dynamically; the redirect's `state`
-//! must be the one this login sent (others are refused and the wait goes on)
-//! and its `iss`, when the server sends one, must be the discovered issuer.
+//! (127.0.0.1, the configured `redirect_port` or a random one). Discovery
+//! starts from the server's `401` challenge; the client is the configured
+//! `client_id`, else a client ID metadata document the server accepts, else a
+//! dynamically registered one ([`choose_client`]); the redirect's `state` must
+//! be the one this login sent (others are refused and the wait goes on) and
+//! its `iss`, when the server sends one, must be the discovered issuer.
 
+use super::client::{ClientChoice, OAuthClientSettings, ServerOffers, choose_client};
 use super::credentials::VaultCredentials;
 use super::vault::{OAuthError, TokenVault};
 use rmcp::transport::auth::{
@@ -27,6 +30,9 @@ pub struct LoginOptions {
     pub scopes: Vec<String>,
     /// How long to wait for the browser to come back.
     pub timeout: Duration,
+    /// The configured client (`[mcp_servers.NAME.oauth]`); its `scopes` are
+    /// not read here: the caller puts the ones to ask for in `scopes`.
+    pub client: OAuthClientSettings,
 }
 
 /// A completed login.
@@ -34,8 +40,10 @@ pub struct LoginOptions {
 pub struct LoginOutcome {
     /// The issuer that signed the tokens.
     pub issuer: String,
-    /// The client id the server registered for Hecate.
+    /// The client id the tokens belong to.
     pub client_id: String,
+    /// How the client was identified.
+    pub client: ClientChoice,
 }
 
 fn flow(server: &str) -> impl Fn(AuthError) -> OAuthError + '_ {
@@ -92,12 +100,21 @@ pub async fn login(
     show: impl FnOnce(&str),
 ) -> Result<LoginOutcome, OAuthError> {
     let server = opts.server.as_str();
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| OAuthError::Redirect {
-            server: server.to_string(),
-            message: format!("cannot listen on loopback for the redirect: {e}"),
-        })?;
+    let secret = opts.client.secret(server)?;
+    let port = opts.client.redirect_port.unwrap_or(0);
+    let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
+        match opts.client.redirect_port {
+            Some(port) => OAuthError::RedirectPort {
+                server: server.to_string(),
+                port,
+                message: e.to_string(),
+            },
+            None => OAuthError::Redirect {
+                server: server.to_string(),
+                message: format!("cannot listen on loopback for the redirect: {e}"),
+            },
+        }
+    })?;
     let port = listener
         .local_addr()
         .map_err(|e| OAuthError::Redirect {
@@ -125,9 +142,28 @@ pub async fn login(
         });
     }
     let issuer = resolution.metadata.issuer.clone().unwrap_or_default();
+    let choice = choose_client(
+        server,
+        &issuer,
+        &opts.client,
+        ServerOffers::of(&resolution.metadata),
+    )?;
     manager.set_metadata(resolution.metadata);
 
-    let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name("Hecate");
+    // Only the chosen identity goes into the request, so rmcp's own order
+    // (pre-registered, metadata document, registration) picks the same one.
+    let mut request = AuthorizationRequest::new(redirect_uri.clone());
+    request = match &choice {
+        ClientChoice::Preregistered { client_id, .. } => {
+            let request = request.with_preregistered_client(client_id.clone());
+            match &secret {
+                Some(secret) => request.with_client_secret(secret.expose()),
+                None => request,
+            }
+        }
+        ClientChoice::MetadataDocument { url } => request.with_client_metadata_url(url.clone()),
+        ClientChoice::DynamicRegistration => request.with_client_name("Hecate"),
+    };
     if !opts.scopes.is_empty() {
         request = request.with_scopes(opts.scopes.iter().cloned());
     }
@@ -185,7 +221,11 @@ pub async fn login(
         .await?
         .map(|e| e.client_id)
         .unwrap_or_default();
-    Ok(LoginOutcome { issuer, client_id })
+    Ok(LoginOutcome {
+        issuer,
+        client_id,
+        client: choice,
+    })
 }
 
 /// Serves the loopback listener until a redirect with `expected_state` comes;

@@ -3,13 +3,14 @@
 //! the server rejects it) wrapped so that a refusal the user must fix is
 //! remembered on the connection, which then reports `auth_required`.
 
+use super::client::OAuthClientSettings;
 use super::credentials::VaultCredentials;
 use super::vault::{OAuthError, TokenVault};
 use axum::http::{HeaderName, HeaderValue};
 use futures::future::Either;
 use futures::stream::BoxStream;
 use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager};
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager, OAuthClientConfig};
 use rmcp::transport::streamable_http_client::SseError;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -37,11 +38,46 @@ impl AuthFlag {
     }
 }
 
-/// The server an HTTP upstream signs in as, and where its tokens are.
+/// The server an HTTP upstream signs in as, where its tokens are, and the
+/// configured client (whose secret a refresh needs).
 #[derive(Clone)]
 pub(crate) struct OAuthTarget {
     pub(crate) server: String,
     pub(crate) vault: Arc<dyn TokenVault>,
+    pub(crate) client: OAuthClientSettings,
+}
+
+/// What the pool needs to sign requests to OAuth-capable HTTP upstreams: the
+/// vault, by URL the configured name whose sign-in applies, and by name the
+/// configured client (whose secret a refresh needs).
+#[derive(Clone)]
+pub struct OAuthSettings {
+    /// The token vault.
+    pub vault: Arc<dyn TokenVault>,
+    /// Configured server name by endpoint URL.
+    pub names: HashMap<String, String>,
+    /// `[mcp_servers.NAME.oauth]` by server name (absent: the defaults).
+    pub clients: HashMap<String, OAuthClientSettings>,
+}
+
+impl OAuthSettings {
+    /// The sign-in the endpoint `url` uses, if it belongs to a configured server.
+    pub(crate) fn target(&self, url: &str) -> Option<OAuthTarget> {
+        self.names.get(url).map(|server| OAuthTarget {
+            server: server.clone(),
+            vault: self.vault.clone(),
+            client: self.clients.get(server).cloned().unwrap_or_default(),
+        })
+    }
+}
+
+impl std::fmt::Debug for OAuthSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthSettings")
+            .field("names", &self.names)
+            .field("clients", &self.clients)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Whether an rmcp error means the user must sign in (again), and why.
@@ -221,16 +257,16 @@ pub(crate) async fn authorized_client(
         server: target.server.clone(),
         message: e.to_string(),
     };
-    if target.vault.load(&target.server).await?.is_none() {
+    let Some(entry) = target.vault.load(&target.server).await? else {
         return Ok(TrackedClient {
             inner: Inner::Plain(http),
             flag,
         });
-    }
+    };
     let mut manager = AuthorizationManager::new(url).await.map_err(flow)?;
     manager.set_credential_store(VaultCredentials::new(&target.server, target.vault.clone()));
     match manager.initialize_from_store().await {
-        Ok(true) => {}
+        Ok(true) => confidential_refresh(target, &entry.client_id, url, &mut manager)?,
         Ok(false) => {
             flag.set("the stored sign-in was issued by another authorization server".into())
         }
@@ -240,4 +276,40 @@ pub(crate) async fn authorized_client(
         inner: Inner::Signed(AuthClient::new(http, manager)),
         flag,
     })
+}
+
+/// Gives `manager` the secret of a confidential pre-registered client, read
+/// from its variable now, so that a refresh authenticates at the token endpoint
+/// (`client_secret_basic` or `_post`, as the server's metadata says). Tokens of
+/// another client (the configuration changed since the login) are refreshed as
+/// they were issued. An unset variable is logged by name; the refresh then
+/// fails and the server reports `auth_required`.
+fn confidential_refresh(
+    target: &OAuthTarget,
+    stored_client_id: &str,
+    url: &str,
+    manager: &mut AuthorizationManager,
+) -> Result<(), OAuthError> {
+    let Some(client_id) = target.client.client_id.as_deref() else {
+        return Ok(());
+    };
+    if client_id != stored_client_id {
+        return Ok(());
+    }
+    let secret = match target.client.secret(&target.server) {
+        Ok(Some(secret)) => secret,
+        Ok(None) => return Ok(()),
+        Err(e) => {
+            tracing::warn!(server = %target.server, "{e}; the sign-in cannot be refreshed");
+            return Ok(());
+        }
+    };
+    manager
+        .configure_client(
+            OAuthClientConfig::new(client_id, url).with_client_secret(secret.expose()),
+        )
+        .map_err(|e| OAuthError::Flow {
+            server: target.server.clone(),
+            message: e.to_string(),
+        })
 }

@@ -1,9 +1,8 @@
 //! The OAuth client's vocabulary: its typed failures, the token vault it keeps
-//! sign-ins in (backed by the store through the engine), the settings the pool
-//! signs requests with, and a stored sign-in's state.
+//! sign-ins in (backed by the store through the engine) and a stored sign-in's
+//! state.
 
 use async_trait::async_trait;
-use std::sync::Arc;
 
 /// Something the OAuth client could not do, with the server it was for.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -38,6 +37,42 @@ pub enum OAuthError {
     /// The token vault (the store) failed.
     #[error("the OAuth token store failed: {0}")]
     Vault(String),
+    /// The client cannot be identified to the authorization server: no
+    /// `client_id` is configured and neither a client ID metadata document nor
+    /// dynamic registration is possible.
+    #[error(
+        "cannot sign in to {server:?}: {detail} (authorization server {issuer}); configure a client_id, a client ID metadata document or use a server with dynamic client registration"
+    )]
+    NoClient {
+        /// The configured server name.
+        server: String,
+        /// The authorization server's issuer.
+        issuer: String,
+        /// What the configuration and the server lack.
+        detail: String,
+    },
+    /// The variable `client_secret_env` names is unset or empty.
+    #[error(
+        "the OAuth client secret of {server:?} is read from the environment variable {var}, which is not set"
+    )]
+    SecretMissing {
+        /// The configured server name.
+        server: String,
+        /// The variable's name.
+        var: String,
+    },
+    /// `redirect_port` is taken or cannot be bound.
+    #[error(
+        "OAuth sign-in to {server:?}: cannot listen on 127.0.0.1:{port} for the redirect: {message}"
+    )]
+    RedirectPort {
+        /// The configured server name.
+        server: String,
+        /// The configured port.
+        port: u16,
+        /// Why it could not be bound.
+        message: String,
+    },
 }
 
 /// The fix of a missing, expired or revoked sign-in of `server`, as every
@@ -83,24 +118,6 @@ impl std::fmt::Debug for VaultEntry {
             .field("server", &self.server)
             .field("issuer", &self.issuer)
             .field("client_id", &self.client_id)
-            .finish_non_exhaustive()
-    }
-}
-
-/// What the pool needs to sign requests to OAuth-capable HTTP upstreams: the
-/// vault and, by URL, the configured name whose sign-in applies.
-#[derive(Clone)]
-pub struct OAuthSettings {
-    /// The token vault.
-    pub vault: Arc<dyn TokenVault>,
-    /// Configured server name by endpoint URL.
-    pub names: std::collections::HashMap<String, String>,
-}
-
-impl std::fmt::Debug for OAuthSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthSettings")
-            .field("names", &self.names)
             .finish_non_exhaustive()
     }
 }

@@ -82,6 +82,7 @@ impl TaskRuntime {
                     policy_configured: e.policy_configured,
                     tool_policies: BTreeMap::new(),
                     call_timeout: None,
+                    oauth: Default::default(),
                 },
                 origin: "task",
             });
