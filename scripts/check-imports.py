@@ -15,8 +15,8 @@ For `src`, every `crate::…` path is also checked against the `NEVER` list of
 arrows between the parts of `LAYERS` (the layering rules of
 shared/ARCHITECTURE.md), by the part the path names as written; for
 `benches/hub`, every `hecate::…` path is checked the same way as the part
-`Benches`. `jsonl.rs`, `model_wire/` and `telemetry/` are leaves: they import
-nothing else of Hecate's, and every part may import them.
+`Benches`. `jsonl.rs`, `model_wire/`, `a2a_wire/` and `telemetry/` are leaves:
+they import nothing else of Hecate's, and every part may import them.
 
 An upward arrow inside a folder is an arrow from a file to the face (`mod.rs`, or
 the `x.rs` beside an `x/` folder) of a folder that contains it: the face then both
@@ -311,6 +311,7 @@ LAYERS = [
     ("src/store/", "Store"),
     ("src/jsonl.rs", "Jsonl"),
     ("src/model_wire/", "ModelWire"),
+    ("src/a2a_wire/", "A2aWire"),
     ("src/telemetry/", "Telemetry"),
     ("src/domain/", "Domain"),
 ]
@@ -331,13 +332,17 @@ NEVER = {
     ("Domain", "Telemetry"), ("Telemetry", "Domain"), ("Telemetry", "Engine"), ("Telemetry", "Store"),
     ("Telemetry", "Adapters"), ("Telemetry", "Runtimes"), ("Telemetry", "Bridges"),
     ("Telemetry", "Cli"), ("Telemetry", "Config"),
+    ("A2aWire", "Domain"), ("A2aWire", "Engine"), ("A2aWire", "Store"), ("A2aWire", "Adapters"),
+    ("A2aWire", "Runtimes"), ("A2aWire", "Bridges"), ("A2aWire", "Cli"), ("A2aWire", "Config"),
+    ("A2aWire", "Jsonl"), ("A2aWire", "ModelWire"), ("A2aWire", "Telemetry"),
     ("Benches", "Cli"), ("Benches", "Bridges"),
     ("Config", "Cli"), ("Config", "Bridges"),
 }
 # The crate's top-level modules, as `hecate::NAME` paths name them from benches.
 TOP = {"cli": "Cli", "config": "Config", "bridges": "Bridges", "engine": "Engine",
        "runtimes": "Runtimes", "adapters": "Adapters", "store": "Store", "jsonl": "Jsonl",
-       "model_wire": "ModelWire", "telemetry": "Telemetry", "domain": "Domain"}
+       "model_wire": "ModelWire", "a2a_wire": "A2aWire", "telemetry": "Telemetry",
+       "domain": "Domain"}
 
 
 def part_of(file):

@@ -2,6 +2,7 @@
 //! The library holds every layer; the `hecate` binary only parses arguments and
 //! hands the engine to a bridge.
 
+pub mod a2a_wire;
 pub mod adapters;
 pub mod bridges;
 pub mod cli;

@@ -30,9 +30,16 @@ pub fn required_role(surface: Surface, method: &Method, path: &str) -> Role {
         Surface::Gateway if reads => Role::Read,
         Surface::Gateway => Role::Operator,
         Surface::Api if manages_the_hub(method, path) => Role::Admin,
+        Surface::Api if reads && shows_webhook_secrets(path) => Role::Operator,
         Surface::Api if reads => Role::Read,
         Surface::Api => Role::Operator,
     }
+}
+
+/// Whether a read shows A2A push notification configs, whose tokens and
+/// credentials only a role that may set them (`operator`) may see.
+fn shows_webhook_secrets(path: &str) -> bool {
+    path.starts_with("/a2a/") && path.contains("/pushNotificationConfigs")
 }
 
 /// Whether an API request manages the hub rather than using it.
@@ -93,6 +100,11 @@ mod tests {
         assert_eq!(
             api(Method::PUT, "/hecate/v1/model-capabilities/overrides"),
             Role::Admin
+        );
+        assert_eq!(api(Method::GET, "/a2a/hecate/tasks/t"), Role::Read);
+        assert_eq!(
+            api(Method::GET, "/a2a/hecate/tasks/t/pushNotificationConfigs/c"),
+            Role::Operator
         );
         let gw = |m: Method| required_role(Surface::Gateway, &m, "/v1/x");
         assert_eq!(gw(Method::GET), Role::Read);

@@ -3,7 +3,8 @@
 //! and the seed's `/v1/agents/{name}/message:send`, streaming, get, list,
 //! cancel, resubscribe, a `contextId` continued over two messages and isolated
 //! between two agents, an approval answered through `input-required`, the
-//! bearer token, and the A2A errors of bad input.
+//! bearer token, the A2A errors of bad input, and a REST cancel whose body
+//! arrives late leaving the connection usable.
 
 use crate::support::agent::{WIRES, agent_home, answer, call, turn};
 use crate::support::common::{Home, ModelServer, workspace};
@@ -14,17 +15,17 @@ use std::path::Path;
 /// Hecate's agent on the fixture model, by name.
 const ON_MODEL: &str = "hecate:fix/gpt-fixture";
 /// Its URL path segment.
-const ON_MODEL_PATH: &str = "hecate:fix%2Fgpt-fixture";
+pub(crate) const ON_MODEL_PATH: &str = "hecate:fix%2Fgpt-fixture";
 
 /// A home whose default model is the fixture's, with the given approval policies.
-fn a2a_home(server: &ModelServer, policies: &str) -> Home {
+pub(crate) fn a2a_home(server: &ModelServer, policies: &str) -> Home {
     let mut home = agent_home(server, WIRES[0], policies);
     home.set("HECATE_GATEWAY_DEFAULT_MODEL", WIRES[0].2);
     home
 }
 
 /// A user message saying `text` in `ws`, in `context` and for `task` when given.
-fn message(text: &str, ws: &Path, context: Option<&str>, task: Option<&str>) -> Value {
+pub(crate) fn message(text: &str, ws: &Path, context: Option<&str>, task: Option<&str>) -> Value {
     let mut m = json!({
         "messageId": uuid::Uuid::new_v4().to_string(),
         "role": "ROLE_USER",
@@ -41,7 +42,7 @@ fn message(text: &str, ws: &Path, context: Option<&str>, task: Option<&str>) -> 
 }
 
 /// A JSON-RPC call of `method` to agent path `agent`.
-async fn rpc(api: &Api, agent: &str, method: &str, params: Value) -> Answer {
+pub(crate) async fn rpc(api: &Api, agent: &str, method: &str, params: Value) -> Answer {
     api.post(
         &format!("/a2a/{agent}"),
         json!({"jsonrpc": "2.0", "id": "1", "method": method, "params": params}),
@@ -50,21 +51,21 @@ async fn rpc(api: &Api, agent: &str, method: &str, params: Value) -> Answer {
 }
 
 /// The result of a successful JSON-RPC call.
-fn result(a: &Answer) -> Value {
+pub(crate) fn result(a: &Answer) -> Value {
     assert_eq!(a.status, 200, "{}", a.body);
     assert!(a.body.get("error").is_none(), "{}", a.body);
     a.body["result"].clone()
 }
 
 /// The error code of a failed JSON-RPC call.
-fn code(a: &Answer) -> i64 {
+pub(crate) fn code(a: &Answer) -> i64 {
     a.body["error"]["code"]
         .as_i64()
         .unwrap_or_else(|| panic!("no JSON-RPC error in {}", a.body))
 }
 
 /// The text of a task's answer artifact.
-fn answer_text(task: &Value) -> String {
+pub(crate) fn answer_text(task: &Value) -> String {
     task["artifacts"][0]["parts"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("no answer artifact in {task}"))
@@ -113,6 +114,7 @@ async fn cards_describe_the_default_agent_and_each_agent_publicly() {
     assert_eq!(ifaces[0]["url"], format!("{}/a2a/hecate", s.base));
     assert_eq!(ifaces[0]["protocolVersion"], "1.0");
     assert_eq!(card.body["capabilities"]["streaming"], true);
+    assert_eq!(card.body["capabilities"]["pushNotifications"], true);
     assert_eq!(
         card.body["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"],
         "Bearer"
@@ -634,7 +636,7 @@ async fn expect_errors(s: &Served, api: &Api, ws: &Path) {
         json!({"taskId": "t", "url": "http://127.0.0.1:1/hook"}),
     )
     .await;
-    assert_eq!(code(&push), -32003, "{}", push.body);
+    assert_eq!(code(&push), -32001, "{}", push.body);
 
     let raw = crate::support::http::client()
         .post(format!("{}/a2a/hecate", s.base))
@@ -730,8 +732,9 @@ async fn a_task_waiting_for_an_approval_can_be_rejected_or_cancelled() {
 }
 
 /// With a token set, named API keys open the A2A routes by role: a read key
-/// gets and lists tasks but may not send (403 `PERMISSION_DENIED`), an operator
-/// key sends; the cards stay public and an unknown key is 401.
+/// gets and lists tasks but may not send or read push notification configs
+/// (403 `PERMISSION_DENIED`), an operator key does both; the cards stay public
+/// and an unknown key is 401.
 #[tokio::test]
 async fn named_api_keys_open_the_a2a_routes_by_role() {
     let server = ModelServer::start(Some(json!([answer("Sent with a key.")])));
@@ -764,9 +767,70 @@ async fn named_api_keys_open_the_a2a_routes_by_role() {
         .await;
     assert_eq!(listed.status, 200, "{}", listed.body);
     assert_eq!(listed.body["totalSize"], 1, "{}", listed.body);
+    // Push notification configs hold webhook secrets: even reading them is an
+    // operator's.
+    let task = listed.body["tasks"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let configs = format!("/a2a/{ON_MODEL_PATH}/tasks/{task}/pushNotificationConfigs");
+    let a = Api::new(&s).with_token(&reader).get(&configs).await;
+    assert_eq!(a.status, 403, "{}", a.body);
+    let a = Api::new(&s).with_token(&operator).get(&configs).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["configs"], json!([]), "{}", a.body);
     let a = send(Api::new(&s).with_token("key_0000.nope")).await;
     assert_eq!(a.status, 401, "{}", a.body);
     assert_eq!(a.body["error"]["status"], "UNAUTHENTICATED", "{}", a.body);
     let card = Api::new(&s).get("/.well-known/agent-card.json").await;
     assert_eq!(card.status, 200, "the card is public: {}", card.body);
+}
+
+/// The official SDKs send a body with `POST tasks/{id}:cancel`; answering it
+/// keeps the connection usable for the client's next request (a body left
+/// unread closed it, and a client reusing the connection saw "server
+/// disconnected").
+#[tokio::test]
+async fn a_rest_cancel_with_a_body_leaves_the_connection_open() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = ModelServer::start(Some(json!([])));
+    let home = a2a_home(&server, "");
+    let s = serve(&home);
+    let host = s.base.trim_start_matches("http://").to_string();
+    let mut conn = tokio::net::TcpStream::connect(&host)
+        .await
+        .expect("connect");
+    let body = r#"{"id":"run_nope","metadata":{}}"#;
+    // The head first and the body a moment later, as a client's separate
+    // writes may arrive; then the next request on the same connection.
+    let head = format!(
+        "POST /a2a/hecate/tasks/run_nope:cancel HTTP/1.1\r\nHost: {host}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    conn.write_all(head.as_bytes())
+        .await
+        .expect("write the head");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let rest = format!("{body}GET /.well-known/agent-card.json HTTP/1.1\r\nHost: {host}\r\n\r\n");
+    let _ = conn.write_all(rest.as_bytes()).await;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 8192];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !String::from_utf8_lossy(&seen).contains("supportedInterfaces") {
+        assert!(std::time::Instant::now() < deadline, "no second answer");
+        let read = tokio::time::timeout(std::time::Duration::from_secs(10), conn.read(&mut buf))
+            .await
+            .expect("an answer in time")
+            .expect("read");
+        assert!(
+            read > 0,
+            "the connection closed after: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..read]);
+    }
+    let text = String::from_utf8_lossy(&seen);
+    assert!(text.starts_with("HTTP/1.1 404"), "{text}");
+    assert!(text.contains("TASK_NOT_FOUND"), "{text}");
 }

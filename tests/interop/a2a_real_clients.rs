@@ -3,7 +3,10 @@
 //! resolves the card, sends over JSON-RPC and HTTP+JSON (a context continued
 //! over two messages, get, list), streams, cancels, checks one contextId is two
 //! sessions for two agents, and answers an approval through input-required,
-//! all with the server's bearer token; and the official JavaScript SDK
+//! all with the server's bearer token; the Python SDK's push notification
+//! configs (`tests/a2a_peers/a2a_push_client.py`: a send carrying the client's
+//! config, create/get/list/delete over both bindings, the notifications parsed
+//! by the SDK at a webhook of the script's own); and the official JavaScript SDK
 //! (`@a2a-js/sdk` 1.3.0, `tests/a2a_peers/a2a_js_client.mjs`) for send and stream.
 
 use crate::support::agent::{WIRES, agent_home, answer, call, turn};
@@ -74,6 +77,50 @@ fn the_python_sdk_client_drives_hecate_over_both_bindings() {
         std::fs::read_to_string(ws.join("out.txt")).expect("written"),
         "written\n"
     );
+}
+
+#[test]
+fn the_python_sdk_client_registers_webhooks_that_get_the_tasks_updates() {
+    let venv = test_deps("a2a", "the A2A Python SDK");
+    let server = ModelServer::start(Some(json!([
+        answer("Pushed to the webhook."),
+        slow_text(40, 50),
+    ])));
+    let mut home = agent_home(&server, WIRES[0], "");
+    home.set("HECATE_GATEWAY_DEFAULT_MODEL", WIRES[0].2);
+    home.set("HECATE_TOKEN", "a2a-push-token");
+    let s = serve(&home);
+    let (_dir, ws) = workspace();
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/a2a_peers/a2a_push_client.py");
+    let out = Command::new(venv.join("bin/python"))
+        .arg(script)
+        .arg(&s.base)
+        .arg(&ws)
+        .arg("a2a-push-token")
+        .output()
+        .expect("run the Python A2A push client");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python A2A push client: {stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON report");
+    let inline: Vec<&str> = report["inline"]
+        .as_array()
+        .expect("inline")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        inline,
+        ["task", "artifact_update", "status_update"],
+        "{report}"
+    );
+    let rest = report["rest"].as_array().expect("rest");
+    assert_eq!(
+        rest.last().and_then(Value::as_str),
+        Some("status_update"),
+        "{report}"
+    );
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use super::RemoteAgentSpec;
 use super::error::A2aClientError;
-use serde::Deserialize;
+use crate::a2a_wire::{AgentCard, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC};
 use std::sync::Mutex;
 
 /// The binding an endpoint speaks.
@@ -19,8 +19,8 @@ impl Binding {
     /// The card's name for it.
     pub fn name(self) -> &'static str {
         match self {
-            Self::JsonRpc => "JSONRPC",
-            Self::HttpJson => "HTTP+JSON",
+            Self::JsonRpc => BINDING_JSONRPC,
+            Self::HttpJson => BINDING_HTTP_JSON,
         }
     }
 }
@@ -47,62 +47,32 @@ pub struct RemoteCard {
     pub streaming: bool,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CardWire {
-    name: String,
-    #[serde(default)]
-    description: String,
-    #[serde(default)]
-    supported_interfaces: Vec<InterfaceWire>,
-    #[serde(default)]
-    capabilities: CapabilitiesWire,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InterfaceWire {
-    url: String,
-    protocol_binding: String,
-    #[serde(default)]
-    protocol_version: Option<String>,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CapabilitiesWire {
-    #[serde(default)]
-    streaming: Option<bool>,
-}
-
 /// Reads a card's text: a JSON agent card with an interface Hecate can speak
 /// (JSON-RPC first, then HTTP+JSON, at protocol version 1.x or unstated).
 pub fn parse_card(url: &str, body: &str) -> Result<RemoteCard, A2aClientError> {
-    let card: CardWire = serde_json::from_str(body).map_err(|e| A2aClientError::CardInvalid {
+    let card: AgentCard = serde_json::from_str(body).map_err(|e| A2aClientError::CardInvalid {
         url: url.to_string(),
         message: format!("not a JSON agent card ({e}); it starts {:?}", head(body)),
     })?;
-    let speakable = |i: &&InterfaceWire, binding: &str| {
+    let speakable = |i: &&AgentInterface, binding: &str| {
         i.protocol_binding.eq_ignore_ascii_case(binding)
             && i.protocol_version
                 .as_deref()
                 .is_none_or(|v| v == "1" || v.starts_with("1."))
             && (i.url.starts_with("http://") || i.url.starts_with("https://"))
     };
-    let pick = [
-        (Binding::JsonRpc, "JSONRPC"),
-        (Binding::HttpJson, "HTTP+JSON"),
-    ]
-    .into_iter()
-    .find_map(|(b, name)| {
-        card.supported_interfaces
-            .iter()
-            .find(|i| speakable(i, name))
-            .map(|i| Endpoint {
-                url: i.url.trim_end_matches('/').to_string(),
-                binding: b,
-            })
-    });
+    let pick = [Binding::JsonRpc, Binding::HttpJson]
+        .into_iter()
+        .find_map(|b| {
+            let name = b.name();
+            card.supported_interfaces
+                .iter()
+                .find(|i| speakable(i, name))
+                .map(|i| Endpoint {
+                    url: i.url.trim_end_matches('/').to_string(),
+                    binding: b,
+                })
+        });
     let Some(endpoint) = pick else {
         let offered: Vec<String> = card
             .supported_interfaces

@@ -6,16 +6,13 @@
 
 use super::card::{Binding, Endpoint};
 use super::error::A2aClientError;
-use super::types::{Message, StreamResponse, Task};
+use crate::a2a_wire::{Message, PROTOCOL_VERSION, StreamResponse, Task, VERSION_HEADER};
 use eventsource_stream::Eventsource;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::time::Duration;
-
-/// The protocol version Hecate asks for (`A2A-Version`).
-const PROTOCOL_VERSION: &str = "1.0";
 
 /// A stream of a task's events, ending when the agent closes it.
 pub type EventStream = BoxStream<'static, Result<StreamResponse, A2aClientError>>;
@@ -124,7 +121,7 @@ impl A2aClient {
         let req = self
             .http
             .request(method, url)
-            .header("A2A-Version", PROTOCOL_VERSION);
+            .header(VERSION_HEADER, PROTOCOL_VERSION);
         match &self.token {
             Some(t) => req.bearer_auth(t),
             None => req,

@@ -1,12 +1,11 @@
 //! The A2A client: a remote agent's card fetched and cached (`card.rs`), and its
 //! operations (send, stream, get, cancel) over the JSON-RPC or the HTTP+JSON
 //! binding its card offers (`client.rs`), in the ProtoJSON wire shape of A2A 1.0
-//! (`types.rs`). The runtime for remote agents drives it.
+//! (the shared `crate::a2a_wire`). The runtime for remote agents drives it.
 
 mod card;
 mod client;
 mod error;
-pub mod types;
 
 pub use card::{Binding, CardCache, Endpoint, RemoteCard};
 pub use client::{A2aClient, EventStream};

@@ -2,8 +2,10 @@
 //! policy of [`crate::bridges::access`]; every route but the cards and the agent
 //! list also needs a credential when the server has a token: the token (admin)
 //! or a named API key whose role covers the request (reads need `read`, sending,
-//! cancelling and answering need `operator`). A refusal is an A2A REST error body
-//! (`UNAUTHENTICATED` / `PERMISSION_DENIED`).
+//! cancelling, answering and anything about push notification configs, whose
+//! tokens and credentials a read would show, need `operator`; see
+//! `bridges::roles`). A refusal is an A2A REST error body (`UNAUTHENTICATED` /
+//! `PERMISSION_DENIED`).
 
 use super::card::{AGENTS_PATH, CARD_PATH};
 use super::state::A2aState;

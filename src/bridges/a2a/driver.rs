@@ -3,7 +3,7 @@
 //! and the turn's end as the task's final state with the whole answer.
 
 use super::tasks::{ANSWER_ARTIFACT, Registry, TaskRecord};
-use super::types::{
+use crate::a2a_wire::{
     Artifact, Message, Part, Role, StreamResponse, TaskArtifactUpdateEvent, TaskState,
     TaskStatusUpdateEvent,
 };
@@ -29,16 +29,12 @@ pub fn task_state(status: RunStatus) -> TaskState {
 
 /// A message from the agent in `context_id` / `task_id`.
 pub fn agent_message(context_id: &str, task_id: &str, parts: Vec<Part>) -> Message {
-    Message {
-        message_id: uuid::Uuid::new_v4().to_string(),
-        context_id: Some(context_id.to_string()),
-        task_id: Some(task_id.to_string()),
-        role: Role::Agent,
+    Message::new(
+        Role::Agent,
         parts,
-        metadata: None,
-        extensions: Vec::new(),
-        reference_task_ids: Vec::new(),
-    }
+        Some(context_id.to_string()),
+        Some(task_id.to_string()),
+    )
 }
 
 /// The status event of `record` as it is now.

@@ -20,9 +20,6 @@ pub enum A2aError {
     /// The task already ended (-32002).
     #[error("{0}")]
     TaskNotCancelable(String),
-    /// Push notifications are not offered (-32003).
-    #[error("push notifications are not supported by this agent")]
-    PushNotificationNotSupported,
     /// The operation cannot be done on this task now (-32004).
     #[error("{0}")]
     UnsupportedOperation(String),
@@ -62,7 +59,6 @@ impl A2aError {
         match self {
             Self::TaskNotFound(_) => -32001,
             Self::TaskNotCancelable(_) => -32002,
-            Self::PushNotificationNotSupported => -32003,
             Self::UnsupportedOperation(_) => -32004,
             Self::ContentTypeNotSupported(_) => -32005,
             Self::ExtendedCardNotConfigured => -32007,
@@ -80,7 +76,6 @@ impl A2aError {
         match self {
             Self::TaskNotFound(_) => "TASK_NOT_FOUND",
             Self::TaskNotCancelable(_) => "TASK_NOT_CANCELABLE",
-            Self::PushNotificationNotSupported => "PUSH_NOTIFICATION_NOT_SUPPORTED",
             Self::UnsupportedOperation(_) => "UNSUPPORTED_OPERATION",
             Self::ContentTypeNotSupported(_) => "CONTENT_TYPE_NOT_SUPPORTED",
             Self::ExtendedCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
@@ -176,7 +171,6 @@ mod tests {
     fn codes_follow_the_specification() {
         assert_eq!(A2aError::TaskNotFound("x".into()).code(), -32001);
         assert_eq!(A2aError::TaskNotCancelable("x".into()).code(), -32002);
-        assert_eq!(A2aError::PushNotificationNotSupported.code(), -32003);
         assert_eq!(A2aError::UnsupportedOperation("x".into()).code(), -32004);
         assert_eq!(A2aError::ContentTypeNotSupported("x".into()).code(), -32005);
         assert_eq!(A2aError::VersionNotSupported("0.3".into()).code(), -32009);

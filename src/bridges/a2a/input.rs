@@ -4,7 +4,7 @@
 //! conversation works in (`metadata.workspace`).
 
 use super::error::A2aError;
-use super::types::{Message, Part, Role};
+use crate::a2a_wire::{Message, Part, Role};
 use crate::domain::approval::{Decision, Scope};
 use serde_json::{Map, Value};
 

@@ -1,15 +1,19 @@
 //! The JSON-RPC 2.0 binding: `POST /a2a/{agent}` with the A2A 1.0 methods
 //! (`SendMessage`, `SendStreamingMessage`, `GetTask`, `ListTasks`,
-//! `CancelTask`, `SubscribeToTask`). The envelope is read and written with
-//! serde; streamed methods answer SSE, each event a JSON-RPC response.
+//! `CancelTask`, `SubscribeToTask`, and the push notification configs'
+//! `CreateTaskPushNotificationConfig`, `GetTaskPushNotificationConfig`,
+//! `ListTaskPushNotificationConfigs`, `DeleteTaskPushNotificationConfig`). The
+//! envelope is read and written with serde; streamed methods answer SSE, each
+//! event a JSON-RPC response.
 
 use super::agents::resolve;
 use super::error::A2aError;
 use super::ops;
+use super::push::ops as push_ops;
 use super::sse;
 use super::state::A2aState;
-use super::types::SendMessageResponse;
 use super::version::check_version;
+use crate::a2a_wire::SendMessageResponse;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -87,13 +91,23 @@ pub async fn handle(
             Err(e) => Err(e),
         },
         "GetExtendedAgentCard" => Err(A2aError::ExtendedCardNotConfigured),
-        "CreateTaskPushNotificationConfig"
-        | "GetTaskPushNotificationConfig"
-        | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => Err(A2aError::PushNotificationNotSupported),
+        "CreateTaskPushNotificationConfig" => params(req.params)
+            .and_then(|p| push_ops::create(&state, &agent, p))
+            .and_then(to_value),
+        "GetTaskPushNotificationConfig" => params(req.params)
+            .and_then(|p| push_ops::get(&state, &agent, &p))
+            .and_then(to_value),
+        "ListTaskPushNotificationConfigs" => params(req.params)
+            .and_then(|p| push_ops::list(&state, &agent, &p))
+            .and_then(to_value),
+        "DeleteTaskPushNotificationConfig" => params(req.params)
+            .and_then(|p| push_ops::delete(&state, &agent, &p))
+            .map(|()| Value::Null),
         other => Err(A2aError::MethodNotFound(format!(
             "method {other:?} does not exist; this server speaks A2A 1.0 (SendMessage, \
-             SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask)"
+             SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, \
+             CreateTaskPushNotificationConfig, GetTaskPushNotificationConfig, \
+             ListTaskPushNotificationConfigs, DeleteTaskPushNotificationConfig)"
         ))),
     };
     match answer {
@@ -158,7 +172,7 @@ mod tests {
         let ok = envelope(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"t"}}"#)
             .expect("valid");
         assert_eq!(ok.method, "GetTask");
-        let p: Result<crate::bridges::a2a::types::SendMessageRequest, _> =
+        let p: Result<crate::a2a_wire::SendMessageRequest, _> =
             params(json!({"message": {"role": "ROLE_USER"}}));
         assert_eq!(p.expect_err("no parts").code(), -32602);
     }

@@ -5,7 +5,8 @@
 //! `POST /a2a/{agent}` and its HTTP+JSON binding under `/a2a/{agent}/`; the
 //! seed's `POST /v1/agents/{agent}/message:send`. A `contextId` is one Agent
 //! Chat session per agent, a task one turn of it, `input-required` its pending
-//! approval. See docs/a2a.md.
+//! approval; a task's webhooks get its updates as push notifications. The wire
+//! types are the shared `crate::a2a_wire`. See docs/a2a.md.
 
 mod access;
 mod agents;
@@ -16,11 +17,11 @@ mod error;
 mod input;
 mod jsonrpc;
 mod ops;
+mod push;
 mod rest;
 mod sse;
 mod state;
 mod tasks;
-mod types;
 mod version;
 
 pub use error::A2aError;
@@ -75,6 +76,10 @@ pub fn router<S: Clone + Send + Sync + 'static>(config: A2aConfig) -> Router<S> 
         .route(
             "/a2a/{agent}/tasks/{task}/pushNotificationConfigs",
             any(rest::push_configs),
+        )
+        .route(
+            "/a2a/{agent}/tasks/{task}/pushNotificationConfigs/{config}",
+            any(rest::push_config),
         )
         .route("/a2a/{agent}/extendedAgentCard", get(rest::extended_card))
         .route("/v1/agents/{agent}/message:send", post(rest::send))

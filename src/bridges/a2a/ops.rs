@@ -2,19 +2,23 @@
 //! get, list, cancel and subscribe, each through the engine's public API. A
 //! new message starts a turn in its conversation's session (created on the
 //! first message of an (agent, `contextId`) pair); a message naming a task in
-//! `input-required` answers that task's pending approval.
+//! `input-required` answers that task's pending approval. A send's inline push
+//! notification config is checked before anything starts and registered for
+//! the task before its turn is followed, so its webhook misses no event.
 
 use super::agents::ExposedAgent;
 use super::driver::{drive, status_event};
 use super::error::A2aError;
 use super::input::{approval_answer, check_role, prompt_text, workspace};
+use super::push::{bind, checked};
 use super::state::A2aState;
 use super::tasks::{TaskRecord, Watcher};
-use super::types::{
+use crate::a2a_wire::{
     ListTasksRequest, ListTasksResponse, SendMessageRequest, StreamResponse, Task, TaskIdRequest,
-    TaskState,
+    TaskPushNotificationConfig, TaskState,
 };
 use crate::domain::error::ErrorType;
+use crate::domain::ids::SessionId;
 use crate::domain::time::now_rfc3339;
 use crate::engine::SendMessage;
 use futures::Stream;
@@ -27,6 +31,8 @@ const DEFAULT_PAGE: i32 = 50;
 const MAX_PAGE: i32 = 100;
 /// How long a cancel waits for the turn to stop.
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
+/// How often a cancel that found no running turn asks again while it waits.
+const CANCEL_RETRY: Duration = Duration::from_millis(25);
 
 /// Sends a message and waits until its task ends or waits for input (or at
 /// once with `returnImmediately`); answers the task.
@@ -73,7 +79,7 @@ pub fn subscribe(
         return Err(A2aError::UnsupportedOperation(format!(
             "task {} is already {}; read it with GetTask",
             record.id,
-            state_name(record.state)
+            record.state.name()
         )));
     }
     Ok(follow(state.clone(), agent.name.clone(), record, watcher))
@@ -144,15 +150,7 @@ pub async fn cancel(
     if record.state.is_terminal() {
         return Err(not_cancelable(&record));
     }
-    match state
-        .engine
-        .cancel(&state.namespace, &record.session_id)
-        .await
-    {
-        Ok(()) => {}
-        Err(e) if e.error_type == ErrorType::SessionNotRunning => {}
-        Err(e) => return Err(e.into()),
-    }
+    let mut asked = ask_to_cancel(state, &record.session_id).await?;
     let settled = tokio::time::timeout(CANCEL_WAIT, async {
         loop {
             match state.registry.get(&agent.name, &record.id) {
@@ -160,9 +158,23 @@ pub async fn cancel(
                 Ok(_) => {}
                 Err(e) => return Err(e),
             }
-            if watcher.changed.changed().await.is_err() {
-                return state.registry.get(&agent.name, &record.id);
+            if asked {
+                if watcher.changed.changed().await.is_err() {
+                    return state.registry.get(&agent.name, &record.id);
+                }
+                continue;
             }
+            // The turn of a task sent with `returnImmediately` may not have
+            // started when the cancel came: ask again until it has, or the task ended.
+            tokio::select! {
+                changed = watcher.changed.changed() => {
+                    if changed.is_err() {
+                        return state.registry.get(&agent.name, &record.id);
+                    }
+                }
+                () = tokio::time::sleep(CANCEL_RETRY) => {}
+            }
+            asked = ask_to_cancel(state, &record.session_id).await?;
         }
     })
     .await;
@@ -174,6 +186,16 @@ pub async fn cancel(
         return Err(not_cancelable(&now));
     }
     Ok(now.to_task(None, true))
+}
+
+/// Asks the engine to cancel the session's running turn: `false` when no turn
+/// runs (yet) there.
+async fn ask_to_cancel(state: &A2aState, session_id: &SessionId) -> Result<bool, A2aError> {
+    match state.engine.cancel(&state.namespace, session_id).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.error_type == ErrorType::SessionNotRunning => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Starts a task for a new message, or continues the task it names; answers the
@@ -190,8 +212,17 @@ async fn start(
             "the message has no messageId".into(),
         ));
     }
+    let push = req
+        .configuration
+        .as_ref()
+        .and_then(|c| c.task_push_notification_config.clone())
+        .map(checked)
+        .transpose()?;
+    if push.is_some() {
+        state.notifier.ready()?;
+    }
     if let Some(task_id) = message.task_id.as_deref().filter(|t| !t.is_empty()) {
-        return answer(state, agent, &req, task_id).await;
+        return answer(state, agent, &req, task_id, push).await;
     }
     let prompt = prompt_text(&message.parts)?;
     let context_id = message
@@ -250,16 +281,36 @@ async fn start(
         pending_approval: None,
         order: 0,
     });
+    if let Some(config) = push {
+        // Before the driver starts, so the webhook sees every event after the
+        // task as it is now.
+        let kept = state.registry.add_push(
+            &agent.name,
+            &task_id,
+            bind(config, &task_id),
+            &state.notifier,
+            true,
+        );
+        if let Err(e) = kept {
+            tracing::warn!(
+                task_id = %task_id,
+                error = %e,
+                "the send's push notification config was not kept"
+            );
+        }
+    }
     tokio::spawn(drive(state.registry.clone(), task_id, turn, approvals));
     Ok((record, watcher))
 }
 
-/// A message naming task `task_id`: the answer to its pending approval.
+/// A message naming task `task_id`: the answer to its pending approval (its
+/// inline push notification config, `push`, registered first).
 async fn answer(
     state: &A2aState,
     agent: &ExposedAgent,
     req: &SendMessageRequest,
     task_id: &str,
+    push: Option<TaskPushNotificationConfig>,
 ) -> Result<(TaskRecord, Watcher), A2aError> {
     let message = &req.message;
     let record = state.registry.get(&agent.name, task_id)?;
@@ -277,7 +328,7 @@ async fn answer(
             return Err(A2aError::InvalidParams(format!(
                 "task {task_id} is {} and takes no more messages; send a new message in \
                  context {} (without taskId) to go on",
-                state_name(s),
+                s.name(),
                 record.context_id
             )));
         }
@@ -289,6 +340,15 @@ async fn answer(
         }
     };
     let decision = approval_answer(&message.parts)?;
+    if let Some(config) = push {
+        state.registry.add_push(
+            &agent.name,
+            task_id,
+            bind(config, task_id),
+            &state.notifier,
+            false,
+        )?;
+    }
     state
         .engine
         .approvals()
@@ -359,14 +419,6 @@ fn not_cancelable(record: &TaskRecord) -> A2aError {
     A2aError::TaskNotCancelable(format!(
         "task {} is already {} and cannot be cancelled",
         record.id,
-        state_name(record.state)
+        record.state.name()
     ))
-}
-
-/// A state's wire name.
-fn state_name(s: TaskState) -> String {
-    serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }

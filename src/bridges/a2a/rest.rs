@@ -1,16 +1,23 @@
 //! The HTTP+JSON (REST) binding under each agent's URL: `POST message:send`,
 //! `POST message:stream` (SSE), `GET tasks`, `GET tasks/{id}`,
-//! `POST tasks/{id}:cancel`, `GET|POST tasks/{id}:subscribe` (SSE), and the
-//! seed's `POST /v1/agents/{agent}/message:send`. Errors are a
-//! `google.rpc.Status` body with the A2A reason, as the official SDKs read them.
+//! `POST tasks/{id}:cancel`, `GET|POST tasks/{id}:subscribe` (SSE), the push
+//! notification configs (`POST|GET tasks/{id}/pushNotificationConfigs`,
+//! `GET|DELETE tasks/{id}/pushNotificationConfigs/{configId}`), and the seed's
+//! `POST /v1/agents/{agent}/message:send`. Errors are a `google.rpc.Status`
+//! body with the A2A reason, as the official SDKs read them.
 
 use super::agents::{ExposedAgent, resolve};
 use super::error::A2aError;
 use super::ops;
+use super::push::ops as push_ops;
 use super::sse;
 use super::state::A2aState;
-use super::types::{ListTasksRequest, SendMessageRequest, SendMessageResponse, TaskIdRequest};
 use super::version::check_version;
+use crate::a2a_wire::{
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
+    SendMessageResponse, TaskIdRequest, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRequest,
+};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
@@ -19,6 +26,7 @@ use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::json;
 
 /// The query of `GET tasks/{id}`.
 #[derive(Debug, Default, Deserialize)]
@@ -95,18 +103,81 @@ pub async fn task_get(
     task_action(state, agent, task, headers, Method::GET, history_length).await
 }
 
-/// `POST tasks/{id}:cancel` and `POST tasks/{id}:subscribe`.
+/// `POST tasks/{id}:cancel` and `POST tasks/{id}:subscribe`. The body (the
+/// SDKs send the request's fields, which the path already names) is read to
+/// its end and not used: a body left unread would cost the client its
+/// keep-alive connection.
 pub async fn task_post(
     State(state): State<A2aState>,
     Path((agent, task)): Path<(String, String)>,
     headers: HeaderMap,
+    _body: Bytes,
 ) -> Response {
     task_action(state, agent, task, headers, Method::POST, None).await
 }
 
-/// `tasks/{id}/pushNotificationConfigs`: not offered.
-pub async fn push_configs() -> Response {
-    fail(A2aError::PushNotificationNotSupported)
+/// `POST tasks/{id}/pushNotificationConfigs` (create; the path names the task)
+/// and `GET tasks/{id}/pushNotificationConfigs` (list).
+pub async fn push_configs(
+    State(state): State<A2aState>,
+    Path((agent, task)): Path<(String, String)>,
+    headers: HeaderMap,
+    method: Method,
+    query: Result<Query<ListTaskPushNotificationConfigsRequest>, QueryRejection>,
+    body: Bytes,
+) -> Response {
+    let run = async {
+        let agent = checked(&state, &agent, &headers).await?;
+        match method {
+            Method::POST => {
+                let mut config: TaskPushNotificationConfig = read(&body)?;
+                config.task_id = task;
+                push_ops::create(&state, &agent, config).map(|c| Json(c).into_response())
+            }
+            Method::GET => {
+                let Query(mut req) = query.map_err(|e| A2aError::InvalidParams(e.body_text()))?;
+                req.task_id = task;
+                push_ops::list(&state, &agent, &req).map(|l| Json(l).into_response())
+            }
+            other => Err(A2aError::MethodNotFound(format!(
+                "{other} tasks/{task}/pushNotificationConfigs is not an operation; use POST to \
+                 create a config or GET to list them"
+            ))),
+        }
+    };
+    run.await.unwrap_or_else(fail)
+}
+
+/// `GET tasks/{id}/pushNotificationConfigs/{configId}` (get) and `DELETE …`
+/// (delete; answers `{}`). A body, which neither takes, is read to its end so
+/// the connection stays usable.
+pub async fn push_config(
+    State(state): State<A2aState>,
+    Path((agent, task, id)): Path<(String, String, String)>,
+    headers: HeaderMap,
+    method: Method,
+    _body: Bytes,
+) -> Response {
+    let run = async {
+        let agent = checked(&state, &agent, &headers).await?;
+        let req = TaskPushNotificationConfigRequest {
+            tenant: None,
+            task_id: task,
+            id,
+        };
+        match method {
+            Method::GET => push_ops::get(&state, &agent, &req).map(|c| Json(c).into_response()),
+            Method::DELETE => {
+                push_ops::delete(&state, &agent, &req).map(|()| Json(json!({})).into_response())
+            }
+            other => Err(A2aError::MethodNotFound(format!(
+                "{other} tasks/{}/pushNotificationConfigs/{} is not an operation; use GET or \
+                 DELETE",
+                req.task_id, req.id
+            ))),
+        }
+    };
+    run.await.unwrap_or_else(fail)
 }
 
 /// `GET extendedAgentCard`: not offered.

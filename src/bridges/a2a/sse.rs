@@ -2,7 +2,7 @@
 //! is the JSON-RPC response carrying it, or the bare event for the HTTP+JSON
 //! binding.
 
-use super::types::StreamResponse;
+use crate::a2a_wire::StreamResponse;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};

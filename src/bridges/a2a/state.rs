@@ -1,6 +1,8 @@
 //! What every A2A handler shares: the engine, the namespace served, the task
-//! registry, the access guard and whether a bearer token is required.
+//! registry, the push notification sender, the access guard and whether a
+//! bearer token is required.
 
+use super::push::Notifier;
 use super::tasks::Registry;
 use crate::bridges::access::Guard;
 use crate::engine::Engine;
@@ -28,6 +30,8 @@ pub struct A2aState {
     pub namespace: Arc<str>,
     /// The tasks and conversations of this process.
     pub registry: Arc<Registry>,
+    /// Posts push notifications to the tasks' webhooks.
+    pub notifier: Arc<Notifier>,
     /// The access rules.
     pub guard: Arc<Guard>,
     /// Whether a bearer token is required.
@@ -41,6 +45,7 @@ impl A2aState {
             engine: config.engine,
             namespace: config.namespace,
             registry: Arc::new(Registry::default()),
+            notifier: Arc::new(Notifier::default()),
             guard: config.guard,
             bearer: config.bearer,
         }

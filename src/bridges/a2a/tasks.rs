@@ -1,11 +1,16 @@
 //! The A2A tasks and conversations of this process: each task is one turn of a
 //! Hecate session (its id is the turn's run id), each (agent, `contextId`) pair
 //! one session, so two agents never share a session. A task's changes are
-//! fanned out to its streams as A2A events. The registry lives in memory: a
-//! restarted server starts with none.
+//! fanned out to its streams as A2A events, and offered to its push
+//! notification webhooks, which are kept with it. The registry lives in memory:
+//! a restarted server starts with none.
 
 use super::error::A2aError;
-use super::types::{Artifact, Message, Part, StreamResponse, Task, TaskState, TaskStatus};
+use super::push::{Notifier, PushSet};
+use crate::a2a_wire::{
+    Artifact, Message, Part, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
+    TaskStatus,
+};
 use crate::domain::ids::{ApprovalId, SessionId};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -106,6 +111,7 @@ struct Entry {
     record: TaskRecord,
     events: broadcast::Sender<StreamResponse>,
     changed: watch::Sender<u64>,
+    push: PushSet,
 }
 
 impl Entry {
@@ -167,6 +173,7 @@ impl Registry {
             record: record.clone(),
             events,
             changed,
+            push: PushSet::default(),
         };
         let watcher = entry.watcher();
         inner.tasks.insert(record.id.clone(), entry);
@@ -201,17 +208,92 @@ impl Registry {
     }
 
     /// Changes task `id` with `change`, which answers the events telling it;
-    /// they are sent to the task's streams in order.
+    /// they are sent to the task's streams and offered to its webhooks in
+    /// order (queued, never waited for).
     pub fn update(&self, id: &str, change: impl FnOnce(&mut TaskRecord) -> Vec<StreamResponse>) {
         let mut inner = self.lock();
         let Some(entry) = inner.tasks.get_mut(id) else {
             return;
         };
         for ev in change(&mut entry.record) {
+            entry.push.offer(&ev);
             // No stream open is not an error.
             let _ = entry.events.send(ev);
         }
+        if entry.record.state.is_terminal() {
+            entry.push.finish();
+        }
         entry.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Registers push notification `config` (checked and bound to the task)
+    /// for `agent`'s task `id`, replacing the one with its id; its webhook
+    /// gets the task's later events, and first the task as it is now when
+    /// `announce`. A task that already ended keeps the config but posts
+    /// nothing more. Answers the config as kept.
+    pub fn add_push(
+        &self,
+        agent: &str,
+        id: &str,
+        config: TaskPushNotificationConfig,
+        notifier: &Notifier,
+        announce: bool,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        let mut inner = self.lock();
+        let entry = match inner.tasks.get_mut(id) {
+            Some(e) if e.record.agent == agent => e,
+            _ => return Err(not_found(agent, id)),
+        };
+        entry.push.check_room(&config)?;
+        let queue = if entry.record.state.is_terminal() {
+            None
+        } else {
+            Some(notifier.start(&config)?)
+        };
+        entry.push.put(config.clone(), queue)?;
+        if announce {
+            let now = StreamResponse::Task(Box::new(entry.record.to_task(None, true)));
+            entry.push.offer_to(&config.id, &now);
+        }
+        Ok(config)
+    }
+
+    /// The push notification configs of `agent`'s task `id`.
+    pub fn push_configs(
+        &self,
+        agent: &str,
+        id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, A2aError> {
+        match self.lock().tasks.get(id) {
+            Some(e) if e.record.agent == agent => Ok(e.push.list()),
+            _ => Err(not_found(agent, id)),
+        }
+    }
+
+    /// Push notification config `config_id` of `agent`'s task `id`, when the
+    /// task has it.
+    pub fn push_config(
+        &self,
+        agent: &str,
+        id: &str,
+        config_id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, A2aError> {
+        match self.lock().tasks.get(id) {
+            Some(e) if e.record.agent == agent => Ok(e.push.get(config_id).cloned()),
+            _ => Err(not_found(agent, id)),
+        }
+    }
+
+    /// Forgets push notification config `config_id` of `agent`'s task `id`
+    /// (nothing when it has none of that id).
+    pub fn remove_push(&self, agent: &str, id: &str, config_id: &str) -> Result<(), A2aError> {
+        match self.lock().tasks.get_mut(id) {
+            Some(e) if e.record.agent == agent => {
+                e.push.remove(config_id);
+                Ok(())
+            }
+            _ => Err(not_found(agent, id)),
+        }
     }
 
     /// `agent`'s tasks, newest first, of `context_id` and in `state` when given.

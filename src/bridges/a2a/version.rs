@@ -2,10 +2,8 @@
 //! served, anything else is `VersionNotSupported`.
 
 use super::error::A2aError;
+use crate::a2a_wire::VERSION_HEADER;
 use axum::http::HeaderMap;
-
-/// The header an A2A client names its protocol version in.
-const VERSION_HEADER: &str = "a2a-version";
 
 /// Refuses a request for a protocol version other than 1.x.
 pub fn check_version(headers: &HeaderMap) -> Result<(), A2aError> {

@@ -7,7 +7,7 @@
 //! with `GetTask`.
 
 use super::errors::into_hecate;
-use crate::adapters::a2a::types::{Artifact, Message, Part, StreamResponse, TaskState};
+use crate::a2a_wire::{Artifact, Message, Part, StreamResponse, TaskState};
 use crate::adapters::a2a::{A2aClient, A2aClientError};
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::event::RuntimeEvent;
@@ -305,7 +305,7 @@ async fn poll(client: &A2aClient, follow: &mut Follow, ctx: &TurnContext) -> Res
     {
         tokio::time::sleep(POLL_EVERY).await;
         let task = client.get_task(&id).await?;
-        follow.take(StreamResponse::Task(task), ctx);
+        follow.take(StreamResponse::Task(Box::new(task)), ctx);
     }
     Ok(())
 }
