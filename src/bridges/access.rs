@@ -3,15 +3,20 @@
 //! Origin must name loopback when the server is bound to loopback), then who is
 //! calling: the static bearer token (compared in constant time) is the admin
 //! identity, a named API key acts with its scope (its role must cover what the
-//! request does, [`super::roles`], and its namespaces the server's). [`Guard::admit`]
-//! answers with the [`Identity`] or a typed [`Denial`]; each surface renders the
-//! denial in its own envelope.
+//! request does, [`super::roles`], and its namespaces the server's), and so does
+//! an access token of the configured identity provider ([`super::idp`]) with the
+//! scope its granted `hecate:*` scopes map to. [`Guard::admit`] answers with the
+//! [`Identity`] or a typed [`Denial`]; each surface renders the denial in its own
+//! envelope, and [`Guard::with_challenge`] points a refused OAuth client at the
+//! RFC 9728 metadata.
 
+use super::idp::{IdentityProvider, TokenRefusal};
 use super::roles::{Surface, required_role};
 use crate::domain::api_key::{self, Identity, Role};
 use crate::engine::Engine;
 use crate::engine::keys::KeyRefusal;
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::Response;
 use std::net::IpAddr;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
@@ -87,6 +92,31 @@ pub enum Denial {
     /// The keys could not be read from the store.
     #[error("the API key could not be checked: {0}")]
     KeysUnavailable(String),
+    /// An access token of the identity provider was refused.
+    #[error("{0}")]
+    AccessToken(TokenRefusal),
+    /// The access token's scope names other namespaces than the server's.
+    #[error(
+        "the access token of {holder} is limited to namespaces {allowed:?}; this server serves {namespace:?}"
+    )]
+    TokenNamespaceNotAllowed {
+        /// The holder as recorded (`idp:SUBJECT`).
+        holder: String,
+        /// The server's namespace.
+        namespace: String,
+        /// The token's namespaces.
+        allowed: Vec<String>,
+    },
+    /// The access token's role does not cover the request.
+    #[error("the access token of {holder} has the {role} role; this request needs {needed}")]
+    TokenRoleTooLow {
+        /// The holder as recorded (`idp:SUBJECT`).
+        holder: String,
+        /// The role its scopes grant.
+        role: Role,
+        /// The role the request needs.
+        needed: Role,
+    },
     /// The Host header names something other than loopback.
     #[error(
         "Host {0:?} is not a loopback name; this server only answers requests addressed to loopback"
@@ -117,11 +147,14 @@ impl Denial {
             | Self::WrongToken
             | Self::UnknownKey
             | Self::RevokedKey { .. }
-            | Self::ExpiredKey { .. } => StatusCode::UNAUTHORIZED,
+            | Self::ExpiredKey { .. }
+            | Self::AccessToken(_) => StatusCode::UNAUTHORIZED,
             Self::ForeignHost(_)
             | Self::ForeignOrigin(_)
             | Self::NamespaceNotAllowed { .. }
-            | Self::RoleTooLow { .. } => StatusCode::FORBIDDEN,
+            | Self::RoleTooLow { .. }
+            | Self::TokenNamespaceNotAllowed { .. }
+            | Self::TokenRoleTooLow { .. } => StatusCode::FORBIDDEN,
             Self::HeadTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Self::KeysUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -149,6 +182,11 @@ impl Denial {
             }
             Self::RoleTooLow { .. } => "This API key may not do that.",
             Self::KeysUnavailable(_) => "The API key could not be checked right now.",
+            Self::AccessToken(r) => r.user_message(),
+            Self::TokenNamespaceNotAllowed { .. } => {
+                "This access token may not be used on this server's namespace."
+            }
+            Self::TokenRoleTooLow { .. } => "This access token may not do that.",
             _ => match self.status() {
                 StatusCode::UNAUTHORIZED => "This Hecate server requires an API token.",
                 StatusCode::FORBIDDEN => "The request did not come from an allowed host or origin.",
@@ -170,6 +208,13 @@ impl Denial {
                 "Use a key with the needed role (`hecate keys create NAME --scope operator` or `admin`)."
             }
             Self::KeysUnavailable(_) => "Check the store with `hecate doctor`; then retry.",
+            Self::AccessToken(r) => r.operator_action(),
+            Self::TokenNamespaceNotAllowed { .. } => {
+                "Ask the identity provider's admin for the scope `hecate:namespace:NAME` of this server's namespace."
+            }
+            Self::TokenRoleTooLow { .. } => {
+                "Request the needed role from the identity provider as a scope (`hecate:operator` or `hecate:admin`)."
+            }
             _ => match self.status() {
                 StatusCode::UNAUTHORIZED => {
                     "Send `Authorization: Bearer <token>` with the token from `[server] token` or HECATE_TOKEN, or a key from `hecate keys create`."
@@ -190,8 +235,14 @@ impl Denial {
             Self::RevokedKey { name, .. } | Self::ExpiredKey { name, .. } => {
                 Some(("key", name.clone()))
             }
-            Self::NamespaceNotAllowed { namespace, .. } => Some(("namespace", namespace.clone())),
-            Self::RoleTooLow { needed, .. } => Some(("required_role", needed.to_string())),
+            Self::NamespaceNotAllowed { namespace, .. }
+            | Self::TokenNamespaceNotAllowed { namespace, .. } => {
+                Some(("namespace", namespace.clone()))
+            }
+            Self::RoleTooLow { needed, .. } | Self::TokenRoleTooLow { needed, .. } => {
+                Some(("required_role", needed.to_string()))
+            }
+            Self::AccessToken(r) => Some(("reason", r.code().to_string())),
             _ => None,
         }
     }
@@ -215,6 +266,8 @@ enum Presented {
     Admin,
     /// A named key's token, still to be checked.
     Key(String),
+    /// A JWT for the identity provider, still to be checked.
+    Token(String),
 }
 
 /// Which Host and Origin values the server accepts.
@@ -251,6 +304,7 @@ pub struct Guard {
     token: Option<Arc<str>>,
     hosts: HostPolicy,
     keys: Option<KeyCheck>,
+    idp: Option<Arc<IdentityProvider>>,
 }
 
 impl std::fmt::Debug for Guard {
@@ -259,6 +313,7 @@ impl std::fmt::Debug for Guard {
             .field("token", &self.token.as_ref().map(|_| "<set>"))
             .field("hosts", &self.hosts)
             .field("keys", &self.keys.as_ref().map(|k| k.namespace.clone()))
+            .field("idp", &self.idp)
             .finish()
     }
 }
@@ -270,7 +325,20 @@ impl Guard {
             token: token.filter(|t| !t.is_empty()).map(Arc::from),
             hosts,
             keys: None,
+            idp: None,
         }
+    }
+
+    /// The same rules, also accepting the access tokens of `idp` when set; a
+    /// server with an identity provider refuses requests without a credential.
+    pub fn with_idp(mut self, idp: Option<Arc<IdentityProvider>>) -> Self {
+        self.idp = idp;
+        self
+    }
+
+    /// The identity provider whose tokens the guard accepts, if any.
+    pub fn idp(&self) -> Option<&Arc<IdentityProvider>> {
+        self.idp.as_ref()
     }
 
     /// The same rules, also accepting the named keys stored on `engine`, on a
@@ -288,7 +356,7 @@ impl Guard {
     pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
         match self.check_with(uri, headers, false)? {
             Presented::Admin => Ok(()),
-            Presented::Key(_) => Err(Denial::WrongToken),
+            Presented::Key(_) | Presented::Token(_) => Err(Denial::WrongToken),
         }
     }
 
@@ -306,6 +374,23 @@ impl Guard {
         let presented = self.check_with(uri, headers, surface == Surface::Gateway)?;
         let identity = match (presented, &self.keys) {
             (Presented::Admin, _) => return Ok(Identity::Admin),
+            (Presented::Token(token), keys) => {
+                let idp = self.idp.as_ref().ok_or(Denial::WrongToken)?;
+                let holder = idp.verify(&token).await.map_err(|r| {
+                    tracing::debug!(reason = r.code(), refusal = %r, "an access token was refused");
+                    Denial::AccessToken(r)
+                })?;
+                if let Some(check) = keys
+                    && !holder.scope.allows_namespace(&check.namespace)
+                {
+                    return Err(Denial::TokenNamespaceNotAllowed {
+                        holder: format!("idp:{}", holder.subject),
+                        namespace: check.namespace.to_string(),
+                        allowed: holder.scope.namespaces.clone(),
+                    });
+                }
+                Identity::Token(Arc::new(holder))
+            }
             (Presented::Key(_), None) if self.token.is_none() => return Ok(Identity::Admin),
             (Presented::Key(_), None) => return Err(Denial::WrongToken),
             (Presented::Key(token), Some(check)) => {
@@ -329,8 +414,52 @@ impl Guard {
                 role: key.scope.role,
                 needed,
             }),
+            Identity::Token(t) if t.scope.role < needed => Err(Denial::TokenRoleTooLow {
+                holder: identity.label(),
+                role: t.scope.role,
+                needed,
+            }),
             _ => Ok(identity),
         }
+    }
+
+    /// `response`, the rendering of `denial` on `surface`, with the RFC 9728 /
+    /// RFC 6750 challenge when the guard trusts an identity provider: a 401
+    /// names the surface's protected-resource metadata (`resource_metadata`,
+    /// and `error="invalid_token"` for a refused access token), an access
+    /// token's role refusal asks for the scope it lacks (`insufficient_scope`).
+    pub fn with_challenge(
+        &self,
+        mut response: Response,
+        denial: &Denial,
+        surface: Surface,
+        headers: &HeaderMap,
+    ) -> Response {
+        let Some(idp) = &self.idp else {
+            return response;
+        };
+        let suffix = match surface {
+            Surface::Mcp => "/mcp",
+            Surface::Api => "/hecate/v1",
+            Surface::Gateway | Surface::Acp => "",
+        };
+        let metadata = format!(
+            "resource_metadata=\"{}\"",
+            idp.metadata_url(suffix, headers)
+        );
+        let value = match denial {
+            Denial::AccessToken(_) => format!("Bearer error=\"invalid_token\", {metadata}"),
+            Denial::TokenRoleTooLow { needed, .. } => format!(
+                "Bearer error=\"insufficient_scope\", scope=\"{}{needed}\", {metadata}",
+                idp.settings().scope_prefix
+            ),
+            d if d.status() == StatusCode::UNAUTHORIZED => format!("Bearer {metadata}"),
+            _ => return response,
+        };
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        }
+        response
     }
 
     /// Checks only the head's size and its Host and Origin, not the token: for the
@@ -370,20 +499,39 @@ impl Guard {
             }),
         };
         let expected = self.token.as_deref();
+        // A credential is needed when there is a token or an identity provider.
+        let required = expected.is_some() || self.idp.is_some();
         match (presented, expected) {
-            (None, None) => Ok(Presented::Admin),
-            (None, Some(_)) => Err(Denial::MissingToken),
-            (Some(Err(d)), Some(_)) => Err(d),
-            // A server without a token ignores a malformed Authorization header.
-            (Some(Err(_)), None) => Ok(Presented::Admin),
+            (None, _) if !required => Ok(Presented::Admin),
+            (None, _) => Err(Denial::MissingToken),
+            // A server without a credential ignores a malformed Authorization header.
+            (Some(Err(_)), _) if !required => Ok(Presented::Admin),
+            (Some(Err(d)), _) => Err(d),
             (Some(Ok(t)), Some(e)) if bool::from(t.as_bytes().ct_eq(e.as_bytes())) => {
                 Ok(Presented::Admin)
             }
             (Some(Ok(t)), _) if api_key::looks_like_key(t) => Ok(Presented::Key(t.to_string())),
-            (Some(Ok(_)), Some(_)) => Err(Denial::WrongToken),
-            (Some(Ok(_)), None) => Ok(Presented::Admin),
+            (Some(Ok(t)), _) if self.idp.is_some() && looks_like_jwt(t) => {
+                Ok(Presented::Token(t.to_string()))
+            }
+            (Some(Ok(_)), _) if required => Err(Denial::WrongToken),
+            (Some(Ok(_)), _) => Ok(Presented::Admin),
         }
     }
+}
+
+/// Whether `raw` is shaped like a JWS compact serialization: three base64url
+/// segments, the header and claims not empty (the signature of `alg: none` is).
+fn looks_like_jwt(raw: &str) -> bool {
+    let segments: Vec<&str> = raw.split('.').collect();
+    let b64url = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'='))
+    };
+    segments.len() == 3
+        && !segments[0].is_empty()
+        && !segments[1].is_empty()
+        && segments.iter().all(|s| b64url(s))
 }
 
 fn check_head_size(uri: &Uri, headers: &HeaderMap) -> Result<(), Denial> {
@@ -535,5 +683,60 @@ mod tests {
         );
         assert_eq!(gw(&ok), Ok(()));
         assert_eq!(Denial::ForeignHost("x".into()).code(), "forbidden");
+    }
+
+    #[test]
+    fn an_identity_provider_needs_a_credential_and_takes_jwt_shaped_bearers() {
+        use crate::domain::api_key::{DEFAULT_TOKEN_ALGORITHMS, IdpSettings};
+        use std::time::Duration;
+        let idp = IdentityProvider::new(IdpSettings {
+            issuer: "https://idp.example".into(),
+            audience: "https://hecate.example/mcp".into(),
+            jwks_url: None,
+            algorithms: DEFAULT_TOKEN_ALGORITHMS.map(String::from).to_vec(),
+            scope_claim: "scope".into(),
+            scope_prefix: "hecate:".into(),
+            leeway: Duration::from_secs(60),
+            jwks_cache: Duration::from_secs(300),
+            jwks_refresh: Duration::from_secs(10),
+            fetch_timeout: Duration::from_secs(1),
+            resource_name: "Hecate".into(),
+        });
+        let g = Guard::new(None, HostPolicy::Loopback).with_idp(Some(Arc::new(idp)));
+        let uri = Uri::from_static("/mcp");
+        assert_eq!(
+            g.check_with(&uri, &headers(&[]), false),
+            Err(Denial::MissingToken),
+            "no token configured, but the provider needs a credential"
+        );
+        let bearer = |t: &str| headers(&[(header::AUTHORIZATION, &format!("Bearer {t}"))]);
+        assert_eq!(
+            g.check_with(&uri, &bearer("eyJh.eyJp.c2ln"), false),
+            Ok(Presented::Token("eyJh.eyJp.c2ln".into()))
+        );
+        assert_eq!(
+            g.check_with(&uri, &bearer("eyJh.eyJp."), false),
+            Ok(Presented::Token("eyJh.eyJp.".into())),
+            "an unsigned token reaches the verifier, which names its alg"
+        );
+        assert_eq!(
+            g.check_with(&uri, &bearer("s3cret"), false),
+            Err(Denial::WrongToken)
+        );
+        assert!(!looks_like_jwt("a.b") && !looks_like_jwt("a..c") && !looks_like_jwt("a.b.c d"));
+        let r = g.with_challenge(
+            Response::new(axum::body::Body::empty()),
+            &Denial::MissingToken,
+            Surface::Mcp,
+            &HeaderMap::new(),
+        );
+        assert_eq!(
+            r.headers()
+                .get(header::WWW_AUTHENTICATE)
+                .map(|v| v.to_str().unwrap_or("")),
+            Some(
+                "Bearer resource_metadata=\"https://hecate.example/.well-known/oauth-protected-resource/mcp\""
+            )
+        );
     }
 }

@@ -5,6 +5,7 @@ pub mod a2a;
 pub mod access;
 pub mod acp;
 pub mod http;
+pub mod idp;
 pub mod mcp;
 pub mod resources;
 pub mod roles;

@@ -268,6 +268,7 @@ async fn http(cli: &GlobalArgs, a: &HttpArgs) -> anyhow::Result<i32> {
                 bound: local,
                 shutdown: shutdown.clone(),
                 tool_loading: ctx.config.mcp_tool_loading(&current_env())?,
+                idp: None,
             },
         ),
     );

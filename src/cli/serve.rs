@@ -16,7 +16,7 @@ pub struct ServeArgs {
     /// Address to listen on (default from `[server] listen`, else 127.0.0.1:8765).
     #[arg(long)]
     pub listen: Option<String>,
-    /// Allow a non-loopback address (requires a configured token).
+    /// Allow a non-loopback address (requires a configured token or `[server.idp]`).
     #[arg(long)]
     pub allow_remote: bool,
 }
@@ -41,11 +41,20 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
         .ok()
         .or_else(|| ctx.config.file.server.token.clone())
         .filter(|t| !t.is_empty());
-    let allowed = addr.ip().is_loopback() || (args.allow_remote && token.is_some());
+    let idp = ctx
+        .config
+        .file
+        .server
+        .idp
+        .as_ref()
+        .map(|s| s.settings(&ctx.config.path))
+        .transpose()?;
+    let allowed =
+        addr.ip().is_loopback() || (args.allow_remote && (token.is_some() || idp.is_some()));
     if !allowed {
         return Err(crate::domain::HecateError::invalid(format!(
             "refusing to listen on non-loopback {addr}: pass --allow-remote and configure a token \
-             ([server] token or HECATE_TOKEN)"
+             ([server] token or HECATE_TOKEN) or an identity provider ([server.idp])"
         ))
         .into());
     }
@@ -84,6 +93,7 @@ pub async fn run(cli: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<i32> {
             console: console_source(),
             mcp_tool_loading,
             acp_default_target,
+            idp,
         },
     );
     eprintln!(

@@ -6,6 +6,7 @@
 mod a2a_agents;
 mod error;
 mod gateway;
+mod idp;
 pub mod mcp_oauth;
 mod memory;
 mod options;

@@ -391,6 +391,8 @@ pub struct ServerSection {
     /// Most connections served at once, SSE streams included (default 1024, at
     /// least 1); more are answered 503 and closed.
     pub max_connections: Option<usize>,
+    /// `[server.idp]`: the identity provider whose access tokens the server accepts.
+    pub idp: Option<super::idp::IdpSection>,
 }
 
 /// `[providers.NAME]`.

@@ -5,12 +5,15 @@
 //! Its secret is shown once at creation; only a SHA-256 of the whole token is
 //! stored (the secret is 244 random bits, so a slow hash adds nothing). The
 //! single static token of `[server] token` keeps working as the admin identity.
+//! An access token of the team's identity provider (`[server.idp]`) acts with
+//! the scope its granted `hecate:*` scopes map to ([`IdpSettings`]).
 
 use super::ids::ApiKeyId;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The server name Hecate's own MCP tools are listed under in a key's scope
 /// (`server:hecate`, `tool:hecate/list_sessions`).
@@ -139,6 +142,23 @@ impl KeyScope {
         Ok(scope)
     }
 
+    /// Reads the scope items an identity provider granted: like [`KeyScope::parse`],
+    /// except that several roles are no error and the highest one counts.
+    pub fn from_granted<S: AsRef<str>>(items: &[S]) -> Result<Self, ScopeError> {
+        let mut role: Option<Role> = None;
+        let mut limits = Vec::new();
+        for item in items.iter().map(|i| i.as_ref().trim()) {
+            match Role::parse(item) {
+                Some(r) => role = role.max(Some(r)),
+                None if !item.is_empty() => limits.push(item),
+                None => {}
+            }
+        }
+        let mut scope = Self::parse(&limits)?;
+        scope.role = role.unwrap_or_default();
+        Ok(scope)
+    }
+
     /// The scope as items [`KeyScope::parse`] reads back.
     pub fn items(&self) -> Vec<String> {
         let mut out = vec![self.role.as_str().to_string()];
@@ -263,6 +283,18 @@ pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
+/// The holder of an access token the configured identity provider issued
+/// (`[server.idp]`), once its signature and claims were checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenHolder {
+    /// The token's subject (`sub`): a person, or a client for a machine grant.
+    pub subject: String,
+    /// The issuer that signed it (`iss`).
+    pub issuer: String,
+    /// The role and limits its granted scopes map to.
+    pub scope: KeyScope,
+}
+
 /// Who a request acts as.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Identity {
@@ -270,6 +302,8 @@ pub enum Identity {
     Admin,
     /// The holder of a named key.
     Key(Arc<ApiKey>),
+    /// The holder of an identity provider's access token.
+    Token(Arc<TokenHolder>),
 }
 
 impl Identity {
@@ -278,22 +312,35 @@ impl Identity {
         match self {
             Self::Admin => Role::Admin,
             Self::Key(k) => k.scope.role,
+            Self::Token(t) => t.scope.role,
         }
     }
 
-    /// How the identity is recorded: `admin` or `key:NAME`.
+    /// How the identity is recorded: `admin`, `key:NAME` or `idp:SUBJECT`.
     pub fn label(&self) -> String {
         match self {
             Self::Admin => "admin".to_string(),
             Self::Key(k) => format!("key:{}", k.name),
+            Self::Token(t) => format!("idp:{}", t.subject),
         }
     }
 
-    /// The key's limits, `None` for the admin identity.
+    /// The identity as a refusal names it: `the API key "NAME"` or
+    /// `the access token of idp:SUBJECT`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Admin => "the admin".to_string(),
+            Self::Key(k) => format!("the API key {:?}", k.name),
+            Self::Token(_) => format!("the access token of {}", self.label()),
+        }
+    }
+
+    /// The key's or token's limits, `None` for the admin identity.
     pub fn scope(&self) -> Option<&KeyScope> {
         match self {
             Self::Admin => None,
             Self::Key(k) => Some(&k.scope),
+            Self::Token(t) => Some(&t.scope),
         }
     }
 
@@ -305,6 +352,66 @@ impl Identity {
     /// Whether the identity sees anything of `server`.
     pub fn allows_server(&self, server: &str) -> bool {
         self.scope().is_none_or(|s| s.allows_server(server))
+    }
+}
+
+/// JWS algorithms an identity provider's tokens may be signed with: asymmetric
+/// only, never `none` and never an HMAC (whose secret a JWKS would publish).
+pub const TOKEN_ALGORITHMS: [&str; 9] = [
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
+];
+
+/// The algorithms accepted when `[server.idp] algorithms` is not set.
+pub const DEFAULT_TOKEN_ALGORITHMS: [&str; 3] = ["RS256", "ES256", "EdDSA"];
+
+/// The identity provider whose access tokens a server accepts (`[server.idp]`,
+/// checked): who issues them, for which resource, and how their scopes map to a
+/// [`KeyScope`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdpSettings {
+    /// The issuer a token's `iss` must equal exactly.
+    pub issuer: String,
+    /// This server's resource identifier, which a token's `aud` must contain.
+    pub audience: String,
+    /// Where the signing keys are; `None`: from the issuer's discovery document.
+    pub jwks_url: Option<String>,
+    /// The JWS algorithms accepted, a subset of [`TOKEN_ALGORITHMS`].
+    pub algorithms: Vec<String>,
+    /// The claim holding the granted scopes (a space-separated string or an array).
+    pub scope_claim: String,
+    /// The prefix that marks a granted scope as Hecate's (`hecate:`).
+    pub scope_prefix: String,
+    /// Clock skew tolerated on `exp` and `nbf`.
+    pub leeway: Duration,
+    /// How long fetched keys are used before they are fetched again.
+    pub jwks_cache: Duration,
+    /// The least time between two fetches of the keys (an unknown `kid`, a failure).
+    pub jwks_refresh: Duration,
+    /// The limit on each request to the identity provider.
+    pub fetch_timeout: Duration,
+    /// The name the protected-resource metadata gives this server.
+    pub resource_name: String,
+}
+
+impl IdpSettings {
+    /// The scope a token's granted scopes map to: the items under the prefix, the
+    /// prefix removed (`hecate:operator`, `hecate:server:github`); other scopes
+    /// (`openid`, `email`) are ignored and no role item means `read`.
+    pub fn granted_scope<S: AsRef<str>>(&self, granted: &[S]) -> Result<KeyScope, ScopeError> {
+        let ours: Vec<&str> = granted
+            .iter()
+            .filter_map(|g| g.as_ref().trim().strip_prefix(self.scope_prefix.as_str()))
+            .collect();
+        KeyScope::from_granted(&ours)
+    }
+
+    /// The role scopes a token may carry (`hecate:read`, `hecate:operator`,
+    /// `hecate:admin`), as the protected-resource metadata lists them.
+    pub fn scopes_supported(&self) -> Vec<String> {
+        [Role::Read, Role::Operator, Role::Admin]
+            .iter()
+            .map(|r| format!("{}{r}", self.scope_prefix))
+            .collect()
     }
 }
 
@@ -352,6 +459,58 @@ mod tests {
         assert!(!s.allows_tool(OWN_TOOLS_SERVER, "list_sessions"));
         assert!(s.allows_server("linear") && !s.allows_server("jira"));
         assert!(Role::Read < Role::Operator && Role::Operator < Role::Admin);
+    }
+
+    #[test]
+    fn granted_scopes_map_to_a_key_scope() {
+        let idp = IdpSettings {
+            issuer: "https://idp.example".into(),
+            audience: "https://hecate.example/mcp".into(),
+            jwks_url: None,
+            algorithms: DEFAULT_TOKEN_ALGORITHMS.map(String::from).to_vec(),
+            scope_claim: "scope".into(),
+            scope_prefix: "hecate:".into(),
+            leeway: Duration::from_secs(60),
+            jwks_cache: Duration::from_secs(300),
+            jwks_refresh: Duration::from_secs(10),
+            fetch_timeout: Duration::from_secs(5),
+            resource_name: "Hecate".into(),
+        };
+        let s = idp
+            .granted_scope(&[
+                "openid",
+                "hecate:read",
+                "hecate:operator",
+                "hecate:server:fx",
+            ])
+            .expect("scope");
+        assert_eq!(s.role, Role::Operator, "the highest role granted counts");
+        assert_eq!(s.servers, ["fx"]);
+        assert_eq!(
+            idp.granted_scope(&["email"]).expect("none").role,
+            Role::Read
+        );
+        assert!(matches!(
+            idp.granted_scope(&["hecate:server:"]),
+            Err(ScopeError::Empty(_))
+        ));
+        assert!(matches!(
+            idp.granted_scope(&["hecate:root"]),
+            Err(ScopeError::Unknown(_))
+        ));
+        assert_eq!(
+            idp.scopes_supported(),
+            ["hecate:read", "hecate:operator", "hecate:admin"]
+        );
+        let holder = Identity::Token(Arc::new(TokenHolder {
+            subject: "alice".into(),
+            issuer: idp.issuer.clone(),
+            scope: s,
+        }));
+        assert_eq!(holder.label(), "idp:alice");
+        assert_eq!(holder.role(), Role::Operator);
+        assert!(holder.allows_tool("fx", "echo") && !holder.allows_tool("gx", "echo"));
+        assert_eq!(holder.describe(), "the access token of idp:alice");
     }
 
     #[test]

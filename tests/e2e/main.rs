@@ -57,6 +57,7 @@ mod http_events_feed;
 mod http_flow_chats;
 mod http_flow_reroute;
 mod http_history_settings;
+mod http_idp;
 mod http_mcp_servers;
 mod http_memory;
 mod http_message_roles;

@@ -18,6 +18,7 @@ mod agent_mcp_real_peers;
 mod console_browser;
 mod gateway_sdks;
 mod http_openapi_conformance;
+mod idp_tokens;
 mod mcp_2026;
 mod mcp_flow_chats;
 mod mcp_oauth;

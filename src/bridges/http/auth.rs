@@ -39,7 +39,9 @@ pub async fn middleware(State(guard): State<Arc<Guard>>, mut req: Request, next:
             Ok(identity) => {
                 req.extensions_mut().insert(identity);
             }
-            Err(d) => return refusal(d),
+            Err(d) => {
+                return guard.with_challenge(refusal(d.clone()), &d, Surface::Api, req.headers());
+            }
         }
     }
     next.run(req).await

@@ -282,12 +282,16 @@ pub fn routes() -> Vec<ApiRoute> {
 /// Builds the router over `engine`. Must run inside the tokio runtime: it starts
 /// the stream hub's tap on the engine bus, so call it before any turn starts.
 pub fn router(engine: Engine, config: HttpConfig) -> Router {
+    let idp = config
+        .idp
+        .map(|s| Arc::new(crate::bridges::idp::IdentityProvider::new(s)));
     let guard = Arc::new(
         Guard::new(
             config.token.clone(),
             HostPolicy::for_bound(config.bound.ip()),
         )
-        .with_keys(engine.clone(), &config.namespace),
+        .with_keys(engine.clone(), &config.namespace)
+        .with_idp(idp.clone()),
     );
     let state = HttpState {
         hub: StreamHub::start(engine.clone(), config.namespace.clone()),
@@ -304,6 +308,7 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
             bound: config.bound,
             shutdown: state.shutdown.clone(),
             tool_loading: config.mcp_tool_loading,
+            idp,
         },
     );
     let mut app = Router::new();
@@ -320,6 +325,7 @@ pub fn router(engine: Engine, config: HttpConfig) -> Router {
     app.merge(console::router(guard.clone(), config.console))
         .merge(acp)
         .merge(a2a::mount(&state.engine, &state.namespace, &guard))
+        .merge(crate::bridges::idp::metadata::router(&guard))
         .nest("/v1", gateway::router(guard.clone(), state.engine.clone()))
         .nest_service("/mcp", mcp)
         .fallback(not_found)

@@ -29,6 +29,9 @@ pub struct HttpConfig {
     /// The target `/acp` starts new threads on when the client names none
     /// (`[acp] default_target`, checked).
     pub acp_default_target: Option<String>,
+    /// The identity provider whose access tokens `/hecate/v1`, `/mcp` and the
+    /// other surfaces accept (`[server.idp]`, checked).
+    pub idp: Option<crate::domain::api_key::IdpSettings>,
 }
 
 /// Shared state of the HTTP handlers.

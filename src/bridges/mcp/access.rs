@@ -44,36 +44,43 @@ pub(crate) fn call_refusal(
     tool: &str,
     read_only: bool,
 ) -> Option<ErrorData> {
-    let Identity::Key(key) = identity else {
-        return None;
+    let scope = identity.scope()?;
+    // A key is named by its name, an access token by its holder (`idp:SUBJECT`).
+    let who = match identity {
+        Identity::Key(key) => json!({"key": key.name}),
+        _ => json!({"identity": identity.label()}),
     };
-    if !key.scope.allows_tool(server, tool) {
+    let data = |mut fields: serde_json::Value| {
+        if let (Some(f), Some(w)) = (fields.as_object_mut(), who.as_object()) {
+            f.extend(w.clone());
+        }
+        Some(fields)
+    };
+    if !scope.allows_tool(server, tool) {
         return Some(ErrorData::new(
             ErrorCode::INVALID_PARAMS,
             format!(
-                "tool {tool:?} of {server:?} is not available to the API key {:?} (its scope: {})",
-                key.name,
-                key.scope.items().join(" ")
+                "tool {tool:?} of {server:?} is not available to {} (its scope: {})",
+                identity.describe(),
+                scope.items().join(" ")
             ),
-            Some(json!({
+            data(json!({
                 "type": ErrorType::NotFound.code(),
-                "key": key.name,
                 "server": server,
                 "tool": tool,
             })),
         ));
     }
-    if key.scope.role < Role::Operator && !read_only {
+    if scope.role < Role::Operator && !read_only {
         return Some(ErrorData::new(
             ErrorCode::INVALID_REQUEST,
             format!(
-                "the API key {:?} is read-only and tool {tool:?} is not marked read-only; \
+                "{} is read-only and tool {tool:?} is not marked read-only; \
                  calling it needs the operator role",
-                key.name
+                identity.describe()
             ),
-            Some(json!({
+            data(json!({
                 "type": "forbidden",
-                "key": key.name,
                 "required_role": Role::Operator.as_str(),
             })),
         ));

@@ -79,8 +79,8 @@ impl HecateMcp {
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = match identity_of(&context.extensions) {
-            Identity::Admin => "admin".to_string(),
             Identity::Key(k) => format!("key:{}", k.id),
+            other => other.label(),
         };
         let owner = format!("{caller}/{}", request.name);
         let ttl = self.engine.config().approval_timeout + ROUND_GRACE;

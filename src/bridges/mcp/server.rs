@@ -210,7 +210,9 @@ impl HecateMcp {
             .unwrap_or_else(|| "unknown".into());
         match identity {
             Identity::Admin => format!("{name} ({})", self.opts.transport),
-            Identity::Key(_) => format!("{name} ({}, {})", self.opts.transport, identity.label()),
+            Identity::Key(_) | Identity::Token(_) => {
+                format!("{name} ({}, {})", self.opts.transport, identity.label())
+            }
         }
     }
 }

@@ -77,7 +77,7 @@ impl HecateMcp {
     ) -> Result<CallToolResponse, ErrorData> {
         let exposed = self.exposed_name(&request.name).await;
         let identity = identity_of(&context.extensions);
-        if let Identity::Key(_) = identity {
+        if identity.scope().is_some() {
             let catalog = self.engine.mcp().tools().await;
             if let Some(t) = catalog.tools.iter().find(|t| t.exposed == exposed)
                 && let Some(refusal) = call_refusal(

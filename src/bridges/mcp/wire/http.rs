@@ -55,6 +55,8 @@ pub struct McpHttpConfig {
     pub shutdown: CancellationToken,
     /// How the hub lists upstream tools (`[mcp] tool_loading`).
     pub tool_loading: ToolLoading,
+    /// The identity provider whose access tokens are accepted beside the token.
+    pub idp: Option<Arc<crate::bridges::idp::IdentityProvider>>,
 }
 
 type Svc = StreamableHttpService<HecateMcp, LocalSessionManager>;
@@ -104,7 +106,8 @@ pub fn router(engine: Engine, cfg: McpHttpConfig) -> Router {
     let state = AppState {
         guard: Arc::new(
             Guard::new(cfg.token.clone(), HostPolicy::for_bound(cfg.bound.ip()))
-                .with_keys(engine.clone(), &cfg.namespace),
+                .with_keys(engine.clone(), &cfg.namespace)
+                .with_idp(cfg.idp.clone()),
         ),
     };
     app.layer(axum::middleware::from_fn(triage_body))
@@ -206,7 +209,11 @@ async fn guard(State(st): State<AppState>, mut req: Request, next: Next) -> Resp
         Ok(identity) => {
             req.extensions_mut().insert(identity);
         }
-        Err(d) => return reply::denial(&d),
+        Err(d) => {
+            return st
+                .guard
+                .with_challenge(reply::denial(&d), &d, Surface::Mcp, req.headers());
+        }
     }
     let delete = req.method() == axum::http::Method::DELETE;
     let mut response = next.run(req).await;
