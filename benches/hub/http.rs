@@ -8,6 +8,8 @@
 //! - `POST …/sessions/{id}/messages` on the echo fixture vs the same streaming Chat
 //!   Completions request sent straight to the fixture (one session per connection,
 //!   posts sequential within it, since a session runs one turn at a time);
+//! - `GET /v1/models` with a named API key vs without a credential (the key
+//!   check: a store read per request);
 //! - SSE fan-out: from posting a message until the first update and the `done`
 //!   reached every one of N subscribers;
 //! - the server's resident memory idle and with the largest subscriber count connected.
@@ -151,6 +153,21 @@ pub(crate) async fn seed(
         }
     }
     Ok(session.id.to_string())
+}
+
+/// Creates a read-only named API key over HTTP (the server has no static
+/// token, so the request is the admin's) and returns its token.
+async fn create_key(http: &reqwest::Client, base: &str) -> anyhow::Result<String> {
+    let body = expect_ok(
+        http.post(format!("{base}/hecate/v1/keys"))
+            .json(&json!({"name": "bench", "scope": ["read"]})),
+    )
+    .await?;
+    let v: Value = serde_json::from_slice(&body)?;
+    Ok(v["token"]
+        .as_str()
+        .context("created key has no token")?
+        .to_string())
 }
 
 /// Creates a model session over HTTP and returns its id.
@@ -361,6 +378,22 @@ async fn run(args: &HttpArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result
         )
         .await?
     };
+    // The credential check: `GET /v1/models` with a named key (one store read
+    // per request, a throttled last-used write) vs the same request bare (the
+    // server has no static token, so a bare request is admitted at once).
+    let key = create_key(&http, &base).await?;
+    let models_url = format!("{base}/v1/models");
+    let bare_models = load_get(&http, &models_url, conns, duration).await?;
+    let keyed_models = {
+        let (http, url) = (http.clone(), models_url.clone());
+        load(
+            conns,
+            duration,
+            Arc::new(move |_, _| Box::pin(timed(http.get(&url).bearer_auth(&key)))),
+        )
+        .await?
+    };
+
     let per_session = args.turns_per_session.max(1);
     let post_messages = post_turns(&http, &base, conns, duration, per_session, json!({})).await?;
 
@@ -404,6 +437,12 @@ async fn run(args: &HttpArgs, fixture_path: &Path, dir: &Path) -> anyhow::Result
             "note": "hecate: persisted turn on the echo fixture plus the session in the answer; \
                      direct: the same streaming Chat Completions request to the fixture",
         },
+        "named_key": {
+            "target": keyed_models,
+            "baseline_no_credential": bare_models,
+            "ratio_vs_baseline": ratios(&keyed_models, &bare_models),
+            "note": "GET /v1/models with a named API key in Authorization vs without one",
+        },
         "sse_fanout": fanouts,
         "memory": {
             "serve_rss_kib_start": start_rss,
@@ -442,6 +481,14 @@ pub fn table(report: &Value) -> String {
         (
             "GET /healthz (baseline)".to_string(),
             &g["baseline_healthz"],
+        ),
+        (
+            "GET /v1/models with a named key".to_string(),
+            &report["named_key"]["target"],
+        ),
+        (
+            "GET /v1/models, no credential (baseline)".to_string(),
+            &report["named_key"]["baseline_no_credential"],
         ),
         ("POST …/messages (echo fixture)".to_string(), &p["target"]),
         (

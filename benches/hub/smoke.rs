@@ -509,13 +509,15 @@ fn http(r: &Value) -> anyhow::Result<()> {
         "get_session.baseline_healthz",
         "post_message.target",
         "post_message.baseline_direct",
+        "named_key.target",
+        "named_key.baseline_no_credential",
     ] {
         for figure in ["requests", "requests_per_s", "p50_ms", "p99_ms"] {
             non_negative(r, &format!("{loop_name}.{figure}"))?;
         }
         ensure!(number(r, &format!("{loop_name}.requests"))? >= 1.0, "{r}");
     }
-    for ratios in ["get_session", "post_message"] {
+    for ratios in ["get_session", "post_message", "named_key"] {
         for figure in ["requests_per_s", "p50", "p99"] {
             number(r, &format!("{ratios}.ratio_vs_baseline.{figure}"))?;
         }
