@@ -4,6 +4,7 @@
 
 use super::error::ConfigError;
 use crate::domain::api_key::{DEFAULT_TOKEN_ALGORITHMS, IdpSettings, TOKEN_ALGORITHMS};
+use crate::domain::loopback::is_loopback_host;
 use serde::Deserialize;
 use std::path::Path;
 use std::time::Duration;
@@ -143,13 +144,7 @@ impl IdpSection {
 fn check_url(key: &str, url: &str) -> Result<(), String> {
     let parsed =
         reqwest::Url::parse(url).map_err(|e| format!("{key} {url:?} is not a URL: {e}"))?;
-    let host = parsed.host_str().unwrap_or_default();
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let loopback = host == "localhost"
-        || host.ends_with(".localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
+    let loopback = is_loopback_host(parsed.host_str().unwrap_or_default());
     match parsed.scheme() {
         "https" => Ok(()),
         "http" if loopback => Ok(()),

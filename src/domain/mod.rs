@@ -15,6 +15,7 @@ pub mod flow;
 pub mod gateway_conversation;
 pub mod git_command;
 pub mod ids;
+pub mod loopback;
 pub mod mcp;
 pub mod memory;
 pub mod message;

@@ -7,6 +7,7 @@
 
 use super::refusal::TokenRefusal;
 use crate::domain::api_key::IdpSettings;
+use crate::domain::loopback::is_loopback_host;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 use serde_json::Value;
@@ -301,13 +302,7 @@ fn discovery_urls(issuer: &str) -> Result<Vec<String>, String> {
 /// loopback host.
 fn check_fetchable(url: &str) -> Result<(), String> {
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("jwks_uri {url:?}: {e}"))?;
-    let host = parsed.host_str().unwrap_or_default();
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let loopback = host == "localhost"
-        || host.ends_with(".localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
+    let loopback = is_loopback_host(parsed.host_str().unwrap_or_default());
     match parsed.scheme() {
         "https" => Ok(()),
         "http" if loopback => Ok(()),
