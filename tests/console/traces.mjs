@@ -172,9 +172,14 @@ export const scenarios = {
     await filters.getByLabel('Status').selectOption('failed');
     await filters.getByRole('button', { name: 'Apply' }).click();
     await page.waitForURL(/status=failed/);
-    await page.getByText(/filtered\.$|No trace matches/).waitFor({ timeout: WAIT });
     const failed = await allTraces({ status: 'failed', since: sinceIso });
     assert.ok(failed.length >= 2, 'the ghost-model failures');
+    // The previous page's caption also ends in "filtered.", so wait for the
+    // rows themselves: every one failed, as many as the API holds.
+    await page.waitForFunction((want) => {
+      const rows = [...document.querySelectorAll('table[aria-label="Traces"] tbody tr')];
+      return rows.length === want && rows.every((r) => r.dataset.status === 'failed');
+    }, Math.min(50, failed.length), { timeout: WAIT });
     const statuses = await traceRows(page).evaluateAll((rows) => rows.map((r) => r.dataset.status));
     assert.equal(statuses.length, Math.min(50, failed.length));
     assert.ok(statuses.every((s) => s === 'failed'), statuses.join());
