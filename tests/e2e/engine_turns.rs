@@ -121,7 +121,9 @@ async fn a_second_send_while_a_turn_runs_is_busy_and_cancel_keeps_the_partial_an
 #[tokio::test]
 async fn events_arrive_in_order_and_are_persisted_on_the_run() {
     let server = ModelServer::start(Some(json!([
-        {"thinking": "hmm", "chunks": ["x", "y", "z"]}
+        // Paced: deltas already queued together are merged into one event, so
+        // only chunks that arrive apart are events of their own.
+        {"thinking": "hmm", "chunks": ["x", "y", "z"], "chunk_delay_ms": 100}
     ])));
     let engine = engine(&server).await;
     let s = new_session(&engine, "session").await;
@@ -130,8 +132,16 @@ async fn events_arrive_in_order_and_are_persisted_on_the_run() {
     let result = turn.wait().await;
     assert_eq!(result.run.status, RunStatus::Completed);
     let mut kinds = Vec::new();
+    let mut streamed = String::new();
     while let Some(Received::Event(ev)) = watcher.recv().await {
         let done = matches!(ev, EngineEvent::TurnFinished { .. });
+        if let EngineEvent::Runtime {
+            update: RuntimeEvent::TextDelta { text },
+            ..
+        } = &ev
+        {
+            streamed.push_str(text);
+        }
         kinds.push(match ev {
             EngineEvent::TurnStarted { .. } => "started".to_string(),
             EngineEvent::Runtime { update, .. } => update.kind().to_string(),
@@ -148,7 +158,11 @@ async fn events_arrive_in_order_and_are_persisted_on_the_run() {
     assert_eq!(kinds.first().map(String::as_str), Some("started"));
     assert_eq!(kinds.last().map(String::as_str), Some("finished"));
     let text_deltas = kinds.iter().filter(|k| *k == "text_delta").count();
-    assert_eq!(text_deltas, 3);
+    assert!(
+        text_deltas >= 2,
+        "chunks sent apart stream apart: {kinds:?}"
+    );
+    assert_eq!(streamed, "xyz");
     let first_text = kinds.iter().position(|k| k == "text_delta");
     let first_thought = kinds.iter().position(|k| k == "thought_delta");
     assert!(first_thought < first_text, "{kinds:?}");

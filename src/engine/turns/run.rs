@@ -150,8 +150,7 @@ impl Engine {
             }
             tokio::select! {
                 Some(ev) = rx.recv() => {
-                    follow_title(session, &ev);
-                    sink.push(ev).await
+                    sink.push_queued(ev, &mut rx, |ev| follow_title(session, ev)).await
                 }
                 () = &mut flush_timer, if due.is_some() => sink.flush().await,
                 report = &mut runtime_fut => break report,

@@ -13,6 +13,26 @@ use crate::store::NewRunEvent;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
+/// The most text one merged delta carries (see [`merge_delta`]).
+const MERGED_DELTA_BYTES: usize = 64 * 1024;
+
+/// Merges `next` into `into` when both are text (or both thought) deltas and
+/// the result stays under [`MERGED_DELTA_BYTES`]; otherwise hands `next` back.
+/// Only deltas already waiting in the turn's queue are merged, so a burst the
+/// runtime read at once is one event and nothing waits for a later piece.
+pub(super) fn merge_delta(into: &mut RuntimeEvent, next: RuntimeEvent) -> Option<RuntimeEvent> {
+    match (into, next) {
+        (RuntimeEvent::TextDelta { text }, RuntimeEvent::TextDelta { text: more })
+        | (RuntimeEvent::ThoughtDelta { text }, RuntimeEvent::ThoughtDelta { text: more })
+            if text.len() + more.len() <= MERGED_DELTA_BYTES =>
+        {
+            text.push_str(&more);
+            None
+        }
+        (_, next) => Some(next),
+    }
+}
+
 /// Run events are flushed to the store after this many, or this long.
 const FLUSH_EVERY_EVENTS: usize = 64;
 pub(super) const FLUSH_EVERY: Duration = Duration::from_millis(100);
@@ -132,6 +152,25 @@ impl EventSink {
         self.stored.take()
     }
 
+    /// Records `ev` merged with the deltas already waiting behind it in `queue`
+    /// (see [`merge_delta`]), then what follows them; `seen` looks at every
+    /// event taken from the queue before it is merged.
+    pub(super) async fn push_queued(
+        &mut self,
+        mut ev: RuntimeEvent,
+        queue: &mut tokio::sync::mpsc::UnboundedReceiver<RuntimeEvent>,
+        mut seen: impl FnMut(&RuntimeEvent),
+    ) {
+        seen(&ev);
+        while let Ok(next) = queue.try_recv() {
+            seen(&next);
+            if let Some(apart) = merge_delta(&mut ev, next) {
+                self.push(std::mem::replace(&mut ev, apart)).await;
+            }
+        }
+        self.push(ev).await;
+    }
+
     /// The events not yet stored, for `finish_turn` to store with the answer.
     pub(super) fn take_pending(&mut self) -> Vec<NewRunEvent> {
         std::mem::take(&mut self.pending)
@@ -144,5 +183,30 @@ impl EventSink {
     /// When the events waiting in memory must reach the store, if any wait.
     pub(super) fn flush_due(&self) -> Option<Instant> {
         (!self.pending.is_empty()).then(|| self.last_flush + FLUSH_EVERY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str) -> RuntimeEvent {
+        RuntimeEvent::TextDelta { text: t.into() }
+    }
+
+    #[test]
+    fn deltas_of_one_kind_merge_and_anything_else_stays_apart() {
+        let mut ev = text("a");
+        assert!(merge_delta(&mut ev, text("b")).is_none());
+        assert!(matches!(&ev, RuntimeEvent::TextDelta { text } if text == "ab"));
+        let thought = RuntimeEvent::ThoughtDelta { text: "t".into() };
+        let back = merge_delta(&mut ev, thought).expect("a thought is not text");
+        assert!(matches!(back, RuntimeEvent::ThoughtDelta { .. }));
+        let mut t = RuntimeEvent::ThoughtDelta { text: "x".into() };
+        assert!(merge_delta(&mut t, RuntimeEvent::ThoughtDelta { text: "y".into() }).is_none());
+        assert!(matches!(&t, RuntimeEvent::ThoughtDelta { text } if text == "xy"));
+        // A merged delta stays bounded.
+        let mut big = text(&"x".repeat(MERGED_DELTA_BYTES));
+        assert!(merge_delta(&mut big, text("y")).is_some());
     }
 }

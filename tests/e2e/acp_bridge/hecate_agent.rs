@@ -104,7 +104,11 @@ fn seeded(ws: &Path) -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_hecate_agent_reads_edits_after_a_permission_prompt_and_runs_a_command() {
-    let server = ModelServer::start(Some(read_edit_run("All done.")));
+    let mut script = read_edit_run("All done.");
+    // The answer's words arrive apart, so each is streamed as it comes (words
+    // that arrive together are merged into one update).
+    script[3]["chunk_delay_ms"] = json!(100);
+    let server = ModelServer::start(Some(script));
     let home = loop_home(&server, "file_write");
     let (_guard, ws) = workspace();
     let notes = seeded(&ws);

@@ -45,8 +45,14 @@ async fn acp_prompt_updates_survive_a_busy_neighbour() {
             .filter(|n| n.session_id == quiet)
             .collect();
         let chunks: Vec<String> = got.iter().filter_map(|n| agent_text(&n.update)).collect();
-        assert_eq!(chunks.len(), mine.len(), "every chunk of the quiet thread");
-        assert_eq!(chunks.concat(), mine.concat(), "in order");
+        // Chunks that wait together in the turn's queue arrive merged; none is
+        // lost or reordered.
+        assert!(!chunks.is_empty() && chunks.len() <= mine.len());
+        assert_eq!(
+            chunks.concat(),
+            mine.concat(),
+            "every chunk of the quiet thread, in order"
+        );
         Ok(())
     })
     .await

@@ -7,11 +7,10 @@
 
 use super::feed;
 use super::frames::{ApprovalFrame, DIRTY_EVENTS, DIRTY_STORE, FeedHandle, FeedState};
-use super::state::{HubInner, LiveRun};
+use super::state::{HubInner, LiveEvent, LiveRun};
 use crate::domain::event::EngineEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent};
-use crate::domain::time::now_rfc3339;
 use crate::engine::Engine;
 use crate::engine::bus::Received;
 use std::collections::HashMap;
@@ -148,12 +147,9 @@ async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
                     // The engine numbers the events; the tap keeps them only while
                     // it has every one from the first (a lag leaves a gap).
                     if run.exact && sequence == run.events.len() as i64 + 1 {
-                        run.events.push(RunEvent {
-                            run_id,
-                            sequence,
-                            event_type: update.kind().to_string(),
-                            data: serde_json::to_value(&update).unwrap_or_default(),
-                            occurred_at: now_rfc3339(),
+                        run.events.push(LiveEvent {
+                            update,
+                            at: time::OffsetDateTime::now_utc(),
                         });
                     } else {
                         run.lose_events();

@@ -4,8 +4,10 @@
 //! writes it, the feed tasks (`feed`) read it; it imports neither.
 
 use super::frames::{ApprovalFrame, DIRTY_STORE, FeedHandle};
+use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent};
+use crate::domain::time::format_rfc3339;
 use crate::engine::Engine;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
@@ -20,11 +22,21 @@ pub const CACHED_RUN_LOGS: usize = 20_000;
 pub struct LiveRun {
     /// The run.
     pub run_id: RunId,
-    /// Its events so far, numbered like the stored log.
-    pub events: Vec<RunEvent>,
+    /// Its events so far, numbered like the stored log from 1, kept as the
+    /// engine sent them: they are rendered only when a reader asks.
+    pub events: Vec<LiveEvent>,
     /// False once the tap lagged during this run: sequences are then unknown and
     /// readers fall back to the stored log.
     pub exact: bool,
+}
+
+/// One runtime event of a live run, as the tap received it.
+#[derive(Debug, Clone)]
+pub struct LiveEvent {
+    /// What happened.
+    pub update: RuntimeEvent,
+    /// When the tap received it.
+    pub at: time::OffsetDateTime,
 }
 
 impl LiveRun {
@@ -73,7 +85,19 @@ impl HubInner {
         self.live()
             .get(session_id)
             .filter(|r| &r.run_id == run_id && r.exact)
-            .map(|r| r.events.clone())
+            .map(|r| {
+                r.events
+                    .iter()
+                    .zip(1..)
+                    .map(|(e, sequence)| RunEvent {
+                        run_id: run_id.clone(),
+                        sequence,
+                        event_type: e.update.kind().to_string(),
+                        data: serde_json::to_value(&e.update).unwrap_or_default(),
+                        occurred_at: format_rfc3339(e.at),
+                    })
+                    .collect()
+            })
     }
 
     /// The cached render logs of the terminal runs among `runs`, and the terminal
