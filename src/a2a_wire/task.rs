@@ -141,6 +141,10 @@ pub struct Artifact {
     /// Its content.
     #[serde(default)]
     pub parts: Vec<Part>,
+    /// Free-form metadata (Hecate's server: a changed file's `path`, line
+    /// counts and whether it was created or deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
 }
 
 /// A task: the unit of work a message starts (in Hecate's server, one turn of

@@ -89,6 +89,25 @@ impl Engine {
         Ok(diff.map(|d| d.files).unwrap_or_default())
     }
 
+    /// Every file a message's turn changed with its unified diff, in the diff's
+    /// order, from one read (empty when the turn captured no diff).
+    pub async fn message_changes(
+        &self,
+        namespace: &str,
+        session_id: &SessionId,
+        message_id: &MessageId,
+    ) -> Result<Vec<(TurnFileChange, String)>> {
+        let (_, diff) = self.stored_diff(namespace, session_id, message_id).await?;
+        let Some(TreeDiff { files, diffs, .. }) = diff else {
+            return Ok(Vec::new());
+        };
+        let mut diffs = diffs.into_iter();
+        Ok(files
+            .into_iter()
+            .map(|f| (f, diffs.next().unwrap_or_default()))
+            .collect())
+    }
+
     /// One file's change and unified diff from a message's turn.
     pub async fn message_file_diff(
         &self,

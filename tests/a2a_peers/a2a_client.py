@@ -3,7 +3,9 @@
 HTTP+JSON bindings: card resolution, send, a context continued over two
 messages, get, list, stream, cancel (and the error for a finished task), one
 contextId isolated between two agents, an approval answered through
-input-required, and a task id another agent does not know.
+input-required (its task carrying the file it wrote as an artifact with the
+diff, the workspace being a Git repository), and a task id another agent
+does not know.
 
 Usage: a2a_client.py BASE_URL WORKSPACE [TOKEN]
 
@@ -207,6 +209,17 @@ async def main():
         expect(answer_of(done) == "Wrote out.txt.", "the approved answer")
         expect(os.path.exists(os.path.join(ws, "out.txt")), "the file was written")
         report["approval"] = asked.id
+        # The file the turn wrote is an artifact after the answer, as the SDK reads it.
+        report["files"] = [
+            {
+                "id": a.artifact_id,
+                "name": a.name,
+                "mediaType": a.parts[0].media_type,
+                "diff": a.parts[0].text,
+                "metadata": MessageToDict(a.metadata),
+            }
+            for a in done.artifacts[1:]
+        ]
         await client.close()
     print(json.dumps(report))
 

@@ -78,7 +78,7 @@ fn said(server: &ModelServer, i: usize) -> String {
 }
 
 /// The events of a streamed call (the data of each SSE event, as JSON).
-async fn stream(api: &Api, path: &str, body: Value) -> Vec<Value> {
+pub(crate) async fn stream(api: &Api, path: &str, body: Value) -> Vec<Value> {
     api.post_sse(path, &[], &body)
         .await
         .into_iter()

@@ -11,6 +11,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod a2a_artifacts;
 mod a2a_push_notifications;
 mod a2a_remote_bad_cards;
 mod a2a_server;

@@ -2,15 +2,16 @@
 //! 1.3.0, installed by `scripts/test-deps/a2a.sh`): `tests/a2a_peers/a2a_client.py`
 //! resolves the card, sends over JSON-RPC and HTTP+JSON (a context continued
 //! over two messages, get, list), streams, cancels, checks one contextId is two
-//! sessions for two agents, and answers an approval through input-required,
-//! all with the server's bearer token; the Python SDK's push notification
+//! sessions for two agents, and answers an approval through input-required
+//! (the file that turn wrote read back as an artifact with its diff), all with
+//! the server's bearer token; the Python SDK's push notification
 //! configs (`tests/a2a_peers/a2a_push_client.py`: a send carrying the client's
 //! config, create/get/list/delete over both bindings, the notifications parsed
 //! by the SDK at a webhook of the script's own); and the official JavaScript SDK
 //! (`@a2a-js/sdk` 1.3.0, `tests/a2a_peers/a2a_js_client.mjs`) for send and stream.
 
 use crate::support::agent::{WIRES, agent_home, answer, call, turn};
-use crate::support::common::{ModelServer, test_deps, workspace};
+use crate::support::common::{ModelServer, git_workspace, test_deps, workspace};
 use crate::support::http::{serve, slow_text};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -38,7 +39,8 @@ fn the_python_sdk_client_drives_hecate_over_both_bindings() {
     home.set("HECATE_GATEWAY_DEFAULT_MODEL", WIRES[0].2);
     home.set("HECATE_TOKEN", "a2a-interop-token");
     let s = serve(&home);
-    let (_dir, ws) = workspace();
+    let dir = git_workspace();
+    let ws = std::fs::canonicalize(dir.path()).expect("canonical");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/a2a_peers/a2a_client.py");
     let out = Command::new(venv.join("bin/python"))
         .arg(script)
@@ -77,6 +79,20 @@ fn the_python_sdk_client_drives_hecate_over_both_bindings() {
         std::fs::read_to_string(ws.join("out.txt")).expect("written"),
         "written\n"
     );
+    let files = report["files"].as_array().expect("files");
+    assert_eq!(files.len(), 1, "{report}");
+    assert_eq!(files[0]["id"], "file:out.txt", "{report}");
+    assert_eq!(files[0]["name"], "out.txt", "{report}");
+    assert_eq!(files[0]["mediaType"], "text/x-diff", "{report}");
+    assert!(
+        files[0]["diff"]
+            .as_str()
+            .is_some_and(|d| d.contains("+written")),
+        "{report}"
+    );
+    assert_eq!(files[0]["metadata"]["path"], "out.txt", "{report}");
+    assert_eq!(files[0]["metadata"]["created"], true, "{report}");
+    assert_eq!(files[0]["metadata"]["linesAdded"], 1.0, "{report}");
 }
 
 #[test]

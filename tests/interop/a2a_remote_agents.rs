@@ -288,3 +288,56 @@ fn mcp_ask_agent_delegates_to_a_remote_agent() {
         "{again}"
     );
 }
+
+/// One LONG turn of Agent Chat over HTTP on a remote agent started with
+/// `args`: the answer's message, and the A2A calls the agent counted by method.
+async fn long_turn(args: &[&str]) -> (Value, Value) {
+    let agent = RemoteAgent::start(args);
+    let server = ModelServer::start(None);
+    let home = home_with(&agent, &server, "");
+    let served = serve(&home);
+    let api = Api::new(&served);
+    let (_dir, ws) = workspace();
+    let sid = create_agent_session(&api, "remote", &ws).await;
+    let answer = last(&api.say(&sid, "LONG job").await);
+    let calls_url = agent
+        .card_url
+        .replace("/.well-known/agent-card.json", "/calls");
+    let calls: Value = crate::support::http::client()
+        .get(calls_url)
+        .send()
+        .await
+        .expect("calls")
+        .json()
+        .await
+        .expect("calls JSON");
+    (answer, calls)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_remote_task_is_followed_by_subscribe_and_polled_only_as_a_fallback() {
+    // The send's stream breaks after its first event, and so does the first
+    // subscribe: Hecate subscribes again and follows the task to its end
+    // without one GetTask.
+    let (answer, calls) = long_turn(&["--drop-streams"]).await;
+    assert_eq!(answer["status"], "completed", "{answer}");
+    assert_eq!(answer["content"], "long work done", "{answer}");
+    assert_eq!(calls["SendStreamingMessage"], 1, "{calls}");
+    assert_eq!(calls["SubscribeToTask"], 2, "{calls}");
+    assert!(calls.get("GetTask").is_none(), "no polling: {calls}");
+
+    // An agent refusing SubscribeToTask (HTTP+JSON here) is polled instead.
+    let (answer, calls) =
+        long_turn(&["--binding", "rest", "--drop-streams", "--no-subscribe"]).await;
+    assert_eq!(answer["content"], "long work done", "{answer}");
+    assert_eq!(calls["SubscribeToTask"], 1, "{calls}");
+    assert!(calls["GetTask"].as_u64().is_some_and(|n| n >= 1), "{calls}");
+
+    // A card without streaming: a send answered while the task still works is
+    // polled, never subscribed to.
+    let (answer, calls) = long_turn(&["--no-streaming", "--return-immediately"]).await;
+    assert_eq!(answer["content"], "long work done", "{answer}");
+    assert_eq!(calls["SendMessage"], 1, "{calls}");
+    assert!(calls.get("SubscribeToTask").is_none(), "{calls}");
+    assert!(calls["GetTask"].as_u64().is_some_and(|n| n >= 1), "{calls}");
+}

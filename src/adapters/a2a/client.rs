@@ -1,13 +1,13 @@
-//! The A2A operations Hecate calls on a remote agent — send, stream, get and
-//! cancel — over the binding its card chose: JSON-RPC 2.0 (one URL, the
-//! method in the body) or HTTP+JSON (`/message:send`, `/message:stream`,
-//! `/tasks/{id}`, `/tasks/{id}:cancel`). Streams are SSE, parsed by
-//! `eventsource-stream`.
+//! The A2A operations Hecate calls on a remote agent — send, stream,
+//! subscribe, get and cancel — over the binding its card chose: JSON-RPC 2.0
+//! (one URL, the method in the body) or HTTP+JSON (`/message:send`,
+//! `/message:stream`, `/tasks/{id}:subscribe`, `/tasks/{id}`,
+//! `/tasks/{id}:cancel`). Streams are SSE, parsed by `eventsource-stream`.
 
 use super::card::{Binding, Endpoint};
 use super::error::A2aClientError;
 use crate::a2a_wire::{Message, PROTOCOL_VERSION, StreamResponse, Task, VERSION_HEADER};
-use eventsource_stream::Eventsource;
+use eventsource_stream::{EventStreamError, Eventsource};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
@@ -65,21 +65,62 @@ impl A2aClient {
             ),
             Binding::HttpJson => (format!("{}/message:stream", self.endpoint.url), params),
         };
+        self.open_stream(&url, &body).await
+    }
+
+    /// Re-attaches to task `id` (`SubscribeToTask`): the task as it is now, then
+    /// its events until it ends or waits for input. An agent that does not
+    /// offer it (or not for this task) answers a `Remote` error.
+    pub async fn subscribe(&self, id: &str) -> Result<EventStream, A2aClientError> {
+        let params = json!({"id": id});
+        let (url, body) = match self.endpoint.binding {
+            Binding::JsonRpc => (
+                self.endpoint.url.clone(),
+                rpc_body("SubscribeToTask", params),
+            ),
+            Binding::HttpJson => (
+                format!("{}/tasks/{}:subscribe", self.endpoint.url, segment(id)),
+                params,
+            ),
+        };
+        self.open_stream(&url, &body).await
+    }
+
+    /// Posts `body` to `url` asking for an event stream. A JSON answer instead
+    /// (how agents refuse a streamed method) is its error, or its one event. A
+    /// stream whose connection breaks ends with an `Unreachable` error.
+    async fn open_stream(&self, url: &str, body: &Value) -> Result<EventStream, A2aClientError> {
         let req = self
-            .request(reqwest::Method::POST, &url)
+            .request(reqwest::Method::POST, url)
             .header(reqwest::header::ACCEPT, "text/event-stream")
-            .json(&body);
+            .json(body);
         let resp = tokio::time::timeout(self.timeout, req.send())
             .await
             .map_err(|_| self.timed_out())?
             .map_err(|e| self.unreachable(e))?;
         let resp = check_status(resp).await?;
         let json_rpc = self.endpoint.binding == Binding::JsonRpc;
+        if is_json(&resp) {
+            let v = tokio::time::timeout(self.timeout, resp.json::<Value>())
+                .await
+                .map_err(|_| self.timed_out())?
+                .map_err(|e| A2aClientError::Malformed(format!("the body is not JSON ({e})")))?;
+            let v = if json_rpc { rpc_result(v)? } else { v };
+            let ev: StreamResponse = decode(v)?;
+            return Ok(futures::stream::once(async move { Ok(ev) }).boxed());
+        }
         let limit = self.timeout;
+        let endpoint = self.endpoint.url.clone();
         let events = resp
             .bytes_stream()
             .eventsource()
-            .map_err(|e| A2aClientError::Malformed(format!("the event stream broke: {e}")))
+            .map_err(move |e| match e {
+                EventStreamError::Transport(e) => A2aClientError::Unreachable {
+                    url: endpoint.clone(),
+                    message: format!("the event stream broke: {e}"),
+                },
+                other => A2aClientError::Malformed(format!("the event stream broke: {other}")),
+            })
             .and_then(move |ev| async move {
                 let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
                     A2aClientError::Malformed(format!("an event is not JSON ({e})"))
@@ -233,6 +274,15 @@ async fn check_status(resp: reqwest::Response) -> Result<reqwest::Response, A2aC
         code: i64::from(status.as_u16()),
         message,
     })
+}
+
+/// Whether `resp` answered JSON rather than an event stream (a missing
+/// content type is read as a stream).
+fn is_json(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.to_ascii_lowercase().contains("json"))
 }
 
 /// `id` as one URL path segment.

@@ -1,5 +1,5 @@
 //! The A2A client: a remote agent's card fetched and cached (`card.rs`), and its
-//! operations (send, stream, get, cancel) over the JSON-RPC or the HTTP+JSON
+//! operations (send, stream, subscribe, get, cancel) over the JSON-RPC or the HTTP+JSON
 //! binding its card offers (`client.rs`), in the ProtoJSON wire shape of A2A 1.0
 //! (the shared `crate::a2a_wire`). The runtime for remote agents drives it.
 

@@ -1,20 +1,23 @@
 //! Follows one turn for its task: the answer's text as artifact pieces, a
 //! pending approval as `input-required` (and back to `working` once decided),
-//! and the turn's end as the task's final state with the whole answer.
+//! and the turn's end as the task's final state with the whole answer and one
+//! artifact per file the turn changed.
 
-use super::tasks::{ANSWER_ARTIFACT, Registry, TaskRecord};
+use super::files::changed_files;
+use super::state::A2aState;
+use super::tasks::{ANSWER_ARTIFACT, TaskRecord};
 use crate::a2a_wire::{
     Artifact, Message, Part, Role, StreamResponse, TaskArtifactUpdateEvent, TaskState,
     TaskStatusUpdateEvent,
 };
 use crate::domain::approval::Approval;
 use crate::domain::event::{EngineEvent, RuntimeEvent};
+use crate::domain::ids::SessionId;
 use crate::domain::run::RunStatus;
 use crate::domain::time::now_rfc3339;
 use crate::engine::TurnHandle;
 use crate::engine::bus::{Received, Subscription};
 use serde_json::json;
-use std::sync::Arc;
 
 /// The A2A state of a turn's status.
 pub fn task_state(status: RunStatus) -> TaskState {
@@ -46,14 +49,17 @@ pub fn status_event(record: &TaskRecord) -> StreamResponse {
     })
 }
 
-/// Follows `turn` (its own events, and the session's approvals on `approvals`)
-/// until it ends, keeping task `task_id` in `registry` up to date.
+/// Follows `turn` of session `session_id` (its own events, and the session's
+/// approvals on `approvals`) until it ends, keeping task `task_id` in the
+/// registry up to date; at the end the task gets the files the turn changed.
 pub async fn drive(
-    registry: Arc<Registry>,
+    a2a: A2aState,
+    session_id: SessionId,
     task_id: String,
     mut turn: TurnHandle,
     mut approvals: Subscription,
 ) {
+    let registry = a2a.registry.clone();
     let mut streamed = false;
     loop {
         tokio::select! {
@@ -89,6 +95,10 @@ pub async fn drive(
         }
     }
     let result = turn.wait().await;
+    let files = match &result.assistant {
+        Some(m) => changed_files(&a2a, &session_id, &m.id).await,
+        None => Vec::new(),
+    };
     let state = task_state(result.run.status);
     let answer = result.assistant.as_ref().map(|m| m.content.clone());
     let error = result
@@ -118,6 +128,17 @@ pub async fn drive(
         if !r.answer.is_empty() {
             events.push(piece(r, r.answer.clone(), false, true));
         }
+        // Each changed file is one whole artifact, sent before the final status.
+        for file in &files {
+            events.push(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: r.id.clone(),
+                context_id: r.context_id.clone(),
+                artifact: file.clone(),
+                append: false,
+                last_chunk: true,
+            }));
+        }
+        r.files = files;
         events.push(status_event(r));
         events
     });
@@ -133,6 +154,7 @@ fn piece(r: &TaskRecord, text: String, append: bool, last_chunk: bool) -> Stream
             name: Some("answer".into()),
             description: None,
             parts: vec![Part::text(text)],
+            metadata: None,
         },
         append,
         last_chunk,
@@ -210,6 +232,7 @@ mod tests {
             status_message: None,
             timestamp: String::new(),
             answer: String::new(),
+            files: Vec::new(),
             history: Vec::new(),
             pending_approval: None,
             order: 1,

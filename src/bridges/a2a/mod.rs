@@ -14,6 +14,7 @@ mod card;
 mod discovery;
 mod driver;
 mod error;
+mod files;
 mod input;
 mod jsonrpc;
 mod ops;

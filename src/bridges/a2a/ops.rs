@@ -272,11 +272,12 @@ async fn start(
         id: task_id.clone(),
         agent: agent.name.clone(),
         context_id,
-        session_id,
+        session_id: session_id.clone(),
         state: TaskState::Working,
         status_message: None,
         timestamp: now_rfc3339(),
         answer: String::new(),
+        files: Vec::new(),
         history: vec![user],
         pending_approval: None,
         order: 0,
@@ -299,7 +300,7 @@ async fn start(
             );
         }
     }
-    tokio::spawn(drive(state.registry.clone(), task_id, turn, approvals));
+    tokio::spawn(drive(state.clone(), session_id, task_id, turn, approvals));
     Ok((record, watcher))
 }
 

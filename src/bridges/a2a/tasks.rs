@@ -43,6 +43,8 @@ pub struct TaskRecord {
     pub timestamp: String,
     /// The answer so far.
     pub answer: String,
+    /// The files the turn changed, one artifact each (set when the turn ends).
+    pub files: Vec<Artifact>,
     /// The messages exchanged in it.
     pub history: Vec<Message>,
     /// The approval it waits for, in `input-required`.
@@ -68,7 +70,10 @@ impl TaskRecord {
             context_id: self.context_id.clone(),
             status: self.status(),
             artifacts: if with_artifacts {
-                self.artifact().into_iter().collect()
+                self.artifact()
+                    .into_iter()
+                    .chain(self.files.iter().cloned())
+                    .collect()
             } else {
                 Vec::new()
             },
@@ -86,13 +91,15 @@ impl TaskRecord {
         }
     }
 
-    /// The answer as an artifact, once there is one.
+    /// The answer as an artifact, once there is one (the files the turn
+    /// changed follow it in the task's artifacts).
     pub fn artifact(&self) -> Option<Artifact> {
         (!self.answer.is_empty()).then(|| Artifact {
             artifact_id: ANSWER_ARTIFACT.into(),
             name: Some("answer".into()),
             description: Some("The agent's answer".into()),
             parts: vec![Part::text(self.answer.clone())],
+            metadata: None,
         })
     }
 }
@@ -350,6 +357,7 @@ mod tests {
             status_message: None,
             timestamp: "t".into(),
             answer: String::new(),
+            files: Vec::new(),
             history: Vec::new(),
             pending_approval: None,
             order: 0,

@@ -3,12 +3,14 @@
 //! approval whose answer goes back as the next message of the same task, a
 //! cancel passed on as `CancelTask`, and the task's artifacts kept with the turn
 //! (their text streamed as the answer, the whole artifacts in a raw event). A
-//! task still running when its send answers or its stream closes is followed
-//! with `GetTask`.
+//! task still running when its stream closes (or breaks) is followed with
+//! `SubscribeToTask`, again after each dropped stream; one still running when
+//! a send without streaming answers, or whose agent refuses the subscribe, is
+//! polled with `GetTask`.
 
 use super::errors::into_hecate;
 use crate::a2a_wire::{Artifact, Message, Part, StreamResponse, TaskState};
-use crate::adapters::a2a::{A2aClient, A2aClientError};
+use crate::adapters::a2a::{A2aClient, A2aClientError, EventStream};
 use crate::domain::error::{ErrorType, HecateError};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::permission::{
@@ -24,6 +26,10 @@ const CANCEL_LIMIT: Duration = Duration::from_secs(5);
 
 /// How often a task still running after its send or stream is polled.
 const POLL_EVERY: Duration = Duration::from_secs(1);
+
+/// The first pause before subscribing again after a subscribe stream closed
+/// without news; it doubles up to [`POLL_EVERY`].
+const RESUBSCRIBE_PAUSE: Duration = Duration::from_millis(250);
 
 /// The option ids of an `input-required` approval.
 const APPROVE: &str = "approve";
@@ -118,11 +124,21 @@ struct Follow {
     answered: bool,
     /// The artifact whose text was passed on last.
     last_artifact: Option<String>,
+    /// How many events were taken in.
+    taken: usize,
 }
 
 impl Follow {
+    /// The task's id while it neither ended nor waits for input.
+    fn running(&self) -> Option<String> {
+        self.task_id
+            .clone()
+            .filter(|_| !self.state.is_some_and(TaskState::ends_a_wait))
+    }
+
     /// Takes in one event, passing new answer text on to `ctx`.
     fn take(&mut self, ev: StreamResponse, ctx: &TurnContext) {
+        self.taken += 1;
         match ev {
             StreamResponse::Task(t) => {
                 self.task_id = Some(t.id);
@@ -284,25 +300,80 @@ async fn exchange(
         follow.take(answer, ctx);
         return poll(client, follow, ctx).await;
     }
-    let mut events = client.stream(message).await?;
+    let events = client.stream(message).await?;
+    if drain(events, follow, ctx).await? {
+        return Ok(());
+    }
+    resubscribe(client, follow, ctx).await
+}
+
+/// Takes in `events` until the task ends or waits for input (`true`), or the
+/// stream closes or its connection breaks before that (`false`).
+async fn drain(
+    mut events: EventStream,
+    follow: &mut Follow,
+    ctx: &TurnContext,
+) -> Result<bool, TurnError> {
     while let Some(ev) = events.next().await {
-        follow.take(ev?, ctx);
-        if follow.state.is_some_and(TaskState::ends_a_wait) {
-            return Ok(());
+        match ev {
+            Ok(ev) => {
+                follow.take(ev, ctx);
+                if follow.state.is_some_and(TaskState::ends_a_wait) {
+                    return Ok(true);
+                }
+            }
+            Err(A2aClientError::Unreachable { message, .. }) => {
+                tracing::debug!(task_id = ?follow.task_id, %message, "the agent's stream dropped");
+                return Ok(false);
+            }
+            Err(e) => return Err(e.into()),
         }
     }
-    poll(client, follow, ctx).await
+    Ok(false)
+}
+
+/// Follows a task whose stream closed before it ended or waited for input:
+/// re-attached with `SubscribeToTask`, again after each dropped stream (at
+/// once when the last one brought news, else after a growing pause), until it
+/// ends or waits; polled with `GetTask` once the agent refuses the subscribe.
+async fn resubscribe(
+    client: &A2aClient,
+    follow: &mut Follow,
+    ctx: &TurnContext,
+) -> Result<(), TurnError> {
+    let mut pause = Duration::ZERO;
+    while let Some(id) = follow.running() {
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+        let events = match client.subscribe(&id).await {
+            Ok(events) => events,
+            Err(A2aClientError::Remote { code, message }) => {
+                tracing::debug!(task_id = %id, code, %message,
+                    "the agent refused SubscribeToTask; polling the task");
+                return poll(client, follow, ctx).await;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let before = follow.taken;
+        if drain(events, follow, ctx).await? {
+            return Ok(());
+        }
+        // The first event of a subscribe stream is the task as it was.
+        pause = if follow.taken - before > 1 {
+            Duration::ZERO
+        } else {
+            (pause * 2).clamp(RESUBSCRIBE_PAUSE, POLL_EVERY)
+        };
+    }
+    Ok(())
 }
 
 /// Follows a task that is still running with `GetTask` (a send answered
-/// before the task ended, or a stream that closed early) until it ends or
-/// waits for input.
+/// before the task ended, or an agent that refuses `SubscribeToTask`) until it
+/// ends or waits for input.
 async fn poll(client: &A2aClient, follow: &mut Follow, ctx: &TurnContext) -> Result<(), TurnError> {
-    while let Some(id) = follow
-        .task_id
-        .clone()
-        .filter(|_| !follow.state.is_some_and(TaskState::ends_a_wait))
-    {
+    while let Some(id) = follow.running() {
         tokio::time::sleep(POLL_EVERY).await;
         let task = client.get_task(&id).await?;
         follow.take(StreamResponse::Task(Box::new(task)), ctx);

@@ -189,6 +189,7 @@ mod tests {
                 name: None,
                 description: None,
                 parts: vec![Part::text("x")],
+                metadata: None,
             },
             append: !last_chunk,
             last_chunk,
