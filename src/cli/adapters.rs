@@ -1,5 +1,6 @@
-//! `hecate adapters list|health|probe|install`: the external-agent catalog,
-//! readiness checks and managed launcher installs.
+//! `hecate adapters list|health|probe|install|login`: the external-agent
+//! catalog, readiness checks, managed launcher installs and an agent's
+//! terminal sign-in.
 
 use super::output::{Format, print_resource, print_text};
 use super::spinner::Spinner;
@@ -42,6 +43,15 @@ pub enum AdaptersCommand {
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+    },
+    /// Sign in to an agent in this terminal with its terminal sign-in method:
+    /// the agent is asked for its methods, then run again with the method's
+    /// arguments; exits with the sign-in's exit code.
+    Login {
+        /// Adapter id.
+        id: String,
+        /// The agent's method id (needed only when it offers several).
+        method: Option<String>,
     },
 }
 
@@ -144,6 +154,20 @@ pub async fn run(cli: &GlobalArgs, cmd: &AdaptersCommand) -> anyhow::Result<i32>
         AdaptersCommand::Probe { id, format } => {
             let report = ctx.engine.agents().probe(id).await?;
             print_probe(&report, "agent_adapter_probe", *format)
+        }
+        AdaptersCommand::Login { id, method } => {
+            let cwd = std::env::current_dir()?;
+            let agents = ctx.engine.agents();
+            let m = agents.terminal_method(id, method.as_deref(), &cwd).await?;
+            eprintln!("signing in to {id}: {} ({})", m.name, m.id);
+            let env: Vec<(String, String)> = m.env.into_iter().collect();
+            let done = agents.terminal_login(id, &m.args, &env).await?;
+            if done.exit_code == 0 {
+                eprintln!("signed in to {id}; open a new thread on agent:{id}");
+            } else {
+                eprintln!("the sign-in of {id} failed ({})", done.ended);
+            }
+            Ok(done.exit_code)
         }
     }
 }

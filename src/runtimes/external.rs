@@ -5,7 +5,7 @@
 //! stored transcript; sends `session/close` before stopping an agent.
 
 use crate::adapters::acp::agent::catalog::{AgentManifest, Catalog, ManifestError};
-use crate::adapters::acp::agent::launcher::{self, LauncherOptions};
+use crate::adapters::acp::agent::launcher::LauncherOptions;
 use crate::adapters::acp::{
     AcpError, AcpOptions, AgentConnection, NativeSession, StopReason, TurnIo,
 };
@@ -559,17 +559,7 @@ impl ExternalRuntime {
             // engine asks for a fresh native session (a hand-off).
             self.close(session_id).await;
         }
-        let manifest = self.catalog.get(adapter_id).ok_or_else(|| {
-            HecateError::new(
-                ErrorType::AdapterNotFound,
-                format!("external agent adapter {adapter_id:?} is not registered"),
-            )
-        })?;
-        let spec = launcher::resolve(manifest, &self.launcher).ok_or_else(|| {
-            crate::adapters::acp::error::AcpError::NotInstalled(manifest.command.clone())
-                .into_hecate(adapter_id)
-        })?;
-        let mut env = self.env_for(manifest);
+        let (manifest, spec, mut env) = self.launch(adapter_id)?;
         let pointed = self.gateway_env(manifest, session_id);
         env.retain(|(k, _)| !pointed.iter().any(|(p, _)| p == k));
         env.extend(pointed);

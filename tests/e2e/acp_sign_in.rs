@@ -68,7 +68,12 @@ async fn an_editor_signs_in_to_an_agent_through_hecate_and_out_again() {
             data(&e)["auth_methods"],
             json!([{"id": "agent:fixture:login", "name": "Log in",
                     "description": "Signs in to the fixture"}]),
-            "the agent's own methods, namespaced; its terminal method is not offered"
+            "the agent's own methods, namespaced; its terminal method is not offered as one"
+        );
+        assert_eq!(
+            data(&e)["terminal_methods"][0]["command"],
+            "hecate adapters login fixture tty-login",
+            "an editor without auth.terminal is told the command instead"
         );
         let listed = cx
             .send_request(ListSessionsRequest::new())
@@ -83,7 +88,7 @@ async fn an_editor_signs_in_to_an_agent_through_hecate_and_out_again() {
         assert_eq!(unknown["available"], json!(["agent:fixture:login"]));
         assert_reason(
             authenticate(&cx, "agent:fixture:tty-login").await,
-            "auth_method_unknown",
+            "auth_method_terminal",
         );
         assert_reason(
             authenticate(&cx, "agent:nobody:login").await,

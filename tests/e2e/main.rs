@@ -26,6 +26,7 @@ mod acp_prompt_content;
 mod acp_session_titles;
 mod acp_sessions_lifecycle;
 mod acp_sign_in;
+mod acp_terminal_sign_in;
 mod acp_thought_level;
 mod adapters_install;
 mod agent_chain;

@@ -15,10 +15,10 @@ use crate::domain::workspace::ElicitationModes;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, ClientCapabilities, ElicitationCapabilities, ElicitationFormCapabilities,
-    ElicitationUrlCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, NewSessionRequest, SessionConfigOption,
-    SessionConfigOptionValue, SessionModeState, SetSessionConfigOptionRequest,
+    AuthCapabilities, AuthMethod, ClientCapabilities, ElicitationCapabilities,
+    ElicitationFormCapabilities, ElicitationUrlCapabilities, FileSystemCapabilities,
+    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, NewSessionRequest,
+    SessionConfigOption, SessionConfigOptionValue, SessionModeState, SetSessionConfigOptionRequest,
     SetSessionModeRequest,
 };
 use agent_client_protocol::{
@@ -27,8 +27,10 @@ use agent_client_protocol::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
@@ -91,6 +93,12 @@ pub struct AuthMethodInfo {
     /// passing it to `authenticate`.
     #[serde(default)]
     pub terminal: bool,
+    /// For a terminal method: the arguments to append to the agent's invocation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// For a terminal method: the variables to set on that invocation.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 /// What the agent said about itself in `initialize`.
@@ -162,11 +170,22 @@ impl From<&InitializeResponse> for AgentInfo {
             auth_methods: r
                 .auth_methods
                 .iter()
-                .map(|m| AuthMethodInfo {
-                    id: m.id().0.to_string(),
-                    name: m.name().to_string(),
-                    description: m.description().map(str::to_string),
-                    terminal: matches!(m, AuthMethod::Terminal(_)),
+                .map(|m| {
+                    let (args, env) = match m {
+                        AuthMethod::Terminal(t) => (
+                            t.args.clone(),
+                            t.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                        ),
+                        _ => (Vec::new(), BTreeMap::new()),
+                    };
+                    AuthMethodInfo {
+                        id: m.id().0.to_string(),
+                        name: m.name().to_string(),
+                        description: m.description().map(str::to_string),
+                        terminal: matches!(m, AuthMethod::Terminal(_)),
+                        args,
+                        env,
+                    }
                 })
                 .collect(),
         }
@@ -227,6 +246,8 @@ pub struct AgentConnection {
     pub(super) process: Arc<AgentProcess>,
     pub(super) options: AcpOptions,
     info: AgentInfo,
+    /// Whether an `authenticate` succeeded on this process (see `signin.rs`).
+    pub(super) signed_in: AtomicBool,
     stop: CancellationToken,
     driver: tokio::task::JoinHandle<()>,
 }
@@ -243,8 +264,9 @@ impl std::fmt::Debug for AgentConnection {
 
 impl AgentConnection {
     /// Spawns the agent in `workspace` (which must exist) with exactly `env` and
-    /// completes `initialize` (protocol 1, fs read/write and terminal offered, and
-    /// elicitation in the modes `options.elicitation` names).
+    /// completes `initialize` (protocol 1, fs read/write and terminal offered,
+    /// elicitation in the modes `options.elicitation` names, and terminal sign-in
+    /// methods taken: Hecate can re-run the agent's invocation in a terminal).
     pub async fn start(
         spec: &LaunchSpec,
         workspace: &Path,
@@ -301,6 +323,7 @@ impl AgentConnection {
             process,
             options,
             info: AgentInfo::default(),
+            signed_in: AtomicBool::new(false),
             stop,
             driver,
         };
@@ -311,6 +334,7 @@ impl AgentConnection {
                         .read_text_file(true)
                         .write_text_file(true))
                     .terminal(true)
+                    .auth(AuthCapabilities::new().terminal(true))
                     .elicitation(elicitation_capabilities(conn.options.elicitation)),
             )
             .client_info(Implementation::new("hecate", env!("CARGO_PKG_VERSION")).title("Hecate"));

@@ -5,6 +5,7 @@
 use crate::adapters::acp::client::AgentConnection;
 use crate::adapters::acp::error::{AcpError, Stage};
 use agent_client_protocol::v1::schema::{AuthenticateRequest, LogoutRequest};
+use std::sync::atomic::Ordering;
 
 impl AgentConnection {
     /// Calls `authenticate` with `method_id`, which must be one of the agent's
@@ -28,9 +29,16 @@ impl AgentConnection {
             .options
             .prompt_idle_timeout
             .unwrap_or(self.options.request_timeout);
-        self.request(Stage::Authenticate, req, limit)
-            .await
-            .map(|_| ())
+        self.request(Stage::Authenticate, req, limit).await?;
+        self.signed_in.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Whether an `authenticate` succeeded on this process. A process that
+    /// refused to open a session and was never signed in through it holds no
+    /// credentials; a login made elsewhere (a terminal) reaches a new process.
+    pub fn signed_in_here(&self) -> bool {
+        self.signed_in.load(Ordering::Relaxed)
     }
 
     /// Calls `logout`; `Unsupported` unless the agent advertised `auth.logout`.
@@ -43,7 +51,8 @@ impl AgentConnection {
             LogoutRequest::new(),
             self.options.request_timeout,
         )
-        .await
-        .map(|_| ())
+        .await?;
+        self.signed_in.store(false, Ordering::Relaxed);
+        Ok(())
     }
 }

@@ -6,12 +6,14 @@
 //! A leaf module: it uses nothing else of the crate.
 
 pub mod env;
+mod foreground;
 mod group;
 mod output;
 mod spawner;
 mod tail;
 pub mod watchdog;
 
+pub use foreground::run_in_foreground;
 pub use group::ProcessGroup;
 pub use output::{Output, run};
 pub use tail::{StderrTail, TailLimits};

@@ -211,6 +211,7 @@ fn initialize(
             url: caps.elicitation.as_ref().is_some_and(|e| e.supports_url()),
         },
     });
+    shared.set_terminal_auth(caps.auth.terminal);
     let agent_caps = AgentCapabilities::new()
         .load_session(true)
         .prompt_capabilities(offered_content())

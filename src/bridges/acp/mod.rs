@@ -31,6 +31,7 @@ pub use state::BridgeConfig;
 /// shuts down every supervised agent.
 pub async fn serve_stdio(engine: Engine, config: BridgeConfig) -> Result<(), AcpBridgeError> {
     let shared = Arc::new(state::Shared::new(engine.clone(), config));
+    shared.set_local_editor();
     let (stdio, drained) = transport::stdio(transport::MAX_FRAME_BYTES);
     let result = tokio::select! {
         r = handlers::connect(shared, stdio) => r,

@@ -11,6 +11,7 @@ pub use content::offered_content;
 use super::convert::{prompt_content, to_rpc};
 use super::sessions::options::offer;
 use super::sessions::settings::reasoning_effort;
+use super::signin::offered_sign_ins;
 use super::state::{Shared, Thread};
 use super::workspace::EditorWorkspace;
 use super::{permission, render};
@@ -191,7 +192,7 @@ pub async fn prompt(
     match (result.run.status, result.error) {
         (RunStatus::Cancelled, _) => resp.respond(ended(StopReason::Cancelled)),
         (RunStatus::Completed, _) => resp.respond(ended(StopReason::EndTurn)),
-        (_, Some(e)) => resp.respond_with_error(to_rpc(&e)),
+        (_, Some(e)) => resp.respond_with_error(to_rpc(&offered_sign_ins(shared, &e))),
         _ => resp.respond_with_error(Error::internal_error()),
     }
 }

@@ -11,6 +11,7 @@ pub mod settings;
 
 use super::convert::{mcp_server, nothing_configured, target_of, to_rpc};
 use super::render;
+use super::signin::offered_sign_ins;
 use super::state::{Shared, Thread};
 use crate::domain::error::HecateError;
 use crate::domain::ids::SessionId;
@@ -148,7 +149,7 @@ async fn refuse_until_signed_in(
         tracing::warn!(error = %gone, "could not delete the session that waits for sign-in");
     }
     shared.forget_thread(sid);
-    resp.respond_with_error(to_rpc(e))
+    resp.respond_with_error(to_rpc(&offered_sign_ins(shared, e)))
 }
 
 /// `session/load`: replays the stored transcript as updates and the session's

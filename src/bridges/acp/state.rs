@@ -12,7 +12,7 @@ use crate::engine::targets::{Target, TargetRef};
 use agent_client_protocol::Error;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -54,6 +54,11 @@ pub struct Shared {
     client_caps: Mutex<DelegateCapabilities>,
     prompts: Mutex<HashMap<SessionId, (u64, CancellationToken)>>,
     next_prompt: AtomicU64,
+    /// Whether the editor runs on this machine (stdio), so a terminal re-run
+    /// of its `hecate acp` command reaches this machine's agents.
+    local_editor: AtomicBool,
+    /// Whether the editor advertised `auth.terminal`.
+    terminal_auth: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -70,6 +75,8 @@ impl Shared {
             client_caps: Mutex::new(DelegateCapabilities::default()),
             prompts: Mutex::new(HashMap::new()),
             next_prompt: AtomicU64::new(1),
+            local_editor: AtomicBool::new(false),
+            terminal_auth: AtomicBool::new(false),
         }
     }
 
@@ -161,6 +168,23 @@ impl Shared {
     /// What the client serves itself.
     pub fn client_caps(&self) -> DelegateCapabilities {
         *lock(&self.client_caps)
+    }
+
+    /// Marks the editor as one on this machine (served on stdio).
+    pub fn set_local_editor(&self) {
+        self.local_editor.store(true, Ordering::Relaxed);
+    }
+
+    /// Remembers whether the editor advertised `auth.terminal`.
+    pub fn set_terminal_auth(&self, on: bool) {
+        self.terminal_auth.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the editor can run an agent's terminal sign-in: it advertised
+    /// `auth.terminal` and runs on this machine (an editor behind `/acp` would
+    /// run it on its own).
+    pub fn runs_terminal_logins(&self) -> bool {
+        self.local_editor.load(Ordering::Relaxed) && self.terminal_auth.load(Ordering::Relaxed)
     }
 
     /// Marks a prompt of `id` as received and returns its ticket and cancel token

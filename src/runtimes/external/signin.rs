@@ -1,14 +1,21 @@
 //! Signing in to external agents through Hecate. An agent that answers
 //! `session/new` with `auth_required` is kept running (parked, per adapter),
-//! and the error names the methods it offers; `authenticate` then goes to that
-//! process (or to a live agent of the adapter), and the next attach in the same
-//! workspace takes the parked process instead of starting another. `logout` goes
-//! to every running agent that offers it.
+//! and the error names the methods it offers: `agent` methods under
+//! `auth_methods`, terminal methods (with the agent's args and env) under
+//! `terminal_methods`. `authenticate` then goes to that process (or to a live
+//! agent of the adapter), and the next attach in the same workspace takes the
+//! parked process when it was signed in through it; otherwise a new process is
+//! started, which sees a login made meanwhile in a terminal. A terminal method
+//! is run here with the agent's own launch (`run_terminal_login`), never
+//! authenticated. `logout` goes to every running agent that offers it.
 
 use super::ExternalRuntime;
+use crate::adapters::acp::agent::catalog::AgentManifest;
+use crate::adapters::acp::agent::launcher::{self, LaunchSpec};
 use crate::adapters::acp::{AcpError, AgentConnection};
+use crate::adapters::process::{self, ExitInfo};
 use crate::domain::error::{ErrorType, HecateError};
-use crate::domain::sign_in::{SignInMethod, method_id};
+use crate::domain::sign_in::{SignInMethod, TerminalSignIn, login_command, method_id};
 use std::sync::Arc;
 
 /// The stable reason of a sign-in request for an agent with no process.
@@ -16,6 +23,10 @@ pub const AGENT_NOT_RUNNING: &str = "agent_not_running";
 
 /// The stable reason of a sign-in method id no running agent offers.
 pub const AUTH_METHOD_UNKNOWN: &str = "auth_method_unknown";
+
+/// The stable reason of an `authenticate` with a terminal method, which the
+/// client runs itself (ACP forbids passing it to `authenticate`).
+pub const AUTH_METHOD_TERMINAL: &str = "auth_method_terminal";
 
 /// The methods `conn`'s agent `adapter_id` offers to `authenticate`, namespaced
 /// (terminal methods are left out: the client would run them itself).
@@ -31,6 +42,27 @@ fn methods(adapter_id: &str, conn: &AgentConnection) -> Vec<SignInMethod> {
         })
         .collect()
 }
+
+/// The terminal methods `conn`'s agent `adapter_id` offers, namespaced, with
+/// the agent's own args and env.
+fn terminal_methods(adapter_id: &str, conn: &AgentConnection) -> Vec<TerminalSignIn> {
+    conn.agent_info()
+        .auth_methods
+        .iter()
+        .filter(|m| m.terminal)
+        .map(|m| TerminalSignIn {
+            id: method_id(adapter_id, &m.id),
+            name: m.name.clone(),
+            description: m.description.clone(),
+            args: m.args.clone(),
+            env: m.env.clone(),
+        })
+        .collect()
+}
+
+/// What starting an adapter takes: its manifest, its launch spec and the env
+/// its process receives.
+pub(super) type Launch<'a> = (&'a AgentManifest, LaunchSpec, Vec<(String, String)>);
 
 /// An `invalid_request` for a sign-in request with the stable `reason`.
 fn refused(reason: &str, message: String) -> HecateError {
@@ -52,13 +84,27 @@ impl ExternalRuntime {
             return e.into_hecate(adapter_id);
         }
         let offered = methods(adapter_id, &conn);
-        let err = e.into_hecate(adapter_id).with_detail(
+        let in_terminal = terminal_methods(adapter_id, &conn);
+        let mut err = e.into_hecate(adapter_id).with_detail(
             "auth_methods",
             serde_json::to_value(&offered).unwrap_or_default(),
         );
+        if let Some(first) = conn.agent_info().auth_methods.iter().find(|m| m.terminal) {
+            err = err
+                .with_detail(
+                    "terminal_methods",
+                    serde_json::to_value(&in_terminal).unwrap_or_default(),
+                )
+                .with_operator_action(format!(
+                    "Run `{}` in a terminal (or pick one of the agent's sign-in methods), \
+                     then retry.",
+                    login_command(adapter_id, &first.id)
+                ));
+        }
         tracing::info!(
             adapter_id,
             methods = offered.len(),
+            terminal_methods = in_terminal.len(),
             "the agent asks to sign in; kept for authenticate"
         );
         self.parked
@@ -68,8 +114,10 @@ impl ExternalRuntime {
         err
     }
 
-    /// The parked process of `adapter_id` when it runs in `workspace` and is
-    /// still alive (taken out of the parking).
+    /// The parked process of `adapter_id` when it runs in `workspace`, is
+    /// still alive and was signed in through `authenticate` (taken out of the
+    /// parking). One that was not is stopped: whatever sign-in happened since
+    /// (a terminal login, the agent's own CLI) reaches only a new process.
     pub(super) async fn take_parked(
         &self,
         adapter_id: &str,
@@ -79,8 +127,72 @@ impl ExternalRuntime {
         let fits = parked
             .get(adapter_id)
             .is_some_and(|(conn, ws)| ws == workspace && conn.is_alive());
-        fits.then(|| parked.remove(adapter_id).map(|(conn, _)| conn))
-            .flatten()
+        let (conn, _) = parked.remove(adapter_id).filter(|_| fits)?;
+        drop(parked);
+        if conn.signed_in_here() {
+            return Some(conn);
+        }
+        tracing::info!(
+            adapter_id,
+            "the parked agent was not signed in through it; starting a new one"
+        );
+        conn.shutdown().await;
+        None
+    }
+
+    /// What starting `adapter_id` takes, as every launch of it resolves it: its
+    /// manifest, its launch spec (direct command or managed package) and the
+    /// env its process receives (before a session's gateway variables).
+    pub(super) fn launch(&self, adapter_id: &str) -> Result<Launch<'_>, HecateError> {
+        let manifest = self.catalog.get(adapter_id).ok_or_else(|| {
+            HecateError::new(
+                ErrorType::AdapterNotFound,
+                format!("external agent adapter {adapter_id:?} is not registered"),
+            )
+            .with_detail("adapters", self.catalog.ids())
+        })?;
+        let spec = launcher::resolve(manifest, &self.launcher).ok_or_else(|| {
+            AcpError::NotInstalled(manifest.command.clone()).into_hecate(adapter_id)
+        })?;
+        Ok((manifest, spec, self.env_for(manifest)))
+    }
+
+    /// Starts `adapter_id` in `workspace` for `initialize` only and answers the
+    /// terminal sign-in methods it offers (Hecate advertises `auth.terminal`).
+    pub async fn terminal_sign_ins(
+        &self,
+        adapter_id: &str,
+        workspace: &std::path::Path,
+    ) -> Result<Vec<TerminalSignIn>, HecateError> {
+        let (_, spec, env) = self.launch(adapter_id)?;
+        let conn = AgentConnection::start(&spec, workspace, env, self.options.clone())
+            .await
+            .map_err(|e| e.into_hecate(adapter_id))?;
+        let offered = terminal_methods(adapter_id, &conn);
+        conn.shutdown().await;
+        Ok(offered)
+    }
+
+    /// Runs `adapter_id`'s terminal sign-in in the user's terminal: the agent's
+    /// launch as a session would start it, with `args` appended and `env` set
+    /// over its environment; answers how the login ended.
+    pub async fn run_terminal_login(
+        &self,
+        adapter_id: &str,
+        args: &[String],
+        env: &[(String, String)],
+    ) -> Result<ExitInfo, HecateError> {
+        let (_, spec, mut child_env) = self.launch(adapter_id)?;
+        child_env.retain(|(k, _)| !env.iter().any(|(name, _)| name == k));
+        child_env.extend(env.iter().cloned());
+        let run = process::Spec::new(&spec.program)
+            .args(&spec.args)
+            .args(args)
+            .env(&child_env);
+        tracing::debug!(adapter_id, program = %spec.program.display(), ?args, "running the agent's terminal sign-in");
+        process::run_in_foreground(&run)
+            .await
+            .map_err(|e| AcpError::Spawn(e).into_hecate(adapter_id))
     }
 
     /// The running processes of `adapter_id` (the parked one first, then live
@@ -121,6 +233,24 @@ impl ExternalRuntime {
             )
             .with_detail("adapter_id", adapter_id));
         };
+        if conn
+            .agent_info()
+            .auth_methods
+            .iter()
+            .any(|m| m.terminal && m.id == method)
+        {
+            return Err(refused(
+                AUTH_METHOD_TERMINAL,
+                format!(
+                    "{} is a terminal sign-in method: the client runs it in a terminal \
+                     (the method's args appended to Hecate's own command, or `{}`); \
+                     it is never passed to authenticate",
+                    method_id(adapter_id, method),
+                    login_command(adapter_id, method)
+                ),
+            )
+            .with_detail("method_id", method_id(adapter_id, method)));
+        }
         let offered = methods(adapter_id, &conn);
         if !offered
             .iter()
