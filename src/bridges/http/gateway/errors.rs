@@ -167,6 +167,14 @@ impl From<HecateError> for GatewayError {
             (ErrorType::GatewayError, _) => {
                 (StatusCode::BAD_GATEWAY, "api_error", "api_error", None)
             }
+            // An upstream sign-in the operator must renew: the same 424 as
+            // `/hecate/v1`, not a server fault.
+            (ErrorType::AuthRequired, _) => (
+                StatusCode::FAILED_DEPENDENCY,
+                "api_error",
+                "api_error",
+                None,
+            ),
             _ => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "api_error",
@@ -350,5 +358,17 @@ mod tests {
         let d = GatewayError::from(Denial::MissingToken).render(WireFormat::Anthropic, None);
         assert_eq!(d.status(), 401);
         assert_eq!(body(d).await["error"]["type"], "authentication_error");
+    }
+
+    #[test]
+    fn an_expired_upstream_sign_in_is_a_failed_dependency_not_a_server_fault() {
+        let e = HecateError::new(ErrorType::AuthRequired, "sign in to github again")
+            .with_operator_action("Run `hecate mcp login github`.");
+        let g = GatewayError::from(e);
+        assert_eq!(g.status, StatusCode::FAILED_DEPENDENCY);
+        assert_eq!(g.code, "auth_required");
+        assert_eq!(g.operator_action, "Run `hecate mcp login github`.");
+        let other = GatewayError::from(HecateError::new(ErrorType::StoreError, "disk full"));
+        assert_eq!(other.status, StatusCode::INTERNAL_SERVER_ERROR);
     }
 }
