@@ -567,9 +567,7 @@ pub fn host_name(authority: &str) -> &str {
 /// literal (any of 127.0.0.0/8, `::1`).
 pub fn is_loopback_name(name: &str) -> bool {
     let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
-    name == "localhost"
-        || name.ends_with(".localhost")
-        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    crate::domain::loopback::is_loopback_host(&name)
 }
 
 /// Whether a browser `Origin` (`scheme://host[:port]`) names a loopback host.
