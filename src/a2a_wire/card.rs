@@ -95,6 +95,28 @@ pub struct AgentCapabilities {
     /// Whether it serves an extended card to authenticated clients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extended_agent_card: Option<bool>,
+    /// The protocol extensions it supports or describes itself with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<AgentExtension>,
+}
+
+/// A protocol extension an agent names on its card: a URI, what it is, and
+/// its parameters (free-form JSON).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentExtension {
+    /// The URI that identifies the extension.
+    #[serde(default)]
+    pub uri: String,
+    /// What the extension is for.
+    #[serde(default)]
+    pub description: String,
+    /// Whether a client must understand it.
+    #[serde(default)]
+    pub required: bool,
+    /// Its parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Map<String, Value>>,
 }
 
 /// Something an agent can be asked.
@@ -155,6 +177,7 @@ mod tests {
                 streaming: Some(true),
                 push_notifications: Some(true),
                 extended_agent_card: Some(false),
+                extensions: Vec::new(),
             },
             default_input_modes: vec!["text/plain".into()],
             default_output_modes: vec!["text/plain".into()],

@@ -15,8 +15,8 @@ pub mod requests;
 pub mod task;
 
 pub use card::{
-    AGENT_CARD_PATH, AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill,
-    BINDING_HTTP_JSON, BINDING_JSONRPC,
+    AGENT_CARD_PATH, AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentProvider,
+    AgentSkill, BINDING_HTTP_JSON, BINDING_JSONRPC,
 };
 pub use message::{Message, Part, Role, parts_text};
 pub use push::{

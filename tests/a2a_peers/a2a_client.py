@@ -2,7 +2,8 @@
 (`a2a-sdk`, pinned by scripts/test-deps/a2a.sh), over the JSON-RPC and the
 HTTP+JSON bindings: card resolution, send, a context continued over two
 messages, get, list, stream, cancel (and the error for a finished task), one
-contextId isolated between two agents, an approval answered through
+contextId isolated between two agents, the authenticated extended card over
+both bindings (and its refusal without the token), an approval answered through
 input-required (its task carrying the file it wrote as an artifact with the
 diff, the workspace being a Git repository), and a task id another agent
 does not know.
@@ -24,9 +25,10 @@ import httpx
 from google.protobuf import struct_pb2
 from google.protobuf.json_format import MessageToDict
 
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client import A2AClientError, A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import (
     CancelTaskRequest,
+    GetExtendedAgentCardRequest,
     GetTaskRequest,
     ListTasksRequest,
     Message,
@@ -39,6 +41,7 @@ from a2a.types import (
 )
 
 ON_MODEL = "hecate:fix%2Fgpt-fixture"
+ACCESS_EXTENSION = "urn:hecate:a2a:access:v1"
 
 
 def expect(cond, what):
@@ -118,6 +121,43 @@ async def conversation(http, base, ws, binding, first, second):
     return {"binding": binding, "context": t1.context_id, "tasks": [t1.id, t2.id]}
 
 
+async def extended_cards(http, base, card, token):
+    """The authenticated extended card over both bindings with the token (the
+    other agents' skills, the access extension naming the caller), and the
+    401 each binding answers without it. Without a token the public card
+    offers none and the SDK answers the public card itself."""
+    if not token:
+        expect(not card.capabilities.extended_agent_card, "no extended card without a token")
+        return None
+    expect(card.capabilities.extended_agent_card, "the card offers the extended card")
+    seen = {}
+    for binding in ["JSONRPC", "HTTP+JSON"]:
+        client = await client_for(http, base, binding)
+        full = await client.get_extended_agent_card(GetExtendedAgentCardRequest())
+        ids = [s.id for s in full.skills]
+        expect(
+            any(i.startswith("hecate:fix/") and "#" in i for i in ids),
+            f"{binding}: the other agents' skills in {ids}",
+        )
+        access = [e for e in full.capabilities.extensions if e.uri == ACCESS_EXTENSION]
+        expect(len(access) == 1, f"{binding}: the access extension")
+        params = MessageToDict(access[0].params)
+        expect(params.get("identity") == "admin", f"{binding}: served to {params}")
+        seen[binding] = {"skills": ids, "role": params.get("role")}
+        await client.close()
+    async with httpx.AsyncClient(timeout=30) as anonymous:
+        for binding in ["JSONRPC", "HTTP+JSON"]:
+            client = await client_for(anonymous, base, binding)
+            try:
+                await client.get_extended_agent_card(GetExtendedAgentCardRequest())
+                expect(False, f"{binding}: the extended card needs the token")
+            except A2AClientError as e:
+                expect("401" in str(e), f"{binding}: refused with 401: {e}")
+                seen[f"{binding} without token"] = "401"
+            await client.close()
+    return seen
+
+
 async def main():
     base, ws = sys.argv[1], sys.argv[2]
     token = sys.argv[3] if len(sys.argv) > 3 else None
@@ -130,6 +170,7 @@ async def main():
         bindings = [i.protocol_binding for i in card.supported_interfaces]
         expect(bindings == ["JSONRPC", "HTTP+JSON"], f"bindings {bindings}")
         report["card"] = {"name": card.name, "url": card.supported_interfaces[0].url}
+        report["extended"] = await extended_cards(http, base, card, token)
 
         report["jsonrpc"] = await conversation(
             http, base, ws, "JSONRPC", "JSON-RPC one.", "JSON-RPC two."

@@ -1,8 +1,9 @@
 //! Agent cards: what an A2A client reads before it calls an agent. Each agent's
 //! card names its URL (`/a2a/{agent}`, where both the JSON-RPC and the
 //! HTTP+JSON bindings answer), protocol version 1.0, streaming and push
-//! notifications, the text and JSON modes, its skills and, when the server has
-//! a token, the HTTP bearer scheme.
+//! notifications, the text and JSON modes, its skills and, when the server
+//! requires a credential, the HTTP bearer scheme and the authenticated extended
+//! card (`extended.rs` builds that one on this card).
 
 use super::agents::{ExposedAgent, path_segment};
 use crate::a2a_wire::{
@@ -34,7 +35,7 @@ pub fn agent_url(origin: &str, agent: &ExposedAgent) -> String {
 }
 
 /// The card of `agent`, served from `origin`; `bearer` when the server requires
-/// its token.
+/// a credential (it then names the bearer scheme and offers the extended card).
 pub fn card(agent: &ExposedAgent, origin: &str, bearer: bool) -> AgentCard {
     let url = agent_url(origin, agent);
     let interface = |binding: &str| AgentInterface {
@@ -66,7 +67,8 @@ pub fn card(agent: &ExposedAgent, origin: &str, bearer: bool) -> AgentCard {
         capabilities: AgentCapabilities {
             streaming: Some(true),
             push_notifications: Some(true),
-            extended_agent_card: Some(false),
+            extended_agent_card: Some(bearer),
+            extensions: Vec::new(),
         },
         default_input_modes: vec!["text/plain".into(), "application/json".into()],
         default_output_modes: vec!["text/plain".into()],
@@ -77,7 +79,7 @@ pub fn card(agent: &ExposedAgent, origin: &str, bearer: bool) -> AgentCard {
 }
 
 /// What `agent` can be asked.
-fn skills(agent: &ExposedAgent) -> Vec<AgentSkill> {
+pub fn skills(agent: &ExposedAgent) -> Vec<AgentSkill> {
     let skill =
         |id: &str, name: &str, description: String, tags: &[&str], examples: &[&str]| AgentSkill {
             id: id.into(),
@@ -148,6 +150,7 @@ mod tests {
         assert_eq!(ifaces[0]["protocolVersion"], "1.0");
         assert_eq!(c["capabilities"]["streaming"], true);
         assert_eq!(c["capabilities"]["pushNotifications"], true);
+        assert_eq!(c["capabilities"]["extendedAgentCard"], false);
         assert!(c.get("securitySchemes").is_none());
     }
 
@@ -159,5 +162,7 @@ mod tests {
             "Bearer"
         );
         assert!(c["securityRequirements"][0]["schemes"]["bearer"]["list"].is_array());
+        assert_eq!(c["capabilities"]["extendedAgentCard"], true);
+        assert!(c["capabilities"].get("extensions").is_none());
     }
 }

@@ -26,9 +26,6 @@ pub enum A2aError {
     /// A part's content type is not accepted (-32005).
     #[error("{0}")]
     ContentTypeNotSupported(String),
-    /// No extended card is served (-32007).
-    #[error("this agent has no authenticated extended card")]
-    ExtendedCardNotConfigured,
     /// The client asked for a protocol version other than 1.x (-32009).
     #[error("A2A version {0} is not supported; this server speaks 1.0")]
     VersionNotSupported(String),
@@ -61,7 +58,6 @@ impl A2aError {
             Self::TaskNotCancelable(_) => -32002,
             Self::UnsupportedOperation(_) => -32004,
             Self::ContentTypeNotSupported(_) => -32005,
-            Self::ExtendedCardNotConfigured => -32007,
             Self::VersionNotSupported(_) => -32009,
             Self::InvalidParams(_) => -32602,
             Self::InvalidRequest(_) | Self::AgentNotFound(_) => -32600,
@@ -78,7 +74,6 @@ impl A2aError {
             Self::TaskNotCancelable(_) => "TASK_NOT_CANCELABLE",
             Self::UnsupportedOperation(_) => "UNSUPPORTED_OPERATION",
             Self::ContentTypeNotSupported(_) => "CONTENT_TYPE_NOT_SUPPORTED",
-            Self::ExtendedCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
             Self::VersionNotSupported(_) => "VERSION_NOT_SUPPORTED",
             Self::InvalidParams(_) => "INVALID_PARAMS",
             Self::InvalidRequest(_) | Self::Parse(_) => "INVALID_REQUEST",

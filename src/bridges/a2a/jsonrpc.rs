@@ -1,24 +1,28 @@
 //! The JSON-RPC 2.0 binding: `POST /a2a/{agent}` with the A2A 1.0 methods
 //! (`SendMessage`, `SendStreamingMessage`, `GetTask`, `ListTasks`,
-//! `CancelTask`, `SubscribeToTask`, and the push notification configs'
+//! `CancelTask`, `SubscribeToTask`, the push notification configs'
 //! `CreateTaskPushNotificationConfig`, `GetTaskPushNotificationConfig`,
-//! `ListTaskPushNotificationConfigs`, `DeleteTaskPushNotificationConfig`). The
+//! `ListTaskPushNotificationConfigs`, `DeleteTaskPushNotificationConfig`, and
+//! `GetExtendedAgentCard`). The
 //! envelope is read and written with serde; streamed methods answer SSE, each
 //! event a JSON-RPC response.
 
 use super::agents::resolve;
+use super::card::origin;
 use super::error::A2aError;
+use super::extended;
 use super::ops;
 use super::push::ops as push_ops;
 use super::sse;
 use super::state::A2aState;
 use super::version::check_version;
 use crate::a2a_wire::SendMessageResponse;
-use axum::Json;
+use crate::domain::api_key::Identity;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -34,11 +38,13 @@ struct RpcRequest {
     params: Value,
 }
 
-/// Answers one JSON-RPC request to `agent`.
+/// Answers one JSON-RPC request to `agent`, made as the identity the access
+/// guard admitted.
 pub async fn handle(
     State(state): State<A2aState>,
     Path(agent): Path<String>,
     headers: HeaderMap,
+    identity: Option<Extension<Identity>>,
     body: Bytes,
 ) -> Response {
     let req = match envelope(&body) {
@@ -90,7 +96,16 @@ pub async fn handle(
             Ok(p) => ops::cancel(&state, &agent, &p).await.and_then(to_value),
             Err(e) => Err(e),
         },
-        "GetExtendedAgentCard" => Err(A2aError::ExtendedCardNotConfigured),
+        "GetExtendedAgentCard" => match identity {
+            Some(Extension(identity)) => {
+                extended::extended_card(&state, &agent, &identity, &origin(&headers))
+                    .await
+                    .and_then(to_value)
+            }
+            None => Err(A2aError::Internal(
+                "the request reached the extended card without an identity".into(),
+            )),
+        },
         "CreateTaskPushNotificationConfig" => params(req.params)
             .and_then(|p| push_ops::create(&state, &agent, p))
             .and_then(to_value),
@@ -107,7 +122,8 @@ pub async fn handle(
             "method {other:?} does not exist; this server speaks A2A 1.0 (SendMessage, \
              SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, \
              CreateTaskPushNotificationConfig, GetTaskPushNotificationConfig, \
-             ListTaskPushNotificationConfigs, DeleteTaskPushNotificationConfig)"
+             ListTaskPushNotificationConfigs, DeleteTaskPushNotificationConfig, \
+             GetExtendedAgentCard)"
         ))),
     };
     match answer {

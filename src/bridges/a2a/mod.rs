@@ -3,7 +3,8 @@
 //! HTTP server. Cards at `/.well-known/agent-card.json` (the default agent) and
 //! `/a2a/{agent}/.well-known/agent-card.json`; each agent's JSON-RPC binding at
 //! `POST /a2a/{agent}` and its HTTP+JSON binding under `/a2a/{agent}/`; the
-//! seed's `POST /v1/agents/{agent}/message:send`. A `contextId` is one Agent
+//! seed's `POST /v1/agents/{agent}/message:send`; with a credential required,
+//! an authenticated extended card per caller. A `contextId` is one Agent
 //! Chat session per agent, a task one turn of it, `input-required` its pending
 //! approval; a task's webhooks get its updates as push notifications. The wire
 //! types are the shared `crate::a2a_wire`. See docs/a2a.md.
@@ -14,6 +15,7 @@ mod card;
 mod discovery;
 mod driver;
 mod error;
+mod extended;
 mod files;
 mod input;
 mod jsonrpc;
@@ -43,7 +45,8 @@ pub fn mount<S: Clone + Send + Sync + 'static>(
     namespace: &Arc<str>,
     guard: &Arc<Guard>,
 ) -> Router<S> {
-    // A request without credentials is refused for its token only when one is set.
+    // A request without credentials is refused only when a credential is
+    // required (a token or an identity provider).
     let bearer = matches!(
         guard.check(&Uri::from_static(card::AGENTS_PATH), &HeaderMap::new()),
         Err(Denial::MissingToken)

@@ -2,12 +2,15 @@
 //! `POST message:stream` (SSE), `GET tasks`, `GET tasks/{id}`,
 //! `POST tasks/{id}:cancel`, `GET|POST tasks/{id}:subscribe` (SSE), the push
 //! notification configs (`POST|GET tasks/{id}/pushNotificationConfigs`,
-//! `GET|DELETE tasks/{id}/pushNotificationConfigs/{configId}`), and the seed's
+//! `GET|DELETE tasks/{id}/pushNotificationConfigs/{configId}`), `GET
+//! extendedAgentCard` (the authenticated extended card), and the seed's
 //! `POST /v1/agents/{agent}/message:send`. Errors are a `google.rpc.Status`
 //! body with the A2A reason, as the official SDKs read them.
 
 use super::agents::{ExposedAgent, resolve};
+use super::card::origin;
 use super::error::A2aError;
+use super::extended;
 use super::ops;
 use super::push::ops as push_ops;
 use super::sse;
@@ -18,12 +21,13 @@ use crate::a2a_wire::{
     SendMessageResponse, TaskIdRequest, TaskPushNotificationConfig,
     TaskPushNotificationConfigRequest,
 };
-use axum::Json;
+use crate::domain::api_key::Identity;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -180,9 +184,22 @@ pub async fn push_config(
     run.await.unwrap_or_else(fail)
 }
 
-/// `GET extendedAgentCard`: not offered.
-pub async fn extended_card() -> Response {
-    fail(A2aError::ExtendedCardNotConfigured)
+/// `GET extendedAgentCard`: the agent's authenticated extended card for the
+/// identity the access guard admitted.
+pub async fn extended_card(
+    State(state): State<A2aState>,
+    Path(agent): Path<String>,
+    headers: HeaderMap,
+    Extension(identity): Extension<Identity>,
+) -> Response {
+    let run = async {
+        let agent = checked(&state, &agent, &headers).await?;
+        extended::extended_card(&state, &agent, &identity, &origin(&headers)).await
+    };
+    match run.await {
+        Ok(card) => Json(card).into_response(),
+        Err(e) => fail(e),
+    }
 }
 
 /// One operation on a task, named by the `:verb` after its id.

@@ -17,7 +17,9 @@ pub struct A2aConfig {
     pub namespace: Arc<str>,
     /// The shared access rules (Host/Origin and the bearer token).
     pub guard: Arc<Guard>,
-    /// Whether `[server] token` is set (the cards then name an HTTP bearer scheme).
+    /// Whether a credential is required (`[server] token` or an identity
+    /// provider): the cards then name an HTTP bearer scheme and offer the
+    /// authenticated extended card.
     pub bearer: bool,
 }
 
@@ -34,7 +36,7 @@ pub struct A2aState {
     pub notifier: Arc<Notifier>,
     /// The access rules.
     pub guard: Arc<Guard>,
-    /// Whether a bearer token is required.
+    /// Whether a credential is required (and the extended card served).
     pub bearer: bool,
 }
 
