@@ -1,11 +1,13 @@
 //! `hecate acp` and `additionalDirectories`: advertised, checked on
 //! `session/new`, `session/load` and `session/resume` (relative, missing and
 //! off-limits directories refused with stable reasons, before anything is
-//! created), and passed on to an agent that advertises the capability (never
-//! to one that does not).
+//! created), passed on to an agent that advertises the capability (never
+//! to one that does not), and taken by Hecate's own agent's file and shell
+//! tools.
 
 use crate::support::acp_editor::*;
-use crate::support::common::{Home, workspace};
+use crate::support::agent::{WIRES, agent_home, answer as final_answer, call, said, turn};
+use crate::support::common::{Home, ModelServer, workspace};
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     CloseSessionRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
@@ -224,5 +226,134 @@ async fn the_agents_files_and_terminals_reach_the_granted_directories_and_no_oth
         text.matches("additional directories").count(),
         2,
         "the write and the terminal outside both are refused, naming the rule: {text}"
+    );
+}
+
+/// Hecate's own agent (a `hecate` target) reads and writes in the directory the
+/// editor granted, by absolute path, and its sandboxed shell may write there;
+/// a relative path stays in the thread's folder, a path outside both is
+/// refused in the tool's result, and the model is told which directories it
+/// has. A resumed thread given another directory works with that one only.
+#[tokio::test(flavor = "multi_thread")]
+async fn hecate_agent_tools_reach_the_granted_directories_and_no_others() {
+    let (_g, ws) = workspace();
+    let (_g2, extra) = workspace();
+    let (_g3, other) = workspace();
+    let (_g4, outside) = workspace();
+    std::fs::write(ws.join("notes.txt"), "in the workspace\n").expect("seed");
+    std::fs::write(extra.join("in.txt"), "in the extra\n").expect("seed");
+    std::fs::write(other.join("o.txt"), "in the other\n").expect("seed");
+    let at = |dir: &Path, name: &str| dir.join(name).display().to_string();
+    let read = |path: String| call("read_file", serde_json::json!({"path": path}));
+    let write = |path: String, content: &str| {
+        call(
+            "file_write",
+            serde_json::json!({"path": path, "content": content}),
+        )
+    };
+    let shell = format!(
+        "echo from the shell > {} && cat {}",
+        at(&extra, "shell.txt"),
+        at(&extra, "in.txt")
+    );
+    let server = ModelServer::start(Some(serde_json::json!([
+        turn(vec![read(at(&extra, "in.txt"))]),
+        turn(vec![write(at(&extra, "out.txt"), "written by hecate")]),
+        turn(vec![write(at(&outside, "no.txt"), "x")]),
+        turn(vec![read("notes.txt".into())]),
+        turn(vec![write("rel.txt".into(), "relative")]),
+        turn(vec![call(
+            "shell_exec",
+            serde_json::json!({"command": shell})
+        )]),
+        final_answer("Done."),
+        turn(vec![read(at(&other, "o.txt"))]),
+        turn(vec![read(at(&extra, "in.txt"))]),
+        final_answer("Done again."),
+    ])));
+    let mut home = agent_home(&server, WIRES[0], "");
+    home.set("PROVIDER_FIX_MODELS", "gpt-fixture");
+    let (_hecate, transport) = Hecate::spawn(&home, &["--target", "hecate:fix/gpt-fixture"]);
+    run_editor(transport, Editor::default(), async |cx, mut updates| {
+        initialize(&cx, Caps::default()).await?;
+        let sid = new_with(&cx, &ws, vec![extra.clone()]).await?;
+        prompt(&cx, &sid, "use the extra directory").await?;
+        assert_eq!(answer(&updates.drain()), "Done.");
+        cx.send_request(CloseSessionRequest::new(sid.clone()))
+            .block_task()
+            .await?;
+        cx.send_request(
+            ResumeSessionRequest::new(sid.clone(), &ws).additional_directories(vec![other.clone()]),
+        )
+        .block_task()
+        .await?;
+        prompt(&cx, &sid, "use the other directory").await?;
+        assert_eq!(answer(&updates.drain()), "Done again.");
+        Ok(())
+    })
+    .await
+    .expect("editor session");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 10, "every scripted turn was asked");
+    let extra_named = format!(
+        "additional directories, naming them by absolute path (relative paths stay in the workspace): {}.",
+        extra.display()
+    );
+    assert!(
+        said(&requests[0]).contains(&extra_named),
+        "the model is told: {}",
+        said(&requests[0])
+    );
+    assert!(
+        said(&requests[1]).contains("in the extra"),
+        "read in the extra"
+    );
+    assert_eq!(
+        std::fs::read_to_string(extra.join("out.txt")).expect("written in the extra"),
+        "written by hecate"
+    );
+    let refusal = |path: String| {
+        format!("path {path}: outside the session workspace and its additional directories")
+    };
+    let refused = said(&requests[3]);
+    assert!(
+        refused.contains(&refusal(at(&outside, "no.txt"))),
+        "a path outside both is refused naming the rule: {refused}"
+    );
+    assert!(!outside.join("no.txt").exists(), "nothing written outside");
+    assert!(
+        said(&requests[4]).contains("in the workspace"),
+        "relative read"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("rel.txt")).expect("relative write"),
+        "relative"
+    );
+    assert!(!extra.join("rel.txt").exists());
+    let shelled = said(&requests[6]);
+    assert!(shelled.contains("exit code 0"), "{shelled}");
+    assert_eq!(
+        std::fs::read_to_string(extra.join("shell.txt")).expect("the sandboxed shell wrote it"),
+        "from the shell\n"
+    );
+    // Resumed with another directory: a fresh task that has that one only.
+    let other_named = format!(
+        "(relative paths stay in the workspace): {}.",
+        other.display()
+    );
+    assert!(
+        said(&requests[7]).contains(&other_named),
+        "{}",
+        said(&requests[7])
+    );
+    assert!(
+        said(&requests[8]).contains("in the other"),
+        "read in the other"
+    );
+    let gone = said(&requests[9]);
+    assert!(
+        gone.contains(&refusal(at(&extra, "in.txt"))),
+        "the first directory is no longer granted: {gone}"
     );
 }

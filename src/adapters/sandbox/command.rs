@@ -117,9 +117,14 @@ pub struct CommandOutcome {
     pub stderr_bytes: u64,
 }
 
-/// The sandbox that confines a task command to `workspace`, and the `.git`
-/// it seals when the workspace has none (removed again after the run).
-fn jail(confinement: Confinement, workspace: &Path) -> (Jail, Option<PathBuf>) {
+/// The sandbox that confines a task command to `workspace` (and the
+/// `additional` directories, writable beside it), and the `.git` it seals when
+/// the workspace has none (removed again after the run).
+fn jail(
+    confinement: Confinement,
+    workspace: &Path,
+    additional: &[PathBuf],
+) -> (Jail, Option<PathBuf>) {
     let view = if confinement.read_only {
         View::ReadOnly
     } else {
@@ -146,6 +151,18 @@ fn jail(confinement: Confinement, workspace: &Path) -> (Jail, Option<PathBuf>) {
     } else {
         jail = jail.sealed(&repo.entry);
         sealed = Some(repo.entry);
+    }
+    for dir in additional {
+        jail = jail.also_writable(dir);
+        // Their git data stays read-only like the workspace's: hooks and
+        // configuration there run code on the next git command.
+        let repo = repo_dirs(dir);
+        if !confinement.git_writable && repo.exists {
+            jail = jail.read_only(&repo.entry);
+            for linked in &repo.linked {
+                jail = jail.read_only(linked);
+            }
+        }
     }
     (jail, sealed)
 }
@@ -224,9 +241,21 @@ pub async fn run(
     cmd: &CommandRun,
     cancel: &CancellationToken,
 ) -> Result<CommandOutcome, SandboxError> {
+    run_with_roots(cmd, &[], cancel).await
+}
+
+/// [`run`] for a session that was granted `additional` directories (canonical)
+/// beside its workspace: a confined command may write them too, their `.git`
+/// read-only unless the confinement makes git writable. Unconfined, the command
+/// still starts in the workspace.
+pub async fn run_with_roots(
+    cmd: &CommandRun,
+    additional: &[PathBuf],
+    cancel: &CancellationToken,
+) -> Result<CommandOutcome, SandboxError> {
     let (program, args, sealed) = if cmd.confinement.is_needed() {
         let bwrap = bwrap_path().ok_or(SandboxError::BwrapMissing)?;
-        let (jail, sealed) = jail(cmd.confinement, &cmd.workspace);
+        let (jail, sealed) = jail(cmd.confinement, &cmd.workspace, additional);
         let mut args = jail.args();
         args.push(cmd.program.clone().into());
         args.extend(cmd.args.iter().map(OsString::from));

@@ -3,9 +3,9 @@
 //! the content before and after, so it can be shown, reverted or applied again.
 
 use super::error::SandboxError;
-use super::paths::confine;
+use super::paths::confine_roots;
 use crate::domain::task::FileOperation;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One file change: the path relative to the workspace and its text before and
 /// after (`None` for a file that did not or no longer exists).
@@ -63,9 +63,31 @@ pub fn apply_file_operation(
     content: &str,
     git_writable: bool,
 ) -> Result<SandboxFileChange, SandboxError> {
-    let target = confine(workspace, Path::new(requested))
+    apply_file_operation_in(
+        (workspace, &[]),
+        allowed_root,
+        requested,
+        op,
+        content,
+        git_writable,
+    )
+}
+
+/// [`apply_file_operation`] for a session granted additional directories
+/// (canonical) beside its workspace: an absolute `requested` may also lie in
+/// one of them ([`confine_roots`]), where `allowed_root` does not apply, and
+/// the change's path is then absolute.
+pub fn apply_file_operation_in(
+    (workspace, additional): (&Path, &[PathBuf]),
+    allowed_root: &Path,
+    requested: &str,
+    op: FileOperation,
+    content: &str,
+    git_writable: bool,
+) -> Result<SandboxFileChange, SandboxError> {
+    let target = confine_roots(workspace, additional, Path::new(requested))
         .map_err(|r| SandboxError::Invalid(format!("file_path {}: {}", r.path, r.reason)))?;
-    if !target.real.starts_with(allowed_root) {
+    if target.relative.is_relative() && !target.real.starts_with(allowed_root) {
         return Err(SandboxError::Invalid(format!(
             "file_path {requested} is outside the allowed root {}",
             allowed_root.display()

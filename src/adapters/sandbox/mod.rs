@@ -19,10 +19,11 @@ mod workspace;
 pub use bwrap::{
     BWRAP_LOCATIONS, BwrapError, Jail, SYSTEM_DIRS, View, bwrap_path, find_bwrap, try_sandbox,
 };
-pub use command::{CommandOutcome, CommandRun, Confinement, OUTPUT_CAP_BYTES, run};
+pub use command::{CommandOutcome, CommandRun, Confinement, OUTPUT_CAP_BYTES, run, run_with_roots};
 pub use error::SandboxError;
 pub use files::{
-    SandboxFileChange, apply_file_operation, git_data_refused, is_git_data, write_back,
+    SandboxFileChange, apply_file_operation, apply_file_operation_in, git_data_refused,
+    is_git_data, write_back,
 };
 pub use git_call::{GitRun, prepare_git};
 pub use repo::{RepoDirs, repo_dirs};

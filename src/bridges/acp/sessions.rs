@@ -100,6 +100,11 @@ pub async fn new_session(
         tools: Default::default(),
     };
     shared.set_thread(session.id.clone(), thread.clone());
+    // Hecate's own agent gets them too, whatever the thread's target now: the
+    // editor may switch it to a `hecate` target later.
+    shared
+        .engine
+        .set_agent_directories(&session.id, dirs.clone());
     shared
         .engine
         .agents()

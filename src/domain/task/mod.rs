@@ -21,7 +21,10 @@ pub use approval::{
 pub use run::{
     TaskArtifact, TaskEvent, TaskEventFilter, TaskRun, TaskRunStatus, TaskStep, TaskStepStatus,
 };
-pub use system_layers::{CODING_AGENT_PROMPT, DEFAULT_GLOBAL_PROMPT, SystemLayers, profile_prompt};
+pub use system_layers::{
+    CODING_AGENT_PROMPT, DEFAULT_GLOBAL_PROMPT, SystemLayers, additional_directories_note,
+    profile_prompt,
+};
 pub use tool_access::{TOOL_ACCESSES, ToolAccess};
 pub use tool_title::tool_title;
 
@@ -141,6 +144,11 @@ pub struct TaskSpec {
     pub base_branch: String,
     /// Directory the run's paths must stay under (defaults to the workspace).
     pub sandbox_allowed_root: String,
+    /// Absolute directories an `agent_loop` run may use beside its workspace
+    /// (a chat session's additional directories): its file tools take absolute
+    /// paths in them and its confined commands may write them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_directories: Vec<String>,
     /// Loosens the default confinement: the whole filesystem writable to the
     /// run's commands (the API's `sandbox_read_only: false`). Off by default:
     /// only the workspace and a private `/tmp` are writable.
@@ -294,6 +302,16 @@ impl TaskSpec {
             return Err(field(
                 "sandbox_allowed_root",
                 "sandbox_allowed_root must be an absolute path".into(),
+            ));
+        }
+        if let Some(dir) = self
+            .additional_directories
+            .iter()
+            .find(|d| !d.starts_with('/'))
+        {
+            return Err(field(
+                "additional_directories",
+                format!("additional directory {dir:?} must be an absolute path"),
             ));
         }
         if self.timeout_ms > MAX_TIMEOUT_MS {

@@ -4,6 +4,7 @@
 //! before it, none replaces another.
 
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// The global layer when the operator sets none.
 pub const DEFAULT_GLOBAL_PROMPT: &str = "You are Hecate's agent, working in a project workspace through the tools you are given. Paths are relative to the workspace root. Read files before you change them, prefer file_edit for targeted changes, and answer with a short summary when you are done.";
@@ -17,6 +18,19 @@ pub fn profile_prompt(profile: &str) -> Option<&'static str> {
         "coding_agent" => Some(CODING_AGENT_PROMPT),
         _ => None,
     }
+}
+
+/// What the system prompt says to a run granted directories beside its
+/// workspace, naming them; `None` when it has none.
+pub fn additional_directories_note(dirs: &[PathBuf]) -> Option<String> {
+    if dirs.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    Some(format!(
+        "Besides the workspace, you may read and change files in these additional directories, naming them by absolute path (relative paths stay in the workspace): {}.",
+        named.join(", ")
+    ))
 }
 
 /// A task's system prompt as its three layers; an empty layer is left out.
@@ -61,6 +75,13 @@ mod tests {
         assert_eq!(layers("G", "", "T").compose(), "G\n\nT");
         assert_eq!(layers("", "P", " ").compose(), "P");
         assert_eq!(layers("", "", "").compose(), "");
+    }
+
+    #[test]
+    fn additional_directories_are_named_only_when_there_are_some() {
+        assert_eq!(additional_directories_note(&[]), None);
+        let note = additional_directories_note(&["/a".into(), "/b c".into()]).expect("some");
+        assert!(note.ends_with("workspace): /a, /b c."), "{note}");
     }
 
     #[test]

@@ -38,6 +38,12 @@ fn validation_names_the_field() {
         shell("true").validate().expect("valid"),
         ExecutionKind::Shell
     );
+    let mut s = shell("true");
+    s.additional_directories = vec!["/abs".into(), "rel".into()];
+    assert_eq!(
+        s.validate().expect_err("relative").details["field"],
+        "additional_directories"
+    );
 }
 
 #[test]

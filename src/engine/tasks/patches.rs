@@ -4,7 +4,7 @@
 //! otherwise the answer is `conflict` and the file is left alone.
 
 use super::TaskRuntime;
-use crate::adapters::sandbox::paths::confine;
+use crate::adapters::sandbox::paths::confine_roots;
 use crate::adapters::sandbox::write_back;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::ids::{TaskArtifactId, TaskId, TaskRunId};
@@ -12,12 +12,13 @@ use crate::domain::task::TaskArtifact;
 use crate::store::tasks::{NewTaskEvent, PatchMove};
 use serde::Deserialize;
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The content of a patch artifact.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct PatchContent {
-    /// Path relative to the run's workspace.
+    /// Path relative to the run's workspace (absolute in one of the task's
+    /// additional directories).
     pub path: String,
     /// Content before (`None`: the file did not exist).
     pub before: Option<String>,
@@ -145,7 +146,17 @@ impl TaskRuntime {
                 format!("the run's workspace {workspace} is gone: {e}"),
             )
         })?;
-        let target = confine(&ws, Path::new(&content.path))
+        // A patch in one of the task's additional directories names its file
+        // by absolute path.
+        let roots: Vec<PathBuf> = self
+            .get_task(at.namespace, id)
+            .await?
+            .spec
+            .additional_directories
+            .iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .collect();
+        let target = confine_roots(&ws, &roots, Path::new(&content.path))
             .map_err(|r| HecateError::invalid(format!("patch path {}: {}", r.path, r.reason)))?;
         let now = current(&target.real)?;
         if &now != expect {

@@ -6,7 +6,7 @@ use super::super::mcp::audit::AuditWriter;
 use super::super::mcp::state::McpHub;
 use super::live_text::{LivePiece, LiveText};
 use crate::domain::gateway_conversation::GatewayTrace;
-use crate::domain::ids::{TaskId, TaskRunId};
+use crate::domain::ids::{SessionId, TaskId, TaskRunId};
 use crate::domain::task::{ApprovalPolicy, DEFAULT_GLOBAL_PROMPT, TaskEvent};
 use crate::engine::batch_writer::BatchWriter;
 use crate::runtimes::model::ModelRuntime;
@@ -97,6 +97,9 @@ pub(in crate::engine) struct Inner {
     /// The engine's gateway trace writer, once attached: `agent_loop` model
     /// turns are traced like `/v1` requests.
     pub(in crate::engine) traces: std::sync::OnceLock<BatchWriter<GatewayTrace>>,
+    /// The additional directories an editor gave each chat session (checked,
+    /// canonical, not stored), for the `agent_loop` tasks its turns start.
+    pub(in crate::engine) session_roots: Mutex<HashMap<SessionId, Vec<PathBuf>>>,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -134,6 +137,7 @@ impl TaskRuntime {
                 trace_parents: std::sync::Mutex::new(HashMap::new()),
                 live: LiveText::default(),
                 traces: std::sync::OnceLock::new(),
+                session_roots: Mutex::new(HashMap::new()),
             }),
         }
     }

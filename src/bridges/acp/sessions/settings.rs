@@ -91,6 +91,9 @@ pub async fn attach_thread(
         tools: chosen.tools,
     };
     shared.set_thread(sid.clone(), thread.clone());
+    // Hecate's own agent gets them too, whatever the thread's target now: the
+    // editor may switch it to a `hecate` target later.
+    shared.engine.set_agent_directories(sid, dirs.clone());
     shared
         .engine
         .agents()

@@ -48,6 +48,18 @@ struct Asking {
     answer: BoxFuture<'static, (TaskApproval, PermissionOutcome)>,
 }
 
+/// What the session chose for its agent's tasks; a task created with other
+/// choices is not continued.
+#[derive(Clone, Copy)]
+struct Chosen<'a> {
+    /// The reasoning effort its turns ask for.
+    effort: &'a Option<String>,
+    /// The tools it offers.
+    tool_access: crate::domain::task::ToolAccess,
+    /// The additional directories it may use.
+    roots: &'a [String],
+}
+
 /// What a turn follows.
 struct Followed<'a> {
     ctx: &'a TurnContext,
@@ -128,12 +140,18 @@ impl Engine {
         // created with, so a changed choice starts a fresh task).
         let effort = ctx.reasoning_effort.clone();
         let tool_access = self.stored_hecate_choices(&ctx.session_id).await?.tools;
+        // The directories the editor granted beside the workspace (a task
+        // keeps those it was created with, so other ones start a fresh task).
+        let roots = self.agent_directories(&ctx.session_id);
+        let chosen = Chosen {
+            effort: &effort,
+            tool_access,
+            roots: &roots,
+        };
         let continued = match continue_from {
             Some((task, _)) => {
                 self.window_reaches(namespace, task, prior).await?
-                    && self
-                        .keeps_choices(namespace, task, &effort, tool_access)
-                        .await?
+                    && self.keeps_choices(namespace, task, chosen).await?
             }
             None => false,
         };
@@ -180,6 +198,7 @@ impl Engine {
             session_id: Some(ctx.session_id.to_string()),
             reasoning_effort: effort,
             tool_access,
+            additional_directories: roots,
             ..Default::default()
         };
         let task = tasks.create_task(namespace, spec).await?;
@@ -219,20 +238,21 @@ impl Engine {
         Ok(reaches)
     }
 
-    /// Whether `task` was created with the reasoning effort and tool access
-    /// the session's turn now asks for; when it was not, the turn starts a
-    /// fresh task primed with what the strategy loads.
+    /// Whether `task` was created with the reasoning effort, tool access and
+    /// additional directories the session's turn now asks for; when it was
+    /// not, the turn starts a fresh task primed with what the strategy loads.
     async fn keeps_choices(
         &self,
         namespace: &str,
         task: &TaskId,
-        effort: &Option<String>,
-        tool_access: crate::domain::task::ToolAccess,
+        chosen: Chosen<'_>,
     ) -> Result<bool> {
         let spec = self.tasks().get_task(namespace, task).await?.spec;
-        let keeps = spec.reasoning_effort == *effort && spec.tool_access == tool_access;
+        let keeps = spec.reasoning_effort == *chosen.effort
+            && spec.tool_access == chosen.tool_access
+            && spec.additional_directories == chosen.roots;
         if !keeps {
-            tracing::info!(%task, "the session's thought level or tools changed: a fresh task primed with what it loads");
+            tracing::info!(%task, "the session's thought level, tools or additional directories changed: a fresh task primed with what it loads");
         }
         Ok(keeps)
     }

@@ -16,11 +16,21 @@ use crate::domain::time::now_rfc3339;
 use crate::runtimes::agent::catalog::BuiltIn;
 use crate::store::tasks::{NewTaskEvent, TaskRunPark};
 use serde_json::json;
+use std::path::PathBuf;
 
 /// How a command tool's call will be confined, in the words an approval shows
-/// (empty for other tools).
-fn confined_words(tool: &str, confinement: Confinement) -> String {
+/// (empty for other tools); a confined `shell_exec` also names the additional
+/// directories it may write.
+fn confined_words(tool: &str, confinement: Confinement, additional: &[PathBuf]) -> String {
     match tool {
+        "shell_exec" if confinement.is_needed() && !additional.is_empty() => {
+            let dirs: Vec<String> = additional.iter().map(|d| d.display().to_string()).collect();
+            format!(
+                " (confined: {}; also writable: {})",
+                confinement.describe(),
+                dirs.join(", ")
+            )
+        }
         "shell_exec" => format!(" (confined: {})", confinement.describe()),
         "git_exec" => {
             let git = Confinement {
@@ -111,7 +121,7 @@ impl Loop<'_> {
             reason: format!(
                 "the agent wants to use {}: {args}{}",
                 call.name,
-                confined_words(&call.name, self.env.confinement)
+                confined_words(&call.name, self.env.confinement, &self.env.additional)
             ),
             note: None,
             created_at: now_rfc3339(),

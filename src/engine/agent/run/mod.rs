@@ -158,6 +158,7 @@ impl TaskRuntime {
         } else {
             PathBuf::from(&spec.sandbox_allowed_root)
         };
+        let additional = granted_directories(&spec.additional_directories);
         let span = spans::agent_loop_run(
             task.id.as_str(),
             run.id.as_str(),
@@ -186,6 +187,7 @@ impl TaskRuntime {
             env: ToolEnv {
                 workspace,
                 allowed_root,
+                additional,
                 confinement: confinement_of(spec),
                 env: sanitized_env(&current_env(), &[], &[]),
                 timeout: Duration::from_millis(spec.effective_timeout_ms()),
@@ -235,6 +237,20 @@ impl TaskRuntime {
         let steps = self.store().list_task_steps(&run.id).await?;
         Ok((conversation, steps))
     }
+}
+
+/// The task's additional directories as the run uses them: canonical, those no
+/// longer there left out (a path in them is then refused like any other).
+fn granted_directories(dirs: &[String]) -> Vec<PathBuf> {
+    dirs.iter()
+        .filter_map(|d| match std::fs::canonicalize(d) {
+            Ok(real) if real.is_dir() => Some(real),
+            _ => {
+                tracing::warn!(directory = %d, "an additional directory of the task is gone; left out");
+                None
+            }
+        })
+        .collect()
 }
 
 fn cancelled() -> RunEnd {

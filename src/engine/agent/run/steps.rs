@@ -10,7 +10,7 @@ use crate::adapters::providers::StreamDelta;
 use crate::domain::error::Result;
 use crate::domain::ids::TaskStepId;
 use crate::domain::message::ToolCall;
-use crate::domain::task::{SystemLayers, TaskStep, TaskStepStatus};
+use crate::domain::task::{SystemLayers, TaskStep, TaskStepStatus, additional_directories_note};
 use crate::domain::time::now_rfc3339;
 use crate::engine::gateway::routing::health::retry_after_secs;
 use crate::engine::tasks::LivePiece;
@@ -232,12 +232,20 @@ impl Loop<'_> {
                            "messages": self.conversation.entries.len(),
                            "request_id": traced.request_id});
         let step = self.start_step("model", input, Vec::new()).await?;
-        let system = self
+        let mut system = self
             .conversation
             .system
             .as_ref()
             .map(SystemLayers::compose)
             .unwrap_or_default();
+        // The directories granted beside the workspace, named every turn (not
+        // stored with the layers: a run works with the ones its task has).
+        if let Some(note) = additional_directories_note(&self.env.additional) {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
+            system.push_str(&note);
+        }
         // A provider that fails the turn (429, 5xx, unreachable, ...) hands it
         // to the next candidate serving the model; the one that answers takes
         // the following turns first. A provider the gateway's health says is

@@ -1,10 +1,13 @@
 //! The command tools: `shell_exec` and `git_exec`, run in the workspace by the
-//! sandbox's confined runner with the task's time limit. A non-zero exit is an
+//! sandbox's confined runner with the task's time limit (a confined
+//! `shell_exec` may also write the session's additional directories). A non-zero exit is an
 //! error result carrying the exit code and output. A `git_exec` call whose git
 //! would run another program is refused before any approval is asked.
 
 use super::{ToolEnv, ToolError, ToolOutcome, cap};
-use crate::adapters::sandbox::{self, CommandRun, Confinement, GitRun, prepare_git};
+use crate::adapters::sandbox::{
+    self, CommandOutcome, CommandRun, Confinement, GitRun, prepare_git,
+};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
@@ -28,6 +31,11 @@ async fn run(
     cancel: &CancellationToken,
 ) -> Result<ToolOutcome, ToolError> {
     let out = sandbox::run(&cmd, cancel).await?;
+    Ok(outcome(env, out))
+}
+
+/// The result of a command that ran to its end (or was stopped).
+fn outcome(env: &ToolEnv, out: CommandOutcome) -> ToolOutcome {
     let code = out.exit.and_then(|e| e.code);
     let ok = out.exit.is_some_and(|e| e.success()) && !out.timed_out && !out.cancelled;
     let status = if out.timed_out {
@@ -43,14 +51,14 @@ async fn run(
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     ));
-    Ok(ToolOutcome {
+    ToolOutcome {
         content,
         is_error: !ok,
         patch: None,
         plan: None,
         cancelled: out.cancelled,
         command: Some(out),
-    })
+    }
 }
 
 pub(super) async fn shell_exec(
@@ -69,7 +77,8 @@ pub(super) async fn shell_exec(
         confinement: env.confinement,
         timeout: env.timeout,
     };
-    run(env, cmd, cancel).await
+    let out = sandbox::run_with_roots(&cmd, &env.additional, cancel).await?;
+    Ok(outcome(env, out))
 }
 
 /// The git run a `git_exec` call asks for, or why it is refused: git that would

@@ -18,6 +18,10 @@ pub struct ToolEnv {
     pub workspace: PathBuf,
     /// The directory every path must stay under.
     pub allowed_root: PathBuf,
+    /// The directories the session was granted beside the workspace
+    /// (canonical): file tools take absolute paths in them, and confined
+    /// commands may write them.
+    pub additional: Vec<PathBuf>,
     /// How commands are confined.
     pub confinement: Confinement,
     /// The environment commands get.

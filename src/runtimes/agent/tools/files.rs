@@ -3,9 +3,9 @@
 //! comes back as a before/after patch.
 
 use super::{Patch, ToolEnv, ToolError, ToolOutcome};
-use crate::adapters::sandbox::paths::confine;
+use crate::adapters::sandbox::paths::confine_roots;
 use crate::adapters::sandbox::{
-    SandboxFileChange, apply_file_operation, git_data_refused, is_git_data,
+    SandboxFileChange, apply_file_operation_in, git_data_refused, is_git_data,
 };
 use crate::domain::task::FileOperation;
 use serde::Deserialize;
@@ -45,12 +45,13 @@ pub(super) struct EditArgs {
     propose: bool,
 }
 
-/// The real path of `requested`, refused when it leaves the workspace or the
-/// allowed root; also answers the path relative to the workspace.
+/// The real path of `requested`, refused when it leaves the workspace (and
+/// every additional directory) or the allowed root; also answers the path
+/// relative to the workspace (absolute in an additional directory).
 fn resolve(env: &ToolEnv, requested: &str) -> Result<(PathBuf, String), ToolError> {
-    let target = confine(&env.workspace, Path::new(requested))
+    let target = confine_roots(&env.workspace, &env.additional, Path::new(requested))
         .map_err(|r| ToolError::Refused(format!("path {}: {}", r.path, r.reason)))?;
-    if !target.real.starts_with(&env.allowed_root) {
+    if target.relative.is_relative() && !target.real.starts_with(&env.allowed_root) {
         return Err(ToolError::Refused(format!(
             "path {requested} is outside the allowed root {}",
             env.allowed_root.display()
@@ -130,8 +131,8 @@ fn changed(change: SandboxFileChange, proposed: bool) -> ToolOutcome {
 
 pub(super) fn file_write(env: &ToolEnv, a: WriteArgs) -> Result<ToolOutcome, ToolError> {
     resolve(env, &a.path)?;
-    let change = apply_file_operation(
-        &env.workspace,
+    let change = apply_file_operation_in(
+        (&env.workspace, &env.additional),
         &env.allowed_root,
         &a.path,
         FileOperation::Write,
@@ -164,8 +165,8 @@ pub(super) fn file_edit(env: &ToolEnv, a: EditArgs) -> Result<ToolOutcome, ToolE
         };
         return Ok(changed(change, true));
     }
-    let change = apply_file_operation(
-        &env.workspace,
+    let change = apply_file_operation_in(
+        (&env.workspace, &env.additional),
         &env.allowed_root,
         &a.path,
         FileOperation::Write,
@@ -188,6 +189,7 @@ mod tests {
         ToolEnv {
             workspace: ws.to_path_buf(),
             allowed_root: ws.to_path_buf(),
+            additional: Vec::new(),
             confinement: Confinement::none(),
             env: Vec::new(),
             timeout: Duration::from_secs(10),
@@ -265,6 +267,73 @@ mod tests {
             "{}",
             r.content
         );
+    }
+
+    #[tokio::test]
+    async fn absolute_paths_reach_the_additional_directories_and_no_others() {
+        let (d, e, o) = (
+            tempfile::tempdir(),
+            tempfile::tempdir(),
+            tempfile::tempdir(),
+        );
+        let canon = |t: &std::io::Result<tempfile::TempDir>| {
+            t.as_ref()
+                .expect("dir")
+                .path()
+                .canonicalize()
+                .expect("canon")
+        };
+        let (ws, extra, outside) = (canon(&d), canon(&e), canon(&o));
+        let env = ToolEnv {
+            additional: vec![extra.clone()],
+            ..env(&ws)
+        };
+        let at = |dir: &std::path::Path, name: &str| dir.join(name).display().to_string();
+        std::fs::write(extra.join("in.txt"), "extra\n").expect("seed");
+        let r = call(&env, "read_file", json!({"path": at(&extra, "in.txt")})).await;
+        assert_eq!((r.content.as_str(), r.is_error), ("extra\n", false));
+        let r = call(
+            &env,
+            "file_write",
+            json!({"path": at(&extra, "out/new.txt"), "content": "n"}),
+        )
+        .await;
+        let p = r.patch.expect("patch");
+        assert_eq!(p.change.path, at(&extra, "out/new.txt"), "named absolute");
+        assert_eq!(read(&extra, "out/new.txt"), "n");
+        let r = call(
+            &env,
+            "file_edit",
+            json!({"path": at(&extra, "in.txt"), "old_string": "extra", "new_string": "edited"}),
+        )
+        .await;
+        assert!(!r.is_error, "{}", r.content);
+        assert_eq!(read(&extra, "in.txt"), "edited\n");
+        let r = call(
+            &env,
+            "list_dir",
+            json!({"path": extra.display().to_string()}),
+        )
+        .await;
+        assert_eq!(r.content, "in.txt\nout/");
+        let r = call(
+            &env,
+            "file_write",
+            json!({"path": "rel.txt", "content": "r"}),
+        )
+        .await;
+        assert_eq!(r.patch.expect("patch").change.path, "rel.txt");
+        assert!(ws.join("rel.txt").exists() && !extra.join("rel.txt").exists());
+        std::os::unix::fs::symlink(&outside, extra.join("link")).expect("link");
+        for path in [at(&outside, "no.txt"), at(&extra, "link/no.txt")] {
+            let r = call(&env, "file_write", json!({"path": path, "content": "x"})).await;
+            assert!(
+                r.is_error && r.content.contains("additional directories"),
+                "{}",
+                r.content
+            );
+        }
+        assert!(!outside.join("no.txt").exists());
     }
 
     #[tokio::test]

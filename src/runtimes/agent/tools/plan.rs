@@ -49,6 +49,7 @@ mod tests {
         let env = ToolEnv {
             workspace: std::env::temp_dir(),
             allowed_root: std::env::temp_dir(),
+            additional: Vec::new(),
             confinement: Confinement::none(),
             env: Vec::new(),
             timeout: Duration::from_secs(5),
