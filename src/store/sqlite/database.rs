@@ -9,6 +9,7 @@ use crate::store::{Store, StoreFailure, StoreHealth};
 use async_trait::async_trait;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
@@ -39,6 +40,9 @@ pub const MEMORY_LOCATION: &str = ":memory:";
 pub struct SqliteStore {
     pool: Pool,
     location: String,
+    /// A reader connection the calling thread uses itself for the short,
+    /// hot reads ([`SqliteStore::read_inline`]); `None` for `:memory:`.
+    pub(super) inline: Option<Mutex<Connection>>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -85,7 +89,18 @@ impl SqliteStore {
                 setup_reader(conn).map_err(|e| open_error(&location, e))
             })
             .collect::<Result<Vec<_>>>()?;
-        Self::start(writer, readers, location)
+        let inline = Connection::open_with_flags(path, flags)
+            .and_then(setup_reader)
+            .and_then(|c| {
+                // Never wait for a lock on the caller's thread: a busy read
+                // goes to the reader threads instead.
+                c.busy_timeout(Duration::ZERO)?;
+                Ok(c)
+            })
+            .map_err(|e| open_error(&location, e))?;
+        let mut store = Self::start(writer, readers, location)?;
+        store.inline = Some(Mutex::new(inline));
+        Ok(store)
     }
 
     /// Opens a fresh in-memory database (the in-memory backend: same code, no file).
@@ -103,7 +118,11 @@ impl SqliteStore {
                 "cannot start the store threads for {location}: {e}"
             ))
         })?;
-        Ok(Self { pool, location })
+        Ok(Self {
+            pool,
+            location,
+            inline: None,
+        })
     }
 
     /// The database location this store was opened on.
@@ -125,6 +144,26 @@ impl SqliteStore {
         f: impl FnOnce(&mut Connection) -> OpResult<T> + Send + 'static,
     ) -> Result<T> {
         self.run(false, f).await
+    }
+
+    /// Runs `f` on the calling thread's own reader connection when it is free,
+    /// saving the hand-off to a reader thread and back; otherwise (taken by
+    /// another caller, a busy database, or `:memory:`) like [`Self::read`].
+    /// Only for reads that take microseconds: a key lookup, never a scan.
+    pub(crate) async fn read_inline<T: Send + 'static>(
+        &self,
+        f: impl Fn(&mut Connection) -> OpResult<T> + Send + 'static,
+    ) -> Result<T> {
+        let answer = self
+            .inline
+            .as_ref()
+            .and_then(|m| m.try_lock().ok())
+            .map(|mut conn| f(&mut conn));
+        match answer {
+            Some(Err(StoreOpError::Sqlite(e))) if is_busy(&e) => self.read(f).await,
+            Some(answer) => answer.map_err(|e| self.failure(e)),
+            None => self.read(f).await,
+        }
     }
 
     /// Queues `f` and awaits its answer, converting SQLite errors into store
@@ -150,7 +189,12 @@ impl SqliteStore {
                 self.location
             )));
         };
-        answer.map_err(|e| match e {
+        answer.map_err(|e| self.failure(e))
+    }
+
+    /// A failed operation as a store error naming the database file.
+    fn failure(&self, e: StoreOpError) -> HecateError {
+        match e {
             StoreOpError::Domain(d) => d,
             StoreOpError::Sqlite(source) => StoreFailure::Sqlite {
                 location: self.location.clone(),
@@ -162,7 +206,7 @@ impl SqliteStore {
                 source,
             }
             .into(),
-        })
+        }
     }
 }
 

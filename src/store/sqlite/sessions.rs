@@ -75,7 +75,8 @@ impl SessionStore for SqliteStore {
 
     async fn get_session(&self, namespace: &str, id: &SessionId) -> Result<Session> {
         let (namespace, id) = (namespace.to_owned(), id.clone());
-        self.read(move |c| {
+        // A key lookup every turn starts with: on the caller's thread.
+        self.read_inline(move |c| {
             one(
                 c,
                 &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE namespace = ?1 AND id = ?2"),

@@ -212,6 +212,42 @@ async fn reads_are_answered_while_the_writer_is_inside_a_transaction() {
 }
 
 #[tokio::test]
+async fn an_inline_read_sees_every_commit_and_falls_back_when_its_connection_is_taken() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(&dir.path().join("hecate.db")).expect("opens");
+    let mut s = session("default");
+    store.create_session(&s).await.expect("creates");
+    // On the caller's own connection: the header as last committed.
+    s.title = "renamed".into();
+    store.update_session(&s).await.expect("updates");
+    let read = store.get_session("default", &s.id).await.expect("reads");
+    assert_eq!(read.title, "renamed");
+    // Another caller holds the inline connection: the read goes to a reader
+    // thread and answers the same.
+    let held = store.inline.as_ref().expect("file stores have one").lock();
+    let read = store.get_session("default", &s.id).await.expect("reads");
+    assert_eq!(read.title, "renamed");
+    drop(held);
+    let missing = store
+        .get_session("default", &SessionId::from("nope"))
+        .await
+        .expect_err("unknown");
+    assert_eq!(missing.error_type, ErrorType::NotFound);
+    // `:memory:` has none and reads on the writer.
+    let memory = SqliteStore::open_in_memory().expect("opens");
+    assert!(memory.inline.is_none());
+    memory.create_session(&s).await.expect("creates");
+    assert_eq!(
+        memory
+            .get_session("default", &s.id)
+            .await
+            .expect("reads")
+            .id,
+        s.id
+    );
+}
+
+#[tokio::test]
 async fn reader_connections_cannot_write() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(&dir.path().join("hecate.db")).expect("opens");
