@@ -14,6 +14,7 @@ mod acp_options_real_agents;
 mod acp_options_real_clients;
 mod acp_real_clients;
 mod acp_titles_real_clients;
+mod acp_ts_sdk2;
 mod agent_mcp_real_peers;
 mod console_browser;
 mod gateway_sdks;
