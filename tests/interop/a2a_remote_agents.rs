@@ -5,8 +5,14 @@
 //! context kept over two turns, `input-required` answered as a Hecate
 //! approval, a cancel passed on, a hand-off from a model with the transcript),
 //! `hecate chat --agent` over the HTTP+JSON binding with a bearer token,
-//! `hecate acp` with the test editor, and MCP `ask_agent`.
+//! `hecate acp` with the test editor and with acpx (a real ACP client from
+//! `scripts/test-deps/acp-clients.sh`) over one persistent session, and MCP
+//! `ask_agent`.
 
+use crate::support::acp_clients::{
+    ClientRun, Clients, acpx_answer, client_cmd, client_methods, hecate as acp_hecate,
+    run as acp_client_run,
+};
 use crate::support::acp_editor::{Editor, Hecate, answer as acp_answer, open, prompt, run_editor};
 use crate::support::common::{Home, ModelServer, test_deps, text, workspace};
 use crate::support::http::{Api, create_agent_session, pending_approval, serve};
@@ -14,7 +20,7 @@ use crate::support::mcp::McpProc;
 use agent_client_protocol::v1::schema::StopReason;
 use serde_json::{Value, json};
 use std::io::{BufRead as _, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -261,6 +267,150 @@ async fn an_editor_talks_to_a_remote_agent_through_hecate_acp() {
     })
     .await
     .expect("editor session");
+}
+
+/// acpx's persistent session in `ws` on `hecate acp --target agent:remote`
+/// (its records in the home's `client-home`), closed on drop, which ends the
+/// queue owner acpx keeps between prompts (and the `hecate acp` under it).
+struct AcpxSession<'a> {
+    home: &'a Home,
+    ws: PathBuf,
+}
+
+impl<'a> AcpxSession<'a> {
+    /// `acpx sessions new` in `ws`.
+    fn new(home: &'a Home, ws: &Path) -> Self {
+        let session = Self {
+            home,
+            ws: ws.to_path_buf(),
+        };
+        let ClientRun { stdout, .. } = session.acpx(&["--format", "json", "sessions", "new"]);
+        assert!(stdout.contains("\"session_ensured\""), "{stdout}");
+        session
+    }
+
+    /// `acpx --agent "<hecate> acp --target agent:remote" ARGS`, asserting
+    /// that it succeeded.
+    fn acpx(&self, args: &[&str]) -> ClientRun {
+        let out = acp_client_run(self.command(args), b"");
+        ClientRun::exited(&out, 0, "")
+    }
+
+    /// One prompt on the session with the permission `policy`.
+    fn prompt(&self, policy: &str, text: &str) -> ClientRun {
+        self.acpx(&[
+            policy,
+            "--format",
+            "json",
+            "--timeout",
+            "120",
+            "prompt",
+            text,
+        ])
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let clients = Clients::get();
+        let mut c = client_cmd(&clients.acpx(), self.home, &self.ws);
+        let client_home = self.home.path("client-home");
+        std::fs::create_dir_all(&client_home).expect("client home");
+        c.env("HOME", client_home)
+            .env("PATH", clients.path(&[]))
+            .args([
+                "--agent",
+                &format!("{} acp --target agent:remote", acp_hecate()),
+            ])
+            .arg("--cwd")
+            .arg(&self.ws)
+            // The queue owner's idle TTL, should the close below not run.
+            .args(["--ttl", "60"])
+            .args(args);
+        c
+    }
+}
+
+impl Drop for AcpxSession<'_> {
+    fn drop(&mut self) {
+        let mut close = self.command(&["sessions", "close"]);
+        close
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Ok(mut child) = close.spawn() {
+            for _ in 0..600 {
+                if !matches!(child.try_wait(), Ok(None)) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn acpx_talks_to_a_remote_agent_through_hecate_acp_over_one_session() {
+    let agent = RemoteAgent::start(&[]);
+    let server = ModelServer::start(None);
+    let home = home_with(&agent, &server, "");
+    let (_guard, ws) = workspace();
+    let session = AcpxSession::new(&home, &ws);
+
+    // Two prompts on one acpx session: one A2A context, its turns counted.
+    let ClientRun {
+        stdout, frames: f, ..
+    } = session.prompt("--approve-all", "hi from acpx");
+    assert_eq!(
+        acpx_answer(&f),
+        "remote agent heard: hi from acpx [turn 1 of context]",
+        "{stdout}"
+    );
+    assert!(
+        f.iter().any(|x| x["result"]["stopReason"] == "end_turn"),
+        "{stdout}"
+    );
+    let ClientRun {
+        stdout, frames: f, ..
+    } = session.prompt("--approve-all", "and again");
+    assert_eq!(
+        acpx_answer(&f),
+        "remote agent heard: and again [turn 2 of context]",
+        "the session keeps the remote contextId: {stdout}"
+    );
+
+    // input-required is put to acpx as a permission request; its answer goes
+    // back to the remote agent as the next message of the task.
+    for (policy, said) in [
+        ("--approve-all", "confirmed: approve"),
+        ("--deny-all", "confirmed: reject"),
+    ] {
+        let ClientRun {
+            stdout, frames: f, ..
+        } = session.prompt(policy, "CONFIRM the change");
+        assert_eq!(
+            client_methods(&f),
+            ["session/request_permission"],
+            "{policy}: {stdout}"
+        );
+        assert!(
+            f.iter().any(|x| x["method"] == "session/request_permission"
+                && x["params"]["toolCall"]["title"] == "Shall I go ahead with the change?"),
+            "{stdout}"
+        );
+        assert_eq!(acpx_answer(&f), said, "{policy}: {stdout}");
+    }
+
+    // Every turn of the session went to the same remote context.
+    let contexts: Vec<Value> = crate::support::acp_editor::stored_run_events(&home)
+        .iter()
+        .filter_map(|e| e.pointer("/data/a2a/context_id").cloned())
+        .collect();
+    assert_eq!(contexts.len(), 4, "{contexts:?}");
+    assert!(
+        contexts[0].is_string() && contexts.iter().all(|c| *c == contexts[0]),
+        "{contexts:?}"
+    );
 }
 
 #[test]
