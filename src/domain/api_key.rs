@@ -415,6 +415,21 @@ impl IdpSettings {
     }
 }
 
+/// A named key's identity with `scope`, for tests of what a scope allows.
+#[cfg(test)]
+pub(crate) fn test_key_identity(scope: &[&str]) -> Identity {
+    Identity::Key(Arc::new(ApiKey {
+        id: ApiKeyId::generate(),
+        name: "k".into(),
+        scope: KeyScope::parse(scope).expect("scope"),
+        created_by: "admin".into(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+        expires_at: None,
+        revoked_at: None,
+        last_used_at: None,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

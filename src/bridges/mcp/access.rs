@@ -117,21 +117,10 @@ impl HecateMcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::api_key::{ApiKey, KeyScope};
-    use crate::domain::ids::ApiKeyId;
-    use std::sync::Arc;
+    use crate::domain::api_key::test_key_identity;
 
     fn key(scope: &[&str]) -> Identity {
-        Identity::Key(Arc::new(ApiKey {
-            id: ApiKeyId::generate(),
-            name: "k".into(),
-            scope: KeyScope::parse(scope).expect("scope"),
-            created_by: "admin".into(),
-            created_at: "2026-01-01T00:00:00Z".into(),
-            expires_at: None,
-            revoked_at: None,
-            last_used_at: None,
-        }))
+        test_key_identity(scope)
     }
 
     #[test]
