@@ -15,8 +15,8 @@ use agent_client_protocol::{Agent, Error, ErrorCode};
 use serde_json::{Value, json};
 use std::path::Path;
 
-/// The `authenticate`/`logout` lines the fixture agent recorded.
-fn auth_log(state: &str) -> Vec<String> {
+/// The `authenticate`/`logout`/login lines the fixture agent recorded.
+pub(crate) fn auth_log(state: &str) -> Vec<String> {
     std::fs::read_to_string(Path::new(state).join("auth.log"))
         .unwrap_or_default()
         .lines()
@@ -31,7 +31,8 @@ async fn authenticate(cx: &ConnectionTo<Agent>, id: &str) -> Result<(), Error> {
         .map(|_| ())
 }
 
-fn data(e: &Error) -> Value {
+/// The data of an ACP error (`null` when it has none).
+pub(crate) fn data(e: &Error) -> Value {
     e.data.clone().unwrap_or(Value::Null)
 }
 

@@ -8,6 +8,7 @@
 //! `auth.terminal` is told the `hecate adapters login` command instead, which
 //! works on its own; `authenticate` never takes a terminal method.
 
+use crate::acp_sign_in::{auth_log, data};
 use crate::support::acp_editor::*;
 use crate::support::common::{Home, text, workspace};
 use agent_client_protocol::schema::ProtocolVersion;
@@ -17,24 +18,10 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Agent, Error, ErrorCode};
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::Output;
 
 /// The editor's configured invocation: `hecate acp ARGS`.
 const EDITOR_ARGS: [&str; 2] = ["--target", "agent:fixture"];
-
-/// The `authenticate`/login lines the fixture agent recorded.
-fn auth_log(state: &str) -> Vec<String> {
-    std::fs::read_to_string(Path::new(state).join("auth.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
-fn data(e: &Error) -> Value {
-    e.data.clone().unwrap_or(Value::Null)
-}
 
 /// `initialize` as an editor that runs terminal sign-ins.
 async fn initialize_with_terminal_auth(cx: &ConnectionTo<Agent>) -> Result<(), Error> {
