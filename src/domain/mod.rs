@@ -2,6 +2,7 @@
 //! approvals and the error type. Plain data and pure functions; depends on nothing
 //! else in the crate.
 
+pub mod a2a_task;
 pub mod activity;
 pub mod agent_probe;
 pub mod api_key;

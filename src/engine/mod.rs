@@ -2,6 +2,7 @@
 //! guardrails, owner leases, runtime switching, event fan-out and reconciliation.
 //! It knows no wire format.
 
+pub mod a2a_tasks;
 mod agent;
 mod agent_reaper;
 pub mod agent_roots;

@@ -1,6 +1,7 @@
 //! The store's contract: one async trait per kind of record, the reports they
 //! answer, and `Store`, which every backend implements in full.
 
+use super::a2a::A2aStore;
 use super::capabilities::CapabilityStore;
 use super::cooldowns::CooldownStore;
 use super::flow_chats::FlowChatStore;
@@ -394,6 +395,7 @@ pub trait Store:
     + FlowChatStore
     + MemoryStore
     + TaskStore
+    + A2aStore
 {
     /// Backend identity and health.
     async fn health(&self) -> Result<StoreHealth>;

@@ -3,6 +3,7 @@
 //! several replicas share) implement all of them, to the same contract, checked
 //! by the one conformance suite in `tests/e2e/store_conformance.rs`.
 
+pub mod a2a;
 pub mod capabilities;
 mod contract;
 pub mod cooldowns;
@@ -25,6 +26,7 @@ pub mod tasks;
 pub mod transfer;
 pub mod turn;
 
+pub use a2a::A2aStore;
 pub use capabilities::{CapabilityKey, CapabilityStore};
 pub use contract::{
     ApprovalPruning, ApprovalQuery, ApprovalStore, AuditStore, LeaseStore, McpCallRecord,

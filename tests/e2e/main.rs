@@ -12,6 +12,7 @@
 mod support;
 
 mod a2a_artifacts;
+mod a2a_durable;
 mod a2a_extended_card;
 mod a2a_push_notifications;
 mod a2a_remote_bad_cards;

@@ -82,6 +82,7 @@ mod backends {
     }
 }
 
+mod a2a_cases;
 mod chat_cases;
 mod choice_cases;
 mod flow_chat_cases;
@@ -91,6 +92,7 @@ mod memory_cases;
 
 /// The behaviours, each an async function of a fresh store.
 mod cases {
+    pub use super::a2a_cases::*;
     pub use super::chat_cases::*;
     pub use super::choice_cases::*;
     pub use super::flow_chat_cases::*;
@@ -1879,6 +1881,7 @@ macro_rules! conformance {
                     loading_by_role_keeps_only_those_roles_on_either_side_of_a_cursor,
                     a_summary_buffer_loads_at_most_max_messages_before_its_first_summary,
                     session_choices_keep_their_order_per_scope_and_go_with_their_session,
+                    a2a_contexts_tasks_and_push_configs_are_kept_and_go_with_their_session,
                 );
             }
         )+

@@ -5,40 +5,18 @@
 
 use super::files::changed_files;
 use super::state::A2aState;
-use super::tasks::{ANSWER_ARTIFACT, TaskRecord};
+use super::stored;
+use super::tasks::{ANSWER_ARTIFACT, TaskRecord, agent_message, task_state};
 use crate::a2a_wire::{
-    Artifact, Message, Part, Role, StreamResponse, TaskArtifactUpdateEvent, TaskState,
-    TaskStatusUpdateEvent,
+    Artifact, Part, StreamResponse, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent,
 };
 use crate::domain::approval::Approval;
 use crate::domain::event::{EngineEvent, RuntimeEvent};
 use crate::domain::ids::SessionId;
-use crate::domain::run::RunStatus;
 use crate::domain::time::now_rfc3339;
 use crate::engine::TurnHandle;
 use crate::engine::bus::{Received, Subscription};
 use serde_json::json;
-
-/// The A2A state of a turn's status.
-pub fn task_state(status: RunStatus) -> TaskState {
-    match status {
-        RunStatus::Running => TaskState::Working,
-        RunStatus::AwaitingApproval => TaskState::InputRequired,
-        RunStatus::Completed => TaskState::Completed,
-        RunStatus::Failed => TaskState::Failed,
-        RunStatus::Cancelled => TaskState::Canceled,
-    }
-}
-
-/// A message from the agent in `context_id` / `task_id`.
-pub fn agent_message(context_id: &str, task_id: &str, parts: Vec<Part>) -> Message {
-    Message::new(
-        Role::Agent,
-        parts,
-        Some(context_id.to_string()),
-        Some(task_id.to_string()),
-    )
-}
 
 /// The status event of `record` as it is now.
 pub fn status_event(record: &TaskRecord) -> StreamResponse {
@@ -52,6 +30,8 @@ pub fn status_event(record: &TaskRecord) -> StreamResponse {
 /// Follows `turn` of session `session_id` (its own events, and the session's
 /// approvals on `approvals`) until it ends, keeping task `task_id` in the
 /// registry up to date; at the end the task gets the files the turn changed.
+/// A change of state and the end are stored as they happen (awaited here, so
+/// they reach the store in order); the streamed pieces are not.
 pub async fn drive(
     a2a: A2aState,
     session_id: SessionId,
@@ -70,7 +50,8 @@ pub async fn drive(
                 })) => {
                     let append = streamed;
                     streamed = true;
-                    registry.update(&task_id, |r| {
+                    // A piece of the answer is not stored: the end stores it whole.
+                    let _ = registry.update(&task_id, |r| {
                         r.answer.push_str(&text);
                         vec![piece(r, text, append, false)]
                     });
@@ -80,10 +61,12 @@ pub async fn drive(
             },
             ev = approvals.recv() => match ev {
                 Some(Received::Event(EngineEvent::ApprovalRequested { approval, .. })) => {
-                    registry.update(&task_id, |r| asked(r, &approval));
+                    let now = registry.update(&task_id, |r| asked(r, &approval));
+                    stored::save(&a2a, now).await;
                 }
                 Some(Received::Event(EngineEvent::ApprovalResolved { approval, .. })) => {
-                    registry.update(&task_id, |r| decided(r, &approval));
+                    let now = registry.update(&task_id, |r| decided(r, &approval));
+                    stored::save(&a2a, now).await;
                 }
                 Some(_) => {}
                 // The bus closed: the engine is stopping; the turn ends too.
@@ -105,7 +88,7 @@ pub async fn drive(
         .error
         .as_ref()
         .map(|e| format!("{} ({})", e.message, e.error_type.code()));
-    registry.update(&task_id, |r| {
+    let end = registry.update(&task_id, |r| {
         if let Some(a) = answer.filter(|a| !a.is_empty()) {
             r.answer = a;
         }
@@ -142,6 +125,7 @@ pub async fn drive(
         events.push(status_event(r));
         events
     });
+    stored::save(&a2a, end).await;
 }
 
 /// An artifact event carrying `text` of the answer.
@@ -208,6 +192,7 @@ fn decided(r: &mut TaskRecord, approval: &Approval) -> Vec<StreamResponse> {
 mod tests {
     use super::*;
     use crate::domain::ids::{ApprovalId, SessionId};
+    use crate::domain::run::RunStatus;
 
     #[test]
     fn run_statuses_map_to_task_states() {
@@ -236,6 +221,7 @@ mod tests {
             history: Vec::new(),
             pending_approval: None,
             order: 1,
+            version: 1,
         };
         let approval: Approval = serde_json::from_value(json!({
             "id": "ap1", "session_id": "s", "status": "pending", "tool_kind": "edit",

@@ -80,18 +80,23 @@ pub async fn handle(
             };
         }
         "SubscribeToTask" => {
-            let stream = params(req.params).and_then(|p| ops::subscribe(&state, &agent, &p));
+            let stream = match params(req.params) {
+                Ok(p) => ops::subscribe(&state, &agent, &p).await,
+                Err(e) => Err(e),
+            };
             return match stream {
                 Ok(s) => sse::jsonrpc(id, s),
                 Err(e) => error(id, e, StatusCode::OK),
             };
         }
-        "GetTask" => params(req.params)
-            .and_then(|p| ops::get(&state, &agent, &p))
-            .and_then(to_value),
-        "ListTasks" => params(req.params)
-            .and_then(|p| ops::list(&state, &agent, &p))
-            .and_then(to_value),
+        "GetTask" => match params(req.params) {
+            Ok(p) => ops::get(&state, &agent, &p).await.and_then(to_value),
+            Err(e) => Err(e),
+        },
+        "ListTasks" => match params(req.params) {
+            Ok(p) => ops::list(&state, &agent, &p).await.and_then(to_value),
+            Err(e) => Err(e),
+        },
         "CancelTask" => match params(req.params) {
             Ok(p) => ops::cancel(&state, &agent, &p).await.and_then(to_value),
             Err(e) => Err(e),
@@ -106,18 +111,24 @@ pub async fn handle(
                 "the request reached the extended card without an identity".into(),
             )),
         },
-        "CreateTaskPushNotificationConfig" => params(req.params)
-            .and_then(|p| push_ops::create(&state, &agent, p))
-            .and_then(to_value),
-        "GetTaskPushNotificationConfig" => params(req.params)
-            .and_then(|p| push_ops::get(&state, &agent, &p))
-            .and_then(to_value),
-        "ListTaskPushNotificationConfigs" => params(req.params)
-            .and_then(|p| push_ops::list(&state, &agent, &p))
-            .and_then(to_value),
-        "DeleteTaskPushNotificationConfig" => params(req.params)
-            .and_then(|p| push_ops::delete(&state, &agent, &p))
-            .map(|()| Value::Null),
+        "CreateTaskPushNotificationConfig" => match params(req.params) {
+            Ok(p) => push_ops::create(&state, &agent, p).await.and_then(to_value),
+            Err(e) => Err(e),
+        },
+        "GetTaskPushNotificationConfig" => match params(req.params) {
+            Ok(p) => push_ops::get(&state, &agent, &p).await.and_then(to_value),
+            Err(e) => Err(e),
+        },
+        "ListTaskPushNotificationConfigs" => match params(req.params) {
+            Ok(p) => push_ops::list(&state, &agent, &p).await.and_then(to_value),
+            Err(e) => Err(e),
+        },
+        "DeleteTaskPushNotificationConfig" => match params(req.params) {
+            Ok(p) => push_ops::delete(&state, &agent, &p)
+                .await
+                .map(|()| Value::Null),
+            Err(e) => Err(e),
+        },
         other => Err(A2aError::MethodNotFound(format!(
             "method {other:?} does not exist; this server speaks A2A 1.0 (SendMessage, \
              SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, \

@@ -24,6 +24,7 @@ mod push;
 mod rest;
 mod sse;
 mod state;
+mod stored;
 mod tasks;
 mod version;
 

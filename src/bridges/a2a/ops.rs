@@ -5,6 +5,9 @@
 //! `input-required` answers that task's pending approval. A send's inline push
 //! notification config is checked before anything starts and registered for
 //! the task before its turn is followed, so its webhook misses no event.
+//! Tasks, conversations and push configs are stored (`stored.rs`): a task
+//! of this process is read live, any other from the store, and a message
+//! in a known `contextId` continues its session after a restart too.
 
 use super::agents::ExposedAgent;
 use super::driver::{drive, status_event};
@@ -12,6 +15,7 @@ use super::error::A2aError;
 use super::input::{approval_answer, check_role, prompt_text, workspace};
 use super::push::{bind, checked};
 use super::state::A2aState;
+use super::stored;
 use super::tasks::{TaskRecord, Watcher};
 use crate::a2a_wire::{
     ListTasksRequest, ListTasksResponse, SendMessageRequest, StreamResponse, Task, TaskIdRequest,
@@ -69,12 +73,12 @@ pub async fn send_streaming(
 }
 
 /// Re-attaches to a running task's stream: the task as it is, then its events.
-pub fn subscribe(
+pub async fn subscribe(
     state: &A2aState,
     agent: &ExposedAgent,
     req: &TaskIdRequest,
 ) -> Result<impl Stream<Item = StreamResponse> + use<>, A2aError> {
-    let (record, watcher) = state.registry.watch(&agent.name, &req.id)?;
+    let (record, watcher) = live_or_elsewhere(state, agent, &req.id, "SubscribeToTask").await?;
     if record.state.is_terminal() {
         return Err(A2aError::UnsupportedOperation(format!(
             "task {} is already {}; read it with GetTask",
@@ -85,19 +89,23 @@ pub fn subscribe(
     Ok(follow(state.clone(), agent.name.clone(), record, watcher))
 }
 
-/// One task of the agent.
-pub fn get(state: &A2aState, agent: &ExposedAgent, req: &TaskIdRequest) -> Result<Task, A2aError> {
+/// One task of the agent, live here or stored.
+pub async fn get(
+    state: &A2aState,
+    agent: &ExposedAgent,
+    req: &TaskIdRequest,
+) -> Result<Task, A2aError> {
     if let Some(n) = req.history_length.filter(|n| *n < 0) {
         return Err(A2aError::InvalidParams(format!(
             "historyLength {n} is negative"
         )));
     }
-    let record = state.registry.get(&agent.name, &req.id)?;
+    let record = stored::find(state, &agent.name, &req.id).await?;
     Ok(record.to_task(req.history_length, true))
 }
 
-/// A page of the agent's tasks, newest first.
-pub fn list(
+/// A page of the agent's stored tasks, newest first.
+pub async fn list(
     state: &A2aState,
     agent: &ExposedAgent,
     req: &ListTasksRequest,
@@ -114,28 +122,30 @@ pub fn list(
             A2aError::InvalidParams(format!("pageToken {t:?} is not one this server gave"))
         })?,
     };
-    let all = state.registry.list(
+    let (page, total) = stored::list(
+        state,
         &agent.name,
         req.context_id.as_deref().filter(|c| !c.is_empty()),
         req.status.filter(|s| *s != TaskState::Unspecified),
-    );
-    let end = (start + size as usize).min(all.len());
+        start,
+        size as usize,
+    )
+    .await?;
+    let end = start + page.len();
     let artifacts = req.include_artifacts.unwrap_or(false);
-    let tasks = all
-        .get(start..end)
-        .unwrap_or_default()
+    let tasks = page
         .iter()
         .map(|r| r.to_task(req.history_length, artifacts))
         .collect();
     Ok(ListTasksResponse {
         tasks,
-        next_page_token: if end < all.len() {
+        next_page_token: if (end as u64) < total {
             end.to_string()
         } else {
             String::new()
         },
         page_size: size,
-        total_size: all.len() as i32,
+        total_size: i32::try_from(total).unwrap_or(i32::MAX),
     })
 }
 
@@ -146,7 +156,7 @@ pub async fn cancel(
     agent: &ExposedAgent,
     req: &TaskIdRequest,
 ) -> Result<Task, A2aError> {
-    let (record, mut watcher) = state.registry.watch(&agent.name, &req.id)?;
+    let (record, mut watcher) = live_or_elsewhere(state, agent, &req.id, "CancelTask").await?;
     if record.state.is_terminal() {
         return Err(not_cancelable(&record));
     }
@@ -230,7 +240,7 @@ async fn start(
         .clone()
         .filter(|c| !c.trim().is_empty())
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let session_id = match state.registry.context_session(&agent.name, &context_id) {
+    let session_id = match stored::context_session(state, &agent.name, &context_id).await? {
         Some(s) => s,
         None => {
             let ws = match workspace(message, req.metadata.as_ref()) {
@@ -246,9 +256,7 @@ async fn start(
                 .engine
                 .create_session(&state.namespace, agent.new_session(&context_id, ws))
                 .await?;
-            state
-                .registry
-                .bind_context(&agent.name, &context_id, session.id)
+            stored::bind_context(state, &agent.name, &context_id, session.id).await?
         }
     };
     // Opened before the turn starts, so no approval of it is missed.
@@ -281,17 +289,14 @@ async fn start(
         history: vec![user],
         pending_approval: None,
         order: 0,
+        version: 0,
     });
+    stored::save(state, Some(record.clone())).await;
     if let Some(config) = push {
         // Before the driver starts, so the webhook sees every event after the
         // task as it is now.
-        let kept = state.registry.add_push(
-            &agent.name,
-            &task_id,
-            bind(config, &task_id),
-            &state.notifier,
-            true,
-        );
+        let kept =
+            stored::add_push(state, &agent.name, &task_id, bind(config, &task_id), true).await;
         if let Err(e) = kept {
             tracing::warn!(
                 task_id = %task_id,
@@ -314,7 +319,7 @@ async fn answer(
     push: Option<TaskPushNotificationConfig>,
 ) -> Result<(TaskRecord, Watcher), A2aError> {
     let message = &req.message;
-    let record = state.registry.get(&agent.name, task_id)?;
+    let record = stored::find(state, &agent.name, task_id).await?;
     if let Some(c) = message.context_id.as_deref().filter(|c| !c.is_empty())
         && c != record.context_id
     {
@@ -340,15 +345,12 @@ async fn answer(
             )));
         }
     };
+    if !state.registry.is_live(task_id) {
+        return Err(elsewhere(task_id, "answering it"));
+    }
     let decision = approval_answer(&message.parts)?;
     if let Some(config) = push {
-        state.registry.add_push(
-            &agent.name,
-            task_id,
-            bind(config, task_id),
-            &state.notifier,
-            false,
-        )?;
+        stored::add_push(state, &agent.name, task_id, bind(config, task_id), false).await?;
     }
     state
         .engine
@@ -363,7 +365,7 @@ async fn answer(
     let mut user = message.clone();
     user.context_id = Some(record.context_id.clone());
     user.task_id = Some(task_id.to_string());
-    state.registry.update(task_id, |r| {
+    let now = state.registry.update(task_id, |r| {
         r.history.push(user);
         if r.state != TaskState::InputRequired || r.pending_approval.as_ref() != Some(&approval) {
             return Vec::new();
@@ -374,7 +376,37 @@ async fn answer(
         r.timestamp = now_rfc3339();
         vec![status_event(r)]
     });
+    stored::save(state, now).await;
     state.registry.watch(&agent.name, task_id)
+}
+
+/// `agent`'s task `id` with a watcher when it is live here; a stored one
+/// that ended is answered without one's events to follow (its caller refuses
+/// it as ended); one still running elsewhere is `UnsupportedOperation` for
+/// `operation`.
+async fn live_or_elsewhere(
+    state: &A2aState,
+    agent: &ExposedAgent,
+    id: &str,
+    operation: &str,
+) -> Result<(TaskRecord, Watcher), A2aError> {
+    if state.registry.is_live(id) {
+        return state.registry.watch(&agent.name, id);
+    }
+    let record = stored::find(state, &agent.name, id).await?;
+    if record.state.is_terminal() {
+        // Nothing will change: a watcher that never ticks.
+        return Ok((record, Watcher::idle()));
+    }
+    Err(elsewhere(id, operation))
+}
+
+/// The error for an operation on a task whose turn another server follows.
+fn elsewhere(id: &str, operation: &str) -> A2aError {
+    A2aError::UnsupportedOperation(format!(
+        "task {id} runs on another Hecate server sharing this store; {operation} works on the \
+         server that runs it; read it here with GetTask"
+    ))
 }
 
 /// The events of a task from `record` on, ending when it ends or waits.

@@ -88,7 +88,7 @@ pub async fn list(
     let run = async {
         let agent = checked(&state, &agent, &headers).await?;
         let Query(q) = query.map_err(|e| A2aError::InvalidParams(e.body_text()))?;
-        ops::list(&state, &agent, &q)
+        ops::list(&state, &agent, &q).await
     };
     match run.await {
         Ok(page) => Json(page).into_response(),
@@ -136,12 +136,16 @@ pub async fn push_configs(
             Method::POST => {
                 let mut config: TaskPushNotificationConfig = read(&body)?;
                 config.task_id = task;
-                push_ops::create(&state, &agent, config).map(|c| Json(c).into_response())
+                push_ops::create(&state, &agent, config)
+                    .await
+                    .map(|c| Json(c).into_response())
             }
             Method::GET => {
                 let Query(mut req) = query.map_err(|e| A2aError::InvalidParams(e.body_text()))?;
                 req.task_id = task;
-                push_ops::list(&state, &agent, &req).map(|l| Json(l).into_response())
+                push_ops::list(&state, &agent, &req)
+                    .await
+                    .map(|l| Json(l).into_response())
             }
             other => Err(A2aError::MethodNotFound(format!(
                 "{other} tasks/{task}/pushNotificationConfigs is not an operation; use POST to \
@@ -170,10 +174,12 @@ pub async fn push_config(
             id,
         };
         match method {
-            Method::GET => push_ops::get(&state, &agent, &req).map(|c| Json(c).into_response()),
-            Method::DELETE => {
-                push_ops::delete(&state, &agent, &req).map(|()| Json(json!({})).into_response())
-            }
+            Method::GET => push_ops::get(&state, &agent, &req)
+                .await
+                .map(|c| Json(c).into_response()),
+            Method::DELETE => push_ops::delete(&state, &agent, &req)
+                .await
+                .map(|()| Json(json!({})).into_response()),
             other => Err(A2aError::MethodNotFound(format!(
                 "{other} tasks/{}/pushNotificationConfigs/{} is not an operation; use GET or \
                  DELETE",
@@ -225,10 +231,10 @@ async fn task_action(
         ..TaskIdRequest::default()
     };
     let answer = match (verb, &method) {
-        (None, &Method::GET) => ops::get(&state, &agent, &req).map(Json),
+        (None, &Method::GET) => ops::get(&state, &agent, &req).await.map(Json),
         (Some("cancel"), &Method::POST) => ops::cancel(&state, &agent, &req).await.map(Json),
         (Some("subscribe"), _) => {
-            return match ops::subscribe(&state, &agent, &req) {
+            return match ops::subscribe(&state, &agent, &req).await {
                 Ok(s) => sse::rest(s),
                 Err(e) => fail(e),
             };

@@ -2,16 +2,20 @@
 //! Hecate session (its id is the turn's run id), each (agent, `contextId`) pair
 //! one session, so two agents never share a session. A task's changes are
 //! fanned out to its streams as A2A events, and offered to its push
-//! notification webhooks, which are kept with it. The registry lives in memory:
-//! a restarted server starts with none.
+//! notification webhooks, which are kept with it. The registry holds what must
+//! be live — the tasks this process runs, their streams, change signals and
+//! webhook queues — and caches conversations; what outlives the process is
+//! in the store (`stored.rs`), written when a task starts, when its state
+//! changes and when it ends.
 
 use super::error::A2aError;
 use super::push::{Notifier, PushSet};
 use crate::a2a_wire::{
-    Artifact, Message, Part, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
+    Artifact, Message, Part, Role, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
     TaskStatus,
 };
 use crate::domain::ids::{ApprovalId, SessionId};
+use crate::domain::run::RunStatus;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -49,8 +53,11 @@ pub struct TaskRecord {
     pub history: Vec<Message>,
     /// The approval it waits for, in `input-required`.
     pub pending_approval: Option<ApprovalId>,
-    /// Insertion order, for listing newest first.
+    /// Insertion order in this process.
     pub order: u64,
+    /// Counts the changes worth storing (a start, a state change, an answer
+    /// to an approval, the end); the store keeps the newest.
+    pub version: u64,
 }
 
 impl TaskRecord {
@@ -104,6 +111,27 @@ impl TaskRecord {
     }
 }
 
+/// The A2A state of a turn's status.
+pub fn task_state(status: RunStatus) -> TaskState {
+    match status {
+        RunStatus::Running => TaskState::Working,
+        RunStatus::AwaitingApproval => TaskState::InputRequired,
+        RunStatus::Completed => TaskState::Completed,
+        RunStatus::Failed => TaskState::Failed,
+        RunStatus::Cancelled => TaskState::Canceled,
+    }
+}
+
+/// A message from the agent in `context_id` / `task_id`.
+pub fn agent_message(context_id: &str, task_id: &str, parts: Vec<Part>) -> Message {
+    Message::new(
+        Role::Agent,
+        parts,
+        Some(context_id.to_string()),
+        Some(task_id.to_string()),
+    )
+}
+
 /// What a stream or a waiting send holds: the task's events and a signal on
 /// every change, both opened with the snapshot they follow.
 #[derive(Debug)]
@@ -112,6 +140,21 @@ pub struct Watcher {
     pub events: broadcast::Receiver<StreamResponse>,
     /// Ticks on every change.
     pub changed: watch::Receiver<u64>,
+}
+
+impl Watcher {
+    /// A watcher of a task that changes no more (one read back from the store
+    /// after it ended): no events, and its change signal closed.
+    pub fn idle() -> Self {
+        let (events, receiver) = broadcast::channel(1);
+        drop(events);
+        let (changed, signal) = watch::channel(0);
+        drop(changed);
+        Self {
+            events: receiver,
+            changed: signal,
+        }
+    }
 }
 
 struct Entry {
@@ -171,6 +214,7 @@ impl Registry {
         let mut inner = self.lock();
         inner.next += 1;
         record.order = inner.next;
+        record.version = 1;
         if inner.tasks.len() >= MAX_TASKS {
             forget_oldest_finished(&mut inner.tasks);
         }
@@ -216,21 +260,43 @@ impl Registry {
 
     /// Changes task `id` with `change`, which answers the events telling it;
     /// they are sent to the task's streams and offered to its webhooks in
-    /// order (queued, never waited for).
-    pub fn update(&self, id: &str, change: impl FnOnce(&mut TaskRecord) -> Vec<StreamResponse>) {
+    /// order (queued, never waited for). Answers the task as it is now when
+    /// the change is one to store (its state, its pending approval or its
+    /// history changed, or it ended), with its version counted up; `None` for
+    /// the rest (a streamed piece of the answer) and for a task not live here.
+    pub fn update(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut TaskRecord) -> Vec<StreamResponse>,
+    ) -> Option<TaskRecord> {
         let mut inner = self.lock();
-        let Some(entry) = inner.tasks.get_mut(id) else {
-            return;
-        };
+        let entry = inner.tasks.get_mut(id)?;
+        let before = (
+            entry.record.state,
+            entry.record.pending_approval.clone(),
+            entry.record.history.len(),
+        );
         for ev in change(&mut entry.record) {
             entry.push.offer(&ev);
             // No stream open is not an error.
             let _ = entry.events.send(ev);
         }
-        if entry.record.state.is_terminal() {
+        let r = &entry.record;
+        let stored = r.state.is_terminal()
+            || before != (r.state, r.pending_approval.clone(), r.history.len());
+        if r.state.is_terminal() {
             entry.push.finish();
         }
+        if stored {
+            entry.record.version += 1;
+        }
         entry.changed.send_modify(|n| *n += 1);
+        stored.then(|| entry.record.clone())
+    }
+
+    /// Whether task `id` is live in this process (its turn is followed here).
+    pub fn is_live(&self, id: &str) -> bool {
+        self.lock().tasks.contains_key(id)
     }
 
     /// Registers push notification `config` (checked and bound to the task)
@@ -265,32 +331,6 @@ impl Registry {
         Ok(config)
     }
 
-    /// The push notification configs of `agent`'s task `id`.
-    pub fn push_configs(
-        &self,
-        agent: &str,
-        id: &str,
-    ) -> Result<Vec<TaskPushNotificationConfig>, A2aError> {
-        match self.lock().tasks.get(id) {
-            Some(e) if e.record.agent == agent => Ok(e.push.list()),
-            _ => Err(not_found(agent, id)),
-        }
-    }
-
-    /// Push notification config `config_id` of `agent`'s task `id`, when the
-    /// task has it.
-    pub fn push_config(
-        &self,
-        agent: &str,
-        id: &str,
-        config_id: &str,
-    ) -> Result<Option<TaskPushNotificationConfig>, A2aError> {
-        match self.lock().tasks.get(id) {
-            Some(e) if e.record.agent == agent => Ok(e.push.get(config_id).cloned()),
-            _ => Err(not_found(agent, id)),
-        }
-    }
-
     /// Forgets push notification config `config_id` of `agent`'s task `id`
     /// (nothing when it has none of that id).
     pub fn remove_push(&self, agent: &str, id: &str, config_id: &str) -> Result<(), A2aError> {
@@ -301,27 +341,6 @@ impl Registry {
             }
             _ => Err(not_found(agent, id)),
         }
-    }
-
-    /// `agent`'s tasks, newest first, of `context_id` and in `state` when given.
-    pub fn list(
-        &self,
-        agent: &str,
-        context_id: Option<&str>,
-        state: Option<TaskState>,
-    ) -> Vec<TaskRecord> {
-        let mut out: Vec<TaskRecord> = self
-            .lock()
-            .tasks
-            .values()
-            .map(|e| &e.record)
-            .filter(|r| r.agent == agent)
-            .filter(|r| context_id.is_none_or(|c| r.context_id == c))
-            .filter(|r| state.is_none_or(|s| r.state == s))
-            .cloned()
-            .collect();
-        out.sort_by_key(|r| std::cmp::Reverse(r.order));
-        out
     }
 }
 
@@ -339,7 +358,7 @@ fn forget_oldest_finished(tasks: &mut HashMap<String, Entry>) {
 }
 
 /// The error for a task id `agent` does not have.
-fn not_found(agent: &str, id: &str) -> A2aError {
+pub(super) fn not_found(agent: &str, id: &str) -> A2aError {
     A2aError::TaskNotFound(format!("agent {agent} has no task {id}"))
 }
 
@@ -361,6 +380,7 @@ mod tests {
             history: Vec::new(),
             pending_approval: None,
             order: 0,
+            version: 0,
         }
     }
 
@@ -388,22 +408,28 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn updates_reach_watchers_in_order_and_lists_are_newest_first() {
+    async fn updates_reach_watchers_in_order_and_only_state_changes_are_stored() {
         let r = Registry::default();
-        let (_, mut w) = r.insert(record("t1", "a", "c"));
-        r.insert(record("t2", "a", "d"));
-        r.update("t1", |rec| {
-            rec.state = TaskState::Completed;
-            rec.answer = "done".into();
-            vec![StreamResponse::Task(Box::new(rec.to_task(None, true)))]
+        let (first, mut w) = r.insert(record("t1", "a", "c"));
+        assert_eq!(first.version, 1);
+        assert!(r.is_live("t1"));
+        assert!(!r.is_live("t2"));
+        let piece = r.update("t1", |rec| {
+            rec.answer.push_str("do");
+            Vec::new()
         });
+        assert!(piece.is_none(), "a streamed piece is not stored");
+        let ended = r
+            .update("t1", |rec| {
+                rec.state = TaskState::Completed;
+                rec.answer = "done".into();
+                vec![StreamResponse::Task(Box::new(rec.to_task(None, true)))]
+            })
+            .expect("the end is stored");
+        assert_eq!(ended.version, 2);
         let ev = w.events.recv().await.expect("event");
         assert_eq!(ev.state(), Some(TaskState::Completed));
         assert!(w.changed.has_changed().expect("open"));
-        let ids: Vec<String> = r.list("a", None, None).into_iter().map(|t| t.id).collect();
-        assert_eq!(ids, ["t2", "t1"]);
-        assert_eq!(r.list("a", Some("c"), None).len(), 1);
-        assert_eq!(r.list("a", None, Some(TaskState::Completed)).len(), 1);
         let task = r.get("a", "t1").expect("t1").to_task(Some(0), true);
         assert_eq!(task.artifacts[0].parts[0].text.as_deref(), Some("done"));
         assert!(task.history.is_empty());

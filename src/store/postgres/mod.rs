@@ -23,6 +23,7 @@ macro_rules! in_transaction {
     }};
 }
 
+mod a2a;
 mod approvals;
 mod audit;
 mod capabilities;

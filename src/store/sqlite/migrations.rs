@@ -474,6 +474,47 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (session_id, scope, kind, name)
     );
     "#,
+    // v19: what the A2A server keeps across restarts and replicas: each
+    // (agent, contextId) conversation's session, the tasks (a header to filter
+    // on, the record as JSON, a version so racing writes keep the newest) and
+    // their push notification configs.
+    r#"
+    CREATE TABLE a2a_contexts (
+        namespace TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        context_id TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, agent, context_id)
+    );
+    CREATE TABLE a2a_tasks (
+        namespace TEXT NOT NULL,
+        id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        context_id TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        state TEXT NOT NULL,
+        terminal INTEGER NOT NULL,
+        record_json TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, id)
+    );
+    CREATE INDEX a2a_tasks_by_agent ON a2a_tasks (namespace, agent, created_at, id);
+    CREATE INDEX a2a_tasks_by_session ON a2a_tasks (session_id);
+    CREATE TABLE a2a_push_configs (
+        namespace TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        config_id TEXT NOT NULL,
+        config_json TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, task_id, config_id),
+        FOREIGN KEY (namespace, task_id) REFERENCES a2a_tasks(namespace, id) ON DELETE CASCADE
+    );
+    CREATE INDEX a2a_contexts_by_session ON a2a_contexts (session_id);
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

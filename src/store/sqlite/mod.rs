@@ -4,6 +4,7 @@
 //! The in-memory backend runs reads on its writer. Foreign keys on, busy timeout,
 //! retries while another process sets up a new file.
 
+mod a2a;
 mod approvals;
 mod audit;
 mod capabilities;

@@ -614,6 +614,49 @@ pub const TABLES: &[Table] = &[
         key: Some(&["session_id", "scope", "kind", "name"]),
         serial: None,
     },
+    Table {
+        name: "a2a_contexts",
+        columns: &[
+            t("namespace"),
+            t("agent"),
+            t("context_id"),
+            t("session_id"),
+            t("created_at"),
+        ],
+        key: Some(&["namespace", "agent", "context_id"]),
+        serial: None,
+    },
+    Table {
+        name: "a2a_tasks",
+        columns: &[
+            t("namespace"),
+            t("id"),
+            t("agent"),
+            t("context_id"),
+            t("session_id"),
+            t("state"),
+            b("terminal"),
+            t("record_json"),
+            i("version"),
+            t("created_at"),
+            t("updated_at"),
+        ],
+        key: Some(&["namespace", "id"]),
+        serial: None,
+    },
+    Table {
+        name: "a2a_push_configs",
+        columns: &[
+            t("namespace"),
+            t("task_id"),
+            t("config_id"),
+            t("config_json"),
+            i("position"),
+            t("created_at"),
+        ],
+        key: Some(&["namespace", "task_id", "config_id"]),
+        serial: None,
+    },
 ];
 
 #[cfg(test)]

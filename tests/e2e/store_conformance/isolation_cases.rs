@@ -11,7 +11,9 @@
 //! providers, which every namespace of a process shares, so the case only gives
 //! their tables a row; so are API keys, whose namespaces are part of their scope,
 //! and the OAuth sign-ins of upstream MCP servers. The choices of a session's
-//! options are reached through their session, like its messages.
+//! options are reached through their session, like its messages. The A2A
+//! server's conversations, tasks and push notification configs are keyed by
+//! namespace.
 
 use super::{Backend, backends};
 use hecate::domain::ErrorType;
@@ -78,6 +80,9 @@ const CHECKED: &[&str] = &[
     "api_keys",
     "mcp_oauth_tokens",
     "session_choices",
+    "a2a_contexts",
+    "a2a_tasks",
+    "a2a_push_configs",
 ];
 
 fn usage() -> Usage {
@@ -224,6 +229,42 @@ async fn populate(store: &dyn Store) -> (Session, Task, FlowChat) {
         })
         .await
         .expect("choice");
+    store
+        .bind_a2a_context(&hecate::domain::a2a_task::A2aContext {
+            namespace: OWNER.into(),
+            agent: "hecate".into(),
+            context_id: "iso-ctx".into(),
+            session_id: s.id.clone(),
+            created_at: now_rfc3339(),
+        })
+        .await
+        .expect("context");
+    store
+        .put_a2a_task(&hecate::domain::a2a_task::A2aTaskRow {
+            namespace: OWNER.into(),
+            id: "iso-task".into(),
+            agent: "hecate".into(),
+            context_id: "iso-ctx".into(),
+            session_id: s.id.clone(),
+            state: "TASK_STATE_WORKING".into(),
+            terminal: false,
+            record: json!({}),
+            version: 1,
+            created_at: now_rfc3339(),
+            updated_at: now_rfc3339(),
+        })
+        .await
+        .expect("a2a task");
+    store
+        .put_a2a_push_config(&hecate::domain::a2a_task::A2aPushConfigRow {
+            namespace: OWNER.into(),
+            task_id: "iso-task".into(),
+            config_id: "c".into(),
+            config: json!({"url": "http://127.0.0.1:1/"}),
+            created_at: now_rfc3339(),
+        })
+        .await
+        .expect("push config");
     store
         .create_grant(&Grant {
             id: GrantId::generate(),
@@ -679,6 +720,37 @@ async fn nothing_crosses(store: &dyn Store, s: &Session, t: &Task, flow: &FlowCh
         // Without pgvector nothing is searched at all.
         VectorSearch::Unavailable(_) => {}
     }
+    // a2a_contexts, a2a_tasks, a2a_push_configs: keyed by namespace.
+    assert_eq!(
+        store
+            .get_a2a_context(OTHER, "hecate", "iso-ctx")
+            .await
+            .expect("context"),
+        None
+    );
+    assert_eq!(
+        store.get_a2a_task(OTHER, "iso-task").await.expect("task"),
+        None
+    );
+    let listed = store
+        .list_a2a_tasks(&hecate::domain::a2a_task::A2aTaskQuery {
+            namespace: OTHER.into(),
+            agent: "hecate".into(),
+            context_id: None,
+            state: None,
+            offset: 0,
+            limit: 10,
+        })
+        .await
+        .expect("tasks");
+    assert_eq!(listed.total, 0);
+    assert!(
+        store
+            .list_a2a_push_configs(OTHER, "iso-task")
+            .await
+            .expect("configs")
+            .is_empty()
+    );
 }
 
 /// The case: every catalog table is covered, populated in one namespace and

@@ -11,32 +11,32 @@ use crate::a2a_wire::{
 use crate::bridges::a2a::agents::ExposedAgent;
 use crate::bridges::a2a::error::A2aError;
 use crate::bridges::a2a::state::A2aState;
+use crate::bridges::a2a::stored;
 
 /// Registers `config` for its task (`taskId`); answers it as kept.
-pub fn create(
+pub async fn create(
     state: &A2aState,
     agent: &ExposedAgent,
     config: TaskPushNotificationConfig,
 ) -> Result<TaskPushNotificationConfig, A2aError> {
     let task_id = task_of(&config.task_id)?;
-    state.registry.get(&agent.name, &task_id)?;
+    stored::find(state, &agent.name, &task_id).await?;
     let config = bind(checked(config)?, &task_id);
-    state
-        .registry
-        .add_push(&agent.name, &task_id, config, &state.notifier, false)
+    stored::add_push(state, &agent.name, &task_id, config, false).await
 }
 
 /// The config `id` of task `taskId`.
-pub fn get(
+pub async fn get(
     state: &A2aState,
     agent: &ExposedAgent,
     req: &TaskPushNotificationConfigRequest,
 ) -> Result<TaskPushNotificationConfig, A2aError> {
     let task_id = task_of(&req.task_id)?;
     let id = config_of(&req.id)?;
-    state
-        .registry
-        .push_config(&agent.name, &task_id, &id)?
+    stored::push_configs(state, &agent.name, &task_id)
+        .await?
+        .into_iter()
+        .find(|c| c.id == id)
         .ok_or_else(|| {
             A2aError::TaskNotFound(format!(
                 "task {task_id} has no push notification config {id}"
@@ -45,7 +45,7 @@ pub fn get(
 }
 
 /// Every config of task `taskId` (one page: a task keeps few).
-pub fn list(
+pub async fn list(
     state: &A2aState,
     agent: &ExposedAgent,
     req: &ListTaskPushNotificationConfigsRequest,
@@ -55,20 +55,20 @@ pub fn list(
         return Err(A2aError::InvalidParams(format!("pageSize {n} is negative")));
     }
     Ok(ListTaskPushNotificationConfigsResponse {
-        configs: state.registry.push_configs(&agent.name, &task_id)?,
+        configs: stored::push_configs(state, &agent.name, &task_id).await?,
         next_page_token: String::new(),
     })
 }
 
 /// Forgets the config `id` of task `taskId`; nothing more is posted to it.
-pub fn delete(
+pub async fn delete(
     state: &A2aState,
     agent: &ExposedAgent,
     req: &TaskPushNotificationConfigRequest,
 ) -> Result<(), A2aError> {
     let task_id = task_of(&req.task_id)?;
     let id = config_of(&req.id)?;
-    state.registry.remove_push(&agent.name, &task_id, &id)
+    stored::remove_push(state, &agent.name, &task_id, &id).await
 }
 
 /// The task id a request names.

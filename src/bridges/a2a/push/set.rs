@@ -41,6 +41,11 @@ impl PushSet {
         Err(full(&config.task_id))
     }
 
+    /// The error for task `task_id` having no room for another config.
+    pub fn full(task_id: &str) -> A2aError {
+        full(task_id)
+    }
+
     /// Keeps `config` (replacing the one with its id, whose worker stops)
     /// delivered through `queue`.
     pub fn put(
@@ -65,7 +70,9 @@ impl PushSet {
         Ok(())
     }
 
-    /// The config `id`.
+    /// The config `id` (the configs are read from the store; this is the
+    /// tests' view of what is live).
+    #[cfg(test)]
     pub fn get(&self, id: &str) -> Option<&TaskPushNotificationConfig> {
         self.configs
             .iter()
@@ -73,7 +80,8 @@ impl PushSet {
             .map(|r| &r.config)
     }
 
-    /// Every config.
+    /// Every config (the tests' view, like [`PushSet::get`]).
+    #[cfg(test)]
     pub fn list(&self) -> Vec<TaskPushNotificationConfig> {
         self.configs.iter().map(|r| r.config.clone()).collect()
     }
