@@ -166,6 +166,31 @@ impl SqliteStore {
         }
     }
 
+    /// Runs write `f` on the calling thread when the writer connection is free,
+    /// saving the hand-off to the writer thread and back; otherwise (the writer
+    /// busy with another write, or another process holding the database's write
+    /// lock, which is never waited for here) queues it like [`Self::write`].
+    /// For the short writes of a turn; `f` may run twice, the first try rolled
+    /// back.
+    pub(crate) async fn write_inline<T: Send + 'static>(
+        &self,
+        f: impl Fn(&mut Connection) -> OpResult<T> + Send + 'static,
+    ) -> Result<T> {
+        let answer = self.pool.try_writer().map(|mut conn| {
+            // A lock held by another process goes to the writer thread, which
+            // waits for it; this thread never does.
+            let _ = conn.busy_timeout(Duration::ZERO);
+            let answer = f(&mut conn);
+            let _ = conn.busy_timeout(BUSY_TIMEOUT);
+            answer
+        });
+        match answer {
+            Some(Err(StoreOpError::Sqlite(e))) if is_busy(&e) => self.write(f).await,
+            Some(answer) => answer.map_err(|e| self.failure(e)),
+            None => self.write(f).await,
+        }
+    }
+
     /// Queues `f` and awaits its answer, converting SQLite errors into store
     /// errors that name the database file.
     async fn run<T: Send + 'static>(
@@ -230,6 +255,9 @@ fn setup_writer(mut conn: Connection, location: &str, wal: bool) -> Result<Conne
                 tracing::warn!(mode, "SQLite did not switch to WAL");
             }
             conn.pragma_update(None, "synchronous", "NORMAL")?;
+            // Checkpoints are queued on the writer thread (see `pool`), so a
+            // write borrowed by a caller's thread never runs one.
+            conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         }
         conn.pragma_update(None, "foreign_keys", "ON")?;
         migrations::migrate(conn)?;

@@ -1,22 +1,33 @@
 //! The threads behind the SQLite store: one writer connection on its own OS thread,
 //! and a pool of reader connections on theirs, each fed jobs over a channel. A job
 //! is a closure on the connection; its answer comes back through a oneshot, so the
-//! async side never blocks a runtime thread on SQLite.
+//! async side never waits on SQLite. The writer connection sits behind a mutex its
+//! thread takes per job, so a caller may borrow it while it is free
+//! ([`Pool::try_writer`]); the WAL is then checkpointed on the writer thread,
+//! never on a caller's.
 
 use rusqlite::Connection;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// One unit of work on a connection.
 pub(crate) type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// Writes between two WAL checkpoints queued on the writer thread.
+const CHECKPOINT_EVERY: u64 = 64;
 
 /// The job queues of a store and the threads that drain them.
 pub(crate) struct Pool {
     writer: Option<Sender<Job>>,
     readers: Option<Sender<Job>>,
     threads: Vec<JoinHandle<()>>,
+    /// The writer connection, taken by its thread for each job.
+    writer_conn: Arc<Mutex<Connection>>,
+    /// Writes so far, to queue a checkpoint every [`CHECKPOINT_EVERY`].
+    writes: AtomicU64,
 }
 
 impl Pool {
@@ -29,9 +40,10 @@ impl Pool {
     ) -> std::io::Result<Self> {
         let mut threads = Vec::with_capacity(readers.len() + 1);
         let (wtx, wrx) = channel::<Job>();
+        let writer_conn = Arc::new(Mutex::new(writer));
         threads.push(spawn(
             format!("{name}-writer"),
-            writer,
+            writer_conn.clone(),
             Arc::new(Mutex::new(wrx)),
         )?);
         let readers = if readers.is_empty() {
@@ -40,6 +52,7 @@ impl Pool {
             let (rtx, rrx) = channel::<Job>();
             let shared = Arc::new(Mutex::new(rrx));
             for (i, conn) in readers.into_iter().enumerate() {
+                let conn = Arc::new(Mutex::new(conn));
                 threads.push(spawn(format!("{name}-reader-{i}"), conn, shared.clone())?);
             }
             Some(rtx)
@@ -48,12 +61,40 @@ impl Pool {
             writer: Some(wtx),
             readers,
             threads,
+            writer_conn,
+            writes: AtomicU64::new(0),
         })
     }
 
     /// Queues a job for the writer; `false` when the writer has stopped.
     pub(crate) fn write(&self, job: Job) -> bool {
+        self.wrote();
+        self.send_write(job)
+    }
+
+    fn send_write(&self, job: Job) -> bool {
         self.writer.as_ref().is_some_and(|w| w.send(job).is_ok())
+    }
+
+    /// The writer connection when neither its thread nor another caller holds
+    /// it; the caller's write counts toward the next checkpoint.
+    pub(crate) fn try_writer(&self) -> Option<MutexGuard<'_, Connection>> {
+        let conn = self.writer_conn.try_lock().ok()?;
+        self.wrote();
+        Some(conn)
+    }
+
+    /// Counts a write and, every [`CHECKPOINT_EVERY`], queues a passive WAL
+    /// checkpoint on the writer thread (the connection's own automatic one is
+    /// off, so that it never runs on a caller's thread).
+    fn wrote(&self) {
+        if self.writes.fetch_add(1, Ordering::Relaxed) % CHECKPOINT_EVERY == CHECKPOINT_EVERY - 1 {
+            self.send_write(Box::new(|c| {
+                if let Err(e) = c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                    tracing::warn!(error = %e, "WAL checkpoint failed");
+                }
+            }));
+        }
     }
 
     /// Queues a job for the first free reader (the writer when there are no
@@ -90,7 +131,7 @@ impl Drop for Pool {
 /// A panicking job is contained: its caller sees the answer channel dropped.
 fn spawn(
     name: String,
-    mut conn: Connection,
+    conn: Arc<Mutex<Connection>>,
     queue: Arc<Mutex<Receiver<Job>>>,
 ) -> std::io::Result<JoinHandle<()>> {
     let thread_name = name.clone();
@@ -101,6 +142,7 @@ fn spawn(
                 rx.recv()
             };
             let Ok(job) = job else { break };
+            let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
             if std::panic::catch_unwind(AssertUnwindSafe(|| job(&mut conn))).is_err() {
                 tracing::error!(thread = %thread_name, "a store job panicked");
             }

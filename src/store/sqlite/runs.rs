@@ -201,7 +201,7 @@ impl RunStore for SqliteStore {
             return Ok(());
         }
         let (run_id, events) = (run_id.clone(), events.to_vec());
-        self.write(move |c| {
+        self.write_inline(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             insert_events(&tx, &run_id, &events)?;
             tx.commit()?;

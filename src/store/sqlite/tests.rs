@@ -247,6 +247,108 @@ async fn an_inline_read_sees_every_commit_and_falls_back_when_its_connection_is_
     );
 }
 
+/// Where a write ran, and how many times it was tried.
+fn tracked_write(
+    tries: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> impl Fn(&mut Connection) -> OpResult<String> + Send + 'static {
+    move |c| {
+        tries.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute("CREATE TABLE IF NOT EXISTS probe (n INTEGER)", [])?;
+        tx.execute("INSERT INTO probe VALUES (1)", [])?;
+        tx.commit()?;
+        Ok(std::thread::current().name().unwrap_or("").to_string())
+    }
+}
+
+#[tokio::test]
+async fn an_inline_write_runs_in_place_and_goes_to_the_writer_when_another_process_holds_the_lock()
+{
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("hecate.db");
+    let store = SqliteStore::open(&path).expect("opens");
+    let here = std::thread::current().name().unwrap_or("").to_string();
+    // Free writer: the write runs on the caller's thread, once.
+    let tries = Arc::new(AtomicUsize::new(0));
+    let ran_on = store
+        .write_inline(tracked_write(tries.clone()))
+        .await
+        .expect("writes");
+    assert_eq!(
+        (ran_on.as_str(), tries.load(Ordering::SeqCst)),
+        (here.as_str(), 1)
+    );
+    // Another process holds the write lock: the caller's thread does not wait
+    // for it; the writer thread does, and writes once it is released.
+    let other = Connection::open(&path).expect("second connection");
+    other
+        .execute_batch("BEGIN IMMEDIATE")
+        .expect("takes the lock");
+    let (release, released) = mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let _ = released.recv_timeout(Duration::from_secs(5));
+        other.execute_batch("COMMIT").expect("releases");
+    });
+    let tries = Arc::new(AtomicUsize::new(0));
+    let pending = store.write_inline(tracked_write(tries.clone()));
+    tokio::pin!(pending);
+    let waited = tokio::time::timeout(Duration::from_millis(200), &mut pending).await;
+    assert!(
+        waited.is_err(),
+        "the write waits for the other process's lock"
+    );
+    release.send(()).expect("holder waits");
+    let ran_on = pending.await.expect("writes after the lock is released");
+    holder.join().expect("holder ends");
+    assert_eq!(ran_on, "hecate-store-writer");
+    assert_eq!(
+        tries.load(Ordering::SeqCst),
+        2,
+        "tried in place, then queued"
+    );
+    let rows: i64 = store
+        .read(|c| Ok(c.query_row("SELECT COUNT(*) FROM probe", [], |r| r.get(0))?))
+        .await
+        .expect("counts");
+    assert_eq!(rows, 2, "the refused try left nothing behind");
+}
+
+#[tokio::test]
+async fn writes_in_place_still_get_the_wal_checkpointed() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("hecate.db");
+    let store = SqliteStore::open(&path).expect("opens");
+    let tries = Arc::new(AtomicUsize::new(0));
+    let blob = "x".repeat(16 * 1024);
+    for _ in 0..1_000 {
+        let blob = blob.clone();
+        store
+            .write_inline(move |c| {
+                c.execute("CREATE TABLE IF NOT EXISTS big (b TEXT)", [])?;
+                c.execute("INSERT INTO big VALUES (?1)", [&blob])?;
+                Ok(())
+            })
+            .await
+            .expect("writes");
+    }
+    store
+        .write_inline(tracked_write(tries))
+        .await
+        .expect("writes");
+    // 16 MB written: without checkpoints the WAL would hold all of it.
+    let wal = std::fs::metadata(dir.path().join("hecate.db-wal"))
+        .expect("a WAL file")
+        .len();
+    assert!(
+        wal < 8 * 1024 * 1024,
+        "the WAL is reused after checkpoints: {wal} bytes"
+    );
+}
+
 #[tokio::test]
 async fn reader_connections_cannot_write() {
     let dir = tempfile::tempdir().expect("tempdir");

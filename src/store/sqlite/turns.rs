@@ -1,5 +1,6 @@
 //! The start and the end of a turn, each one `BEGIN IMMEDIATE` transaction on the
-//! writer, built from the same statements the single-row operations use.
+//! writer connection (borrowed by the caller's thread when it is free), built from
+//! the same statements the single-row operations use.
 
 use super::{OpResult, SqliteStore, leases, messages, runs, sessions};
 use crate::domain::error::{HecateError, Result};
@@ -11,17 +12,17 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 #[async_trait]
 impl TurnStore for SqliteStore {
     async fn begin_turn(&self, turn: BeginTurn) -> Result<TurnBegun> {
-        self.write(move |c| begin(c, turn)).await
+        self.write_inline(move |c| begin(c, &turn)).await
     }
 
     async fn finish_turn(&self, turn: FinishTurn) -> Result<TurnFinished> {
-        self.write(move |c| finish(c, turn)).await
+        self.write_inline(move |c| finish(c, &turn)).await
     }
 }
 
-fn begin(c: &mut Connection, turn: BeginTurn) -> OpResult<TurnBegun> {
+fn begin(c: &mut Connection, turn: &BeginTurn) -> OpResult<TurnBegun> {
     let (session, owner) = (&turn.session, &turn.owner);
-    let mut user = turn.user;
+    let mut user = turn.user.clone();
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
     if let Some(holder) = leases::take(&tx, &session.id, owner, turn.lease_ttl_ms)? {
         return Ok(TurnBegun::HeldElsewhere { owner: holder });
@@ -55,12 +56,17 @@ fn begin(c: &mut Connection, turn: BeginTurn) -> OpResult<TurnBegun> {
     })
 }
 
-fn finish(c: &mut Connection, turn: FinishTurn) -> OpResult<TurnFinished> {
+fn finish(c: &mut Connection, turn: &FinishTurn) -> OpResult<TurnFinished> {
     let (session, owner, run_id) = (&turn.session, &turn.owner, &turn.run_id);
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let assistant = messages::append(&tx, &session.id, vec![turn.assistant], turn.call.as_ref())?
-        .pop()
-        .ok_or_else(|| HecateError::store("the assistant message was not stored"))?;
+    let assistant = messages::append(
+        &tx,
+        &session.id,
+        vec![turn.assistant.clone()],
+        turn.call.as_ref(),
+    )?
+    .pop()
+    .ok_or_else(|| HecateError::store("the assistant message was not stored"))?;
     for a in &turn.artifacts {
         messages::insert_artifact(&tx, &assistant.id, a)?;
     }
