@@ -35,6 +35,11 @@ pub struct StoredRun {
     pub answer: Option<String>,
 }
 
+/// Where the directories of conversations that named no workspace are made.
+pub(super) fn conversation_root(engine: &Engine) -> std::path::PathBuf {
+    engine.inner.config.tasks.data_dir.join("conversations")
+}
+
 impl Engine {
     /// The A2A server's stored conversations, tasks and push notification
     /// configs.
@@ -78,6 +83,24 @@ impl A2aTasks<'_> {
                 created_at: now_rfc3339(),
             })
             .await
+    }
+
+    /// A new, empty directory of Hecate's own for a conversation whose client
+    /// named no workspace (`conversations/<id>` under the task runtime's data directory), so an
+    /// agent never works wherever the server happened to be started. It goes
+    /// with its session ([`Engine::delete_session`]).
+    pub fn new_conversation_dir(&self) -> Result<std::path::PathBuf> {
+        let dir = conversation_root(self.engine).join(uuid::Uuid::new_v4().simple().to_string());
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            crate::domain::error::HecateError::new(
+                ErrorType::WorkspaceRequired,
+                format!(
+                    "cannot create a directory for the conversation at {}: {e}",
+                    dir.display()
+                ),
+            )
+        })?;
+        Ok(dir)
     }
 
     /// Stores a task as it is now (an older version than the stored one is

@@ -134,9 +134,11 @@ impl Engine {
     /// Deletes a session and everything it owns; a running turn is cancelled first.
     pub async fn delete_session(&self, namespace: &str, id: &SessionId) -> Result<()> {
         // Confirm the session is visible in this namespace before touching turns.
-        self.get_session(namespace, id).await?;
+        let session = self.get_session(namespace, id).await?;
         self.end_session(id, true).await;
-        self.store().delete_session(namespace, id).await
+        self.store().delete_session(namespace, id).await?;
+        remove_own_conversation_dir(self, session.workspace.as_deref());
+        Ok(())
     }
 
     /// Closes a session's native agent session and process, keeping its history.
@@ -159,5 +161,21 @@ impl Engine {
                 rt.close(session_id).await;
             }
         }
+    }
+}
+
+/// Removes `workspace` when it is a directory Hecate made for an A2A
+/// conversation (never a directory a client named).
+fn remove_own_conversation_dir(engine: &Engine, workspace: Option<&str>) {
+    let root = super::a2a_tasks::conversation_root(engine);
+    let Some(dir) = workspace.map(std::path::Path::new) else {
+        return;
+    };
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    if dir.parent() == Some(root.as_path())
+        && let Err(e) = std::fs::remove_dir_all(dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(dir = %dir.display(), error = %e, "could not remove a conversation's directory");
     }
 }

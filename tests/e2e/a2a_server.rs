@@ -247,6 +247,61 @@ async fn json_rpc_send_get_and_list_with_a_context_continued_over_two_messages()
 }
 
 #[tokio::test]
+async fn a_conversation_that_names_no_workspace_gets_a_directory_of_its_own() {
+    let server = ModelServer::start(Some(json!([answer("One."), answer("Two.")])));
+    let home = a2a_home(&server, "");
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let bare = |text: &str| {
+        json!({"message": {
+            "messageId": uuid::Uuid::new_v4().to_string(),
+            "role": "ROLE_USER",
+            "parts": [{"text": text}],
+        }})
+    };
+    let mut dirs = Vec::new();
+    for text in ["first conversation", "second conversation"] {
+        let sent = result(&rpc(&api, "hecate", "SendMessage", bare(text)).await);
+        let task = &sent["task"];
+        assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+        let session = task["metadata"]["hecateSessionId"]
+            .as_str()
+            .expect("session id")
+            .to_string();
+        let got = api
+            .get(&format!("/hecate/v1/agent-chat/sessions/{session}"))
+            .await;
+        assert_eq!(got.status, 200, "{}", got.body);
+        let ws = std::path::PathBuf::from(
+            got.body["data"]["workspace"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a workspace in {}", got.body)),
+        );
+        // Hecate's own directory under its data directory, never the one
+        // `hecate serve` was started in.
+        let data = std::fs::canonicalize(home.data_dir()).expect("data dir");
+        assert!(
+            ws.starts_with(&data),
+            "{} under {}",
+            ws.display(),
+            data.display()
+        );
+        assert_ne!(ws, std::env::current_dir().expect("cwd"));
+        assert!(ws.is_dir(), "{} exists", ws.display());
+        dirs.push((session, ws));
+    }
+    assert_ne!(dirs[0].1, dirs[1].1, "one directory per conversation");
+    // Deleting the session removes the directory Hecate made for it.
+    let (session, ws) = &dirs[0];
+    let deleted = api
+        .delete(&format!("/hecate/v1/agent-chat/sessions/{session}"))
+        .await;
+    assert!(deleted.status < 300, "{} {}", deleted.status, deleted.body);
+    assert!(!ws.exists(), "{} is gone with its session", ws.display());
+    assert!(dirs[1].1.is_dir(), "the other conversation keeps its own");
+}
+
+#[tokio::test]
 async fn rest_and_the_seed_path_send_beside_the_gateway() {
     let server = ModelServer::start(Some(json!([
         answer("Over REST."),

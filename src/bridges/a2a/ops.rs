@@ -245,10 +245,10 @@ async fn start(
         None => {
             let ws = match workspace(message, req.metadata.as_ref()) {
                 Some(w) => w,
-                None => std::env::current_dir()
-                    .map_err(|e| {
-                        A2aError::Internal(format!("no workspace: the server's directory: {e}"))
-                    })?
+                None => state
+                    .engine
+                    .a2a_tasks()
+                    .new_conversation_dir()?
                     .display()
                     .to_string(),
             };
