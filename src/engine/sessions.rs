@@ -154,6 +154,8 @@ impl Engine {
         if let Some(turn) = self.active().get(session_id).cloned() {
             turn.stop("session_closed");
         }
+        // An editor that opens the thread again sends its directories again.
+        self.set_agent_directories(session_id, Vec::new());
         if let Some(rt) = &self.inner.external {
             if delete {
                 rt.delete(session_id).await;
