@@ -38,7 +38,7 @@ pub const MEMORY_LOCATION: &str = ":memory:";
 
 /// A Hecate store in one SQLite database (a file, or `:memory:`).
 pub struct SqliteStore {
-    pool: Pool,
+    pub(super) pool: Pool,
     location: String,
     /// A reader connection the calling thread uses itself for the short,
     /// hot reads ([`SqliteStore::read_inline`]); `None` for `:memory:`.

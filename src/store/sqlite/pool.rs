@@ -8,7 +8,7 @@
 
 use rusqlite::Connection;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -16,8 +16,10 @@ use std::thread::JoinHandle;
 /// One unit of work on a connection.
 pub(crate) type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
-/// Writes between two WAL checkpoints queued on the writer thread.
-const CHECKPOINT_EVERY: u64 = 64;
+/// Writes between two WAL checkpoints queued on the writer thread: a model
+/// turn's writes add about 30 pages to the WAL (measured), ten a write, so
+/// this checkpoints about as often as SQLite's own 1,000-page automatic one.
+const CHECKPOINT_EVERY: u64 = 100;
 
 /// The job queues of a store and the threads that drain them.
 pub(crate) struct Pool {
@@ -28,6 +30,10 @@ pub(crate) struct Pool {
     writer_conn: Arc<Mutex<Connection>>,
     /// Writes so far, to queue a checkpoint every [`CHECKPOINT_EVERY`].
     writes: AtomicU64,
+    /// Jobs queued for the writer thread and not done yet: while there are
+    /// some, no caller borrows the connection, so queued work is never
+    /// overtaken for long.
+    queued: Arc<AtomicUsize>,
 }
 
 impl Pool {
@@ -41,10 +47,12 @@ impl Pool {
         let mut threads = Vec::with_capacity(readers.len() + 1);
         let (wtx, wrx) = channel::<Job>();
         let writer_conn = Arc::new(Mutex::new(writer));
+        let queued = Arc::new(AtomicUsize::new(0));
         threads.push(spawn(
             format!("{name}-writer"),
             writer_conn.clone(),
             Arc::new(Mutex::new(wrx)),
+            Some(queued.clone()),
         )?);
         let readers = if readers.is_empty() {
             None
@@ -53,7 +61,12 @@ impl Pool {
             let shared = Arc::new(Mutex::new(rrx));
             for (i, conn) in readers.into_iter().enumerate() {
                 let conn = Arc::new(Mutex::new(conn));
-                threads.push(spawn(format!("{name}-reader-{i}"), conn, shared.clone())?);
+                threads.push(spawn(
+                    format!("{name}-reader-{i}"),
+                    conn,
+                    shared.clone(),
+                    None,
+                )?);
             }
             Some(rtx)
         };
@@ -63,6 +76,7 @@ impl Pool {
             threads,
             writer_conn,
             writes: AtomicU64::new(0),
+            queued,
         })
     }
 
@@ -73,15 +87,30 @@ impl Pool {
     }
 
     fn send_write(&self, job: Job) -> bool {
-        self.writer.as_ref().is_some_and(|w| w.send(job).is_ok())
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        let sent = self.writer.as_ref().is_some_and(|w| w.send(job).is_ok());
+        if !sent {
+            self.queued.fetch_sub(1, Ordering::SeqCst);
+        }
+        sent
     }
 
     /// The writer connection when neither its thread nor another caller holds
-    /// it; the caller's write counts toward the next checkpoint.
+    /// it and no job waits for it on the writer thread; the caller's write
+    /// counts toward the next checkpoint.
     pub(crate) fn try_writer(&self) -> Option<MutexGuard<'_, Connection>> {
+        if self.queued.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
         let conn = self.writer_conn.try_lock().ok()?;
         self.wrote();
         Some(conn)
+    }
+
+    /// Jobs queued for the writer thread and not done yet.
+    #[cfg(test)]
+    pub(crate) fn queued_jobs(&self) -> usize {
+        self.queued.load(Ordering::SeqCst)
     }
 
     /// Counts a write and, every [`CHECKPOINT_EVERY`], queues a passive WAL
@@ -102,7 +131,7 @@ impl Pool {
     pub(crate) fn read(&self, job: Job) -> bool {
         match &self.readers {
             Some(r) => r.send(job).is_ok(),
-            None => self.write(job),
+            None => self.send_write(job),
         }
     }
 
@@ -127,12 +156,14 @@ impl Drop for Pool {
     }
 }
 
-/// Spawns a thread that runs jobs from `queue` on `conn` until the queue closes.
-/// A panicking job is contained: its caller sees the answer channel dropped.
+/// Spawns a thread that runs jobs from `queue` on `conn` until the queue closes,
+/// counting each one done off `queued` when given. A panicking job is
+/// contained: its caller sees the answer channel dropped.
 fn spawn(
     name: String,
     conn: Arc<Mutex<Connection>>,
     queue: Arc<Mutex<Receiver<Job>>>,
+    queued: Option<Arc<AtomicUsize>>,
 ) -> std::io::Result<JoinHandle<()>> {
     let thread_name = name.clone();
     let body = move || {
@@ -145,6 +176,10 @@ fn spawn(
             let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
             if std::panic::catch_unwind(AssertUnwindSafe(|| job(&mut conn))).is_err() {
                 tracing::error!(thread = %thread_name, "a store job panicked");
+            }
+            drop(conn);
+            if let Some(q) = &queued {
+                q.fetch_sub(1, Ordering::SeqCst);
             }
         }
     };

@@ -316,6 +316,54 @@ async fn an_inline_write_runs_in_place_and_goes_to_the_writer_when_another_proce
 }
 
 #[tokio::test]
+async fn a_write_in_place_never_overtakes_one_queued_for_the_writer_thread() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store =
+        std::sync::Arc::new(SqliteStore::open(&dir.path().join("hecate.db")).expect("opens"));
+    fn log(c: &mut Connection, who: &str) -> OpResult<()> {
+        c.execute("CREATE TABLE IF NOT EXISTS turns_order (who TEXT)", [])?;
+        c.execute("INSERT INTO turns_order VALUES (?1)", [who])?;
+        Ok(())
+    }
+    for _ in 0..20 {
+        // The last round's job answers just before its thread counts it done.
+        while store.pool.queued_jobs() > 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // The connection is borrowed while a write is queued: the writer
+        // thread waits for it with that job in hand.
+        let held = store.pool.try_writer().expect("free");
+        let queuer = {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                futures::executor::block_on(store.write(|c| log(c, "queued"))).expect("writes")
+            })
+        };
+        while store.pool.queued_jobs() == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(held);
+        // A write in place right after must come second.
+        store
+            .write_inline(|c| log(c, "in place"))
+            .await
+            .expect("writes");
+        queuer.join().expect("queued write ends");
+    }
+    let order: Vec<String> = store
+        .read(|c| {
+            let mut st = c.prepare("SELECT who FROM turns_order ORDER BY rowid")?;
+            let rows = st.query_map([], |r| r.get(0))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<String>>>()?)
+        })
+        .await
+        .expect("reads");
+    for pair in order.chunks(2) {
+        assert_eq!(pair, ["queued", "in place"], "{order:?}");
+    }
+}
+
+#[tokio::test]
 async fn writes_in_place_still_get_the_wal_checkpointed() {
     use std::sync::Arc;
     use std::sync::atomic::AtomicUsize;
