@@ -10,39 +10,8 @@ use crate::domain::a2a_task::{
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::SessionId;
 use crate::store::a2a::A2aStore;
+use crate::store::rows::a2a::{self as decode, PUSH_CONFIG_COLUMNS, TASK_COLUMNS};
 use async_trait::async_trait;
-use tokio_postgres::Row;
-
-const TASK_COLUMNS: &str = "namespace, id, agent, context_id, session_id, state, terminal, \
-     record_json, version, created_at, updated_at";
-
-fn task(r: &Row) -> OpResult<A2aTaskRow> {
-    let record: String = r.try_get(7)?;
-    Ok(A2aTaskRow {
-        namespace: r.try_get(0)?,
-        id: r.try_get(1)?,
-        agent: r.try_get(2)?,
-        context_id: r.try_get(3)?,
-        session_id: SessionId::from(r.try_get::<_, String>(4)?),
-        state: r.try_get(5)?,
-        terminal: r.try_get(6)?,
-        record: serde_json::from_str(&record)?,
-        version: r.try_get(8)?,
-        created_at: r.try_get(9)?,
-        updated_at: r.try_get(10)?,
-    })
-}
-
-fn push_config(r: &Row) -> OpResult<A2aPushConfigRow> {
-    let json: String = r.try_get(3)?;
-    Ok(A2aPushConfigRow {
-        namespace: r.try_get(0)?,
-        task_id: r.try_get(1)?,
-        config_id: r.try_get(2)?,
-        config: serde_json::from_str(&json)?,
-        created_at: r.try_get(4)?,
-    })
-}
 
 const SESSION_OF: &str = "SELECT session_id FROM a2a_contexts \
      WHERE namespace = $1 AND agent = $2 AND context_id = $3";
@@ -158,7 +127,7 @@ impl A2aStore for PostgresStore {
                     &[&namespace, &id],
                 )
                 .await?;
-            row.as_ref().map(task).transpose()
+            row.as_ref().map(decode::task).transpose()
         }
         .await;
         self.done(r)
@@ -194,7 +163,7 @@ impl A2aStore for PostgresStore {
                 )
                 .await?;
             Ok(A2aTaskPage {
-                tasks: rows.iter().map(task).collect::<OpResult<_>>()?,
+                tasks: rows.iter().map(decode::task).collect::<OpResult<_>>()?,
                 total: u64::try_from(total).unwrap_or(0),
             })
         }
@@ -239,13 +208,14 @@ impl A2aStore for PostgresStore {
         let r: OpResult<Vec<A2aPushConfigRow>> = async {
             let rows = c
                 .query(
-                    "SELECT namespace, task_id, config_id, config_json, created_at \
-                     FROM a2a_push_configs WHERE namespace = $1 AND task_id = $2 \
-                     ORDER BY position, config_id",
+                    &format!(
+                        "SELECT {PUSH_CONFIG_COLUMNS} FROM a2a_push_configs \
+                         WHERE namespace = $1 AND task_id = $2 ORDER BY position, config_id"
+                    ),
                     &[&namespace, &task_id],
                 )
                 .await?;
-            rows.iter().map(push_config).collect()
+            rows.iter().map(decode::push_config).collect()
         }
         .await;
         self.done(r)

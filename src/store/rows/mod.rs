@@ -4,6 +4,7 @@
 //! `StoredRow` (`sqlite/stored_row.rs`, `postgres/stored_row.rs`), so the two
 //! backends cannot drift apart in what a column means.
 
+pub mod a2a;
 pub mod approvals;
 pub mod audit;
 pub mod flow_chats;

@@ -10,39 +10,9 @@ use crate::domain::a2a_task::{
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::SessionId;
 use crate::store::a2a::A2aStore;
+use crate::store::rows::a2a::{self as decode, PUSH_CONFIG_COLUMNS, TASK_COLUMNS};
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, Row, params};
-
-const TASK_COLUMNS: &str = "namespace, id, agent, context_id, session_id, state, terminal, \
-     record_json, version, created_at, updated_at";
-
-/// A task row as read: the record still JSON text.
-type RawTask = (A2aTaskRow, String);
-
-fn raw_task(r: &Row<'_>) -> rusqlite::Result<RawTask> {
-    Ok((
-        A2aTaskRow {
-            namespace: r.get(0)?,
-            id: r.get(1)?,
-            agent: r.get(2)?,
-            context_id: r.get(3)?,
-            session_id: SessionId::from(r.get::<_, String>(4)?),
-            state: r.get(5)?,
-            terminal: r.get(6)?,
-            record: serde_json::Value::Null,
-            version: r.get(8)?,
-            created_at: r.get(9)?,
-            updated_at: r.get(10)?,
-        },
-        r.get(7)?,
-    ))
-}
-
-fn task(raw: RawTask) -> OpResult<A2aTaskRow> {
-    let (mut row, json) = raw;
-    row.record = serde_json::from_str(&json)?;
-    Ok(row)
-}
+use rusqlite::{Connection, OptionalExtension, params};
 
 fn session_of(
     c: &Connection,
@@ -148,13 +118,11 @@ impl A2aStore for SqliteStore {
     async fn get_a2a_task(&self, namespace: &str, id: &str) -> Result<Option<A2aTaskRow>> {
         let (ns, id) = (namespace.to_owned(), id.to_owned());
         self.read(move |c| {
-            let raw = c
-                .prepare_cached(&format!(
-                    "SELECT {TASK_COLUMNS} FROM a2a_tasks WHERE namespace = ?1 AND id = ?2"
-                ))?
-                .query_row(params![ns, id], raw_task)
-                .optional()?;
-            raw.map(task).transpose()
+            Ok(c.prepare_cached(&format!(
+                "SELECT {TASK_COLUMNS} FROM a2a_tasks WHERE namespace = ?1 AND id = ?2"
+            ))?
+            .query_row(params![ns, id], |r| decode::task(r))
+            .optional()?)
         })
         .await
     }
@@ -169,7 +137,7 @@ impl A2aStore for SqliteStore {
                 .query_row(params![q.namespace, q.agent, q.context_id, q.state], |r| {
                     r.get(0)
                 })?;
-            let raws = all(
+            let tasks = all(
                 c,
                 &format!(
                     "SELECT {TASK_COLUMNS} FROM a2a_tasks {filter} \
@@ -183,10 +151,10 @@ impl A2aStore for SqliteStore {
                     i64::try_from(q.limit).unwrap_or(i64::MAX),
                     i64::try_from(q.offset).unwrap_or(i64::MAX)
                 ],
-                raw_task,
+                |r| decode::task(r),
             )?;
             Ok(A2aTaskPage {
-                tasks: raws.into_iter().map(task).collect::<OpResult<_>>()?,
+                tasks,
                 total: u64::try_from(total).unwrap_or(0),
             })
         })
@@ -231,33 +199,15 @@ impl A2aStore for SqliteStore {
     ) -> Result<Vec<A2aPushConfigRow>> {
         let (ns, task_id) = (namespace.to_owned(), task_id.to_owned());
         self.read(move |c| {
-            let raws = all(
+            Ok(all(
                 c,
-                "SELECT namespace, task_id, config_id, config_json, created_at \
-                 FROM a2a_push_configs WHERE namespace = ?1 AND task_id = ?2 \
-                 ORDER BY position, config_id",
+                &format!(
+                    "SELECT {PUSH_CONFIG_COLUMNS} FROM a2a_push_configs \
+                     WHERE namespace = ?1 AND task_id = ?2 ORDER BY position, config_id"
+                ),
                 params![ns, task_id],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                    ))
-                },
-            )?;
-            raws.into_iter()
-                .map(|(namespace, task_id, config_id, json, created_at)| {
-                    Ok(A2aPushConfigRow {
-                        namespace,
-                        task_id,
-                        config_id,
-                        config: serde_json::from_str(&json)?,
-                        created_at,
-                    })
-                })
-                .collect()
+                |r| decode::push_config(r),
+            )?)
         })
         .await
     }
