@@ -199,7 +199,7 @@ impl A2aStore for SqliteStore {
     ) -> Result<Vec<A2aPushConfigRow>> {
         let (ns, task_id) = (namespace.to_owned(), task_id.to_owned());
         self.read(move |c| {
-            Ok(all(
+            all(
                 c,
                 &format!(
                     "SELECT {PUSH_CONFIG_COLUMNS} FROM a2a_push_configs \
@@ -207,7 +207,7 @@ impl A2aStore for SqliteStore {
                 ),
                 params![ns, task_id],
                 |r| decode::push_config(r),
-            )?)
+            )
         })
         .await
     }
