@@ -36,8 +36,24 @@ pub struct StoredRun {
 }
 
 /// Where the directories of conversations that named no workspace are made.
-pub(super) fn conversation_root(engine: &Engine) -> std::path::PathBuf {
+fn conversation_root(engine: &Engine) -> std::path::PathBuf {
     engine.inner.config.tasks.data_dir.join("conversations")
+}
+
+/// Removes `workspace` when it is a directory [`A2aTasks::new_conversation_dir`]
+/// made (never a directory a client named).
+pub(super) fn remove_conversation_dir(engine: &Engine, workspace: Option<&str>) {
+    let Some(dir) = workspace.map(std::path::Path::new) else {
+        return;
+    };
+    let root = conversation_root(engine);
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    if dir.parent() == Some(root.as_path())
+        && let Err(e) = std::fs::remove_dir_all(dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(dir = %dir.display(), error = %e, "could not remove a conversation's directory");
+    }
 }
 
 impl Engine {

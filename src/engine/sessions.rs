@@ -137,7 +137,7 @@ impl Engine {
         let session = self.get_session(namespace, id).await?;
         self.end_session(id, true).await;
         self.store().delete_session(namespace, id).await?;
-        remove_own_conversation_dir(self, session.workspace.as_deref());
+        super::a2a_tasks::remove_conversation_dir(self, session.workspace.as_deref());
         Ok(())
     }
 
@@ -163,21 +163,5 @@ impl Engine {
                 rt.close(session_id).await;
             }
         }
-    }
-}
-
-/// Removes `workspace` when it is a directory Hecate made for an A2A
-/// conversation (never a directory a client named).
-fn remove_own_conversation_dir(engine: &Engine, workspace: Option<&str>) {
-    let root = super::a2a_tasks::conversation_root(engine);
-    let Some(dir) = workspace.map(std::path::Path::new) else {
-        return;
-    };
-    let root = std::fs::canonicalize(&root).unwrap_or(root);
-    if dir.parent() == Some(root.as_path())
-        && let Err(e) = std::fs::remove_dir_all(dir)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        tracing::warn!(dir = %dir.display(), error = %e, "could not remove a conversation's directory");
     }
 }

@@ -159,11 +159,7 @@ impl SqliteStore {
             .as_ref()
             .and_then(|m| m.try_lock().ok())
             .map(|mut conn| f(&mut conn));
-        match answer {
-            Some(Err(StoreOpError::Sqlite(e))) if is_busy(&e) => self.read(f).await,
-            Some(answer) => answer.map_err(|e| self.failure(e)),
-            None => self.read(f).await,
-        }
+        self.settle_or_queue(answer, false, f).await
     }
 
     /// Runs write `f` on the calling thread when the writer connection is free,
@@ -184,10 +180,22 @@ impl SqliteStore {
             let _ = conn.busy_timeout(BUSY_TIMEOUT);
             answer
         });
+        self.settle_or_queue(answer, true, f).await
+    }
+
+    /// The answer of a try in place, or — when there was none (the connection
+    /// was taken) or the database was busy — `f` queued on the writer
+    /// (`write`) or a reader thread.
+    async fn settle_or_queue<T: Send + 'static>(
+        &self,
+        answer: Option<OpResult<T>>,
+        write: bool,
+        f: impl FnOnce(&mut Connection) -> OpResult<T> + Send + 'static,
+    ) -> Result<T> {
         match answer {
-            Some(Err(StoreOpError::Sqlite(e))) if is_busy(&e) => self.write(f).await,
+            Some(Err(StoreOpError::Sqlite(e))) if is_busy(&e) => self.run(write, f).await,
             Some(answer) => answer.map_err(|e| self.failure(e)),
-            None => self.write(f).await,
+            None => self.run(write, f).await,
         }
     }
 
