@@ -13,7 +13,6 @@ use crate::engine::Engine;
 use crate::store::{FinishTurn, RunEnd, TurnFinished};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 impl Engine {
@@ -39,9 +38,14 @@ impl Engine {
             named,
         } = parts;
         let lost = Arc::new(std::sync::Mutex::new(None));
-        let renew = self.spawn_lease_renewal(&session.id, cancel.clone(), lost.clone());
-        let ending = self
-            .run_turn(
+        // The lease is renewed beside the turn, in this task: the renewal stops
+        // when the turn ends (a renewal already queued in the store runs before
+        // the release that `finish_turn` does, which queues behind it).
+        let ending = {
+            let renewal =
+                self.clone()
+                    .renew_lease(session.id.clone(), cancel.clone(), lost.clone());
+            let turn = self.run_turn(
                 &mut session,
                 &run,
                 snapshot,
@@ -55,12 +59,14 @@ impl Engine {
                     reasoning_effort,
                     named,
                 },
-            )
-            .await;
-        renew.abort();
-        // Wait until the renewal task is gone, so no renewal lands after the
-        // release that `finish_turn` does.
-        let _ = renew.await;
+            );
+            tokio::pin!(renewal, turn);
+            tokio::select! {
+                biased;
+                ending = &mut turn => ending,
+                () = &mut renewal => turn.await,
+            }
+        };
         let taken = lost.lock().unwrap_or_else(|p| p.into_inner()).take();
         if taken.is_some() {
             let _ = cancel_reason.set("lease_lost");
@@ -122,36 +128,32 @@ impl Engine {
         result
     }
 
-    /// Renews the session's lease while the turn runs. When another process
-    /// holds it (this one stalled past its lease), the turn is stopped and the
-    /// holder noted in `lost`, so the turn ends failed without writing over the
-    /// new owner's session header.
-    fn spawn_lease_renewal(
-        &self,
-        session_id: &SessionId,
+    /// Renews the session's lease while the turn runs; returns only when
+    /// another process holds it (this one stalled past its lease): the turn is
+    /// then stopped and the holder noted in `lost`, so the turn ends failed
+    /// without writing over the new owner's session header.
+    async fn renew_lease(
+        self,
+        session_id: SessionId,
         cancel: CancellationToken,
         lost: Arc<std::sync::Mutex<Option<String>>>,
-    ) -> JoinHandle<()> {
-        let engine = self.clone();
-        let sid = session_id.clone();
+    ) {
         let every = Duration::from_millis((self.inner.config.lease_ttl_ms / 3).max(10) as u64);
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                let owner = engine.inner.config.owner_id.clone();
-                let ttl = engine.inner.config.lease_ttl_ms;
-                match engine.store().acquire_lease(&sid, &owner, ttl).await {
-                    Ok(None) => {}
-                    Ok(Some(holder)) => {
-                        tracing::warn!(%holder, "another process took over the session's lease; stopping the turn");
-                        *lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(holder);
-                        cancel.cancel();
-                        return;
-                    }
-                    Err(e) => tracing::warn!(error = %e, "lease renewal failed"),
+        loop {
+            tokio::time::sleep(every).await;
+            let owner = self.inner.config.owner_id.clone();
+            let ttl = self.inner.config.lease_ttl_ms;
+            match self.store().acquire_lease(&session_id, &owner, ttl).await {
+                Ok(None) => {}
+                Ok(Some(holder)) => {
+                    tracing::warn!(%holder, "another process took over the session's lease; stopping the turn");
+                    *lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(holder);
+                    cancel.cancel();
+                    return;
                 }
+                Err(e) => tracing::warn!(error = %e, "lease renewal failed"),
             }
-        })
+        }
     }
 
     /// Stores the end of a turn in one transaction (answer and its provider call,

@@ -533,6 +533,12 @@ pub const MIGRATIONS: &[Migration] = &[
     CREATE INDEX a2a_contexts_by_session ON a2a_contexts (session_id);
     "#,
     },
+    Migration {
+        name: "no index of runs by status (the open runs have their own)",
+        sql: r#"
+    DROP INDEX IF EXISTS runs_by_status;
+    "#,
+    },
 ];
 
 /// The schema version a fully migrated database has.

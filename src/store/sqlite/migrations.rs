@@ -515,6 +515,12 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX a2a_contexts_by_session ON a2a_contexts (session_id);
     "#,
+    // v20: no query reads runs by status alone (the open runs are found through
+    // `runs_open_by_session`, v13), and every turn paid for keeping this index:
+    // an entry added when its run starts and moved when it ends.
+    r#"
+    DROP INDEX IF EXISTS runs_by_status;
+    "#,
 ];
 
 /// The schema version a fully migrated database has.

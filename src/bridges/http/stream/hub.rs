@@ -12,7 +12,6 @@ use crate::domain::event::EngineEvent;
 use crate::domain::ids::{RunId, SessionId};
 use crate::domain::run::{Run, RunEvent};
 use crate::engine::Engine;
-use crate::engine::bus::Received;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -49,9 +48,11 @@ pub struct StreamHub {
 }
 
 impl StreamHub {
-    /// Starts the tap on `engine`'s bus (call before any turn of this server starts).
+    /// Starts the tap on `engine`'s bus (call before any turn of this server
+    /// starts). The tap is a bus observer: it runs in place as each event is
+    /// published, so it never lags and no task is woken per event.
     pub fn start(engine: Engine, namespace: String) -> Self {
-        let bus = engine.bus().subscribe(None);
+        let bus = engine.bus().clone();
         let inner = Arc::new(HubInner {
             engine,
             namespace,
@@ -60,7 +61,13 @@ impl StreamHub {
             subscribers: Arc::new(AtomicUsize::new(0)),
             logs: Mutex::new(HashMap::new()),
         });
-        tokio::spawn(tap(inner.clone(), bus));
+        // Weak: the engine's bus must not keep the hub (and so the engine) alive.
+        let hub = Arc::downgrade(&inner);
+        bus.observe(Arc::new(move |event: &EngineEvent| {
+            if let Some(hub) = hub.upgrade() {
+                tap(&hub, event);
+            }
+        }));
         Self { inner }
     }
 
@@ -121,69 +128,57 @@ impl StreamHub {
 }
 
 /// Follows the bus: keeps each running turn's events and wakes the feeds.
-async fn tap(hub: Arc<HubInner>, mut bus: crate::engine::bus::Subscription) {
-    while let Some(received) = bus.recv().await {
-        match received {
-            Received::Event(EngineEvent::TurnStarted {
-                session_id, run_id, ..
-            }) => {
-                hub.live().insert(session_id.clone(), LiveRun::new(run_id));
-                hub.mark(&session_id, DIRTY_STORE);
-            }
-            Received::Event(EngineEvent::Runtime {
-                session_id,
-                run_id,
-                sequence,
-                update,
-            }) => {
-                {
-                    let mut live = hub.live();
-                    let run = live
-                        .entry(session_id.clone())
-                        .or_insert_with(|| LiveRun::new(run_id.clone()));
-                    if run.run_id != run_id {
-                        *run = LiveRun::new(run_id.clone());
-                    }
-                    // The engine numbers the events; the tap keeps them only while
-                    // it has every one from the first (a lag leaves a gap).
-                    if run.exact && sequence == run.events.len() as i64 + 1 {
-                        run.events.push(LiveEvent {
-                            update,
-                            at: time::OffsetDateTime::now_utc(),
-                        });
-                    } else {
-                        run.lose_events();
-                    }
+fn tap(hub: &HubInner, event: &EngineEvent) {
+    match event {
+        EngineEvent::TurnStarted {
+            session_id, run_id, ..
+        } => {
+            hub.live()
+                .insert(session_id.clone(), LiveRun::new(run_id.clone()));
+            hub.mark(session_id, DIRTY_STORE);
+        }
+        EngineEvent::Runtime {
+            session_id,
+            run_id,
+            sequence,
+            update,
+        } => {
+            {
+                let mut live = hub.live();
+                let run = live
+                    .entry(session_id.clone())
+                    .or_insert_with(|| LiveRun::new(run_id.clone()));
+                if &run.run_id != run_id {
+                    *run = LiveRun::new(run_id.clone());
                 }
-                hub.mark(&session_id, DIRTY_EVENTS);
-            }
-            Received::Event(EngineEvent::TurnFinished { session_id, .. }) => {
-                hub.live().remove(&session_id);
-                hub.mark(&session_id, DIRTY_STORE);
-            }
-            Received::Event(EngineEvent::FilesReverted {
-                session_id, run_id, ..
-            }) => {
-                // The finished run gained an event: its cached log is stale.
-                hub.forget_log(&run_id);
-                hub.mark(&session_id, DIRTY_STORE);
-            }
-            Received::Event(event) => {
-                if let Some(frame) = ApprovalFrame::of_event(&event) {
-                    hub.send_approval(event.session_id(), frame);
-                }
-            }
-            Received::Lagged(n) => {
-                tracing::warn!(
-                    dropped = n,
-                    "HTTP stream tap fell behind; live turns re-read their stored events"
-                );
-                for run in hub.live().values_mut() {
+                // The engine numbers the events; the tap keeps them only while
+                // it has every one from the first (a turn that started before
+                // the tap leaves a gap).
+                if run.exact && *sequence == run.events.len() as i64 + 1 {
+                    run.events.push(LiveEvent {
+                        update: update.clone(),
+                        at: time::OffsetDateTime::now_utc(),
+                    });
+                } else {
                     run.lose_events();
                 }
-                for h in hub.feeds().values() {
-                    h.mark(DIRTY_STORE);
-                }
+            }
+            hub.mark(session_id, DIRTY_EVENTS);
+        }
+        EngineEvent::TurnFinished { session_id, .. } => {
+            hub.live().remove(session_id);
+            hub.mark(session_id, DIRTY_STORE);
+        }
+        EngineEvent::FilesReverted {
+            session_id, run_id, ..
+        } => {
+            // The finished run gained an event: its cached log is stale.
+            hub.forget_log(run_id);
+            hub.mark(session_id, DIRTY_STORE);
+        }
+        event => {
+            if let Some(frame) = ApprovalFrame::of_event(event) {
+                hub.send_approval(event.session_id(), frame);
             }
         }
     }
