@@ -23,7 +23,9 @@ use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use crate::store::{FinishTurn, NewArtifact, NewRunEvent};
 use futures::FutureExt;
 use serde_json::json;
+use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -148,12 +150,36 @@ impl Engine {
                 flush_timer.as_mut().reset(at.into());
                 armed_for = Some(at);
             }
-            tokio::select! {
-                Some(ev) = rx.recv() => {
-                    sink.push_queued(ev, &mut rx, |ev| follow_title(session, ev)).await
+            let step = std::future::poll_fn(|cx| {
+                // The runtime streams into `rx` while it is polled here: its sends
+                // must not wake this very task (that would queue it again and
+                // wake the other worker after every piece), so the queue's
+                // waker is a no-op meanwhile. The queue is read right after, and
+                // the real waker registered last, for senders on other tasks.
+                let mut quiet = Context::from_waker(Waker::noop());
+                if let Poll::Ready(Some(ev)) = rx.poll_recv(&mut quiet) {
+                    return Poll::Ready(Step::Event(ev));
                 }
-                () = &mut flush_timer, if due.is_some() => sink.flush().await,
-                report = &mut runtime_fut => break report,
+                if let Poll::Ready(report) = runtime_fut.as_mut().poll(cx) {
+                    return Poll::Ready(Step::Ended(Box::new(report)));
+                }
+                if due.is_some() && flush_timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Step::Flush);
+                }
+                match rx.poll_recv(cx) {
+                    Poll::Ready(Some(ev)) => Poll::Ready(Step::Event(ev)),
+                    // Every sender gone: the runtime's end wakes this task.
+                    Poll::Ready(None) | Poll::Pending => Poll::Pending,
+                }
+            })
+            .await;
+            match step {
+                Step::Event(ev) => {
+                    sink.push_queued(ev, &mut rx, |ev| follow_title(session, ev))
+                        .await
+                }
+                Step::Flush => sink.flush().await,
+                Step::Ended(report) => break *report,
             }
         };
         while let Ok(ev) = rx.try_recv() {
@@ -327,6 +353,16 @@ impl Engine {
         let _ = events.send(RuntimeEvent::Raw { data });
         message
     }
+}
+
+/// What the turn's loop does next.
+enum Step {
+    /// Record a streamed event (and those queued behind it).
+    Event(RuntimeEvent),
+    /// Store the events waiting in memory.
+    Flush,
+    /// The runtime ended.
+    Ended(Box<TurnReport>),
 }
 
 /// Keeps a title the runtime reported (an agent's `session_info_update`) on
