@@ -1,7 +1,10 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations and wire
 //! types, served at `GET /hecate/v1/openapi.json`: the `/hecate/v1` API and the
 //! model gateway's `/v1`. A test checks that it names exactly the routes the
-//! router serves.
+//! router serves. The binary serves the generated document as committed in
+//! `openapi.json` beside this file, so the code that builds it (about 2 MB of
+//! the release binary) is linked into the tests only; a test fails, naming the
+//! command that rewrites the file, when the two differ.
 
 use super::envelope::{ErrorBody, ErrorEnvelope};
 use super::gateway::handlers as gateway;
@@ -250,9 +253,12 @@ use utoipa::{Modify, OpenApi};
         (name = "chats", description = "Client-hosted chats: the caller runs the model; Hecate compiles the system message and the respond schema, stores history and extracted data, routes stages and asks for summaries. Identify with X-Hecate-App-Key, X-Hecate-User-Token, or not at all (anonymous)")
     )
 )]
+// Built by the tests only (the binary serves `openapi.json`).
+#[cfg_attr(not(test), allow(dead_code))]
 pub struct ApiDoc;
 
 /// Declares the optional bearer-token scheme.
+#[cfg_attr(not(test), allow(dead_code))]
 struct BearerToken;
 
 impl Modify for BearerToken {
@@ -267,6 +273,7 @@ impl Modify for BearerToken {
 
 /// Gives every `/hecate/v1` operation that names no `default` response the
 /// error envelope as its default, so a handler lists only its own statuses.
+#[cfg_attr(not(test), allow(dead_code))]
 struct ErrorEnvelopeDefault;
 
 impl Modify for ErrorEnvelopeDefault {
@@ -300,6 +307,7 @@ impl Modify for ErrorEnvelopeDefault {
 }
 
 /// `default`: the error envelope as JSON.
+#[cfg_attr(not(test), allow(dead_code))]
 fn error_envelope_response() -> Response {
     ResponseBuilder::new()
         .description("Error envelope")
@@ -312,11 +320,32 @@ fn error_envelope_response() -> Response {
         .build()
 }
 
-/// The document as served: the crate version filled in, and link objects spelled
-/// the way OpenAPI names their fields (utoipa 5 writes them in snake case).
+/// The generated document as committed beside this file.
+const COMMITTED: &str = include_str!("openapi.json");
+
+/// The document as served: the committed generated document with the crate
+/// version filled in.
 pub fn document() -> Value {
+    static PARSED: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let mut doc = PARSED
+        .get_or_init(|| serde_json::from_str(COMMITTED).unwrap_or(Value::Null))
+        .clone();
+    if let Some(info) = doc.get_mut("info").and_then(Value::as_object_mut) {
+        info.insert(
+            "version".to_string(),
+            Value::String(env!("CARGO_PKG_VERSION").to_string()),
+        );
+    }
+    doc
+}
+
+/// The document the annotations describe, with link objects spelled the way
+/// OpenAPI names their fields (utoipa 5 writes them in snake case) and no
+/// version (the served document carries the crate's).
+#[cfg(test)]
+fn generated() -> Value {
     let mut doc = ApiDoc::openapi();
-    doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+    doc.info.version = String::new();
     let mut v = serde_json::to_value(&doc).unwrap_or(Value::Null);
     if let Some(paths) = v.get_mut("paths").and_then(Value::as_object_mut) {
         for operation in paths.values_mut().filter_map(Value::as_object_mut) {
@@ -375,6 +404,26 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn the_served_document_is_the_one_the_annotations_describe() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/src/bridges/http/openapi.json");
+        let committed: Value = serde_json::from_str(COMMITTED).expect("openapi.json is JSON");
+        let generated = generated();
+        if committed == generated {
+            return;
+        }
+        if std::env::var_os("HECATE_WRITE_OPENAPI").is_some() {
+            let mut text = serde_json::to_string_pretty(&generated).expect("a document");
+            text.push('\n');
+            std::fs::write(file, text).expect("writing openapi.json");
+            return;
+        }
+        panic!(
+            "{file} differs from the annotations: rewrite it with \
+             `HECATE_WRITE_OPENAPI=1 cargo test --lib openapi` and commit it"
+        );
     }
 
     #[test]
