@@ -10,6 +10,7 @@ pub mod gateway_trace;
 mod model_route;
 mod run;
 mod sink;
+mod step;
 mod target;
 mod trace;
 

@@ -4,6 +4,7 @@
 //! `finish_turn` stores.
 
 use super::sink::{EventSink, FLUSH_EVERY};
+use super::step::{Step, poll_step};
 use crate::domain::approval::ApprovalMode;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
@@ -23,9 +24,7 @@ use crate::runtimes::{TurnContext, TurnEnd, TurnReport, TurnTarget};
 use crate::store::{FinishTurn, NewArtifact, NewRunEvent};
 use futures::FutureExt;
 use serde_json::json;
-use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -151,26 +150,8 @@ impl Engine {
                 armed_for = Some(at);
             }
             let step = std::future::poll_fn(|cx| {
-                // The runtime streams into `rx` while it is polled here: its sends
-                // must not wake this very task (that would queue it again and
-                // wake the other worker after every piece), so the queue's
-                // waker is a no-op meanwhile. The queue is read right after, and
-                // the real waker registered last, for senders on other tasks.
-                let mut quiet = Context::from_waker(Waker::noop());
-                if let Poll::Ready(Some(ev)) = rx.poll_recv(&mut quiet) {
-                    return Poll::Ready(Step::Event(ev));
-                }
-                if let Poll::Ready(report) = runtime_fut.as_mut().poll(cx) {
-                    return Poll::Ready(Step::Ended(Box::new(report)));
-                }
-                if due.is_some() && flush_timer.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Step::Flush);
-                }
-                match rx.poll_recv(cx) {
-                    Poll::Ready(Some(ev)) => Poll::Ready(Step::Event(ev)),
-                    // Every sender gone: the runtime's end wakes this task.
-                    Poll::Ready(None) | Poll::Pending => Poll::Pending,
-                }
+                let flush = due.is_some().then_some(flush_timer.as_mut());
+                poll_step(cx, &mut rx, runtime_fut.as_mut(), flush)
             })
             .await;
             match step {
@@ -353,16 +334,6 @@ impl Engine {
         let _ = events.send(RuntimeEvent::Raw { data });
         message
     }
-}
-
-/// What the turn's loop does next.
-enum Step {
-    /// Record a streamed event (and those queued behind it).
-    Event(RuntimeEvent),
-    /// Store the events waiting in memory.
-    Flush,
-    /// The runtime ended.
-    Ended(Box<TurnReport>),
 }
 
 /// Keeps a title the runtime reported (an agent's `session_info_update`) on
