@@ -27,6 +27,9 @@ use std::collections::HashMap;
 
 /// The most gateway calls a transcript lists (the newest ones).
 const MAX_LISTED_GATEWAY_CALLS: usize = 1000;
+/// How many times a transcript's rows are read before a header that keeps
+/// changing (turns starting and ending back to back) is taken as it is.
+const CONSISTENT_READ_TRIES: usize = 3;
 
 /// Which messages of a session a transcript holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,28 +202,21 @@ impl Engine {
         window: TranscriptWindow,
     ) -> Result<Transcript> {
         let store = self.store();
-        let session = store.get_session(namespace, id).await?;
-        let (messages, provider_calls, runs) = if window == TranscriptWindow::All {
-            // Three independent reads, answered by as many reader connections at once.
-            tokio::try_join!(
-                self.window_messages(id, &window),
-                store.list_provider_calls(id),
-                store.list_runs(id),
-            )?
-        } else {
-            let (messages, last) =
-                tokio::try_join!(self.window_messages(id, &window), store.last_run(id))?;
-            let mut ids = run_ids(&messages);
-            if let Some(last) = last.filter(|l| !ids.contains(&l.id))
-                && (window.reaches_the_end() || window == TranscriptWindow::Run(last.id.clone()))
-            {
-                ids.push(last.id);
+        let mut session = store.get_session(namespace, id).await?;
+        // The rows are read apart from the header, so a turn that begins or ends
+        // meanwhile would give a header older than its runs (a `running` session
+        // whose run has ended). Every turn's start and end rewrite the header: the
+        // rows are consistent when the header is unchanged after them.
+        let mut tries = 1;
+        let (messages, provider_calls, runs) = loop {
+            let rows = self.window_rows(id, &window).await?;
+            let after = store.get_session(namespace, id).await?;
+            let settled = after == session;
+            session = after;
+            if settled || tries == CONSISTENT_READ_TRIES {
+                break rows;
             }
-            let (calls, runs) = tokio::try_join!(
-                store.list_run_provider_calls(id, &ids),
-                store.list_runs_by_id(id, &ids),
-            )?;
-            (messages, calls, runs)
+            tries += 1;
         };
         let page = self.page_of(id, &window, &messages).await?;
         let adapters = self.agents().adapter_facts(
@@ -247,6 +243,37 @@ impl Engine {
             timings,
             diff_stats,
             approvals,
+        })
+    }
+
+    /// The messages, provider calls and runs `window` holds.
+    async fn window_rows(
+        &self,
+        id: &SessionId,
+        window: &TranscriptWindow,
+    ) -> Result<(Vec<Message>, Vec<ProviderCall>, Vec<Run>)> {
+        let store = self.store();
+        Ok(if *window == TranscriptWindow::All {
+            // Three independent reads, answered by as many reader connections at once.
+            tokio::try_join!(
+                self.window_messages(id, window),
+                store.list_provider_calls(id),
+                store.list_runs(id),
+            )?
+        } else {
+            let (messages, last) =
+                tokio::try_join!(self.window_messages(id, window), store.last_run(id))?;
+            let mut ids = run_ids(&messages);
+            if let Some(last) = last.filter(|l| !ids.contains(&l.id))
+                && (window.reaches_the_end() || *window == TranscriptWindow::Run(last.id.clone()))
+            {
+                ids.push(last.id);
+            }
+            let (calls, runs) = tokio::try_join!(
+                store.list_run_provider_calls(id, &ids),
+                store.list_runs_by_id(id, &ids),
+            )?;
+            (messages, calls, runs)
         })
     }
 

@@ -1,7 +1,8 @@
 //! The session SSE stream: a subscriber sees partial output then `done`; a client
 //! that reconnects with `Last-Event-ID` resumes without duplicates; a client that
 //! disconnects (from the stream or from the POST) does not disturb the turn; a
-//! Hecate Agent turn streams its model's words as they come.
+//! Hecate Agent turn streams its model's words as they come; a turn that ends
+//! while its snapshot is being read never leaves a `done` that says `running`.
 
 use crate::support::agent::{WIRES, agent_home};
 use crate::support::common::{Home, ModelServer, workspace};
@@ -99,6 +100,78 @@ async fn a_subscriber_sees_partial_snapshots_and_then_done() {
     // The stream ends after done.
     assert!(sse.next(WAIT).await.is_none());
     assert_eq!(post.await.expect("join")["data"]["status"], "completed");
+}
+
+/// Whether a rendered session says a turn runs although the run its header
+/// names has ended: a header read before the turn's end with runs read after it.
+fn running_over_an_ended_run(session: &Value) -> bool {
+    let data = &session["data"];
+    let latest = &data["latest_run_id"];
+    let ended = data["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| &r["id"] == latest && r["status"] != "running" && r["status"] != "queued");
+    ended && (data["status"] == "running" || data["status"] == "awaiting_approval")
+}
+
+/// Quick turns end while snapshots and reads of their session are under way: no
+/// `done` and no read shows a running session over an ended run (the stream ends
+/// after `done`, so a wrong one would stay on the subscriber's screen).
+#[tokio::test]
+async fn snapshots_and_reads_during_quick_turns_agree_with_their_runs() {
+    let server = ModelServer::start(None);
+    let home = Home::with_openai(&server);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    let id = api.create_session(json!({})).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (api, id, stop) = (api.clone(), id.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut wrong = Vec::new();
+                let mut reads = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let got = api
+                        .get(&format!("/hecate/v1/agent-chat/sessions/{id}"))
+                        .await;
+                    reads += 1;
+                    if running_over_an_ended_run(&got.body) {
+                        wrong.push(got.body);
+                    }
+                }
+                (reads, wrong)
+            })
+        })
+        .collect();
+    for turn in 0..40 {
+        let mut sse = api.stream(&id, None).await;
+        sse.next(WAIT).await.expect("initial snapshot");
+        let post = post_in_background(&api, &id, &format!("turn {turn}")).await;
+        let events = sse.until_done(WAIT).await;
+        let done = events.last().expect("events");
+        assert_eq!(done.event, "done");
+        let session = data(done);
+        assert!(
+            !running_over_an_ended_run(&session),
+            "turn {turn}: {session}"
+        );
+        assert_eq!(session["data"]["status"], "completed", "turn {turn}");
+        assert_eq!(last_message(&session)["status"], "completed");
+        assert_eq!(post.await.expect("join")["data"]["status"], "completed");
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for reader in readers {
+        let (reads, wrong) = reader.await.expect("join");
+        assert!(reads > 0);
+        assert!(
+            wrong.is_empty(),
+            "{} of {reads} reads: {:?}",
+            wrong.len(),
+            wrong.first()
+        );
+    }
 }
 
 #[tokio::test]
