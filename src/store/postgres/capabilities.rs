@@ -1,6 +1,7 @@
 //! Model capability records in PostgreSQL (`model_capabilities`): what a
 //! source declares is kept as JSON, keyed by provider, model and source.
 
+use super::cached::CachedStatements;
 use super::{OpResult, PostgresStore};
 use crate::domain::capability::{CapabilityRecord, CapabilitySource};
 use crate::domain::error::Result;
@@ -11,7 +12,7 @@ use deadpool_postgres::GenericClient;
 /// The rows of `model_capabilities`, by provider, model and source.
 async fn select<C: GenericClient>(c: &C) -> OpResult<Vec<CapabilityRecord>> {
     let rows = c
-        .query(
+        .query_cached(
             "SELECT provider, model, source, declared_json, note, updated_at \
              FROM model_capabilities ORDER BY provider, model, source",
             &[],

@@ -2,6 +2,7 @@
 //! lease is taken by one conditional `UPDATE` of the session's row, which
 //! PostgreSQL serialises per row, so two replicas never both hold it.
 
+use super::cached::CachedStatements;
 use super::{OpResult, PostgresStore, partial};
 use crate::domain::approval::HUB_RESTARTED_PATH;
 use crate::domain::error::Result;
@@ -13,6 +14,18 @@ use crate::store::{LeaseStore, OwnerIsDead, ReconcileReport};
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 
+/// Takes or renews a session's lease (`$2` the owner, `$3` the new expiry, `$4`
+/// now); it also locks the session's row until the transaction ends.
+pub(super) const TAKE: &str = "UPDATE sessions SET owner_id = $2, lease_expires_ms = $3 \
+     WHERE id = $1 AND (owner_id IS NULL OR owner_id = $2 OR lease_expires_ms IS NULL \
+     OR lease_expires_ms < $4)";
+/// Releases a session's lease held by `$2`.
+pub(super) const RELEASE: &str =
+    "UPDATE sessions SET owner_id = NULL, lease_expires_ms = NULL WHERE id = $1 AND owner_id = $2";
+/// Whether a session has a run still open.
+pub(super) const OPEN_RUNS: &str = "SELECT EXISTS (SELECT 1 FROM runs WHERE session_id = $1 \
+     AND status IN ('running','awaiting_approval'))";
+
 /// Takes or renews the lease of `owner` until `now + ttl_ms`, inside the caller's
 /// transaction; `Some(holder)` names another live owner (then nothing changed).
 pub(super) async fn take<C: GenericClient>(
@@ -23,12 +36,7 @@ pub(super) async fn take<C: GenericClient>(
 ) -> OpResult<Option<String>> {
     let now = now_millis();
     let n = c
-        .execute(
-            "UPDATE sessions SET owner_id = $2, lease_expires_ms = $3 WHERE id = $1 AND \
-             (owner_id IS NULL OR owner_id = $2 OR lease_expires_ms IS NULL \
-              OR lease_expires_ms < $4)",
-            &[&session_id.as_str(), &owner, &(now + ttl_ms), &now],
-        )
+        .execute_cached(TAKE, &[&session_id.as_str(), &owner, &(now + ttl_ms), &now])
         .await?;
     if n > 0 {
         return Ok(None);
@@ -51,12 +59,8 @@ pub(super) async fn release<C: GenericClient>(
     session_id: &SessionId,
     owner: &str,
 ) -> OpResult<()> {
-    c.execute(
-        "UPDATE sessions SET owner_id = NULL, lease_expires_ms = NULL \
-         WHERE id = $1 AND owner_id = $2",
-        &[&session_id.as_str(), &owner],
-    )
-    .await?;
+    c.execute_cached(RELEASE, &[&session_id.as_str(), &owner])
+        .await?;
     Ok(())
 }
 
@@ -119,11 +123,7 @@ pub(super) async fn has_open_runs<C: GenericClient>(
     session_id: &SessionId,
 ) -> OpResult<bool> {
     Ok(tx
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM runs WHERE session_id = $1 \
-             AND status IN ('running','awaiting_approval'))",
-            &[&session_id.as_str()],
-        )
+        .query_one_cached(OPEN_RUNS, &[&session_id.as_str()])
         .await?
         .try_get(0)?)
 }

@@ -2,6 +2,7 @@
 //! the session's row first, so concurrent appends (from any replica) take their
 //! sequences one after the other: gap-free, never duplicated.
 
+use super::cached::CachedStatements;
 use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{MessageId, RunId, SessionId};
@@ -32,14 +33,18 @@ async fn of_runs<C: GenericClient>(
     runs: &[RunId],
 ) -> OpResult<Vec<Row>> {
     let runs: Vec<&str> = runs.iter().map(RunId::as_str).collect();
-    Ok(c.query(select, &[&session_id.as_str(), &runs]).await?)
+    Ok(c.query_cached(select, &[&session_id.as_str(), &runs])
+        .await?)
 }
 
+/// The statement that inserts one provider call.
+pub(super) const INSERT_CALL: &str = "INSERT INTO provider_calls (id, session_id, run_id, request_id, \
+     provider, model, prompt_tokens, completion_tokens, total_tokens, cost_micros_usd, \
+     duration_ms, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)";
+
 async fn insert_call<C: GenericClient>(tx: &C, call: &ProviderCall) -> OpResult<()> {
-    tx.execute(
-        "INSERT INTO provider_calls (id, session_id, run_id, request_id, provider, model, \
-         prompt_tokens, completion_tokens, total_tokens, cost_micros_usd, duration_ms, created_at) \
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
+    tx.execute_cached(
+        INSERT_CALL,
         &[
             &call.id.as_str(),
             &call.session_id.as_str(),
@@ -59,6 +64,38 @@ async fn insert_call<C: GenericClient>(tx: &C, call: &ProviderCall) -> OpResult<
     Ok(())
 }
 
+/// Locks the session's row until the transaction ends, so its messages get their
+/// sequences one writer at a time.
+pub(super) const LOCK_SESSION: &str = "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE";
+/// The sequence the session's next message gets (read under its row lock).
+pub(super) const NEXT_SEQUENCE: &str =
+    "SELECT COALESCE(MAX(sequence), -1) + 1 FROM messages WHERE session_id = $1";
+
+/// The statement that inserts one message.
+pub(super) fn insert_message_sql() -> String {
+    format!("INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)")
+}
+
+/// The statement that reads a session's newest messages (`$2` of them).
+pub(super) fn last_messages_sql() -> String {
+    format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 \
+         ORDER BY sequence DESC LIMIT $2"
+    )
+}
+
+/// The sequence session `session_id`'s next message gets; call it holding the
+/// session's row lock.
+pub(super) async fn next_sequence<C: GenericClient>(
+    tx: &C,
+    session_id: &SessionId,
+) -> OpResult<i64> {
+    Ok(tx
+        .query_one_cached(NEXT_SEQUENCE, &[&session_id.as_str()])
+        .await?
+        .try_get(0)?)
+}
+
 /// Appends `messages` (assigning the next gap-free sequences under the session's
 /// row lock) and, when given, the provider call that produced them, inside the
 /// caller's transaction.
@@ -68,55 +105,86 @@ pub(super) async fn append<C: GenericClient>(
     messages: Vec<NewMessage>,
     call: Option<&ProviderCall>,
 ) -> OpResult<Vec<Message>> {
-    tx.execute(
-        "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE",
-        &[&session_id.as_str()],
-    )
-    .await?;
-    if let Some(call) = call {
-        insert_call(tx, call).await?;
-    }
-    let mut next: i64 = tx
-        .query_one(
-            "SELECT COALESCE(MAX(sequence), -1) + 1 FROM messages WHERE session_id = $1",
-            &[&session_id.as_str()],
-        )
-        .await?
-        .try_get(0)?;
+    tx.execute_cached(LOCK_SESSION, &[&session_id.as_str()])
+        .await?;
+    let next = next_sequence(tx, session_id).await?;
     let now = now_rfc3339();
-    let insert = tx
-        .prepare_cached(&format!(
-            "INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)"
-        ))
-        .await?;
-    let mut stored = Vec::with_capacity(messages.len());
-    for m in messages {
-        let (message, body_json) = decode::appended(m, session_id, next, &now)?;
-        tx.execute(
-            &insert,
-            &[
-                &message.id.as_str(),
-                &message.session_id.as_str(),
-                &message.sequence,
-                &message.role.as_str(),
-                &message.content,
-                &message.produced_by_call_id.as_ref().map(|c| c.as_str()),
-                &message.run_id.as_ref().map(|r| r.as_str()),
-                &message.status.as_str(),
-                &message.is_summary,
-                &body_json,
-                &message.created_at,
-            ],
-        )
-        .await?;
-        stored.push(message);
-        next += 1;
-    }
-    tx.execute(
+    let stored = append_at(tx, session_id, messages, call, next, &now).await?;
+    tx.execute_cached(
         "UPDATE sessions SET updated_at = $2 WHERE id = $1",
         &[&session_id.as_str(), &now],
     )
     .await?;
+    Ok(stored)
+}
+
+/// Inserts `messages` from sequence `next` on (and the provider call that
+/// produced them), sent together; the caller holds the session's row lock and
+/// read `next` under it. The session's `updated_at` is the caller's to write.
+pub(super) async fn append_at<C: GenericClient>(
+    tx: &C,
+    session_id: &SessionId,
+    messages: Vec<NewMessage>,
+    call: Option<&ProviderCall>,
+    next: i64,
+    now: &str,
+) -> OpResult<Vec<Message>> {
+    // Both prepared before either is sent, so the call goes first (its messages
+    // refer to it) even on a connection that has not prepared them yet.
+    let insert_sql = insert_message_sql();
+    let insert = match call {
+        Some(_) => {
+            futures::try_join!(
+                tx.prepare_cached(&insert_sql),
+                tx.prepare_cached(INSERT_CALL)
+            )?
+            .0
+        }
+        None => tx.prepare_cached(&insert_sql).await?,
+    };
+    let mut stored = Vec::with_capacity(messages.len());
+    let mut bodies = Vec::with_capacity(messages.len());
+    for (m, sequence) in messages.into_iter().zip(next..) {
+        let (message, body_json) = decode::appended(m, session_id, sequence, now)?;
+        stored.push(message);
+        bodies.push(body_json);
+    }
+    let insert = &insert;
+    let inserts = stored
+        .iter()
+        .zip(&bodies)
+        .map(|(message, body_json)| async move {
+            tx.execute(
+                insert,
+                &[
+                    &message.id.as_str(),
+                    &message.session_id.as_str(),
+                    &message.sequence,
+                    &message.role.as_str(),
+                    &message.content,
+                    &message.produced_by_call_id.as_ref().map(|c| c.as_str()),
+                    &message.run_id.as_ref().map(|r| r.as_str()),
+                    &message.status.as_str(),
+                    &message.is_summary,
+                    body_json,
+                    &message.created_at,
+                ],
+            )
+            .await
+        });
+    // The call first: its messages refer to it.
+    match call {
+        Some(call) => {
+            futures::try_join!(insert_call(tx, call), async {
+                futures::future::try_join_all(inserts)
+                    .await
+                    .map_err(Into::into)
+            })?;
+        }
+        None => {
+            futures::future::try_join_all(inserts).await?;
+        }
+    }
     Ok(stored)
 }
 
@@ -154,12 +222,7 @@ pub(super) async fn last<C: GenericClient>(
     session_id: &SessionId,
     n: usize,
 ) -> OpResult<Vec<Message>> {
-    let stmt = c
-        .prepare_cached(&format!(
-            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 \
-             ORDER BY sequence DESC LIMIT $2"
-        ))
-        .await?;
+    let stmt = c.prepare_cached(&last_messages_sql()).await?;
     let rows = c.query(&stmt, &[&session_id.as_str(), &limit(n)]).await?;
     let mut out = to_messages(&rows)?;
     out.reverse();

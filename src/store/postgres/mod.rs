@@ -26,6 +26,7 @@ macro_rules! in_transaction {
 mod a2a;
 mod approvals;
 mod audit;
+mod cached;
 mod capabilities;
 mod connect;
 mod cooldowns;

@@ -1,5 +1,6 @@
 //! Runs and run-event logs.
 
+use super::cached::CachedStatements;
 use super::{OpResult, PostgresStore, conflict, is_unique_violation};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{RunId, SessionId};
@@ -13,11 +14,27 @@ use serde_json::Value;
 use tokio_postgres::Row;
 
 /// Inserts a run.
+pub(super) const INSERT_RUN: &str = "INSERT INTO runs (id, session_id, status, error_type, \
+     error_message, request_id, trace_id, started_at, started_ms, span_id) \
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)";
+/// Ends a run (`$6` is now in milliseconds).
+pub(super) const FINISH_RUN: &str = "UPDATE runs SET status = $2, error_type = $3, \
+     error_message = $4, completed_at = $5, duration_ms = GREATEST(0, $6 - started_ms) \
+     WHERE id = $1";
+/// Inserts one run event.
+pub(super) const INSERT_EVENT: &str = "INSERT INTO run_events (run_id, sequence, type, \
+     data_json, occurred_at) VALUES ($1, $2, $3, $4, $5)";
+
+/// The statement that reads one run.
+pub(super) fn select_sql() -> String {
+    format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1")
+}
+
+/// Inserts a run.
 pub(super) async fn insert<C: GenericClient>(c: &C, run: &Run) -> OpResult<()> {
     let started_ms = parse_millis(&run.started_at).unwrap_or_else(now_millis);
-    c.execute(
-        "INSERT INTO runs (id, session_id, status, error_type, error_message, request_id, \
-         trace_id, started_at, started_ms, span_id) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)",
+    c.execute_cached(
+        INSERT_RUN,
         &[
             &run.id.as_str(),
             &run.session_id.as_str(),
@@ -44,9 +61,8 @@ pub(super) async fn finish<C: GenericClient>(
     error: Option<&(String, String)>,
 ) -> OpResult<()> {
     let n = c
-        .execute(
-            "UPDATE runs SET status = $2, error_type = $3, error_message = $4, \
-             completed_at = $5, duration_ms = GREATEST(0, $6 - started_ms) WHERE id = $1",
+        .execute_cached(
+            FINISH_RUN,
             &[
                 &run_id.as_str(),
                 &status.as_str(),
@@ -65,8 +81,10 @@ pub(super) async fn finish<C: GenericClient>(
 
 /// Reads one run, or `not_found`.
 pub(super) async fn select<C: GenericClient>(c: &C, run_id: &RunId) -> OpResult<Run> {
-    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1");
-    match c.query_opt(sql.as_str(), &[&run_id.as_str()]).await? {
+    match c
+        .query_opt_cached(&select_sql(), &[&run_id.as_str()])
+        .await?
+    {
         Some(row) => decode::run(&row),
         None => Err(HecateError::not_found("run", run_id.as_str()).into()),
     }
@@ -82,27 +100,23 @@ pub(super) async fn insert_events<C: GenericClient>(
     if events.is_empty() {
         return Ok(());
     }
-    let insert = tx
-        .prepare_cached(
-            "INSERT INTO run_events (run_id, sequence, type, data_json, occurred_at) \
-             VALUES ($1, $2, $3, $4, $5)",
+    let insert = tx.prepare_cached(INSERT_EVENT).await?;
+    let data = events
+        .iter()
+        .map(|e| serde_json::to_string(&e.data))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    // Sent together: the connection pipelines them, one round trip for all.
+    let (run, insert) = (run_id.as_str(), &insert);
+    let inserts = events.iter().zip(&data).map(|(e, data)| async move {
+        tx.execute(
+            insert,
+            &[&run, &e.sequence, &e.event_type, data, &e.occurred_at],
         )
-        .await?;
-    for e in events {
-        let data = serde_json::to_string(&e.data)?;
-        let inserted = tx
-            .execute(
-                &insert,
-                &[
-                    &run_id.as_str(),
-                    &e.sequence,
-                    &e.event_type,
-                    &data,
-                    &e.occurred_at,
-                ],
-            )
-            .await;
-        match inserted {
+        .await
+    });
+    let inserted = futures::future::join_all(inserts).await;
+    for (e, result) in events.iter().zip(inserted) {
+        match result {
             Ok(_) => {}
             Err(err) if is_unique_violation(&err) => {
                 return Err(
@@ -165,7 +179,7 @@ impl RunStore for PostgresStore {
             let sql = format!(
                 "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = $1 ORDER BY started_ms, seq"
             );
-            let rows = c.query(sql.as_str(), &[&session_id.as_str()]).await?;
+            let rows = c.query_cached(&sql, &[&session_id.as_str()]).await?;
             rows.iter().map(decode::run).collect::<OpResult<Vec<_>>>()
         }
         .await;
@@ -179,7 +193,7 @@ impl RunStore for PostgresStore {
                 "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = $1 \
                  ORDER BY started_ms DESC, seq DESC LIMIT 1"
             );
-            let row = c.query_opt(sql.as_str(), &[&session_id.as_str()]).await?;
+            let row = c.query_opt_cached(&sql, &[&session_id.as_str()]).await?;
             row.as_ref().map(decode::run).transpose()
         }
         .await;
@@ -194,7 +208,7 @@ impl RunStore for PostgresStore {
                 "SELECT {RUN_COLUMNS} FROM runs WHERE id = ANY($2) AND session_id = $1 \
                  ORDER BY started_ms, seq"
             );
-            let rows = c.query(sql.as_str(), &[&session_id.as_str(), &ids]).await?;
+            let rows = c.query_cached(&sql, &[&session_id.as_str(), &ids]).await?;
             rows.iter().map(decode::run).collect::<OpResult<Vec<_>>>()
         }
         .await;

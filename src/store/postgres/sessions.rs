@@ -1,5 +1,6 @@
 //! Session rows.
 
+use super::cached::CachedStatements;
 use super::{OpResult, PostgresStore, big, limit};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::SessionId;
@@ -44,22 +45,19 @@ async fn put_session<C: GenericClient>(
         &s.updated_at,
     ];
     values.extend_from_slice(more);
-    Ok(c.execute(sql, &values).await?)
+    Ok(c.execute_cached(sql, &values).await?)
 }
+
+/// Overwrites a session's mutable header fields.
+pub(super) const WRITE_HEADER: &str = "UPDATE sessions SET title=$3, runtime_kind=$4, \
+     provider=$5, model=$6, adapter_id=$7, workspace=$8, system_prompt=$9, status=$10, \
+     native_session_id=$11, max_turns=$12, max_duration_ms=$13, idle_timeout_ms=$14, \
+     turns_used=$15, session_started_at=$16, last_activity_at=$17, updated_at=$18 \
+     WHERE namespace=$1 AND id=$2";
 
 /// Overwrites the mutable header fields of a session, or `not_found`.
 pub(super) async fn write_header<C: GenericClient>(c: &C, s: &Session) -> OpResult<()> {
-    let n = put_session(
-        c,
-        "UPDATE sessions SET title=$3, runtime_kind=$4, provider=$5, model=$6, \
-         adapter_id=$7, workspace=$8, system_prompt=$9, status=$10, native_session_id=$11, \
-         max_turns=$12, max_duration_ms=$13, idle_timeout_ms=$14, turns_used=$15, \
-         session_started_at=$16, last_activity_at=$17, updated_at=$18 \
-         WHERE namespace=$1 AND id=$2",
-        s,
-        &[],
-    )
-    .await?;
+    let n = put_session(c, WRITE_HEADER, s, &[]).await?;
     not_found_if_zero(n, s.id.as_str())
 }
 
@@ -89,7 +87,7 @@ impl SessionStore for PostgresStore {
         let c = self.client().await?;
         let r = async {
             let row = c
-                .query_opt(
+                .query_opt_cached(
                     &format!(
                         "SELECT {SESSION_COLUMNS} FROM sessions WHERE namespace = $1 AND id = $2"
                     ),

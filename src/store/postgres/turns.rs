@@ -1,9 +1,11 @@
 //! The start and the end of a turn, each one transaction, built from the same
 //! statements the single-row operations use.
 
-use super::{OpResult, PostgresStore, leases, messages, runs, sessions};
+use super::cached::{CachedStatements, prepare_all};
+use super::{OpError, OpResult, PostgresStore, leases, messages, runs, sessions};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::segment::next_segment_id;
+use crate::domain::time::now_rfc3339;
 use crate::store::{BeginTurn, FinishTurn, TurnBegun, TurnFinished, TurnStore};
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
@@ -39,69 +41,129 @@ impl TurnStore for PostgresStore {
 
 async fn begin(tx: &Transaction<'_>, turn: BeginTurn) -> OpResult<TurnBegun> {
     let (session, owner) = (&turn.session, &turn.owner);
+    let id = &session.id;
     let mut user = turn.user;
-    if let Some(holder) = leases::take(tx, &session.id, owner, turn.lease_ttl_ms).await? {
+    // One round trip: the lease (its UPDATE also locks the session's row), whether
+    // a run is still open, the newest message and, read under that lock, the next
+    // sequence. The statements are sent together and run in this order.
+    let last_sql = messages::last_messages_sql();
+    prepare_all(
+        tx,
+        &[
+            leases::TAKE,
+            leases::OPEN_RUNS,
+            &last_sql,
+            messages::NEXT_SEQUENCE,
+        ],
+    )
+    .await?;
+    let (holder, open, mut previous, mut next) = futures::try_join!(
+        leases::take(tx, id, owner, turn.lease_ttl_ms),
+        leases::has_open_runs(tx, id),
+        messages::last(tx, id, 1),
+        messages::next_sequence(tx, id),
+    )?;
+    if let Some(holder) = holder {
         return Ok(TurnBegun::HeldElsewhere { owner: holder });
     }
     // A run still open now was left by an owner whose lease expired (a dead
     // replica, or this process after its store went away): it ends
     // interrupted, keeping what it streamed, before this turn starts.
-    if leases::has_open_runs(tx, &session.id).await? {
+    if open {
         let mut closed = crate::store::ReconcileReport::default();
-        leases::close_interrupted(tx, &session.id, &mut closed).await?;
+        leases::close_interrupted(tx, id, &mut closed).await?;
         tracing::warn!(
-            session_id = %session.id,
+            session_id = %id,
             runs_failed = closed.runs_failed,
             answers_kept = closed.answers_kept,
             "took over a session whose previous owner stopped mid-turn"
         );
+        // The partial answer it kept is now the newest message.
+        previous = messages::last(tx, id, 1).await?;
+        next = messages::next_sequence(tx, id).await?;
     }
-    let previous = messages::last(tx, &session.id, 1)
-        .await?
-        .pop()
-        .map(|m| m.runtime);
+    let previous = previous.pop().map(|m| m.runtime);
     user.runtime.segment_id = next_segment_id(previous.as_ref(), &user.runtime);
-    runs::insert(tx, &turn.run).await?;
-    let user = messages::append(tx, &session.id, vec![user], None)
-        .await?
+    // One round trip: the run, the prompt (which refers to it) and the header.
+    let insert_sql = messages::insert_message_sql();
+    prepare_all(tx, &[runs::INSERT_RUN, &insert_sql, sessions::WRITE_HEADER]).await?;
+    let now = now_rfc3339();
+    let ((), mut stored, ()) = futures::try_join!(
+        runs::insert(tx, &turn.run),
+        messages::append_at(tx, id, vec![user], None, next, &now),
+        sessions::write_header(tx, session),
+    )?;
+    let user = stored
         .pop()
         .ok_or_else(|| HecateError::store("the user message was not stored"))?;
-    sessions::write_header(tx, session).await?;
-    let history = messages::history(tx, &session.id, turn.history).await?;
+    let history = messages::history(tx, id, turn.history).await?;
     Ok(TurnBegun::Started {
         user: Box::new(user),
         history,
     })
 }
 
+/// Locks a session's row and reads its lease holder.
+const LOCK_AND_HOLDER: &str = "SELECT owner_id FROM sessions WHERE id = $1 FOR UPDATE";
+
 async fn finish(tx: &Transaction<'_>, turn: FinishTurn) -> OpResult<TurnFinished> {
     let (session, owner, run_id) = (&turn.session, &turn.owner, &turn.run_id);
-    let assistant = messages::append(tx, &session.id, vec![turn.assistant], turn.call.as_ref())
-        .await?
+    let id = &session.id;
+    // One round trip: the session's row locked with its lease holder, and the
+    // answer's sequence read under that lock.
+    prepare_all(tx, &[LOCK_AND_HOLDER, messages::NEXT_SEQUENCE]).await?;
+    let (holder, next) = futures::try_join!(
+        async {
+            let row = tx
+                .query_opt_cached(LOCK_AND_HOLDER, &[&id.as_str()])
+                .await?;
+            let holder: Option<String> = match row {
+                Some(row) => row.try_get(0)?,
+                None => None,
+            };
+            Ok::<_, OpError>(holder)
+        },
+        messages::next_sequence(tx, id),
+    )?;
+    // A turn that lost its lease to another process keeps its answer and run end
+    // but never writes over the header the new owner keeps.
+    let keeps_header = holder.as_deref().is_none_or(|h| h == owner);
+    // One round trip for the rest, sent in this order: the provider call, the
+    // answer, the run's end and events, the header, the lease, the run read back.
+    let (insert_sql, select_sql) = (messages::insert_message_sql(), runs::select_sql());
+    prepare_all(
+        tx,
+        &[
+            messages::INSERT_CALL,
+            &insert_sql,
+            runs::FINISH_RUN,
+            runs::INSERT_EVENT,
+            sessions::WRITE_HEADER,
+            leases::RELEASE,
+            &select_sql,
+        ],
+    )
+    .await?;
+    let now = now_rfc3339();
+    let (mut stored, (), (), (), (), run) = futures::try_join!(
+        messages::append_at(tx, id, vec![turn.assistant], turn.call.as_ref(), next, &now),
+        runs::finish(tx, run_id, turn.status, turn.error.as_ref()),
+        runs::insert_events(tx, run_id, &turn.events),
+        async {
+            if keeps_header {
+                sessions::write_header(tx, session).await?;
+            }
+            Ok::<_, OpError>(())
+        },
+        leases::release(tx, id, owner),
+        runs::select(tx, run_id),
+    )?;
+    let assistant = stored
         .pop()
         .ok_or_else(|| HecateError::store("the assistant message was not stored"))?;
     for a in &turn.artifacts {
         messages::insert_artifact(tx, &assistant.id, a).await?;
     }
-    runs::finish(tx, run_id, turn.status, turn.error.as_ref()).await?;
-    runs::insert_events(tx, run_id, &turn.events).await?;
-    // A turn that lost its lease to another process keeps its answer and run end
-    // but never writes over the header the new owner keeps.
-    let holder: Option<String> = match tx
-        .query_opt(
-            "SELECT owner_id FROM sessions WHERE id = $1",
-            &[&session.id.as_str()],
-        )
-        .await?
-    {
-        Some(row) => row.try_get(0)?,
-        None => None,
-    };
-    if holder.as_deref().is_none_or(|h| h == owner) {
-        sessions::write_header(tx, session).await?;
-    }
-    leases::release(tx, &session.id, owner).await?;
-    let run = runs::select(tx, run_id).await?;
     // Sequences are gap-free from 0: the answer's is the count less one.
     let message_count = (assistant.sequence + 1) as u64;
     Ok(TurnFinished {
