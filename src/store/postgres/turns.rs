@@ -84,19 +84,21 @@ async fn begin(tx: &Transaction<'_>, turn: BeginTurn) -> OpResult<TurnBegun> {
     }
     let previous = previous.pop().map(|m| m.runtime);
     user.runtime.segment_id = next_segment_id(previous.as_ref(), &user.runtime);
-    // One round trip: the run, the prompt (which refers to it) and the header.
+    // One round trip: the run, the prompt (which refers to it), the header and
+    // the history, read after the prompt so it ends with it (a strategy that
+    // reads more than once sends its later reads after the round).
     let insert_sql = messages::insert_message_sql();
     prepare_all(tx, &[runs::INSERT_RUN, &insert_sql, sessions::WRITE_HEADER]).await?;
     let now = now_rfc3339();
-    let ((), mut stored, ()) = futures::try_join!(
+    let ((), mut stored, (), history) = futures::try_join!(
         runs::insert(tx, &turn.run),
         messages::append_at(tx, id, vec![user], None, next, &now),
         sessions::write_header(tx, session),
+        messages::history(tx, id, turn.history),
     )?;
     let user = stored
         .pop()
         .ok_or_else(|| HecateError::store("the user message was not stored"))?;
-    let history = messages::history(tx, id, turn.history).await?;
     Ok(TurnBegun::Started {
         user: Box::new(user),
         history,
