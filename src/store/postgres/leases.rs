@@ -26,6 +26,21 @@ pub(super) const RELEASE: &str =
 pub(super) const OPEN_RUNS: &str = "SELECT EXISTS (SELECT 1 FROM runs WHERE session_id = $1 \
      AND status IN ('running','awaiting_approval'))";
 
+/// Takes or renews the lease of `owner` until `now + ttl_ms` by the one `UPDATE`
+/// (which then also locks the session's row); `false` when it matched nothing.
+pub(super) async fn try_take<C: GenericClient>(
+    c: &C,
+    session_id: &SessionId,
+    owner: &str,
+    ttl_ms: i64,
+) -> OpResult<bool> {
+    let now = now_millis();
+    let n = c
+        .execute_cached(TAKE, &[&session_id.as_str(), &owner, &(now + ttl_ms), &now])
+        .await?;
+    Ok(n > 0)
+}
+
 /// Takes or renews the lease of `owner` until `now + ttl_ms`, inside the caller's
 /// transaction; `Some(holder)` names another live owner (then nothing changed).
 pub(super) async fn take<C: GenericClient>(
@@ -34,11 +49,7 @@ pub(super) async fn take<C: GenericClient>(
     owner: &str,
     ttl_ms: i64,
 ) -> OpResult<Option<String>> {
-    let now = now_millis();
-    let n = c
-        .execute_cached(TAKE, &[&session_id.as_str(), &owner, &(now + ttl_ms), &now])
-        .await?;
-    if n > 0 {
+    if try_take(c, session_id, owner, ttl_ms).await? {
         return Ok(None);
     }
     let row = c

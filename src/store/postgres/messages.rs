@@ -3,7 +3,7 @@
 //! sequences one after the other: gap-free, never duplicated.
 
 use super::cached::CachedStatements;
-use super::{OpResult, PostgresStore, big, limit};
+use super::{OpResult, PostgresStore, big, limit, sessions};
 use crate::domain::error::{HecateError, Result};
 use crate::domain::ids::{MessageId, RunId, SessionId};
 use crate::domain::message::{Message, NewMessage};
@@ -110,11 +110,7 @@ pub(super) async fn append<C: GenericClient>(
     let next = next_sequence(tx, session_id).await?;
     let now = now_rfc3339();
     let stored = append_at(tx, session_id, messages, call, next, &now).await?;
-    tx.execute_cached(
-        "UPDATE sessions SET updated_at = $2 WHERE id = $1",
-        &[&session_id.as_str(), &now],
-    )
-    .await?;
+    sessions::touch(tx, session_id, &now).await?;
     Ok(stored)
 }
 

@@ -21,9 +21,10 @@ pub(super) const INSERT_RUN: &str = "INSERT INTO runs (id, session_id, status, e
 pub(super) const FINISH_RUN: &str = "UPDATE runs SET status = $2, error_type = $3, \
      error_message = $4, completed_at = $5, duration_ms = GREATEST(0, $6 - started_ms) \
      WHERE id = $1";
-/// Inserts one run event.
-pub(super) const INSERT_EVENT: &str = "INSERT INTO run_events (run_id, sequence, type, \
-     data_json, occurred_at) VALUES ($1, $2, $3, $4, $5)";
+/// Inserts a run's events (`$2`..`$5` are arrays, one element per event).
+pub(super) const INSERT_EVENTS: &str = "INSERT INTO run_events (run_id, sequence, type, \
+     data_json, occurred_at) SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::text[], \
+     $5::text[])";
 
 /// The statement that reads one run.
 pub(super) fn select_sql() -> String {
@@ -100,31 +101,30 @@ pub(super) async fn insert_events<C: GenericClient>(
     if events.is_empty() {
         return Ok(());
     }
-    let insert = tx.prepare_cached(INSERT_EVENT).await?;
     let data = events
         .iter()
         .map(|e| serde_json::to_string(&e.data))
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    // Sent together: the connection pipelines them, one round trip for all.
-    let (run, insert) = (run_id.as_str(), &insert);
-    let inserts = events.iter().zip(&data).map(|(e, data)| async move {
-        tx.execute(
-            insert,
-            &[&run, &e.sequence, &e.event_type, data, &e.occurred_at],
+    let sequences: Vec<i64> = events.iter().map(|e| e.sequence).collect();
+    let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+    let times: Vec<&str> = events.iter().map(|e| e.occurred_at.as_str()).collect();
+    // One statement for the batch: one round trip, and it stores all or none.
+    let inserted = tx
+        .execute_cached(
+            INSERT_EVENTS,
+            &[&run_id.as_str(), &sequences, &types, &data, &times],
         )
-        .await
-    });
-    let inserted = futures::future::join_all(inserts).await;
-    for (e, result) in events.iter().zip(inserted) {
-        match result {
-            Ok(_) => {}
-            Err(err) if is_unique_violation(&err) => {
-                return Err(
-                    conflict(format!("run {run_id} already has an event {}", e.sequence)).into(),
-                );
-            }
-            Err(err) => return Err(err.into()),
+        .await;
+    match inserted {
+        Ok(_) => {}
+        Err(err) if is_unique_violation(&err) => {
+            let (first, last) = (sequences[0], sequences[sequences.len() - 1]);
+            return Err(conflict(format!(
+                "run {run_id} already has an event among sequences {first}..={last}"
+            ))
+            .into());
         }
+        Err(err) => return Err(err.into()),
     }
     Ok(())
 }

@@ -55,6 +55,15 @@ pub(super) const WRITE_HEADER: &str = "UPDATE sessions SET title=$3, runtime_kin
      turns_used=$15, session_started_at=$16, last_activity_at=$17, updated_at=$18 \
      WHERE namespace=$1 AND id=$2";
 
+/// Moves a session's `updated_at` to `$2`.
+pub(super) const TOUCH: &str = "UPDATE sessions SET updated_at = $2 WHERE id = $1";
+
+/// Moves session `id`'s `updated_at` to `now` (its rows changed).
+pub(super) async fn touch<C: GenericClient>(c: &C, id: &SessionId, now: &str) -> OpResult<()> {
+    c.execute_cached(TOUCH, &[&id.as_str(), &now]).await?;
+    Ok(())
+}
+
 /// Overwrites the mutable header fields of a session, or `not_found`.
 pub(super) async fn write_header<C: GenericClient>(c: &C, s: &Session) -> OpResult<()> {
     let n = put_session(c, WRITE_HEADER, s, &[]).await?;

@@ -8,14 +8,15 @@ use crate::domain::segment::next_segment_id;
 use crate::domain::time::now_rfc3339;
 use crate::store::{BeginTurn, FinishTurn, TurnBegun, TurnFinished, TurnStore};
 use async_trait::async_trait;
-use deadpool_postgres::{GenericClient, Transaction};
+use deadpool_postgres::{Object, Transaction};
+use tokio_postgres::IsolationLevel;
 
 #[async_trait]
 impl TurnStore for PostgresStore {
     async fn begin_turn(&self, turn: BeginTurn) -> Result<TurnBegun> {
         let mut c = self.client().await?;
         let r = async {
-            let tx = c.transaction().await?;
+            let tx = read_committed(&mut c).await?;
             let begun = begin(&tx, turn).await?;
             if matches!(begun, TurnBegun::Started { .. }) {
                 tx.commit().await?;
@@ -29,7 +30,7 @@ impl TurnStore for PostgresStore {
     async fn finish_turn(&self, turn: FinishTurn) -> Result<TurnFinished> {
         let mut c = self.client().await?;
         let r = async {
-            let tx = c.transaction().await?;
+            let tx = read_committed(&mut c).await?;
             let finished = finish(&tx, turn).await?;
             tx.commit().await?;
             Ok(finished)
@@ -37,6 +38,16 @@ impl TurnStore for PostgresStore {
         .await;
         self.done(r)
     }
+}
+
+/// A READ COMMITTED transaction whatever the server's default: each statement
+/// then reads a fresh snapshot, so a sequence read behind a row lock sees what
+/// the lock's previous holder committed.
+async fn read_committed(c: &mut Object) -> OpResult<Transaction<'_>> {
+    Ok(c.build_transaction()
+        .isolation_level(IsolationLevel::ReadCommitted)
+        .start()
+        .await?)
 }
 
 async fn begin(tx: &Transaction<'_>, turn: BeginTurn) -> OpResult<TurnBegun> {
@@ -57,14 +68,21 @@ async fn begin(tx: &Transaction<'_>, turn: BeginTurn) -> OpResult<TurnBegun> {
         ],
     )
     .await?;
-    let (holder, open, mut previous, mut next) = futures::try_join!(
-        leases::take(tx, id, owner, turn.lease_ttl_ms),
+    let (taken, mut open, mut previous, mut next) = futures::try_join!(
+        leases::try_take(tx, id, owner, turn.lease_ttl_ms),
         leases::has_open_runs(tx, id),
         messages::last(tx, id, 1),
         messages::next_sequence(tx, id),
     )?;
-    if let Some(holder) = holder {
-        return Ok(TurnBegun::HeldElsewhere { owner: holder });
+    // The lease was not taken at once, so the reads above ran without the row
+    // lock: another owner holds it, or released it in between (then it is taken
+    // now, and what was read is read again under the lock).
+    let mut read_again = !taken;
+    if !taken {
+        if let Some(holder) = leases::take(tx, id, owner, turn.lease_ttl_ms).await? {
+            return Ok(TurnBegun::HeldElsewhere { owner: holder });
+        }
+        open = leases::has_open_runs(tx, id).await?;
     }
     // A run still open now was left by an owner whose lease expired (a dead
     // replica, or this process after its store went away): it ends
@@ -79,6 +97,9 @@ async fn begin(tx: &Transaction<'_>, turn: BeginTurn) -> OpResult<TurnBegun> {
             "took over a session whose previous owner stopped mid-turn"
         );
         // The partial answer it kept is now the newest message.
+        read_again = true;
+    }
+    if read_again {
         previous = messages::last(tx, id, 1).await?;
         next = messages::next_sequence(tx, id).await?;
     }
@@ -139,8 +160,9 @@ async fn finish(tx: &Transaction<'_>, turn: FinishTurn) -> OpResult<TurnFinished
             messages::INSERT_CALL,
             &insert_sql,
             runs::FINISH_RUN,
-            runs::INSERT_EVENT,
+            runs::INSERT_EVENTS,
             sessions::WRITE_HEADER,
+            sessions::TOUCH,
             leases::RELEASE,
             &select_sql,
         ],
@@ -154,6 +176,10 @@ async fn finish(tx: &Transaction<'_>, turn: FinishTurn) -> OpResult<TurnFinished
         async {
             if keeps_header {
                 sessions::write_header(tx, session).await?;
+            } else {
+                // The new owner's header stays, but readers must see that the
+                // session's rows changed (see `Engine::transcript_window`).
+                sessions::touch(tx, id, &now).await?;
             }
             Ok::<_, OpError>(())
         },
