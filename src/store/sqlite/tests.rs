@@ -333,13 +333,17 @@ async fn a_write_in_place_never_overtakes_one_queued_for_the_writer_thread() {
         // The connection is borrowed while a write is queued: the writer
         // thread waits for it with that job in hand.
         let held = store.pool.try_writer().expect("free");
+        // Taking the connection counts a write, which may queue a checkpoint:
+        // the queued write is the job after those already waiting (none of
+        // them can finish while the connection is held).
+        let waiting = store.pool.queued_jobs();
         let queuer = {
             let store = store.clone();
             std::thread::spawn(move || {
                 futures::executor::block_on(store.write(|c| log(c, "queued"))).expect("writes")
             })
         };
-        while store.pool.queued_jobs() == 0 {
+        while store.pool.queued_jobs() == waiting {
             std::thread::sleep(Duration::from_millis(1));
         }
         drop(held);
