@@ -29,6 +29,15 @@ pub enum LivePiece {
     },
 }
 
+impl LivePiece {
+    /// The run's model turn the piece belongs to.
+    pub fn turn(&self) -> u32 {
+        match self {
+            Self::Text { turn, .. } | Self::Thinking { turn, .. } => *turn,
+        }
+    }
+}
+
 /// The listeners of the tasks whose runs a turn of this process follows.
 #[derive(Debug, Default)]
 pub struct LiveText {

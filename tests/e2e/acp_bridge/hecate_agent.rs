@@ -138,6 +138,17 @@ async fn the_hecate_agent_reads_edits_after_a_permission_prompt_and_runs_a_comma
     .expect("editor session");
     let got = as_json(&updates);
     assert_eq!(answer(&updates), "All done.");
+    // The model's last turn may talk before the turn's follower has read the
+    // end of the command before it; its words still come after that end.
+    let ended = got
+        .iter()
+        .rposition(|u| u["sessionUpdate"] == "tool_call_update" && u.get("status").is_some())
+        .expect("tool calls");
+    let first_word = updates.iter().position(|u| agent_text(u).is_some());
+    assert!(
+        first_word.is_some_and(|w| w > ended),
+        "the answer's words follow the last tool call's end: {got:#?}"
+    );
     let chunks = updates.iter().filter_map(agent_text).count();
     assert!(
         chunks >= 2,

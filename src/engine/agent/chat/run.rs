@@ -8,6 +8,7 @@
 
 use super::ask::{approves, permission_request};
 use super::events::Projection;
+use super::live_order::LiveOrder;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
 use crate::domain::ids::{TaskApprovalId, TaskId, TaskRunId};
@@ -285,6 +286,7 @@ impl Engine {
             _ => "",
         };
         let mut projection = Projection::new(workspace);
+        let mut order = LiveOrder::default();
         loop {
             // Checked every round: another turn's workers may be on their way out.
             if local_workers.is_none() && !tasks.workers_running() {
@@ -296,9 +298,12 @@ impl Engine {
             let run = tasks.get_run(ns, f.task, f.run).await?;
             let page = tasks.list_events(filter.clone()).await?;
             // What the model said before the page's events (a model turn ends
-            // after its words).
+            // after its words); words of a turn whose start is not yet
+            // projected wait for it.
             while let Ok(piece) = heard.try_recv() {
-                let _ = f.ctx.events.send(projection.live(piece));
+                if let Some(piece) = order.heard(piece) {
+                    let _ = f.ctx.events.send(projection.live(piece));
+                }
             }
             for e in &page {
                 filter.after_sequence = e.sequence;
@@ -318,6 +323,12 @@ impl Engine {
                 };
                 for ev in projection.project(e, patch.as_ref()) {
                     let _ = f.ctx.events.send(ev);
+                }
+                if e.event_type == "step.started" && e.data["kind"] == "model" {
+                    let turn = e.data["turn"].as_u64().and_then(|t| u32::try_from(t).ok());
+                    for piece in order.turn_started(turn) {
+                        let _ = f.ctx.events.send(projection.live(piece));
+                    }
                 }
             }
             if page.len() == PAGE {
@@ -352,8 +363,11 @@ impl Engine {
             loop {
                 tokio::select! {
                     Some(piece) = heard.recv() => {
-                        let _ = f.ctx.events.send(projection.live(piece));
-                        continue;
+                        if let Some(piece) = order.heard(piece) {
+                            let _ = f.ctx.events.send(projection.live(piece));
+                            continue;
+                        }
+                        // Held: its turn's start is stored by now, so read it.
                     }
                     _ = wake.recv() => {}
                     _ = tokio::time::sleep(POLL) => {}

@@ -82,13 +82,13 @@ impl Loop<'_> {
             finished_at: None,
         };
         self.next_index += 1;
-        events.insert(
-            0,
-            json_event(
-                "step.started",
-                json!({"step_id": step.id, "index": step.index, "kind": kind}),
-            ),
-        );
+        // A model step names its turn, so a follower knows which live words
+        // may be shown after it.
+        let mut started = json!({"step_id": step.id, "index": step.index, "kind": kind});
+        if let Some(turn) = step.input.get("turn") {
+            started["turn"] = turn.clone();
+        }
+        events.insert(0, json_event("step.started", started));
         self.flush(Some((step.clone(), events))).await?;
         Ok(step)
     }
