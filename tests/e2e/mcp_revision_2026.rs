@@ -5,7 +5,8 @@
 //! 2025-11-25 handshake still works beside them), `subscriptions/listen`
 //! delivering a session's updates tagged with the stream's id, an approval
 //! elicited through a multi round-trip call (`input_required`, then the retry
-//! with `inputResponses` and `requestState`), a `traceparent` in `_meta`
+//! with `inputResponses` and `requestState`; over HTTP the call's progress
+//! after the first round reaches the request that resumed it), a `traceparent` in `_meta`
 //! parenting the server span, and the refusals of an unknown revision, of
 //! malformed `_meta` and of a foreign `requestState`.
 
@@ -607,4 +608,81 @@ async fn http_listen_streams_a_sessions_updates_on_the_listen_response() {
     .expect("the listener hears about the turn");
     assert_eq!(update["params"]["uri"], json!(uri));
     assert_eq!(subscription_of(&update), &json!(41));
+}
+
+/// A fixture ACP agent that asks before writing, then reports the write
+/// finished and answers.
+const ASKING_AGENT: &str = r#"{"turns":[
+ {"match":"write","actions":[
+   {"tool_call":{"id":"t1","title":"Write b.txt","kind":"edit","status":"pending"}},
+   {"request_permission":{"tool_call_id":"t1","title":"Write b.txt","kind":"edit",
+     "on_allow":[{"fs_write":{"path":"b.txt","content":"new file\n"}}],
+     "on_reject":[{"text":"not writing. "}]}},
+   {"tool_call_update":{"id":"t1","status":"completed"}},
+   {"text":"done"}]}
+]}"#;
+
+/// The progress notifications among `messages`, with their tokens.
+fn progress_tokens(messages: &[Value]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progressToken"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn http_progress_of_a_call_in_rounds_reaches_the_round_the_client_waits_on() {
+    tls();
+    let home = Home::empty();
+    std::fs::write(home.path("script.json"), ASKING_AGENT).expect("script");
+    let script = home.path("script.json").display().to_string();
+    let state = home.path("agent-state").display().to_string();
+    home.add_fixture_agent("fixture", &["--script", &script, "--state-dir", &state]);
+    let ws = tempfile::tempdir().expect("workspace");
+    let ep = HttpEndpoint::start(&home);
+    let url = ep.url.as_str();
+    let call = |id: i64, token: &str| {
+        let mut params = with_meta(
+            json!({"name": "ask_agent", "arguments": {
+                "target": "agent:fixture", "prompt": "please write", "workspace": ws.path()}}),
+            json!({"elicitation": {}}),
+        );
+        params["_meta"]["progressToken"] = json!(token);
+        rpc(id, "tools/call", params)
+    };
+    let first = messages(post(url, &call(1, "round-1")).await).await;
+    let asked = first.last().expect("an answer");
+    assert_eq!(
+        asked["result"]["resultType"], "input_required",
+        "{first:#?}"
+    );
+    let key = asked["result"]["inputRequests"]
+        .as_object()
+        .and_then(|q| q.keys().next().cloned())
+        .expect("a question");
+    let mut retry = call(2, "round-2");
+    retry["params"]["requestState"] = asked["result"]["requestState"].clone();
+    retry["params"]["inputResponses"] = json!({ key: decision("accept", "approve_once") });
+    let second = messages(post(url, &retry).await).await;
+    let done = second.last().expect("an answer");
+    assert_eq!(
+        done["result"]["structuredContent"]["status"], "completed",
+        "{second:#?}"
+    );
+    // What the turn did after the approval (the write finishing, the answer)
+    // streams on the second round's response, under its token.
+    let tokens = progress_tokens(&second);
+    assert!(
+        !tokens.is_empty() && tokens.iter().all(|t| t == "round-2"),
+        "progress after the approval goes to the round waiting for it: {second:#?}"
+    );
+    assert!(
+        progress_tokens(&first).iter().all(|t| t == "round-1"),
+        "{first:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("b.txt")).expect("written"),
+        "new file\n"
+    );
 }

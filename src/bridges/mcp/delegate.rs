@@ -5,6 +5,7 @@
 
 use super::args::{ApprovalModeArg, AskAgentArgs, TurnOut};
 use super::elicit::{self, ElicitAnswer};
+use super::modern::progress::progress_target;
 use super::server::HecateMcp;
 use crate::bridges::resources::agent::ChangedFileDto;
 use crate::domain::approval::ApprovalMode;
@@ -141,17 +142,17 @@ impl HecateMcp {
                 },
             )
             .await?;
-        let token = ctx.meta.get_progress_token();
         let mut step = 0.0_f64;
         let mut cancelled = false;
         loop {
             tokio::select! {
                 ev = turn.events.recv() => match ev {
                     Some(Received::Event(EngineEvent::Runtime { update, .. })) => {
-                        if let (Some(token), Some(message)) = (&token, describe(&update)) {
+                        // Looked up each time: a call in rounds reports to the current round.
+                        if let (Some(message), Some((peer, token))) = (describe(&update), progress_target(ctx)) {
                             step += 1.0;
-                            let p = ProgressNotificationParam::new(token.clone(), step).with_message(message);
-                            if ctx.peer.notify_progress(p).await.is_err() {
+                            let p = ProgressNotificationParam::new(token, step).with_message(message);
+                            if peer.notify_progress(p).await.is_err() {
                                 tracing::debug!("progress could not be delivered");
                             }
                         }

@@ -9,6 +9,7 @@
 use super::access::{call_refusal, identity_of, is_read_only};
 use super::errors::{protocol_error, resource_not_found};
 use super::modern::is_modern;
+use super::modern::progress::ProgressRoute;
 use super::modern::trace::adopt_caller;
 use super::server::HecateMcp;
 use super::watch;
@@ -87,13 +88,19 @@ impl HecateMcp {
         let ct = context.ct.clone();
         let answer = if let Some(state) = request.request_state.take() {
             let responses = request.input_responses.take();
-            self.rounds.resume(&state, owner, responses, ttl, &ct).await
+            self.rounds
+                .resume(&state, owner, responses, ttl, &ct, Some(&context))
+                .await
         } else {
             let this = self.clone();
             let span = tracing::Span::current();
+            let route = ProgressRoute::default();
+            route.follow(&context);
             self.rounds
-                .start(owner, ttl, &ct, move |asker, cancel| {
+                .start(owner, ttl, &ct, route.clone(), move |asker, cancel| {
                     context.extensions.insert(asker);
+                    // Its progress follows the round the client waits on.
+                    context.extensions.insert(route);
                     // The call outlives this request: only dropping it cancels it.
                     context.ct = cancel;
                     async move { this.dispatch(request, context).await }.instrument(span)

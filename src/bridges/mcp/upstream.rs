@@ -10,6 +10,7 @@ use super::access::{call_refusal, definition_is_read_only, identity_of};
 use super::elicit::{ElicitingPrompter, Reach};
 use super::errors::{protocol_error, tool_error};
 use super::modern::is_modern;
+use super::modern::progress::ProgressRoute;
 use super::modern::rounds::Asker;
 use super::server::HecateMcp;
 use crate::domain::api_key::Identity;
@@ -102,6 +103,7 @@ impl HecateMcp {
         let relay_to = Relay {
             peer: context.peer.clone(),
             token: context.meta.get_progress_token(),
+            route: context.extensions.get::<ProgressRoute>().cloned(),
             capabilities: context.client_capabilities(),
             asker: context.extensions.get::<Asker>().cloned(),
             modern: is_modern(&context),
@@ -141,6 +143,8 @@ impl HecateMcp {
 struct Relay {
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
+    /// For a call in rounds, the round its progress goes to instead.
+    route: Option<ProgressRoute>,
     capabilities: Option<ClientCapabilities>,
     asker: Option<Asker>,
     modern: bool,
@@ -216,8 +220,17 @@ impl Relay {
                 total,
                 message,
             } => {
-                let Some(token) = &self.token else { return };
-                let mut p = ProgressNotificationParam::new(token.clone(), progress);
+                let (peer, token) = match &self.route {
+                    Some(route) => match route.current() {
+                        Some(target) => target,
+                        None => return,
+                    },
+                    None => match &self.token {
+                        Some(token) => (self.peer.clone(), token.clone()),
+                        None => return,
+                    },
+                };
+                let mut p = ProgressNotificationParam::new(token, progress);
                 if let Some(t) = total {
                     p = p.with_total(t);
                 }

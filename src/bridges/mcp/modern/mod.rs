@@ -1,11 +1,13 @@
 //! What protocol revision 2026-07-28 adds to the server, where rmcp leaves it
-//! to the handler: multi round-trip `tools/call` (`rounds`), the
+//! to the handler: multi round-trip `tools/call` (`rounds`; `progress` sends a call's
+//! progress to the round the client waits on), the
 //! `subscriptions/listen` stream of session and resource updates (`listen`),
 //! and the trace context a request carries in `_meta` (`trace`). rmcp itself
 //! answers `server/discover`, validates per-request `_meta` and serves such
 //! requests without a session.
 
 pub(crate) mod listen;
+pub(crate) mod progress;
 pub(crate) mod rounds;
 pub(crate) mod trace;
 

@@ -8,10 +8,12 @@
 //! The state is a random handle bound to the caller and the tool; a call not
 //! resumed within its time to live is dropped, which cancels it.
 
-use rmcp::ErrorData;
+use super::progress::ProgressRoute;
 use rmcp::model::{
     CallToolResponse, InputRequest, InputRequests, InputRequiredResult, InputResponses,
 };
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -62,6 +64,8 @@ struct Running {
     task: JoinHandle<Outcome>,
     questions: mpsc::Receiver<Question>,
     asked: usize,
+    /// The round its progress goes to.
+    route: ProgressRoute,
     _cancel: DropGuard,
 }
 
@@ -110,6 +114,7 @@ impl Rounds {
         owner: String,
         ttl: Duration,
         ct: &CancellationToken,
+        route: ProgressRoute,
         call: F,
     ) -> Outcome
     where
@@ -123,6 +128,7 @@ impl Rounds {
             task,
             questions,
             asked: 0,
+            route,
             _cancel: cancel.drop_guard(),
         };
         self.wait(running, owner, ttl, ct).await
@@ -138,6 +144,7 @@ impl Rounds {
         responses: Option<InputResponses>,
         ttl: Duration,
         ct: &CancellationToken,
+        round: Option<&RequestContext<RoleServer>>,
     ) -> Outcome {
         let parked = {
             let mut parked = self.lock();
@@ -157,6 +164,9 @@ impl Rounds {
         }
         if let Some(key) = responses.keys().next() {
             tracing::debug!(%key, "an input response names no question of this round");
+        }
+        if let Some(round) = round {
+            parked.running.route.follow(round);
         }
         self.wait(parked.running, owner, ttl, ct).await
     }
@@ -190,6 +200,7 @@ impl Rounds {
             requests.insert(key.clone(), q.request);
             waiting.insert(key, q.reply);
         }
+        running.route.park();
         let state = uuid::Uuid::new_v4().simple().to_string();
         let now = Instant::now();
         let mut parked = self.lock();
@@ -280,13 +291,19 @@ mod tests {
         let ct = CancellationToken::new();
         let ttl = Duration::from_secs(60);
         let first = rounds
-            .start("me/tool".into(), ttl, &ct, |a, _| asking_call(a))
+            .start(
+                "me/tool".into(),
+                ttl,
+                &ct,
+                ProgressRoute::default(),
+                |a, _| asking_call(a),
+            )
             .await;
         let (handle, keys) = state(&first);
         assert_eq!(keys, vec!["approval_1".to_string()]);
         assert_eq!(rounds.len(), 1);
         let wrong = rounds
-            .resume(&handle, "other/tool".into(), None, ttl, &ct)
+            .resume(&handle, "other/tool".into(), None, ttl, &ct, None)
             .await;
         assert!(wrong.is_err(), "another caller cannot resume it");
         let mut answers = InputResponses::new();
@@ -295,12 +312,12 @@ mod tests {
             json!({"action": "accept", "content": {"decision": "yes"}}),
         );
         let done = rounds
-            .resume(&handle, "me/tool".into(), Some(answers), ttl, &ct)
+            .resume(&handle, "me/tool".into(), Some(answers), ttl, &ct, None)
             .await;
         assert_eq!(text(&done), "yes");
         assert_eq!(rounds.len(), 0);
         let again = rounds
-            .resume(&handle, "me/tool".into(), None, ttl, &ct)
+            .resume(&handle, "me/tool".into(), None, ttl, &ct, None)
             .await;
         assert!(again.is_err(), "a finished call's state is spent");
     }
@@ -311,11 +328,17 @@ mod tests {
         let ct = CancellationToken::new();
         let ttl = Duration::from_secs(60);
         let first = rounds
-            .start("me/tool".into(), ttl, &ct, |a, _| asking_call(a))
+            .start(
+                "me/tool".into(),
+                ttl,
+                &ct,
+                ProgressRoute::default(),
+                |a, _| asking_call(a),
+            )
             .await;
         let (handle, _) = state(&first);
         let done = rounds
-            .resume(&handle, "me/tool".into(), None, ttl, &ct)
+            .resume(&handle, "me/tool".into(), None, ttl, &ct, None)
             .await;
         assert_eq!(text(&done), "nothing");
     }
@@ -330,6 +353,7 @@ mod tests {
                 "me/tool".into(),
                 Duration::ZERO,
                 &ct,
+                ProgressRoute::default(),
                 |a, cancel| async move {
                     let _answer = a.ask("approval", question()).await;
                     cancel.cancelled().await;
@@ -340,14 +364,18 @@ mod tests {
             .await;
         let (handle, _) = state(&first);
         let late = rounds
-            .resume(&handle, "me/tool".into(), None, Duration::ZERO, &ct)
+            .resume(&handle, "me/tool".into(), None, Duration::ZERO, &ct, None)
             .await;
         assert!(late.is_err(), "an expired state resumes nothing");
         // The next parked call sweeps the expired one away, which cancels it.
         let _second = rounds
-            .start("me/tool".into(), Duration::from_secs(60), &ct, |a, _| {
-                asking_call(a)
-            })
+            .start(
+                "me/tool".into(),
+                Duration::from_secs(60),
+                &ct,
+                ProgressRoute::default(),
+                |a, _| asking_call(a),
+            )
             .await;
         assert_eq!(rounds.len(), 1);
         // Aborted (its sender dropped) or cancelled (it reports): either way it ended.
