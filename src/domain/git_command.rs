@@ -3,8 +3,9 @@
 //! hook, a filter or diff driver, a custom transport, `difftool`, `submodule
 //! foreach`, `rebase --exec`, ...) is shell, not git, and is refused here with
 //! the reason; what passes is a builtin subcommand with options that only make
-//! git do git's work. Global `-C` directories are handed back for the caller to
-//! confine to the workspace.
+//! git do git's work. Global `-C` directories (never with `..`) are handed
+//! back for the caller to confine to the workspace and the directories granted
+//! beside it.
 
 /// A git command line that passed the check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,8 +285,18 @@ fn long_value<'a>(args: &'a [String], i: usize, long: &str) -> Option<&'a str> {
 }
 
 /// Checks a git command line (the arguments after `git`) and answers the call,
-/// or why it is refused.
+/// or why it is refused; its `-C` directories must be relative to the workspace.
 pub fn check(args: &[String]) -> Result<GitCall, GitRefusal> {
+    check_with(args, false)
+}
+
+/// [`check`] for a session granted directories beside its workspace: a `-C`
+/// directory may be absolute, for the caller to confine to those directories.
+pub fn check_beside_granted(args: &[String]) -> Result<GitCall, GitRefusal> {
+    check_with(args, true)
+}
+
+fn check_with(args: &[String], absolute_ok: bool) -> Result<GitCall, GitRefusal> {
     let mut start_dirs = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -300,10 +311,17 @@ pub fn check(args: &[String]) -> Result<GitCall, GitRefusal> {
         };
         if arg == "-C" {
             let dir = value(i)?;
-            if dir.starts_with('/') || dir.split('/').any(|part| part == "..") {
+            // An absolute directory may name a directory granted beside the
+            // workspace (the caller confines it); climbing out never passes.
+            if (dir.starts_with('/') && !absolute_ok) || dir.split('/').any(|part| part == "..") {
                 return Err(refuse(
                     format!("-C {dir}"),
-                    "git runs inside the workspace only; name a directory relative to it",
+                    if absolute_ok {
+                        "git runs inside the workspace and its granted directories only; name \
+                         a directory without `..`"
+                    } else {
+                        "git runs inside the workspace only; name a directory relative to it"
+                    },
                 ));
             }
             start_dirs.push(dir);
