@@ -3,9 +3,8 @@
 //! hook, a filter or diff driver, a custom transport, `difftool`, `submodule
 //! foreach`, `rebase --exec`, ...) is shell, not git, and is refused here with
 //! the reason; what passes is a builtin subcommand with options that only make
-//! git do git's work. Global `-C` directories (never with `..`) are handed
-//! back for the caller to confine to the workspace and the directories granted
-//! beside it.
+//! git do git's work. Global `-C` directories are handed back for the caller to
+//! confine to the workspace.
 
 /// A git command line that passed the check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,18 +284,8 @@ fn long_value<'a>(args: &'a [String], i: usize, long: &str) -> Option<&'a str> {
 }
 
 /// Checks a git command line (the arguments after `git`) and answers the call,
-/// or why it is refused; its `-C` directories must be relative to the workspace.
+/// or why it is refused.
 pub fn check(args: &[String]) -> Result<GitCall, GitRefusal> {
-    check_with(args, false)
-}
-
-/// [`check`] for a session granted directories beside its workspace: a `-C`
-/// directory may be absolute, for the caller to confine to those directories.
-pub fn check_beside_granted(args: &[String]) -> Result<GitCall, GitRefusal> {
-    check_with(args, true)
-}
-
-fn check_with(args: &[String], absolute_ok: bool) -> Result<GitCall, GitRefusal> {
     let mut start_dirs = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -311,17 +300,10 @@ fn check_with(args: &[String], absolute_ok: bool) -> Result<GitCall, GitRefusal>
         };
         if arg == "-C" {
             let dir = value(i)?;
-            // An absolute directory may name a directory granted beside the
-            // workspace (the caller confines it); climbing out never passes.
-            if (dir.starts_with('/') && !absolute_ok) || dir.split('/').any(|part| part == "..") {
+            if dir.starts_with('/') || dir.split('/').any(|part| part == "..") {
                 return Err(refuse(
                     format!("-C {dir}"),
-                    if absolute_ok {
-                        "git runs inside the workspace and its granted directories only; name \
-                         a directory without `..`"
-                    } else {
-                        "git runs inside the workspace only; name a directory relative to it"
-                    },
+                    "git runs inside the workspace only; name a directory relative to it",
                 ));
             }
             start_dirs.push(dir);

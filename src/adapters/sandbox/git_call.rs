@@ -1,12 +1,11 @@
 //! A git command line made safe to run in a workspace: checked against the git
 //! forms that run other programs (`domain::git_command`), its `-C` directories
-//! kept inside the workspace (or a directory granted beside it) and off nested
-//! repositories, and run with hooks
+//! kept inside the workspace and off nested repositories, and run with hooks
 //! and fsmonitor off, the `ext::` transport and bare-repository discovery
 //! refused, no system configuration, and no editor, pager or password prompt.
 
 use super::error::SandboxError;
-use super::paths::confine_roots;
+use super::paths::confine;
 use crate::domain::git_command::{self, GitCall};
 use std::path::{Path, PathBuf};
 
@@ -31,16 +30,11 @@ pub struct GitRun {
 }
 
 /// Where git starts: the workspace, moved by each `-C`, which must stay inside
-/// it or one of the `additional` directories (symlinks resolved) and name a
-/// directory.
-fn start_dir(
-    workspace: &Path,
-    additional: &[PathBuf],
-    call: &GitCall,
-) -> Result<PathBuf, SandboxError> {
+/// it (symlinks resolved) and name a directory.
+fn start_dir(workspace: &Path, call: &GitCall) -> Result<PathBuf, SandboxError> {
     let mut here = workspace.to_path_buf();
     for dir in &call.start_dirs {
-        let next = confine_roots(workspace, additional, &here.join(dir))
+        let next = confine(workspace, &here.join(dir))
             .map_err(|r| SandboxError::Invalid(format!("git -C {dir}: {}", r.reason)))?;
         if !next.real.is_dir() {
             return Err(SandboxError::Invalid(format!(
@@ -50,19 +44,6 @@ fn start_dir(
         here = next.real;
     }
     Ok(here)
-}
-
-/// The root `start` lies in: the workspace, or the additional directory that
-/// holds it (the deepest, should one hold another).
-fn root_of<'a>(workspace: &'a Path, additional: &'a [PathBuf], start: &Path) -> &'a Path {
-    if start.starts_with(workspace) {
-        return workspace;
-    }
-    additional
-        .iter()
-        .filter(|r| start.starts_with(r))
-        .max_by_key(|r| r.components().count())
-        .map_or(workspace, PathBuf::as_path)
 }
 
 /// Refuses a start directory below which, up to the workspace, lies another
@@ -94,28 +75,9 @@ pub fn prepare_git(
     env: &[(String, String)],
     hooks: bool,
 ) -> Result<GitRun, SandboxError> {
-    prepare_git_in(workspace, &[], args, env, hooks)
-}
-
-/// [`prepare_git`] for a session granted `additional` directories (canonical)
-/// beside its workspace: `-C` may move into one of them, whose own repository
-/// git may then use (a repository nested below it is refused as in the
-/// workspace).
-pub fn prepare_git_in(
-    workspace: &Path,
-    additional: &[PathBuf],
-    args: &[String],
-    env: &[(String, String)],
-    hooks: bool,
-) -> Result<GitRun, SandboxError> {
-    let call = if additional.is_empty() {
-        git_command::check(args)
-    } else {
-        git_command::check_beside_granted(args)
-    }
-    .map_err(|e| SandboxError::Invalid(e.to_string()))?;
-    let start = start_dir(workspace, additional, &call)?;
-    refuse_nested(root_of(workspace, additional, &start), &start)?;
+    let call = git_command::check(args).map_err(|e| SandboxError::Invalid(e.to_string()))?;
+    let start = start_dir(workspace, &call)?;
+    refuse_nested(workspace, &start)?;
     let mut forced: Vec<&str> = FORCED_CONFIG.to_vec();
     if !hooks {
         forced.push(NO_HOOKS);
@@ -170,35 +132,6 @@ mod tests {
         );
         let run = prepare_git(&ws, &words("status"), &env, true).expect("safe");
         assert!(!run.args.contains(&"core.hooksPath=/dev/null".to_string()));
-    }
-
-    #[test]
-    fn start_directories_may_move_into_a_granted_directory_and_its_own_repository() {
-        let dir = tempfile::tempdir().expect("dir");
-        let root = dir.path().canonicalize().expect("canon");
-        let (ws, extra, other) = (root.join("ws"), root.join("extra"), root.join("other"));
-        for d in [&ws, &extra.join(".git"), &extra.join("vendor/.git"), &other] {
-            std::fs::create_dir_all(d).expect("dirs");
-        }
-        let granted = [extra.clone()];
-        let at = |line: String| prepare_git_in(&ws, &granted, &words(&line), &[], false);
-        at(format!("-C {} status", extra.display())).expect("the granted repository");
-        for line in [
-            format!("-C {} status", other.display()),
-            format!("-C {} status", extra.join("vendor").display()),
-            format!("-C {} -C .. status", extra.display()),
-        ] {
-            let e = at(line.clone()).expect_err(&line);
-            assert!(matches!(e, SandboxError::Invalid(_)), "{line}: {e:?}");
-        }
-        // Without the grant the same directory is outside.
-        let e = prepare_git(
-            &ws,
-            &words(&format!("-C {} status", extra.display())),
-            &[],
-            false,
-        );
-        assert!(e.is_err(), "{e:?}");
     }
 
     #[test]

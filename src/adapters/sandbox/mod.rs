@@ -25,6 +25,6 @@ pub use files::{
     SandboxFileChange, apply_file_operation, apply_file_operation_in, git_data_refused,
     is_git_data, write_back,
 };
-pub use git_call::{GitRun, prepare_git, prepare_git_in};
+pub use git_call::{GitRun, prepare_git};
 pub use repo::{RepoDirs, repo_dirs};
 pub use workspace::{WorkspaceRequest, prepare};

@@ -1,13 +1,12 @@
 //! The command tools: `shell_exec` and `git_exec`, run in the workspace by the
-//! sandbox's confined runner with the task's time limit (a confined command
-//! may also write the session's additional directories, and `git_exec -C`
-//! may move into one of them). A non-zero exit is an
+//! sandbox's confined runner with the task's time limit (a confined
+//! `shell_exec` may also write the session's additional directories). A non-zero exit is an
 //! error result carrying the exit code and output. A `git_exec` call whose git
 //! would run another program is refused before any approval is asked.
 
 use super::{ToolEnv, ToolError, ToolOutcome, cap};
 use crate::adapters::sandbox::{
-    self, CommandOutcome, CommandRun, Confinement, GitRun, prepare_git_in,
+    self, CommandOutcome, CommandRun, Confinement, GitRun, prepare_git,
 };
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +23,15 @@ pub(super) struct ShellArgs {
 #[serde(deny_unknown_fields)]
 pub(super) struct GitArgs {
     args: String,
+}
+
+async fn run(
+    env: &ToolEnv,
+    cmd: CommandRun,
+    cancel: &CancellationToken,
+) -> Result<ToolOutcome, ToolError> {
+    let out = sandbox::run(&cmd, cancel).await?;
+    Ok(outcome(env, out))
 }
 
 /// The result of a command that ran to its end (or was stopped).
@@ -81,9 +89,8 @@ pub(super) fn git_run(env: &ToolEnv, a: &GitArgs) -> Result<GitRun, ToolError> {
     if args.is_empty() {
         return Err(ToolError::Refused("args is empty".into()));
     }
-    prepare_git_in(
+    prepare_git(
         &env.workspace,
-        &env.additional,
         &args,
         &env.env,
         env.confinement.git_writable,
@@ -109,8 +116,5 @@ pub(super) async fn git_exec(
         },
         timeout: env.timeout,
     };
-    // A `-C` into a granted directory runs with that directory writable (its
-    // `.git` too, as git's own data) in the confined runner.
-    let out = sandbox::run_with_roots(&cmd, &env.additional, cancel).await?;
-    Ok(outcome(env, out))
+    run(env, cmd, cancel).await
 }
