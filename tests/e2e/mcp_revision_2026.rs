@@ -686,3 +686,67 @@ async fn http_progress_of_a_call_in_rounds_reaches_the_round_the_client_waits_on
         "new file\n"
     );
 }
+
+#[tokio::test]
+async fn http_progress_of_a_waiting_task_start_follows_its_rounds() {
+    tls();
+    let home = Home::empty();
+    let ep = HttpEndpoint::start(&home);
+    let url = ep.url.as_str();
+    let created = response(
+        post(
+            url,
+            &rpc(
+                1,
+                "tools/call",
+                with_meta(
+                    json!({"name": "create_task", "arguments": {
+                        "execution_kind": "shell", "shell_command": "echo gated output"}}),
+                    json!({}),
+                ),
+            ),
+        )
+        .await,
+    )
+    .await;
+    let task = created["result"]["structuredContent"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_string();
+    let start = |id: i64, token: &str| {
+        let mut params = with_meta(
+            json!({"name": "start_task", "arguments": {"task_id": task, "wait": true}}),
+            json!({"elicitation": {}}),
+        );
+        params["_meta"]["progressToken"] = json!(token);
+        rpc(id, "tools/call", params)
+    };
+    let first = messages(post(url, &start(2, "round-1")).await).await;
+    let asked = first.last().expect("an answer");
+    assert_eq!(
+        asked["result"]["resultType"], "input_required",
+        "{first:#?}"
+    );
+    let key = asked["result"]["inputRequests"]
+        .as_object()
+        .and_then(|q| q.keys().next().cloned())
+        .expect("the gate's question");
+    let mut retry = start(3, "round-2");
+    retry["params"]["requestState"] = asked["result"]["requestState"].clone();
+    retry["params"]["inputResponses"] = json!({ key: decision("accept", "approve_once") });
+    let second = messages(post(url, &retry).await).await;
+    let done = second.last().expect("an answer");
+    assert_eq!(
+        done["result"]["structuredContent"]["run"]["status"], "completed",
+        "{second:#?}"
+    );
+    let tokens = progress_tokens(&second);
+    assert!(
+        !tokens.is_empty() && tokens.iter().all(|t| t == "round-2"),
+        "the run's events after the gate go to the round waiting for them: {second:#?}"
+    );
+    assert!(
+        progress_tokens(&first).iter().all(|t| t == "round-1"),
+        "{first:#?}"
+    );
+}

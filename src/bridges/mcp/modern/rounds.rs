@@ -156,6 +156,11 @@ impl Rounds {
         let Some(parked) = parked else {
             return Err(unknown_state());
         };
+        // Before the answers: what the call reports once it has them goes to
+        // this round.
+        if let Some(round) = round {
+            parked.running.route.follow(round);
+        }
         let mut responses = responses.unwrap_or_default();
         for (key, reply) in parked.waiting {
             if let Some(answer) = responses.remove(&key) {
@@ -164,9 +169,6 @@ impl Rounds {
         }
         if let Some(key) = responses.keys().next() {
             tracing::debug!(%key, "an input response names no question of this round");
-        }
-        if let Some(round) = round {
-            parked.running.route.follow(round);
         }
         self.wait(parked.running, owner, ttl, ct).await
     }

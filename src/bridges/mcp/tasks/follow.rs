@@ -11,6 +11,7 @@
 use super::args::{ArtifactSummary, RunStateOut};
 use super::elicit::{TaskVerdict, ask_task};
 use crate::bridges::mcp::elicit::Reach;
+use crate::bridges::mcp::modern::progress::progress_target;
 use crate::bridges::mcp::server::HecateMcp;
 use crate::bridges::resources::tasks::{TaskApprovalDto, TaskRunDto, TaskStepDto};
 use crate::domain::error::Result;
@@ -131,9 +132,8 @@ impl HecateMcp {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<()> {
         let tasks = self.engine.tasks();
-        let token = ctx.meta.get_progress_token();
         let here = tasks.workers_running();
-        let follow = how.wait || (token.is_some() && here);
+        let follow = how.wait || (progress_target(ctx).is_some() && here);
         if !follow {
             return Ok(());
         }
@@ -167,11 +167,12 @@ impl HecateMcp {
             let page = tasks.list_events(filter.clone()).await?;
             for e in &page {
                 filter.after_sequence = e.sequence;
-                if let Some(token) = &token {
+                // Looked up each time: a call in rounds reports to the current round.
+                if let Some((peer, token)) = progress_target(ctx) {
                     progress += 1.0;
-                    let p = ProgressNotificationParam::new(token.clone(), progress)
-                        .with_message(describe(e));
-                    if ctx.peer.notify_progress(p).await.is_err() {
+                    let p =
+                        ProgressNotificationParam::new(token, progress).with_message(describe(e));
+                    if peer.notify_progress(p).await.is_err() {
                         tracing::debug!("task progress could not be delivered");
                     }
                 }
