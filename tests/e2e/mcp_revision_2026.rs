@@ -392,6 +392,13 @@ fn rpc(id: i64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
+/// The response to a stateless `tools/call` of `name` with `arguments` (no
+/// client capabilities) over HTTP.
+async fn stateless_call(url: &str, name: &str, arguments: Value) -> Value {
+    let params = with_meta(json!({"name": name, "arguments": arguments}), json!({}));
+    response(post(url, &rpc(1, "tools/call", params)).await).await
+}
+
 #[tokio::test]
 async fn http_answers_discover_stateless_calls_and_rounds_and_refuses_bad_meta() {
     tls();
@@ -544,21 +551,7 @@ async fn http_listen_streams_a_sessions_updates_on_the_listen_response() {
     let home = Home::with_openai(&server);
     let ep = HttpEndpoint::start(&home);
     let url = ep.url.as_str();
-    let created = response(
-        post(
-            url,
-            &rpc(
-                1,
-                "tools/call",
-                with_meta(
-                    json!({"name": "create_session", "arguments": {"model": "fix/m1"}}),
-                    json!({}),
-                ),
-            ),
-        )
-        .await,
-    )
-    .await;
+    let created = stateless_call(url, "create_session", json!({"model": "fix/m1"})).await;
     let id = created["result"]["structuredContent"]["session"]["id"]
         .as_str()
         .expect("session id")
@@ -631,6 +624,47 @@ fn progress_tokens(messages: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// `params` (a `tools/call`'s, with `_meta`) under progress token `token` as
+/// request `id`.
+fn call_with_token(id: i64, mut params: Value, token: &str) -> Value {
+    params["_meta"]["progressToken"] = json!(token);
+    rpc(id, "tools/call", params)
+}
+
+/// Makes a call in two rounds over HTTP: the first (token `round-1`) must ask
+/// one question, which the second (token `round-2`) answers by approving
+/// once. Answers the second round's messages, ending with its response; the
+/// progress of each round is checked to carry that round's token only, and
+/// the second round to carry some.
+async fn two_rounds(url: &str, params: Value) -> Vec<Value> {
+    let first = messages(post(url, &call_with_token(1, params.clone(), "round-1")).await).await;
+    let asked = first.last().expect("an answer");
+    assert_eq!(
+        asked["result"]["resultType"], "input_required",
+        "{first:#?}"
+    );
+    let key = asked["result"]["inputRequests"]
+        .as_object()
+        .and_then(|q| q.keys().next().cloned())
+        .expect("a question");
+    let mut retry = call_with_token(2, params, "round-2");
+    retry["params"]["requestState"] = asked["result"]["requestState"].clone();
+    retry["params"]["inputResponses"] = json!({ key: decision("accept", "approve_once") });
+    let second = messages(post(url, &retry).await).await;
+    // What the call did after the approval streams on the second round's
+    // response, under its token.
+    let tokens = progress_tokens(&second);
+    assert!(
+        !tokens.is_empty() && tokens.iter().all(|t| t == "round-2"),
+        "progress after the approval goes to the round waiting for it: {second:#?}"
+    );
+    assert!(
+        progress_tokens(&first).iter().all(|t| t == "round-1"),
+        "{first:#?}"
+    );
+    second
+}
+
 #[tokio::test]
 async fn http_progress_of_a_call_in_rounds_reaches_the_round_the_client_waits_on() {
     tls();
@@ -642,44 +676,16 @@ async fn http_progress_of_a_call_in_rounds_reaches_the_round_the_client_waits_on
     let ws = tempfile::tempdir().expect("workspace");
     let ep = HttpEndpoint::start(&home);
     let url = ep.url.as_str();
-    let call = |id: i64, token: &str| {
-        let mut params = with_meta(
-            json!({"name": "ask_agent", "arguments": {
-                "target": "agent:fixture", "prompt": "please write", "workspace": ws.path()}}),
-            json!({"elicitation": {}}),
-        );
-        params["_meta"]["progressToken"] = json!(token);
-        rpc(id, "tools/call", params)
-    };
-    let first = messages(post(url, &call(1, "round-1")).await).await;
-    let asked = first.last().expect("an answer");
-    assert_eq!(
-        asked["result"]["resultType"], "input_required",
-        "{first:#?}"
+    let params = with_meta(
+        json!({"name": "ask_agent", "arguments": {
+            "target": "agent:fixture", "prompt": "please write", "workspace": ws.path()}}),
+        json!({"elicitation": {}}),
     );
-    let key = asked["result"]["inputRequests"]
-        .as_object()
-        .and_then(|q| q.keys().next().cloned())
-        .expect("a question");
-    let mut retry = call(2, "round-2");
-    retry["params"]["requestState"] = asked["result"]["requestState"].clone();
-    retry["params"]["inputResponses"] = json!({ key: decision("accept", "approve_once") });
-    let second = messages(post(url, &retry).await).await;
+    let second = two_rounds(url, params).await;
     let done = second.last().expect("an answer");
     assert_eq!(
         done["result"]["structuredContent"]["status"], "completed",
         "{second:#?}"
-    );
-    // What the turn did after the approval (the write finishing, the answer)
-    // streams on the second round's response, under its token.
-    let tokens = progress_tokens(&second);
-    assert!(
-        !tokens.is_empty() && tokens.iter().all(|t| t == "round-2"),
-        "progress after the approval goes to the round waiting for it: {second:#?}"
-    );
-    assert!(
-        progress_tokens(&first).iter().all(|t| t == "round-1"),
-        "{first:#?}"
     );
     assert_eq!(
         std::fs::read_to_string(ws.path().join("b.txt")).expect("written"),
@@ -693,60 +699,24 @@ async fn http_progress_of_a_waiting_task_start_follows_its_rounds() {
     let home = Home::empty();
     let ep = HttpEndpoint::start(&home);
     let url = ep.url.as_str();
-    let created = response(
-        post(
-            url,
-            &rpc(
-                1,
-                "tools/call",
-                with_meta(
-                    json!({"name": "create_task", "arguments": {
-                        "execution_kind": "shell", "shell_command": "echo gated output"}}),
-                    json!({}),
-                ),
-            ),
-        )
-        .await,
+    let created = stateless_call(
+        url,
+        "create_task",
+        json!({"execution_kind": "shell", "shell_command": "echo gated output"}),
     )
     .await;
     let task = created["result"]["structuredContent"]["task"]["id"]
         .as_str()
         .unwrap_or_else(|| panic!("a task: {created}"))
         .to_string();
-    let start = |id: i64, token: &str| {
-        let mut params = with_meta(
-            json!({"name": "start_task", "arguments": {"task_id": task, "wait": true}}),
-            json!({"elicitation": {}}),
-        );
-        params["_meta"]["progressToken"] = json!(token);
-        rpc(id, "tools/call", params)
-    };
-    let first = messages(post(url, &start(2, "round-1")).await).await;
-    let asked = first.last().expect("an answer");
-    assert_eq!(
-        asked["result"]["resultType"], "input_required",
-        "{first:#?}"
+    let params = with_meta(
+        json!({"name": "start_task", "arguments": {"task_id": task, "wait": true}}),
+        json!({"elicitation": {}}),
     );
-    let key = asked["result"]["inputRequests"]
-        .as_object()
-        .and_then(|q| q.keys().next().cloned())
-        .expect("the gate's question");
-    let mut retry = start(3, "round-2");
-    retry["params"]["requestState"] = asked["result"]["requestState"].clone();
-    retry["params"]["inputResponses"] = json!({ key: decision("accept", "approve_once") });
-    let second = messages(post(url, &retry).await).await;
+    let second = two_rounds(url, params).await;
     let done = second.last().expect("an answer");
     assert_eq!(
         done["result"]["structuredContent"]["run"]["status"], "completed",
         "{second:#?}"
-    );
-    let tokens = progress_tokens(&second);
-    assert!(
-        !tokens.is_empty() && tokens.iter().all(|t| t == "round-2"),
-        "the run's events after the gate go to the round waiting for them: {second:#?}"
-    );
-    assert!(
-        progress_tokens(&first).iter().all(|t| t == "round-1"),
-        "{first:#?}"
     );
 }

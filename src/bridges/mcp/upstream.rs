@@ -10,7 +10,7 @@ use super::access::{call_refusal, definition_is_read_only, identity_of};
 use super::elicit::{ElicitingPrompter, Reach};
 use super::errors::{protocol_error, tool_error};
 use super::modern::is_modern;
-use super::modern::progress::ProgressRoute;
+use super::modern::progress::ProgressSink;
 use super::modern::rounds::Asker;
 use super::server::HecateMcp;
 use crate::domain::api_key::Identity;
@@ -18,7 +18,7 @@ use crate::domain::error::{ErrorType, HecateError};
 use crate::engine::{ApprovalPrompter, McpCallOptions, UpstreamNotice, UpstreamTool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ElicitRequest,
-    InputRequest, ProgressNotificationParam, ProgressToken, ServerRequest, Tool,
+    InputRequest, ProgressNotificationParam, ServerRequest, Tool,
 };
 // Logging and sampling are SEP-2577-deprecated in rmcp but still protocol 2025-11-25.
 #[allow(deprecated)]
@@ -102,8 +102,7 @@ impl HecateMcp {
         };
         let relay_to = Relay {
             peer: context.peer.clone(),
-            token: context.meta.get_progress_token(),
-            route: context.extensions.get::<ProgressRoute>().cloned(),
+            progress: ProgressSink::of(&context),
             capabilities: context.client_capabilities(),
             asker: context.extensions.get::<Asker>().cloned(),
             modern: is_modern(&context),
@@ -142,9 +141,8 @@ impl HecateMcp {
 /// revision 2026-07-28, the rounds of its call instead of server→client requests.
 struct Relay {
     peer: Peer<RoleServer>,
-    token: Option<ProgressToken>,
-    /// For a call in rounds, the round its progress goes to instead.
-    route: Option<ProgressRoute>,
+    /// Where the caller's progress goes (for a call in rounds, the current round).
+    progress: ProgressSink,
     capabilities: Option<ClientCapabilities>,
     asker: Option<Asker>,
     modern: bool,
@@ -220,15 +218,8 @@ impl Relay {
                 total,
                 message,
             } => {
-                let (peer, token) = match &self.route {
-                    Some(route) => match route.current() {
-                        Some(target) => target,
-                        None => return,
-                    },
-                    None => match &self.token {
-                        Some(token) => (self.peer.clone(), token.clone()),
-                        None => return,
-                    },
+                let Some((peer, token)) = self.progress.target() else {
+                    return;
                 };
                 let mut p = ProgressNotificationParam::new(token, progress);
                 if let Some(t) = total {

@@ -42,14 +42,42 @@ impl ProgressRoute {
     }
 }
 
+/// Where a call's progress goes: the request's own peer and progress token, or
+/// the rounds of a call in rounds. Kept by a sender that outlives its lookup
+/// (the relay of an upstream call).
+#[derive(Clone, Debug)]
+pub(crate) enum ProgressSink {
+    /// The request's own peer and token (none: the caller asked for no progress).
+    Request(Option<ProgressTarget>),
+    /// The round a call in rounds reports to now.
+    Rounds(ProgressRoute),
+}
+
+impl ProgressSink {
+    /// The sink of the call `context` belongs to.
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Self {
+        match context.extensions.get::<ProgressRoute>() {
+            Some(route) => Self::Rounds(route.clone()),
+            None => Self::Request(
+                context
+                    .meta
+                    .get_progress_token()
+                    .map(|token| (context.peer.clone(), token)),
+            ),
+        }
+    }
+
+    /// Where progress goes now, if anywhere.
+    pub(crate) fn target(&self) -> Option<ProgressTarget> {
+        match self {
+            Self::Request(target) => target.clone(),
+            Self::Rounds(route) => route.current(),
+        }
+    }
+}
+
 /// Where progress of the call `context` belongs to goes now: the current round
 /// of a call in rounds, or the request's own peer and progress token.
 pub(crate) fn progress_target(context: &RequestContext<RoleServer>) -> Option<ProgressTarget> {
-    match context.extensions.get::<ProgressRoute>() {
-        Some(route) => route.current(),
-        None => context
-            .meta
-            .get_progress_token()
-            .map(|token| (context.peer.clone(), token)),
-    }
+    ProgressSink::of(context).target()
 }

@@ -277,6 +277,19 @@ mod tests {
         }
     }
 
+    /// Starts a call of `me/tool` that asks one question.
+    async fn start_asking(rounds: &Rounds, ttl: Duration, ct: &CancellationToken) -> Outcome {
+        rounds
+            .start(
+                "me/tool".into(),
+                ttl,
+                ct,
+                ProgressRoute::default(),
+                |a, _| asking_call(a),
+            )
+            .await
+    }
+
     async fn asking_call(asker: Asker) -> Outcome {
         let answer = asker.ask("approval", question()).await;
         let said = answer
@@ -292,15 +305,7 @@ mod tests {
         let rounds = Rounds::default();
         let ct = CancellationToken::new();
         let ttl = Duration::from_secs(60);
-        let first = rounds
-            .start(
-                "me/tool".into(),
-                ttl,
-                &ct,
-                ProgressRoute::default(),
-                |a, _| asking_call(a),
-            )
-            .await;
+        let first = start_asking(&rounds, ttl, &ct).await;
         let (handle, keys) = state(&first);
         assert_eq!(keys, vec!["approval_1".to_string()]);
         assert_eq!(rounds.len(), 1);
@@ -329,15 +334,7 @@ mod tests {
         let rounds = Rounds::default();
         let ct = CancellationToken::new();
         let ttl = Duration::from_secs(60);
-        let first = rounds
-            .start(
-                "me/tool".into(),
-                ttl,
-                &ct,
-                ProgressRoute::default(),
-                |a, _| asking_call(a),
-            )
-            .await;
+        let first = start_asking(&rounds, ttl, &ct).await;
         let (handle, _) = state(&first);
         let done = rounds
             .resume(&handle, "me/tool".into(), None, ttl, &ct, None)
@@ -370,15 +367,7 @@ mod tests {
             .await;
         assert!(late.is_err(), "an expired state resumes nothing");
         // The next parked call sweeps the expired one away, which cancels it.
-        let _second = rounds
-            .start(
-                "me/tool".into(),
-                Duration::from_secs(60),
-                &ct,
-                ProgressRoute::default(),
-                |a, _| asking_call(a),
-            )
-            .await;
+        let _second = start_asking(&rounds, Duration::from_secs(60), &ct).await;
         assert_eq!(rounds.len(), 1);
         // Aborted (its sender dropped) or cancelled (it reports): either way it ended.
         assert!(

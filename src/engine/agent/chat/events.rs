@@ -45,6 +45,12 @@ fn text_content(t: &str) -> Value {
     json!({"type": "content", "content": {"type": "text", "text": t}})
 }
 
+/// The run's model turn a task event names (`turn.completed`, a model step's
+/// `step.started`).
+pub(super) fn model_turn(data: &Value) -> Option<u32> {
+    data["turn"].as_u64().and_then(|t| u32::try_from(t).ok())
+}
+
 /// The built-in tool whose calls show as the plan they share.
 const PLAN_TOOL: &str = "update_plan";
 
@@ -234,8 +240,9 @@ impl Projection {
             "turn.completed" => {
                 let said = text(d, "text");
                 let calls = d["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
-                let turn = d["turn"].as_u64().and_then(|t| u32::try_from(t).ok());
-                let heard = turn.and_then(|t| self.heard.remove(&t)).unwrap_or_default();
+                let heard = model_turn(d)
+                    .and_then(|t| self.heard.remove(&t))
+                    .unwrap_or_default();
                 self.last_heard = !heard.is_empty();
                 if self.last_heard {
                     let mut rest = said.strip_prefix(&heard).unwrap_or_default().to_string();

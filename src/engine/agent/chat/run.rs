@@ -7,7 +7,7 @@
 //! the turn.
 
 use super::ask::{approves, permission_request};
-use super::events::Projection;
+use super::events::{Projection, model_turn};
 use super::live_order::LiveOrder;
 use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::event::RuntimeEvent;
@@ -325,8 +325,7 @@ impl Engine {
                     let _ = f.ctx.events.send(ev);
                 }
                 if e.event_type == "step.started" && e.data["kind"] == "model" {
-                    let turn = e.data["turn"].as_u64().and_then(|t| u32::try_from(t).ok());
-                    for piece in order.turn_started(turn) {
+                    for piece in order.turn_started(model_turn(&e.data)) {
                         let _ = f.ctx.events.send(projection.live(piece));
                     }
                 }
