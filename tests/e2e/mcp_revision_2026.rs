@@ -633,10 +633,8 @@ fn call_with_token(id: i64, mut params: Value, token: &str) -> Value {
 
 /// Makes a call in two rounds over HTTP: the first (token `round-1`) must ask
 /// one question, which the second (token `round-2`) answers by approving
-/// once. Answers the second round's messages, ending with its response; the
-/// progress of each round is checked to carry that round's token only, and
-/// the second round to carry some.
-async fn two_rounds(url: &str, params: Value) -> Vec<Value> {
+/// once. Answers the messages of each round, each ending with its response.
+async fn approved_in_two_rounds(url: &str, params: Value) -> (Vec<Value>, Vec<Value>) {
     let first = messages(post(url, &call_with_token(1, params.clone(), "round-1")).await).await;
     let asked = first.last().expect("an answer");
     assert_eq!(
@@ -651,6 +649,14 @@ async fn two_rounds(url: &str, params: Value) -> Vec<Value> {
     retry["params"]["requestState"] = asked["result"]["requestState"].clone();
     retry["params"]["inputResponses"] = json!({ key: decision("accept", "approve_once") });
     let second = messages(post(url, &retry).await).await;
+    (first, second)
+}
+
+/// [`approved_in_two_rounds`], with the progress of each round checked to
+/// carry that round's token only, and the second round to carry some.
+/// Answers the second round's messages.
+async fn two_rounds(url: &str, params: Value) -> Vec<Value> {
+    let (first, second) = approved_in_two_rounds(url, params).await;
     // What the call did after the approval streams on the second round's
     // response, under its token.
     let tokens = progress_tokens(&second);
@@ -717,6 +723,35 @@ async fn http_progress_of_a_waiting_task_start_follows_its_rounds() {
     let done = second.last().expect("an answer");
     assert_eq!(
         done["result"]["structuredContent"]["run"]["status"], "completed",
+        "{second:#?}"
+    );
+}
+
+#[tokio::test]
+async fn http_log_messages_of_an_upstream_call_in_rounds_reach_the_round_the_client_waits_on() {
+    tls();
+    let home = Home::empty();
+    home.write_config(&fx_and_guarded());
+    let ep = HttpEndpoint::start(&home);
+    let mut params = with_meta(
+        json!({"name": "guarded__test_tool_with_logging", "arguments": {}}),
+        json!({"elicitation": {}}),
+    );
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("debug");
+    let (first, second) = approved_in_two_rounds(ep.url.as_str(), params).await;
+    let logs = |round: &[Value]| {
+        round
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .count()
+    };
+    // The upstream runs after the approval, so its three log messages stream
+    // on the second round's response, not on the first's closed one.
+    assert_eq!(logs(&second), 3, "{second:#?}");
+    assert_eq!(logs(&first), 0, "{first:#?}");
+    assert_eq!(
+        second.last().expect("an answer")["result"]["content"][0]["text"],
+        "Tool with logging executed successfully",
         "{second:#?}"
     );
 }

@@ -106,7 +106,6 @@ impl HecateMcp {
             capabilities: context.client_capabilities(),
             asker: context.extensions.get::<Asker>().cloned(),
             modern: is_modern(&context),
-            log_floor: context.meta.log_level(),
         };
         let call = self
             .engine
@@ -141,15 +140,14 @@ impl HecateMcp {
 /// revision 2026-07-28, the rounds of its call instead of server→client requests.
 struct Relay {
     peer: Peer<RoleServer>,
-    /// Where the caller's progress goes (for a call in rounds, the current round).
+    /// Where the caller's progress and log messages go (for a call in rounds,
+    /// the current round).
     progress: ProgressSink,
     capabilities: Option<ClientCapabilities>,
     asker: Option<Asker>,
+    /// A 2026-07-28 caller, which gets log messages only at or above the
+    /// level its current request opted in to (`_meta`).
     modern: bool,
-    /// The level a 2026-07-28 request opted in to logging at (`_meta`); such a
-    /// request gets no log messages without it.
-    #[allow(deprecated)]
-    log_floor: Option<LoggingLevel>,
 }
 
 impl Relay {
@@ -211,7 +209,6 @@ impl Relay {
     /// Forwards one upstream notification to the caller.
     #[allow(deprecated)]
     async fn relay(&self, n: UpstreamNotice) {
-        let peer = &self.peer;
         let sent = match n {
             UpstreamNotice::Progress {
                 progress,
@@ -246,11 +243,10 @@ impl Relay {
                 let level =
                     serde_json::from_value::<LoggingLevel>(serde_json::Value::String(level))
                         .unwrap_or(LoggingLevel::Info);
-                if self.modern
-                    && self
-                        .log_floor
-                        .is_none_or(|floor| (level as u8) < (floor as u8))
-                {
+                let Some((peer, floor)) = self.progress.log_target() else {
+                    return;
+                };
+                if self.modern && floor.is_none_or(|floor| (level as u8) < (floor as u8)) {
                     return;
                 }
                 let mut p = LoggingMessageNotificationParam::new(level, data);
