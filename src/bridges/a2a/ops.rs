@@ -22,9 +22,11 @@ use crate::a2a_wire::{
     TaskPushNotificationConfig, TaskState,
 };
 use crate::domain::error::ErrorType;
+use crate::domain::event::EngineEvent;
 use crate::domain::ids::SessionId;
 use crate::domain::time::now_rfc3339;
 use crate::engine::SendMessage;
+use crate::engine::bus::Received;
 use futures::Stream;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -35,8 +37,6 @@ const DEFAULT_PAGE: i32 = 50;
 const MAX_PAGE: i32 = 100;
 /// How long a cancel waits for the turn to stop.
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
-/// How often a cancel that found no running turn asks again while it waits.
-const CANCEL_RETRY: Duration = Duration::from_millis(25);
 
 /// Sends a message and waits until its task ends or waits for input (or at
 /// once with `returnImmediately`); answers the task.
@@ -160,31 +160,37 @@ pub async fn cancel(
     if record.state.is_terminal() {
         return Err(not_cancelable(&record));
     }
+    // The task's turn may not be running when the cancel comes (not started
+    // yet, or ended while the task is not marked ended yet): the session's
+    // turns are watched before asking, so a turn that starts later is asked
+    // again, and the task's own change ends the wait.
+    let mut turns = state
+        .engine
+        .bus()
+        .subscribe(Some(record.session_id.clone()));
     let mut asked = ask_to_cancel(state, &record.session_id).await?;
     let settled = tokio::time::timeout(CANCEL_WAIT, async {
+        let mut turns_open = true;
         loop {
             match state.registry.get(&agent.name, &record.id) {
                 Ok(now) if now.state.is_terminal() => return Ok(now),
                 Ok(_) => {}
                 Err(e) => return Err(e),
             }
-            if asked {
-                if watcher.changed.changed().await.is_err() {
-                    return state.registry.get(&agent.name, &record.id);
-                }
-                continue;
-            }
-            // The turn of a task sent with `returnImmediately` may not have
-            // started when the cancel came: ask again until it has, or the task ended.
             tokio::select! {
                 changed = watcher.changed.changed() => {
                     if changed.is_err() {
                         return state.registry.get(&agent.name, &record.id);
                     }
                 }
-                () = tokio::time::sleep(CANCEL_RETRY) => {}
+                heard = turns.recv(), if !asked && turns_open => match heard {
+                    Some(Received::Event(EngineEvent::TurnStarted { .. }) | Received::Lagged(_)) => {
+                        asked = ask_to_cancel(state, &record.session_id).await?;
+                    }
+                    Some(Received::Event(_)) => {}
+                    None => turns_open = false,
+                },
             }
-            asked = ask_to_cancel(state, &record.session_id).await?;
         }
     })
     .await;
