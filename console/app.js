@@ -20,6 +20,7 @@ const links = {
   memory: nav.querySelector('a[data-nav="memory"]'),
   approvals: nav.querySelector('a[data-nav="approvals"]'),
   grants: nav.querySelector('a[data-nav="grants"]'),
+  keys: nav.querySelector('a[data-nav="keys"]'),
 };
 
 function placeholder(title, text) {
@@ -36,6 +37,7 @@ let first = true;
 const TITLES = {
   chats: 'Chats', new: 'New chat', tasks: 'Tasks', agents: 'Agents', providers: 'Providers',
   traces: 'Traces', mcp: 'MCP', memory: 'Memory', approvals: 'Approvals', grants: 'Grants',
+  keys: 'Keys',
 };
 
 // Each view is its own module graph, loaded when its page is first opened:
@@ -54,6 +56,7 @@ const VIEWS = {
   },
   approvals: { module: 'views/approvals.js', deps: [] },
   grants: { module: 'views/grants.js', deps: [] },
+  keys: { module: 'views/keys.js', deps: [] },
   tasks: {
     module: 'views/tasks.js',
     deps: ['../vendor/eventsource-parser/errors.js', '../vendor/eventsource-parser/parse.js',
@@ -106,6 +109,7 @@ const MOUNTS = {
   chat: (m) => (root, p) => m.mountChat(root, p.id),
   approvals: (m) => (root) => m.mountApprovals(root),
   grants: (m) => (root) => m.mountGrants(root),
+  keys: (m) => (root) => m.mountKeys(root),
   tasks: (m) => (root, p) => m.mountTasks(root, p.query),
   task: (m) => (root, p) => m.mountTask(root, p.id, p.query),
   traces: (m) => (root, p) => m.mountTraces(root, { query: p.query }),

@@ -111,6 +111,8 @@ export const paths = {
   revert: (id, m) => `${S}/${enc(id)}/messages/${enc(m)}/revert`,
   grants: '/hecate/v1/agent-chat/grants',
   grant: (g) => `/hecate/v1/agent-chat/grants/${enc(g)}`,
+  keys: '/hecate/v1/keys',
+  key: (k) => `/hecate/v1/keys/${enc(k)}`,
   taskResolve: (t, a) => `/hecate/v1/tasks/${enc(t)}/approvals/${enc(a)}/resolve`,
   tasks: '/hecate/v1/tasks',
   task: (t) => `/hecate/v1/tasks/${enc(t)}`,

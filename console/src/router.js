@@ -1,6 +1,6 @@
 // The hash router: maps #/chats, #/new, #/chats/<id>, #/approvals, #/grants,
-// #/tasks, #/tasks/<id>, #/traces, #/traces/<request id>, #/agents, #/providers,
-// #/mcp and #/memory (each with optional sub-paths in `params.rest`) to views (query
+// #/keys, #/tasks, #/tasks/<id>, #/traces, #/traces/<request id>, #/agents,
+// #/providers, #/mcp and #/memory (each with optional sub-paths in `params.rest`) to views (query
 // parameters after `?` become `params.query`), unmounting the previous one.
 
 /** Parses a hash into {name, params}. */
@@ -20,6 +20,7 @@ export function parseRoute(hash) {
   if (parts[0] === 'new') return { name: 'new', params: {} };
   if (parts[0] === 'approvals') return { name: 'approvals', params: {} };
   if (parts[0] === 'grants') return { name: 'grants', params: {} };
+  if (parts[0] === 'keys') return { name: 'keys', params: {} };
   if (parts[0] === 'tasks' && parts.length === 1) return { name: 'tasks', params: { query } };
   if (parts[0] === 'tasks' && parts.length >= 2) return { name: 'task', params: { id: parts[1], query } };
   for (const page of ['agents', 'providers', 'mcp', 'memory']) {

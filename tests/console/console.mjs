@@ -15,5 +15,6 @@ import { scenarios as memory } from './memory.mjs';
 import { scenarios as agents } from './agents.mjs';
 import { scenarios as traces } from './traces.mjs';
 import { scenarios as providers } from './providers.mjs';
+import { scenarios as keys } from './keys.mjs';
 
-await runAll({ ...chats, ...tasks, ...mcp, ...memory, ...agents, ...traces, ...providers });
+await runAll({ ...chats, ...tasks, ...mcp, ...memory, ...agents, ...traces, ...providers, ...keys });
