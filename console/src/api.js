@@ -123,6 +123,7 @@ export const paths = {
   patch: (t, r, a) => `/hecate/v1/tasks/${enc(t)}/runs/${enc(r)}/patches/${enc(a)}`,
   patchAction: (t, r, a, action) => `/hecate/v1/tasks/${enc(t)}/runs/${enc(r)}/patches/${enc(a)}/${action}`,
   mcpServers: '/hecate/v1/mcp/servers',
+  mcpSignIn: (s) => `/hecate/v1/mcp/servers/${enc(s)}/sign-in`,
   mcpToolPolicy: (s, t) => `/hecate/v1/mcp/servers/${enc(s)}/tools/${enc(t)}/policy`,
   mcpCalls: '/hecate/v1/mcp/calls',
   mcpCache: '/hecate/v1/system/mcp/cache',

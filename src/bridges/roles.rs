@@ -1,7 +1,7 @@
 //! Which role a request needs, by the surface it arrives on, its method and its
 //! path: reading is `read`, acting (messages, approvals, tasks, model calls, an
 //! editor's ACP connection) is `operator`, managing the hub (keys, tool
-//! policies, capability overrides, agent installs, killing processes) is
+//! policies, upstream sign-ins, capability overrides, agent installs, killing processes) is
 //! `admin`. MCP connections need `read`; each tool call is checked in the MCP
 //! server, where the tool's annotations are known.
 
@@ -56,6 +56,7 @@ fn manages_the_hub(method: &Method, path: &str) -> bool {
         ["agent-adapters", "processes", _, "kill"] => writes,
         ["agent-adapters", _, "install" | "refresh-launcher"] => writes,
         ["mcp", "servers", _, "tools", _, "policy"] => writes,
+        ["mcp", "servers", _, "sign-in"] => writes,
         _ => false,
     }
 }
@@ -83,6 +84,10 @@ mod tests {
         assert_eq!(api(Method::DELETE, "/hecate/v1/keys/k"), Role::Admin);
         assert_eq!(
             api(Method::PUT, "/hecate/v1/mcp/servers/gh/tools/x/policy"),
+            Role::Admin
+        );
+        assert_eq!(
+            api(Method::DELETE, "/hecate/v1/mcp/servers/gh/sign-in"),
             Role::Admin
         );
         assert_eq!(

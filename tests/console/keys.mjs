@@ -1,7 +1,8 @@
-// The Keys page's browser scenario, on the server that wants a token: an admin
+// The team's browser scenarios, on the server that wants a token. Keys: an admin
 // creates a key (a bad scope first, refused in the form), sees its token once,
 // the key works against the API with its role, a key without the admin role is
-// refused the page, and a revoked key stops working.
+// refused the page, and a revoked key stops working. Sign-ins: the MCP page
+// shows an upstream's stored OAuth sign-in (never its tokens) and signs out.
 
 import assert from 'node:assert/strict';
 import { GUARDED, TOKEN, WAIT, openPage, shot } from './harness.mjs';
@@ -84,6 +85,27 @@ export const scenarios = {
     await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
     assert.equal(await page.getByRole('region', { name: 'New key' }).count(), 0);
     assert.ok(!(await page.content()).includes(token), 'the token is not in the page');
+    assert.deepEqual(errors, []);
+    await context.close();
+  },
+
+  async 'the MCP page shows an upstream sign-in without its tokens and signs out'() {
+    const { context, page, errors } = await signedIn(TOKEN, '#/mcp', [/401/]);
+    const team = page.getByRole('region', { name: 'team' });
+    const line = team.locator('.sign-in');
+    await line.and(page.locator('[data-sign-in=signed_in]')).waitFor({ timeout: WAIT });
+    const text = await line.textContent();
+    assert.match(text, /Signed in with https:\/\/issuer\.example/);
+    assert.match(text, /access token expires/);
+    assert.match(text, /renewed with its refresh token/);
+    assert.ok(!(await page.content()).includes('secret-'), 'no token reaches the page');
+    await shot(page, 'mcp-sign-in');
+    await team.getByRole('button', { name: 'Sign out of team' }).click();
+    await team.locator('.sign-in[data-sign-in=missing]').waitFor({ timeout: WAIT });
+    assert.match(await team.locator('.sign-in').textContent(), /Not signed in: run hecate mcp login team/);
+    const res = await fetch(GUARDED + '/hecate/v1/mcp/servers', { headers: { authorization: `Bearer ${TOKEN}` } });
+    const row = (await res.json()).data.find((s) => s.name === 'team');
+    assert.equal(row.sign_in.state, 'missing');
     assert.deepEqual(errors, []);
     await context.close();
   },

@@ -222,3 +222,82 @@ async fn a_server_without_a_sign_in_is_auth_required_on_every_surface() {
 fn row_fix<'a>(listing: &'a Value, name: &str) -> Option<&'a str> {
     server(listing, name)["operator_action"].as_str()
 }
+
+/// Stores a sign-in of `server` as the OAuth client would, straight into the
+/// store: an access token good for an hour, with a refresh token.
+fn store_sign_in(home: &Home, server: &str) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let credentials = json!({
+        "client_id": "hecate-test",
+        "token_response": {"access_token": "secret-access-123", "token_type": "bearer",
+                           "expires_in": 3600, "refresh_token": "secret-refresh-456"},
+        "granted_scopes": ["mcp"],
+        "token_received_at": now,
+        "issuer": "https://issuer.example",
+    });
+    rusqlite::Connection::open(home.data_dir().join("hecate.db"))
+        .expect("open db")
+        .execute(
+            "INSERT INTO mcp_oauth_tokens (server, issuer, client_id, credentials, updated_at) \
+             VALUES (?1, 'https://issuer.example', 'hecate-test', ?2, '2026-11-30T00:00:00Z')",
+            rusqlite::params![server, credentials.to_string()],
+        )
+        .expect("store a sign-in");
+}
+
+#[tokio::test]
+async fn a_stored_sign_in_is_listed_without_its_tokens_and_the_api_forgets_it() {
+    let locked = Locked::start();
+    let home = home(&locked);
+    let s = serve(&home);
+    let api = Api::new(&s);
+
+    // No sign-in stored yet: the HTTP server says so; a stdio server has none.
+    let listing = api.get("/hecate/v1/mcp/servers").await;
+    assert_eq!(
+        server(&listing.body, "locked")["sign_in"],
+        json!({"state": "missing"}),
+        "{}",
+        listing.body
+    );
+    assert!(server(&listing.body, "fx").get("sign_in").is_none());
+
+    store_sign_in(&home, "locked");
+    let listing = api.get("/hecate/v1/mcp/servers").await;
+    let sign_in = &server(&listing.body, "locked")["sign_in"];
+    assert_eq!(sign_in["state"], "signed_in", "{sign_in}");
+    assert_eq!(sign_in["issuer"], "https://issuer.example", "{sign_in}");
+    assert_eq!(sign_in["refreshable"], true, "{sign_in}");
+    let expires = sign_in["expires_at"].as_str().expect("an expiry");
+    assert!(expires > "2026-" && expires.ends_with('Z'), "{sign_in}");
+    assert!(
+        !listing.body.to_string().contains("secret-"),
+        "no token is shown: {}",
+        listing.body
+    );
+
+    // Signing out forgets it, as `hecate mcp logout` does; twice is harmless.
+    let out = api.delete("/hecate/v1/mcp/servers/locked/sign-in").await;
+    assert_eq!(out.status, 200, "{}", out.body);
+    assert_eq!(
+        out.body,
+        json!({"object": "mcp_sign_out", "server": "locked", "removed": true})
+    );
+    let listing = api.get("/hecate/v1/mcp/servers").await;
+    assert_eq!(
+        server(&listing.body, "locked")["sign_in"]["state"],
+        "missing"
+    );
+    let again = api.delete("/hecate/v1/mcp/servers/locked/sign-in").await;
+    assert_eq!(again.body["removed"], false, "{}", again.body);
+    let unknown = api.delete("/hecate/v1/mcp/servers/nope/sign-in").await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    assert_eq!(
+        unknown.body["error"]["type"], "not_found",
+        "{}",
+        unknown.body
+    );
+}

@@ -350,6 +350,17 @@ async fn login_call_refresh_and_revocation_against_oidc_provider() {
     let api = Api::new(&served);
     let row = api_row(&api, "main").await;
     assert_eq!(row["state"], "ok", "{row}");
+    // Its sign-in is shown as the hub keeps it, never the token.
+    assert_eq!(row["sign_in"]["state"], "signed_in", "{row}");
+    assert_eq!(row["sign_in"]["refreshable"], true, "{row}");
+    assert!(
+        row["sign_in"]["issuer"]
+            .as_str()
+            .is_some_and(|i| i.starts_with(&peer.url("issuer"))),
+        "{row}"
+    );
+    assert!(row["sign_in"]["expires_at"].is_string(), "{row}");
+    assert!(!row.to_string().contains(&token), "{row}");
     let answer = hub_call(&served.base, "main").await;
     assert_ne!(answer["isError"], true, "{answer}");
     assert!(answer.to_string().contains("hello main"), "{answer}");

@@ -1,14 +1,37 @@
 // The MCP page (#/mcp): the upstream MCP servers Hecate aggregates, each with
-// its state, tools (the policy of each, changed in place: a blocked tool leaves
-// every client's list), resources and prompts; the client pool's figures; a
-// probe form for a server not configured yet; and the audit log of proxied calls.
+// its state, its OAuth sign-in (issuer, expiry, a "Sign out" button), tools (the
+// policy of each, changed in place: a blocked tool leaves every client's list),
+// resources and prompts; the client pool's figures; a probe form for a server not
+// configured yet; and the audit log of proxied calls.
 
 import { get, post, request, paths, isAbort } from '../api.js';
 import { h, alertBox, showError, clearAlert, field, timeEl, focusEl, formatDuration, uid } from '../dom.js';
 
 const POLICIES = [['auto', 'Allow'], ['require_approval', 'Require approval'], ['block', 'Block']];
 
-function serverSection(s, onPolicy) {
+/** The line about a server's stored OAuth sign-in, with "Sign out" when one is kept. */
+function signInLine(s, onSignOut) {
+  const si = s.sign_in;
+  if (!si) return null;
+  const attrs = { class: 'hint sign-in', dataset: { signIn: si.state } };
+  if (si.state === 'missing') {
+    return h('p', attrs, 'Not signed in: run ', h('code', { text: `hecate mcp login ${s.name}` }), ' where Hecate runs.');
+  }
+  const signOut = h('button', { type: 'button', text: 'Sign out', 'aria-label': `Sign out of ${s.name}` });
+  signOut.addEventListener('click', () => onSignOut(s.name, signOut));
+  if (si.state === 'rejected') {
+    return h('p', attrs,
+      `The sign-in with ${si.issuer || 'its issuer'} was refused (revoked, or its refresh failed): run `,
+      h('code', { text: `hecate mcp login ${s.name}` }), ' again. ', signOut);
+  }
+  return h('p', attrs,
+    `Signed in with ${si.issuer || 'its authorization server'}`,
+    si.expires_at ? h('span', {}, ' · access token expires ', timeEl(si.expires_at)) : null,
+    si.refreshable ? ' · renewed with its refresh token' : ' · no refresh token: sign in again when it expires',
+    ' ', signOut);
+}
+
+function serverSection(s, onPolicy, onSignOut) {
   const id = uid('srv');
   const heading = h('h3', { id, text: s.name });
   const rows = s.tools.map((t) => {
@@ -31,6 +54,7 @@ function serverSection(s, onPolicy) {
       h('span', { text: `server policy: ${s.policy}` }),
       h('span', { text: `${s.resource_count} resource(s)` }), h('span', { text: `${s.prompt_count} prompt(s)` }),
       h('span', { text: connections.length ? `connections: ${connections.join('; ')}` : 'not connected' })),
+    signInLine(s, onSignOut),
     s.error ? h('p', { class: 'alert-message', role: 'note', text: s.error }) : null,
     s.error && s.operator_action ? h('p', { class: 'alert-action', text: s.operator_action }) : null,
     s.tools.length ? h('table', { class: 'steps', 'aria-label': `Tools of ${s.name}` },
@@ -103,6 +127,18 @@ export function mountMcp(root) {
     }
   }
 
+  async function signOut(server, button) {
+    clearAlert(alert);
+    button.disabled = true;
+    try {
+      await request('DELETE', paths.mcpSignIn(server), { signal: ctrl.signal });
+      await load();
+    } catch (err) {
+      if (!isAbort(err)) showError(alert, err);
+      button.disabled = false;
+    }
+  }
+
   async function load() {
     try {
       const [list, cache, log] = await Promise.all([
@@ -116,7 +152,7 @@ export function mountMcp(root) {
         h('dt', { text: 'Leases in use' }), h('dd', { text: String(c.in_use) }),
         h('dt', { text: 'Idle' }), h('dd', { text: String(c.idle) }),
         h('dt', { text: 'Checked' }), h('dd', {}, timeEl(c.checked_at)));
-      servers.replaceChildren(...list.data.map((s) => serverSection(s, setPolicy)));
+      servers.replaceChildren(...list.data.map((s) => serverSection(s, setPolicy, signOut)));
       note.textContent = list.data.length ? '' : 'No upstream server is configured ([mcp_servers.NAME] in the config file).';
       callsBody.replaceChildren(...log.data.map((r) => h('tr', { dataset: { outcome: r.outcome } },
         h('td', {}, timeEl(r.started_at)), h('td', { text: r.client }),

@@ -12,12 +12,13 @@ use super::extract::{ApiPath, ApiQuery};
 use crate::bridges::resources::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpCallDto, McpCallListResponse,
     McpCallsQuery, McpProbeDto, McpProbeResponse, McpProbeToolDto, McpServerDto,
-    McpServerListResponse, McpServerState, McpServerToolDto, McpToolPolicyDto,
-    McpToolPolicyRequest, McpToolPolicyResponse,
+    McpServerListResponse, McpServerState, McpServerToolDto, McpSignInDto, McpSignOutResponse,
+    McpToolPolicyDto, McpToolPolicyRequest, McpToolPolicyResponse,
 };
 use crate::bridges::resources::page_size;
 use crate::domain::HecateError;
-use crate::engine::mcp::{PoolEntry, ServerState, ToolPolicy, reach};
+use crate::domain::time::format_rfc3339;
+use crate::engine::mcp::{PoolEntry, ServerState, SignIn, ToolPolicy, reach};
 use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
@@ -145,6 +146,7 @@ pub async fn servers(State(state): State<HttpState>) -> Json<McpServerListRespon
                 resource_count: o.resources as u64,
                 prompt_count: o.prompts as u64,
                 connections: o.connections.into_iter().map(entry).collect(),
+                sign_in: o.sign_in.map(sign_in),
             }
         })
         .collect();
@@ -152,6 +154,71 @@ pub async fn servers(State(state): State<HttpState>) -> Json<McpServerListRespon
         object: "mcp_servers".into(),
         data,
     })
+}
+
+/// A stored sign-in as the API shows it: its state, issuer, whether it renews
+/// itself and when its access token runs out.
+fn sign_in(s: SignIn) -> McpSignInDto {
+    match s {
+        SignIn::Missing => McpSignInDto {
+            state: "missing".into(),
+            issuer: None,
+            refreshable: None,
+            expires_at: None,
+        },
+        SignIn::SignedIn {
+            issuer,
+            refreshable,
+            expires_in,
+        } => McpSignInDto {
+            state: "signed_in".into(),
+            issuer: Some(issuer).filter(|i| !i.is_empty()),
+            refreshable: Some(refreshable),
+            expires_at: expires_in.map(|secs| {
+                format_rfc3339(time::OffsetDateTime::now_utc() + time::Duration::seconds(secs))
+            }),
+        },
+        SignIn::Rejected { issuer } => McpSignInDto {
+            state: "rejected".into(),
+            issuer: Some(issuer).filter(|i| !i.is_empty()),
+            refreshable: None,
+            expires_at: None,
+        },
+    }
+}
+
+/// Path of an upstream server.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct McpServerPath {
+    /// The server's alias.
+    pub name: String,
+}
+
+/// Forgets the stored OAuth sign-in of an upstream server, as `hecate mcp
+/// logout NAME` does: its next call needs `hecate mcp login NAME` again.
+#[utoipa::path(
+    delete,
+    path = "/hecate/v1/mcp/servers/{name}/sign-in",
+    operation_id = "sign_out_mcp_server",
+    tag = "mcp",
+    params(McpServerPath),
+    responses(
+        (status = 200, description = "The sign-in is forgotten (or there was none)", body = McpSignOutResponse),
+        (status = 403, description = "The caller is not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such server", body = ErrorEnvelope)
+    )
+)]
+pub async fn sign_out(
+    State(state): State<HttpState>,
+    ApiPath(McpServerPath { name }): ApiPath<McpServerPath>,
+) -> Result<Json<McpSignOutResponse>, ApiError> {
+    let removed = state.engine.mcp().logout(&name).await?;
+    Ok(Json(McpSignOutResponse {
+        object: "mcp_sign_out".into(),
+        server: name,
+        removed,
+    }))
 }
 
 fn server_state(s: ServerState) -> McpServerState {

@@ -253,6 +253,7 @@ pub fn routes() -> Vec<ApiRoute> {
         ApiRoute::post("/hecate/v1/mcp/probe", mcp::probe),
         ApiRoute::get("/hecate/v1/system/mcp/cache", mcp::cache),
         ApiRoute::get("/hecate/v1/mcp/servers", mcp::servers),
+        ApiRoute::delete("/hecate/v1/mcp/servers/{name}/sign-in", mcp::sign_out),
         ApiRoute::put(
             "/hecate/v1/mcp/servers/{name}/tools/{tool}/policy",
             mcp::set_tool_policy,

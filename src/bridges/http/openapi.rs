@@ -54,7 +54,8 @@ use crate::bridges::resources::keys::{
 use crate::bridges::resources::mcp::{
     McpCacheDto, McpCacheEntryDto, McpCacheResponse, McpCallDto, McpCallListResponse, McpProbeDto,
     McpProbeResponse, McpProbeToolDto, McpServerDto, McpServerListResponse, McpServerToolDto,
-    McpToolPolicyDto, McpToolPolicyRequest, McpToolPolicyResponse,
+    McpSignInDto, McpSignOutResponse, McpToolPolicyDto, McpToolPolicyRequest,
+    McpToolPolicyResponse,
 };
 use crate::bridges::resources::memory::{
     MemoryHitDto, MemorySearchDto, MemorySearchResponse, RecallStatusDto, RecallStatusResponse,
@@ -173,6 +174,7 @@ use utoipa::{Modify, OpenApi};
         mcp::probe,
         mcp::cache,
         mcp::servers,
+        mcp::sign_out,
         mcp::set_tool_policy,
         mcp::calls,
         chat_sessions::list,
@@ -220,7 +222,8 @@ use utoipa::{Modify, OpenApi};
         TaskPatchResponse, TaskPatchListResponse, TaskPatchDto,
         TaskRunStreamEventData, TaskRunStateDto, TaskActivityItem,
         McpProbeResponse, McpProbeDto, McpProbeToolDto, McpCacheResponse, McpCacheDto,
-        McpServerListResponse, McpServerDto, McpServerToolDto, McpToolPolicyRequest,
+        McpServerListResponse, McpServerDto, McpServerToolDto, McpSignInDto,
+        McpSignOutResponse, McpToolPolicyRequest,
         McpToolPolicyResponse, McpToolPolicyDto, McpCallListResponse, McpCallDto,
         McpCacheEntryDto, ContinueRunRequest, AppendTaskEventsRequest, ClientEventRequest, RetryFromTurnRequest,
         ChatSessionListResponse, ChatSessionSummaryDto, ChatSessionResponse, ChatSessionDto,

@@ -140,6 +140,39 @@ pub struct McpServerDto {
     pub prompt_count: u64,
     /// Its pooled connections.
     pub connections: Vec<McpCacheEntryDto>,
+    /// Its stored OAuth sign-in, for an HTTP server that sends no
+    /// `Authorization` header of its own; never its tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sign_in: Option<McpSignInDto>,
+}
+
+/// The stored OAuth sign-in of an upstream MCP server, tokens left out.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpSignInDto {
+    /// `signed_in`, `missing` (none stored) or `rejected` (revoked, or its
+    /// refresh failed: `hecate mcp login NAME` again).
+    pub state: String,
+    /// The authorization server that issued the tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// Whether a refresh token is kept, so the access token is renewed when
+    /// it runs out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refreshable: Option<bool>,
+    /// When the access token expires (RFC 3339), when the server said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// `DELETE /hecate/v1/mcp/servers/{name}/sign-in`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct McpSignOutResponse {
+    /// Always `mcp_sign_out`.
+    pub object: String,
+    /// The server's alias.
+    pub server: String,
+    /// Whether a stored sign-in was forgotten (false when there was none).
+    pub removed: bool,
 }
 
 /// `GET /hecate/v1/mcp/servers`.

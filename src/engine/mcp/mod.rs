@@ -22,6 +22,7 @@ mod tools;
 pub mod types;
 
 pub use crate::adapters::mcp::EntryInfo as PoolEntry;
+pub use crate::adapters::mcp::oauth::SignIn;
 pub use overview::{ServerOverview, ServerState, ServerTool, reach};
 pub use search::ToolLoading;
 pub use tools::{ApprovalPrompter, McpCallOptions, UpstreamNotice};

@@ -1,10 +1,12 @@
 //! One upstream MCP server as an operator sees it: how it is reached (secrets
 //! left out), its policy, its state (`ok`, `auth_required`, `failed`) with the
 //! error and fix behind it, each tool it lists with the policy that applies and
-//! the name clients see (none when blocked), its resources and prompts, and its
-//! pooled connections.
+//! the name clients see (none when blocked), its resources and prompts, its
+//! pooled connections and, for an HTTP server that signs in through OAuth, its
+//! stored sign-in.
 
 use super::types::{ToolPolicy, UpstreamServer};
+use crate::adapters::mcp::oauth::SignIn;
 use crate::adapters::mcp::tool_def::name_of;
 use crate::adapters::mcp::{EntryInfo, ServerSpec};
 use crate::domain::error::{ErrorType, HecateError};
@@ -75,6 +77,21 @@ pub struct ServerOverview {
     pub prompts: usize,
     /// Its pooled connections.
     pub connections: Vec<EntryInfo>,
+    /// Its stored OAuth sign-in, for an HTTP server that sends no
+    /// `Authorization` header of its own (`None` for the others, or when the
+    /// store could not be read).
+    pub sign_in: Option<SignIn>,
+}
+
+/// Whether `spec` is an HTTP server that signs in through OAuth: one whose
+/// configuration sends no `Authorization` header of its own.
+fn signs_in(spec: &ServerSpec) -> bool {
+    match spec {
+        ServerSpec::Http { headers, .. } => !headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization")),
+        ServerSpec::Stdio { .. } => false,
+    }
 }
 
 /// `stdio` or `http`, and the program or the URL with credentials redacted
@@ -123,7 +140,16 @@ impl<'e> Mcp<'e> {
                 Ok(tools) => (tools, self.sign_in_refusal(&s.name)),
                 Err(e) => (Vec::new(), Some(e)),
             };
+            let sign_in = if signs_in(&s.spec) {
+                self.sign_in(&s.name)
+                    .await
+                    .inspect_err(|e| tracing::warn!(server = %s.name, error = %e, "could not read a stored sign-in"))
+                    .ok()
+            } else {
+                None
+            };
             out.push(ServerOverview {
+                sign_in,
                 state: ServerState::of(error.as_ref()),
                 error,
                 tools,
