@@ -62,6 +62,25 @@ export function clearAlert(box) {
   box.replaceChildren();
 }
 
+/** A button (`attrs` its text and ARIA) that runs `action` when clicked: disabled
+ * while it runs (and after, when it succeeded); a failure enables it again and
+ * shows the error in `alert` (an abort, the view going away, shows nothing). */
+export function actionButton(attrs, alert, action) {
+  const button = h('button', { type: 'button', ...attrs });
+  button.addEventListener('click', async () => {
+    clearAlert(alert);
+    button.disabled = true;
+    try {
+      await action();
+    } catch (err) {
+      if (err && err.name === 'AbortError') return;
+      button.disabled = false;
+      showError(alert, err);
+    }
+  });
+  return button;
+}
+
 /** USD cost from micros (or a usd number). */
 export function formatCost(micros, usd) {
   let v = typeof usd === 'number' ? usd : typeof micros === 'number' ? micros / 1e6 : null;

@@ -9,7 +9,7 @@
 
 use crate::support::common::{Home, text};
 use crate::support::http::{Api, serve};
-use crate::support::mcp::{McpProc, fixture_upstream};
+use crate::support::mcp::{McpProc, fixture_upstream, store_sign_in};
 use serde_json::{Value, json};
 
 /// A loopback MCP endpoint that refuses every request for want of a token.
@@ -221,31 +221,6 @@ async fn a_server_without_a_sign_in_is_auth_required_on_every_surface() {
 /// The fix the listing gives server `name`.
 fn row_fix<'a>(listing: &'a Value, name: &str) -> Option<&'a str> {
     server(listing, name)["operator_action"].as_str()
-}
-
-/// Stores a sign-in of `server` as the OAuth client would, straight into the
-/// store: an access token good for an hour, with a refresh token.
-fn store_sign_in(home: &Home, server: &str) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs();
-    let credentials = json!({
-        "client_id": "hecate-test",
-        "token_response": {"access_token": "secret-access-123", "token_type": "bearer",
-                           "expires_in": 3600, "refresh_token": "secret-refresh-456"},
-        "granted_scopes": ["mcp"],
-        "token_received_at": now,
-        "issuer": "https://issuer.example",
-    });
-    rusqlite::Connection::open(home.data_dir().join("hecate.db"))
-        .expect("open db")
-        .execute(
-            "INSERT INTO mcp_oauth_tokens (server, issuer, client_id, credentials, updated_at) \
-             VALUES (?1, 'https://issuer.example', 'hecate-test', ?2, '2026-11-30T00:00:00Z')",
-            rusqlite::params![server, credentials.to_string()],
-        )
-        .expect("store a sign-in");
 }
 
 #[tokio::test]

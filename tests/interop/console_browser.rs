@@ -119,7 +119,7 @@ fn the_console_works_in_a_real_browser() {
         "[approvals]\nmode = \"auto\"\n\n[mcp_servers.team]\nurl = \"http://127.0.0.1:9/mcp\"\n",
     );
     let guarded = serve_console(&guarded_home);
-    store_sign_in(&guarded_home, "team");
+    crate::support::mcp::store_sign_in(&guarded_home, "team");
 
     // Recall (the fixture's embeddings) and client-hosted flow agents, one of
     // them broken, for the Memory page.
@@ -163,29 +163,4 @@ fn the_console_works_in_a_real_browser() {
         out.status
     );
     assert!(stdout.contains("all scenarios passed"), "{stdout}");
-}
-
-/// Stores a sign-in of `server` in `home`'s store as the OAuth client would: an
-/// access token good for an hour, with a refresh token (never shown anywhere).
-fn store_sign_in(home: &Home, server: &str) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs();
-    let credentials = json!({
-        "client_id": "hecate-console",
-        "token_response": {"access_token": "secret-access-123", "token_type": "bearer",
-                           "expires_in": 3600, "refresh_token": "secret-refresh-456"},
-        "granted_scopes": ["mcp"],
-        "token_received_at": now,
-        "issuer": "https://issuer.example",
-    });
-    rusqlite::Connection::open(home.data_dir().join(hecate::store::sqlite::DB_FILE))
-        .expect("open the store")
-        .execute(
-            "INSERT INTO mcp_oauth_tokens (server, issuer, client_id, credentials, updated_at) \
-             VALUES (?1, 'https://issuer.example', 'hecate-console', ?2, '2026-11-30T00:00:00Z')",
-            rusqlite::params![server, credentials.to_string()],
-        )
-        .expect("store a sign-in");
 }

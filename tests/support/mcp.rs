@@ -428,3 +428,30 @@ impl HttpEndpoint {
         }
     }
 }
+
+/// Stores a sign-in of upstream `server` in `home`'s SQLite store as Hecate's
+/// OAuth client would: issued by `https://issuer.example`, an access token
+/// (`secret-access-123`) good for an hour and a refresh token
+/// (`secret-refresh-456`), so a test can check that neither is ever shown.
+pub fn store_sign_in(home: &Home, server: &str) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let credentials = json!({
+        "client_id": "hecate-test",
+        "token_response": {"access_token": "secret-access-123", "token_type": "bearer",
+                           "expires_in": 3600, "refresh_token": "secret-refresh-456"},
+        "granted_scopes": ["mcp"],
+        "token_received_at": now,
+        "issuer": "https://issuer.example",
+    });
+    rusqlite::Connection::open(home.data_dir().join(hecate::store::sqlite::DB_FILE))
+        .expect("open the store")
+        .execute(
+            "INSERT INTO mcp_oauth_tokens (server, issuer, client_id, credentials, updated_at) \
+             VALUES (?1, 'https://issuer.example', 'hecate-test', ?2, '2026-11-30T00:00:00Z')",
+            rusqlite::params![server, credentials.to_string()],
+        )
+        .expect("store a sign-in");
+}

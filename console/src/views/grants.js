@@ -3,7 +3,7 @@
 // Decision, Expires in (minutes), Create grant).
 
 import { get, post, del, paths, isAbort } from '../api.js';
-import { h, alertBox, showError, clearAlert, field, timeEl, focusEl } from '../dom.js';
+import { h, alertBox, showError, clearAlert, field, timeEl, focusEl, actionButton } from '../dom.js';
 
 const TARGET = {
   session: { key: 'session_id', label: 'Session id' },
@@ -55,7 +55,11 @@ export function mountGrants(root) {
       const grants = (res && res.data) || [];
       list.replaceChildren();
       for (const g of grants) {
-        const revoke = h('button', { type: 'button', text: 'Revoke', 'aria-describedby': `grant-${g.id}` });
+        const revoke = actionButton({ text: 'Revoke', 'aria-describedby': `grant-${g.id}` }, alert, async () => {
+          await del(paths.grant(g.id));
+          await load();
+          focusEl(heading);
+        });
         const li = h('li', { class: 'grant', dataset: { grantId: g.id } },
           h('div', { id: `grant-${g.id}` },
             h('strong', { text: `${g.decision} ${g.tool_kind}` }), ' · ',
@@ -64,19 +68,6 @@ export function mountGrants(root) {
             h('span', { class: 'hint' }, ' created ', timeEl(g.created_at)),
             g.expires_at ? h('span', { class: 'hint' }, ' · expires ', timeEl(g.expires_at)) : h('span', { class: 'hint', text: ' · no expiry' })),
           revoke);
-        revoke.addEventListener('click', async () => {
-          clearAlert(alert);
-          revoke.disabled = true;
-          try {
-            await del(paths.grant(g.id));
-            await load();
-            focusEl(heading);
-          } catch (err) {
-            if (isAbort(err)) return;
-            revoke.disabled = false;
-            showError(alert, err);
-          }
-        });
         list.append(li);
       }
       note.textContent = grants.length ? '' : 'No grants: every gated tool call asks.';

@@ -5,7 +5,7 @@
 // the page is left. Managing keys takes an admin: anyone else sees the 403.
 
 import { get, post, del, paths, isAbort } from '../api.js';
-import { h, alertBox, showError, clearAlert, field, timeEl, focusEl } from '../dom.js';
+import { h, alertBox, showError, clearAlert, field, timeEl, focusEl, actionButton } from '../dom.js';
 
 /** The line under a key's name: scope, creator and the times that apply. */
 function details(k) {
@@ -82,21 +82,11 @@ export function mountKeys(root) {
             h('br'),
             ...details(k)));
         if (k.state === 'active') {
-          const revoke = h('button', { type: 'button', text: 'Revoke', 'aria-describedby': id });
-          revoke.addEventListener('click', async () => {
-            clearAlert(alert);
-            revoke.disabled = true;
-            try {
-              await del(paths.key(k.id));
-              await load();
-              focusEl(heading);
-            } catch (err) {
-              if (isAbort(err)) return;
-              revoke.disabled = false;
-              showError(alert, err);
-            }
-          });
-          item.append(revoke);
+          item.append(actionButton({ text: 'Revoke', 'aria-describedby': id }, alert, async () => {
+            await del(paths.key(k.id));
+            await load();
+            focusEl(heading);
+          }));
         }
         list.append(item);
       }

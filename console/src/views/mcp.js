@@ -5,20 +5,20 @@
 // configured yet; and the audit log of proxied calls.
 
 import { get, post, request, paths, isAbort } from '../api.js';
-import { h, alertBox, showError, clearAlert, field, timeEl, focusEl, formatDuration, uid } from '../dom.js';
+import { h, alertBox, showError, clearAlert, field, timeEl, focusEl, formatDuration, uid, actionButton } from '../dom.js';
 
 const POLICIES = [['auto', 'Allow'], ['require_approval', 'Require approval'], ['block', 'Block']];
 
-/** The line about a server's stored OAuth sign-in, with "Sign out" when one is kept. */
-function signInLine(s, onSignOut) {
+/** The line about a server's stored OAuth sign-in, with "Sign out" when one is
+ * kept (its failure shown in `alert`). */
+function signInLine(s, alert, onSignOut) {
   const si = s.sign_in;
   if (!si) return null;
   const attrs = { class: 'hint sign-in', dataset: { signIn: si.state } };
   if (si.state === 'missing') {
     return h('p', attrs, 'Not signed in: run ', h('code', { text: `hecate mcp login ${s.name}` }), ' where Hecate runs.');
   }
-  const signOut = h('button', { type: 'button', text: 'Sign out', 'aria-label': `Sign out of ${s.name}` });
-  signOut.addEventListener('click', () => onSignOut(s.name, signOut));
+  const signOut = actionButton({ text: 'Sign out', 'aria-label': `Sign out of ${s.name}` }, alert, () => onSignOut(s.name));
   if (si.state === 'rejected') {
     return h('p', attrs,
       `The sign-in with ${si.issuer || 'its issuer'} was refused (revoked, or its refresh failed): run `,
@@ -31,7 +31,7 @@ function signInLine(s, onSignOut) {
     ' ', signOut);
 }
 
-function serverSection(s, onPolicy, onSignOut) {
+function serverSection(s, alert, onPolicy, onSignOut) {
   const id = uid('srv');
   const heading = h('h3', { id, text: s.name });
   const rows = s.tools.map((t) => {
@@ -54,7 +54,7 @@ function serverSection(s, onPolicy, onSignOut) {
       h('span', { text: `server policy: ${s.policy}` }),
       h('span', { text: `${s.resource_count} resource(s)` }), h('span', { text: `${s.prompt_count} prompt(s)` }),
       h('span', { text: connections.length ? `connections: ${connections.join('; ')}` : 'not connected' })),
-    signInLine(s, onSignOut),
+    signInLine(s, alert, onSignOut),
     s.error ? h('p', { class: 'alert-message', role: 'note', text: s.error }) : null,
     s.error && s.operator_action ? h('p', { class: 'alert-action', text: s.operator_action }) : null,
     s.tools.length ? h('table', { class: 'steps', 'aria-label': `Tools of ${s.name}` },
@@ -127,16 +127,9 @@ export function mountMcp(root) {
     }
   }
 
-  async function signOut(server, button) {
-    clearAlert(alert);
-    button.disabled = true;
-    try {
-      await request('DELETE', paths.mcpSignIn(server), { signal: ctrl.signal });
-      await load();
-    } catch (err) {
-      if (!isAbort(err)) showError(alert, err);
-      button.disabled = false;
-    }
+  async function signOut(server) {
+    await request('DELETE', paths.mcpSignIn(server), { signal: ctrl.signal });
+    await load();
   }
 
   async function load() {
@@ -152,7 +145,7 @@ export function mountMcp(root) {
         h('dt', { text: 'Leases in use' }), h('dd', { text: String(c.in_use) }),
         h('dt', { text: 'Idle' }), h('dd', { text: String(c.idle) }),
         h('dt', { text: 'Checked' }), h('dd', {}, timeEl(c.checked_at)));
-      servers.replaceChildren(...list.data.map((s) => serverSection(s, setPolicy, signOut)));
+      servers.replaceChildren(...list.data.map((s) => serverSection(s, alert, setPolicy, signOut)));
       note.textContent = list.data.length ? '' : 'No upstream server is configured ([mcp_servers.NAME] in the config file).';
       callsBody.replaceChildren(...log.data.map((r) => h('tr', { dataset: { outcome: r.outcome } },
         h('td', {}, timeEl(r.started_at)), h('td', { text: r.client }),
