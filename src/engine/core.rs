@@ -16,7 +16,7 @@ use super::turns::events::TurnTaps;
 use crate::domain::approval::{Approval, ApprovalMode};
 use crate::domain::error::Result;
 use crate::domain::ids::ApprovalId;
-use crate::domain::ids::{SessionId, TaskId, TaskRunId};
+use crate::domain::ids::{RunId, SessionId, TaskId, TaskRunId};
 use crate::domain::session::Guardrails;
 use crate::runtimes::a2a::A2aRuntime;
 use crate::runtimes::external::ExternalRuntime;
@@ -114,6 +114,8 @@ impl From<ModelRuntime> for Runtimes {
 /// A turn in progress in this process.
 #[derive(Debug, Clone)]
 pub(super) struct ActiveTurn {
+    /// The run the turn stores.
+    pub(super) run_id: RunId,
     pub(super) cancel: CancellationToken,
     /// Why it was stopped, when it was: the first reason given wins.
     pub(super) cancel_reason: Arc<std::sync::OnceLock<&'static str>>,

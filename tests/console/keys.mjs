@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { GUARDED, TOKEN, WAIT, openPage, shot } from './harness.mjs';
 
-/** The status of `path` on the guarded server with `token`. */
-async function statusWith(token, path) {
-  const res = await fetch(GUARDED + path, { headers: { authorization: `Bearer ${token}` } });
+/** The status of `method` `path` on the guarded server with `token`. */
+async function statusWith(token, path, method = 'GET') {
+  const res = await fetch(GUARDED + path, { method, headers: { authorization: `Bearer ${token}` } });
   await res.arrayBuffer();
   return res.status;
 }
@@ -63,6 +63,7 @@ export const scenarios = {
     // The key works with its role: an operator may list sessions, not keys.
     assert.equal(await statusWith(token, '/hecate/v1/agent-chat/sessions'), 200);
     assert.equal(await statusWith(token, '/hecate/v1/keys'), 403);
+    assert.equal(await statusWith(token, '/hecate/v1/mcp/servers/team/sign-in', 'DELETE'), 403);
 
     // Signed in with it, the Keys page shows the refusal instead of a list.
     const other = await signedIn(token, '#/keys', [/401/, /403/]);
@@ -78,13 +79,17 @@ export const scenarios = {
     assert.equal(await keys.getByRole('listitem').filter({ hasText: name }).getByRole('button').count(), 0);
     assert.equal(await statusWith(token, '/hecate/v1/agent-chat/sessions'), 401);
 
-    // The token is forgotten once the page is left.
+    // The token is forgotten once the page is left: nothing on the page or in
+    // the browser's storage holds it (the check sees it while it is shown).
+    const holding = () => page.evaluate((t) => [...document.querySelectorAll('input')].some((i) => i.value === t)
+      || JSON.stringify(sessionStorage).includes(t) || JSON.stringify(localStorage).includes(t), token);
+    assert.ok(await holding(), 'the box holds the token while the page is open');
     await page.getByRole('link', { name: 'Grants' }).click();
     await page.getByRole('heading', { name: 'Grants' }).waitFor();
     await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
     assert.equal(await page.getByRole('region', { name: 'New key' }).count(), 0);
-    assert.ok(!(await page.content()).includes(token), 'the token is not in the page');
+    assert.ok(!(await holding()), 'the token is gone from the page and the storage');
     assert.deepEqual(errors, []);
     await context.close();
   },

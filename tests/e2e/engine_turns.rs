@@ -5,7 +5,7 @@ use crate::support::common::ModelServer;
 use hecate::adapters::providers::pricing::Pricebook;
 use hecate::adapters::providers::{ProviderClient, ProviderConfig, ProviderKind};
 use hecate::domain::event::{EngineEvent, RuntimeEvent};
-use hecate::domain::ids::SessionId;
+use hecate::domain::ids::{RunId, SessionId};
 use hecate::domain::run::RunStatus;
 use hecate::domain::session::{Guardrails, Session};
 use hecate::domain::{ErrorType, HecateError};
@@ -79,6 +79,34 @@ fn model_session(guardrails: Option<Guardrails>) -> CreateSession {
 }
 
 #[tokio::test]
+async fn a_cancel_naming_another_run_leaves_the_running_turn_alone() {
+    let server = ModelServer::start(Some(json!([
+        {"chunks": ["alpha ", "beta "], "chunk_delay_ms": 200}
+    ])));
+    let engine = engine(&server).await;
+    let s = new_session(&engine, "session").await;
+    let mut turn = start_turn(&engine, &s.id, "go", "starts").await;
+    let other = engine
+        .cancel_run("ns", &s.id, &RunId::generate())
+        .await
+        .expect_err("not that run");
+    assert_eq!(other.error_type, ErrorType::SessionNotRunning);
+    assert!(
+        other.message.contains("is not running"),
+        "{}",
+        other.message
+    );
+    let result = turn.wait().await;
+    assert_eq!(result.run.status, RunStatus::Completed);
+    // Its own run id, once it ended, is not running either.
+    let ended = engine
+        .cancel_run("ns", &s.id, &turn.run_id)
+        .await
+        .expect_err("ended");
+    assert_eq!(ended.error_type, ErrorType::SessionNotRunning);
+}
+
+#[tokio::test]
 async fn a_second_send_while_a_turn_runs_is_busy_and_cancel_keeps_the_partial_answer() {
     let server = ModelServer::start(Some(json!([
         {"chunks": ["alpha ", "beta ", "gamma ", "delta "], "chunk_delay_ms": 400},
@@ -102,7 +130,10 @@ async fn a_second_send_while_a_turn_runs_is_busy_and_cancel_keeps_the_partial_an
             _ => continue,
         }
     }
-    engine.cancel("ns", &s.id).await.expect("cancels");
+    engine
+        .cancel_run("ns", &s.id, &turn.run_id)
+        .await
+        .expect("cancels its own run");
     let result = turn.wait().await;
     assert_eq!(result.run.status, RunStatus::Cancelled);
     let answer = result.assistant.expect("partial answer stored");

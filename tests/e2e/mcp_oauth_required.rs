@@ -247,7 +247,14 @@ async fn a_stored_sign_in_is_listed_without_its_tokens_and_the_api_forgets_it() 
     assert_eq!(sign_in["issuer"], "https://issuer.example", "{sign_in}");
     assert_eq!(sign_in["refreshable"], true, "{sign_in}");
     let expires = sign_in["expires_at"].as_str().expect("an expiry");
-    assert!(expires > "2026-" && expires.ends_with('Z'), "{sign_in}");
+    let expires =
+        time::OffsetDateTime::parse(expires, &time::format_description::well_known::Rfc3339)
+            .expect("RFC 3339");
+    let in_an_hour = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
+    assert!(
+        (expires - in_an_hour).abs() < time::Duration::minutes(2),
+        "the stored token's hour: {sign_in}"
+    );
     assert!(
         !listing.body.to_string().contains("secret-"),
         "no token is shown: {}",
@@ -274,5 +281,61 @@ async fn a_stored_sign_in_is_listed_without_its_tokens_and_the_api_forgets_it() 
         unknown.body["error"]["type"], "not_found",
         "{}",
         unknown.body
+    );
+}
+
+#[tokio::test]
+async fn a_sign_out_waits_for_a_refresh_under_way_so_the_refreshed_tokens_go_too() {
+    let locked = Locked::start();
+    let home = home(&locked);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    store_sign_in(&home, "locked");
+    let db = || rusqlite::Connection::open(home.data_dir().join("hecate.db")).expect("open db");
+    // Another process is refreshing: it holds the rows' refresh lock.
+    let until = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64
+        + 60_000;
+    db().execute(
+        "UPDATE mcp_oauth_tokens SET refresh_owner = 'refresher', refresh_until_ms = ?1",
+        [until],
+    )
+    .expect("hold the refresh lock");
+
+    let base = s.base.clone();
+    let sign_out = tokio::spawn(async move {
+        reqwest::Client::new()
+            .delete(format!("{base}/hecate/v1/mcp/servers/locked/sign-in"))
+            .send()
+            .await
+            .expect("DELETE")
+            .json::<Value>()
+            .await
+            .expect("JSON")
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    assert!(
+        !sign_out.is_finished(),
+        "the sign-out waits for the refresh"
+    );
+    // The refresh ends: it stores its new tokens, then lets the lock go.
+    db().execute(
+        "UPDATE mcp_oauth_tokens SET credentials = replace(credentials, 'secret-access-123', \
+         'secret-access-refreshed'), refresh_owner = NULL, refresh_until_ms = NULL",
+        [],
+    )
+    .expect("the refresh's save");
+    let out = sign_out.await.expect("sign-out");
+    assert_eq!(out["removed"], true, "{out}");
+    let left: i64 = db()
+        .query_row("SELECT COUNT(*) FROM mcp_oauth_tokens", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(left, 0, "the refreshed tokens are forgotten too");
+    let listing = api.get("/hecate/v1/mcp/servers").await;
+    assert_eq!(
+        server(&listing.body, "locked")["sign_in"]["state"],
+        "missing"
     );
 }

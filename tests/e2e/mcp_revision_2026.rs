@@ -632,9 +632,14 @@ fn call_with_token(id: i64, mut params: Value, token: &str) -> Value {
 }
 
 /// Makes a call in two rounds over HTTP: the first (token `round-1`) must ask
-/// one question, which the second (token `round-2`) answers by approving
-/// once. Answers the messages of each round, each ending with its response.
-async fn approved_in_two_rounds(url: &str, params: Value) -> (Vec<Value>, Vec<Value>) {
+/// one question, which the second (token `round-2`, its params changed by
+/// `second`) answers by approving once. Answers the messages of each round,
+/// each ending with its response.
+async fn approved_in_two_rounds(
+    url: &str,
+    params: Value,
+    second: impl FnOnce(&mut Value),
+) -> (Vec<Value>, Vec<Value>) {
     let first = messages(post(url, &call_with_token(1, params.clone(), "round-1")).await).await;
     let asked = first.last().expect("an answer");
     assert_eq!(
@@ -646,6 +651,7 @@ async fn approved_in_two_rounds(url: &str, params: Value) -> (Vec<Value>, Vec<Va
         .and_then(|q| q.keys().next().cloned())
         .expect("a question");
     let mut retry = call_with_token(2, params, "round-2");
+    second(&mut retry["params"]);
     retry["params"]["requestState"] = asked["result"]["requestState"].clone();
     retry["params"]["inputResponses"] = json!({ key: decision("accept", "approve_once") });
     let second = messages(post(url, &retry).await).await;
@@ -656,7 +662,7 @@ async fn approved_in_two_rounds(url: &str, params: Value) -> (Vec<Value>, Vec<Va
 /// carry that round's token only, and the second round to carry some.
 /// Answers the second round's messages.
 async fn two_rounds(url: &str, params: Value) -> Vec<Value> {
-    let (first, second) = approved_in_two_rounds(url, params).await;
+    let (first, second) = approved_in_two_rounds(url, params, |_| {}).await;
     // What the call did after the approval streams on the second round's
     // response, under its token.
     let tokens = progress_tokens(&second);
@@ -727,31 +733,49 @@ async fn http_progress_of_a_waiting_task_start_follows_its_rounds() {
     );
 }
 
-#[tokio::test]
-async fn http_log_messages_of_an_upstream_call_in_rounds_reach_the_round_the_client_waits_on() {
-    tls();
-    let home = Home::empty();
-    home.write_config(&fx_and_guarded());
-    let ep = HttpEndpoint::start(&home);
+/// The log messages on each round of a guarded upstream call to
+/// `test_tool_with_logging` (three at `info`, sent after the approval), the
+/// first round asking for `first_level`, the second for `second_level`.
+async fn logs_by_round(
+    url: &str,
+    first_level: &str,
+    second_level: &str,
+) -> (usize, usize, Vec<Value>) {
     let mut params = with_meta(
         json!({"name": "guarded__test_tool_with_logging", "arguments": {}}),
         json!({"elicitation": {}}),
     );
-    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("debug");
-    let (first, second) = approved_in_two_rounds(ep.url.as_str(), params).await;
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!(first_level);
+    let second_level = second_level.to_string();
+    let (first, second) = approved_in_two_rounds(url, params, move |p| {
+        p["_meta"]["io.modelcontextprotocol/logLevel"] = json!(second_level);
+    })
+    .await;
     let logs = |round: &[Value]| {
         round
             .iter()
             .filter(|m| m["method"] == "notifications/message")
             .count()
     };
+    (logs(&first), logs(&second), second)
+}
+
+#[tokio::test]
+async fn http_log_messages_of_an_upstream_call_in_rounds_reach_the_round_the_client_waits_on() {
+    tls();
+    let home = Home::empty();
+    home.write_config(&fx_and_guarded());
+    let ep = HttpEndpoint::start(&home);
     // The upstream runs after the approval, so its three log messages stream
-    // on the second round's response, not on the first's closed one.
-    assert_eq!(logs(&second), 3, "{second:#?}");
-    assert_eq!(logs(&first), 0, "{first:#?}");
+    // on the second round's response, not on the first's closed one, at the
+    // level the second round asked for.
+    let (first, second, messages) = logs_by_round(ep.url.as_str(), "error", "debug").await;
+    assert_eq!((first, second), (0, 3), "{messages:#?}");
     assert_eq!(
-        second.last().expect("an answer")["result"]["content"][0]["text"],
+        messages.last().expect("an answer")["result"]["content"][0]["text"],
         "Tool with logging executed successfully",
-        "{second:#?}"
+        "{messages:#?}"
     );
+    let (first, second, messages) = logs_by_round(ep.url.as_str(), "debug", "error").await;
+    assert_eq!((first, second), (0, 0), "{messages:#?}");
 }

@@ -26,7 +26,7 @@ function signInLine(s, alert, onSignOut) {
   }
   return h('p', attrs,
     `Signed in with ${si.issuer || 'its authorization server'}`,
-    si.expires_at ? h('span', {}, ' · access token expires ', timeEl(si.expires_at)) : null,
+    si.expires_at ? h('span', {}, Date.parse(si.expires_at) < Date.now() ? ' · access token expired ' : ' · access token expires ', timeEl(si.expires_at)) : null,
     si.refreshable ? ' · renewed with its refresh token' : ' · no refresh token: sign in again when it expires',
     ' ', signOut);
 }

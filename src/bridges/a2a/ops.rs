@@ -22,11 +22,9 @@ use crate::a2a_wire::{
     TaskPushNotificationConfig, TaskState,
 };
 use crate::domain::error::ErrorType;
-use crate::domain::event::EngineEvent;
-use crate::domain::ids::SessionId;
+use crate::domain::ids::{RunId, SessionId};
 use crate::domain::time::now_rfc3339;
 use crate::engine::SendMessage;
-use crate::engine::bus::Received;
 use futures::Stream;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -160,36 +158,20 @@ pub async fn cancel(
     if record.state.is_terminal() {
         return Err(not_cancelable(&record));
     }
-    // The task's turn may not be running when the cancel comes (not started
-    // yet, or ended while the task is not marked ended yet): the session's
-    // turns are watched before asking, so a turn that starts later is asked
-    // again, and the task's own change ends the wait.
-    let mut turns = state
-        .engine
-        .bus()
-        .subscribe(Some(record.session_id.clone()));
-    let mut asked = ask_to_cancel(state, &record.session_id).await?;
+    // The task is its turn's run, which runs from before the task exists: it
+    // is stopped by its run id, so a turn the same context started since is
+    // never stopped instead. A run that already ended leaves the task to be
+    // marked ended by its driver; its change ends the wait either way.
+    ask_to_cancel(state, &record.session_id, &record.id).await?;
     let settled = tokio::time::timeout(CANCEL_WAIT, async {
-        let mut turns_open = true;
         loop {
             match state.registry.get(&agent.name, &record.id) {
                 Ok(now) if now.state.is_terminal() => return Ok(now),
                 Ok(_) => {}
                 Err(e) => return Err(e),
             }
-            tokio::select! {
-                changed = watcher.changed.changed() => {
-                    if changed.is_err() {
-                        return state.registry.get(&agent.name, &record.id);
-                    }
-                }
-                heard = turns.recv(), if !asked && turns_open => match heard {
-                    Some(Received::Event(EngineEvent::TurnStarted { .. }) | Received::Lagged(_)) => {
-                        asked = ask_to_cancel(state, &record.session_id).await?;
-                    }
-                    Some(Received::Event(_)) => {}
-                    None => turns_open = false,
-                },
+            if watcher.changed.changed().await.is_err() {
+                return state.registry.get(&agent.name, &record.id);
             }
         }
     })
@@ -204,12 +186,21 @@ pub async fn cancel(
     Ok(now.to_task(None, true))
 }
 
-/// Asks the engine to cancel the session's running turn: `false` when no turn
-/// runs (yet) there.
-async fn ask_to_cancel(state: &A2aState, session_id: &SessionId) -> Result<bool, A2aError> {
-    match state.engine.cancel(&state.namespace, session_id).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.error_type == ErrorType::SessionNotRunning => Ok(false),
+/// Asks the engine to stop the task's run (`task_id` is its run id); a run that
+/// no longer runs is no error: its task is about to be marked ended.
+async fn ask_to_cancel(
+    state: &A2aState,
+    session_id: &SessionId,
+    task_id: &str,
+) -> Result<(), A2aError> {
+    let run = RunId::from(task_id.to_string());
+    match state
+        .engine
+        .cancel_run(&state.namespace, session_id, &run)
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.error_type == ErrorType::SessionNotRunning => Ok(()),
         Err(e) => Err(e.into()),
     }
 }

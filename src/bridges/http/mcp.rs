@@ -206,7 +206,8 @@ pub struct McpServerPath {
     responses(
         (status = 200, description = "The sign-in is forgotten (or there was none)", body = McpSignOutResponse),
         (status = 403, description = "The caller is not an admin", body = ErrorEnvelope),
-        (status = 404, description = "No such server", body = ErrorEnvelope)
+        (status = 404, description = "No such server", body = ErrorEnvelope),
+        (status = 409, description = "A refresh of the sign-in did not finish in time", body = ErrorEnvelope)
     )
 )]
 pub async fn sign_out(

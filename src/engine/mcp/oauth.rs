@@ -9,7 +9,7 @@ use crate::adapters::mcp::oauth::{
     LoginOptions, LoginOutcome, OAuthClientSettings, OAuthError, OAuthSettings, SignIn, TokenVault,
     VaultEntry, login, sign_in,
 };
-use crate::domain::error::{HecateError, Result};
+use crate::domain::error::{ErrorType, HecateError, Result};
 use crate::domain::time::now_rfc3339;
 use crate::engine::Mcp;
 use crate::store::{McpTokenRecord, Store};
@@ -215,13 +215,26 @@ impl<'e> Mcp<'e> {
     }
 
     /// Forgets the stored sign-in of `server`; answers whether there was one.
+    /// It holds the refresh lock while it clears, so a refresh under way (in
+    /// any process) finishes first instead of writing its tokens back after.
     pub async fn logout(self, server: &str) -> Result<bool> {
         self.mcp_server(server)?;
-        let n = self
-            .vault()
-            .clear(server)
+        let vault = self.vault();
+        let owner = format!("logout-{}", uuid::Uuid::new_v4());
+        let locked = vault
+            .lock_refresh(server, &owner)
             .await
             .map_err(|e| oauth_error(server, e))?;
+        if !locked {
+            return Err(HecateError::new(
+                ErrorType::Conflict,
+                format!("the sign-in of {server:?} is being refreshed and the refresh did not finish in time"),
+            )
+            .with_operator_action(format!("Retry `hecate mcp logout {server}`.")));
+        }
+        let cleared = vault.clear(server).await;
+        vault.unlock_refresh(server, &owner).await;
+        let n = cleared.map_err(|e| oauth_error(server, e))?;
         self.forget_sign_in_failures(server);
         Ok(n > 0)
     }
@@ -256,7 +269,6 @@ impl<'e> Mcp<'e> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::error::ErrorType;
 
     #[test]
     fn a_client_hecate_cannot_get_is_an_invalid_request_naming_the_fix() {

@@ -344,6 +344,7 @@ impl Engine {
 
         let cancel = CancellationToken::new();
         let cancel_reason = Arc::new(std::sync::OnceLock::new());
+        let run_id = RunId::generate();
         let taken = {
             let mut active = self.active();
             match active.get(session_id) {
@@ -352,6 +353,7 @@ impl Engine {
                     active.insert(
                         session_id.clone(),
                         ActiveTurn {
+                            run_id: run_id.clone(),
                             cancel: cancel.clone(),
                             cancel_reason: cancel_reason.clone(),
                             backing: Default::default(),
@@ -369,7 +371,6 @@ impl Engine {
             session_id: session_id.clone(),
         };
         let now = now_rfc3339();
-        let run_id = RunId::generate();
         let request_id = req
             .request_id
             .clone()
@@ -527,15 +528,42 @@ impl Engine {
     /// Signals the running turn of a session to stop; `session_not_running` when
     /// this process runs none.
     pub async fn cancel(&self, namespace: &str, session_id: &SessionId) -> Result<()> {
+        self.cancel_matching(namespace, session_id, None).await
+    }
+
+    /// Stops the session's running turn only when it is run `run_id`: a turn
+    /// that ended is never mistaken for the next one. `session_not_running`
+    /// when that run does not run here (any more).
+    pub async fn cancel_run(
+        &self,
+        namespace: &str,
+        session_id: &SessionId,
+        run_id: &RunId,
+    ) -> Result<()> {
+        self.cancel_matching(namespace, session_id, Some(run_id))
+            .await
+    }
+
+    async fn cancel_matching(
+        &self,
+        namespace: &str,
+        session_id: &SessionId,
+        run_id: Option<&RunId>,
+    ) -> Result<()> {
         self.get_session(namespace, session_id).await?;
         match self.active().get(session_id) {
-            Some(turn) => {
+            Some(turn) if run_id.is_none_or(|r| *r == turn.run_id) => {
                 turn.stop("requested");
                 Ok(())
             }
-            None => Err(HecateError::new(
+            _ => Err(HecateError::new(
                 ErrorType::SessionNotRunning,
-                format!("session {session_id} has no running turn in this process"),
+                match run_id {
+                    Some(r) => {
+                        format!("run {r} of session {session_id} is not running in this process")
+                    }
+                    None => format!("session {session_id} has no running turn in this process"),
+                },
             )),
         }
     }
