@@ -111,6 +111,15 @@ export const scenarios = {
     const res = await fetch(GUARDED + '/hecate/v1/mcp/servers', { headers: { authorization: `Bearer ${TOKEN}` } });
     const row = (await res.json()).data.find((s) => s.name === 'team');
     assert.equal(row.sign_in.state, 'missing');
+
+    // A sign-in that cannot be read says so, and signing out clears it.
+    const vault = page.getByRole('region', { name: 'vault' });
+    const damaged = vault.locator('.sign-in[data-sign-in=unreadable]');
+    await damaged.waitFor({ timeout: WAIT });
+    assert.match(await damaged.textContent(), /could not be read .*not readable/);
+    assert.ok(!(await page.content()).includes('secret-'), 'what is stored is never quoted');
+    await vault.getByRole('button', { name: 'Sign out of vault' }).click();
+    await vault.locator('.sign-in[data-sign-in=missing]').waitFor({ timeout: WAIT });
     assert.deepEqual(errors, []);
     await context.close();
   },

@@ -9,7 +9,7 @@
 
 use crate::support::common::{Home, text};
 use crate::support::http::{Api, serve};
-use crate::support::mcp::{McpProc, fixture_upstream, store_sign_in};
+use crate::support::mcp::{McpProc, fixture_upstream, store_sign_in, store_unreadable_sign_in};
 use serde_json::{Value, json};
 
 /// A loopback MCP endpoint that refuses every request for want of a token.
@@ -333,6 +333,37 @@ async fn a_sign_out_waits_for_a_refresh_under_way_so_the_refreshed_tokens_go_too
         .query_row("SELECT COUNT(*) FROM mcp_oauth_tokens", [], |r| r.get(0))
         .expect("count");
     assert_eq!(left, 0, "the refreshed tokens are forgotten too");
+    let listing = api.get("/hecate/v1/mcp/servers").await;
+    assert_eq!(
+        server(&listing.body, "locked")["sign_in"]["state"],
+        "missing"
+    );
+}
+
+#[tokio::test]
+async fn a_sign_in_that_cannot_be_read_says_so_without_quoting_it_and_can_be_signed_out() {
+    let locked = Locked::start();
+    let home = home(&locked);
+    let s = serve(&home);
+    let api = Api::new(&s);
+    store_unreadable_sign_in(&home, "locked");
+    let listing = api.get("/hecate/v1/mcp/servers").await;
+    assert_eq!(listing.status, 200, "{}", listing.body);
+    let sign_in = &server(&listing.body, "locked")["sign_in"];
+    assert_eq!(sign_in["state"], "unreadable", "{sign_in}");
+    assert!(
+        sign_in["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not readable")),
+        "{sign_in}"
+    );
+    assert!(
+        !listing.body.to_string().contains("secret-"),
+        "what is stored is never quoted: {}",
+        listing.body
+    );
+    let out = api.delete("/hecate/v1/mcp/servers/locked/sign-in").await;
+    assert_eq!(out.body["removed"], true, "{}", out.body);
     let listing = api.get("/hecate/v1/mcp/servers").await;
     assert_eq!(
         server(&listing.body, "locked")["sign_in"]["state"],

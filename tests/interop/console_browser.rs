@@ -112,14 +112,16 @@ fn the_console_works_in_a_real_browser() {
 
     let mut guarded_home = Home::with_openai(&model);
     guarded_home.set("HECATE_TOKEN", "console-secret");
-    // Approvals answered without asking: the page must warn. `team`, an HTTP
-    // upstream that is not running, keeps a stored OAuth sign-in for the MCP
-    // page (tests/console/keys.mjs).
+    // Approvals answered without asking: the page must warn. `team` and
+    // `vault`, HTTP upstreams that are not running, keep a stored OAuth sign-in
+    // for the MCP page, `vault`'s one it cannot read (tests/console/keys.mjs).
     guarded_home.write_config(
-        "[approvals]\nmode = \"auto\"\n\n[mcp_servers.team]\nurl = \"http://127.0.0.1:9/mcp\"\n",
+        "[approvals]\nmode = \"auto\"\n\n[mcp_servers.team]\nurl = \"http://127.0.0.1:9/mcp\"\n\n\
+         [mcp_servers.vault]\nurl = \"http://127.0.0.1:9/vault\"\n",
     );
     let guarded = serve_console(&guarded_home);
     crate::support::mcp::store_sign_in(&guarded_home, "team");
+    crate::support::mcp::store_unreadable_sign_in(&guarded_home, "vault");
 
     // Recall (the fixture's embeddings) and client-hosted flow agents, one of
     // them broken, for the Memory page.

@@ -455,3 +455,17 @@ pub fn store_sign_in(home: &Home, server: &str) {
         )
         .expect("store a sign-in");
 }
+
+/// Stores a sign-in of `server` whose credentials Hecate cannot read (its
+/// token response is a string, `secret-garbled`), as a damaged row would be.
+pub fn store_unreadable_sign_in(home: &Home, server: &str) {
+    let credentials = json!({"client_id": "hecate-test", "token_response": "secret-garbled"});
+    rusqlite::Connection::open(home.data_dir().join(hecate::store::sqlite::DB_FILE))
+        .expect("open the store")
+        .execute(
+            "INSERT INTO mcp_oauth_tokens (server, issuer, client_id, credentials, updated_at) \
+             VALUES (?1, 'https://issuer.example', 'hecate-test', ?2, '2026-11-30T00:00:00Z')",
+            rusqlite::params![server, credentials.to_string()],
+        )
+        .expect("store a damaged sign-in");
+}

@@ -19,6 +19,11 @@ function signInLine(s, alert, onSignOut) {
     return h('p', attrs, 'Not signed in: run ', h('code', { text: `hecate mcp login ${s.name}` }), ' where Hecate runs.');
   }
   const signOut = actionButton({ text: 'Sign out', 'aria-label': `Sign out of ${s.name}` }, alert, () => onSignOut(s.name));
+  if (si.state === 'unreadable') {
+    return h('p', attrs,
+      `The stored sign-in could not be read (${si.error || 'unknown error'}): sign out, then run `,
+      h('code', { text: `hecate mcp login ${s.name}` }), '. ', signOut);
+  }
   if (si.state === 'rejected') {
     return h('p', attrs,
       `The sign-in with ${si.issuer || 'its issuer'} was refused (revoked, or its refresh failed): run `,

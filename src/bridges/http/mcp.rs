@@ -146,7 +146,7 @@ pub async fn servers(State(state): State<HttpState>) -> Json<McpServerListRespon
                 resource_count: o.resources as u64,
                 prompt_count: o.prompts as u64,
                 connections: o.connections.into_iter().map(entry).collect(),
-                sign_in: o.sign_in.map(sign_in),
+                sign_in: o.sign_in.map(|s| s.map_or_else(unreadable, sign_in)),
             }
         })
         .collect();
@@ -154,6 +154,17 @@ pub async fn servers(State(state): State<HttpState>) -> Json<McpServerListRespon
         object: "mcp_servers".into(),
         data,
     })
+}
+
+/// A stored sign-in that could not be read, with why.
+fn unreadable(e: HecateError) -> McpSignInDto {
+    McpSignInDto {
+        state: "unreadable".into(),
+        issuer: None,
+        refreshable: None,
+        expires_at: None,
+        error: Some(e.message),
+    }
 }
 
 /// A stored sign-in as the API shows it: its state, issuer, whether it renews
@@ -165,6 +176,7 @@ fn sign_in(s: SignIn) -> McpSignInDto {
             issuer: None,
             refreshable: None,
             expires_at: None,
+            error: None,
         },
         SignIn::SignedIn {
             issuer,
@@ -177,12 +189,14 @@ fn sign_in(s: SignIn) -> McpSignInDto {
             expires_at: expires_in.map(|secs| {
                 format_rfc3339(time::OffsetDateTime::now_utc() + time::Duration::seconds(secs))
             }),
+            error: None,
         },
         SignIn::Rejected { issuer } => McpSignInDto {
             state: "rejected".into(),
             issuer: Some(issuer).filter(|i| !i.is_empty()),
             refreshable: None,
             expires_at: None,
+            error: None,
         },
     }
 }

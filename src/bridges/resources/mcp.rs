@@ -149,8 +149,9 @@ pub struct McpServerDto {
 /// The stored OAuth sign-in of an upstream MCP server, tokens left out.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct McpSignInDto {
-    /// `signed_in`, `missing` (none stored) or `rejected` (revoked, or its
-    /// refresh failed: `hecate mcp login NAME` again).
+    /// `signed_in`, `missing` (none stored), `rejected` (revoked, or its
+    /// refresh failed: `hecate mcp login NAME` again) or `unreadable` (what is
+    /// stored could not be read: sign out, then log in again).
     pub state: String,
     /// The authorization server that issued the tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -162,6 +163,9 @@ pub struct McpSignInDto {
     /// When the access token expires (RFC 3339), when the server said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// Why an `unreadable` sign-in could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// `DELETE /hecate/v1/mcp/servers/{name}/sign-in`.

@@ -78,9 +78,9 @@ pub struct ServerOverview {
     /// Its pooled connections.
     pub connections: Vec<EntryInfo>,
     /// Its stored OAuth sign-in, for an HTTP server that sends no
-    /// `Authorization` header of its own (`None` for the others, or when the
-    /// store could not be read).
-    pub sign_in: Option<SignIn>,
+    /// `Authorization` header of its own (`None` for the others); an error when
+    /// what is stored could not be read (signing out clears it).
+    pub sign_in: Option<Result<SignIn, HecateError>>,
 }
 
 /// Whether `spec` is an HTTP server that signs in through OAuth: one whose
@@ -141,10 +141,7 @@ impl<'e> Mcp<'e> {
                 Err(e) => (Vec::new(), Some(e)),
             };
             let sign_in = if signs_in(&s.spec) {
-                self.sign_in(&s.name)
-                    .await
-                    .inspect_err(|e| tracing::warn!(server = %s.name, error = %e, "could not read a stored sign-in"))
-                    .ok()
+                Some(self.sign_in(&s.name).await)
             } else {
                 None
             };

@@ -2,7 +2,7 @@
 //! (so a refresh another replica stored is used at once), every save writes it,
 //! and a refresh holds the vault's cross-process lock for its load, exchange and save.
 
-use super::vault::{OAuthError, TokenVault, VaultEntry};
+use super::vault::{OAuthError, TokenVault, VaultEntry, parse_credentials};
 use async_trait::async_trait;
 use rmcp::transport::auth::{
     AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
@@ -58,9 +58,9 @@ impl CredentialStore for VaultCredentials {
         let Some(entry) = self.vault.load(&self.server).await.map_err(store_error)? else {
             return Ok(None);
         };
-        serde_json::from_str(&entry.credentials)
+        parse_credentials(&entry)
             .map(Some)
-            .map_err(|e| AuthError::CredentialStoreError(format!("stored credentials: {e}")))
+            .map_err(AuthError::CredentialStoreError)
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {

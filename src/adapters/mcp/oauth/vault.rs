@@ -150,13 +150,28 @@ pub async fn sign_in(vault: &dyn TokenVault, server: &str) -> Result<SignIn, OAu
     read_sign_in(vault.load(server).await?)
 }
 
+/// The credentials `entry` holds. A failure says where the parser stopped but
+/// not what it read there: its own message may quote a token.
+pub(super) fn parse_credentials(
+    entry: &VaultEntry,
+) -> Result<rmcp::transport::StoredCredentials, String> {
+    serde_json::from_str(&entry.credentials).map_err(|e| {
+        format!(
+            "the stored credentials of {:?} are not readable ({:?} error at line {}, column {})",
+            entry.server,
+            e.classify(),
+            e.line(),
+            e.column()
+        )
+    })
+}
+
 /// The sign-in state of one stored entry (`Missing` for none).
 pub fn read_sign_in(entry: Option<VaultEntry>) -> Result<SignIn, OAuthError> {
     let Some(entry) = entry else {
         return Ok(SignIn::Missing);
     };
-    let stored: rmcp::transport::StoredCredentials = serde_json::from_str(&entry.credentials)
-        .map_err(|e| OAuthError::Vault(format!("stored credentials of {:?}: {e}", entry.server)))?;
+    let stored = parse_credentials(&entry).map_err(OAuthError::Vault)?;
     let Some(tokens) = stored.token_response.as_ref() else {
         return Ok(SignIn::Rejected {
             issuer: entry.issuer,
