@@ -12,6 +12,7 @@ use super::schema::{
 use crate::adapters::acp::{AcpOptions, SandboxMode, TerminalSandbox};
 use crate::adapters::mcp::PoolOptions;
 use crate::adapters::mcp::ServerSpec;
+use crate::adapters::mcp::spec::sets_authorization;
 use crate::adapters::providers::pricing::Price;
 use crate::adapters::providers::{ProviderConfig, ProviderKind};
 use crate::domain::approval::ApprovalMode;
@@ -279,9 +280,7 @@ pub(super) fn mcp_servers(
                 name,
                 s.oauth.as_ref(),
                 s.url.is_some(),
-                s.headers
-                    .keys()
-                    .any(|k| k.eq_ignore_ascii_case("authorization")),
+                sets_authorization(s.headers.keys()),
             )?,
         });
     }

@@ -429,6 +429,19 @@ impl HttpEndpoint {
     }
 }
 
+/// Stores `credentials` as the sign-in of upstream `server` in `home`'s SQLite
+/// store, issued by `https://issuer.example` to client `hecate-test`.
+fn store_credentials(home: &Home, server: &str, credentials: &Value) {
+    rusqlite::Connection::open(home.data_dir().join(hecate::store::sqlite::DB_FILE))
+        .expect("open the store")
+        .execute(
+            "INSERT INTO mcp_oauth_tokens (server, issuer, client_id, credentials, updated_at) \
+             VALUES (?1, 'https://issuer.example', 'hecate-test', ?2, '2026-11-30T00:00:00Z')",
+            rusqlite::params![server, credentials.to_string()],
+        )
+        .expect("store a sign-in");
+}
+
 /// Stores a sign-in of upstream `server` in `home`'s SQLite store as Hecate's
 /// OAuth client would: issued by `https://issuer.example`, an access token
 /// (`secret-access-123`) good for an hour and a refresh token
@@ -446,26 +459,12 @@ pub fn store_sign_in(home: &Home, server: &str) {
         "token_received_at": now,
         "issuer": "https://issuer.example",
     });
-    rusqlite::Connection::open(home.data_dir().join(hecate::store::sqlite::DB_FILE))
-        .expect("open the store")
-        .execute(
-            "INSERT INTO mcp_oauth_tokens (server, issuer, client_id, credentials, updated_at) \
-             VALUES (?1, 'https://issuer.example', 'hecate-test', ?2, '2026-11-30T00:00:00Z')",
-            rusqlite::params![server, credentials.to_string()],
-        )
-        .expect("store a sign-in");
+    store_credentials(home, server, &credentials);
 }
 
 /// Stores a sign-in of `server` whose credentials Hecate cannot read (its
 /// token response is a string, `secret-garbled`), as a damaged row would be.
 pub fn store_unreadable_sign_in(home: &Home, server: &str) {
     let credentials = json!({"client_id": "hecate-test", "token_response": "secret-garbled"});
-    rusqlite::Connection::open(home.data_dir().join(hecate::store::sqlite::DB_FILE))
-        .expect("open the store")
-        .execute(
-            "INSERT INTO mcp_oauth_tokens (server, issuer, client_id, credentials, updated_at) \
-             VALUES (?1, 'https://issuer.example', 'hecate-test', ?2, '2026-11-30T00:00:00Z')",
-            rusqlite::params![server, credentials.to_string()],
-        )
-        .expect("store a damaged sign-in");
+    store_credentials(home, server, &credentials);
 }

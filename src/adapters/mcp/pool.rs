@@ -6,7 +6,7 @@
 use super::client::{Changed, Upstream};
 use super::error::McpClientError;
 use super::oauth::{OAuthSettings, OAuthTarget};
-use super::spec::{ResolvedTransport, ServerSpec};
+use super::spec::{ResolvedTransport, ServerSpec, sets_authorization};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -216,10 +216,7 @@ impl Pool {
         let ResolvedTransport::Http { url, headers } = transport else {
             return None;
         };
-        if headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-        {
+        if sets_authorization(headers.iter().map(|(k, _)| k)) {
             return None;
         }
         let settings = self.inner.oauth.read().unwrap_or_else(|p| p.into_inner());

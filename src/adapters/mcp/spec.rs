@@ -95,7 +95,24 @@ impl ResolvedTransport {
     }
 }
 
+/// Whether header `names` include an `Authorization` of the configuration's
+/// own: such an HTTP server never signs in through OAuth.
+pub fn sets_authorization<'a>(names: impl IntoIterator<Item = &'a String>) -> bool {
+    names
+        .into_iter()
+        .any(|k| k.eq_ignore_ascii_case("authorization"))
+}
+
 impl ServerSpec {
+    /// Whether this is an HTTP server that signs in through OAuth: one whose
+    /// configuration sends no `Authorization` header of its own.
+    pub fn signs_in(&self) -> bool {
+        match self {
+            Self::Http { headers, .. } => !sets_authorization(headers.keys()),
+            Self::Stdio { .. } => false,
+        }
+    }
+
     /// Resolves every `$VAR` reference against `env`; an unset or empty variable is
     /// an error naming it (never a literal `$VAR` sent upstream).
     pub fn resolve(

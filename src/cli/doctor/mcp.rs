@@ -30,13 +30,10 @@ pub async fn sign_ins(
     };
     let mut out = Vec::new();
     for s in servers {
-        let ServerSpec::Http { url, headers } = &s.spec else {
+        let ServerSpec::Http { url, .. } = &s.spec else {
             continue;
         };
-        if headers
-            .keys()
-            .any(|k| k.eq_ignore_ascii_case("authorization"))
-        {
+        if !s.spec.signs_in() {
             continue;
         }
         out.push(line(&s.name, url, store.as_ref(), timeout).await);

@@ -83,17 +83,6 @@ pub struct ServerOverview {
     pub sign_in: Option<Result<SignIn, HecateError>>,
 }
 
-/// Whether `spec` is an HTTP server that signs in through OAuth: one whose
-/// configuration sends no `Authorization` header of its own.
-fn signs_in(spec: &ServerSpec) -> bool {
-    match spec {
-        ServerSpec::Http { headers, .. } => !headers
-            .keys()
-            .any(|k| k.eq_ignore_ascii_case("authorization")),
-        ServerSpec::Stdio { .. } => false,
-    }
-}
-
 /// `stdio` or `http`, and the program or the URL with credentials redacted
 /// (never its arguments, env or headers), as the pool shows it.
 pub fn reach(spec: &ServerSpec) -> (&'static str, String) {
@@ -140,7 +129,7 @@ impl<'e> Mcp<'e> {
                 Ok(tools) => (tools, self.sign_in_refusal(&s.name)),
                 Err(e) => (Vec::new(), Some(e)),
             };
-            let sign_in = if signs_in(&s.spec) {
+            let sign_in = if s.spec.signs_in() {
                 Some(self.sign_in(&s.name).await)
             } else {
                 None
